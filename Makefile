@@ -1,0 +1,52 @@
+# 《手算注意力与因果掩码》 — build, test and benchmark the book.
+# Every target first makes sure .venv exists and is not older than requirements.txt.
+
+PYTHON      ?= python3
+VENV        := .venv
+BIN         := $(VENV)/bin
+STAMP       := $(VENV)/.installed
+SPHINXBUILD := $(BIN)/sphinx-build
+SPHINXOPTS  ?= -W --keep-going
+SOURCEDIR   := book
+BUILDDIR    := _build
+# conf.py stays at the top; the sources live in book/.
+SPHINX       = $(SPHINXBUILD) -M $@ $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
+
+.DEFAULT_GOAL := help
+.PHONY: help venv html test bench clean
+
+help: venv  ## list the targets
+	@echo "make html    build the HTML book into $(BUILDDIR)/html (open index.html from disk)"
+	@echo "make pdf     build the Chinese PDF into $(BUILDDIR)/latex (needs TeX, see README)"
+	@echo "make test    run every test: pytest code/ tests/"
+	@echo "make bench   time clean, no-change and code-edit builds against a one-page floor book"
+	@echo "make clean   remove $(BUILDDIR)"
+	@echo "make venv    create or refresh $(VENV) from requirements.txt"
+	@echo "make <name>  any other Sphinx builder, e.g. make latex, make text, make linkcheck:"
+	@$(SPHINXBUILD) -M help $(SOURCEDIR) $(BUILDDIR) -c . | sed -n 's/^  /             /p'
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+html: venv
+	$(SPHINX)
+
+test: venv
+	$(BIN)/python -m pytest code/ tests/
+
+bench: venv
+	$(BIN)/python tests/bench.py
+
+clean:
+	rm -rf $(BUILDDIR)
+
+# Files make must never try to rebuild through the catch-all below.
+Makefile requirements.txt: ;
+
+# Catch-all: hand any other target to Sphinx's make mode (latex, text, linkcheck, ...).
+%: venv
+	$(SPHINX)

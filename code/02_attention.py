@@ -1,0 +1,356 @@
+"""第2章教学代码：可手算的小矩阵注意力、稳定 softmax 与可见性表（mask）。
+
+本文件是《手算注意力与因果掩码》第2章的配套代码，书页在构建时直接运行它，
+页面上的每个数都来自这里的函数。全部数据都是人工构造的小矩阵，没有训练过的
+模型；所有函数只用 Python 标准库，每一步都能用纸笔复算。
+
+对象与形状（与正文一致）：
+
+- ``q``：查询矩阵，形状 ``(n_query, d)``，每行是一个“接收者”；
+- ``k``：键矩阵，形状 ``(n_key, d)``，每行是一个“提供者”；
+- ``v``：值矩阵，形状 ``(n_key, d_v)``；
+- ``visible``：可见性表，形状 ``(n_query, n_key)``，True 表示允许读取；
+- ``past``：KV 缓存里已经存在的位置数，第 i 个查询行的绝对位置是 ``past + i``。
+
+直接运行 ``python3 code/02_attention.py`` 会先做自检，再以 JSON 打印演示结果。
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+__all__ = [
+    "softmax",
+    "validate_matrix",
+    "scaled_scores",
+    "key_padding",
+    "visibility",
+    "row_index_visibility",
+    "additive_mask",
+    "masked_attention",
+    "attention",
+    "self_test",
+    "run_demo",
+]
+
+
+def _is_number(x: object) -> bool:
+    # bool 是 int 的子类，但 True/False 不是分数，拒绝它能及早暴露传错参数。
+    return isinstance(x, Real) and not isinstance(x, bool)
+
+
+def _as_list(values: object, name: str) -> list:
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} 必须是数字列表，收到的是 {type(values).__name__}")
+    return list(values)
+
+
+def _check_count(n: object, name: str, *, minimum: int) -> int:
+    if not isinstance(n, int) or isinstance(n, bool) or n < minimum:
+        raise ValueError(f"{name} 必须是不小于 {minimum} 的整数，收到 {n!r}")
+    return n
+
+
+def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
+    """把一行分数变成和为 1 的权重；−∞ 表示该候选被屏蔽，权重恰为 0。
+
+    先减去最大值再取指数：结果不变（分子分母同乘一个常数），
+    但 exp 不会溢出。温度越小，分数差距被放得越大，权重越集中。
+
+    >>> [round(p, 4) for p in softmax([0, 1, 2])]
+    [0.09, 0.2447, 0.6652]
+    >>> [round(p, 4) for p in softmax([1000, 1001, 1002])]  # 平移不改变结果
+    [0.09, 0.2447, 0.6652]
+    >>> [round(p, 4) for p in softmax([0, 1, float("-inf")])]
+    [0.2689, 0.7311, 0.0]
+    >>> [round(p, 4) for p in softmax([0, 1, 2], temperature=2.0)]
+    [0.1863, 0.3072, 0.5065]
+    >>> softmax([float("-inf"), float("-inf")])
+    Traceback (most recent call last):
+    ...
+    ValueError: softmax 的全部候选都被屏蔽（全是 −∞），没有可分配的权重
+    """
+    if not _is_number(temperature) or not math.isfinite(temperature) or temperature <= 0:
+        raise ValueError(f"temperature 必须是正的有限数，收到 {temperature!r}")
+    xs = _as_list(values, "values")
+    if not xs:
+        raise ValueError("values 不能为空：softmax 至少需要一个分数")
+    for j, x in enumerate(xs):
+        if not _is_number(x):
+            raise ValueError(f"values[{j}] 必须是实数，收到 {x!r}")
+        if math.isnan(x) or x == math.inf:
+            raise ValueError(f"values[{j}] 是 {x}：分数不可为 NaN 或 +∞（只有 −∞ 表示屏蔽）")
+    m = max(xs)
+    if m == -math.inf:
+        raise ValueError("softmax 的全部候选都被屏蔽（全是 −∞），没有可分配的权重")
+    exps = [math.exp((x - m) / temperature) for x in xs]  # 最大项为 exp(0) = 1
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
+    """检查 ``a`` 是非空、矩形、全部有限实数的二维矩阵，返回 ``(行数, 列数)``。
+
+    >>> validate_matrix([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], "Q")
+    (3, 2)
+    >>> validate_matrix([[1.0, 2.0], [3.0]], "K")
+    Traceback (most recent call last):
+    ...
+    ValueError: K 不是矩形矩阵：第0行有 2 列，第1行有 1 列
+    """
+    rows = _as_list(a, name)
+    if not rows:
+        raise ValueError(f"{name} 不能为空：至少需要一行")
+    width = None
+    for i, row in enumerate(rows):
+        if _is_number(row) or isinstance(row, (str, bytes, dict)) or not hasattr(row, "__len__"):
+            raise ValueError(f"{name} 必须是二维矩阵（行的列表），第{i}行是 {row!r}")
+        if width is None:
+            width = len(row)
+            if width == 0:
+                raise ValueError(f"{name} 的行不能为空：第0行没有元素")
+        elif len(row) != width:
+            raise ValueError(f"{name} 不是矩形矩阵：第0行有 {width} 列，第{i}行有 {len(row)} 列")
+        for j, x in enumerate(row):
+            if not _is_number(x):
+                raise ValueError(f"{name}[{i}][{j}] 必须是实数，收到 {x!r}")
+            if not math.isfinite(x):
+                raise ValueError(f"{name}[{i}][{j}] 是 {x}：矩阵元素必须有限（不可为 NaN 或 ±∞）")
+    return len(rows), width
+
+
+def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float]]:
+    """缩放点积分数：``scores[i][j] = q[i]·k[j] / √d``，形状 ``(n_query, n_key)``。
+
+    除以 √d 让分数的尺度不随维度 d 增长，softmax 不至于过早饱和。
+
+    >>> scaled_scores([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    [[0.7071067811865475, 0.0, 0.7071067811865475]]
+    """
+    _, d_q = validate_matrix(q, "Q")
+    _, d_k = validate_matrix(k, "K")
+    if d_q != d_k:
+        raise ValueError(f"Q 与 K 的列数（向量维度）必须相同，收到 Q 为 {d_q}、K 为 {d_k}")
+    scale = math.sqrt(d_k)
+    return [[sum(a * b for a, b in zip(qi, kj)) / scale for kj in k] for qi in q]
+
+
+def key_padding(valid_len: int, n_key: int) -> list[bool]:
+    """PAD 规则：前 ``valid_len`` 个 Key 是内容，其余只是为了凑齐批次长度的填充。
+
+    >>> key_padding(2, 4)
+    [True, True, False, False]
+    """
+    _check_count(n_key, "n_key", minimum=1)
+    _check_count(valid_len, "valid_len", minimum=0)
+    if valid_len > n_key:
+        raise ValueError(f"valid_len={valid_len} 超过了 Key 总数 n_key={n_key}")
+    return [j < valid_len for j in range(n_key)]
+
+
+def visibility(
+    n_query: int,
+    n_key: int,
+    *,
+    causal: bool = True,
+    past: int = 0,
+    key_valid: list[bool] | None = None,
+) -> list[list[bool]]:
+    """可见性表：``visible[i][j]`` 为 True 表示第 i 个查询行可以读取第 j 个 Key。
+
+    因果规则按 *绝对位置* 判断：查询行 i 的位置是 ``past + i``，
+    它只能读位置不大于 ``past + i`` 的 Key。PAD 规则只看 Key 是否有内容。
+    两条规则同时生效时取“与”：两者都允许才可见。
+
+    >>> visibility(3, 3)
+    [[True, False, False], [True, True, False], [True, True, True]]
+    >>> visibility(2, 5, past=3)
+    [[True, True, True, True, False], [True, True, True, True, True]]
+    >>> visibility(3, 3, key_valid=[True, True, False])
+    [[True, False, False], [True, True, False], [True, True, False]]
+    """
+    _check_count(n_query, "n_query", minimum=1)
+    _check_count(n_key, "n_key", minimum=1)
+    _check_count(past, "past", minimum=0)
+    if not isinstance(causal, bool):
+        raise ValueError(f"causal 必须是 True 或 False，收到 {causal!r}")
+    if (causal or past) and n_key != past + n_query:
+        raise ValueError(
+            f"长度对不上：使用缓存或因果规则时 n_key 必须等于 past + n_query，"
+            f"收到 n_key={n_key}、past={past}、n_query={n_query}"
+        )
+    if key_valid is None:
+        valid = [True] * n_key
+    else:
+        valid = _as_list(key_valid, "key_valid")
+        if len(valid) != n_key:
+            raise ValueError(f"key_valid 的长度必须等于 n_key={n_key}，收到 {len(valid)}")
+        for j, flag in enumerate(valid):
+            if not isinstance(flag, bool):
+                raise ValueError(f"key_valid[{j}] 必须是 True 或 False，收到 {flag!r}")
+    return [
+        [valid[j] and (not causal or j <= past + i) for j in range(n_key)]
+        for i in range(n_query)  # (n_query, n_key)
+    ]
+
+
+def row_index_visibility(n_query: int, n_key: int) -> list[list[bool]]:
+    """故意写错的偏移：把批内行号 i 当成位置，只许读 Key ``0 … i``。
+
+    只用于对照和测试。有缓存时它让新位置看不见大部分历史。
+
+    >>> row_index_visibility(2, 5)
+    [[True, False, False, False, False], [True, True, False, False, False]]
+    """
+    _check_count(n_query, "n_query", minimum=1)
+    _check_count(n_key, "n_key", minimum=1)
+    return [[j <= i for j in range(n_key)] for i in range(n_query)]
+
+
+def additive_mask(visible: list[list[bool]]) -> list[list[float]]:
+    """把可见性表变成加性 mask：允许处加 0，禁止处加 −∞。
+
+    >>> additive_mask([[True, False], [True, True]])
+    [[0.0, -inf], [0.0, 0.0]]
+    """
+    rows = [_as_list(row, f"visible[{i}]") for i, row in enumerate(_as_list(visible, "visible"))]
+    if not rows or not rows[0]:
+        raise ValueError("visible 不能为空：至少需要一行、一列")
+    for i, row in enumerate(rows):
+        if len(row) != len(rows[0]):
+            raise ValueError(f"visible 不是矩形表：第0行有 {len(rows[0])} 列，第{i}行有 {len(row)} 列")
+        for j, flag in enumerate(row):
+            if not isinstance(flag, bool):
+                raise ValueError(f"visible[{i}][{j}] 必须是 True 或 False，收到 {flag!r}")
+    return [[0.0 if flag else -math.inf for flag in row] for row in rows]
+
+
+def masked_attention(
+    q: list[list[float]],
+    k: list[list[float]],
+    v: list[list[float]],
+    visible: list[list[bool]],
+) -> tuple[list[list[float]], list[list[float]]]:
+    """按给定可见性表计算注意力，返回 ``(weights, outputs)``。
+
+    分数加上加性 mask 后逐行做 softmax；没有任何可见 Key 的行不会
+    被送进普通 softmax，而是报错并指出是哪一行。
+
+    >>> w, out = masked_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]],
+    ...                           [[True, True]])
+    >>> w, out
+    ([[0.5, 0.5]], [[20.0]])
+    """
+    n_query, _ = validate_matrix(q, "Q")
+    n_key, _ = validate_matrix(k, "K")
+    n_value, d_v = validate_matrix(v, "V")
+    if n_value != n_key:
+        raise ValueError(f"V 的行数必须等于 K 的行数，收到 V 为 {n_value}、K 为 {n_key}")
+    mask = additive_mask(visible)  # (n_query, n_key)
+    if len(mask) != n_query or len(mask[0]) != n_key:
+        raise ValueError(
+            f"visible 的形状必须是 (n_query, n_key) = ({n_query}, {n_key})，"
+            f"收到 ({len(mask)}, {len(mask[0])})"
+        )
+    scores = scaled_scores(q, k)  # (n_query, n_key)
+    weights, outputs = [], []
+    for i in range(n_query):
+        if not any(visible[i]):
+            # 全行被屏蔽时 softmax 的分母为 0；各库各有策略，这里要求调用者明确处理。
+            raise ValueError(f"第{i}个查询行没有任何可见的 Key，不能对它做普通 softmax")
+        row = softmax([s + m for s, m in zip(scores[i], mask[i])])
+        weights.append(row)
+        outputs.append([sum(row[j] * v[j][c] for j in range(n_key)) for c in range(d_v)])
+    return weights, outputs  # (n_query, n_key), (n_query, d_v)
+
+
+def attention(
+    q: list[list[float]],
+    k: list[list[float]],
+    v: list[list[float]],
+    causal: bool = True,
+    *,
+    past: int = 0,
+    key_valid: list[bool] | None = None,
+) -> tuple[list[list[float]], list[list[float]]]:
+    """缩放点积注意力，返回 ``(weights, outputs)``。
+
+    ``past`` 是缓存里已有的位置数：新查询行 i 的绝对位置是 ``past + i``，
+    因此 Key 的个数必须等于 ``past + n_query``。``key_valid`` 标出哪些 Key
+    是内容（False 是 PAD）。
+
+    >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+    >>> w, out = attention(q, k, [[10.0], [20.0], [30.0]])
+    >>> [[round(x, 4) for x in row] for row in w]
+    [[1.0, 0.0, 0.0], [0.3302, 0.6698, 0.0], [0.2483, 0.2483, 0.5035]]
+    >>> [round(row[0], 4) for row in out]
+    [10.0, 16.6976, 22.5523]
+    >>> attention([[1.0, 0.0]], q, [[1.0]] * 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: 长度对不上：使用缓存或因果规则时 n_key 必须等于 past + n_query，收到 n_key=3、past=0、n_query=1
+    """
+    n_query, _ = validate_matrix(q, "Q")
+    n_key, _ = validate_matrix(k, "K")
+    visible = visibility(n_query, n_key, causal=causal, past=past, key_valid=key_valid)
+    return masked_attention(q, k, v, visible)
+
+
+def _check(condition: bool, message: str) -> None:
+    # 不用 assert：python -O 会删掉 assert，自检就形同虚设。
+    if not condition:
+        raise AssertionError(message)
+
+
+# 演示与自检共用的构造数据：三个二维向量，V 的值一眼可辨。
+DEMO_Q = DEMO_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+DEMO_V = [[10.0], [20.0], [30.0]]
+
+
+def self_test() -> None:
+    """快速自检：稳定性、无未来泄漏、缓存偏移与 PAD。出错时抛 AssertionError。
+
+    >>> self_test()
+    """
+    _check(abs(sum(softmax([1000, 1001, 1002])) - 1) < 1e-12, "大分数下 softmax 之和应为 1")
+    v_future = [[10.0], [20.0], [9999.0]]
+    w, a = attention(DEMO_Q, DEMO_K, DEMO_V)
+    _, b = attention(DEMO_Q, DEMO_K, v_future)
+    _check(a[:2] == b[:2], "改动未来位置的 Value 不应影响前两个位置")
+    _check(a[2] != b[2], "最后一个位置可以读自己，改动它的 Value 应当生效")
+    _check(w[0][1:] == [0.0, 0.0] and w[1][2] == 0.0, "被屏蔽的权重必须恰为 0")
+    # 缓存：只算最后两行（past=1）必须与整段计算的最后两行一致。
+    _, full = attention(DEMO_Q, DEMO_K, DEMO_V)
+    _, cached = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)
+    _check(cached == full[1:], "带缓存的结果必须与整段重算一致")
+    # PAD：最后一个 Key 是填充时，它的 Value 无论是多少都不影响输出。
+    pad = [True, True, False]
+    _, c = attention(DEMO_Q[:2], DEMO_K, DEMO_V, causal=False, key_valid=pad)
+    _, d = attention(DEMO_Q[:2], DEMO_K, v_future, causal=False, key_valid=pad)
+    _check(c == d, "PAD 的 Value 不应影响任何输出")
+
+
+def run_demo() -> dict:
+    """演示结果：softmax([0,1,2])、因果权重与输出、缓存偏移、PAD。"""
+    p = softmax([0, 1, 2])
+    weights, outputs = attention(DEMO_Q, DEMO_K, DEMO_V)
+    cached_weights, cached_outputs = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)
+    pad_weights, _ = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=[True, True, False])
+    return {
+        "性质": "人工构造的小矩阵，没有训练过的模型",
+        "softmax_0_1_2": p,
+        "加权10_20_30": sum(pj * x for pj, x in zip(p, [10, 20, 30])),
+        "因果权重": weights,
+        "输出": outputs,
+        "缓存_past1_权重": cached_weights,
+        "缓存_past1_输出": cached_outputs,
+        "PAD_末位无效_权重": pad_weights,
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    self_test()
+    print(json.dumps(run_demo(), ensure_ascii=False, indent=2))

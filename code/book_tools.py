@@ -1,0 +1,57 @@
+"""Small helpers the chapter's pages use to load the teaching code and lay out its numbers.
+
+The pages of ``book/`` import the teaching files of this folder (whose names start with the
+chapter number, e.g. ``02_attention.py``) and turn their results into Markdown tables for
+MyST-NB's glue. Nothing here computes a number the chapter states; it only formats them.
+
+>>> fmt(0.0900305731), fmt(float("-inf")), fmt(0.0)
+('0.0900', '−∞', '0.0000')
+>>> print(md_table(["", "Key 0"], [["Query 0", "✓ 允许"]]))
+|  | Key 0 |
+|---|---|
+| Query 0 | ✓ 允许 |
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+from pathlib import Path
+
+CODE_DIR = Path(__file__).resolve().parent
+
+ALLOWED = "✓ 允许"
+FORBIDDEN = "✗ 禁止"
+
+
+def load(name: str):
+    """Import ``code/<name>.py`` by file name, e.g. ``load("02_attention")``.
+
+    >>> load("02_attention").softmax([0.0])
+    [1.0]
+    """
+    if not (CODE_DIR / f"{name}.py").is_file():
+        raise ValueError(f"code/ 里没有 {name}.py")
+    if str(CODE_DIR) not in sys.path:
+        sys.path.insert(0, str(CODE_DIR))
+    return importlib.import_module(name)
+
+
+def fmt(x: float, digits: int = 4) -> str:
+    """A number as the chapter prints it: fixed digits, and −∞ for a forbidden cell."""
+    if x == -math.inf:
+        return "−∞"
+    return f"{x:.{digits}f}"
+
+
+def mark(flag: bool) -> str:
+    """A visibility cell in words as well as a symbol: colour never carries meaning alone."""
+    return ALLOWED if flag else FORBIDDEN
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> str:
+    """A GitHub-flavoured Markdown table (for ``{glue:md}`` with ``:format: gfm``)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)

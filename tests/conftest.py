@@ -1,0 +1,39 @@
+"""Shared fixtures for the book-level tests: the project's paths and one HTML build per session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "_build"
+SPHINX_BUILD = [sys.executable, "-m", "sphinx"]
+
+
+def need(reason: str) -> None:
+    """Skip a test whose tool is missing; in CI (CI=true) that is a failure instead."""
+    if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        pytest.fail(f"CI must run this test, but: {reason}")
+    pytest.skip(reason)
+
+
+def sphinx(builder: str, out: Path, *extra: str, src: Path = ROOT) -> subprocess.CompletedProcess:
+    """Run sphinx-build on a project laid out like this one (conf.py at the top, sources in book/)."""
+    cmd = [*SPHINX_BUILD, "-b", builder, "-W", "--keep-going", "-c", str(src), str(src / "book"), str(out), *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=src)
+
+
+@pytest.fixture(scope="session")
+def book_html() -> Path:
+    """The whole book built once, from clean, into _build/test-html (kept for review)."""
+    out = BUILD / "test-html"
+    shutil.rmtree(out, ignore_errors=True)
+    result = sphinx("html", out, "-d", str(BUILD / "test-doctrees"), "-E")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING" not in result.stderr, result.stderr
+    return out
