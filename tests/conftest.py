@@ -30,10 +30,13 @@ def sphinx(builder: str, out: Path, *extra: str, src: Path = ROOT) -> subprocess
 
 @pytest.fixture(scope="session")
 def book_html() -> Path:
-    """The whole book built once, from clean, into _build/test-html (kept for review)."""
-    out = BUILD / "test-html"
+    """The whole book built once, from clean, into _build/test-html (kept for review).
+
+    BOOK_TEST_BUILD names another folder, so that two test runs do not share one build.
+    """
+    out = Path(os.environ.get("BOOK_TEST_BUILD", BUILD / "test-html")).resolve()
     shutil.rmtree(out, ignore_errors=True)
-    result = sphinx("html", out, "-d", str(BUILD / "test-doctrees"), "-E")
+    result = sphinx("html", out, "-d", str(out.parent / (out.name + "-doctrees")), "-E")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WARNING" not in result.stderr, result.stderr
     return out
