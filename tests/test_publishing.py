@@ -1,0 +1,100 @@
+"""What the book publishes is the truth of the code: fresh after every edit, and loud on failure.
+
+These tests build a copy of the project in a temporary folder, as an author would with
+``make html`` (``sphinx-build -M html book _build -c .``), and then change its code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.build
+
+
+def copy_project(dest: Path) -> Path:
+    for name in ("book", "code"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    shutil.copy(ROOT / "conf.py", dest / "conf.py")
+    return dest
+
+
+def make_html(project: Path) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going"]
+    return subprocess.run(cmd, cwd=project, capture_output=True, text=True)
+
+
+def read_pages(stdout: str) -> set[str]:
+    return set(re.findall(r"reading sources\.\.\. \[[ \d]+%\] (\S+)", stdout))
+
+
+def scores_row(project: Path, position: int) -> list[str]:
+    soup = BeautifulSoup((project / "_build/html/ch02/mask.html").read_text(encoding="utf-8"), "html.parser")
+    for tr in soup.find_all("tr"):
+        cells = [td.get_text(strip=True) for td in tr.find_all("td")]
+        if cells and cells[0] == f"绝对位置 {position}":
+            return cells[1:]  # the first such row is the raw scores table
+    raise AssertionError("no score table on the mask page")
+
+
+def load(path: Path):
+    spec = importlib.util.spec_from_file_location("edited_attention", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path):
+    project = copy_project(tmp_path)
+    first = make_html(project)
+    assert first.returncode == 0, first.stderr
+    assert scores_row(project, 0)[0] == f"{1 / math.sqrt(2):.4f}"
+
+    # Edit a function: drop the 1/√d scaling. Every score and weight on the page changes.
+    code = project / "code" / "02_attention.py"
+    source = code.read_text(encoding="utf-8")
+    assert "scale = math.sqrt(d_k)" in source
+    code.write_text(source.replace("scale = math.sqrt(d_k)", "scale = 1.0"), encoding="utf-8")
+
+    second = make_html(project)
+    assert second.returncode == 0, second.stderr
+    # Only the pages that use the file run again; the landing page does not.
+    assert {"ch02/mask", "ch02/index"} <= read_pages(second.stdout)
+    assert "index" not in read_pages(second.stdout)
+    edited = load(code)
+    expected = [f"{x:.4f}" for x in edited.scaled_scores(edited.DEMO_Q, edited.DEMO_K)[0]]
+    assert scores_row(project, 0) == expected
+    html = (project / "_build/html/ch02/mask.html").read_text(encoding="utf-8")
+    weights = edited.run_demo()["因果权重"][1]
+    assert str(weights[0]) in html  # the printed run output is the new one too
+
+    third = make_html(project)
+    assert third.returncode == 0 and read_pages(third.stdout) == set()
+
+
+def test_a_failing_cell_stops_the_build_naming_page_cell_and_error(tmp_path):
+    project = copy_project(tmp_path)
+    code = project / "code" / "02_attention.py"
+    source = code.read_text(encoding="utf-8")
+    broken = source.replace(
+        "    return [j < valid_len for j in range(n_key)]",
+        '    raise RuntimeError("key_padding 坏了")',
+    )
+    assert broken != source
+    code.write_text(broken, encoding="utf-8")
+    result = make_html(project)
+    assert result.returncode != 0
+    log = result.stderr
+    assert "ch02/mask.md" in log and "Executing notebook failed" in log  # the page
+    assert "pad = att.key_padding(2, 3)" in log  # the cell
+    assert 'RuntimeError: key_padding 坏了' in log  # the error
