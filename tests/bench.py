@@ -1,0 +1,140 @@
+"""`make bench`: build times of the book against a one-page floor book, printed as figures.
+
+Both projects are copies in a temporary folder with this project's conf.py, book/_ext and code/;
+the floor book has a single page with a single executed cell. For each the script measures a clean
+build, a rebuild with nothing changed, and a rebuild after touching code/02_attention.py, then
+prints the ratios against the targets. It also times `pytest code/`. Nothing here is a test: the
+figures depend on the machine, so they are printed, not asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REPEATS = 3
+FLOOR_PAGE = """\
+---
+file_format: mystnb
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+
+# 基准页
+
+```{code-cell} ipython3
+print("一个单元")
+```
+"""
+
+
+def make_project(dest: Path, *, floor: bool) -> Path:
+    shutil.copy(ROOT / "conf.py", dest / "conf.py")
+    shutil.copytree(ROOT / "code", dest / "code", ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    if floor:
+        shutil.copytree(ROOT / "book" / "_ext", dest / "book" / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
+        (dest / "book" / "index.md").write_text(FLOOR_PAGE, encoding="utf-8")
+    else:
+        shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def build(project: Path) -> tuple[float, list[str]]:
+    """One `make html`-style build: seconds taken and the pages that were executed."""
+    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going"]
+    start = time.perf_counter()
+    result = subprocess.run(cmd, cwd=project, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"build of {project} failed:\n{result.stderr}")
+    pattern = re.escape(str(project / "book")) + r"/(\S+)\.md: Executing notebook"
+    executed = re.findall(pattern, result.stdout + result.stderr)
+    return seconds, executed
+
+
+def measure(project: Path) -> dict:
+    clean = []
+    for _ in range(REPEATS):
+        shutil.rmtree(project / "_build", ignore_errors=True)
+        seconds, executed = build(project)
+        clean.append(seconds)
+    nochange = [build(project)[0] for _ in range(REPEATS)]
+    edits, reexecuted = [], []
+    for _ in range(REPEATS):
+        code = project / "code" / "02_attention.py"
+        os.utime(code)  # a touch: new mtime, same content
+        seconds, reexecuted = build(project)
+        edits.append(seconds)
+    return {
+        "clean": statistics.median(clean),
+        "nochange": statistics.median(nochange),
+        "edit": statistics.median(edits),
+        "executed": executed,
+        "reexecuted": reexecuted,
+    }
+
+
+def pages_using(project: Path, filename: str) -> list[str]:
+    """The pages whose source names the file, directly or through other files of code/."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from code_deps import used_code_files
+
+    book = project / "book"
+    return sorted(
+        page.relative_to(book).with_suffix("").as_posix()
+        for page in book.rglob("*.md")
+        if "_ext" not in page.parts
+        and filename in {p.name for p in used_code_files(page.read_text(encoding="utf-8"), project / "code")}
+    )
+
+
+def time_pytest_code() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "code/"], cwd=ROOT,
+                   check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="book-bench-") as tmp:
+        book_dir, floor_dir = Path(tmp, "book"), Path(tmp, "floor")
+        book_dir.mkdir()
+        floor_dir.mkdir()
+        print(f"measuring (median of {REPEATS} runs each) …", flush=True)
+        book = measure(make_project(book_dir, floor=False))
+        floor = measure(make_project(floor_dir, floor=True))
+        users = pages_using(book_dir, "02_attention.py")
+    pytest_seconds = time_pytest_code()
+
+    print()
+    print(f"{'':8}{'clean s':>10}{'no-change s':>14}{'code-edit s':>14}  executed (clean) / re-executed (edit)")
+    for name, m in (("book", book), ("floor", floor)):
+        print(f"{name:8}{m['clean']:>10.2f}{m['nochange']:>14.2f}{m['edit']:>14.2f}  "
+              f"{', '.join(m['executed']) or '-'} / {', '.join(m['reexecuted']) or '-'}")
+    print()
+
+    def verdict(ok: bool) -> str:
+        return "ok" if ok else "MISSED"
+
+    ratio = book["nochange"] / floor["nochange"]
+    budget = floor["clean"] + 1.5 * len(book["executed"])
+    print(f"no-change rebuild: book / floor = {ratio:.2f}   (target ≤ 1.30)  {verdict(ratio <= 1.3)}")
+    print(f"clean build: book {book['clean']:.2f} s vs floor + 1.5 s × {len(book['executed'])} executed pages "
+          f"= {budget:.2f} s  {verdict(book['clean'] <= budget)}")
+    print(f"code edit: re-executed {', '.join(book['reexecuted'])}; pages that use 02_attention.py: "
+          f"{', '.join(users)}; floor re-executed {len(floor['reexecuted'])}  "
+          f"{verdict(sorted(book['reexecuted']) == users and not floor['reexecuted'])}")
+    print(f"pytest code/: {pytest_seconds:.2f} s   (target < 5 s)  {verdict(pytest_seconds < 5)}")
+
+
+if __name__ == "__main__":
+    main()
