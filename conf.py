@@ -23,6 +23,8 @@ extensions = [
     "sphinx-mathjax-offline",  # MathJax copied into _static: maths without the network
     "code_deps",               # a page is re-read (and re-run) when a file it uses in code/ changes
     "zh_search",               # Chinese search that works in Sphinx 9.0
+    "step_figure",             # figures whose frames are computed by code/ (the F12 player)
+    "pdf_chapters",            # PDF: chapters numbered by their folder (ch02 is 第2章), pages as sections
 ]
 exclude_patterns = ["_ext", "**/.ipynb_checkpoints", "jupyter_execute"]
 
@@ -68,3 +70,66 @@ html_search_language = "zh"
 html_search_options = {"dict": str(ROOT / "book" / "_ext" / "zh_terms.txt")}
 # Result summaries are fetched page by page, which a browser refuses for pages opened from disk.
 html_show_search_summary = False
+
+# -- LaTeX ------------------------------------------------------------------------------------------
+# `make pdf` typesets the book with XeLaTeX (xeCJK, as Sphinx does for zh_CN) into
+# _build/latex/attention-mask-by-hand.pdf. Every line of chrome is Chinese: title page, 目录, 第2章.
+latex_engine = "xelatex"
+latex_documents = [("index", "attention-mask-by-hand.tex", project, author, "manual")]
+latex_show_urls = "no"
+latex_domain_indices = False
+# Fonts on purpose (Debian: fonts-noto-cjk, fonts-freefont-otf): Noto Serif/Sans CJK SC for Chinese;
+# FreeSerif/FreeSans for Latin letters, digits and the symbols the book uses (✓ ✗ − ∞ √); and
+# Noto Sans Mono CJK SC for code, whose Chinese characters are exactly two columns wide, so that
+# code with Chinese strings and comments stays aligned. Upright replaces the italics these fonts lack
+# (Pygments sets comments in italics).
+_LATEX_FONTS = r"""
+\setmainfont{FreeSerif}[Extension=.otf, UprightFont=*, ItalicFont=*Italic,
+  BoldFont=*Bold, BoldItalicFont=*BoldItalic]
+\setsansfont{FreeSans}[Extension=.otf, UprightFont=*, ItalicFont=*Oblique,
+  BoldFont=*Bold, BoldItalicFont=*BoldOblique]
+\setmonofont{Noto Sans Mono CJK SC}[Scale=0.9, UprightFont=*, ItalicFont=*,
+  BoldFont=* Bold, BoldItalicFont=* Bold]
+\setCJKmainfont{Noto Serif CJK SC}[UprightFont=*, ItalicFont=*, BoldFont=* Bold, BoldItalicFont=* Bold]
+\setCJKsansfont{Noto Sans CJK SC}[UprightFont=*, ItalicFont=*, BoldFont=* Bold, BoldItalicFont=* Bold]
+\setCJKmonofont{Noto Sans Mono CJK SC}[Scale=0.9, UprightFont=*, ItalicFont=*,
+  BoldFont=* Bold, BoldItalicFont=* Bold]
+"""
+_LATEX_PREAMBLE = r"""
+\makeatletter
+% A glyph missing from every font is reported in the log; `make pdf` fails on it.
+\tracinglostchars=2
+% Chinese names for LaTeX's own words (babel runs \captionsenglish at \begin{document}).
+\addto\captionsenglish{%
+  \renewcommand{\contentsname}{目录}%
+  \renewcommand{\chaptername}{第}%
+  \renewcommand{\appendixname}{附录}%
+  \renewcommand{\bibname}{参考文献}%
+}
+% Chapter heads: 「第2章」 over the title, not "CHAPTER 2".
+\titleformat{\chapter}[display]{\py@HeaderFamily\raggedright}%
+  {\Large\py@TitleColor 第\thechapter 章}{1.5ex}%
+  {\Huge\py@TitleColor}[\vspace{1ex}{\color{black!40}\titlerule}]
+\titlespacing*{\chapter}{0pt}{0pt}{3em}
+% Running footers say 「第 2 章　标题」: Sphinx's page style writes \@chapapp, the number, \@chappos and
+% the title with spaces between (as for Japanese); xeCJK drops a space between two Chinese characters,
+% so the space after 章 is a \quad.
+\def\@chappos{章\quad\ignorespaces}
+% Table of contents: 「第2章 标题」 for chapters; unnumbered chapters (前言) by their title.
+\usepackage{titletoc}
+\titlecontents{chapter}[0pt]{\addvspace{1.2em}\py@HeaderFamily}%
+  {第\thecontentslabel 章\quad}{}{\hfill\contentspage}
+\makeatother
+"""
+latex_elements = {
+    "papersize": "a4paper",
+    "pointsize": "11pt",
+    "geometry": r"\usepackage[headheight=14pt]{geometry}",  # room for the running header at 11pt
+    "cmappkg": "",  # cmap is for pdflatex; XeLaTeX writes the Unicode maps itself
+    "fontpkg": _LATEX_FONTS,
+    "fncychap": "",  # chapter heads come from \titleformat in the preamble
+    "preamble": _LATEX_PREAMBLE,
+    # Long code lines wrap (at spaces and punctuation, or anywhere if they must) instead of
+    # running off the page; a continuation mark shows where a line was broken.
+    "sphinxsetup": "verbatimwrapslines=true, verbatimforcewraps=true, verbatimhintsturnover=true",
+}
