@@ -13,11 +13,11 @@ BUILDDIR    := _build
 SPHINX       = $(SPHINXBUILD) -M $@ $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html test bench clean
+.PHONY: help venv html pdf test bench clean
 
 help: venv  ## list the targets
 	@echo "make html    build the HTML book into $(BUILDDIR)/html (open index.html from disk)"
-	@echo "make pdf     build the Chinese PDF into $(BUILDDIR)/latex (needs TeX, see README)"
+	@echo "make pdf     build the Chinese PDF into $(BUILDDIR)/latex with XeLaTeX (checks TeX first, see README)"
 	@echo "make test    run every test: pytest code/ tests/"
 	@echo "make bench   time clean, no-change and code-edit builds against a one-page floor book"
 	@echo "make clean   remove $(BUILDDIR)"
@@ -34,6 +34,14 @@ $(STAMP): requirements.txt
 
 html: venv
 	$(SPHINX)
+
+# The PDF: check the TeX tools and fonts first (one message naming the Debian packages if any is
+# missing), build with Sphinx's latexpdf (XeLaTeX through latexmk), then fail if the LaTeX log
+# reports a missing glyph or an undefined reference. LATEXMKOPTS= shows LaTeX's full output.
+pdf: venv
+	@$(BIN)/python tests/texcheck.py tools
+	LATEXMKOPTS=-silent $(SPHINXBUILD) -M latexpdf $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
+	@$(BIN)/python tests/texcheck.py log $(BUILDDIR)/latex
 
 test: venv
 	$(BIN)/python -m pytest code/ tests/

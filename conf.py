@@ -97,8 +97,21 @@ _LATEX_FONTS = r"""
 """
 _LATEX_PREAMBLE = r"""
 \makeatletter
-% A glyph missing from every font is reported in the log; `make pdf` fails on it.
+% A character the current font lacks is reported in the log; `make pdf` fails on it.
 \tracinglostchars=2
+\usepackage{newunicodechar}
+% ✗ is in FreeSerif alone (not in FreeSans, the mono or the CJK fonts): take it from there wherever it
+% stands, e.g. in the bold sans cells of the F12 tables, made bold there. (Sphinx writes ✓ as \checkmark.)
+\newfontfamily\bookballotfont{FreeSerif}[Extension=.otf, UprightFont=*, ItalicFont=*,
+  BoldFont=*, BoldItalicFont=*, BoldFeatures={FakeBold=2}, BoldItalicFeatures={FakeBold=2}]
+\newunicodechar{✗}{{\bookballotfont ✗}}
+% The book writes 「为什么需要 · 怎样实现」 and 「1 / 5 · 处理……」 with spaces around the dot; xeCJK
+% would treat · as Chinese punctuation and drop them. As a Latin character it keeps them, as in the
+% HTML, and it is drawn from Noto Serif CJK SC, whose dot is larger than FreeSerif's.
+\xeCJKDeclareCharClass{Default}{"00B7}
+\newfontfamily\bookdotfont{Noto Serif CJK SC}[UprightFont=*, ItalicFont=*,
+  BoldFont=* Bold, BoldItalicFont=* Bold]
+\newunicodechar{·}{{\bookdotfont ·}}
 % Chinese names for LaTeX's own words (babel runs \captionsenglish at \begin{document}).
 \addto\captionsenglish{%
   \renewcommand{\contentsname}{目录}%
@@ -115,6 +128,8 @@ _LATEX_PREAMBLE = r"""
 % the title with spaces between (as for Japanese); xeCJK drops a space between two Chinese characters,
 % so the space after 章 is a \quad.
 \def\@chappos{章\quad\ignorespaces}
+% Captions in the Chinese way: 「表 1　可见性表……」, a space after the number instead of a colon.
+\usepackage[labelsep=quad]{caption}
 % Table of contents: 「第2章 标题」 for chapters; unnumbered chapters (前言) by their title.
 \usepackage{titletoc}
 \titlecontents{chapter}[0pt]{\addvspace{1.2em}\py@HeaderFamily}%

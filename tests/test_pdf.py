@@ -1,0 +1,189 @@
+"""The PDF edition: built once with XeLaTeX, then read back as text, fonts and LaTeX log.
+
+The build goes to _build/test-latex (or ``$BOOK_TEST_BUILD-latex``) and the first pages are
+rendered to PNG under _build/pdf-pages/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import texcheck
+from conftest import BUILD, ROOT, SPHINX_BUILD, need
+
+pytestmark = pytest.mark.pdf
+
+# BOOK_TEST_BUILD (see conftest.py) moves this build too, next to the HTML one.
+_OWN = os.environ.get("BOOK_TEST_BUILD")
+LATEX_BUILD = (Path(_OWN + "-latex") if _OWN else BUILD / "test-latex").resolve()
+PAGES_DIR = BUILD / "pdf-pages"
+REVIEW_PAGES = 12  # title, 目录, 前言, the chapter opening, F12 and the first listings
+
+MASK_SECTIONS = [
+    "为什么需要",
+    "怎样实现",
+    "可能的代价与误解",
+    "如何判断是否做对",
+    "怎样观察与验证",
+    "运行命令",
+    "完整教学代码",
+    "运行结果示例",
+]
+POPPLER = ("pdftotext", "pdffonts", "pdftoppm")
+
+
+def flat(text: str) -> str:
+    """Text without any whitespace: PDF extraction spaces Chinese and digits unpredictably."""
+    return re.sub(r"\s+", "", text)
+
+
+def headings(page: str, level: int) -> list[str]:
+    marks = "#" * level
+    text = (ROOT / "book" / page).read_text(encoding="utf-8")
+    return re.findall(rf"^{marks} (.+)$", text, flags=re.M)
+
+
+@pytest.fixture(scope="module")
+def pdf() -> Path:
+    """The book built once, from clean, with `sphinx -M latexpdf` as `make pdf` does."""
+    missing = texcheck.missing_tools()
+    if missing:
+        need(texcheck.tools_message(missing))
+    lacking = [tool for tool in POPPLER if not shutil.which(tool)]
+    if lacking:
+        need(f"{', '.join(lacking)} missing: apt-get install poppler-utils")
+    shutil.rmtree(LATEX_BUILD, ignore_errors=True)
+    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", "-W", "--keep-going"]
+    result = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "LATEXMKOPTS": "-silent"}
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    assert "WARNING" not in result.stderr, result.stderr
+    pdfs = sorted((LATEX_BUILD / "latex").glob("*.pdf"))
+    assert len(pdfs) == 1, pdfs
+    return pdfs[0]
+
+
+@pytest.fixture(scope="module")
+def pages(pdf: Path) -> list[str]:
+    """The text of every page (pdftotext separates pages with a form feed)."""
+    cmd = ["pdftotext", "-enc", "UTF-8", str(pdf), "-"]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\f")[:-1]
+
+
+@pytest.fixture(scope="module")
+def text(pages: list[str]) -> str:
+    return flat("".join(pages))
+
+
+def test_title_page_has_title_author_and_date(pages):
+    title = headings("index.md", 1)[0]
+    author = re.search(r'^author = "(.+)"$', (ROOT / "conf.py").read_text(encoding="utf-8"), re.M).group(1)
+    first = flat(pages[0])
+    assert flat(title) in first
+    assert flat(author) in first
+    assert re.search(r"\d{4}年\d{1,2}月\d{1,2}日", first), pages[0]
+
+
+def test_chrome_is_chinese(text):
+    assert "目录" in text
+    assert "第2章" in text
+    for english in ("CHAPTER", "Chapter", "Contents", "CONTENTS", "Author name not set", "Release"):
+        assert english not in text
+
+
+def test_the_chapter_is_number_2_and_the_mask_page_is_its_section(pages, text):
+    chapter = headings("ch02/index.md", 1)[0]
+    opening = [p for p in pages if flat(f"第2章{chapter}") in flat(p) and "目录" not in p]
+    assert opening, "no page opens 第2章"
+    assert "第1章" not in text
+    mask_title = headings("ch02/mask.md", 1)[0]
+    section = re.search(rf"2\.(\d+){re.escape(flat(mask_title))}", text)
+    assert section, "the mask page is not a section of 第2章"
+
+
+def test_mask_sections_are_numbered_in_order(text):
+    assert headings("ch02/mask.md", 2) == MASK_SECTIONS
+    number = re.search(rf"2\.(\d+){re.escape(flat(headings('ch02/mask.md', 1)[0]))}", text).group(1)
+    at = 0
+    for k, heading in enumerate(MASK_SECTIONS, start=1):
+        found = text.find(f"2.{number}.{k}{flat(heading)}", at)
+        assert found > at, f"2.{number}.{k} {heading}"
+        at = found
+
+
+def test_preface_is_the_landing_page_prose_before_chapter_2(pages):
+    prose = (ROOT / "book" / "index.md").read_text(encoding="utf-8")
+    first_sentence = re.search(r"^([^#%`:\n-][^。\n]*。)", prose, re.M).group(1)
+    where = [i for i, p in enumerate(pages) if flat(first_sentence) in flat(p)]
+    assert len(where) == 1, where
+    assert "前言" in pages[where[0]]
+    chapter_2 = next(i for i, p in enumerate(pages) if "第2章" in flat(p) and "目录" not in p)
+    assert where[0] < chapter_2
+
+
+def test_softmax_numbers_come_from_the_code(text):
+    att = importlib.import_module("02_attention")
+    for p in att.softmax([0, 1, 2]):
+        assert f"{p:.4f}" in text
+
+
+def test_run_output_is_printed_with_its_chinese_keys(text):
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "code" / "02_attention.py")], capture_output=True, text=True, check=True
+    )
+    demo = json.loads(run.stdout)
+    for key in demo:
+        assert flat(json.dumps(key, ensure_ascii=False) + ":") in text, key
+    assert json.dumps(demo["softmax_0_1_2"][0]) in text
+
+
+def test_f12_frames_have_their_captions(text):
+    # Figure F12 renders its five frames as static tables, each under a bold 「k / 5 · …」 caption.
+    for k in range(1, 6):
+        assert f"{k}/5·" in text, f"{k} / 5 ·"
+
+
+def test_every_font_is_embedded_and_the_cjk_fonts_are_noto(pdf):
+    out = subprocess.run(["pdffonts", str(pdf)], capture_output=True, text=True, check=True).stdout
+    # Columns: name, type, encoding, emb, sub, uni, object ID (two numbers). Long names push the
+    # columns right, so count from the end of each row.
+    rows = [row.split() for row in out.splitlines()[2:]]
+    assert rows
+    assert [row[0] for row in rows if row[-5] != "yes"] == []
+    names = " ".join(row[0] for row in rows)
+    for family in ("NotoSerifCJK", "NotoSansCJK", "FreeSerif"):
+        assert family in names, names
+
+
+def test_latex_log_has_no_missing_glyph_or_undefined_reference(pdf):
+    assert texcheck.log_problems(pdf.parent) == []
+
+
+def test_latex_log_has_no_warning_at_all(pdf):
+    # Beyond glyphs and references: no substituted font shape, no bad PDF string, no package gripe.
+    log = pdf.with_suffix(".log").read_text(encoding="utf-8", errors="replace")
+    assert re.findall(r"^.*Warning.*$", log, flags=re.M) == []
+
+
+def test_nothing_runs_into_the_margin(pdf):
+    # Code wraps and tables fit: an overfull line would stick out to the right of the text.
+    log = pdf.with_suffix(".log").read_text(encoding="utf-8", errors="replace")
+    assert re.findall(r"Overfull \\hbox.*", log) == []
+
+
+def test_first_pages_render_for_review(pdf):
+    shutil.rmtree(PAGES_DIR, ignore_errors=True)
+    PAGES_DIR.mkdir(parents=True)
+    cmd = ["pdftoppm", "-png", "-r", "80", "-l", str(REVIEW_PAGES), str(pdf), str(PAGES_DIR / "page")]
+    subprocess.run(cmd, check=True)
+    assert len(list(PAGES_DIR.glob("page-*.png"))) == REVIEW_PAGES
