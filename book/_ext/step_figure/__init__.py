@@ -1,0 +1,64 @@
+"""``step-figure``: a figure of numbered frames whose content is computed by the book's code.
+
+Usage in a MyST page (the argument names a function in the folder ``code_deps_dir``)::
+
+    :::{step-figure} 02_figures:f12_frames
+    :label: F12
+    :heading: 动态图解 · F12
+    :title: Mask是可见性表，不是额外语义
+    :question: 怎样防止读到未来，或者把PAD读成内容？
+
+    Body in MyST: terms, and the inputs the frames assume.
+    :::
+
+The function is called at build time and returns plain data (see ``directive.py``). Every
+builder gets all frames in order: HTML as real markup that a small script turns into a player
+(previous / next / play, keys, enlarge); LaTeX and text as a static sequence of captions,
+tables and paragraphs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+from .directive import StepFigureDirective
+from .nodes import add_nodes, has_step_figure
+
+__version__ = "1.0"
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+# Shown under the player only once the script runs: without it there are no keys to explain.
+DEFAULT_HELP = (
+    "图形默认静止，不点就不会动：用“下一步”读完说明再往下；“播放”走到最后一步会自己停下。"
+    "先点一下图形区域，就能用 ← → 逐步翻看，空格播放或暂停，Home、End 跳到第一步和最后一步。"
+    "屏幕窄时，图形可在自己的框里左右滑动，也可以点“放大图形”。"
+    "表里的颜色只帮助区分，每一格的含义都用符号和文字写明。"
+)
+
+
+def _add_static_path(app: Sphinx) -> None:
+    # The files are copied into _static with the theme's own, so the page needs no network.
+    if app.builder.format == "html":
+        app.config.html_static_path.append(str(STATIC))
+
+
+def _add_assets(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    # Called per page: only pages that hold a step-figure load its CSS and script.
+    if doctree is not None and has_step_figure(doctree):
+        app.add_css_file("step_figure.css")
+        app.add_js_file("step_figure.js", defer="defer")
+
+
+def setup(app: Sphinx) -> dict:
+    # The frames come from the folder code_deps watches; its file finder notes the dependencies.
+    app.setup_extension("code_deps")
+    app.add_config_value("step_figure_dwell", 2.0, "env", types=frozenset({int, float}))
+    app.add_config_value("step_figure_help", DEFAULT_HELP, "env", types=frozenset({str}))
+    add_nodes(app)
+    app.add_directive("step-figure", StepFigureDirective)
+    app.connect("builder-inited", _add_static_path)
+    app.connect("html-page-context", _add_assets)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

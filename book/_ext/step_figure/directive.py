@@ -1,0 +1,273 @@
+"""The ``step-figure`` directive: call a frames function from ``code/`` and lay out its frames.
+
+The function returns a list of frames, each a dict of plain data::
+
+    {"condition": "处理绝对位置0",                       # the caption reads "1 / 5 · 处理绝对位置0"
+     "tables": [{"title": "...", "header": ["", "Key 0"],
+                 "rows": [[{"text": "绝对位置 0"}, {"text": "✓ 允许", "state": "allowed", "highlight": True}]]}],
+     "rule": "允许Key位置 ≤ 0",
+     "explanation": "..."}
+
+A cell is a string or a dict with ``text``, an optional ``state`` ("allowed", "forbidden" or
+None) and an optional ``highlight`` flag. State and highlight only add CSS classes: the text of
+the cell has to say what it means on its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from code_deps import used_code_files
+from docutils import nodes
+from docutils.parsers.rst import directives
+from docutils.utils import column_width
+from sphinx.util.docutils import SphinxDirective
+
+from .nodes import step_figure, step_figure_frame, step_figure_frames, step_figure_help
+
+STATES = {"allowed": "step-figure-allowed", "forbidden": "step-figure-forbidden", None: None}
+TARGET = re.compile(r"(?P<module>\w+(?:\.\w+)*):(?P<function>[A-Za-z_]\w*)")
+
+
+class FrameDataError(ValueError):
+    """The frames function returned data of the wrong shape; the message names where."""
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise FrameDataError(f"{where} must be a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _list(value: Any, where: str, *, empty: bool = False) -> list:
+    if not isinstance(value, (list, tuple)) or (not empty and not value):
+        raise FrameDataError(f"{where} must be a non-empty list, got {value!r}")
+    return list(value)
+
+
+def _cell(value: Any, where: str) -> dict:
+    if isinstance(value, str):
+        return {"text": value, "state": None, "highlight": False}
+    if not isinstance(value, dict):
+        raise FrameDataError(f"{where} must be a string or a dict with 'text', got {value!r}")
+    unknown = set(value) - {"text", "state", "highlight"}
+    if unknown:
+        raise FrameDataError(f"{where} has unknown keys {sorted(unknown)}")
+    state = value.get("state")
+    if state not in STATES:
+        raise FrameDataError(f"{where}.state must be 'allowed', 'forbidden' or None, got {state!r}")
+    highlight = value.get("highlight", False)
+    if not isinstance(highlight, bool):
+        raise FrameDataError(f"{where}.highlight must be True or False, got {highlight!r}")
+    return {"text": _text(value.get("text"), f"{where}.text"), "state": state, "highlight": highlight}
+
+
+def check_frames(data: Any) -> list[dict]:
+    """Validate and normalise what a frames function returned (errors name the bad item)."""
+    frames = []
+    for f, frame in enumerate(_list(data, "the frame list")):
+        where = f"frames[{f}]"
+        if not isinstance(frame, dict):
+            raise FrameDataError(f"{where} must be a dict, got {frame!r}")
+        missing = {"condition", "tables", "rule", "explanation"} - set(frame)
+        if missing:
+            raise FrameDataError(f"{where} lacks {sorted(missing)}")
+        tables = []
+        for t, table in enumerate(_list(frame["tables"], f"{where}.tables", empty=True)):
+            here = f"{where}.tables[{t}]"
+            if not isinstance(table, dict):
+                raise FrameDataError(f"{here} must be a dict with title, header and rows")
+            header = [_text(h, f"{here}.header[{c}]") for c, h in enumerate(_list(table.get("header"), f"{here}.header"))]
+            rows = []
+            for r, row in enumerate(_list(table.get("rows"), f"{here}.rows")):
+                cells = [_cell(c, f"{here}.rows[{r}][{i}]") for i, c in enumerate(_list(row, f"{here}.rows[{r}]"))]
+                if len(cells) != len(header):
+                    raise FrameDataError(f"{here}.rows[{r}] has {len(cells)} cells, the header {len(header)}")
+                rows.append(cells)
+            tables.append({"title": _text(table.get("title", ""), f"{here}.title"), "header": header, "rows": rows})
+        frames.append(
+            {
+                "condition": _text(frame["condition"], f"{where}.condition"),
+                "tables": tables,
+                "rule": _text(frame["rule"], f"{where}.rule"),
+                "explanation": _text(frame["explanation"], f"{where}.explanation"),
+            }
+        )
+    return frames
+
+
+def load_fresh(module: str, code_dir: Path):
+    """Import ``module`` from ``code_dir``, re-reading files that an earlier import cached.
+
+    One process can build several times (sphinx-autobuild, tests). Without this, the second
+    build would keep running the first version of an edited file from ``sys.modules``, or a
+    module of the same name from another folder.
+    """
+    code_dir = code_dir.resolve()
+    local = {p.stem for p in code_dir.glob("*.py")}
+    for name, loaded in list(sys.modules.items()):
+        file = getattr(loaded, "__file__", None)
+        if name.split(".")[0] in local or (file and Path(file).resolve().parent == code_dir):
+            del sys.modules[name]
+    # First on the path, so that this folder's files win over any other of the same name.
+    if str(code_dir) in sys.path:
+        sys.path.remove(str(code_dir))
+    sys.path.insert(0, str(code_dir))
+    importlib.invalidate_caches()
+    return importlib.import_module(module)
+
+
+def _dwell(argument: str) -> float:
+    seconds = float(argument)
+    if not 0.2 <= seconds <= 60:
+        raise ValueError("dwell is in seconds, between 0.2 and 60")
+    return seconds
+
+
+class StepFigureDirective(SphinxDirective):
+    """``step-figure module:function`` with options for the texts around the frames."""
+
+    required_arguments = 1
+    has_content = True
+    option_spec = {
+        "label": directives.unchanged_required,  # "F12": the figure's id, used in its name
+        "heading": directives.unchanged,  # "动态图解 · F12"
+        "title": directives.unchanged,
+        "question": directives.unchanged,
+        "dwell": _dwell,  # seconds per frame when playing; default step_figure_dwell
+        "class": directives.class_option,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            frames = check_frames(self._call())
+        except StepFigureError as error:
+            raise self.error(f"step-figure {self.arguments[0]}: {error}") from None
+        except FrameDataError as error:
+            raise self.error(f"step-figure {self.arguments[0]} returned bad frame data: {error}") from None
+
+        label = self.options.get("label", "")
+        title = self.options.get("title", "")
+        dwell = self.options.get("dwell", self.config.step_figure_dwell)
+        figure = step_figure(
+            classes=self.options.get("class", []),
+            label=label,
+            title=title,
+            total=len(frames),
+            dwell_ms=round(1000 * dwell),
+        )
+        self.set_source_info(figure)
+        if label:
+            self.options["name"] = label
+            self.add_name(figure)  # {ref}`图 F12 <F12>` links to the figure
+
+        for option, css in (("heading", "step-figure-heading"), ("title", "step-figure-title"), ("question", "step-figure-question")):
+            if self.options.get(option):
+                inline, messages = self.state.inline_text(self.options[option], self.lineno)
+                if option == "title":
+                    inline = [nodes.strong("", "", *inline)]
+                figure += nodes.paragraph("", "", *inline, classes=[css])
+                figure += messages
+
+        if self.content:
+            body = nodes.container(classes=["step-figure-body"])
+            self.state.nested_parse(self.content, self.content_offset, body)
+            figure += body
+
+        stage = step_figure_frames()
+        for k, frame in enumerate(frames, start=1):
+            stage += self._frame(k, len(frames), frame)
+        figure += stage
+        figure += step_figure_help(text=self.config.step_figure_help)
+        return [figure]
+
+    def _call(self) -> Any:
+        """Import the module from code_deps_dir, note its files as dependencies, call the function."""
+        match = TARGET.fullmatch(self.arguments[0].strip())
+        if not match:
+            raise StepFigureError("the argument must be 'module:function', e.g. 02_figures:f12_frames")
+        module, function = match["module"], match["function"]
+        code_dir = Path(self.config.code_deps_dir or ".")
+        if not self.config.code_deps_dir or not code_dir.is_dir():
+            raise StepFigureError(f"code_deps_dir must name the folder of the frames code, got {self.config.code_deps_dir!r}")
+        path = code_dir / (module.replace(".", "/") + ".py")
+        if not path.is_file():
+            raise StepFigureError(f"no file {path} in code_deps_dir")
+        # The module and every file it uses: an edit to any of them re-reads this page.
+        self.env.note_dependency(str(path))
+        for used in used_code_files(module, code_dir):
+            self.env.note_dependency(str(used))
+        try:
+            frames_function = getattr(load_fresh(module, code_dir), function, None)
+            if not callable(frames_function):
+                raise StepFigureError(f"{path.name} has no function {function}()")
+            return frames_function()
+        except StepFigureError:
+            raise
+        except Exception as error:
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            raise StepFigureError(
+                f"{function}() failed: {type(error).__name__}: {error} "
+                f"(at {Path(where.filename).name}, line {where.lineno})"
+            ) from None
+
+    def _frame(self, k: int, total: int, frame: dict) -> step_figure_frame:
+        node = step_figure_frame(step=k, total=total)
+        # The directive, not the data, numbers the caption: the frame list decides k and total.
+        node += nodes.paragraph("", "", nodes.strong(text=f"{k} / {total} · {frame['condition']}"), classes=["step-figure-caption"])
+        for table in frame["tables"]:
+            node += _table(table)
+        if frame["rule"]:
+            node += nodes.paragraph("", "", nodes.strong(text="当前行规则："), nodes.Text(frame["rule"]), classes=["step-figure-rule"])
+        if frame["explanation"]:
+            node += nodes.paragraph(text=frame["explanation"], classes=["step-figure-explanation"])
+        return node
+
+
+class StepFigureError(Exception):
+    """The figure's argument, module or function is wrong; the message says which."""
+
+
+def _entry(cell: dict) -> nodes.entry:
+    classes = [STATES[cell["state"]]] if cell["state"] else []
+    if cell["highlight"]:
+        classes.append("step-figure-current")
+    entry = nodes.entry(classes=classes)
+    if cell["text"]:
+        # The highlighted row is bold as well as coloured, so it stands out in print and PDF too.
+        text = nodes.strong(text=cell["text"]) if cell["highlight"] else nodes.Text(cell["text"])
+        entry += nodes.paragraph("", "", text)
+    return entry
+
+
+def _table(data: dict) -> nodes.table:
+    """A standard docutils table: the first column (the query rows) is a stub, i.e. row headers."""
+    table = nodes.table(classes=["step-figure-table"])
+    if data["title"]:
+        table += nodes.title(text=data["title"])
+    columns = len(data["header"])
+    group = nodes.tgroup(cols=columns)
+    table += group
+    # Column widths in characters (a Chinese character counts two, bold adds "**" twice): the
+    # text builder lays tables out by them; HTML and LaTeX size the columns themselves.
+    for c in range(columns):
+        texts = [(data["header"][c], False)] + [(row[c]["text"], row[c]["highlight"]) for row in data["rows"]]
+        width = max(column_width(text) + 4 * highlight for text, highlight in texts)
+        colspec = nodes.colspec(colwidth=max(width, 1))
+        if c == 0:
+            colspec["stub"] = 1  # set only here: LaTeX treats any column with the attribute as a stub
+        group += colspec
+    head = nodes.thead()
+    head += nodes.row("", *[_entry({"text": h, "state": None, "highlight": False}) for h in data["header"]])
+    body = nodes.tbody()
+    for cells in data["rows"]:
+        current = all(cell["highlight"] for cell in cells)
+        body += nodes.row("", *[_entry(cell) for cell in cells], classes=["step-figure-current"] if current else [])
+    group += head
+    group += body
+    return table

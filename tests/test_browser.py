@@ -1,0 +1,249 @@
+"""Figure F12 on the built mask page, driven in Debian's chromium the way a reader uses it.
+
+Run with the other book tests, or alone:
+``BOOK_TEST_BUILD=_build/fig-test-html .venv/bin/pytest -m browser tests/test_browser.py``.
+The book is built once per session (``book_html``); the page is opened from disk (file://).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import BUILD, need
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+SHOTS = BUILD / "screenshots"
+FIGURE = "[data-step-figure='F12']"
+STATUS = f"{FIGURE} [role=status]"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists() and not shutil.which("chromium"):
+        need("chromium is not installed: apt-get install chromium (the Debian package `chromium`)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture()
+def open_mask(browser, book_html):
+    """Open ch02/mask.html; record every request and every console error on the way."""
+    contexts = []
+
+    def open_(width: int = 1280, height: int = 900, **context_options):
+        context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
+        contexts.append(context)
+        page = context.new_page()
+        page.requests, page.errors = [], []
+        page.on("request", lambda request: page.requests.append(request.url))
+        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        page.goto((book_html / "ch02" / "mask.html").as_uri())
+        page.wait_for_selector(f"{FIGURE}.is-ready")
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+def status(page) -> str:
+    return page.locator(STATUS).inner_text()
+
+
+def visible_steps(page) -> list[str]:
+    return [f.get_attribute("data-step") for f in page.locator(f"{FIGURE} .step-figure-frame").all() if f.is_visible()]
+
+
+def button(page, name: str):
+    return page.get_by_role("button", name=name, exact=True)
+
+
+def test_still_by_default(open_mask):
+    page = open_mask()
+    assert status(page) == "第1步，共5步"
+    page.wait_for_timeout(2600)  # longer than the default dwell: nothing may move unasked
+    assert status(page) == "第1步，共5步"
+    assert visible_steps(page) == ["1"]
+    assert page.locator(STATUS).get_attribute("aria-live") == "polite"
+    assert button(page, "播放").is_visible() and button(page, "暂停").count() == 0
+
+
+def test_keys_step_and_the_status_follows(open_mask):
+    page = open_mask()
+    stage = page.locator(f"{FIGURE} .step-figure-stage")
+    assert stage.get_attribute("tabindex") == "0"
+    stage.focus()
+    page.keyboard.press("ArrowLeft")  # already first: stays
+    assert status(page) == "第1步，共5步"
+    page.keyboard.press("ArrowRight")
+    assert status(page) == "第2步，共5步" and visible_steps(page) == ["2"]
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowLeft")
+    assert status(page) == "第2步，共5步"
+    page.keyboard.press("End")
+    assert status(page) == "第5步，共5步" and visible_steps(page) == ["5"]
+    page.keyboard.press("ArrowRight")  # already last: stays
+    assert status(page) == "第5步，共5步"
+    page.keyboard.press("Home")
+    assert status(page) == "第1步，共5步" and visible_steps(page) == ["1"]
+
+
+def test_buttons_step(open_mask):
+    page = open_mask()
+    for name in ("上一步", "下一步", "播放", "放大图形"):
+        assert button(page, name).evaluate("b => b.tagName + ':' + b.type") == "BUTTON:button"
+    button(page, "下一步").click()
+    button(page, "下一步").click()
+    assert status(page) == "第3步，共5步"
+    assert page.locator(f"{FIGURE} .step-figure-frame.is-current .step-figure-caption").inner_text() == "3 / 5 · 处理绝对位置2"
+    button(page, "上一步").click()
+    assert status(page) == "第2步，共5步"
+    assert button(page, "上一步").get_attribute("aria-disabled") == "false"
+
+
+def test_play_advances_and_stops_by_itself_on_the_last_frame(open_mask):
+    page = open_mask()
+    page.get_by_label("停留时间").select_option("1000")
+    page.locator(f"{FIGURE} .step-figure-stage").focus()
+    page.keyboard.press("Space")
+    assert button(page, "暂停").is_visible()
+    page.wait_for_function(f"document.querySelector({STATUS!r}).textContent === '第5步，共5步'", timeout=10_000)
+    page.wait_for_timeout(1800)  # more than one dwell: it must have stopped, not wrapped around
+    assert status(page) == "第5步，共5步"
+    assert button(page, "播放").is_visible() and button(page, "暂停").count() == 0
+    # Space again plays from the start; Space once more pauses.
+    page.keyboard.press("Space")
+    page.wait_for_function(f"document.querySelector({STATUS!r}).textContent === '第2步，共5步'", timeout=5_000)
+    page.keyboard.press("Space")
+    held = status(page)
+    page.wait_for_timeout(1500)
+    assert status(page) == held
+
+
+def _seconds_per_frame(page, dwell_ms: str) -> float:
+    """Time between two frames while playing, measured in the page."""
+    page.keyboard.press("Home")
+    page.get_by_label("停留时间").select_option(dwell_ms)
+    page.evaluate(
+        """status => {
+            window.stepTimes = [];
+            new MutationObserver(() => window.stepTimes.push(performance.now()))
+                .observe(document.querySelector(status), {childList: true, characterData: true, subtree: true});
+        }""",
+        STATUS,
+    )
+    button(page, "播放").click()
+    page.wait_for_function("window.stepTimes.length >= 2", timeout=15_000)
+    button(page, "暂停").click()
+    times = page.evaluate("window.stepTimes")
+    return (times[1] - times[0]) / 1000
+
+
+def test_dwell_time_sets_the_pace(open_mask):
+    page = open_mask()
+    fast = _seconds_per_frame(page, "1000")
+    slow = _seconds_per_frame(open_mask(), "3000")
+    assert 0.7 < fast < 1.8, fast
+    assert 2.5 < slow < 4.5, slow
+
+
+def test_enlarge_opens_a_dialog_and_escape_returns_focus(open_mask):
+    page = open_mask()
+    enlarge = button(page, "放大图形")
+    enlarge.click()
+    dialog = page.locator("dialog.step-figure-dialog")
+    assert dialog.evaluate("d => d.open && d.matches(':modal')")
+    assert dialog.locator(".step-figure-stage").is_visible()
+    page.keyboard.press("ArrowRight")  # the player works in the dialog
+    assert dialog.locator("[role=status]").inner_text() == "第2步，共5步"
+    page.keyboard.press("Escape")
+    assert not dialog.evaluate("d => d.open")
+    assert page.evaluate("document.activeElement.textContent.includes('放大图形')")
+    assert page.locator(f"{FIGURE} .step-figure-stage").count() == 1  # the player is back in the figure
+    assert status(page) == "第2步，共5步"
+
+
+def test_narrow_screen_scrolls_the_figure_not_the_page(open_mask):
+    page = open_mask(width=360, height=800)
+    page.locator(f"{FIGURE} .step-figure-stage").focus()
+    for key in ("Home", "End"):
+        page.keyboard.press(key)
+        assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth"), key
+    # Frame 5's tables are wider than a phone: its own box scrolls sideways.
+    assert page.locator(f"{FIGURE} .step-figure-stage").evaluate("s => s.scrollWidth > s.clientWidth")
+
+
+def test_reduced_motion_still_steps_without_animation(open_mask):
+    page = open_mask(reduced_motion="reduce")
+    page.locator(f"{FIGURE} .step-figure-stage").focus()
+    page.keyboard.press("ArrowRight")
+    assert status(page) == "第2步，共5步" and visible_steps(page) == ["2"]
+    current = page.locator(f"{FIGURE} .step-figure-frame.is-current")
+    assert current.evaluate("f => getComputedStyle(f).animationName") == "none"
+
+
+def test_print_shows_every_frame_and_no_controls(open_mask):
+    page = open_mask()
+    page.keyboard.press("Tab")
+    page.emulate_media(media="print")
+    assert visible_steps(page) == ["1", "2", "3", "4", "5"]
+    captions = page.locator(f"{FIGURE} .step-figure-caption").all_inner_texts()
+    assert [c.split(" · ")[0] for c in captions] == [f"{k} / 5" for k in range(1, 6)]
+    assert page.locator(f"{FIGURE} .step-figure-explanation").count() == 5
+    assert not page.locator(f"{FIGURE} .step-figure-controls").is_visible()
+    assert not page.locator(f"{FIGURE} .step-figure-help").is_visible()
+
+
+def test_no_serious_accessibility_violations(open_mask):
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = open_mask()
+    results = Axe().run(page)
+    violations = results.response["violations"]
+    serious = [v for v in violations if v["impact"] in ("serious", "critical")]
+    for v in violations:  # shown with -rA / on failure: what remains to look at
+        print(f"axe {v['impact']}: {v['id']} ({len(v['nodes'])}): {v['help']}")
+    assert not serious, [(v["id"], [n["target"] for n in v["nodes"]]) for v in serious]
+    # The same in the enlarged view, where the player sits in a modal dialog.
+    button(page, "放大图形").click()
+    dialog_violations = Axe().run(page, context="dialog.step-figure-dialog").response["violations"]
+    assert not [v["id"] for v in dialog_violations if v["impact"] in ("serious", "critical")]
+
+
+def test_no_request_leaves_the_book_and_no_console_error(open_mask, book_html):
+    page = open_mask()
+    page.locator(f"{FIGURE} .step-figure-stage").focus()
+    page.keyboard.press("End")
+    button(page, "放大图形").click()
+    page.keyboard.press("Escape")
+    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
+    page.evaluate("MathJax.startup.promise")
+    root = book_html.as_uri() + "/"
+    assert any("_static/mathjax" in url for url in page.requests), "maths comes from _static/mathjax"
+    outside = [url for url in page.requests if not url.startswith(root) and not url.startswith("data:")]
+    assert not outside, outside
+    assert page.errors == []
+
+
+def test_screenshots(open_mask):
+    """Wide and narrow pictures of the figure, for review (kept in _build/screenshots)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for width, name in ((1280, "f12-wide.png"), (360, "f12-narrow.png")):
+        page = open_mask(width=width, height=2400)
+        figure = page.locator(FIGURE)
+        # Put the figure below the theme's sticky header, then cut it out of the viewport.
+        page.evaluate("f => window.scrollTo(0, f.getBoundingClientRect().top + window.scrollY - 72)", figure.element_handle())
+        page.wait_for_timeout(300)
+        box = figure.bounding_box()
+        page.screenshot(path=str(SHOTS / name), clip={"x": 0, "y": box["y"] - 12, "width": width, "height": box["height"] + 24})
+        assert (SHOTS / name).stat().st_size > 10_000

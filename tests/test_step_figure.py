@@ -1,0 +1,247 @@
+"""The step-figure extension on a tiny project: each builder's output, dependencies and errors.
+
+Each test builds a one-page MyST project in ``tmp_path`` whose frames come from a small module
+in its own ``code/`` folder, the way the book's figures come from ``code/02_figures.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from sphinx.testing.util import SphinxTestApp
+from sphinx.util.console import strip_escape_sequences
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = ROOT / "code"
+
+FRAMES = '''
+from tiny_helper import CONDITIONS
+
+
+def cells(flags, current):
+    return [{"text": "✓ 允许" if f else "✗ 禁止", "state": "allowed" if f else "forbidden", "highlight": current}
+            for f in flags]
+
+
+def frames():
+    return [
+        {
+            "condition": condition,
+            "tables": [{"title": f"表{k}", "header": ["查询", "Key 0", "Key 1"],
+                        "rows": [[{"text": "行 0", "highlight": k == 1}] + cells([True, False], k == 1),
+                                 ["行 1"] + cells([True, True], False)]}],
+            "rule": f"规则{k}",
+            "explanation": f"说明{k}",
+        }
+        for k, condition in enumerate(CONDITIONS, start=1)
+    ]
+
+
+def broken():
+    return 1 / 0
+
+
+def bad_state():
+    data = frames()
+    data[0]["tables"][0]["rows"][0][1]["state"] = "maybe"
+    return data
+
+
+def short_row():
+    data = frames()
+    data[1]["tables"][0]["rows"][1].pop()
+    return data
+'''
+
+HELPER = 'CONDITIONS = ["条件甲", "条件乙", "条件丙", "条件丁", "条件戊"]\n'
+
+PAGE = """\
+# 小图
+
+:::{{step-figure}} {target}
+:label: T1
+:heading: 动态图解 · T1
+:title: 测试图
+:question: 它能正常显示吗？
+
+图前的 **说明**。
+:::
+"""
+
+
+def project(tmp_path: Path, target: str = "tiny_figs:frames", code_dir: Path | None = None) -> Path:
+    src = tmp_path / "src"
+    code = tmp_path / "code"
+    src.mkdir()
+    code.mkdir()
+    (code / "tiny_figs.py").write_text(FRAMES, encoding="utf-8")
+    (code / "tiny_helper.py").write_text(HELPER, encoding="utf-8")
+    (src / "conf.py").write_text(
+        textwrap.dedent(
+            f"""\
+            import sys
+            sys.path.insert(0, {str(ROOT / "book" / "_ext")!r})
+            extensions = ["myst_parser", "step_figure"]
+            myst_enable_extensions = ["colon_fence"]
+            code_deps_dir = {str(code_dir or code)!r}
+            language = "zh_CN"
+            """
+        ),
+        encoding="utf-8",
+    )
+    (src / "index.md").write_text(PAGE.format(target=target) + "\n```{toctree}\nplain\n```\n", encoding="utf-8")
+    (src / "plain.md").write_text("# 没有图的页\n\n正文。\n", encoding="utf-8")
+    return src
+
+
+def build(src: Path, builder: str) -> tuple[SphinxTestApp, str]:
+    app = SphinxTestApp(builder, srcdir=src, builddir=src.parent / "_build", freshenv=True)
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    return app, strip_escape_sequences(app.warning.getvalue())
+
+
+CAPTIONS = [f"{k} / 5 · {c}" for k, c in enumerate(["条件甲", "条件乙", "条件丙", "条件丁", "条件戊"], start=1)]
+
+
+def test_html_has_every_frame_and_the_hooks_the_script_uses(tmp_path):
+    app, warnings = build(project(tmp_path), "html")
+    assert warnings == ""
+    soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
+
+    (figure,) = soup.select("[data-step-figure]")
+    assert figure["id"] == "t1" and figure["data-step-figure"] == "T1"
+    assert figure["data-dwell"] == "2000"  # step_figure_dwell, in milliseconds
+    assert [p.get_text() for p in figure.select(".step-figure-heading, .step-figure-title")] == ["动态图解 · T1", "测试图"]
+    assert figure.select_one(".step-figure-body strong").get_text() == "说明"  # MyST body parsed
+
+    stage = figure.select_one(".step-figure-stage")
+    assert stage["tabindex"] == "0" and stage["role"] == "group" and "测试图" in stage["aria-label"]
+    frames = stage.select(".step-figure-frame")
+    assert [f["data-step"] for f in frames] == ["1", "2", "3", "4", "5"]
+    assert [f.select_one(".step-figure-caption").get_text() for f in frames] == CAPTIONS
+    assert [f.select_one(".step-figure-rule").get_text() for f in frames] == [f"当前行规则：规则{k}" for k in range(1, 6)]
+    assert [f.select_one(".step-figure-explanation").get_text() for f in frames] == [f"说明{k}" for k in range(1, 6)]
+
+    # Cells: words for everyone, classes for colour; the current row is marked and bold.
+    first = frames[0].select_one("table.step-figure-table")
+    assert first.select_one("caption").get_text(strip=True).startswith("表1")
+    rows = first.select("tbody tr")
+    assert "step-figure-current" in rows[0]["class"] and "step-figure-current" not in rows[1].get("class", [])
+    assert [td.get_text(strip=True) for td in rows[0].select("td")] == ["✓ 允许", "✗ 禁止"]
+    assert [td["class"][0] for td in rows[0].select("td")] == ["step-figure-allowed", "step-figure-forbidden"]
+    assert rows[0].select_one("th").get_text(strip=True) == "行 0"  # row header, not a data cell
+    assert rows[0].select_one("td strong") is not None
+
+    assert "颜色只帮助区分" in figure.select_one("p.step-figure-help").get_text()
+
+    # CSS and script: on the page with a figure only, from _static, no network.
+    head = str(soup.head)
+    assert "_static/step_figure.css" in head and "_static/step_figure.js" in head
+    plain = (app.outdir / "plain.html").read_text(encoding="utf-8")
+    assert "step_figure" not in plain
+    for name in ("step_figure.js", "step_figure.css"):
+        text = (app.outdir / "_static" / name).read_text(encoding="utf-8")
+        assert not re.search(r"https?://", text), f"{name} must not load anything from the network"
+
+
+def test_latex_is_a_static_sequence_without_html(tmp_path):
+    app, warnings = build(project(tmp_path), "latex")
+    assert warnings == ""
+    (tex_file,) = app.outdir.glob("*.tex")
+    tex = tex_file.read_text(encoding="utf-8")
+    body = tex[tex.index("测试图") :]
+    positions = [body.index(r"\sphinxstylestrong{" + caption + "}") for caption in CAPTIONS]
+    assert positions == sorted(positions), "the five captions, in order"
+    assert body.count(r"\begin{tabulary}") == 5
+    assert "规则5" in body and "说明5" in body and r"\(\checkmark\) 允许" in body and "✗ 禁止" in body
+    for html in ("<div", "<button", "<p ", "data-step", "颜色只帮助区分"):
+        assert html not in tex
+
+
+def test_text_reads_in_order(tmp_path):
+    app, warnings = build(project(tmp_path), "text")
+    assert warnings == ""
+    text = (app.outdir / "index.txt").read_text(encoding="utf-8")
+    positions = [text.index(caption) for caption in CAPTIONS]
+    assert positions == sorted(positions)
+    assert "✗ 禁止" in text and "当前行规则：**规则3" in text and "说明5" in text
+    assert "颜色只帮助区分" not in text  # the player's help is for the HTML player only
+
+
+def test_other_builders_get_the_content_without_the_containers(tmp_path):
+    app, warnings = build(project(tmp_path), "man")
+    assert warnings == ""
+    man = next(app.outdir.glob("*.1")).read_text(encoding="utf-8")
+    assert all(caption in man for caption in CAPTIONS)
+
+
+def test_a_change_in_code_changes_the_figure_on_the_next_build(tmp_path):
+    src = project(tmp_path)
+    app, warnings = build(src, "html")
+    assert warnings == ""
+    deps = {Path(p).name for p in app.env.dependencies["index"]}
+    assert {"tiny_figs.py", "tiny_helper.py"} <= deps  # the module and the file it imports
+
+    # Edit only the helper the frames module imports; the next (incremental) build must show it.
+    helper = tmp_path / "code" / "tiny_helper.py"
+    helper.write_text(HELPER.replace("条件甲", "改过的条件"), encoding="utf-8")
+    again = SphinxTestApp("html", srcdir=src, builddir=src.parent / "_build")
+    try:
+        again.build()
+    finally:
+        again.cleanup()
+    html = (again.outdir / "index.html").read_text(encoding="utf-8")
+    assert "1 / 5 · 改过的条件" in html and "条件甲" not in html
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("tiny_figs", "the argument must be 'module:function'"),
+        ("nowhere:frames", "no file"),
+        ("tiny_figs:missing", "tiny_figs.py has no function missing()"),
+        ("tiny_figs:broken", "broken() failed: ZeroDivisionError: division by zero (at tiny_figs.py, line"),
+        ("tiny_figs:bad_state", "frames[0].tables[0].rows[0][1].state must be 'allowed', 'forbidden' or None"),
+        ("tiny_figs:short_row", "frames[1].tables[0].rows[1] has 2 cells, the header 3"),
+    ],
+)
+def test_a_bad_argument_or_a_failing_function_is_a_clear_error(tmp_path, target, message):
+    app, warnings = build(project(tmp_path, target), "html")
+    assert "ERROR" in warnings and f"step-figure {target}" in warnings and message in warnings, warnings
+    assert "index.md" in warnings  # the page and line of the directive
+
+
+def test_the_books_f12_frames_build_from_the_teaching_code(tmp_path):
+    att = importlib.import_module("02_attention")
+    src = project(tmp_path, "02_figures:f12_frames", code_dir=CODE)
+    app, warnings = build(src, "html")
+    assert warnings == ""
+    assert {"02_figures.py", "02_attention.py", "book_tools.py"} <= {Path(p).name for p in app.env.dependencies["index"]}
+    soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
+    frames = soup.select(".step-figure-frame")
+    assert [f.select_one(".step-figure-caption").get_text() for f in frames[:3]] == [
+        f"{k + 1} / 5 · 处理绝对位置{k}" for k in range(3)
+    ]
+    assert [f.select_one(".step-figure-rule").get_text() for f in frames[:3]] == [
+        f"当前行规则：允许Key位置 ≤ {k}" for k in range(3)
+    ]
+    # Frame 4: the weights are the teaching code's softmax, with and without the mask.
+    weights = {
+        tr.th.get_text(strip=True): [td.get_text(strip=True) for td in tr.select("td")]
+        for tr in frames[3].select("tbody tr")
+    }
+    assert weights["不加mask的权重"] == [f"{p:.4f}" for p in att.softmax([0, 1, 2])]
+    assert weights["加mask的权重"] == [f"{p:.4f}" for p in att.softmax([0, 1, float("-inf")])]
+    # Frame 5: the right table is visibility(2, 5, past=3), the contrast is the row-index mistake.
+    right, wrong = frames[4].select("table")
+    allowed = lambda table: [["允许" in td.get_text() for td in tr.select("td")] for tr in table.select("tbody tr")]  # noqa: E731
+    assert allowed(right) == att.visibility(2, 5, past=3)
+    assert allowed(wrong) == att.row_index_visibility(2, 5)
