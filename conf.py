@@ -64,6 +64,8 @@ html_theme_options = {
     "use_fullscreen_button": False,
 }
 html_last_updated_fmt = None
+# Without a default the theme logs "Got invalid theme mode" in the console of every page.
+html_context = {"default_mode": "auto"}
 html_show_sourcelink = False
 # jieba segments Chinese for the search index; the word list keeps the chapter's terms whole.
 html_search_language = "zh"

@@ -61,7 +61,8 @@ def status(page) -> str:
 
 
 def visible_steps(page) -> list[str]:
-    return [f.get_attribute("data-step") for f in page.locator(f"{FIGURE} .step-figure-frame").all() if f.is_visible()]
+    frames = page.locator(f"{FIGURE} .step-figure-frame").all()
+    return [f.get_attribute("data-step") for f in frames if f.is_visible()]
 
 
 def button(page, name: str):
@@ -105,7 +106,8 @@ def test_buttons_step(open_mask):
     button(page, "下一步").click()
     button(page, "下一步").click()
     assert status(page) == "第3步，共5步"
-    assert page.locator(f"{FIGURE} .step-figure-frame.is-current .step-figure-caption").inner_text() == "3 / 5 · 处理绝对位置2"
+    caption = page.locator(f"{FIGURE} .step-figure-frame.is-current .step-figure-caption")
+    assert caption.inner_text() == "3 / 5 · 处理绝对位置2"
     button(page, "上一步").click()
     assert status(page) == "第2步，共5步"
     assert button(page, "上一步").get_attribute("aria-disabled") == "false"
@@ -167,7 +169,7 @@ def test_enlarge_opens_a_dialog_and_escape_returns_focus(open_mask):
     page.keyboard.press("ArrowRight")  # the player works in the dialog
     assert dialog.locator("[role=status]").inner_text() == "第2步，共5步"
     page.keyboard.press("Escape")
-    assert not dialog.evaluate("d => d.open")
+    page.wait_for_function("!document.querySelector('dialog.step-figure-dialog').open", timeout=2_000)
     assert page.evaluate("document.activeElement.textContent.includes('放大图形')")
     assert page.locator(f"{FIGURE} .step-figure-stage").count() == 1  # the player is back in the figure
     assert status(page) == "第2步，共5步"
@@ -204,34 +206,76 @@ def test_print_shows_every_frame_and_no_controls(open_mask):
     assert not page.locator(f"{FIGURE} .step-figure-help").is_visible()
 
 
-def test_no_serious_accessibility_violations(open_mask):
+def _serious(violations: list[dict]) -> list[dict]:
+    return [v for v in violations if v["impact"] in ("serious", "critical")]
+
+
+def test_the_figure_has_no_serious_accessibility_violations(open_mask):
     from axe_playwright_python.sync_playwright import Axe
 
     page = open_mask()
-    results = Axe().run(page)
-    violations = results.response["violations"]
-    serious = [v for v in violations if v["impact"] in ("serious", "critical")]
-    for v in violations:  # shown with -rA / on failure: what remains to look at
-        print(f"axe {v['impact']}: {v['id']} ({len(v['nodes'])}): {v['help']}")
-    assert not serious, [(v["id"], [n["target"] for n in v["nodes"]]) for v in serious]
+    page.wait_for_timeout(500)  # let the frame's short fade-in end: mid-fade, text is paler
+    found = Axe().run(page, context=FIGURE).response["violations"]
+    for v in found:
+        print(f"axe in the figure, {v['impact']}: {v['id']}: {v['help']}", [n["target"] for n in v["nodes"]][:4])
+    assert not _serious(found), [(v["id"], [n["target"] for n in v["nodes"]]) for v in _serious(found)]
     # The same in the enlarged view, where the player sits in a modal dialog.
     button(page, "放大图形").click()
-    dialog_violations = Axe().run(page, context="dialog.step-figure-dialog").response["violations"]
-    assert not [v["id"] for v in dialog_violations if v["impact"] in ("serious", "critical")]
+    page.wait_for_timeout(500)
+    found = Axe().run(page, context="dialog.step-figure-dialog").response["violations"]
+    assert not _serious(found), [(v["id"], [n["target"] for n in v["nodes"]]) for v in _serious(found)]
 
 
-def test_no_request_leaves_the_book_and_no_console_error(open_mask, book_html):
+# The theme's sidebar (pydata-sphinx-theme 0.20) writes its expand toggles as <summary> elements
+# with an icon and no text; axe calls that serious. It is the theme's markup, not the book's, and it
+# is named here exactly, so that any other serious finding on the page still fails this test.
+THEME_KNOWN = {"summary-name": ".bd-sidenav summary"}
+
+
+def test_the_page_has_no_other_serious_accessibility_violations(open_mask):
+    from axe_playwright_python.sync_playwright import Axe
+
     page = open_mask()
+    page.wait_for_timeout(500)
+    violations = Axe().run(page).response["violations"]
+    for v in violations:  # shown with -rA: what remains to look at
+        print(f"axe {v['impact']}: {v['id']} ({len(v['nodes'])}): {v['help']}", [n["target"] for n in v["nodes"]][:4])
+
+    def known(violation: dict) -> bool:
+        selector = THEME_KNOWN.get(violation["id"])
+        return selector is not None and all(
+            page.evaluate(
+                "([t, s]) => [...document.querySelectorAll(t)].every(e => e.matches(s))", [n["target"][0], selector]
+            )
+            for n in violation["nodes"]
+        )
+
+    unexpected = [(v["id"], [n["target"] for n in v["nodes"]]) for v in _serious(violations) if not known(v)]
+    assert not unexpected, unexpected
+
+
+def _use_the_figure(page) -> None:
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     page.keyboard.press("End")
     button(page, "放大图形").click()
     page.keyboard.press("Escape")
     page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
-    page.evaluate("MathJax.startup.promise")
+    page.evaluate("MathJax.startup.promise")  # maths typeset: its fonts have been fetched
+
+
+def test_no_request_leaves_the_book(open_mask, book_html):
+    page = open_mask()
+    _use_the_figure(page)
     root = book_html.as_uri() + "/"
-    assert any("_static/mathjax" in url for url in page.requests), "maths comes from _static/mathjax"
+    assert any("/_static/mathjax/" in url for url in page.requests), "maths comes from _static/mathjax"
+    assert any("/_static/step_figure.js" in url for url in page.requests)
     outside = [url for url in page.requests if not url.startswith(root) and not url.startswith("data:")]
     assert not outside, outside
+
+
+def test_no_console_error(open_mask):
+    page = open_mask()
+    _use_the_figure(page)
     assert page.errors == []
 
 
@@ -242,8 +286,10 @@ def test_screenshots(open_mask):
         page = open_mask(width=width, height=2400)
         figure = page.locator(FIGURE)
         # Put the figure below the theme's sticky header, then cut it out of the viewport.
-        page.evaluate("f => window.scrollTo(0, f.getBoundingClientRect().top + window.scrollY - 72)", figure.element_handle())
+        top = "f => window.scrollTo(0, f.getBoundingClientRect().top + window.scrollY - 72)"
+        page.evaluate(top, figure.element_handle())
         page.wait_for_timeout(300)
         box = figure.bounding_box()
-        page.screenshot(path=str(SHOTS / name), clip={"x": 0, "y": box["y"] - 12, "width": width, "height": box["height"] + 24})
+        clip = {"x": 0, "y": box["y"] - 12, "width": width, "height": box["height"] + 24}
+        page.screenshot(path=str(SHOTS / name), clip=clip)
         assert (SHOTS / name).stat().st_size > 10_000

@@ -224,7 +224,8 @@ def test_the_books_f12_frames_build_from_the_teaching_code(tmp_path):
     src = project(tmp_path, "02_figures:f12_frames", code_dir=CODE)
     app, warnings = build(src, "html")
     assert warnings == ""
-    assert {"02_figures.py", "02_attention.py", "book_tools.py"} <= {Path(p).name for p in app.env.dependencies["index"]}
+    deps = {Path(p).name for p in app.env.dependencies["index"]}
+    assert {"02_figures.py", "02_attention.py", "book_tools.py"} <= deps
     soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
     frames = soup.select(".step-figure-frame")
     assert [f.select_one(".step-figure-caption").get_text() for f in frames[:3]] == [
@@ -242,6 +243,9 @@ def test_the_books_f12_frames_build_from_the_teaching_code(tmp_path):
     assert weights["加mask的权重"] == [f"{p:.4f}" for p in att.softmax([0, 1, float("-inf")])]
     # Frame 5: the right table is visibility(2, 5, past=3), the contrast is the row-index mistake.
     right, wrong = frames[4].select("table")
-    allowed = lambda table: [["允许" in td.get_text() for td in tr.select("td")] for tr in table.select("tbody tr")]  # noqa: E731
+
+    def allowed(table):
+        return [["允许" in td.get_text() for td in tr.select("td")] for tr in table.select("tbody tr")]
+
     assert allowed(right) == att.visibility(2, 5, past=3)
     assert allowed(wrong) == att.row_index_visibility(2, 5)

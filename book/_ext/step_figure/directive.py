@@ -34,6 +34,10 @@ STATES = {"allowed": "step-figure-allowed", "forbidden": "step-figure-forbidden"
 TARGET = re.compile(r"(?P<module>\w+(?:\.\w+)*):(?P<function>[A-Za-z_]\w*)")
 
 
+class StepFigureError(Exception):
+    """The figure's argument, module or function is wrong; the message says which."""
+
+
 class FrameDataError(ValueError):
     """The frames function returned data of the wrong shape; the message names where."""
 
@@ -82,14 +86,17 @@ def check_frames(data: Any) -> list[dict]:
             here = f"{where}.tables[{t}]"
             if not isinstance(table, dict):
                 raise FrameDataError(f"{here} must be a dict with title, header and rows")
-            header = [_text(h, f"{here}.header[{c}]") for c, h in enumerate(_list(table.get("header"), f"{here}.header"))]
+            header = _list(table.get("header"), f"{here}.header")
+            header = [_text(h, f"{here}.header[{c}]") for c, h in enumerate(header)]
             rows = []
             for r, row in enumerate(_list(table.get("rows"), f"{here}.rows")):
-                cells = [_cell(c, f"{here}.rows[{r}][{i}]") for i, c in enumerate(_list(row, f"{here}.rows[{r}]"))]
+                row = _list(row, f"{here}.rows[{r}]")
+                cells = [_cell(c, f"{here}.rows[{r}][{i}]") for i, c in enumerate(row)]
                 if len(cells) != len(header):
                     raise FrameDataError(f"{here}.rows[{r}] has {len(cells)} cells, the header {len(header)}")
                 rows.append(cells)
-            tables.append({"title": _text(table.get("title", ""), f"{here}.title"), "header": header, "rows": rows})
+            title = _text(table.get("title", ""), f"{here}.title")
+            tables.append({"title": title, "header": header, "rows": rows})
         frames.append(
             {
                 "condition": _text(frame["condition"], f"{where}.condition"),
@@ -166,12 +173,12 @@ class StepFigureDirective(SphinxDirective):
             self.options["name"] = label
             self.add_name(figure)  # {ref}`图 F12 <F12>` links to the figure
 
-        for option, css in (("heading", "step-figure-heading"), ("title", "step-figure-title"), ("question", "step-figure-question")):
+        for option in ("heading", "title", "question"):
             if self.options.get(option):
                 inline, messages = self.state.inline_text(self.options[option], self.lineno)
                 if option == "title":
                     inline = [nodes.strong("", "", *inline)]
-                figure += nodes.paragraph("", "", *inline, classes=[css])
+                figure += nodes.paragraph("", "", *inline, classes=[f"step-figure-{option}"])
                 figure += messages
 
         if self.content:
@@ -194,7 +201,9 @@ class StepFigureDirective(SphinxDirective):
         module, function = match["module"], match["function"]
         code_dir = Path(self.config.code_deps_dir or ".")
         if not self.config.code_deps_dir or not code_dir.is_dir():
-            raise StepFigureError(f"code_deps_dir must name the folder of the frames code, got {self.config.code_deps_dir!r}")
+            raise StepFigureError(
+                f"code_deps_dir must name the folder of the frames code, got {self.config.code_deps_dir!r}"
+            )
         path = code_dir / (module.replace(".", "/") + ".py")
         if not path.is_file():
             raise StepFigureError(f"no file {path} in code_deps_dir")
@@ -219,18 +228,16 @@ class StepFigureDirective(SphinxDirective):
     def _frame(self, k: int, total: int, frame: dict) -> step_figure_frame:
         node = step_figure_frame(step=k, total=total)
         # The directive, not the data, numbers the caption: the frame list decides k and total.
-        node += nodes.paragraph("", "", nodes.strong(text=f"{k} / {total} · {frame['condition']}"), classes=["step-figure-caption"])
+        caption = nodes.strong(text=f"{k} / {total} · {frame['condition']}")
+        node += nodes.paragraph("", "", caption, classes=["step-figure-caption"])
         for table in frame["tables"]:
             node += _table(table)
         if frame["rule"]:
-            node += nodes.paragraph("", "", nodes.strong(text="当前行规则："), nodes.Text(frame["rule"]), classes=["step-figure-rule"])
+            label = nodes.strong(text="当前行规则：")
+            node += nodes.paragraph("", "", label, nodes.Text(frame["rule"]), classes=["step-figure-rule"])
         if frame["explanation"]:
             node += nodes.paragraph(text=frame["explanation"], classes=["step-figure-explanation"])
         return node
-
-
-class StepFigureError(Exception):
-    """The figure's argument, module or function is wrong; the message says which."""
 
 
 def _entry(cell: dict) -> nodes.entry:
@@ -267,7 +274,8 @@ def _table(data: dict) -> nodes.table:
     body = nodes.tbody()
     for cells in data["rows"]:
         current = all(cell["highlight"] for cell in cells)
-        body += nodes.row("", *[_entry(cell) for cell in cells], classes=["step-figure-current"] if current else [])
+        classes = ["step-figure-current"] if current else []
+        body += nodes.row("", *[_entry(cell) for cell in cells], classes=classes)
     group += head
     group += body
     return table

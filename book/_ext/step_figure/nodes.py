@@ -110,7 +110,11 @@ HANDLERS = {
         "text": PASS,
     },
     step_figure_frames: {"html": (visit_frames_html, depart_div_html), "latex": PASS, "text": PASS},
-    step_figure_frame: {"html": (visit_frame_html, depart_div_html), "latex": (visit_frame_latex, depart_pass), "text": PASS},
+    step_figure_frame: {
+        "html": (visit_frame_html, depart_div_html),
+        "latex": (visit_frame_latex, depart_pass),
+        "text": PASS,
+    },
     step_figure_help: {"html": (visit_help_html, depart_help_html), "latex": SKIP, "text": SKIP},
 }
 

@@ -57,7 +57,8 @@
     var dwellBox = make("div", { class: "step-figure-dwell" });
     var dwell = make("select", { id: dwellId });
     var chosen = Number(figure.getAttribute("data-dwell")) || 2000;
-    var choices = DWELL_CHOICES.indexOf(chosen) < 0 ? DWELL_CHOICES.concat([chosen]).sort(function (a, b) { return a - b; }) : DWELL_CHOICES;
+    var choices = DWELL_CHOICES.indexOf(chosen) < 0 ? DWELL_CHOICES.concat([chosen]) : DWELL_CHOICES;
+    choices.sort(function (a, b) { return a - b; });
     choices.forEach(function (ms) {
       var option = make("option", { value: String(ms) }, seconds(ms));
       if (ms === chosen) option.selected = true;
@@ -68,7 +69,9 @@
     var enlarge = button("放大图形", "⤢", "step-figure-enlarge");
     controls.append(steps, dwellBox, enlarge);
 
-    var status = make("p", { class: "step-figure-status", role: "status", "aria-live": "polite", "aria-atomic": "true" });
+    var status = make("p", {
+      class: "step-figure-status", role: "status", "aria-live": "polite", "aria-atomic": "true",
+    });
     // A picture of progress for sighted readers; the status line says the same in words.
     var progress = make("div", { class: "step-figure-progress", "aria-hidden": "true" });
     frames.forEach(function () { progress.append(make("span")); });
@@ -83,7 +86,9 @@
     function show(k) {
       current = Math.max(0, Math.min(total - 1, k));
       frames.forEach(function (frame, i) { frame.classList.toggle("is-current", i === current); });
-      Array.prototype.forEach.call(progress.children, function (dot, i) { dot.classList.toggle("is-done", i <= current); });
+      Array.prototype.forEach.call(progress.children, function (dot, i) {
+        dot.classList.toggle("is-done", i <= current);
+      });
       status.textContent = "第" + (current + 1) + "步，共" + total + "步";
       // aria-disabled (not disabled) keeps keyboard focus on a button that reaches the end.
       prev.setAttribute("aria-disabled", String(current === 0));
@@ -158,6 +163,14 @@
         close.addEventListener("click", function () { dialog.close(); });
         bar.append(make("p", { class: "step-figure-dialog-title" }, title), close);
         dialog.append(bar);
+        // Sphinx's sphinx_highlight.js cancels every Escape keydown on the document (to hide
+        // search highlights), which stops a <dialog> from closing natively; close it here first.
+        dialog.addEventListener("keydown", function (event) {
+          if (event.key !== "Escape") return;
+          event.preventDefault();
+          event.stopPropagation();
+          dialog.close();
+        });
         dialog.addEventListener("close", function () {
           home.parentNode.insertBefore(player, home);
           home.remove();
