@@ -56,7 +56,8 @@ os.environ["JUPYTER_PATH"] = os.pathsep.join(
 # -- HTML -------------------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
 html_title = project
-html_static_path: list[str] = []
+html_static_path = [str(ROOT / "book" / "_static")]
+html_js_files = ["sidebar-labels.js"]  # names the sidebar's fold toggles for screen readers
 html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,
