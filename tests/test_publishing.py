@@ -68,15 +68,15 @@ def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path):
 
     second = make_html(project)
     assert second.returncode == 0, second.stderr
-    # Only the pages that use the file run again; the landing page does not.
-    assert {"ch02/mask", "ch02/index"} <= read_pages(second.stdout)
-    assert "index" not in read_pages(second.stdout)
     edited = load(code)
     expected = [f"{x:.4f}" for x in edited.scaled_scores(edited.DEMO_Q, edited.DEMO_K)[0]]
-    assert scores_row(project, 0) == expected
+    assert scores_row(project, 0) == expected, second.stdout
     html = (project / "_build/html/ch02/mask.html").read_text(encoding="utf-8")
     weights = edited.run_demo()["因果权重"][1]
     assert str(weights[0]) in html  # the printed run output is the new one too
+    # Only the pages that use the file run again; the landing page does not.
+    assert {"ch02/mask", "ch02/index"} <= read_pages(second.stdout), second.stdout
+    assert "index" not in read_pages(second.stdout), second.stdout
 
     third = make_html(project)
     assert third.returncode == 0 and read_pages(third.stdout) == set()
