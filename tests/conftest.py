@@ -14,6 +14,18 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 SPHINX_BUILD = [sys.executable, "-m", "sphinx"]
 
+# The sections of the mask page, in the order every edition must show them.
+MASK_SECTIONS = [
+    "为什么需要",
+    "怎样实现",
+    "可能的代价与误解",
+    "如何判断是否做对",
+    "怎样观察与验证",
+    "运行命令",
+    "完整教学代码",
+    "运行结果示例",
+]
+
 
 def need(reason: str) -> None:
     """Skip a test whose tool is missing; in CI (CI=true) that is a failure instead."""

@@ -12,20 +12,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT
+from conftest import MASK_SECTIONS, ROOT
 
 att = importlib.import_module("02_attention")
-
-MASK_SECTIONS = [
-    "为什么需要",
-    "怎样实现",
-    "可能的代价与误解",
-    "如何判断是否做对",
-    "怎样观察与验证",
-    "运行命令",
-    "完整教学代码",
-    "运行结果示例",
-]
 
 
 def page(book_html: Path, name: str) -> BeautifulSoup:

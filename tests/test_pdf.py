@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import texcheck
-from conftest import BUILD, ROOT, SPHINX_BUILD, need
+from conftest import BUILD, MASK_SECTIONS, ROOT, SPHINX_BUILD, need
 
 pytestmark = pytest.mark.pdf
 
@@ -28,16 +28,6 @@ LATEX_BUILD = (Path(_OWN + "-latex") if _OWN else BUILD / "test-latex").resolve(
 PAGES_DIR = BUILD / "pdf-pages"
 REVIEW_PAGES = 12  # title, 目录, 前言, the chapter opening, F12 and the first listings
 
-MASK_SECTIONS = [
-    "为什么需要",
-    "怎样实现",
-    "可能的代价与误解",
-    "如何判断是否做对",
-    "怎样观察与验证",
-    "运行命令",
-    "完整教学代码",
-    "运行结果示例",
-]
 POPPLER = ("pdftotext", "pdffonts", "pdftoppm")
 
 
