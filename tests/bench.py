@@ -50,7 +50,7 @@ def make_project(dest: Path, *, floor: bool) -> Path:
 
 def build(project: Path) -> tuple[float, list[str]]:
     """One `make html`-style build: seconds taken and the pages that were executed."""
-    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going"]
+    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going", "--no-color"]
     start = time.perf_counter()
     result = subprocess.run(cmd, cwd=project, capture_output=True, text=True)
     seconds = time.perf_counter() - start

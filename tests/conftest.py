@@ -36,7 +36,7 @@ def need(reason: str) -> None:
 
 def sphinx(builder: str, out: Path, *extra: str, src: Path = ROOT) -> subprocess.CompletedProcess:
     """Run sphinx-build on a project laid out like this one (conf.py at the top, sources in book/)."""
-    cmd = [*SPHINX_BUILD, "-b", builder, "-W", "--keep-going", "-c", str(src), str(src / "book"), str(out), *extra]
+    cmd = [*SPHINX_BUILD, "-b", builder, "-W", "--keep-going", "--no-color", "-c", str(src), str(src / "book"), str(out), *extra]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=src)
 
 

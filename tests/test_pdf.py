@@ -52,7 +52,7 @@ def pdf() -> Path:
     if lacking:
         need(f"{', '.join(lacking)} missing: apt-get install poppler-utils")
     shutil.rmtree(LATEX_BUILD, ignore_errors=True)
-    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", "-W", "--keep-going"]
+    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", "-W", "--keep-going", "--no-color"]
     result = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "LATEXMKOPTS": "-silent"}
     )

@@ -30,7 +30,8 @@ def copy_project(dest: Path) -> Path:
 
 
 def make_html(project: Path) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going"]
+    # --no-color: Sphinx colours its log when it sees CI=true, and the log is read below.
+    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going", "--no-color"]
     return subprocess.run(cmd, cwd=project, capture_output=True, text=True)
 
 
