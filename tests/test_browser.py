@@ -96,6 +96,19 @@ def test_buttons_step(open_mask):
     assert button(page, "上一步").get_attribute("aria-disabled") == "false"
 
 
+def test_a_button_at_its_end_does_nothing(open_mask):
+    page = open_mask()
+    page.get_by_label("停留时间").select_option("1000")
+    button(page, "播放").click()
+    page.wait_for_function(f"document.querySelector({STATUS!r}).textContent === '第2步，共5步'", timeout=5_000)
+    button(page, "暂停").click()
+    page.keyboard.press("Home")
+    assert button(page, "上一步").get_attribute("aria-disabled") == "true"
+    button(page, "播放").click()
+    button(page, "上一步").click(force=True)  # disabled on the first step: playing goes on
+    assert button(page, "暂停").is_visible()
+
+
 def test_play_advances_and_stops_by_itself_on_the_last_frame(open_mask):
     page = open_mask()
     page.get_by_label("停留时间").select_option("1000")
@@ -158,14 +171,33 @@ def test_enlarge_opens_a_dialog_and_escape_returns_focus(open_mask):
     assert status(page) == "第2步，共5步"
 
 
+@pytest.mark.parametrize("width, height", [(1280, 600), (360, 800)])
+def test_the_enlarged_view_opens_with_its_controls_in_view(open_mask, width, height):
+    page = open_mask(width=width, height=height)
+    page.locator(f"{FIGURE} .step-figure-stage").focus()
+    page.keyboard.press("End")  # the tallest frame
+    button(page, "放大图形").click()
+    dialog = page.locator("dialog.step-figure-dialog")
+    for part in ("[role=status]", ".step-figure-controls", ".step-figure-frame.is-current .step-figure-caption"):
+        box = dialog.locator(part).bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height, (part, box)
+    assert button(page, "关闭").is_visible()
+
+
 def test_narrow_screen_scrolls_the_figure_not_the_page(open_mask):
     page = open_mask(width=360, height=800)
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     for key in ("Home", "End"):
         page.keyboard.press(key)
         assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth"), key
-    # Frame 5's tables are wider than a phone: its own box scrolls sideways.
-    assert page.locator(f"{FIGURE} .step-figure-stage").evaluate("s => s.scrollWidth > s.clientWidth")
+    # Frame 5's tables are wider than a phone: its own box scrolls sideways, by keyboard too.
+    stage = page.locator(f"{FIGURE} .step-figure-stage")
+    assert stage.evaluate("s => s.scrollWidth > s.clientWidth")
+    page.keyboard.press("Shift+ArrowRight")
+    page.wait_for_function("document.querySelector('[data-step-figure=F12] .step-figure-stage').scrollLeft > 0")
+    assert status(page) == "第5步，共5步"  # Shift + arrow scrolls; it does not step
+    page.keyboard.press("ArrowLeft")
+    assert status(page) == "第4步，共5步"
 
 
 def test_reduced_motion_still_steps_without_animation(open_mask):
@@ -209,10 +241,12 @@ def test_the_figure_has_no_serious_accessibility_violations(open_mask):
     assert not _serious(found), [(v["id"], [n["target"] for n in v["nodes"]]) for v in _serious(found)]
 
 
-def test_the_page_has_no_serious_accessibility_violations(open_mask):
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_page_has_no_serious_accessibility_violations(open_mask, scheme):
     from axe_playwright_python.sync_playwright import Axe
 
-    page = open_mask()
+    page = open_mask(color_scheme=scheme)  # the theme follows the reader's system setting
+    assert page.evaluate("document.documentElement.dataset.theme") == scheme
     page.wait_for_timeout(500)
     violations = Axe().run(page).response["violations"]
     for v in violations:  # shown with -rA: what remains to look at

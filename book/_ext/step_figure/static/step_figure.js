@@ -128,8 +128,14 @@
       show(k);
     }
 
-    prev.addEventListener("click", function () { go(current - 1); });
-    next.addEventListener("click", function () { go(current + 1); });
+    // A button at its end is aria-disabled (still focusable): pressing it does nothing at all.
+    function unlessDisabled(b, action) {
+      b.addEventListener("click", function () {
+        if (b.getAttribute("aria-disabled") !== "true") action();
+      });
+    }
+    unlessDisabled(prev, function () { go(current - 1); });
+    unlessDisabled(next, function () { go(current + 1); });
     play.addEventListener("click", toggle);
     dwell.addEventListener("change", function () {
       if (timer !== null) { clearTimeout(timer); schedule(); } // the new pace applies at once
@@ -138,6 +144,12 @@
     player.addEventListener("keydown", function (event) {
       var tag = event.target.tagName;
       if (tag === "SELECT" || event.altKey || event.ctrlKey || event.metaKey) return; // its own keys
+      // Shift + ← → scroll a frame wider than the screen; the plain arrows step.
+      if (event.shiftKey && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
+        stage.scrollBy({ left: (event.key === "ArrowLeft" ? -1 : 1) * stage.clientWidth * 0.6 });
+        event.preventDefault();
+        return;
+      }
       switch (event.key) {
         case "ArrowLeft": go(current - 1); break;
         case "ArrowRight": go(current + 1); break;
@@ -181,7 +193,9 @@
       player.parentNode.insertBefore(home, player);
       dialog.append(player);
       dialog.showModal();
-      stage.focus();
+      // Focus without scrolling: the controls and the caption stay in view at the top.
+      stage.focus({ preventScroll: true });
+      dialog.scrollTop = 0;
     });
 
     show(0);
