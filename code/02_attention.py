@@ -35,15 +35,47 @@ __all__ = [
 ]
 
 
-def _is_number(x: object) -> bool:
+def _real(x: object, where: str) -> float:
+    """边界上把一个数变成 float：之后的计算只见 float，不会有整数溢出或回绕。"""
     # bool 是 int 的子类，但 True/False 不是分数，拒绝它能及早暴露传错参数。
-    return isinstance(x, Real) and not isinstance(x, bool)
+    if not isinstance(x, Real) or isinstance(x, bool):
+        raise ValueError(f"{where} 必须是实数，收到 {x!r}")
+    try:
+        return float(x)
+    except OverflowError:
+        raise ValueError(f"{where} 超出浮点数的范围，收到 {x!r}") from None
 
 
 def _as_list(values: object, name: str) -> list:
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
-        raise ValueError(f"{name} 必须是数字列表，收到的是 {type(values).__name__}")
-    return list(values)
+    # 集合没有顺序，字符串和字典不是一行数：都在这里拒绝，而不是在中途出错。
+    if isinstance(values, (str, bytes, dict, set, frozenset)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} 必须是有序的列表，收到的是 {type(values).__name__}")
+    try:
+        return list(values)
+    except TypeError as error:  # 例如 0 维 numpy 数组
+        raise ValueError(f"{name} 必须是有序的列表：{error}") from None
+
+
+def _matrix(a: object, name: str) -> list[list[float]]:
+    """校验并复制成 float 的列表的列表；之后只用这份副本，生成器也只读一次。"""
+    rows = _as_list(a, name)
+    if not rows:
+        raise ValueError(f"{name} 不能为空：至少需要一行")
+    out: list[list[float]] = []
+    for i, row in enumerate(rows):
+        if isinstance(row, Real) or isinstance(row, (str, bytes, dict, set, frozenset)) or not hasattr(row, "__iter__"):
+            raise ValueError(f"{name} 必须是二维矩阵（行的列表），第{i}行是 {row!r}")
+        cells = _as_list(row, f"{name}[{i}]")
+        if not cells:
+            raise ValueError(f"{name} 的行不能为空：第{i}行没有元素")
+        if out and len(cells) != len(out[0]):
+            raise ValueError(f"{name} 不是矩形矩阵：第0行有 {len(out[0])} 列，第{i}行有 {len(cells)} 列")
+        values = [_real(x, f"{name}[{i}][{j}]") for j, x in enumerate(cells)]
+        for j, x in enumerate(values):
+            if not math.isfinite(x):
+                raise ValueError(f"{name}[{i}][{j}] 是 {x}：矩阵元素必须有限（不可为 NaN 或 ±∞）")
+        out.append(values)
+    return out
 
 
 def _check_count(n: object, name: str, *, minimum: int) -> int:
@@ -71,20 +103,19 @@ def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
     ...
     ValueError: softmax 的全部候选都被屏蔽（全是 −∞），没有可分配的权重
     """
-    if not _is_number(temperature) or not math.isfinite(temperature) or temperature <= 0:
+    t = _real(temperature, "temperature")
+    if not math.isfinite(t) or t <= 0:
         raise ValueError(f"temperature 必须是正的有限数，收到 {temperature!r}")
-    xs = _as_list(values, "values")
+    xs = [_real(x, f"values[{j}]") for j, x in enumerate(_as_list(values, "values"))]
     if not xs:
         raise ValueError("values 不能为空：softmax 至少需要一个分数")
     for j, x in enumerate(xs):
-        if not _is_number(x):
-            raise ValueError(f"values[{j}] 必须是实数，收到 {x!r}")
         if math.isnan(x) or x == math.inf:
             raise ValueError(f"values[{j}] 是 {x}：分数不可为 NaN 或 +∞（只有 −∞ 表示屏蔽）")
     m = max(xs)
     if m == -math.inf:
         raise ValueError("softmax 的全部候选都被屏蔽（全是 −∞），没有可分配的权重")
-    exps = [math.exp((x - m) / temperature) for x in xs]  # 最大项为 exp(0) = 1
+    exps = [math.exp((x - m) / t) for x in xs]  # 最大项为 exp(0) = 1
     total = sum(exps)
     return [e / total for e in exps]
 
@@ -99,25 +130,8 @@ def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
     ...
     ValueError: K 不是矩形矩阵：第0行有 2 列，第1行有 1 列
     """
-    rows = _as_list(a, name)
-    if not rows:
-        raise ValueError(f"{name} 不能为空：至少需要一行")
-    width = None
-    for i, row in enumerate(rows):
-        if _is_number(row) or isinstance(row, (str, bytes, dict)) or not hasattr(row, "__len__"):
-            raise ValueError(f"{name} 必须是二维矩阵（行的列表），第{i}行是 {row!r}")
-        if width is None:
-            width = len(row)
-            if width == 0:
-                raise ValueError(f"{name} 的行不能为空：第0行没有元素")
-        elif len(row) != width:
-            raise ValueError(f"{name} 不是矩形矩阵：第0行有 {width} 列，第{i}行有 {len(row)} 列")
-        for j, x in enumerate(row):
-            if not _is_number(x):
-                raise ValueError(f"{name}[{i}][{j}] 必须是实数，收到 {x!r}")
-            if not math.isfinite(x):
-                raise ValueError(f"{name}[{i}][{j}] 是 {x}：矩阵元素必须有限（不可为 NaN 或 ±∞）")
-    return len(rows), width
+    m = _matrix(a, name)
+    return len(m), len(m[0])
 
 
 def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float]]:
@@ -128,12 +142,19 @@ def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float
     >>> scaled_scores([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     [[0.7071067811865475, 0.0, 0.7071067811865475]]
     """
-    _, d_q = validate_matrix(q, "Q")
-    _, d_k = validate_matrix(k, "K")
-    if d_q != d_k:
-        raise ValueError(f"Q 与 K 的列数（向量维度）必须相同，收到 Q 为 {d_q}、K 为 {d_k}")
-    scale = math.sqrt(d_k)
-    return [[sum(a * b for a, b in zip(qi, kj)) / scale for kj in k] for qi in q]
+    return _scores(_matrix(q, "Q"), _matrix(k, "K"))
+
+
+def _scores(q: list[list[float]], k: list[list[float]]) -> list[list[float]]:
+    if len(q[0]) != len(k[0]):
+        raise ValueError(f"Q 与 K 的列数（向量维度）必须相同，收到 Q 为 {len(q[0])}、K 为 {len(k[0])}")
+    scale = math.sqrt(len(k[0]))
+    scores = [[sum(a * b for a, b in zip(qi, kj)) / scale for kj in k] for qi in q]
+    for i, row in enumerate(scores):
+        for j, x in enumerate(row):
+            if not math.isfinite(x):  # 元素都有限，点积仍可能溢出
+                raise ValueError(f"Q[{i}]·K[{j}] 超出浮点数的范围（得到 {x}）：请缩小 Q 或 K 的数值")
+    return scores  # (n_query, n_key)
 
 
 def key_padding(valid_len: int, n_key: int) -> list[bool]:
@@ -242,21 +263,24 @@ def masked_attention(
     >>> w, out
     ([[0.5, 0.5]], [[20.0]])
     """
-    n_query, _ = validate_matrix(q, "Q")
-    n_key, _ = validate_matrix(k, "K")
-    n_value, d_v = validate_matrix(v, "V")
-    if n_value != n_key:
-        raise ValueError(f"V 的行数必须等于 K 的行数，收到 V 为 {n_value}、K 为 {n_key}")
+    return _attend(_matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V"), visible)
+
+
+def _attend(q, k, v, visible) -> tuple[list[list[float]], list[list[float]]]:
+    # q, k, v 已由 _matrix 校验并复制；这里只检查它们之间、以及与可见性表之间的形状。
+    n_query, n_key, d_v = len(q), len(k), len(v[0])
+    if len(v) != n_key:
+        raise ValueError(f"V 的行数必须等于 K 的行数，收到 V 为 {len(v)}、K 为 {n_key}")
     mask = additive_mask(visible)  # (n_query, n_key)
     if len(mask) != n_query or len(mask[0]) != n_key:
         raise ValueError(
             f"visible 的形状必须是 (n_query, n_key) = ({n_query}, {n_key})，"
             f"收到 ({len(mask)}, {len(mask[0])})"
         )
-    scores = scaled_scores(q, k)  # (n_query, n_key)
+    scores = _scores(q, k)  # (n_query, n_key)
     weights, outputs = [], []
     for i in range(n_query):
-        if not any(visible[i]):
+        if all(m == -math.inf for m in mask[i]):
             # 全行被屏蔽时 softmax 的分母为 0；各库各有策略，这里要求调用者明确处理。
             raise ValueError(f"第{i}个查询行没有任何可见的 Key，不能对它做普通 softmax")
         row = softmax([s + m for s, m in zip(scores[i], mask[i])])
@@ -291,10 +315,9 @@ def attention(
     ...
     ValueError: 长度对不上：使用缓存或因果规则时 n_key 必须等于 past + n_query，收到 n_key=3、past=0、n_query=1
     """
-    n_query, _ = validate_matrix(q, "Q")
-    n_key, _ = validate_matrix(k, "K")
-    visible = visibility(n_query, n_key, causal=causal, past=past, key_valid=key_valid)
-    return masked_attention(q, k, v, visible)
+    q, k, v = _matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V")
+    visible = visibility(len(q), len(k), causal=causal, past=past, key_valid=key_valid)
+    return _attend(q, k, v, visible)
 
 
 def _check(condition: bool, message: str) -> None:
@@ -332,7 +355,14 @@ def self_test() -> None:
 
 
 def run_demo() -> dict:
-    """演示结果：softmax([0,1,2])、因果权重与输出、缓存偏移、PAD。"""
+    """演示结果：softmax([0,1,2])、因果权重与输出、缓存偏移、PAD。
+
+    >>> demo = run_demo()
+    >>> [round(p, 4) for p in demo["softmax_0_1_2"]], round(demo["加权10_20_30"], 4)
+    ([0.09, 0.2447, 0.6652], 25.7521)
+    >>> demo["PAD_末位无效_权重"][2]
+    [0.5, 0.5, 0.0]
+    """
     p = softmax([0, 1, 2])
     weights, outputs = attention(DEMO_Q, DEMO_K, DEMO_V)
     cached_weights, cached_outputs = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)

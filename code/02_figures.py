@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from book_tools import fmt, load, mark
+from book_tools import fmt, load, mark, short
 
 att = load("02_attention")
 
@@ -37,11 +37,6 @@ def _cell(text: str, state: str | None = None, highlight: bool = False) -> dict:
 def _flag(flag: bool, highlight: bool = False) -> dict:
     # 符号和文字一起写（mark），颜色只靠 state 附加，含义从不只靠颜色。
     return _cell(mark(flag), "allowed" if flag else "forbidden", highlight)
-
-
-def _num(x: float) -> str:
-    # 整数分数与 0 按整数写，其余按全章统一的四位小数；−∞ 由 fmt 写成“−∞”。
-    return fmt(x, 0) if float(x).is_integer() else fmt(x)
 
 
 def _keys(js: list[int]) -> str:
@@ -103,7 +98,7 @@ def _score_frame() -> dict:
     def row(label: str, texts: list[str], highlight: bool = False) -> list[dict]:
         return [_cell(label, None, highlight)] + [_cell(t, None, highlight) for t in texts]
 
-    scores_text = "[" + ", ".join(_num(s) for s in SCORE_ROW) + "]"
+    scores_text = "[" + ", ".join(short(s) for s in SCORE_ROW) + "]"
     return {
         "condition": f"绝对位置{SCORE_QUERY}的一行分数，加mask与不加mask对照",
         "tables": [
@@ -112,9 +107,9 @@ def _score_frame() -> dict:
                 "header": ["项目 ＼ Key"] + [f"Key {j}" for j in range(len(SCORE_ROW))],
                 "rows": [
                     [_cell("可见性")] + [_flag(flag) for flag in visible],
-                    row("原始分数", [_num(s) for s in SCORE_ROW]),
-                    row("加性mask", [_num(m) for m in mask]),
-                    row("加mask后的分数", [_num(s) for s in masked]),
+                    row("原始分数", [short(s) for s in SCORE_ROW]),
+                    row("加性mask", [short(m) for m in mask]),
+                    row("加mask后的分数", [short(s) for s in masked]),
                     row("不加mask的权重", [fmt(w) for w in open_weights]),
                     row("加mask的权重", [fmt(w) for w in masked_weights], True),
                 ],

@@ -45,6 +45,15 @@ def fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}f}"
 
 
+def short(x: float) -> str:
+    """A number as an input is written: whole numbers without decimals, others as ``fmt``.
+
+    >>> short(10.0), short(-math.inf), short(0.25)
+    ('10', '−∞', '0.2500')
+    """
+    return fmt(x, 0) if math.isinf(x) or float(x).is_integer() else fmt(x)
+
+
 def mark(flag: bool) -> str:
     """A visibility cell in words as well as a symbol: colour never carries meaning alone."""
     return ALLOWED if flag else FORBIDDEN

@@ -40,8 +40,9 @@ print("一个单元")
 def make_project(dest: Path, *, floor: bool) -> Path:
     shutil.copy(ROOT / "conf.py", dest / "conf.py")
     shutil.copytree(ROOT / "code", dest / "code", ignore=shutil.ignore_patterns("__pycache__", "tests"))
-    if floor:
-        shutil.copytree(ROOT / "book" / "_ext", dest / "book" / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
+    if floor:  # the book's extensions and static files, one page of its own
+        for folder in ("_ext", "_static"):
+            shutil.copytree(ROOT / "book" / folder, dest / "book" / folder, ignore=shutil.ignore_patterns("__pycache__"))
         (dest / "book" / "index.md").write_text(FLOOR_PAGE, encoding="utf-8")
     else:
         shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("__pycache__"))

@@ -36,6 +36,8 @@ def used_code_files(text: str, code_dir: Path) -> list[Path]:
 
 
 def _note_code_dependencies(app: Sphinx, docname: str, source: list[str]) -> None:
+    if not app.config.code_deps_dir:  # not set: nothing to watch (Path("") would be the cwd)
+        return
     code_dir = Path(app.config.code_deps_dir)
     if not code_dir.is_dir():
         return
