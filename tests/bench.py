@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REPEATS = 3
+REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))  # median of this many runs per figure
 FLOOR_PAGE = """\
 ---
 file_format: mystnb
