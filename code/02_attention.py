@@ -46,9 +46,13 @@ def _real(x: object, where: str) -> float:
         raise ValueError(f"{where} 超出浮点数的范围，收到 {x!r}") from None
 
 
+# 集合没有顺序，字符串和字典不是一行数：这些可迭代对象都不当作列表。
+_NOT_A_LIST = (str, bytes, dict, set, frozenset)
+
+
 def _as_list(values: object, name: str) -> list:
-    # 集合没有顺序，字符串和字典不是一行数：都在这里拒绝，而不是在中途出错。
-    if isinstance(values, (str, bytes, dict, set, frozenset)) or not hasattr(values, "__iter__"):
+    # 在边界上拒绝，而不是在计算中途出错。
+    if isinstance(values, _NOT_A_LIST) or not hasattr(values, "__iter__"):
         raise ValueError(f"{name} 必须是有序的列表，收到的是 {type(values).__name__}")
     try:
         return list(values)
@@ -63,7 +67,7 @@ def _matrix(a: object, name: str) -> list[list[float]]:
         raise ValueError(f"{name} 不能为空：至少需要一行")
     out: list[list[float]] = []
     for i, row in enumerate(rows):
-        if isinstance(row, Real) or isinstance(row, (str, bytes, dict, set, frozenset)) or not hasattr(row, "__iter__"):
+        if isinstance(row, (Real, *_NOT_A_LIST)) or not hasattr(row, "__iter__"):
             raise ValueError(f"{name} 必须是二维矩阵（行的列表），第{i}行是 {row!r}")
         cells = _as_list(row, f"{name}[{i}]")
         if not cells:

@@ -37,7 +37,8 @@ print("一个单元")
 """
 
 
-def make_project(dest: Path, *, floor: bool) -> Path:
+def make_project(dest: Path, *, floor: bool = False) -> Path:
+    """A copy of the project in ``dest``: conf.py, code/ and the book (or the one-page floor book)."""
     shutil.copy(ROOT / "conf.py", dest / "conf.py")
     shutil.copytree(ROOT / "code", dest / "code", ignore=shutil.ignore_patterns("__pycache__", "tests"))
     if floor:  # the book's extensions and static files, one page of its own
@@ -49,11 +50,17 @@ def make_project(dest: Path, *, floor: bool) -> Path:
     return dest
 
 
+def make_html(project: Path) -> subprocess.CompletedProcess:
+    """What `make html` runs, in a copy of the project (tests/test_publishing.py uses it too)."""
+    # --no-color: Sphinx colours its log when it sees CI=true, and the log is read afterwards.
+    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going", "--no-color"]
+    return subprocess.run(cmd, cwd=project, capture_output=True, text=True)
+
+
 def build(project: Path) -> tuple[float, list[str]]:
     """One `make html`-style build: seconds taken and the pages that were executed."""
-    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going", "--no-color"]
     start = time.perf_counter()
-    result = subprocess.run(cmd, cwd=project, capture_output=True, text=True)
+    result = make_html(project)
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(f"build of {project} failed:\n{result.stderr}")
@@ -111,7 +118,7 @@ def main() -> None:
         book_dir.mkdir()
         floor_dir.mkdir()
         print(f"measuring (median of {REPEATS} runs each) …", flush=True)
-        book = measure(make_project(book_dir, floor=False))
+        book = measure(make_project(book_dir))
         floor = measure(make_project(floor_dir, floor=True))
         users = pages_using(book_dir, "02_attention.py")
     pytest_seconds = time_pytest_code()

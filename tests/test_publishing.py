@@ -9,30 +9,15 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT
+from bench import make_html
+from bench import make_project as copy_project
 
 pytestmark = pytest.mark.build
-
-
-def copy_project(dest: Path) -> Path:
-    for name in ("book", "code"):
-        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "tests"))
-    shutil.copy(ROOT / "conf.py", dest / "conf.py")
-    return dest
-
-
-def make_html(project: Path) -> subprocess.CompletedProcess:
-    # --no-color: Sphinx colours its log when it sees CI=true, and the log is read below.
-    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going", "--no-color"]
-    return subprocess.run(cmd, cwd=project, capture_output=True, text=True)
 
 
 def read_pages(stdout: str) -> set[str]:

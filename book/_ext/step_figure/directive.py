@@ -199,11 +199,11 @@ class StepFigureDirective(SphinxDirective):
         if not match:
             raise StepFigureError("the argument must be 'module:function', e.g. 02_figures:f12_frames")
         module, function = match["module"], match["function"]
-        code_dir = Path(self.config.code_deps_dir or ".")
-        if not self.config.code_deps_dir or not code_dir.is_dir():
+        if not self.config.code_deps_dir or not Path(self.config.code_deps_dir).is_dir():
             raise StepFigureError(
                 f"code_deps_dir must name the folder of the frames code, got {self.config.code_deps_dir!r}"
             )
+        code_dir = Path(self.config.code_deps_dir)
         path = code_dir / (module.replace(".", "/") + ".py")
         if not path.is_file():
             raise StepFigureError(f"no file {path} in code_deps_dir")
