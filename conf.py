@@ -25,11 +25,32 @@ extensions = [
     "zh_search",               # Chinese search that works in Sphinx 9.0
     "step_figure",             # figures whose frames are computed by code/ (the F12 player)
     "pdf_chapters",            # PDF: chapters numbered by their folder (ch02 is 第2章), pages as sections
+    "sphinxcontrib.bibtex",    # {cite} and the bibliography from book/references.bib
+    "page_refs",               # HTML: each page that cites lists its own references at its end
+    "book_index",              # index entries for the functions a page shows; pinyin-sorted PDF index
+    "sphinx_copybutton",       # copy buttons that leave out prompts and output
 ]
 exclude_patterns = ["_ext", "**/.ipynb_checkpoints", "jupyter_execute"]
 
 # Where the teaching code lives; code_deps watches it, pages import from it.
 code_deps_dir = str(ROOT / "code")
+
+# -- References -----------------------------------------------------------------------------------
+# One bibliography (book/references.md) that every {cite} links to; in the PDF it is the chapter
+# 参考文献. Citations read "(Vaswani et al., 2017)"; an unknown key is a warning, so -W fails the build.
+bibtex_bibfiles = [str(ROOT / "book" / "references.bib")]
+bibtex_default_style = "plain"
+bibtex_reference_style = "author_year"
+
+# -- Copy buttons -----------------------------------------------------------------------------------
+# A copied doctest pastes into Python: the >>> and ... prompts and the output lines stay behind;
+# a shell line copies without its "$ ". Only code blocks get a button, not the printed output of a
+# cell (MyST-NB marks those with the class "output").
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
+copybutton_remove_prompts = True
+copybutton_selector = "div:not(.output) > div.highlight pre"
 
 # -- MyST -------------------------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
@@ -131,12 +152,23 @@ _LATEX_PREAMBLE = r"""
 % the title with spaces between (as for Japanese); xeCJK drops a space between two Chinese characters,
 % so the space after 章 is a \quad.
 \def\@chappos{章\quad\ignorespaces}
+% Appendices (术语表, 参考文献; book/_ext/pdf_chapters.py puts \appendix before them): 「附录 A」 over
+% the title, 「附录 A　术语表」 in the running footer and in 目录, instead of 「第A章」.
+% (The .toc switches the label itself when it reaches the appendices: no \titlecontents in the body.)
+\newcommand{\booktocappendix}{\renewcommand{\booktoclabel}[1]{附录 ##1}}
+\g@addto@macro\appendix{%
+  \titleformat{\chapter}[display]{\py@HeaderFamily\raggedright}%
+    {\Large\py@TitleColor 附录 \thechapter}{1.5ex}%
+    {\Huge\py@TitleColor}[\vspace{1ex}{\color{black!40}\titlerule}]%
+  \def\@chappos{\quad\ignorespaces}%
+  \addtocontents{toc}{\protect\booktocappendix}}
 % Captions in the Chinese way: 「表 1　可见性表……」, a space after the number instead of a colon.
 \usepackage[labelsep=quad]{caption}
 % Table of contents: 「第2章 标题」 for chapters; unnumbered chapters (前言) by their title.
 \usepackage{titletoc}
+\newcommand{\booktoclabel}[1]{第#1章}
 \titlecontents{chapter}[0pt]{\addvspace{1.2em}\py@HeaderFamily}%
-  {第\thecontentslabel 章\quad}{}{\hfill\contentspage}
+  {\booktoclabel{\thecontentslabel}\quad}{}{\hfill\contentspage}
 \makeatother
 """
 latex_elements = {

@@ -13,7 +13,11 @@ then go wrong for this book:
   ``pdf_chapters_docname`` (default ``ch<number>/index``) the chapter counter is set so that
   the chapter gets that number.
 
-Both changes happen only in the assembled LaTeX tree; the HTML is untouched.
+- The reference pages after the chapters (the glossary: ``pdf_chapters_appendix``) are
+  appendices, 「附录 A」 and so on, not 第3章: ``\appendix`` goes before the first of them.
+  (The bibliography is LaTeX's own unnumbered chapter 参考文献 at the end: see page_refs.py.)
+
+All changes happen only in the assembled LaTeX tree; the HTML is untouched.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ class PdfChapters(SphinxPostTransform):
 
     def run(self, **kwargs: object) -> None:
         pattern = re.compile(self.config.pdf_chapters_docname)
+        appendix = re.compile(self.config.pdf_chapters_appendix)
+        in_appendix = False
         for page in list(self.document.findall(addnodes.start_of_file)):
             top = _top_section(page, _container(page))
             if top is not None and page.parent is not top:
@@ -62,9 +68,13 @@ class PdfChapters(SphinxPostTransform):
                 number = int(match.group("number"))
                 counter = nodes.raw("", rf"\setcounter{{chapter}}{{{number - 1}}}" + "\n", format="latex")
                 page.parent.insert(page.parent.index(page), counter)
+            if not in_appendix and appendix.fullmatch(page["docname"]):
+                in_appendix = True
+                page.parent.insert(page.parent.index(page), nodes.raw("", "\\appendix\n", format="latex"))
 
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("pdf_chapters_docname", r"ch(?P<number>\d+)/index", "env", types=[str])
+    app.add_config_value("pdf_chapters_appendix", r"glossary", "env", types=[str])
     app.add_post_transform(PdfChapters)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

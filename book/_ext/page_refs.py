@@ -1,0 +1,74 @@
+"""Each page that cites lists its own references at its end, in the HTML edition.
+
+Every ``{cite}`` in the book links to the one bibliography on ``references.md`` (in the PDF the
+chapter 参考文献, where LaTeX gathers all entries anyway). A reader of one HTML page should still
+see, at the foot of that page, what it cites. While a page that holds a citation role is read,
+this extension appends a block visible in HTML only: a rubric 「本页参考文献」 and a bullet-list
+bibliography filtered to the keys cited on that page. Bullet-list bibliographies are not
+citation targets, so the page's citations keep linking to the one full bibliography.
+
+In the PDF, LaTeX collects every entry into one unnumbered chapter 参考文献 at the end of the book
+(``\bibname``, set in ``conf.py``). The bibliography page itself is reduced to its entries there,
+so that its title and introduction do not make a second, empty 参考文献 chapter.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+CITES = re.compile(r"\{(?:foot)?cite(?::\w+)?\}`")
+
+BLOCK = """
+
+:::{{only}} html
+```{{rubric}} {title}
+```
+```{{bibliography}}
+:list: bullet
+:filter: docname in docnames
+```
+:::
+"""
+
+
+def _append_page_references(app: Sphinx, docname: str, source: list[str]) -> None:
+    if docname == app.config.page_refs_bibliography or not CITES.search(source[0]):
+        return
+    source[0] += BLOCK.format(title=app.config.page_refs_title)
+
+
+class KeepOnlyEntries(SphinxPostTransform):
+    """LaTeX: the bibliography page keeps only its citations, which LaTeX gathers at the end."""
+
+    default_priority = 700  # before Sphinx gathers the citations (its BibliographyTransform, 750)
+    formats = ("latex",)
+
+    def run(self, **kwargs: object) -> None:
+        for page in self.document.findall(addnodes.start_of_file):
+            docname = page["docname"]
+            if docname != self.config.page_refs_bibliography:
+                continue
+            entries = list(page.findall(nodes.citation))
+            for entry in entries:
+                entry.parent.remove(entry)
+            # Links to the page ({ref}`参考文献 <references>`) land on the page where LaTeX's
+            # 参考文献 chapter starts (its \chapter* finds the page already cleared).
+            ids = [i for section in page.findall(nodes.section) for i in section["ids"]]
+            labels = "".join(rf"\label{{\detokenize{{{docname}:{i}}}}}" for i in ids)
+            anchor = nodes.raw("", rf"\cleardoublepage\phantomsection{labels}" + "\n", format="latex")
+            page.children = []
+            page.extend([anchor, *entries])
+
+
+def setup(app: Sphinx) -> dict:
+    app.setup_extension("sphinxcontrib.bibtex")
+    app.add_config_value("page_refs_title", "本页参考文献", "env", types=[str])
+    app.add_config_value("page_refs_bibliography", "references", "env", types=[str])
+    app.connect("source-read", _append_page_references)
+    app.add_post_transform(KeepOnlyEntries)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
