@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -77,3 +78,51 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+# -- the PDF edition (tests/test_pdf.py and the pages' own PDF checks share one build) -------------
+# BOOK_TEST_BUILD (see book_html) moves this build too, next to the HTML one.
+_OWN = os.environ.get("BOOK_TEST_BUILD")
+LATEX_BUILD = (Path(_OWN + "-latex") if _OWN else BUILD / "test-latex").resolve()
+
+POPPLER = ("pdftotext", "pdffonts", "pdftoppm")
+
+
+def flat(text: str) -> str:
+    """Text without any whitespace: PDF extraction spaces Chinese and digits unpredictably."""
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.fixture(scope="session")
+def pdf() -> Path:
+    """The PDF edition built once per session, from clean, with `sphinx -M latexpdf` as `make pdf` does."""
+    import texcheck
+
+    missing = texcheck.missing_tools()
+    if missing:
+        need(texcheck.tools_message(missing))
+    lacking = [tool for tool in POPPLER if not shutil.which(tool)]
+    if lacking:
+        need(f"{', '.join(lacking)} missing: apt-get install poppler-utils")
+    shutil.rmtree(LATEX_BUILD, ignore_errors=True)
+    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", "-W", "--keep-going", "--no-color"]
+    result = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "LATEXMKOPTS": "-silent"}
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    assert "WARNING" not in result.stderr, result.stderr
+    pdfs = sorted((LATEX_BUILD / "latex").glob("*.pdf"))
+    assert len(pdfs) == 1, pdfs
+    return pdfs[0]
+
+
+@pytest.fixture(scope="session")
+def pages(pdf: Path) -> list[str]:
+    """The text of every page (pdftotext separates pages with a form feed)."""
+    cmd = ["pdftotext", "-enc", "UTF-8", str(pdf), "-"]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\f")[:-1]
+
+
+@pytest.fixture(scope="session")
+def text(pages: list[str]) -> str:
+    return flat("".join(pages))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -18,61 +17,18 @@ from pathlib import Path
 import pytest
 
 import texcheck
-from conftest import BUILD, MASK_SECTIONS, ROOT, SPHINX_BUILD, need
+from conftest import BUILD, MASK_SECTIONS, ROOT, flat
 
 pytestmark = pytest.mark.pdf
 
-# BOOK_TEST_BUILD (see conftest.py) moves this build too, next to the HTML one.
-_OWN = os.environ.get("BOOK_TEST_BUILD")
-LATEX_BUILD = (Path(_OWN + "-latex") if _OWN else BUILD / "test-latex").resolve()
 PAGES_DIR = BUILD / "pdf-pages"
 REVIEW_PAGES = 12  # title, 目录, 前言, the chapter opening, F12 and the first listings
-
-POPPLER = ("pdftotext", "pdffonts", "pdftoppm")
-
-
-def flat(text: str) -> str:
-    """Text without any whitespace: PDF extraction spaces Chinese and digits unpredictably."""
-    return re.sub(r"\s+", "", text)
 
 
 def headings(page: str, level: int) -> list[str]:
     marks = "#" * level
     text = (ROOT / "book" / page).read_text(encoding="utf-8")
     return re.findall(rf"^{marks} (.+)$", text, flags=re.M)
-
-
-@pytest.fixture(scope="module")
-def pdf() -> Path:
-    """The book built once, from clean, with `sphinx -M latexpdf` as `make pdf` does."""
-    missing = texcheck.missing_tools()
-    if missing:
-        need(texcheck.tools_message(missing))
-    lacking = [tool for tool in POPPLER if not shutil.which(tool)]
-    if lacking:
-        need(f"{', '.join(lacking)} missing: apt-get install poppler-utils")
-    shutil.rmtree(LATEX_BUILD, ignore_errors=True)
-    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", "-W", "--keep-going", "--no-color"]
-    result = subprocess.run(
-        cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "LATEXMKOPTS": "-silent"}
-    )
-    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
-    assert "WARNING" not in result.stderr, result.stderr
-    pdfs = sorted((LATEX_BUILD / "latex").glob("*.pdf"))
-    assert len(pdfs) == 1, pdfs
-    return pdfs[0]
-
-
-@pytest.fixture(scope="module")
-def pages(pdf: Path) -> list[str]:
-    """The text of every page (pdftotext separates pages with a form feed)."""
-    cmd = ["pdftotext", "-enc", "UTF-8", str(pdf), "-"]
-    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\f")[:-1]
-
-
-@pytest.fixture(scope="module")
-def text(pages: list[str]) -> str:
-    return flat("".join(pages))
 
 
 def test_title_page_has_title_author_and_date(pages):
