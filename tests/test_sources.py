@@ -32,12 +32,20 @@ def _flatten(value):
         yield value
 
 
+CODE = BOOK.parent / "code"
+
+
+def demo_results() -> list:
+    """The demo of every teaching file that has one (code/02_*.py with run_demo)."""
+    modules = (importlib.import_module(p.stem) for p in sorted(CODE.glob("[0-9][0-9]_*.py")))
+    return [m.run_demo() for m in modules if hasattr(m, "run_demo")]
+
+
 def computed_spellings() -> set[str]:
     """The ways a pasted result of the teaching code would be written (integers left out)."""
-    demo = importlib.import_module("02_attention").run_demo()
     spellings = set()
-    for x in _flatten(demo):
-        if x != int(x):
+    for x in _flatten(demo_results()):
+        if x == x and abs(x) != float("inf") and x != int(x):
             spellings |= {f"{x:.{d}f}" for d in range(1, 5)}
     return spellings
 
