@@ -341,8 +341,8 @@ def _f13_explanations(s: dict, v: list[list[float]]) -> list[str]:
     worst = [j for j in range(n) if scores[j] == min(scores)]
     spread_raw = max(scores) - min(scores)
     spread = max(s["scaled"]) - min(s["scaled"])
-    heavy = max(range(n), key=lambda j: weights[j])
-    light = min(range(n), key=lambda j: weights[j])
+    most = [j for j in range(n) if weights[j] == max(weights)]
+    least = [j for j in range(n) if weights[j] == min(weights)]
     lo = [min(row[c] for row in v) for c in range(len(v[0]))]
     hi = [max(row[c] for row in v) for c in range(len(v[0]))]
     inside = all(a - 1e-12 <= x <= b + 1e-12 for a, x, b in zip(lo, s["output"], hi))
@@ -362,8 +362,12 @@ def _f13_explanations(s: dict, v: list[list[float]]) -> list[str]:
         "取指数后每一项都是正数，最大项 exp(0) = 1："
         + "，".join(f"exp({fmt(x)}) = {fmt(e)}" for x, e in zip(s["shifted"], s["exps"]))
         + f"；它们的和是 {fmt(s['total'])}。",
-        f"每一项除以和 {fmt(s['total'])}，得到和为 1 的权重。{'Key ' + str(heavy)} 分到最多（{fmt(weights[heavy])}），"
-        f"Key {light} 最少（{fmt(weights[light])}）。",
+        f"每一项除以和 {fmt(s['total'])}，得到和为 1 的权重。"
+        + (
+            f"{_keys_word(most)} 分到最多（{fmt(max(weights))}），{_keys_word(least)} 最少（{fmt(min(weights))}）。"
+            if most != least
+            else f"各项的权重都是 {fmt(max(weights))}。"
+        ),
         "每个 Key 的 V 行乘以它的权重："
         + "；".join(f"Key {j}：{fmt(w)} × {_vec(vj)} = {_vec4(c)}" for j, (w, vj, c) in enumerate(zip(weights, v, s["contributions"])))
         + "。",
