@@ -34,6 +34,7 @@ __all__ = [
     "exp_limit",
     "measure_scaling",
     "temperature_sweep",
+    "sweep_sentence",
     "f13_frames",
     "self_test",
     "run_demo",
@@ -242,7 +243,7 @@ def exp_limit(largest: float = sys.float_info.max) -> float:
 
 
 def _jacobian_peak(p: list[float]) -> float:
-    # softmax 的雅可比矩阵是 diag(p) − p pᵀ，绝对值最大的元素是 max p_j(1 − p_j) ≤ 1/4。
+    # softmax 的雅可比矩阵是 diag(p) − p p^T，绝对值最大的元素是 max p_j(1 − p_j) ≤ 1/4。
     return max(pj * (1 - pj) for pj in p)
 
 
@@ -306,6 +307,32 @@ def temperature_sweep(scores: list[float], values: list[list[float]], temperatur
         w = att.softmax(scores, temperature=t)
         rows.append({"temperature": float(t), "weights": w, "output": mix(w, v)})
     return rows
+
+
+def sweep_sentence(rows: list[dict], values: list[list[float]]) -> str:
+    """用 ``temperature_sweep`` 的结果写一句话：温度从小到大，最大权重和输出怎样变。
+
+    >>> rows = temperature_sweep([0.5, 2.5, 2.0], [[6, 0], [0, 6], [6, 6]], [0.5, 4.0])
+    >>> sweep_sentence(rows, [[6, 0], [0, 6], [6, 6]])  # doctest: +NORMALIZE_WHITESPACE
+    'T 从 0.5 增到 4，最大权重从 0.7214 降到 0.4018；输出与分数最高的 Key 1 的 V 行 (0, 6)
+     相距从 1.6735 变成 3.8758，与 V 各行的平均 (4, 4) 相距从 3.0184 变成 0.6767。'
+    """
+    v = _matrix(values, "values")
+    if not rows:
+        raise ValueError("rows 不能为空")
+    rows = sorted(rows, key=lambda r: r["temperature"])
+    first, last = rows[0], rows[-1]
+    # 温度越低，权重越集中到分数最高的 Key：它就是最低温度下权重最大的那个。
+    top = max(range(len(v)), key=lambda j: first["weights"][j])
+    mean = [statistics.fmean(col) for col in zip(*v)]
+    to_top = [math.dist(r["output"], v[top]) for r in (first, last)]
+    to_mean = [math.dist(r["output"], mean) for r in (first, last)]
+    return (
+        f"T 从 {first['temperature']:g} 增到 {last['temperature']:g}，"
+        f"最大权重从 {fmt(max(first['weights']))} 降到 {fmt(max(last['weights']))}；"
+        f"输出与分数最高的 Key {top} 的 V 行 {_vec(v[top])} 相距从 {fmt(to_top[0])} 变成 {fmt(to_top[1])}，"
+        f"与 V 各行的平均 {_vec(mean)} 相距从 {fmt(to_mean[0])} 变成 {fmt(to_mean[1])}。"
+    )
 
 
 # -- 动态图解 F13 -----------------------------------------------------------------------------------
