@@ -76,7 +76,7 @@ def _vec(xs: list[float]) -> str:
 
 
 def _vec4(xs: list[float]) -> str:
-    return "(" + ", ".join(fmt(x) for x in xs) + ")"
+    return "(" + ", ".join(fmt(x).replace("-", "−") for x in xs) + ")"
 
 
 def score_terms(query: list[float], keys: list[list[float]]) -> list[list[float]]:
@@ -336,6 +336,19 @@ def sweep_sentence(rows: list[dict], values: list[list[float]]) -> str:
 
 
 # -- 动态图解 F13 -----------------------------------------------------------------------------------
+def _num(x: float) -> str:
+    # 负号用数学的减号 −（U+2212）：排版时不会被当成连字符断行或删掉。
+    return fmt(x).replace("-", "−")
+
+
+def _short(x: float) -> str:
+    return short(x).replace("-", "−")
+
+
+def _vec_(xs: list[float]) -> str:
+    return "(" + ", ".join(_short(x) for x in xs) + ")"
+
+
 STEP_NAMES = ["点积分数", "除以 √d", "减去最大值", "取指数", "除以总和", "乘以 V 行", "相加得到输出"]
 
 
@@ -349,13 +362,13 @@ def _keys_word(js: list[int]) -> str:
 
 def _f13_rows(s: dict, n_key: int) -> list[tuple[str, list[str], str]]:
     """七步的表格行：(步骤名, 每个 Key 的格子, 整行的格子)。"""
-    terms = [" + ".join(f"{short(a)}×{short(b)}" for a, b in pair) for pair in s["pairs"]]
+    terms = [" + ".join(f"{_short(a)}×{_short(b)}" for a, b in pair) for pair in s["pairs"]]
     return [
-        ("分数 q·k", [f"{t} = {short(x)}" for t, x in zip(terms, s["scores"])], f"q = {_vec(s['query'])}"),
-        ("÷ √d", [fmt(x) for x in s["scaled"]], f"d = {s['d']}，√d = {short(s['scale'])}"),
-        ("− max", [fmt(x) for x in s["shifted"]], f"max = {fmt(s['max'])}"),
-        ("exp", [fmt(x) for x in s["exps"]], f"和 = {fmt(s['total'])}"),
-        ("÷ 和 = 权重", [fmt(x) for x in s["weights"]], f"权重之和 = {fmt(sum(s['weights']))}"),
+        ("分数 q·k", [f"{t} = {_short(x)}" for t, x in zip(terms, s["scores"])], f"q = {_vec_(s['query'])}"),
+        ("÷ √d", [_num(x) for x in s["scaled"]], f"d = {s['d']}，√d = {_short(s['scale'])}"),
+        ("− max", [_num(x) for x in s["shifted"]], f"max = {_num(s['max'])}"),
+        ("exp", [_num(x) for x in s["exps"]], f"和 = {_num(s['total'])}"),
+        ("÷ 和 = 权重", [_num(x) for x in s["weights"]], f"权重之和 = {_num(sum(s['weights']))}"),
         ("权重 × V 行", [_vec4(c) for c in s["contributions"]], "逐分量相加"),
         ("输出", [""] * n_key, _vec4(s["output"])),
     ]
@@ -374,34 +387,34 @@ def _f13_explanations(s: dict, v: list[list[float]]) -> list[str]:
     hi = [max(row[c] for row in v) for c in range(len(v[0]))]
     inside = all(a - 1e-12 <= x <= b + 1e-12 for a, x, b in zip(lo, s["output"], hi))
     first = (
-        f"查询 q = {_vec(s['query'])} 与每个 Key 逐分量相乘再相加。"
-        f"{_keys_word(best)} 的分数 {short(max(scores))} 最大，与 q 最相似；"
-        f"{_keys_word(worst)} 的分数 {short(min(scores))} 最小。"
+        f"查询 q = {_vec_(s['query'])} 与每个 Key 逐分量相乘再相加。"
+        f"{_keys_word(best)} 的分数 {_short(max(scores))} 最大，与 q 最相似；"
+        f"{_keys_word(worst)} 的分数 {_short(min(scores))} 最小。"
     )
     if best == worst:
-        first = f"查询 q = {_vec(s['query'])} 与每个 Key 逐分量相乘再相加，各分数都是 {short(max(scores))}。"
+        first = f"查询 q = {_vec_(s['query'])} 与每个 Key 逐分量相乘再相加，各分数都是 {_short(max(scores))}。"
     return [
         first,
-        f"d = {s['d']}，每个分数除以 √d = {short(s['scale'])}。除以同一个正数不改变大小顺序，"
-        f"只把最大与最小的差距从 {short(spread_raw)} 缩成 {fmt(spread)}。",
-        f"这一行最大的缩放分数是 {fmt(s['max'])}（{_keys_word(best)}），每项都减去它："
+        f"d = {s['d']}，每个分数除以 √d = {_short(s['scale'])}。除以同一个正数不改变大小顺序，"
+        f"只把最大与最小的差距从 {_short(spread_raw)} 缩成 {_num(spread)}。",
+        f"这一行最大的缩放分数是 {_num(s['max'])}（{_keys_word(best)}），每项都减去它："
         "最大项变成 0，其余不大于 0，下一步的 exp 不会超过 1，也就不会溢出；softmax 的结果不受影响。",
         "取指数后每一项都是正数，最大项 exp(0) = 1："
-        + "，".join(f"exp({fmt(x)}) = {fmt(e)}" for x, e in zip(s["shifted"], s["exps"]))
-        + f"；它们的和是 {fmt(s['total'])}。",
-        f"每一项除以和 {fmt(s['total'])}，得到和为 1 的权重。"
+        + "，".join(f"exp({_num(x)}) = {_num(e)}" for x, e in zip(s["shifted"], s["exps"]))
+        + f"；它们的和是 {_num(s['total'])}。",
+        f"每一项除以和 {_num(s['total'])}，得到和为 1 的权重。"
         + (
-            f"{_keys_word(most)} 分到最多（{fmt(max(weights))}），{_keys_word(least)} 最少（{fmt(min(weights))}）。"
+            f"{_keys_word(most)} 分到最多（{_num(max(weights))}），{_keys_word(least)} 最少（{_num(min(weights))}）。"
             if most != least
-            else f"各项的权重都是 {fmt(max(weights))}。"
+            else f"各项的权重都是 {_num(max(weights))}。"
         ),
         "每个 Key 的 V 行乘以它的权重："
-        + "；".join(f"Key {j}：{fmt(w)} × {_vec(vj)} = {_vec4(c)}" for j, (w, vj, c) in enumerate(zip(weights, v, s["contributions"])))
+        + "；".join(f"Key {j}：{_num(w)} × {_vec_(vj)} = {_vec4(c)}" for j, (w, vj, c) in enumerate(zip(weights, v, s["contributions"])))
         + "。",
         f"把 {n} 份贡献逐分量相加，输出是 {_vec4(s['output'])}。权重都不小于 0 且和为 1，"
         "所以输出是 V 各行的加权平均，落在它们围成的凸包里："
         + "，".join(
-            f"第 {c} 个分量 {fmt(x)} 介于 {short(a)} 与 {short(b)} 之间" for c, (x, a, b) in enumerate(zip(s["output"], lo, hi))
+            f"第 {c} 个分量 {_num(x)} 介于 {_short(a)} 与 {_short(b)} 之间" for c, (x, a, b) in enumerate(zip(s["output"], lo, hi))
         )
         + ("。" if inside else "——不对，输出跑到了 V 的范围之外，这说明权重算错了。"),
     ]
@@ -452,7 +465,7 @@ def f13_frames(query: list[float] | None = None, keys: list[list[float]] | None 
         frames.append(
             {
                 "condition": f"第{step + 1}步：{STEP_NAMES[step]}",
-                "tables": [{"title": f"查询 q = {_vec(s['query'])}，{n_key} 个 Key，d = {s['d']}", "header": header, "rows": table_rows}],
+                "tables": [{"title": f"查询 q = {_vec_(s['query'])}，{n_key} 个 Key，d = {s['d']}", "header": header, "rows": table_rows}],
                 "rule": rules[step],
                 "explanation": texts[step],
             }
