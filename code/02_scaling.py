@@ -360,18 +360,27 @@ def _keys_word(js: list[int]) -> str:
     return "、".join(f"Key {j}" for j in js)
 
 
-def _f13_rows(s: dict, n_key: int) -> list[tuple[str, list[str], str]]:
-    """七步的表格行：(步骤名, 每个 Key 的格子, 整行的格子)。"""
-    terms = [" + ".join(f"{_short(a)}×{_short(b)}" for a, b in pair) for pair in s["pairs"]]
+def _f13_rows(s: dict) -> list[tuple[str, list[str], str]]:
+    """前五步的分数表行：(步骤名, 每个 Key 的格子, 整行的格子)。"""
     return [
-        ("分数 q·k", [f"{t} = {_short(x)}" for t, x in zip(terms, s["scores"])], f"q = {_vec_(s['query'])}"),
+        ("分数 q·k", [_short(x) for x in s["scores"]], f"q = {_vec_(s['query'])}"),
         ("÷ √d", [_num(x) for x in s["scaled"]], f"d = {s['d']}，√d = {_short(s['scale'])}"),
         ("− max", [_num(x) for x in s["shifted"]], f"max = {_num(s['max'])}"),
         ("exp", [_num(x) for x in s["exps"]], f"和 = {_num(s['total'])}"),
         ("÷ 和 = 权重", [_num(x) for x in s["weights"]], f"权重之和 = {_num(sum(s['weights']))}"),
-        ("权重 × V 行", [_vec4(c) for c in s["contributions"]], "逐分量相加"),
-        ("输出", [""] * n_key, _vec4(s["output"])),
     ]
+
+
+def _f13_mix_table(s: dict, v: list[list[float]], step: int) -> dict:
+    """第6、7步的混合表：每个 Key 一行（权重、V 行、权重 × V 行），第7步再加一行输出。"""
+    rows = [
+        [_cell(f"Key {j}"), _cell(_num(w)), _cell(_vec_(vj)), _cell(_vec4(c), step == 5)]
+        for j, (w, vj, c) in enumerate(zip(s["weights"], v, s["contributions"]))
+    ]
+    if step == 6:
+        total = _num(sum(s["weights"]))
+        rows.append([_cell("输出 = Σ", True), _cell(total, True), _cell("", True), _cell(_vec4(s["output"]), True)])
+    return {"title": "按权重混合 V 的行", "header": ["Key", "权重", "V 行", "权重 × V 行"], "rows": rows}
 
 
 def _f13_explanations(s: dict, v: list[list[float]]) -> list[str]:
@@ -386,13 +395,17 @@ def _f13_explanations(s: dict, v: list[list[float]]) -> list[str]:
     lo = [min(row[c] for row in v) for c in range(len(v[0]))]
     hi = [max(row[c] for row in v) for c in range(len(v[0]))]
     inside = all(a - 1e-12 <= x <= b + 1e-12 for a, x, b in zip(lo, s["output"], hi))
+    sums = "；".join(
+        f"q·k_{j} = " + " + ".join(f"{_short(a)}×{_short(b)}" for a, b in pair) + f" = {_short(x)}"
+        for j, (pair, x) in enumerate(zip(s["pairs"], scores))
+    )
     first = (
-        f"查询 q = {_vec_(s['query'])} 与每个 Key 逐分量相乘再相加。"
+        f"查询 q = {_vec_(s['query'])} 与每个 Key 逐分量相乘再相加：{sums}。"
         f"{_keys_word(best)} 的分数 {_short(max(scores))} 最大，与 q 最相似；"
         f"{_keys_word(worst)} 的分数 {_short(min(scores))} 最小。"
     )
     if best == worst:
-        first = f"查询 q = {_vec_(s['query'])} 与每个 Key 逐分量相乘再相加，各分数都是 {_short(max(scores))}。"
+        first = f"查询 q = {_vec_(s['query'])} 与每个 Key 逐分量相乘再相加：{sums}。各分数都相等。"
     return [
         first,
         f"d = {s['d']}，每个分数除以 √d = {_short(s['scale'])}。除以同一个正数不改变大小顺序，"
@@ -429,13 +442,14 @@ def f13_frames(query: list[float] | None = None, keys: list[list[float]] | None 
     >>> [f["condition"] for f in frames]  # doctest: +NORMALIZE_WHITESPACE
     ['第1步：点积分数', '第2步：除以 √d', '第3步：减去最大值', '第4步：取指数',
      '第5步：除以总和', '第6步：乘以 V 行', '第7步：相加得到输出']
-    >>> [c["text"] for c in frames[0]["tables"][0]["rows"][0]]  # doctest: +NORMALIZE_WHITESPACE
-    ['分数 q·k', '1×1 + 2×0 + 0×1 + 1×0 = 1', '1×2 + 2×1 + 0×0 + 1×1 = 5',
-     '1×0 + 2×1 + 0×1 + 1×2 = 4', 'q = (1, 2, 0, 1)']
+    >>> [c["text"] for c in frames[0]["tables"][0]["rows"][0]]
+    ['分数 q·k', '1', '5', '4', 'q = (1, 2, 0, 1)']
+    >>> frames[0]["explanation"].split("：")[1]
+    'q·k_0 = 1×1 + 2×0 + 0×1 + 1×0 = 1；q·k_1 = 1×2 + 2×1 + 0×0 + 1×1 = 5；q·k_2 = 1×0 + 2×1 + 0×1 + 1×2 = 4。Key 1 的分数 5 最大，与 q 最相似；Key 0 的分数 1 最小。'
     >>> [[c["highlight"] for c in row] for row in frames[1]["tables"][0]["rows"]]
     [[False, False, False, False, False], [True, True, True, True, True]]
-    >>> frames[-1]["tables"][0]["rows"][-1][-1]["text"]
-    '(2.5554, 5.5338)'
+    >>> [c["text"] for c in frames[-1]["tables"][1]["rows"][-1]]
+    ['输出 = Σ', '1.0000', '', '(2.5554, 5.5338)']
     """
     q = EXAMPLE_Q[QUERY] if query is None else query
     k = EXAMPLE_K if keys is None else keys
@@ -444,7 +458,7 @@ def f13_frames(query: list[float] | None = None, keys: list[list[float]] | None 
     s["query"] = _vector(q, "query")
     s["pairs"] = [list(zip(s["query"], kj)) for kj in _matrix(k, "keys")]
     n_key = len(s["scores"])
-    rows = _f13_rows(s, n_key)
+    rows = _f13_rows(s)
     texts = _f13_explanations(s, v)
     rules = [
         "s_j = q·k_j = Σ q_c k_jc",
@@ -456,16 +470,21 @@ def f13_frames(query: list[float] | None = None, keys: list[list[float]] | None 
         "o = Σ c_j",
     ]
     header = ["步骤 ＼ Key"] + [f"Key {j}" for j in range(n_key)] + ["整行"]
+    title = f"查询 q = {_vec_(s['query'])}，{n_key} 个 Key，d = {s['d']}"
     frames = []
-    for step in range(len(rows)):
+    for step in range(len(STEP_NAMES)):
+        # 前五步每帧在分数表里多一行，新的一行高亮；后两步分数表停在权重，混合表接着算。
         table_rows = [
             [_cell(name, r == step)] + [_cell(t, r == step) for t in cells] + [_cell(whole, r == step)]
             for r, (name, cells, whole) in enumerate(rows[: step + 1])
         ]
+        tables = [{"title": title, "header": header, "rows": table_rows}]
+        if step >= len(rows):
+            tables.append(_f13_mix_table(s, v, step))
         frames.append(
             {
                 "condition": f"第{step + 1}步：{STEP_NAMES[step]}",
-                "tables": [{"title": f"查询 q = {_vec_(s['query'])}，{n_key} 个 Key，d = {s['d']}", "header": header, "rows": table_rows}],
+                "tables": tables,
                 "rule": rules[step],
                 "explanation": texts[step],
             }

@@ -162,14 +162,21 @@ def test_f13_has_one_frame_per_step_with_its_caption_and_sentence(article):
     assert sentences == [f["explanation"] for f in frames]
 
 
-def test_f13_marks_exactly_the_new_row_of_each_frame(article):
+def test_f13_marks_the_cells_each_step_computes(article):
+    # The HTML carries the frames function's marks: in frames 1-5 the new row of the score table,
+    # in frame 6 the products weight × V row, in frame 7 the output row.
     figure = article.select_one(FIGURE)
-    for k, frame in enumerate(figure.select(".step-figure-frame"), 1):
-        body = frame.find("tbody")
-        rows = body.find_all("tr")
-        assert len(rows) == k
-        marked = [bool(r.select("[class*=highlight], [class*=current]")) for r in rows]
-        assert marked == [False] * (k - 1) + [True], (k, marked)
+    for frame, data in zip(figure.select(".step-figure-frame"), sc.f13_frames()):
+        tables = frame.find_all("table")
+        assert len(tables) == len(data["tables"])
+        for table, expected in zip(tables, data["tables"]):
+            shown = [
+                [(td.get_text(strip=True), "step-figure-current" in td.get("class", [])) for td in tr.find_all(["td", "th"])]
+                for tr in table.find("tbody").find_all("tr")
+            ]
+            assert shown == [[(c["text"], c["highlight"]) for c in row] for row in expected["rows"]]
+        marked = frame.select(".step-figure-current")
+        assert marked, "every frame marks the cells of its step"
 
 
 # -- the browser ----------------------------------------------------------------------------------------

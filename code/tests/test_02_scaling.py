@@ -281,39 +281,51 @@ def test_mix_is_numpys_weighted_sum(raw, data):
 
 
 # -- F13: every sentence from its frame's numbers, on other inputs too -----------------------------------
-def cells(frame, row):
-    return [c["text"] for c in frame["tables"][0]["rows"][row]]
+def cells(frame, row, table=0):
+    return [c["text"] for c in frame["tables"][table]["rows"][row]]
+
+
+def marks(frame, table):
+    return [[c["highlight"] for c in row] for row in frame["tables"][table]["rows"]]
 
 
 def check_frames(frames, q, k, v):
     s = sc.row_steps(q, k, v)
+    n_key = len(k)
     assert len(frames) == 7
-    for n, frame in enumerate(frames):
-        rows = frame["tables"][0]["rows"]
-        assert len(rows) == n + 1  # one more step per frame
-        assert [all(c["highlight"] for c in row) for row in rows] == [False] * n + [True]
-        assert not any(c["highlight"] for row in rows[:-1] for c in row)
+    for n, frame in enumerate(frames[:5]):  # one more row of the score table per step, the new one marked
+        assert len(frame["tables"]) == 1
+        width = n_key + 2
+        assert marks(frame, 0) == [[False] * width] * n + [[True] * width]
+    for n, frame in enumerate(frames[5:], start=5):  # the score table stops at the weights; the mix table goes on
+        assert len(frame["tables"]) == 2
+        assert not any(any(row) for row in marks(frame, 0)) and len(marks(frame, 0)) == 5
+    assert marks(frames[5], 1) == [[False, False, False, True]] * n_key
+    assert marks(frames[6], 1) == [[False] * 4] * n_key + [[True] * 4]
     # The numbers a sentence states are the ones its row shows.
+    for j, (kj, x) in enumerate(zip(k, s["scores"])):
+        assert f"q·k_{j} = " in frames[0]["explanation"]
+        assert cells(frames[0], 0)[1 + j] == sc._short(x)
     top = [j for j, x in enumerate(s["scores"]) if x == max(s["scores"])]
     if min(s["scores"]) < max(s["scores"]):
-        shown = cells(frames[0], 0)[1 + top[0]].split(" = ")[-1]  # the score as its cell shows it
         best = "、".join(f"Key {j}" for j in top)
-        assert f"{best} 的分数 {shown} 最大" in frames[0]["explanation"]
+        assert f"{best} 的分数 {cells(frames[0], 0)[1 + top[0]]} 最大" in frames[0]["explanation"]
     else:
-        assert "各分数都是" in frames[0]["explanation"]
-    for j, text in enumerate(cells(frames[3], 3)[1:-1]):
+        assert "各分数都相等" in frames[0]["explanation"]
+    for text in cells(frames[3], 3)[1:-1]:
         assert f"= {text}" in frames[3]["explanation"]
     assert cells(frames[3], 3)[-1].split("= ")[1] in frames[3]["explanation"]
     w = s["weights"]
-    heavy = [j for j in range(len(k)) if w[j] == max(w)]
+    heavy = [j for j in range(n_key) if w[j] == max(w)]
     if min(w) < max(w):
         who = "、".join(f"Key {j}" for j in heavy)
         assert f"{who} 分到最多（{cells(frames[4], 4)[1 + heavy[0]]}）" in frames[4]["explanation"]
     else:
         assert f"权重都是 {cells(frames[4], 4)[1]}" in frames[4]["explanation"]
-    for text in cells(frames[5], 5)[1:-1]:
-        assert text in frames[5]["explanation"]
-    out = cells(frames[6], 6)[-1]
+    for j in range(n_key):
+        weight, row, contribution = cells(frames[5], j, table=1)[1:]
+        assert f"Key {j}：{weight} × {row} = {contribution}" in frames[5]["explanation"]
+    out = cells(frames[6], n_key, table=1)[-1]
     assert f"输出是 {out}" in frames[6]["explanation"]
     assert "不对" not in frames[6]["explanation"]
     assert frames[6]["explanation"].count("介于") == len(v[0])
