@@ -248,6 +248,8 @@ def test_measured_variance_grows_like_d_and_scaling_brings_it_back_to_one():
     raw = [r["max_weight_raw"] for r in rows]
     assert raw == sorted(raw) and raw[-1] > 0.85  # saturation: one weight near 1
     assert rows[-1]["grad_raw"] < rows[-1]["grad_scaled"] / 2  # ... and small gradients
+    scaled = [r["max_weight_scaled"] for r in rows]
+    assert max(scaled) - min(scaled) < 0.1  # scaled, the peak weight does not grow with d
     assert all(r["grad_raw"] <= 0.25 and r["grad_scaled"] <= 0.25 for r in rows)  # p(1 − p) ≤ 1/4
     assert sc.measure_scaling(8) == rows[1]  # the seed is fixed: every build shows the same numbers
 
@@ -270,6 +272,28 @@ def test_temperature_moves_the_output_from_the_top_value_row_to_the_mean():
     assert peaks == sorted(peaks, reverse=True)
     assert np.allclose(rows[0]["output"], top, atol=1e-6)
     assert np.allclose(rows[-1]["output"], mean, atol=1e-3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_the_temperature_sentence_states_the_sweeps_own_numbers(data):
+    n = data.draw(st.integers(2, 4))
+    scores = data.draw(st.lists(finite, min_size=n, max_size=n))
+    v = data.draw(matrix(n, 2, small_int))
+    ts = data.draw(st.lists(st.floats(0.1, 20), min_size=2, max_size=5, unique=True))
+    rows = sc.temperature_sweep(scores, v, ts)
+    sentence = sc.sweep_sentence(rows, v)
+    cold, hot = min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])
+    top = int(np.argmax(cold["weights"]))
+    mean = np.mean(v, axis=0)
+    assert f"T 从 {min(ts):g} 增到 {max(ts):g}" in sentence
+    assert f"最大权重从 {max(cold['weights']):.4f} 降到 {max(hot['weights']):.4f}" in sentence
+    assert max(hot["weights"]) <= max(cold["weights"]) + 1e-12  # "降到" is true: the peak never grows with T
+    assert f"Key {top} 的 V 行" in sentence
+    far = [math.dist(r["output"], v[top]) for r in (cold, hot)]
+    assert f"相距从 {far[0]:.4f} 变成 {far[1]:.4f}" in sentence
+    near = [float(np.linalg.norm(np.asarray(r["output"]) - mean)) for r in (cold, hot)]
+    assert f"相距从 {near[0]:.4f} 变成 {near[1]:.4f}" in sentence
 
 
 @given(st.lists(st.floats(0, 10), min_size=1, max_size=5), st.data())
