@@ -91,6 +91,7 @@ def test_every_row_of_weights_sums_to_one(problem):
     assert all(x >= 0 for row in w for x in row)
 
 
+@settings(max_examples=40, deadline=None)
 @given(st.lists(finite, min_size=1, max_size=8), st.floats(-1e4, 1e4))
 def test_adding_a_constant_to_a_row_changes_nothing(row, c):
     assert shift_invariant(att.softmax, row, c)
@@ -154,6 +155,7 @@ def test_the_output_lies_between_the_smallest_and_largest_value_of_each_column(p
         assert np.all(v_np.min(axis=0) - 1e-9 <= row) and np.all(row <= v_np.max(axis=0) + 1e-9)
 
 
+@settings(max_examples=40, deadline=None)
 @given(st.lists(finite, min_size=1, max_size=6), st.floats(0.1, 10))
 def test_dividing_by_sqrt_d_is_temperature_sqrt_d(row, t):
     scaled = att.softmax([x / t for x in row])
@@ -208,6 +210,7 @@ def test_keys_permuted_without_their_values_fail_the_permutation_check():
 
 
 # -- the stable and the naive softmax, and where exp overflows ------------------------------------------
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(-50, 50), min_size=1, max_size=8))
 def test_naive_softmax_agrees_where_it_works(row):
     assert np.allclose(sc.naive_softmax(row), att.softmax(row), atol=1e-12)
@@ -296,6 +299,7 @@ def test_the_temperature_sentence_states_the_sweeps_own_numbers(data):
     assert f"相距从 {near[0]:.4f} 变成 {near[1]:.4f}" in sentence
 
 
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(0, 10), min_size=1, max_size=5), st.data())
 def test_mix_is_numpys_weighted_sum(raw, data):
     total = sum(raw)
