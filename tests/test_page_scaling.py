@@ -69,6 +69,8 @@ def test_the_page_comes_right_after_the_mask_page(book_html):
 def test_the_page_links_back_to_the_mask_pages_worked_row_and_temperature_table(article):
     links = [a["href"] for a in article.find_all("a", href=True)]
     assert "mask.html#ch02-mask" in links
+    worked = article.find("a", string="一步一步")
+    assert worked is not None and worked["href"].startswith("mask.html#")
     temperature = article.find("a", string="分数差距与温度")
     assert temperature is not None and temperature["href"].startswith("mask.html#")
 
