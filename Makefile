@@ -13,13 +13,14 @@ BUILDDIR    := _build
 SPHINX       = $(SPHINXBUILD) -M $@ $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html pdf test bench clean
+.PHONY: help venv html pdf test bench clean livehtml
 
 help: venv  ## list the targets
 	@echo "make html    build the HTML book into $(BUILDDIR)/html (open index.html from disk)"
 	@echo "make pdf     build the Chinese PDF into $(BUILDDIR)/latex with XeLaTeX (checks TeX first, see README)"
 	@echo "make test    run every test: pytest code/ tests/"
 	@echo "make bench   time clean, no-change and code-edit builds against a one-page floor book"
+	@echo "make livehtml  serve the HTML on http://127.0.0.1:$(LIVEPORT)/, rebuilt and reloaded on every edit"
 	@echo "make clean   remove $(BUILDDIR)"
 	@echo "make venv    create or refresh $(VENV) from requirements.txt"
 	@echo "make <name>  any other Sphinx builder, e.g. make latex, make text, make linkcheck:"
@@ -48,6 +49,13 @@ test: venv
 
 bench: venv
 	$(BIN)/python tests/bench.py
+
+# For authors: rebuild when a page (book/) or a teaching file (code/) changes and reload the browser.
+# Served on 127.0.0.1 only; LIVEPORT=8001 make livehtml picks another port. Stop it with Ctrl+C.
+LIVEPORT ?= 8000
+livehtml: venv
+	$(BIN)/sphinx-autobuild $(SOURCEDIR) $(BUILDDIR)/livehtml -c . $(SPHINXOPTS) \
+	  --host 127.0.0.1 --port $(LIVEPORT) --watch code --ignore "*/__pycache__/*"
 
 clean:
 	rm -rf $(BUILDDIR)
