@@ -152,8 +152,15 @@ def row_steps(
     if not isinstance(d, int) or isinstance(d, bool) or d < 1:
         raise ValueError(f"scale_dim 必须是正整数，收到 {scale_dim!r}")
     scores = [sum(row) for row in products]  # (n_key,)
+    for j, x in enumerate(scores):
+        if not math.isfinite(x):  # 元素都有限，点积仍可能溢出
+            raise ValueError(f"query·keys[{j}] 超出浮点数的范围（得到 {x}）：请缩小 query 或 keys 的数值")
     scale = math.sqrt(d)
-    scaled = [s / scale for s in scores]
+    if scale_dim is None:
+        # 缩放点积只有一处实现：02_attention 的 scaled_scores。
+        scaled = att.scaled_scores([_vector(query, "query")], keys)[0]
+    else:
+        scaled = [s / scale for s in scores]  # 故意用另一个维度缩放，只用于对照
     top = max(scaled)
     shifted = [s - top for s in scaled]  # 最大项为 0，其余为负：exp 不会溢出
     exps = [math.exp(x) for x in shifted]

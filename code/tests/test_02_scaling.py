@@ -389,6 +389,8 @@ def test_f13_sentence_flags_an_output_outside_the_values():
         (lambda: sc.row_steps([1.0], [[1.0]], [[1.0], [2.0]]), "values 的行数"),
         (lambda: sc.row_steps([1.0], [[1.0]], [[1.0]], scale_dim=2.0), "scale_dim"),
         (lambda: sc.row_steps([1.0], [[1.0]], [[1.0]], scale_dim=True), "scale_dim"),
+        (lambda: sc.row_steps([1e200], [[1e200]], [[1.0]]), "超出浮点数的范围"),
+        (lambda: sc.row_steps([1e200], [[1e200]], [[1.0]], scale_dim=4), r"query·keys\[0\] 超出浮点数的范围"),
         (lambda: sc.mix([1.0], [[1.0], [2.0]]), "weights 的长度"),
         (lambda: sc.mix([1.5, -0.5], [[1.0], [2.0]]), r"weights\[1\].*不可为负"),
         (lambda: sc.mix([0.5, 0.4], [[1.0], [2.0]]), "weights 之和必须为 1"),
