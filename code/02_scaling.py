@@ -30,6 +30,7 @@ __all__ = [
     "row_steps",
     "mix",
     "softmax_over_queries",
+    "row_sum_sentence",
     "naive_softmax",
     "exp_limit",
     "measure_scaling",
@@ -198,6 +199,26 @@ def softmax_over_queries(scores: list[list[float]]) -> list[list[float]]:
     s = _matrix(scores, "scores")
     columns = [att.softmax([row[j] for row in s]) for j in range(len(s[0]))]
     return [[columns[j][i] for j in range(len(s[0]))] for i in range(len(s))]  # (n_query, n_key)
+
+
+def row_sum_sentence(weights: list[list[float]]) -> str:
+    """一句话说出每个查询行的权重合计与 1 相比如何（用来读沿错轴做 softmax 的结果）。
+
+    >>> row_sum_sentence([[0.25, 0.5], [0.5, 0.25], [0.25, 0.25]])
+    '查询 0、查询 1 的合计为 0.7500，不到 1；查询 2 的合计为 0.5000，不到 1。'
+    >>> row_sum_sentence(softmax_over_queries([[0.0, 0.0], [0.0, 2.0]]))
+    '查询 0 的合计为 0.6192，不到 1；查询 1 的合计为 1.3808，超过 1。'
+    """
+    w = _matrix(weights, "weights")
+    groups: dict[str, list[int]] = {}
+    for i, row in enumerate(w):
+        groups.setdefault(fmt(sum(row)), []).append(i)
+    parts = []
+    for total, rows in groups.items():
+        x = float(total)
+        verdict = "恰为 1" if math.isclose(x, 1.0, abs_tol=5e-5) else ("超过 1" if x > 1 else "不到 1")
+        parts.append(f"{'、'.join(f'查询 {i}' for i in rows)} 的合计为 {total}，{verdict}")
+    return "；".join(parts) + "。"
 
 
 def naive_softmax(values: list[float]) -> list[float]:

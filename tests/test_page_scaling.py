@@ -127,6 +127,7 @@ def test_the_wrong_axis_row_sums_are_computed(page_text):
     sums = [sum(row) for row in wrong]
     assert "、".join(f"{x:.4f}" for x in sums) in page_text
     assert any(abs(x - 1) > 0.01 for x in sums)
+    assert sc.row_sum_sentence(wrong) in page_text
 
 
 def test_the_temperature_sentence_is_generated_from_the_sweep(page_text):

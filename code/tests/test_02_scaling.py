@@ -179,6 +179,22 @@ def test_softmax_over_queries_is_numpys_softmax_over_axis_0(problem):
     assert np.allclose(sc.softmax_over_queries(s.tolist()), e / e.sum(axis=0, keepdims=True), atol=1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(problems())
+def test_the_row_sum_sentence_reads_its_table(problem):
+    q, k, _ = problem
+    wrong = sc.softmax_over_queries(att.scaled_scores(q, k))
+    sentence = sc.row_sum_sentence(wrong)
+    for i, row in enumerate(wrong):
+        total = f"{sum(row):.4f}"
+        clause = next(c for c in sentence.rstrip("。").split("；") if f"查询 {i}、" in c or f"查询 {i} " in c)
+        assert f"合计为 {total}" in clause
+        x = float(total)
+        expected = "恰为 1" if abs(x - 1) < 5e-5 else ("超过 1" if x > 1 else "不到 1")
+        assert clause.endswith(expected)
+    assert sentence.count("查询 ") == len(q)
+
+
 def test_scaling_by_the_model_width_fails_the_numpy_check():
     q, k, v = sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V
     width = sc.N_HEADS * len(q[0])
