@@ -381,7 +381,10 @@ def f12_frames(
     ...
     ValueError: score_row 必须有 n_positions = 3 个分数，收到 2 个
     """
-    facts = visibility_facts(n_positions)  # 也替 n_positions 做了校验
+    for name, value, minimum in (("n_positions", n_positions, 1), ("past", past, 0), ("new", new, 1)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise ValueError(f"{name} 必须是不小于 {minimum} 的整数，收到 {value!r}")
+    facts = visibility_facts(n_positions)
     score_row = list(score_row)
     att.softmax(score_row)  # 让教学代码校验分数：有限实数、非空
     if len(score_row) != n_positions:
