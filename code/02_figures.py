@@ -200,7 +200,61 @@ def pad_change_sentence(before: dict, after: dict, query_valid: list[bool]) -> s
     empty = [a["position"] for a, real in zip(after["rows"], query_valid) if not real and a["empty"]]
     if empty:
         text += f"；PAD 查询{positions_text(empty)} 整行被屏蔽"
+    reading = [a["position"] for a, real in zip(after["rows"], query_valid) if not real and not a["empty"]]
+    if reading:
+        text += f"；PAD 查询{positions_text(reading)} 仍读真实的 Key，但它的输出不是内容"
     return text + "。"
+
+
+def loss_rows_sentence(query_valid: list[bool]) -> str:
+    """计算损失时必须排除的行：PAD 查询行（无论它的输出是 0、NaN 还是读到了什么）。
+
+    >>> loss_rows_sentence([False, False, True, True])
+    '计算损失时必须排除位置 0、1 这些 PAD 查询行，只对位置 2、3 求损失。'
+    """
+    pad = [i for i, ok in enumerate(query_valid) if not ok]
+    real = [i for i, ok in enumerate(query_valid) if ok]
+    if not pad:
+        return "没有 PAD 查询行，每一行都参与损失。"
+    if not real:
+        return "每一行都是 PAD，这一条样本不参与损失。"
+    return f"计算损失时必须排除{positions_text(pad)} 这些 PAD 查询行，只对{positions_text(real)} 求损失。"
+
+
+def rounding_note(weights: list[float], values: list[float], output: float, digits: int = 4) -> str:
+    """按表中印出的位数复算时会差在哪里；没有差别就返回空字符串（只在发生处才说）。
+
+    ``weights`` 是一行权重，``values`` 是 V 的一列，``output`` 是精确的输出。
+
+    >>> print(rounding_note([0.24825507, 0.24825507, 0.50348984], [10.0, 20.0, 30.0], 22.55234765))
+    表中的权重四舍五入到小数点后 4 位，三个相加是 1.0001，而不是 1。用这些印出的权重去乘 V 再相加，得到 22.5540，精确的输出是 22.5523：两者只在小数点后 2 位上一致。纸笔复算时多带几位小数，就能对上更多位。
+    >>> rounding_note([0.5, 0.5], [10.0, 30.0], 20.0)
+    ''
+    """
+    weights = [float(w) for w in weights]
+    values = [float(x) for x in values]
+    if not weights or len(weights) != len(values):
+        raise ValueError(f"weights 与 values 必须非空且一样长，收到 {len(weights)} 与 {len(values)} 个")
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
+        raise ValueError(f"digits 必须是正整数，收到 {digits!r}")
+    shown = [float(fmt(w, digits)) for w in weights]  # 读者在表里看到的数
+    total = fmt(sum(shown), digits)
+    approx = sum(w * x for w, x in zip(shown, values))
+    parts = []
+    if total != fmt(1.0, digits):
+        parts.append(f"表中的权重四舍五入到小数点后 {digits} 位，{_count(len(shown))}相加是 {total}，而不是 1。")
+    if fmt(approx, digits) != fmt(output, digits):
+        agree = max((n for n in range(digits + 1) if fmt(approx, n) == fmt(output, n)), default=None)
+        same = f"两者只在小数点后 {agree} 位上一致" if agree else "两者连整数部分都不一致"
+        parts.append(
+            f"用这些印出的权重去乘 V 再相加，得到 {fmt(approx, digits)}，精确的输出是 {fmt(output, digits)}："
+            f"{same}。纸笔复算时多带几位小数，就能对上更多位。"
+        )
+    return "".join(parts)
+
+
+def _count(n: int) -> str:
+    return "三个" if n == 3 else ("两个" if n == 2 else f"{n} 个")
 
 
 # -- F12 的五帧 ---------------------------------------------------------------------------------
