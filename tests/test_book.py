@@ -196,7 +196,7 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
 
 def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     text = article(page(book_html, "ch02/mask.html")).get_text()
-    assert "torch.nn.attention.bias.causal_lower_right" in text
+    assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
     worst = figs.cache_explanation(figs.visibility_facts(1, past=figs.PAST))
     for paragraph in worst.split("\n"):
         assert paragraph in text
