@@ -179,8 +179,8 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
     assert len(rows) == 4
     (minus_inf,) = [r for name, r in rows.items() if "−∞" in name]
     (big,) = [r for name, r in rows.items() if "−1e9" in name]
-    (zero,) = [r for name, r in rows.items() if 'empty_row="zero"' in name]
-    (error,) = [r for name, r in rows.items() if 'empty_row="error"' in name]
+    (zero,) = [r for name, r in rows.items() if '"zero"' in name]
+    (error,) = [r for name, r in rows.items() if '"error"' in name]
     weights = lambda cell: cell.split(" / ")
     assert set(weights(minus_inf[0])) == {"NaN"} and minus_inf[1] == "NaN"
     assert set(weights(minus_inf[3])) == {"NaN"}  # one more product spreads it to every real query
@@ -212,11 +212,12 @@ def test_the_figure_explanations_are_the_generated_ones(book_html):
 
 def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
     soup = page(book_html, "ch02/mask.html")
-    (hand,) = [t for t in tables(soup) if t[0][0] == "Key" and "exp" in t[0]]
+    (hand,) = [{row[0]: row[1:] for row in t[1:]} for t in tables(soup) if t[0][0] == "步骤 ＼ Key"]
     q, k, v = att.DEMO_Q, att.DEMO_K, att.DEMO_V
     steps = att.row_steps(q[-1], k, v, [True] * len(k))
-    assert [row[hand[0].index("exp")] for row in hand[1:]] == [f"{e:.4f}" for e in steps["exps"]]
-    assert [row[hand[0].index("权重 × V")] for row in hand[1:]] == [f"{x[0]:.4f}" for x in steps["weighted"]]
+    assert hand["exp"] == [f"{e:.4f}" for e in steps["exps"]]
+    assert hand["减去最大值"] == [f"{x:.4f}" for x in steps["shifted"]]
+    assert hand["权重 × V"] == [f"{x[0]:.4f}" for x in steps["weighted"]]
     note = figs.rounding_note(steps["weights"], [x[0] for x in v], steps["output"][0])
     assert note and note in article(soup).get_text()
 
