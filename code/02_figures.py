@@ -1,4 +1,4 @@
-"""第2章图解的数据：动态图解 F12“可见性表播放器”的五帧，全部由 ``02_attention.py`` 算出。
+"""第 2 章图解的数据：动态图解 F12“可见性表播放器”的各帧（默认五帧），全部由 ``02_attention.py`` 算出。
 
 书页上的 ``step-figure`` 指令在构建时调用这里的函数，把返回的数据排成表格和说明。
 这里只返回普通数据（字典、列表、字符串、布尔值），不含任何排版代码，所以同一份数据
@@ -14,7 +14,8 @@
 
 说明里凡是说到个数、Key 的列表或比较的句子，都由 ``visibility_facts`` 从表格所用的
 同一张可见性表里数出来（``row_sentence``、``lost_sentence`` 把它们写成句子），
-不另用公式推算。书页上的其他例子也用这几个函数生成句子。
+不另用公式推算。书页上的其他例子也用这几个函数生成句子；``explain_rows`` 把事实和
+句子按行打包，供逐行探索可见性表时使用。
 
 直接运行 ``python3 code/02_figures.py`` 会以 JSON 打印这五帧。
 """
@@ -25,12 +26,12 @@ from book_tools import fmt, load, mark, short
 
 att = load("02_attention")
 
-# 第1—3帧：三个有效位置，没有缓存，没有 PAD，因果规则。
+# 第 1—3 帧：三个有效位置，没有缓存，没有 PAD，因果规则。
 N_POSITIONS = 3
-# 第4帧：位置1这一行的原始分数（人工给定的输入，不来自其他例子），对照加与不加 mask。
+# 第 4 帧：位置 1 这一行的原始分数（人工给定的输入，不来自其他例子），对照加与不加 mask。
 SCORE_ROW = (0.0, 1.0, 2.0)
 SCORE_QUERY = 1
-# 第5帧：缓存里已有 past 个位置，新来 new 个查询。
+# 第 5 帧：缓存里已有 past 个位置，新来 new 个查询。
 PAST, NEW = 3, 2
 
 
@@ -142,9 +143,10 @@ def row_sentence(fact: dict, past: int = 0) -> str:
     if fact["future"]:
         parts.append(f"{keys_text(fact['future'])} 在它之后")
     label = row_label(fact, past)
+    label += "" if label.endswith("）") else " "  # 数字后空一格，全角括号后不空
     if fact["empty"]:
-        return f"{label} 没有可读的 Key：" + "；".join(parts) + "。整行被屏蔽。"
-    return f"{label} 可读 {keys_text(fact['readable'])}" + "".join(f"；{p}" for p in parts) + "。"
+        return f"{label}没有可读的 Key：" + "；".join(parts) + "。整行被屏蔽。"
+    return f"{label}可读 {keys_text(fact['readable'])}" + "".join(f"；{p}" for p in parts) + "。"
 
 
 def lost_sentence(fact: dict) -> str:
@@ -169,6 +171,23 @@ def lost_sentence(fact: dict) -> str:
         note = ("（它自己）" if fact["lost_new"] == [fact["position"]] else "（含它自己）") if own else ""
         parts.append(f"{keys_text(fact['lost_new'])} 是本批新来的{note}")
     return f"行 {fact['row']} 少读 {len(lost)} 个：" + "，".join(parts)
+
+
+def explain_rows(
+    new: int, *, past: int = 0, key_valid: list[bool] | None = None, causal: bool = True
+) -> list[dict]:
+    """逐行解释一张可见性表：每行的事实，加上“可读什么、为什么”和“写错偏移少读什么”两句话。
+
+    ``new`` 个查询行，缓存里已有 ``past`` 个位置；每项是 ``visibility_facts`` 的一行，
+    另加 ``sentence``（``row_sentence``）与 ``lost``（``lost_sentence``）。
+
+    >>> for r in explain_rows(2, past=3, key_valid=[False, True, True, True, True]):
+    ...     print(r["sentence"], r["lost"])
+    行 0（绝对位置 3）可读 Key 1–3；Key 0 是 PAD；Key 4 在它之后。 行 0 少读 3 个：Key 1、Key 2 早已在缓存里，Key 3 是本批新来的（它自己）
+    行 1（绝对位置 4）可读 Key 1–4；Key 0 是 PAD。 行 1 少读 3 个：Key 2 早已在缓存里，Key 3、Key 4 是本批新来的（含它自己）
+    """
+    facts = visibility_facts(new, past=past, key_valid=key_valid, causal=causal)
+    return [{**r, "sentence": row_sentence(r, past), "lost": lost_sentence(r)} for r in facts["rows"]]
 
 
 def pad_change_sentence(before: dict, after: dict, query_valid: list[bool]) -> str:
