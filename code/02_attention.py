@@ -486,6 +486,11 @@ def self_test() -> None:
     _, c = attention(DEMO_Q[:2], DEMO_K, DEMO_V, causal=False, key_valid=pad)
     _, d = attention(DEMO_Q[:2], DEMO_K, v_future, causal=False, key_valid=pad)
     _check(c == d, "PAD 的 Value 不应影响任何输出")
+    # 整行被屏蔽（左侧 PAD 的第 0 行）：默认报错，明确选 "zero" 时这一行输出 0，其余行不变。
+    left = [False, True, True]
+    _, z = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=left, empty_row="zero")
+    _, y = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1, key_valid=left)
+    _check(z[0] == [0.0] and z[1:] == y, "empty_row=\"zero\" 只应把整行被屏蔽的那一行置零")
 
 
 def run_demo() -> dict:
