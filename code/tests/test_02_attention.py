@@ -247,7 +247,7 @@ def test_cached_rows_equal_the_full_recomputation(problem):
 
 
 # -- a fully masked row: the two named policies, and what unguarded code does ----------------------
-@settings(max_examples=80)
+@settings(max_examples=40)
 @given(problems(), st.booleans(), st.data())
 def test_zero_policy_zeroes_exactly_the_empty_rows_and_leaves_the_others(problem, causal, data):
     q, k, v, past = problem
@@ -277,7 +277,7 @@ def test_an_unknown_policy_is_refused(policy):
         att.masked_attention(GOOD, GOOD, GOOD, [[True, True]] * 2, empty_row=policy)
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(problems(), st.data())
 def test_unguarded_attention_agrees_where_a_row_has_a_visible_key(problem, data):
     q, k, v, past = problem
@@ -302,7 +302,7 @@ def test_one_nan_row_spreads_through_the_next_product_even_where_its_weight_is_z
     assert math.isnan(sum(w * o[0] for w, o in zip([0.0, 0.5, 0.5], out)))  # 0 × NaN is NaN
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(problems(), st.data())
 def test_row_steps_reach_the_same_weights_and_output(problem, data):
     q, k, v, past = problem
