@@ -721,7 +721,7 @@ def self_test() -> None:
 
 
 def run_demo() -> dict:
-    """演示结果：两个头的权重、输出、两种写法之差、分组 K/V、KV 缓存与参数个数。
+    """演示结果：两个头的权重、两种写法之差、分组 K/V、KV 缓存与参数个数。
 
     >>> demo = run_demo()
     >>> demo["形状"]["Q"], demo["两种写法最大差"], demo["KV缓存_每位置每层"]
@@ -742,7 +742,6 @@ def run_demo() -> dict:
                  "每头Q": _shape_text(s["q_heads"][0]), "输出": _shape_text(s["output"])},
         "头0权重": s["weights"][0],
         "头1权重": s["weights"][1],
-        "输出": s["output"],
         "两种写法最大差": _max_diff(s["output"], fused),
         "GQA与重复KV最大差": gqa_diff[0],
         "MQA与重复KV最大差": gqa_diff[1],
