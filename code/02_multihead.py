@@ -271,7 +271,10 @@ def multihead_attention(
 
     权重布局：行向量乘矩阵 ``x @ W``。``x`` 形状 ``(n, d_model)``；``w_q`` 为
     ``(d_model, heads·head_dim)``；``w_k``、``w_v`` 为 ``(d_model, kv_heads·head_dim)``；
-    ``w_o`` 为 ``(heads·head_dim, d_model)``。PyTorch 的 ``nn.Linear.weight`` 是它的转置。
+    ``w_o`` 为 ``(heads·head_dim, d_model)``。PyTorch 的 ``nn.Linear.weight`` 是它的转置；
+    对照 ``torch.nn.MultiheadAttention`` 时，``in_proj_weight`` 的三块依次是 ``w_q``、``w_k``、
+    ``w_v`` 的转置，``out_proj.weight`` 是 ``w_o`` 的转置（偏置取 0），它的布尔 ``attn_mask``
+    用 True 表示禁止，与这里的可见性表相反。
     第 h 个头用 Q 的第 ``h·head_dim`` 到 ``(h+1)·head_dim − 1`` 列，以及第
     ``h // (heads // kv_heads)`` 个 K/V 头。``kv_heads`` 缺省等于 ``heads``（普通多头）；
     ``head_dim`` 缺省为 ``d_model // heads``（不能整除时必须给出）。每个头的分数除以
@@ -581,14 +584,17 @@ def _matrix_table(title: str, m: list[list[float]], header: list[str], lit: set[
     }
 
 
-def _weight_table(title: str, w: list[list[float]], visible: list[list[bool]]) -> dict:
-    # 符号与文字一起写：颜色只是附加，禁止的格子写明“禁止”。
+def _weight_table(title: str, w: list[list[float]], visible: list[list[bool]], current: int) -> dict:
+    # 符号与文字一起写：颜色只是附加，禁止的格子写明“禁止”。当前行（说明里讲的那一行）加粗。
     return {
         "title": title,
         "header": ["查询 ＼ Key"] + [f"Key {j}" for j in range(len(w[0]))],
         "rows": [
-            [_cell(f"位置 {i}")]
-            + [_cell(f"✓ {fmt(p)}", "allowed") if ok else _cell("✗ 禁止", "forbidden") for p, ok in zip(row, vis)]
+            [_cell(f"位置 {i}", None, i == current)]
+            + [
+                _cell(f"✓ {fmt(p)}", "allowed", i == current) if ok else _cell("✗ 禁止", "forbidden", i == current)
+                for p, ok in zip(row, vis)
+            ]
             for i, (row, vis) in enumerate(zip(w, visible))
         ],
     }
@@ -631,7 +637,7 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
         tables = [
             _matrix_table(f"头 {h} 的 Q：Q 的{_cols(cols[h])}，({n}, {d})", s["q_heads"][h], sub),
             _matrix_table(f"头 {h} 的 K：K 的{_cols(cols[h])}，({n}, {d})", s["k_heads"][h], sub),
-            _weight_table(f"头 {h} 的权重表 ({n}, {n})", s["weights"][h], s["visible"]),
+            _weight_table(f"头 {h} 的权重表 ({n}, {n})，加粗的是位置 {last}", s["weights"][h], s["visible"], last),
         ]
         row = s["weights"][h][last]
         text = (
@@ -639,7 +645,7 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
             f"位置 {last} 在头 {h} 里的权重是 {' / '.join(fmt(p) for p in row)}，最看重 Key {favs[h]}。"
         )
         if other is not None:
-            tables.append(_weight_table(f"对照：头 {other} 的权重表 ({n}, {n})", s["weights"][other], s["visible"]))
+            tables.append(_weight_table(f"对照：头 {other} 的权重表 ({n}, {n})", s["weights"][other], s["visible"], last))
             same = "同一个" if favs[h] == favs[other] else "不同的"
             text += (
                 f"头 {other} 里它最看重 Key {favs[other]}：两个头最看重的是{same} Key。"
