@@ -129,7 +129,9 @@ def head_columns(h: int, head_dim: int) -> range:
 
 
 def split_heads(m: list[list[float]], heads: int) -> list[list[list[float]]]:
-    """把 ``(n, heads·head_dim)`` 按列切成 heads 块，每块 ``(n, head_dim)``；行（位置）一个不少。
+    """把 ``(rows, heads·head_dim)`` 按列切成 heads 块，每块 ``(rows, head_dim)``；行一个不少。
+
+    切 ``w_q`` 得到各头的小投影 ``(d_model, head_dim)``；切 Q 得到各头的查询 ``(n, head_dim)``。
 
     >>> split_heads([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], 2)
     [[[1.0, 2.0], [5.0, 6.0]], [[3.0, 4.0], [7.0, 8.0]]]
@@ -227,9 +229,9 @@ def repeat_kv_columns(w: list[list[float]], heads: int, kv_heads: int) -> list[l
 def multihead_steps(
     x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *, head_dim=None, key_valid=None
 ) -> dict:
-    """多头注意力的每个中间对象（“头的列表”写法），供正文逐步展示。
+    """多头注意力的每个中间对象（“头的列表”写法：每个头用自己的小投影），供正文逐步展示。
 
-    返回字典：``q``、``k``、``v``（投影后），``q_heads``、``k_heads``、``v_heads``（切开后），
+    返回字典：``q``、``k``、``v``（各头投影左右拼起来，等于 ``x @ w_q`` 等），``q_heads``、``k_heads``、``v_heads``（切开后），
     ``visible``（所有头共用的可见性表），``weights``、``head_outputs``（每头一份），
     ``concat`` 与 ``output``；以及 ``heads``、``kv_heads``、``head_dim``。
 
@@ -238,12 +240,12 @@ def multihead_steps(
     (1, [2, 2], [[True, False], [True, True]])
     """
     x, m, (heads, kv_heads, head_dim) = _weights(x, w_q, w_k, w_v, w_o, heads, kv_heads, head_dim)
-    q = matmul(x, m["w_q"])  # (n, heads·head_dim)
-    k = matmul(x, m["w_k"])  # (n, kv_heads·head_dim)
-    v = matmul(x, m["w_v"])  # (n, kv_heads·head_dim)
-    q_heads = split_heads(q, heads)  # heads 块，每块 (n, head_dim)
-    k_heads = split_heads(k, kv_heads)  # kv_heads 块，每块 (n, head_dim)
-    v_heads = split_heads(v, kv_heads)
+    # 每个头有自己的小投影：W_q 的第 h 组列，形状 (d_model, head_dim)。
+    q_heads = [matmul(x, w) for w in split_heads(m["w_q"], heads)]  # heads 块，每块 (n, head_dim)
+    k_heads = [matmul(x, w) for w in split_heads(m["w_k"], kv_heads)]  # kv_heads 块，每块 (n, head_dim)
+    v_heads = [matmul(x, w) for w in split_heads(m["w_v"], kv_heads)]
+    # 各头的投影左右摆在一起，就是 X·W_q 等（只为展示；计算不需要它们）。
+    q, k, v = concat_heads(q_heads), concat_heads(k_heads), concat_heads(v_heads)  # (n, heads·head_dim) 等
     # 每个头读的是同样的 n 个位置：可见性表只造一次，所有头共用。
     visible = att.visibility(len(x), len(x), causal=causal, key_valid=key_valid)  # (n, n)
     weights, head_outputs = [], []
