@@ -42,6 +42,11 @@ __all__ = [
     "config_head_dim",
     "check_rows",
     "check_sentence",
+    "compare_text",
+    "head_view_rows",
+    "head_view_sentence",
+    "flatter_sentence",
+    "moved_sentence",
     "wrong_scale_weights",
     "cost_rows",
     "cost_sentence",
@@ -482,6 +487,95 @@ def check_sentence(rows: list[dict]) -> str:
     if not failed:
         return f"{len(rows)} 项检查全部通过。"
     return f"{len(rows)} 项检查里 {len(rows) - len(failed)} 项通过；没有通过的是：{'、'.join(failed)}。"
+
+
+def compare_text(diff: float) -> str:
+    """两个结果的最大差写成一句话：恰为 0 时说“完全相同”，否则给出差的大小。
+
+    >>> compare_text(0.0), compare_text(2.5e-16)
+    ('逐元素完全相同（最大差为 0）', '最大差为 2.5e-16')
+    """
+    diff = att._real(diff, "diff")
+    if not diff >= 0:
+        raise ValueError(f"diff 必须是非负数，收到 {diff!r}")
+    return "逐元素完全相同（最大差为 0）" if diff == 0 else f"最大差为 {diff:.1e}"
+
+
+def head_view_rows(steps: dict, i: int) -> list[dict]:
+    """每个头怎样看第 i 个查询行：用哪些列、能读哪些 Key、权重、最看重哪个 Key。
+
+    >>> s = multihead_steps(DEMO_X, DEMO_WQ, DEMO_WK, DEMO_WV, DEMO_WO, DEMO_HEADS)
+    >>> [(r["head"], r["columns"], r["keys"], r["favourite"]) for r in head_view_rows(s, 2)]
+    [(0, [0, 1], [0, 1, 2], 1), (1, [2, 3], [0, 1, 2], 0)]
+    """
+    if not isinstance(steps, dict) or "weights" not in steps or "visible" not in steps:
+        raise ValueError("steps 必须是 multihead_steps 返回的字典")
+    n = len(steps["visible"])
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
+        raise ValueError(f"i 必须是 0 到 {n - 1} 之间的整数，收到 {i!r}")
+    return [
+        {
+            "head": h,
+            "columns": list(head_columns(h, steps["head_dim"])),
+            "keys": [j for j, ok in enumerate(steps["visible"][i]) if ok],
+            "weights": w[i],
+            "favourite": _favourite(w[i]),
+        }
+        for h, w in enumerate(steps["weights"])
+    ]
+
+
+def head_view_sentence(rows: list[dict]) -> str:
+    """由 ``head_view_rows`` 的表生成结论：各头能读的 Key 是否相同，用的列是否重叠。
+
+    >>> head_view_sentence([{"keys": [0, 1], "columns": [0]}, {"keys": [0, 1], "columns": [1]}])
+    '2 个头可读的 Key 完全相同，用到的列互不重叠。'
+    """
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("rows 必须是非空的列表")
+    same = all(r["keys"] == rows[0]["keys"] for r in rows)
+    columns = [c for r in rows for c in r["columns"]]
+    apart = len(columns) == len(set(columns))
+    return (
+        f"{len(rows)} 个头可读的 Key " + ("完全相同" if same else "并不相同")
+        + "，用到的列" + ("互不重叠。" if apart else "有重叠。")
+    )
+
+
+def flatter_sentence(right: list[list[float]], wrong: list[list[float]]) -> str:
+    """逐头比较两行权重的最大值：写错缩放后，有几个头的最大权重变小了。
+
+    >>> flatter_sentence([[0.2, 0.8], [0.6, 0.4]], [[0.3, 0.7], [0.55, 0.45]])
+    '2 个头里，最大的权重都变小了：分布被摊平。'
+    >>> flatter_sentence([[0.2, 0.8]], [[0.1, 0.9]])
+    '1 个头里，最大的权重变小的有 0 个。'
+    """
+    if not isinstance(right, list) or not right or len(right) != len(wrong):
+        raise ValueError("right 与 wrong 必须是同样多行的非空列表（每头一行权重）")
+    smaller = sum(max(w) < max(r) for r, w in zip(right, wrong))
+    if smaller == len(right):
+        return f"{len(right)} 个头里，最大的权重都变小了：分布被摊平。"
+    return f"{len(right)} 个头里，最大的权重变小的有 {smaller} 个。"
+
+
+def moved_sentence(before: list, after: list, head_dim: int) -> str:
+    """改动 W_q 之后，列出权重表变了的头和一格未变的头（附上它们用的列）。
+
+    >>> moved_sentence([[[1.0]], [[1.0]]], [[[0.5]], [[1.0]]], 2)
+    '权重表变了的头：头 0；一格未变的头：头 1（只用列 2、列 3）。'
+    """
+    if not isinstance(before, list) or not before or len(before) != len(after):
+        raise ValueError("before 与 after 必须是同样多头的非空列表")
+    moved = [h for h in range(len(before)) if before[h] != after[h]]
+    still = [h for h in range(len(before)) if h not in moved]
+
+    def cols(h: int) -> str:
+        return "、".join(f"列 {c}" for c in head_columns(h, head_dim))
+
+    return (
+        "权重表变了的头：" + ("、".join(f"头 {h}" for h in moved) or "无")
+        + "；一格未变的头：" + ("、".join(f"头 {h}（只用{cols(h)}）" for h in still) or "无") + "。"
+    )
 
 
 def wrong_scale_weights(x, w_q, w_k, heads, *, head_dim=None) -> list[list[list[float]]]:

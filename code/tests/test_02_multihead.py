@@ -270,6 +270,49 @@ def test_f14_sentences_follow_the_frame_tables(p):
     assert f"每个头都拿到全部 {n} 个位置" in frames[0]["explanation"]
 
 
+@settings(max_examples=15, deadline=None)
+@given(problems(grouped=False), st.data())
+def test_head_view_sentence_follows_its_rows(p, data):
+    x, w_q, w_k, w_v, w_o, heads, kv, head_dim = p
+    steps = mh.multihead_steps(x, w_q, w_k, w_v, w_o, heads, head_dim=head_dim)
+    i = data.draw(st.integers(0, len(x) - 1))
+    rows = mh.head_view_rows(steps, i)
+    assert [r["keys"] for r in rows] == [list(range(i + 1))] * heads  # causal: the same keys for every head
+    assert [r["favourite"] for r in rows] == [int(np.argmax(steps["weights"][h][i])) for h in range(heads)]
+    assert mh.head_view_sentence(rows) == f"{heads} 个头可读的 Key 完全相同，用到的列互不重叠。"
+    other = [dict(rows[0], keys=[0]), dict(rows[0], keys=[0, 1])]
+    assert mh.head_view_sentence(other) == "2 个头可读的 Key 并不相同，用到的列有重叠。"
+
+
+@QUICK
+@given(st.integers(1, 4).flatmap(lambda h: st.tuples(*[st.lists(st.floats(0.01, 1), min_size=2, max_size=2)] * (2 * h))))
+def test_flatter_sentence_counts_the_heads_whose_top_weight_fell(rows):
+    right, wrong = list(rows[: len(rows) // 2]), list(rows[len(rows) // 2 :])
+    smaller = sum(max(w) < max(r) for r, w in zip(right, wrong))
+    sentence = mh.flatter_sentence(right, wrong)
+    assert sentence.startswith(f"{len(right)} 个头里")
+    assert ("都变小了" in sentence) == (smaller == len(right))
+    if smaller < len(right):
+        assert f"变小的有 {smaller} 个" in sentence
+
+
+@settings(max_examples=15, deadline=None)
+@given(problems(grouped=False), st.data())
+def test_moved_sentence_names_the_heads_whose_tables_changed(p, data):
+    x, w_q, w_k, w_v, w_o, heads, kv, head_dim = p
+    head = data.draw(st.integers(0, heads - 1))
+    bumped = [[c + 1.0 if j in mh.head_columns(head, head_dim) else c for j, c in enumerate(row)] for row in w_q]
+    before, _ = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads, head_dim=head_dim)
+    after, _ = mh.multihead_attention(x, bumped, w_k, w_v, w_o, heads, head_dim=head_dim)
+    sentence = mh.moved_sentence(before, after, head_dim)
+    moved = [h for h in range(heads) if before[h] != after[h]]
+    assert moved in ([], [head])
+    changed_part, still_part = sentence.split("；")
+    assert changed_part == "权重表变了的头：" + ("、".join(f"头 {h}" for h in moved) or "无")
+    for h in range(heads):
+        assert (f"头 {h}（只用" in still_part) == (h not in moved)
+
+
 def test_f14_forbidden_cells_say_so_in_words():
     frames = mh.f14_frames()
     for frame in frames[1:3]:
@@ -313,6 +356,13 @@ X = mh.DEMO_X
         (lambda: mh.wrong_scale_weights(X, EYE4, [r[:2] for r in EYE4], 2), "w_k 的形状必须是 (4, 4)"),
         (lambda: mh.cost_rows(3, 8, []), "heads_list 必须是非空"),
         (lambda: mh.check_sentence([]), "rows 必须是非空"),
+        (lambda: mh.compare_text(float("nan")), "diff 必须是非负数"),
+        (lambda: mh.compare_text("0"), "diff 必须是实数"),
+        (lambda: mh.head_view_rows({}, 0), "steps 必须是 multihead_steps 返回的字典"),
+        (lambda: mh.head_view_rows(mh.multihead_steps(*mh._demo_args(), 2), 3), "i 必须是 0 到 2 之间的整数"),
+        (lambda: mh.head_view_sentence([]), "rows 必须是非空"),
+        (lambda: mh.flatter_sentence([[0.5]], []), "right 与 wrong 必须是同样多行"),
+        (lambda: mh.moved_sentence([], [], 2), "before 与 after 必须是同样多头"),
         (lambda: mh.f14_frames(X, EYE4, EYE4, EYE4, EYE4, 1), "heads 至少为 2"),
         (lambda: mh.check_rows(*mh._demo_args(), 2, 2, head=2), "head 必须在 0 到 1 之间"),
     ],
