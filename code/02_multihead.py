@@ -119,7 +119,12 @@ def matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
     a, b = att._matrix(a, "a"), att._matrix(b, "b")
     if len(a[0]) != len(b):
         raise ValueError(f"矩阵乘法的形状对不上：a 有 {len(a[0])} 列，b 有 {len(b)} 行")
-    return [[sum(ai[t] * b[t][c] for t in range(len(b))) for c in range(len(b[0]))] for ai in a]
+    out = [[sum(ai[t] * b[t][c] for t in range(len(b))) for c in range(len(b[0]))] for ai in a]
+    for i, row in enumerate(out):
+        for c, x in enumerate(row):
+            if not math.isfinite(x):  # 元素都有限，乘积之和仍可能溢出
+                raise ValueError(f"矩阵乘积的第{i}行第{c}列超出浮点数的范围（得到 {x}）：请缩小输入的数值")
+    return out  # (n, p)
 
 
 def head_columns(h: int, head_dim: int) -> range:

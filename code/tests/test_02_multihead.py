@@ -349,6 +349,7 @@ X = mh.DEMO_X
         (lambda: mh.kv_group(4, 4, 2), "h 必须是 0 到 3 之间的整数"),
         (lambda: mh.repeat_kv_columns([[1.0, 2.0, 3.0]], 4, 2), "列数 3 不能被 kv_heads=2 整除"),
         (lambda: mh.matmul([[1.0, 2.0]], [[1.0]]), "a 有 2 列，b 有 1 行"),
+        (lambda: mh.multihead_attention([[1e200] * 4] * 2, [[1e200] * 4] * 4, EYE4, EYE4, EYE4, 2), "超出浮点数的范围"),
         (lambda: mh.projection_params(4, 3), "d_model=4 不能被 heads=3 整除"),
         (lambda: mh.multiply_adds(0, 4, 2), "n 必须是不小于 1 的整数"),
         (lambda: mh.kv_cache_numbers(1, 0, 2), "kv_heads 必须是不小于 1 的整数"),
