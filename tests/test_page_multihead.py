@@ -85,7 +85,7 @@ def test_the_output_table_holds_the_computed_output(book_html):
 def test_gemma_numbers_and_the_error_come_from_the_code(book_html):
     text = article(book_html).get_text()
     c = mh.config_head_dim(mh.GEMMA_7B)
-    for key in ("hidden_size", "num_attention_heads", "head_dim"):
+    for key in ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim"):
         assert f"{key} = {mh.GEMMA_7B[key]}" in text
     for value in (c["derived"], c["heads_times_head_dim"], c["params_stated"], c["params_if_derived"]):
         assert str(value) in text
