@@ -44,6 +44,7 @@ __all__ = [
     "row_index_decode",
     "padded_positions",
     "max_abs_diff",
+    "offset_verdict",
     "offset_scores",
     "slowest_wavelength",
     "model_bases",
@@ -419,6 +420,35 @@ def max_abs_diff(a: list[list[float]], b: list[list[float]]) -> float:
     if len(ma) != len(mb) or len(ma[0]) != len(mb[0]):
         raise ValueError(f"a 与 b 的形状必须相同，收到 ({len(ma)}, {len(ma[0])}) 与 ({len(mb)}, {len(mb[0])})")
     return max(abs(x - y) for ra, rb in zip(ma, mb) for x, y in zip(ra, rb))
+
+
+def offset_verdict(columns: dict[str, list[float]], tol: float = 1e-9) -> str:
+    """一句话：哪几列分数在“位置差相同、位置不同”的各组里保持不变，哪几列在变。
+
+    ``columns`` 的每一列是同一种做法在几组位置上的分数（各组的位置差相同）。
+
+    >>> offset_verdict({"甲": [0.5, 0.5], "乙": [0.5, 0.7]})
+    '「甲」在各组位置上分数相同，只依赖位置差；「乙」随位置变化，不只依赖位置差。'
+    >>> offset_verdict({"甲": [1.0, 1.0], "乙": [2.0, 2.0]})
+    '「甲」「乙」在各组位置上分数相同，只依赖位置差。'
+    """
+    if not isinstance(columns, dict) or not columns:
+        raise ValueError(f"columns 必须是非空的字典（列名 → 分数列表），收到 {columns!r}")
+    t = att._real(tol, "tol")
+    if not math.isfinite(t) or t < 0:
+        raise ValueError(f"tol 必须是非负的有限数，收到 {tol!r}")
+    steady, moving = [], []
+    for name, values in columns.items():
+        xs = [att._real(x, f"columns[{name!r}][{j}]") for j, x in enumerate(att._as_list(values, f"columns[{name!r}]"))]
+        if not xs or not all(math.isfinite(x) for x in xs):
+            raise ValueError(f"columns[{name!r}] 必须是非空的有限分数列表，收到 {values!r}")
+        (steady if max(xs) - min(xs) <= t else moving).append(f"「{name}」")
+    parts = []
+    if steady:
+        parts.append("".join(steady) + "在各组位置上分数相同，只依赖位置差")
+    if moving:
+        parts.append("".join(moving) + "随位置变化，不只依赖位置差")
+    return "；".join(parts) + "。"
 
 
 # -- 远距离 -----------------------------------------------------------------------------------------

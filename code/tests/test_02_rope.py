@@ -364,3 +364,31 @@ def test_demo_is_fast():
     start = time.perf_counter()
     rope.run_demo()
     assert time.perf_counter() - start < 0.2
+
+
+# -- the generated sentence ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "columns, sentence",
+    [
+        ({"A": [1.0, 1.0, 1.0]}, "「A」在各组位置上分数相同，只依赖位置差。"),
+        ({"A": [1.0, 2.0]}, "「A」随位置变化，不只依赖位置差。"),
+        ({"A": [1.0, 2.0], "B": [0.0, 0.0], "C": [3.0, 3.0 + 1e-12]}, "「B」「C」在各组位置上分数相同，只依赖位置差；「A」随位置变化，不只依赖位置差。"),
+    ],
+)
+def test_offset_verdict_reads_its_columns(columns, sentence):
+    assert rope.offset_verdict(columns) == sentence
+
+
+def test_offset_verdict_on_the_layouts_names_only_the_mixed_one_as_moving():
+    q, k = rope.DEMO_Q8, rope.DEMO_K8
+    cols = {
+        "right": [dot(rope.rotate(q, m), rope.rotate(k, m - 3)) for m in (3, 7, 12)],
+        "mixed": [dot(rope.mixed_rotate(q, m), rope.mixed_rotate(k, m - 3)) for m in (3, 7, 12)],
+    }
+    assert rope.offset_verdict(cols) == "「right」在各组位置上分数相同，只依赖位置差；「mixed」随位置变化，不只依赖位置差。"
+
+
+@pytest.mark.parametrize("bad", [{}, [], {"A": []}, {"A": [float("nan")]}, {"A": "12"}])
+def test_offset_verdict_rejects_bad_columns(bad):
+    with pytest.raises(ValueError, match="columns"):
+        rope.offset_verdict(bad)
