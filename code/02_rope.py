@@ -260,7 +260,7 @@ def permute(x: list, order: list[int]) -> list:
 
 
 def project(x: list[list[float]], w: list[list[float]]) -> list[list[float]]:
-    """线性投影 ``x Wᵀ``：``w`` 的每一行产生输出的一个分量（与常见框架的权重形状一致）。
+    """线性投影 ``x W^T``：``w`` 的每一行产生输出的一个分量（与常见框架的权重形状一致）。
 
     所以重排输出分量，就是重排 ``w`` 的行。形状 ``(n, d_model) → (n, d)``。
 
