@@ -463,10 +463,13 @@ def offset_scores(
     kv, qv = _vector(k, "k"), _vector(q, "q")
     if len(kv) != len(qv):
         raise ValueError(f"q 与 k 的长度必须相同，收到 q 为 {len(qv)}、k 为 {len(kv)}")
-    ms = att._as_list(offsets, "offsets")
-    ms = [_position(m, f"offsets[{j}]") for j, m in enumerate(ms)]
+    ms = [_position(m, f"offsets[{j}]") for j, m in enumerate(att._as_list(offsets, "offsets"))]
+    layout = _layout(layout)
+    theta = frequencies(len(qv), base)
+    # 每个分量的频率只排一次：曲线要在很多偏移上取点，校验也只在边界上做一次。
+    per_dim = [theta[j // 2] if layout == "adjacent" else theta[j % len(theta)] for j in range(len(qv))]
     scale = math.sqrt(len(qv))
-    return [sum(a * b for a, b in zip(rotate(qv, m, base, layout), kv)) / scale for m in ms]
+    return [sum(a * b for a, b in zip(_turn(qv, [m * t for t in per_dim], layout), kv)) / scale for m in ms]
 
 
 def slowest_wavelength(d: int, base: float = BASE) -> float:
