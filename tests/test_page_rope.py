@@ -225,3 +225,9 @@ def test_the_wavelengths_and_the_offset_numbers_are_in_the_pdf(text):
     seq, v = rope.DEMO_SEQ, rope.DEMO_V
     wrong = rope.row_index_decode(seq, seq, v, [3, 2])
     assert f"{wrong[3][0]:.4f}" in text
+
+
+@pytest.mark.build
+def test_rotating_v_makes_the_output_depend_on_the_absolute_position(article):
+    verdicts = {r[0]: r[-1] for r in rows(article) if len(r) == 4 and r[-1] in ("不变", "变了")}
+    assert verdicts == {"只转 Q、K": "不变", "连 V 也转": "变了"}
