@@ -400,3 +400,9 @@ def test_offset_scores_equal_rotating_q_by_the_offset(qk, offsets, layout, base)
     q, k = qk
     expected = [dot(rope.rotate(q, m, base, layout), k) / math.sqrt(len(q)) for m in offsets]
     assert close(rope.offset_scores(q, k, offsets, base, layout), expected, 1e-9)
+
+
+def test_the_other_mix_breaks_the_offset_property_too():
+    # Angles laid out for adjacent pairs, pairs taken as halves: the mirror image of mixed_rotate.
+    other = lambda x, m: rope._turn(x, rope.angles(len(x), m, 100.0, "adjacent"), "half")
+    assert offset_gap(other, rope.DEMO_Q8, rope.DEMO_K8, 5, 2, 4) > 1e-3
