@@ -193,7 +193,7 @@ def sequences(draw):
     return q, k, v, chunks
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(sequences())
 def test_cached_decoding_equals_the_full_recomputation(problem):
     q, k, v, chunks = problem
