@@ -41,10 +41,13 @@ __all__ = [
     "projected_attention",
     "projection_backward",
     "fill_backward_demo",
+    "empty_row_policies",
+    "policy_sentence",
     "attention_loss",
     "finite_difference",
     "relative_error",
     "gradient_check",
+    "projection_gradient_check",
     "zero_sentence",
     "check_sentence",
     "self_test",
@@ -477,6 +480,81 @@ def fill_backward_demo(
     return {"weights": weights, "outputs": outputs, "dq": dq, "dk": dk, "dv": steps["dv"]}
 
 
+# 四种做法的名字：两种正式策略，两种只为演示的填充。
+POLICY_NAMES = ("error", "zero", "fill=-inf", "fill=-1e9")
+
+
+def _nan_count(m: list[list[float]]) -> int:
+    return sum(math.isnan(x) for row in m for x in row)
+
+
+def empty_row_policies(q, k, v, d_out, visible) -> dict:
+    """同一组输入在四种做法下的前向与梯度：``"error"``、``"zero"`` 两种策略，``fill=−∞``、``fill=−1e9`` 两个演示。
+
+    返回 ``{名字: 结果}``。``"error"`` 的结果是 ``{"raised": 报错信息}``；其余是
+    ``{"raised": None, "weights", "outputs", "dq", "dk", "dv", "nan": 三个梯度里 NaN 的个数}``。
+
+    >>> r = empty_row_policies([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[1.0]], [[False, False]])
+    >>> r["error"]["raised"].startswith("第 0 个查询行没有任何可见的 Key")
+    True
+    >>> r["zero"]["dv"], r["fill=-inf"]["nan"], r["fill=-1e9"]["dv"]
+    ([[0.0], [0.0]], 2, [[0.5], [0.5]])
+    """
+    q, k, v, d_out, visible = _shapes(q, k, v, d_out, visible)
+    results = {}
+    try:
+        _forward(q, k, v, visible, "error")
+        results["error"] = {"raised": None}
+    except ValueError as error:
+        results["error"] = {"raised": str(error)}
+    steps = _backward(q, k, v, d_out, visible, "zero")
+    results["zero"] = {key: steps[key] for key in ("weights", "outputs", "dq", "dk", "dv")}
+    for name, fill in (("fill=-inf", -math.inf), ("fill=-1e9", -1e9)):
+        results[name] = fill_backward_demo(q, k, v, d_out, visible, fill=fill)
+    for name in POLICY_NAMES[1:]:
+        r = results[name]
+        r["raised"] = None
+        r["nan"] = sum(_nan_count(r[g]) for g in ("dq", "dk", "dv"))
+    return results
+
+
+def policy_sentence(counted: dict, excluded: dict, visible) -> str:
+    """比较两组 ``empty_row_policies`` 的结果（全屏蔽行计入损失 / 排除出损失），写成结论。
+
+    ``visible`` 用来找出全屏蔽的行与所有查询都不许读的 Key。
+
+    >>> vis = [[False, False], [True, True]]
+    >>> a = empty_row_policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[1.0], [1.0]], vis)
+    >>> b = empty_row_policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[0.0], [1.0]], vis)
+    >>> policy_sentence(a, b, vis)
+    '全屏蔽的是第 0 行。fill = −∞：梯度的 6 个元素中有 2 个是 NaN，把这一行排除出损失后仍有 2 个。fill = −1e9：没有 NaN，但读了被禁止的 Key，第 0 行的输出不为 0。zero：没有 NaN，全屏蔽行的输出与 dQ 恰为 0。'
+    """
+    empty = [i for i, row in enumerate(visible) if not any(row)]
+    if not empty:
+        return "没有全屏蔽的行：四种做法的结果相同。"
+    rows = "、".join(f"第 {i} 行" for i in empty)
+    total = sum(len(m) * len(m[0]) for m in (counted["zero"]["dq"], counted["zero"]["dk"], counted["zero"]["dv"]))
+    text = f"全屏蔽的是{rows}。"
+    text += f"fill = −∞：梯度的 {total} 个元素中有 {counted['fill=-inf']['nan']} 个是 NaN，"
+    these = "这一行" if len(empty) == 1 else "这些行"
+    text += f"把{these}排除出损失后仍有 {excluded['fill=-inf']['nan']} 个。"
+    big = counted["fill=-1e9"]
+    reads = any(x != 0.0 for i in empty for x in big["outputs"][i])
+    unread = [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
+    pad_grad = [j for j in unread if any(x != 0.0 for x in big["dv"][j])]
+    text += "fill = −1e9：" + ("有 NaN" if big["nan"] else "没有 NaN")
+    if pad_grad:
+        text += f"，但被所有查询禁止的 {'、'.join(f'Key {j}' for j in pad_grad)} 拿到了不为 0 的 dV。"
+    elif reads:
+        text += f"，但读了被禁止的 Key，{rows}的输出不为 0。"
+    else:
+        text += "。"
+    zero = counted["zero"]
+    clean = zero["nan"] == 0 and all(x == 0.0 for i in empty for x in zero["outputs"][i] + zero["dq"][i])
+    text += "zero：" + ("没有 NaN，全屏蔽行的输出与 dQ 恰为 0。" if clean else "结果不符合“输出与梯度为 0”的约定。")
+    return text
+
+
 # -- 核对：中心有限差分 ---------------------------------------------------------------------------------
 def attention_loss(q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error") -> float:
     """以 ``d_out`` 为上游梯度的损失 ``L = Σ d_out ∘ O``：它对 O 的梯度恰好就是 ``d_out``。
@@ -571,6 +649,45 @@ def gradient_check(
     return {**errors, "max": worst, "passed": worst <= TOLERANCE}
 
 
+def projection_gradient_check(
+    x, w_q, w_k, w_v, d_out, *, h=STEP, causal=True, key_valid=None, empty_row="error"
+) -> dict:
+    """用中心有限差分核对投影矩阵与输入的梯度（``projection_backward``），返回各自的相对误差。
+
+    >>> r = projection_gradient_check(PROJ_X, PROJ_W_Q, PROJ_W_K, PROJ_W_V, EXAMPLE_D_OUT)
+    >>> sorted(r), r["passed"]
+    (['dw_k', 'dw_q', 'dw_v', 'dx', 'max', 'passed'], True)
+    """
+    step = att._real(h, "h")
+    if not (math.isfinite(step) and step > 0):
+        raise ValueError(f"h 必须是正的有限数，收到 {h!r}")
+    options = dict(causal=causal, key_valid=key_valid, empty_row=empty_row)
+    x, w_q, w_k, w_v = _projection_inputs(x, w_q, w_k, w_v)
+    r = projected_attention(x, w_q, w_k, w_v, **options)
+    d_out = _matrix(d_out, "d_out")  # 形状由 attention_backward 检查
+    hand = projection_backward(x, w_q, w_k, w_v, *attention_backward(r["q"], r["k"], r["v"], d_out, **options))
+
+    def loss():
+        out = projected_attention(x, w_q, w_k, w_v, **options)["outputs"]
+        return sum(a * b for o_i, do_i in zip(out, d_out) for a, b in zip(o_i, do_i))
+
+    errors = {}
+    for name, m in (("dw_q", w_q), ("dw_k", w_k), ("dw_v", w_v), ("dx", x)):
+        g = [[0.0] * len(m[0]) for _ in m]
+        for i in range(len(m)):
+            for c in range(len(m[0])):
+                saved = m[i][c]
+                m[i][c] = saved + step
+                up = loss()
+                m[i][c] = saved - step
+                down = loss()
+                m[i][c] = saved
+                g[i][c] = (up - down) / (2 * step)
+        errors[name] = relative_error(hand[name], g)
+    worst = max(errors.values())
+    return {**errors, "max": worst, "passed": worst <= TOLERANCE}
+
+
 # -- 由数据生成的句子 -----------------------------------------------------------------------------------
 def zero_sentence(steps: dict) -> str:
     """数一数 ``backward_steps`` 结果里禁止格子与恰为 0 的梯度，写成一句话。
@@ -620,6 +737,11 @@ EXAMPLE_Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
 EXAMPLE_K = [[1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]
 EXAMPLE_V = [[1.0, 2.0], [3.0, 0.0], [0.0, 1.0]]
 EXAMPLE_D_OUT = [[1.0, -1.0], [0.5, 2.0], [-1.0, 0.5]]
+# 投影的例子：3 个位置的输入 X（每行 2 维）与三个 2×2 的投影矩阵。
+PROJ_X = [[1.0, 0.0], [0.5, 1.0], [-1.0, 1.0]]
+PROJ_W_Q = [[1.0, 0.5], [0.0, 1.0]]
+PROJ_W_K = [[0.5, 0.0], [1.0, -0.5]]
+PROJ_W_V = [[1.0, 2.0], [-1.0, 1.0]]
 
 
 def _check(condition: bool, message: str) -> None:

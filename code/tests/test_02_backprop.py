@@ -363,3 +363,48 @@ def test_self_test_fails_when_the_backward_is_wrong(monkeypatch):
     monkeypatch.setattr(bp, "attention_backward", bp.wrong_backward_no_rowsum)
     with pytest.raises(AssertionError, match="有限差分"):
         bp.self_test()
+
+
+# -- the policies' sentence and the projection check on other inputs ------------------------------------
+@fast
+@given(st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(1, 2), st.data())
+def test_policy_sentence_counts_what_the_policies_computed(n_pad, n_real, d, d_v, data):
+    n = n_pad + n_real
+    key_valid = [False] * n_pad + [True] * n_real  # left padding: the first rows see nothing under causal
+    visible = att.visibility(n, n, key_valid=key_valid)
+    q, k, v = data.draw(matrix(n, d)), data.draw(matrix(n, d)), data.draw(matrix(n, d_v, st.floats(0.5, 2)))
+    d_out = data.draw(matrix(n, d_v, st.floats(0.5, 2)))
+    excluded = [[0.0] * d_v if not any(row) else list(g) for row, g in zip(visible, d_out)]
+    counted = bp.empty_row_policies(q, k, v, d_out, visible)
+    left_out = bp.empty_row_policies(q, k, v, excluded, visible)
+    text = bp.policy_sentence(counted, left_out, visible)
+    total = n * d + n * d + n * d_v
+    nan_dv = n * d_v  # every key's dV meets a NaN weight
+    assert f"梯度的 {total} 个元素中有 {nan_dv} 个是 NaN" in text
+    assert f"排除出损失后仍有 {nan_dv} 个" in text
+    assert "全屏蔽的是" + "、".join(f"第 {i} 行" for i in range(n_pad)) + "。" in text
+    pad_keys = "、".join(f"Key {j}" for j in range(n_pad))
+    assert f"fill = −1e9：没有 NaN，但被所有查询禁止的 {pad_keys} 拿到了不为 0 的 dV" in text
+    assert text.endswith("zero：没有 NaN，全屏蔽行的输出与 dQ 恰为 0。")
+    assert counted["error"]["raised"].startswith("第 0 个查询行没有任何可见的 Key")
+
+
+def test_policy_sentence_without_empty_rows():
+    visible = att.visibility(3, 3)
+    r = bp.empty_row_policies(*EX, visible)
+    assert r["error"]["raised"] is None
+    assert bp.policy_sentence(r, r, visible) == "没有全屏蔽的行：四种做法的结果相同。"
+
+
+def test_projection_check_passes_and_catches_a_wrong_projection(monkeypatch):
+    args = (bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, bp.EXAMPLE_D_OUT)
+    assert bp.projection_gradient_check(*args)["max"] < 1e-8
+    assert bp.projection_gradient_check(*args, key_valid=[False, True, True], empty_row="zero")["passed"]
+    right = bp.projection_backward
+
+    def swapped(x, w_q, w_k, w_v, dq, dk, dv):  # dW_q and dW_k swapped: a plausible slip
+        g = right(x, w_q, w_k, w_v, dq, dk, dv)
+        return {**g, "dw_q": g["dw_k"], "dw_k": g["dw_q"]}
+
+    monkeypatch.setattr(bp, "projection_backward", swapped)
+    assert not bp.projection_gradient_check(*args)["passed"]
