@@ -5,13 +5,14 @@
 这里只补上反过来的一步：给定损失对输出的梯度 ``d_out``，算出损失对 Q、K、V 以及
 对投影矩阵的梯度。全部数据都是人工构造的小矩阵，只用 Python 标准库，可以逐格手算。
 
-约定（与正文和 PyTorch 的写法一致）：
+约定（与正文和 PyTorch 的写法一致；这里 ``A B`` 是矩阵乘法，``^T`` 是转置，
+``*`` 是逐元素相乘，即正文里的 ∘）：
 
 - ``q`` 形状 ``(n_query, d)``，``k`` 形状 ``(n_key, d)``，``v`` 形状 ``(n_key, d_v)``；
-- 前向 ``S = Q Kᵀ / √d``，禁止的格子按可见性表排除，``P = softmax(S)``（逐行），``O = P V``；
-- ``d_out`` 是 ``∂L/∂O``，形状 ``(n_query, d_v)``；等价地，损失就是 ``L = Σ d_out ∘ O``；
-- 反向（按推导顺序）：``dV = Pᵀ dO``，``dP = dO Vᵀ``，``D = rowsum(dO ∘ O)``，
-  ``dS = P ∘ (dP − D)``，``dQ = dS K / √d``，``dK = dSᵀ Q / √d``；
+- 前向 ``S = Q K^T / √d``，禁止的格子按可见性表排除，``P = softmax(S)``（逐行），``O = P V``；
+- ``d_out`` 是 ``∂L/∂O``，形状 ``(n_query, d_v)``；等价地，损失就是 ``L = Σ d_out * O``；
+- 反向（按推导顺序）：``dV = P^T dO``，``dP = dO V^T``，``D = rowsum(dO * O)``，
+  ``dS = P * (dP − D)``，``dQ = dS K / √d``，``dK = dS^T Q / √d``；
 - 可见性表是常量，没有梯度；因果规则按绝对位置 ``past + i`` 判断（右下角对齐）；
 - 全部 Key 都被禁止的查询行要明确选策略：``"error"`` 报错，``"zero"`` 让这一行
   权重与输出全为 0（这一行的梯度也全为 0）。
@@ -29,6 +30,7 @@ att = load("02_attention")
 
 __all__ = [
     "EMPTY_ROW_POLICIES",
+    "POLICY_NAMES",
     "TOLERANCE",
     "STEP",
     "softmax_jacobian",
@@ -99,12 +101,11 @@ def _shapes(q, k, v, d_out, visible):
     return q, k, v, d_out, _table(visible, len(q), len(k))
 
 
-def _visible(q, k, causal, past, key_valid) -> list[list[bool]]:
-    n_query = len(att._as_list(q, "Q"))
-    n_key = len(att._as_list(k, "K"))
-    if n_query == 0 or n_key == 0:
-        raise ValueError("Q 与 K 不能为空：至少需要一行")
-    return att.visibility(n_query, n_key, causal=causal, past=past, key_valid=key_valid)
+def _prepare(q, k, v, d_out, causal, past, key_valid):
+    """校验输入（每个只读一次），按 causal、past、key_valid 造出可见性表，再检查形状。"""
+    q, k, v = _matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V")
+    visible = att.visibility(len(q), len(k), causal=causal, past=past, key_valid=key_valid)
+    return _shapes(q, k, v, d_out, visible)
 
 
 # -- 小矩阵运算（全是循环，便于对照手算） ---------------------------------------------------------------
@@ -118,7 +119,7 @@ def _transpose(a: list[list[float]]) -> list[list[float]]:
 
 # -- softmax 的一行 -----------------------------------------------------------------------------------
 def softmax_jacobian(scores: list[float]) -> list[list[float]]:
-    """一行 softmax 的雅可比矩阵 ``J[a][b] = ∂p_a/∂s_b = p_a(δ_ab − p_b)``，即 ``diag(p) − p pᵀ``。
+    """一行 softmax 的雅可比矩阵 ``J[a][b] = ∂p_a/∂s_b = p_a(δ_ab − p_b)``，即 ``diag(p) − p p^T``。
 
     每行之和为 0：给所有分数加同一个常数，权重不变。它是对称的，
     对角线是 p(1 − p)，任何一格的绝对值都不超过 1/4。
@@ -134,7 +135,7 @@ def softmax_jacobian(scores: list[float]) -> list[list[float]]:
 
 
 def softmax_backward(weights: list[float], d_weights: list[float]) -> list[float]:
-    """一行 softmax 的反向：``ds = J dp = p ∘ (dp − Σ_b p_b dp_b)``，不必造出整张 J。
+    """一行 softmax 的反向：``ds = J dp = p * (dp − Σ_b p_b dp_b)``，不必造出整张 J。
 
     ``weights`` 是前向得到的一行权重 p，``d_weights`` 是损失对它们的梯度 dp。
     结果之和恒为 0（权重之和固定为 1，分数整体平移不改变损失）。
@@ -204,10 +205,9 @@ def attention_forward(
     ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行的权重与输出全为 0
     """
     policy = _check_policy(empty_row)
-    visible = _visible(q, k, causal, past, key_valid)
     q, k, v = _matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V")
-    if len(v) != len(k):
-        raise ValueError(f"V 的行数必须等于 K 的行数，收到 V 为 {len(v)}、K 为 {len(k)}")
+    d_out = [[0.0] * len(v[0]) for _ in q]  # 前向不需要 dO，只借用同一套形状检查
+    q, k, v, _, visible = _prepare(q, k, v, d_out, causal, past, key_valid)
     return _forward(q, k, v, visible, policy)
 
 
@@ -224,15 +224,15 @@ def _backward(q, k, v, d_out, visible, empty_row, correction=_rowsum_d_out_out, 
     n_query, n_key, d, d_v = len(q), len(k), len(q[0]), len(v[0])
     scale = math.sqrt(d)
     p = weights  # (n_query, n_key)
-    # O = P V  ⇒  dV = Pᵀ dO，dP = dO Vᵀ
+    # O = P V  ⇒  dV = P^T dO，dP = dO V^T
     dv = [[sum(p[i][j] * d_out[i][c] for i in range(n_query)) for c in range(d_v)] for j in range(n_key)]  # (n_key, d_v)
     dp = [[sum(d_out[i][c] * v[j][c] for c in range(d_v)) for j in range(n_key)] for i in range(n_query)]  # (n_query, n_key)
-    # P = softmax(S) 逐行  ⇒  dS = P ∘ (dP − D)，D 是每行一个数
+    # P = softmax(S) 逐行  ⇒  dS = P * (dP − D)，D 是每行一个数
     rowsum_do_o = correction(p, dp, outputs, d_out)  # (n_query,)
     rowsum_dp_p = [sum(a * b for a, b in zip(p_i, dp_i)) for p_i, dp_i in zip(p, dp)]  # (n_query,)
     # 禁止的格子 P = 0，所以 dS 在那里恰为 0：梯度不经由它流回 Q、K。
     ds = [[p[i][j] * (dp[i][j] - rowsum_do_o[i]) for j in range(n_key)] for i in range(n_query)]  # (n_query, n_key)
-    # S = Q Kᵀ / √d  ⇒  dQ = dS K / √d，dK = dSᵀ Q / √d
+    # S = Q K^T / √d  ⇒  dQ = dS K / √d，dK = dS^T Q / √d
     dq = [[sum(ds[i][j] * k[j][c] for j in range(n_key)) / scale for c in range(d)] for i in range(n_query)]  # (n_query, d)
     dk = [[sum(ds[i][j] * q[i][c] for i in range(n_query)) / scale for c in range(d)] for j in range(n_key)]  # (n_key, d)
     return {
@@ -252,9 +252,9 @@ def backward_steps(
 ) -> dict:
     """按给定可见性表做一次前向和反向，返回推导顺序里的每个中间量（供逐格手算核对）。
 
-    字典的键：``weights`` (P)、``outputs`` (O)、``dv`` (= Pᵀ dO)、``dp`` (= dO Vᵀ)、
-    ``rowsum_do_o`` (D = rowsum(dO ∘ O))、``rowsum_dp_p`` (rowsum(dP ∘ P)，与 D 相等)、
-    ``ds`` (= P ∘ (dP − D))、``dq`` (= dS K / √d)、``dk`` (= dSᵀ Q / √d)、``visible``。
+    字典的键：``weights`` (P)、``outputs`` (O)、``dv`` (= P^T dO)、``dp`` (= dO V^T)、
+    ``rowsum_do_o`` (D = rowsum(dO * O))、``rowsum_dp_p`` (rowsum(dP * P)，与 D 相等)、
+    ``ds`` (= P * (dP − D))、``dq`` (= dS K / √d)、``dk`` (= dS^T Q / √d)、``visible``。
 
     >>> s = backward_steps([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[1.0]], [[True, True]])
     >>> s["weights"], s["dv"], s["dp"], s["rowsum_do_o"], s["ds"]
@@ -274,8 +274,7 @@ def backward_steps(
 
 def _run(q, k, v, d_out, causal, past, key_valid, empty_row, correction=_rowsum_d_out_out):
     policy = _check_policy(empty_row)
-    visible = _visible(q, k, causal, past, key_valid)
-    q, k, v, d_out, visible = _shapes(q, k, v, d_out, visible)
+    q, k, v, d_out, visible = _prepare(q, k, v, d_out, causal, past, key_valid)
     steps = _backward(q, k, v, d_out, visible, policy, correction)
     return steps["dq"], steps["dk"], steps["dv"]
 
@@ -325,7 +324,7 @@ def _rowsum_of_out(p, dp, out, d_out):
 
 
 def wrong_backward_no_rowsum(q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"):
-    """故意写错：丢掉修正项，写成 ``dS = P ∘ dP``。参数与 ``attention_backward`` 相同。
+    """故意写错：丢掉修正项，写成 ``dS = P * dP``。参数与 ``attention_backward`` 相同。
 
     只用于对照和测试：梯度核对必须认出它。
 
@@ -341,7 +340,7 @@ def wrong_backward_no_rowsum(q, k, v, d_out, *, causal=True, past=0, key_valid=N
 def wrong_backward_forgets_d_out(q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"):
     """故意写错：修正项写成 ``rowsum(O)``，忘了乘上游梯度 dO。参数与 ``attention_backward`` 相同。
 
-    dO 全为 1 时 ``rowsum(dO ∘ O) = rowsum(O)``，这个错误完全看不出来；
+    dO 全为 1 时 ``rowsum(dO * O) = rowsum(O)``，这个错误完全看不出来；
     只有随机的 dO 才能暴露它。只用于对照和测试。
 
     >>> q = [[1.0, 0.0]]; k = [[1.0, 0.0], [0.0, 1.0]]; v = [[1.0, 2.0], [3.0, 0.0]]
@@ -403,8 +402,8 @@ def projection_backward(
 ) -> dict:
     """由 dQ、dK、dV 算出投影矩阵与输入的梯度（单头）。
 
-    ``Q = X W_q`` ⇒ ``dW_q = Xᵀ dQ``，K、V 同理；X 同时产生 Q、K、V，
-    所以 ``dX = dQ W_qᵀ + dK W_kᵀ + dV W_vᵀ``。返回 ``{"dw_q", "dw_k", "dw_v", "dx"}``。
+    ``Q = X W_q`` ⇒ ``dW_q = X^T dQ``，K、V 同理；X 同时产生 Q、K、V，
+    所以 ``dX = dQ W_q^T + dK W_k^T + dV W_v^T``。返回 ``{"dw_q", "dw_k", "dw_v", "dx"}``。
 
     >>> g = projection_backward([[1.0, 2.0]], [[1.0], [0.0]], [[0.0], [1.0]], [[1.0], [1.0]],
     ...                         [[1.0]], [[0.5]], [[2.0]])
@@ -442,7 +441,7 @@ def fill_backward_demo(
 ) -> dict:
     """只为演示：按 masked_fill 的写法把禁止格子的分数 *换成* ``fill``，不检查全屏蔽行，再做前向和反向。
 
-    - ``fill = −∞``：全屏蔽行的权重是 NaN；``dV = Pᵀ dO`` 让每个 Key 的 dV 都沾上 NaN，
+    - ``fill = −∞``：全屏蔽行的权重是 NaN；``dV = P^T dO`` 让每个 Key 的 dV 都沾上 NaN，
       即使这一行的 dO 为 0（0 × NaN 仍是 NaN）；
     - ``fill = −1e9``：全屏蔽行平均地读所有被禁止的 Key，PAD（和未来）的 Value 因此拿到梯度。
 
@@ -557,14 +556,13 @@ def policy_sentence(counted: dict, excluded: dict, visible) -> str:
 
 # -- 核对：中心有限差分 ---------------------------------------------------------------------------------
 def attention_loss(q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error") -> float:
-    """以 ``d_out`` 为上游梯度的损失 ``L = Σ d_out ∘ O``：它对 O 的梯度恰好就是 ``d_out``。
+    """以 ``d_out`` 为上游梯度的损失 ``L = Σ d_out * O``：它对 O 的梯度恰好就是 ``d_out``。
 
     >>> attention_loss([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[2.0]], causal=False)
     40.0
     """
     policy = _check_policy(empty_row)
-    visible = _visible(q, k, causal, past, key_valid)
-    q, k, v, d_out, visible = _shapes(q, k, v, d_out, visible)
+    q, k, v, d_out, visible = _prepare(q, k, v, d_out, causal, past, key_valid)
     _, outputs = _forward(q, k, v, visible, policy)
     return sum(a * b for o_i, do_i in zip(outputs, d_out) for a, b in zip(o_i, do_i))
 
@@ -580,8 +578,7 @@ def finite_difference(q, k, v, d_out, *, h=STEP, causal=True, past=0, key_valid=
     if not (math.isfinite(step) and step > 0):
         raise ValueError(f"h 必须是正的有限数，收到 {h!r}")
     policy = _check_policy(empty_row)
-    visible = _visible(q, k, causal, past, key_valid)
-    q, k, v, d_out, visible = _shapes(q, k, v, d_out, visible)
+    q, k, v, d_out, visible = _prepare(q, k, v, d_out, causal, past, key_valid)
 
     def loss(qq, kk, vv):
         _, outputs = _forward(qq, kk, vv, visible, policy)
@@ -641,6 +638,7 @@ def gradient_check(
     backward = attention_backward if backward is None else backward
     if not callable(backward):
         raise ValueError(f"backward 必须是可调用的反向函数，收到 {backward!r}")
+    q, k, v, d_out = (_matrix(m, name) for m, name in ((q, "Q"), (k, "K"), (v, "V"), (d_out, "d_out")))
     options = dict(causal=causal, past=past, key_valid=key_valid, empty_row=empty_row)
     hand = backward(q, k, v, d_out, **options)
     numeric = finite_difference(q, k, v, d_out, h=h, **options)

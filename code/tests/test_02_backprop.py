@@ -328,7 +328,7 @@ EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
         (lambda: bp.attention_backward(*EX, past=1), "n_key 必须等于 past + n_query"),
         (lambda: bp.attention_backward([[1.0]] * 3, *EX[1:]), "Q 与 K 的列数"),
         (lambda: bp.attention_backward(EX[0], EX[1], EX[2][:2], EX[3]), "V 的行数必须等于 K 的行数"),
-        (lambda: bp.attention_backward([], *EX[1:]), "Q 与 K 不能为空"),
+        (lambda: bp.attention_backward([], *EX[1:]), "Q 不能为空"),
         (lambda: bp.backward_steps(*EX, [[True, False]]), "visible 的形状必须是 (n_query, n_key) = (3, 3)"),
         (lambda: bp.backward_steps(*EX, [[1, 0, 0]] * 3), "visible[0][0] 必须是 True 或 False"),
         (lambda: bp.softmax_backward([0.5, 0.5], [1.0]), "长度相同"),
@@ -348,6 +348,15 @@ def test_bad_input_gets_a_chinese_value_error(call, words):
     with pytest.raises(ValueError) as error:
         call()
     assert words in str(error.value)
+
+
+def test_generators_and_tuples_are_read_once_and_work():
+    rows = lambda m: (tuple(r) for r in m)
+    expected = bp.attention_backward(*EX)
+    assert bp.attention_backward(*(rows(m) for m in EX)) == expected
+    assert bp.gradient_check(*(rows(m) for m in EX))["passed"]
+    assert bp.attention_forward(*(rows(m) for m in EX[:3])) == att.attention(*EX[:3])
+    assert bp.attention_loss(*(rows(m) for m in EX)) == bp.attention_loss(*EX)
 
 
 # -- the command and the self-test ------------------------------------------------------------------------
