@@ -56,8 +56,8 @@ __all__ = [
     "run_demo",
 ]
 
-# 全行都被禁止时的两种明确策略，名字与 02_attention 的 empty_row 一致。
-EMPTY_ROW_POLICIES = ("error", "zero")
+# 全行都被禁止时的两种明确策略，就是 02_attention 的 empty_row。
+EMPTY_ROW_POLICIES = att.EMPTY_ROW_POLICIES
 # 有限差分核对的标准：float64 下相对误差不超过 1e-6；中心差分的步长。
 TOLERANCE = 1e-6
 STEP = 1e-5
@@ -161,22 +161,8 @@ def softmax_backward(weights: list[float], d_weights: list[float]) -> list[float
 
 # -- 前向：记录权重，全屏蔽行有明确策略 -----------------------------------------------------------------
 def _forward(q, k, v, visible, empty_row):
-    """已校验的输入上做前向，返回 (P, O)。查询行彼此独立，可以只把有可见 Key 的行交给前向。"""
-    n_key, d_v = len(k), len(v[0])
-    empty = [i for i, row in enumerate(visible) if not any(row)]
-    if empty and empty_row == "error":
-        raise ValueError(
-            f"第 {empty[0]} 个查询行没有任何可见的 Key，不能对它做普通 softmax；"
-            "可用 empty_row=\"zero\" 让这一行的权重与输出全为 0"
-        )
-    keep = [i for i in range(len(q)) if i not in empty]
-    weights = [[0.0] * n_key for _ in q]  # (n_query, n_key)；全屏蔽行保持全 0
-    outputs = [[0.0] * d_v for _ in q]  # (n_query, d_v)
-    if keep:
-        w, o = att.masked_attention([q[i] for i in keep], k, v, [visible[i] for i in keep])
-        for i, wi, oi in zip(keep, w, o):
-            weights[i], outputs[i] = wi, oi
-    return weights, outputs
+    """已校验的输入上做前向，返回 (P, O)；全屏蔽行按 ``empty_row`` 处理（见 02_attention）。"""
+    return att.masked_attention(q, k, v, visible, empty_row=empty_row)
 
 
 def attention_forward(
@@ -202,7 +188,7 @@ def attention_forward(
     >>> attention_forward(q, k, [[10.0], [20.0], [30.0]], key_valid=[False, True, True])
     Traceback (most recent call last):
     ...
-    ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行的权重与输出全为 0
+    ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0
     """
     policy = _check_policy(empty_row)
     q, k, v = _matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V")
@@ -439,7 +425,7 @@ def fill_backward_demo(
     *,
     fill: float,
 ) -> dict:
-    """只为演示：按 masked_fill 的写法把禁止格子的分数 *换成* ``fill``，不检查全屏蔽行，再做前向和反向。
+    """只为演示：前向用 ``02_attention.unguarded_attention``（禁止格子的分数 *换成* ``fill``，不检查全屏蔽行），再做反向。
 
     - ``fill = −∞``：全屏蔽行的权重是 NaN；``dV = P^T dO`` 让每个 Key 的 dV 都沾上 NaN，
       即使这一行的 dO 为 0（0 × NaN 仍是 NaN）；
@@ -460,16 +446,8 @@ def fill_backward_demo(
     fill = att._real(fill, "fill")
     if math.isnan(fill) or fill >= 0:
         raise ValueError(f"fill 必须是负数或 −∞，收到 {fill}")
-    scores = att.scaled_scores(q, k)  # (n_query, n_key)
-    weights, outputs = [], []
-    for srow, vrow in zip(scores, visible):
-        row = [s if ok else fill for s, ok in zip(srow, vrow)]  # masked_fill 的写法
-        top = max(row)
-        exps = [math.exp(x - top) for x in row]  # 全是 −∞ 时 x − top = NaN
-        total = sum(exps)
-        w = [e / total for e in exps]
-        weights.append(w)
-        outputs.append([sum(wj * vj[c] for wj, vj in zip(w, v)) for c in range(len(v[0]))])
+    # 前向就是 02_attention 的演示函数：禁止格子的分数换成 fill，不检查全屏蔽行。
+    weights, outputs = att.unguarded_attention(q, k, v, visible, fill=fill)
     steps = _backward(q, k, v, d_out, visible, "zero", weights=weights, outputs=outputs)
     # 被换成 fill 的格子与 Q、K 无关：它们的 dS 不向前传（masked_fill 的反向把它们置 0）。
     ds = [[x if ok else 0.0 for x, ok in zip(row, vrow)] for row, vrow in zip(steps["ds"], visible)]
