@@ -122,7 +122,7 @@ def softmax_jacobian(scores: list[float]) -> list[list[float]]:
     """一行 softmax 的雅可比矩阵 ``J[a][b] = ∂p_a/∂s_b = p_a(δ_ab − p_b)``，即 ``diag(p) − p p^T``。
 
     每行之和为 0：给所有分数加同一个常数，权重不变。它是对称的，
-    对角线是 p(1 − p)，任何一格的绝对值都不超过 1/4。
+    对角线是 p(1 − p)，每一格的绝对值都不超过所在行的对角线，也就不超过 1/4。
 
     >>> J = softmax_jacobian([0, 1, 2])
     >>> [[round(x, 4) for x in row] for row in J]
