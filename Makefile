@@ -13,13 +13,15 @@ BUILDDIR    := _build
 SPHINX       = $(SPHINXBUILD) -M $@ $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html pdf test bench clean
+.PHONY: help venv html pdf test bench clean livehtml crosscheck
 
 help: venv  ## list the targets
 	@echo "make html    build the HTML book into $(BUILDDIR)/html (open index.html from disk)"
 	@echo "make pdf     build the Chinese PDF into $(BUILDDIR)/latex with XeLaTeX (checks TeX first, see README)"
 	@echo "make test    run every test: pytest code/ tests/"
 	@echo "make bench   time clean, no-change and code-edit builds against a one-page floor book"
+	@echo "make crosscheck  check the chapter against real PyTorch, JAX and Keras (own venv, large download)"
+	@echo "make livehtml  serve the HTML on http://127.0.0.1:$(LIVEPORT)/, rebuilt and reloaded on every edit"
 	@echo "make clean   remove $(BUILDDIR)"
 	@echo "make venv    create or refresh $(VENV) from requirements.txt"
 	@echo "make <name>  any other Sphinx builder, e.g. make latex, make text, make linkcheck:"
@@ -49,11 +51,29 @@ test: venv
 bench: venv
 	$(BIN)/python tests/bench.py
 
+# For authors: rebuild when a page (book/) or a teaching file (code/) changes and reload the browser.
+# Served on 127.0.0.1 only; LIVEPORT=8001 make livehtml picks another port. Stop it with Ctrl+C.
+LIVEPORT ?= 8000
+livehtml: venv
+	$(BIN)/sphinx-autobuild $(SOURCEDIR) $(BUILDDIR)/livehtml -c . $(SPHINXOPTS) \
+	  --host 127.0.0.1 --port $(LIVEPORT) --watch code --ignore "*/__pycache__/*"
+
+# The chapter against the real libraries (PyTorch, JAX, Keras): their own venv, which `make html`
+# and `make test` never need. See tests/crosscheck/.
+CROSSVENV := .venv-crosscheck
+$(CROSSVENV)/.installed: tests/crosscheck/requirements.txt
+	$(PYTHON) -m venv $(CROSSVENV)
+	$(CROSSVENV)/bin/python -m pip install --quiet --disable-pip-version-check -r tests/crosscheck/requirements.txt
+	@touch $@
+
+crosscheck: $(CROSSVENV)/.installed
+	KERAS_BACKEND=jax JAX_ENABLE_X64=1 $(CROSSVENV)/bin/python -m pytest tests/crosscheck -p no:cacheprovider
+
 clean:
 	rm -rf $(BUILDDIR)
 
 # Files make must never try to rebuild through the catch-all below.
-Makefile requirements.txt: ;
+Makefile requirements.txt tests/crosscheck/requirements.txt: ;
 
 # Catch-all: hand any other target to Sphinx's make mode (latex, text, linkcheck, ...).
 %: venv

@@ -14,7 +14,9 @@ MyST-NB's glue. Nothing here computes a number the chapter states; it only forma
 
 from __future__ import annotations
 
+import doctest
 import importlib
+import inspect
 import math
 import sys
 from pathlib import Path
@@ -64,3 +66,23 @@ def md_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def doctest_block(function) -> str:
+    """The ``>>>`` examples of ``function``'s docstring as a Markdown ``pycon`` block, for a page.
+
+    The page shows exactly the examples that ``pytest code/`` runs, prompts and expected output
+    included; the copy button copies the prompt lines without their prompts.
+
+    >>> doctest_block(short).splitlines()  # doctest: +NORMALIZE_WHITESPACE
+    ['```pycon', '>>> short(10.0), short(-math.inf), short(0.25)', "('10', '−∞', '0.2500')", '```']
+    """
+    examples = doctest.DocTestParser().get_examples(inspect.getdoc(function) or "")
+    if not examples:
+        raise ValueError(f"{function.__qualname__} 的文档字符串里没有 >>> 示例")
+    lines = []
+    for example in examples:
+        source = example.source.rstrip("\n").split("\n")
+        lines += [">>> " + source[0]] + ["... " + line for line in source[1:]]
+        lines += example.want.rstrip("\n").split("\n") if example.want else []
+    return "```pycon\n" + "\n".join(lines) + "\n```"

@@ -6,7 +6,6 @@ These tests build a copy of the project in a temporary folder, as an author woul
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
 from pathlib import Path
@@ -16,6 +15,7 @@ from bs4 import BeautifulSoup
 
 from bench import make_html
 from bench import make_project as copy_project
+from conftest import load_module
 
 pytestmark = pytest.mark.build
 
@@ -33,13 +33,6 @@ def scores_row(project: Path, position: int) -> list[str]:
     raise AssertionError("no score table on the mask page")
 
 
-def load(path: Path):
-    spec = importlib.util.spec_from_file_location("edited_attention", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path):
     project = copy_project(tmp_path)
     first = make_html(project)
@@ -54,7 +47,7 @@ def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path):
 
     second = make_html(project)
     assert second.returncode == 0, second.stderr
-    edited = load(code)
+    edited = load_module(code)
     expected = [f"{x:.4f}" for x in edited.scaled_scores(edited.DEMO_Q, edited.DEMO_K)[0]]
     assert scores_row(project, 0) == expected, second.stdout
     html = (project / "_build/html/ch02/mask.html").read_text(encoding="utf-8")

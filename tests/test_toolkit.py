@@ -1,0 +1,119 @@
+"""The reader's toolkit: glossary, index, references, in the HTML and in the PDF."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from bench import make_html, make_project
+from conftest import ROOT, flat
+
+GLOSSARY = ROOT / "book" / "glossary.md"
+# The terms the glossary must define (each exactly once).
+TERMS = [
+    "查询", "Query", "键", "Key", "值", "Value", "分数", "可见性表", "因果", "加性 mask", "PAD", "绝对位置",
+    "KV 缓存", "多头", "头维度", "位置旋转（RoPE）", "反向传播", "softmax", "温度",
+]
+
+
+def soup(book_html: Path, name: str) -> BeautifulSoup:
+    return BeautifulSoup((book_html / name).read_text(encoding="utf-8"), "html.parser")
+
+
+def glossary_terms(book_html: Path) -> dict[str, str]:
+    """Each term of the built glossary and its anchor."""
+    page = soup(book_html, "glossary.html")
+    return {dt.get_text(strip=True).rstrip("¶#").strip(): dt["id"] for dt in page.select("dl.glossary dt")}
+
+
+def test_the_glossary_defines_each_term_once(book_html):
+    page = soup(book_html, "glossary.html")
+    names = [dt.get_text(strip=True).rstrip("¶#").strip() for dt in page.select("dl.glossary dt")]
+    assert len(names) == len(set(names)), names
+    assert set(TERMS) <= set(names), set(TERMS) - set(names)
+
+
+def test_term_links_resolve_to_their_definition(book_html):
+    anchors = set(glossary_terms(book_html).values())
+    links = []
+    for html in sorted(book_html.rglob("*.html")):
+        if "_static" in html.parts:
+            continue
+        page = soup(book_html, html.relative_to(book_html).as_posix())
+        links += [a["href"] for a in page.select("a.reference.internal") if a.select_one("span.std-term")]
+    assert links, "no page links a glossary term"
+    for href in links:
+        page, _, anchor = href.partition("#")
+        assert page.endswith("glossary.html") and anchor in anchors, href
+
+
+def test_the_index_lists_terms_by_pinyin_and_the_shown_functions(book_html):
+    page = soup(book_html, "genindex.html")
+    groups = {h2.get_text(strip=True): h2.find_next("table") for h2 in page.select("article h2")}
+    assert "可见性表" in groups["K"].get_text() and "因果" in groups["Y"].get_text()
+    link = page.find("a", string=re.compile(r"^visibility\(\)（02_attention\.py）$"))
+    assert link is not None
+    target, _, anchor = link["href"].partition("#")
+    assert (book_html / target).is_file()
+    assert soup(book_html, target).find(id=anchor) is not None
+
+
+def test_citations_link_to_the_bibliography_and_each_page_lists_its_own(book_html):
+    opening = soup(book_html, "ch02/index.html")
+    cite = opening.select_one("span.bibtex-citation a")
+    assert "Vaswani" in cite.get_text()
+    target, _, anchor = cite["href"].partition("#")
+    assert target == "../references.html"
+    assert soup(book_html, "references.html").find(id=anchor) is not None
+    rubric = opening.find("p", class_="rubric", string="本页参考文献")
+    listed = rubric.find_next("ul").get_text()
+    assert "Attention is all you need" in listed
+    assert "FlashAttention" not in listed  # only what the page cites
+
+
+@pytest.fixture()
+def floor_book(tmp_path):
+    project = make_project(tmp_path, floor=True)
+    # The bibliography and its page, which every citation links to (not in a toctree there: orphan).
+    shutil.copy(ROOT / "book" / "references.bib", project / "book" / "references.bib")
+    page = (ROOT / "book" / "references.md").read_text(encoding="utf-8")
+    (project / "book" / "references.md").write_text("---\norphan: true\n---\n" + page, encoding="utf-8")
+    return project
+
+
+def cite_page(project: Path, key: str) -> None:
+    index = project / "book" / "index.md"
+    index.write_text(index.read_text(encoding="utf-8") + f"\n见 {{cite:p}}`{key}`。\n", encoding="utf-8")
+
+
+@pytest.mark.build
+def test_an_unknown_citation_key_fails_the_build(floor_book):
+    cite_page(floor_book, "nosuchkey2099")
+    result = make_html(floor_book)
+    assert result.returncode != 0
+    assert 'could not find bibtex key "nosuchkey2099"' in result.stderr
+
+
+@pytest.mark.build
+def test_a_known_key_builds_with_the_pages_reference_list(floor_book):
+    cite_page(floor_book, "su2021roformer")
+    result = make_html(floor_book)
+    assert result.returncode == 0, result.stderr
+    page = soup(floor_book / "_build" / "html", "index.html")
+    assert "RoFormer" in page.find("p", class_="rubric", string="本页参考文献").find_next("ul").get_text()
+
+
+@pytest.mark.pdf
+def test_the_pdf_has_glossary_bibliography_and_index_in_chinese(pages, text):
+    toc = flat(next(p for p in pages if "目录" in p))
+    assert "附录A" in toc and "术语表" in toc and "参考文献" in toc and "索引" in toc
+    for english in ("Bibliography", "Index", "Appendix", "APPENDIX"):
+        assert english not in text
+    last = "".join(pages[-3:])
+    assert "索引" in last and "visibility()（02_attention.py）" in last.replace(" ", "")
+    bibliography = next(p for p in pages if p.lstrip().startswith("参考文献") and "Vaswani" in p)
+    assert "Attention is all you need" in bibliography
