@@ -178,7 +178,7 @@ sizes = st.lists(st.integers(1, 2**34), min_size=1, max_size=6)
 
 
 @given(sizes)
-@settings(max_examples=40)
+@settings(max_examples=40, deadline=None)
 def test_compare_sentence_names_the_smallest_and_largest_with_the_ratio(values):
     names = [f"M{i}" for i in range(len(values))]
     sentence = costs.compare_sentence(names, values, "条件")
@@ -247,7 +247,7 @@ NS = [128, 256, 512, 1024, 2048]
 
 
 @given(p=st.floats(0.5, 3.5), c=st.floats(1e-10, 1e-2))
-@settings(max_examples=30)
+@settings(max_examples=30, deadline=None)
 def test_fit_recovers_the_exponent_of_exact_power_laws(p, c):
     slope, log_c = costs.fit_slope(NS, [c * n**p for n in NS])
     assert slope == pytest.approx(p, abs=1e-9)
@@ -255,7 +255,7 @@ def test_fit_recovers_the_exponent_of_exact_power_laws(p, c):
 
 
 @given(p=st.floats(1.0, 3.0), noise=st.lists(st.floats(0.9, 1.1), min_size=5, max_size=5))
-@settings(max_examples=30)
+@settings(max_examples=30, deadline=None)
 def test_fit_with_bounded_noise_stays_close_and_equals_numpy(p, noise):
     seconds = [1e-9 * n**p * e for n, e in zip(NS, noise)]
     slope, _ = costs.fit_slope(NS, seconds)
