@@ -82,7 +82,8 @@ MODELS = [
         "source": "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
         "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128,
         "head_dim_from": _NO_HEAD_DIM_KEY,
-        "max_positions": 32768,  # 配置另有 sliding_window = 4096；本页的公式按存下全部位置计算
+        "max_positions": 32768,
+        "sliding_window": 4096,  # 只有这个配置有；本页的公式按存下全部位置计算，不考虑它
     },
     {
         "name": "Qwen2-7B",
@@ -329,8 +330,8 @@ def compare_sentence(names: list[str], nbytes: list[int], condition: str) -> str
 
     >>> compare_sentence(["A", "B", "C"], [4096, 1024, 1024], "上下文 8")
     '上下文 8 时，KV 缓存最小的是 B与C（1 KiB），最大的是 A（4 KiB），是最小者的 4 倍。'
-    >>> compare_sentence(["A", "B"], [5, 5], "上下文 1")
-    '上下文 1 时，A与B 的 KV 缓存一样大（5 B）。'
+    >>> compare_sentence(["A", "B"], [5, 5], "批大小 1（float16）")
+    '批大小 1（float16）时，A与B 的 KV 缓存一样大（5 B）。'
     """
     names = [str(x) for x in _list(names, "names")]
     sizes = [_count(x, f"nbytes[{i}]") for i, x in enumerate(_list(nbytes, "nbytes"))]
@@ -339,10 +340,12 @@ def compare_sentence(names: list[str], nbytes: list[int], condition: str) -> str
     low, high = min(sizes), max(sizes)
     smallest = [n for n, b in zip(names, sizes) if b == low]
     largest = [n for n, b in zip(names, sizes) if b == high]
+    # 中文与数字、西文之间留一个空格，与正文的写法一致。
+    when = condition + (" 时" if condition[-1:].isascii() and condition[-1:].isalnum() else "时")
     if low == high:
-        return f"{condition} 时，{_names(names)} 的 KV 缓存一样大（{size(low)}）。"
+        return f"{when}，{_names(names)} 的 KV 缓存一样大（{size(low)}）。"
     return (
-        f"{condition} 时，KV 缓存最小的是 {_names(smallest)}（{size(low)}），"
+        f"{when}，KV 缓存最小的是 {_names(smallest)}（{size(low)}），"
         f"最大的是 {_names(largest)}（{size(high)}），{_times('是最小者的', high / low)}。"
     )
 
