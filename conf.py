@@ -82,6 +82,7 @@ html_js_files = ["sidebar-labels.js"]  # names the sidebar's fold toggles for sc
 html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,
+    "show_navbar_depth": 2,  # the chapter's pages stay unfolded under its opening in the sidebar
     "use_download_button": False,
     "use_fullscreen_button": False,
 }

@@ -1,6 +1,6 @@
-"""第2章教学代码：可手算的小矩阵注意力、稳定 softmax 与可见性表（mask）。
+"""第 2 章教学代码：可手算的小矩阵注意力、稳定 softmax 与可见性表（mask）。
 
-本文件是《手算注意力与因果掩码》第2章的配套代码，书页在构建时直接运行它，
+本文件是《手算注意力与因果掩码》第 2 章的配套代码，书页在构建时直接运行它，
 页面上的每个数都来自这里的函数。全部数据都是人工构造的小矩阵，没有训练过的
 模型；所有函数只用 Python 标准库，每一步都能用纸笔复算。
 
@@ -30,6 +30,8 @@ __all__ = [
     "additive_mask",
     "masked_attention",
     "attention",
+    "row_steps",
+    "unguarded_attention",
     "self_test",
     "run_demo",
 ]
@@ -68,12 +70,12 @@ def _matrix(a: object, name: str) -> list[list[float]]:
     out: list[list[float]] = []
     for i, row in enumerate(rows):
         if isinstance(row, (Real, *_NOT_A_LIST)) or not hasattr(row, "__iter__"):
-            raise ValueError(f"{name} 必须是二维矩阵（行的列表），第{i}行是 {row!r}")
+            raise ValueError(f"{name} 必须是二维矩阵（行的列表），第 {i} 行是 {row!r}")
         cells = _as_list(row, f"{name}[{i}]")
         if not cells:
-            raise ValueError(f"{name} 的行不能为空：第{i}行没有元素")
+            raise ValueError(f"{name} 的行不能为空：第 {i} 行没有元素")
         if out and len(cells) != len(out[0]):
-            raise ValueError(f"{name} 不是矩形矩阵：第0行有 {len(out[0])} 列，第{i}行有 {len(cells)} 列")
+            raise ValueError(f"{name} 不是矩形矩阵：第 0 行有 {len(out[0])} 列，第 {i} 行有 {len(cells)} 列")
         values = [_real(x, f"{name}[{i}][{j}]") for j, x in enumerate(cells)]
         for j, x in enumerate(values):
             if not math.isfinite(x):
@@ -132,7 +134,7 @@ def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
     >>> validate_matrix([[1.0, 2.0], [3.0]], "K")
     Traceback (most recent call last):
     ...
-    ValueError: K 不是矩形矩阵：第0行有 2 列，第1行有 1 列
+    ValueError: K 不是矩形矩阵：第 0 行有 2 列，第 1 行有 1 列
     """
     m = _matrix(a, name)
     return len(m), len(m[0])
@@ -244,11 +246,21 @@ def additive_mask(visible: list[list[bool]]) -> list[list[float]]:
         raise ValueError("visible 不能为空：至少需要一行、一列")
     for i, row in enumerate(rows):
         if len(row) != len(rows[0]):
-            raise ValueError(f"visible 不是矩形表：第0行有 {len(rows[0])} 列，第{i}行有 {len(row)} 列")
+            raise ValueError(f"visible 不是矩形表：第 0 行有 {len(rows[0])} 列，第 {i} 行有 {len(row)} 列")
         for j, flag in enumerate(row):
             if not isinstance(flag, bool):
                 raise ValueError(f"visible[{i}][{j}] 必须是 True 或 False，收到 {flag!r}")
     return [[0.0 if flag else -math.inf for flag in row] for row in rows]
+
+
+# 全行都被禁止时的两种明确策略（见 masked_attention 的 empty_row）。
+EMPTY_ROW_POLICIES = ("error", "zero")
+
+
+def _check_policy(empty_row: object) -> str:
+    if empty_row not in EMPTY_ROW_POLICIES:
+        raise ValueError(f"empty_row 必须是 \"error\" 或 \"zero\"，收到 {empty_row!r}")
+    return empty_row
 
 
 def masked_attention(
@@ -256,21 +268,34 @@ def masked_attention(
     k: list[list[float]],
     v: list[list[float]],
     visible: list[list[bool]],
+    *,
+    empty_row: str = "error",
 ) -> tuple[list[list[float]], list[list[float]]]:
     """按给定可见性表计算注意力，返回 ``(weights, outputs)``。
 
-    分数加上加性 mask 后逐行做 softmax；没有任何可见 Key 的行不会
-    被送进普通 softmax，而是报错并指出是哪一行。
+    分数加上加性 mask 后逐行做 softmax。没有任何可见 Key 的行（例如左侧 PAD
+    的查询行）不能做普通 softmax，``empty_row`` 明确规定怎么办：
+
+    - ``"error"``（默认）：报错并指出是哪一行；
+    - ``"zero"``：这一行的权重全为 0、输出全为 0（“安全 softmax”的做法）。
+      这样的行不读任何 Value，计算损失时必须把它排除。
 
     >>> w, out = masked_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]],
     ...                           [[True, True]])
     >>> w, out
     ([[0.5, 0.5]], [[20.0]])
+    >>> masked_attention([[0.0]], [[0.0]], [[10.0]], [[False]])
+    Traceback (most recent call last):
+    ...
+    ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0
+    >>> masked_attention([[0.0]], [[0.0]], [[10.0]], [[False]], empty_row="zero")
+    ([[0.0]], [[0.0]])
     """
-    return _attend(_matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V"), visible)
+    policy = _check_policy(empty_row)
+    return _attend(_matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V"), visible, policy)
 
 
-def _attend(q, k, v, visible) -> tuple[list[list[float]], list[list[float]]]:
+def _attend(q, k, v, visible, empty_row) -> tuple[list[list[float]], list[list[float]]]:
     # q, k, v 已由 _matrix 校验并复制；这里只检查它们之间、以及与可见性表之间的形状。
     n_query, n_key, d_v = len(q), len(k), len(v[0])
     if len(v) != n_key:
@@ -285,8 +310,15 @@ def _attend(q, k, v, visible) -> tuple[list[list[float]], list[list[float]]]:
     weights, outputs = [], []
     for i in range(n_query):
         if all(m == -math.inf for m in mask[i]):
-            # 全行被屏蔽时 softmax 的分母为 0；各库各有策略，这里要求调用者明确处理。
-            raise ValueError(f"第{i}个查询行没有任何可见的 Key，不能对它做普通 softmax")
+            # 全行被屏蔽时 softmax 的分母为 0（0/0）；调用者必须明确选一种策略。
+            if empty_row == "error":
+                raise ValueError(
+                    f"第 {i} 个查询行没有任何可见的 Key，不能对它做普通 softmax；"
+                    "可用 empty_row=\"zero\" 让这一行输出 0"
+                )
+            weights.append([0.0] * n_key)  # 不读任何 Key：权重全 0，输出全 0
+            outputs.append([0.0] * d_v)
+            continue
         row = softmax([s + m for s, m in zip(scores[i], mask[i])])
         weights.append(row)
         outputs.append([sum(row[j] * v[j][c] for j in range(n_key)) for c in range(d_v)])
@@ -301,12 +333,13 @@ def attention(
     *,
     past: int = 0,
     key_valid: list[bool] | None = None,
+    empty_row: str = "error",
 ) -> tuple[list[list[float]], list[list[float]]]:
     """缩放点积注意力，返回 ``(weights, outputs)``。
 
     ``past`` 是缓存里已有的位置数：新查询行 i 的绝对位置是 ``past + i``，
     因此 Key 的个数必须等于 ``past + n_query``。``key_valid`` 标出哪些 Key
-    是内容（False 是 PAD）。
+    是内容（False 是 PAD）。``empty_row`` 与 ``masked_attention`` 相同。
 
     >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
     >>> w, out = attention(q, k, [[10.0], [20.0], [30.0]])
@@ -314,14 +347,111 @@ def attention(
     [[1.0, 0.0, 0.0], [0.3302, 0.6698, 0.0], [0.2483, 0.2483, 0.5035]]
     >>> [round(row[0], 4) for row in out]
     [10.0, 16.6976, 22.5523]
+    >>> w, out = attention(q, k, [[10.0], [20.0], [30.0]], key_valid=[False, True, True],
+    ...                    empty_row="zero")  # 左侧 PAD：第 0 行无 Key 可读
+    >>> [round(row[0], 4) for row in out]
+    [0.0, 20.0, 26.6976]
     >>> attention([[1.0, 0.0]], q, [[1.0]] * 3)
     Traceback (most recent call last):
     ...
     ValueError: 长度对不上：使用缓存或因果规则时 n_key 必须等于 past + n_query，收到 n_key=3、past=0、n_query=1
     """
+    policy = _check_policy(empty_row)
     q, k, v = _matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V")
     visible = visibility(len(q), len(k), causal=causal, past=past, key_valid=key_valid)
-    return _attend(q, k, v, visible)
+    return _attend(q, k, v, visible, policy)
+
+
+def row_steps(
+    query: list[float],
+    k: list[list[float]],
+    v: list[list[float]],
+    visible_row: list[bool],
+) -> dict:
+    """一个查询行的全部中间值，供纸笔逐步核对（与 ``masked_attention`` 算的是同一件事）。
+
+    返回的字典依次是：``products``（每个 Key 的逐项乘积 q[c]·k[j][c]）、``dots``
+    （点积）、``scale``（√d）、``scaled``（点积 ÷ √d）、``masked``（禁止处为 −∞）、
+    ``max``（可见分数的最大值）、``shifted``（减去最大值）、``exps``（取指数）、
+    ``total``（指数之和）、``weights``、``weighted``（权重 × V 的每一项）和 ``output``。
+
+    >>> s = row_steps([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]], [[10.0], [30.0]], [True, False])
+    >>> s["products"], s["dots"], s["masked"][1], s["exps"], s["weights"], s["output"]
+    ([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0], -inf, [1.0, 0.0], [1.0, 0.0], [10.0])
+    >>> row_steps([1.0], [[1.0]], [[1.0]], [False])
+    Traceback (most recent call last):
+    ...
+    ValueError: visible_row 没有任何可见的 Key：这一行没有可手算的 softmax
+    """
+    qi = _matrix([_as_list(query, "query")], "query")[0]
+    k, v = _matrix(k, "K"), _matrix(v, "V")
+    (mask,) = additive_mask([visible_row])
+    if len(mask) != len(k) or len(v) != len(k):
+        raise ValueError(f"visible_row、K、V 的长度必须相同，收到 {len(mask)}、{len(k)}、{len(v)}")
+    if all(m == -math.inf for m in mask):
+        raise ValueError("visible_row 没有任何可见的 Key：这一行没有可手算的 softmax")
+    (scaled,) = _scores([qi], k)
+    products = [[a * b for a, b in zip(qi, kj)] for kj in k]  # (n_key, d)
+    dots = [sum(p) for p in products]
+    masked = [s + m for s, m in zip(scaled, mask)]
+    top = max(masked)
+    shifted = [x - top for x in masked]  # 最大项变成 0，exp 不会溢出
+    exps = [math.exp(x) for x in shifted]  # 禁止处 exp(−∞) = 0
+    total = sum(exps)
+    weights = [e / total for e in exps]
+    weighted = [[w * x for x in vj] for w, vj in zip(weights, v)]  # (n_key, d_v)
+    output = [sum(col) for col in zip(*weighted)]
+    return {
+        "products": products, "dots": dots, "scale": math.sqrt(len(qi)), "scaled": scaled,
+        "masked": masked, "max": top, "shifted": shifted, "exps": exps, "total": total,
+        "weights": weights, "weighted": weighted, "output": output,
+    }
+
+
+def unguarded_attention(
+    q: list[list[float]],
+    k: list[list[float]],
+    v: list[list[float]],
+    visible: list[list[bool]],
+    *,
+    fill: float = -math.inf,
+) -> tuple[list[list[float]], list[list[float]]]:
+    """只为演示：不加保护的掩码注意力，全屏蔽的行会得到 NaN 或读到被禁止的 Key。
+
+    照许多代码库的写法，把禁止格子的分数 *换成* ``fill``，再做普通的 softmax
+    （减最大值、取指数、除以总和），不检查整行是否都被禁止。于是：
+
+    - ``fill = −∞``：全屏蔽行是 (−∞) − (−∞) = NaN，权重和输出都是 NaN；
+    - ``fill`` 是很大的有限负数（如 −1e9）：全屏蔽行的分数全相同，权重平均分给
+      被禁止的 Key，输出就是它们 Value 的平均。
+
+    本书正文用它展示这两种后果；正式计算请用 ``masked_attention``。
+
+    >>> w, out = unguarded_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[False, False]])
+    >>> w, out
+    ([[nan, nan]], [[nan]])
+    >>> unguarded_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[False, False]], fill=-1e9)
+    ([[0.5, 0.5]], [[20.0]])
+    """
+    q, k, v = _matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V")
+    fill = _real(fill, "fill")
+    if math.isnan(fill) or fill == math.inf:
+        raise ValueError(f"fill 必须是负数或 −∞，收到 {fill}")
+    mask = additive_mask(visible)
+    if len(mask) != len(q) or len(mask[0]) != len(k) or len(v) != len(k):
+        raise ValueError("visible 的形状必须是 (n_query, n_key)，V 的行数必须等于 K 的行数")
+    scores = _scores(q, k)
+    weights, outputs = [], []
+    for srow, mrow in zip(scores, mask):
+        row = [s if m == 0.0 else fill for s, m in zip(srow, mrow)]  # masked_fill 的写法
+        top = max(row)
+        exps = [math.exp(x - top) for x in row]  # 全是 −∞ 时 x − top 是 NaN，exp(NaN) 仍是 NaN
+        total = sum(exps)
+        w = [e / total for e in exps]
+        weights.append(w)
+        outputs.append([sum(wj * vj[c] for wj, vj in zip(w, v)) for c in range(len(v[0]))])
+    return weights, outputs
+
 
 
 def _check(condition: bool, message: str) -> None:
@@ -356,6 +486,11 @@ def self_test() -> None:
     _, c = attention(DEMO_Q[:2], DEMO_K, DEMO_V, causal=False, key_valid=pad)
     _, d = attention(DEMO_Q[:2], DEMO_K, v_future, causal=False, key_valid=pad)
     _check(c == d, "PAD 的 Value 不应影响任何输出")
+    # 整行被屏蔽（左侧 PAD 的第 0 行）：默认报错，明确选 "zero" 时这一行输出 0，其余行不变。
+    left = [False, True, True]
+    _, z = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=left, empty_row="zero")
+    _, y = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1, key_valid=left)
+    _check(z[0] == [0.0] and z[1:] == y, "empty_row=\"zero\" 只应把整行被屏蔽的那一行置零")
 
 
 def run_demo() -> dict:

@@ -3,8 +3,8 @@
 本文件是《手算注意力与因果掩码》第2章“缩放与混合”一页的配套代码。softmax、分数与
 注意力本身来自 ``02_attention.py``（一个想法只有一处实现）；这里只补上那一页新讲的东西：
 
-- ``row_steps``：把一个查询行的计算拆成看得见的每一步（乘积、分数、缩放、减最大值、
-  指数、归一化、乘 V、求和），动态图解 F13 的每一帧就是其中一步；
+- ``visible_steps``：不加 mask 时一个查询行的每一步（由 ``02_attention.row_steps`` 算出），
+  动态图解 F13 的每一帧就是其中一步；``scaled_by``：按另一个维度缩放，作“用错了 d”的对照；
 - ``mix``：输出 = Σ 权重 × V 行；
 - ``measure_scaling``：用固定种子的随机向量，实测点积的方差随 d 增长、softmax 随之饱和；
 - ``naive_softmax`` 与 ``exp_limit``：不减最大值的写法在哪里溢出；
@@ -26,8 +26,8 @@ from book_tools import fmt, load, short
 att = load("02_attention")
 
 __all__ = [
-    "score_terms",
-    "row_steps",
+    "visible_steps",
+    "scaled_by",
     "mix",
     "softmax_over_queries",
     "row_sum_sentence",
@@ -80,26 +80,6 @@ def _vec4(xs: list[float]) -> str:
     return "(" + ", ".join(fmt(x).replace("-", "−") for x in xs) + ")"
 
 
-def score_terms(query: list[float], keys: list[list[float]]) -> list[list[float]]:
-    """每个 Key 与查询逐分量的乘积；第 j 行之和就是点积 ``q·k_j``，形状 ``(n_key, d)``。
-
-    >>> terms = score_terms([1, 2, 0, 1], [[1, 0, 1, 0], [2, 1, 0, 1]])
-    >>> terms
-    [[1.0, 0.0, 0.0, 0.0], [2.0, 2.0, 0.0, 1.0]]
-    >>> [sum(row) for row in terms]
-    [1.0, 5.0]
-    >>> score_terms([1, 2], [[1, 0, 1]])
-    Traceback (most recent call last):
-    ...
-    ValueError: query 与 keys 的维度必须相同，收到 query 为 2、keys 为 3
-    """
-    q = _vector(query, "query")
-    k = _matrix(keys, "keys")
-    if len(q) != len(k[0]):
-        raise ValueError(f"query 与 keys 的维度必须相同，收到 query 为 {len(q)}、keys 为 {len(k[0])}")
-    return [[a * b for a, b in zip(q, kj)] for kj in k]  # (n_key, d)
-
-
 def mix(weights: list[float], values: list[list[float]]) -> list[float]:
     """输出 = Σ 权重 × V 行。权重必须非负、和为 1，所以输出是 V 各行的加权平均。
 
@@ -122,67 +102,39 @@ def mix(weights: list[float], values: list[list[float]]) -> list[float]:
     return [sum(wj * vj[c] for wj, vj in zip(w, v)) for c in range(len(v[0]))]  # (d_v,)
 
 
-def row_steps(
-    query: list[float],
-    keys: list[list[float]],
-    values: list[list[float]],
-    *,
-    scale_dim: int | None = None,
-) -> dict:
-    """一个查询行的全部中间结果：分数 → ÷√d → − max → exp → ÷ sum → × V → 输出。
+def visible_steps(query: list[float], keys: list[list[float]], values: list[list[float]]) -> dict:
+    """不加 mask 的一个查询行：``02_attention.row_steps`` 在全部 Key 都可见时的每一步，另加 ``d``。
 
-    ``scale_dim`` 是缩放用的维度，默认是向量本身的维度 d（每个头的维度）；
-    传入模型宽度就重现了“按错的 d 缩放”的写法。
-
-    >>> s = row_steps([1, 2, 0, 1], [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]],
-    ...               [[6, 0], [0, 6], [6, 6]])
-    >>> s["scores"], s["scale"], s["scaled"], s["shifted"]
-    ([1.0, 5.0, 4.0], 2.0, [0.5, 2.5, 2.0], [-2.0, 0.0, -0.5])
+    >>> s = visible_steps([1, 2, 0, 1], [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]],
+    ...                   [[6, 0], [0, 6], [6, 6]])
+    >>> s["d"], s["dots"], s["scale"], s["scaled"], s["shifted"]
+    (4, [1.0, 5.0, 4.0], 2.0, [0.5, 2.5, 2.0], [-2.0, 0.0, -0.5])
     >>> [round(x, 4) for x in s["weights"]], [round(x, 4) for x in s["output"]]
     ([0.0777, 0.5741, 0.3482], [2.5554, 5.5338])
-    >>> row_steps([1, 0], [[1, 0]], [[1]], scale_dim=0)
+    """
+    k = _matrix(keys, "keys")
+    steps = att.row_steps(query, k, values, [True] * len(k))
+    return {"d": len(steps["products"][0]), **steps}
+
+
+def scaled_by(query: list[float], keys: list[list[float]], values: list[list[float]], dim: int) -> dict:
+    """按维度 ``dim`` 缩放（除以 √dim）后的分数、权重与输出。``dim`` 取模型宽度，就是“用错了 d”。
+
+    >>> s = scaled_by([1, 2, 0, 1], [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]], [[6, 0], [0, 6], [6, 6]], 16)
+    >>> s["scale"], s["scaled"], [round(w, 4) for w in s["weights"]]
+    (4.0, [0.25, 1.25, 1.0], [0.1714, 0.4658, 0.3628])
+    >>> scaled_by([1.0], [[1.0]], [[1.0]], 0)
     Traceback (most recent call last):
     ...
-    ValueError: scale_dim 必须是正整数，收到 0
+    ValueError: dim 必须是不小于 1 的整数，收到 0
     """
+    att._check_count(dim, "dim", minimum=1)
     v = _matrix(values, "values")
-    products = score_terms(query, keys)  # (n_key, d)
-    if len(v) != len(products):
-        raise ValueError(f"values 的行数必须等于 keys 的行数，收到 {len(v)} 与 {len(products)}")
-    d = len(products[0]) if scale_dim is None else scale_dim
-    if not isinstance(d, int) or isinstance(d, bool) or d < 1:
-        raise ValueError(f"scale_dim 必须是正整数，收到 {scale_dim!r}")
-    scores = [sum(row) for row in products]  # (n_key,)
-    for j, x in enumerate(scores):
-        if not math.isfinite(x):  # 元素都有限，点积仍可能溢出
-            raise ValueError(f"query·keys[{j}] 超出浮点数的范围（得到 {x}）：请缩小 query 或 keys 的数值")
-    scale = math.sqrt(d)
-    if scale_dim is None:
-        # 缩放点积只有一处实现：02_attention 的 scaled_scores。
-        scaled = att.scaled_scores([_vector(query, "query")], keys)[0]
-    else:
-        scaled = [s / scale for s in scores]  # 故意用另一个维度缩放，只用于对照
-    top = max(scaled)
-    shifted = [s - top for s in scaled]  # 最大项为 0，其余为负：exp 不会溢出
-    exps = [math.exp(x) for x in shifted]
-    total = sum(exps)
-    weights = [e / total for e in exps]
-    contributions = [[w * x for x in vj] for w, vj in zip(weights, v)]  # (n_key, d_v)
-    output = [sum(c[i] for c in contributions) for i in range(len(v[0]))]  # (d_v,)
-    return {
-        "d": d,
-        "products": products,
-        "scores": scores,
-        "scale": scale,
-        "scaled": scaled,
-        "max": top,
-        "shifted": shifted,
-        "exps": exps,
-        "total": total,
-        "weights": weights,
-        "contributions": contributions,
-        "output": output,
-    }
+    dots = visible_steps(query, keys, v)["dots"]  # 点积只有一处实现：02_attention.row_steps
+    scale = math.sqrt(dim)
+    scaled = [x / scale for x in dots]
+    weights = att.softmax(scaled)
+    return {"d": dim, "scale": scale, "scaled": scaled, "weights": weights, "output": mix(weights, v)}
 
 
 def softmax_over_queries(scores: list[list[float]]) -> list[list[float]]:
@@ -391,7 +343,7 @@ def _keys_word(js: list[int]) -> str:
 def _f13_rows(s: dict) -> list[tuple[str, list[str], str]]:
     """前五步的分数表行：(步骤名, 每个 Key 的格子, 整行的格子)。"""
     return [
-        ("分数 q·k", [_short(x) for x in s["scores"]], f"q = {_vec_(s['query'])}"),
+        ("分数 q·k", [_short(x) for x in s["dots"]], f"q = {_vec_(s['query'])}"),
         ("÷ √d", [_num(x) for x in s["scaled"]], f"d = {s['d']}，√d = {_short(s['scale'])}"),
         ("− max", [_num(x) for x in s["shifted"]], f"max = {_num(s['max'])}"),
         ("exp", [_num(x) for x in s["exps"]], f"和 = {_num(s['total'])}"),
@@ -403,7 +355,7 @@ def _f13_mix_table(s: dict, v: list[list[float]], step: int) -> dict:
     """第6、7步的混合表：每个 Key 一行（权重、V 行、权重 × V 行），第7步再加一行输出。"""
     rows = [
         [_cell(f"Key {j}"), _cell(_num(w)), _cell(_vec_(vj)), _cell(_vec4(c), step == 5)]
-        for j, (w, vj, c) in enumerate(zip(s["weights"], v, s["contributions"]))
+        for j, (w, vj, c) in enumerate(zip(s["weights"], v, s["weighted"]))
     ]
     if step == 6:
         total = _num(sum(s["weights"]))
@@ -412,7 +364,7 @@ def _f13_mix_table(s: dict, v: list[list[float]], step: int) -> dict:
 
 
 def _f13_explanations(s: dict, v: list[list[float]]) -> list[str]:
-    scores, weights = s["scores"], s["weights"]
+    scores, weights = s["dots"], s["weights"]
     n = len(scores)
     best = [j for j in range(n) if scores[j] == max(scores)]
     worst = [j for j in range(n) if scores[j] == min(scores)]
@@ -450,7 +402,7 @@ def _f13_explanations(s: dict, v: list[list[float]]) -> list[str]:
             else f"各项的权重都是 {_num(max(weights))}。"
         ),
         "每个 Key 的 V 行乘以它的权重："
-        + "；".join(f"Key {j}：{_num(w)} × {_vec_(vj)} = {_vec4(c)}" for j, (w, vj, c) in enumerate(zip(weights, v, s["contributions"])))
+        + "；".join(f"Key {j}：{_num(w)} × {_vec_(vj)} = {_vec4(c)}" for j, (w, vj, c) in enumerate(zip(weights, v, s["weighted"])))
         + "。",
         f"把 {n} 份贡献逐分量相加，输出是 {_vec4(s['output'])}。权重都不小于 0 且和为 1，"
         "所以输出是 V 各行的加权平均，落在它们围成的凸包里："
@@ -482,10 +434,10 @@ def f13_frames(query: list[float] | None = None, keys: list[list[float]] | None 
     q = EXAMPLE_Q[QUERY] if query is None else query
     k = EXAMPLE_K if keys is None else keys
     v = _matrix(EXAMPLE_V if values is None else values, "values")
-    s = row_steps(q, k, v)
+    s = dict(visible_steps(q, k, v))
     s["query"] = _vector(q, "query")
     s["pairs"] = [list(zip(s["query"], kj)) for kj in _matrix(k, "keys")]
-    n_key = len(s["scores"])
+    n_key = len(s["dots"])
     rows = _f13_rows(s)
     texts = _f13_explanations(s, v)
     rules = [
@@ -534,7 +486,7 @@ def self_test() -> None:
     """
     q, k, v = EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V
     weights, outputs = att.attention(q, k, v, causal=False)
-    s = row_steps(q[QUERY], k, v)
+    s = visible_steps(q[QUERY], k, v)
     _check(max(abs(a - b) for a, b in zip(s["weights"], weights[QUERY])) < 1e-12, "逐步计算的权重应与 attention 一致")
     _check(max(abs(a - b) for a, b in zip(s["output"], outputs[QUERY])) < 1e-12, "逐步计算的输出应与 attention 一致")
     _check(all(abs(sum(row) - 1) < 1e-12 for row in weights), "每行权重之和应为 1")
@@ -565,13 +517,13 @@ def run_demo() -> dict:
     709.7827
     """
     q, k, v = EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V
-    s = row_steps(q[QUERY], k, v)
-    wide = row_steps(q[QUERY], k, v, scale_dim=N_HEADS * len(q[0]))
+    s = visible_steps(q[QUERY], k, v)
+    wide = scaled_by(q[QUERY], k, v, N_HEADS * len(q[0]))
     weights, outputs = att.attention(q, k, v, causal=False)
     wrong = softmax_over_queries(att.scaled_scores(q, k))
     return {
         "性质": "人工构造的小整数矩阵，没有训练过的模型",
-        "查询0_分数": s["scores"],
+        "查询0_分数": s["dots"],
         "查询0_缩放分数": s["scaled"],
         "查询0_权重": s["weights"],
         "查询0_输出": s["output"],

@@ -31,25 +31,56 @@ def article(soup: BeautifulSoup):
 
 def test_mask_page_has_the_sections_in_order(book_html):
     soup = page(book_html, "ch02/mask.html")
-    assert heading_text(article(soup).find("h1")) == "Mask是可见性表，不是额外语义"
+    assert heading_text(article(soup).find("h1")) == "Mask 是可见性表，不是额外语义"
     assert [heading_text(h) for h in article(soup).find_all("h2")] == MASK_SECTIONS
 
 
 def test_chapter_opening_and_landing_page(book_html):
     opening = page(book_html, "ch02/index.html")
     headings = [heading_text(h) for h in article(opening).find_all(["h1", "h2", "h3"])]
-    assert headings[:2] == ["手算注意力与因果掩码", "沿着对象与状态理解本章"]
+    assert headings[:2] == ["注意力：对象、状态与步骤", "沿着对象与状态理解本章"]
     for term in ("多头", "位置旋转", "反向传播"):
         assert term in article(opening).get_text()
+    assert r"\sqrt{d_\text{head}}" in article(opening).get_text()  # scaled per head, not by the model width
+    assert "通常对每个头都一样" in article(opening).get_text()
     landing = page(book_html, "index.html")
-    assert "第2章 手算注意力与因果掩码" in landing.get_text()
-    assert landing.find("a", href="ch02/mask.html")
+    toc = landing.find(class_="toctree-wrapper")
+    assert toc.find(class_="caption").get_text(strip=True) == "第 2 章"
+    # The chapter's opening and every page of its toctree, in order, as titles only.
+    links = [a["href"] for a in toc.find_all("a")]
+    assert links == ["ch02/index.html"] + [f"ch02/{name}.html" for name in chapter_pages()]
+
+
+def chapter_pages() -> list[str]:
+    """The pages the chapter's opening lists in its toctree, in order."""
+    text = (ROOT / "book" / "ch02" / "index.md").read_text(encoding="utf-8")
+    body = re.search(r"```\{toctree\}\n(.*?)```", text, re.S).group(1)
+    return [line.strip() for line in body.splitlines() if line.strip() and not line.startswith(":")]
+
+
+def test_the_chapter_lists_the_mask_page():
+    assert chapter_pages()[0] == "mask"
+
+
+@pytest.mark.parametrize("name", ["index.html", "ch02/index.html", "ch02/mask.html"])
+def test_the_sidebar_shows_every_page_once_under_distinct_titles(book_html, name):
+    soup = page(book_html, name)
+    sidebar = soup.select_one(".bd-sidebar-primary")
+    brand = sidebar.select_one(".navbar-brand").get_text(" ", strip=True)
+    caption = sidebar.select_one(".caption-text").get_text(strip=True)
+    entries = [a.get_text(" ", strip=True) for a in sidebar.select("nav.bd-docs-nav a")]
+    titles = [brand, caption] + entries
+    assert len(titles) == len(set(titles)), titles
+    assert entries[0] == "前言" and "Mask 是可见性表，不是额外语义" in entries
+    # The chapter's pages are unfolded under its opening: visible without a click.
+    for details in sidebar.select("nav.bd-docs-nav details"):
+        assert details.has_attr("open")
 
 
 def test_every_example_states_its_inputs_first(book_html):
     soup = page(book_html, "ch02/mask.html")
     boxes = [a for a in article(soup).find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
-    assert len(boxes) >= 6
+    assert len(boxes) >= 11
 
 
 def test_the_softmax_numbers_come_from_the_run(book_html):
@@ -128,3 +159,77 @@ def test_the_search_script_names_a_stemmer_that_exists(book_html):
     js = (book_html / "_static" / "language_data.js").read_text(encoding="utf-8")
     assigned = re.search(r"window\.Stemmer = (\w+);", js).group(1)
     assert re.search(rf"\b{assigned}\b\s*=|class {assigned}|function {assigned}\b|var {assigned}\b", js.replace(f"window.Stemmer = {assigned};", ""))
+
+
+figs = importlib.import_module("02_figures")
+
+
+def tables(soup: BeautifulSoup) -> list[list[list[str]]]:
+    """Every table of the article as rows of cell texts (header row first)."""
+    return [
+        [[c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
+        for table in article(soup).find_all("table")
+    ]
+
+
+def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
+    soup = page(book_html, "ch02/mask.html")
+    (policies,) = [t for t in tables(soup) if t[0][0] == "策略"]
+    rows = {row[0]: row[1:] for row in policies[1:]}
+    assert len(rows) == 4
+    (minus_inf,) = [r for name, r in rows.items() if "−∞" in name]
+    (big,) = [r for name, r in rows.items() if "−1e9" in name]
+    (zero,) = [r for name, r in rows.items() if '"zero"' in name]
+    (error,) = [r for name, r in rows.items() if '"error"' in name]
+    weights = lambda cell: cell.split(" / ")
+    assert set(weights(minus_inf[0])) == {"NaN"} and minus_inf[1] == "NaN"
+    assert set(weights(minus_inf[3])) == {"NaN"}  # one more product spreads it to every real query
+    n = len(weights(big[0]))
+    assert set(weights(big[0])) == {f"{1 / n:.4f}"}  # uniform over the forbidden keys
+    assert set(weights(zero[0])) == {"0.0000"} and zero[1] == "0.0000"
+    assert zero[2] == big[2] == minus_inf[2]  # the real queries of this layer agree
+    assert zero[3] == big[3] and "NaN" not in zero[3]
+    assert error[0] == "报错"
+    text = article(soup).get_text()
+    assert "计算损失时必须排除" in text and 'empty_row="zero"' in text
+
+
+def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
+    text = article(page(book_html, "ch02/mask.html")).get_text()
+    assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
+    worst = figs.cache_explanation(figs.visibility_facts(1, past=figs.PAST))
+    for paragraph in worst.split("\n"):
+        assert paragraph in text
+    assert "只让它读 Key 0，" in text.replace("\n", "")
+
+
+def test_the_figure_explanations_are_the_generated_ones(book_html):
+    soup = page(book_html, "ch02/mask.html")
+    shown = [e.get_text(strip=True) for e in soup.select("[data-step-figure='F12'] .step-figure-explanation")]
+    assert shown == [f["explanation"] for f in figs.f12_frames()]
+    assert "Key 3 是本批新来的" in shown[-1]  # not 「早已在缓存里」, as F12 once said
+
+
+def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
+    soup = page(book_html, "ch02/mask.html")
+    (hand,) = [{row[0]: row[1:] for row in t[1:]} for t in tables(soup) if t[0][0] == "步骤 ＼ Key"]
+    q, k, v = att.DEMO_Q, att.DEMO_K, att.DEMO_V
+    steps = att.row_steps(q[-1], k, v, [True] * len(k))
+    assert hand["exp"] == [f"{e:.4f}" for e in steps["exps"]]
+    assert hand["减去最大值"] == [f"{x:.4f}" for x in steps["shifted"]]
+    assert hand["权重 × V"] == [f"{x[0]:.4f}" for x in steps["weighted"]]
+    note = figs.rounding_note(steps["weights"], [x[0] for x in v], steps["output"][0])
+    assert note and note in article(soup).get_text()
+
+
+def test_the_pad_examples_say_which_real_queries_changed(book_html):
+    text = article(page(book_html, "ch02/mask.html")).get_text()
+    assert text.count("因 PAD 规则不再读") >= 2
+    assert "整行被屏蔽" in text
+
+
+def test_the_run_commands_say_how_to_get_the_test_tools(book_html):
+    soup = page(book_html, "ch02/mask.html")
+    section = next(s for s in article(soup).find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == "运行命令")
+    code = section.get_text()
+    assert "make venv" in code and ".venv/bin/pytest code/" in code

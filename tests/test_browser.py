@@ -90,7 +90,7 @@ def test_buttons_step(open_mask):
     button(page, "下一步").click()
     assert status(page) == "第3步，共5步"
     caption = page.locator(f"{FIGURE} .step-figure-frame.is-current .step-figure-caption")
-    assert caption.inner_text() == "3 / 5 · 处理绝对位置2"
+    assert caption.inner_text() == "3 / 5 · 处理绝对位置 2"
     button(page, "上一步").click()
     assert status(page) == "第2步，共5步"
     assert button(page, "上一步").get_attribute("aria-disabled") == "false"

@@ -75,5 +75,5 @@ def test_a_failing_cell_stops_the_build_naming_page_cell_and_error(tmp_path):
     assert result.returncode != 0
     log = result.stderr
     assert "ch02/mask.md" in log and "Executing notebook failed" in log  # the page
-    assert "pad = att.key_padding(2, 3)" in log  # the cell
+    assert "pad = att.key_padding(enc_valid, enc_n)" in log  # the cell
     assert 'RuntimeError: key_padding 坏了' in log  # the error

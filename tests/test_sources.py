@@ -88,3 +88,107 @@ def test_the_scan_catches_a_pasted_result(text, spellings):
 def test_the_scan_lets_inputs_through(spellings):
     text = "past = 3，new = 2；V 依次为 $10$、$20$、$30$；向量 $(1, -1)$；第2章\n```{code-cell} ipython3\nx = 0.5\n```"
     assert typed_numbers(text, spellings) == []
+
+
+# -- no number of an example typed into the words around it ---------------------------------------
+FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+FENCE = re.compile(r"^(`{3,}|:{3,}).*?$", re.M)
+ANY_FENCE_BLOCK = re.compile(r"^```.*?^```", re.M | re.S)
+COMMENT = re.compile(r"^%.*$", re.M)
+ROLE = re.compile(r"\{[\w:-]+\}`[^`]*`")  # {glue:text}`name:.4f`, {term}`…`, {download}`…`
+INLINE_CODE = re.compile(r"`[^`]*`")
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.S)
+INPUT_BOX = re.compile(r"^(:{3,})\{admonition\} 输入与适用条件\n(.*?)^\1\s*$", re.M | re.S)
+DIGIT = re.compile(r"\d")
+CJK_NEXT_TO_LATIN = re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")
+
+
+def words(text: str) -> str:
+    """The words a reader sees that the page types itself: no code, maths, roles or front matter."""
+    for pattern in (FRONT_MATTER, ANY_FENCE_BLOCK, COMMENT, ROLE, INLINE_CODE, MATH):
+        text = pattern.sub("␣", text)
+    return text
+
+
+def input_boxes(text: str) -> list[str]:
+    """The bodies of the 「输入与适用条件」 boxes with their glue roles taken out.
+
+    Maths and inline code stay: a number typed there is typed all the same.
+    """
+    return [ROLE.sub("␣", body) for _, body in INPUT_BOX.findall(text)]
+
+
+# Digits a 「输入与适用条件」 box may type: names, not numbers of the example — a figure (F12, F13, …),
+# a published model (Gemma-7B, Llama-3-8B, …), a number format (float16, int8). Everything else is glued.
+INPUT_BOX_DIGITS_ALLOWED = re.compile(
+    r"\bF\d+\b|\b(?:Gemma|Llama|Mistral|Qwen)\d*(?:-[\w.]+)*|\b(?:b?float|u?int)\d+\b"
+)
+# Digits the mask page's prose may type: labels and names, list numbers, conventions of an API or of
+# maths (not numbers of an example), and a library version.
+MASK_PROSE_DIGITS_ALLOWED = re.compile(
+    "|".join([
+        r"\(ch02-mask\)=", r"02_figures:f12_frames", r"F12", r"^\d+\. ",
+        r"用 1 标内容、0 标 PAD", r"行号从 0 开始", r"FlashAttention 从 2\.1 版", r"权重之和都被构造成 1",
+    ]),
+    re.M,
+)
+
+
+def stray_digits(text: str, allowed: re.Pattern) -> list[str]:
+    text = allowed.sub("␣", text)
+    return [text[max(0, m.start() - 12) : m.end() + 12] for m in DIGIT.finditer(text)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(BOOK).as_posix())
+def test_input_boxes_glue_every_number(page):
+    for box in input_boxes(page.read_text(encoding="utf-8")):
+        assert stray_digits(box, INPUT_BOX_DIGITS_ALLOWED) == [], box
+
+
+def test_the_mask_page_has_its_input_boxes():
+    assert len(input_boxes((BOOK / "ch02" / "mask.md").read_text(encoding="utf-8"))) >= 11
+
+
+def test_the_mask_page_types_no_number_of_an_example_in_its_prose():
+    text = (BOOK / "ch02" / "mask.md").read_text(encoding="utf-8")
+    assert stray_digits(words(text), MASK_PROSE_DIGITS_ALLOWED) == []
+
+
+def test_the_mask_page_takes_the_cache_example_from_the_figure():
+    text = (BOOK / "ch02" / "mask.md").read_text(encoding="utf-8")
+    cells = "\n".join(CODE_CELL.findall(text))
+    assert re.findall(r"^\s*(?:past|new)(?:\s*,\s*new)?\s*=\s*\d", cells, re.M) == []
+    assert "past, new = figs.PAST, figs.NEW" in cells
+
+
+def test_the_quoted_rule_is_the_line_in_the_teaching_code():
+    text = (BOOK / "ch02" / "mask.md").read_text(encoding="utf-8")
+    quoted = re.search(r"```python\n(.+)\n```", text).group(1)
+    source = (BOOK.parent / "code" / "02_attention.py").read_text(encoding="utf-8")
+    assert quoted == "valid[j] and (not causal or j <= past + i)"
+    assert quoted in source
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(BOOK).as_posix())
+def test_chinese_and_latin_or_numbers_are_spaced(page):
+    prose = words(page.read_text(encoding="utf-8"))
+    assert [prose[max(0, m.start() - 8) : m.end() + 8] for m in CJK_NEXT_TO_LATIN.finditer(prose)] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ":::{admonition} 输入与适用条件\n三个有效位置；V 的三行依次为 $10, 20, 30$。\n:::\n",
+        ":::{admonition} 输入与适用条件\n第 1 至 3 步用 {glue:text}`f12_n:d` 个位置。\n:::\n",
+        ":::{admonition} 输入与适用条件\n有效长度为 2（`key_padding(2, 3)`）。\n:::\n",
+    ],
+)
+def test_the_input_box_scan_catches_a_typed_number(text):
+    (box,) = input_boxes(text)
+    assert stray_digits(box, INPUT_BOX_DIGITS_ALLOWED)
+
+
+def test_the_prose_scan_catches_a_typed_number():
+    text = "不加 mask 时，位置 3 的输出随位置 4 的 V 而变。"
+    assert stray_digits(words(text), MASK_PROSE_DIGITS_ALLOWED)
+    assert CJK_NEXT_TO_LATIN.search(words("查询在位置3"))

@@ -229,18 +229,18 @@ def test_the_books_f12_frames_build_from_the_teaching_code(tmp_path):
     soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
     frames = soup.select(".step-figure-frame")
     assert [f.select_one(".step-figure-caption").get_text() for f in frames[:3]] == [
-        f"{k + 1} / 5 · 处理绝对位置{k}" for k in range(3)
+        f"{k + 1} / 5 · 处理绝对位置 {k}" for k in range(3)
     ]
     assert [f.select_one(".step-figure-rule").get_text() for f in frames[:3]] == [
-        f"当前行规则：允许Key位置 ≤ {k}" for k in range(3)
+        f"当前行规则：允许 Key 位置 ≤ {k}" for k in range(3)
     ]
     # Frame 4: the weights are the teaching code's softmax, with and without the mask.
     weights = {
         tr.th.get_text(strip=True): [td.get_text(strip=True) for td in tr.select("td")]
         for tr in frames[3].select("tbody tr")
     }
-    assert weights["不加mask的权重"] == [f"{p:.4f}" for p in att.softmax([0, 1, 2])]
-    assert weights["加mask的权重"] == [f"{p:.4f}" for p in att.softmax([0, 1, float("-inf")])]
+    assert weights["不加 mask 的权重"] == [f"{p:.4f}" for p in att.softmax([0, 1, 2])]
+    assert weights["加 mask 的权重"] == [f"{p:.4f}" for p in att.softmax([0, 1, float("-inf")])]
     # Frame 5: the right table is visibility(2, 5, past=3), the contrast is the row-index mistake.
     right, wrong = frames[4].select("table")
 
