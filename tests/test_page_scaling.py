@@ -69,7 +69,7 @@ def test_the_page_comes_right_after_the_mask_page(book_html):
 def test_the_page_links_back_to_the_mask_pages_worked_row_and_temperature_table(article):
     links = [a["href"] for a in article.find_all("a", href=True)]
     assert "mask.html#ch02-mask" in links
-    worked = article.find("a", string="一步一步")
+    worked = article.find("a", string="一行从头算到尾")
     assert worked is not None and worked["href"].startswith("mask.html#")
     temperature = article.find("a", string="分数差距与温度")
     assert temperature is not None and temperature["href"].startswith("mask.html#")
@@ -115,7 +115,7 @@ def test_the_overflow_limits_are_computed_from_each_formats_largest_value(articl
 
 
 def test_the_weights_output_and_mix_are_the_codes(page_text):
-    s = sc.row_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
+    s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
     _, out = att.attention(sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, causal=False)
     shown = "(" + ", ".join(f"{x:.4f}" for x in out[sc.QUERY]) + ")"
     assert f"= {shown}" in page_text  # the end of the written-out mix
@@ -131,7 +131,7 @@ def test_the_wrong_axis_row_sums_are_computed(page_text):
 
 
 def test_the_temperature_sentence_is_generated_from_the_sweep(page_text):
-    s = sc.row_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
+    s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
     sweep = sc.temperature_sweep(s["scaled"], sc.EXAMPLE_V, sc.TEMPERATURES)
     assert sc.sweep_sentence(sweep, sc.EXAMPLE_V) in page_text
 
