@@ -560,14 +560,19 @@ def lost_status(facts: dict) -> str:
 
     >>> lost_status(visibility_facts(2, past=3))
     '把行号当位置时共少读 6 个：缓存里的 3 个，本批新来的 3 个。'
+    >>> lost_status(visibility_facts(2, past=3, key_valid=[False] * 3 + [True] * 2))
+    '把行号当位置时共少读 3 个，全是本批新来的。'
     >>> lost_status(visibility_facts(2))
     '把行号当位置时一个也不少读。'
     """
     cached = sum(len(r["lost_cached"]) for r in facts["rows"])
     new = sum(len(r["lost_new"]) for r in facts["rows"])
-    if not cached + new:
-        return "把行号当位置时一个也不少读。"
-    return f"把行号当位置时共少读 {cached + new} 个：缓存里的 {cached} 个，本批新来的 {new} 个。"
+    text = f"把行号当位置时共少读 {cached + new} 个"
+    if cached and new:
+        return text + f"：缓存里的 {cached} 个，本批新来的 {new} 个。"
+    if cached or new:
+        return text + ("，全是缓存里的。" if cached else "，全是本批新来的。")
+    return "把行号当位置时一个也不少读。"
 
 
 def explore_words() -> dict:
@@ -620,6 +625,7 @@ def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_
       句子, 少读句子]``，前四项是按 Key 编号排的位（第 j 位是 Key j）；
     - ``states[past][new - 1][因果开 0 / 关 1][PAD 位置][个数 - 1 或 0]`` 是
       ``[Key 总数, 表行编号列表, 状态句, 少读的状态句, 策略说明]``（后三项是 ``sentences`` 的编号）；
+    - ``start``：面板打开时的设定（F12 最后一步的 past 与 new）；``counts[past][new - 1]``：PAD 个数的选项；
     - ``labels``、``prefix``、``lost_prefix``、``wrong_labels``、``keys``：行名、句首、表头；
       ``cells`` 与 ``mask_cells``：格子的写法；``words``：控件与表题的文字。
 
@@ -696,6 +702,8 @@ def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_
             "past": list(range(max_past + 1)), "new": list(range(1, max_new + 1)),
             "causal": [True, False], "pad": list(PAD_PLACES),
         },
+        "start": {"past": min(PAST, max_past), "new": min(NEW, max_new), "pad": "none", "causal": True},
+        "counts": [[list(range(1, past + new + 1)) for new in range(1, max_new + 1)] for past in range(max_past + 1)],
         "words": explore_words(),
         "cells": [mark(False), mark(True)],  # 按“可见”位取：0 禁止，1 允许
         "mask_cells": [zero, minus_inf],  # 按“mask 为 −∞”位取
