@@ -25,12 +25,12 @@ att = load("02_attention")
 OBSERVED_FILE = Path(__file__).with_name("02_library_conventions.json")
 
 # Words for what the observations say; every cell of the table is made from these.
-TRUE_MEANS = {"allowed": "True = 允许参与", "forbidden": "True = 禁止（屏蔽）"}
-ALIGNMENT = {"top-left": "左上对齐：第 i 行读 Key 0…i", "bottom-right": "右下对齐：第 i 行读 Key 0…past + i"}
+TRUE_MEANS = {"allowed": "True = 允许", "forbidden": "True = 禁止"}
+ALIGNMENT = {"top-left": "左上对齐（行 i 读 Key 0…i）", "bottom-right": "右下对齐（行 i 读 Key 0…past + i）"}
 FULLY_MASKED = {
     "nan": "NaN",
     "zeros": "输出全 0",
-    "uniform": "平均读所有 Key（含被禁止的）",
+    "uniform": "平均读所有 Key（含禁止的）",
     "error": "报错",
 }
 
@@ -69,9 +69,9 @@ def conventions_rows(seen: dict | None = None) -> list[list[str]]:
 
     >>> rows = conventions_rows()
     >>> [row[1] for row in rows[:2]]
-    ['`attn_mask`：True = 允许参与', '`attn_mask`：True = 禁止（屏蔽）；`key_padding_mask`：True = 禁止（屏蔽）']
+    ['`attn_mask`：True = 允许', '`attn_mask`：True = 禁止；`key_padding_mask`：True = 禁止']
     >>> rows[-1][4]
-    '平均读所有 Key（含被禁止的）；要 `return_attention_scores=True` 时：输出全 0'
+    '平均读所有 Key（含禁止的）；返回分数时：输出全 0'
     """
     seen = observed() if seen is None else seen
     torch, jax, keras = seen["torch"], seen["jax"], seen["keras"]
@@ -84,7 +84,7 @@ def conventions_rows(seen: dict | None = None) -> list[list[str]]:
             f"`attn_mask`：{TRUE_MEANS[sdpa['bool_true']]}",
             _added(sdpa["float_added"]),
             f"`is_causal=True`：{ALIGNMENT[sdpa['is_causal']]}",
-            f"布尔：{FULLY_MASKED[sdpa['fully_masked_bool']]}；浮点 −∞：{FULLY_MASKED[sdpa['fully_masked_float']]}",
+            f"布尔：{FULLY_MASKED[sdpa['fully_masked_bool']]}；−∞：{FULLY_MASKED[sdpa['fully_masked_float']]}",
             ran("PyTorch", torch["version"]),
         ],
         [
@@ -92,14 +92,14 @@ def conventions_rows(seen: dict | None = None) -> list[list[str]]:
             f"`attn_mask`：{TRUE_MEANS[mha['attn_mask_bool_true']]}；"
             f"`key_padding_mask`：{TRUE_MEANS[mha['key_padding_mask_true']]}",
             _added(mha["float_added"]),
-            "没有对齐方式：`is_causal` 只是提示，表要自己给",
-            f"默认（返回权重）：{FULLY_MASKED[mha['fully_masked_bool']]}；"
+            "无：`is_causal` 只是提示，表要自己给",
+            f"返回权重（默认）：{FULLY_MASKED[mha['fully_masked_bool']]}；"
             f"`need_weights=False`：{FULLY_MASKED[mha['fully_masked_bool_no_weights']]}",
             ran("PyTorch", torch["version"]),
         ],
         [
             _link("`torch.nn.attention.bias`", "pytorch_attn_bias"),
-            "（不用布尔表：两个函数直接造因果偏置）",
+            "—（两个函数直接造因果偏置）",
             "—",
             f"`causal_upper_left`：{ALIGNMENT[bias['causal_upper_left']]}；"
             f"`causal_lower_right`：{ALIGNMENT[bias['causal_lower_right']]}",
@@ -109,8 +109,8 @@ def conventions_rows(seen: dict | None = None) -> list[list[str]]:
         [
             _link("Hugging Face `attention_mask`", "hf_attention_mask"),
             "1 = 内容，0 = PAD",
-            "不直接接受：模型内部把它转成加性 mask",
-            "因果表由模型内部构造，不是这个参数的事",
+            "不接受（模型内部转成加性 mask）",
+            "由模型内部构造",
             "文档没有规定",
             "据文档（未在本机运行）",
         ],
@@ -125,10 +125,10 @@ def conventions_rows(seen: dict | None = None) -> list[list[str]]:
         [
             _link("Keras `MultiHeadAttention`", "keras_mha"),
             f"`attention_mask`：{TRUE_MEANS[kmha['attention_mask_true']]}",
-            "不接受浮点 mask（布尔或 0/1）",
+            "不接受",
             f"`use_causal_mask=True`：{ALIGNMENT[kmha['use_causal_mask']]}",
             f"{FULLY_MASKED[kmha['fully_masked']]}；"
-            f"要 `return_attention_scores=True` 时：{FULLY_MASKED[kmha['fully_masked_with_scores']]}",
+            f"返回分数时：{FULLY_MASKED[kmha['fully_masked_with_scores']]}",
             f"本机运行 Keras {keras['version']}（{keras['backend']} 后端）",
         ],
     ]

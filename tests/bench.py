@@ -41,9 +41,13 @@ def make_project(dest: Path, *, floor: bool = False) -> Path:
     """A copy of the project in ``dest``: conf.py, code/ and the book (or the one-page floor book)."""
     shutil.copy(ROOT / "conf.py", dest / "conf.py")
     shutil.copytree(ROOT / "code", dest / "code", ignore=shutil.ignore_patterns("__pycache__", "tests"))
-    if floor:  # the book's extensions and static files, one page of its own
+    if floor:  # the book's extensions, static files and bibliography; one page of its own
         for folder in ("_ext", "_static"):
             shutil.copytree(ROOT / "book" / folder, dest / "book" / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "book" / "references.bib", dest / "book" / "references.bib")
+        # The page every citation links to; outside any toctree here, hence orphan.
+        references = (ROOT / "book" / "references.md").read_text(encoding="utf-8")
+        (dest / "book" / "references.md").write_text("---\norphan: true\n---\n" + references, encoding="utf-8")
         (dest / "book" / "index.md").write_text(FLOOR_PAGE, encoding="utf-8")
     else:
         shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("__pycache__"))

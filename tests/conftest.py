@@ -123,7 +123,8 @@ def pdf() -> Path:
     )
     assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
     assert "WARNING" not in result.stderr, result.stderr
-    pdfs = sorted((LATEX_BUILD / "latex").glob("*.pdf"))
+    # The book is the PDF that LaTeX made from a .tex; the others are figures copied in as images.
+    pdfs = sorted(p for p in (LATEX_BUILD / "latex").glob("*.pdf") if p.with_suffix(".tex").is_file())
     assert len(pdfs) == 1, pdfs
     return pdfs[0]
 

@@ -118,8 +118,11 @@ def input_boxes(text: str) -> list[str]:
     return [ROLE.sub("␣", body) for _, body in INPUT_BOX.findall(text)]
 
 
-# Digits a 「输入与适用条件」 box may type: the figure's own name. Everything else is glued.
-INPUT_BOX_DIGITS_ALLOWED = re.compile(r"F12")
+# Digits a 「输入与适用条件」 box may type: names, not numbers of the example — a figure (F12, F13, …),
+# a published model (Gemma-7B, Llama-3-8B, …), a number format (float16, int8). Everything else is glued.
+INPUT_BOX_DIGITS_ALLOWED = re.compile(
+    r"\bF\d+\b|\b(?:Gemma|Llama|Mistral|Qwen)\d*(?:-[\w.]+)*|\b(?:b?float|u?int)\d+\b"
+)
 # Digits the mask page's prose may type: labels and names, list numbers, conventions of an API or of
 # maths (not numbers of an example), and a library version.
 MASK_PROSE_DIGITS_ALLOWED = re.compile(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -51,6 +50,16 @@ def test_term_links_resolve_to_their_definition(book_html):
         assert page.endswith("glossary.html") and anchor in anchors, href
 
 
+def test_no_page_defines_a_glossary_term_a_second_time():
+    # A definition list item "term\n: definition" whose term is in the glossary repeats a definition.
+    for page in sorted((ROOT / "book").rglob("*.md")):
+        if page == GLOSSARY or "_ext" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        for term in re.findall(r"^(\S[^\n]*)\n: ", text, flags=re.M):
+            assert term.strip() not in TERMS, f"{page.name} defines {term!r} again"
+
+
 def test_the_index_lists_terms_by_pinyin_and_the_shown_functions(book_html):
     page = soup(book_html, "genindex.html")
     groups = {h2.get_text(strip=True): h2.find_next("table") for h2 in page.select("article h2")}
@@ -77,12 +86,7 @@ def test_citations_link_to_the_bibliography_and_each_page_lists_its_own(book_htm
 
 @pytest.fixture()
 def floor_book(tmp_path):
-    project = make_project(tmp_path, floor=True)
-    # The bibliography and its page, which every citation links to (not in a toctree there: orphan).
-    shutil.copy(ROOT / "book" / "references.bib", project / "book" / "references.bib")
-    page = (ROOT / "book" / "references.md").read_text(encoding="utf-8")
-    (project / "book" / "references.md").write_text("---\norphan: true\n---\n" + page, encoding="utf-8")
-    return project
+    return make_project(tmp_path, floor=True)  # with the bibliography and its page
 
 
 def cite_page(project: Path, key: str) -> None:

@@ -104,7 +104,7 @@ def main(argv: list[str]) -> int:
         if problems:
             print("The PDF was built, but LaTeX reported:", *problems, sep="\n    ", file=sys.stderr)
             return 1
-        for pdf in sorted(Path(argv[1]).glob("*.pdf")):
+        for pdf in sorted(p for p in Path(argv[1]).glob("*.pdf") if p.with_suffix(".tex").is_file()):
             print(f"{pdf}: every glyph found, every reference resolved")
         return 0
     print("usage: texcheck.py tools | texcheck.py log LATEX_DIR", file=sys.stderr)

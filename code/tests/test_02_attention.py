@@ -55,6 +55,7 @@ def numpy_attention(q, k, v, visible):
 
 
 # -- softmax -----------------------------------------------------------------------------------------
+@settings(deadline=None)
 @given(scores_row)
 def test_softmax_sums_to_one_and_is_positive(xs):
     p = att.softmax(xs)
@@ -62,11 +63,13 @@ def test_softmax_sums_to_one_and_is_positive(xs):
     assert all(0.0 < pj <= 1.0 for pj in p)
 
 
+@settings(deadline=None)
 @given(scores_row, st.floats(min_value=-1e6, max_value=1e6))
 def test_softmax_ignores_a_constant_shift(xs, c):
     assert np.allclose(att.softmax(xs), att.softmax([x + c for x in xs]), atol=1e-9)
 
 
+@settings(deadline=None)
 @given(scores_row, st.floats(min_value=0.05, max_value=20))
 def test_softmax_keeps_order(xs, temperature):
     p = att.softmax(xs, temperature=temperature)
@@ -76,6 +79,7 @@ def test_softmax_keeps_order(xs, temperature):
                 assert p[i] <= p[j]
 
 
+@settings(deadline=None)
 @given(scores_row)
 def test_softmax_minus_infinity_gets_exactly_zero(xs):
     p = att.softmax(xs + [-math.inf])
@@ -93,7 +97,7 @@ def test_smaller_temperature_concentrates_weights():
 
 
 # -- attention against numpy ------------------------------------------------------------------------
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)
 @given(problems(), st.booleans(), st.data())
 def test_attention_equals_numpy_for_every_mask_combination(problem, causal, data):
     q, k, v, past = problem
@@ -195,7 +199,7 @@ def test_on_random_inputs_the_checks_pass_the_right_offset_and_catch_the_wrong_o
     assert np.allclose(correct_run(past)(q, k, v)[1], full[past:], atol=1e-9)
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 @given(problems(), st.data())
 def test_changing_an_invisible_key_never_changes_that_query(problem, data):
     q, k, v, past = problem
@@ -214,7 +218,7 @@ def test_changing_an_invisible_key_never_changes_that_query(problem, data):
             assert changed[i] == base[i]
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 @given(problems(with_past=False), st.data())
 def test_pad_keys_never_influence_any_output(problem, data):
     q, k, v, _ = problem
@@ -236,7 +240,7 @@ def test_pad_keys_never_influence_any_output(problem, data):
         assert a == b
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 @given(problems())
 def test_cached_rows_equal_the_full_recomputation(problem):
     q_new, k, v, past = problem
@@ -247,7 +251,7 @@ def test_cached_rows_equal_the_full_recomputation(problem):
 
 
 # -- a fully masked row: the two named policies, and what unguarded code does ----------------------
-@settings(max_examples=40)
+@settings(max_examples=40, deadline=None)
 @given(problems(), st.booleans(), st.data())
 def test_zero_policy_zeroes_exactly_the_empty_rows_and_leaves_the_others(problem, causal, data):
     q, k, v, past = problem
@@ -277,7 +281,7 @@ def test_an_unknown_policy_is_refused(policy):
         att.masked_attention(GOOD, GOOD, GOOD, [[True, True]] * 2, empty_row=policy)
 
 
-@settings(max_examples=40)
+@settings(max_examples=40, deadline=None)
 @given(problems(), st.data())
 def test_unguarded_attention_agrees_where_a_row_has_a_visible_key(problem, data):
     q, k, v, past = problem
@@ -302,7 +306,7 @@ def test_one_nan_row_spreads_through_the_next_product_even_where_its_weight_is_z
     assert math.isnan(sum(w * o[0] for w, o in zip([0.0, 0.5, 0.5], out)))  # 0 × NaN is NaN
 
 
-@settings(max_examples=40)
+@settings(max_examples=40, deadline=None)
 @given(problems(), st.data())
 def test_row_steps_reach_the_same_weights_and_output(problem, data):
     q, k, v, past = problem

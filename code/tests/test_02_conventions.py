@@ -33,12 +33,12 @@ def test_the_table_is_made_from_the_observations():
     flipped["keras"]["MultiHeadAttention"].update(use_causal_mask="bottom-right")
     flipped["torch"]["version"] = "9.9.9"
     other = conv.conventions_rows(flipped)
-    assert other[0][1] == "`attn_mask`：True = 禁止（屏蔽）"
-    assert other[0][3].endswith("右下对齐：第 i 行读 Key 0…past + i")
+    assert other[0][1] == "`attn_mask`：True = 禁止"
+    assert other[0][3].endswith("右下对齐（行 i 读 Key 0…past + i）")
     assert other[0][4].startswith("布尔：NaN")
     assert other[0][5] == "本机运行 PyTorch 9.9.9"
-    assert other[4][1] == "`mask`：True = 禁止（屏蔽）" and other[4][4] == "报错"
-    assert other[5][3].endswith("右下对齐：第 i 行读 Key 0…past + i")
+    assert other[4][1] == "`mask`：True = 禁止" and other[4][4] == "报错"
+    assert other[5][3].endswith("右下对齐（行 i 读 Key 0…past + i）")
 
 
 def test_every_observation_has_words():

@@ -162,7 +162,7 @@ def test_generated_text_spaces_chinese_and_numbers(past, new):
 
 
 # -- facts and sentences on random tables ----------------------------------------------------------
-@settings(max_examples=50)
+@settings(max_examples=50, deadline=None)
 @given(st.integers(0, 4), st.integers(1, 4), st.booleans(), st.data())
 def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, data):
     n_key = past + n_query
@@ -184,7 +184,7 @@ def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, da
         assert not CJK_NEXT_TO_LATIN.search(sentence), sentence
 
 
-@settings(max_examples=40)
+@settings(max_examples=40, deadline=None)
 @given(st.integers(1, 6), st.data())
 def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
     causal = data.draw(st.booleans())

@@ -1,0 +1,259 @@
+"""The multi-head page (book/ch02/multihead.md) in the built HTML, in the PDF and in a browser.
+
+HTML checks use the session build (``book_html``); the PDF checks share the session's PDF
+(``text``); the figure F14 is driven in Debian's chromium like F12 in test_browser.py.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import MECHANISM_SECTIONS, ROOT, flat
+
+mh = importlib.import_module("02_multihead")
+PAGE = "ch02/multihead.html"
+TITLE = "多头——改变表示的分组方式"
+
+
+def soup_of(book_html: Path, name: str = PAGE) -> BeautifulSoup:
+    return BeautifulSoup((book_html / name).read_text(encoding="utf-8"), "html.parser")
+
+
+def heading_text(tag) -> str:
+    return tag.get_text(" ", strip=True).rstrip("#").strip()
+
+
+def article(book_html: Path):
+    return soup_of(book_html).find("article")
+
+
+def table_rows(book_html: Path) -> list[list[str]]:
+    return [[c.get_text(strip=True) for c in tr.find_all(["th", "td"])] for tr in article(book_html).find_all("tr")]
+
+
+def demo_steps() -> dict:
+    return mh.multihead_steps(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WV, mh.DEMO_WO, mh.DEMO_HEADS)
+
+
+# -- HTML ----------------------------------------------------------------------------------------------
+@pytest.mark.build
+def test_title_and_the_eight_sections_in_order(book_html):
+    a = article(book_html)
+    assert heading_text(a.find("h1")) == TITLE
+    assert [heading_text(h) for h in a.find_all("h2")] == MECHANISM_SECTIONS
+
+
+@pytest.mark.build
+def test_the_page_follows_mask_in_the_chapter_contents(book_html):
+    opening = soup_of(book_html, "ch02/index.html").find("article")
+    links = [a["href"] for a in opening.select(".toctree-wrapper a")]
+    assert links.index("multihead.html") == links.index("mask.html") + 1
+    assert opening.find("a", href="multihead.html#ch02-multihead") or opening.find("a", href="multihead.html")
+
+
+@pytest.mark.build
+def test_every_example_states_its_inputs_first(book_html):
+    boxes = [b for b in article(book_html).find_all(class_="admonition") if "输入与适用条件" in b.get_text()]
+    assert len(boxes) >= 8
+
+
+@pytest.mark.build
+def test_the_weight_tables_hold_the_computed_weights(book_html):
+    rows = table_rows(book_html)
+    s = demo_steps()
+    for weights in s["weights"]:
+        for i, row in enumerate(weights):
+            assert [f"位置 {i}"] + [f"{w:.4f}" for w in row] in rows
+
+
+@pytest.mark.build
+def test_the_output_table_holds_the_computed_output(book_html):
+    rows = table_rows(book_html)
+    for i, row in enumerate(demo_steps()["output"]):
+        assert [f"位置 {i}"] + [f"{x:.4f}" for x in row] in rows
+
+
+@pytest.mark.build
+def test_gemma_numbers_and_the_error_come_from_the_code(book_html):
+    text = article(book_html).get_text()
+    c = mh.config_head_dim(mh.GEMMA_7B)
+    for key in ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim"):
+        assert f"{key} = {mh.GEMMA_7B[key]}" in text
+    for value in (c["derived"], c["heads_times_head_dim"], c["params_stated"], c["params_if_derived"]):
+        assert str(value) in text
+    with pytest.raises(ValueError) as error:
+        mh.multihead_attention(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WV, mh.DEMO_WO, 3)
+    assert str(error.value) in text
+
+
+@pytest.mark.build
+def test_generated_sentences_are_on_the_page(book_html):
+    text = article(book_html).get_text()
+    checks = mh.check_rows(*mh._demo_args(), mh.DEMO_HEADS, mh.DEMO_HEADS)
+    assert mh.check_sentence(checks) in text
+    assert mh.cost_sentence(mh.cost_rows(16, 64, [1, 2, 4, 8, 16])) in text
+    assert mh.cost_sentence(mh.cost_rows(16, 64, [1, 2, 4, 8, 16], head_dim=16)) in text
+
+
+@pytest.mark.build
+def test_kv_cache_counts_come_from_the_code(book_html):
+    rows = table_rows(book_html)
+    d = len(mh.DEMO_WQ[0]) // mh.GQA_HEADS
+    full = mh.kv_cache_numbers(1, mh.GQA_HEADS, d)
+    for name, kv in (("GQA", 2), ("MQA", 1)):
+        row = next(r for r in rows if r and r[0] == name and r[2].startswith("("))
+        assert row[4] == str(mh.kv_cache_numbers(1, kv, d)) and row[5] == str(full // int(row[4]))
+
+
+@pytest.mark.build
+def test_figure_f14_has_its_frames_in_order(book_html):
+    figure = article(book_html).select_one("[data-step-figure='F14']")
+    assert figure is not None
+    captions = [c.get_text(strip=True) for c in figure.select(".step-figure-caption")]
+    frames = mh.f14_frames()
+    assert captions == [f"{k} / {len(frames)} · {f['condition']}" for k, f in enumerate(frames, 1)]
+    explanations = [e.get_text(strip=True) for e in figure.select(".step-figure-explanation")]
+    assert explanations == [f["explanation"] for f in frames]
+
+
+@pytest.mark.build
+def test_run_output_is_the_real_stdout_of_the_script(book_html):
+    a = article(book_html)
+    section = next(s for s in a.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == "运行结果示例")
+    shown = section.find("pre").get_text()
+    run = subprocess.run([sys.executable, str(ROOT / "code" / "02_multihead.py")], capture_output=True, text=True, check=True)
+    assert json.loads(shown) == json.loads(run.stdout)
+
+
+@pytest.mark.build
+def test_the_whole_teaching_code_is_shown_and_downloadable(book_html):
+    a = article(book_html)
+    text = a.get_text()
+    for name in ("multihead_attention", "multihead_attention_fused", "split_heads", "repeat_kv_columns", "kv_group"):
+        assert f"def {name}(" in text
+    link = a.find("a", class_="download")
+    assert link and (book_html / "ch02" / link["href"]).resolve().is_file()
+
+
+@pytest.mark.build
+def test_the_page_cites_its_sources(book_html):
+    # The citations link to the bibliography, and the page's own reference list names each source.
+    a = article(book_html)
+    assert len(a.select("a[href*='references.html#']")) >= 4
+    listed = a.get_text().lower()
+    for title in ("attention is all you need", "gqa", "one write-head is all you need", "gemma-7b: config.json"):
+        assert title in listed, title
+
+
+# -- PDF -----------------------------------------------------------------------------------------------
+def _headings(level: int) -> list[str]:
+    text = (ROOT / "book" / "ch02" / "multihead.md").read_text(encoding="utf-8")
+    return re.findall(rf"^{'#' * level} (.+)$", text, flags=re.M)
+
+
+@pytest.mark.pdf
+def test_pdf_has_the_page_with_its_sections_numbered_in_order(text):
+    assert _headings(2) == MECHANISM_SECTIONS
+    found = re.search(rf"2\.(\d+){re.escape(flat(TITLE))}", text)
+    assert found, "the multi-head page is not a section of 第2章"
+    number, at = found.group(1), found.end()
+    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
+        where = text.find(f"2.{number}.{k}{flat(heading)}", at)
+        assert where > 0, f"2.{number}.{k} {heading}"
+        at = where
+
+
+@pytest.mark.pdf
+def test_pdf_has_the_f14_frames_in_order(text):
+    frames = mh.f14_frames()
+    where = [text.find(flat(f"{k} / {len(frames)} · {f['condition']}")) for k, f in enumerate(frames, 1)]
+    assert -1 not in where, where
+    assert where == sorted(where)
+
+
+@pytest.mark.pdf
+def test_pdf_weights_come_from_the_code(text):
+    for row in demo_steps()["weights"][1]:
+        for w in row:
+            assert f"{w:.4f}" in text
+
+
+# -- browser: F14 ----------------------------------------------------------------------------------------
+FIGURE = "[data-step-figure='F14']"
+STATUS = f"{FIGURE} [role=status]"
+
+
+@pytest.fixture()
+def open_page(browser, book_html):
+    contexts = []
+
+    def open_(width: int = 1280, height: int = 900):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        page = context.new_page()
+        page.requests, page.errors = [], []
+        page.on("request", lambda request: page.requests.append(request.url))
+        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        page.goto((book_html / "ch02" / "multihead.html").as_uri())
+        page.wait_for_selector(f"{FIGURE}.is-ready")
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+@pytest.mark.browser
+def test_f14_keys_step_and_the_status_announces_it(open_page):
+    page = open_page()
+    total = len(mh.f14_frames())
+    status = page.locator(STATUS)
+    assert status.inner_text() == f"第1步，共{total}步"
+    assert status.get_attribute("aria-live") == "polite"
+    page.locator(f"{FIGURE} .step-figure-stage").focus()
+    for k in range(2, total + 1):
+        page.keyboard.press("ArrowRight")
+        assert status.inner_text() == f"第{k}步，共{total}步"
+        current = page.locator(f"{FIGURE} .step-figure-frame.is-current .step-figure-caption").inner_text()
+        assert current.startswith(f"{k} / {total} · ")
+    page.keyboard.press("Home")
+    assert status.inner_text() == f"第1步，共{total}步"
+
+
+@pytest.mark.browser
+def test_f14_no_console_error_and_no_request_leaves_the_book(open_page, book_html):
+    page = open_page()
+    page.locator(f"{FIGURE} .step-figure-stage").focus()
+    page.keyboard.press("End")
+    page.get_by_role("button", name="放大图形", exact=True).click()
+    page.keyboard.press("Escape")
+    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
+    page.evaluate("MathJax.startup.promise")
+    assert page.errors == []
+    root = book_html.as_uri() + "/"
+    outside = [u for u in page.requests if not u.startswith(root) and not u.startswith("data:")]
+    assert not outside, outside
+
+
+@pytest.mark.browser
+def test_f14_has_no_serious_accessibility_violations(open_page):
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = open_page()
+    page.wait_for_timeout(500)
+    for key in ("Home", "End"):
+        page.locator(f"{FIGURE} .step-figure-stage").focus()
+        page.keyboard.press(key)
+        page.wait_for_timeout(400)
+        found = Axe().run(page, context=FIGURE).response["violations"]
+        serious = [(v["id"], [n["target"] for n in v["nodes"]]) for v in found if v["impact"] in ("serious", "critical")]
+        assert not serious, (key, serious)

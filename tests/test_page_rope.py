@@ -1,0 +1,233 @@
+"""The rotary position page (book/ch02/rope.md) in the built HTML and in the PDF.
+
+Its numbers are recomputed here from code/02_rope.py, its run output is the script's stdout, its two
+plots are images in HTML and vector figures (included PDFs) in the PDF edition.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import LATEX_BUILD, MECHANISM_SECTIONS, ROOT, flat
+
+rope = importlib.import_module("02_rope")
+att = importlib.import_module("02_attention")
+
+PAGE = "ch02/rope.html"
+TITLE = "位置旋转（RoPE）——改变 Q/K 的比较"
+FIGURES = ["fig-rope-d2", "fig-rope-long"]
+
+
+def heading_text(tag) -> str:
+    return tag.get_text(" ", strip=True).rstrip("#").strip()
+
+
+@pytest.fixture(scope="module")
+def article(book_html):
+    soup = BeautifulSoup((book_html / PAGE).read_text(encoding="utf-8"), "html.parser")
+    return soup.find("article")
+
+
+def rows(article) -> list[list[str]]:
+    return [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in article.find_all("tr")]
+
+
+def section(article, title: str):
+    return next(s for s in article.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title)
+
+
+# -- HTML --------------------------------------------------------------------------------------------
+@pytest.mark.build
+def test_title_and_the_eight_sections_in_order(article):
+    assert heading_text(article.find("h1")) == TITLE
+    assert [heading_text(h) for h in article.find_all("h2")] == MECHANISM_SECTIONS
+
+
+@pytest.mark.build
+def test_the_page_is_in_the_chapters_table_of_contents_after_mask(book_html):
+    opening = BeautifulSoup((book_html / "ch02/index.html").read_text(encoding="utf-8"), "html.parser")
+    toc = [a["href"] for a in opening.find("article").select(".toctree-wrapper a")]
+    assert "mask.html" in toc and "rope.html" in toc
+    assert toc.index("rope.html") > toc.index("mask.html")
+
+
+@pytest.mark.build
+def test_every_example_states_its_inputs_first(article):
+    boxes = [a for a in article.find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
+    assert len(boxes) >= 9
+
+
+@pytest.mark.build
+def test_the_d2_scores_come_from_the_code_and_agree(article):
+    q, k = rope.DEMO_Q2, rope.DEMO_K2
+    table = rows(article)
+    for m, n in [(3, 1), (6, 4)]:
+        score = rope.rope_scores([q], [k], [m], [n])[0][0]
+        assert any(r[:2] == [f"m = {m}，n = {n}", str(m - n)] and r[-1] == f"{score:.4f}" for r in table), (m, n)
+
+
+@pytest.mark.build
+def test_the_layout_sentence_is_the_codes_verdict_on_the_tables_columns(article):
+    q, k = rope.DEMO_Q8, rope.DEMO_K8
+    order = rope.layout_permutation(8)
+    columns = {"相邻成对": [], "前后两半成对（重排后）": [], "错配": []}
+    for m in (3, 7, 12):
+        columns["相邻成对"].append(rope.rope_scores([q], [k], [m], [m - 3])[0][0])
+        columns["前后两半成对（重排后）"].append(
+            rope.rope_scores([rope.permute(q, order)], [rope.permute(k, order)], [m], [m - 3], layout="half")[0][0]
+        )
+        columns["错配"].append(att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, m - 3)])[0][0])
+    text = article.get_text()
+    assert rope.offset_verdict(columns) in text
+    assert "「错配」随位置变化" in text
+    for name, values in columns.items():
+        for x in values:
+            assert f"{x:.4f}" in text, name
+
+
+@pytest.mark.build
+def test_the_offset_tables_show_right_and_wrong_side_by_side(article):
+    seq, v = rope.DEMO_SEQ, rope.DEMO_V
+    _, full = rope.full_attention(seq, seq, v)
+    right = rope.decode(seq, seq, v, [3, 2])
+    wrong = rope.row_index_decode(seq, seq, v, [3, 2])
+    table = rows(article)
+    for i in (3, 4):
+        assert [f"位置 {i}", f"{full[i][0]:.4f}", f"{right[i][0]:.4f}", f"{wrong[i][0]:.4f}"] in table
+    # The mask is the same in both: −∞ in the same cells of the right and the wrong rows.
+    right_rows = [r for r in table if r and r[0] == "正确：转 past + i"]
+    wrong_rows = [r for r in table if r and r[0] == "写错：转行号 i"]
+    assert right_rows and len(right_rows) == len(wrong_rows)
+    assert [[c == "−∞" for c in r] for r in right_rows] == [[c == "−∞" for c in r] for r in wrong_rows]
+
+
+@pytest.mark.build
+def test_the_invariant_table_catches_the_row_index_offset_only_with_a_cache(article):
+    verdicts = {(r[0], r[1]): r[3] for r in rows(article) if len(r) == 4 and r[3] in ("通过", "被认出")}
+    assert verdicts == {
+        ("正确：转 past + i", "1 + 1 + 1 + 1 + 1"): "通过",
+        ("正确：转 past + i", "3 + 2"): "通过",
+        ("正确：转 past + i", "5"): "通过",
+        ("写错：转行号 i", "1 + 1 + 1 + 1 + 1"): "被认出",
+        ("写错：转行号 i", "3 + 2"): "被认出",
+        ("写错：转行号 i", "5"): "通过",
+    }
+
+
+@pytest.mark.build
+def test_left_padding_positions_and_verdicts(article):
+    table = rows(article)
+    assert ["位置（前面真实词元的个数）"] + [str(p) for p in rope.padded_positions([False, False, True, True, True])] in table
+    verdicts = [r[-1] for r in table if len(r) == 5 and r[0].startswith("预填")]
+    assert verdicts == ["一致", "一致", "不一致", "不一致"]
+
+
+@pytest.mark.build
+def test_the_bases_table_holds_the_codes_wavelengths_and_cites_each_source(article):
+    table = rows(article)
+    for row in rope.model_bases():
+        found = [r for r in table if r and r[0] == row["model"]]
+        assert found, row["model"]
+        cells = found[0]
+        assert cells[1:4] == [str(int(row["base"])), str(row["head_dim"]), str(round(row["slowest_wavelength"]))]
+        assert "[" in cells[4]  # a citation, linked to the references
+    text = article.get_text()
+    assert "Meta, 2023" in text and "Meta, 2024" in text and "Qwen Team, 2024" in text
+
+
+@pytest.mark.build
+def test_both_plots_are_images_with_their_chinese_captions(book_html, article):
+    for name in FIGURES:
+        figure = article.find(id=name)
+        assert figure is not None, name
+        img = figure.find("img")
+        assert img is not None and img["src"].endswith(".svg"), name
+        svg = (book_html / "ch02" / img["src"]).resolve()
+        assert svg.is_file() and svg.stat().st_size > 1000
+        caption = figure.find("figcaption").get_text()
+        assert re.search(r"[\u4e00-\u9fff]", caption)
+
+
+@pytest.mark.build
+def test_run_output_is_the_real_stdout_of_the_script(article):
+    shown = section(article, "运行结果示例").find("pre").get_text()
+    run = subprocess.run([sys.executable, str(ROOT / "code" / "02_rope.py")], capture_output=True, text=True, check=True)
+    assert json.loads(shown) == json.loads(run.stdout)
+
+
+@pytest.mark.build
+def test_the_whole_teaching_code_is_shown(article):
+    text = section(article, "完整教学代码").get_text()
+    for name in rope.__all__:
+        assert f"def {name}(" in text
+    assert (ROOT / "code" / "02_rope.py").read_text(encoding="utf-8").splitlines()[0] in text
+
+
+# -- the browser -------------------------------------------------------------------------------------
+@pytest.mark.browser
+def test_the_page_loads_its_plots_offline_without_console_errors(browser, book_html):
+    page = browser.new_page()
+    errors, outside = [], []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("request", lambda req: outside.append(req.url) if not req.url.startswith(book_html.as_uri()) else None)
+    page.goto((book_html / PAGE).as_uri())
+    page.wait_for_load_state("load")
+    widths = page.eval_on_selector_all(
+        "article figure img", "imgs => imgs.map(i => i.complete ? i.naturalWidth : 0)"
+    )
+    page.close()
+    assert len(widths) == len(FIGURES) and all(w > 0 for w in widths), widths
+    assert errors == [] and outside == []
+
+
+# -- PDF ---------------------------------------------------------------------------------------------
+@pytest.mark.pdf
+def test_the_page_is_a_section_of_chapter_2_with_its_sections_numbered_in_order(text):
+    number = re.search(rf"2\.(\d+){re.escape(flat(TITLE))}", text)
+    assert number, "the rope page is not a section of 第2章"
+    at = 0
+    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
+        found = text.find(f"2.{number.group(1)}.{k}{flat(heading)}", at)
+        assert found > at, f"2.{number.group(1)}.{k} {heading}"
+        at = found
+
+
+@pytest.mark.pdf
+def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
+    tex = pdf.with_suffix(".tex").read_text(encoding="utf-8")
+    page = tex[tex.index(TITLE) :]
+    page = page[: page.index(r"\chapter")] if r"\chapter" in page else page
+    included = [name.replace("{", "").replace("}", "") for name in re.findall(r"\\sphinxincludegraphics(?:\[[^\]]*\])?\{(.+?)\}\s*$", page, re.M)]
+    # Both plots are included as PDF files: vector graphics, not a bitmap.
+    assert len(included) == len(FIGURES), included
+    for name in included:
+        assert name.endswith(".pdf"), name
+        assert (pdf.parent / name).read_bytes().startswith(b"%PDF")
+    # The Chinese captions follow one another in the PDF text, in the page's order.
+    captions = ["时的旋转。虚线是原来的", "两个固定向量（全为1）的分数随位置差的变化"]
+    where = [text.find(flat(c)) for c in captions]
+    assert -1 not in where and where == sorted(where), where
+
+
+@pytest.mark.pdf
+def test_the_wavelengths_and_the_offset_numbers_are_in_the_pdf(text):
+    for row in rope.model_bases():
+        assert str(round(row["slowest_wavelength"])) in text
+    seq, v = rope.DEMO_SEQ, rope.DEMO_V
+    wrong = rope.row_index_decode(seq, seq, v, [3, 2])
+    assert f"{wrong[3][0]:.4f}" in text
+
+
+@pytest.mark.build
+def test_rotating_v_makes_the_output_depend_on_the_absolute_position(article):
+    verdicts = {r[0]: r[-1] for r in rows(article) if len(r) == 4 and r[-1] in ("不变", "变了")}
+    assert verdicts == {"只转 Q、K": "不变", "连 V 也转": "变了"}
