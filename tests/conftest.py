@@ -123,7 +123,7 @@ def pdf() -> Path:
     )
     assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
     assert "WARNING" not in result.stderr, result.stderr
-    # The book is the PDF that LaTeX made from a .tex; the others are figures copied in as images.
+    # The book's PDF is the one typeset from a .tex; other PDFs there are figures it includes.
     pdfs = sorted(p for p in (LATEX_BUILD / "latex").glob("*.pdf") if p.with_suffix(".tex").is_file())
     assert len(pdfs) == 1, pdfs
     return pdfs[0]

@@ -1,0 +1,201 @@
+"""The costs page (代价与规模) in the built book: its sections, numbers recomputed from code/02_costs.py,
+the generated sentences, the measured timing (its table, slope and figure), the run output, and the
+page in the PDF edition with its sections numbered and its plot as a vector figure.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import MECHANISM_SECTIONS, ROOT, flat
+
+pytestmark = pytest.mark.build
+
+costs = importlib.import_module("02_costs")
+PAGE = "ch02/costs.html"
+SOURCE = ROOT / "book" / "ch02" / "costs.md"
+
+
+def article(book_html: Path):
+    html = (book_html / PAGE).read_text(encoding="utf-8")
+    return BeautifulSoup(html, "html.parser").find("article")
+
+
+def heading_text(tag) -> str:
+    return tag.get_text(" ", strip=True).rstrip("#").strip()
+
+
+def prose(book_html: Path) -> str:
+    """The page's text without its code listings, whitespace collapsed."""
+    page = article(book_html)
+    for block in page.find_all("div", class_="highlight"):
+        block.decompose()
+    return re.sub(r"\s+", " ", page.get_text(" "))
+
+
+def rows(book_html: Path) -> list[list[str]]:
+    return [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in article(book_html).find_all("tr")]
+
+
+def section(book_html: Path, title: str):
+    page = article(book_html)
+    return next(s for s in page.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title)
+
+
+def test_title_and_the_eight_sections_in_order(book_html):
+    page = article(book_html)
+    assert heading_text(page.find("h1")) == "代价与规模"
+    assert [heading_text(h) for h in page.find_all("h2")] == MECHANISM_SECTIONS
+
+
+def test_the_page_is_in_the_chapters_table_of_contents(book_html):
+    opening = BeautifulSoup((book_html / "ch02" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    assert opening.find("article").find("a", href="costs.html")
+
+
+def test_every_example_states_its_inputs_first(book_html):
+    boxes = [a for a in article(book_html).find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
+    assert len(boxes) >= 5
+
+
+def test_the_score_table_holds_the_computed_counts(book_html):
+    table = rows(book_html)
+    for n in costs.SCORE_NS:
+        c = costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES)
+        row = [str(n), f"{c['entries']:,}", costs.size(c["bytes"]), f"{c['forbidden']:,}（{c['forbidden'] / c['entries']:.2%}）"]
+        assert row in table
+        assert [str(n), f"{c['qk_madds']:,}", f"{c['mix_madds']:,}"] in table
+
+
+def test_the_kv_table_holds_the_computed_bytes_of_every_model(book_html):
+    table = {row[0]: row for row in rows(book_html) if row}
+    for m in costs.MODELS:
+        row = table[m["name"]]
+        per_token = costs.kv_bytes_per_token(m["layers"], m["kv_heads"], m["head_dim"], 2)
+        assert row[1] == costs.size(per_token)
+        assert row[2] == costs.size(costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH, 2))
+        assert row[3] == costs.size(costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH, 1))
+        assert row[4] == costs.size(costs.kv_cache_bytes(costs.full_mha(m), costs.CONTEXT, costs.BATCH, 2))
+        assert row[6] == costs.size(costs.kv_cache_bytes(m, m["max_positions"], costs.BATCH, 2))
+
+
+def test_the_generated_sentences_are_the_codes_own(book_html):
+    text = prose(book_html)
+    names = [m["name"] for m in costs.MODELS]
+    values = [costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH) for m in costs.MODELS]
+    expected = [
+        costs.compare_sentence(names, values, f"上下文 {costs.CONTEXT}、批大小 {costs.BATCH}、float16"),
+        costs.query_heads_sentence(costs.MODELS),
+        costs.head_dim_sentence(costs.GEMMA_7B),
+    ]
+    for sentence in expected:
+        assert sentence in text
+
+
+def test_the_tiny_configuration_is_counted_both_ways(book_html):
+    t = costs.TINY
+    formula = costs.kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], 2) * t["context"] * t["batch"]
+    table = rows(book_html)
+    assert ["造出全部 K、V 数组，逐个数元素", f"{formula // 2:,} 个元素"] in table
+    assert ["两者一致", "是"] in table
+
+
+def timing_rows(book_html: Path) -> list[list[str]]:
+    body = section(book_html, "怎样观察与验证")
+    table = body.find("table")
+    return [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.find_all("tr") if tr.find("td")]
+
+
+def test_the_measured_slope_is_fitted_from_the_timing_table(book_html):
+    measured = timing_rows(book_html)
+    ns = [int(row[0]) for row in measured]
+    assert ns == [128, 256, 512, 1024, 2048]
+    assert all(int(row[1]) >= 1 for row in measured)
+    seconds = [float(row[2]) / 1000 for row in measured]
+    slope, _ = costs.fit_slope(ns, seconds)
+    shown = re.search(r"拟合斜率是 (\d+\.\d\d)", prose(book_html))
+    assert shown, "no slope sentence"
+    # The table rounds each median to a microsecond; the slope from it agrees to the shown digits.
+    assert float(shown.group(1)) == pytest.approx(slope, abs=0.02)
+    sentence_start = costs.slope_sentence(float(shown.group(1))).split("：")[0].split("，")[0]
+    assert sentence_start in prose(book_html)
+
+
+def test_the_figure_is_an_image_with_a_chinese_caption_saying_what_it_is_not(book_html):
+    figure = article(book_html).find("figure", id="fig-costs-scaling")
+    image = figure.find("img")
+    assert image["src"].endswith(".svg")
+    assert (book_html / "ch02" / image["src"]).resolve().is_file()
+    svg = (book_html / "ch02" / image["src"]).resolve().read_text(encoding="utf-8")
+    assert "<svg" in svg
+    caption = figure.find("figcaption").get_text()
+    assert "构建机" in caption and "不是任何产品的性能测试" in caption
+    assert image.get("alt") and not image["alt"].endswith(".svg")
+
+
+def test_run_output_is_the_real_stdout_of_the_script(book_html):
+    shown = section(book_html, "运行结果示例").find("pre").get_text()
+    run = subprocess.run([sys.executable, str(ROOT / "code" / "02_costs.py")], capture_output=True, text=True, check=True)
+    assert json.loads(shown) == json.loads(run.stdout)
+
+
+def test_the_whole_teaching_code_is_shown(book_html):
+    text = section(book_html, "完整教学代码").get_text()
+    for name in costs.__all__:
+        assert f"def {name}(" in text or f"{name} =" in text, name
+
+
+# -- the PDF edition ---------------------------------------------------------------------------------
+def title() -> str:
+    return re.search(r"^# (.+)$", SOURCE.read_text(encoding="utf-8"), flags=re.M).group(1)
+
+
+@pytest.mark.pdf
+def test_the_page_is_a_section_of_chapter_2_with_its_sections_numbered_in_order(text):
+    found = re.search(rf"2\.(\d+){re.escape(flat(title()))}", text)
+    assert found, "the costs page is not a section of 第2章"
+    number, at = found.group(1), found.start()
+    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
+        where = text.find(f"2.{number}.{k}{flat(heading)}", at)
+        assert where > at, f"2.{number}.{k} {heading}"
+        at = where
+
+
+@pytest.mark.pdf
+def test_the_plot_is_a_vector_figure_in_the_pdf(pdf, text):
+    # The figure's labels come through as text (a raster image would have none), under its caption.
+    tex = next(pdf.parent.glob("*.tex")).read_text(encoding="utf-8")
+    graphics = re.findall(r"\\sphinxincludegraphics\S*", tex)
+    assert any(g.endswith(".pdf}") for g in graphics), graphics
+    assert "sequencelength" in text and "notabenchmarkofanyproduct" in text
+    assert flat("这不是任何产品的性能测试") in text
+
+
+# -- in a browser ------------------------------------------------------------------------------------
+@pytest.mark.browser
+def test_the_page_shows_its_plot_offline_without_console_errors(browser, book_html):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        requests, errors = [], []
+        page.on("request", lambda request: requests.append(request.url))
+        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto((book_html / PAGE).as_uri())
+        page.wait_for_load_state("load")
+        image = page.locator("#fig-costs-scaling img")
+        image.scroll_into_view_if_needed()
+        assert image.evaluate("img => img.complete && img.naturalWidth > 0")
+        assert errors == []
+        root = book_html.resolve().as_uri()
+        assert [url for url in requests if not url.startswith(root)] == []
+    finally:
+        context.close()
