@@ -21,7 +21,7 @@ tools = importlib.import_module("book_tools")
 
 FIGURE = "[data-step-figure='F12']"
 PANEL = f"{FIGURE} .step-figure-explore"
-STATUS = f"{PANEL} [role=status]"
+STATUS = f"{PANEL} .step-figure-explore-status"
 ID = "#step-figure-explore-1-"
 SHOTS = BUILD / "screenshots"
 
@@ -106,7 +106,7 @@ READ = """
     const note = panel.querySelector(".step-figure-explore-note");
     const n = vis.tHead.rows[0].cells.length - 1;
     return {
-      status: panel.querySelector("[role=status]").textContent,
+      status: panel.querySelector(".step-figure-explore-status").textContent,
       heads: [...vis.tBodies[0].rows].map(tr => tr.cells[0].textContent),
       keys: [...vis.tHead.rows[0].cells].slice(1).map(c => c.textContent),
       visible: grid(vis), mask: grid(mask),
@@ -232,7 +232,9 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
 def test_the_status_announces_one_short_sentence(open_mask):
     page = open_mask()
     status = page.locator(STATUS)
-    assert status.get_attribute("aria-live") == "polite" and status.get_attribute("role") == "status"
+    assert status.get_attribute("aria-live") == "polite" and status.get_attribute("aria-atomic") == "true"
+    # The player keeps the figure's one role=status ("第k步，共n步"); the panel's region is its own.
+    assert page.locator(f"{FIGURE} [role=status]").all_inner_texts() == ["第1步，共5步"]
     page.locator(f"{ID}new").select_option(label="6")
     page.get_by_label("把本批行号当位置（写错的偏移）").check()
     text = status.inner_text()
@@ -252,10 +254,14 @@ def test_controls_are_labelled_native_elements(open_mask):
 
 def test_narrow_screen_scrolls_the_tables_not_the_page(open_mask):
     page = open_mask(width=360, height=800)
+    width = "document.scrollingElement.scrollWidth"
+    before = page.evaluate(width)  # the page's own width (its reference list may be wider than a phone)
     page.locator(f"{ID}past").select_option(label="6")
     page.locator(f"{ID}new").select_option(label="6")
     page.get_by_label("把本批行号当位置（写错的偏移）").check()
-    assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
+    assert page.evaluate(width) == before  # the widest state widens nothing
+    panel = page.locator(f"{PANEL} .step-figure-explore-panel")
+    assert panel.evaluate("p => p.getBoundingClientRect().right <= window.innerWidth && p.scrollWidth <= p.clientWidth")
     box = page.locator(f"{PANEL} .step-figure-explore-tables")
     assert box.evaluate("b => b.scrollWidth > b.clientWidth")
     box.focus()

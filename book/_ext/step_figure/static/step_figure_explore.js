@@ -64,7 +64,8 @@
     field("wrong", wrong, w.wrong, true);
 
     // -- what the panel shows ---------------------------------------------------------------------
-    var status = make("p", { class: "step-figure-explore-status", role: "status", "aria-live": "polite", "aria-atomic": "true" });
+    // A live region of its own (not a second role=status): it says one short sentence per change.
+    var status = make("p", { class: "step-figure-explore-status", "aria-live": "polite", "aria-atomic": "true" });
     var tables = make("div", { class: "step-figure-explore-tables", tabindex: "0", role: "group", "aria-label": w.tables });
     var out = make("div", { class: "step-figure-explore-out" });
     var panel = make("section", { class: "step-figure-explore-panel", "aria-labelledby": id + "title" });
