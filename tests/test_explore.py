@@ -180,7 +180,8 @@ def focused(page) -> str:
 
 
 def outline(page) -> str:
-    return page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    """The focused element's outline: the panel draws a thick solid ring (not the browser's default)."""
+    return page.evaluate("(s => s.outlineStyle + ' ' + s.outlineWidth)(getComputedStyle(document.activeElement))")
 
 
 def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
@@ -190,7 +191,7 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     for _ in range(6):
         page.keyboard.press("Tab")
         order.append(focused(page).rsplit("-", 1)[-1])
-        assert outline(page) != "none", order
+        assert outline(page) == "solid 3px", order
     assert order == ["past", "new", "pad", "causal", "wrong", ""]  # count is hidden with no PAD; then the tables
     status = page.locator(STATUS)
 
@@ -206,7 +207,7 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     page.keyboard.press("Tab")
     page.keyboard.press("ArrowDown")  # PAD in front: the count appears next in the order
     page.keyboard.press("Tab")
-    assert focused(page).endswith("count") and outline(page) != "none"
+    assert focused(page).endswith("count") and outline(page) == "solid 3px"
     for _ in range(4):
         page.keyboard.press("ArrowDown")  # 1 → 5 PAD in front of 5 keys
     assert page.locator(f"{ID}count").input_value() == "4"
@@ -226,7 +227,7 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     # The tables' own box takes focus, so a keyboard can scroll a wide table sideways.
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.classList.contains('step-figure-explore-tables')")
-    assert outline(page) != "none"
+    assert outline(page) == "solid 3px"
 
 
 def test_the_status_announces_one_short_sentence(open_mask):
