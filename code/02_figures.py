@@ -520,6 +520,10 @@ def empty_row_note(facts: dict) -> str:
 
     >>> print(empty_row_note(visibility_facts(2, key_valid=[False, True])))
     位置 0 整行被屏蔽。本书默认 empty_row="error"，算到这一行就报错：ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0。传 empty_row="zero" 时，这一行的输出是 0，计算损失时要把它排除。
+    >>> print(empty_row_note(visibility_facts(2, past=1, key_valid=[False, False, True])))
+    行 0（绝对位置 1）整行被屏蔽。本书默认 empty_row="error"，算到这一行就报错：ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0。传 empty_row="zero" 时，这一行的输出是 0，计算损失时要把它排除。
+    >>> print(empty_row_note(visibility_facts(3, key_valid=[False, False, True])))
+    位置 0、位置 1 整行被屏蔽。本书默认 empty_row="error"，算到位置 0 就报错：ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0。传 empty_row="zero" 时，这些行的输出是 0、0，计算损失时要把它们排除。
     >>> empty_row_note(visibility_facts(2))
     ''
     """
@@ -530,15 +534,16 @@ def empty_row_note(facts: dict) -> str:
     q, k = [[0.0]] * len(rows), [[0.0]] * n_key
     v = [[float(j + 1)] for j in range(n_key)]
     try:
-        att.masked_attention(q, k, v, facts["visible"])
-        raise AssertionError("masked_attention 应当对整行被屏蔽的行报错")
+        att.masked_attention(q, k, v, facts["visible"])  # 本书的默认策略 empty_row="error"
     except ValueError as error:
         message = str(error)
+    else:
+        raise AssertionError("masked_attention 应当对整行被屏蔽的行报错")
     _, out = att.masked_attention(q, k, v, facts["visible"], empty_row="zero")
     labels = "、".join(row_label(r, past) for r in empty)
     these = "这一行" if len(empty) == 1 else "这些行"
     zeros = "、".join(short(out[r["row"]][0]) for r in empty)
-    first = "这一行" if len(empty) == 1 else f"{row_label(empty[0], past)}"
+    first = "这一行" if len(empty) == 1 else _label_gap(row_label(empty[0], past))
     return (
         f"{_label_gap(labels)}整行被屏蔽。本书默认 empty_row=\"error\"，算到{first}就报错：ValueError: {message}。"
         f"传 empty_row=\"zero\" 时，{these}的输出是 {zeros}，计算损失时要把{'它' if len(empty) == 1 else '它们'}排除。"

@@ -96,6 +96,19 @@ def test_every_state_equals_the_teaching_code(data):
             assert state["note"] == "" and "每行都有可读的 Key" in state["status"], where
 
 
+CJK_NEXT_TO_LATIN = re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")
+
+
+def test_every_shown_text_spaces_chinese_from_latin_and_digits(data):
+    texts = set(data["words"]["pad_options"]) | {w for w in data["words"].values() if isinstance(w, str)}
+    for state in reachable(data):
+        s = figs.explore_state(data, *state)
+        texts |= {s["status"], s["lost_status"], s["note"]}
+        texts |= {t for r in s["rows"] for t in (r["label"], r["wrong_label"], r["sentence"], r["lost_sentence"])}
+    bad = sorted(t for t in texts if CJK_NEXT_TO_LATIN.search(t))
+    assert bad == [], bad[:5]
+
+
 def test_the_wrong_offset_only_loses_history_with_a_cache(data):
     # With a cache and the causal rule, every row loses keys; without a cache, none.
     for past, new, pad, count, causal in reachable(data):
