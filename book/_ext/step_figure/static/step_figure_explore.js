@@ -159,9 +159,9 @@
       status.textContent = said;
     }
 
+    render(); // before the panel is on the page: the first state is shown, not announced
     box.append(panel);
     box.hidden = false;
-    render();
   }
 
   function init() {
