@@ -29,6 +29,7 @@ extensions = [
     "page_refs",               # HTML: each page that cites lists its own references at its end
     "book_index",              # index entries for the functions a page shows; pinyin-sorted PDF index
     "sphinx_copybutton",       # copy buttons that leave out prompts and output
+    "book_exercises",          # 练习 2.3.1 (sphinx-exercise), solutions hidden in HTML, 练习答案 in the PDF
 ]
 exclude_patterns = ["_ext", "**/.ipynb_checkpoints", "jupyter_execute"]
 
@@ -51,6 +52,11 @@ copybutton_prompt_is_regexp = True
 copybutton_only_copy_prompt_lines = True
 copybutton_remove_prompts = True
 copybutton_selector = "div:not(.output) > div.highlight pre"
+
+# -- Exercises ------------------------------------------------------------------------------------
+# The button of a hidden solution (sphinx-togglebutton) says what it does, in the book's language.
+togglebutton_hint = "显示解答"
+togglebutton_hint_hide = "收起解答"
 
 # -- MyST -------------------------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
@@ -78,7 +84,9 @@ os.environ["JUPYTER_PATH"] = os.pathsep.join(
 html_theme = "sphinx_book_theme"
 html_title = project
 html_static_path = [str(ROOT / "book" / "_static")]
-html_js_files = ["sidebar-labels.js"]  # names the sidebar's fold toggles for screen readers
+# Screen-reader names for the sidebar's fold toggles and for the buttons that open a solution.
+html_js_files = ["sidebar-labels.js", "solution-labels.js"]
+html_css_files = ["book.css"]  # long words in lists and references wrap on narrow screens
 html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,
@@ -149,6 +157,8 @@ _LATEX_PREAMBLE = r"""
   {\Large\py@TitleColor 第\thechapter 章}{1.5ex}%
   {\Huge\py@TitleColor}[\vspace{1ex}{\color{black!40}\titlerule}]
 \titlespacing*{\chapter}{0pt}{0pt}{3em}
+% Room for three-digit page numbers in 目录.
+\renewcommand{\@pnumwidth}{2em}
 % Running footers say 「第 2 章　标题」: Sphinx's page style writes \@chapapp, the number, \@chappos and
 % the title with spaces between (as for Japanese); xeCJK drops a space between two Chinese characters,
 % so the space after 章 is a \quad.

@@ -45,6 +45,10 @@ __all__ = [
     "numpy_attention",
     "time_attention",
     "fit_slope",
+    "synthetic_seconds",
+    "law_formula",
+    "law_label",
+    "synthetic_sentence",
     "scaling_figure",
     "self_test",
     "run_demo",
@@ -163,10 +167,10 @@ def causal_forbidden(n: int) -> int:
     return n * (n - 1) // 2
 
 
-def score_costs(n: int, head_dim: int, heads: int = 1, bytes_per_element: int = 4) -> dict:
-    """一层自注意力、一个序列（批大小 1）、长度 ``n`` 时分数表的规模，按最朴素的实现计数。
+def score_costs(n: int, head_dim: int, heads: int = 1, bytes_per_element: int = 4, *, batch: int = 1) -> dict:
+    """一层自注意力、批里 ``batch`` 个序列、每个长度 ``n`` 时分数表的规模，按最朴素的实现计数。
 
-    - ``entries``：分数表的格子数，每个头一张 ``(n, n)`` 的表；
+    - ``entries``：分数表的格子数，每个序列的每个头一张 ``(n, n)`` 的表；
     - ``bytes``：把这些格子存下来要的字节数；
     - ``qk_madds``：算 QK^T 的乘加次数，每格是长为 ``head_dim`` 的点积；
     - ``mix_madds``：用权重混合 V 的乘加次数（V 每行也是 ``head_dim`` 维）；
@@ -174,8 +178,8 @@ def score_costs(n: int, head_dim: int, heads: int = 1, bytes_per_element: int = 
 
     >>> score_costs(4, head_dim=2)
     {'entries': 16, 'bytes': 64, 'qk_madds': 32, 'mix_madds': 32, 'forbidden': 6}
-    >>> score_costs(2, head_dim=2, heads=3)["entries"]
-    12
+    >>> score_costs(2, head_dim=2, heads=3)["entries"], score_costs(2, head_dim=2, heads=3, batch=2)["entries"]
+    (12, 24)
     >>> score_costs(0, head_dim=2)
     Traceback (most recent call last):
     ...
@@ -185,13 +189,14 @@ def score_costs(n: int, head_dim: int, heads: int = 1, bytes_per_element: int = 
     _count(head_dim, "head_dim")
     _count(heads, "heads")
     _count(bytes_per_element, "bytes_per_element")
-    entries = heads * n * n  # 每个头一张 (n, n) 的表
+    _count(batch, "batch")
+    entries = batch * heads * n * n  # 每个序列的每个头一张 (n, n) 的表
     return {
         "entries": entries,
         "bytes": entries * bytes_per_element,
         "qk_madds": entries * head_dim,  # 每格一次长为 head_dim 的点积
         "mix_madds": entries * head_dim,  # 每个输出元素是 n 个乘加，共 n × head_dim 个输出元素
-        "forbidden": heads * causal_forbidden(n),
+        "forbidden": batch * heads * causal_forbidden(n),
     }
 
 
@@ -527,6 +532,113 @@ def fit_slope(ns: list[float], seconds: list[float]) -> tuple[float, float]:
     return slope, my - slope * mx
 
 
+# -- 合成计时：答案已知的“时间”，用来检验拟合 --------------------------------------------------------
+# 每条是一个幂律 t = coefficient × n^power，拟合出的斜率应当恰是 power；noise 不空时，
+# 按长度的顺序轮流乘上其中的因子，得到一个“带噪声”的版本。书页的表格和它的
+# “输入与适用条件”都由这份数据生成，两者不会对不上。
+# 噪声取三个因子一轮：若只是 1.1、0.9 交替，五个长度上的误差前后对称，斜率一点也不变，检验不出什么。
+SYNTHETIC_LAWS = [
+    {"coefficient": 3e-9, "power": 2, "noise": ()},
+    {"coefficient": 2e-6, "power": 1, "noise": ()},
+    {"coefficient": 1e-10, "power": 3, "noise": ()},
+    {"coefficient": 3e-9, "power": 2, "noise": (1.1, 0.9, 1.0)},
+]
+
+
+def _law(law: object) -> dict:
+    if not isinstance(law, dict) or not {"coefficient", "power", "noise"} <= set(law):
+        raise ValueError(f"law 必须是含 coefficient、power、noise 三项的字典（像 SYNTHETIC_LAWS 里的条目），收到 {law!r}")
+    if _real_number(law["coefficient"], "law['coefficient']") <= 0:
+        raise ValueError(f"law['coefficient'] 必须是正数，收到 {law['coefficient']!r}")
+    _real_number(law["power"], "law['power']")
+    _numbers(law["noise"], "law['noise']")
+    return law
+
+
+def _number_text(x: float) -> str:
+    # 最多六位有效数字，末尾的 0 去掉：1.1 写作 1.1，2.0 写作 2。
+    return f"{x:.6g}"
+
+
+def synthetic_seconds(ns: list[float], law: dict) -> list[float]:
+    """按一条合成定律造出“时间”：``coefficient × n**power``，再按顺序轮流乘上 ``noise`` 里的因子。
+
+    >>> synthetic_seconds([1, 2, 4], {"coefficient": 3.0, "power": 2, "noise": ()})
+    [3.0, 12.0, 48.0]
+    >>> [round(t, 9) for t in synthetic_seconds([1, 2, 4], {"coefficient": 1.0, "power": 1, "noise": (2.0, 0.5)})]
+    [2.0, 1.0, 8.0]
+    >>> synthetic_seconds([1, 2], {"coefficient": 1.0, "power": 1, "noise": (0,)})
+    Traceback (most recent call last):
+    ...
+    ValueError: law['noise'][0] 必须是有限的正数，收到 0
+    """
+    xs = _numbers(ns, "ns")
+    m = _law(law)
+    noise = list(m["noise"]) or [1.0]
+    try:
+        seconds = [m["coefficient"] * n ** m["power"] * noise[i % len(noise)] for i, n in enumerate(xs)]
+    except OverflowError:
+        seconds = [math.inf]
+    if not all(math.isfinite(t) and t > 0 for t in seconds):
+        raise ValueError(f"law 造出的时间超出了浮点数的范围：{law!r}")
+    return seconds
+
+
+def law_formula(law: dict) -> str:
+    """一条合成定律的 LaTeX 公式（不带 ``$``），系数写成“尾数 × 10 的幂”。
+
+    >>> print(law_formula({"coefficient": 3e-9, "power": 2, "noise": ()}))
+    t = 3 \\times 10^{-9} n^{2}
+    >>> law_formula({"coefficient": 1e-10, "power": 3, "noise": ()}), law_formula({"coefficient": 1.0, "power": 1, "noise": ()})
+    ('t = 10^{-10} n^{3}', 't = n')
+    """
+    m = _law(law)
+    mantissa, _, exponent = f"{m['coefficient']:.5e}".partition("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    if int(exponent) == 0:
+        coefficient = "" if mantissa == "1" else mantissa + " "
+    else:
+        power_of_ten = f"10^{{{int(exponent)}}}"
+        coefficient = (power_of_ten if mantissa == "1" else f"{mantissa} \\times {power_of_ten}") + " "
+    n_part = "n" if m["power"] == 1 else f"n^{{{_number_text(m['power'])}}}"
+    return f"t = {coefficient}{n_part}"
+
+
+def _factors(noise) -> str:
+    texts = [_number_text(x) for x in noise]
+    return texts[0] if len(texts) == 1 else "、".join(texts[:-1]) + " 与 " + texts[-1]
+
+
+def law_label(law: dict) -> str:
+    """表格里的一行名字：公式（Markdown 行内数学），带噪声时再写出轮流乘上的因子。
+
+    >>> print(law_label({"coefficient": 2e-6, "power": 1, "noise": ()}))
+    $t = 2 \\times 10^{-6} n$
+    >>> print(law_label({"coefficient": 2e-6, "power": 1, "noise": (1.5, 0.5)}))
+    $t = 2 \\times 10^{-6} n$，依次轮流乘以 1.5 与 0.5
+    """
+    m = _law(law)
+    text = f"${law_formula(m)}$"
+    return text + (f"，依次轮流乘以 {_factors(m['noise'])}" if m["noise"] else "")
+
+
+def synthetic_sentence(laws: list[dict]) -> str:
+    """“输入与适用条件”里的那句话：列出各条合成定律，带噪声的另外说明。与表格出自同一份数据。
+
+    >>> print(synthetic_sentence(SYNTHETIC_LAWS[:2]))
+    $t = 3 \\times 10^{-9} n^{2}$、$t = 2 \\times 10^{-6} n$
+    >>> print(synthetic_sentence([SYNTHETIC_LAWS[1], {"coefficient": 1e-3, "power": 1.5, "noise": (1.2,)}]))
+    $t = 2 \\times 10^{-6} n$，以及在 $t = 10^{-3} n^{1.5}$ 上依次轮流乘以 1.2 的“带噪声”版本
+    """
+    ms = [_law(law) for law in _list(laws, "laws")]
+    if not ms:
+        raise ValueError("laws 不能为空：至少要有一条合成定律")
+    plain = "、".join(f"${law_formula(m)}$" for m in ms if not m["noise"])
+    noisy = "、".join(f"在 ${law_formula(m)}$ 上依次轮流乘以 {_factors(m['noise'])} 的“带噪声”版本"
+                     for m in ms if m["noise"])
+    return f"{plain}，以及{noisy}" if plain and noisy else plain or noisy
+
+
 def scaling_figure(ns: list[int], seconds: list[float]):
     """对数坐标图：实测的中位数、拟合直线和斜率。图上只用西文与数学符号（中文图注写在正文里）。
 
@@ -570,9 +682,11 @@ def _check(condition: bool, message: str) -> None:
 
 # 直接计数用的小配置：小到可以真的把缓存造出来。
 TINY = {"layers": 2, "kv_heads": 2, "head_dim": 3, "context": 5, "batch": 2}
-# 分数表一节用的宽度：每层 32 个头、head_dim 128，分数按 float32 存（每格 4 字节）。
-SCORE_HEADS, SCORE_HEAD_DIM, SCORE_BYTES = 32, 128, 4
+# 分数表一节用的宽度：一个序列（批大小 1），每层 32 个头、head_dim 128，分数按 float32 存（每格 4 字节）。
+SCORE_BATCH, SCORE_HEADS, SCORE_HEAD_DIM, SCORE_BYTES = 1, 32, 128, 4
 SCORE_NS = [1024, 4096, 16384]
+# KV 缓存每个元素的字节数：float16 与 8 位。
+FLOAT16_BYTES, INT8_BYTES = 2, 1
 # KV 缓存一节的比较条件：上下文 4096 个 token、批大小 1。
 CONTEXT, BATCH = 4096, 1
 
@@ -589,12 +703,15 @@ def self_test() -> None:
         _check(count_elements(scores) == score_costs(n, head_dim=2)["entries"], "分数表应有 n² 格")
     t = TINY
     cache = build_kv_cache(t["layers"], t["kv_heads"], t["head_dim"], t["context"], t["batch"])
-    formula = kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], 2) * t["context"] * t["batch"]
-    _check(count_elements(cache) * 2 == formula, "KV 缓存公式应等于逐个数出的元素 × 2 字节")
+    formula = kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], FLOAT16_BYTES) * t["context"] * t["batch"]
+    _check(count_elements(cache) * FLOAT16_BYTES == formula, "KV 缓存公式应等于逐个数出的元素 × 每元素字节")
     for m in MODELS:
         _check(kv_cache_bytes(full_mha(m), CONTEXT) == kv_cache_bytes(m, CONTEXT) * m["heads"] // m["kv_heads"],
                "全多头的缓存应是分组版本的 heads / kv_heads 倍")
-    _check(round(fit_slope([1, 2, 4], [3.0, 12.0, 48.0])[0], 9) == 2, "t ∝ n² 的斜率应为 2")
+    for law in SYNTHETIC_LAWS:
+        if not law["noise"]:
+            slope = fit_slope([1, 2, 4], synthetic_seconds([1, 2, 4], law))[0]
+            _check(abs(slope - law["power"]) < 1e-9, "没有噪声的合成计时，拟合斜率应恰是指数")
 
 
 def run_demo() -> dict:
@@ -610,7 +727,7 @@ def run_demo() -> dict:
     return {
         "性质": "按公式计数与公开配置推算；不含任何计时",
         "分数表": [
-            {"n": n, **score_costs(n, SCORE_HEAD_DIM, SCORE_HEADS, SCORE_BYTES)} for n in SCORE_NS
+            {"n": n, **score_costs(n, SCORE_HEAD_DIM, SCORE_HEADS, SCORE_BYTES, batch=SCORE_BATCH)} for n in SCORE_NS
         ],
         "KV缓存_每token字节_float16": {
             m["name"]: kv_bytes_per_token(m["layers"], m["kv_heads"], m["head_dim"]) for m in MODELS

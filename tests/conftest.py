@@ -29,6 +29,7 @@ MECHANISM_SECTIONS = [
     "运行命令",
     "完整教学代码",
     "运行结果示例",
+    "练习",
 ]
 MASK_SECTIONS = MECHANISM_SECTIONS
 

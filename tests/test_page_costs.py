@@ -69,7 +69,7 @@ def test_every_example_states_its_inputs_first(book_html):
 def test_the_score_table_holds_the_computed_counts(book_html):
     table = rows(book_html)
     for n in costs.SCORE_NS:
-        c = costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES)
+        c = costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES, batch=costs.SCORE_BATCH)
         row = [str(n), f"{c['entries']:,}", costs.size(c["bytes"]), f"{c['forbidden']:,}（{c['forbidden'] / c['entries']:.2%}）"]
         assert row in table
         assert [str(n), f"{c['qk_madds']:,}", f"{c['mix_madds']:,}"] in table
@@ -106,6 +106,35 @@ def test_the_tiny_configuration_is_counted_both_ways(book_html):
     table = rows(book_html)
     assert ["造出全部 K、V 数组，逐个数元素", f"{formula // 2:,} 个元素"] in table
     assert ["两者一致", "是"] in table
+
+
+def input_box(book_html: Path, words: str):
+    return next(a for a in article(book_html).find_all(class_="admonition")
+                if "输入与适用条件" in a.get_text() and words in a.get_text())
+
+
+def test_the_input_boxes_show_the_constants_the_tables_use(book_html):
+    scores = re.sub(r"\s+", "", input_box(book_html, "分数按").get_text())
+    assert f"批大小{costs.SCORE_BATCH}（" in scores and f"每格{costs.SCORE_BYTES}字节" in scores
+    kv = re.sub(r"\s+", "", input_box(book_html, "公开模型").get_text())
+    assert f"float16每元素{costs.FLOAT16_BYTES}字节" in kv
+    assert f"{8 * costs.INT8_BYTES}位的格式每元素{costs.INT8_BYTES}字节" in kv
+
+
+def test_the_synthetic_laws_in_the_box_are_the_ones_fitted_in_the_table(book_html):
+    box = input_box(book_html, "按公式造出来")
+    shown = [m.get_text() for m in box.find_all(class_="math")]
+    expected = [f"\\({costs.law_formula(law)}\\)" for law in costs.SYNTHETIC_LAWS]
+    assert sorted(shown) == sorted(expected)
+    noisy = [law for law in costs.SYNTHETIC_LAWS if law["noise"]]
+    assert noisy and all(f"{x:g}" in box.get_text() for law in noisy for x in law["noise"])
+    ns = [128, 256, 512, 1024, 2048]
+    table = section(book_html, "如何判断是否做对").find_all("table")[-1]
+    body = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.find_all("tr") if tr.find("td")]
+    assert [row[2] for row in body] == [
+        f"{costs.fit_slope(ns, costs.synthetic_seconds(ns, law))[0]:.4f}" for law in costs.SYNTHETIC_LAWS
+    ]
+    assert [row[1] for row in body] == [f"{law['power']:g}" for law in costs.SYNTHETIC_LAWS]
 
 
 def timing_rows(book_html: Path) -> list[list[str]]:

@@ -204,8 +204,11 @@ def test_the_page_is_a_section_of_chapter_2_with_its_sections_numbered_in_order(
 @pytest.mark.pdf
 def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
     tex = pdf.with_suffix(".tex").read_text(encoding="utf-8")
-    page = tex[tex.index(TITLE) :]
-    page = page[: page.index(r"\chapter")] if r"\chapter" in page else page
+    # The page is its own \section (the chapter opening links to it by title, so start at the heading)
+    # and ends where the next page of the chapter (a \section) or the next chapter begins.
+    page = tex[tex.index(r"\section{" + TITLE + "}") + len(r"\section{") :]
+    ends = [page.find(mark) for mark in (r"\section{", r"\chapter{") if mark in page]
+    page = page[: min(ends)] if ends else page
     included = [name.replace("{", "").replace("}", "") for name in re.findall(r"\\sphinxincludegraphics(?:\[[^\]]*\])?\{(.+?)\}\s*$", page, re.M)]
     # Both plots are included as PDF files: vector graphics, not a bitmap.
     assert len(included) == len(FIGURES), included

@@ -67,6 +67,16 @@ def counted_multiply_adds(n: int, head_dim: int, heads: int) -> tuple[int, int]:
     return qk, mix
 
 
+@given(n=st.integers(1, 20), head_dim=st.integers(1, 6), heads=small, batch=small)
+@settings(max_examples=30, deadline=None)
+def test_a_batch_has_one_score_table_per_sequence_and_head(n, head_dim, heads, batch):
+    tables = [t for _ in range(batch) for t in numpy_score_tables(n, head_dim, heads)]
+    c = costs.score_costs(n, head_dim, heads, 4, batch=batch)
+    assert c["entries"] == sum(t.size for t in tables) and c["bytes"] == sum(t.nbytes for t in tables)
+    one = costs.score_costs(n, head_dim, heads, 4)
+    assert c == {key: value * batch for key, value in one.items()}
+
+
 @given(n=st.integers(1, 12), head_dim=st.integers(1, 5), heads=small)
 @settings(max_examples=25, deadline=None)
 def test_multiply_adds_match_the_loops_of_a_plain_attention(n, head_dim, heads):
@@ -266,6 +276,69 @@ def test_fit_with_bounded_noise_stays_close_and_equals_numpy(p, noise):
     assert abs(slope - p) <= bound
 
 
+laws = st.fixed_dictionaries({
+    "coefficient": st.floats(1e-12, 1e-2),
+    "power": st.floats(0.5, 3.5),
+    "noise": st.lists(st.floats(0.5, 2.0), max_size=4).map(tuple),
+})
+
+
+@given(law=laws)
+@settings(max_examples=30, deadline=None)
+def test_synthetic_seconds_follow_their_law_and_a_noiseless_law_fits_exactly(law):
+    seconds = costs.synthetic_seconds(NS, law)
+    noise = list(law["noise"]) or [1.0]
+    assert seconds == pytest.approx([law["coefficient"] * n ** law["power"] * noise[i % len(noise)]
+                                     for i, n in enumerate(NS)], rel=1e-12)
+    slope, _ = costs.fit_slope(NS, costs.synthetic_seconds(NS, {**law, "noise": ()}))
+    assert slope == pytest.approx(law["power"], abs=1e-9)
+
+
+def latex_value(formula: str, n: float) -> float:
+    """Read a law_formula back by hand: ``t = [m \\times] [10^{e}] n[^{p}]`` evaluated at n."""
+    found = re.fullmatch(r"t = (?:([\d.]+) )?(?:\\times )?(?:10\^\{(-?\d+)\} )?n(?:\^\{([\d.e+-]+)\})?", formula)
+    assert found, formula
+    mantissa, exponent, power = found.groups()
+    return float(mantissa or 1) * 10.0 ** int(exponent or 0) * n ** float(power or 1)
+
+
+@given(law=laws)
+@settings(max_examples=40, deadline=None)
+def test_the_formula_shown_is_the_law_used(law):
+    formula = costs.law_formula(law)
+    for n in (3.0, 100.0):
+        # six significant digits are shown, of the coefficient and of the power
+        assert latex_value(formula, n) == pytest.approx(law["coefficient"] * n ** law["power"], rel=2e-4)
+    label = costs.law_label(law)
+    assert label.startswith(f"${formula}$")
+    assert ("依次轮流乘以" in label) == bool(law["noise"])
+
+
+def test_the_sentence_lists_every_law_and_its_noise_factors():
+    plain = {"coefficient": 5e-7, "power": 1.5, "noise": ()}
+    noisy = {"coefficient": 1.0, "power": 2, "noise": (1.25, 0.75, 1.0)}
+    sentence = costs.synthetic_sentence([plain, noisy, plain])
+    assert sentence == (
+        "$t = 5 \\times 10^{-7} n^{1.5}$、$t = 5 \\times 10^{-7} n^{1.5}$，"
+        "以及在 $t = n^{2}$ 上依次轮流乘以 1.25、0.75 与 1 的“带噪声”版本"
+    )
+    assert costs.synthetic_sentence([noisy]).startswith("在 $t = n^{2}$ 上")
+    assert "以及" not in costs.synthetic_sentence([plain])
+
+
+def test_the_pages_noisy_law_actually_moves_the_slope():
+    # Mutant: a noise pattern symmetric about the middle length (1.1, 0.9, 1.1, 0.9, 1.1) leaves the
+    # fitted slope exactly as it was, so it would test nothing. The page's noisy law must move it.
+    symmetric = {"coefficient": 3e-9, "power": 2, "noise": (1.1, 0.9)}
+    assert costs.fit_slope(NS, costs.synthetic_seconds(NS, symmetric))[0] == pytest.approx(2, abs=1e-12)
+    for law in costs.SYNTHETIC_LAWS:
+        slope, _ = costs.fit_slope(NS, costs.synthetic_seconds(NS, law))
+        if law["noise"]:
+            assert abs(slope - law["power"]) > 1e-3
+        else:
+            assert slope == pytest.approx(law["power"], abs=1e-9)
+
+
 def test_timing_returns_one_median_per_length_without_checking_speed():
     rows = costs.time_attention([4, 8, 16], d=2, repeats=2)
     assert [r["n"] for r in rows] == [4, 8, 16] and [r["runs"] for r in rows] == [2, 2, 2]
@@ -295,6 +368,15 @@ def test_numpy_attention_equals_the_chapters_attention(n, d, d_v, data):
         (lambda: costs.score_costs(0, 2), "n 必须是不小于 1 的整数"),
         (lambda: costs.score_costs(4, 2, heads=True), "heads 必须是不小于 1 的整数"),
         (lambda: costs.score_costs(4.0, 2), "n 必须是不小于 1 的整数"),
+        (lambda: costs.score_costs(4, 2, batch=0), "batch 必须是不小于 1 的整数"),
+        (lambda: costs.synthetic_seconds([1, 2], "t = n"), "law 必须是含 coefficient、power、noise 三项的字典"),
+        (lambda: costs.synthetic_seconds([1, 2], {"coefficient": 0.0, "power": 1, "noise": ()}), "law['coefficient'] 必须是正数"),
+        (lambda: costs.synthetic_seconds([1, 2], {"coefficient": 1.0, "power": "2", "noise": ()}), "law['power'] 必须是有限的实数"),
+        (lambda: costs.synthetic_seconds([1, 2], {"coefficient": 1.0, "power": 1, "noise": 1.1}), "law['noise'] 必须是有序的列表"),
+        (lambda: costs.synthetic_seconds([0, 2], costs.SYNTHETIC_LAWS[0]), "ns[0] 必须是有限的正数"),
+        (lambda: costs.synthetic_seconds([10], {"coefficient": 1.0, "power": 1e5, "noise": ()}), "超出了浮点数的范围"),
+        (lambda: costs.law_formula({"coefficient": 1.0}), "law 必须是含 coefficient、power、noise 三项的字典"),
+        (lambda: costs.synthetic_sentence([]), "laws 不能为空"),
         (lambda: costs.causal_forbidden(-1), "n 必须是不小于 1 的整数"),
         (lambda: costs.kv_bytes_per_token(32, 8, 128, 0), "bytes_per_element 必须是不小于 1 的整数"),
         (lambda: costs.kv_bytes_per_token(32, 8, 128.0), "head_dim 必须是不小于 1 的整数"),

@@ -1,0 +1,124 @@
+"""练习 on every mechanism page: numbered, each with a worked solution; hidden in HTML, collected in the PDF."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT, flat
+
+
+def chapter_pages() -> list[str]:
+    """The chapter's pages in reading order, from the toctree of book/ch02/index.md."""
+    text = (ROOT / "book" / "ch02" / "index.md").read_text(encoding="utf-8")
+    block = re.search(r"```\{toctree\}\n(.*?)```", text, flags=re.S).group(1)
+    return [line.strip() for line in block.splitlines() if line.strip() and not line.startswith(":")]
+
+
+PAGES = chapter_pages()
+
+
+def article(book_html: Path, page: str):
+    html = (book_html / "ch02" / f"{page}.html").read_text(encoding="utf-8")
+    return BeautifulSoup(html, "html.parser").find("article")
+
+
+def title(node) -> str:
+    return node.find(class_="admonition-title").get_text(" ", strip=True)
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_ends_with_exercises_each_followed_by_its_solution(book_html, page):
+    art = article(book_html, page)
+    last = art.find_all("h2")[-1]
+    assert last.get_text(strip=True).rstrip("#") == "练习"
+    section = last.parent
+    exercises = section.select("div.exercise")
+    assert 3 <= len(exercises) <= 5, page
+    section_number = PAGES.index(page) + 2  # 2.1 is the chapter opening's own section
+    for k, exercise in enumerate(exercises, start=1):
+        assert re.match(rf"练习 2\.{section_number}\.{k}\b", title(exercise)), title(exercise)
+        assert "输入与适用条件" in exercise.get_text(), f"{page}: 练习 {k} states no inputs"
+        solution = exercise.find_next_sibling("div")
+        assert "solution" in solution["class"] and "dropdown" in solution["class"]
+        link = solution.find(class_="admonition-title").find("a")
+        assert link["href"] == f"#{exercise['id']}"
+        assert title(solution) == "解答 " + title(exercise).replace(" （", "（")
+
+
+@pytest.mark.build
+def test_the_mask_exercises_show_the_computed_answers(book_html):
+    import importlib
+
+    ex = importlib.import_module("02_exercises_mask")
+    text = article(book_html, "mask").get_text()
+    for sentence in ex.pad_cache_table()["sentences"]:
+        assert sentence in text
+    assert ex.decoding_checks()["sentence"] in text
+    assert ">>> visible_counts(2, 3, 1)" in text
+
+
+@pytest.mark.browser
+def test_a_solution_is_hidden_until_opened_by_keyboard(browser, book_html):
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto((book_html / "ch02" / "mask.html").as_uri())
+    page.wait_for_load_state("load")
+    solution = page.locator("div.solution").first
+    body = solution.locator("section").first
+    button = solution.locator("button.toggle-button")
+    assert not body.is_visible()
+    assert button.get_attribute("aria-expanded") == "false"
+    assert button.get_attribute("aria-label").startswith("显示或隐藏解答：练习 2.2.1")
+    button.focus()
+    page.keyboard.press("Enter")
+    assert body.is_visible() and button.get_attribute("aria-expanded") == "true"
+    page.keyboard.press("Enter")
+    assert not body.is_visible()
+    assert errors == []
+    page.close()
+
+
+@pytest.mark.browser
+def test_without_javascript_every_solution_is_shown(browser, book_html):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto((book_html / "ch02" / "mask.html").as_uri())
+    solutions = page.locator("div.solution section")
+    assert solutions.count() >= 3
+    assert all(solutions.nth(i).is_visible() for i in range(solutions.count()))
+    context.close()
+
+
+@pytest.mark.browser
+def test_the_exercises_pass_axe(browser, book_html):
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = browser.new_page()
+    page.goto((book_html / "ch02" / "mask.html").as_uri())
+    page.wait_for_load_state("load")
+    page.locator("div.solution button.toggle-button").first.click()  # one open, the others closed
+    violations = Axe().run(page, context="div.exercise, div.solution").response["violations"]
+    serious = [v for v in violations if v["impact"] in {"serious", "critical"}]
+    assert serious == [], [(v["id"], v["help"]) for v in serious]
+    page.close()
+
+
+@pytest.mark.pdf
+def test_the_pdf_collects_the_solutions_in_an_appendix(pages):
+    toc = flat(next(p for p in pages if "目录" in p))
+    assert "练习答案" in toc
+    start = next(i for i, p in enumerate(pages) if flat(p).startswith("附录") and "练习答案" in flat(p)[:12])
+    appendix = flat("".join(pages[start:]))
+    body = flat("".join(pages[:start]))
+    for page in PAGES:
+        s = PAGES.index(page) + 2
+        found = re.findall(rf"解答练习2\.{s}\.(\d+)", appendix)
+        assert found and found == sorted(found, key=int), page
+        assert f"练习2.{s}.1" in body  # the exercise itself stays on its page
+        assert f"解答练习2.{s}.1" not in body
