@@ -155,6 +155,14 @@ def test_the_download_link_is_the_teaching_file(article):
     assert "_downloads" in link["href"]
 
 
+def test_the_exercises_show_the_computed_answers(page_text):
+    ex = importlib.import_module("02_exercises_scaling")
+    assert ex.bug_checks()["sentence"] in page_text
+    assert ">>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]" in page_text
+    h = ex.hand_row()
+    assert "(" + ", ".join(f"{x:.4f}" for x in h["output"]) + ")" in page_text
+
+
 # -- figure F13 in the HTML ------------------------------------------------------------------------------
 def test_f13_has_one_frame_per_step_with_its_caption_and_sentence(article):
     frames = sc.f13_frames()
