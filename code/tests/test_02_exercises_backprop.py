@@ -108,3 +108,12 @@ def test_the_rowsum_correction_equals_rowsum_dp_p(seed):
 def test_bad_input_is_named(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+def test_the_solution_listing_is_exactly_the_reference_function():
+    # The page shows rowsum_correction with :start-at: / :end-before: "def answers(": nothing else in between.
+    import inspect
+
+    source = inspect.getsource(ex)
+    shown = source[source.index("def rowsum_correction(") : source.index("def answers(")]
+    assert shown.strip() == inspect.getsource(ex.rowsum_correction).strip()

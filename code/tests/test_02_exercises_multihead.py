@@ -163,3 +163,12 @@ def test_the_cache_sentence_follows_its_table(heads, kv_choices):
     assert sentence.startswith(f"{len(kv_choices)} 种") and "都等于" in sentence
     rows[0]["fraction"] += 1  # a table where one row disagrees
     assert "并不都等于" in ex.cache_sentence(rows)
+
+
+def test_the_solution_listing_is_exactly_the_reference_function():
+    # The page shows attention_params with :start-at: / :end-before: "def answers(": nothing else in between.
+    import inspect
+
+    source = inspect.getsource(ex)
+    shown = source[source.index("def attention_params(") : source.index("def answers(")]
+    assert shown.strip() == inspect.getsource(ex.attention_params).strip()
