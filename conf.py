@@ -86,6 +86,7 @@ html_title = project
 html_static_path = [str(ROOT / "book" / "_static")]
 # Screen-reader names for the sidebar's fold toggles and for the buttons that open a solution.
 html_js_files = ["sidebar-labels.js", "solution-labels.js"]
+html_css_files = ["book.css"]  # long words in lists and references wrap on narrow screens
 html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,

@@ -17,10 +17,16 @@
 不另用公式推算。书页上的其他例子也用这几个函数生成句子；``explain_rows`` 把事实和
 句子按行打包，供逐行探索可见性表时使用。
 
+网页上 F12 下方的探索面板（读者自己设定 past、new、PAD 与因果规则）也不自己计算：
+``f12_explore_states`` 把面板能到达的每一种设定预先算好、按结构压缩成一份数据，
+``explore_state`` 把其中一种还原成完整的表和句子，网页的脚本只做同样的查找。
+
 直接运行 ``python3 code/02_figures.py`` 会以 JSON 打印这五帧。
 """
 
 from __future__ import annotations
+
+import re
 
 from book_tools import fmt, load, mark, short
 
@@ -468,6 +474,312 @@ def f12_frames(
         [_causal_frame(facts, n) for n in range(n_positions)]
         + [_score_frame(facts, score_row, score_query), _cache_frame(past, new)]
     )
+
+
+# -- F12 的探索面板：读者自己设定 past、new、PAD 与因果规则 ----------------------------------------
+# 面板不自己算：每一种设定的表、mask 与句子都在这里预先算好，网页只按读者的选择查出来。
+EXPLORE_MAX_PAST = 6
+EXPLORE_MAX_NEW = 6
+PAD_PLACES = ("none", "front", "end")  # 没有 PAD、PAD 在前面（左侧填充）、PAD 在末尾（右侧填充）
+# 句子按这些片段切开存放：keys_text 写出的一组 Key、行名、单独的数。
+_PIECES = re.compile(r"(Key \d+(?:–\d+|(?:、Key \d+)*)|行 \d+（绝对位置 \d+）|位置 \d+|\d+)")
+
+
+def pad_valid(n_key: int, pad: str = "none", count: int = 0) -> list[bool] | None:
+    """PAD 放在前面或末尾时的 ``key_valid``（True 是内容）；没有 PAD 时是 None。
+
+    >>> pad_valid(4, "front", 1), pad_valid(4, "end", 2), pad_valid(4)
+    ([False, True, True, True], [True, True, False, False], None)
+    >>> pad_valid(4, "end", 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: count 必须是 1 到 n_key = 4 之间的整数，收到 5
+    """
+    if pad not in PAD_PLACES:
+        raise ValueError(f"pad 必须是 {'、'.join(PAD_PLACES)} 之一，收到 {pad!r}")
+    if pad == "none":
+        if count != 0:
+            raise ValueError(f"没有 PAD 时 count 必须是 0，收到 {count!r}")
+        return None
+    if not isinstance(n_key, int) or isinstance(n_key, bool) or n_key < 1:
+        raise ValueError(f"n_key 必须是正整数，收到 {n_key!r}")
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= n_key:
+        raise ValueError(f"count 必须是 1 到 n_key = {n_key} 之间的整数，收到 {count!r}")
+    tail = att.key_padding(n_key - count, n_key)  # 内容在前，PAD 在末尾
+    return tail if pad == "end" else tail[::-1]
+
+
+def _label_gap(label: str) -> str:
+    return label if label.endswith("）") else label + " "  # 数字后空一格，全角括号后不空
+
+
+def empty_row_note(facts: dict) -> str:
+    """整行被屏蔽的行按本书的策略怎么办：错误信息和置零后的输出都由 ``masked_attention`` 给出。
+
+    所用的 Q、K 全是 0，V 依次是 1、2、3……：输出 0 不是碰巧。没有整行被屏蔽的行时返回空字符串。
+
+    >>> print(empty_row_note(visibility_facts(2, key_valid=[False, True])))
+    位置 0 整行被屏蔽。本书默认 empty_row="error"，算到这一行就报错：ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0。传 empty_row="zero" 时，这一行的输出是 0，计算损失时要把它排除。
+    >>> print(empty_row_note(visibility_facts(2, past=1, key_valid=[False, False, True])))
+    行 0（绝对位置 1）整行被屏蔽。本书默认 empty_row="error"，算到这一行就报错：ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0。传 empty_row="zero" 时，这一行的输出是 0，计算损失时要把它排除。
+    >>> print(empty_row_note(visibility_facts(3, key_valid=[False, False, True])))
+    位置 0、位置 1 整行被屏蔽。本书默认 empty_row="error"，算到位置 0 就报错：ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0。传 empty_row="zero" 时，这些行的输出是 0、0，计算损失时要把它们排除。
+    >>> empty_row_note(visibility_facts(2))
+    ''
+    """
+    rows, past, n_key = facts["rows"], facts["past"], facts["n_key"]
+    empty = [r for r in rows if r["empty"]]
+    if not empty:
+        return ""
+    q, k = [[0.0]] * len(rows), [[0.0]] * n_key
+    v = [[float(j + 1)] for j in range(n_key)]
+    try:
+        att.masked_attention(q, k, v, facts["visible"])  # 本书的默认策略 empty_row="error"
+    except ValueError as error:
+        message = str(error)
+    else:
+        raise AssertionError("masked_attention 应当对整行被屏蔽的行报错")
+    _, out = att.masked_attention(q, k, v, facts["visible"], empty_row="zero")
+    labels = "、".join(row_label(r, past) for r in empty)
+    these = "这一行" if len(empty) == 1 else "这些行"
+    zeros = "、".join(short(out[r["row"]][0]) for r in empty)
+    first = "这一行" if len(empty) == 1 else _label_gap(row_label(empty[0], past))
+    return (
+        f"{_label_gap(labels)}整行被屏蔽。本书默认 empty_row=\"error\"，算到{first}就报错：ValueError: {message}。"
+        f"传 empty_row=\"zero\" 时，{these}的输出是 {zeros}，计算损失时要把{'它' if len(empty) == 1 else '它们'}排除。"
+    )
+
+
+def explore_status(facts: dict) -> str:
+    """探索面板换了设定之后读屏软件念的一句话：表有多大，哪些行整行被屏蔽。
+
+    >>> explore_status(visibility_facts(2, past=3))
+    '2 个查询行、5 个 Key，每行都有可读的 Key。'
+    >>> explore_status(visibility_facts(2, key_valid=[False, True]))
+    '2 个查询行、2 个 Key，位置 0 整行被屏蔽。'
+    """
+    rows = facts["rows"]
+    empty = [row_label(r, facts["past"]) for r in rows if r["empty"]]
+    text = f"{len(rows)} 个查询行、{facts['n_key']} 个 Key，"
+    return text + (f"{_label_gap('、'.join(empty))}整行被屏蔽。" if empty else "每行都有可读的 Key。")
+
+
+def lost_status(facts: dict) -> str:
+    """打开“写错的偏移”时接在 ``explore_status`` 后面的一句：一共少读几个，缓存里的与本批的各几个。
+
+    >>> lost_status(visibility_facts(2, past=3))
+    '把行号当位置时共少读 6 个：缓存里的 3 个，本批新来的 3 个。'
+    >>> lost_status(visibility_facts(2, past=3, key_valid=[False] * 3 + [True] * 2))
+    '把行号当位置时共少读 3 个，全是本批新来的。'
+    >>> lost_status(visibility_facts(2))
+    '把行号当位置时一个也不少读。'
+    """
+    cached = sum(len(r["lost_cached"]) for r in facts["rows"])
+    new = sum(len(r["lost_new"]) for r in facts["rows"])
+    text = f"把行号当位置时共少读 {cached + new} 个"
+    if cached and new:
+        return text + f"：缓存里的 {cached} 个，本批新来的 {new} 个。"
+    if cached or new:
+        return text + ("，全是缓存里的。" if cached else "，全是本批新来的。")
+    return "把行号当位置时一个也不少读。"
+
+
+def explore_words() -> dict:
+    """探索面板上的固定文字：控件名、表题、图例。单元格的写法取自教学代码（``mark``、``additive_mask``）。
+
+    >>> explore_words()["mask"]
+    '加性 mask：允许的格子加 0，禁止的格子加 −∞'
+    """
+    allowed, forbidden = (short(x) for x in att.additive_mask([[True, False]])[0])
+    return {
+        "title": "自己试一试：可见性表探索",
+        "intro": "自己设定缓存、新查询、PAD 和因果规则，看可见性表怎样变。表、mask 和每一句说明，"
+                 "都是构建本书时由教学代码对每一种设定预先算好的；这里只按你的选择把它们找出来。",
+        "past": "缓存里已有的位置数 past",
+        "new": "新来的查询数 new",
+        "pad": "PAD 放在哪里",
+        "pad_options": ["没有 PAD", "在前面（左侧填充）", "在末尾（右侧填充）"],
+        "count": "PAD 个数",
+        "causal": "因果规则：不读之后的 Key",
+        "wrong": "把本批行号当位置（写错的偏移）",
+        "visible": "可见性表：按绝对位置 past + 行号判断",
+        "mask": f"加性 mask：允许的格子加 {allowed}，禁止的格子加 {forbidden}",
+        "wrong_table": "写错：把本批行号当成位置",
+        "corner": "查询 ＼ Key",
+        "lost_cached": "少读：缓存里的",
+        "lost_new": "少读：本批新来的",
+        "empty": "（整行被屏蔽）",
+        "diff": "与正确的表不同",
+        "diff_mark": "◆",
+        "legend": "◆ 标出与正确的表不同的格子：按绝对位置，这些 Key 本该可读。",
+        "sentences": "逐行说明",
+        "lost_sentences": "把行号当位置时，每行少读的 Key",
+        "tables": "探索面板的表格，可左右滚动",
+    }
+
+
+def _bits(flags: list[bool]) -> int:
+    return sum(1 << j for j, flag in enumerate(flags) if flag)  # Key j 对应第 j 位
+
+
+def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_MAX_NEW) -> dict:
+    """探索面板能到达的每一种设定，预先算好，按结构压缩成一份小数据（网页只查表）。
+
+    设定是 past（0 到 ``max_past``）、new（1 到 ``max_new``）、因果规则开或关、PAD 的位置
+    （``PAD_PLACES``）与个数（1 到 Key 总数）。同样的字符串、句子和表行只存一次：
+
+    - ``text``：字符串池，句子切成的片段（一组 Key、行名、单独的数各成一片）；
+    - ``sentences``：每句是 ``text`` 片段的编号列表（表行的句子不含句首的行名）；
+    - ``rows``：每个表行是 ``[可见, mask 为 −∞, 写错的表, 少读, 少读缓存数, 少读本批数, 整行被屏蔽,
+      句子, 少读句子]``，前四项是按 Key 编号排的位（第 j 位是 Key j）；
+    - ``states[past][new - 1][因果开 0 / 关 1][PAD 位置][个数 - 1 或 0]`` 是
+      ``[Key 总数, 表行编号列表, 状态句, 少读的状态句, 策略说明]``（后三项是 ``sentences`` 的编号）；
+    - ``start``：面板打开时的设定（F12 最后一步的 past 与 new）；``counts[past][new - 1]``：PAD 个数的选项；
+    - ``labels``、``prefix``、``lost_prefix``、``wrong_labels``、``keys``：行名、句首、表头；
+      ``cells`` 与 ``mask_cells``：格子的写法；``words``：控件与表题的文字。
+
+    ``explore_state`` 把一种设定还原成完整的表和句子。
+
+    >>> data = f12_explore_states(max_past=1, max_new=1)
+    >>> data["choices"]
+    {'past': [0, 1], 'new': [1], 'causal': [True, False], 'pad': ['none', 'front', 'end']}
+    >>> n_key, ids, status, lost, note = data["states"][1][0][0][1][0]  # past = 1，new = 1，因果，PAD 在前面 1 个
+    >>> n_key, data["rows"][ids[0]][:4]  # 按位：可见（Key 1）、mask 为 −∞（Key 0）、写错的表（无）、少读（Key 1）
+    (2, [2, 1, 0, 2])
+    >>> f12_explore_states(max_new=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_new 必须是 1 到 9 之间的整数，收到 0
+    """
+    for name, value, low in (("max_past", max_past, 0), ("max_new", max_new, 1)):
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= 9:
+            raise ValueError(f"{name} 必须是 {low} 到 9 之间的整数，收到 {value!r}")
+    pool: dict = {}
+    sentences: dict = {}
+    records: dict = {}
+
+    def text_id(s: str) -> int:
+        return pool.setdefault(s, len(pool))
+
+    def sentence_id(s: str) -> int:
+        pieces = tuple(text_id(p) for p in _PIECES.split(s) if p)
+        return sentences.setdefault(pieces, len(sentences))
+
+    sentence_id("")  # 编号 0：空句，没有整行被屏蔽的行时的策略说明
+    states = []
+    for past in range(max_past + 1):
+        by_new = []
+        for new in range(1, max_new + 1):
+            n_key = past + new
+            by_causal = []
+            for causal in (True, False):
+                by_pad = []
+                for pad in PAD_PLACES:
+                    counts = [0] if pad == "none" else range(1, n_key + 1)
+                    by_count = []
+                    for count in counts:
+                        facts = visibility_facts(new, past=past, key_valid=pad_valid(n_key, pad, count), causal=causal)
+                        mask = att.additive_mask(facts["visible"])
+                        ids = []
+                        for r, visible, minus, wrong in zip(facts["rows"], facts["visible"], mask, facts["row_index"]):
+                            prefix = _label_gap(row_label(r, past))
+                            sentence, lost = row_sentence(r, past), lost_sentence(r)
+                            lost_prefix = f"行 {r['row']} "
+                            if not (sentence.startswith(prefix) and lost.startswith(lost_prefix)):
+                                raise AssertionError(f"句首与行名对不上：{sentence!r}、{lost!r}")
+                            lost_keys = r["lost_cached"] + r["lost_new"]
+                            record = (
+                                _bits(visible), _bits([m == float("-inf") for m in minus]), _bits(wrong),
+                                _bits([j in lost_keys for j in range(n_key)]),
+                                len(r["lost_cached"]), len(r["lost_new"]), int(r["empty"]),
+                                sentence_id(sentence[len(prefix):]), sentence_id(lost[len(lost_prefix):]),
+                            )
+                            ids.append(records.setdefault(record, len(records)))
+                        by_count.append([
+                            n_key, ids, sentence_id(explore_status(facts)),
+                            sentence_id(lost_status(facts)), sentence_id(empty_row_note(facts)),
+                        ])
+                    by_pad.append(by_count)
+                by_causal.append(by_pad)
+            by_new.append(by_causal)
+        states.append(by_new)
+
+    n_max = max_past + max_new
+    minus_inf, zero = (short(x) for x in att.additive_mask([[False, True]])[0])
+    return {
+        "choices": {
+            "past": list(range(max_past + 1)), "new": list(range(1, max_new + 1)),
+            "causal": [True, False], "pad": list(PAD_PLACES),
+        },
+        "start": {"past": min(PAST, max_past), "new": min(NEW, max_new), "pad": "none", "causal": True},
+        "counts": [[list(range(1, past + new + 1)) for new in range(1, max_new + 1)] for past in range(max_past + 1)],
+        "words": explore_words(),
+        "cells": [mark(False), mark(True)],  # 按“可见”位取：0 禁止，1 允许
+        "mask_cells": [zero, minus_inf],  # 按“mask 为 −∞”位取
+        "keys": [f"Key {j}" for j in range(n_max)],
+        "labels": [[f"行 {i}（绝对位置 {past + i}）" for i in range(max_new)] for past in range(max_past + 1)],
+        "prefix": [
+            [_label_gap(row_label({"row": i, "position": past + i}, past)) for i in range(max_new)]
+            for past in range(max_past + 1)
+        ],
+        "lost_prefix": [f"行 {i} " for i in range(max_new)],
+        "wrong_labels": [f"行 {i}（误当位置 {i}）" for i in range(max_new)],
+        "text": list(pool),
+        "sentences": [list(s) for s in sentences],
+        "rows": [list(r) for r in records],
+        "states": states,
+    }
+
+
+def explore_state(data: dict, past: int, new: int, pad: str = "none", count: int = 0, causal: bool = True) -> dict:
+    """从 ``f12_explore_states`` 的数据里查出一种设定，还原成完整的表和句子（网页的脚本做同样的查找）。
+
+    >>> data = f12_explore_states(max_past=3, max_new=2)
+    >>> s = explore_state(data, 3, 2)
+    >>> s["keys"], s["status"]
+    (['Key 0', 'Key 1', 'Key 2', 'Key 3', 'Key 4'], '2 个查询行、5 个 Key，每行都有可读的 Key。')
+    >>> [(r["label"], r["sentence"]) for r in s["rows"]][0]
+    ('行 0（绝对位置 3）', '行 0（绝对位置 3）可读 Key 0–3；Key 4 在它之后。')
+    >>> s["rows"][0]["visible"], s["rows"][0]["mask"], s["rows"][0]["lost_cached"], s["rows"][0]["lost_new"]
+    ([True, True, True, True, False], ['0', '0', '0', '0', '−∞'], 2, 1)
+    >>> explore_state(data, 4, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: past 必须是 0、1、2、3 之一，收到 4
+    """
+    choices = data["choices"]
+    for name, value in (("past", past), ("new", new), ("pad", pad), ("causal", causal)):
+        if isinstance(value, bool) != (name == "causal") or value not in choices[name]:
+            raise ValueError(f"{name} 必须是 {'、'.join(str(c) for c in choices[name])} 之一，收到 {value!r}")
+    p = choices["past"].index(past)
+    by_count = data["states"][p][choices["new"].index(new)][choices["causal"].index(causal)][choices["pad"].index(pad)]
+    index = 0 if pad == "none" else count - 1
+    if not isinstance(count, int) or isinstance(count, bool) or (pad == "none") != (count == 0) \
+            or not 0 <= index < len(by_count):
+        raise ValueError(f"count 必须是 0（没有 PAD）或 1 到 {len(by_count)}，收到 {count!r}")
+    n_key, ids, status, lost, note = by_count[index]
+    text = data["text"]
+
+    def bits(b: int) -> list[bool]:
+        return [bool(b >> j & 1) for j in range(n_key)]
+
+    def words(s: int) -> str:
+        return "".join(text[t] for t in data["sentences"][s])
+
+    rows = []
+    for i, rid in enumerate(ids):
+        visible, minus, wrong, lost_bits, lost_cached, lost_new, empty, sentence, lost_text = data["rows"][rid]
+        rows.append({
+            "label": data["labels"][p][i], "wrong_label": data["wrong_labels"][i],
+            "visible": bits(visible), "cells": [data["cells"][b] for b in bits(visible)],
+            "mask": [data["mask_cells"][b] for b in bits(minus)], "wrong": bits(wrong), "lost": bits(lost_bits),
+            "lost_cached": lost_cached, "lost_new": lost_new, "empty": bool(empty),
+            "sentence": data["prefix"][p][i] + words(sentence), "lost_sentence": data["lost_prefix"][i] + words(lost_text),
+        })
+    return {
+        "keys": data["keys"][:n_key], "rows": rows,
+        "status": words(status), "lost_status": words(lost), "note": words(note),
+    }
 
 
 if __name__ == "__main__":

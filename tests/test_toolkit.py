@@ -121,3 +121,21 @@ def test_the_pdf_has_glossary_bibliography_and_index_in_chinese(pages, text):
     assert "索引" in last and "visibility()（02_attention.py）" in last.replace(" ", "")
     bibliography = next(p for p in pages if p.lstrip().startswith("参考文献") and "Vaswani" in p)
     assert "Attention is all you need" in bibliography
+
+
+@pytest.mark.browser
+def test_no_page_scrolls_sideways_on_a_narrow_screen(browser, book_html):
+    # Wide tables and figures scroll inside their own boxes; long words in lists and references wrap.
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    page = context.new_page()
+    wide = {}
+    for html in sorted(book_html.rglob("*.html")):
+        if "_static" in html.parts or html.name in {"search.html", "genindex.html"}:
+            continue
+        page.goto(html.as_uri())
+        page.wait_for_load_state("load")
+        width = page.evaluate("document.scrollingElement.scrollWidth")
+        if width > 360:
+            wide[html.relative_to(book_html).as_posix()] = width
+    context.close()
+    assert wide == {}

@@ -11,6 +11,9 @@ Usage in a MyST page (the argument names a function in the folder ``code_deps_di
     Body in MyST: terms, and the inputs the frames assume.
     :::
 
+``:explore: module:function`` adds a panel after the player, in HTML only, whose every state is
+precomputed by that function (see ``explore.py``).
+
 The function is called at build time and returns plain data (see ``directive.py``). Every
 builder gets all frames in order: HTML as real markup that a small script turns into a player
 (previous / next / play, keys, enlarge); LaTeX and text as a static sequence of captions,
@@ -24,6 +27,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 
 from .directive import StepFigureDirective
+from .explore import add_explore_node, has_explore
 from .nodes import add_nodes, has_step_figure
 
 __version__ = "1.0"
@@ -50,6 +54,9 @@ def _add_assets(app: Sphinx, pagename: str, templatename: str, context: dict, do
     if doctree is not None and has_step_figure(doctree):
         app.add_css_file("step_figure.css")
         app.add_js_file("step_figure.js", defer="defer")
+    if doctree is not None and has_explore(doctree):
+        app.add_css_file("step_figure_explore.css")
+        app.add_js_file("step_figure_explore.js", defer="defer")
 
 
 def setup(app: Sphinx) -> dict:
@@ -58,6 +65,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("step_figure_dwell", 2.0, "env", types=frozenset({int, float}))
     app.add_config_value("step_figure_help", DEFAULT_HELP, "env", types=frozenset({str}))
     add_nodes(app)
+    add_explore_node(app)
     app.add_directive("step-figure", StepFigureDirective)
     app.connect("builder-inited", _add_static_path)
     app.connect("html-page-context", _add_assets)

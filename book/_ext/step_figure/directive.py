@@ -28,6 +28,7 @@ from docutils.parsers.rst import directives
 from docutils.utils import column_width
 from sphinx.util.docutils import SphinxDirective
 
+from .explore import ExploreDataError, explore_json, step_figure_explore
 from .nodes import step_figure, step_figure_frame, step_figure_frames, step_figure_help
 
 STATES = {"allowed": "step-figure-allowed", "forbidden": "step-figure-forbidden", None: None}
@@ -147,16 +148,23 @@ class StepFigureDirective(SphinxDirective):
         "title": directives.unchanged,
         "question": directives.unchanged,
         "dwell": _dwell,  # seconds per frame when playing; default step_figure_dwell
+        "explore": directives.unchanged_required,  # module:function of an HTML-only explore panel
         "class": directives.class_option,
     }
 
     def run(self) -> list[nodes.Node]:
         try:
-            frames = check_frames(self._call())
+            frames = check_frames(self._call(self.arguments[0]))
         except StepFigureError as error:
             raise self.error(f"step-figure {self.arguments[0]}: {error}") from None
         except FrameDataError as error:
             raise self.error(f"step-figure {self.arguments[0]} returned bad frame data: {error}") from None
+        explore = self.options.get("explore")
+        if explore:
+            try:
+                explore = step_figure_explore(data=explore_json(self._call(explore)))
+            except (StepFigureError, ExploreDataError) as error:
+                raise self.error(f"step-figure :explore: {self.options['explore']}: {error}") from None
 
         label = self.options.get("label", "")
         title = self.options.get("title", "")
@@ -191,11 +199,13 @@ class StepFigureDirective(SphinxDirective):
             stage += self._frame(k, len(frames), frame)
         figure += stage
         figure += step_figure_help(text=self.config.step_figure_help)
+        if explore:
+            figure += explore  # a separate part after the player, in HTML only
         return [figure]
 
-    def _call(self) -> Any:
+    def _call(self, target: str) -> Any:
         """Import the module from code_deps_dir, note its files as dependencies, call the function."""
-        match = TARGET.fullmatch(self.arguments[0].strip())
+        match = TARGET.fullmatch(target.strip())
         if not match:
             raise StepFigureError("the argument must be 'module:function', e.g. 02_figures:f12_frames")
         module, function = match["module"], match["function"]

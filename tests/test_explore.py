@@ -1,0 +1,336 @@
+"""F12's explore panel on the built mask page, driven in Debian's chromium the way a reader uses it.
+
+Every table, mark, count and sentence the panel shows is compared with what the teaching code
+computes directly (02_attention.visibility, additive_mask, row_index_visibility, masked_attention
+and the sentence functions of 02_figures), for every state the controls can reach.
+Run alone: ``BOOK_TEST_BUILD=_build/explore-test-html .venv/bin/pytest tests/test_explore.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from conftest import BUILD
+
+pytestmark = pytest.mark.browser
+
+att = importlib.import_module("02_attention")
+figs = importlib.import_module("02_figures")
+tools = importlib.import_module("book_tools")
+
+FIGURE = "[data-step-figure='F12']"
+PANEL = f"{FIGURE} .step-figure-explore"
+STATUS = f"{PANEL} .step-figure-explore-status"
+ID = "#step-figure-explore-1-"
+SHOTS = BUILD / "screenshots"
+
+
+@pytest.fixture()
+def open_mask(browser, book_html):
+    """Open ch02/mask.html; record every request and every console error on the way."""
+    contexts = []
+
+    def open_(width: int = 1280, height: int = 900, ready: bool = True, **context_options):
+        context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
+        contexts.append(context)
+        page = context.new_page()
+        page.requests, page.errors = [], []
+        page.on("request", lambda request: page.requests.append(request.url))
+        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        page.goto((book_html / "ch02" / "mask.html").as_uri())
+        if ready:
+            page.wait_for_selector(f"{PANEL} .step-figure-explore-panel")
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+# -- what Python says a state shows --------------------------------------------------------------
+def expected(past: int, new: int, pad: str, count: int, causal: bool) -> dict:
+    n_key = past + new
+    valid = figs.pad_valid(n_key, pad, count)
+    flags = valid or [True] * n_key
+    visible = att.visibility(new, n_key, causal=causal, past=past, key_valid=valid)
+    mask = att.additive_mask(visible)
+    wrong = [[a and ok for a, ok in zip(row, flags)] for row in att.row_index_visibility(new, n_key)] if causal else visible
+    facts = figs.visibility_facts(new, past=past, key_valid=valid, causal=causal)
+    rows = figs.explain_rows(new, past=past, key_valid=valid, causal=causal)
+    empty = [not any(row) for row in visible]
+    return {
+        "status": figs.explore_status(facts) + figs.lost_status(facts),
+        "heads": [f"行 {i}（绝对位置 {past + i}）" + ("（整行被屏蔽）" if empty[i] else "") for i in range(new)],
+        "keys": [f"Key {j}" for j in range(n_key)],
+        "visible": [[tools.mark(f) for f in row] for row in visible],
+        "mask": [[tools.short(m) for m in row] for row in mask],
+        "wrong": [[tools.mark(f) for f in row] for row in wrong],
+        "marks": [[a != b for a, b in zip(r, w)] for r, w in zip(visible, wrong)],
+        "counts": [[str(len(r["lost_cached"])), str(len(r["lost_new"]))] for r in rows],
+        "sentences": [r["sentence"] for r in rows],
+        "lost": [r["lost"] for r in rows],
+        "note": figs.empty_row_note(facts),
+    }
+
+
+def reachable():
+    for past in range(7):
+        for new in range(1, 7):
+            for causal in (True, False):
+                yield past, new, "none", 0, causal
+                for pad in ("front", "end"):
+                    for count in range(1, past + new + 1):
+                        yield past, new, pad, count, causal
+
+
+# -- what the page shows: set the controls as a script would, read the panel back -----------------
+READ = """
+([states, id]) => {
+  const get = (name) => document.querySelector(id + name);
+  const fire = (el) => el.dispatchEvent(new Event("change", {bubbles: true}));
+  const pads = ["none", "front", "end"];
+  const text = (cell) => cell.firstChild ? cell.firstChild.textContent : "";
+  const grid = (table) => [...table.tBodies[0].rows].map(tr => [...tr.cells].slice(1).map(text));
+  get("wrong").checked = true;
+  return states.map(([past, fresh, pad, count, causal]) => {
+    get("past").value = String(past); fire(get("past"));
+    get("new").value = String(fresh - 1); fire(get("new"));
+    get("causal").checked = causal; fire(get("causal"));
+    get("pad").value = String(pads.indexOf(pad)); fire(get("pad"));
+    if (pad !== "none") { get("count").value = String(count - 1); fire(get("count")); }
+    const panel = get("past").closest(".step-figure-explore");
+    const [vis, mask, wrong] = panel.querySelectorAll("table");
+    const lists = panel.querySelectorAll("ul");
+    const note = panel.querySelector(".step-figure-explore-note");
+    const n = vis.tHead.rows[0].cells.length - 1;
+    return {
+      status: panel.querySelector(".step-figure-explore-status").textContent,
+      heads: [...vis.tBodies[0].rows].map(tr => tr.cells[0].textContent),
+      keys: [...vis.tHead.rows[0].cells].slice(1).map(c => c.textContent),
+      visible: grid(vis), mask: grid(mask),
+      wrong: grid(wrong).map(r => r.slice(0, n)),
+      marks: [...wrong.tBodies[0].rows].map(tr => [...tr.cells].slice(1, n + 1).map(
+        c => c.querySelector(".step-figure-explore-sr") !== null)),
+      counts: grid(wrong).map(r => r.slice(n)),
+      sentences: [...lists[0].children].map(li => li.textContent),
+      lost: [...lists[1].children].map(li => li.textContent),
+      note: note ? note.textContent : "",
+    };
+  });
+}
+"""
+
+
+def shown(page, states: list[tuple]) -> list[dict]:
+    return page.evaluate(READ, [[list(s) for s in states], ID])
+
+
+def test_every_reachable_state_shows_what_the_teaching_code_computes(open_mask):
+    page = open_mask()
+    states = list(reachable())
+    assert len(states) == 1176
+    for state, seen in zip(states, shown(page, states)):
+        assert seen == expected(*state), state
+    assert page.errors == []
+
+
+def test_it_opens_where_f12_ends_and_its_lost_sentences_are_the_fifth_frames(open_mask):
+    page = open_mask()
+    assert page.locator(f"{ID}past").input_value() == str(figs.PAST)
+    assert page.locator(f"{ID}new").input_value() == str(figs.NEW - 1)
+    facts = figs.visibility_facts(figs.NEW, past=figs.PAST)
+    assert page.locator(STATUS).inner_text() == figs.explore_status(facts)
+    page.get_by_label("把本批行号当位置（写错的偏移）").check()
+    fifth = page.locator(f"{FIGURE} .step-figure-frame[data-step='5'] .step-figure-explanation").text_content()
+    lost = page.locator(f"{PANEL} ul").nth(1).locator("li").all_text_contents()
+    assert lost == [figs.lost_sentence(r) for r in facts["rows"]]
+    assert all(sentence in fifth for sentence in lost)  # the same words as F12's fifth frame
+
+
+def test_the_wrong_offset_marks_the_lost_cells_and_counts_them(open_mask):
+    page = open_mask()
+    page.get_by_label("把本批行号当位置（写错的偏移）").check()
+    (seen,) = shown(page, [(3, 2, "none", 0, True)])
+    # Row 0 (position 3) loses Key 1, Key 2 from the cache and Key 3 (itself); row 1 loses Key 2, Key 3, Key 4.
+    assert seen["marks"] == [[False, True, True, True, False], [False, False, True, True, True]]
+    assert seen["counts"] == [["2", "1"], ["1", "2"]]
+    cell = page.locator(f"{PANEL} table").nth(2).locator("tbody tr").first.locator("td").nth(1)
+    assert "与正确的表不同" in cell.text_content()  # in words, not only the mark and the frame
+    assert cell.locator("[aria-hidden=true]").text_content() == "◆"
+    # Turning it off removes the contrast table and the lost sentences.
+    page.get_by_label("把本批行号当位置（写错的偏移）").uncheck()
+    assert page.locator(f"{PANEL} table").count() == 2 and page.locator(f"{PANEL} ul").count() == 1
+
+
+def test_a_fully_masked_row_is_flagged_with_the_books_policy(open_mask):
+    page = open_mask()
+    (seen,) = shown(page, [(3, 2, "front", 5, True)])
+    assert seen["heads"] == ["行 0（绝对位置 3）（整行被屏蔽）", "行 1（绝对位置 4）（整行被屏蔽）"]
+    with pytest.raises(ValueError) as error:
+        att.attention([[0.0]] * 5, [[0.0]] * 5, [[1.0]] * 5, key_valid=[False] * 5)
+    assert str(error.value).startswith("第 0 个查询行")
+    assert "empty_row=\"error\"" in seen["note"] and "empty_row=\"zero\"" in seen["note"]
+    assert "ValueError: 第 0 个查询行没有任何可见的 Key" in seen["note"]
+
+
+def focused(page) -> str:
+    return page.evaluate("document.activeElement.id")
+
+
+def outline(page) -> str:
+    """The focused element's outline: the panel draws a thick solid ring (not the browser's default)."""
+    return page.evaluate("(s => s.outlineStyle + ' ' + s.outlineWidth)(getComputedStyle(document.activeElement))")
+
+
+def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
+    page = open_mask()
+    page.locator(f"{PANEL} .step-figure-explore-intro").click()  # start just before the controls
+    order = []
+    for _ in range(6):
+        page.keyboard.press("Tab")
+        order.append(focused(page).rsplit("-", 1)[-1])
+        assert outline(page) == "solid 3px", order
+    assert order == ["past", "new", "pad", "causal", "wrong", ""]  # count is hidden with no PAD; then the tables
+    status = page.locator(STATUS)
+
+    page.locator(f"{ID}past").focus()
+    page.keyboard.press("ArrowDown")
+    assert page.locator(f"{ID}past").input_value() == str(figs.PAST + 1)
+    assert status.inner_text() == figs.explore_status(figs.visibility_facts(figs.NEW, past=figs.PAST + 1))
+
+    page.keyboard.press("Tab")
+    page.keyboard.press("ArrowUp")  # new: 2 → 1
+    assert status.inner_text().startswith("1 个查询行、")
+
+    page.keyboard.press("Tab")
+    page.keyboard.press("ArrowDown")  # PAD in front: the count appears next in the order
+    page.keyboard.press("Tab")
+    assert focused(page).endswith("count") and outline(page) == "solid 3px"
+    for _ in range(4):
+        page.keyboard.press("ArrowDown")  # 1 → 5 PAD in front of 5 keys
+    assert page.locator(f"{ID}count").input_value() == "4"
+    facts = figs.visibility_facts(1, past=figs.PAST + 1, key_valid=figs.pad_valid(5, "front", 5))
+    assert status.inner_text() == figs.explore_status(facts)
+    assert page.locator(f"{PANEL} .step-figure-explore-note").is_visible()
+
+    page.keyboard.press("Tab")
+    assert focused(page).endswith("causal")
+    page.keyboard.press("Space")
+    assert not page.locator(f"{ID}causal").is_checked()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Space")
+    assert page.locator(f"{ID}wrong").is_checked()
+    facts = figs.visibility_facts(1, past=figs.PAST + 1, key_valid=figs.pad_valid(5, "front", 5), causal=False)
+    assert status.inner_text() == figs.explore_status(facts) + figs.lost_status(facts)
+    # The tables' own box takes focus, so a keyboard can scroll a wide table sideways.
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.classList.contains('step-figure-explore-tables')")
+    assert outline(page) == "solid 3px"
+
+
+def test_the_status_announces_one_short_sentence(open_mask):
+    page = open_mask()
+    status = page.locator(STATUS)
+    assert status.get_attribute("aria-live") == "polite" and status.get_attribute("aria-atomic") == "true"
+    # The player keeps the figure's one role=status ("第k步，共n步"); the panel's region is its own.
+    assert page.locator(f"{FIGURE} [role=status]").all_inner_texts() == ["第1步，共5步"]
+    page.locator(f"{ID}new").select_option(label="6")
+    page.get_by_label("把本批行号当位置（写错的偏移）").check()
+    text = status.inner_text()
+    assert len(text) < 90 and "✓" not in text and "Key 0" not in text, text
+    assert page.locator(f"{PANEL} table[aria-live], {PANEL} [aria-live] table").count() == 0
+
+
+def test_controls_are_labelled_native_elements(open_mask):
+    page = open_mask()
+    for name in ("past", "new", "pad", "count"):
+        assert page.locator(f"{ID}{name}").evaluate("e => e.tagName") == "SELECT"
+        assert page.locator(f"label[for='step-figure-explore-1-{name}']").count() == 1
+    for name in ("causal", "wrong"):
+        assert page.locator(f"{ID}{name}").evaluate("e => e.tagName + ':' + e.type") == "INPUT:checkbox"
+        assert page.locator(f"label[for='step-figure-explore-1-{name}']").count() == 1
+
+
+def test_narrow_screen_scrolls_the_tables_not_the_page(open_mask):
+    page = open_mask(width=360, height=800)
+    width = "document.scrollingElement.scrollWidth"
+    before = page.evaluate(width)  # the page's own width (its reference list may be wider than a phone)
+    page.locator(f"{ID}past").select_option(label="6")
+    page.locator(f"{ID}new").select_option(label="6")
+    page.get_by_label("把本批行号当位置（写错的偏移）").check()
+    assert page.evaluate(width) == before  # the widest state widens nothing
+    panel = page.locator(f"{PANEL} .step-figure-explore-panel")
+    assert panel.evaluate("p => p.getBoundingClientRect().right <= window.innerWidth && p.scrollWidth <= p.clientWidth")
+    box = page.locator(f"{PANEL} .step-figure-explore-tables")
+    assert box.evaluate("b => b.scrollWidth > b.clientWidth")
+    box.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("s => document.querySelector(s).scrollLeft > 0", arg=f"{PANEL} .step-figure-explore-tables")
+
+
+def test_reduced_motion_nothing_animates(open_mask):
+    page = open_mask(reduced_motion="reduce")
+    page.locator(f"{ID}past").select_option(label="0")
+    assert page.evaluate("s => document.querySelector(s).getAnimations({subtree: true}).length", PANEL) == 0
+
+
+def test_no_panel_in_print(open_mask):
+    page = open_mask()
+    page.emulate_media(media="print")
+    assert not page.locator(PANEL).is_visible()
+    assert page.locator(f"{FIGURE} .step-figure-frame").count() == 5
+    assert all(f.is_visible() for f in page.locator(f"{FIGURE} .step-figure-frame").all())
+
+
+def test_no_panel_without_javascript(open_mask):
+    page = open_mask(ready=False, java_script_enabled=False)
+    assert page.locator(PANEL).count() == 1 and not page.locator(PANEL).is_visible()
+    assert page.locator(f"{FIGURE} select, {FIGURE} input").count() == 0  # no dead control
+    assert all(f.is_visible() for f in page.locator(f"{FIGURE} .step-figure-frame").all())
+
+
+def _serious(violations: list[dict]) -> list[dict]:
+    return [v for v in violations if v["impact"] in ("serious", "critical")]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_panel_has_no_serious_accessibility_violations(open_mask, scheme):
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = open_mask(color_scheme=scheme)
+    shown(page, [(2, 3, "front", 3, True)])  # wrong offset on, a masked row, marks in the contrast
+    found = Axe().run(page, context=PANEL).response["violations"]
+    for v in found:
+        print(f"axe in the panel, {v['impact']}: {v['id']}: {v['help']}", [n["target"] for n in v["nodes"]][:4])
+    assert not _serious(found), [(v["id"], [n["target"] for n in v["nodes"]]) for v in _serious(found)]
+
+
+def test_no_request_leaves_the_book_and_no_console_error(open_mask, book_html):
+    page = open_mask()
+    shown(page, [(6, 6, "end", 12, True), (0, 1, "none", 0, False)])
+    root = book_html.as_uri() + "/"
+    assert any("/_static/step_figure_explore.js" in url for url in page.requests)
+    outside = [url for url in page.requests if not url.startswith(root) and not url.startswith("data:")]
+    assert not outside, outside
+    assert page.errors == []
+
+
+def test_the_figures_own_script_and_styles_stay_small(book_html):
+    static = book_html / "_static"
+    sizes = {p.name: p.stat().st_size for p in static.glob("step_figure*") if p.suffix in {".js", ".css"}}
+    assert set(sizes) == {"step_figure.js", "step_figure.css", "step_figure_explore.js", "step_figure_explore.css"}
+    assert sum(sizes.values()) < 30_000, sizes
+
+
+def test_screenshots(open_mask):
+    """Wide and narrow pictures of the panel, for review (kept in _build/screenshots)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for width, name in ((1280, "f12-explore-wide.png"), (360, "f12-explore-narrow.png")):
+        page = open_mask(width=width, height=2400)
+        shown(page, [(3, 2, "front", 4, True)])
+        panel = page.locator(f"{PANEL} .step-figure-explore-panel")
+        panel.scroll_into_view_if_needed()
+        panel.screenshot(path=str(SHOTS / name))
+        assert (SHOTS / name).stat().st_size > 10_000
