@@ -136,7 +136,7 @@ def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, d_out=BUG_D_OUT) -> dict:
 
 # -- 练习 5：写一个函数 ----------------------------------------------------------------------------------
 def rowsum_correction(d_out: list[list[float]], out: list[list[float]]) -> list[float]:
-    """每个查询行的修正项 ``D_i = Σ_c dO[i][c]·O[i][c]``，即 ``rowsum(dO ∘ O)``。
+    """每个查询行的修正项 ``D_i = Σ_c dO[i][c]·O[i][c]``，即 ``rowsum(dO * O)``（``*`` 是逐元素相乘）。
 
     >>> rowsum_correction([[1.0, -1.0], [0.5, 2.0]], [[2.0, 3.0], [4.0, 0.5]])
     [-1.0, 3.0]
