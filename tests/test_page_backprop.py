@@ -165,6 +165,27 @@ def test_the_download_link_and_the_citations(book_html):
     assert "Dao" in text and "Vaswani" in text
 
 
+@pytest.mark.build
+def test_the_exercises_show_the_answers_the_code_computes(book_html):
+    ex = importlib.import_module("02_exercises_backprop")
+    text = text_of(book_html)
+    table = rows(book_html)
+    jac = ex.jacobian_row()
+    for a, row in enumerate(jac["jacobian"]):
+        expected = [f"∂p{a}"] + [cell(x) for x in row]
+        assert any(r[: len(expected)] == expected for r in table), expected
+    for x in jac["ds"]:
+        assert cell(x) in text
+    hand = ex.hand_steps()["steps"]
+    assert f"= {cell(hand['dv'][0][0])}" in text
+    for x in hand["ds"][ex.HAND_ROW]:
+        assert f"= {cell(x)}" in text
+    zeros = ex.mask_zeros()
+    assert zeros["sentence"] in text
+    assert ex.bug_checks()["sentence"] in text
+    assert ">>> rowsum_correction(" in text
+
+
 # -- PDF -------------------------------------------------------------------------------------------------
 @pytest.mark.pdf
 def test_the_page_is_a_section_of_chapter_2_with_its_sections_in_order(text):

@@ -228,3 +228,22 @@ def test_the_page_shows_its_plot_offline_without_console_errors(browser, book_ht
         assert [url for url in requests if not url.startswith(root)] == []
     finally:
         context.close()
+
+
+# -- 练习 ---------------------------------------------------------------------------------------------
+def test_the_exercises_show_the_computed_answers(book_html):
+    ex = importlib.import_module("02_exercises_costs")
+    exercises = section(book_html, "练习")
+    table = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in exercises.find_all("tr")]
+    text = re.sub(r"\s+", " ", exercises.get_text(" "))
+    s = ex.score_table_steps()
+    assert ["分数表格子数", f"{s['small']['entries']:,}", f"{s['large']['entries']:,}", f"{s['ratio']['entries']:.0f} 倍"] in table
+    for plan in ex.kv_plans():
+        assert [plan["name"], f"{plan['per_token']:,} 字节", f"{plan['total']:,} 字节"] == next(
+            r[:1] + r[2:4] for r in table if r and r[0] == plan["name"]
+        )
+    checks = ex.bug_checks()
+    assert checks["sentence"] in text and ex.kv_sentence(ex.kv_plans()) in text
+    verdicts = [[cell.endswith("被认出") for cell in r[1:]] for r in table if r and r[0][:2] in {"A：", "B：", "C：", "D："}]
+    assert verdicts == [[not ok for ok in r["ok"]] for r in checks["rows"]]
+    assert ">>> forbidden_cells(4)" in text

@@ -186,6 +186,20 @@ def test_pdf_weights_come_from_the_code(text):
             assert f"{w:.4f}" in text
 
 
+@pytest.mark.build
+def test_the_exercises_show_the_answers_the_code_computes(book_html):
+    ex = importlib.import_module("02_exercises_multihead")
+    text = article(book_html).get_text()
+    checks = ex.bug_checks()
+    for sentence in checks["sentences"] + [checks["summary"], ex.cache_sentence(ex.gqa_plan())]:
+        assert sentence in text
+    a = ex.split_and_row()
+    for w in a["weights"]:
+        assert f"{w:.4f}" in text
+    assert ex.scale_sentence(a["weights"], a["wrong_weights"]) in text
+    assert ">>> attention_params(8, 4, 1, 2)" in text
+
+
 # -- browser: F14 ----------------------------------------------------------------------------------------
 FIGURE = "[data-step-figure='F14']"
 STATUS = f"{FIGURE} [role=status]"

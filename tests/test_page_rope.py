@@ -111,7 +111,8 @@ def test_the_offset_tables_show_right_and_wrong_side_by_side(article):
 
 @pytest.mark.build
 def test_the_invariant_table_catches_the_row_index_offset_only_with_a_cache(article):
-    verdicts = {(r[0], r[1]): r[3] for r in rows(article) if len(r) == 4 and r[3] in ("通过", "被认出")}
+    checks = rows(section(article, "如何判断是否做对"))
+    verdicts = {(r[0], r[1]): r[3] for r in checks if len(r) == 4 and r[3] in ("通过", "被认出")}
     assert verdicts == {
         ("正确：转 past + i", "1 + 1 + 1 + 1 + 1"): "通过",
         ("正确：转 past + i", "3 + 2"): "通过",
@@ -234,3 +235,20 @@ def test_the_wavelengths_and_the_offset_numbers_are_in_the_pdf(text):
 def test_rotating_v_makes_the_output_depend_on_the_absolute_position(article):
     verdicts = {r[0]: r[-1] for r in rows(article) if len(r) == 4 and r[-1] in ("不变", "变了")}
     assert verdicts == {"只转 Q、K": "不变", "连 V 也转": "变了"}
+
+
+# -- 练习 ---------------------------------------------------------------------------------------------
+@pytest.mark.build
+def test_the_exercises_show_the_computed_answers(article):
+    ex = importlib.import_module("02_exercises_rope")
+    exercises = section(article, "练习")
+    table = rows(exercises)
+    text = re.sub(r"\s+", " ", exercises.get_text(" "))
+    assert ex.bug_checks()["sentence"] in text
+    verdicts = {r[0]: r[-1] for r in table if len(r) == 5 and r[-1] in ("通过", "被认出")}
+    assert verdicts == {r["name"]: "通过" if r["offset_ok"] else "被认出" for r in ex.bug_checks()["rows"]}
+    rotated = ex.rotation_steps()["rotated"]
+    assert {f"{rotated[0]:.4f}", f"{rotated[1]:.4f}"} <= {r[-1] for r in table if r}
+    scores = [f"{g['score']:.4f}" for g in ex.shift_scores()["groups"]]
+    assert ["分数 q·k/√d"] + scores in table
+    assert ">>> rotation_angles(0, 4)" in text

@@ -66,6 +66,26 @@ def _number_exercises(app: Sphinx, env: BuildEnvironment) -> list[str]:
     return sorted(set(changed) | (holders if changed else set()))
 
 
+def _own_ids(solution: nodes.Element) -> None:
+    """Ids inside a moved solution, made unique in the appendix's page.
+
+    LaTeX labels an id with the page being written; in the appendix that is no longer the page the
+    solution came from, so two pages' ``index-3`` (e.g. of a function listing) would collide.
+    """
+    prefix = re.sub(r"\W", "-", solution["docname"]) + "-"
+    renamed = {}
+    for node in solution.findall(nodes.Element):
+        if node is solution or not node.get("ids"):
+            continue
+        renamed.update({i: prefix + i for i in node["ids"]})
+        node["ids"] = [prefix + i for i in node["ids"]]
+    for index in solution.findall(addnodes.index):
+        index["entries"] = [(t, text, renamed.get(tid, tid), main, key) for t, text, tid, main, key in index["entries"]]
+    for reference in solution.findall(nodes.reference):
+        if reference.get("refid") in renamed:
+            reference["refid"] = renamed[reference["refid"]]
+
+
 class ChineseParentheses(SphinxPostTransform):
     """Titles read 「练习 2.3.1（标题）」: sphinx-exercise writes the title's brackets the Latin way."""
 
@@ -97,6 +117,7 @@ class CollectSolutions(SphinxPostTransform):
         appendix += nodes.title(text=self.config.book_exercises_answers_title)
         for solution in solutions:
             solution.parent.remove(solution)
+            _own_ids(solution)
             appendix += solution
         # The last pasted page is where the book's text ends (the bibliography and index follow it).
         pages = list(self.document.findall(addnodes.start_of_file))

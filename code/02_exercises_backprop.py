@@ -1,0 +1,175 @@
+"""第2章“反向传播”一页的练习：题目的输入与答案，全部由教学代码算出。
+
+书页在“练习”一节调用这里的函数：题目里的数来自这里的常量，解答里的表、句子和每一步的中间值来自
+``02_backprop.py`` 与 ``02_attention.py``，所以答案不会与正文不一致。每道题的数据都是人工构造的
+小例子，与正文的演示数据不同。
+
+直接运行 ``python3 code/02_exercises_backprop.py`` 会以 JSON 打印每道题的答案。
+"""
+
+from __future__ import annotations
+
+from book_tools import load
+
+att = load("02_attention")
+bp = load("02_backprop")
+
+# 练习 1：一行新的分数，以及这一行权重收到的梯度 dp。
+JAC_SCORES = [1.0, -1.0, 0.0]
+JAC_D_WEIGHTS = [1.0, 0.0, -1.0]
+# 练习 2：2 个位置的因果自注意力，d = 2，V 只有一列。
+HAND_Q = [[1.0, 0.0], [1.0, 1.0]]
+HAND_K = [[1.0, 0.0], [0.0, 2.0]]
+HAND_V = [[1.0], [3.0]]
+HAND_D_OUT = [[0.5], [-1.0]]
+HAND_ROW = 1  # 问 dS 的这一行；dV 问第 0 行
+# 练习 3：缓存里有 past 个位置，新来 new 个查询；Key 0 是句首的 PAD。
+ZERO_PAST, ZERO_NEW = 2, 2
+ZERO_VALID = [False, True, True, True]
+ZERO_Q = [[1.0, 0.5], [0.5, 1.0]]
+ZERO_K = [[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, -1.0]]
+ZERO_V = [[5.0], [1.0], [2.0], [-1.0]]
+ZERO_D_OUT = [[1.0], [0.5]]
+# 练习 4：三个反向实现，两种上游梯度。
+BUG_Q = [[0.5, 1.0], [1.0, -1.0], [0.0, 1.0]]
+BUG_K = [[1.0, 0.0], [0.5, 0.5], [-1.0, 1.0]]
+BUG_V = [[1.0, 2.0], [0.0, -1.0], [2.0, 1.0]]
+BUG_D_OUT = [[0.3, -0.7], [0.9, 0.2], [-0.4, 0.6]]
+IMPLEMENTATIONS = {
+    "正确": bp.attention_backward,
+    "A：丢掉修正项": bp.wrong_backward_no_rowsum,
+    "B：忘乘 dO": bp.wrong_backward_forgets_d_out,
+}
+
+
+# -- 练习 1 ---------------------------------------------------------------------------------------------
+def jacobian_row(scores: list[float] = JAC_SCORES, d_weights: list[float] = JAC_D_WEIGHTS) -> dict:
+    """练习 1 的答案：权重 p、雅可比矩阵 J 与它的行和、对角线 p(1 − p)，以及 ds = J dp 的两种算法。
+
+    >>> a = jacobian_row()
+    >>> [round(x, 4) for x in a["p"]]
+    [0.6652, 0.09, 0.2447]
+    >>> [[round(x, 4) for x in row] for row in a["jacobian"]]
+    [[0.2227, -0.0599, -0.1628], [-0.0599, 0.0819, -0.022], [-0.1628, -0.022, 0.1848]]
+    >>> [round(x, 4) for x in a["ds"]], round(a["ds_sum"], 12)
+    ([0.3855, -0.0379, -0.3476], 0.0)
+    """
+    jac = bp.softmax_jacobian(scores)  # 也校验 scores
+    p = att.softmax(scores)
+    if not isinstance(d_weights, list) or len(d_weights) != len(p):
+        raise ValueError(f"d_weights 必须是与 scores 一样长的列表，收到 {d_weights!r}")
+    ds = bp.softmax_backward(p, d_weights)  # p * (dp − Σ p dp)
+    by_matrix = [sum(row[b] * d_weights[b] for b in range(len(p))) for row in jac]  # J dp
+    return {
+        "p": p, "jacobian": jac, "row_sums": [sum(row) for row in jac], "diagonal": [x * (1 - x) for x in p],
+        "dot": sum(a * b for a, b in zip(p, d_weights)), "ds": ds, "ds_by_matrix": by_matrix, "ds_sum": sum(ds),
+    }  # fmt: skip
+
+
+# -- 练习 2 ---------------------------------------------------------------------------------------------
+def hand_steps(q=HAND_Q, k=HAND_K, v=HAND_V, d_out=HAND_D_OUT, row: int = HAND_ROW) -> dict:
+    """练习 2 的答案：因果规则下的前向与反向的每个中间量，外加 dV 第 0 行第 0 列与 dS 第 ``row`` 行的算式。
+
+    >>> a = hand_steps()
+    >>> [[round(x, 4) for x in r] for r in a["steps"]["weights"]]
+    [[1.0, 0.0], [0.3302, 0.6698]]
+    >>> round(a["steps"]["dv"][0][0], 4), [round(x, 4) for x in a["steps"]["ds"][1]]
+    (0.1698, [0.4424, -0.4424])
+    """
+    q, k = att._matrix(q, "q"), att._matrix(k, "k")
+    if len(q) != len(k):
+        raise ValueError(f"自注意力里 q 与 k 的行数必须相同，收到 {len(q)} 与 {len(k)}")
+    n = len(q)
+    if not isinstance(row, int) or isinstance(row, bool) or not 0 <= row < n:
+        raise ValueError(f"row 必须是 0 到 {n - 1} 之间的整数，收到 {row!r}")
+    steps = bp.backward_steps(q, k, v, d_out, att.visibility(n, n))  # 校验 v、d_out 的形状
+    p, dp, big_d = steps["weights"], steps["dp"], steps["rowsum_do_o"]
+    return {
+        "steps": steps,
+        "scores": att.scaled_scores(q, k),
+        "dv_terms": [(p[i][0], d_out[i][0]) for i in range(n)],  # dV[0][0] = Σ_i P[i][0]·dO[i][0]
+        "ds_terms": [(p[row][j], dp[row][j], big_d[row]) for j in range(n)],  # dS = P·(dP − D)
+        "row": row,
+    }
+
+
+# -- 练习 3 ---------------------------------------------------------------------------------------------
+def mask_zeros(
+    q=ZERO_Q, k=ZERO_K, v=ZERO_V, d_out=ZERO_D_OUT, past: int = ZERO_PAST, key_valid=ZERO_VALID
+) -> dict:
+    """练习 3 的答案：可见性表、每个 Key 被哪些查询读、dK 与 dV 恰为 0 的 Key，以及正文的计数句。
+
+    >>> a = mask_zeros()
+    >>> a["readers"], a["zero_keys"]
+    ([[], [0, 1], [0, 1], [1]], [0])
+    >>> a["sentence"]
+    '可见性表禁止了 3 个格子，其中权重恰为 0 的有 3 个，dS 恰为 0 的有 3 个；所有查询都不许读的 Key 有 1 个（Key 0），它们的 dK 与 dV 全部恰为 0。'
+    """
+    q, k = att._matrix(q, "q"), att._matrix(k, "k")
+    visible = att.visibility(len(q), len(k), past=past, key_valid=key_valid)  # 校验 past 与 key_valid
+    steps = bp.backward_steps(q, k, v, d_out, visible)
+    readers = [[i for i in range(len(q)) if visible[i][j]] for j in range(len(k))]
+    zero_keys = [j for j in range(len(k)) if all(x == 0.0 for x in steps["dk"][j] + steps["dv"][j])]
+    return {
+        "visible": visible, "steps": steps, "readers": readers, "zero_keys": zero_keys,
+        "sentence": bp.zero_sentence(steps),
+    }  # fmt: skip
+
+
+# -- 练习 4 ---------------------------------------------------------------------------------------------
+def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, d_out=BUG_D_OUT) -> dict:
+    """练习 4 的答案：三个反向实现各用全 1 的 dO 与给定的 dO 做有限差分核对，返回最大相对误差与结论句。
+
+    >>> c = bug_checks()
+    >>> [(name, ones <= bp.TOLERANCE, rand <= bp.TOLERANCE) for name, (ones, rand) in c["errors"].items()]
+    [('正确', True, True), ('A：丢掉修正项', False, False), ('B：忘乘 dO', True, False)]
+    """
+    q, k, v, d_out = (att._matrix(m, name) for m, name in ((q, "q"), (k, "k"), (v, "v"), (d_out, "d_out")))
+    ones = [[1.0] * len(row) for row in d_out]
+    errors = {
+        name: (bp.gradient_check(q, k, v, ones, backward=f)["max"], bp.gradient_check(q, k, v, d_out, backward=f)["max"])
+        for name, f in IMPLEMENTATIONS.items()
+    }
+    same = bp.wrong_backward_forgets_d_out(q, k, v, ones) == bp.attention_backward(q, k, v, ones)
+    return {"errors": errors, "sentence": bp.check_sentence(errors), "forgets_equal_on_ones": same}
+
+
+# -- 练习 5：写一个函数 ----------------------------------------------------------------------------------
+def rowsum_correction(d_out: list[list[float]], out: list[list[float]]) -> list[float]:
+    """每个查询行的修正项 ``D_i = Σ_c dO[i][c]·O[i][c]``，即 ``rowsum(dO * O)``（``*`` 是逐元素相乘）。
+
+    >>> rowsum_correction([[1.0, -1.0], [0.5, 2.0]], [[2.0, 3.0], [4.0, 0.5]])
+    [-1.0, 3.0]
+    >>> rowsum_correction([[1.0]], [[1.0, 2.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: d_out 与 out 的形状必须相同，收到 (1, 1) 与 (1, 2)
+    """
+    d_out, out = att._matrix(d_out, "d_out"), att._matrix(out, "out")
+    if len(d_out) != len(out) or len(d_out[0]) != len(out[0]):
+        raise ValueError(
+            f"d_out 与 out 的形状必须相同，收到 ({len(d_out)}, {len(d_out[0])}) 与 ({len(out)}, {len(out[0])})"
+        )
+    return [sum(a * b for a, b in zip(do_i, o_i)) for do_i, o_i in zip(d_out, out)]
+
+
+def answers() -> dict:
+    """每道题的答案（JSON 可打印）。
+
+    >>> sorted(answers())
+    ['练习1', '练习2', '练习3', '练习4', '练习5']
+    """
+    hand = hand_steps()["steps"]
+    return {
+        "练习1": jacobian_row()["ds"],
+        "练习2": {"dV[0][0]": hand["dv"][0][0], f"dS[{HAND_ROW}]": hand["ds"][HAND_ROW]},
+        "练习3": mask_zeros()["zero_keys"],
+        "练习4": bug_checks()["sentence"],
+        "练习5": rowsum_correction(HAND_D_OUT, hand["outputs"]),
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(answers(), ensure_ascii=False, indent=2))

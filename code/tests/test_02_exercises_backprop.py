@@ -1,0 +1,119 @@
+"""The backpropagation page's exercises: every answer against an independent computation (numpy)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+ex = importlib.import_module("02_exercises_backprop")
+bp = importlib.import_module("02_backprop")
+
+
+def numpy_backward(q, k, v, d_out, visible):
+    """Forward and backward of masked attention written with numpy matrices (no teaching code)."""
+    q, k, v, d_out = (np.asarray(a, dtype=float) for a in (q, k, v, d_out))
+    visible = np.asarray(visible, dtype=bool)
+    s = np.where(visible, q @ k.T / np.sqrt(q.shape[1]), -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    o = p @ v
+    dv = p.T @ d_out
+    dp = d_out @ v.T
+    ds = p * (dp - (dp * p).sum(axis=1, keepdims=True))  # the softmax formula, not rowsum(dO ∘ O)
+    return {"p": p, "o": o, "dv": dv, "dp": dp, "ds": ds, "dq": ds @ k / np.sqrt(q.shape[1]), "dk": ds.T @ q / np.sqrt(q.shape[1])}
+
+
+def test_the_jacobian_row_equals_numpy():
+    a = ex.jacobian_row()
+    s = np.asarray(ex.JAC_SCORES)
+    p = np.exp(s - s.max())
+    p /= p.sum()
+    jac = np.diag(p) - np.outer(p, p)
+    assert np.allclose(a["p"], p) and np.allclose(a["jacobian"], jac, atol=1e-15)
+    assert np.allclose(a["row_sums"], 0.0, atol=1e-15)
+    assert np.allclose(a["diagonal"], np.diag(jac))
+    assert np.allclose(a["ds"], jac @ np.asarray(ex.JAC_D_WEIGHTS)) and np.allclose(a["ds_by_matrix"], a["ds"])
+    assert abs(a["ds_sum"]) < 1e-15
+
+
+def test_the_hand_steps_equal_numpy():
+    a = ex.hand_steps()
+    n = len(ex.HAND_Q)
+    ref = numpy_backward(ex.HAND_Q, ex.HAND_K, ex.HAND_V, ex.HAND_D_OUT, np.tril(np.ones((n, n), dtype=bool)))
+    s = a["steps"]
+    for key, mine in (("p", "weights"), ("o", "outputs"), ("dv", "dv"), ("dp", "dp"), ("ds", "ds"), ("dq", "dq"), ("dk", "dk")):
+        assert np.allclose(s[mine], ref[key], atol=1e-12), key
+    assert np.isclose(sum(p * g for p, g in a["dv_terms"]), ref["dv"][0, 0])
+    assert np.allclose([p * (dp - d) for p, dp, d in a["ds_terms"]], ref["ds"][ex.HAND_ROW])
+    assert np.allclose(s["rowsum_do_o"], (np.asarray(ex.HAND_D_OUT) * ref["o"]).sum(axis=1))
+
+
+def test_the_mask_zeros_equal_numpy_and_are_exact():
+    a = ex.mask_zeros()
+    new, n_key = len(ex.ZERO_Q), len(ex.ZERO_K)
+    visible = np.tril(np.ones((new, n_key), dtype=bool), ex.ZERO_PAST) & np.asarray(ex.ZERO_VALID)
+    assert np.array_equal(np.asarray(a["visible"]), visible)
+    ref = numpy_backward(ex.ZERO_Q, ex.ZERO_K, ex.ZERO_V, ex.ZERO_D_OUT, visible)
+    assert np.allclose(a["steps"]["dk"], ref["dk"], atol=1e-12) and np.allclose(a["steps"]["dv"], ref["dv"], atol=1e-12)
+    unread = np.flatnonzero(~visible.any(axis=0)).tolist()
+    assert a["zero_keys"] == unread
+    assert a["readers"] == [np.flatnonzero(visible[:, j]).tolist() for j in range(n_key)]
+    for j in unread:  # exactly zero, not close to zero
+        assert all(x == 0.0 for x in a["steps"]["dk"][j] + a["steps"]["dv"][j])
+    # and every key that some query reads does get a gradient here
+    assert all(np.any(ref["dv"][j] != 0) for j in range(n_key) if j not in unread)
+    assert f"有 {len(unread)} 个" in a["sentence"] and f"禁止了 {int((~visible).sum())} 个格子" in a["sentence"]
+
+
+def test_only_the_random_upstream_gradient_catches_the_forgotten_d_out():
+    c = ex.bug_checks()
+    q, k, v = ex.BUG_Q, ex.BUG_K, ex.BUG_V
+    n = len(q)
+    ref = numpy_backward(q, k, v, ex.BUG_D_OUT, np.tril(np.ones((n, n), dtype=bool)))
+    right = bp.attention_backward(q, k, v, ex.BUG_D_OUT)
+    assert all(np.allclose(a, b, atol=1e-12) for a, b in zip(right, (ref["dq"], ref["dk"], ref["dv"])))
+    tol = bp.TOLERANCE
+    verdicts = {name: (ones <= tol, rand <= tol) for name, (ones, rand) in c["errors"].items()}
+    assert verdicts == {"正确": (True, True), "A：丢掉修正项": (False, False), "B：忘乘 dO": (True, False)}
+    assert c["forgets_equal_on_ones"]
+    assert "随机 dO 的核对认出了 2 个" in c["sentence"] and "只认出 1 个（A：丢掉修正项）" in c["sentence"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_rowsum_correction_equals_rowsum_dp_p(seed):
+    rng = np.random.default_rng(seed)
+    q, k, v, d_out = rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
+    ref = numpy_backward(q, k, v, d_out, np.tril(np.ones((3, 3), dtype=bool)))
+    got = ex.rowsum_correction(d_out.tolist(), ref["o"].tolist())
+    assert np.allclose(got, (ref["dp"] * ref["p"]).sum(axis=1), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: ex.jacobian_row([1.0, 2.0], [1.0]), "d_weights"),
+        (lambda: ex.jacobian_row([1.0, float("nan")], [1.0, 0.0]), "nan"),
+        (lambda: ex.hand_steps(row=2), "row 必须是 0 到 1"),
+        (lambda: ex.hand_steps(k=[[1.0, 0.0]]), "行数必须相同"),
+        (lambda: ex.hand_steps(d_out=[[1.0, 2.0], [0.0, 1.0]]), "d_out 的形状"),
+        (lambda: ex.mask_zeros(key_valid=[True, True]), "key_valid"),
+        (lambda: ex.mask_zeros(past=-1), "past"),
+        (lambda: ex.bug_checks(d_out=[[1.0]]), "d_out"),
+        (lambda: ex.rowsum_correction([[1.0]], [[1.0, 2.0]]), "形状必须相同"),
+        (lambda: ex.rowsum_correction([], [[1.0]]), "d_out"),
+    ],
+)
+def test_bad_input_is_named(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+def test_the_solution_listing_is_exactly_the_reference_function():
+    # The page shows rowsum_correction with :start-at: / :end-before: "def answers(": nothing else in between.
+    import inspect
+
+    source = inspect.getsource(ex)
+    shown = source[source.index("def rowsum_correction(") : source.index("def answers(")]
+    assert shown.strip() == inspect.getsource(ex.rowsum_correction).strip()

@@ -1,0 +1,174 @@
+"""The multi-head page's exercises: every answer against an independent computation (numpy, or counting)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+ex = importlib.import_module("02_exercises_multihead")
+mh = importlib.import_module("02_multihead")
+
+
+def softmax_rows(scores: np.ndarray) -> np.ndarray:
+    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def numpy_heads(q, k, v, heads, kv_heads, variant="right"):
+    """Per-head weights and the concatenated output, written with numpy reshape / transpose / repeat."""
+    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
+    n, d = q.shape[0], q.shape[1] // heads
+
+    def split(m, count):  # (n, count·d) → (count, n, d)
+        if variant == "reshape":
+            return m.reshape(n, d, count).transpose(2, 0, 1)
+        return m.reshape(n, count, d).transpose(1, 0, 2)
+
+    qh, kh, vh = split(q, heads), split(k, kv_heads), split(v, kv_heads)
+    if variant == "round_robin":
+        kh, vh = np.tile(kh, (heads // kv_heads, 1, 1)), np.tile(vh, (heads // kv_heads, 1, 1))
+    else:
+        kh, vh = np.repeat(kh, heads // kv_heads, axis=0), np.repeat(vh, heads // kv_heads, axis=0)
+    scale = np.sqrt(q.shape[1] if variant == "scale" else d)
+    scores = np.where(np.tril(np.ones((n, n), dtype=bool)), qh @ kh.transpose(0, 2, 1) / scale, -np.inf)
+    w = softmax_rows(scores)
+    out = w @ vh  # (heads, n, d)
+    merged = out.transpose(1, 2, 0).reshape(n, -1) if variant == "reshape" else out.transpose(1, 0, 2).reshape(n, -1)
+    return w, merged
+
+
+def test_the_split_and_the_weight_row_equal_numpy():
+    a = ex.split_and_row()
+    q, k = np.asarray(ex.SPLIT_Q), np.asarray(ex.SPLIT_K)
+    n, d = q.shape[0], q.shape[1] // ex.SPLIT_HEADS
+    qh = q.reshape(n, ex.SPLIT_HEADS, d).transpose(1, 0, 2)
+    assert np.array_equal(np.asarray(a["q_heads"]), qh)
+    for h, cols in enumerate(a["columns"]):
+        assert np.array_equal(q[:, cols], qh[h])
+    kh = k.reshape(n, ex.SPLIT_HEADS, d).transpose(1, 0, 2)[ex.ROW_HEAD]
+    scores = kh[: ex.ROW_POS + 1] @ qh[ex.ROW_HEAD, ex.ROW_POS]
+    assert np.allclose(a["dots"], scores)
+    assert np.allclose(a["weights"], softmax_rows(scores / np.sqrt(d)), atol=1e-12)
+    assert np.isclose(sum(a["weights"]), 1.0)
+    assert np.allclose(a["exps"], np.exp(scores / np.sqrt(d) - (scores / np.sqrt(d)).max()))
+    assert np.allclose(a["wrong_weights"], softmax_rows(scores / np.sqrt(q.shape[1])))
+    assert max(a["wrong_weights"]) < max(a["weights"])  # √d_model flattens the row
+
+
+@pytest.mark.parametrize("heads, kv_choices", [(8, [8, 4, 2, 1]), (6, [6, 3, 2, 1]), (4, [2])])
+def test_the_group_table_and_the_cache_equal_numpy(heads, kv_choices):
+    for row in ex.gqa_plan(heads, kv_choices, 4, 10):
+        kv = row["kv_heads"]
+        assert row["groups"] == np.repeat(np.arange(kv), heads // kv).tolist()
+        assert row["cache"] == np.zeros((2, 10, kv, 4)).size  # K and V: tokens × kv_heads × head_dim each
+        assert row["fraction"] * kv == heads
+    for kv in kv_choices:
+        for g in range(kv):
+            assert ex.sharing_heads(heads, kv, g) == np.flatnonzero(np.repeat(np.arange(kv), heads // kv) == g).tolist()
+
+
+@pytest.mark.parametrize("variant", list(ex.VARIANTS))
+def test_each_written_variant_equals_its_numpy_twin(variant):
+    w, out = ex.suspect_heads(ex.BUG_Q, ex.BUG_K, ex.BUG_V, ex.BUG_HEADS, ex.BUG_KV, variant)
+    w_np, out_np = numpy_heads(ex.BUG_Q, ex.BUG_K, ex.BUG_V, ex.BUG_HEADS, ex.BUG_KV, variant)
+    assert np.allclose(w, w_np, atol=1e-12) and np.allclose(out, out_np, atol=1e-12)
+
+
+def numpy_checks(variant):
+    q, k, v, heads, kv = np.asarray(ex.BUG_Q), np.asarray(ex.BUG_K), np.asarray(ex.BUG_V), ex.BUG_HEADS, ex.BUG_KV
+    d = q.shape[1] // heads
+    w, out = numpy_heads(q, k, v, heads, kv, variant)
+    bumped = q.copy()
+    bumped[:, :d] += ex.BUG_DELTA
+    w2, _ = numpy_heads(bumped, k, v, heads, kv, variant)
+    only_head_0 = not np.any(~np.isclose(w[1:], w2[1:], atol=1e-12))
+    rep = lambda m: np.repeat(m.reshape(len(m), kv, d), heads // kv, axis=1).reshape(len(m), -1)
+    _, repeated = numpy_heads(q, rep(k), rep(v), heads, heads, variant)
+    _, one = numpy_heads(q, rep(k), rep(v), 1, 1, variant)
+    _, single = numpy_heads(q, rep(k), rep(v), 1, 1, "right")
+    w_ref, out_ref = numpy_heads(q, k, v, heads, kv, "right")
+    return [
+        only_head_0,
+        np.allclose(out, repeated, atol=1e-12),
+        np.allclose(one, single, atol=1e-12),
+        np.allclose(out, out_ref, atol=1e-12) and np.allclose(w, w_ref, atol=1e-12),
+    ]
+
+
+def test_the_check_table_equals_the_checks_recomputed_with_numpy():
+    checks = ex.bug_checks()
+    for row in checks["rows"]:
+        assert row["passed"] == numpy_checks(row["key"]), row["name"]
+    # The lesson of the exercise: √d_model slips past every self-consistency check, one head catches nothing.
+    scale = next(r for r in checks["rows"] if r["key"] == "scale")
+    assert scale["passed"] == [True, True, True, False]
+    assert all(r["passed"][2] for r in checks["rows"])
+
+
+def test_the_sentences_follow_the_table():
+    checks = ex.bug_checks()
+    for row, sentence in zip(checks["rows"][1:], checks["sentences"][1:]):
+        named = [c for c in ex.CHECKS if f"“{c}”" in sentence]
+        assert named == [c for c, ok in zip(ex.CHECKS, row["passed"]) if not ok], sentence
+    blind = [c for j, c in enumerate(ex.CHECKS) if all(r["passed"][j] for r in checks["rows"])]
+    assert [c for c in ex.CHECKS if f"“{c}”" in checks["summary"]] == blind
+
+
+@pytest.mark.parametrize("d_model, heads, kv_heads, head_dim", [(8, 2, 2, 4), (8, 4, 1, 2), (3072, 16, 16, 256), (12, 6, 3, 5)])
+def test_the_parameter_count_equals_the_weights_shapes(d_model, heads, kv_heads, head_dim):
+    shapes = [(d_model, heads * head_dim), (d_model, kv_heads * head_dim), (d_model, kv_heads * head_dim), (heads * head_dim, d_model)]
+    expected = sum(np.zeros(s).size for s in shapes) if d_model < 100 else sum(a * b for a, b in shapes)
+    assert ex.attention_params(d_model, heads, kv_heads, head_dim) == expected
+    assert ex.attention_params(d_model, heads, kv_heads, head_dim) == mh.projection_params(d_model, heads, head_dim, kv_heads)["total"]
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: ex.split_and_row(heads=3), "heads=3"),
+        (lambda: ex.split_and_row(head=2), "head 必须是 0 到 1"),
+        (lambda: ex.split_and_row(pos=3), "pos 必须是 0 到 2"),
+        (lambda: ex.split_and_row(k=[[1.0, 2.0]] * 3), "列数必须相同"),
+        (lambda: ex.gqa_plan(8, [3]), "kv_heads=3 必须整除"),
+        (lambda: ex.gqa_plan(8, []), "kv_choices"),
+        (lambda: ex.sharing_heads(8, 2, 5), "group 必须是 0 到 1"),
+        (lambda: ex.suspect_heads(ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "other"), "variant"),
+        (lambda: ex.suspect_heads(ex.BUG_Q, ex.BUG_Q, ex.BUG_V, 4, 2), "k 与 v 必须各有"),
+        (lambda: ex.bug_checks(delta=float("nan")), "delta"),
+        (lambda: ex.attention_params(8, 4, 3, 2), "kv_heads=3 必须整除"),
+        (lambda: ex.attention_params(0, 4, 1, 2), "d_model"),
+        (lambda: ex.attention_params(8, 4, 1, True), "head_dim"),
+    ],
+)
+def test_bad_input_is_named(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+@pytest.mark.parametrize(
+    "right, wrong, word",
+    [([0.2, 0.8], [0.3, 0.7], "更平均"), ([0.4, 0.6], [0.1, 0.9], "更集中"), ([0.5, 0.5], [0.5, 0.5], "没有变")],
+)
+def test_the_scale_sentence_follows_the_two_rows(right, wrong, word):
+    sentence = ex.scale_sentence(right, wrong)
+    assert word in sentence and f"{max(right):.4f}" in sentence
+
+
+@pytest.mark.parametrize("heads, kv_choices", [(8, [8, 4, 2, 1]), (6, [3, 1])])
+def test_the_cache_sentence_follows_its_table(heads, kv_choices):
+    rows = ex.gqa_plan(heads, kv_choices, 2, 5)
+    sentence = ex.cache_sentence(rows)
+    assert sentence.startswith(f"{len(kv_choices)} 种") and "都等于" in sentence
+    rows[0]["fraction"] += 1  # a table where one row disagrees
+    assert "并不都等于" in ex.cache_sentence(rows)
+
+
+def test_the_solution_listing_is_exactly_the_reference_function():
+    # The page shows attention_params with :start-at: / :end-before: "def answers(": nothing else in between.
+    import inspect
+
+    source = inspect.getsource(ex)
+    shown = source[source.index("def attention_params(") : source.index("def answers(")]
+    assert shown.strip() == inspect.getsource(ex.attention_params).strip()
