@@ -55,7 +55,7 @@ def numpy_attention(q, k, v, visible):
 
 
 # -- softmax -----------------------------------------------------------------------------------------
-@settings(deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(scores_row)
 def test_softmax_sums_to_one_and_is_positive(xs):
     p = att.softmax(xs)
@@ -63,13 +63,13 @@ def test_softmax_sums_to_one_and_is_positive(xs):
     assert all(0.0 < pj <= 1.0 for pj in p)
 
 
-@settings(deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(scores_row, st.floats(min_value=-1e6, max_value=1e6))
 def test_softmax_ignores_a_constant_shift(xs, c):
     assert np.allclose(att.softmax(xs), att.softmax([x + c for x in xs]), atol=1e-9)
 
 
-@settings(deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(scores_row, st.floats(min_value=0.05, max_value=20))
 def test_softmax_keeps_order(xs, temperature):
     p = att.softmax(xs, temperature=temperature)
@@ -79,7 +79,7 @@ def test_softmax_keeps_order(xs, temperature):
                 assert p[i] <= p[j]
 
 
-@settings(deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(scores_row)
 def test_softmax_minus_infinity_gets_exactly_zero(xs):
     p = att.softmax(xs + [-math.inf])
@@ -97,7 +97,7 @@ def test_smaller_temperature_concentrates_weights():
 
 
 # -- attention against numpy ------------------------------------------------------------------------
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(problems(), st.booleans(), st.data())
 def test_attention_equals_numpy_for_every_mask_combination(problem, causal, data):
     q, k, v, past = problem
@@ -199,7 +199,7 @@ def test_on_random_inputs_the_checks_pass_the_right_offset_and_catch_the_wrong_o
     assert np.allclose(correct_run(past)(q, k, v)[1], full[past:], atol=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(problems(), st.data())
 def test_changing_an_invisible_key_never_changes_that_query(problem, data):
     q, k, v, past = problem

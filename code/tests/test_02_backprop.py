@@ -26,7 +26,7 @@ att = importlib.import_module("02_attention")
 CODE = Path(bp.__file__)
 
 # The whole file must stay fast (pytest code/ runs it every time): few, small examples.
-fast = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+fast = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # -- strategies --------------------------------------------------------------------------------------
 small = st.floats(min_value=-2, max_value=2, allow_nan=False, allow_infinity=False)

@@ -43,7 +43,7 @@ def numpy_score_tables(n: int, head_dim: int, heads: int, dtype=np.float32) -> l
 
 
 @given(n=st.integers(1, 40), head_dim=st.integers(1, 8), heads=small)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 def test_score_costs_match_an_explicitly_built_score_table(n, head_dim, heads):
     tables = numpy_score_tables(n, head_dim, heads)
     c = costs.score_costs(n, head_dim, heads, bytes_per_element=4)
@@ -68,7 +68,7 @@ def counted_multiply_adds(n: int, head_dim: int, heads: int) -> tuple[int, int]:
 
 
 @given(n=st.integers(1, 20), head_dim=st.integers(1, 6), heads=small, batch=small)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 def test_a_batch_has_one_score_table_per_sequence_and_head(n, head_dim, heads, batch):
     tables = [t for _ in range(batch) for t in numpy_score_tables(n, head_dim, heads)]
     c = costs.score_costs(n, head_dim, heads, 4, batch=batch)
@@ -118,7 +118,7 @@ def numpy_kv_cache_bytes(layers, kv_heads, head_dim, context, batch, dtype) -> i
 
 
 @given(layers=small, kv_heads=small, head_dim=st.integers(1, 6), context=st.integers(1, 9), batch=small)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 def test_kv_formula_matches_explicitly_built_arrays(layers, kv_heads, head_dim, context, batch):
     for dtype, b in ((np.float16, 2), (np.int8, 1)):
         formula = costs.kv_bytes_per_token(layers, kv_heads, head_dim, b) * context * batch
@@ -188,7 +188,7 @@ sizes = st.lists(st.integers(1, 2**34), min_size=1, max_size=6)
 
 
 @given(sizes)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 def test_compare_sentence_names_the_smallest_and_largest_with_the_ratio(values):
     names = [f"M{i}" for i in range(len(values))]
     sentence = costs.compare_sentence(names, values, "条件")
@@ -257,7 +257,7 @@ NS = [128, 256, 512, 1024, 2048]
 
 
 @given(p=st.floats(0.5, 3.5), c=st.floats(1e-10, 1e-2))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 def test_fit_recovers_the_exponent_of_exact_power_laws(p, c):
     slope, log_c = costs.fit_slope(NS, [c * n**p for n in NS])
     assert slope == pytest.approx(p, abs=1e-9)
@@ -265,7 +265,7 @@ def test_fit_recovers_the_exponent_of_exact_power_laws(p, c):
 
 
 @given(p=st.floats(1.0, 3.0), noise=st.lists(st.floats(0.9, 1.1), min_size=5, max_size=5))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 def test_fit_with_bounded_noise_stays_close_and_equals_numpy(p, noise):
     seconds = [1e-9 * n**p * e for n, e in zip(NS, noise)]
     slope, _ = costs.fit_slope(NS, seconds)
@@ -284,7 +284,7 @@ laws = st.fixed_dictionaries({
 
 
 @given(law=laws)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 def test_synthetic_seconds_follow_their_law_and_a_noiseless_law_fits_exactly(law):
     seconds = costs.synthetic_seconds(NS, law)
     noise = list(law["noise"]) or [1.0]
@@ -303,7 +303,7 @@ def latex_value(formula: str, n: float) -> float:
 
 
 @given(law=laws)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 def test_the_formula_shown_is_the_law_used(law):
     formula = costs.law_formula(law)
     for n in (3.0, 100.0):

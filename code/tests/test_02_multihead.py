@@ -24,8 +24,8 @@ att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
 
 finite = st.floats(min_value=-3, max_value=3, allow_nan=False, allow_infinity=False)
-FAST = settings(max_examples=20, deadline=None)
-QUICK = settings(max_examples=30, deadline=None)
+FAST = settings(max_examples=10, deadline=None)
+QUICK = settings(max_examples=15, deadline=None)
 
 
 def matrix(rows: int, cols: int):

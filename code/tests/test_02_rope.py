@@ -64,14 +64,14 @@ def numpy_rotate(x, m, base, layout):
 
 
 # -- the rotation itself -----------------------------------------------------------------------------
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(), positions, layouts, bases)
 def test_rotation_equals_numpy(qk, m, layout, base):
     q, _ = qk
     assert np.allclose(rope.rotate(q, m, base, layout), numpy_rotate(q, m, base, layout), atol=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(), positions, positions, st.integers(0, 300), layouts, bases)
 def test_score_depends_only_on_the_offset(qk, m, n, shift, layout, base):
     q, k = qk
@@ -80,21 +80,21 @@ def test_score_depends_only_on_the_offset(qk, m, n, shift, layout, base):
     assert math.isclose(before, after, rel_tol=1e-9, abs_tol=1e-9)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(), positions, layouts, bases)
 def test_rotation_keeps_the_norm(qk, m, layout, base):
     q, _ = qk
     assert math.isclose(math.hypot(*rope.rotate(q, m, base, layout)), math.hypot(*q), rel_tol=1e-12, abs_tol=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(), layouts, bases)
 def test_position_zero_is_the_identity(qk, layout, base):
     q, _ = qk
     assert rope.rotate(q, 0, base, layout) == q
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(), positions, layouts)
 def test_rope_scores_use_the_chapters_scaled_dot_product(qk, m, layout):
     q, k = qk
@@ -114,7 +114,7 @@ def test_frequencies_follow_the_formula_for_d4_and_d8():
 
 
 # -- two layouts, one rotation -------------------------------------------------------------------------
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(st.sampled_from([2, 4, 6, 8, 12])), positions, bases)
 def test_the_layouts_agree_after_the_permutation(qk, m, base):
     q, _ = qk
@@ -122,7 +122,7 @@ def test_the_layouts_agree_after_the_permutation(qk, m, base):
     assert close(rope.permute(rope.rotate(q, m, base), order), rope.rotate(rope.permute(q, order), m, base, "half"), 1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(), positions, positions)
 def test_permuting_both_q_and_k_keeps_every_score(qk, m, n):
     q, k = qk
@@ -247,7 +247,7 @@ def test_cached_step_does_not_change_the_old_cache():
 
 
 # -- left padding --------------------------------------------------------------------------------------
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.integers(0, 4), st.lists(st.booleans(), max_size=6))
 def test_padded_positions_count_the_real_tokens_before(pads, tail):
     valid = [False] * pads + [True] + tail
@@ -394,7 +394,7 @@ def test_offset_verdict_rejects_bad_columns(bad):
         rope.offset_verdict(bad)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(), st.lists(positions, min_size=1, max_size=4), layouts, bases)
 def test_offset_scores_equal_rotating_q_by_the_offset(qk, offsets, layout, base):
     q, k = qk

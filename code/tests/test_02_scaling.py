@@ -83,7 +83,7 @@ def correct(q, k, v):
 
 
 # -- the checks hold on random inputs ---------------------------------------------------------------
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems())
 def test_every_row_of_weights_sums_to_one(problem):
     w, _ = correct(*problem)
@@ -91,13 +91,13 @@ def test_every_row_of_weights_sums_to_one(problem):
     assert all(x >= 0 for row in w for x in row)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.lists(finite, min_size=1, max_size=8), st.floats(-1e4, 1e4))
 def test_adding_a_constant_to_a_row_changes_nothing(row, c):
     assert shift_invariant(att.softmax, row, c)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems(), st.data())
 def test_permuting_keys_with_their_values_leaves_every_output_unchanged(problem, data):
     q, k, v = problem
@@ -105,7 +105,7 @@ def test_permuting_keys_with_their_values_leaves_every_output_unchanged(problem,
     assert permutation_invariant(correct, q, k, v, order)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems(), st.data())
 def test_permuting_keys_alone_gives_each_value_another_keys_weight(problem, data):
     q, k, v = problem
@@ -125,13 +125,13 @@ def test_permuting_keys_alone_changes_the_pages_outputs():
         assert not permutation_invariant(keys_only, q, k, v, order)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems())
 def test_pure_python_equals_numpy(problem):
     assert equals_numpy(correct, *problem)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems())
 def test_visible_steps_end_where_attention_ends(problem):
     q, k, v = problem
@@ -146,7 +146,7 @@ def test_visible_steps_end_where_attention_ends(problem):
         assert s["d"] == len(row)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems())
 def test_the_output_lies_between_the_smallest_and_largest_value_of_each_column(problem):
     q, k, v = problem
@@ -156,7 +156,7 @@ def test_the_output_lies_between_the_smallest_and_largest_value_of_each_column(p
         assert np.all(v_np.min(axis=0) - 1e-9 <= row) and np.all(row <= v_np.max(axis=0) + 1e-9)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.lists(finite, min_size=1, max_size=6), st.floats(0.1, 10))
 def test_dividing_by_sqrt_d_is_temperature_sqrt_d(row, t):
     scaled = att.softmax([x / t for x in row])
@@ -171,7 +171,7 @@ def test_softmax_over_the_wrong_axis_fails_the_row_sum_check():
     assert all(math.isclose(sum(col), 1.0) for col in zip(*wrong))  # it normalised the columns instead
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems())
 def test_softmax_over_queries_is_numpys_softmax_over_axis_0(problem):
     q, k, _ = problem
@@ -180,7 +180,7 @@ def test_softmax_over_queries_is_numpys_softmax_over_axis_0(problem):
     assert np.allclose(sc.softmax_over_queries(s.tolist()), e / e.sum(axis=0, keepdims=True), atol=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems())
 def test_the_row_sum_sentence_reads_its_table(problem):
     q, k, _ = problem
@@ -227,7 +227,7 @@ def test_keys_permuted_without_their_values_fail_the_permutation_check():
 
 
 # -- the stable and the naive softmax, and where exp overflows ------------------------------------------
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.lists(st.floats(-50, 50), min_size=1, max_size=8))
 def test_naive_softmax_agrees_where_it_works(row):
     assert np.allclose(sc.naive_softmax(row), att.softmax(row), atol=1e-12)
@@ -294,7 +294,7 @@ def test_temperature_moves_the_output_from_the_top_value_row_to_the_mean():
     assert np.allclose(rows[-1]["output"], mean, atol=1e-3)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.data())
 def test_the_temperature_sentence_states_the_sweeps_own_numbers(data):
     n = data.draw(st.integers(2, 4))
@@ -316,7 +316,7 @@ def test_the_temperature_sentence_states_the_sweeps_own_numbers(data):
     assert f"相距从 {near[0]:.4f} 变成 {near[1]:.4f}" in sentence
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.lists(st.floats(0, 10), min_size=1, max_size=5), st.data())
 def test_mix_is_numpys_weighted_sum(raw, data):
     total = sum(raw)
@@ -380,7 +380,7 @@ def test_f13_frames_on_the_pages_example():
     check_frames(sc.f13_frames(), sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(problems(cells=small_int))
 def test_f13_frames_on_other_inputs(problem):
     q, k, v = problem
