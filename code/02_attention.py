@@ -23,6 +23,7 @@ from numbers import Real
 __all__ = [
     "softmax",
     "validate_matrix",
+    "score_scale",
     "scaled_scores",
     "key_padding",
     "visibility",
@@ -140,6 +141,17 @@ def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
     return len(m), len(m[0])
 
 
+def score_scale(d: int) -> float:
+    """缩放点积的除数 √d，d 是一个头里 Q、K 的向量维度；本章所有分数都除以它。
+
+    点积是 d 项之和：各分量独立、方差为 1 时，它的方差是 d，除以 √d 后回到 1。
+
+    >>> score_scale(4), score_scale(2)
+    (2.0, 1.4142135623730951)
+    """
+    return math.sqrt(_check_count(d, "d", minimum=1))
+
+
 def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float]]:
     """缩放点积分数：``scores[i][j] = q[i]·k[j] / √d``，形状 ``(n_query, n_key)``。
 
@@ -154,7 +166,7 @@ def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float
 def _scores(q: list[list[float]], k: list[list[float]]) -> list[list[float]]:
     if len(q[0]) != len(k[0]):
         raise ValueError(f"Q 与 K 的列数（向量维度）必须相同，收到 Q 为 {len(q[0])}、K 为 {len(k[0])}")
-    scale = math.sqrt(len(k[0]))
+    scale = score_scale(len(k[0]))
     scores = [[sum(a * b for a, b in zip(qi, kj)) / scale for kj in k] for qi in q]
     for i, row in enumerate(scores):
         for j, x in enumerate(row):
@@ -402,7 +414,7 @@ def row_steps(
     weighted = [[w * x for x in vj] for w, vj in zip(weights, v)]  # (n_key, d_v)
     output = [sum(col) for col in zip(*weighted)]
     return {
-        "products": products, "dots": dots, "scale": math.sqrt(len(qi)), "scaled": scaled,
+        "products": products, "dots": dots, "scale": score_scale(len(qi)), "scaled": scaled,
         "masked": masked, "max": top, "shifted": shifted, "exps": exps, "total": total,
         "weights": weights, "weighted": weighted, "output": output,
     }

@@ -208,7 +208,7 @@ def _backward(q, k, v, d_out, visible, empty_row, correction=_rowsum_d_out_out, 
     if weights is None:
         weights, outputs = _forward(q, k, v, visible, empty_row)
     n_query, n_key, d, d_v = len(q), len(k), len(q[0]), len(v[0])
-    scale = math.sqrt(d)
+    scale = att.score_scale(d)  # the forward's own √d (02_attention)
     p = weights  # (n_query, n_key)
     # O = P V  ⇒  dV = P^T dO，dP = dO V^T
     dv = [[sum(p[i][j] * d_out[i][c] for i in range(n_query)) for c in range(d_v)] for j in range(n_key)]  # (n_key, d_v)
@@ -451,7 +451,7 @@ def fill_backward_demo(
     steps = _backward(q, k, v, d_out, visible, "zero", weights=weights, outputs=outputs)
     # 被换成 fill 的格子与 Q、K 无关：它们的 dS 不向前传（masked_fill 的反向把它们置 0）。
     ds = [[x if ok else 0.0 for x, ok in zip(row, vrow)] for row, vrow in zip(steps["ds"], visible)]
-    scale = math.sqrt(len(q[0]))
+    scale = att.score_scale(len(q[0]))
     dq = [[sum(ds[i][j] * k[j][c] for j in range(len(k))) / scale for c in range(len(q[0]))] for i in range(len(q))]
     dk = [[sum(ds[i][j] * q[i][c] for i in range(len(q))) / scale for c in range(len(q[0]))] for j in range(len(k))]
     return {"weights": weights, "outputs": outputs, "dq": dq, "dk": dk, "dv": steps["dv"]}

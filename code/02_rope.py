@@ -468,7 +468,7 @@ def offset_scores(
     theta = frequencies(len(qv), base)
     # 每个分量的频率只排一次：曲线要在很多偏移上取点，校验也只在边界上做一次。
     per_dim = [theta[j // 2] if layout == "adjacent" else theta[j % len(theta)] for j in range(len(qv))]
-    scale = math.sqrt(len(qv))
+    scale = att.score_scale(len(qv))
     return [sum(a * b for a, b in zip(_turn(qv, [m * t for t in per_dim], layout), kv)) / scale for m in ms]
 
 

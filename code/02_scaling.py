@@ -131,7 +131,7 @@ def scaled_by(query: list[float], keys: list[list[float]], values: list[list[flo
     att._check_count(dim, "dim", minimum=1)
     v = _matrix(values, "values")
     dots = visible_steps(query, keys, v)["dots"]  # 点积只有一处实现：02_attention.row_steps
-    scale = math.sqrt(dim)
+    scale = att.score_scale(dim)
     scaled = [x / scale for x in dots]
     weights = att.softmax(scaled)
     return {"d": dim, "scale": scale, "scaled": scaled, "weights": weights, "output": mix(weights, v)}

@@ -52,10 +52,10 @@ def test_title_and_the_eight_sections_in_order(book_html):
 
 
 @pytest.mark.build
-def test_the_page_follows_mask_in_the_chapter_contents(book_html):
+def test_the_page_follows_the_scaling_page_in_the_chapter_contents(book_html):
     opening = soup_of(book_html, "ch02/index.html").find("article")
     links = [a["href"] for a in opening.select(".toctree-wrapper a")]
-    assert links.index("multihead.html") == links.index("mask.html") + 1
+    assert links.index("multihead.html") == links.index("scaling.html") + 1
     assert opening.find("a", href="multihead.html#ch02-multihead") or opening.find("a", href="multihead.html")
 
 

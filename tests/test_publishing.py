@@ -42,8 +42,9 @@ def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path):
     # Edit a function: drop the 1/√d scaling. Every score and weight on the page changes.
     code = project / "code" / "02_attention.py"
     source = code.read_text(encoding="utf-8")
-    assert "scale = math.sqrt(len(k[0]))" in source
-    code.write_text(source.replace("scale = math.sqrt(len(k[0]))", "scale = 1.0"), encoding="utf-8")
+    line = '    return math.sqrt(_check_count(d, "d", minimum=1))'
+    assert line in source
+    code.write_text(source.replace(line, "    return 1.0"), encoding="utf-8")
 
     second = make_html(project)
     assert second.returncode == 0, second.stderr
