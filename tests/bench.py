@@ -37,6 +37,40 @@ print("一个单元")
 """
 
 
+# A small book for tests that only need some page to use code/: the floor page, which does not, and
+# a page that prints a result of 02_attention, which does (tests/test_livehtml.py, tests/test_bench.py).
+MINI_PAGE = """\
+---
+file_format: mystnb
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+
+# 用到教学代码的页
+
+```{code-cell} ipython3
+import sys
+
+sys.path.insert(0, "../code")
+from book_tools import load
+
+att = load("02_attention")
+pad = att.key_padding(2, 3)
+print(att.run_demo()["输出"])
+```
+"""
+
+
+def make_mini_project(dest: Path) -> Path:
+    """The floor book with a second page, ``uses_code``, that runs code/02_attention.py."""
+    make_project(dest, floor=True)
+    (dest / "book" / "uses_code.md").write_text(MINI_PAGE, encoding="utf-8")
+    index = dest / "book" / "index.md"
+    index.write_text(index.read_text(encoding="utf-8") + "\n```{toctree}\nuses_code\n```\n", encoding="utf-8")
+    return dest
+
+
 def make_project(dest: Path, *, floor: bool = False) -> Path:
     """A copy of the project in ``dest``: conf.py, code/ and the book (or the one-page floor book)."""
     shutil.copy(ROOT / "conf.py", dest / "conf.py")

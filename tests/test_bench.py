@@ -1,30 +1,25 @@
-"""`make bench` runs to the end and prints its figures (one run each here, to keep it short).
+"""`make bench`'s machinery works on a small book: builds are timed, and a code edit re-runs exactly
+the pages that use the file.
 
-The timings themselves are not asserted: they belong to the machine. What is asserted is that
-every figure is printed and that a code edit re-executes exactly the pages that use the file.
+The full `make bench` builds the whole book and the floor book three times each; running it here would
+double the test suite's time. This runs the same functions (make_project, measure, pages_using) on
+tests/bench.py's mini book, once each. The timings themselves are not asserted: they belong to the
+machine.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
+import bench
 import pytest
-
-from conftest import ROOT
 
 pytestmark = pytest.mark.build
 
 
-def test_bench_prints_its_figures():
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "bench.py")],
-        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "BENCH_REPEATS": "1"},
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    out = result.stdout
-    for line in ("book ", "floor ", "no-change rebuild: book / floor =", "clean build: book", "pytest code/:"):
-        assert line in out, out
-    code_edit = next(line for line in out.splitlines() if line.startswith("code edit:"))
-    assert code_edit.endswith("ok"), code_edit
+def test_measure_times_each_build_and_a_code_edit_reruns_only_the_page_that_uses_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "REPEATS", 1)
+    project = bench.make_mini_project(tmp_path)
+    figures = bench.measure(project)
+    assert all(figures[key] > 0 for key in ("clean", "nochange", "edit"))
+    assert sorted(figures["executed"]) == ["index", "uses_code"]  # a clean build runs every page
+    assert bench.pages_using(project, "02_attention.py") == ["uses_code"]
+    assert figures["reexecuted"] == ["uses_code"]  # touching the file re-runs its page, and only it

@@ -1,7 +1,8 @@
 """`make livehtml`: serves the book on 127.0.0.1, rebuilds when a teaching file changes, and stops.
 
-The server runs in a copy of the project (tests/bench.py's), through the Makefile as an author types
-it, with the project's .venv linked in. Nothing is left running: the process group is stopped at the
+The server runs in a small copy of the project (tests/bench.py's mini book: the book's conf.py,
+extensions and code/, and a page that runs code/02_attention.py), through the Makefile as an author
+types it, with the project's .venv linked in. Nothing is left running: the process group is stopped at the
 end, and the test checks that the port is closed again.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import make_project
+from bench import make_mini_project
 from conftest import ROOT, load_module
 
 pytestmark = pytest.mark.build
@@ -64,7 +65,7 @@ def listening_addresses(port: int) -> set[str]:
 
 
 def test_livehtml_serves_on_loopback_rebuilds_on_a_code_edit_and_stops(tmp_path):
-    project = make_project(tmp_path)
+    project = make_mini_project(tmp_path)
     for name in ("Makefile", "requirements.txt"):
         shutil.copy2(ROOT / name, project / name)  # copy2 keeps the age: make sees .venv as up to date
     (project / ".venv").symlink_to(ROOT / ".venv")
@@ -76,15 +77,15 @@ def test_livehtml_serves_on_loopback_rebuilds_on_a_code_edit_and_stops(tmp_path)
             start_new_session=True,
         )
     read_log = lambda: log_file.read_text(errors="replace")[-3000:]  # noqa: E731
-    url = f"http://127.0.0.1:{port}/ch02/mask.html"
+    url = f"http://127.0.0.1:{port}/uses_code.html"
     try:
         wait_for(lambda: fetch(url) is not None, 180, "no page served", read_log)
         first = fetch(url)
-        title = re.search(r"^# (.+)$", (ROOT / "book/ch02/mask.md").read_text(encoding="utf-8"), re.M).group(1)
+        title = re.search(r"^# (.+)$", (project / "book/uses_code.md").read_text(encoding="utf-8"), re.M).group(1)
         assert title in first
         assert listening_addresses(port) == {"0100007F"}, "listens beyond 127.0.0.1"
 
-        # A teaching file changes: the demo's V. The run output printed on the page follows.
+        # A teaching file changes: the demo's V. The output the page prints follows.
         code = project / "code" / "02_attention.py"
         source = code.read_text(encoding="utf-8")
         assert "DEMO_V = [[10.0], [20.0], [30.0]]" in source

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from bench import make_html
+from bench import make_html, make_mini_project
 from bench import make_project as copy_project
 from conftest import load_module
 
@@ -63,7 +63,9 @@ def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path):
 
 
 def test_a_failing_cell_stops_the_build_naming_page_cell_and_error(tmp_path):
-    project = copy_project(tmp_path)
+    # The book's configuration, extensions and kernel on its mini book (tests/bench.py): the page
+    # uses_code calls key_padding, which is broken here.
+    project = make_mini_project(tmp_path)
     code = project / "code" / "02_attention.py"
     source = code.read_text(encoding="utf-8")
     broken = source.replace(
@@ -75,6 +77,6 @@ def test_a_failing_cell_stops_the_build_naming_page_cell_and_error(tmp_path):
     result = make_html(project)
     assert result.returncode != 0
     log = result.stderr
-    assert "ch02/mask.md" in log and "Executing notebook failed" in log  # the page
-    assert "pad = att.key_padding(enc_valid, enc_n)" in log  # the cell
+    assert "uses_code.md" in log and "Executing notebook failed" in log  # the page
+    assert "pad = att.key_padding(2, 3)" in log  # the cell
     assert 'RuntimeError: key_padding 坏了' in log  # the error
