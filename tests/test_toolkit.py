@@ -139,3 +139,65 @@ def test_no_page_scrolls_sideways_on_a_narrow_screen(browser, book_html):
             wide[html.relative_to(book_html).as_posix()] = width
     context.close()
     assert wide == {}
+
+
+# ClipboardJS (used by sphinx-copybutton) copies through a selected, off-screen textarea and
+# document.execCommand("copy"); record what it hands over instead of touching the real clipboard.
+RECORD_COPIES = """
+window.__copied = [];
+document.execCommand = function (command) {
+  if (command === "copy") window.__copied.push(window.getSelection().toString());
+  return true;
+};
+"""
+
+
+@pytest.mark.browser
+def test_the_copy_button_copies_a_doctest_without_prompts_or_output(browser, book_html):
+    import doctest
+    import importlib
+
+    att = importlib.import_module("02_attention")
+    expected = "\n".join(
+        e.source.rstrip("\n") for e in doctest.DocTestParser().get_examples(att.visibility.__doc__)
+    )
+    context = browser.new_context()
+    context.add_init_script(RECORD_COPIES)
+    page = context.new_page()
+    page.goto((book_html / "ch02" / "mask.html").as_uri())
+    page.wait_for_load_state("load")
+    block = page.locator("div.highlight-pycon").filter(has_text=">>> visibility(").first
+    block.hover()
+    block.locator("button.copybtn").click()
+    page.wait_for_function("window.__copied.length > 0")
+    copied = page.evaluate("window.__copied[0]")
+    context.close()
+    assert copied.strip() == expected
+    assert ">>>" not in copied and "[[True" not in copied
+
+
+@pytest.mark.browser
+def test_a_glossary_link_lands_on_its_definition(browser, book_html):
+    page = browser.new_page()
+    page.goto((book_html / "ch02" / "mask.html").as_uri())
+    link = page.locator("a:has(span.std-term)", has_text="可见性表").first
+    link.click()
+    page.wait_for_load_state("load")
+    assert page.url.split("#")[0].endswith("/glossary.html")
+    anchor = page.url.split("#")[1]
+    assert page.locator(f"dt[id='{anchor}']").inner_text().startswith("可见性表")
+    page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", ["glossary.html", "references.html", "genindex.html"])
+def test_the_reference_pages_pass_axe(browser, book_html, name):
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = browser.new_page()
+    page.goto((book_html / name).as_uri())
+    page.wait_for_load_state("load")
+    violations = Axe().run(page, context="article").response["violations"]
+    page.close()
+    serious = [(v["id"], v["help"]) for v in violations if v["impact"] in {"serious", "critical"}]
+    assert serious == []

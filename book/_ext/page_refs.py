@@ -20,6 +20,7 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.writers.html5 import HTML5Translator
 
 CITES = re.compile(r"\{(?:foot)?cite(?::\w+)?\}`")
 
@@ -65,10 +66,19 @@ class KeepOnlyEntries(SphinxPostTransform):
             page.extend([anchor, *entries])
 
 
+def visit_citation_html(self, node: nodes.citation) -> None:
+    """An entry of the bibliography as a list item of its list (docutils writes role doc-biblioentry,
+    which is not a list item, so screen readers and axe find a list without items)."""
+    if not isinstance(node.previous_sibling(), nodes.citation):
+        self.body.append('<div role="list" class="citation-list">\n')
+    self.body.append(self.starttag(node, "div", classes=[node.tagname], role="listitem"))
+
+
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinxcontrib.bibtex")
     app.add_config_value("page_refs_title", "本页参考文献", "env", types=[str])
     app.add_config_value("page_refs_bibliography", "references", "env", types=[str])
     app.connect("source-read", _append_page_references)
     app.add_post_transform(KeepOnlyEntries)
+    app.add_node(nodes.citation, override=True, html=(visit_citation_html, HTML5Translator.depart_citation))
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
