@@ -20,7 +20,7 @@ language = "zh_CN"
 
 extensions = [
     "myst_nb",                 # MyST pages, executed at build time (includes myst_parser)
-    "sphinx-mathjax-offline",  # MathJax copied into _static: maths without the network
+    "mathjax_local",           # MathJax (sphinx-mathjax-offline's copy) in _static: maths without the network
     "code_deps",               # a page is re-read (and re-run) when a file it uses in code/ changes
     "zh_search",               # Chinese search that works in Sphinx 9.0
     "step_figure",             # figures whose frames are computed by code/ (the F12 player)

@@ -46,24 +46,34 @@ def section_numbers(env: BuildEnvironment) -> dict[str, tuple[int, int]]:
 
 
 def _number_exercises(app: Sphinx, env: BuildEnvironment) -> list[str]:
-    """Give every exercise of a chapter page its number (chapter, section, k); return changed pages."""
+    """Work out every exercise's number (chapter, section, k); return the pages whose numbers changed.
+
+    The numbers are kept in ``env.book_exercise_numbers`` and handed to Sphinx only when writing starts
+    (``_hand_over``): had they been put in ``env.toc_fignumbers`` here, Sphinx, which renumbers that table
+    from scratch on every build, would find them gone each time and rewrite every page with exercises.
+    """
     sections = section_numbers(env)
     registry = getattr(env, "sphinx_exercise_registry", {})
     per_page: dict[str, list[str]] = {}
-    for label, entry in registry.items():  # in reading order: a page's exercises in their order
+    for entry in registry.values():  # in reading order: a page's exercises in their order
         if entry["type"] == "exercise" and entry["docname"] in sections:
             per_page.setdefault(entry["docname"], []).append(entry["node"]["ids"][0])
-    changed = []
-    for docname, ids in per_page.items():
-        chapter, section = sections[docname]
-        numbers = {node_id: (chapter, section, k) for k, node_id in enumerate(ids, start=1)}
-        figures = env.toc_fignumbers.setdefault(docname, {})
-        if figures.get("exercise") != numbers:
-            changed.append(docname)
-        figures["exercise"] = numbers
+    numbers = {
+        docname: {node_id: (*sections[docname], k) for k, node_id in enumerate(ids, start=1)}
+        for docname, ids in per_page.items()
+    }
+    old = getattr(env, "book_exercise_numbers", {})
+    env.book_exercise_numbers = numbers
+    changed = {doc for doc in numbers.keys() | old.keys() if numbers.get(doc) != old.get(doc)}
     # A solution's title names its exercise's number: pages that hold solutions are rewritten too.
     holders = {entry["docname"] for entry in registry.values() if entry["type"] == "solution"}
-    return sorted(set(changed) | (holders if changed else set()))
+    return sorted(changed | (holders if changed else set()))
+
+
+def _hand_over(app: Sphinx, builder) -> None:
+    """Give Sphinx the exercise numbers for writing (HTML titles, LaTeX titles and solution links)."""
+    for docname, numbers in getattr(app.env, "book_exercise_numbers", {}).items():
+        app.env.toc_fignumbers.setdefault(docname, {})["exercise"] = numbers
 
 
 def _own_ids(solution: nodes.Element) -> None:
@@ -130,6 +140,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("book_exercises_answers_title", "练习答案", "env", types=[str])
     # After Sphinx's own figure numbering (which numbers only numbered toctrees and resets the rest).
     app.connect("env-get-updated", _number_exercises, priority=900)
+    app.connect("write-started", _hand_over)
     app.add_post_transform(ChineseParentheses)
     app.add_post_transform(CollectSolutions)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
