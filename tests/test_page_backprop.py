@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, flat
+from conftest import MECHANISM_SECTIONS, ROOT, assert_axe_clean, assert_offline, flat
 
 bp = importlib.import_module("02_backprop")
 att = importlib.import_module("02_attention")
@@ -205,49 +205,18 @@ def test_the_pdf_shows_the_generated_sentences(text):
 
 
 # -- in a browser ------------------------------------------------------------------------------------------
-@pytest.fixture()
-def open_page(browser, book_html):
-    """Open ch02/backprop.html from disk; record every request and console error."""
-    contexts = []
-
-    def open_(**context_options):
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, **context_options)
-        contexts.append(context)
-        page = context.new_page()
-        page.requests, page.errors = [], []
-        page.on("request", lambda request: page.requests.append(request.url))
-        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        page.goto((book_html / PAGE).as_uri())
-        page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
-        page.evaluate("MathJax.startup.promise")  # maths typeset: its fonts have been fetched
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
-
-
 @pytest.mark.browser
 def test_no_console_error_and_no_request_leaves_the_book(open_page, book_html):
-    page = open_page()
-    root = book_html.as_uri() + "/"
-    outside = [url for url in page.requests if not url.startswith(root) and not url.startswith("data:")]
-    assert not outside, outside
+    page = open_page(PAGE, maths=True)
+    assert_offline(page, book_html)
     assert page.errors == []
     # the maths is typeset: MathJax replaced the TeX of the five steps
     assert page.locator("mjx-container").count() > 20
 
 
+# The page has no figure CSS of its own: the whole page once, in light.
 @pytest.mark.browser
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_serious_accessibility_violations(open_page, scheme):
-    from axe_playwright_python.sync_playwright import Axe
-
-    page = open_page(color_scheme=scheme)
+def test_no_serious_accessibility_violations(open_page):
+    page = open_page(PAGE, maths=True, theme="light")
     page.wait_for_timeout(300)
-    violations = Axe().run(page).response["violations"]
-    for v in violations:
-        print(f"axe {v['impact']}: {v['id']} ({len(v['nodes'])}): {v['help']}", [n["target"] for n in v["nodes"]][:4])
-    serious = [(v["id"], [n["target"] for n in v["nodes"]][:4]) for v in violations if v["impact"] in ("serious", "critical")]
-    assert not serious, serious
+    assert_axe_clean(page)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, flat
+from conftest import MECHANISM_SECTIONS, ROOT, assert_offline, flat
 
 pytestmark = pytest.mark.build
 
@@ -210,24 +210,13 @@ def test_the_plot_is_a_vector_figure_in_the_pdf(pdf, text):
 
 # -- in a browser ------------------------------------------------------------------------------------
 @pytest.mark.browser
-def test_the_page_shows_its_plot_offline_without_console_errors(browser, book_html):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        requests, errors = [], []
-        page.on("request", lambda request: requests.append(request.url))
-        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto((book_html / PAGE).as_uri())
-        page.wait_for_load_state("load")
-        image = page.locator("#fig-costs-scaling img")
-        image.scroll_into_view_if_needed()
-        assert image.evaluate("img => img.complete && img.naturalWidth > 0")
-        assert errors == []
-        root = book_html.resolve().as_uri()
-        assert [url for url in requests if not url.startswith(root)] == []
-    finally:
-        context.close()
+def test_the_page_shows_its_plot_offline_without_console_errors(open_page, book_html):
+    page = open_page(PAGE)
+    image = page.locator("#fig-costs-scaling img")
+    image.scroll_into_view_if_needed()
+    assert image.evaluate("img => img.complete && img.naturalWidth > 0")
+    assert page.errors == []
+    assert_offline(page, book_html, data=False)
 
 
 # -- 练习 ---------------------------------------------------------------------------------------------

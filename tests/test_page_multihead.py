@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, flat
+from conftest import MECHANISM_SECTIONS, ROOT, assert_axe_clean, assert_offline, flat, wait_for_maths
 
 mh = importlib.import_module("02_multihead")
 PAGE = "ch02/multihead.html"
@@ -203,32 +203,12 @@ def test_the_exercises_show_the_answers_the_code_computes(book_html):
 # -- browser: F14 ----------------------------------------------------------------------------------------
 FIGURE = "[data-step-figure='F14']"
 STATUS = f"{FIGURE} [role=status]"
-
-
-@pytest.fixture()
-def open_page(browser, book_html):
-    contexts = []
-
-    def open_(width: int = 1280, height: int = 900):
-        context = browser.new_context(viewport={"width": width, "height": height})
-        contexts.append(context)
-        page = context.new_page()
-        page.requests, page.errors = [], []
-        page.on("request", lambda request: page.requests.append(request.url))
-        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        page.goto((book_html / "ch02" / "multihead.html").as_uri())
-        page.wait_for_selector(f"{FIGURE}.is-ready")
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
+READY = f"{FIGURE}.is-ready"
 
 
 @pytest.mark.browser
 def test_f14_keys_step_and_the_status_announces_it(open_page):
-    page = open_page()
+    page = open_page(PAGE, ready=READY)
     total = len(mh.f14_frames())
     status = page.locator(STATUS)
     assert status.inner_text() == f"第1步，共{total}步"
@@ -245,29 +225,31 @@ def test_f14_keys_step_and_the_status_announces_it(open_page):
 
 @pytest.mark.browser
 def test_f14_no_console_error_and_no_request_leaves_the_book(open_page, book_html):
-    page = open_page()
+    page = open_page(PAGE, ready=READY)
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     page.keyboard.press("End")
     page.get_by_role("button", name="放大图形", exact=True).click()
     page.keyboard.press("Escape")
-    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
-    page.evaluate("MathJax.startup.promise")
+    wait_for_maths(page)
     assert page.errors == []
-    root = book_html.as_uri() + "/"
-    outside = [u for u in page.requests if not u.startswith(root) and not u.startswith("data:")]
-    assert not outside, outside
+    assert_offline(page, book_html)
 
 
+# F14 has its own figure CSS: checked in both themes; the whole page once, in light.
 @pytest.mark.browser
-def test_f14_has_no_serious_accessibility_violations(open_page):
-    from axe_playwright_python.sync_playwright import Axe
-
-    page = open_page()
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_f14_has_no_serious_accessibility_violations(open_page, scheme):
+    page = open_page(PAGE, ready=READY, theme=scheme)
     page.wait_for_timeout(500)
     for key in ("Home", "End"):
         page.locator(f"{FIGURE} .step-figure-stage").focus()
         page.keyboard.press(key)
         page.wait_for_timeout(400)
-        found = Axe().run(page, context=FIGURE).response["violations"]
-        serious = [(v["id"], [n["target"] for n in v["nodes"]]) for v in found if v["impact"] in ("serious", "critical")]
-        assert not serious, (key, serious)
+        assert_axe_clean(page, FIGURE, note=key)
+
+
+@pytest.mark.browser
+def test_the_page_has_no_serious_accessibility_violations(open_page):
+    page = open_page(PAGE, ready=READY, theme="light")
+    page.wait_for_timeout(500)
+    assert_axe_clean(page)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import LATEX_BUILD, MECHANISM_SECTIONS, ROOT, flat
+from conftest import LATEX_BUILD, MECHANISM_SECTIONS, ROOT, assert_offline, flat
 
 rope = importlib.import_module("02_rope")
 att = importlib.import_module("02_attention")
@@ -174,20 +174,14 @@ def test_the_whole_teaching_code_is_shown(article):
 
 # -- the browser -------------------------------------------------------------------------------------
 @pytest.mark.browser
-def test_the_page_loads_its_plots_offline_without_console_errors(browser, book_html):
-    page = browser.new_page()
-    errors, outside = [], []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("request", lambda req: outside.append(req.url) if not req.url.startswith(book_html.as_uri()) else None)
-    page.goto((book_html / PAGE).as_uri())
-    page.wait_for_load_state("load")
+def test_the_page_loads_its_plots_offline_without_console_errors(open_page, book_html):
+    page = open_page(PAGE)
     widths = page.eval_on_selector_all(
         "article figure img", "imgs => imgs.map(i => i.complete ? i.naturalWidth : 0)"
     )
-    page.close()
     assert len(widths) == len(FIGURES) and all(w > 0 for w in widths), widths
-    assert errors == [] and outside == []
+    assert page.errors == []
+    assert_offline(page, book_html, data=False)
 
 
 # -- PDF ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, flat
+from conftest import MECHANISM_SECTIONS, ROOT, assert_axe_clean, assert_offline, flat, wait_for_maths
 
 pytestmark = pytest.mark.build
 
@@ -28,6 +28,8 @@ SOURCE = ROOT / "book" / "ch02" / "scaling.md"
 TITLE = "缩放与混合（手算一次注意力）"
 FIGURE = "[data-step-figure='F13']"
 STATUS = f"{FIGURE} [role=status]"
+READY = f"{FIGURE}.is-ready"
+PAGE = "ch02/scaling.html"
 
 
 def soup_of(book_html: Path, name: str = "ch02/scaling.html") -> BeautifulSoup:
@@ -191,34 +193,13 @@ def test_f13_marks_the_cells_each_step_computes(article):
 
 
 # -- the browser ----------------------------------------------------------------------------------------
-@pytest.fixture()
-def open_page(browser, book_html):
-    contexts = []
-
-    def open_(**options):
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
-        contexts.append(context)
-        page = context.new_page()
-        page.requests, page.errors = [], []
-        page.on("request", lambda request: page.requests.append(request.url))
-        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        page.goto((book_html / "ch02" / "scaling.html").as_uri())
-        page.wait_for_selector(f"{FIGURE}.is-ready")
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
-
-
 def _status(page) -> str:
     return page.locator(STATUS).inner_text()
 
 
 @pytest.mark.browser
 def test_f13_steps_with_the_keys_and_announces_each_step(open_page):
-    page = open_page()
+    page = open_page(PAGE, ready=READY)
     n = len(sc.f13_frames())
     assert _status(page) == f"第1步，共{n}步"
     page.locator(f"{FIGURE} .step-figure-stage").focus()
@@ -237,31 +218,36 @@ def test_f13_steps_with_the_keys_and_announces_each_step(open_page):
 
 @pytest.mark.browser
 def test_f13_has_no_console_error_and_no_request_leaves_the_book(open_page, book_html):
-    page = open_page()
+    page = open_page(PAGE, ready=READY)
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     page.keyboard.press("End")
     page.get_by_role("button", name="放大图形", exact=True).click()
     page.keyboard.press("Escape")
-    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
-    page.evaluate("MathJax.startup.promise")
+    wait_for_maths(page)
     assert page.errors == []
-    root = book_html.as_uri() + "/"
-    outside = [url for url in page.requests if not url.startswith(root) and not url.startswith("data:")]
-    assert not outside, outside
+    assert_offline(page, book_html)
 
 
-@pytest.mark.browser
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_f13_and_the_page_have_no_serious_accessibility_violations(open_page, scheme):
-    from axe_playwright_python.sync_playwright import Axe
-
-    page = open_page(color_scheme=scheme)
+def _fullest_frame(page) -> None:
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     page.keyboard.press("End")  # the fullest frame
     page.wait_for_timeout(500)  # let the frame's fade-in end
-    found = Axe().run(page).response["violations"]
-    serious = [(v["id"], [n["target"] for n in v["nodes"]][:4]) for v in found if v["impact"] in ("serious", "critical")]
-    assert not serious, serious
+
+
+# F13 has its own figure CSS: checked in both themes; the whole page once, in light.
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_f13_has_no_serious_accessibility_violations(open_page, scheme):
+    page = open_page(PAGE, ready=READY, theme=scheme)
+    _fullest_frame(page)
+    assert_axe_clean(page, FIGURE)
+
+
+@pytest.mark.browser
+def test_the_page_has_no_serious_accessibility_violations(open_page):
+    page = open_page(PAGE, ready=READY, theme="light")
+    _fullest_frame(page)
+    assert_axe_clean(page)
 
 
 # -- the PDF ---------------------------------------------------------------------------------------------
