@@ -142,6 +142,34 @@ def text(pages: list[str]) -> str:
     return flat("".join(pages))
 
 
+# -- the built HTML of a page (the book-level tests read it with BeautifulSoup) ------------------
+def soup_of(book_html: Path, name: str):
+    """The built page `name` (e.g. "ch02/mask.html") parsed with BeautifulSoup."""
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup((book_html / name).read_text(encoding="utf-8"), "html.parser")
+
+
+def article_of(book_html: Path, name: str):
+    """The page's <article>: its text without the theme's navigation."""
+    return soup_of(book_html, name).find("article")
+
+
+def heading_text(tag) -> str:
+    """A heading's text without its ¶/# permalink."""
+    return tag.get_text(" ", strip=True).rstrip("#").strip()
+
+
+def table_rows(node, cells=("th", "td"), sep: str = "") -> list[list[str]]:
+    """Every table row under `node` as the texts of its cells (`cells`: which cells count)."""
+    return [[c.get_text(sep, strip=True) for c in tr.find_all(list(cells))] for tr in node.find_all("tr")]
+
+
+def section_of(node, title: str):
+    """The <section> under `node` whose own h2 reads `title`."""
+    return next(s for s in node.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title)
+
+
 # -- pages in the browser (every browser test opens a built page through `open_page`) ------------
 @pytest.fixture()
 def open_page(browser, book_html):

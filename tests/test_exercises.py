@@ -6,9 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import ROOT, assert_axe_clean, flat
+from conftest import ROOT, article_of, assert_axe_clean, flat
 
 
 def chapter_pages() -> list[str]:
@@ -22,8 +21,7 @@ PAGES = chapter_pages()
 
 
 def article(book_html: Path, page: str):
-    html = (book_html / "ch02" / f"{page}.html").read_text(encoding="utf-8")
-    return BeautifulSoup(html, "html.parser").find("article")
+    return article_of(book_html, f"ch02/{page}.html")
 
 
 def title(node) -> str:

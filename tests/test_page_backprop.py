@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, assert_axe_clean, assert_offline, flat
+from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, flat, heading_text, soup_of, table_rows
 
 bp = importlib.import_module("02_backprop")
 att = importlib.import_module("02_attention")
@@ -29,15 +28,11 @@ EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
 
 
 def article(book_html: Path):
-    return BeautifulSoup((book_html / PAGE).read_text(encoding="utf-8"), "html.parser").find("article")
-
-
-def heading_text(tag) -> str:
-    return tag.get_text(" ", strip=True).rstrip("#").strip()
+    return article_of(book_html, PAGE)
 
 
 def rows(book_html: Path) -> list[list[str]]:
-    return [[c.get_text(strip=True) for c in tr.find_all(["th", "td"])] for tr in article(book_html).find_all("tr")]
+    return table_rows(article(book_html))
 
 
 def cell(x: float) -> str:
@@ -61,7 +56,7 @@ def test_sections_in_order_and_title(book_html):
 
 @pytest.mark.build
 def test_the_page_is_in_the_chapter_toc_after_mask(book_html):
-    soup = BeautifulSoup((book_html / "ch02" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    soup = soup_of(book_html, "ch02/index.html")
     links = [a.get("href") for a in soup.find("article").find_all("a")]
     assert "backprop.html" in [href.split("#")[0] for href in links if href]
 

@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, assert_offline, flat
+from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_offline, flat, heading_text, section_of, soup_of, table_rows
 
 pytestmark = pytest.mark.build
 
@@ -25,12 +24,7 @@ SOURCE = ROOT / "book" / "ch02" / "costs.md"
 
 
 def article(book_html: Path):
-    html = (book_html / PAGE).read_text(encoding="utf-8")
-    return BeautifulSoup(html, "html.parser").find("article")
-
-
-def heading_text(tag) -> str:
-    return tag.get_text(" ", strip=True).rstrip("#").strip()
+    return article_of(book_html, PAGE)
 
 
 def prose(book_html: Path) -> str:
@@ -42,12 +36,11 @@ def prose(book_html: Path) -> str:
 
 
 def rows(book_html: Path) -> list[list[str]]:
-    return [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in article(book_html).find_all("tr")]
+    return table_rows(article(book_html), cells=("td",))
 
 
 def section(book_html: Path, title: str):
-    page = article(book_html)
-    return next(s for s in page.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title)
+    return section_of(article(book_html), title)
 
 
 def test_title_and_the_eight_sections_in_order(book_html):
@@ -57,7 +50,7 @@ def test_title_and_the_eight_sections_in_order(book_html):
 
 
 def test_the_page_is_in_the_chapters_table_of_contents(book_html):
-    opening = BeautifulSoup((book_html / "ch02" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    opening = soup_of(book_html, "ch02/index.html")
     assert opening.find("article").find("a", href="costs.html")
 
 

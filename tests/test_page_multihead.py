@@ -14,29 +14,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, assert_axe_clean, assert_offline, flat, wait_for_maths
+from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, flat, heading_text, section_of, table_rows, wait_for_maths
 
 mh = importlib.import_module("02_multihead")
 PAGE = "ch02/multihead.html"
 TITLE = "多头——改变表示的分组方式"
 
 
-def soup_of(book_html: Path, name: str = PAGE) -> BeautifulSoup:
-    return BeautifulSoup((book_html / name).read_text(encoding="utf-8"), "html.parser")
-
-
-def heading_text(tag) -> str:
-    return tag.get_text(" ", strip=True).rstrip("#").strip()
-
-
 def article(book_html: Path):
-    return soup_of(book_html).find("article")
-
-
-def table_rows(book_html: Path) -> list[list[str]]:
-    return [[c.get_text(strip=True) for c in tr.find_all(["th", "td"])] for tr in article(book_html).find_all("tr")]
+    return article_of(book_html, PAGE)
 
 
 def demo_steps() -> dict:
@@ -53,7 +40,7 @@ def test_title_and_the_eight_sections_in_order(book_html):
 
 @pytest.mark.build
 def test_the_page_follows_the_scaling_page_in_the_chapter_contents(book_html):
-    opening = soup_of(book_html, "ch02/index.html").find("article")
+    opening = article_of(book_html, "ch02/index.html")
     links = [a["href"] for a in opening.select(".toctree-wrapper a")]
     assert links.index("multihead.html") == links.index("scaling.html") + 1
     assert opening.find("a", href="multihead.html#ch02-multihead") or opening.find("a", href="multihead.html")
@@ -67,7 +54,7 @@ def test_every_example_states_its_inputs_first(book_html):
 
 @pytest.mark.build
 def test_the_weight_tables_hold_the_computed_weights(book_html):
-    rows = table_rows(book_html)
+    rows = table_rows(article(book_html))
     s = demo_steps()
     for weights in s["weights"]:
         for i, row in enumerate(weights):
@@ -76,7 +63,7 @@ def test_the_weight_tables_hold_the_computed_weights(book_html):
 
 @pytest.mark.build
 def test_the_output_table_holds_the_computed_output(book_html):
-    rows = table_rows(book_html)
+    rows = table_rows(article(book_html))
     for i, row in enumerate(demo_steps()["output"]):
         assert [f"位置 {i}"] + [f"{x:.4f}" for x in row] in rows
 
@@ -105,7 +92,7 @@ def test_generated_sentences_are_on_the_page(book_html):
 
 @pytest.mark.build
 def test_kv_cache_counts_come_from_the_code(book_html):
-    rows = table_rows(book_html)
+    rows = table_rows(article(book_html))
     d = len(mh.DEMO_WQ[0]) // mh.GQA_HEADS
     full = mh.kv_cache_numbers(1, mh.GQA_HEADS, d)
     for name, kv in (("GQA", 2), ("MQA", 1)):
@@ -127,7 +114,7 @@ def test_figure_f14_has_its_frames_in_order(book_html):
 @pytest.mark.build
 def test_run_output_is_the_real_stdout_of_the_script(book_html):
     a = article(book_html)
-    section = next(s for s in a.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == "运行结果示例")
+    section = section_of(a, "运行结果示例")
     shown = section.find("pre").get_text()
     run = subprocess.run([sys.executable, str(ROOT / "code" / "02_multihead.py")], capture_output=True, text=True, check=True)
     assert json.loads(shown) == json.loads(run.stdout)

@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import LATEX_BUILD, MECHANISM_SECTIONS, ROOT, assert_offline, flat
+from conftest import LATEX_BUILD, MECHANISM_SECTIONS, ROOT, article_of, assert_offline, flat, heading_text, section_of, soup_of, table_rows
 
 rope = importlib.import_module("02_rope")
 att = importlib.import_module("02_attention")
@@ -26,22 +25,17 @@ TITLE = "位置旋转（RoPE）——改变 Q/K 的比较"
 FIGURES = ["fig-rope-d2", "fig-rope-long"]
 
 
-def heading_text(tag) -> str:
-    return tag.get_text(" ", strip=True).rstrip("#").strip()
-
-
 @pytest.fixture(scope="module")
 def article(book_html):
-    soup = BeautifulSoup((book_html / PAGE).read_text(encoding="utf-8"), "html.parser")
-    return soup.find("article")
+    return article_of(book_html, PAGE)
 
 
 def rows(article) -> list[list[str]]:
-    return [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in article.find_all("tr")]
+    return table_rows(article, cells=("td",))
 
 
 def section(article, title: str):
-    return next(s for s in article.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title)
+    return section_of(article, title)
 
 
 # -- HTML --------------------------------------------------------------------------------------------
@@ -53,7 +47,7 @@ def test_title_and_the_eight_sections_in_order(article):
 
 @pytest.mark.build
 def test_the_page_is_in_the_chapters_table_of_contents_after_mask(book_html):
-    opening = BeautifulSoup((book_html / "ch02/index.html").read_text(encoding="utf-8"), "html.parser")
+    opening = soup_of(book_html, "ch02/index.html")
     toc = [a["href"] for a in opening.find("article").select(".toctree-wrapper a")]
     assert "mask.html" in toc and "rope.html" in toc
     assert toc.index("rope.html") > toc.index("mask.html")

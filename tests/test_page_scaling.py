@@ -16,9 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, assert_axe_clean, assert_offline, flat, wait_for_maths
+from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, flat, heading_text, section_of, soup_of, table_rows, wait_for_maths
 
 pytestmark = pytest.mark.build
 
@@ -32,26 +31,14 @@ READY = f"{FIGURE}.is-ready"
 PAGE = "ch02/scaling.html"
 
 
-def soup_of(book_html: Path, name: str = "ch02/scaling.html") -> BeautifulSoup:
-    return BeautifulSoup((book_html / name).read_text(encoding="utf-8"), "html.parser")
-
-
-def heading_text(tag) -> str:
-    return tag.get_text(" ", strip=True).rstrip("#").strip()
-
-
 @pytest.fixture(scope="module")
 def article(book_html):
-    return soup_of(book_html).find("article")
+    return article_of(book_html, PAGE)
 
 
 @pytest.fixture(scope="module")
 def page_text(article) -> str:
     return article.get_text()
-
-
-def table_rows(article) -> list[list[str]]:
-    return [[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in article.find_all("tr")]
 
 
 # -- shape ----------------------------------------------------------------------------------------------
@@ -89,7 +76,7 @@ def test_every_example_states_its_inputs_first(article):
 
 # -- numbers from the code --------------------------------------------------------------------------
 def test_every_score_of_the_row_is_written_as_its_sum_of_products(article):
-    rows = table_rows(article)
+    rows = table_rows(article, sep=" ")
     q = sc.EXAMPLE_Q[sc.QUERY]
     for j, k in enumerate(sc.EXAMPLE_K):
         terms = " + ".join(f"{a:g}×{b:g}" for a, b in zip(q, k))
@@ -98,7 +85,7 @@ def test_every_score_of_the_row_is_written_as_its_sum_of_products(article):
 
 
 def test_the_variance_table_is_the_measurement_of_the_code(article):
-    rows = table_rows(article)
+    rows = table_rows(article, sep=" ")
     for d in sc.MEASURE_DIMS:
         m = sc.measure_scaling(d)
         assert [str(d)] + [f"{m[k]:.4f}" for k in ("var_raw", "var_scaled")] in rows, d
@@ -107,7 +94,7 @@ def test_the_variance_table_is_the_measurement_of_the_code(article):
 
 
 def test_the_overflow_limits_are_computed_from_each_formats_largest_value(article, page_text):
-    rows = table_rows(article)
+    rows = table_rows(article, sep=" ")
     for name in ("float16", "float32", "float64"):
         limit = math.log(float(np.finfo(name).max))
         assert any(row[0] == name and row[-1] == f"{limit:.4f}" for row in rows), name
@@ -139,9 +126,7 @@ def test_the_temperature_sentence_is_generated_from_the_sweep(page_text):
 
 
 def test_run_output_is_the_real_stdout_of_the_script(article):
-    section = next(
-        s for s in article.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == "运行结果示例"
-    )
+    section = section_of(article, "运行结果示例")
     shown = section.find("pre").get_text()
     run = subprocess.run([sys.executable, str(ROOT / "code" / "02_scaling.py")], capture_output=True, text=True, check=True)
     assert json.loads(shown) == json.loads(run.stdout)
