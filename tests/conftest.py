@@ -106,6 +106,19 @@ def flat(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+def assert_numbered_sections(text: str, title: str, sections: list[str] = MECHANISM_SECTIONS) -> int:
+    """In the PDF's flat `text`, the page `title` is section 2.N and its sections follow as 2.N.1, 2.N.2 …
+    in the order of `sections`. Returns N."""
+    found = re.search(rf"2\.(\d+){re.escape(flat(title))}", text)
+    assert found, f"{title} is not a section of 第2章"
+    number, at = found.group(1), found.end()
+    for k, heading in enumerate(sections, start=1):
+        where = text.find(f"2.{number}.{k}{flat(heading)}", at)
+        assert where > at, f"2.{number}.{k} {heading}"
+        at = where
+    return int(number)
+
+
 @pytest.fixture(scope="session")
 def pdf() -> Path:
     """The PDF edition built once per session, from clean, with `sphinx -M latexpdf` as `make pdf` does."""
@@ -207,6 +220,15 @@ def open_page(browser, book_html):
     yield open_
     for context in contexts:
         context.close()
+
+
+def use_the_figure(page, figure: str) -> None:
+    """Step the figure to its end, open and close its enlarged view, and wait for the maths."""
+    page.locator(f"{figure} .step-figure-stage").focus()
+    page.keyboard.press("End")
+    page.get_by_role("button", name="放大图形", exact=True).click()
+    page.keyboard.press("Escape")
+    wait_for_maths(page)
 
 
 def wait_for_maths(page) -> None:

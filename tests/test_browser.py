@@ -8,7 +8,7 @@ The book is built once per session (``book_html``); the page is opened from disk
 from __future__ import annotations
 
 import pytest
-from conftest import BUILD, assert_axe_clean, assert_offline, wait_for_maths
+from conftest import BUILD, assert_axe_clean, assert_offline, use_the_figure
 
 pytestmark = pytest.mark.browser
 
@@ -223,17 +223,9 @@ def test_the_page_has_no_serious_accessibility_violations(open_mask):
     assert_axe_clean(page)
 
 
-def _use_the_figure(page) -> None:
-    page.locator(f"{FIGURE} .step-figure-stage").focus()
-    page.keyboard.press("End")
-    button(page, "放大图形").click()
-    page.keyboard.press("Escape")
-    wait_for_maths(page)  # maths typeset: its fonts have been fetched
-
-
 def test_no_request_leaves_the_book(open_mask, book_html):
     page = open_mask()
-    _use_the_figure(page)
+    use_the_figure(page, FIGURE)
     assert any("/_static/mathjax/" in url for url in page.requests), "maths comes from _static/mathjax"
     assert any("/_static/step_figure.js" in url for url in page.requests)
     assert_offline(page, book_html)
@@ -241,7 +233,7 @@ def test_no_request_leaves_the_book(open_mask, book_html):
 
 def test_no_console_error(open_mask):
     page = open_mask()
-    _use_the_figure(page)
+    use_the_figure(page, FIGURE)
     assert page.errors == []
 
 

@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, flat, heading_text, soup_of, table_rows
+from conftest import (
+    MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_numbered_sections, assert_offline, flat,
+    heading_text, soup_of, table_rows,
+)
 
 bp = importlib.import_module("02_backprop")
 att = importlib.import_module("02_attention")
@@ -184,13 +187,7 @@ def test_the_exercises_show_the_answers_the_code_computes(book_html):
 # -- PDF -------------------------------------------------------------------------------------------------
 @pytest.mark.pdf
 def test_the_page_is_a_section_of_chapter_2_with_its_sections_in_order(text):
-    number = re.search(rf"2\.(\d+){re.escape(flat(TITLE))}", text)
-    assert number, "the backprop page is not a section of 第2章 in the PDF"
-    at = number.end()
-    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
-        found = text.find(f"2.{number.group(1)}.{k}{flat(heading)}", at)
-        assert found > at, f"2.{number.group(1)}.{k} {heading}"
-        at = found
+    assert_numbered_sections(text, TITLE)
 
 
 @pytest.mark.pdf

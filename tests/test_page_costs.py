@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_offline, flat, heading_text, section_of, soup_of, table_rows
+from conftest import (
+    MECHANISM_SECTIONS, ROOT, article_of, assert_numbered_sections, assert_offline, flat, heading_text,
+    section_of, soup_of, table_rows,
+)
 
 pytestmark = pytest.mark.build
 
@@ -182,13 +185,7 @@ def title() -> str:
 
 @pytest.mark.pdf
 def test_the_page_is_a_section_of_chapter_2_with_its_sections_numbered_in_order(text):
-    found = re.search(rf"2\.(\d+){re.escape(flat(title()))}", text)
-    assert found, "the costs page is not a section of 第2章"
-    number, at = found.group(1), found.start()
-    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
-        where = text.find(f"2.{number}.{k}{flat(heading)}", at)
-        assert where > at, f"2.{number}.{k} {heading}"
-        at = where
+    assert_numbered_sections(text, title())
 
 
 @pytest.mark.pdf

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, flat, heading_text, section_of, table_rows, wait_for_maths
+from conftest import (
+    MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_numbered_sections, assert_offline, flat,
+    heading_text, section_of, table_rows, use_the_figure,
+)
 
 mh = importlib.import_module("02_multihead")
 PAGE = "ch02/multihead.html"
@@ -149,13 +152,7 @@ def _headings(level: int) -> list[str]:
 @pytest.mark.pdf
 def test_pdf_has_the_page_with_its_sections_numbered_in_order(text):
     assert _headings(2) == MECHANISM_SECTIONS
-    found = re.search(rf"2\.(\d+){re.escape(flat(TITLE))}", text)
-    assert found, "the multi-head page is not a section of 第2章"
-    number, at = found.group(1), found.end()
-    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
-        where = text.find(f"2.{number}.{k}{flat(heading)}", at)
-        assert where > 0, f"2.{number}.{k} {heading}"
-        at = where
+    assert_numbered_sections(text, TITLE)
 
 
 @pytest.mark.pdf
@@ -213,11 +210,7 @@ def test_f14_keys_step_and_the_status_announces_it(open_page):
 @pytest.mark.browser
 def test_f14_no_console_error_and_no_request_leaves_the_book(open_page, book_html):
     page = open_page(PAGE, ready=READY)
-    page.locator(f"{FIGURE} .step-figure-stage").focus()
-    page.keyboard.press("End")
-    page.get_by_role("button", name="放大图形", exact=True).click()
-    page.keyboard.press("Escape")
-    wait_for_maths(page)
+    use_the_figure(page, FIGURE)
     assert page.errors == []
     assert_offline(page, book_html)
 

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LATEX_BUILD, MECHANISM_SECTIONS, ROOT, article_of, assert_offline, flat, heading_text, section_of, soup_of, table_rows
+from conftest import (
+    LATEX_BUILD, MECHANISM_SECTIONS, ROOT, article_of, assert_numbered_sections, assert_offline, flat,
+    heading_text, section_of, soup_of, table_rows,
+)
 
 rope = importlib.import_module("02_rope")
 att = importlib.import_module("02_attention")
@@ -181,13 +184,7 @@ def test_the_page_loads_its_plots_offline_without_console_errors(open_page, book
 # -- PDF ---------------------------------------------------------------------------------------------
 @pytest.mark.pdf
 def test_the_page_is_a_section_of_chapter_2_with_its_sections_numbered_in_order(text):
-    number = re.search(rf"2\.(\d+){re.escape(flat(TITLE))}", text)
-    assert number, "the rope page is not a section of 第2章"
-    at = 0
-    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
-        found = text.find(f"2.{number.group(1)}.{k}{flat(heading)}", at)
-        assert found > at, f"2.{number.group(1)}.{k} {heading}"
-        at = found
+    assert_numbered_sections(text, TITLE)
 
 
 @pytest.mark.pdf

@@ -17,7 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, flat, heading_text, section_of, soup_of, table_rows, wait_for_maths
+from conftest import (
+    MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_numbered_sections, assert_offline, flat,
+    heading_text, section_of, soup_of, table_rows, use_the_figure,
+)
 
 pytestmark = pytest.mark.build
 
@@ -204,11 +207,7 @@ def test_f13_steps_with_the_keys_and_announces_each_step(open_page):
 @pytest.mark.browser
 def test_f13_has_no_console_error_and_no_request_leaves_the_book(open_page, book_html):
     page = open_page(PAGE, ready=READY)
-    page.locator(f"{FIGURE} .step-figure-stage").focus()
-    page.keyboard.press("End")
-    page.get_by_role("button", name="放大图形", exact=True).click()
-    page.keyboard.press("Escape")
-    wait_for_maths(page)
+    use_the_figure(page, FIGURE)
     assert page.errors == []
     assert_offline(page, book_html)
 
@@ -244,15 +243,9 @@ def _headings(level: int) -> list[str]:
 @pytest.mark.pdf
 def test_the_pdf_carries_the_page_with_its_sections_numbered_in_order(text):
     assert _headings(2) == MECHANISM_SECTIONS
-    section = re.search(rf"2\.(\d+){re.escape(flat(TITLE))}", text)
-    assert section, "the scaling page is not a section of 第2章"
+    number = assert_numbered_sections(text, TITLE)
     mask = re.search(rf"2\.(\d+){re.escape(flat('Mask是可见性表，不是额外语义'))}", text)
-    assert int(section.group(1)) == int(mask.group(1)) + 1
-    at = section.end()
-    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
-        found = text.find(f"2.{section.group(1)}.{k}{flat(heading)}", at)
-        assert found > at, f"2.{section.group(1)}.{k} {heading}"
-        at = found
+    assert number == int(mask.group(1)) + 1
 
 
 @pytest.mark.pdf
