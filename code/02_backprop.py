@@ -35,7 +35,6 @@ __all__ = [
     "STEP",
     "softmax_jacobian",
     "softmax_backward",
-    "attention_forward",
     "backward_steps",
     "attention_backward",
     "wrong_backward_no_rowsum",
@@ -163,38 +162,6 @@ def softmax_backward(weights: list[float], d_weights: list[float]) -> list[float
 def _forward(q, k, v, visible, empty_row):
     """已校验的输入上做前向，返回 (P, O)；全屏蔽行按 ``empty_row`` 处理（见 02_attention）。"""
     return att.masked_attention(q, k, v, visible, empty_row=empty_row)
-
-
-def attention_forward(
-    q: list[list[float]],
-    k: list[list[float]],
-    v: list[list[float]],
-    *,
-    causal: bool = True,
-    past: int = 0,
-    key_valid: list[bool] | None = None,
-    empty_row: str = "error",
-) -> tuple[list[list[float]], list[list[float]]]:
-    """前向注意力，返回 ``(weights, outputs)``，即 P 与 O；反向要用到 P。
-
-    与 ``02_attention.attention`` 相同，另加 ``empty_row``：没有可见 Key 的查询行
-    按 ``"error"`` 报错，或按 ``"zero"`` 让权重和输出全为 0。
-
-    >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
-    >>> w, out = attention_forward(q, k, [[10.0], [20.0], [30.0]], key_valid=[False, True, True],
-    ...                            empty_row="zero")
-    >>> w[0], [round(row[0], 4) for row in out]
-    ([0.0, 0.0, 0.0], [0.0, 20.0, 26.6976])
-    >>> attention_forward(q, k, [[10.0], [20.0], [30.0]], key_valid=[False, True, True])
-    Traceback (most recent call last):
-    ...
-    ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0
-    """
-    policy = _check_policy(empty_row)
-    q, k, v = _matrix(q, "Q"), _matrix(k, "K"), _matrix(v, "V")
-    d_out = [[0.0] * len(v[0]) for _ in q]  # 前向不需要 dO，只借用同一套形状检查
-    q, k, v, _, visible = _prepare(q, k, v, d_out, causal, past, key_valid)
-    return _forward(q, k, v, visible, policy)
 
 
 # -- 反向：按推导顺序的每一步 ---------------------------------------------------------------------------
@@ -362,7 +329,7 @@ def projected_attention(
     """
     x, w_q, w_k, w_v = _projection_inputs(x, w_q, w_k, w_v)
     q, k, v = _matmul(x, w_q), _matmul(x, w_k), _matmul(x, w_v)  # (n, d), (n, d), (n, d_v)
-    weights, outputs = attention_forward(q, k, v, causal=causal, key_valid=key_valid, empty_row=empty_row)
+    weights, outputs = att.attention(q, k, v, causal, key_valid=key_valid, empty_row=empty_row)
     return {"q": q, "k": k, "v": v, "weights": weights, "outputs": outputs}
 
 

@@ -86,3 +86,54 @@ def doctest_block(function) -> str:
         lines += [">>> " + source[0]] + ["... " + line for line in source[1:]]
         lines += example.want.rstrip("\n").split("\n") if example.want else []
     return "```pycon\n" + "\n".join(lines) + "\n```"
+
+
+def glue_md(name: str, header: list[str], rows: list[list[str]]) -> None:
+    """Glue a Markdown table under ``name`` for ``{glue:md}`` (only inside a page's notebook run).
+
+    MyST-NB and IPython are imported here, not at the top, so that teaching code importing
+    ``book_tools`` does not need them.
+    """
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    glue(name, Markdown(md_table(header, rows)), display=False)
+
+
+def keys(n: int, corner: str = "查询 ＼ Key") -> list[str]:
+    """The header of a query-by-key table: the corner cell, then ``Key 0`` … ``Key n−1``.
+
+    >>> keys(2)
+    ['查询 ＼ Key', 'Key 0', 'Key 1']
+    >>> keys(1, corner="")
+    ['', 'Key 0']
+    >>> keys(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: keys 的 n 必须是非负整数，收到 -1
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"keys 的 n 必须是非负整数，收到 {n!r}")
+    return [corner] + [f"Key {j}" for j in range(n)]
+
+
+def vector(xs, cell=short) -> str:
+    """A vector in brackets, each entry written by ``cell`` (inputs as typed, by default).
+
+    >>> vector([1.0, 0.5, -math.inf])
+    '(1, 0.5000, −∞)'
+    >>> vector([0.25, -1.0], cell=lambda x: f"{x:g}")
+    '(0.25, -1)'
+    """
+    return "(" + ", ".join(cell(x) for x in xs) + ")"
+
+
+def vectors(matrix, cell=short) -> str:
+    """The rows of a matrix as vectors, joined by 、 the way an input box lists them.
+
+    >>> vectors([[1.0, 0.0], [0.0, 1.0]])
+    '(1, 0)、(0, 1)'
+    >>> vectors([[0.5], [-2.0]], cell=lambda x: f"{x:g}")
+    '(0.5)、(-2)'
+    """
+    return "、".join(vector(row, cell) for row in matrix)

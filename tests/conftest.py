@@ -106,6 +106,19 @@ def flat(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+def assert_numbered_sections(text: str, title: str, sections: list[str] = MECHANISM_SECTIONS) -> int:
+    """In the PDF's flat `text`, the page `title` is section 2.N and its sections follow as 2.N.1, 2.N.2 …
+    in the order of `sections`. Returns N."""
+    found = re.search(rf"2\.(\d+){re.escape(flat(title))}", text)
+    assert found, f"{title} is not a section of 第2章"
+    number, at = found.group(1), found.end()
+    for k, heading in enumerate(sections, start=1):
+        where = text.find(f"2.{number}.{k}{flat(heading)}", at)
+        assert where > at, f"2.{number}.{k} {heading}"
+        at = where
+    return int(number)
+
+
 @pytest.fixture(scope="session")
 def pdf() -> Path:
     """The PDF edition built once per session, from clean, with `sphinx -M latexpdf` as `make pdf` does."""
@@ -140,3 +153,108 @@ def pages(pdf: Path) -> list[str]:
 @pytest.fixture(scope="session")
 def text(pages: list[str]) -> str:
     return flat("".join(pages))
+
+
+# -- the built HTML of a page (the book-level tests read it with BeautifulSoup) ------------------
+def soup_of(book_html: Path, name: str):
+    """The built page `name` (e.g. "ch02/mask.html") parsed with BeautifulSoup."""
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup((book_html / name).read_text(encoding="utf-8"), "html.parser")
+
+
+def article_of(book_html: Path, name: str):
+    """The page's <article>: its text without the theme's navigation."""
+    return soup_of(book_html, name).find("article")
+
+
+def heading_text(tag) -> str:
+    """A heading's text without its ¶/# permalink."""
+    return tag.get_text(" ", strip=True).rstrip("#").strip()
+
+
+def table_rows(node, cells=("th", "td"), sep: str = "") -> list[list[str]]:
+    """Every table row under `node` as the texts of its cells (`cells`: which cells count)."""
+    return [[c.get_text(sep, strip=True) for c in tr.find_all(list(cells))] for tr in node.find_all("tr")]
+
+
+def section_of(node, title: str):
+    """The <section> under `node` whose own h2 reads `title`."""
+    return next(s for s in node.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title)
+
+
+# -- pages in the browser (every browser test opens a built page through `open_page`) ------------
+@pytest.fixture()
+def open_page(browser, book_html):
+    """Open a built page (e.g. "ch02/mask.html") from disk; record every request and console error.
+
+    `open_page(name, width=1280, height=900, ready=None, maths=False, theme=None, **context_options)`
+    returns a page with `.requests` (every URL asked for) and `.errors` (console errors and uncaught
+    exceptions). `ready` is a selector to wait for, `maths=True` waits until MathJax has typeset the page,
+    `theme="light"/"dark"` sets the reader's system colour scheme and checks the page follows it.
+    Every context it opened is closed at teardown.
+    """
+    contexts = []
+
+    def open_(name: str, width: int = 1280, height: int = 900, ready: str | None = None, maths: bool = False,
+              theme: str | None = None, **context_options):
+        if theme is not None:
+            context_options["color_scheme"] = theme
+        context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
+        contexts.append(context)
+        page = context.new_page()
+        page.requests, page.errors = [], []
+        page.on("request", lambda request: page.requests.append(request.url))
+        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        page.goto((book_html / name).as_uri())
+        page.wait_for_load_state("load")
+        if theme is not None:  # the theme follows the reader's system setting
+            assert page.evaluate("document.documentElement.dataset.theme") == theme
+        if ready:
+            page.wait_for_selector(ready)
+        if maths:
+            wait_for_maths(page)
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+def use_the_figure(page, figure: str) -> None:
+    """Step the figure to its end, open and close its enlarged view, and wait for the maths."""
+    page.locator(f"{figure} .step-figure-stage").focus()
+    page.keyboard.press("End")
+    page.get_by_role("button", name="放大图形", exact=True).click()
+    page.keyboard.press("Escape")
+    wait_for_maths(page)
+
+
+def wait_for_maths(page) -> None:
+    """Wait until MathJax has typeset the page (so its fonts have been fetched)."""
+    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
+    page.evaluate("MathJax.startup.promise")
+
+
+def assert_offline(page, book_html: Path, data: bool = True) -> None:
+    """No request of `page` left the book folder (`data=False`: not even a data: URL)."""
+    root = book_html.resolve().as_uri() + "/"
+    outside = [url for url in page.requests if not url.startswith(root) and not (data and url.startswith("data:"))]
+    assert not outside, outside
+
+
+def assert_axe_clean(page, context: str | None = None, note=None) -> None:
+    """axe-core finds no serious or critical violation on `page` (or inside the selector `context`).
+
+    Every violation found is printed (shown with -rA: what remains to look at); `note` goes into
+    the failure message (e.g. which step of a figure was shown).
+    """
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page, context=context).response["violations"]
+    where = f" in {context}" if context else ""
+    for v in found:
+        print(f"axe{where} {v['impact']}: {v['id']} ({len(v['nodes'])}): {v['help']}", [n["target"] for n in v["nodes"]][:4])
+    serious = [(v["id"], [n["target"] for n in v["nodes"]][:4]) for v in found if v["impact"] in ("serious", "critical")]
+    assert not serious, (note, serious) if note is not None else serious

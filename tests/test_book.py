@@ -12,38 +12,26 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import MASK_SECTIONS, ROOT
+from conftest import MASK_SECTIONS, ROOT, article_of, heading_text, section_of, soup_of, table_rows
 
 att = importlib.import_module("02_attention")
 
 
-def page(book_html: Path, name: str) -> BeautifulSoup:
-    return BeautifulSoup((book_html / name).read_text(encoding="utf-8"), "html.parser")
-
-
-def heading_text(tag) -> str:
-    return tag.get_text(" ", strip=True).rstrip("#").strip()
-
-
-def article(soup: BeautifulSoup):
-    return soup.find("article")
-
-
 def test_mask_page_has_the_sections_in_order(book_html):
-    soup = page(book_html, "ch02/mask.html")
-    assert heading_text(article(soup).find("h1")) == "Mask 是可见性表，不是额外语义"
-    assert [heading_text(h) for h in article(soup).find_all("h2")] == MASK_SECTIONS
+    soup = soup_of(book_html, "ch02/mask.html")
+    assert heading_text(soup.find("article").find("h1")) == "Mask 是可见性表，不是额外语义"
+    assert [heading_text(h) for h in soup.find("article").find_all("h2")] == MASK_SECTIONS
 
 
 def test_chapter_opening_and_landing_page(book_html):
-    opening = page(book_html, "ch02/index.html")
-    headings = [heading_text(h) for h in article(opening).find_all(["h1", "h2", "h3"])]
+    opening = soup_of(book_html, "ch02/index.html")
+    headings = [heading_text(h) for h in opening.find("article").find_all(["h1", "h2", "h3"])]
     assert headings[:2] == ["注意力：对象、状态与步骤", "沿着对象与状态理解本章"]
     for term in ("多头", "位置旋转", "反向传播"):
-        assert term in article(opening).get_text()
-    assert r"\sqrt{d_\text{head}}" in article(opening).get_text()  # scaled per head, not by the model width
-    assert "通常对每个头都一样" in article(opening).get_text()
-    landing = page(book_html, "index.html")
+        assert term in opening.find("article").get_text()
+    assert r"\sqrt{d_\text{head}}" in opening.find("article").get_text()  # scaled per head, not by the model width
+    assert "通常对每个头都一样" in opening.find("article").get_text()
+    landing = soup_of(book_html, "index.html")
     toc = landing.find(class_="toctree-wrapper")
     assert toc.find(class_="caption").get_text(strip=True) == "第 2 章"
     # The chapter's opening and every page of its toctree, in order, as titles only.
@@ -64,7 +52,7 @@ def test_the_chapter_lists_the_mask_page():
 
 @pytest.mark.parametrize("name", ["index.html", "ch02/index.html", "ch02/mask.html"])
 def test_the_sidebar_shows_every_page_once_under_distinct_titles(book_html, name):
-    soup = page(book_html, name)
+    soup = soup_of(book_html, name)
     sidebar = soup.select_one(".bd-sidebar-primary")
     brand = sidebar.select_one(".navbar-brand").get_text(" ", strip=True)
     caption = sidebar.select_one(".caption-text").get_text(strip=True)
@@ -78,13 +66,13 @@ def test_the_sidebar_shows_every_page_once_under_distinct_titles(book_html, name
 
 
 def test_every_example_states_its_inputs_first(book_html):
-    soup = page(book_html, "ch02/mask.html")
-    boxes = [a for a in article(soup).find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
+    soup = soup_of(book_html, "ch02/mask.html")
+    boxes = [a for a in soup.find("article").find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
     assert len(boxes) >= 11
 
 
 def test_the_softmax_numbers_come_from_the_run(book_html):
-    text = article(page(book_html, "ch02/mask.html")).get_text()
+    text = article_of(book_html, "ch02/mask.html").get_text()
     p = att.softmax([0, 1, 2])
     assert "softmax([0, 1, 2]) ≈ [" + ", ".join(f"{x:.4f}" for x in p) + "]" in text
     mixed = sum(pj * x for pj, x in zip(p, [10, 20, 30]))
@@ -92,30 +80,30 @@ def test_the_softmax_numbers_come_from_the_run(book_html):
 
 
 def test_the_weight_table_holds_the_computed_weights(book_html):
-    soup = page(book_html, "ch02/mask.html")
+    soup = soup_of(book_html, "ch02/mask.html")
     weights, _ = att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)
-    rows = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in article(soup).find_all("tr")]
+    rows = table_rows(soup.find("article"), cells=("td",))
     for i, row in enumerate(weights):
         assert [f"绝对位置 {i}"] + [f"{w:.4f}" for w in row] in rows
 
 
 def test_the_empty_row_error_is_the_codes_own_message(book_html):
-    text = article(page(book_html, "ch02/mask.html")).get_text()
+    text = article_of(book_html, "ch02/mask.html").get_text()
     with pytest.raises(ValueError) as error:
         att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V, key_valid=[False, True, True])
     assert str(error.value) in text
 
 
 def test_run_output_is_the_real_stdout_of_the_script(book_html):
-    soup = page(book_html, "ch02/mask.html")
-    section = next(s for s in article(soup).find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == "运行结果示例")
+    soup = soup_of(book_html, "ch02/mask.html")
+    section = section_of(soup.find("article"), "运行结果示例")
     shown = section.find("pre").get_text()
     run = subprocess.run([sys.executable, str(ROOT / "code" / "02_attention.py")], capture_output=True, text=True, check=True)
     assert json.loads(shown) == json.loads(run.stdout)
 
 
 def test_the_whole_teaching_code_is_shown(book_html):
-    text = article(page(book_html, "ch02/mask.html")).get_text()
+    text = article_of(book_html, "ch02/mask.html").get_text()
     source = (ROOT / "code" / "02_attention.py").read_text(encoding="utf-8")
     for name in att.__all__:
         assert f"def {name}(" in text
@@ -128,7 +116,7 @@ def _html_files(book_html: Path):
 
 def test_no_page_loads_anything_from_the_network(book_html):
     for html in _html_files(book_html):
-        soup = BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser")
+        soup = soup_of(html.parent, html.name)
         for tag, attr in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src")):
             for el in soup.find_all(tag):
                 url = el.get(attr)
@@ -139,7 +127,7 @@ def test_no_page_loads_anything_from_the_network(book_html):
 
 
 def test_maths_is_rendered_by_a_local_mathjax(book_html):
-    soup = page(book_html, "ch02/index.html")
+    soup = soup_of(book_html, "ch02/index.html")
     sources = [s.get("src", "") for s in soup.find_all("script")]
     assert any(s.startswith("../_static/mathjax/") for s in sources), sources
     assert (book_html / "_static" / "mathjax" / "tex-chtml.js").is_file()
@@ -168,12 +156,12 @@ def tables(soup: BeautifulSoup) -> list[list[list[str]]]:
     """Every table of the article as rows of cell texts (header row first)."""
     return [
         [[c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
-        for table in article(soup).find_all("table")
+        for table in soup.find("article").find_all("table")
     ]
 
 
 def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
-    soup = page(book_html, "ch02/mask.html")
+    soup = soup_of(book_html, "ch02/mask.html")
     (policies,) = [t for t in tables(soup) if t[0][0] == "策略"]
     rows = {row[0]: row[1:] for row in policies[1:]}
     assert len(rows) == 4
@@ -190,12 +178,12 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
     assert zero[2] == big[2] == minus_inf[2]  # the real queries of this layer agree
     assert zero[3] == big[3] and "NaN" not in zero[3]
     assert error[0] == "报错"
-    text = article(soup).get_text()
+    text = soup.find("article").get_text()
     assert "计算损失时必须排除" in text and 'empty_row="zero"' in text
 
 
 def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
-    text = article(page(book_html, "ch02/mask.html")).get_text()
+    text = article_of(book_html, "ch02/mask.html").get_text()
     assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
     worst = figs.cache_explanation(figs.visibility_facts(1, past=figs.PAST))
     for paragraph in worst.split("\n"):
@@ -204,14 +192,14 @@ def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
 
 
 def test_the_figure_explanations_are_the_generated_ones(book_html):
-    soup = page(book_html, "ch02/mask.html")
+    soup = soup_of(book_html, "ch02/mask.html")
     shown = [e.get_text(strip=True) for e in soup.select("[data-step-figure='F12'] .step-figure-explanation")]
     assert shown == [f["explanation"] for f in figs.f12_frames()]
     assert "Key 3 是本批新来的" in shown[-1]  # not 「早已在缓存里」, as F12 once said
 
 
 def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
-    soup = page(book_html, "ch02/mask.html")
+    soup = soup_of(book_html, "ch02/mask.html")
     (hand,) = [{row[0]: row[1:] for row in t[1:]} for t in tables(soup) if t[0][0] == "步骤 ＼ Key"]
     q, k, v = att.DEMO_Q, att.DEMO_K, att.DEMO_V
     steps = att.row_steps(q[-1], k, v, [True] * len(k))
@@ -219,17 +207,17 @@ def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
     assert hand["减去最大值"] == [f"{x:.4f}" for x in steps["shifted"]]
     assert hand["权重 × V"] == [f"{x[0]:.4f}" for x in steps["weighted"]]
     note = figs.rounding_note(steps["weights"], [x[0] for x in v], steps["output"][0])
-    assert note and note in article(soup).get_text()
+    assert note and note in soup.find("article").get_text()
 
 
 def test_the_pad_examples_say_which_real_queries_changed(book_html):
-    text = article(page(book_html, "ch02/mask.html")).get_text()
+    text = article_of(book_html, "ch02/mask.html").get_text()
     assert text.count("因 PAD 规则不再读") >= 2
     assert "整行被屏蔽" in text
 
 
 def test_the_run_commands_say_how_to_get_the_test_tools(book_html):
-    soup = page(book_html, "ch02/mask.html")
-    section = next(s for s in article(soup).find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == "运行命令")
+    soup = soup_of(book_html, "ch02/mask.html")
+    section = section_of(soup.find("article"), "运行命令")
     code = section.get_text()
     assert "make venv" in code and ".venv/bin/pytest code/" in code

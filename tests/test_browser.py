@@ -8,7 +8,7 @@ The book is built once per session (``book_html``); the page is opened from disk
 from __future__ import annotations
 
 import pytest
-from conftest import BUILD
+from conftest import BUILD, assert_axe_clean, assert_offline, use_the_figure
 
 pytestmark = pytest.mark.browser
 
@@ -18,25 +18,9 @@ STATUS = f"{FIGURE} [role=status]"
 
 
 @pytest.fixture()
-def open_mask(browser, book_html):
-    """Open ch02/mask.html; record every request and every console error on the way."""
-    contexts = []
-
-    def open_(width: int = 1280, height: int = 900, **context_options):
-        context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
-        contexts.append(context)
-        page = context.new_page()
-        page.requests, page.errors = [], []
-        page.on("request", lambda request: page.requests.append(request.url))
-        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        page.goto((book_html / "ch02" / "mask.html").as_uri())
-        page.wait_for_selector(f"{FIGURE}.is-ready")
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
+def open_mask(open_page):
+    """Open ch02/mask.html once F12 is ready (see conftest.open_page)."""
+    return lambda **options: open_page("ch02/mask.html", ready=f"{FIGURE}.is-ready", **options)
 
 
 def status(page) -> str:
@@ -221,63 +205,35 @@ def test_print_shows_every_frame_and_no_controls(open_mask):
     assert not page.locator(f"{FIGURE} .step-figure-help").is_visible()
 
 
-def _serious(violations: list[dict]) -> list[dict]:
-    return [v for v in violations if v["impact"] in ("serious", "critical")]
-
-
-def test_the_figure_has_no_serious_accessibility_violations(open_mask):
-    from axe_playwright_python.sync_playwright import Axe
-
-    page = open_mask()
+# The page's own figure CSS (F12) is checked in both themes; the whole page once, in light.
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_figure_has_no_serious_accessibility_violations(open_mask, scheme):
+    page = open_mask(theme=scheme)
     page.wait_for_timeout(500)  # let the frame's short fade-in end: mid-fade, text is paler
-    found = Axe().run(page, context=FIGURE).response["violations"]
-    for v in found:
-        print(f"axe in the figure, {v['impact']}: {v['id']}: {v['help']}", [n["target"] for n in v["nodes"]][:4])
-    assert not _serious(found), [(v["id"], [n["target"] for n in v["nodes"]]) for v in _serious(found)]
+    assert_axe_clean(page, FIGURE)
     # The same in the enlarged view, where the player sits in a modal dialog.
     button(page, "放大图形").click()
     page.wait_for_timeout(500)
-    found = Axe().run(page, context="dialog.step-figure-dialog").response["violations"]
-    assert not _serious(found), [(v["id"], [n["target"] for n in v["nodes"]]) for v in _serious(found)]
+    assert_axe_clean(page, "dialog.step-figure-dialog")
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_page_has_no_serious_accessibility_violations(open_mask, scheme):
-    from axe_playwright_python.sync_playwright import Axe
-
-    page = open_mask(color_scheme=scheme)  # the theme follows the reader's system setting
-    assert page.evaluate("document.documentElement.dataset.theme") == scheme
+def test_the_page_has_no_serious_accessibility_violations(open_mask):
+    page = open_mask(theme="light")
     page.wait_for_timeout(500)
-    violations = Axe().run(page).response["violations"]
-    for v in violations:  # shown with -rA: what remains to look at
-        print(f"axe {v['impact']}: {v['id']} ({len(v['nodes'])}): {v['help']}", [n["target"] for n in v["nodes"]][:4])
-
-    serious = [(v["id"], [n["target"] for n in v["nodes"]]) for v in _serious(violations)]
-    assert not serious, serious
-
-
-def _use_the_figure(page) -> None:
-    page.locator(f"{FIGURE} .step-figure-stage").focus()
-    page.keyboard.press("End")
-    button(page, "放大图形").click()
-    page.keyboard.press("Escape")
-    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
-    page.evaluate("MathJax.startup.promise")  # maths typeset: its fonts have been fetched
+    assert_axe_clean(page)
 
 
 def test_no_request_leaves_the_book(open_mask, book_html):
     page = open_mask()
-    _use_the_figure(page)
-    root = book_html.as_uri() + "/"
+    use_the_figure(page, FIGURE)
     assert any("/_static/mathjax/" in url for url in page.requests), "maths comes from _static/mathjax"
     assert any("/_static/step_figure.js" in url for url in page.requests)
-    outside = [url for url in page.requests if not url.startswith(root) and not url.startswith("data:")]
-    assert not outside, outside
+    assert_offline(page, book_html)
 
 
 def test_no_console_error(open_mask):
     page = open_mask()
-    _use_the_figure(page)
+    use_the_figure(page, FIGURE)
     assert page.errors == []
 
 

@@ -6,9 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import ROOT, flat
+from conftest import ROOT, article_of, assert_axe_clean, flat
 
 
 def chapter_pages() -> list[str]:
@@ -22,8 +21,7 @@ PAGES = chapter_pages()
 
 
 def article(book_html: Path, page: str):
-    html = (book_html / "ch02" / f"{page}.html").read_text(encoding="utf-8")
-    return BeautifulSoup(html, "html.parser").find("article")
+    return article_of(book_html, f"ch02/{page}.html")
 
 
 def title(node) -> str:
@@ -63,12 +61,8 @@ def test_the_mask_exercises_show_the_computed_answers(book_html):
 
 
 @pytest.mark.browser
-def test_a_solution_is_hidden_until_opened_by_keyboard(browser, book_html):
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto((book_html / "ch02" / "mask.html").as_uri())
-    page.wait_for_load_state("load")
+def test_a_solution_is_hidden_until_opened_by_keyboard(open_page):
+    page = open_page("ch02/mask.html")
     solution = page.locator("div.solution").first
     body = solution.locator("section").first
     button = solution.locator("button.toggle-button")
@@ -80,33 +74,22 @@ def test_a_solution_is_hidden_until_opened_by_keyboard(browser, book_html):
     assert body.is_visible() and button.get_attribute("aria-expanded") == "true"
     page.keyboard.press("Enter")
     assert not body.is_visible()
-    assert errors == []
-    page.close()
+    assert page.errors == []
 
 
 @pytest.mark.browser
-def test_without_javascript_every_solution_is_shown(browser, book_html):
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
-    page.goto((book_html / "ch02" / "mask.html").as_uri())
+def test_without_javascript_every_solution_is_shown(open_page):
+    page = open_page("ch02/mask.html", java_script_enabled=False)
     solutions = page.locator("div.solution section")
     assert solutions.count() >= 3
     assert all(solutions.nth(i).is_visible() for i in range(solutions.count()))
-    context.close()
 
 
 @pytest.mark.browser
-def test_the_exercises_pass_axe(browser, book_html):
-    from axe_playwright_python.sync_playwright import Axe
-
-    page = browser.new_page()
-    page.goto((book_html / "ch02" / "mask.html").as_uri())
-    page.wait_for_load_state("load")
+def test_the_exercises_pass_axe(open_page):
+    page = open_page("ch02/mask.html", theme="light")
     page.locator("div.solution button.toggle-button").first.click()  # one open, the others closed
-    violations = Axe().run(page, context="div.exercise, div.solution").response["violations"]
-    serious = [v for v in violations if v["impact"] in {"serious", "critical"}]
-    assert serious == [], [(v["id"], v["help"]) for v in serious]
-    page.close()
+    assert_axe_clean(page, "div.exercise, div.solution")
 
 
 @pytest.mark.pdf

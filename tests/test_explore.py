@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from conftest import BUILD
+from conftest import BUILD, assert_axe_clean, assert_offline
 
 pytestmark = pytest.mark.browser
 
@@ -27,26 +27,13 @@ SHOTS = BUILD / "screenshots"
 
 
 @pytest.fixture()
-def open_mask(browser, book_html):
-    """Open ch02/mask.html; record every request and every console error on the way."""
-    contexts = []
+def open_mask(open_page):
+    """Open ch02/mask.html once the panel is built (ready=False: do not wait; see conftest.open_page)."""
 
-    def open_(width: int = 1280, height: int = 900, ready: bool = True, **context_options):
-        context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
-        contexts.append(context)
-        page = context.new_page()
-        page.requests, page.errors = [], []
-        page.on("request", lambda request: page.requests.append(request.url))
-        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        page.goto((book_html / "ch02" / "mask.html").as_uri())
-        if ready:
-            page.wait_for_selector(f"{PANEL} .step-figure-explore-panel")
-        return page
+    def open_(ready: bool = True, **options):
+        return open_page("ch02/mask.html", ready=f"{PANEL} .step-figure-explore-panel" if ready else None, **options)
 
-    yield open_
-    for context in contexts:
-        context.close()
+    return open_
 
 
 # -- what Python says a state shows --------------------------------------------------------------
@@ -291,29 +278,18 @@ def test_no_panel_without_javascript(open_mask):
     assert all(f.is_visible() for f in page.locator(f"{FIGURE} .step-figure-frame").all())
 
 
-def _serious(violations: list[dict]) -> list[dict]:
-    return [v for v in violations if v["impact"] in ("serious", "critical")]
-
-
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_panel_has_no_serious_accessibility_violations(open_mask, scheme):
-    from axe_playwright_python.sync_playwright import Axe
-
-    page = open_mask(color_scheme=scheme)
+    page = open_mask(theme=scheme)
     shown(page, [(2, 3, "front", 3, True)])  # wrong offset on, a masked row, marks in the contrast
-    found = Axe().run(page, context=PANEL).response["violations"]
-    for v in found:
-        print(f"axe in the panel, {v['impact']}: {v['id']}: {v['help']}", [n["target"] for n in v["nodes"]][:4])
-    assert not _serious(found), [(v["id"], [n["target"] for n in v["nodes"]]) for v in _serious(found)]
+    assert_axe_clean(page, PANEL)
 
 
 def test_no_request_leaves_the_book_and_no_console_error(open_mask, book_html):
     page = open_mask()
     shown(page, [(6, 6, "end", 12, True), (0, 1, "none", 0, False)])
-    root = book_html.as_uri() + "/"
     assert any("/_static/step_figure_explore.js" in url for url in page.requests)
-    outside = [url for url in page.requests if not url.startswith(root) and not url.startswith("data:")]
-    assert not outside, outside
+    assert_offline(page, book_html)
     assert page.errors == []
 
 

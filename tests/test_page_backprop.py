@@ -15,9 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, flat
+from conftest import (
+    MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_numbered_sections, assert_offline, flat,
+    heading_text, soup_of, table_rows,
+)
 
 bp = importlib.import_module("02_backprop")
 att = importlib.import_module("02_attention")
@@ -29,15 +31,11 @@ EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
 
 
 def article(book_html: Path):
-    return BeautifulSoup((book_html / PAGE).read_text(encoding="utf-8"), "html.parser").find("article")
-
-
-def heading_text(tag) -> str:
-    return tag.get_text(" ", strip=True).rstrip("#").strip()
+    return article_of(book_html, PAGE)
 
 
 def rows(book_html: Path) -> list[list[str]]:
-    return [[c.get_text(strip=True) for c in tr.find_all(["th", "td"])] for tr in article(book_html).find_all("tr")]
+    return table_rows(article(book_html))
 
 
 def cell(x: float) -> str:
@@ -61,7 +59,7 @@ def test_sections_in_order_and_title(book_html):
 
 @pytest.mark.build
 def test_the_page_is_in_the_chapter_toc_after_mask(book_html):
-    soup = BeautifulSoup((book_html / "ch02" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    soup = soup_of(book_html, "ch02/index.html")
     links = [a.get("href") for a in soup.find("article").find_all("a")]
     assert "backprop.html" in [href.split("#")[0] for href in links if href]
 
@@ -189,13 +187,7 @@ def test_the_exercises_show_the_answers_the_code_computes(book_html):
 # -- PDF -------------------------------------------------------------------------------------------------
 @pytest.mark.pdf
 def test_the_page_is_a_section_of_chapter_2_with_its_sections_in_order(text):
-    number = re.search(rf"2\.(\d+){re.escape(flat(TITLE))}", text)
-    assert number, "the backprop page is not a section of 第2章 in the PDF"
-    at = number.end()
-    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
-        found = text.find(f"2.{number.group(1)}.{k}{flat(heading)}", at)
-        assert found > at, f"2.{number.group(1)}.{k} {heading}"
-        at = found
+    assert_numbered_sections(text, TITLE)
 
 
 @pytest.mark.pdf
@@ -205,49 +197,18 @@ def test_the_pdf_shows_the_generated_sentences(text):
 
 
 # -- in a browser ------------------------------------------------------------------------------------------
-@pytest.fixture()
-def open_page(browser, book_html):
-    """Open ch02/backprop.html from disk; record every request and console error."""
-    contexts = []
-
-    def open_(**context_options):
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, **context_options)
-        contexts.append(context)
-        page = context.new_page()
-        page.requests, page.errors = [], []
-        page.on("request", lambda request: page.requests.append(request.url))
-        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        page.goto((book_html / PAGE).as_uri())
-        page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
-        page.evaluate("MathJax.startup.promise")  # maths typeset: its fonts have been fetched
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
-
-
 @pytest.mark.browser
 def test_no_console_error_and_no_request_leaves_the_book(open_page, book_html):
-    page = open_page()
-    root = book_html.as_uri() + "/"
-    outside = [url for url in page.requests if not url.startswith(root) and not url.startswith("data:")]
-    assert not outside, outside
+    page = open_page(PAGE, maths=True)
+    assert_offline(page, book_html)
     assert page.errors == []
     # the maths is typeset: MathJax replaced the TeX of the five steps
     assert page.locator("mjx-container").count() > 20
 
 
+# The page has no figure CSS of its own: the whole page once, in light.
 @pytest.mark.browser
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_serious_accessibility_violations(open_page, scheme):
-    from axe_playwright_python.sync_playwright import Axe
-
-    page = open_page(color_scheme=scheme)
+def test_no_serious_accessibility_violations(open_page):
+    page = open_page(PAGE, maths=True, theme="light")
     page.wait_for_timeout(300)
-    violations = Axe().run(page).response["violations"]
-    for v in violations:
-        print(f"axe {v['impact']}: {v['id']} ({len(v['nodes'])}): {v['help']}", [n["target"] for n in v["nodes"]][:4])
-    serious = [(v["id"], [n["target"] for n in v["nodes"]][:4]) for v in violations if v["impact"] in ("serious", "critical")]
-    assert not serious, serious
+    assert_axe_clean(page)

@@ -13,9 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import MECHANISM_SECTIONS, ROOT, flat
+from conftest import (
+    MECHANISM_SECTIONS, ROOT, article_of, assert_numbered_sections, assert_offline, flat, heading_text,
+    section_of, soup_of, table_rows,
+)
 
 pytestmark = pytest.mark.build
 
@@ -25,12 +27,7 @@ SOURCE = ROOT / "book" / "ch02" / "costs.md"
 
 
 def article(book_html: Path):
-    html = (book_html / PAGE).read_text(encoding="utf-8")
-    return BeautifulSoup(html, "html.parser").find("article")
-
-
-def heading_text(tag) -> str:
-    return tag.get_text(" ", strip=True).rstrip("#").strip()
+    return article_of(book_html, PAGE)
 
 
 def prose(book_html: Path) -> str:
@@ -42,12 +39,11 @@ def prose(book_html: Path) -> str:
 
 
 def rows(book_html: Path) -> list[list[str]]:
-    return [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in article(book_html).find_all("tr")]
+    return table_rows(article(book_html), cells=("td",))
 
 
 def section(book_html: Path, title: str):
-    page = article(book_html)
-    return next(s for s in page.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title)
+    return section_of(article(book_html), title)
 
 
 def test_title_and_the_eight_sections_in_order(book_html):
@@ -57,7 +53,7 @@ def test_title_and_the_eight_sections_in_order(book_html):
 
 
 def test_the_page_is_in_the_chapters_table_of_contents(book_html):
-    opening = BeautifulSoup((book_html / "ch02" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    opening = soup_of(book_html, "ch02/index.html")
     assert opening.find("article").find("a", href="costs.html")
 
 
@@ -189,13 +185,7 @@ def title() -> str:
 
 @pytest.mark.pdf
 def test_the_page_is_a_section_of_chapter_2_with_its_sections_numbered_in_order(text):
-    found = re.search(rf"2\.(\d+){re.escape(flat(title()))}", text)
-    assert found, "the costs page is not a section of 第2章"
-    number, at = found.group(1), found.start()
-    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
-        where = text.find(f"2.{number}.{k}{flat(heading)}", at)
-        assert where > at, f"2.{number}.{k} {heading}"
-        at = where
+    assert_numbered_sections(text, title())
 
 
 @pytest.mark.pdf
@@ -210,24 +200,13 @@ def test_the_plot_is_a_vector_figure_in_the_pdf(pdf, text):
 
 # -- in a browser ------------------------------------------------------------------------------------
 @pytest.mark.browser
-def test_the_page_shows_its_plot_offline_without_console_errors(browser, book_html):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        requests, errors = [], []
-        page.on("request", lambda request: requests.append(request.url))
-        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto((book_html / PAGE).as_uri())
-        page.wait_for_load_state("load")
-        image = page.locator("#fig-costs-scaling img")
-        image.scroll_into_view_if_needed()
-        assert image.evaluate("img => img.complete && img.naturalWidth > 0")
-        assert errors == []
-        root = book_html.resolve().as_uri()
-        assert [url for url in requests if not url.startswith(root)] == []
-    finally:
-        context.close()
+def test_the_page_shows_its_plot_offline_without_console_errors(open_page, book_html):
+    page = open_page(PAGE)
+    image = page.locator("#fig-costs-scaling img")
+    image.scroll_into_view_if_needed()
+    assert image.evaluate("img => img.complete && img.naturalWidth > 0")
+    assert page.errors == []
+    assert_offline(page, book_html, data=False)
 
 
 # -- 练习 ---------------------------------------------------------------------------------------------

@@ -14,9 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 
-from conftest import LATEX_BUILD, MECHANISM_SECTIONS, ROOT, flat
+from conftest import (
+    LATEX_BUILD, MECHANISM_SECTIONS, ROOT, article_of, assert_numbered_sections, assert_offline, flat,
+    heading_text, section_of, soup_of, table_rows,
+)
 
 rope = importlib.import_module("02_rope")
 att = importlib.import_module("02_attention")
@@ -26,22 +28,17 @@ TITLE = "位置旋转（RoPE）——改变 Q/K 的比较"
 FIGURES = ["fig-rope-d2", "fig-rope-long"]
 
 
-def heading_text(tag) -> str:
-    return tag.get_text(" ", strip=True).rstrip("#").strip()
-
-
 @pytest.fixture(scope="module")
 def article(book_html):
-    soup = BeautifulSoup((book_html / PAGE).read_text(encoding="utf-8"), "html.parser")
-    return soup.find("article")
+    return article_of(book_html, PAGE)
 
 
 def rows(article) -> list[list[str]]:
-    return [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in article.find_all("tr")]
+    return table_rows(article, cells=("td",))
 
 
 def section(article, title: str):
-    return next(s for s in article.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title)
+    return section_of(article, title)
 
 
 # -- HTML --------------------------------------------------------------------------------------------
@@ -53,7 +50,7 @@ def test_title_and_the_eight_sections_in_order(article):
 
 @pytest.mark.build
 def test_the_page_is_in_the_chapters_table_of_contents_after_mask(book_html):
-    opening = BeautifulSoup((book_html / "ch02/index.html").read_text(encoding="utf-8"), "html.parser")
+    opening = soup_of(book_html, "ch02/index.html")
     toc = [a["href"] for a in opening.find("article").select(".toctree-wrapper a")]
     assert "mask.html" in toc and "rope.html" in toc
     assert toc.index("rope.html") > toc.index("mask.html")
@@ -174,32 +171,20 @@ def test_the_whole_teaching_code_is_shown(article):
 
 # -- the browser -------------------------------------------------------------------------------------
 @pytest.mark.browser
-def test_the_page_loads_its_plots_offline_without_console_errors(browser, book_html):
-    page = browser.new_page()
-    errors, outside = [], []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("request", lambda req: outside.append(req.url) if not req.url.startswith(book_html.as_uri()) else None)
-    page.goto((book_html / PAGE).as_uri())
-    page.wait_for_load_state("load")
+def test_the_page_loads_its_plots_offline_without_console_errors(open_page, book_html):
+    page = open_page(PAGE)
     widths = page.eval_on_selector_all(
         "article figure img", "imgs => imgs.map(i => i.complete ? i.naturalWidth : 0)"
     )
-    page.close()
     assert len(widths) == len(FIGURES) and all(w > 0 for w in widths), widths
-    assert errors == [] and outside == []
+    assert page.errors == []
+    assert_offline(page, book_html, data=False)
 
 
 # -- PDF ---------------------------------------------------------------------------------------------
 @pytest.mark.pdf
 def test_the_page_is_a_section_of_chapter_2_with_its_sections_numbered_in_order(text):
-    number = re.search(rf"2\.(\d+){re.escape(flat(TITLE))}", text)
-    assert number, "the rope page is not a section of 第2章"
-    at = 0
-    for k, heading in enumerate(MECHANISM_SECTIONS, start=1):
-        found = text.find(f"2.{number.group(1)}.{k}{flat(heading)}", at)
-        assert found > at, f"2.{number.group(1)}.{k} {heading}"
-        at = found
+    assert_numbered_sections(text, TITLE)
 
 
 @pytest.mark.pdf

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import texcheck
-from conftest import BUILD, MASK_SECTIONS, ROOT, flat
+from conftest import BUILD, MASK_SECTIONS, ROOT, assert_numbered_sections, flat
 
 pytestmark = pytest.mark.pdf
 
@@ -60,12 +60,7 @@ def test_the_chapter_is_number_2_and_the_mask_page_is_its_section(pages, text):
 
 def test_mask_sections_are_numbered_in_order(text):
     assert headings("ch02/mask.md", 2) == MASK_SECTIONS
-    number = re.search(rf"2\.(\d+){re.escape(flat(headings('ch02/mask.md', 1)[0]))}", text).group(1)
-    at = 0
-    for k, heading in enumerate(MASK_SECTIONS, start=1):
-        found = text.find(f"2.{number}.{k}{flat(heading)}", at)
-        assert found > at, f"2.{number}.{k} {heading}"
-        at = found
+    assert_numbered_sections(text, headings("ch02/mask.md", 1)[0], MASK_SECTIONS)
 
 
 def test_preface_is_the_landing_page_prose_before_chapter_2(pages):
