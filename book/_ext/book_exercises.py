@@ -70,6 +70,12 @@ def _number_exercises(app: Sphinx, env: BuildEnvironment) -> list[str]:
     return sorted(changed | (holders if changed else set()))
 
 
+def _no_numfig(app: Sphinx, config) -> None:
+    # sphinx-exercise turns on numfig for its numbers; the book numbers exercises itself (above), and
+    # numfig would also walk every page's doctree on every build to number tables and figures.
+    config.numfig = False
+
+
 def _hand_over(app: Sphinx, builder) -> None:
     """Give Sphinx the exercise numbers for writing (HTML titles, LaTeX titles and solution links)."""
     for docname, numbers in getattr(app.env, "book_exercise_numbers", {}).items():
@@ -139,6 +145,7 @@ def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_togglebutton")
     app.add_config_value("book_exercises_answers_title", "练习答案", "env", types=[str])
     # After Sphinx's own figure numbering (which numbers only numbered toctrees and resets the rest).
+    app.connect("config-inited", _no_numfig, priority=900)  # after sphinx-exercise's own handler
     app.connect("env-get-updated", _number_exercises, priority=900)
     app.connect("write-started", _hand_over)
     app.add_post_transform(ChineseParentheses)
