@@ -21,14 +21,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))  # median of this many runs per figure
-FLOOR_PAGE = """\
+# What makes a page a text notebook that MyST-NB executes.
+NOTEBOOK = """\
 ---
 file_format: mystnb
 kernelspec:
   name: python3
   display_name: Python 3
 ---
-
+"""
+FLOOR_PAGE = NOTEBOOK + """
 # 基准页
 
 ```{code-cell} ipython3
@@ -39,14 +41,7 @@ print("一个单元")
 
 # A small book for tests that only need some page to use code/: the floor page, which does not, and
 # a page that prints a result of 02_attention, which does (tests/test_livehtml.py, tests/test_bench.py).
-MINI_PAGE = """\
----
-file_format: mystnb
-kernelspec:
-  name: python3
-  display_name: Python 3
----
-
+MINI_PAGE = NOTEBOOK + """
 # 用到教学代码的页
 
 ```{code-cell} ipython3
