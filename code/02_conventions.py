@@ -148,9 +148,8 @@ def causal_table(n_query: int, n_key: int, align: str) -> list[list[bool]]:
     """
     if align not in ALIGNMENT:
         raise ValueError(f"align 必须是 'top-left' 或 'bottom-right'，收到 {align!r}")
-    for name, n in (("n_query", n_query), ("n_key", n_key)):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} 必须是不小于 1 的整数，收到 {n!r}")
+    att._check_count(n_query, "n_query", minimum=1)
+    att._check_count(n_key, "n_key", minimum=1)
     if n_key < n_query:
         raise ValueError(f"n_key={n_key} 不能少于 n_query={n_query}：查询读的是缓存加新位置")
     shift = n_key - n_query if align == "bottom-right" else 0

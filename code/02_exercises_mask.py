@@ -28,12 +28,6 @@ BUG_PAST, BUG_NEW = 2, 2
 BUG_POISON = 100.0  # “改动未来”时给最后一个位置的 V
 
 
-def _count(n: object, name: str, minimum: int) -> int:
-    if not isinstance(n, int) or isinstance(n, bool) or n < minimum:
-        raise ValueError(f"{name} 必须是不小于 {minimum} 的整数，收到 {n!r}")
-    return n
-
-
 def front_padding(n_key: int, pad_front: int) -> list[bool]:
     """句首 ``pad_front`` 个 Key 是 PAD（左侧填充），其余是内容。
 
@@ -44,8 +38,8 @@ def front_padding(n_key: int, pad_front: int) -> list[bool]:
     ...
     ValueError: pad_front=3 超过了 Key 总数 n_key=2
     """
-    _count(n_key, "n_key", 1)
-    _count(pad_front, "pad_front", 0)
+    att._check_count(n_key, "n_key", minimum=1)
+    att._check_count(pad_front, "pad_front", minimum=0)
     if pad_front > n_key:
         raise ValueError(f"pad_front={pad_front} 超过了 Key 总数 n_key={n_key}")
     return [j >= pad_front for j in range(n_key)]
@@ -63,9 +57,9 @@ def visible_counts(past: int, new: int, pad_front: int) -> list[int]:
     >>> visible_counts(0, 2, 1)
     [0, 1]
     """
-    _count(past, "past", 0)
-    _count(new, "new", 1)
-    _count(pad_front, "pad_front", 0)
+    att._check_count(past, "past", minimum=0)
+    att._check_count(new, "new", minimum=1)
+    att._check_count(pad_front, "pad_front", minimum=0)
     if pad_front > past + new:
         raise ValueError(f"pad_front={pad_front} 超过了 Key 总数 {past + new}")
     return [max(0, past + i + 1 - pad_front) for i in range(new)]
