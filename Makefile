@@ -6,7 +6,7 @@ VENV        := .venv
 BIN         := $(VENV)/bin
 STAMP       := $(VENV)/.installed
 SPHINXBUILD := $(BIN)/sphinx-build
-SPHINXOPTS  ?= -W --keep-going
+SPHINXOPTS  ?= -W --keep-going -j auto
 SOURCEDIR   := book
 BUILDDIR    := _build
 # conf.py stays at the top; the sources live in book/.

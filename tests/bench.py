@@ -21,6 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))  # median of this many runs per figure
+# The Makefile's SPHINXOPTS (tests/test_bench.py keeps the two equal): warnings fail the build, and
+# pages are read by as many processes as the machine has cores (book/_ext/read_order.py shares them).
+SPHINX_OPTS = ["-W", "--keep-going", "-j", "auto"]
 # What makes a page a text notebook that MyST-NB executes.
 NOTEBOOK = """\
 ---
@@ -86,7 +89,7 @@ def make_project(dest: Path, *, floor: bool = False) -> Path:
 def make_html(project: Path) -> subprocess.CompletedProcess:
     """What `make html` runs, in a copy of the project (tests/test_publishing.py uses it too)."""
     # --no-color: Sphinx colours its log when it sees CI=true, and the log is read afterwards.
-    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", "-W", "--keep-going", "--no-color"]
+    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", *SPHINX_OPTS, "--no-color"]
     return subprocess.run(cmd, cwd=project, capture_output=True, text=True)
 
 
@@ -97,9 +100,18 @@ def build(project: Path) -> tuple[float, list[str]]:
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(f"build of {project} failed:\n{result.stderr}")
-    pattern = re.escape(str(project / "book")) + r"/(\S+)\.md: Executing notebook"
-    executed = re.findall(pattern, result.stdout + result.stderr)
-    return seconds, executed
+    return seconds, executed_pages(project, result.stdout + result.stderr)
+
+
+def executed_pages(project: Path, log: str) -> list[str]:
+    """The pages that a build's log says MyST-NB executed, in the order it ran them."""
+    return re.findall(re.escape(str(project / "book")) + r"/(\S+)\.md: Executing notebook", log)
+
+
+def reread_count(log: str) -> int:
+    """How many pages a build read again ("updating environment: 0 added, 7 changed, …")."""
+    found = re.search(r"updating environment: (?:\[[^]]*\] )?(\d+) added, (\d+) changed", log)
+    return int(found.group(1)) + int(found.group(2)) if found else 0
 
 
 def measure(project: Path) -> dict:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from bench import SPHINX_OPTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +52,7 @@ def need(reason: str) -> None:
 
 def sphinx(builder: str, out: Path, *extra: str, src: Path = ROOT) -> subprocess.CompletedProcess:
     """Run sphinx-build on a project laid out like this one (conf.py at the top, sources in book/)."""
-    cmd = [*SPHINX_BUILD, "-b", builder, "-W", "--keep-going", "--no-color", "-c", str(src), str(src / "book"), str(out), *extra]
+    cmd = [*SPHINX_BUILD, "-b", builder, *SPHINX_OPTS, "--no-color", "-c", str(src), str(src / "book"), str(out), *extra]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=src)
 
 
@@ -131,7 +132,7 @@ def pdf() -> Path:
     if lacking:
         need(f"{', '.join(lacking)} missing: apt-get install poppler-utils")
     shutil.rmtree(LATEX_BUILD, ignore_errors=True)
-    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", "-W", "--keep-going", "--no-color"]
+    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", *SPHINX_OPTS, "--no-color"]
     result = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "LATEXMKOPTS": "-silent"}
     )

@@ -7,21 +7,16 @@ These tests build a copy of the project in a temporary folder, as an author woul
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-from bench import make_html, make_mini_project
+from bench import executed_pages, make_html, make_mini_project, pages_using, reread_count
 from bench import make_project as copy_project
 from conftest import load_module
 
 pytestmark = pytest.mark.build
-
-
-def read_pages(stdout: str) -> set[str]:
-    return set(re.findall(r"reading sources\.\.\. \[[ \d]+%\] (\S+)", stdout))
 
 
 def scores_row(project: Path, position: int) -> list[str]:
@@ -54,12 +49,14 @@ def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path):
     html = (project / "_build/html/ch02/mask.html").read_text(encoding="utf-8")
     weights = edited.run_demo()["因果权重"][1]
     assert str(weights[0]) in html  # the printed run output is the new one too
-    # Only the pages that use the file run again; the landing page does not.
-    assert {"ch02/mask", "ch02/index"} <= read_pages(second.stdout), second.stdout
-    assert "index" not in read_pages(second.stdout), second.stdout
+    # Exactly the pages that use the file are read and run again; the landing page is not read.
+    users = pages_using(project, "02_attention.py")
+    assert {"ch02/mask", "ch02/index"} <= set(users) and "index" not in users
+    assert sorted(executed_pages(project, second.stdout)) == users, second.stdout
+    assert reread_count(second.stdout) == len(users), second.stdout
 
     third = make_html(project)
-    assert third.returncode == 0 and read_pages(third.stdout) == set()
+    assert third.returncode == 0 and reread_count(third.stdout) == 0, third.stdout
 
 
 def test_a_failing_cell_stops_the_build_naming_page_cell_and_error(tmp_path):

@@ -1,0 +1,65 @@
+"""Share the executed pages fairly between Sphinx's reading processes (``-j auto``).
+
+With ``-j N`` Sphinx cuts the list of pages to read into consecutive chunks (its ``make_chunks``)
+and gives each chunk to one process. The list is sorted by name, so one process may get most of
+the pages that run a kernel while the other reads the glossary. Before reading starts
+(``env-before-read-docs``, whose list may be reordered in place), this extension lays the pages
+out so that each chunk gets about the same estimated work.
+
+The estimate, in seconds, is rough but enough for balancing: an executed page (front matter with
+``file_format: mystnb``) costs a kernel start plus time in proportion to its length, and one that
+draws with matplotlib about a second more; any other page costs only its length. Serial builds
+are left alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.util.parallel import make_chunks
+
+KERNEL_SECONDS = 0.8  # start and stop one kernel, nbclient's waits included
+SECONDS_PER_BYTE = 1 / 40_000  # parsing, rendering and running the cells of a page
+PLOT_SECONDS = 1.0  # importing matplotlib and drawing a figure in two formats
+
+
+def estimated_seconds(text: str) -> float:
+    """The rough reading time of a page whose source is ``text`` (tests/test_read_order.py)."""
+    seconds = len(text.encode("utf-8")) * SECONDS_PER_BYTE
+    head = text.split("\n---", 1)[0] if text.startswith("---") else ""
+    if "file_format: mystnb" in head:
+        seconds += KERNEL_SECONDS
+        if "matplotlib" in text or "InlineBackend" in text:
+            seconds += PLOT_SECONDS
+    return round(seconds, 4)
+
+
+def balanced_order(costs: dict[str, float], nproc: int) -> list[str]:
+    """The pages in an order whose ``make_chunks`` chunks have about equal total cost.
+
+    The chunks keep Sphinx's sizes; the costliest page goes first, each into the chunk that has
+    the least work so far and still has room (the longest-processing-time rule).
+    """
+    sizes = [len(chunk) for chunk in make_chunks(list(costs), nproc)]
+    chunks: list[list[str]] = [[] for _ in sizes]
+    loads = [0.0] * len(sizes)
+    for page in sorted(costs, key=lambda p: (-costs[p], p)):
+        open_chunks = [i for i, size in enumerate(sizes) if len(chunks[i]) < size]
+        i = min(open_chunks, key=lambda k: (loads[k], k))
+        chunks[i].append(page)
+        loads[i] += costs[page]
+    return [page for chunk in chunks for page in chunk]
+
+
+def _reorder(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    if app.parallel <= 1 or len(docnames) < 2:
+        return
+    costs = {name: estimated_seconds(Path(env.doc2path(name)).read_text(encoding="utf-8")) for name in docnames}
+    docnames[:] = balanced_order(costs, app.parallel)
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("env-before-read-docs", _reorder)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,68 @@
+"""Parallel reading (`-j auto`): every page is still read once, and the chunks share the work.
+
+book/_ext/read_order.py reorders the pages before Sphinx cuts them into one chunk per process.
+The whole book's build in the other tests is a parallel build, so what it shows is what `make html`
+shows; here the ordering itself is checked.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from bench import SPHINX_OPTS
+from sphinx.util.parallel import make_chunks
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from read_order import balanced_order, estimated_seconds  # noqa: E402
+
+NOTEBOOK_HEAD = "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n---\n"
+
+
+def chunk_loads(order: list[str], costs: dict[str, float], nproc: int) -> list[float]:
+    return [sum(costs[page] for page in chunk) for chunk in make_chunks(order, nproc)]
+
+
+@pytest.mark.parametrize("nproc", [2, 3, 4])
+def test_every_page_is_read_once_and_the_chunks_keep_sphinx_sizes(nproc):
+    costs = {f"p{k}": float(k % 4) for k in range(11)}
+    order = balanced_order(costs, nproc)
+    assert sorted(order) == sorted(costs)
+    assert [len(c) for c in make_chunks(order, nproc)] == [len(c) for c in make_chunks(sorted(costs), nproc)]
+
+
+def test_the_costly_pages_are_spread_over_the_chunks():
+    # Sorted by name, the four costly pages would all fall into the first chunk.
+    costs = {"a": 3.0, "b": 3.0, "c": 2.0, "d": 2.0, "e": 0.1, "f": 0.1, "g": 0.1, "h": 0.1}
+    assert chunk_loads(sorted(costs), costs, 2) == [10.0, pytest.approx(0.4)]
+    assert chunk_loads(balanced_order(costs, 2), costs, 2) == [pytest.approx(5.2), pytest.approx(5.2)]
+
+
+def test_the_book_reads_in_two_chunks_of_about_equal_estimated_work():
+    pages = {
+        page.relative_to(ROOT / "book").with_suffix("").as_posix(): estimated_seconds(page.read_text(encoding="utf-8"))
+        for page in (ROOT / "book").rglob("*.md")
+        if "_ext" not in page.parts
+    }
+    by_name, balanced = chunk_loads(sorted(pages), pages, 2), chunk_loads(balanced_order(pages, 2), pages, 2)
+    assert max(balanced) - min(balanced) <= max(pages.values())  # as even as one page allows
+    assert max(balanced) <= max(by_name)
+
+
+def test_an_executed_page_costs_a_kernel_and_a_plotting_page_more():
+    text = "# 标题\n\n正文。\n"
+    plain = estimated_seconds(text)
+    executed = estimated_seconds(NOTEBOOK_HEAD + text)
+    plotting = estimated_seconds(NOTEBOOK_HEAD + text + "```{code-cell} ipython3\nimport matplotlib.pyplot as plt\n```\n")
+    assert plain < 0.01 < executed < plotting
+    # file_format outside the front matter does not make a page executed
+    assert estimated_seconds(text + "file_format: mystnb\n") < 0.01
+
+
+def test_make_html_and_the_tests_build_with_the_same_options():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    options = re.search(r"^SPHINXOPTS\s*\?=\s*(.*)$", makefile, flags=re.M).group(1).split()
+    assert options == SPHINX_OPTS
