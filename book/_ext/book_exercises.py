@@ -9,6 +9,9 @@
   accessible name that says which solution it opens.
 - **PDF.** Exercises stay on their page; every solution moves to an appendix 「练习答案」 after the
   glossary, under its title 「解答 练习 2.3.1」, which links back to the exercise.
+- **Saved state.** sphinx-exercise keeps each exercise and solution node in the build environment,
+  still tied to its page's whole document, so the saved environment held a copy of every page with
+  exercises (2 MB, loaded on every build). Once a page is read, its entries keep a detached copy.
 """
 
 from __future__ import annotations
@@ -68,6 +71,17 @@ def _number_exercises(app: Sphinx, env: BuildEnvironment) -> list[str]:
     # A solution's title names its exercise's number: pages that hold solutions are rewritten too.
     holders = {entry["docname"] for entry in registry.values() if entry["type"] == "solution"}
     return sorted(changed | (holders if changed else set()))
+
+
+def _detach_registered_nodes(app: Sphinx, doctree: nodes.document) -> None:
+    """The page's registry entries keep their node and its content, without the page around them."""
+    for entry in getattr(app.env, "sphinx_exercise_registry", {}).values():
+        if entry["docname"] == app.env.docname:
+            copy = entry["node"].deepcopy()
+            copy.parent = None
+            for node in copy.findall():
+                node.document = None
+            entry["node"] = copy
 
 
 def _no_numfig(app: Sphinx, config) -> None:
@@ -146,6 +160,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("book_exercises_answers_title", "练习答案", "env", types=[str])
     # After Sphinx's own figure numbering (which numbers only numbered toctrees and resets the rest).
     app.connect("config-inited", _no_numfig, priority=900)  # after sphinx-exercise's own handler
+    app.connect("doctree-read", _detach_registered_nodes)
     app.connect("env-get-updated", _number_exercises, priority=900)
     app.connect("write-started", _hand_over)
     app.add_post_transform(ChineseParentheses)
