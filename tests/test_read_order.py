@@ -17,7 +17,7 @@ from sphinx.util.parallel import make_chunks
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from read_order import balanced_order, estimated_seconds  # noqa: E402
+from read_order import balanced_order, estimated_seconds, makespan  # noqa: E402
 
 NOTEBOOK_HEAD = "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n---\n"
 
@@ -39,6 +39,22 @@ def test_the_costly_pages_are_spread_over_the_chunks():
     costs = {"a": 3.0, "b": 3.0, "c": 2.0, "d": 2.0, "e": 0.1, "f": 0.1, "g": 0.1, "h": 0.1}
     assert chunk_loads(sorted(costs), costs, 2) == [10.0, pytest.approx(0.4)]
     assert chunk_loads(balanced_order(costs, 2), costs, 2) == [pytest.approx(5.2), pytest.approx(5.2)]
+
+
+def test_a_short_last_chunk_gets_what_keeps_the_end_early():
+    # Seven pages on two processes: chunks of 3, 3 and 1; the third runs on whichever process is free.
+    costs = {"a": 2.7, "b": 2.6, "c": 1.7, "d": 1.6, "e": 1.6, "f": 1.6, "g": 0.8}
+    order = balanced_order(costs, 2)
+    assert [len(c) for c in make_chunks(order, 2)] == [3, 3, 1]
+    best = makespan(chunk_loads(order, costs, 2), 2)
+    assert best < makespan(chunk_loads(sorted(costs), costs, 2), 2)
+    assert best <= sum(costs.values()) / 2 + max(costs.values()) / 2
+
+
+def test_makespan_follows_the_first_free_process():
+    assert makespan([3, 1, 1, 1], 2) == 3  # the second process takes the three short chunks
+    assert makespan([1, 1, 3], 2) == 4
+    assert makespan([5], 3) == 5
 
 
 def test_the_book_reads_in_two_chunks_of_about_equal_estimated_work():

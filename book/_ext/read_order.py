@@ -36,18 +36,32 @@ def estimated_seconds(text: str) -> float:
     return round(seconds, 4)
 
 
-def balanced_order(costs: dict[str, float], nproc: int) -> list[str]:
-    """The pages in an order whose ``make_chunks`` chunks have about equal total cost.
+def makespan(loads: list[float], nproc: int) -> float:
+    """When the last chunk is done, if ``nproc`` processes take the chunks in order, each the next
+    one as soon as it is free (as Sphinx's ``ParallelTasks`` does)."""
+    free_at = [0.0] * nproc
+    for load in loads:
+        k = free_at.index(min(free_at))
+        free_at[k] += load
+    return max(free_at)
 
-    The chunks keep Sphinx's sizes; the costliest page goes first, each into the chunk that has
-    the least work so far and still has room (the longest-processing-time rule).
+
+def balanced_order(costs: dict[str, float], nproc: int) -> list[str]:
+    """The pages in an order whose ``make_chunks`` chunks finish as early as possible together.
+
+    The chunks keep Sphinx's sizes. The costliest page goes first, each into the chunk (with room
+    left) that makes the whole read end earliest; among equals, the chunk with the least work.
     """
     sizes = [len(chunk) for chunk in make_chunks(list(costs), nproc)]
     chunks: list[list[str]] = [[] for _ in sizes]
     loads = [0.0] * len(sizes)
     for page in sorted(costs, key=lambda p: (-costs[p], p)):
-        open_chunks = [i for i, size in enumerate(sizes) if len(chunks[i]) < size]
-        i = min(open_chunks, key=lambda k: (loads[k], k))
+
+        def end_if_added(i: int) -> tuple[float, float, int]:
+            trial = loads[:i] + [loads[i] + costs[page]] + loads[i + 1 :]
+            return makespan(trial, nproc), loads[i], i
+
+        i = min((i for i, size in enumerate(sizes) if len(chunks[i]) < size), key=end_if_added)
         chunks[i].append(page)
         loads[i] += costs[page]
     return [page for chunk in chunks for page in chunk]
