@@ -56,6 +56,11 @@ def sphinx(builder: str, out: Path, *extra: str, src: Path = ROOT) -> subprocess
     return subprocess.run(cmd, capture_output=True, text=True, cwd=src)
 
 
+def doctrees_of(html: Path) -> Path:
+    """Where the session's book build keeps the pages it read (the PDF build reuses them)."""
+    return html.parent / (html.name + "-doctrees")
+
+
 @pytest.fixture(scope="session")
 def book_html() -> Path:
     """The whole book built once, from clean, into _build/test-html (kept for review).
@@ -64,7 +69,7 @@ def book_html() -> Path:
     """
     out = Path(os.environ.get("BOOK_TEST_BUILD", BUILD / "test-html")).resolve()
     shutil.rmtree(out, ignore_errors=True)
-    result = sphinx("html", out, "-d", str(out.parent / (out.name + "-doctrees")), "-E")
+    result = sphinx("html", out, "-d", str(doctrees_of(out)), "-E")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WARNING" not in result.stderr, result.stderr
     return out
@@ -121,8 +126,10 @@ def assert_numbered_sections(text: str, title: str, sections: list[str] = MECHAN
 
 
 @pytest.fixture(scope="session")
-def pdf() -> Path:
-    """The PDF edition built once per session, from clean, with `sphinx -M latexpdf` as `make pdf` does."""
+def pdf(book_html: Path) -> Path:
+    """The PDF edition built once per session with `sphinx -M latexpdf`, as `make pdf` does after
+    `make html`: into a clean folder, from the pages the HTML build has read (one shared doctree
+    folder, as the Makefile's builds share _build/doctrees), so no page is executed twice."""
     import texcheck
 
     missing = texcheck.missing_tools()
@@ -132,7 +139,8 @@ def pdf() -> Path:
     if lacking:
         need(f"{', '.join(lacking)} missing: apt-get install poppler-utils")
     shutil.rmtree(LATEX_BUILD, ignore_errors=True)
-    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", *SPHINX_OPTS, "--no-color"]
+    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", *SPHINX_OPTS, "--no-color",
+           "-d", str(doctrees_of(book_html))]
     result = subprocess.run(
         cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "LATEXMKOPTS": "-silent"}
     )
@@ -185,6 +193,9 @@ def section_of(node, title: str):
 
 
 # -- pages in the browser (every browser test opens a built page through `open_page`) ------------
+PAUSED_AT = 3_600_000  # ms after the fake clock's start: well after any page is ready
+
+
 @pytest.fixture()
 def open_page(browser, book_html):
     """Open a built page (e.g. "ch02/mask.html") from disk; record every request and console error.
@@ -193,12 +204,14 @@ def open_page(browser, book_html):
     returns a page with `.requests` (every URL asked for) and `.errors` (console errors and uncaught
     exceptions). `ready` is a selector to wait for, `maths=True` waits until MathJax has typeset the page,
     `theme="light"/"dark"` sets the reader's system colour scheme and checks the page follows it.
+    `clock=True` gives the page Playwright's fake clock, stopped once the page is ready: time then
+    passes only by `page.clock.run_for(ms)`, so a test of timing waits for nothing.
     Every context it opened is closed at teardown.
     """
     contexts = []
 
     def open_(name: str, width: int = 1280, height: int = 900, ready: str | None = None, maths: bool = False,
-              theme: str | None = None, **context_options):
+              theme: str | None = None, clock: bool = False, **context_options):
         if theme is not None:
             context_options["color_scheme"] = theme
         context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
@@ -208,6 +221,8 @@ def open_page(browser, book_html):
         page.on("request", lambda request: page.requests.append(request.url))
         page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
         page.on("pageerror", lambda error: page.errors.append(str(error)))
+        if clock:
+            page.clock.install(time=0)
         page.goto((book_html / name).as_uri())
         page.wait_for_load_state("load")
         if theme is not None:  # the theme follows the reader's system setting
@@ -216,6 +231,8 @@ def open_page(browser, book_html):
             page.wait_for_selector(ready)
         if maths:
             wait_for_maths(page)
+        if clock:
+            page.clock.pause_at(PAUSED_AT)
         return page
 
     yield open_

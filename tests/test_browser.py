@@ -37,9 +37,9 @@ def button(page, name: str):
 
 
 def test_still_by_default(open_mask):
-    page = open_mask()
+    page = open_mask(clock=True)
     assert status(page) == "第1步，共5步"
-    page.wait_for_timeout(2600)  # longer than the default dwell: nothing may move unasked
+    page.clock.run_for(60_000)  # a minute, far longer than any dwell: nothing may move unasked
     assert status(page) == "第1步，共5步"
     assert visible_steps(page) == ["1"]
     assert page.locator(STATUS).get_attribute("aria-live") == "polite"
@@ -81,62 +81,54 @@ def test_buttons_step(open_mask):
 
 
 def test_a_button_at_its_end_does_nothing(open_mask):
-    page = open_mask()
+    page = open_mask(clock=True)
     page.get_by_label("停留时间").select_option("1000")
     button(page, "播放").click()
-    page.wait_for_function(f"document.querySelector({STATUS!r}).textContent === '第2步，共5步'", timeout=5_000)
+    page.clock.run_for(1000)
+    assert status(page) == "第2步，共5步"
     button(page, "暂停").click()
     page.keyboard.press("Home")
     assert button(page, "上一步").get_attribute("aria-disabled") == "true"
     button(page, "播放").click()
     button(page, "上一步").click(force=True)  # disabled on the first step: playing goes on
     assert button(page, "暂停").is_visible()
+    page.clock.run_for(1000)
+    assert status(page) == "第2步，共5步"
 
 
 def test_play_advances_and_stops_by_itself_on_the_last_frame(open_mask):
-    page = open_mask()
+    page = open_mask(clock=True)
     page.get_by_label("停留时间").select_option("1000")
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     page.keyboard.press("Space")
     assert button(page, "暂停").is_visible()
-    page.wait_for_function(f"document.querySelector({STATUS!r}).textContent === '第5步，共5步'", timeout=10_000)
-    page.wait_for_timeout(1800)  # more than one dwell: it must have stopped, not wrapped around
+    page.clock.run_for(3999)
+    assert status(page) == "第4步，共5步"
+    page.clock.run_for(1)  # four dwells: the last frame
+    assert status(page) == "第5步，共5步"
+    page.clock.run_for(10_000)  # many dwells more: it has stopped, not wrapped around
     assert status(page) == "第5步，共5步"
     assert button(page, "播放").is_visible() and button(page, "暂停").count() == 0
     # Space again plays from the start; Space once more pauses.
     page.keyboard.press("Space")
-    page.wait_for_function(f"document.querySelector({STATUS!r}).textContent === '第2步，共5步'", timeout=5_000)
+    assert status(page) == "第1步，共5步"
+    page.clock.run_for(1000)
+    assert status(page) == "第2步，共5步"
     page.keyboard.press("Space")
-    held = status(page)
-    page.wait_for_timeout(1500)
-    assert status(page) == held
+    page.clock.run_for(10_000)
+    assert status(page) == "第2步，共5步"
 
 
-def _seconds_per_frame(page, dwell_ms: str) -> float:
-    """Time between two frames while playing, measured in the page."""
-    page.keyboard.press("Home")
-    page.get_by_label("停留时间").select_option(dwell_ms)
-    page.evaluate(
-        """status => {
-            window.stepTimes = [];
-            new MutationObserver(() => window.stepTimes.push(performance.now()))
-                .observe(document.querySelector(status), {childList: true, characterData: true, subtree: true});
-        }""",
-        STATUS,
-    )
+@pytest.mark.parametrize("dwell", [1000, 3000])
+def test_dwell_time_sets_the_pace(open_mask, dwell):
+    page = open_mask(clock=True)
+    page.get_by_label("停留时间").select_option(str(dwell))
     button(page, "播放").click()
-    page.wait_for_function("window.stepTimes.length >= 2", timeout=15_000)
-    button(page, "暂停").click()
-    times = page.evaluate("window.stepTimes")
-    return (times[1] - times[0]) / 1000
-
-
-def test_dwell_time_sets_the_pace(open_mask):
-    page = open_mask()
-    fast = _seconds_per_frame(page, "1000")
-    slow = _seconds_per_frame(open_mask(), "3000")
-    assert 0.7 < fast < 1.8, fast
-    assert 2.5 < slow < 4.5, slow
+    for step in (2, 3):  # each frame stays exactly one dwell, the first as long as the next
+        page.clock.run_for(dwell - 1)
+        assert status(page) == f"第{step - 1}步，共5步"
+        page.clock.run_for(1)
+        assert status(page) == f"第{step}步，共5步"
 
 
 def test_enlarge_opens_a_dialog_and_escape_returns_focus(open_mask):
