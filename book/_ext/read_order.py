@@ -26,7 +26,7 @@ PLOT_SECONDS = 1.0  # importing matplotlib and drawing a figure in two formats
 
 
 def estimated_seconds(text: str) -> float:
-    """The rough reading time of a page whose source is ``text`` (tests/test_read_order.py)."""
+    """The rough reading time of a page whose source is ``text`` (tests/test_build_speed.py)."""
     seconds = len(text.encode("utf-8")) * SECONDS_PER_BYTE
     head = text.split("\n---", 1)[0] if text.startswith("---") else ""
     if "file_format: mystnb" in head:

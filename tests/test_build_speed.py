@@ -1,15 +1,20 @@
-"""Parallel reading (`-j auto`): every page is still read once, and the chunks share the work.
+"""What keeps builds fast, checked for what it must not change.
 
-book/_ext/read_order.py reorders the pages before Sphinx cuts them into one chunk per process.
-The whole book's build in the other tests is a parallel build, so what it shows is what `make html`
-shows; here the ordering itself is checked.
+- Parallel reading (`-j auto`): book/_ext/read_order.py reorders the pages before Sphinx cuts them into
+  one chunk per process; every page is still read once, and the chunks share the work. The whole
+  book's build in the other tests is a parallel build, so what they show is what `make html` shows.
+- Bibliography styles are looked up once per build (book/_ext/page_refs.py), not in the installed
+  packages' entry points on every use.
+- The saved build environment holds no page's whole document (book/_ext/book_exercises.py).
 """
 
 from __future__ import annotations
 
+import pickle
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from bench import SPHINX_OPTS
@@ -82,3 +87,43 @@ def test_make_html_and_the_tests_build_with_the_same_options():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     options = re.search(r"^SPHINXOPTS\s*\?=\s*(.*)$", makefile, flags=re.M).group(1).split()
     assert options == SPHINX_OPTS
+
+
+def test_styles_are_found_without_scanning_entry_points_once_registered(monkeypatch):
+    import pybtex.plugin
+    import sphinxcontrib.bibtex.plugin
+    from conftest import load_module
+    from page_refs import _register_styles
+
+    conf = load_module(ROOT / "conf.py", "book_conf")
+    app = SimpleNamespace(config=SimpleNamespace(
+        bibtex_default_style=conf.bibtex_default_style,
+        bibtex_reference_style=conf.bibtex_reference_style,
+        bibtex_foot_reference_style="foot",
+    ))
+    _register_styles(app)
+
+    def no_scan(**kwargs):
+        raise AssertionError(f"entry points scanned for {kwargs}")
+
+    monkeypatch.setattr(pybtex.plugin, "entry_points", no_scan)
+    monkeypatch.setattr(sphinxcontrib.bibtex.plugin, "_entry_points", no_scan)
+    style = pybtex.plugin.find_plugin("pybtex.style.formatting", conf.bibtex_default_style)()  # its parts too
+    assert style.format_labels is not None
+    assert sphinxcontrib.bibtex.plugin.find_plugin("sphinxcontrib.bibtex.style.referencing", conf.bibtex_reference_style)
+    with pytest.raises(AssertionError, match="entry points scanned"):  # anything else: the usual way
+        pybtex.plugin.find_plugin("pybtex.backends", "html")
+
+
+@pytest.mark.build
+def test_the_saved_environment_keeps_no_page_inside_an_exercise_entry(book_html):
+    from conftest import doctrees_of
+
+    env = pickle.loads((doctrees_of(book_html) / "environment.pickle").read_bytes())
+    registry = env.sphinx_exercise_registry
+    assert len(registry) >= 2 * 6  # an exercise and its solution, at least once per mechanism page
+    for label, entry in registry.items():
+        node = entry["node"]
+        assert node.parent is None, label
+        assert all(part.document is None for part in node.findall()), label
+        assert node.astext().strip(), label  # the content itself is kept (titles are made from it)
