@@ -109,7 +109,7 @@ def conventions_rows(seen: dict | None = None) -> list[list[str]]:
         [
             _link("Hugging Face `attention_mask`", "hf_attention_mask"),
             "1 = 内容，0 = PAD",
-            "不接受（模型内部转成加性 mask）",
+            "文档没有规定（它只讲 1 与 0 的表）",
             "由模型内部构造",
             "文档没有规定",
             "据文档（未在本机运行）",

@@ -59,10 +59,14 @@ def _close(a, b) -> bool:
     return all(abs(x - y) < 1e-9 for ra, rb in zip(a, b) for x, y in zip(ra, rb))
 
 
-def bug_checks() -> dict:
-    """练习 2 的答案：正确实现与两种写错的实现各做三项检查（行之和、重排 Key 与 V、与第二条路线一致）。
+# 练习 2 的三项检查：表头上的名字与结果里的键。
+CHECKS = (("行之和为 1", "rows_sum_to_one"), ("重排 Key 与 V 不变", "permutation"), ("与 attention 一致", "matches"))
 
-    第二条路线是 ``02_attention.attention``；``sentence`` 由表里的结果生成。
+
+def bug_checks() -> dict:
+    """练习 2 的答案：正确实现与两种写错的实现各做三项检查（名字与页面上表头相同，见 ``CHECKS``）。
+
+    “与 attention 一致”比较的是 ``02_attention.attention`` 的结果；``sentence`` 由表里的结果生成。
 
     >>> c = bug_checks()
     >>> [(r["name"], r["rows_sum_to_one"], r["permutation"], r["matches"]) for r in c["rows"]]
@@ -85,7 +89,7 @@ def bug_checks() -> dict:
             }
         )
     caught = [
-        f"“{r['name']}”被{'、'.join(n for n, ok in (('行之和', r['rows_sum_to_one']), ('重排', r['permutation']), ('第二条路线', r['matches'])) if not ok)}检查认出"
+        f"“{r['name']}”没有通过的检查：{'、'.join(f'“{n}”' for n, key in CHECKS if not r[key])}"
         for r in rows[1:]
         if not (r["rows_sum_to_one"] and r["permutation"] and r["matches"])
     ]

@@ -47,6 +47,9 @@ __all__ = [
     "head_view_sentence",
     "flatter_sentence",
     "moved_sentence",
+    "output_heads",
+    "mixing_sentence",
+    "reach_sentence",
     "wrong_scale_weights",
     "cost_rows",
     "cost_sentence",
@@ -581,6 +584,98 @@ def moved_sentence(before: list, after: list, head_dim: int) -> str:
         "权重表变了的头：" + ("、".join(f"头 {h}" for h in moved) or "无")
         + "；一格未变的头：" + ("、".join(f"头 {h}（只用{cols(h)}）" for h in still) or "无") + "。"
     )
+
+
+def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
+    """输出的每一列取了哪些头：W_o 第 j 列在某个头的那几行上有非零数，第 j 列就用到了这个头。
+
+    W_o 的行对应拼接结果的列（头 0 的列在前），所以按行分成 ``heads`` 段，每段是一个头。
+
+    >>> output_heads([[1.0, 0.0], [0.0, 2.0]], 2)  # 对角的 W_o：每一列只取一个头
+    [[0], [1]]
+    >>> output_heads([[1.0, 0.5], [1.0, 0.0], [0.0, 0.0], [0.0, 3.0]], 2)
+    [[0], [0, 1]]
+    """
+    w_o = att._matrix(w_o, "w_o")
+    heads = _count(heads, "heads")
+    rows = len(w_o)
+    if rows % heads:
+        raise ValueError(f"w_o 的行数 {rows} 必须能被 heads={heads} 整除：每个头占同样多的行")
+    d = rows // heads
+    return [
+        [h for h in range(heads) if any(w_o[r][j] != 0 for r in head_columns(h, d))]
+        for j in range(len(w_o[0]))
+    ]
+
+
+def _columns_text(columns: list[int]) -> str:
+    return "、".join(f"列 {j}" for j in columns)
+
+
+def mixing_sentence(used: list[list[int]], heads: int) -> str:
+    """由 ``output_heads`` 的结果说：输出的哪些列把几个头混在了一起，哪些列只取一个头。
+
+    >>> mixing_sentence([[0, 1], [0], [1], [0, 1]], 2)
+    '输出的列 0、列 3 同时取了 2 个头的列，各头的结果在这里才第一次混到一起；列 1 只取头 0，列 2 只取头 1。'
+    >>> mixing_sentence([[0, 1], [0, 1]], 2)
+    '输出的每一列都同时取了全部 2 个头的列，各头的结果在这里才第一次混到一起。'
+    >>> mixing_sentence([[0], [1]], 2)
+    '输出没有一列同时取两个头的列：列 0 只取头 0，列 1 只取头 1，各头的结果在输出里仍是分开的。'
+    """
+    heads = _count(heads, "heads")
+    if not isinstance(used, list) or not used or not all(isinstance(u, list) for u in used):
+        raise ValueError("used 必须是非空的列表，每一项是一列用到的头（output_heads 的结果）")
+    if any(not 0 <= h < heads for u in used for h in u):
+        raise ValueError(f"used 里的头号必须在 0 到 {heads - 1} 之间")
+    mixed = [j for j, u in enumerate(used) if len(u) >= 2]
+    rest = []
+    for j, u in enumerate(used):
+        if len(u) == 1:
+            rest.append(f"列 {j} 只取头 {u[0]}")
+        elif not u:
+            rest.append(f"列 {j} 全是 0")
+    every = len(mixed) == len(used)
+    if every:
+        counts = {len(u) for u in used}
+        many = f"全部 {heads} 个头" if counts == {heads} else "不止一个头"
+        return f"输出的每一列都同时取了{many}的列，各头的结果在这里才第一次混到一起。"
+    if not mixed:
+        return "输出没有一列同时取两个头的列：" + "，".join(rest) + "，各头的结果在输出里仍是分开的。"
+    sizes = {len(used[j]) for j in mixed}
+    many = f" {sizes.pop()} 个头" if len(sizes) == 1 else "不止一个头"
+    return (
+        f"输出的{_columns_text(mixed)} 同时取了{many}的列，各头的结果在这里才第一次混到一起；"
+        + "，".join(rest) + "。"
+    )
+
+
+def reach_sentence(used: list[list[int]], head: int, before: list[list[float]], after: list[list[float]]) -> str:
+    """只改了头 ``head`` 之后，最终输出的哪些列变了、哪些一个数没变；没变的列若不取这个头，就说出来。
+
+    >>> reach_sentence([[0, 1], [0], [1]], 0, [[1.0, 2.0, 3.0]], [[1.5, 2.5, 3.0]])
+    '最终输出里变了的列：列 0、列 1；一个数没变的列：列 2——$W_o$ 的这些列不取头 0 的列。'
+    >>> reach_sentence([[0, 1]], 1, [[1.0]], [[2.0]])
+    '最终输出的每一列都变了：$W_o$ 的每一列都取了头 1 的列。'
+    """
+    if not isinstance(used, list) or not used:
+        raise ValueError("used 必须是非空的列表（output_heads 的结果）")
+    head = _count(head, "head", minimum=0)
+    before, after = att._matrix(before, "before"), att._matrix(after, "after")
+    if _shape(before) != _shape(after) or len(before[0]) != len(used):
+        raise ValueError(
+            f"before、after 必须同形状，且列数等于 used 的项数 {len(used)}："
+            f"收到 {_shape(before)} 与 {_shape(after)}"
+        )
+    changed = [j for j in range(len(used)) if any(b[j] != a[j] for b, a in zip(before, after))]
+    still = [j for j in range(len(used)) if j not in changed]
+    if not still:
+        reason = f"$W_o$ 的每一列都取了头 {head} 的列" if all(head in u for u in used) else "每一列都受到了影响"
+        return f"最终输出的每一列都变了：{reason}。"
+    text = ("最终输出里变了的列：" + (_columns_text(changed) if changed else "无")
+            + "；一个数没变的列：" + _columns_text(still))
+    if all(head not in used[j] for j in still):
+        text += f"——$W_o$ 的这些列不取头 {head} 的列"
+    return text + "。"
 
 
 def wrong_scale_weights(x, w_q, w_k, heads, *, head_dim=None) -> list[list[list[float]]]:

@@ -47,6 +47,30 @@ def fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}f}"
 
 
+def printed(text: str) -> float:
+    """The value of a number as a page prints it: ``"(-2.3395)"`` or ``"−1.5000"`` → -2.3395, -1.5.
+
+    >>> printed("(-2.3395)"), printed("−1.5000"), printed("0")
+    (-2.3395, -1.5, 0.0)
+    """
+    return float(text.strip().strip("()").replace("−", "-"))
+
+
+def equals(from_printed: float, exact: float, digits: int = 4) -> str:
+    """The sign between a calculation written with printed (rounded) numbers and its printed result.
+
+    ``from_printed`` is what the printed numbers give, ``exact`` the unrounded result. When both print
+    the same, the reader's pen-and-paper sum agrees and the sign is ``=``; when rounding the inputs
+    moved the last digit, it is ``≈``, so that nobody is told a rounded sum is exact.
+
+    >>> equals(0.3302 * (-1.0 - (-2.3395)), 0.44245)  # the printed factors give 0.44230…
+    '≈'
+    >>> equals(0.2500 * 2.0, 0.5)
+    '='
+    """
+    return "=" if fmt(from_printed, digits) == fmt(exact, digits) else "≈"
+
+
 def short(x: float) -> str:
     """A number as an input is written: whole numbers without decimals, others as ``fmt``.
 

@@ -93,6 +93,21 @@ def test_generated_sentences_are_on_the_page(book_html):
     assert mh.cost_sentence(mh.cost_rows(16, 64, [1, 2, 4, 8, 16], head_dim=16)) in text
 
 
+def test_what_w_o_mixes_is_said_from_w_o_and_from_the_outputs(book_html):
+    text = article(book_html).get_text()
+    x, w_q, w_k, w_v, w_o = mh._demo_args()
+    heads = mh.DEMO_HEADS
+    used = mh.output_heads(w_o, heads)
+    assert mh.mixing_sentence(used, heads) in text
+    head_dim = len(w_q[0]) // heads
+    bumped = [[c + 1.0 if j in mh.head_columns(0, head_dim) else c for j, c in enumerate(row)] for row in w_q]
+    before = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)[1]
+    after = mh.multihead_attention(x, bumped, w_k, w_v, w_o, heads)[1]
+    reach = mh.reach_sentence(used, 0, before, after)
+    assert reach.replace("$W_o$", "\\(W_o\\)") in text  # the maths is set by MathJax
+    assert "每一列都用到拼接结果的全部列" not in text  # the old claim, false for this W_o
+
+
 @pytest.mark.build
 def test_kv_cache_counts_come_from_the_code(book_html):
     rows = table_rows(article(book_html))

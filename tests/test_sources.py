@@ -175,6 +175,14 @@ def test_chinese_and_latin_or_numbers_are_spaced(page):
     assert [prose[max(0, m.start() - 8) : m.end() + 8] for m in CJK_NEXT_TO_LATIN.finditer(prose)] == []
 
 
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(BOOK).as_posix())
+def test_every_download_link_shows_a_file_name_not_a_source_path(page):
+    # {download}`02_rope.py <../../code/02_rope.py>`: the reader sees the file's name; without the
+    # label Sphinx would show the path as it is written in the source (../../code/02_rope.py).
+    unlabelled = re.findall(r"\{download\}`([^`<]*)`", page.read_text(encoding="utf-8"))
+    assert unlabelled == []
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -50,10 +50,14 @@ def test_the_bug_table_is_what_numpy_computes():
 
 def test_the_bug_sentence_names_exactly_the_failed_checks():
     c = ex.bug_checks()
-    words = {"rows_sum_to_one": "行之和", "permutation": "重排", "matches": "第二条路线"}
+    words = {"rows_sum_to_one": "行之和为 1", "permutation": "重排 Key 与 V 不变", "matches": "与 attention 一致"}
+    assert [(w, key) for key, w in words.items()] == list(ex.CHECKS)  # the names the page's table shows
     for r in c["rows"][1:]:
-        failed = [w for key, w in words.items() if not r[key]]
-        assert f"“{r['name']}”被{'、'.join(failed)}检查认出" in c["sentence"]
+        failed = [f"“{w}”" for key, w in words.items() if not r[key]]
+        assert failed  # each wrong implementation fails some check
+        assert f"“{r['name']}”没有通过的检查：{'、'.join(failed)}" in c["sentence"]
+        passed = [w for key, w in words.items() if r[key]]
+        assert all(f"“{w}”" not in c["sentence"].split(f"“{r['name']}”")[1].split("；")[0] for w in passed)
 
 
 @settings(max_examples=25, deadline=None)

@@ -366,6 +366,12 @@ X = mh.DEMO_X
         (lambda: mh.moved_sentence([], [], 2), "before 与 after 必须是同样多头"),
         (lambda: mh.f14_frames(X, EYE4, EYE4, EYE4, EYE4, 1), "heads 至少为 2"),
         (lambda: mh.check_rows(*mh._demo_args(), 2, 2, head=2), "head 必须在 0 到 1 之间"),
+        (lambda: mh.output_heads(EYE4[:3], 2), "w_o 的行数 3 必须能被 heads=2 整除"),
+        (lambda: mh.output_heads(EYE4, 0), "heads 必须是不小于 1 的整数"),
+        (lambda: mh.mixing_sentence([[0], [2]], 2), "头号必须在 0 到 1 之间"),
+        (lambda: mh.mixing_sentence([], 2), "used 必须是非空的列表"),
+        (lambda: mh.reach_sentence([[0]], 0, [[1.0, 2.0]], [[1.0, 2.0]]), "列数等于 used 的项数 1"),
+        (lambda: mh.reach_sentence([[0]], -1, [[1.0]], [[1.0]]), "head 必须是不小于 0 的整数"),
     ],
 )
 def test_bad_input_raises_a_clear_value_error(call, words):
@@ -393,3 +399,53 @@ def test_run_demo_is_fast_and_deterministic():
     assert time.perf_counter() - start < 0.2
     assert mh.run_demo() == first
     assert math.isfinite(first["头0权重"][-1][0])
+
+
+@QUICK
+@given(st.integers(1, 4), st.integers(1, 3), st.integers(1, 5), st.data())
+def test_output_heads_and_its_sentences_follow_w_o(heads, head_dim, out_cols, data):
+    # A sparse W_o (whole numbers, many zeros), as a hand-made one is.
+    cells = st.sampled_from([0.0, 0.0, 0.0, 1.0, -2.0])
+    w_o = data.draw(st.lists(st.lists(cells, min_size=out_cols, max_size=out_cols),
+                             min_size=heads * head_dim, max_size=heads * head_dim))
+    used = mh.output_heads(w_o, heads)
+    w = np.array(w_o)
+    expected = [[h for h in range(heads) if np.any(w[h * head_dim:(h + 1) * head_dim, j] != 0)] for j in range(out_cols)]
+    assert used == expected
+    sentence = mh.mixing_sentence(used, heads)
+    mixed = [j for j, u in enumerate(used) if len(u) >= 2]
+    if len(mixed) == len(used):
+        assert sentence.startswith("输出的每一列都同时取了")
+    elif not mixed:
+        assert sentence.startswith("输出没有一列同时取两个头的列")
+    else:
+        assert sentence.startswith("输出的" + "、".join(f"列 {j}" for j in mixed) + " 同时取了")
+    for j, u in enumerate(used):
+        if len(u) == 1 and len(mixed) < len(used):
+            assert f"列 {j} 只取头 {u[0]}" in sentence
+        if not u:
+            assert f"列 {j} 全是 0" in sentence
+
+
+@settings(max_examples=10, deadline=None)
+@given(problems(grouped=False), st.data())
+def test_reach_sentence_names_the_output_columns_that_moved(p, data):
+    x, w_q, w_k, w_v, w_o, heads, kv, head_dim = p
+    head = data.draw(st.integers(0, heads - 1))
+    # Zero out some columns of W_o for this head, so that some outputs cannot move.
+    keep = data.draw(st.lists(st.booleans(), min_size=len(w_o[0]), max_size=len(w_o[0])))
+    w_o = [[c if keep[j] or r not in mh.head_columns(head, head_dim) else 0.0 for j, c in enumerate(row)]
+           for r, row in enumerate(w_o)]
+    bumped = [[c + 1.0 if j in mh.head_columns(head, head_dim) else c for j, c in enumerate(row)] for row in w_q]
+    before = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads, head_dim=head_dim)[1]
+    after = mh.multihead_attention(x, bumped, w_k, w_v, w_o, heads, head_dim=head_dim)[1]
+    used = mh.output_heads(w_o, heads)
+    sentence = mh.reach_sentence(used, head, before, after)
+    still = [j for j in range(len(used)) if np.array_equal(np.array(before)[:, j], np.array(after)[:, j])]
+    for j in range(len(used)):
+        if head not in used[j]:
+            assert j in still  # a column that does not take the head cannot move
+    if not still:
+        assert sentence.startswith("最终输出的每一列都变了")
+    else:
+        assert "一个数没变的列：" + "、".join(f"列 {j}" for j in still) in sentence
