@@ -221,3 +221,47 @@ def test_the_run_commands_say_how_to_get_the_test_tools(book_html):
     section = section_of(soup.find("article"), "运行命令")
     code = section.get_text()
     assert "make venv" in code and ".venv/bin/pytest code/" in code
+
+
+# A calculation written out in the prose with the numbers as printed: "0.5000×(4.5000 − 3.0000) = 0.7500",
+# "(0.3125×1 + (-0.5907)×0 + 0.2782×1) / √2 = 0.4177", "2.4826 + 4.9651 + 15.1047 ≈ 22.5523".
+_NUMBER = r"\(?[−-]?\d+(?:\.\d+)?\)?"
+_OPERATOR = r"\s*[×+−/-]\s*"
+_CALCULATION = re.compile(
+    rf"((?<![\d.])[−-]?\(?{_NUMBER}(?:{_OPERATOR}\(?{_NUMBER}\)?)+\)?(?:\s*/\s*√\d+)?)\s*([=≈])\s*([−-]?\d+\.\d+)"
+)
+
+
+def written_calculations(text: str) -> list[tuple[str, str, str]]:
+    return _CALCULATION.findall(text)
+
+
+def printed_value(expression: str) -> float:
+    python = re.sub(r"√(\d+)", r"(\1 ** 0.5)", expression.replace("×", "*").replace("−", "-"))
+    if not re.fullmatch(r"[\d.\s()*+\-/]+", python):
+        raise ValueError(expression)
+    return eval(python, {"__builtins__": {}})  # digits, brackets and + − × / only
+
+
+def test_the_calculation_scan_reads_what_the_pages_write():
+    found = written_calculations("例如 J₀₁ = −p₀p₁ = −0.6652×0.0900 = -0.0599 ：而 0.5×1 + 2×2 = 4.5000。")
+    assert found == [("−0.6652×0.0900", "=", "-0.0599"), ("0.5×1 + 2×2", "=", "4.5000")]
+    assert printed_value("(0.3125×1 + (-0.5907)×0 + 0.2782×1) / √2") == pytest.approx(0.417688, abs=1e-6)
+
+
+def test_a_written_out_calculation_says_equals_only_when_its_printed_numbers_give_the_result(book_html):
+    # Each term is printed rounded; when the printed terms do not give the printed result to its last
+    # digit, the page writes ≈ (book_tools.equals), so that a reader checking by hand is not misled.
+    checked = 0
+    for page in sorted(book_html.rglob("*.html")):
+        article = soup_of(book_html, page.relative_to(book_html).as_posix()).find("article")
+        if article is None:
+            continue
+        for maths in article.find_all("math"):
+            maths.decompose()
+        for expression, sign, result in written_calculations(" ".join(article.get_text(" ").split())):
+            digits = len(result.split(".")[1])
+            agrees = f"{printed_value(expression):.{digits}f}" == result.replace("−", "-")
+            assert agrees == (sign == "="), f"{page.name}: {expression} {sign} {result}"
+            checked += 1
+    assert checked >= 10  # the scan still finds the pages' written-out calculations
