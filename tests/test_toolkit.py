@@ -95,6 +95,16 @@ def cite_page(project: Path, key: str) -> None:
 
 
 @pytest.mark.build
+def test_names_in_reference_titles_keep_their_letters(book_html):
+    # A documentation page or a configuration is cited by its name (torch.nn.MultiheadAttention,
+    # Meta-Llama-3-8B); the bibliography style must not turn it into "Torch.nn.multiheadattention".
+    bib = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
+    names = [t.replace("\\_", "_") for t in re.findall(r"^\s*title\s*=\s*\{\{([^{}]*)\}\},$", bib, flags=re.M)]
+    assert len(names) >= 10
+    text = " ".join(BeautifulSoup((book_html / "references.html").read_text(encoding="utf-8"), "html.parser").get_text(" ").split())
+    assert [name for name in names if name not in text] == []
+
+
 def test_an_unknown_citation_key_fails_the_build(floor_book):
     cite_page(floor_book, "nosuchkey2099")
     result = make_html(floor_book)
