@@ -105,6 +105,18 @@ def test_names_in_reference_titles_keep_their_letters(book_html):
     assert [name for name in names if name not in text] == []
 
 
+def test_no_two_entries_are_cited_with_the_same_author_and_year():
+    # Citations read "(PyTorch Contributors, 2026b)": two pages of one project in one year need a, b, ….
+    from pybtex.database import parse_file
+
+    entries = parse_file(str(ROOT / "book" / "references.bib")).entries
+    labels = {}
+    for key, entry in entries.items():
+        authors = " and ".join(str(person) for person in entry.persons.get("author", []))
+        labels.setdefault((authors, entry.fields["year"]), []).append(key)
+    assert {label: keys for label, keys in labels.items() if len(keys) > 1} == {}
+
+
 def test_an_unknown_citation_key_fails_the_build(floor_book):
     cite_page(floor_book, "nosuchkey2099")
     result = make_html(floor_book)
