@@ -622,7 +622,7 @@ def mixing_sentence(used: list[list[int]], heads: int) -> str:
     >>> mixing_sentence([[0], [1]], 2)
     '输出没有一列同时取两个头的列：列 0 只取头 0，列 1 只取头 1，各头的结果在输出里仍是分开的。'
     """
-    heads = _count(heads, "heads")
+    heads = _count(heads, "heads", minimum=2)  # 一个头没有什么可混
     if not isinstance(used, list) or not used or not all(isinstance(u, list) for u in used):
         raise ValueError("used 必须是非空的列表，每一项是一列用到的头（output_heads 的结果）")
     if any(not 0 <= h < heads for u in used for h in u):
@@ -653,7 +653,7 @@ def reach_sentence(used: list[list[int]], head: int, before: list[list[float]], 
     """只改了头 ``head`` 之后，最终输出的哪些列变了、哪些一个数没变；没变的列若不取这个头，就说出来。
 
     >>> reach_sentence([[0, 1], [0], [1]], 0, [[1.0, 2.0, 3.0]], [[1.5, 2.5, 3.0]])
-    '最终输出里变了的列：列 0、列 1；一个数没变的列：列 2——$W_o$ 的这些列不取头 0 的列。'
+    '最终输出里变了的列：列 0、列 1；一个数没变的列：列 2——$W_o$ 的这一列不取头 0 的列。'
     >>> reach_sentence([[0, 1]], 1, [[1.0]], [[2.0]])
     '最终输出的每一列都变了：$W_o$ 的每一列都取了头 1 的列。'
     """
@@ -669,12 +669,13 @@ def reach_sentence(used: list[list[int]], head: int, before: list[list[float]], 
     changed = [j for j in range(len(used)) if any(b[j] != a[j] for b, a in zip(before, after))]
     still = [j for j in range(len(used)) if j not in changed]
     if not still:
-        reason = f"$W_o$ 的每一列都取了头 {head} 的列" if all(head in u for u in used) else "每一列都受到了影响"
-        return f"最终输出的每一列都变了：{reason}。"
+        if all(head in u for u in used):
+            return f"最终输出的每一列都变了：$W_o$ 的每一列都取了头 {head} 的列。"
+        return "最终输出的每一列都变了。"
     text = ("最终输出里变了的列：" + (_columns_text(changed) if changed else "无")
             + "；一个数没变的列：" + _columns_text(still))
     if all(head not in used[j] for j in still):
-        text += f"——$W_o$ 的这些列不取头 {head} 的列"
+        text += f"——$W_o$ 的{'这一列' if len(still) == 1 else '这些列'}不取头 {head} 的列"
     return text + "。"
 
 

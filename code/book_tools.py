@@ -50,10 +50,10 @@ def fmt(x: float, digits: int = 4) -> str:
 def printed(text: str) -> float:
     """The value of a number as a page prints it: ``"(-2.3395)"`` or ``"−1.5000"`` → -2.3395, -1.5.
 
-    >>> printed("(-2.3395)"), printed("−1.5000"), printed("0")
-    (-2.3395, -1.5, 0.0)
+    >>> printed("(-2.3395)"), printed("−1.5000"), printed("0"), printed("−∞")
+    (-2.3395, -1.5, 0.0, -inf)
     """
-    return float(text.strip().strip("()").replace("−", "-"))
+    return float(text.strip().strip("()").replace("−", "-").replace("∞", "inf"))
 
 
 def equals(from_printed: float, exact: float, digits: int = 4) -> str:
@@ -67,8 +67,15 @@ def equals(from_printed: float, exact: float, digits: int = 4) -> str:
     '≈'
     >>> equals(0.2500 * 2.0, 0.5)
     '='
+    >>> equals(-1e-9, 0.0)  # both print as zero: no sign of their own
+    '='
     """
-    return "=" if fmt(from_printed, digits) == fmt(exact, digits) else "≈"
+
+    def shown(x: float) -> str:
+        text = fmt(x, digits)
+        return text.lstrip("-") if float(text) == 0 else text  # "-0.0000" is printed as zero
+
+    return "=" if shown(from_printed) == shown(exact) else "≈"
 
 
 def short(x: float) -> str:

@@ -193,7 +193,7 @@ def section_of(node, title: str):
 
 
 # -- pages in the browser (every browser test opens a built page through `open_page`) ------------
-PAUSED_AT = 3_600_000  # ms after the fake clock's start: well after any page is ready
+PAUSED_AT = 3600  # seconds (Playwright reads a number as Unix time): an hour after the fake clock's start
 
 
 @pytest.fixture()

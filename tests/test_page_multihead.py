@@ -93,6 +93,7 @@ def test_generated_sentences_are_on_the_page(book_html):
     assert mh.cost_sentence(mh.cost_rows(16, 64, [1, 2, 4, 8, 16], head_dim=16)) in text
 
 
+@pytest.mark.build
 def test_what_w_o_mixes_is_said_from_w_o_and_from_the_outputs(book_html):
     text = article(book_html).get_text()
     x, w_q, w_k, w_v, w_o = mh._demo_args()

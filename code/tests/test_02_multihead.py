@@ -370,6 +370,7 @@ X = mh.DEMO_X
         (lambda: mh.output_heads(EYE4, 0), "heads 必须是不小于 1 的整数"),
         (lambda: mh.mixing_sentence([[0], [2]], 2), "头号必须在 0 到 1 之间"),
         (lambda: mh.mixing_sentence([], 2), "used 必须是非空的列表"),
+        (lambda: mh.mixing_sentence([[0], [0]], 1), "heads 必须是不小于 2 的整数"),
         (lambda: mh.reach_sentence([[0]], 0, [[1.0, 2.0]], [[1.0, 2.0]]), "列数等于 used 的项数 1"),
         (lambda: mh.reach_sentence([[0]], -1, [[1.0]], [[1.0]]), "head 必须是不小于 0 的整数"),
     ],
@@ -402,7 +403,7 @@ def test_run_demo_is_fast_and_deterministic():
 
 
 @QUICK
-@given(st.integers(1, 4), st.integers(1, 3), st.integers(1, 5), st.data())
+@given(st.integers(2, 4), st.integers(1, 3), st.integers(1, 5), st.data())
 def test_output_heads_and_its_sentences_follow_w_o(heads, head_dim, out_cols, data):
     # A sparse W_o (whole numbers, many zeros), as a hand-made one is.
     cells = st.sampled_from([0.0, 0.0, 0.0, 1.0, -2.0])
