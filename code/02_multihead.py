@@ -576,14 +576,16 @@ def moved_sentence(before: list, after: list, head_dim: int) -> str:
         raise ValueError("before 与 after 必须是同样多头的非空列表")
     moved = [h for h in range(len(before)) if before[h] != after[h]]
     still = [h for h in range(len(before)) if h not in moved]
-
-    def cols(h: int) -> str:
-        return "、".join(f"列 {c}" for c in head_columns(h, head_dim))
-
     return (
         "权重表变了的头：" + ("、".join(f"头 {h}" for h in moved) or "无")
-        + "；一格未变的头：" + ("、".join(f"头 {h}（只用{cols(h)}）" for h in still) or "无") + "。"
+        + "；一格未变的头：" + ("、".join(f"头 {h}（只用{_columns_text(head_columns(h, head_dim))}）" for h in still)
+                           or "无") + "。"
     )
+
+
+def _columns_text(columns) -> str:
+    """“列 0、列 3”：列号的写法，句子和表头一致。"""
+    return "、".join(f"列 {j}" for j in columns)
 
 
 def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
@@ -606,10 +608,6 @@ def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
         [h for h in range(heads) if any(w_o[r][j] != 0 for r in head_columns(h, d))]
         for j in range(len(w_o[0]))
     ]
-
-
-def _columns_text(columns: list[int]) -> str:
-    return "、".join(f"列 {j}" for j in columns)
 
 
 def mixing_sentence(used: list[list[int]], heads: int) -> str:
