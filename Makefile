@@ -18,7 +18,7 @@ SPHINX       = $(SPHINXBUILD) -M $@ $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 help: venv  ## list the targets
 	@echo "make html    build the HTML book into $(BUILDDIR)/html (open index.html from disk)"
 	@echo "make pdf     build the Chinese PDF into $(BUILDDIR)/latex with XeLaTeX (checks TeX first, see README)"
-	@echo "make test    run every test: pytest code/ tests/"
+	@echo "make test    run every test: pytest code/ book/chapter/ tests/"
 	@echo "make bench   time clean, no-change and code-edit builds against a one-page floor book"
 	@echo "make crosscheck  check the chapter against real PyTorch, JAX and Keras (own venv, large download)"
 	@echo "make livehtml  serve the HTML on http://127.0.0.1:$(LIVEPORT)/, rebuilt and reloaded on every edit"
@@ -46,7 +46,7 @@ pdf: venv
 	@$(BIN)/python tests/texcheck.py log $(BUILDDIR)/latex
 
 test: venv
-	$(BIN)/python -m pytest code/ tests/
+	$(BIN)/python -m pytest code/ book/chapter/ tests/
 
 bench: venv
 	$(BIN)/python tests/bench.py

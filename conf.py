@@ -32,10 +32,18 @@ extensions = [
     "book_exercises",          # 练习 2.3.1 (sphinx-exercise), solutions hidden in HTML, 练习答案 in the PDF
     "read_order",              # with -j auto, each reading process gets about the same work
 ]
-exclude_patterns = ["_ext", "**/.ipynb_checkpoints", "jupyter_execute"]
+exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]
 
-# Where the teaching code lives; code_deps watches it, pages import from it.
+# Two sides: code/ is the reader's library (the teaching files, 02_*.py); book/chapter/ is the book
+# side that writes sentences, tables, figure frames and printed numbers from it. code_deps watches
+# both, so an edit to either re-runs exactly the pages that use it. The pages' kernels and the
+# step-figure directive import both by name: `importlib.import_module("02_attention")`,
+# `from chapter import fmt, mask`. This is the one place that puts them on the path.
 code_deps_dir = str(ROOT / "code")
+code_deps_package = str(ROOT / "book" / "chapter")
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    filter(None, [str(ROOT / "code"), str(ROOT / "book"), os.environ.get("PYTHONPATH")])
+)
 
 # -- References -----------------------------------------------------------------------------------
 # One bibliography (book/references.md) that every {cite} links to; in the PDF it is the chapter
@@ -117,72 +125,11 @@ latex_domain_indices = False
 # Noto Sans Mono CJK SC for code, whose Chinese characters are exactly two columns wide, so that
 # code with Chinese strings and comments stays aligned. Upright replaces the italics these fonts lack
 # (Pygments sets comments in italics).
-_LATEX_FONTS = r"""
-\setmainfont{FreeSerif}[Extension=.otf, UprightFont=*, ItalicFont=*Italic,
-  BoldFont=*Bold, BoldItalicFont=*BoldItalic]
-\setsansfont{FreeSans}[Extension=.otf, UprightFont=*, ItalicFont=*Oblique,
-  BoldFont=*Bold, BoldItalicFont=*BoldOblique]
-\setmonofont{Noto Sans Mono CJK SC}[Scale=0.9, UprightFont=*, ItalicFont=*,
-  BoldFont=* Bold, BoldItalicFont=* Bold]
-\setCJKmainfont{Noto Serif CJK SC}[UprightFont=*, ItalicFont=*, BoldFont=* Bold, BoldItalicFont=* Bold]
-\setCJKsansfont{Noto Sans CJK SC}[UprightFont=*, ItalicFont=*, BoldFont=* Bold, BoldItalicFont=* Bold]
-\setCJKmonofont{Noto Sans Mono CJK SC}[Scale=0.9, UprightFont=*, ItalicFont=*,
-  BoldFont=* Bold, BoldItalicFont=* Bold]
-"""
-_LATEX_PREAMBLE = r"""
-\makeatletter
-% A character the current font lacks is reported in the log; `make pdf` fails on it.
-\tracinglostchars=2
-\usepackage{newunicodechar}
-% ✗ is in FreeSerif alone (not in FreeSans, the mono or the CJK fonts): take it from there wherever it
-% stands, e.g. in the bold sans cells of the F12 tables, made bold there. (Sphinx writes ✓ as \checkmark.)
-\newfontfamily\bookballotfont{FreeSerif}[Extension=.otf, UprightFont=*, ItalicFont=*,
-  BoldFont=*, BoldItalicFont=*, BoldFeatures={FakeBold=2}, BoldItalicFeatures={FakeBold=2}]
-\newunicodechar{✗}{{\bookballotfont ✗}}
-% The book writes 「为什么需要 · 怎样实现」 and 「1 / 5 · 处理……」 with spaces around the dot; xeCJK
-% would treat · as Chinese punctuation and drop them. As a Latin character it keeps them, as in the
-% HTML, and it is drawn from Noto Serif CJK SC, whose dot is larger than FreeSerif's.
-\xeCJKDeclareCharClass{Default}{"00B7}
-\newfontfamily\bookdotfont{Noto Serif CJK SC}[UprightFont=*, ItalicFont=*,
-  BoldFont=* Bold, BoldItalicFont=* Bold]
-\newunicodechar{·}{{\bookdotfont ·}}
-% Chinese names for LaTeX's own words (babel runs \captionsenglish at \begin{document}).
-\addto\captionsenglish{%
-  \renewcommand{\contentsname}{目录}%
-  \renewcommand{\chaptername}{第}%
-  \renewcommand{\appendixname}{附录}%
-  \renewcommand{\bibname}{参考文献}%
-}
-% Chapter heads: 「第2章」 over the title, not "CHAPTER 2".
-\titleformat{\chapter}[display]{\py@HeaderFamily\raggedright}%
-  {\Large\py@TitleColor 第\thechapter 章}{1.5ex}%
-  {\Huge\py@TitleColor}[\vspace{1ex}{\color{black!40}\titlerule}]
-\titlespacing*{\chapter}{0pt}{0pt}{3em}
-% Room for three-digit page numbers in 目录.
-\renewcommand{\@pnumwidth}{2em}
-% Running footers say 「第 2 章　标题」: Sphinx's page style writes \@chapapp, the number, \@chappos and
-% the title with spaces between (as for Japanese); xeCJK drops a space between two Chinese characters,
-% so the space after 章 is a \quad.
-\def\@chappos{章\quad\ignorespaces}
-% Appendices (术语表, 参考文献; book/_ext/pdf_chapters.py puts \appendix before them): 「附录 A」 over
-% the title, 「附录 A　术语表」 in the running footer and in 目录, instead of 「第A章」.
-% (The .toc switches the label itself when it reaches the appendices: no \titlecontents in the body.)
-\newcommand{\booktocappendix}{\renewcommand{\booktoclabel}[1]{附录 ##1}}
-\g@addto@macro\appendix{%
-  \titleformat{\chapter}[display]{\py@HeaderFamily\raggedright}%
-    {\Large\py@TitleColor 附录 \thechapter}{1.5ex}%
-    {\Huge\py@TitleColor}[\vspace{1ex}{\color{black!40}\titlerule}]%
-  \def\@chappos{\quad\ignorespaces}%
-  \addtocontents{toc}{\protect\booktocappendix}}
-% Captions in the Chinese way: 「表 1　可见性表……」, a space after the number instead of a colon.
-\usepackage[labelsep=quad]{caption}
-% Table of contents: 「第2章 标题」 for chapters; unnumbered chapters (前言) by their title.
-\usepackage{titletoc}
-\newcommand{\booktoclabel}[1]{第#1章}
-\titlecontents{chapter}[0pt]{\addvspace{1.2em}\py@HeaderFamily}%
-  {\booktoclabel{\thecontentslabel}\quad}{}{\hfill\contentspage}
-\makeatother
-"""
+# The preamble (fonts, Chinese chapter heads, captions, table of contents) is LaTeX, so it lives in a
+# .tex file of its own: book/latex/preamble.tex, with the fonts first.
+_LATEX_FONTS, _LATEX_PREAMBLE = (ROOT / "book" / "latex" / "preamble.tex").read_text(encoding="utf-8").split(
+    "% -- preamble --\n", 1
+)
 latex_elements = {
     "papersize": "a4paper",
     "pointsize": "11pt",

@@ -1,4 +1,4 @@
-"""The ``step-figure`` directive: call a frames function from ``code/`` and lay out its frames.
+"""The ``step-figure`` directive: call a frames function of the book side and lay out its frames.
 
 The function returns a list of frames, each a dict of plain data::
 
@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from code_deps import used_code_files
+from code_deps import used_code_files, watched
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.utils import column_width
@@ -109,23 +109,24 @@ def check_frames(data: Any) -> list[dict]:
     return frames
 
 
-def load_fresh(module: str, code_dir: Path):
-    """Import ``module`` from ``code_dir``, re-reading files that an earlier import cached.
+def load_fresh(module: str, code_dir: Path, package_dir: Path | None = None):
+    """Import ``module`` (a teaching file or ``<package>.<name>``), re-reading files cached earlier.
 
     One process can build several times (sphinx-autobuild, tests). Without this, the second
     build would keep running the first version of an edited file from ``sys.modules``, or a
     module of the same name from another folder.
     """
-    code_dir = code_dir.resolve()
-    local = {p.stem for p in code_dir.glob("*.py")}
+    folders = [code_dir.resolve()] + ([package_dir.resolve().parent] if package_dir else [])
+    local = {p.stem for p in folders[0].glob("*.py")} | ({package_dir.name} if package_dir else set())
     for name, loaded in list(sys.modules.items()):
         file = getattr(loaded, "__file__", None)
-        if name.split(".")[0] in local or (file and Path(file).resolve().parent == code_dir):
+        if name.split(".")[0] in local or (file and Path(file).resolve().parent == folders[0]):
             del sys.modules[name]
-    # First on the path, so that this folder's files win over any other of the same name.
-    if str(code_dir) in sys.path:
-        sys.path.remove(str(code_dir))
-    sys.path.insert(0, str(code_dir))
+    # First on the path, so that these folders' files win over any other of the same name.
+    for folder in reversed(folders):
+        if str(folder) in sys.path:
+            sys.path.remove(str(folder))
+        sys.path.insert(0, str(folder))
     importlib.invalidate_caches()
     return importlib.import_module(module)
 
@@ -207,22 +208,27 @@ class StepFigureDirective(SphinxDirective):
         """Import the module from code_deps_dir, note its files as dependencies, call the function."""
         match = TARGET.fullmatch(target.strip())
         if not match:
-            raise StepFigureError("the argument must be 'module:function', e.g. 02_figures:f12_frames")
+            raise StepFigureError("the argument must be 'module:function', e.g. chapter.mask:f12_frames")
         module, function = match["module"], match["function"]
-        if not self.config.code_deps_dir or not Path(self.config.code_deps_dir).is_dir():
+        dirs = watched(self.config)
+        if dirs is None:
             raise StepFigureError(
-                f"code_deps_dir must name the folder of the frames code, got {self.config.code_deps_dir!r}"
+                f"code_deps_dir must name the folder of the teaching code, got {self.config.code_deps_dir!r}"
             )
-        code_dir = Path(self.config.code_deps_dir)
-        path = code_dir / (module.replace(".", "/") + ".py")
+        code_dir, package_dir = dirs
+        package, _, leaf = module.partition(".")
+        if package_dir is not None and package == package_dir.name and leaf:
+            path = package_dir / (leaf.replace(".", "/") + ".py")
+        else:
+            path = code_dir / (module.replace(".", "/") + ".py")
         if not path.is_file():
-            raise StepFigureError(f"no file {path} in code_deps_dir")
+            raise StepFigureError(f"no file {path} for module {module}")
         # The module and every file it uses: an edit to any of them re-reads this page.
         self.env.note_dependency(str(path))
-        for used in used_code_files(module, code_dir):
+        for used in used_code_files(module, code_dir, package_dir):
             self.env.note_dependency(str(used))
         try:
-            frames_function = getattr(load_fresh(module, code_dir), function, None)
+            frames_function = getattr(load_fresh(module, code_dir, package_dir), function, None)
             if not callable(frames_function):
                 raise StepFigureError(f"{path.name} has no function {function}()")
             return frames_function()

@@ -1,0 +1,216 @@
+"""How the book prints a number, one format per kind, and the tables and vectors built from them.
+
+Every number the book prints goes through this module, so one page looks like the next: a minus is
+U+2212 (−), a forbidden score is −∞, and
+
+- a computed value has a fixed number of decimals (``fmt``: ``0.0900``, ``−1.5000``);
+- an input is written as one types it (``short``: ``10``, ``0.25``, ``−1``);
+- a count is a plain integer (``count``);
+- a size in bytes uses binary units (``size``: ``1.5 GiB``).
+
+Nothing here computes a number the chapter states; it only writes them.
+
+>>> fmt(0.0900305731), fmt(-1.5), fmt(float("-inf")), fmt(-0.00001)
+('0.0900', '−1.5000', '−∞', '0.0000')
+>>> short(10.0), short(-0.25), short(1 / 3)
+('10', '−0.25', '0.3333')
+"""
+
+from __future__ import annotations
+
+import doctest
+import inspect
+import math
+from numbers import Real
+
+MINUS = "−"  # U+2212, the minus sign of printed mathematics (not the hyphen "-")
+ALLOWED = "✓ 允许"
+FORBIDDEN = "✗ 禁止"
+
+
+def _number(x: object, what: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, Real):
+        raise ValueError(f"{what} 必须是实数，收到 {x!r}")
+    return float(x)
+
+
+def _digits(digits: object) -> int:
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
+        raise ValueError(f"digits 必须是 0 到 12 的整数，收到 {digits!r}")
+    return digits
+
+
+def _signed(text: str) -> str:
+    return text.replace("-", MINUS)
+
+
+def fmt(x: float, digits: int = 4) -> str:
+    """A computed value: ``digits`` decimals, U+2212 for minus, ±∞ and NaN spelled out.
+
+    A value that rounds to zero prints as zero, without a sign.
+
+    >>> fmt(2.3395, 2), fmt(float("nan")), fmt(float("inf"))
+    ('2.34', 'NaN', '∞')
+    """
+    x, digits = _number(x, "fmt 的 x"), _digits(digits)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else MINUS + "∞"
+    text = f"{x:.{digits}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")
+    return _signed(text)
+
+
+def short(x: float) -> str:
+    """An input as one types it: whole numbers without decimals, others with at most four.
+
+    >>> short(3.0), short(0.5), short(-2.75), short(float("-inf"))
+    ('3', '0.5', '−2.75', '−∞')
+    """
+    x = _number(x, "short 的 x")
+    if math.isinf(x) or math.isnan(x):
+        return fmt(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return _signed(str(int(x)))
+    text = fmt(x, 4)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def count(n: int) -> str:
+    """A count (positions, heads, cells): the integer as it is.
+
+    >>> count(4096), count(-3)
+    ('4096', '−3')
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise ValueError(f"count 的 n 必须是整数，收到 {n!r}")
+    return _signed(str(n))
+
+
+def size(nbytes: int) -> str:
+    """A size in bytes in binary units (1 KiB = 1024 bytes), at most two decimals, no trailing zeros.
+
+    >>> size(57344), size(2**31), size(1536 * 2**20), size(1000)
+    ('56 KiB', '2 GiB', '1.5 GiB', '1000 B')
+    """
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+        raise ValueError(f"size 的 nbytes 必须是非负整数，收到 {nbytes!r}")
+    value, unit = float(nbytes), "B"
+    for next_unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, next_unit
+    return f"{value:.2f}".rstrip("0").rstrip(".") + f" {unit}"
+
+
+def printed(text: str) -> float:
+    """The value of a number as a page prints it: ``"(−2.3395)"`` → −2.3395.
+
+    >>> printed("(-2.3395)"), printed("−1.5000"), printed("0"), printed("−∞")
+    (-2.3395, -1.5, 0.0, -inf)
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"printed 需要一段文字，收到 {text!r}")
+    cleaned = text.strip().strip("()").replace(MINUS, "-").replace("∞", "inf")
+    try:
+        return float(cleaned)
+    except ValueError:
+        raise ValueError(f"printed 读不出数：{text!r}") from None
+
+
+def equals(from_printed: float, exact: float, digits: int = 4) -> str:
+    """The sign between a calculation written with printed (rounded) numbers and its printed result.
+
+    ``=`` when what the printed numbers give prints the same as the exact result, ``≈`` when
+    rounding the inputs moved the last digit: nobody is told that a rounded sum is exact.
+
+    >>> equals(0.3302 * (-1.0 - (-2.3395)), 0.44245)  # the printed factors give 0.44230…
+    '≈'
+    >>> equals(0.2500 * 2.0, 0.5), equals(-1e-9, 0.0)
+    ('=', '=')
+    """
+    return "=" if fmt(from_printed, digits) == fmt(exact, digits) else "≈"
+
+
+def mark(flag: bool) -> str:
+    """A visibility cell in words as well as a symbol: colour never carries meaning alone.
+
+    >>> mark(True), mark(False)
+    ('✓ 允许', '✗ 禁止')
+    """
+    if not isinstance(flag, bool):
+        raise ValueError(f"mark 需要 True 或 False，收到 {flag!r}")
+    return ALLOWED if flag else FORBIDDEN
+
+
+def vector(xs, cell=short) -> str:
+    """A vector in brackets, each entry written by ``cell`` (inputs as typed, by default).
+
+    >>> vector([1.0, 0.5, -math.inf]), vector([0.25, -1.0], cell=fmt)
+    ('(1, 0.5, −∞)', '(0.2500, −1.0000)')
+    """
+    return "(" + ", ".join(cell(x) for x in xs) + ")"
+
+
+def vectors(matrix, cell=short) -> str:
+    """The rows of a matrix as vectors, joined by 、 the way an input box lists them.
+
+    >>> vectors([[1.0, 0.0], [0.0, -1.0]])
+    '(1, 0)、(0, −1)'
+    """
+    return "、".join(vector(row, cell) for row in matrix)
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> str:
+    """A GitHub-flavoured Markdown table (for ``{glue:md}`` with ``:format: gfm``).
+
+    >>> print(md_table(["", "Key 0"], [["Query 0", "✓ 允许"]]))
+    |  | Key 0 |
+    |---|---|
+    | Query 0 | ✓ 允许 |
+    """
+    if not header or any(len(row) != len(header) for row in rows):
+        raise ValueError("md_table 的每一行都要和表头一样多列")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def keys(n: int, corner: str = "查询 ＼ Key") -> list[str]:
+    """The header of a query-by-key table: the corner cell, then ``Key 0`` … ``Key n−1``.
+
+    >>> keys(2), keys(1, corner="")
+    (['查询 ＼ Key', 'Key 0', 'Key 1'], ['', 'Key 0'])
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"keys 的 n 必须是非负整数，收到 {n!r}")
+    return [corner] + [f"Key {j}" for j in range(n)]
+
+
+def doctest_block(function) -> str:
+    """The ``>>>`` examples of ``function``'s docstring as a Markdown ``pycon`` block, for a page.
+
+    The page shows exactly the examples that ``pytest code/`` runs, prompts and output included.
+
+    >>> doctest_block(count).splitlines()[:2]
+    ['```pycon', '>>> count(4096), count(-3)']
+    """
+    examples = doctest.DocTestParser().get_examples(inspect.getdoc(function) or "")
+    if not examples:
+        raise ValueError(f"{function.__qualname__} 的文档字符串里没有 >>> 示例")
+    lines = []
+    for example in examples:
+        source = example.source.rstrip("\n").split("\n")
+        lines += [">>> " + source[0]] + ["... " + line for line in source[1:]]
+        lines += example.want.rstrip("\n").split("\n") if example.want else []
+    return "```pycon\n" + "\n".join(lines) + "\n```"
+
+
+def glue_md(name: str, header: list[str], rows: list[list[str]]) -> None:
+    """Glue a Markdown table under ``name`` for ``{glue:md}`` (inside a page's notebook run only)."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    glue(name, Markdown(md_table(header, rows)), display=False)
