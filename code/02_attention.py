@@ -32,7 +32,6 @@ def real(x: object, name: str) -> float:
     except OverflowError:
         raise ValueError(f"{name} 超出浮点数的范围，收到 {x!r}") from None
 
-
 def as_list(values: object, name: str) -> list:
     """有序的一串值复制成列表（生成器也只读一次）。"""
     if isinstance(values, _NOT_A_LIST) or not hasattr(values, "__iter__"):
@@ -42,11 +41,9 @@ def as_list(values: object, name: str) -> list:
     except TypeError as error:  # 例如 0 维 numpy 数组
         raise ValueError(f"{name} 必须是有序的列表：{error}") from None
 
-
 def as_vector(x: object, name: str) -> list[float]:
     """非空、全部有限的一行实数，复制成 float 的列表。"""
     return as_matrix([as_list(x, name)], name)[0]
-
 
 def as_matrix(a: object, name: str) -> list[list[float]]:
     """非空、矩形、全部有限的实数矩阵，复制成 float 的列表的列表。
@@ -71,7 +68,6 @@ def as_matrix(a: object, name: str) -> list[list[float]]:
         out.append(cells)
     return out
 
-
 def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
     """检查 ``a`` 是合格的矩阵，返回 ``(行数, 列数)``。
 
@@ -80,7 +76,6 @@ def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
     """
     m = as_matrix(a, name)
     return len(m), len(m[0])
-
 
 def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
     """一个计数（维度、头数、位置数）：不小于 ``minimum``、不大于 ``maximum`` 的整数。
@@ -93,7 +88,6 @@ def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None =
     if maximum is not None and n > maximum:
         raise ValueError(f"{name} 不能超过 {maximum}（这里的表是纯 Python 列表），收到 {n}")
     return n
-
 
 def check(condition: bool, message: str) -> None:
     """自检用：不用 assert，因为 ``python -O`` 会删掉 assert。"""
@@ -112,7 +106,6 @@ def matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
     if len(a[0]) != len(b):
         raise ValueError(f"a 的列数 {len(a[0])} 必须等于 b 的行数 {len(b)}")
     return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
-
 
 def max_abs_diff(a: list[list[float]], b: list[list[float]]) -> float:
     """两个同形矩阵逐格差的绝对值的最大者：本章比较两种算法用的唯一尺子。
@@ -140,10 +133,6 @@ def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
     [0.2689, 0.7311, 0.0]
     >>> [round(p, 4) for p in softmax([0, 1, 2], temperature=2.0)]
     [0.1863, 0.3072, 0.5065]
-    >>> softmax([float("-inf"), float("-inf")])
-    Traceback (most recent call last):
-    ...
-    ValueError: softmax 的全部候选都被屏蔽（全是 −∞），没有可分配的权重
     """
     t = real(temperature, "temperature")
     if not math.isfinite(t) or t <= 0:
@@ -161,7 +150,6 @@ def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
     total = sum(exps)
     return [e / total for e in exps]
 
-
 def score_scale(d: int) -> float:
     """缩放点积的除数 √d（d 是一个头里 Q、K 的维度）：d 项独立、方差为 1 的乘积之和，方差是 d。
 
@@ -169,7 +157,6 @@ def score_scale(d: int) -> float:
     (2.0, 1.4142135623730951)
     """
     return math.sqrt(check_count(d, "d"))
-
 
 def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float]]:
     """缩放点积分数 ``scores[i][j] = q[i]·k[j] / √d``，形状 ``(n_query, n_key)``。
@@ -188,7 +175,6 @@ def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float
                 raise ValueError(f"Q[{i}]·K[{j}] 超出浮点数的范围（得到 {x}）：请缩小 Q 或 K 的数值")
     return scores  # (n_query, n_key)
 
-
 def key_padding(valid_len: int, n_key: int) -> list[bool]:
     """PAD 规则：前 ``valid_len`` 个 Key 是内容，其余只为凑齐批次长度。
 
@@ -200,7 +186,6 @@ def key_padding(valid_len: int, n_key: int) -> list[bool]:
         raise ValueError(f"valid_len={valid_len} 超过了 Key 总数 n_key={n_key}")
     return [j < valid_len for j in range(n_key)]
 
-
 def flags(values: object, name: str, n_key: int | None = None) -> list[bool]:
     """一串 True/False（PAD 标记、可见性表的一行），可要求长度为 ``n_key``。"""
     out = as_list(values, name)
@@ -210,7 +195,6 @@ def flags(values: object, name: str, n_key: int | None = None) -> list[bool]:
         if not isinstance(flag, bool):
             raise ValueError(f"{name}[{j}] 必须是 True 或 False，收到 {flag!r}")
     return out
-
 
 def visibility(n_query: int, n_key: int, *, causal: bool = True, past: int = 0,
                key_valid: list[bool] | None = None) -> list[list[bool]]:
@@ -238,7 +222,6 @@ def visibility(n_query: int, n_key: int, *, causal: bool = True, past: int = 0,
     return [[valid[j] and (not causal or j <= past + i) for j in range(n_key)]
             for i in range(n_query)]  # (n_query, n_key)
 
-
 def row_index_visibility(n_query: int, n_key: int) -> list[list[bool]]:
     """故意写错的偏移：把批内行号 i 当成位置，只许读 Key ``0 … i``（只用于对照）。
 
@@ -248,7 +231,6 @@ def row_index_visibility(n_query: int, n_key: int) -> list[list[bool]]:
     check_count(n_query, "n_query", maximum=MAX_POSITIONS)
     check_count(n_key, "n_key", maximum=MAX_POSITIONS)
     return [[j <= i for j in range(n_key)] for i in range(n_query)]
-
 
 def additive_mask(visible: list[list[bool]]) -> list[list[float]]:
     """把可见性表变成加性 mask：允许处加 0，禁止处加 −∞。
@@ -275,7 +257,6 @@ def _masked_scores(q, k, v, visible) -> tuple[list[list[float]], list[list[float
         raise ValueError(f"visible 的形状必须是 (n_query, n_key) = ({len(q)}, {len(k)})，"
                          f"收到 ({len(mask)}, {len(mask[0])})")
     return scaled_scores(q, k), mask
-
 
 def masked_attention(q, k, v, visible, *, empty_row: str = "error"):
     """按给定可见性表计算注意力，返回 ``(weights, outputs)``。
@@ -311,7 +292,6 @@ def masked_attention(q, k, v, visible, *, empty_row: str = "error"):
         outputs.append([sum(w * vj[c] for w, vj in zip(row, v)) for c in range(len(v[0]))])
     return weights, outputs  # (n_query, n_key), (n_query, d_v)
 
-
 def attention(q, k, v, causal: bool = True, *, past: int = 0, key_valid: list[bool] | None = None,
               empty_row: str = "error"):
     """缩放点积注意力，返回 ``(weights, outputs)``。
@@ -333,7 +313,6 @@ def attention(q, k, v, causal: bool = True, *, past: int = 0, key_valid: list[bo
     q, k = as_matrix(q, "Q"), as_matrix(k, "K")
     visible = visibility(len(q), len(k), causal=causal, past=past, key_valid=key_valid)
     return masked_attention(q, k, v, visible, empty_row=empty_row)
-
 
 def row_steps(query: list[float], k, v, visible_row: list[bool]) -> dict:
     """一个查询行的全部中间值，供纸笔逐步核对（与 ``masked_attention`` 算的是同一件事）。
@@ -361,7 +340,6 @@ def row_steps(query: list[float], k, v, visible_row: list[bool]) -> dict:
             "scaled": scaled, "masked": masked, "max": top, "shifted": shifted, "exps": exps,
             "total": total, "weights": weights, "weighted": weighted,
             "output": [sum(col) for col in zip(*weighted)]}
-
 
 def unguarded_attention(q, k, v, visible, *, fill: float = -math.inf):
     """只为演示：许多代码库的写法，把禁止格子的分数 *换成* ``fill`` 再做普通 softmax，不检查整行。
@@ -394,7 +372,6 @@ def unguarded_attention(q, k, v, visible, *, fill: float = -math.inf):
 DEMO_Q = DEMO_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]  # 三个二维向量
 DEMO_V = [[10.0], [20.0], [30.0]]  # V 的值一眼可辨：输出混合了谁，一看便知
 
-
 def self_test() -> None:
     """快速自检：稳定性、无未来泄漏、缓存偏移与 PAD。出错时抛 AssertionError。"""
     check(abs(sum(softmax([1000, 1001, 1002])) - 1) < 1e-12, "大分数下 softmax 之和应为 1")
@@ -414,7 +391,6 @@ def self_test() -> None:
     _, z = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=left, empty_row="zero")
     _, y = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1, key_valid=left)
     check(z[0] == [0.0] and z[1:] == y, "empty_row=\"zero\" 只应把整行被屏蔽的那一行置零")
-
 
 def run_demo() -> dict:
     """演示结果：softmax([0,1,2])、因果权重与输出、缓存偏移、PAD。

@@ -48,12 +48,9 @@ MINI_PAGE = NOTEBOOK + """
 # 用到教学代码的页
 
 ```{code-cell} ipython3
-import sys
+import importlib
 
-sys.path.insert(0, "../code")
-from book_tools import load
-
-att = load("02_attention")
+att = importlib.import_module("02_attention")
 pad = att.key_padding(2, 3)
 print(att.run_demo()["输出"])
 ```
@@ -70,11 +67,12 @@ def make_mini_project(dest: Path) -> Path:
 
 
 def make_project(dest: Path, *, floor: bool = False) -> Path:
-    """A copy of the project in ``dest``: conf.py, code/ and the book (or the one-page floor book)."""
+    """A copy of the project in ``dest``: conf.py, code/ and the book (or the one-page floor book:
+    the book's extensions, static files, LaTeX preamble and book-side package, and one page)."""
     shutil.copy(ROOT / "conf.py", dest / "conf.py")
     shutil.copytree(ROOT / "code", dest / "code", ignore=shutil.ignore_patterns("__pycache__", "tests"))
     if floor:  # the book's extensions, static files and bibliography; one page of its own
-        for folder in ("_ext", "_static"):
+        for folder in ("_ext", "_static", "latex", "chapter"):
             shutil.copytree(ROOT / "book" / folder, dest / "book" / folder, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(ROOT / "book" / "references.bib", dest / "book" / "references.bib")
         # The page every citation links to; outside any toctree here, hence orphan.
@@ -137,7 +135,7 @@ def measure(project: Path) -> dict:
 
 
 def pages_using(project: Path, filename: str) -> list[str]:
-    """The pages whose source names the file, directly or through other files of code/."""
+    """The pages whose source names the file, directly or through other files of code/ and book/chapter/."""
     sys.path.insert(0, str(ROOT / "book" / "_ext"))
     from code_deps import used_code_files
 
@@ -146,7 +144,9 @@ def pages_using(project: Path, filename: str) -> list[str]:
         page.relative_to(book).with_suffix("").as_posix()
         for page in book.rglob("*.md")
         if "_ext" not in page.parts
-        and filename in {p.name for p in used_code_files(page.read_text(encoding="utf-8"), project / "code")}
+        and filename in {
+            p.name for p in used_code_files(page.read_text(encoding="utf-8"), project / "code", project / "book" / "chapter")
+        }
     )
 
 

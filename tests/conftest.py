@@ -262,6 +262,17 @@ def assert_offline(page, book_html: Path, data: bool = True) -> None:
     assert not outside, outside
 
 
+# Every finite CSS transition or animation has ended (a fading-in solution, a sliding frame): colours
+# measured mid-transition are neither the old nor the new ones, so nothing is measured before this.
+_SETTLED = """() => document.getAnimations().every(
+    a => a.playState !== "running" || a.effect.getComputedTiming().iterations === Infinity)"""
+
+
+def settle(page) -> None:
+    """Wait until no finite transition or animation runs on `page` (however busy the machine is)."""
+    page.wait_for_function(_SETTLED)
+
+
 def assert_axe_clean(page, context: str | None = None, note=None) -> None:
     """axe-core finds no serious or critical violation on `page` (or inside the selector `context`).
 
@@ -270,6 +281,7 @@ def assert_axe_clean(page, context: str | None = None, note=None) -> None:
     """
     from axe_playwright_python.sync_playwright import Axe
 
+    settle(page)
     found = Axe().run(page, context=context).response["violations"]
     where = f" in {context}" if context else ""
     for v in found:

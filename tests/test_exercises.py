@@ -89,6 +89,7 @@ def test_without_javascript_every_solution_is_shown(open_page):
 def test_the_exercises_pass_axe(open_page):
     page = open_page("ch02/mask.html", theme="light")
     page.locator("div.solution button.toggle-button").first.click()  # one open, the others closed
+    # assert_axe_clean measures only once the solution has finished fading in (conftest.settle).
     assert_axe_clean(page, "div.exercise, div.solution")
 
 

@@ -92,7 +92,7 @@ def test_run_output_is_printed_with_its_chinese_keys(text):
 def test_f12_frames_have_their_captions_in_order(text):
     # Figure F12 renders its five frames as static tables, each under a bold 「k / 5 · …」 caption
     # whose condition comes from the frames function.
-    frames = importlib.import_module("02_figures").f12_frames()
+    frames = importlib.import_module("chapter.mask").f12_frames()
     where = [text.find(flat(f"{k} / {len(frames)} · {frame['condition']}")) for k, frame in enumerate(frames, 1)]
     assert -1 not in where, where
     assert where == sorted(where)

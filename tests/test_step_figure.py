@@ -1,7 +1,8 @@
 """The step-figure extension on a tiny project: each builder's output, dependencies and errors.
 
 Each test builds a one-page MyST project in ``tmp_path`` whose frames come from a small module
-in its own ``code/`` folder, the way the book's figures come from ``code/02_figures.py``.
+in its own ``code/`` folder, the way the book's figures come from the book-side package
+(``book/chapter/mask.py``, which uses ``code/02_attention.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sphinx.util.console import strip_escape_sequences
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ROOT / "code"
+CHAPTER = ROOT / "book" / "chapter"
 
 FRAMES = '''
 from tiny_helper import CONDITIONS
@@ -74,7 +76,8 @@ PAGE = """\
 """
 
 
-def project(tmp_path: Path, target: str = "tiny_figs:frames", code_dir: Path | None = None) -> Path:
+def project(tmp_path: Path, target: str = "tiny_figs:frames", code_dir: Path | None = None,
+            package_dir: Path | None = None) -> Path:
     src = tmp_path / "src"
     code = tmp_path / "code"
     src.mkdir()
@@ -89,6 +92,7 @@ def project(tmp_path: Path, target: str = "tiny_figs:frames", code_dir: Path | N
             extensions = ["myst_parser", "step_figure"]
             myst_enable_extensions = ["colon_fence"]
             code_deps_dir = {str(code_dir or code)!r}
+            code_deps_package = {str(package_dir or "")!r}
             language = "zh_CN"
             """
         ),
@@ -221,11 +225,11 @@ def test_a_bad_argument_or_a_failing_function_is_a_clear_error(tmp_path, target,
 
 def test_the_books_f12_frames_build_from_the_teaching_code(tmp_path):
     att = importlib.import_module("02_attention")
-    src = project(tmp_path, "02_figures:f12_frames", code_dir=CODE)
+    src = project(tmp_path, "chapter.mask:f12_frames", code_dir=CODE, package_dir=CHAPTER)
     app, warnings = build(src, "html")
     assert warnings == ""
     deps = {Path(p).name for p in app.env.dependencies["index"]}
-    assert {"02_figures.py", "02_attention.py", "book_tools.py"} <= deps
+    assert {"mask.py", "fmt.py", "02_attention.py"} <= deps
     soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
     frames = soup.select(".step-figure-frame")
     assert [f.select_one(".step-figure-caption").get_text() for f in frames[:3]] == [

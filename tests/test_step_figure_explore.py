@@ -11,7 +11,7 @@ import json
 
 import pytest
 from bs4 import BeautifulSoup
-from test_step_figure import CODE, build, project
+from test_step_figure import CHAPTER, CODE, build, project
 
 EXPLORE = '''
 
@@ -123,11 +123,11 @@ def test_a_bad_explore_function_is_a_clear_error(tmp_path, option, message):
 
 
 def test_the_books_explore_states_build_from_the_teaching_code(tmp_path):
-    figs = importlib.import_module("02_figures")
-    src = project(tmp_path, "02_figures:f12_frames", code_dir=CODE)
+    figs = importlib.import_module("chapter.mask")
+    src = project(tmp_path, "chapter.mask:f12_frames", code_dir=CODE, package_dir=CHAPTER)
     page = src / "index.md"
     page.write_text(
-        page.read_text(encoding="utf-8").replace(":question:", ":explore: 02_figures:f12_explore_states\n:question:"),
+        page.read_text(encoding="utf-8").replace(":question:", ":explore: chapter.mask:f12_explore_states\n:question:"),
         encoding="utf-8",
     )
     app, warnings = build(src, "html")

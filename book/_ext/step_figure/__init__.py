@@ -1,8 +1,8 @@
 """``step-figure``: a figure of numbered frames whose content is computed by the book's code.
 
-Usage in a MyST page (the argument names a function in the folder ``code_deps_dir``)::
+Usage in a MyST page (the argument names a function of the book side, ``code_deps_package``, or of ``code_deps_dir``)::
 
-    :::{step-figure} 02_figures:f12_frames
+    :::{step-figure} chapter.mask:f12_frames
     :label: F12
     :heading: 动态图解 · F12
     :title: Mask是可见性表，不是额外语义

@@ -2,7 +2,7 @@
 
 Usage: the option ``:explore: module:function`` on a ``step-figure``. The function (in
 ``code_deps_dir``, like the frames function) returns plain JSON data: every state the panel's
-controls can reach, computed by the book's code (see ``02_figures.f12_explore_states``). The
+controls can reach, computed by the book's code (see ``chapter.mask.f12_explore_states``). The
 page ships that data inside the figure as ``<script type="application/json">``; the script
 ``step_figure_explore.js`` builds the controls and only looks states up, so the panel never
 shows a number the code did not compute.

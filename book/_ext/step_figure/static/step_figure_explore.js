@@ -1,7 +1,7 @@
 /* step_figure_explore.js: the explore panel of a step-figure (option :explore:).
  *
  * The figure carries, as JSON, every state the panel's controls can reach, computed when the
- * book was built (02_figures.f12_explore_states; its explore_state decodes the same way). This
+ * book was built (chapter.mask.f12_explore_states; its explore_state decodes the same way). This
  * script builds real <select>/<input> controls and, on each change, looks the chosen state up and
  * writes it out: tables, row sentences, the empty-row note and one short aria-live sentence.
  * It computes no number: every cell, label and sentence is a string or bit from the data.

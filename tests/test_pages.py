@@ -1,0 +1,110 @@
+"""What every mechanism page of chapter 2 must have, checked once for all six pages.
+
+Each page: its sections in order, its place in the chapter's table of contents, the complete
+teaching file shown as it is on disk, the run output equal to what the file prints, downloads that
+run where a reader puts them (an empty folder, nothing but the downloaded files, ``python -E -s``),
+no request leaving the book and no serious axe violation. What is particular to a page (its
+numbers, sentences and figure) is tested in ``tests/test_page_<page>.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, heading_text, section_of, soup_of
+
+# The chapter's mechanism pages in reading order, with the teaching file each shows in full.
+PAGES = [
+    ("mask", "02_attention.py"),
+    ("scaling", "02_scaling.py"),
+    ("multihead", "02_multihead.py"),
+    ("rope", "02_rope.py"),
+    ("backprop", "02_backprop.py"),
+    ("costs", "02_costs.py"),
+]
+NAMES = [page for page, _ in PAGES]
+
+
+def _article(book_html: Path, page: str):
+    return article_of(book_html, f"ch02/{page}.html")
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", NAMES)
+def test_the_sections_are_the_mechanism_sections_in_order(book_html, page):
+    article = _article(book_html, page)
+    assert [heading_text(h) for h in article.find_all("h2")] == MECHANISM_SECTIONS
+
+
+@pytest.mark.build
+def test_the_chapter_contents_list_the_pages_in_reading_order(book_html):
+    chapter = soup_of(book_html, "ch02/index.html")
+    toc = [a["href"] for a in chapter.select(".toctree-wrapper a") if not a["href"].startswith("#")]
+    assert [href for href in toc if href.removesuffix(".html") in NAMES] == [f"{p}.html" for p in NAMES]
+    for before, after in zip(NAMES, NAMES[1:]):
+        assert soup_of(book_html, f"ch02/{before}.html").select_one("a.right-next")["href"] == f"{after}.html"
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page, teaching", PAGES)
+def test_the_whole_teaching_file_is_shown_as_it_is(book_html, page, teaching):
+    pre = section_of(_article(book_html, page), "完整教学代码").find("pre")
+    for number in pre.select("span.linenos"):  # the listing's line numbers are not code
+        number.decompose()
+    shown = pre.get_text()
+    assert shown.rstrip("\n") == (ROOT / "code" / teaching).read_text(encoding="utf-8").rstrip("\n")
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page, teaching", PAGES)
+def test_the_run_output_is_what_the_file_prints(book_html, page, teaching):
+    shown = section_of(_article(book_html, page), "运行结果示例").find("pre").get_text()
+    run = subprocess.run([sys.executable, str(ROOT / "code" / teaching)], capture_output=True, text=True,
+                         check=True, cwd=ROOT / "code")
+    assert json.loads(shown) == json.loads(run.stdout)
+
+
+def _downloads(book_html: Path, page: str) -> list[Path]:
+    """The files the page offers (Sphinx copies them to _downloads/<hash>/<name>)."""
+    html = book_html / "ch02" / f"{page}.html"
+    links = {a["href"] for a in _article(book_html, page).select("a.download")}
+    return sorted({(html.parent / href).resolve() for href in links}, key=lambda p: p.name)
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page, teaching", PAGES)
+def test_every_download_runs_alone_beside_the_others_it_names(book_html, page, teaching, tmp_path):
+    files = _downloads(book_html, page)
+    names = [f.name for f in files]
+    assert teaching in names and f"02_exercises_{page}.py" in names, names
+    for f in files:
+        shutil.copy(f, tmp_path / f.name)
+    for name in names:
+        imported = set(re.findall(r'import_module\("(02_\w+)"\)', (tmp_path / name).read_text(encoding="utf-8")))
+        assert {f"{m}.py" for m in imported} <= set(names), f"{page}: {name} needs {imported}, the page offers {names}"
+        # What a reader does: the folder holds nothing else, and no environment variable or user site helps.
+        run = subprocess.run([sys.executable, "-E", "-s", name], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120)
+        assert run.returncode == 0, f"{page}: {name}\n{run.stderr[-2000:]}"
+        assert isinstance(json.loads(run.stdout), dict), name
+    if "02_attention.py" in names and teaching != "02_attention.py":
+        # The page says, next to the download, that the file needs 02_attention.py beside it.
+        paragraph = next(a.find_parent("p") for a in _article(book_html, page).select("a.download")
+                         if a.get_text(strip=True) == teaching)
+        assert "02_attention.py" in paragraph.get_text(), paragraph.get_text()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", NAMES)
+def test_the_page_reads_offline_without_errors_and_passes_axe(open_page, book_html, page):
+    shown = open_page(f"ch02/{page}.html", maths=True, reduced_motion="reduce")
+    assert_offline(shown, book_html)
+    assert not shown.errors, shown.errors
+    assert_axe_clean(shown, note=page)
