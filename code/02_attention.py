@@ -33,7 +33,11 @@ def real(x: object, name: str) -> float:
         raise ValueError(f"{name} 超出浮点数的范围，收到 {x!r}") from None
 
 def as_list(values: object, name: str) -> list:
-    """有序的一串值复制成列表（生成器也只读一次）。"""
+    """有序的一串值复制成列表（生成器也只读一次）；集合、字符串、字典不算。
+
+    >>> as_list((x for x in "ab"), "xs")
+    ['a', 'b']
+    """
     if isinstance(values, _NOT_A_LIST) or not hasattr(values, "__iter__"):
         raise ValueError(f"{name} 必须是有序的列表，收到的是 {type(values).__name__}")
     try:
@@ -42,7 +46,11 @@ def as_list(values: object, name: str) -> list:
         raise ValueError(f"{name} 必须是有序的列表：{error}") from None
 
 def as_vector(x: object, name: str) -> list[float]:
-    """非空、全部有限的一行实数，复制成 float 的列表。"""
+    """非空、全部有限的一行实数，复制成 float 的列表。
+
+    >>> as_vector((1, 2.5), "q")
+    [1.0, 2.5]
+    """
     return as_matrix([as_list(x, name)], name)[0]
 
 def as_matrix(a: object, name: str) -> list[list[float]]:
@@ -83,6 +91,8 @@ def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None =
     >>> check_count(3, "heads"), check_count(0, "past", minimum=0)
     (3, 0)
     """
+    if not all(isinstance(b, int) for b in (minimum, maximum or 0)):
+        raise ValueError(f"minimum 与 maximum 必须是整数，收到 {minimum!r}、{maximum!r}")
     if not isinstance(n, int) or isinstance(n, bool) or n < minimum:
         raise ValueError(f"{name} 必须是不小于 {minimum} 的整数，收到 {n!r}")
     if maximum is not None and n > maximum:
@@ -90,7 +100,10 @@ def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None =
     return n
 
 def check(condition: bool, message: str) -> None:
-    """自检用：不用 assert，因为 ``python -O`` 会删掉 assert。"""
+    """自检用的断言：不用 assert，因为 ``python -O`` 会删掉 assert。
+
+    >>> check(1 + 1 == 2, "算术出错")
+    """
     if not condition:
         raise AssertionError(message)
 
@@ -187,7 +200,11 @@ def key_padding(valid_len: int, n_key: int) -> list[bool]:
     return [j < valid_len for j in range(n_key)]
 
 def flags(values: object, name: str, n_key: int | None = None) -> list[bool]:
-    """一串 True/False（PAD 标记、可见性表的一行），可要求长度为 ``n_key``。"""
+    """一串 True/False（PAD 标记、可见性表的一行），可要求长度为 ``n_key``。
+
+    >>> flags([True, False], "key_valid", n_key=2)
+    [True, False]
+    """
     out = as_list(values, name)
     if n_key is not None and len(out) != n_key:
         raise ValueError(f"{name} 的长度必须等于 n_key={n_key}，收到 {len(out)}")
@@ -409,9 +426,6 @@ def run_demo() -> dict:
             "缓存_past1_权重": cached_weights, "缓存_past1_输出": cached_outputs,
             "PAD_末位无效_权重": pad_weights}
 
-
-# 过渡期的旧名字（别的文件改完后删除）。
-_real, _as_list, _matrix, _check_count, _check = real, as_list, as_matrix, check_count, check
 
 if __name__ == "__main__":
     import json

@@ -35,6 +35,30 @@ MECHANISM_SECTIONS = [
 MASK_SECTIONS = MECHANISM_SECTIONS
 
 
+# Marks isolate what is slow or needs a tool: `-m "not build"` builds no book, `-m "not browser"` starts
+# no browser, `-m "not pdf"` runs no TeX. A test is marked by what its fixtures do; a browser or PDF test
+# builds the book first, so it is a build test too.
+_NEEDS = {"book_html": "build", "browser": "browser", "open_page": "browser", "pdf": "pdf", "pages": "pdf", "text": "pdf"}
+_IMPLIES = {"browser": "build", "pdf": "build"}
+
+
+def pytest_collection_modifyitems(config, items):
+    unmarked = []
+    for item in items:
+        marks = {m.name for m in item.iter_markers()}
+        params = set(getattr(item, "callspec", None).params) if hasattr(item, "callspec") else set()
+        needed = {_NEEDS[f] for f in item.fixturenames if f in _NEEDS and f not in params}
+        if "build" in needed and marks & {"browser", "pdf"}:
+            needed.discard("build")
+        missing = needed - marks
+        if missing:
+            unmarked.append(f"{item.nodeid} (needs {', '.join(sorted(missing))})")
+        for mark in marks & set(_IMPLIES):
+            item.add_marker(_IMPLIES[mark])
+    if unmarked:
+        raise pytest.UsageError("tests without the mark their fixtures need:\n  " + "\n  ".join(unmarked))
+
+
 def load_module(path: Path, name: str = "edited_module"):
     """Import a Python file by path, e.g. a teaching file that a test has just edited in a copy."""
     spec = importlib.util.spec_from_file_location(name, path)

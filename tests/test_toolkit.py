@@ -11,6 +11,8 @@ from bs4 import BeautifulSoup
 from bench import make_html, make_project
 from conftest import ROOT, flat
 
+pytestmark = pytest.mark.build  # every test here reads the session's book build
+
 GLOSSARY = ROOT / "book" / "glossary.md"
 # The terms the glossary must define (each exactly once).
 TERMS = [

@@ -1,0 +1,102 @@
+"""Every public function of every teaching file answers bad input with a ValueError, quickly.
+
+The valid calls come from each function's own ``>>>`` examples. Each call is then repeated with one
+argument at a time replaced by a bad value (None, a string, NaN, ±∞, −1, 0, True, an empty list, a
+ragged matrix, 10¹²): the function must either accept it and return, or raise ``ValueError``; any other
+exception (TypeError, IndexError, ZeroDivisionError, MemoryError…) is a crash, and a call that takes
+longer than a few seconds is a hang. The message of the ValueError is each file's own test.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import importlib
+import inspect
+import math
+import signal
+from pathlib import Path
+
+import pytest
+
+CODE = Path(__file__).resolve().parent.parent
+FILES = sorted(p.stem for p in CODE.glob("02_*.py"))
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0, 2.0], [3.0]], 10**12]
+SECONDS = 5  # a hang, not a slow call: every valid example runs in milliseconds
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Hang()
+
+
+def _calls(module) -> list[tuple[str, object, list, dict]]:
+    """(name, function, args, kwargs) of every call of a public function in its own doctest examples."""
+    found = []
+    for name, function in vars(module).items():
+        if name.startswith("_") or not inspect.isfunction(function) or function.__module__ != module.__name__:
+            continue
+        if name in {"self_test", "run_demo", "answers", "check"}:
+            continue  # no arguments to vary, or (check) raising AssertionError is its whole job
+        namespace = dict(vars(module))
+        for example in doctest.DocTestParser().get_examples(inspect.getdoc(function) or ""):
+            tree = ast.parse(example.source)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+                    try:
+                        args = [eval(compile(ast.Expression(a), "<doctest>", "eval"), namespace) for a in node.args]
+                        kwargs = {k.arg: eval(compile(ast.Expression(k.value), "<doctest>", "eval"), namespace)
+                                  for k in node.keywords if k.arg}
+                    except Exception:
+                        continue  # the call uses a name defined inside the expression (a comprehension)
+                    found.append((name, function, args, kwargs))
+            try:  # later examples may use names that this one defines
+                exec(compile(example.source, "<doctest>", "exec"), namespace)
+            except Exception:
+                pass
+    return found
+
+
+def _variants(args: list, kwargs: dict):
+    for i in range(len(args)):
+        for bad in BAD:
+            yield f"argument {i} = {bad!r}", args[:i] + [bad] + args[i + 1:], kwargs
+    for key in kwargs:
+        for bad in BAD:
+            yield f"{key} = {bad!r}", args, {**kwargs, key: bad}
+
+
+@pytest.mark.parametrize("file", FILES)
+def test_bad_input_is_a_value_error_never_a_crash_or_a_hang(file):
+    module = importlib.import_module(file)
+    calls = _calls(module)
+    crashes = []
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        for name, function, args, kwargs in calls:
+            for what, a, k in _variants(args, kwargs):
+                signal.alarm(SECONDS)
+                try:
+                    function(*a, **k)
+                except ValueError:
+                    pass
+                except Hang:
+                    crashes.append(f"{name}: {what}: no answer within {SECONDS} s")
+                except Exception as error:  # noqa: BLE001 - any other exception is the finding
+                    crashes.append(f"{name}: {what}: {type(error).__name__}: {error}"[:300])
+                finally:
+                    signal.alarm(0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert not crashes, f"{len(crashes)} crashes in {file}:\n" + "\n".join(crashes[:40])
+
+
+def test_the_fuzz_finds_the_calls_in_the_examples():
+    # The net above is only as wide as the calls it finds: every file's doctests give it some.
+    for file in FILES:
+        if file.startswith("02_exercises_"):
+            continue
+        assert len(_calls(importlib.import_module(file))) >= 5, file
