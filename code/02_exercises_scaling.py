@@ -1,19 +1,17 @@
-"""第2章“缩放与混合”一页的练习：题目的输入与答案，全部由教学代码算出。
+"""第2章“缩放与混合”一页的练习：题目的输入与参考答案，全部由教学代码算出。
 
-书页在“练习”一节调用这里的函数：题目里的数来自这里的常量，解答里的表、句子和每一步的中间值来自
-``02_attention.py`` 与 ``02_scaling.py``，所以答案不会与正文不一致。每道题的数据都是人工构造的小例子。
-
-直接运行 ``python3 code/02_exercises_scaling.py`` 会以 JSON 打印每道题的答案。
+题目里的数是这里的常量；答案的每一步由 ``02_attention.py`` 与 ``02_scaling.py`` 算出，所以与正文
+用的是同一份代码。每道题的数据都是人工构造的小例子。把这三个文件放在同一目录，运行
+``python3 02_exercises_scaling.py``：先核对答案，再以 JSON 打印每道题的答案。
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 
-from book_tools import load
-
-att = load("02_attention")
-sc = load("02_scaling")
+att = importlib.import_module("02_attention")
+sc = importlib.import_module("02_scaling")
 
 # 练习 1：一个查询行，d = 4，两个 Key。
 HAND_Q = [2.0, 0.0, 1.0, 1.0]
@@ -24,9 +22,11 @@ BUG_Q = [[1.0, 0.0, 2.0, 1.0], [0.0, 2.0, 1.0, 0.0]]
 BUG_K = [[1.0, 1.0, 0.0, 1.0], [2.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 1.0]]
 BUG_V = [[3.0], [6.0], [9.0]]
 BUG_HEADS = 4  # “按模型宽度缩放”：宽度 = 头数 × d
-BUG_SHIFT = 1000.0
+BUG_ORDER = [2, 1, 0]  # “重排”检查：把 Key 与 V 一起倒过来
 # 练习 3：写一个不会溢出的 softmax。
 CODE_SCORES = [1000.0, 1001.0, 1002.0]
+# 练习 2 的三项检查：页面表头上的名字与结果里的键。
+CHECKS = (("行之和为 1", "rows_sum_to_one"), ("重排 Key 与 V 不变", "permutation"), ("与 attention 一致", "matches"))
 
 
 def hand_row() -> dict:
@@ -43,61 +43,38 @@ def _right(q, k, v):
     return att.attention(q, k, v, causal=False)
 
 
-def _wide(q, k, v):
-    width = BUG_HEADS * len(q[0])
-    rows = [sc.scaled_by(qi, k, v, width) for qi in q]
+def _wide(q, k, v):  # 按模型宽度缩放
+    rows = [sc.scaled_by(qi, k, v, BUG_HEADS * len(q[0])) for qi in q]
     return [r["weights"] for r in rows], [r["output"] for r in rows]
 
 
-def _wrong_axis(q, k, v):
+def _wrong_axis(q, k, v):  # 沿查询做 softmax
     w = sc.softmax_over_queries(att.scaled_scores(q, k))
-    out = [[sum(wj * vj[c] for wj, vj in zip(row, v)) for c in range(len(v[0]))] for row in w]
-    return w, out
+    return w, att.matmul(w, v)
 
 
-def _close(a, b) -> bool:
-    return all(abs(x - y) < 1e-9 for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+def bug_checks() -> list[dict]:
+    """练习 2 的答案：正确实现与两种写错的实现各做 ``CHECKS`` 的三项检查。
 
+    “与 attention 一致”比较的是 ``02_attention.attention`` 的结果；重排的顺序是 ``BUG_ORDER``。
 
-# 练习 2 的三项检查：表头上的名字与结果里的键。
-CHECKS = (("行之和为 1", "rows_sum_to_one"), ("重排 Key 与 V 不变", "permutation"), ("与 attention 一致", "matches"))
-
-
-def bug_checks() -> dict:
-    """练习 2 的答案：正确实现与两种写错的实现各做三项检查（名字与页面上表头相同，见 ``CHECKS``）。
-
-    “与 attention 一致”比较的是 ``02_attention.attention`` 的结果；``sentence`` 由表里的结果生成。
-
-    >>> c = bug_checks()
-    >>> [(r["name"], r["rows_sum_to_one"], r["permutation"], r["matches"]) for r in c["rows"]]
+    >>> [(r["name"], r["rows_sum_to_one"], r["permutation"], r["matches"]) for r in bug_checks()]
     [('正确实现', True, True, True), ('按模型宽度缩放', True, True, False), ('沿查询做 softmax', False, True, False)]
     """
-    q, k, v = BUG_Q, BUG_K, BUG_V
+    q, k, v, order = BUG_Q, BUG_K, BUG_V, BUG_ORDER
     _, reference = _right(q, k, v)
-    order = list(range(len(k)))[::-1]
     rows = []
     for name, impl in (("正确实现", _right), ("按模型宽度缩放", _wide), ("沿查询做 softmax", _wrong_axis)):
         w, out = impl(q, k, v)
         _, moved = impl(q, [k[j] for j in order], [v[j] for j in order])
-        rows.append(
-            {
-                "name": name,
-                "output": out,
-                "rows_sum_to_one": all(abs(sum(r) - 1) < 1e-9 for r in w),
-                "permutation": _close(out, moved),
-                "matches": _close(out, reference),
-            }
-        )
-    caught = [
-        f"“{r['name']}”没有通过的检查：{'、'.join(f'“{n}”' for n, key in CHECKS if not r[key])}"
-        for r in rows[1:]
-        if not (r["rows_sum_to_one"] and r["permutation"] and r["matches"])
-    ]
-    missed = [r["name"] for r in rows[1:] if r["rows_sum_to_one"] and r["permutation"] and r["matches"]]
-    sentence = "；".join(caught) + "。" if caught else ""
-    if missed:
-        sentence += f"{'、'.join(f'“{n}”' for n in missed)}三项检查都通过了。"
-    return {"rows": rows, "reference": reference, "order": order, "sentence": sentence}
+        rows.append({
+            "name": name,
+            "output": out,
+            "rows_sum_to_one": all(abs(sum(r) - 1) < 1e-9 for r in w),
+            "permutation": att.max_abs_diff(out, moved) < 1e-9,
+            "matches": att.max_abs_diff(out, reference) < 1e-9,
+        })
+    return rows
 
 
 def shifted_softmax(values: list[float]) -> list[float]:
@@ -112,22 +89,36 @@ def shifted_softmax(values: list[float]) -> list[float]:
     ...
     ValueError: values 不能为空
     """
-    xs = [float(x) for x in values]
-    if not xs:
+    if isinstance(values, (list, tuple)) and not values:
         raise ValueError("values 不能为空")
+    xs = att.as_vector(values, "values")  # 有限实数，否则 ValueError（02_attention 也只用标准库）
     m = max(xs)
     exps = [math.exp(x - m) for x in xs]  # 每一项都在 (0, 1]，最大项恰为 1
     total = sum(exps)
     return [e / total for e in exps]
 
 
+def self_test() -> None:
+    """核对答案：练习 1 与 attention 一致，练习 2 的两种错误各被一项检查抓住，练习 3 不溢出。
+
+    >>> self_test()
+    """
+    _, out = att.attention([HAND_Q], HAND_K, HAND_V, causal=False)
+    att.check(att.max_abs_diff([hand_row()["output"]], out) < 1e-12, "练习 1 的输出应与 attention 一致")
+    right, *wrong = bug_checks()
+    att.check(all(right[key] for _, key in CHECKS), "正确实现应通过全部三项检查")
+    att.check(all(not all(r[key] for _, key in CHECKS) for r in wrong), "每种写错的实现都应被某项检查抓住")
+    att.check(att.max_abs_diff([shifted_softmax(CODE_SCORES)], [att.softmax(CODE_SCORES)]) < 1e-12, "练习 3 应与 softmax 一致")
+
+
 if __name__ == "__main__":
     import json
 
+    self_test()
     answers = {
         "练习1_权重": hand_row()["weights"],
         "练习1_输出": hand_row()["output"],
-        "练习2": bug_checks()["sentence"],
+        "练习2": {r["name"]: {name: r[key] for name, key in CHECKS} for r in bug_checks()},
         "练习3": shifted_softmax(CODE_SCORES),
     }
     print(json.dumps(answers, ensure_ascii=False, indent=2))

@@ -1,5 +1,7 @@
-"""The scaling page (ch02/scaling.md) as built: sections, numbers from the code, figure F13 in HTML, browser and PDF.
+"""The scaling page (ch02/scaling.md) as built: its numbers from the code, figure F13 in HTML, browser and PDF.
 
+What every page must have (sections in order, place in the contents, run output, listing, offline, axe)
+is tested once for all pages in tests/test_pages.py; this file keeps what is this page's own.
 Book tests share the session's builds (``book_html``, ``pdf``/``text``, ``browser`` in conftest.py).
 Run this file alone with ``BOOK_TEST_BUILD=_build/scaling-test-html .venv/bin/pytest tests/test_page_scaling.py``.
 """
@@ -7,27 +9,19 @@ Run this file alone with ``BOOK_TEST_BUILD=_build/scaling-test-html .venv/bin/py
 from __future__ import annotations
 
 import importlib
-import json
 import math
-import re
-import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import (
-    MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_numbered_sections, assert_offline, flat,
-    heading_text, section_of, soup_of, table_rows, use_the_figure,
-)
+from chapter import scaling as book_page
+from conftest import article_of, assert_axe_clean, flat, section_of, table_rows, use_the_figure
 
 pytestmark = pytest.mark.build
 
 att = importlib.import_module("02_attention")
 sc = importlib.import_module("02_scaling")
-SOURCE = ROOT / "book" / "ch02" / "scaling.md"
-TITLE = "缩放与混合（手算一次注意力）"
 FIGURE = "[data-step-figure='F13']"
 STATUS = f"{FIGURE} [role=status]"
 READY = f"{FIGURE}.is-ready"
@@ -44,20 +38,7 @@ def page_text(article) -> str:
     return article.get_text()
 
 
-# -- shape ----------------------------------------------------------------------------------------------
-def test_the_page_has_the_mechanism_sections_in_order(article):
-    assert heading_text(article.find("h1")) == TITLE
-    assert [heading_text(h) for h in article.find_all("h2")] == MECHANISM_SECTIONS
-
-
-def test_the_page_comes_right_after_the_mask_page(book_html):
-    chapter = soup_of(book_html, "ch02/index.html")
-    toc = [a["href"] for a in chapter.select(".toctree-wrapper a")]
-    assert toc.index("scaling.html") == toc.index("mask.html") + 1
-    mask = soup_of(book_html, "ch02/mask.html")
-    assert mask.select_one("a.right-next")["href"] == "scaling.html"
-
-
+# -- the page's own links and boxes ---------------------------------------------------------------------
 def test_the_page_links_back_to_the_mask_pages_worked_row_and_temperature_table(article):
     links = [a["href"] for a in article.find_all("a", href=True)]
     assert "mask.html#ch02-mask" in links
@@ -106,6 +87,16 @@ def test_the_overflow_limits_are_computed_from_each_formats_largest_value(articl
     assert "[inf, inf, inf]" in page_text and "[nan, nan, nan]" in page_text
 
 
+def test_the_page_shows_the_texts_the_book_side_writes(page_text):
+    sections = [book_page.inputs(), book_page.dots(), book_page.mixing(), book_page.confidence(), book_page.axis(),
+                book_page.wide(), book_page.checks(), book_page.sweep(), book_page.overflow(),
+                book_page.exercise_hand(), book_page.exercise_bugs()]
+    for values in sections:
+        for name, value in values.items():
+            if isinstance(value, str):
+                assert value in page_text, name
+
+
 def test_the_weights_output_and_mix_are_the_codes(page_text):
     s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
     _, out = att.attention(sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, causal=False)
@@ -119,35 +110,26 @@ def test_the_wrong_axis_row_sums_are_computed(page_text):
     sums = [sum(row) for row in wrong]
     assert "、".join(f"{x:.4f}" for x in sums) in page_text
     assert any(abs(x - 1) > 0.01 for x in sums)
-    assert sc.row_sum_sentence(wrong) in page_text
+    assert book_page.row_sum_sentence(wrong) in page_text
 
 
 def test_the_temperature_sentence_is_generated_from_the_sweep(page_text):
     s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
     sweep = sc.temperature_sweep(s["scaled"], sc.EXAMPLE_V, sc.TEMPERATURES)
-    assert sc.sweep_sentence(sweep, sc.EXAMPLE_V) in page_text
+    assert book_page.sweep_sentence(sweep, sc.EXAMPLE_V) in page_text
 
 
-def test_run_output_is_the_real_stdout_of_the_script(article):
-    section = section_of(article, "运行结果示例")
-    shown = section.find("pre").get_text()
-    run = subprocess.run([sys.executable, str(ROOT / "code" / "02_scaling.py")], capture_output=True, text=True, check=True)
-    assert json.loads(shown) == json.loads(run.stdout)
-
-
-def test_the_whole_teaching_code_is_shown(page_text):
-    for name in sc.__all__:
-        assert f"def {name}(" in page_text
-
-
-def test_the_download_link_is_the_teaching_file(article):
-    link = next(a for a in article.find_all("a", href=True) if a["href"].endswith("02_scaling.py"))
-    assert "_downloads" in link["href"]
+def test_the_run_section_offers_the_files_with_02_attention_beside_them(article):
+    section = section_of(article, "运行命令")
+    links = {a["href"].rsplit("/", 1)[-1]: a["href"] for a in section.find_all("a", href=True)}
+    for name in ("02_scaling.py", "02_attention.py", "02_exercises_scaling.py"):
+        assert name in links and "_downloads" in links[name], name
+    assert "同一个文件夹" in section.get_text()
 
 
 def test_the_exercises_show_the_computed_answers(page_text):
     ex = importlib.import_module("02_exercises_scaling")
-    assert ex.bug_checks()["sentence"] in page_text
+    assert book_page.bug_sentence(ex.bug_checks()) in page_text
     assert ">>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]" in page_text
     h = ex.hand_row()
     assert "(" + ", ".join(f"{x:.4f}" for x in h["output"]) + ")" in page_text
@@ -155,7 +137,7 @@ def test_the_exercises_show_the_computed_answers(page_text):
 
 # -- figure F13 in the HTML ------------------------------------------------------------------------------
 def test_f13_has_one_frame_per_step_with_its_caption_and_sentence(article):
-    frames = sc.f13_frames()
+    frames = book_page.f13_frames()
     figure = article.select_one(FIGURE)
     captions = [c.get_text(strip=True) for c in figure.select(".step-figure-caption")]
     assert captions == [f"{k} / {len(frames)} · {f['condition']}" for k, f in enumerate(frames, 1)]
@@ -167,7 +149,7 @@ def test_f13_marks_the_cells_each_step_computes(article):
     # The HTML carries the frames function's marks: in frames 1-5 the new row of the score table,
     # in frame 6 the products weight × V row, in frame 7 the output row.
     figure = article.select_one(FIGURE)
-    for frame, data in zip(figure.select(".step-figure-frame"), sc.f13_frames()):
+    for frame, data in zip(figure.select(".step-figure-frame"), book_page.f13_frames()):
         tables = frame.find_all("table")
         assert len(tables) == len(data["tables"])
         for table, expected in zip(tables, data["tables"]):
@@ -188,7 +170,7 @@ def _status(page) -> str:
 @pytest.mark.browser
 def test_f13_steps_with_the_keys_and_announces_each_step(open_page):
     page = open_page(PAGE, ready=READY)
-    n = len(sc.f13_frames())
+    n = len(book_page.f13_frames())
     assert _status(page) == f"第1步，共{n}步"
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     for k in range(2, n + 1):
@@ -205,52 +187,28 @@ def test_f13_steps_with_the_keys_and_announces_each_step(open_page):
 
 
 @pytest.mark.browser
-def test_f13_has_no_console_error_and_no_request_leaves_the_book(open_page, book_html):
-    page = open_page(PAGE, ready=READY)
-    use_the_figure(page, FIGURE)
-    assert page.errors == []
-    assert_offline(page, book_html)
+def test_f13_has_no_console_error_when_used(open_page):
+    browser_page = open_page(PAGE, ready=READY)
+    use_the_figure(browser_page, FIGURE)
+    assert browser_page.errors == []
 
 
-def _fullest_frame(page) -> None:
-    page.locator(f"{FIGURE} .step-figure-stage").focus()
-    page.keyboard.press("End")  # the fullest frame
-    page.wait_for_timeout(500)  # let the frame's fade-in end
-
-
-# F13 has its own figure CSS, so it is checked in both themes: in light by the page-wide run (which
-# includes F13 on the same frame), in dark on its own.
+# F13 has its own figure CSS, so its fullest frame is checked in both themes. Reduced motion: the frame
+# is shown at once, with no fade-in, so axe never measures colours in the middle of a transition.
 @pytest.mark.browser
-def test_f13_and_the_page_have_no_serious_accessibility_violations_in_light(open_page):
-    page = open_page(PAGE, ready=READY, theme="light")
-    _fullest_frame(page)
-    assert_axe_clean(page)
-
-
-@pytest.mark.browser
-def test_f13_has_no_serious_accessibility_violations_in_dark(open_page):
-    page = open_page(PAGE, ready=READY, theme="dark")
-    _fullest_frame(page)
-    assert_axe_clean(page, FIGURE)
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_f13s_fullest_frame_has_no_serious_accessibility_violations(open_page, theme):
+    browser_page = open_page(PAGE, ready=READY, theme=theme, reduced_motion="reduce")
+    browser_page.locator(f"{FIGURE} .step-figure-stage").focus()
+    browser_page.keyboard.press("End")
+    browser_page.wait_for_selector(f"{FIGURE} .step-figure-frame.is-current[data-step='{len(book_page.f13_frames())}']")
+    assert_axe_clean(browser_page, FIGURE, note=theme)
 
 
 # -- the PDF ---------------------------------------------------------------------------------------------
-def _headings(level: int) -> list[str]:
-    marks = "#" * level
-    return re.findall(rf"^{marks} (.+)$", SOURCE.read_text(encoding="utf-8"), flags=re.M)
-
-
-@pytest.mark.pdf
-def test_the_pdf_carries_the_page_with_its_sections_numbered_in_order(text):
-    assert _headings(2) == MECHANISM_SECTIONS
-    number = assert_numbered_sections(text, TITLE)
-    mask = re.search(rf"2\.(\d+){re.escape(flat('Mask是可见性表，不是额外语义'))}", text)
-    assert number == int(mask.group(1)) + 1
-
-
 @pytest.mark.pdf
 def test_the_pdf_carries_f13s_frames_in_order(text):
-    frames = sc.f13_frames()
+    frames = book_page.f13_frames()
     where = [text.find(flat(f"{k} / {len(frames)} · {f['condition']}")) for k, f in enumerate(frames, 1)]
     assert -1 not in where, where
     assert where == sorted(where)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -37,27 +38,19 @@ def test_the_bug_table_is_what_numpy_computes():
     right = softmax(q @ k.T / np.sqrt(d), 1) @ v
     wide = softmax(q @ k.T / np.sqrt(ex.BUG_HEADS * d), 1) @ v
     axis = softmax(q @ k.T / np.sqrt(d), 0) @ v
-    rows = {r["name"]: r for r in ex.bug_checks()["rows"]}
+    rows = {r["name"]: r for r in ex.bug_checks()}
     assert np.allclose(rows["正确实现"]["output"], right)
     assert np.allclose(rows["按模型宽度缩放"]["output"], wide)
     assert np.allclose(rows["沿查询做 softmax"]["output"], axis)
     # Each wrong implementation is caught by at least one check; the right one passes all three.
-    checks = ("rows_sum_to_one", "permutation", "matches")
+    checks = [key for _, key in ex.CHECKS]
+    assert checks == ["rows_sum_to_one", "permutation", "matches"]
     assert all(rows["正确实现"][c] for c in checks)
     assert not all(rows["按模型宽度缩放"][c] for c in checks)
     assert not all(rows["沿查询做 softmax"][c] for c in checks)
-
-
-def test_the_bug_sentence_names_exactly_the_failed_checks():
-    c = ex.bug_checks()
-    words = {"rows_sum_to_one": "行之和为 1", "permutation": "重排 Key 与 V 不变", "matches": "与 attention 一致"}
-    assert [(w, key) for key, w in words.items()] == list(ex.CHECKS)  # the names the page's table shows
-    for r in c["rows"][1:]:
-        failed = [f"“{w}”" for key, w in words.items() if not r[key]]
-        assert failed  # each wrong implementation fails some check
-        assert f"“{r['name']}”没有通过的检查：{'、'.join(failed)}" in c["sentence"]
-        passed = [w for key, w in words.items() if r[key]]
-        assert all(f"“{w}”" not in c["sentence"].split(f"“{r['name']}”")[1].split("；")[0] for w in passed)
+    # The checks themselves, recomputed: rows of the wrong-axis weights do not sum to one.
+    assert not np.allclose(softmax(q @ k.T / np.sqrt(d), 0).sum(axis=1), 1)
+    assert sorted(ex.BUG_ORDER) == list(range(len(ex.BUG_K))) and ex.BUG_ORDER != sorted(ex.BUG_ORDER)
 
 
 @settings(max_examples=25, deadline=None)
@@ -68,12 +61,22 @@ def test_shifted_softmax_never_overflows_and_equals_numpy(xs):
     assert np.isclose(sum(p), 1.0) and np.allclose(p, softmax(a, 0), atol=1e-12)
 
 
-def test_bad_input():
-    with pytest.raises(ValueError, match="values 不能为空"):
-        ex.shifted_softmax([])
+@pytest.mark.parametrize("bad", [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], 10**12,
+                                 [math.nan, 1.0], [None], ["1"], [True, 1.0]])
+def test_bad_input_gets_a_value_error_that_names_values(bad):
+    with pytest.raises(ValueError, match="values"):
+        ex.shifted_softmax(bad)
+
+
+def test_self_test_fails_when_the_reference_solution_is_wrong(monkeypatch):
+    monkeypatch.setattr(ex, "shifted_softmax", lambda xs: [1 / len(xs)] * len(xs))
+    with pytest.raises(AssertionError, match="练习 3"):
+        ex.self_test()
 
 
 def test_running_the_file_prints_the_answers():
     run = subprocess.run([sys.executable, str(Path(ex.__file__))], capture_output=True, text=True, check=True)
     answers = json.loads(run.stdout)
-    assert answers["练习2"] == ex.bug_checks()["sentence"]
+    assert answers["练习2"] == {r["name"]: {name: r[key] for name, key in ex.CHECKS} for r in ex.bug_checks()}
+    assert np.allclose(answers["练习3"], softmax(np.asarray(ex.CODE_SCORES), 0))
+    assert run.stderr == ""

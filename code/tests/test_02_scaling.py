@@ -15,7 +15,6 @@ import json
 import math
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -180,22 +179,6 @@ def test_softmax_over_queries_is_numpys_softmax_over_axis_0(problem):
     assert np.allclose(sc.softmax_over_queries(s.tolist()), e / e.sum(axis=0, keepdims=True), atol=1e-12)
 
 
-@settings(max_examples=12, deadline=None)
-@given(problems())
-def test_the_row_sum_sentence_reads_its_table(problem):
-    q, k, _ = problem
-    wrong = sc.softmax_over_queries(att.scaled_scores(q, k))
-    sentence = sc.row_sum_sentence(wrong)
-    for i, row in enumerate(wrong):
-        total = f"{sum(row):.4f}"
-        clause = next(c for c in sentence.rstrip("。").split("；") if f"查询 {i}、" in c or f"查询 {i} " in c)
-        assert f"合计为 {total}" in clause
-        x = float(total)
-        expected = "恰为 1" if abs(x - 1) < 5e-5 else ("超过 1" if x > 1 else "不到 1")
-        assert clause.endswith(expected)
-    assert sentence.count("查询 ") == len(q)
-
-
 def test_scaling_by_the_model_width_fails_the_numpy_check():
     q, k, v = sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V
     width = sc.N_HEADS * len(q[0])
@@ -295,103 +278,12 @@ def test_temperature_moves_the_output_from_the_top_value_row_to_the_mean():
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.data())
-def test_the_temperature_sentence_states_the_sweeps_own_numbers(data):
-    n = data.draw(st.integers(2, 4))
-    scores = data.draw(st.lists(finite, min_size=n, max_size=n))
-    v = data.draw(matrix(n, 2, small_int))
-    ts = data.draw(st.lists(st.floats(0.1, 20), min_size=2, max_size=5, unique=True))
-    rows = sc.temperature_sweep(scores, v, ts)
-    sentence = sc.sweep_sentence(rows, v)
-    cold, hot = min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])
-    top = int(np.argmax(cold["weights"]))
-    mean = np.mean(v, axis=0)
-    assert f"T 从 {min(ts):g} 增到 {max(ts):g}" in sentence
-    assert f"最大权重从 {max(cold['weights']):.4f} 降到 {max(hot['weights']):.4f}" in sentence
-    assert max(hot["weights"]) <= max(cold["weights"]) + 1e-12  # "降到" is true: the peak never grows with T
-    assert f"Key {top} 的 V 行" in sentence
-    far = [math.dist(r["output"], v[top]) for r in (cold, hot)]
-    assert f"相距从 {far[0]:.4f} 变成 {far[1]:.4f}" in sentence
-    near = [float(np.linalg.norm(np.asarray(r["output"]) - mean)) for r in (cold, hot)]
-    assert f"相距从 {near[0]:.4f} 变成 {near[1]:.4f}" in sentence
-
-
-@settings(max_examples=12, deadline=None)
 @given(st.lists(st.floats(0, 10), min_size=1, max_size=5), st.data())
 def test_mix_is_numpys_weighted_sum(raw, data):
     total = sum(raw)
     w = [x / total for x in raw] if total > 0 else [1 / len(raw)] * len(raw)
     v = data.draw(matrix(len(w), 2))
     assert np.allclose(sc.mix(w, v), np.asarray(w) @ np.asarray(v), atol=1e-9)
-
-
-# -- F13: every sentence from its frame's numbers, on other inputs too -----------------------------------
-def cells(frame, row, table=0):
-    return [c["text"] for c in frame["tables"][table]["rows"][row]]
-
-
-def marks(frame, table):
-    return [[c["highlight"] for c in row] for row in frame["tables"][table]["rows"]]
-
-
-def check_frames(frames, q, k, v):
-    s = sc.visible_steps(q, k, v)
-    n_key = len(k)
-    assert len(frames) == 7
-    for n, frame in enumerate(frames[:5]):  # one more row of the score table per step, the new one marked
-        assert len(frame["tables"]) == 1
-        width = n_key + 2
-        assert marks(frame, 0) == [[False] * width] * n + [[True] * width]
-    for n, frame in enumerate(frames[5:], start=5):  # the score table stops at the weights; the mix table goes on
-        assert len(frame["tables"]) == 2
-        assert not any(any(row) for row in marks(frame, 0)) and len(marks(frame, 0)) == 5
-    assert marks(frames[5], 1) == [[False, False, False, True]] * n_key
-    assert marks(frames[6], 1) == [[False] * 4] * n_key + [[True] * 4]
-    # The numbers a sentence states are the ones its row shows.
-    for j, (kj, x) in enumerate(zip(k, s["dots"])):
-        assert f"q·k_{j} = " in frames[0]["explanation"]
-        assert cells(frames[0], 0)[1 + j] == sc._short(x)
-    top = [j for j, x in enumerate(s["dots"]) if x == max(s["dots"])]
-    if min(s["dots"]) < max(s["dots"]):
-        best = "、".join(f"Key {j}" for j in top)
-        assert f"{best} 的分数 {cells(frames[0], 0)[1 + top[0]]} 最大" in frames[0]["explanation"]
-    else:
-        assert "各分数都相等" in frames[0]["explanation"]
-    for text in cells(frames[3], 3)[1:-1]:
-        assert f"= {text}" in frames[3]["explanation"]
-    assert cells(frames[3], 3)[-1].split("= ")[1] in frames[3]["explanation"]
-    w = s["weights"]
-    heavy = [j for j in range(n_key) if w[j] == max(w)]
-    if min(w) < max(w):
-        who = "、".join(f"Key {j}" for j in heavy)
-        assert f"{who} 分到最多（{cells(frames[4], 4)[1 + heavy[0]]}）" in frames[4]["explanation"]
-    else:
-        assert f"权重都是 {cells(frames[4], 4)[1]}" in frames[4]["explanation"]
-    for j in range(n_key):
-        weight, row, contribution = cells(frames[5], j, table=1)[1:]
-        assert f"Key {j}：{weight} × {row} = {contribution}" in frames[5]["explanation"]
-    out = cells(frames[6], n_key, table=1)[-1]
-    assert f"输出是 {out}" in frames[6]["explanation"]
-    assert "不对" not in frames[6]["explanation"]
-    assert frames[6]["explanation"].count("介于") == len(v[0])
-
-
-def test_f13_frames_on_the_pages_example():
-    check_frames(sc.f13_frames(), sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
-
-
-@settings(max_examples=12, deadline=None)
-@given(problems(cells=small_int))
-def test_f13_frames_on_other_inputs(problem):
-    q, k, v = problem
-    check_frames(sc.f13_frames(q[0], k, v), q[0], k, v)
-
-
-def test_f13_sentence_flags_an_output_outside_the_values():
-    s = dict(sc.visible_steps([1.0], [[1.0], [0.0]], [[0.0], [1.0]]))
-    s["output"] = [5.0]  # a wrong mix
-    s["query"], s["pairs"] = [1.0], [[(1.0, 1.0)], [(1.0, 0.0)]]
-    assert "不对" in sc._f13_explanations(s, [[0.0], [1.0]])[-1]
 
 
 # -- bad input ---------------------------------------------------------------------------------------
@@ -403,32 +295,89 @@ def test_f13_sentence_flags_an_output_outside_the_values():
         (lambda: sc.visible_steps("12", [[1.0, 0.0]], [[1.0]]), "query 必须是有序的列表"),
         (lambda: sc.visible_steps([1.0], [[1.0, 0.0]], [[1.0]]), "列数"),
         (lambda: sc.visible_steps([1.0], [[math.inf]], [[1.0]]), r"keys\[0\]\[0\]"),
-        (lambda: sc.visible_steps([1.0], [[1.0]], [[1.0], [2.0]]), "长度必须相同"),
+        (lambda: sc.visible_steps([1.0], [[1.0]], [[1.0], [2.0]]), "行数（Key 的个数）必须相同"),
         (lambda: sc.visible_steps([1e200], [[1e200]], [[1.0]]), "超出浮点数的范围"),
         (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0]], 2.0), "dim"),
         (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0]], True), "dim"),
-        (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0], [2.0]], 4), "长度必须相同"),
+        (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0], [2.0]], 4), "行数（Key 的个数）必须相同"),
         (lambda: sc.mix([1.0], [[1.0], [2.0]]), "weights 的长度"),
         (lambda: sc.mix([1.5, -0.5], [[1.0], [2.0]]), r"weights\[1\].*不可为负"),
         (lambda: sc.mix([0.5, 0.4], [[1.0], [2.0]]), "weights 之和必须为 1"),
         (lambda: sc.mix([1.0], []), "values 不能为空"),
         (lambda: sc.softmax_over_queries([[1.0], [1.0, 2.0]]), "scores 不是矩形矩阵"),
-        (lambda: sc.naive_softmax([]), "values 不能为空"),
-        (lambda: sc.naive_softmax([1.0, "2"]), r"values\[1\] 必须是实数"),
+        (lambda: sc.naive_softmax([]), "values.*不能为空"),
+        (lambda: sc.naive_softmax([1.0, "2"]), r"values\[0\]\[1\] 必须是实数"),
         (lambda: sc.exp_limit(math.inf), "largest 必须是大于 1 的有限数"),
         (lambda: sc.exp_limit(-3.0), "largest"),
         (lambda: sc.exp_limit("big"), "largest 必须是实数"),
         (lambda: sc.measure_scaling(2.5), "d 必须是不小于 1 的整数"),
         (lambda: sc.measure_scaling(4, trials=1), "trials"),
         (lambda: sc.measure_scaling(4, n_keys=1), "n_keys"),
+        (lambda: sc.measure_scaling(4, seed=None), "seed"),
+        (lambda: sc.measure_scaling(4096, trials=10**4), "不能超过 10000000"),
         (lambda: sc.temperature_sweep([0.5], [[1.0]], [0.0]), "temperature"),
         (lambda: sc.temperature_sweep([0.5], [[1.0]], "1"), "temperatures 必须是有序的列表"),
-        (lambda: sc.f13_frames([1.0, 2.0], [[1.0]], [[1.0]]), "列数"),
+        (lambda: sc.temperature_sweep([0.5, 1.0], [[1.0]], [1.0]), "scores 的长度"),
     ],
 )
 def test_bad_input_gets_a_value_error_that_names_it(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+# Every public function, called as its doctest calls it, then with one argument (or the first entry of a
+# list argument) replaced by a bad value: a ValueError or an answer, never another exception, never a hang.
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], 10**12]
+VALID = {
+    "visible_steps": ([1.0, 2.0, 0.0, 1.0], sc.EXAMPLE_K, sc.EXAMPLE_V),
+    "scaled_by": ([1.0, 2.0, 0.0, 1.0], sc.EXAMPLE_K, sc.EXAMPLE_V, 16),
+    "mix": ([0.25, 0.75], [[0.0, 8.0], [4.0, 0.0]]),
+    "softmax_over_queries": ([[0.0, 0.0], [0.0, 2.0]],),
+    "naive_softmax": ([0.0, 1.0, 2.0],),
+    "exp_limit": (65504.0,),
+    "measure_scaling": (4, 3, 2, 1),  # d, trials, n_keys, seed (keywords after d)
+    "temperature_sweep": ([0.5, 2.5, 2.0], sc.EXAMPLE_V, [0.5, 4.0]),
+}
+
+
+NAMES = {  # the argument a message must name (the query of visible_steps is checked as query, …)
+    "visible_steps": ("query", "keys", "values"),
+    "scaled_by": ("query", "keys", "values", "dim"),
+    "mix": ("weights", "values"),
+    "softmax_over_queries": ("scores",),
+    "naive_softmax": ("values",),
+    "exp_limit": ("largest",),
+    "measure_scaling": ("d", "trials", "n_keys", "seed"),
+    "temperature_sweep": ("scores", "values", "temperature"),
+}
+
+
+def call(name, args):
+    if name == "measure_scaling":
+        d, trials, n_keys, seed = args
+        return sc.measure_scaling(d, trials=trials, n_keys=n_keys, seed=seed)
+    return getattr(sc, name)(*args)
+
+
+def test_the_fuzz_covers_every_public_function():
+    assert set(VALID) == set(sc.__all__) - {"self_test", "run_demo"}
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_bad_input_gets_a_value_error_or_an_answer_never_another_exception(name):
+    call(name, VALID[name])  # the valid call works
+    for position, good in enumerate(VALID[name]):
+        for bad in BAD:
+            variants = [bad]
+            if isinstance(good, list) and good:
+                variants.append([bad] + good[1:])
+            for value in variants:
+                args = list(VALID[name])
+                args[position] = value
+                try:
+                    call(name, args)
+                except ValueError as error:
+                    assert NAMES[name][position] in str(error), (name, position, value, error)
 
 
 # -- the command ---------------------------------------------------------------------------------------
@@ -441,11 +390,8 @@ def test_running_the_file_self_tests_and_prints_the_demo_as_json():
     assert result.stderr == ""
 
 
-def test_run_demo_is_fast_and_deterministic():
-    start = time.perf_counter()
-    first = sc.run_demo()
-    assert time.perf_counter() - start < 0.2
-    assert sc.run_demo() == first
+def test_run_demo_is_deterministic():
+    assert sc.run_demo() == sc.run_demo()
 
 
 def test_self_test_fails_when_the_max_is_not_subtracted(monkeypatch):

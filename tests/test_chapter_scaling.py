@@ -1,0 +1,333 @@
+"""Tests of book/chapter/scaling.py: every sentence, table and frame of the scaling page states its own numbers.
+
+Each sentence is checked on other inputs than the page's (hypothesis), against the numbers of the table
+or frame it stands beside; the printed numbers use chapter.fmt's one minus sign. No build: fast unit tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chapter import fmt
+from chapter import scaling as page
+
+att = importlib.import_module("02_attention")
+sc = importlib.import_module("02_scaling")
+ex = importlib.import_module("02_exercises_scaling")
+
+finite = st.floats(min_value=-20, max_value=20, allow_nan=False, allow_infinity=False)
+small_int = st.integers(-3, 3).map(float)
+
+
+def matrix(rows: int, cols: int, cells=finite):
+    return st.lists(st.lists(cells, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
+
+
+@st.composite
+def problems(draw, cells=small_int):
+    """Random Q, K, V without a mask (every query reads every key), small integers as on the page."""
+    d = draw(st.integers(1, 5))
+    d_v = draw(st.integers(1, 3))
+    n_query = draw(st.integers(1, 4))
+    n_key = draw(st.integers(1, 4))
+    return draw(matrix(n_query, d, cells)), draw(matrix(n_key, d, cells)), draw(matrix(n_key, d_v, cells))
+
+
+def texts(values: dict):
+    """Every text a section glues, table cells included."""
+    for value in values.values():
+        if isinstance(value, tuple):
+            header, rows = value
+            yield from header
+            for row in rows:
+                yield from row
+        else:
+            yield value
+
+
+# -- the kinds of number this page adds to chapter.fmt -----------------------------------------------------
+def test_a_difference_has_one_digit_and_the_printed_minus():
+    assert page.difference(4.440892098500626e-16) == "4.4e−16"
+    assert page.difference(3.0) == "3.0e+00"
+    assert fmt.printed(page.difference(0.36).replace("e−", "e-")) == pytest.approx(0.36)
+
+
+def test_the_largest_values_are_numpys_to_six_digits():
+    assert [page.largest_value(float(np.finfo(t).max)) for t in ("float16", "float32")] == ["65504", "3.40282e+38"]
+
+
+def test_every_printed_number_of_the_page_uses_the_one_minus_sign():
+    sections = [page.inputs(), page.dots(), page.temperature_equivalence(), page.mixing(), page.confidence(),
+                page.axis(), page.wide(), page.checks(), page.sweep(), page.exercise_hand(), page.exercise_bugs()]
+    for values in sections:
+        for text in texts(values):
+            assert not re.search(r"-\d", text), text
+
+
+# -- the dot products and the mix -------------------------------------------------------------------------
+@settings(max_examples=15, deadline=None)
+@given(problems(), st.data())
+def test_the_dot_table_writes_each_score_as_its_sum_of_products(problem, data):
+    q, k, v = problem
+    row = data.draw(st.integers(0, len(q) - 1))
+    d = page.dots(q, k, v, row)
+    header, rows = d["tbl_dot"]
+    for j, (kj, cells) in enumerate(zip(k, rows)):
+        score = sum(a * b for a, b in zip(q[row], kj))
+        assert cells[0] == f"Key {j}" and fmt.printed(cells[3]) == score
+        assert cells[2].count("×") == len(kj)
+    scores = [fmt.printed(r[3]) for r in rows]
+    assert fmt.printed(d["dot_best_score"]) == max(scores) and fmt.printed(d["dot_worst_score"]) == min(scores)
+    _, every = d["tbl_dot_all"]
+    assert [[fmt.printed(x) for x in r[1:]] for r in every] == (np.asarray(q) @ np.asarray(k).T).tolist()
+
+
+@settings(max_examples=15, deadline=None)
+@given(problems())
+def test_the_written_out_mix_ends_at_the_output_and_states_each_columns_range(problem):
+    q, k, v = problem
+    m = page.mixing(q, k, v, 0)
+    s = sc.visible_steps(q[0], k, v)
+    assert m["mix_formula"].endswith(m["mix_out"]) and m["mix_out"] == fmt.vector(s["output"], fmt.fmt)
+    assert m["mix_weights"] == "、".join(fmt.fmt(w) for w in s["weights"])
+    for c, col in enumerate(zip(*v)):
+        assert f"第 {c} 个分量在 {fmt.short(min(col))} 与 {fmt.short(max(col))} 之间" in m["mix_ranges"]
+    # "=" only where the printed numbers give the printed result, "≈" where rounding them moved a digit.
+    terms, parts, out = re.split(" [=≈] ", m["mix_formula"])
+    first, second = re.findall(" ([=≈]) ", m["mix_formula"])
+    weights = [fmt.printed(t.split(" × ")[0]) for t in terms.split(" + ")]
+    printed = [[fmt.printed(x) for x in vec.split(", ")] for vec in re.findall(r"\(([^)]*)\)", parts)]
+    by_hand = [[w * x for x in row] for w, row in zip(weights, v)]
+    assert (first == "=") == all(fmt.fmt(a) == fmt.fmt(b) for ra, rb in zip(by_hand, printed) for a, b in zip(ra, rb))
+    summed = [sum(col) for col in zip(*printed)]
+    assert (second == "=") == (fmt.vector(summed, fmt.fmt) == out)
+
+
+# -- the wrong axis, the wrong d, the checks ----------------------------------------------------------------
+@settings(max_examples=15, deadline=None)
+@given(problems(cells=finite))
+def test_the_row_sum_sentence_reads_its_table(problem):
+    q, k, v = problem
+    values = page.axis(q, k, v)
+    wrong = sc.softmax_over_queries(att.scaled_scores(q, k))
+    _, table = values["tbl_axis_wrong"]
+    sentence = values["axis_wrong_sentence"]
+    assert sentence == page.row_sum_sentence(wrong)
+    for i, row in enumerate(table[:-1]):
+        total = row[-1]
+        clause = next(c for c in sentence.rstrip("。").split("；") if f"查询 {i}、" in c or f"查询 {i} " in c)
+        assert f"合计为 {total}" in clause
+        x = fmt.printed(total)
+        assert clause.endswith("恰为 1" if x == 1 else ("超过 1" if x > 1 else "不到 1"))
+    assert sentence.count("查询 ") == len(q)
+    assert values["axis_wrong_sums"] == "、".join(row[-1] for row in table[:-1])
+
+
+def test_the_row_sum_sentence_says_exactly_one_when_the_printed_total_is_one():
+    assert page.row_sum_sentence([[0.5, 0.5], [0.25, 0.25]]) == "查询 0 的合计为 1.0000，恰为 1；查询 1 的合计为 0.5000，不到 1。"
+
+
+@pytest.mark.parametrize("bad", [None, "x", [], [[1.0], [1.0, 2.0]], [[math.nan]]])
+def test_the_row_sum_sentence_names_bad_weights(bad):
+    with pytest.raises(ValueError, match="weights"):
+        page.row_sum_sentence(bad)
+
+
+def test_the_wide_table_is_scaled_by_the_width_and_the_ratio_is_its_square_root():
+    values = page.wide(heads=9)
+    _, rows = values["tbl_wide"]
+    assert values["wide_width"] == "36" and values["wide_ratio"] == "3"
+    assert rows[1][1] == "6" and rows[1][0] == "按模型宽度 36（错误）"
+    assert values["wide_peak_wrong"] == fmt.fmt(max(sc.scaled_by(sc.EXAMPLE_Q[0], sc.EXAMPLE_K, sc.EXAMPLE_V, 36)["weights"]))
+
+
+def test_the_checks_table_catches_each_mistake_on_other_inputs():
+    q = [[1.0, 0.0, 2.0], [0.0, 3.0, 1.0]]
+    k = [[1.0, 1.0, 0.0], [2.0, 0.0, 1.0], [0.0, 1.0, 3.0]]
+    v = [[1.0], [5.0], [9.0]]
+    _, rows = page.checks(q, k, v, row=1, shift=1000, order=(1, 2, 0))["tbl_checks"]
+    right = [fmt.printed(r[1].split("差 ")[1].replace("e−", "e-")) for r in rows if r[1] != "" and "差" in r[1]]
+    assert all(x < 1e-9 for x in right)
+    assert rows[1][3] == "ValueError：exp 溢出"
+    wrong = [fmt.printed(r[3].split("差 ")[1].replace("e−", "e-")) for r in rows if "差" in r[3]]
+    assert all(x > 1e-3 for x in wrong)
+
+
+# -- the temperature sentence --------------------------------------------------------------------------------
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_the_temperature_sentence_states_the_sweeps_own_numbers(data):
+    n = data.draw(st.integers(2, 4))
+    scores = data.draw(st.lists(finite, min_size=n, max_size=n))
+    v = data.draw(matrix(n, 2, small_int))
+    ts = data.draw(st.lists(st.floats(0.1, 20), min_size=2, max_size=5, unique=True))
+    rows = sc.temperature_sweep(scores, v, ts)
+    sentence = page.sweep_sentence(rows, v)
+    cold, hot = min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])
+    top = int(np.argmax(cold["weights"]))
+    mean = np.mean(v, axis=0)
+    assert f"T 从 {fmt.short(min(ts))} 增到 {fmt.short(max(ts))}" in sentence
+    assert f"最大权重从 {fmt.fmt(max(cold['weights']))} 降到 {fmt.fmt(max(hot['weights']))}" in sentence
+    assert max(hot["weights"]) <= max(cold["weights"]) + 1e-12  # "降到" is true: the peak never grows with T
+    assert f"Key {top} 的 V 行 {fmt.vector(v[top])}" in sentence
+    far = [math.dist(r["output"], v[top]) for r in (cold, hot)]
+    assert f"相距从 {fmt.fmt(far[0])} 变成 {fmt.fmt(far[1])}" in sentence
+    near = [float(np.linalg.norm(np.asarray(r["output"]) - mean)) for r in (cold, hot)]
+    assert f"相距从 {fmt.fmt(near[0])} 变成 {fmt.fmt(near[1])}" in sentence
+
+
+def test_the_sweep_table_and_sentence_come_from_the_same_rows():
+    values = page.sweep(temperatures=[0.5, 8.0])
+    _, rows = values["tbl_sweep"]
+    assert [r[0] for r in rows] == ["0.5", "8"]
+    assert f"最大权重从 {rows[0][2]} 降到 {rows[1][2]}" in values["sweep_sentence"]
+
+
+def test_the_sweep_sentence_needs_two_temperatures():
+    rows = sc.temperature_sweep([0.5, 1.0], [[1.0], [2.0]], [1.0])
+    with pytest.raises(ValueError, match="rows"):
+        page.sweep_sentence(rows, [[1.0], [2.0]])
+
+
+# -- the overflow section and the measurement --------------------------------------------------------------
+def test_the_overflow_section_on_another_row():
+    values = page.overflow([800.0, 799.0])
+    assert values["big_max"] == "800" and values["np_exp"] == "[inf, inf]" and values["np_naive"] == "[nan, nan]"
+    assert values["naive_error"].startswith("values[0] = 800：exp 溢出")
+    assert values["stable_big"] == page.python_list(att.softmax([800.0, 799.0]), cell=fmt.fmt)
+    with pytest.raises(ValueError, match="scores"):
+        page.overflow([1.0, 2.0])  # nothing overflows: the section has nothing to show
+
+
+def test_the_measurement_tables_on_other_settings():
+    values = page.measurement(dims=[3, 5], trials=20, n_keys=4, seed=1)
+    _, variance = values["tbl_variance"]
+    m = sc.measure_scaling(5, trials=20, n_keys=4, seed=1)
+    assert variance[-1] == ["5", fmt.fmt(m["var_raw"]), fmt.fmt(m["var_scaled"])]
+    assert values["meas_big_w_raw"] == fmt.fmt(m["max_weight_raw"]) and values["meas_uniform"] == "0.2500"
+
+
+# -- figure F13: every sentence from its frame's numbers, on other inputs too --------------------------------
+def cells(frame, row, table=0):
+    return [c["text"] for c in frame["tables"][table]["rows"][row]]
+
+
+def marks(frame, table):
+    return [[c["highlight"] for c in row] for row in frame["tables"][table]["rows"]]
+
+
+def check_frames(frames, q, k, v):
+    s = sc.visible_steps(q, k, v)
+    n_key = len(k)
+    assert len(frames) == 7
+    for n, frame in enumerate(frames[:5]):  # one more row of the score table per step, the new one marked
+        assert len(frame["tables"]) == 1
+        assert marks(frame, 0) == [[False] * (n_key + 2)] * n + [[True] * (n_key + 2)]
+    for frame in frames[5:]:  # the score table stops at the weights; the mix table goes on
+        assert len(frame["tables"]) == 2
+        assert not any(any(row) for row in marks(frame, 0)) and len(marks(frame, 0)) == 5
+    assert marks(frames[5], 1) == [[False, False, False, True]] * n_key
+    assert marks(frames[6], 1) == [[False] * 4] * n_key + [[True] * 4]
+    # The numbers a sentence states are the ones its row shows.
+    for j, x in enumerate(s["dots"]):
+        assert f"q·k_{j} = " in frames[0]["explanation"]
+        assert cells(frames[0], 0)[1 + j] == fmt.short(x)
+    top = [j for j, x in enumerate(s["dots"]) if x == max(s["dots"])]
+    if min(s["dots"]) < max(s["dots"]):
+        best = "、".join(f"Key {j}" for j in top)
+        assert f"{best} 的分数 {cells(frames[0], 0)[1 + top[0]]} 最大" in frames[0]["explanation"]
+    else:
+        assert "各分数都相等" in frames[0]["explanation"]
+    for text in cells(frames[3], 3)[1:-1]:
+        assert f"= {text}" in frames[3]["explanation"]
+    assert cells(frames[3], 3)[-1].split("= ")[1] in frames[3]["explanation"]
+    w = s["weights"]
+    heavy = [j for j in range(n_key) if w[j] == max(w)]
+    if min(w) < max(w):
+        who = "、".join(f"Key {j}" for j in heavy)
+        assert f"{who} 分到最多（{cells(frames[4], 4)[1 + heavy[0]]}）" in frames[4]["explanation"]
+    else:
+        assert f"权重都是 {cells(frames[4], 4)[1]}" in frames[4]["explanation"]
+    for j in range(n_key):
+        weight, row, contribution = cells(frames[5], j, table=1)[1:]
+        assert f"Key {j}：{weight} × {row} = {contribution}" in frames[5]["explanation"]
+    out = cells(frames[6], n_key, table=1)[-1]
+    assert f"输出是 {out}" in frames[6]["explanation"]
+    assert "不对" not in frames[6]["explanation"]
+    assert frames[6]["explanation"].count("介于") == len(v[0])
+    for frame in frames:
+        assert not re.search(r"-\d", frame["explanation"])  # one minus sign, U+2212
+
+
+def test_f13_frames_on_the_pages_example():
+    check_frames(page.f13_frames(), sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
+
+
+@settings(max_examples=12, deadline=None)
+@given(problems())
+def test_f13_frames_on_other_inputs(problem):
+    q, k, v = problem
+    check_frames(page.f13_frames(q[0], k, v), q[0], k, v)
+
+
+def test_f13_sentence_flags_an_output_outside_the_values():
+    s = dict(sc.visible_steps([1.0], [[1.0], [0.0]], [[0.0], [1.0]]))
+    s["output"] = [5.0]  # a wrong mix
+    s["query"], s["keys"] = [1.0], [[1.0], [0.0]]
+    assert "不对" in page._f13_explanations(s, [[0.0], [1.0]])[-1]
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [(([1.0, 2.0], [[1.0]], [[1.0]]), "列数"), ((None, None, None), None), (("x", None, None), "query"),
+     (([1.0], [[math.inf]], [[1.0]]), "keys"), (([1.0], [[1.0]], [[1.0], [2.0]]), "values")],
+)
+def test_f13_frames_name_bad_input(args, words):
+    if words is None:  # no arguments: the page's example
+        assert len(page.f13_frames(*args)) == 7
+        return
+    with pytest.raises(ValueError, match=words):
+        page.f13_frames(*args)
+
+
+# -- the exercises ------------------------------------------------------------------------------------------
+def test_exercise_one_on_other_inputs():
+    q, k, v = [1.0, -1.0], [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]], [[1.0], [2.0], [3.0]]
+    values = page.exercise_hand(q, k, v)
+    header, rows = values["ex1_steps"]
+    h = sc.visible_steps(q, k, v)
+    assert header == ["步骤", "Key 0", "Key 1", "Key 2"]
+    assert rows[0][2] == "1×0 + −1×2 = −2" and rows[2][1:] == [fmt.fmt(x) for x in h["shifted"]]
+    assert values["ex1_out"] == fmt.vector(h["output"], fmt.fmt) and values["ex1_total"] == fmt.fmt(h["total"])
+
+
+def test_the_bug_sentence_names_exactly_the_failed_checks():
+    rows = ex.bug_checks()
+    sentence = page.bug_sentence(rows)
+    assert sentence == page.exercise_bugs()["ex2_sentence"]
+    for r in rows[1:]:
+        failed = [f"“{name}”" for name, key in ex.CHECKS if not r[key]]
+        assert failed  # each wrong implementation fails some check
+        assert f"“{r['name']}”没有通过的检查：{'、'.join(failed)}" in sentence
+        passed = [name for name, key in ex.CHECKS if r[key]]
+        assert all(f"“{w}”" not in sentence.split(f"“{r['name']}”")[1].split("；")[0] for w in passed)
+
+
+def test_the_bug_sentence_on_other_results():
+    rows = [{"name": "正确实现", "a": True, "b": True}, {"name": "甲", "a": False, "b": True}, {"name": "乙", "a": True, "b": True}]
+    checks = (("检查 A", "a"), ("检查 B", "b"))
+    assert page.bug_sentence(rows, checks) == "“甲”没有通过的检查：“检查 A”。“乙”各项检查都通过了。"
+
+
+def test_the_bug_table_shows_each_check_as_pass_or_fail():
+    header, rows = page.exercise_bugs()["ex2_table"]
+    assert header[2:] == [name for name, _ in ex.CHECKS]
+    for shown, r in zip(rows, ex.bug_checks()):
+        assert shown[0] == r["name"] and shown[2:] == ["通过" if r[key] else "失败" for _, key in ex.CHECKS]
