@@ -51,7 +51,14 @@ def as_vector(x: object, name: str) -> list[float]:
     >>> as_vector((1, 2.5), "q")
     [1.0, 2.5]
     """
-    return as_matrix([as_list(x, name)], name)[0]
+    cells = [real(v, f"{name}[{j}]") for j, v in enumerate(as_list(x, name))]
+    if not cells:
+        raise ValueError(f"{name} 不能为空：至少需要一个数")
+    for j, v in enumerate(cells):
+        if not math.isfinite(v):
+            raise ValueError(f"{name}[{j}] 是 {v}：必须有限（不可为 NaN 或 ±∞）")
+    return cells
+
 
 def as_matrix(a: object, name: str) -> list[list[float]]:
     """非空、矩形、全部有限的实数矩阵，复制成 float 的列表的列表。
@@ -284,10 +291,6 @@ def masked_attention(q, k, v, visible, *, empty_row: str = "error"):
 
     >>> masked_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[True, True]])
     ([[0.5, 0.5]], [[20.0]])
-    >>> masked_attention([[0.0]], [[0.0]], [[10.0]], [[False]])
-    Traceback (most recent call last):
-    ...
-    ValueError: 第 0 个查询行没有任何可见的 Key，不能对它做普通 softmax；可用 empty_row="zero" 让这一行输出 0
     >>> masked_attention([[0.0]], [[0.0]], [[10.0]], [[False]], empty_row="zero")
     ([[0.0]], [[0.0]])
     """
@@ -410,12 +413,7 @@ def self_test() -> None:
     check(z[0] == [0.0] and z[1:] == y, "empty_row=\"zero\" 只应把整行被屏蔽的那一行置零")
 
 def run_demo() -> dict:
-    """演示结果：softmax([0,1,2])、因果权重与输出、缓存偏移、PAD。
-
-    >>> demo = run_demo()
-    >>> [round(p, 4) for p in demo["softmax_0_1_2"]], round(demo["加权10_20_30"], 4)
-    ([0.09, 0.2447, 0.6652], 25.7521)
-    """
+    """演示结果：softmax([0,1,2])、因果权重与输出、缓存偏移、PAD（运行本文件时以 JSON 打印）。"""
     p = softmax([0, 1, 2])
     weights, outputs = attention(DEMO_Q, DEMO_K, DEMO_V)
     cached_weights, cached_outputs = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)

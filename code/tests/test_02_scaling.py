@@ -290,8 +290,8 @@ def test_mix_is_numpys_weighted_sum(raw, data):
 @pytest.mark.parametrize(
     "call, words",
     [
-        (lambda: sc.visible_steps([], [[1.0]], [[1.0]]), "query 的行不能为空"),
-        (lambda: sc.visible_steps([1.0, math.nan], [[1.0, 0.0]], [[1.0]]), r"query\[0\]\[1\]"),
+        (lambda: sc.visible_steps([], [[1.0]], [[1.0]]), "query 不能为空"),
+        (lambda: sc.visible_steps([1.0, math.nan], [[1.0, 0.0]], [[1.0]]), r"query\[1\]"),
         (lambda: sc.visible_steps("12", [[1.0, 0.0]], [[1.0]]), "query 必须是有序的列表"),
         (lambda: sc.visible_steps([1.0], [[1.0, 0.0]], [[1.0]]), "列数"),
         (lambda: sc.visible_steps([1.0], [[math.inf]], [[1.0]]), r"keys\[0\]\[0\]"),
@@ -306,7 +306,7 @@ def test_mix_is_numpys_weighted_sum(raw, data):
         (lambda: sc.mix([1.0], []), "values 不能为空"),
         (lambda: sc.softmax_over_queries([[1.0], [1.0, 2.0]]), "scores 不是矩形矩阵"),
         (lambda: sc.naive_softmax([]), "values.*不能为空"),
-        (lambda: sc.naive_softmax([1.0, "2"]), r"values\[0\]\[1\] 必须是实数"),
+        (lambda: sc.naive_softmax([1.0, "2"]), r"values\[1\] 必须是实数"),
         (lambda: sc.exp_limit(math.inf), "largest 必须是大于 1 的有限数"),
         (lambda: sc.exp_limit(-3.0), "largest"),
         (lambda: sc.exp_limit("big"), "largest 必须是实数"),
