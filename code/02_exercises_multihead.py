@@ -1,20 +1,18 @@
-"""第2章“多头”一页的练习：题目的输入与答案，全部由教学代码算出。
+"""第 2 章“多头”一页的练习：题目的输入与参考解答，全部由教学代码算出。
 
-书页在“练习”一节调用这里的函数：题目里的数来自这里的常量，解答里的表、句子和每一步的中间值来自
-``02_multihead.py`` 与 ``02_attention.py``，所以答案不会与正文不一致。每道题的数据都是人工构造的
-小例子，与正文的演示数据不同。
-
-直接运行 ``python3 code/02_exercises_multihead.py`` 会以 JSON 打印每道题的答案。
+题目里的数来自这里的常量，解答里的每一步中间值来自这里的函数，它们再调用 ``02_multihead.py``
+与 ``02_attention.py``，所以答案不会与正文不一致。每道题的数据都是人工构造的小例子，与正文的
+演示数据不同。运行 ``python3 02_exercises_multihead.py``（三个文件放在同一目录）：先自检，再以 JSON
+打印每道题的答案。
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 
-from book_tools import load
-
-att = load("02_attention")
-mh = load("02_multihead")
+att = importlib.import_module("02_attention")
+mh = importlib.import_module("02_multihead")
 
 # 练习 1：投影后的 Q、K（3 个位置、4 列），切成 SPLIT_HEADS 个头；算头 ROW_HEAD 在位置 ROW_POS 的一行权重。
 SPLIT_Q = [[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 2.0]]
@@ -32,7 +30,8 @@ BUG_Q = [[1.0, 0.0, 2.0, -1.0, 0.0, 1.0, 1.0, 2.0], [0.0, 2.0, 1.0, 1.0, -1.0, 0
 BUG_K = [[1.0, -1.0, 0.0, 2.0], [2.0, 1.0, 1.0, -1.0]]
 BUG_V = [[1.0, 0.0, 2.0, 1.0], [0.0, 3.0, -1.0, 2.0]]
 BUG_HEADS, BUG_KV = 4, 2
-BUG_DELTA = 1.0  # “只改一个头”：头 0 的 Q 列都加上它
+BUG_DELTA = 1.0  # “只改一个头”：头 BUMP_HEAD 的 Q 列都加上它
+BUMP_HEAD = 0
 VARIANTS = {
     "right": "正确写法",
     "reshape": "A：按 (n, d_head, h) reshape",
@@ -40,21 +39,17 @@ VARIANTS = {
     "round_robin": "C：轮流分组 h mod h_kv",
 }
 CHECKS = ["只改一个头的 Q 列", "分组 K/V 等于重复 K/V", "只设一个头等于单头注意力", "与独立参照一致"]
-BUMP_HEAD = 0  # “只改一个头的 Q 列”改的是这个头
 
 
-def _count(n: object, name: str, minimum: int = 1) -> int:
-    if not isinstance(n, int) or isinstance(n, bool) or n < minimum:
-        raise ValueError(f"{name} 必须是不小于 {minimum} 的整数，收到 {n!r}")
-    return n
+def _index(i: object, name: str, n: int) -> int:
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
+        raise ValueError(f"{name} 必须是 0 到 {n - 1} 之间的整数，收到 {i!r}")
+    return i
 
 
 # -- 练习 1 ---------------------------------------------------------------------------------------------
-def split_and_row(
-    q: list[list[float]] = SPLIT_Q, k: list[list[float]] = SPLIT_K, heads: int = SPLIT_HEADS,
-    head: int = ROW_HEAD, pos: int = ROW_POS,
-) -> dict:
-    """练习 1 的答案：每个头拿哪几列、各头的 Q 块；再按因果规则算头 ``head`` 在位置 ``pos`` 的一行权重。
+def split_and_row(q=SPLIT_Q, k=SPLIT_K, heads: int = SPLIT_HEADS, head: int = ROW_HEAD, pos: int = ROW_POS) -> dict:
+    """练习 1：每个头拿哪几列、各头的 Q 块；再按因果规则算头 ``head`` 在位置 ``pos`` 的一行权重。
 
     >>> a = split_and_row()
     >>> a["columns"], a["head_dim"]
@@ -64,19 +59,13 @@ def split_and_row(
     >>> [round(w, 4) for w in a["weights"]]
     [0.284, 0.14, 0.576]
     """
-    q, k = att._matrix(q, "q"), att._matrix(k, "k")
-    if len(q[0]) != len(k[0]):
-        raise ValueError(f"q 与 k 的列数必须相同，收到 {len(q[0])} 与 {len(k[0])}")
-    if len(q) != len(k):
-        raise ValueError(f"自注意力里 q 与 k 的行数必须相同，收到 {len(q)} 与 {len(k)}")
+    q, k = att.as_matrix(q, "q"), att.as_matrix(k, "k")
+    if len(q[0]) != len(k[0]) or len(q) != len(k):
+        raise ValueError(f"自注意力里 q 与 k 的形状必须相同，收到 ({len(q)}, {len(q[0])}) 与 ({len(k)}, {len(k[0])})")
     q_heads, k_heads = mh.split_heads(q, heads), mh.split_heads(k, heads)  # 也校验 heads 与整除
     d = len(q_heads[0][0])
-    if not isinstance(head, int) or isinstance(head, bool) or not 0 <= head < heads:
-        raise ValueError(f"head 必须是 0 到 {heads - 1} 之间的整数，收到 {head!r}")
-    if not isinstance(pos, int) or isinstance(pos, bool) or not 0 <= pos < len(q):
-        raise ValueError(f"pos 必须是 0 到 {len(q) - 1} 之间的整数，收到 {pos!r}")
-    q_row = q_heads[head][pos]
-    k_rows = k_heads[head][: pos + 1]  # 因果：位置 pos 只读 Key 0 … pos
+    head, pos = _index(head, "head", heads), _index(pos, "pos", len(q))
+    q_row, k_rows = q_heads[head][pos], k_heads[head][: pos + 1]  # 因果：位置 pos 只读 Key 0 … pos
     dots = [sum(a * b for a, b in zip(q_row, kr)) for kr in k_rows]
     scaled = [x / math.sqrt(d) for x in dots]
     top = max(scaled)
@@ -90,61 +79,30 @@ def split_and_row(
     }  # fmt: skip
 
 
-def scale_sentence(right: list[float], wrong: list[float]) -> str:
-    """比较同一行权重在两种缩放下的最大值，说出错的缩放让分布更平均还是更集中。
-
-    >>> scale_sentence([0.2, 0.8], [0.3, 0.7])
-    '最大的权重从 0.8000 变成 0.7000，分布更平均。'
-    >>> scale_sentence([0.5, 0.5], [0.5, 0.5])
-    '最大的权重都是 0.5000，分布没有变。'
-    """
-    if not isinstance(right, list) or not right or not isinstance(wrong, list) or len(right) != len(wrong):
-        raise ValueError("right 与 wrong 必须是同样长的非空权重列表")
-    a, b = max(right), max(wrong)
-    if a == b:
-        return f"最大的权重都是 {a:.4f}，分布没有变。"
-    return f"最大的权重从 {a:.4f} 变成 {b:.4f}，分布" + ("更平均。" if b < a else "更集中。")
-
-
 # -- 练习 2 ---------------------------------------------------------------------------------------------
-def gqa_plan(
-    heads: int = GQA_HEADS, kv_choices: list[int] = GQA_KV_CHOICES, head_dim: int = GQA_HEAD_DIM,
-    tokens: int = GQA_TOKENS,
-) -> list[dict]:
-    """练习 2 的答案：每种 K/V 头数下，各查询头用哪个 K/V 头，以及一层缓存存多少个数。
+def gqa_plan(heads: int = GQA_HEADS, kv_choices=GQA_KV_CHOICES, head_dim: int = GQA_HEAD_DIM,
+             tokens: int = GQA_TOKENS) -> list[dict]:
+    """练习 2：每种 K/V 头数下，各查询头用哪个 K/V 头，一层缓存存多少个数，缩小到几分之一。
 
     >>> rows = gqa_plan(4, [4, 2, 1], 2, 10)
-    >>> [(r["kv_heads"], r["groups"], r["cache"]) for r in rows]
-    [(4, [0, 1, 2, 3], 160), (2, [0, 0, 1, 1], 80), (1, [0, 0, 0, 0], 40)]
+    >>> [(r["kv_heads"], r["groups"], r["cache"], r["fraction"]) for r in rows]
+    [(4, [0, 1, 2, 3], 160, 1), (2, [0, 0, 1, 1], 80, 2), (1, [0, 0, 0, 0], 40, 4)]
     >>> gqa_plan(4, [3], 2, 10)
     Traceback (most recent call last):
     ...
     ValueError: kv_heads=3 必须整除 heads=4：每个 K/V 头要分到同样多的查询头
     """
-    if not isinstance(kv_choices, list) or not kv_choices:
+    choices = att.as_list(kv_choices, "kv_choices")
+    if not choices:
         raise ValueError("kv_choices 必须是非空的 K/V 头数列表")
-    rows = []
-    for kv in kv_choices:
-        groups = [mh.kv_group(h, heads, kv) for h in range(_count(heads, "heads"))]
-        cache = mh.kv_cache_numbers(tokens, kv, head_dim)
-        rows.append({"kv_heads": kv, "group_size": heads // kv, "groups": groups, "cache": cache})
     full = mh.kv_cache_numbers(tokens, heads, head_dim)
-    for r in rows:
-        r["fraction"] = full // r["cache"]  # 缓存缩小到几分之一（整除：kv 整除 heads）
+    rows = []
+    for kv in choices:
+        groups = [mh.kv_group(h, heads, kv) for h in range(heads)]
+        cache = mh.kv_cache_numbers(tokens, kv, head_dim)
+        # kv 整除 heads，所以缓存正好缩小到 heads / kv 分之一。
+        rows.append({"kv_heads": kv, "group_size": heads // kv, "groups": groups, "cache": cache, "fraction": full // cache})
     return rows
-
-
-def cache_sentence(rows: list[dict]) -> str:
-    """由 ``gqa_plan`` 的表生成结论：缓存缩小的倍数是否都等于每组的查询头数。
-
-    >>> cache_sentence(gqa_plan(4, [4, 2, 1], 2, 10))
-    '3 种 K/V 头数下，缓存缩小的倍数都等于每组的查询头数（1、2、4）。'
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是 gqa_plan 返回的非空表")
-    same = all(r["fraction"] == r["group_size"] for r in rows)
-    sizes = "、".join(str(r["group_size"]) for r in rows)
-    return f"{len(rows)} 种 K/V 头数下，缓存缩小的倍数" + ("都等于" if same else "并不都等于") + f"每组的查询头数（{sizes}）。"
 
 
 def sharing_heads(heads: int = GQA_HEADS, kv_heads: int = GQA_ASK_KV, group: int = GQA_ASK_GROUP) -> list[int]:
@@ -152,15 +110,10 @@ def sharing_heads(heads: int = GQA_HEADS, kv_heads: int = GQA_ASK_KV, group: int
 
     >>> sharing_heads(8, 2, 1)
     [4, 5, 6, 7]
-    >>> sharing_heads(8, 2, 2)
-    Traceback (most recent call last):
-    ...
-    ValueError: group 必须是 0 到 1 之间的整数，收到 2
     """
-    kv_heads = _count(kv_heads, "kv_heads")
-    if not isinstance(group, int) or isinstance(group, bool) or not 0 <= group < kv_heads:
-        raise ValueError(f"group 必须是 0 到 {kv_heads - 1} 之间的整数，收到 {group!r}")
-    return [h for h in range(_count(heads, "heads")) if mh.kv_group(h, heads, kv_heads) == group]
+    mh.kv_group(0, heads, kv_heads)  # 校验 heads 与 kv_heads
+    group = _index(group, "group", kv_heads)
+    return [h for h in range(heads) if mh.kv_group(h, heads, kv_heads) == group]
 
 
 # -- 练习 3：三个写错的多头 ----------------------------------------------------------------------------
@@ -176,11 +129,10 @@ def suspect_heads(q, k, v, heads: int, kv_heads: int, variant: str = "right"):
     >>> [round(p, 4) for p in w[0][1]], [round(c, 4) for c in out[1]]
     ([0.5, 0.5], [2.0, 3.4621])
     """
-    if variant not in VARIANTS:
+    if not isinstance(variant, str) or variant not in VARIANTS:
         raise ValueError(f"variant 必须是 {'、'.join(VARIANTS)} 之一，收到 {variant!r}")
-    q, k, v = att._matrix(q, "q"), att._matrix(k, "k"), att._matrix(v, "v")
-    heads, kv_heads = _count(heads, "heads"), _count(kv_heads, "kv_heads")
-    mh.kv_group(0, heads, kv_heads)  # 校验整除
+    q, k, v = att.as_matrix(q, "q"), att.as_matrix(k, "k"), att.as_matrix(v, "v")
+    mh.kv_group(0, heads, kv_heads)  # 校验 heads 与 kv_heads
     if len(q[0]) % heads:
         raise ValueError(f"q 的列数 {len(q[0])} 不能被 heads={heads} 整除")
     d = len(q[0]) // heads
@@ -211,29 +163,20 @@ def suspect_heads(q, k, v, heads: int, kv_heads: int, variant: str = "right"):
     return weights, concat
 
 
-def _diff(a, b) -> float:
-    return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, heads: int = BUG_HEADS, kv_heads: int = BUG_KV,
+               delta: float = BUG_DELTA) -> list[dict]:
+    """练习 3：每种写法过一遍四项检查；每行一种写法，``passed`` 与 ``details`` 依次对应 ``CHECKS``。
 
-
-def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, heads: int = BUG_HEADS, kv_heads: int = BUG_KV, delta: float = BUG_DELTA) -> dict:
-    """练习 3 的答案：每种写法过一遍四项检查，``rows`` 每行是一种写法，``passed`` 依次对应 ``CHECKS``。
-
-    >>> c = bug_checks()
-    >>> [(r["name"], r["passed"]) for r in c["rows"]]  # doctest: +NORMALIZE_WHITESPACE
+    >>> [(r["name"], r["passed"]) for r in bug_checks()]  # doctest: +NORMALIZE_WHITESPACE
     [('正确写法', [True, True, True, True]), ('A：按 (n, d_head, h) reshape', [False, False, True, False]),
      ('B：除以 √d_model', [True, True, True, False]), ('C：轮流分组 h mod h_kv', [True, False, True, False])]
-    >>> c["sentences"][2]
-    '写法 B 只被“与独立参照一致”认出。'
-    >>> c["summary"]
-    '“只设一个头等于单头注意力”一个错误也认不出。'
     """
-    q, k, v = att._matrix(q, "q"), att._matrix(k, "k"), att._matrix(v, "v")
-    delta = att._real(delta, "delta")
-    if not math.isfinite(delta) or delta == 0:
+    q, k, v = att.as_matrix(q, "q"), att.as_matrix(k, "k"), att.as_matrix(v, "v")
+    if not math.isfinite(delta := att.real(delta, "delta")) or delta == 0:
         raise ValueError(f"delta 必须是非零的有限数，收到 {delta!r}")
     ref_w, ref_out = suspect_heads(q, k, v, heads, kv_heads, "right")
-    d = len(q[0]) // heads
-    bumped = [[x + delta if c in mh.head_columns(BUMP_HEAD, d) else x for c, x in enumerate(row)] for row in q]
+    cols = mh.head_columns(BUMP_HEAD, len(q[0]) // heads)
+    bumped = [[x + delta if c in cols else x for c, x in enumerate(row)] for row in q]
     k_rep, v_rep = (mh.repeat_kv_columns(m, heads, kv_heads) for m in (k, v))  # np.repeat 的相邻重复
     rows = []
     for key, name in VARIANTS.items():
@@ -243,24 +186,11 @@ def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, heads: int = BUG_HEADS, kv_heads: int 
         _, repeated = suspect_heads(q, k_rep, v_rep, heads, heads, key)
         _, one = suspect_heads(q, k_rep, v_rep, 1, 1, key)
         _, single = att.attention(q, k_rep, v_rep)
-        ref = max(_diff(out, ref_out), max(_diff(a, b) for a, b in zip(w, ref_w)))
-        details = [moved, _diff(out, repeated), _diff(one, single), ref]
+        ref = max([att.max_abs_diff(out, ref_out)] + [att.max_abs_diff(a, b) for a, b in zip(w, ref_w)])
+        details = [moved, att.max_abs_diff(out, repeated), att.max_abs_diff(one, single), ref]
         passed = [set(moved) <= {BUMP_HEAD}] + [x <= 1e-12 for x in details[1:]]
         rows.append({"key": key, "name": name, "passed": passed, "details": details})
-    sentences = []
-    for r in rows[1:]:
-        caught = [f"“{c}”" for c, ok in zip(CHECKS, r["passed"]) if not ok]
-        label = "写法 " + r["name"].split("：")[0]
-        if not caught:
-            sentences.append(f"{label} 通过了全部检查。")
-        elif len(caught) == 1:
-            sentences.append(f"{label} 只被{caught[0]}认出。")
-        else:
-            sentences.append(f"{label} 被{'、'.join(caught)}认出。")
-    blind = [f"“{c}”" for j, c in enumerate(CHECKS) if all(r["passed"][j] for r in rows)]
-    summary = ("、".join(blind) + "一个错误也认不出。") if blind else "每项检查都至少认出一个错误。"
-    return {"rows": rows, "sentences": ["正确写法通过了全部检查。" if all(rows[0]["passed"]) else "正确写法没有通过全部检查。"]
-            + sentences, "summary": summary, "ref_weights": ref_w}  # fmt: skip
+    return rows
 
 
 # -- 练习 4：写一个函数 ----------------------------------------------------------------------------------
@@ -278,15 +208,15 @@ def attention_params(d_model: int, heads: int, kv_heads: int, head_dim: int) -> 
     ...
     ValueError: kv_heads=3 必须整除 heads=4
     """
-    d_model, heads = _count(d_model, "d_model"), _count(heads, "heads")
-    kv_heads, head_dim = _count(kv_heads, "kv_heads"), _count(head_dim, "head_dim")
+    d_model, heads = att.check_count(d_model, "d_model"), att.check_count(heads, "heads")
+    kv_heads, head_dim = att.check_count(kv_heads, "kv_heads"), att.check_count(head_dim, "head_dim")
     if heads % kv_heads:
         raise ValueError(f"kv_heads={kv_heads} 必须整除 heads={heads}")
     return 2 * d_model * heads * head_dim + 2 * d_model * kv_heads * head_dim
 
 
 def answers() -> dict:
-    """每道题的答案（JSON 可打印）。
+    """每道题的答案（JSON 可打印）；练习 3 列出每种写错的写法过不了的检查。
 
     >>> sorted(answers())
     ['练习1', '练习2', '练习3', '练习4']
@@ -294,12 +224,22 @@ def answers() -> dict:
     return {
         "练习1": split_and_row()["weights"],
         "练习2": {str(r["kv_heads"]): r["cache"] for r in gqa_plan()},
-        "练习3": bug_checks()["sentences"],
+        "练习3": {r["name"]: [c for c, ok in zip(CHECKS, r["passed"]) if not ok] for r in bug_checks()[1:]},
         "练习4": attention_params(8, 4, 1, 2),
     }
+
+
+def self_test() -> None:
+    """自检：权重和为 1、错的缩放更平均、缓存按组缩小、正确写法过全部检查、参数与正文的计数一致。"""
+    a = split_and_row()
+    att.check(abs(sum(a["weights"]) - 1) < 1e-12 and max(a["wrong_weights"]) < max(a["weights"]), "练习 1 的权重不对")
+    att.check(all(r["fraction"] == r["group_size"] for r in gqa_plan()), "练习 2：缓存应缩小到每组查询头数分之一")
+    att.check(all(bug_checks()[0]["passed"]), "练习 3：正确写法必须通过全部检查")
+    att.check(attention_params(8, 4, 1, 2) == mh.projection_params(8, 4, 2, 1)["total"], "练习 4 与 projection_params 不一致")
 
 
 if __name__ == "__main__":
     import json
 
+    self_test()
     print(json.dumps(answers(), ensure_ascii=False, indent=2))

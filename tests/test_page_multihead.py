@@ -1,28 +1,25 @@
 """The multi-head page (book/ch02/multihead.md) in the built HTML, in the PDF and in a browser.
 
-HTML checks use the session build (``book_html``); the PDF checks share the session's PDF
-(``text``); the figure F14 is driven in Debian's chromium like F12 in test_browser.py.
+Only what is this page's own: its numbers, its sentences, figure F14. What every page must have
+(sections in order, its place in the contents, the run output, the whole listing, offline, axe on the
+whole page) is tests/test_pages.py's. HTML checks use the session build (``book_html``); the PDF checks
+share the session's PDF (``text``); F14 is driven in Debian's chromium with reduced motion, so that
+nothing is measured while a transition runs.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import (
-    MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_numbered_sections, assert_offline, flat,
-    heading_text, section_of, table_rows, use_the_figure,
-)
+from chapter import fmt
+from chapter import multihead as page_side
+from conftest import article_of, assert_axe_clean, flat, table_rows, use_the_figure
 
 mh = importlib.import_module("02_multihead")
 PAGE = "ch02/multihead.html"
-TITLE = "多头——改变表示的分组方式"
 
 
 def article(book_html: Path):
@@ -35,21 +32,6 @@ def demo_steps() -> dict:
 
 # -- HTML ----------------------------------------------------------------------------------------------
 @pytest.mark.build
-def test_title_and_the_eight_sections_in_order(book_html):
-    a = article(book_html)
-    assert heading_text(a.find("h1")) == TITLE
-    assert [heading_text(h) for h in a.find_all("h2")] == MECHANISM_SECTIONS
-
-
-@pytest.mark.build
-def test_the_page_follows_the_scaling_page_in_the_chapter_contents(book_html):
-    opening = article_of(book_html, "ch02/index.html")
-    links = [a["href"] for a in opening.select(".toctree-wrapper a")]
-    assert links.index("multihead.html") == links.index("scaling.html") + 1
-    assert opening.find("a", href="multihead.html#ch02-multihead") or opening.find("a", href="multihead.html")
-
-
-@pytest.mark.build
 def test_every_example_states_its_inputs_first(book_html):
     boxes = [b for b in article(book_html).find_all(class_="admonition") if "输入与适用条件" in b.get_text()]
     assert len(boxes) >= 8
@@ -61,22 +43,22 @@ def test_the_weight_tables_hold_the_computed_weights(book_html):
     s = demo_steps()
     for weights in s["weights"]:
         for i, row in enumerate(weights):
-            assert [f"位置 {i}"] + [f"{w:.4f}" for w in row] in rows
+            assert [f"位置 {i}"] + [fmt.fmt(w) for w in row] in rows
 
 
 @pytest.mark.build
 def test_the_output_table_holds_the_computed_output(book_html):
     rows = table_rows(article(book_html))
     for i, row in enumerate(demo_steps()["output"]):
-        assert [f"位置 {i}"] + [f"{x:.4f}" for x in row] in rows
+        assert [f"位置 {i}"] + [fmt.fmt(x) for x in row] in rows
 
 
 @pytest.mark.build
 def test_gemma_numbers_and_the_error_come_from_the_code(book_html):
     text = article(book_html).get_text()
-    c = mh.config_head_dim(mh.GEMMA_7B)
+    c = page_side.config_head_dim(page_side.GEMMA_7B)
     for key in ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim"):
-        assert f"{key} = {mh.GEMMA_7B[key]}" in text
+        assert f"{key} = {page_side.GEMMA_7B[key]}" in text
     for value in (c["derived"], c["heads_times_head_dim"], c["params_stated"], c["params_if_derived"]):
         assert str(value) in text
     with pytest.raises(ValueError) as error:
@@ -87,24 +69,23 @@ def test_gemma_numbers_and_the_error_come_from_the_code(book_html):
 @pytest.mark.build
 def test_generated_sentences_are_on_the_page(book_html):
     text = article(book_html).get_text()
-    checks = mh.check_rows(*mh._demo_args(), mh.DEMO_HEADS, mh.DEMO_HEADS)
-    assert mh.check_sentence(checks) in text
-    assert mh.cost_sentence(mh.cost_rows(16, 64, [1, 2, 4, 8, 16])) in text
-    assert mh.cost_sentence(mh.cost_rows(16, 64, [1, 2, 4, 8, 16], head_dim=16)) in text
+    checks = mh.check_rows(*mh.DEMO, mh.DEMO_HEADS, mh.DEMO_HEADS)
+    assert page_side.check_sentence(checks) in text
+    assert page_side.cost_sentence(page_side.cost_rows(16, 64, [1, 2, 4, 8, 16])) in text
+    assert page_side.cost_sentence(page_side.cost_rows(16, 64, [1, 2, 4, 8, 16], head_dim=16)) in text
 
 
 @pytest.mark.build
 def test_what_w_o_mixes_is_said_from_w_o_and_from_the_outputs(book_html):
     text = article(book_html).get_text()
-    x, w_q, w_k, w_v, w_o = mh._demo_args()
+    x, w_q, w_k, w_v, w_o = mh.DEMO
     heads = mh.DEMO_HEADS
-    used = mh.output_heads(w_o, heads)
-    assert mh.mixing_sentence(used, heads) in text
-    head_dim = len(w_q[0]) // heads
-    bumped = [[c + 1.0 if j in mh.head_columns(0, head_dim) else c for j, c in enumerate(row)] for row in w_q]
+    used = page_side.output_heads(w_o, heads)
+    assert page_side.mixing_sentence(used, heads) in text
+    bumped = page_side.bumped(w_q, 0, len(w_q[0]) // heads, 1.0)
     before = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)[1]
     after = mh.multihead_attention(x, bumped, w_k, w_v, w_o, heads)[1]
-    reach = mh.reach_sentence(used, 0, before, after)
+    reach = page_side.reach_sentence(used, 0, before, after)
     assert reach.replace("$W_o$", "\\(W_o\\)") in text  # the maths is set by MathJax
     assert "每一列都用到拼接结果的全部列" not in text  # the old claim, false for this W_o
 
@@ -124,29 +105,22 @@ def test_figure_f14_has_its_frames_in_order(book_html):
     figure = article(book_html).select_one("[data-step-figure='F14']")
     assert figure is not None
     captions = [c.get_text(strip=True) for c in figure.select(".step-figure-caption")]
-    frames = mh.f14_frames()
+    frames = page_side.f14_frames()
     assert captions == [f"{k} / {len(frames)} · {f['condition']}" for k, f in enumerate(frames, 1)]
     explanations = [e.get_text(strip=True) for e in figure.select(".step-figure-explanation")]
     assert explanations == [f["explanation"] for f in frames]
 
 
 @pytest.mark.build
-def test_run_output_is_the_real_stdout_of_the_script(book_html):
+def test_the_downloads_say_what_must_sit_beside_them(book_html):
+    # 02_multihead.py imports 02_attention.py; the exercises import both: the page says so and offers all three.
     a = article(book_html)
-    section = section_of(a, "运行结果示例")
-    shown = section.find("pre").get_text()
-    run = subprocess.run([sys.executable, str(ROOT / "code" / "02_multihead.py")], capture_output=True, text=True, check=True)
-    assert json.loads(shown) == json.loads(run.stdout)
-
-
-@pytest.mark.build
-def test_the_whole_teaching_code_is_shown_and_downloadable(book_html):
-    a = article(book_html)
-    text = a.get_text()
-    for name in ("multihead_attention", "multihead_attention_fused", "split_heads", "repeat_kv_columns", "kv_group"):
-        assert f"def {name}(" in text
-    link = a.find("a", class_="download")
-    assert link and (book_html / "ch02" / link["href"]).resolve().is_file()
+    links = {link.get_text(strip=True): link for link in a.find_all("a", class_="download")}
+    for name in ("02_multihead.py", "02_attention.py", "02_exercises_multihead.py"):
+        assert name in links, name
+        assert (book_html / "ch02" / links[name]["href"]).resolve().is_file()
+    paragraph = links["02_attention.py"].find_parent("p").get_text()
+    assert "同一个文件夹" in paragraph and "02_multihead.py" in paragraph
 
 
 @pytest.mark.build
@@ -160,20 +134,9 @@ def test_the_page_cites_its_sources(book_html):
 
 
 # -- PDF -----------------------------------------------------------------------------------------------
-def _headings(level: int) -> list[str]:
-    text = (ROOT / "book" / "ch02" / "multihead.md").read_text(encoding="utf-8")
-    return re.findall(rf"^{'#' * level} (.+)$", text, flags=re.M)
-
-
-@pytest.mark.pdf
-def test_pdf_has_the_page_with_its_sections_numbered_in_order(text):
-    assert _headings(2) == MECHANISM_SECTIONS
-    assert_numbered_sections(text, TITLE)
-
-
 @pytest.mark.pdf
 def test_pdf_has_the_f14_frames_in_order(text):
-    frames = mh.f14_frames()
+    frames = page_side.f14_frames()
     where = [text.find(flat(f"{k} / {len(frames)} · {f['condition']}")) for k, f in enumerate(frames, 1)]
     assert -1 not in where, where
     assert where == sorted(where)
@@ -183,20 +146,20 @@ def test_pdf_has_the_f14_frames_in_order(text):
 def test_pdf_weights_come_from_the_code(text):
     for row in demo_steps()["weights"][1]:
         for w in row:
-            assert f"{w:.4f}" in text
+            assert fmt.fmt(w) in text
 
 
 @pytest.mark.build
 def test_the_exercises_show_the_answers_the_code_computes(book_html):
     ex = importlib.import_module("02_exercises_multihead")
     text = article(book_html).get_text()
-    checks = ex.bug_checks()
-    for sentence in checks["sentences"] + [checks["summary"], ex.cache_sentence(ex.gqa_plan())]:
+    sentences, summary = page_side.bug_sentences(ex.bug_checks(), ex.CHECKS)
+    for sentence in sentences + [summary, page_side.cache_sentence(ex.gqa_plan())]:
         assert sentence in text
     a = ex.split_and_row()
     for w in a["weights"]:
-        assert f"{w:.4f}" in text
-    assert ex.scale_sentence(a["weights"], a["wrong_weights"]) in text
+        assert fmt.fmt(w) in text
+    assert page_side.scale_sentence(a["weights"], a["wrong_weights"]) in text
     assert ">>> attention_params(8, 4, 1, 2)" in text
 
 
@@ -209,7 +172,7 @@ READY = f"{FIGURE}.is-ready"
 @pytest.mark.browser
 def test_f14_keys_step_and_the_status_announces_it(open_page):
     page = open_page(PAGE, ready=READY)
-    total = len(mh.f14_frames())
+    total = len(page_side.f14_frames())
     status = page.locator(STATUS)
     assert status.inner_text() == f"第1步，共{total}步"
     assert status.get_attribute("aria-live") == "polite"
@@ -224,21 +187,22 @@ def test_f14_keys_step_and_the_status_announces_it(open_page):
 
 
 @pytest.mark.browser
-def test_f14_no_console_error_and_no_request_leaves_the_book(open_page, book_html):
+def test_f14_used_to_its_end_logs_no_console_error(open_page):
     page = open_page(PAGE, ready=READY)
     use_the_figure(page, FIGURE)
     assert page.errors == []
-    assert_offline(page, book_html)
 
 
-# F14 has its own figure CSS: checked in both themes (the page has no page-wide axe run: 13 s here).
+# F14 has its own figure CSS: checked in both themes, on its first and last step. Reduced motion: the
+# figure's CSS has no transition then, so axe measures the colours the reader ends up seeing.
 @pytest.mark.browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_f14_has_no_serious_accessibility_violations(open_page, scheme):
-    page = open_page(PAGE, ready=READY, theme=scheme)
-    page.wait_for_timeout(500)
-    for key in ("Home", "End"):
+    page = open_page(PAGE, ready=READY, theme=scheme, reduced_motion="reduce")
+    status = page.locator(STATUS)
+    total = len(page_side.f14_frames())
+    for key, step in (("Home", 1), ("End", total)):
         page.locator(f"{FIGURE} .step-figure-stage").focus()
         page.keyboard.press(key)
-        page.wait_for_timeout(400)
+        assert status.inner_text() == f"第{step}步，共{total}步"
         assert_axe_clean(page, FIGURE, note=key)

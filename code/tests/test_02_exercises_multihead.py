@@ -1,8 +1,17 @@
-"""The multi-head page's exercises: every answer against an independent computation (numpy, or counting)."""
+"""The multi-head page's exercises: every answer against an independent computation (numpy, or counting).
+
+The solution sentences are the book side's (tests/test_chapter_multihead.py); here: the numbers, the
+check table, bad input for every public function, and the file run on its own as a reader runs it.
+"""
 
 from __future__ import annotations
 
 import importlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -99,21 +108,18 @@ def numpy_checks(variant):
 
 def test_the_check_table_equals_the_checks_recomputed_with_numpy():
     checks = ex.bug_checks()
-    for row in checks["rows"]:
+    for row in checks:
         assert row["passed"] == numpy_checks(row["key"]), row["name"]
     # The lesson of the exercise: √d_model slips past every self-consistency check, one head catches nothing.
-    scale = next(r for r in checks["rows"] if r["key"] == "scale")
+    scale = next(r for r in checks if r["key"] == "scale")
     assert scale["passed"] == [True, True, True, False]
-    assert all(r["passed"][2] for r in checks["rows"])
+    assert all(r["passed"][2] for r in checks)
 
 
-def test_the_sentences_follow_the_table():
-    checks = ex.bug_checks()
-    for row, sentence in zip(checks["rows"][1:], checks["sentences"][1:]):
-        named = [c for c in ex.CHECKS if f"“{c}”" in sentence]
-        assert named == [c for c, ok in zip(ex.CHECKS, row["passed"]) if not ok], sentence
-    blind = [c for j, c in enumerate(ex.CHECKS) if all(r["passed"][j] for r in checks["rows"])]
-    assert [c for c in ex.CHECKS if f"“{c}”" in checks["summary"]] == blind
+def test_the_answers_list_what_each_wrong_variant_fails():
+    answers = ex.answers()["练习3"]
+    for row in ex.bug_checks()[1:]:
+        assert answers[row["name"]] == [c for c, ok in zip(ex.CHECKS, row["passed"]) if not ok]
 
 
 @pytest.mark.parametrize("d_model, heads, kv_heads, head_dim", [(8, 2, 2, 4), (8, 4, 1, 2), (3072, 16, 16, 256), (12, 6, 3, 5)])
@@ -130,10 +136,13 @@ def test_the_parameter_count_equals_the_weights_shapes(d_model, heads, kv_heads,
         (lambda: ex.split_and_row(heads=3), "heads=3"),
         (lambda: ex.split_and_row(head=2), "head 必须是 0 到 1"),
         (lambda: ex.split_and_row(pos=3), "pos 必须是 0 到 2"),
-        (lambda: ex.split_and_row(k=[[1.0, 2.0]] * 3), "列数必须相同"),
+        (lambda: ex.split_and_row(k=[[1.0, 2.0]] * 3), "形状必须相同"),
         (lambda: ex.gqa_plan(8, [3]), "kv_heads=3 必须整除"),
         (lambda: ex.gqa_plan(8, []), "kv_choices"),
         (lambda: ex.sharing_heads(8, 2, 5), "group 必须是 0 到 1"),
+        (lambda: ex.sharing_heads(10**12, 1, 0), "heads 不能超过"),
+        (lambda: ex.gqa_plan(10**12, [1]), "heads 不能超过"),
+        (lambda: ex.suspect_heads(ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, []), "variant"),
         (lambda: ex.suspect_heads(ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "other"), "variant"),
         (lambda: ex.suspect_heads(ex.BUG_Q, ex.BUG_Q, ex.BUG_V, 4, 2), "k 与 v 必须各有"),
         (lambda: ex.bug_checks(delta=float("nan")), "delta"),
@@ -147,24 +156,6 @@ def test_bad_input_is_named(call, words):
         call()
 
 
-@pytest.mark.parametrize(
-    "right, wrong, word",
-    [([0.2, 0.8], [0.3, 0.7], "更平均"), ([0.4, 0.6], [0.1, 0.9], "更集中"), ([0.5, 0.5], [0.5, 0.5], "没有变")],
-)
-def test_the_scale_sentence_follows_the_two_rows(right, wrong, word):
-    sentence = ex.scale_sentence(right, wrong)
-    assert word in sentence and f"{max(right):.4f}" in sentence
-
-
-@pytest.mark.parametrize("heads, kv_choices", [(8, [8, 4, 2, 1]), (6, [3, 1])])
-def test_the_cache_sentence_follows_its_table(heads, kv_choices):
-    rows = ex.gqa_plan(heads, kv_choices, 2, 5)
-    sentence = ex.cache_sentence(rows)
-    assert sentence.startswith(f"{len(kv_choices)} 种") and "都等于" in sentence
-    rows[0]["fraction"] += 1  # a table where one row disagrees
-    assert "并不都等于" in ex.cache_sentence(rows)
-
-
 def test_the_solution_listing_is_exactly_the_reference_function():
     # The page shows attention_params with :start-at: / :end-before: "def answers(": nothing else in between.
     import inspect
@@ -172,3 +163,36 @@ def test_the_solution_listing_is_exactly_the_reference_function():
     source = inspect.getsource(ex)
     shown = source[source.index("def attention_params(") : source.index("def answers(")]
     assert shown.strip() == inspect.getsource(ex.attention_params).strip()
+
+
+def test_the_self_test_catches_a_wrong_answer(monkeypatch):
+    ex.self_test()
+    monkeypatch.setattr(ex, "attention_params", lambda *args: 0)
+    with pytest.raises(AssertionError, match="练习 4"):
+        ex.self_test()
+
+
+def test_the_file_runs_alone_beside_its_teaching_files(tmp_path):
+    # What a reader does: the three downloads in one folder, the standard library only.
+    code = Path(ex.__file__).parent
+    for name in ("02_attention.py", "02_multihead.py", "02_exercises_multihead.py"):
+        shutil.copy(code / name, tmp_path / name)
+    run = subprocess.run([sys.executable, "-E", "-s", "02_exercises_multihead.py"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers(), ensure_ascii=False))
+
+
+# -- the fuzz: every public function, one argument at a time replaced by something wrong --------------
+def test_every_public_function_answers_bad_input_with_a_value_error():
+    from test_02_multihead import fuzz
+
+    fuzz(ex, {
+        "split_and_row": ((ex.SPLIT_Q, ex.SPLIT_K, 2, 1, 2), {}),
+        "gqa_plan": ((8, [8, 2], 16, 100), {}),
+        "sharing_heads": ((8, 2, 1), {}),
+        "suspect_heads": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "scale"), {}),
+        "bug_checks": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, 1.0), {}),
+        "attention_params": ((8, 4, 1, 2), {}),
+        "answers": ((), {}),
+        "self_test": ((), {}),
+    })  # fmt: skip

@@ -1,0 +1,637 @@
+"""The multi-head page's book side: its tables, sentences, figure F14 and exercise solutions.
+
+Everything here is computed from ``code/02_multihead.py`` (and its exercises) and only writes what
+they computed: a sentence is built from the same rows as the table next to it, so the two cannot
+disagree. Numbers go through ``chapter.fmt``; the one kind of number ``fmt`` has no format for, a
+tiny difference between two algorithms, is written by ``tiny`` below.
+
+>>> rows = cost_rows(4, 8, [1, 2])
+>>> cost_sentence(rows)
+'头数从 1 变到 2：参数个数都是 256，乘加次数都是 1280；分数表格子数从 16 变到 32。'
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+from chapter import fmt
+
+att = importlib.import_module("02_attention")
+mh = importlib.import_module("02_multihead")
+
+DEMO = mh.DEMO  # X, W_q, W_k, W_v, W_o of the page's worked example
+BUMP_HEAD, BUMP_DELTA = 0, 1.0  # “只动一个头”: this head's W_q columns, each plus this
+COST_N, COST_D_MODEL, COST_FIXED, COST_HEADS = 16, 64, 16, [1, 2, 4, 8, 16]
+
+# The public configuration the page quotes: head_dim is an entry of its own, not always
+# hidden_size / num_attention_heads. Source: Hugging Face google/gemma-7b, config.json (gemma7b_config).
+GEMMA_7B = {
+    "source": "https://huggingface.co/google/gemma-7b/blob/main/config.json",
+    "hidden_size": 3072,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "head_dim": 256,
+}
+
+
+# -- how a column, a position, a shape and a difference are written ---------------------------------------
+def columns_text(columns) -> str:
+    """Column numbers as the tables' headers write them.
+
+    >>> columns_text([0, 3])
+    '列 0、列 3'
+    """
+    return "、".join(f"列 {j}" for j in columns)
+
+
+def column_span(columns) -> str:
+    """A head's run of columns: ``列 0–1``, or ``列 2`` for a single one.
+
+    >>> column_span(range(0, 2)), column_span([2])
+    ('列 0–1', '列 2')
+    """
+    columns = list(columns)
+    return f"列 {columns[0]}–{columns[-1]}" if len(columns) > 1 else f"列 {columns[0]}"
+
+
+def dims(m) -> str:
+    """The size of a matrix, ``3 × 4``.
+
+    >>> dims([[1.0, 2.0]])
+    '1 × 2'
+    """
+    return f"{fmt.count(len(m))} × {fmt.count(len(m[0]))}"
+
+
+def shape(*sizes: int) -> str:
+    """A shape as code writes it, ``(3, 2, 2)``.
+
+    >>> shape(3, 4)
+    '(3, 4)'
+    """
+    return "(" + ", ".join(fmt.count(n) for n in sizes) + ")"
+
+
+def tiny(x: float) -> str:
+    """A difference between two algorithms: ``0`` when exact, else one significant digit (``2.5e−16``).
+
+    >>> tiny(0.0), tiny(2.5e-16), tiny(0.125)
+    ('0', '2.5e−16', '1.2e−01')
+    """
+    text = fmt.fmt(x)  # refuses what is not a real number, writes NaN and ±∞
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else text
+    return f"{x:.1e}".replace("-", fmt.MINUS)
+
+
+def slashed(row) -> str:
+    """One row of weights as the page writes it: ``0.3302 / 0.6698``."""
+    return " / ".join(fmt.fmt(p) for p in row)
+
+
+def positions(matrix, digits: int = 4) -> list[list[str]]:
+    """A matrix as table rows, each led by its position (``位置 0``); ``digits=0`` for whole numbers."""
+    return [[f"位置 {i}"] + [fmt.fmt(x, digits) for x in row] for i, row in enumerate(matrix)]
+
+
+def head_header(n_cols: int, head_dim: int, corner: str = "位置 ＼ 列") -> list[str]:
+    """A header that says which head each column belongs to.
+
+    >>> head_header(2, 1)
+    ['位置 ＼ 列', '列 0（头 0）', '列 1（头 1）']
+    """
+    return [corner] + [f"列 {c}（头 {c // head_dim}）" for c in range(n_cols)]
+
+
+def compare_text(diff: float) -> str:
+    """Two results' largest difference in words: “完全相同” when it is exactly 0.
+
+    >>> compare_text(0.0), compare_text(2.5e-16)
+    ('逐元素完全相同（最大差为 0）', '最大差为 2.5e−16')
+    """
+    return "逐元素完全相同（最大差为 0）" if diff == 0 else f"最大差为 {tiny(diff)}"
+
+
+# -- 从 X 到输出 ------------------------------------------------------------------------------------------
+def shape_rows(x, s: dict) -> tuple[list[str], list[list[str]]]:
+    """The table of every step's shape (``s`` from ``multihead_steps``): the general case, then this example's size."""
+    n, heads = len(s["q"]), s["heads"]
+    rows = [
+        ["输入", "X", "`(n, d_model)`", dims(x)],
+        ["投影", "Q = X·W_q，K = X·W_k，V = X·W_v", "`(n, h·d_head)`", f"{dims(s['q'])}（Q、K、V 各一个）"],
+        ["切成头", "第 h 个头取 Q、K、V 第 h·d_head 列起的 d_head 列", "h 块 `(n, d_head)`",
+         f"{fmt.count(len(s['q_heads']))} 块 {dims(s['q_heads'][0])}"],
+        ["每头分数", "Q_h·K_hᵀ / √d_head", "每头一张 `(n, n)`", f"{fmt.count(heads)} 张 {fmt.count(n)} × {fmt.count(n)}"],
+        ["可见性表", "所有头共用一张", "`(n, n)`", dims(s["visible"])],
+        ["每头权重", "softmax（分数 + 加性 mask）", "每头一张 `(n, n)`", f"{fmt.count(len(s['weights']))} 张 {dims(s['weights'][0])}"],
+        ["每头输出", "权重 · V_h", "h 块 `(n, d_head)`", f"{fmt.count(len(s['head_outputs']))} 块 {dims(s['head_outputs'][0])}"],
+        ["拼接", "各头输出左右相接", "`(n, h·d_head)`", dims(s["concat"])],
+        ["输出", "拼接 · W_o", "`(n, d_model)`", dims(s["output"])],
+    ]  # fmt: skip
+    return ["步骤", "算式", "形状", "本例大小"], rows
+
+
+def split_sentence(heads: int, head_dim: int) -> str:
+    """Which columns each head's projection takes.
+
+    >>> split_sentence(2, 2)
+    '头 0 用列 0、列 1，头 1 用列 2、列 3。'
+    """
+    return "，".join(f"头 {h} 用{columns_text(mh.head_columns(h, head_dim))}" for h in range(heads)) + "。"
+
+
+def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
+    """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows.
+
+    W_o's rows are the concatenation's columns (head 0's first), so they split into ``heads`` runs.
+
+    >>> output_heads([[1.0, 0.0], [0.0, 2.0]], 2), output_heads([[1.0, 0.5], [1.0, 0.0], [0.0, 0.0], [0.0, 3.0]], 2)
+    ([[0], [1]], [[0], [0, 1]])
+    """
+    w_o, heads = att.as_matrix(w_o, "w_o"), att.check_count(heads, "heads")
+    if len(w_o) % heads:
+        raise ValueError(f"w_o 的行数 {len(w_o)} 必须能被 heads={heads} 整除：每个头占同样多的行")
+    d = len(w_o) // heads
+    return [[h for h in range(heads) if any(w_o[r][j] != 0 for r in mh.head_columns(h, d))] for j in range(len(w_o[0]))]
+
+
+def mixing_sentence(used: list[list[int]], heads: int) -> str:
+    """From ``output_heads``: which output columns mix several heads, which take one.
+
+    >>> mixing_sentence([[0, 1], [0], [1], [0, 1]], 2)
+    '输出的列 0、列 3 同时取了 2 个头的列，各头的结果在这里才第一次混到一起；列 1 只取头 0，列 2 只取头 1。'
+    >>> mixing_sentence([[0, 1], [0, 1]], 2)
+    '输出的每一列都同时取了全部 2 个头的列，各头的结果在这里才第一次混到一起。'
+    >>> mixing_sentence([[0], [1]], 2)
+    '输出没有一列同时取两个头的列：列 0 只取头 0，列 1 只取头 1，各头的结果在输出里仍是分开的。'
+    """
+    heads = att.check_count(heads, "heads", minimum=2)  # one head has nothing to mix
+    if not isinstance(used, list) or not used or not all(isinstance(u, list) for u in used):
+        raise ValueError("used 必须是非空的列表，每一项是一列用到的头（output_heads 的结果）")
+    if any(not 0 <= h < heads for u in used for h in u):
+        raise ValueError(f"used 里的头号必须在 0 到 {heads - 1} 之间")
+    mixed = [j for j, u in enumerate(used) if len(u) >= 2]
+    rest = [f"列 {j} 只取头 {u[0]}" if u else f"列 {j} 全是 0" for j, u in enumerate(used) if len(u) < 2]
+    if len(mixed) == len(used):
+        many = f"全部 {heads} 个头" if {len(u) for u in used} == {heads} else "不止一个头"
+        return f"输出的每一列都同时取了{many}的列，各头的结果在这里才第一次混到一起。"
+    if not mixed:
+        return "输出没有一列同时取两个头的列：" + "，".join(rest) + "，各头的结果在输出里仍是分开的。"
+    sizes = {len(used[j]) for j in mixed}
+    many = f" {sizes.pop()} 个头" if len(sizes) == 1 else "不止一个头"
+    return f"输出的{columns_text(mixed)} 同时取了{many}的列，各头的结果在这里才第一次混到一起；" + "，".join(rest) + "。"
+
+
+# -- 两种写法 ---------------------------------------------------------------------------------------------
+def fused_shape_rows(x, w_q, heads: int) -> tuple[list[str], list[list[str]]]:
+    """The shapes Q takes in the fused version, measured on the teaching code's own reshape / transpose."""
+    q_flat = att.matmul(x, w_q)
+    q_3d = mh.reshape_heads(q_flat, heads)
+    q_first = mh.swap_01(q_3d)
+    back = mh.swap_01(q_first)
+    three = lambda t: shape(len(t), len(t[0]), len(t[0][0]))  # noqa: E731
+    rows = [
+        ["一次投影 X·W_q", shape(len(q_flat), len(q_flat[0]))],
+        ["reshape 成 (n, h, d_head)", three(q_3d)],
+        ["transpose 成 (h, n, d_head)", three(q_first)],
+        ["逐头注意力后 transpose 回 (n, h, d_head)", three(back)],
+        ["reshape 成 (n, h·d_head)，再乘 W_o", shape(len(back), sum(len(part) for part in back[0]))],
+    ]
+    return ["步骤", "本例形状"], rows
+
+
+def two_ways(x, w_q, w_k, w_v, w_o, heads: int) -> dict:
+    """Both versions on the same numbers: the output table and the two differences in words."""
+    w_list, out_list = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
+    w_fused, out_fused = mh.multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads)
+    rows = [[f"位置 {i}", slashed(a), slashed(b)] for i, (a, b) in enumerate(zip(out_list, out_fused))]
+    diff_w = max(att.max_abs_diff(a, b) for a, b in zip(w_list, w_fused))
+    return {
+        "header": ["位置", "头的列表：输出", "大投影：输出"],
+        "rows": rows,
+        "out": compare_text(att.max_abs_diff(out_list, out_fused)),
+        "weights": compare_text(diff_w),
+    }
+
+
+# -- 分组 K/V 头 -----------------------------------------------------------------------------------------
+def gqa_tables(x, w_q, w_o, heads: int, plans: dict) -> dict:
+    """The grouping table and the check / cache table for the grouped K/V plans (``{name: (w_k, w_v)}``)."""
+    d = len(w_q[0]) // heads
+    full = mh.kv_cache_numbers(1, heads, d)
+    groups = []
+    checks = [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—", fmt.count(full), "1"]]
+    for name, (w_k, w_v) in plans.items():
+        kv = len(w_k[0]) // d
+        row = mh.check_rows(x, w_q, w_k, w_v, w_o, heads, kv)[2]  # 分组 K/V 等于重复 K/V
+        cache = mh.kv_cache_numbers(1, kv, d)
+        groups.append([name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)])
+        checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), compare_text(row["detail"]),
+                       fmt.count(cache), fmt.count(full // cache)])  # fmt: skip
+    return {
+        "groups": (["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups),
+        "checks": (["方案", "K/V 头数", "W_k 形状", "与“重复 K/V 后的普通多头”相比", "每位置每层缓存的数",
+                    "缓存缩小到几分之一"], checks),
+    }  # fmt: skip
+
+
+# -- 误解一：头是专家 --------------------------------------------------------------------------------------
+def favourite(row: list[float]) -> int:
+    """The key a weight row weighs most (the first one on a tie).
+
+    >>> favourite([0.2, 0.5, 0.3])
+    1
+    """
+    return max(range(len(row)), key=lambda j: row[j])
+
+
+def head_view_rows(steps: dict, i: int) -> list[dict]:
+    """How each head reads query row ``i``: its columns, the keys it may read, its weights, its favourite.
+
+    >>> s = mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
+    >>> [(r["head"], r["columns"], r["keys"], r["favourite"]) for r in head_view_rows(s, 2)]
+    [(0, [0, 1], [0, 1, 2], 1), (1, [2, 3], [0, 1, 2], 0)]
+    """
+    if not isinstance(steps, dict) or "weights" not in steps or "visible" not in steps:
+        raise ValueError("steps 必须是 multihead_steps 返回的字典")
+    n = len(steps["visible"])
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
+        raise ValueError(f"i 必须是 0 到 {n - 1} 之间的整数，收到 {i!r}")
+    return [
+        {"head": h, "columns": list(mh.head_columns(h, steps["head_dim"])),
+         "keys": [j for j, ok in enumerate(steps["visible"][i]) if ok], "weights": w[i], "favourite": favourite(w[i])}
+        for h, w in enumerate(steps["weights"])
+    ]  # fmt: skip
+
+
+def head_view_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    header = ["头", "用到的 Q/K/V 列", "可读的 Key", "权重", "最看重"]
+    return header, [[f"头 {r['head']}", columns_text(r["columns"]), "、".join(f"Key {j}" for j in r["keys"]),
+                     slashed(r["weights"]), f"Key {r['favourite']}"] for r in rows]  # fmt: skip
+
+
+def head_view_sentence(rows: list[dict]) -> str:
+    """From ``head_view_rows``: whether the heads read the same keys and whether their columns overlap.
+
+    >>> head_view_sentence([{"keys": [0, 1], "columns": [0]}, {"keys": [0, 1], "columns": [1]}])
+    '2 个头可读的 Key 完全相同，用到的列互不重叠。'
+    """
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("rows 必须是非空的列表")
+    same = all(r["keys"] == rows[0]["keys"] for r in rows)
+    columns = [c for r in rows for c in r["columns"]]
+    apart = len(columns) == len(set(columns))
+    return (f"{len(rows)} 个头可读的 Key " + ("完全相同" if same else "并不相同")
+            + "，用到的列" + ("互不重叠。" if apart else "有重叠。"))  # fmt: skip
+
+
+# -- 误解二：头维度 ----------------------------------------------------------------------------------------
+def config_head_dim(config: dict) -> dict:
+    """A configuration's stated head_dim beside ``hidden_size / num_attention_heads``, and both parameter counts.
+
+    >>> c = config_head_dim(GEMMA_7B)
+    >>> c["stated"], c["derived"], c["heads_times_head_dim"]
+    (256, 192, 4096)
+    """
+    if not isinstance(config, dict):
+        raise ValueError("config 必须是字典（模型 config.json 的内容）")
+    d_model, heads, stated = (att.check_count(config.get(k), k) for k in ("hidden_size", "num_attention_heads", "head_dim"))
+    kv = att.check_count(config.get("num_key_value_heads", heads), "num_key_value_heads")
+    return {
+        "stated": stated,
+        "derived": d_model // heads if d_model % heads == 0 else d_model / heads,
+        "heads_times_head_dim": heads * stated,
+        "params_stated": mh.projection_params(d_model, heads, stated, kv)["total"],
+        "params_if_derived": mh.projection_params(d_model, heads, None, kv)["total"] if d_model % heads == 0 else None,
+    }
+
+
+# -- 误解三：缩放 ------------------------------------------------------------------------------------------
+def wrong_scale_weights(x, w_q, w_k, heads: int) -> list[list[list[float]]]:
+    """Each head's weights when its scores are divided by √d_model instead of √head_dim (the mistake).
+
+    The mistake is written once, as variant B of the exercises' ``suspect_heads``; here it is fed
+    the page's projections.
+
+    >>> x = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]
+    >>> eye = [[float(i == j) for j in range(4)] for i in range(4)]
+    >>> [round(p, 4) for p in wrong_scale_weights(x, eye, eye, 2)[0][1]]  # the right scaling gives 0.3302, 0.6698
+    [0.3775, 0.6225]
+    """
+    ex = importlib.import_module("02_exercises_multihead")
+    q, k = att.matmul(x, w_q), att.matmul(x, w_k)
+    return ex.suspect_heads(q, k, k, heads, heads, "scale")[0]
+
+
+def scale_table(right_rows, wrong_rows) -> tuple[list[str], list[list[str]]]:
+    rows = [[f"头 {h}", slashed(r), slashed(w)] for h, (r, w) in enumerate(zip(right_rows, wrong_rows))]
+    return ["头", "除以 √d_head", "除以 √d_model（写错）"], rows
+
+
+def flatter_sentence(right: list[list[float]], wrong: list[list[float]]) -> str:
+    """Head by head, whether the top weight of a row fell when the scaling was wrong.
+
+    >>> flatter_sentence([[0.2, 0.8], [0.6, 0.4]], [[0.3, 0.7], [0.55, 0.45]])
+    '2 个头里，最大的权重都变小了：分布被摊平。'
+    >>> flatter_sentence([[0.2, 0.8]], [[0.1, 0.9]])
+    '1 个头里，最大的权重变小的有 0 个。'
+    """
+    if not isinstance(right, list) or not right or not isinstance(wrong, list) or len(right) != len(wrong):
+        raise ValueError("right 与 wrong 必须是同样多行的非空列表（每头一行权重）")
+    smaller = sum(max(w) < max(r) for r, w in zip(right, wrong))
+    if smaller == len(right):
+        return f"{len(right)} 个头里，最大的权重都变小了：分布被摊平。"
+    return f"{len(right)} 个头里，最大的权重变小的有 {smaller} 个。"
+
+
+# -- 如何判断是否做对 --------------------------------------------------------------------------------------
+def check_detail(row: dict) -> str:
+    """What a check saw: the heads whose table moved, or the largest difference.
+
+    >>> check_detail({"detail": [0]}), check_detail({"detail": []}), check_detail({"detail": 0.0})
+    ('权重变了的头：头 0', '权重变了的头：无', '逐元素完全相同（最大差为 0）')
+    """
+    if isinstance(row["detail"], list):
+        return "权重变了的头：" + ("、".join(f"头 {h}" for h in row["detail"]) or "无")
+    return compare_text(row["detail"])
+
+
+def checks_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    return ["检查", "结果", "通过？"], [[r["check"], check_detail(r), "是" if r["holds"] else "否"] for r in rows]
+
+
+def check_sentence(rows: list[dict]) -> str:
+    """How many checks passed, and which did not.
+
+    >>> check_sentence([{"check": "甲", "holds": True, "detail": 0}, {"check": "乙", "holds": False, "detail": 1}])
+    '2 项检查里 1 项通过；没有通过的是：乙。'
+    >>> check_sentence([{"check": "甲", "holds": True, "detail": 0}])
+    '1 项检查全部通过。'
+    """
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("rows 必须是非空的检查列表")
+    failed = [r["check"] for r in rows if not r["holds"]]
+    if not failed:
+        return f"{len(rows)} 项检查全部通过。"
+    return f"{len(rows)} 项检查里 {len(rows) - len(failed)} 项通过；没有通过的是：{'、'.join(failed)}。"
+
+
+# -- 头数变了，什么不变 ------------------------------------------------------------------------------------
+def cost_rows(n: int, d_model: int, heads_list: list[int], head_dim: int | None = None) -> list[dict]:
+    """Parameters and multiply-adds for each number of heads (``head_dim`` defaults to ``d_model // heads``).
+
+    >>> [(r["heads"], r["head_dim"], r["params"], r["multiply_adds"]) for r in cost_rows(4, 8, [1, 2])]
+    [(1, 8, 256, 1280), (2, 4, 256, 1280)]
+    """
+    if not isinstance(heads_list, list) or not heads_list:
+        raise ValueError("heads_list 必须是非空的头数列表")
+    rows = []
+    for heads in heads_list:
+        macs = mh.multiply_adds(n, d_model, heads, head_dim)
+        d = head_dim if head_dim is not None else d_model // heads
+        rows.append({"heads": heads, "head_dim": d, "params": mh.projection_params(d_model, heads, head_dim)["total"],
+                     "multiply_adds": macs["total"], "score_cells": macs["score_cells"]})  # fmt: skip
+    return rows
+
+
+def cost_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    header = ["头数 h", "d_head", "四个投影的参数", "乘加次数", "分数表格子数（softmax 的指数个数）"]
+    keys = ("heads", "head_dim", "params", "multiply_adds", "score_cells")
+    return header, [[fmt.count(r[k]) for k in keys] for r in rows]
+
+
+def cost_sentence(rows: list[dict]) -> str:
+    """Which quantities are the same on every row of the cost table, and which change with the heads.
+
+    >>> cost_sentence(cost_rows(4, 8, [1, 2], head_dim=4))
+    '头数从 1 变到 2：参数个数从 128 变到 256，乘加次数从 640 变到 1280；分数表格子数从 16 变到 32。'
+    """
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("rows 必须是非空的成本表")
+
+    def say(key: str, name: str) -> str:
+        values = [r[key] for r in rows]
+        if len(set(values)) == 1:
+            return f"{name}都是 {fmt.count(values[0])}"
+        return f"{name}从 {fmt.count(values[0])} 变到 {fmt.count(values[-1])}"
+
+    return (f"头数从 {fmt.count(rows[0]['heads'])} 变到 {fmt.count(rows[-1]['heads'])}：{say('params', '参数个数')}，"
+            f"{say('multiply_adds', '乘加次数')}；{say('score_cells', '分数表格子数')}。")  # fmt: skip
+
+
+# -- 只动一个头 -------------------------------------------------------------------------------------------
+def bumped(w_q, head: int, head_dim: int, delta: float) -> list[list[float]]:
+    """W_q with every number in head ``head``'s columns plus ``delta``.
+
+    >>> bumped([[1.0, 2.0]], 1, 1, 0.5)
+    [[1.0, 2.5]]
+    """
+    cols = mh.head_columns(head, head_dim)
+    return [[x + delta if j in cols else x for j, x in enumerate(row)] for row in att.as_matrix(w_q, "w_q")]
+
+
+def bump_table(before: list, after: list) -> tuple[list[str], list[list[str]]]:
+    header = ["头", "改动前：最后一行权重", "改动后：最后一行权重", "这个头的权重表变了吗"]
+    return header, [[f"头 {h}", slashed(b[-1]), slashed(a[-1]), "变了" if a != b else "一格未变"]
+                    for h, (b, a) in enumerate(zip(before, after))]  # fmt: skip
+
+
+def moved_sentence(before: list, after: list, head_dim: int) -> str:
+    """After a change to W_q: the heads whose weight table changed, and those that did not (with their columns).
+
+    >>> moved_sentence([[[1.0]], [[1.0]]], [[[0.5]], [[1.0]]], 2)
+    '权重表变了的头：头 0；一格未变的头：头 1（只用列 2、列 3）。'
+    """
+    if not isinstance(before, list) or not before or not isinstance(after, list) or len(before) != len(after):
+        raise ValueError("before 与 after 必须是同样多头的非空列表")
+    moved = [h for h in range(len(before)) if before[h] != after[h]]
+    still = [h for h in range(len(before)) if h not in moved]
+    return ("权重表变了的头：" + ("、".join(f"头 {h}" for h in moved) or "无") + "；一格未变的头："
+            + ("、".join(f"头 {h}（只用{columns_text(mh.head_columns(h, head_dim))}）" for h in still) or "无") + "。")
+
+
+def reach_sentence(used: list[list[int]], head: int, before: list[list[float]], after: list[list[float]]) -> str:
+    """After changing head ``head`` only: which output columns moved, which did not, and why when W_o says so.
+
+    >>> reach_sentence([[0, 1], [0], [1]], 0, [[1.0, 2.0, 3.0]], [[1.5, 2.5, 3.0]])
+    '最终输出里变了的列：列 0、列 1；一个数没变的列：列 2——$W_o$ 的这一列不取头 0 的列。'
+    >>> reach_sentence([[0, 1]], 1, [[1.0]], [[2.0]])
+    '最终输出的每一列都变了：$W_o$ 的每一列都取了头 1 的列。'
+    """
+    if not isinstance(used, list) or not used:
+        raise ValueError("used 必须是非空的列表（output_heads 的结果）")
+    head = att.check_count(head, "head", minimum=0)
+    before, after = att.as_matrix(before, "before"), att.as_matrix(after, "after")
+    if len(before) != len(after) or len(before[0]) != len(after[0]) or len(before[0]) != len(used):
+        raise ValueError(f"before、after 必须同形状，且列数等于 used 的项数 {len(used)}")
+    changed = [j for j in range(len(used)) if any(b[j] != a[j] for b, a in zip(before, after))]
+    still = [j for j in range(len(used)) if j not in changed]
+    if not still:
+        if all(head in u for u in used):
+            return f"最终输出的每一列都变了：$W_o$ 的每一列都取了头 {head} 的列。"
+        return "最终输出的每一列都变了。"
+    text = "最终输出里变了的列：" + (columns_text(changed) if changed else "无") + "；一个数没变的列：" + columns_text(still)
+    if all(head not in used[j] for j in still):
+        text += f"——$W_o$ 的{'这一列' if len(still) == 1 else '这些列'}不取头 {head} 的列"
+    return text + "。"
+
+
+# -- 图 F14：一个头的列切片与它自己的权重表，旁边是另一个头 ----------------------------------------------------
+def _cell(text: str, state: str | None = None, highlight: bool = False) -> dict:
+    return {"text": text, "state": state, "highlight": highlight}
+
+
+def _matrix_table(title: str, m: list[list[float]], header: list[str], lit=frozenset()) -> dict:
+    return {
+        "title": title,
+        "header": ["位置 ＼ 列"] + header,
+        "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.short(x), None, c in lit) for c, x in enumerate(row)]
+                 for i, row in enumerate(m)],
+    }  # fmt: skip
+
+
+def _weight_table(title: str, w: list[list[float]], visible: list[list[bool]], current: int) -> dict:
+    # The mark is written with the number: colour only adds to it; a forbidden cell says 禁止. The row the
+    # explanation talks about is bold.
+    return {
+        "title": title,
+        "header": fmt.keys(len(w[0])),
+        "rows": [[_cell(f"位置 {i}", None, i == current)]
+                 + [_cell(f"✓ {fmt.fmt(p)}", "allowed", i == current) if ok else _cell(fmt.FORBIDDEN, "forbidden", i == current)
+                    for p, ok in zip(row, vis)]
+                 for i, (row, vis) in enumerate(zip(w, visible))],
+    }  # fmt: skip
+
+
+def _numbers_table(title: str, m: list[list[float]], header: list[str]) -> dict:
+    return {"title": title, "header": ["位置 ＼ 列"] + header,
+            "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.fmt(c)) for c in row] for i, row in enumerate(m)]}  # fmt: skip
+
+
+def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> list[dict]:
+    """动态图解 F14：Q 按列切成头；头 0 与头 1 各用自己的列算出自己的权重表；拼接后乘 W_o。
+
+    Without arguments it uses the page's example (``02_multihead.DEMO_*``); every frame's sentences
+    are written from the numbers in that frame's tables.
+
+    >>> frames = f14_frames()
+    >>> [f["condition"] for f in frames]  # doctest: +NORMALIZE_WHITESPACE
+    ['投影后的 Q：(3, 4)，按列分给 2 个头', '头 0：列 0–1 与它自己的权重表',
+     '头 1：列 2–3，旁边是头 0 的权重表', '拼接各头输出 (3, 4)，再乘 W_o']
+    >>> [c["text"] for c in frames[1]["tables"][2]["rows"][1]]
+    ['位置 1', '✓ 0.3302', '✓ 0.6698', '✗ 禁止']
+    """
+    args = [d if a is None else a for a, d in zip((x, w_q, w_k, w_v, w_o), DEMO)]
+    s = mh.multihead_steps(*args, mh.DEMO_HEADS if heads is None else heads)
+    heads, d, n, d_model = s["heads"], s["head_dim"], len(s["q"]), len(args[0][0])
+    if heads < 2:
+        raise ValueError("图 F14 要并排比较两个头：heads 至少为 2")
+    labels = [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
+    cols = [mh.head_columns(h, d) for h in range(heads)]
+    last = n - 1
+    favs = [favourite(s["weights"][h][last]) for h in range(heads)]
+
+    def head_frame(h: int, other: int | None) -> dict:
+        sub = [f"列 {c}" for c in cols[h]]
+        tables = [
+            _matrix_table(f"头 {h} 的 Q：Q 的{column_span(cols[h])}，{shape(n, d)}", s["q_heads"][h], sub),
+            _matrix_table(f"头 {h} 的 K：K 的{column_span(cols[h])}，{shape(n, d)}", s["k_heads"][h], sub),
+            _weight_table(f"头 {h} 的权重表 {shape(n, n)}，加粗的是位置 {last}", s["weights"][h], s["visible"], last),
+        ]
+        text = (f"头 {h} 只用 Q、K 的{column_span(cols[h])}，分数除以 √{d}（head_dim），不是 √{d_model}（d_model）。"
+                f"位置 {last} 在头 {h} 里的权重是 {slashed(s['weights'][h][last])}，最看重 Key {favs[h]}。")  # fmt: skip
+        if other is not None:
+            tables.append(_weight_table(f"对照：头 {other} 的权重表 {shape(n, n)}", s["weights"][other], s["visible"], last))
+            same = "同一个" if favs[h] == favs[other] else "不同的"
+            text += (f"头 {other} 里它最看重 Key {favs[other]}：两个头最看重的是{same} Key。"
+                     f"两张表的行、列都是同样的 {n} 个位置，禁止的格子也一样；不同的只是各自用的列。")  # fmt: skip
+        side = f"，旁边是头 {other} 的权重表" if other is not None else " 与它自己的权重表"
+        return {"condition": f"头 {h}：{column_span(cols[h])}" + side, "tables": tables,
+                "rule": f"头 {h} = {column_span(cols[h])}；每行在可见的 Key 上求 softmax", "explanation": text}  # fmt: skip
+
+    first = {
+        "condition": f"投影后的 Q：{shape(n, heads * d)}，按列分给 {heads} 个头",
+        "tables": [_matrix_table(f"Q = X · W_q，{shape(n, heads * d)}；头 0 的列加粗", s["q"], labels, set(cols[0]))],
+        "rule": "；".join(f"头 {h} 用{column_span(cols[h])}" for h in range(heads)),
+        "explanation": (f"Q 有 {n} 行（{'位置 0–' + str(n - 1) if n > 1 else '位置 0'}）、{heads * d} 列。切成头只切列，不切行："
+                        + "，".join(f"头 {h} 拿{column_span(cols[h])}" for h in range(heads))
+                        + f"，每个头都拿到全部 {n} 个位置。K、V 也按同样的列切开。"),
+    }  # fmt: skip
+    out_cols = len(s["output"][0])
+    final = {
+        "condition": f"拼接各头输出 {shape(n, heads * d)}，再乘 W_o",
+        "tables": [
+            _numbers_table(f"各头输出左右拼接，{shape(n, heads * d)}", s["concat"],
+                           [f"头 {c // d} · 列 {c}" for c in range(heads * d)]),
+            _numbers_table(f"输出 = 拼接 · W_o，{shape(n, out_cols)}", s["output"], [f"列 {c}" for c in range(out_cols)]),
+        ],
+        "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, heads * d)}；W_o：{shape(heads * d, out_cols)}",
+        "explanation": (f"每个头交出 {shape(n, d)} 的输出，按头的顺序左右拼回 {heads * d} 列，列的位置正是它在 Q 里占的位置。"
+                        "W_o 再把各头的列混在一起：输出的每一列都可以同时用到所有头。"),
+    }  # fmt: skip
+    return [first, head_frame(0, None), head_frame(1, 0), final]
+
+
+# -- 练习的解答 -------------------------------------------------------------------------------------------
+def scale_sentence(right: list[float], wrong: list[float]) -> str:
+    """Exercise 1: the top weight of the row under both scalings, and whether the wrong one flattens it.
+
+    >>> scale_sentence([0.2, 0.8], [0.3, 0.7])
+    '最大的权重从 0.8000 变成 0.7000，分布更平均。'
+    >>> scale_sentence([0.5, 0.5], [0.5, 0.5])
+    '最大的权重都是 0.5000，分布没有变。'
+    """
+    if not isinstance(right, list) or not right or not isinstance(wrong, list) or len(right) != len(wrong):
+        raise ValueError("right 与 wrong 必须是同样长的非空权重列表")
+    a, b = max(right), max(wrong)
+    if a == b:
+        return f"最大的权重都是 {fmt.fmt(a)}，分布没有变。"
+    return f"最大的权重从 {fmt.fmt(a)} 变成 {fmt.fmt(b)}，分布" + ("更平均。" if b < a else "更集中。")
+
+
+def cache_sentence(rows: list[dict]) -> str:
+    """Exercise 2: whether every cache shrinks by exactly the group size.
+
+    >>> ex = importlib.import_module("02_exercises_multihead")
+    >>> cache_sentence(ex.gqa_plan(4, [4, 2, 1], 2, 10))
+    '3 种 K/V 头数下，缓存缩小的倍数都等于每组的查询头数（1、2、4）。'
+    """
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("rows 必须是 gqa_plan 返回的非空表")
+    same = all(r["fraction"] == r["group_size"] for r in rows)
+    sizes = "、".join(fmt.count(r["group_size"]) for r in rows)
+    return f"{len(rows)} 种 K/V 头数下，缓存缩小的倍数" + ("都等于" if same else "并不都等于") + f"每组的查询头数（{sizes}）。"
+
+
+def check_cell(ok: bool, detail) -> str:
+    """Exercise 3: one cell of the check table, the verdict and what the check saw.
+
+    >>> check_cell(True, [0]), check_cell(False, 0.25)
+    ('通过（权重变了的：头 0）', '失败（最大差 0.2500）')
+    """
+    said = "权重变了的：" + "、".join(f"头 {h}" for h in detail) if isinstance(detail, list) else f"最大差 {fmt.fmt(detail)}"
+    return ("通过" if ok else "失败") + "（" + said + "）"
+
+
+def bug_sentences(rows: list[dict], checks: list[str]) -> tuple[list[str], str]:
+    """Exercise 3: one sentence per written variant (which checks caught it), and which check caught none.
+
+    >>> rows = [{"name": "正确写法", "passed": [True, True]}, {"name": "A：甲", "passed": [False, True]}]
+    >>> bug_sentences(rows, ["一", "二"])
+    (['正确写法通过了全部检查。', '写法 A 只被“一”认出。'], '“二”一个错误也认不出。')
+    """
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("rows 必须是 bug_checks 返回的非空表")
+    sentences = ["正确写法通过了全部检查。" if all(rows[0]["passed"]) else "正确写法没有通过全部检查。"]
+    for r in rows[1:]:
+        caught = [f"“{c}”" for c, ok in zip(checks, r["passed"]) if not ok]
+        label = "写法 " + r["name"].split("：")[0]
+        if not caught:
+            sentences.append(f"{label} 通过了全部检查。")
+        elif len(caught) == 1:
+            sentences.append(f"{label} 只被{caught[0]}认出。")
+        else:
+            sentences.append(f"{label} 被{'、'.join(caught)}认出。")
+    blind = [f"“{c}”" for j, c in enumerate(checks) if all(r["passed"][j] for r in rows)]
+    return sentences, ("、".join(blind) + "一个错误也认不出。") if blind else "每项检查都至少认出一个错误。"

@@ -1,0 +1,286 @@
+"""The multi-head page's book side (book/chapter/multihead.py): its sentences follow their tables.
+
+Fast unit tests, no build: every sentence is tested on inputs other than the page's, against the
+rows it is written from; figure F14's sentences against the numbers in its own tables.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chapter import fmt
+from chapter import multihead as page
+
+att = importlib.import_module("02_attention")
+mh = importlib.import_module("02_multihead")
+ex = importlib.import_module("02_exercises_multihead")
+
+finite = st.floats(min_value=-3, max_value=3, allow_nan=False, allow_infinity=False)
+QUICK = settings(max_examples=15, deadline=None)
+
+
+def matrix(rows: int, cols: int):
+    return st.lists(st.lists(finite, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
+
+
+@st.composite
+def layers(draw):
+    """Random x and four projections, heads · head_dim = d_model."""
+    heads, head_dim, n = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    d_model = heads * head_dim
+    x = draw(matrix(n, d_model))
+    w_q, w_k, w_v = (draw(matrix(d_model, d_model)) for _ in range(3))
+    return x, w_q, w_k, w_v, draw(matrix(d_model, d_model)), heads, head_dim
+
+
+# -- figure F14 ------------------------------------------------------------------------------------------
+@settings(max_examples=10, deadline=None)
+@given(layers())
+def test_f14_sentences_follow_the_frame_tables(p):
+    x, w_q, w_k, w_v, w_o, heads, head_dim = p
+    if heads < 2:
+        return
+    frames = page.f14_frames(x, w_q, w_k, w_v, w_o, heads)
+    weights, _ = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
+    for h, frame in ((0, frames[1]), (1, frames[2])):
+        last = [c["text"] for c in frame["tables"][2]["rows"][-1][1:]]
+        numbers = [fmt.printed(t.split()[1]) if t.startswith("✓") else None for t in last]
+        assert " / ".join(t.split()[1] for t in last if t.startswith("✓")) in frame["explanation"]
+        assert f"√{head_dim}（head_dim）" in frame["explanation"]
+        assert f"最看重 Key {page.favourite(weights[h][-1])}" in frame["explanation"]
+        assert max(v for v in numbers if v is not None) == round(max(weights[h][-1]), 4)
+    assert f"每个头都拿到全部 {len(x)} 个位置" in frames[0]["explanation"]
+    same = "同一个" if page.favourite(weights[0][-1]) == page.favourite(weights[1][-1]) else "不同的"
+    assert f"两个头最看重的是{same} Key" in frames[2]["explanation"]
+
+
+def test_f14_forbidden_cells_say_so_in_words_and_a_minus_is_a_minus():
+    frames = page.f14_frames()
+    for frame in frames[1:3]:
+        for table in frame["tables"][2:]:
+            for row in table["rows"]:
+                for cell in row[1:]:
+                    assert (cell["state"] == "forbidden") == cell["text"].startswith("✗ 禁止")
+    cells = [c["text"] for f in frames for t in f["tables"] for r in t["rows"] for c in r]
+    assert "−1" in cells and not any(c.startswith("-") for c in cells)
+
+
+def test_f14_needs_two_heads():
+    with pytest.raises(ValueError, match="heads 至少为 2"):
+        page.f14_frames(heads=1, w_q=mh.DEMO_WQ)
+
+
+# -- tables and sentences --------------------------------------------------------------------------------
+@QUICK
+@given(st.lists(st.booleans(), min_size=1, max_size=6))
+def test_check_sentence_counts_what_the_table_shows(flags):
+    rows = [{"check": f"检查{i}", "holds": f, "detail": 0.0} for i, f in enumerate(flags)]
+    sentence = page.check_sentence(rows)
+    assert sentence.startswith(f"{len(rows)} 项检查")
+    failed = [r["check"] for r in rows if not r["holds"]]
+    if failed:
+        assert f"{len(rows) - len(failed)} 项通过" in sentence and "、".join(failed) in sentence
+    else:
+        assert "全部通过" in sentence
+    assert [r[2] for r in page.checks_table(rows)[1]] == ["是" if f else "否" for f in flags]
+
+
+@QUICK
+@given(st.integers(1, 32), st.sampled_from([[1, 2, 4], [2, 4, 8], [1, 8]]), st.integers(1, 8), st.booleans())
+def test_cost_sentence_follows_its_table(n, heads_list, head_dim, fixed):
+    d_model = max(heads_list) * head_dim
+    rows = page.cost_rows(n, d_model, heads_list, head_dim if fixed else None)
+    sentence = page.cost_sentence(rows)
+    table = page.cost_table(rows)[1]
+    for column, (key, name) in ((2, ("params", "参数个数")), (3, ("multiply_adds", "乘加次数")), (4, ("score_cells", "分数表格子数"))):
+        values = [r[column] for r in table]
+        assert values == [fmt.count(r[key]) for r in rows]
+        expected = f"{name}都是 {values[0]}" if len(set(values)) == 1 else f"{name}从 {values[0]} 变到 {values[-1]}"
+        assert expected in sentence
+
+
+@settings(max_examples=15, deadline=None)
+@given(layers(), st.data())
+def test_head_view_sentence_follows_its_rows(p, data):
+    x, w_q, w_k, w_v, w_o, heads, head_dim = p
+    steps = mh.multihead_steps(x, w_q, w_k, w_v, w_o, heads)
+    i = data.draw(st.integers(0, len(x) - 1))
+    rows = page.head_view_rows(steps, i)
+    assert [r["keys"] for r in rows] == [list(range(i + 1))] * heads  # causal: the same keys for every head
+    assert [r["favourite"] for r in rows] == [int(np.argmax(steps["weights"][h][i])) for h in range(heads)]
+    assert page.head_view_sentence(rows) == f"{heads} 个头可读的 Key 完全相同，用到的列互不重叠。"
+    other = [dict(rows[0], keys=[0]), dict(rows[0], keys=[0, 1])]
+    assert page.head_view_sentence(other) == "2 个头可读的 Key 并不相同，用到的列有重叠。"
+
+
+@QUICK
+@given(st.integers(1, 4).flatmap(lambda h: st.tuples(*[st.lists(st.floats(0.01, 1), min_size=2, max_size=2)] * (2 * h))))
+def test_flatter_sentence_counts_the_heads_whose_top_weight_fell(rows):
+    right, wrong = list(rows[: len(rows) // 2]), list(rows[len(rows) // 2 :])
+    smaller = sum(max(w) < max(r) for r, w in zip(right, wrong))
+    sentence = page.flatter_sentence(right, wrong)
+    assert sentence.startswith(f"{len(right)} 个头里")
+    assert ("都变小了" in sentence) == (smaller == len(right))
+    if smaller < len(right):
+        assert f"变小的有 {smaller} 个" in sentence
+
+
+@settings(max_examples=15, deadline=None)
+@given(layers(), st.data())
+def test_moved_sentence_names_the_heads_whose_tables_changed(p, data):
+    x, w_q, w_k, w_v, w_o, heads, head_dim = p
+    head = data.draw(st.integers(0, heads - 1))
+    before, _ = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
+    after, _ = mh.multihead_attention(x, page.bumped(w_q, head, head_dim, 1.0), w_k, w_v, w_o, heads)
+    sentence = page.moved_sentence(before, after, head_dim)
+    moved = [h for h in range(heads) if before[h] != after[h]]
+    assert moved in ([], [head])
+    changed_part, still_part = sentence.split("；")
+    assert changed_part == "权重表变了的头：" + ("、".join(f"头 {h}" for h in moved) or "无")
+    for h in range(heads):
+        assert (f"头 {h}（只用" in still_part) == (h not in moved)
+    assert [r[3] for r in page.bump_table(before, after)[1]] == ["变了" if h in moved else "一格未变" for h in range(heads)]
+
+
+@QUICK
+@given(st.integers(2, 4), st.integers(1, 3), st.integers(1, 5), st.data())
+def test_output_heads_and_its_sentences_follow_w_o(heads, head_dim, out_cols, data):
+    # A sparse W_o (whole numbers, many zeros), as a hand-made one is.
+    cells = st.sampled_from([0.0, 0.0, 0.0, 1.0, -2.0])
+    w_o = data.draw(st.lists(st.lists(cells, min_size=out_cols, max_size=out_cols),
+                             min_size=heads * head_dim, max_size=heads * head_dim))  # fmt: skip
+    used = page.output_heads(w_o, heads)
+    w = np.array(w_o)
+    expected = [[h for h in range(heads) if np.any(w[h * head_dim:(h + 1) * head_dim, j] != 0)] for j in range(out_cols)]
+    assert used == expected
+    sentence = page.mixing_sentence(used, heads)
+    mixed = [j for j, u in enumerate(used) if len(u) >= 2]
+    if len(mixed) == len(used):
+        assert sentence.startswith("输出的每一列都同时取了")
+    elif not mixed:
+        assert sentence.startswith("输出没有一列同时取两个头的列")
+    else:
+        assert sentence.startswith("输出的" + "、".join(f"列 {j}" for j in mixed) + " 同时取了")
+    for j, u in enumerate(used):
+        if len(u) == 1 and len(mixed) < len(used):
+            assert f"列 {j} 只取头 {u[0]}" in sentence
+        if not u:
+            assert f"列 {j} 全是 0" in sentence
+
+
+@settings(max_examples=10, deadline=None)
+@given(layers(), st.data())
+def test_reach_sentence_names_the_output_columns_that_moved(p, data):
+    x, w_q, w_k, w_v, w_o, heads, head_dim = p
+    head = data.draw(st.integers(0, heads - 1))
+    # Zero out some columns of W_o for this head, so that some outputs cannot move.
+    keep = data.draw(st.lists(st.booleans(), min_size=len(w_o[0]), max_size=len(w_o[0])))
+    w_o = [[c if keep[j] or r not in mh.head_columns(head, head_dim) else 0.0 for j, c in enumerate(row)]
+           for r, row in enumerate(w_o)]  # fmt: skip
+    before = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)[1]
+    after = mh.multihead_attention(x, page.bumped(w_q, head, head_dim, 1.0), w_k, w_v, w_o, heads)[1]
+    used = page.output_heads(w_o, heads)
+    sentence = page.reach_sentence(used, head, before, after)
+    still = [j for j in range(len(used)) if np.array_equal(np.array(before)[:, j], np.array(after)[:, j])]
+    for j in range(len(used)):
+        if head not in used[j]:
+            assert j in still  # a column that does not take the head cannot move
+    if not still:
+        assert sentence.startswith("最终输出的每一列都变了")
+    else:
+        assert "一个数没变的列：" + "、".join(f"列 {j}" for j in still) in sentence
+
+
+@pytest.mark.parametrize("diff, words", [(0.0, "逐元素完全相同（最大差为 0）"), (3.3e-16, "最大差为 3.3e−16"), (0.5, "最大差为 5.0e−01")])
+def test_compare_text_says_exact_only_when_it_is(diff, words):
+    assert page.compare_text(diff) == words
+
+
+def test_gqa_tables_follow_the_checks_and_the_cache():
+    wk = [[1.0], [0.0], [2.0], [-1.0]]  # one K/V head for four query heads: MQA on other inputs than the page's
+    tables = page.gqa_tables(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WO, 4, {"甲": (wk, wk)})
+    header, rows = tables["checks"]
+    assert rows[1][:3] == ["甲", "1", "(4, 1)"] and rows[1][3] == "逐元素完全相同（最大差为 0）"
+    assert rows[1][4] == fmt.count(mh.kv_cache_numbers(1, 1, 1)) and rows[1][5] == "4"
+    assert tables["groups"][1] == [["甲", "1"] + ["K/V 头 0"] * 4]
+
+
+def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
+    x, w_q, w_k, w_v, w_o = mh.DEMO
+    both = page.two_ways(x, w_q, w_k, w_v, w_o, 4)  # four heads of one column: not the page's two
+    assert both["out"] == both["weights"] == "逐元素完全相同（最大差为 0）"
+    _, rows = page.fused_shape_rows(x, w_q, 4)
+    assert [r[1] for r in rows] == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
+
+
+def test_the_shape_table_measures_the_steps():
+    x, w_q, w_k, w_v, w_o = mh.DEMO
+    s = mh.multihead_steps(x, w_q, w_k, w_v, w_o, 4)
+    rows = {r[0]: r[3] for r in page.shape_rows(x, s)[1]}
+    assert rows["切成头"] == "4 块 3 × 1" and rows["每头分数"] == "4 张 3 × 3" and rows["输出"] == "3 × 4"
+
+
+def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():
+    g = page.GEMMA_7B
+    c = page.config_head_dim(g)
+    assert c["stated"] == g["head_dim"] != g["hidden_size"] // g["num_attention_heads"] == c["derived"]
+    assert c["params_stated"] == 4 * g["hidden_size"] * g["num_attention_heads"] * g["head_dim"]
+    assert c["params_if_derived"] == 4 * g["hidden_size"] ** 2
+    assert g["source"].startswith("https://huggingface.co/google/gemma-7b")
+    other = page.config_head_dim({"hidden_size": 10, "num_attention_heads": 4, "head_dim": 3, "num_key_value_heads": 2})
+    assert other["derived"] == 2.5 and other["params_if_derived"] is None and other["heads_times_head_dim"] == 12
+    with pytest.raises(ValueError, match="num_attention_heads"):
+        page.config_head_dim({"hidden_size": 8})
+
+
+def test_the_wrong_scaling_flattens_each_head_against_numpy():
+    x, w_q, w_k = np.array(mh.DEMO_X), np.array(mh.DEMO_WQ), np.array(mh.DEMO_WK)
+    q, k = (x @ w_q).reshape(3, 2, 2).transpose(1, 0, 2), (x @ w_k).reshape(3, 2, 2).transpose(1, 0, 2)
+    scores = np.where(np.tril(np.ones((3, 3), bool)), q @ k.transpose(0, 2, 1) / np.sqrt(4), -np.inf)
+    expected = np.exp(scores - scores.max(-1, keepdims=True))
+    assert np.allclose(page.wrong_scale_weights(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, 2), expected / expected.sum(-1, keepdims=True))
+
+
+# -- the exercises' solution sentences -------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "right, wrong, word",
+    [([0.2, 0.8], [0.3, 0.7], "更平均"), ([0.4, 0.6], [0.1, 0.9], "更集中"), ([0.5, 0.5], [0.5, 0.5], "没有变")],
+)
+def test_the_scale_sentence_follows_the_two_rows(right, wrong, word):
+    sentence = page.scale_sentence(right, wrong)
+    assert word in sentence and fmt.fmt(max(right)) in sentence
+
+
+@pytest.mark.parametrize("heads, kv_choices", [(8, [8, 4, 2, 1]), (6, [3, 1])])
+def test_the_cache_sentence_follows_its_table(heads, kv_choices):
+    rows = ex.gqa_plan(heads, kv_choices, 2, 5)
+    sentence = page.cache_sentence(rows)
+    assert sentence.startswith(f"{len(kv_choices)} 种") and "都等于" in sentence
+    assert "、".join(str(heads // kv) for kv in kv_choices) in sentence
+    rows[0]["fraction"] += 1  # a table where one row disagrees
+    assert "并不都等于" in page.cache_sentence(rows)
+
+
+@QUICK
+@given(st.lists(st.lists(st.booleans(), min_size=3, max_size=3), min_size=1, max_size=4))
+def test_the_bug_sentences_follow_the_check_table(passed):
+    checks = ["甲", "乙", "丙"]
+    rows = [{"name": "正确写法", "passed": [True] * 3}] + [{"name": f"{k}：某写法", "passed": p} for k, p in zip("ABCD", passed)]
+    sentences, summary = page.bug_sentences(rows, checks)
+    for row, sentence in zip(rows[1:], sentences[1:]):
+        named = [c for c in checks if f"“{c}”" in sentence]
+        assert named == [c for c, ok in zip(checks, row["passed"]) if not ok], sentence
+        assert sentence.startswith("写法 " + row["name"][0])
+    blind = [c for j, c in enumerate(checks) if all(r["passed"][j] for r in rows)]
+    assert [c for c in checks if f"“{c}”" in summary] == blind
+    assert ("每项检查都至少认出一个错误" in summary) == (not blind)
+
+
+def test_the_check_cells_say_the_verdict_and_what_was_seen():
+    assert page.check_cell(False, [1, 2]) == "失败（权重变了的：头 1、头 2）"
+    assert page.check_cell(True, -0.5) == "通过（最大差 −0.5000）"
