@@ -1,18 +1,17 @@
 """第2章“反向传播”一页的练习：题目的输入与答案，全部由教学代码算出。
 
-书页在“练习”一节调用这里的函数：题目里的数来自这里的常量，解答里的表、句子和每一步的中间值来自
-``02_backprop.py`` 与 ``02_attention.py``，所以答案不会与正文不一致。每道题的数据都是人工构造的
-小例子，与正文的演示数据不同。
-
-直接运行 ``python3 code/02_exercises_backprop.py`` 会以 JSON 打印每道题的答案。
+题目里的数来自这里的常量，解答里每一步的中间值来自 ``02_backprop.py`` 与 ``02_attention.py``
+（三个文件放在同一目录），所以答案不会与正文不一致。每道题的数据都是人工构造的小例子，与正文的
+演示数据不同。运行 ``python3 02_exercises_backprop.py``：先核对答案，再以 JSON 打印每道题的答案。
 """
 
 from __future__ import annotations
 
-from book_tools import load
+import importlib
+import json
 
-att = load("02_attention")
-bp = load("02_backprop")
+att = importlib.import_module("02_attention")
+bp = importlib.import_module("02_backprop")
 
 # 练习 1：一行新的分数，以及这一行权重收到的梯度 dp。
 JAC_SCORES = [1.0, -1.0, 0.0]
@@ -55,9 +54,9 @@ def jacobian_row(scores: list[float] = JAC_SCORES, d_weights: list[float] = JAC_
     ([0.3855, -0.0379, -0.3476], 0.0)
     """
     jac = bp.softmax_jacobian(scores)  # 也校验 scores
-    p = att.softmax(scores)
-    if not isinstance(d_weights, list) or len(d_weights) != len(p):
-        raise ValueError(f"d_weights 必须是与 scores 一样长的列表，收到 {d_weights!r}")
+    p, d_weights = att.softmax(scores), att.as_vector(d_weights, "d_weights")
+    if len(d_weights) != len(p):
+        raise ValueError(f"d_weights 必须与 scores 一样长，收到 {len(d_weights)} 和 {len(p)}")
     ds = bp.softmax_backward(p, d_weights)  # p * (dp − Σ p dp)
     by_matrix = [sum(row[b] * d_weights[b] for b in range(len(p))) for row in jac]  # J dp
     return {
@@ -76,7 +75,7 @@ def hand_steps(q=HAND_Q, k=HAND_K, v=HAND_V, d_out=HAND_D_OUT, row: int = HAND_R
     >>> round(a["steps"]["dv"][0][0], 4), [round(x, 4) for x in a["steps"]["ds"][1]]
     (0.1698, [0.4424, -0.4424])
     """
-    q, k = att._matrix(q, "q"), att._matrix(k, "k")
+    q, k = att.as_matrix(q, "q"), att.as_matrix(k, "k")
     if len(q) != len(k):
         raise ValueError(f"自注意力里 q 与 k 的行数必须相同，收到 {len(q)} 与 {len(k)}")
     n = len(q)
@@ -97,41 +96,36 @@ def hand_steps(q=HAND_Q, k=HAND_K, v=HAND_V, d_out=HAND_D_OUT, row: int = HAND_R
 def mask_zeros(
     q=ZERO_Q, k=ZERO_K, v=ZERO_V, d_out=ZERO_D_OUT, past: int = ZERO_PAST, key_valid=ZERO_VALID
 ) -> dict:
-    """练习 3 的答案：可见性表、每个 Key 被哪些查询读、dK 与 dV 恰为 0 的 Key，以及正文的计数句。
+    """练习 3 的答案：可见性表、每个 Key 被哪些查询读，以及 dK 与 dV 恰为 0 的 Key。
 
     >>> a = mask_zeros()
     >>> a["readers"], a["zero_keys"]
     ([[], [0, 1], [0, 1], [1]], [0])
-    >>> a["sentence"]
-    '可见性表禁止了 3 个格子，其中权重恰为 0 的有 3 个，dS 恰为 0 的有 3 个；所有查询都不许读的 Key 有 1 个（Key 0），它们的 dK 与 dV 全部恰为 0。'
     """
-    q, k = att._matrix(q, "q"), att._matrix(k, "k")
+    q, k = att.as_matrix(q, "q"), att.as_matrix(k, "k")
     visible = att.visibility(len(q), len(k), past=past, key_valid=key_valid)  # 校验 past 与 key_valid
     steps = bp.backward_steps(q, k, v, d_out, visible)
     readers = [[i for i in range(len(q)) if visible[i][j]] for j in range(len(k))]
     zero_keys = [j for j in range(len(k)) if all(x == 0.0 for x in steps["dk"][j] + steps["dv"][j])]
-    return {
-        "visible": visible, "steps": steps, "readers": readers, "zero_keys": zero_keys,
-        "sentence": bp.zero_sentence(steps),
-    }  # fmt: skip
+    return {"visible": visible, "steps": steps, "readers": readers, "zero_keys": zero_keys}
 
 
 # -- 练习 4 ---------------------------------------------------------------------------------------------
 def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, d_out=BUG_D_OUT) -> dict:
-    """练习 4 的答案：三个反向实现各用全 1 的 dO 与给定的 dO 做有限差分核对，返回最大相对误差与结论句。
+    """练习 4 的答案：三个反向实现各用全 1 的 dO 与给定的 dO 做有限差分核对，返回最大相对误差。
 
     >>> c = bug_checks()
     >>> [(name, ones <= bp.TOLERANCE, rand <= bp.TOLERANCE) for name, (ones, rand) in c["errors"].items()]
     [('正确', True, True), ('A：丢掉修正项', False, False), ('B：忘乘 dO', True, False)]
     """
-    q, k, v, d_out = (att._matrix(m, name) for m, name in ((q, "q"), (k, "k"), (v, "v"), (d_out, "d_out")))
+    q, k, v, d_out = (att.as_matrix(m, name) for m, name in ((q, "q"), (k, "k"), (v, "v"), (d_out, "d_out")))
     ones = [[1.0] * len(row) for row in d_out]
     errors = {
         name: (bp.gradient_check(q, k, v, ones, backward=f)["max"], bp.gradient_check(q, k, v, d_out, backward=f)["max"])
         for name, f in IMPLEMENTATIONS.items()
     }
     same = bp.wrong_backward_forgets_d_out(q, k, v, ones) == bp.attention_backward(q, k, v, ones)
-    return {"errors": errors, "sentence": bp.check_sentence(errors), "forgets_equal_on_ones": same}
+    return {"errors": errors, "forgets_equal_on_ones": same}
 
 
 # -- 练习 5：写一个函数 ----------------------------------------------------------------------------------
@@ -145,7 +139,7 @@ def rowsum_correction(d_out: list[list[float]], out: list[list[float]]) -> list[
     ...
     ValueError: d_out 与 out 的形状必须相同，收到 (1, 1) 与 (1, 2)
     """
-    d_out, out = att._matrix(d_out, "d_out"), att._matrix(out, "out")
+    d_out, out = att.as_matrix(d_out, "d_out"), att.as_matrix(out, "out")
     if len(d_out) != len(out) or len(d_out[0]) != len(out[0]):
         raise ValueError(
             f"d_out 与 out 的形状必须相同，收到 ({len(d_out)}, {len(d_out[0])}) 与 ({len(out)}, {len(out[0])})"
@@ -154,22 +148,33 @@ def rowsum_correction(d_out: list[list[float]], out: list[list[float]]) -> list[
 
 
 def answers() -> dict:
-    """每道题的答案（JSON 可打印）。
+    """每道题的答案（JSON 可打印）；练习 4 给出每个实现在“全 1 / 随机 dO”两种核对下是否通过。
 
     >>> sorted(answers())
     ['练习1', '练习2', '练习3', '练习4', '练习5']
     """
     hand = hand_steps()["steps"]
+    passed = {name: [e <= bp.TOLERANCE for e in pair] for name, pair in bug_checks()["errors"].items()}
     return {
         "练习1": jacobian_row()["ds"],
         "练习2": {"dV[0][0]": hand["dv"][0][0], f"dS[{HAND_ROW}]": hand["ds"][HAND_ROW]},
         "练习3": mask_zeros()["zero_keys"],
-        "练习4": bug_checks()["sentence"],
+        "练习4": {name: {"全1通过": ones, "随机通过": rand} for name, (ones, rand) in passed.items()},
         "练习5": rowsum_correction(HAND_D_OUT, hand["outputs"]),
     }
 
 
-if __name__ == "__main__":
-    import json
+def self_test() -> None:
+    """核对答案：两种 ds 算法一致，修正项两种写法相等，只有随机 dO 认得出“忘乘 dO”。"""
+    a1, hand = jacobian_row(), hand_steps()["steps"]
+    att.check(att.max_abs_diff([a1["ds"]], [a1["ds_by_matrix"]]) < 1e-12, "J dp 与 p * (dp − Σ p dp) 应当相同")
+    correction = rowsum_correction(HAND_D_OUT, hand["outputs"])
+    att.check(att.max_abs_diff([correction], [hand["rowsum_dp_p"]]) < 1e-12, "rowsum(dO * O) 应当等于 rowsum(dP * P)")
+    att.check(mask_zeros()["zero_keys"] == [0], "只有句首的 PAD Key 0 没有任何查询读")
+    verdicts = {name: tuple(e <= bp.TOLERANCE for e in pair) for name, pair in bug_checks()["errors"].items()}
+    att.check(list(verdicts.values()) == [(True, True), (False, False), (True, False)], "三个实现的核对结论不对")
 
+
+if __name__ == "__main__":
+    self_test()
     print(json.dumps(answers(), ensure_ascii=False, indent=2))

@@ -1,5 +1,7 @@
 """Tests of code/02_backprop.py: finite differences, a numpy cross-check, the mutants, exact zeros, bad input.
 
+The page's sentences and tables built from these results are tested in tests/test_chapter_backprop.py.
+
 The hand-derived gradients are checked against central finite differences with a random upstream
 gradient dO, in float64, over random inputs with and without masks and a cache offset. Two
 deliberately wrong backwards are kept here as proof that the check can fail: one that drops the
@@ -10,8 +12,10 @@ ones cannot see it; a random dO does). Where the mask forbids, zeros are asserte
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -260,8 +264,13 @@ def test_fill_demo_agrees_with_the_backward_when_no_row_is_empty():
 
 
 # -- projection weights -------------------------------------------------------------------------------
+def projected(x, w_q, w_k, w_v, **options):
+    q, k, v = (att.matmul(x, w) for w in (w_q, w_k, w_v))
+    return q, k, v, att.attention(q, k, v, **options)[1]
+
+
 def projection_loss(x, w_q, w_k, w_v, d_out, **options):
-    out = bp.projected_attention(x, w_q, w_k, w_v, **options)["outputs"]
+    out = projected(x, w_q, w_k, w_v, **options)[3]
     return float(np.sum(np.asarray(out) * np.asarray(d_out)))
 
 
@@ -270,8 +279,8 @@ def test_projection_gradients_by_finite_differences(key_valid):
     rng = np.random.default_rng(3)
     x, w_q, w_k, w_v, d_out = (rng.uniform(-1.5, 1.5, s).tolist() for s in ((3, 3), (3, 2), (3, 2), (3, 2), (3, 2)))
     options = dict(key_valid=key_valid, empty_row="zero")
-    r = bp.projected_attention(x, w_q, w_k, w_v, **options)
-    dq, dk, dv = bp.attention_backward(r["q"], r["k"], r["v"], d_out, **options)
+    q, k, v, _ = projected(x, w_q, w_k, w_v, **options)
+    dq, dk, dv = bp.attention_backward(q, k, v, d_out, **options)
     grads = bp.projection_backward(x, w_q, w_k, w_v, dq, dk, dv)
     h = 1e-5
     params = {"dw_q": w_q, "dw_k": w_k, "dw_v": w_v, "dx": x}
@@ -289,32 +298,6 @@ def test_projection_gradients_by_finite_differences(key_valid):
         assert bp.relative_error(grads[name], numeric.tolist()) <= bp.TOLERANCE, name
 
 
-# -- generated sentences on other inputs ----------------------------------------------------------------
-@fast
-@given(problems())
-def test_zero_sentence_counts_what_the_tables_show(problem):
-    q, k, v, d_out, options = problem
-    visible = att.visibility(len(q), len(k), causal=options["causal"], past=options["past"], key_valid=options["key_valid"])
-    steps = bp.backward_steps(q, k, v, d_out, visible, empty_row="zero")
-    text = bp.zero_sentence(steps)
-    forbidden = sum(not ok for row in visible for ok in row)
-    assert text.startswith(f"可见性表禁止了 {forbidden} 个格子，其中权重恰为 0 的有 {forbidden} 个，dS 恰为 0 的有 {forbidden} 个")
-    unread = [j for j in range(len(k)) if not any(row[j] for row in visible)]
-    if unread:
-        assert f"所有查询都不许读的 Key 有 {len(unread)} 个" in text and "全部恰为 0" in text
-    else:
-        assert "没有哪个 Key 被所有查询禁止" in text
-
-
-def test_check_sentence_names_what_each_check_caught():
-    text = bp.check_sentence({"正确": (0.0, 0.0), "甲": (0.5, 0.5), "乙": (0.0, 0.5), "丙": (0.0, 0.0)})
-    assert "随机 dO 的核对认出了 2 个错误实现（甲、乙）" in text
-    assert "dO 全为 1 的核对只认出 1 个（甲）" in text
-    assert "在两种核对下都通过的是：正确、丙" in text
-    with pytest.raises(ValueError, match="results 必须是非空字典"):
-        bp.check_sentence({})
-
-
 # -- bad input ------------------------------------------------------------------------------------------
 EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
 
@@ -322,28 +305,29 @@ EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
 @pytest.mark.parametrize(
     "call, words",
     [
-        (lambda: bp.attention_backward(*EX[:3], [[1.0, 2.0]] * 2), "d_out 的形状必须与输出相同"),
-        (lambda: bp.attention_backward(*EX[:3], [[1.0]] * 3), "d_out 的形状必须与输出相同：(n_query, d_v) = (3, 2)"),
+        (lambda: bp.attention_backward(*EX[:3], [[1.0, 2.0]] * 2), "d_out 的形状必须是"),
+        (lambda: bp.attention_backward(*EX[:3], [[1.0]] * 3), "d_out 的形状必须是 (n_query, d_v) = (3, 2)"),
         (lambda: bp.attention_backward(*EX[:3], [[1.0, math.nan]] * 3), "d_out[0][1] 是 nan"),
         (lambda: bp.attention_backward(*EX[:3], "abc"), "d_out 必须是有序的列表"),
         (lambda: bp.attention_backward(*EX, key_valid=[True, False]), "key_valid 的长度必须等于 n_key=3"),
         (lambda: bp.attention_backward(*EX, empty_row="nan"), "empty_row 必须是 \"error\" 或 \"zero\""),
         (lambda: bp.attention_backward(*EX, past=1), "n_key 必须等于 past + n_query"),
         (lambda: bp.attention_backward([[1.0]] * 3, *EX[1:]), "Q 与 K 的列数"),
-        (lambda: bp.attention_backward(EX[0], EX[1], EX[2][:2], EX[3]), "V 的行数必须等于 K 的行数"),
+        (lambda: bp.attention_backward(EX[0], EX[1], EX[2][:2], EX[3]), "V 与 K 的行数必须相同"),
         (lambda: bp.attention_backward([], *EX[1:]), "Q 不能为空"),
         (lambda: bp.backward_steps(*EX, [[True, False]]), "visible 的形状必须是 (n_query, n_key) = (3, 3)"),
         (lambda: bp.backward_steps(*EX, [[1, 0, 0]] * 3), "visible[0][0] 必须是 True 或 False"),
-        (lambda: bp.softmax_backward([0.5, 0.5], [1.0]), "长度相同"),
-        (lambda: bp.softmax_backward([0.5, math.inf], [1.0, 0.0]), "必须全部有限"),
-        (lambda: bp.softmax_jacobian([]), "values 不能为空"),
+        (lambda: bp.softmax_backward([0.5, 0.5], [1.0]), "长度必须相同"),
+        (lambda: bp.softmax_backward([0.5, math.inf], [1.0, 0.0]), "weights[0][1] 是 inf"),
+        (lambda: bp.softmax_jacobian([]), "scores 的行不能为空"),
+        (lambda: bp.softmax_jacobian([0.0] * (att.MAX_POSITIONS + 1)), "scores 的长度 不能超过 4096"),
         (lambda: bp.finite_difference(*EX, h=0.0), "h 必须是正的有限数"),
         (lambda: bp.fill_backward_demo(*EX, att.visibility(3, 3), fill=0.0), "fill 必须是负数或 −∞"),
         (lambda: bp.fill_backward_demo(*EX, att.visibility(3, 3), fill=math.nan), "fill 必须是负数或 −∞"),
         (lambda: bp.gradient_check(*EX, backward="attention_backward"), "backward 必须是可调用的"),
         (lambda: bp.relative_error([[1.0]], [[1.0, 2.0]]), "a 与 b 的形状必须相同"),
-        (lambda: bp.projected_attention([[1.0, 2.0]], [[1.0]], [[1.0]], [[1.0]]), "W_q 的行数必须等于 X 的列数"),
-        (lambda: bp.projected_attention([[1.0]], [[1.0]], [[1.0, 2.0]], [[1.0]]), "W_q 与 W_k 的列数必须相同"),
+        (lambda: bp.projection_gradient_check([[1.0, 2.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]]), "W_q 的行数必须等于 X 的列数"),
+        (lambda: bp.projection_gradient_check([[1.0]], [[1.0]], [[1.0, 2.0]], [[1.0]], [[1.0]]), "W_q 与 W_k 的列数必须相同"),
         (lambda: bp.projection_backward([[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0], [2.0]], [[1.0]]), "dK 的形状必须是 (1, 1)"),
     ],
 )
@@ -358,7 +342,7 @@ def test_generators_and_tuples_are_read_once_and_work():
     expected = bp.attention_backward(*EX)
     assert bp.attention_backward(*(rows(m) for m in EX)) == expected
     assert bp.gradient_check(*(rows(m) for m in EX))["passed"]
-    assert bp.attention_loss(*(rows(m) for m in EX)) == bp.attention_loss(*EX)
+    assert bp.finite_difference(*(rows(m) for m in EX)) == bp.finite_difference(*EX)
 
 
 # -- the command and the self-test ------------------------------------------------------------------------
@@ -376,37 +360,7 @@ def test_self_test_fails_when_the_backward_is_wrong(monkeypatch):
         bp.self_test()
 
 
-# -- the policies' sentence and the projection check on other inputs ------------------------------------
-@fast
-@given(st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(1, 2), st.data())
-def test_policy_sentence_counts_what_the_policies_computed(n_pad, n_real, d, d_v, data):
-    n = n_pad + n_real
-    key_valid = [False] * n_pad + [True] * n_real  # left padding: the first rows see nothing under causal
-    visible = att.visibility(n, n, key_valid=key_valid)
-    q, k, v = data.draw(matrix(n, d)), data.draw(matrix(n, d)), data.draw(matrix(n, d_v, st.floats(0.5, 2)))
-    d_out = data.draw(matrix(n, d_v, st.floats(0.5, 2)))
-    excluded = [[0.0] * d_v if not any(row) else list(g) for row, g in zip(visible, d_out)]
-    counted = bp.empty_row_policies(q, k, v, d_out, visible)
-    left_out = bp.empty_row_policies(q, k, v, excluded, visible)
-    text = bp.policy_sentence(counted, left_out, visible)
-    total = n * d + n * d + n * d_v
-    nan_dv = n * d_v  # every key's dV meets a NaN weight
-    assert f"梯度的 {total} 个元素中有 {nan_dv} 个是 NaN" in text
-    assert f"排除出损失后仍有 {nan_dv} 个" in text
-    assert "全屏蔽的是" + "、".join(f"第 {i} 行" for i in range(n_pad)) + "。" in text
-    pad_keys = "、".join(f"Key {j}" for j in range(n_pad))
-    assert f"fill = −1e9：没有 NaN，但被所有查询禁止的 {pad_keys} 拿到了不为 0 的 dV" in text
-    assert text.endswith("zero：没有 NaN，全屏蔽行的输出与 dQ 恰为 0。")
-    assert counted["error"]["raised"].startswith("第 0 个查询行没有任何可见的 Key")
-
-
-def test_policy_sentence_without_empty_rows():
-    visible = att.visibility(3, 3)
-    r = bp.empty_row_policies(*EX, visible)
-    assert r["error"]["raised"] is None
-    assert bp.policy_sentence(r, r, visible) == "没有全屏蔽的行：四种做法的结果相同。"
-
-
+# -- the projection check -----------------------------------------------------------------------------
 def test_projection_check_passes_and_catches_a_wrong_projection(monkeypatch):
     args = (bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, bp.EXAMPLE_D_OUT)
     assert bp.projection_gradient_check(*args)["max"] < 1e-8
@@ -419,3 +373,47 @@ def test_projection_check_passes_and_catches_a_wrong_projection(monkeypatch):
 
     monkeypatch.setattr(bp, "projection_backward", swapped)
     assert not bp.projection_gradient_check(*args)["passed"]
+
+
+# -- fuzz: every public function, one argument at a time replaced by bad input ------------------------------
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0, 2.0], [3.0]], 10**12]
+PROJ = dict(x=bp.PROJ_X, w_q=bp.PROJ_W_Q, w_k=bp.PROJ_W_K, w_v=bp.PROJ_W_V)
+ATT = dict(q=EX[0], k=EX[1], v=EX[2], d_out=EX[3])
+MASK = dict(causal=True, past=0, key_valid=[True, True, False], empty_row="error")
+VALID = {  # one valid call of each public function, every argument named
+    "softmax_jacobian": dict(scores=[0.0, 1.0, 2.0]),
+    "softmax_backward": dict(weights=[0.5, 0.5], d_weights=[1.0, 0.0]),
+    "backward_steps": dict(ATT, visible=att.visibility(3, 3), empty_row="zero"),
+    "attention_backward": dict(ATT, **MASK),
+    "wrong_backward_no_rowsum": dict(ATT, **MASK),
+    "wrong_backward_forgets_d_out": dict(ATT, **MASK),
+    "projection_backward": dict(PROJ, dq=EX[3], dk=EX[3], dv=EX[3]),
+    "fill_backward_demo": dict(ATT, visible=att.visibility(3, 3, key_valid=[False, True, True]), fill=-1e9),
+    "finite_difference": dict(ATT, h=1e-5, **MASK),
+    "relative_error": dict(a=EX[0], b=EX[1]),
+    "gradient_check": dict(ATT, backward=bp.attention_backward, h=1e-5, **MASK),
+    "projection_gradient_check": dict(PROJ, d_out=EX[3], h=1e-5, causal=True, key_valid=None, empty_row="zero"),
+    "self_test": {},
+    "run_demo": {},
+}
+
+
+def fuzz(module, valid: dict) -> None:
+    """Each argument of each call replaced by each BAD value: a result, or a ValueError naming the argument."""
+    public = {name for name, f in vars(module).items() if inspect.isfunction(f) and f.__module__ == module.__name__
+              and not name.startswith("_")}
+    assert public == set(valid), "every public function needs a valid call here"
+    for name, kwargs in valid.items():
+        function = getattr(module, name)
+        function(**kwargs)  # the valid call itself works
+        for arg in kwargs:
+            for bad in BAD:
+                try:
+                    function(**{**kwargs, arg: bad})
+                except ValueError as error:
+                    named = re.search(rf"(?<![A-Za-z0-9_]){re.escape(arg)}(?![A-Za-z0-9_])", str(error), re.I)
+                    assert named, f"{name}({arg}={bad!r}): {error}"
+
+
+def test_bad_input_anywhere_is_a_value_error_naming_the_argument():
+    fuzz(bp, VALID)

@@ -1,8 +1,17 @@
-"""The backpropagation page's exercises: every answer against an independent computation (numpy)."""
+"""The backpropagation page's exercises: every answer against an independent computation (numpy), bad input.
+
+The solution sentences the page builds from these answers are tested in tests/test_chapter_backprop.py.
+"""
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import json
+import math
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -64,7 +73,6 @@ def test_the_mask_zeros_equal_numpy_and_are_exact():
         assert all(x == 0.0 for x in a["steps"]["dk"][j] + a["steps"]["dv"][j])
     # and every key that some query reads does get a gradient here
     assert all(np.any(ref["dv"][j] != 0) for j in range(n_key) if j not in unread)
-    assert f"有 {len(unread)} 个" in a["sentence"] and f"禁止了 {int((~visible).sum())} 个格子" in a["sentence"]
 
 
 def test_only_the_random_upstream_gradient_catches_the_forgotten_d_out():
@@ -78,7 +86,6 @@ def test_only_the_random_upstream_gradient_catches_the_forgotten_d_out():
     verdicts = {name: (ones <= tol, rand <= tol) for name, (ones, rand) in c["errors"].items()}
     assert verdicts == {"正确": (True, True), "A：丢掉修正项": (False, False), "B：忘乘 dO": (True, False)}
     assert c["forgets_equal_on_ones"]
-    assert "随机 dO 的核对认出了 2 个" in c["sentence"] and "只认出 1 个（A：丢掉修正项）" in c["sentence"]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -117,3 +124,52 @@ def test_the_solution_listing_is_exactly_the_reference_function():
     source = inspect.getsource(ex)
     shown = source[source.index("def rowsum_correction(") : source.index("def answers(")]
     assert shown.strip() == inspect.getsource(ex.rowsum_correction).strip()
+
+
+def test_the_answers_are_json_and_say_which_check_catches_which_bug():
+    a = json.loads(json.dumps(ex.answers(), ensure_ascii=False))
+    assert a["练习3"] == [0]
+    assert a["练习4"]["B：忘乘 dO"] == {"全1通过": True, "随机通过": False}
+    assert a["练习4"]["A：丢掉修正项"] == {"全1通过": False, "随机通过": False}
+
+
+def test_running_the_file_checks_itself_and_prints_the_answers():
+    run = subprocess.run([sys.executable, "-E", "-s", ex.__file__], capture_output=True, text=True, check=True)
+    assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers()))
+    assert run.stderr == ""
+
+
+def test_the_self_test_fails_when_an_answer_is_wrong(monkeypatch):
+    monkeypatch.setattr(ex, "mask_zeros", lambda: {"zero_keys": [0, 1]})
+    with pytest.raises(AssertionError, match="PAD Key 0"):
+        ex.self_test()
+
+
+# -- fuzz: every public function, one argument at a time replaced by bad input ------------------------------
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0, 2.0], [3.0]], 10**12]
+VALID = {  # one valid call of each public function, every argument named
+    "jacobian_row": dict(scores=ex.JAC_SCORES, d_weights=ex.JAC_D_WEIGHTS),
+    "hand_steps": dict(q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, d_out=ex.HAND_D_OUT, row=ex.HAND_ROW),
+    "mask_zeros": dict(q=ex.ZERO_Q, k=ex.ZERO_K, v=ex.ZERO_V, d_out=ex.ZERO_D_OUT, past=ex.ZERO_PAST,
+                       key_valid=ex.ZERO_VALID),
+    "bug_checks": dict(q=ex.BUG_Q, k=ex.BUG_K, v=ex.BUG_V, d_out=ex.BUG_D_OUT),
+    "rowsum_correction": dict(d_out=[[1.0, -1.0]], out=[[2.0, 3.0]]),
+    "answers": {},
+    "self_test": {},
+}
+
+
+def test_bad_input_anywhere_is_a_value_error_naming_the_argument():
+    public = {name for name, f in vars(ex).items() if inspect.isfunction(f) and f.__module__ == ex.__name__
+              and not name.startswith("_")}
+    assert public == set(VALID), "every public function needs a valid call here"
+    for name, kwargs in VALID.items():
+        function = getattr(ex, name)
+        function(**kwargs)
+        for arg in kwargs:
+            for bad in BAD:
+                try:
+                    function(**{**kwargs, arg: bad})
+                except ValueError as error:
+                    named = re.search(rf"(?<![A-Za-z0-9_]){re.escape(arg)}(?![A-Za-z0-9_])", str(error), re.I)
+                    assert named, f"{name}({arg}={bad!r}): {error}"

@@ -1,0 +1,483 @@
+"""The backpropagation page's book side: its tables, written-out calculations and sentences.
+
+``code/02_backprop.py`` computes the gradients; this module writes them into the page
+(``book/ch02/backprop.md``). Each ``*_values`` function takes one example's inputs, runs the teaching
+code once and returns every name the page glues for that example: plain strings for ``{glue:text}``
+and :class:`Md` for ``{glue:md}`` (tables, lists). The sentences are computed from the same results
+as the tables next to them, so a table and its sentence cannot disagree. Numbers are written by
+``chapter.fmt``; the one kind it lacks, a small error in scientific notation, is :func:`scientific`.
+
+>>> cell(0.0), cell(-0.25), cell(float("nan")), scientific(2.3e-11), power(1e-5)
+('0', '−0.2500', 'NaN', '2.3 × 10⁻¹¹', '10⁻⁵')
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import random
+import sys
+
+from chapter import fmt
+
+att = importlib.import_module("02_attention")
+bp = importlib.import_module("02_backprop")
+ex = importlib.import_module("02_exercises_backprop")
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+# The four ways of treating a fully masked row: the two policies of masked_attention, two fill demos.
+POLICY_NAMES = ("error", "zero", "fill=-inf", "fill=-1e9")
+POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-inf": "演示：换成 −∞", "fill=-1e9": "演示：换成 −1e9"}
+
+
+class Md(str):
+    """Markdown to glue with ``{glue:md}`` (a table, a list); a plain ``str`` is glued as text."""
+
+
+# -- how this page writes a number ------------------------------------------------------------------------
+def cell(x: float) -> str:
+    """A table cell: an exact zero is written 0 (a rounded one keeps its four zeros), NaN as NaN."""
+    return "0" if x == 0.0 else fmt.fmt(x)
+
+
+def scientific(x: float) -> str:
+    """A small error in scientific notation, one decimal: ``2.3 × 10⁻¹¹``; an exact zero is 0.
+
+    >>> scientific(0.0), scientific(1.5e-7), scientific(0.31), scientific(-2e-3)
+    ('0', '1.5 × 10⁻⁷', '3.1 × 10⁻¹', '−2.0 × 10⁻³')
+    """
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError(f"scientific 的 x 必须是实数，收到 {x!r}")
+    if not math.isfinite(x):
+        return fmt.fmt(x)
+    if x == 0.0:
+        return "0"
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa.replace('-', fmt.MINUS)} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
+
+
+def power(x: float) -> str:
+    """A power of ten as the page states a step or a standard: ``10⁻⁵`` (``1.0 × `` left out)."""
+    return scientific(x).replace("1.0 × ", "")
+
+
+def paren(text: str) -> str:
+    return f"({text})" if text.startswith(fmt.MINUS) else text
+
+
+def inp(x: float) -> str:
+    """An input inside a product: as typed, negatives in brackets."""
+    return paren(fmt.short(x))
+
+
+def val(x: float) -> str:
+    """A computed value inside a product: four digits, negatives in brackets."""
+    return paren(cell(x))
+
+
+def written_out(text: str, from_printed: float, exact: float) -> str:
+    """A calculation as the page writes it: its printed numbers, = or ≈ (``fmt.equals``), the result."""
+    return f"{text} {fmt.equals(from_printed, exact)} {cell(exact)}"
+
+
+def products(pairs, exact: float, sqrt_of: int | None = None) -> str:
+    """``a×b + c×d = r`` from pairs of printed factors; with ``sqrt_of``, ``(a×b + c×d) / √d = r``.
+
+    >>> products([("0.5000", "2"), ("0.5000", "(−1)")], 0.5)
+    '0.5000×2 + 0.5000×(−1) = 0.5000'
+    """
+    text = " + ".join(f"{a}×{b}" for a, b in pairs)
+    value = sum(fmt.printed(a) * fmt.printed(b) for a, b in pairs)
+    if sqrt_of is not None:
+        text, value = f"({text}) / √{sqrt_of}", value / math.sqrt(sqrt_of)
+    return written_out(text, value, exact)
+
+
+def ds_cell(p: float, dp: float, d: float, exact: float) -> str:
+    """One cell of dS = P ∘ (dP − D), written out: ``p×(dp − D) = dS``."""
+    value = fmt.printed(val(p)) * (fmt.printed(cell(dp)) - fmt.printed(val(d)))
+    return written_out(f"{val(p)}×({cell(dp)} − {val(d)})", value, exact)
+
+
+def queries(n: int, past: int = 0) -> list[str]:
+    return [f"查询 {i}（位置 {past + i}）" for i in range(n)]
+
+
+def table(corner: str, columns: list[str], matrix, labels: list[str]) -> Md:
+    """A matrix as a table: one row per label, every entry a :func:`cell`."""
+    return Md(fmt.md_table([corner] + columns, [[r] + [cell(x) for x in line] for r, line in zip(labels, matrix)]))
+
+
+def dims(n: int, word: str = "维") -> list[str]:
+    return [f"第 {c} {word}" for c in range(n)]
+
+
+def flags(values) -> str:
+    return "、".join(str(f) for f in values)
+
+
+def verdict(error: float) -> str:
+    return "通过" if error <= bp.TOLERANCE else "未通过"
+
+
+# -- sentences computed from the results ------------------------------------------------------------------
+def zero_sentence(steps: dict) -> str:
+    """Count the forbidden cells of ``bp.backward_steps``'s result and the gradients that are exactly 0.
+
+    >>> s = bp.backward_steps([[1.0]], [[1.0], [2.0]], [[10.0], [30.0]], [[1.0]], [[True, False]])
+    >>> zero_sentence(s)
+    '可见性表禁止了 1 个格子，其中权重恰为 0 的有 1 个，dS 恰为 0 的有 1 个；所有查询都不许读的 Key 有 1 个（Key 1），它们的 dK 与 dV 全部恰为 0。'
+    """
+    visible, p, ds = steps["visible"], steps["weights"], steps["ds"]
+    cells = [(i, j) for i, row in enumerate(visible) for j, ok in enumerate(row) if not ok]
+    zero_p = sum(p[i][j] == 0.0 for i, j in cells)
+    zero_ds = sum(ds[i][j] == 0.0 for i, j in cells)
+    unread = [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
+    text = f"可见性表禁止了 {len(cells)} 个格子，其中权重恰为 0 的有 {zero_p} 个，dS 恰为 0 的有 {zero_ds} 个；"
+    if not unread:
+        return text + "没有哪个 Key 被所有查询禁止，所以每个 Key 都可能拿到梯度。"
+    exact = all(x == 0.0 for j in unread for x in steps["dk"][j] + steps["dv"][j])
+    names = "、".join(f"Key {j}" for j in unread)
+    verdict_ = "全部恰为 0" if exact else "并不全为 0"
+    return text + f"所有查询都不许读的 Key 有 {len(unread)} 个（{names}），它们的 dK 与 dV {verdict_}。"
+
+
+def check_sentence(results: dict) -> str:
+    """``{implementation: (max error with dO all ones, with a random dO)}`` as one conclusion.
+
+    >>> check_sentence({"正确": (1e-10, 1e-10), "丢掉修正项": (0.3, 0.4), "忘乘 dO": (0.0, 0.2)})
+    '随机 dO 的核对认出了 2 个错误实现（丢掉修正项、忘乘 dO），dO 全为 1 的核对只认出 1 个（丢掉修正项）；正确实现在两种核对下都通过。'
+    """
+    if not isinstance(results, dict) or not results:
+        raise ValueError("results 必须是非空字典：实现名 → (全 1 误差, 随机误差)")
+    caught_ones = [name for name, (ones, _) in results.items() if ones > bp.TOLERANCE]
+    caught_rand = [name for name, (_, rand) in results.items() if rand > bp.TOLERANCE]
+    passed_both = [name for name, (ones, rand) in results.items() if max(ones, rand) <= bp.TOLERANCE]
+    names = lambda found: "、".join(found) if found else "无"  # noqa: E731
+    text = (
+        f"随机 dO 的核对认出了 {len(caught_rand)} 个错误实现（{names(caught_rand)}），"
+        f"dO 全为 1 的核对只认出 {len(caught_ones)} 个（{names(caught_ones)}）；"
+    )
+    if passed_both == ["正确"]:
+        return text + "正确实现在两种核对下都通过。"
+    return text + f"在两种核对下都通过的是：{names(passed_both)}。"
+
+
+def _nan_count(m) -> int:
+    return sum(math.isnan(x) for row in m for x in row)
+
+
+def policies(q, k, v, d_out, visible) -> dict:
+    """The same inputs under the four ways of :data:`POLICY_NAMES`: forward, gradients, NaN count.
+
+    ``"error"`` gives ``{"raised": message or None}``; the others ``{"raised": None, "weights",
+    "outputs", "dq", "dk", "dv", "nan": NaN among the three gradients}``.
+
+    >>> r = policies([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[1.0]], [[False, False]])
+    >>> r["error"]["raised"].startswith("第 0 个查询行没有任何可见的 Key")
+    True
+    >>> r["zero"]["dv"], r["fill=-inf"]["nan"], r["fill=-1e9"]["dv"]
+    ([[0.0], [0.0]], 2, [[0.5], [0.5]])
+    """
+    try:
+        att.masked_attention(q, k, v, visible, empty_row="error")
+        results = {"error": {"raised": None}}
+    except ValueError as error:
+        if not str(error).startswith("第 "):  # a bad input, not the fully masked row this table is about
+            raise
+        results = {"error": {"raised": str(error)}}
+    steps = bp.backward_steps(q, k, v, d_out, visible, empty_row="zero")
+    results["zero"] = {key: steps[key] for key in ("weights", "outputs", "dq", "dk", "dv")}
+    for name, fill in (("fill=-inf", -math.inf), ("fill=-1e9", -1e9)):
+        results[name] = bp.fill_backward_demo(q, k, v, d_out, visible, fill=fill)
+    for name in POLICY_NAMES[1:]:
+        results[name] |= {"raised": None, "nan": sum(_nan_count(results[name][g]) for g in ("dq", "dk", "dv"))}
+    return results
+
+
+def policy_sentence(counted: dict, excluded: dict, visible) -> str:
+    """Compare two :func:`policies` results (the fully masked rows counted in the loss, then left out).
+
+    >>> vis = [[False, False], [True, True]]
+    >>> a = policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[1.0], [1.0]], vis)
+    >>> b = policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[0.0], [1.0]], vis)
+    >>> policy_sentence(a, b, vis)
+    '全屏蔽的是第 0 行。fill = −∞：梯度的 6 个元素中有 2 个是 NaN，把这一行排除出损失后仍有 2 个。fill = −1e9：没有 NaN，但读了被禁止的 Key，第 0 行的输出不为 0。zero：没有 NaN，全屏蔽行的输出与 dQ 恰为 0。'
+    """
+    empty = [i for i, row in enumerate(visible) if not any(row)]
+    if not empty:
+        return "没有全屏蔽的行：四种做法的结果相同。"
+    rows = "、".join(f"第 {i} 行" for i in empty)
+    zero, big = counted["zero"], counted["fill=-1e9"]
+    total = sum(len(m) * len(m[0]) for m in (zero["dq"], zero["dk"], zero["dv"]))
+    these = "这一行" if len(empty) == 1 else "这些行"
+    text = f"全屏蔽的是{rows}。fill = −∞：梯度的 {total} 个元素中有 {counted['fill=-inf']['nan']} 个是 NaN，"
+    text += f"把{these}排除出损失后仍有 {excluded['fill=-inf']['nan']} 个。"
+    reads = any(x != 0.0 for i in empty for x in big["outputs"][i])
+    unread = [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
+    pad_grad = [j for j in unread if any(x != 0.0 for x in big["dv"][j])]
+    text += "fill = −1e9：" + ("有 NaN" if big["nan"] else "没有 NaN")
+    if pad_grad:
+        text += f"，但被所有查询禁止的 {'、'.join(f'Key {j}' for j in pad_grad)} 拿到了不为 0 的 dV。"
+    elif reads:
+        text += f"，但读了被禁止的 Key，{rows}的输出不为 0。"
+    else:
+        text += "。"
+    clean = zero["nan"] == 0 and all(x == 0.0 for i in empty for x in zero["outputs"][i] + zero["dq"][i])
+    return text + "zero：" + ("没有 NaN，全屏蔽行的输出与 dQ 恰为 0。" if clean else "结果不符合“输出与梯度为 0”的约定。")
+
+
+# -- the page's examples, one function each ----------------------------------------------------------------
+def jacobian_values(scores) -> dict:
+    """The softmax Jacobian of one row of scores: its table and what the prose reads off it."""
+    J, p = bp.softmax_jacobian(scores), att.softmax(scores)
+    rows = [
+        [f"∂p{a}"] + [cell(x) for x in row] + [scientific(abs(sum(row))), cell(p[a] * (1 - p[a]))]
+        for a, row in enumerate(J)
+    ]
+    n = len(p)
+    return {
+        "jac_scores": ", ".join(fmt.short(s) for s in scores),
+        "tbl_jac": Md(fmt.md_table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(n)] + ["行和", "p(1 − p)"], rows)),
+        "jac_p": ", ".join(fmt.fmt(x) for x in p),
+        "jac_symmetric": "是" if all(J[a][b] == J[b][a] for a in range(n) for b in range(n)) else "不是",
+        "jac_max": fmt.fmt(max(abs(x) for row in J for x in row)),
+        "jac_dominant": "是" if all(abs(x) <= row[a] for a, row in enumerate(J) for x in row) else "不是",
+        "jac_rowsum": scientific(max(abs(sum(row)) for row in J)),
+    }
+
+
+def worked_values(q, k, v, d_out) -> dict:
+    """The causal worked example, step by step: every table, and one cell of each step written out.
+
+    The written-out cells are the ones the prose names (dV[0][0], dP[1][0], D[1], dS[1][0], dQ[2][0],
+    dK[0][1]), so the example needs at least three positions and two dimensions.
+    """
+    n, d, d_v = len(q), len(q[0]), len(v[0])
+    visible = att.visibility(n, n)
+    s = bp.backward_steps(q, k, v, d_out, visible)
+    p, o, rows, key_cols = s["weights"], s["outputs"], queries(n), fmt.keys(n, corner="")[1:]
+    masked = [[a + m for a, m in zip(sr, mr)] for sr, mr in zip(att.scaled_scores(q, k), att.additive_mask(visible))]
+    rowsum = [[r, cell(a), cell(b), scientific(abs(a - b))] for r, a, b in zip(rows, s["rowsum_do_o"], s["rowsum_dp_p"])]
+    return {
+        "ex_d": fmt.count(d), "ex_n": fmt.count(n),
+        "ex_q": fmt.vectors(q), "ex_k": fmt.vectors(k), "ex_v": fmt.vectors(v), "ex_do": fmt.vectors(d_out),
+        "tbl_ex_s": Md(fmt.md_table(["S"] + key_cols, [[r] + [fmt.fmt(x) for x in row] for r, row in zip(rows, masked)])),
+        "tbl_ex_p": table("P", key_cols, p, rows),
+        "tbl_ex_o": table("O", dims(d_v, "列"), o, rows),
+        "tbl_ex_dv": table("dV", dims(d_v, "列"), s["dv"], key_cols),
+        "tbl_ex_dp": table("dP", key_cols, s["dp"], rows),
+        "tbl_ex_rowsum": Md(fmt.md_table(["查询", "dO 与 O 同一行的点积", "dP 与 P 同一行的点积", "两者之差"], rowsum)),
+        "tbl_ex_ds": table("dS", key_cols, s["ds"], rows),
+        "tbl_ex_dq": table("dQ", dims(d), s["dq"], rows),
+        "tbl_ex_dk": table("dK", dims(d), s["dk"], key_cols),
+        "calc_dv": products([(val(p[i][0]), inp(d_out[i][0])) for i in range(n)], s["dv"][0][0]),
+        "calc_dp": products([(inp(d_out[1][c]), inp(v[0][c])) for c in range(d_v)], s["dp"][1][0]),
+        "calc_d": products([(inp(d_out[1][c]), val(o[1][c])) for c in range(d_v)], s["rowsum_do_o"][1]),
+        "calc_ds": ds_cell(p[1][0], s["dp"][1][0], s["rowsum_do_o"][1], s["ds"][1][0]),
+        "calc_dq": products([(val(s["ds"][2][j]), inp(k[j][0])) for j in range(n)], s["dq"][2][0], sqrt_of=d),
+        "calc_dk": products([(val(s["ds"][i][0]), inp(q[i][1])) for i in range(n)], s["dk"][0][1], sqrt_of=d),
+    }
+
+
+def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
+    """The projection example: dW_q, dW_k, dW_v in one table, and the finite-difference check."""
+    q, k, v = (att.matmul(x, w) for w in (w_q, w_k, w_v))  # Q = X W_q, K = X W_k, V = X W_v
+    grads = bp.projection_backward(x, w_q, w_k, w_v, *bp.attention_backward(q, k, v, d_out))
+    header = ["梯度"] + [f"第 {a} 行 · 第 {c} 列" for a in range(len(x[0])) for c in range(len(w_q[0]))]
+    rows = [[name] + [cell(g) for row in grads[key] for g in row]
+            for name, key in (("dW_q", "dw_q"), ("dW_k", "dw_k"), ("dW_v", "dw_v"))]
+    check = bp.projection_gradient_check(x, w_q, w_k, w_v, d_out)
+    return {
+        "pj_x": fmt.vectors(x), "pj_n": fmt.count(len(x)),
+        "pj_wq": fmt.vectors(w_q), "pj_wk": fmt.vectors(w_k), "pj_wv": fmt.vectors(w_v),
+        "tbl_pj": Md(fmt.md_table(header, rows)),
+        "pj_err": scientific(check["max"]), "pj_pass": "通过" if check["passed"] else "没有通过",
+    }
+
+
+def pad_values(q, k, v, d_out, key_valid) -> dict:
+    """A PAD key under the causal rule: its exact zeros in the tables, the sentence and finite differences."""
+    n, d, d_v = len(q), len(q[0]), len(v[0])
+    s = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=key_valid))
+    j = key_valid.index(False)
+    _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=key_valid)
+    key_cols = fmt.keys(n, corner="")[1:]
+    header = ["Key"] + [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
+    return {
+        "pad_valid": flags(key_valid), "pad_key": fmt.count(j),
+        "tbl_pad_p": table("P", key_cols, s["weights"], queries(n)),
+        "tbl_pad_ds": table("dS", key_cols, s["ds"], queries(n)),
+        "tbl_pad_kv": Md(fmt.md_table(header, [[r] + [cell(x) for x in a + b] for r, a, b in zip(key_cols, s["dk"], s["dv"])])),
+        "pad_sentence": zero_sentence(s),
+        "pad_fd": "也全部恰为 0" if all(x == 0.0 for x in fd_k[j] + fd_v[j]) else "并不全为 0",
+    }
+
+
+def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
+    """Left padding makes a fully masked row: the four ways, counted in the loss and left out of it.
+
+    ``x`` is an input X as in the projection example: were V = X W_v, how much of dW_v = Xᵀ dV is NaN.
+    """
+    n, d_v = len(q), len(v[0])
+    visible = att.visibility(n, n, key_valid=key_valid)
+    row, key = [any(r) for r in visible].index(False), key_valid.index(False)
+    counted = policies(q, k, v, d_out, visible)
+    left_out = [list(g) if any(vis) else [0.0] * d_v for g, vis in zip(d_out, visible)]
+    excluded = policies(q, k, v, left_out, visible)
+    vec = lambda xs: fmt.vector(xs, cell=cell)  # noqa: E731
+    rows = []
+    for name in POLICY_NAMES:
+        a, b = counted[name], excluded[name]
+        if a["raised"]:
+            rows.append([POLICY_LABELS[name]] + ["报错，不计算"] * 5)
+            continue
+        rows.append([POLICY_LABELS[name], vec(a["outputs"][row]), vec(a["dq"][row]), vec(a["dv"][key]),
+                     fmt.count(a["nan"]), fmt.count(b["nan"])])
+    header = ["做法", f"查询 {row} 的输出", f"查询 {row} 的 dQ", f"Key {key}（PAD）的 dV", "梯度中 NaN 的个数",
+              f"排除第 {row} 行后 NaN 的个数"]
+    dv_nan = counted["fill=-inf"]["dv"]  # dW_v = Xᵀ dV by hand: att.matmul refuses the NaN on purpose
+    dw_v = [[sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v)] for a in range(len(x[0]))]
+    return {
+        "left_valid": flags(key_valid), "left_row": fmt.count(row), "left_key": fmt.count(key),
+        "zero_do": fmt.count(0), "big_fill": "−10⁹",
+        "tbl_policies": Md(fmt.md_table(header, rows)),
+        "policy_error": counted["error"]["raised"] or "",
+        "policy_sentence": policy_sentence(counted, excluded, visible),
+        "nan_w_total": fmt.count(len(dw_v) * len(dw_v[0])), "nan_w_count": fmt.count(_nan_count(dw_v)),
+    }
+
+
+def random_d_out(seed: int, lo: int, hi: int, n: int, d_v: int) -> list[list[float]]:
+    """A pseudo-random upstream gradient, each entry uniform in [lo, hi] and rounded to one decimal."""
+    rng = random.Random(seed)
+    return [[round(rng.uniform(lo, hi), 1) for _ in range(d_v)] for _ in range(n)]
+
+
+def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
+    """Three backwards, each checked with dO all ones and with a random dO: the table and its sentence."""
+    n, d_v = len(q), len(v[0])
+    rand, ones = random_d_out(seed, lo, hi, n, d_v), [[1.0] * d_v for _ in range(n)]
+    impls = {"正确": bp.attention_backward, "丢掉修正项": bp.wrong_backward_no_rowsum,
+             "忘乘 dO": bp.wrong_backward_forgets_d_out}
+    results = {name: (bp.gradient_check(q, k, v, ones, backward=f)["max"], bp.gradient_check(q, k, v, rand, backward=f)["max"])
+               for name, f in impls.items()}
+    same = bp.wrong_backward_forgets_d_out(q, k, v, ones) == bp.attention_backward(q, k, v, ones)
+    return {
+        "ones_value": fmt.count(1), "rand_lo": fmt.count(lo), "rand_hi": fmt.count(hi), "rand_seed": fmt.count(seed),
+        "rand_do": fmt.vectors(rand), "fd_h": power(bp.STEP), "fd_tol": power(bp.TOLERANCE),
+        "tbl_mutants": mutant_table(results),
+        "mutant_sentence": check_sentence(results), "mutant_same": "逐位相同" if same else "并不相同",
+    }
+
+
+def mutant_table(results: dict) -> Md:
+    header = ["反向实现", "dO 全为 1：最大相对误差", "结论", "随机 dO：最大相对误差", "结论"]
+    return Md(fmt.md_table(header, [[name, scientific(a), verdict(a), scientific(b), verdict(b)]
+                                    for name, (a, b) in results.items()]))
+
+
+def config_values(q, k, v, d_out, cache_past: int, pad, left) -> dict:
+    """The finite-difference check under five masks (none, causal, PAD, a cache, left PAD with zero)."""
+    configs = [
+        ("不加 mask", (q, d_out), dict(causal=False)),
+        ("因果", (q, d_out), dict()),
+        ("因果 + PAD", (q, d_out), dict(key_valid=pad)),
+        (f"缓存 past = {fmt.count(cache_past)}", (q[cache_past:], d_out[cache_past:]), dict(past=cache_past)),
+        ("左侧 PAD + zero", (q, d_out), dict(key_valid=left, empty_row="zero")),
+    ]
+    rows = []
+    for name, (q_, d_), options in configs:
+        r = bp.gradient_check(q_, k, v, d_, **options)
+        rows.append([name, scientific(r["dq"]), scientific(r["dk"]), scientific(r["dv"]), verdict(r["max"])])
+    return {
+        "cache_past": fmt.count(cache_past), "cache_new": fmt.count(len(q) - cache_past),
+        "tbl_configs": Md(fmt.md_table(["条件", "dQ 相对误差", "dK 相对误差", "dV 相对误差", "结论"], rows)),
+    }
+
+
+def step_values(q, k, v, d_out, steps) -> dict:
+    """The check's error for each step h: truncation for a large h, rounding for a small one."""
+    errors = [bp.gradient_check(q, k, v, d_out, h=h)["max"] for h in steps]
+    best = min(range(len(steps)), key=lambda i: errors[i])
+    return {
+        "tbl_h": Md(fmt.md_table(["步长 h", "最大相对误差", "结论"],
+                                 [[power(h), scientific(e), verdict(e)] for h, e in zip(steps, errors)])),
+        "h_best": power(steps[best]), "h_best_err": scientific(errors[best]),
+        "eps_cbrt": scientific(sys.float_info.epsilon ** (1 / 3)), "eps32": scientific(2.0 ** -23),
+    }
+
+
+# -- the exercises ----------------------------------------------------------------------------------------------
+def exercise_values() -> dict:
+    """Every number, table and sentence of the five exercises and their solutions."""
+    values = {}
+    a1, m1 = ex.jacobian_row(), len(ex.JAC_SCORES)
+    rows = [[f"∂p{a}"] + [cell(x) for x in row] + [scientific(abs(s)), cell(dg)]
+            for a, (row, s, dg) in enumerate(zip(a1["jacobian"], a1["row_sums"], a1["diagonal"]))]
+    p0, p1 = a1["p"][0], a1["p"][1]
+    values |= {
+        "x1_scores": ", ".join(fmt.short(s) for s in ex.JAC_SCORES),
+        "x1_dp": ", ".join(fmt.short(s) for s in ex.JAC_D_WEIGHTS),
+        "x1_p": ", ".join(cell(x) for x in a1["p"]),
+        "x1_jac": Md(fmt.md_table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(m1)] + ["行和", "p(1 − p)"], rows)),
+        "x1_offdiag": f"J₀₁ = −p₀p₁ = {fmt.MINUS}{cell(p0)}×{cell(p1)} = {cell(a1['jacobian'][0][1])}",
+        "x1_dot": " + ".join(f"{val(p)}×{inp(x)}" for p, x in zip(a1["p"], ex.JAC_D_WEIGHTS)) + f" = {cell(a1['dot'])}",
+        "x1_agree": scientific(max(abs(a - b) for a, b in zip(a1["ds"], a1["ds_by_matrix"]))),
+        "x1_ds": Md(fmt.md_table(["算法"] + [f"ds{b}" for b in range(m1)] + ["之和"], [
+            ["p ∘ (dp − Σ p dp)"] + [cell(x) for x in a1["ds"]] + [scientific(abs(a1["ds_sum"]))],
+            ["J · dp"] + [cell(x) for x in a1["ds_by_matrix"]] + [scientific(abs(sum(a1["ds_by_matrix"])))],
+        ])),
+    }
+    a2 = ex.hand_steps()
+    s2, n2, r2 = a2["steps"], len(ex.HAND_Q), a2["row"]
+    forward = [[queries(n2)[i], " / ".join(fmt.fmt(x) for x, ok in zip(a2["scores"][i], vis) if ok),
+                " / ".join(cell(x) for x in s2["weights"][i]), " / ".join(cell(x) for x in s2["outputs"][i])]
+               for i, vis in enumerate(s2["visible"])]
+    backward = [[queries(n2)[i], " / ".join(cell(x) for x in s2["dp"][i]), cell(s2["rowsum_do_o"][i])] for i in range(n2)]
+    row_sum = sum(s2["ds"][r2])
+    values |= {
+        "x2_n": fmt.count(n2), "x2_d": fmt.count(len(ex.HAND_Q[0])), "x2_q": fmt.vectors(ex.HAND_Q),
+        "x2_k": fmt.vectors(ex.HAND_K), "x2_v": fmt.vectors(ex.HAND_V), "x2_do": fmt.vectors(ex.HAND_D_OUT),
+        "x2_row": fmt.count(r2), "x2_zero": fmt.count(0),
+        "x2_forward": Md(fmt.md_table(["查询", "分数（可见的 Key）", "权重 P", "输出 O"], forward)),
+        "x2_backward": Md(fmt.md_table(["查询", "dP（dO 乘 V 的转置）", "D（dO 与 O 逐行点积）"], backward)),
+        "x2_dv": products([(val(p), inp(x)) for p, x in a2["dv_terms"]], s2["dv"][0][0]),
+        "x2_ds": Md("\n".join(f"- Key {j}：{ds_cell(p, dp, big, s2['ds'][r2][j])}"
+                              for j, (p, dp, big) in enumerate(a2["ds_terms"]))),
+        "x2_ds_sum": "恰为 0" if row_sum == 0 else f"是 {scientific(abs(row_sum))}，舍入误差以内为 0",
+        "x2_ds_first": "、".join(cell(x) for x in s2["ds"][0]),
+    }
+    a3 = ex.mask_zeros()
+    s3, nq3, nk3 = a3["steps"], len(ex.ZERO_Q), len(ex.ZERO_K)
+    grads = [[f"Key {j}", "、".join(f"查询 {i}" for i in rd) or "没有"] + [cell(x) for x in s3["dk"][j] + s3["dv"][j]]
+             for j, rd in enumerate(a3["readers"])]
+    values |= {
+        "x3_past": fmt.count(ex.ZERO_PAST), "x3_new": fmt.count(ex.ZERO_NEW), "x3_valid": flags(ex.ZERO_VALID),
+        "x3_q": fmt.vectors(ex.ZERO_Q), "x3_k": fmt.vectors(ex.ZERO_K), "x3_v": fmt.vectors(ex.ZERO_V),
+        "x3_do": fmt.vectors(ex.ZERO_D_OUT), "x3_keys": f"Key 0 到 Key {nk3 - 1}",
+        "x3_table": Md(fmt.md_table(fmt.keys(nk3), [[queries(nq3, ex.ZERO_PAST)[i]] + [fmt.mark(ok) for ok in row]
+                                                    for i, row in enumerate(a3["visible"])])),
+        "x3_grads": Md(fmt.md_table(["Key", "被哪些查询读"] + [f"dK {c}" for c in range(len(ex.ZERO_K[0]))]
+                                    + [f"dV {c}" for c in range(len(ex.ZERO_V[0]))], grads)),
+        "x3_sentence": zero_sentence(s3),
+        "x3_zero_keys": "、".join(f"Key {j}" for j in a3["zero_keys"]) or "没有",
+    }
+    c4 = ex.bug_checks()
+    values |= {
+        "x4_q": fmt.vectors(ex.BUG_Q), "x4_k": fmt.vectors(ex.BUG_K), "x4_v": fmt.vectors(ex.BUG_V),
+        "x4_do": fmt.vectors(ex.BUG_D_OUT), "x4_ones": fmt.count(1), "x4_tol": power(bp.TOLERANCE),
+        "x4_table": mutant_table(c4["errors"]), "x4_sentence": check_sentence(c4["errors"]),
+        "x4_same": "逐位相同" if c4["forgets_equal_on_ones"] else "并不相同",
+        "x5_doctest": Md(fmt.doctest_block(ex.rowsum_correction)),
+    }
+    return values
+
+
+def glue_all(values: dict) -> None:
+    """Glue every value for the page (inside its notebook run only): :class:`Md` as Markdown."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, Markdown(value) if isinstance(value, Md) else value, display=False)
