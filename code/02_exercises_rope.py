@@ -1,20 +1,16 @@
-"""第2章位置旋转（RoPE）页的练习：题目的输入与答案，全部由教学代码算出。
+"""第2章位置旋转（RoPE）页的练习：题目的输入与参考解答，由 ``02_rope.py`` 与 ``02_attention.py`` 算出。
 
-书页在“练习”一节调用这里的函数：题目里的数来自这里的常量，解答里的表、句子和每一步的中间值来自
-``02_rope.py`` 与 ``02_attention.py``，所以答案不会与正文不一致。每道题的数据都是人工构造的小向量，
-与正文的例子不同。
-
-直接运行 ``python3 code/02_exercises_rope.py`` 会以 JSON 打印每道题的答案。
+每道题的数据都是人工构造的小向量，与正文的例子不同。把本文件与 ``02_rope.py``、``02_attention.py``
+放在同一目录，运行 ``python3 02_exercises_rope.py``：先核对答案，再以 JSON 打印每道题的答案。
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 
-from book_tools import load
-
-att = load("02_attention")
-rope = load("02_rope")
+att = importlib.import_module("02_attention")
+rope = importlib.import_module("02_rope")
 
 # 练习 1：d = 2 的一个向量，在一个位置上旋转。
 ROT_X, ROT_POSITION = [2.0, 1.0], 2
@@ -43,11 +39,10 @@ def rotation_steps(x: list[float] = ROT_X, position: int = ROT_POSITION) -> dict
     >>> [round(c, 4) for c in s["rotated"]]
     [-1.7416, 1.4024]
     """
-    v = rope._vector(x, "x")
+    v = att.as_vector(x, "x")
     if len(v) != 2:
         raise ValueError(f"x 必须是二维向量（d = 2），收到长度 {len(v)}")
-    (theta,) = rope.frequencies(2)
-    angle = rope._position(position) * theta
+    (theta,), (angle, _) = rope.frequencies(2), rope.angles(2, position)
     c, s = math.cos(angle), math.sin(angle)
     a, b = v
     rotated = [a * c - b * s, b * c + a * s]  # 与 rope.rotate 同一个公式，这里把每一步摊开
@@ -76,7 +71,9 @@ def rotation_angles(position: int, d: int, base: float = 10000.0) -> list[float]
         raise ValueError(f"position 太大了（超过 2**53），收到 {position!r}")
     if not isinstance(d, int) or isinstance(d, bool) or d < 2 or d % 2:
         raise ValueError(f"d 必须是不小于 2 的偶数（分量两两成对旋转），收到 {d!r}")
-    if not isinstance(base, (int, float)) or isinstance(base, bool) or not 0 < base < math.inf:
+    if d > 4096:  # 结果是 d/2 个数的列表：头维度不会这么大
+        raise ValueError(f"d 太大了（超过 4096），收到 {d!r}")
+    if not isinstance(base, (int, float)) or isinstance(base, bool) or not 0 < base < 1e308:
         raise ValueError(f"base 必须是正的有限数，收到 {base!r}")
     # 第 i 对的频率 θ_i = base^(−2i/d)；转角与位置成正比。
     return [position * base ** (-2 * i / d) for i in range(d // 2)]
@@ -111,7 +108,7 @@ def shift_scores(
     >>> [round(g["score"], 4) for g in s["groups"]], round(s["plain"], 4)
     ([-0.9423, -0.9423], 1.5)
     """
-    shift = rope._position(shift, "shift")
+    m, n, shift = (att.check_count(x, name, minimum=0) for x, name in ((m, "m"), (n, "n"), (shift, "shift")))
     groups = []
     for mm, nn in ((m, n), (m + shift, n + shift)):
         qr, kr = rope.rotate(q, mm, base), rope.rotate(k, nn, base)
@@ -141,7 +138,6 @@ VARIANTS = [
     ("B：配对错配", _mixed, False),
     ("C：按行号旋转", _right, True),
 ]
-CHECKS = ("只依赖位置差", "逐步计算等于整段重算")
 
 
 def _attend(turn, q, k, v, q_positions, k_positions, past, base):
@@ -173,13 +169,15 @@ def bug_checks(seq: list[list[float]] = BUG_SEQ, v: list[list[float]] = BUG_V,
     >>> c = bug_checks()
     >>> [(r["name"], r["offset_ok"], r["decode_ok"]) for r in c["rows"]]
     [('A：正确', True, True), ('B：配对错配', False, True), ('C：按行号旋转', True, False)]
-    >>> c["sentence"]
-    '写法 A 通过两项检查；“只依赖位置差”只认出写法 B，“逐步计算等于整段重算”只认出写法 C：两项检查缺一不可。'
     """
-    seq_m, v_m = att._matrix(seq, "seq"), att._matrix(v, "v")
-    sizes = rope._chunks(chunks, len(seq_m))
+    seq_m, v_m = att.as_matrix(seq, "seq"), att.as_matrix(v, "v")
     if len(v_m) != len(seq_m):
         raise ValueError(f"seq 与 v 的行数必须相同，收到 {len(seq_m)} 与 {len(v_m)}")
+    sizes = [att.check_count(c, f"chunks[{j}]") for j, c in enumerate(att.as_list(chunks, "chunks"))]
+    if sum(sizes) != len(seq_m):
+        raise ValueError(f"chunks 之和必须等于序列长度 {len(seq_m)}，收到 {sizes!r}")
+    if len(seq_m) <= max(OFFSET_Q, OFFSET_K):
+        raise ValueError(f"seq 至少要有 {max(OFFSET_Q, OFFSET_K) + 1} 行，收到 {len(seq_m)} 行")
     q, k = seq_m[OFFSET_Q], seq_m[OFFSET_K]
     groups = ((OFFSET_M, OFFSET_N), (OFFSET_M + OFFSET_SHIFT, OFFSET_N + OFFSET_SHIFT))
     n = len(seq_m)
@@ -188,29 +186,12 @@ def bug_checks(seq: list[list[float]] = BUG_SEQ, v: list[list[float]] = BUG_V,
         scores = [att.scaled_scores([turn(q, mm, base)], [turn(k, nn, base)])[0][0] for mm, nn in groups]
         full = _attend(turn, seq_m, seq_m, v_m, range(n), range(n), 0, base)
         stepped = _decode(turn, by_row, seq_m, seq_m, v_m, sizes, base)
-        gap = rope.max_abs_diff(stepped, full)
+        gap = att.max_abs_diff(stepped, full)
         rows.append({
             "name": name, "scores": scores, "offset_ok": abs(scores[0] - scores[1]) <= TOL,
             "full": [r[0] for r in full], "stepped": [r[0] for r in stepped], "gap": gap, "decode_ok": gap <= TOL,
         })
-    return {"rows": rows, "groups": groups, "sentence": _bug_sentence(rows)}
-
-
-def _bug_sentence(rows: list[dict]) -> str:
-    """由两项检查的结果生成一句话：谁全部通过，每项检查各认出了哪些写法。"""
-    letter = {r["name"]: r["name"].split("：")[0] for r in rows}
-    passed = [letter[r["name"]] for r in rows if r["offset_ok"] and r["decode_ok"]]
-    caught = {
-        check: [letter[r["name"]] for r in rows if not r[key]]
-        for check, key in zip(CHECKS, ("offset_ok", "decode_ok"))
-    }
-    start = ("写法 " + "、".join(passed) + " 通过两项检查；") if passed else "没有一种写法通过全部检查；"
-    parts = [
-        f"“{check}”" + (("只认出写法 " if len(ws) == 1 else "认出写法 ") + "、".join(ws) if ws else "一种也认不出")
-        for check, ws in caught.items()
-    ]
-    disjoint = all(caught.values()) and not set(caught[CHECKS[0]]) & set(caught[CHECKS[1]])
-    return start + "，".join(parts) + ("：两项检查缺一不可。" if disjoint else "。")
+    return {"rows": rows, "groups": groups}
 
 
 def answers() -> dict:
@@ -228,7 +209,23 @@ def answers() -> dict:
     }
 
 
+def self_test() -> None:
+    """核对答案：旋转保持长度，位置同时后移分数不变，两项检查各认出一种错误。
+
+    >>> self_test()
+    """
+    steps = rotation_steps()
+    att.check(abs(steps["norm_before"] - steps["norm_after"]) < 1e-12, "旋转应当保持长度")
+    att.check(rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE) == rope.angles(FREQ_D, FREQ_POSITION, FREQ_BASE)[0::2],
+              "练习 5 的转角应当与 02_rope.angles 一致")
+    first, second = (g["score"] for g in shift_scores()["groups"])
+    att.check(abs(first - second) < 1e-12, "两组位置差相同的位置应当给出同一个分数")
+    verdicts = [(r["offset_ok"], r["decode_ok"]) for r in bug_checks()["rows"]]
+    att.check(verdicts == [(True, True), (False, True), (True, False)], "两项检查应当各认出一种错误")
+
+
 if __name__ == "__main__":
     import json
 
+    self_test()
     print(json.dumps(answers(), ensure_ascii=False, indent=2))

@@ -1,24 +1,21 @@
-"""The rotary position page (book/ch02/rope.md) in the built HTML and in the PDF.
+"""The rotary position page (book/ch02/rope.md) in the built HTML and in the PDF: what is its own.
 
-Its numbers are recomputed here from code/02_rope.py, its run output is the script's stdout, its two
-plots are images in HTML and vector figures (included PDFs) in the PDF edition.
+Its numbers are recomputed here from code/02_rope.py and written with chapter.fmt, its two plots are
+images in HTML and vector figures (included PDFs) in the PDF edition. What every page must have (its
+sections, its place in the table of contents, the run output, the listing, offline, axe) is tested
+once for all pages in tests/test_pages.py.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import (
-    LATEX_BUILD, MECHANISM_SECTIONS, ROOT, article_of, assert_numbered_sections, assert_offline, flat,
-    heading_text, section_of, soup_of, table_rows,
-)
+from chapter import fmt
+from chapter import rope as page
+from conftest import article_of, flat, section_of, table_rows
 
 rope = importlib.import_module("02_rope")
 att = importlib.import_module("02_attention")
@@ -43,20 +40,6 @@ def section(article, title: str):
 
 # -- HTML --------------------------------------------------------------------------------------------
 @pytest.mark.build
-def test_title_and_the_eight_sections_in_order(article):
-    assert heading_text(article.find("h1")) == TITLE
-    assert [heading_text(h) for h in article.find_all("h2")] == MECHANISM_SECTIONS
-
-
-@pytest.mark.build
-def test_the_page_is_in_the_chapters_table_of_contents_after_mask(book_html):
-    opening = soup_of(book_html, "ch02/index.html")
-    toc = [a["href"] for a in opening.find("article").select(".toctree-wrapper a")]
-    assert "mask.html" in toc and "rope.html" in toc
-    assert toc.index("rope.html") > toc.index("mask.html")
-
-
-@pytest.mark.build
 def test_every_example_states_its_inputs_first(article):
     boxes = [a for a in article.find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
     assert len(boxes) >= 9
@@ -68,7 +51,7 @@ def test_the_d2_scores_come_from_the_code_and_agree(article):
     table = rows(article)
     for m, n in [(3, 1), (6, 4)]:
         score = rope.rope_scores([q], [k], [m], [n])[0][0]
-        assert any(r[:2] == [f"m = {m}，n = {n}", str(m - n)] and r[-1] == f"{score:.4f}" for r in table), (m, n)
+        assert any(r[:2] == [f"m = {m}，n = {n}", str(m - n)] and r[-1] == fmt.fmt(score) for r in table), (m, n)
 
 
 @pytest.mark.build
@@ -83,11 +66,25 @@ def test_the_layout_sentence_is_the_codes_verdict_on_the_tables_columns(article)
         )
         columns["错配"].append(att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, m - 3)])[0][0])
     text = article.get_text()
-    assert rope.offset_verdict(columns) in text
+    assert page.offset_verdict(columns) in text
     assert "「错配」随位置变化" in text
     for name, values in columns.items():
         for x in values:
-            assert f"{x:.4f}" in text, name
+            assert fmt.fmt(x) in text, name
+
+
+@pytest.mark.build
+def test_the_weights_example_permutes_the_columns_of_x_at_w(article):
+    # q = x @ W_q: the input box lists the columns of W_q, and only permuting them keeps the scores.
+    text = re.sub(r"\s+", " ", article.get_text(" "))
+    columns = "、".join(fmt.vector(c) for c in zip(*page.W_Q))
+    assert f"的 {len(page.W_Q[0])} 列依次为 {columns}" in text
+    verdicts = {r[0]: r[-1] for r in rows(article) if len(r) == 3 and r[-1] in ("一致", "不一致")}
+    assert verdicts == {
+        "相邻成对，原权重（参照）": "一致",
+        "前后两半，W_q、W_k 的列按置换重排": "一致",
+        "前后两半，权重不重排": "不一致",
+    }
 
 
 @pytest.mark.build
@@ -98,7 +95,7 @@ def test_the_offset_tables_show_right_and_wrong_side_by_side(article):
     wrong = rope.row_index_decode(seq, seq, v, [3, 2])
     table = rows(article)
     for i in (3, 4):
-        assert [f"位置 {i}", f"{full[i][0]:.4f}", f"{right[i][0]:.4f}", f"{wrong[i][0]:.4f}"] in table
+        assert [f"位置 {i}", fmt.fmt(full[i][0]), fmt.fmt(right[i][0]), fmt.fmt(wrong[i][0])] in table
     # The mask is the same in both: −∞ in the same cells of the right and the wrong rows.
     right_rows = [r for r in table if r and r[0] == "正确：转 past + i"]
     wrong_rows = [r for r in table if r and r[0] == "写错：转行号 i"]
@@ -131,7 +128,7 @@ def test_left_padding_positions_and_verdicts(article):
 @pytest.mark.build
 def test_the_bases_table_holds_the_codes_wavelengths_and_cites_each_source(article):
     table = rows(article)
-    for row in rope.model_bases():
+    for row in page.model_bases():
         found = [r for r in table if r and r[0] == row["model"]]
         assert found, row["model"]
         cells = found[0]
@@ -154,39 +151,18 @@ def test_both_plots_are_images_with_their_chinese_captions(book_html, article):
         assert re.search(r"[\u4e00-\u9fff]", caption)
 
 
-@pytest.mark.build
-def test_run_output_is_the_real_stdout_of_the_script(article):
-    shown = section(article, "运行结果示例").find("pre").get_text()
-    run = subprocess.run([sys.executable, str(ROOT / "code" / "02_rope.py")], capture_output=True, text=True, check=True)
-    assert json.loads(shown) == json.loads(run.stdout)
-
-
-@pytest.mark.build
-def test_the_whole_teaching_code_is_shown(article):
-    text = section(article, "完整教学代码").get_text()
-    for name in rope.__all__:
-        assert f"def {name}(" in text
-    assert (ROOT / "code" / "02_rope.py").read_text(encoding="utf-8").splitlines()[0] in text
-
-
 # -- the browser -------------------------------------------------------------------------------------
 @pytest.mark.browser
-def test_the_page_loads_its_plots_offline_without_console_errors(open_page, book_html):
-    page = open_page(PAGE)
-    widths = page.eval_on_selector_all(
+def test_the_page_loads_its_plots_without_console_errors(open_page):
+    browser_page = open_page(PAGE)
+    widths = browser_page.eval_on_selector_all(
         "article figure img", "imgs => imgs.map(i => i.complete ? i.naturalWidth : 0)"
     )
     assert len(widths) == len(FIGURES) and all(w > 0 for w in widths), widths
-    assert page.errors == []
-    assert_offline(page, book_html, data=False)
+    assert browser_page.errors == []
 
 
 # -- PDF ---------------------------------------------------------------------------------------------
-@pytest.mark.pdf
-def test_the_page_is_a_section_of_chapter_2_with_its_sections_numbered_in_order(text):
-    assert_numbered_sections(text, TITLE)
-
-
 @pytest.mark.pdf
 def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
     tex = pdf.with_suffix(".tex").read_text(encoding="utf-8")
@@ -209,11 +185,11 @@ def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
 
 @pytest.mark.pdf
 def test_the_wavelengths_and_the_offset_numbers_are_in_the_pdf(text):
-    for row in rope.model_bases():
+    for row in page.model_bases():
         assert str(round(row["slowest_wavelength"])) in text
     seq, v = rope.DEMO_SEQ, rope.DEMO_V
     wrong = rope.row_index_decode(seq, seq, v, [3, 2])
-    assert f"{wrong[3][0]:.4f}" in text
+    assert fmt.fmt(wrong[3][0]) in text
 
 
 @pytest.mark.build
@@ -229,11 +205,20 @@ def test_the_exercises_show_the_computed_answers(article):
     exercises = section(article, "练习")
     table = rows(exercises)
     text = re.sub(r"\s+", " ", exercises.get_text(" "))
-    assert ex.bug_checks()["sentence"] in text
+    assert page.bug_sentence(ex.bug_checks()["rows"]) in text
     verdicts = {r[0]: r[-1] for r in table if len(r) == 5 and r[-1] in ("通过", "被认出")}
     assert verdicts == {r["name"]: "通过" if r["offset_ok"] else "被认出" for r in ex.bug_checks()["rows"]}
     rotated = ex.rotation_steps()["rotated"]
-    assert {f"{rotated[0]:.4f}", f"{rotated[1]:.4f}"} <= {r[-1] for r in table if r}
-    scores = [f"{g['score']:.4f}" for g in ex.shift_scores()["groups"]]
+    assert {fmt.fmt(rotated[0]), fmt.fmt(rotated[1])} <= {r[-1] for r in table if r}
+    scores = [fmt.fmt(g["score"]) for g in ex.shift_scores()["groups"]]
     assert ["分数 q·k/√d"] + scores in table
     assert ">>> rotation_angles(0, 4)" in text
+
+
+@pytest.mark.build
+def test_the_download_of_the_teaching_code_offers_02_attention_beside_it(article):
+    run = section(article, "运行命令")
+    links = {a.get_text(strip=True): a["href"] for a in run.select("a.download")}
+    assert set(links) >= {"02_rope.py", "02_attention.py"}, links
+    assert all(href.endswith(name) for name, href in links.items())
+    assert "同一个文件夹" in run.get_text()

@@ -1,9 +1,15 @@
-"""The rotation page's exercises: every answer against an independent computation (numpy rotation matrices)."""
+"""The rotation page's exercises: every answer against an independent computation (numpy rotation matrices),
+bad input answered with a ValueError, and the file run alone beside its two teaching files."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,16 +123,6 @@ def test_each_check_catches_exactly_one_mistake_as_numpy_says():
     assert np.allclose(wrong, np.asarray(c["rows"][2]["stepped"])[:, None])
 
 
-def test_the_bug_sentence_follows_the_results():
-    rows = [{"name": "A：x", "offset_ok": True, "decode_ok": True},
-            {"name": "B：y", "offset_ok": False, "decode_ok": False}]
-    sentence = ex._bug_sentence(rows)
-    assert sentence.startswith("写法 A 通过两项检查")
-    assert "两项检查缺一不可" not in sentence and sentence.count("写法 B") == 2
-    none = ex._bug_sentence([{"name": "A：x", "offset_ok": True, "decode_ok": False}])
-    assert none.startswith("没有一种写法通过全部检查") and "一种也认不出" in none
-
-
 @pytest.mark.parametrize(
     "call, words",
     [
@@ -137,8 +133,11 @@ def test_the_bug_sentence_follows_the_results():
         (lambda: ex.rotation_angles(1, 4, 0.0), "base"),
         (lambda: ex.rotation_angles(1, 4, math.nan), "base"),
         (lambda: ex.rotation_steps([1.0, 2.0, 3.0, 4.0], 1), "二维向量"),
-        (lambda: ex.rotation_steps([1.0, 2.0], -1), "负数"),
+        (lambda: ex.rotation_steps([1.0, 2.0], -1), "position 必须是不小于 0"),
         (lambda: ex.shift_scores(shift=-1), "shift"),
+        (lambda: ex.shift_scores(m="x"), "m 必须是"),
+        (lambda: ex.rotation_angles(1, 10**12), "d 太大了"),
+        (lambda: ex.bug_checks(seq=[[1.0, 0.0]], v=[[1.0]], chunks=[1]), "seq 至少要有 3 行"),
         (lambda: ex.bug_checks(chunks=[1, 1]), "chunks"),
         (lambda: ex.bug_checks(v=[[1.0]]), "行数"),
     ],
@@ -146,3 +145,43 @@ def test_the_bug_sentence_follows_the_results():
 def test_bad_input_is_named(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0, 0.0], [1.0]], 10**12]
+VALID_CALLS = {
+    "rotation_steps": ([2.0, 1.0], 2),
+    "rotation_angles": (2, 4, 100.0),
+    "frequency_table": (6, 64.0, 3),
+    "shift_scores": ([1.0, 2.0, 0.0, 1.0], [2.0, 0.0, 1.0, 1.0], 4, 1, 5, 100.0),
+    "bug_checks": (ex.BUG_SEQ, ex.BUG_V, [2, 2], 100.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALID_CALLS))
+def test_bad_arguments_get_a_value_error_and_nothing_else(name):
+    function, args = getattr(ex, name), VALID_CALLS[name]
+    function(*args)
+    for i in range(len(args)):
+        for bad in BAD:
+            call = list(args)
+            call[i] = bad
+            try:
+                function(*call)
+            except ValueError:
+                pass
+
+
+def test_the_self_test_catches_a_wrong_answer(monkeypatch):
+    ex.self_test()
+    monkeypatch.setattr(ex, "VARIANTS", [ex.VARIANTS[0], ex.VARIANTS[0], ex.VARIANTS[2]])
+    with pytest.raises(AssertionError, match="各认出一种错误"):
+        ex.self_test()
+
+
+def test_the_file_runs_alone_beside_its_teaching_files(tmp_path):
+    code = Path(ex.__file__).resolve().parent
+    for name in ("02_attention.py", "02_rope.py", "02_exercises_rope.py"):
+        shutil.copy(code / name, tmp_path / name)
+    run = subprocess.run([sys.executable, "-E", "-s", "02_exercises_rope.py"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True)
+    assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers(), ensure_ascii=False))

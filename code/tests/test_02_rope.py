@@ -1,9 +1,9 @@
 """Tests of code/02_rope.py: the offset property, norms, both pair layouts, the cache and bad input.
 
 The doctests of the module run too. These tests add what examples cannot show: that the properties
-hold on many random inputs (hypothesis), that numpy computes the same rotation independently, and
-that the checks can fail — the mixed layout and the row-index offset are kept in the module as the
-mistakes the checks must catch.
+hold on many random inputs (hypothesis), that numpy computes the same rotation independently, that
+the checks can fail — the mixed layout and the row-index offset are kept in the module as the
+mistakes the checks must catch — and that every public function answers bad input with a ValueError.
 """
 
 from __future__ import annotations
@@ -132,17 +132,16 @@ def test_permuting_both_q_and_k_keeps_every_score(qk, m, n):
     assert math.isclose(adjacent, half, rel_tol=1e-9, abs_tol=1e-9)
 
 
-def test_permuting_weight_rows_converts_a_model_between_layouts():
+def test_permuting_weight_columns_converts_a_model_between_layouts():
+    # The chapter's convention: q = x @ W_q, so the column j of W_q makes q_j.
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(4, 3)).tolist()
-    w_q, w_k = rng.normal(size=(8, 3)).tolist(), rng.normal(size=(8, 3)).tolist()
+    x = rng.normal(size=(4, 3))
+    w_q, w_k = rng.normal(size=(3, 8)), rng.normal(size=(3, 8))
     order = rope.layout_permutation(8)
     ps = [0, 1, 2, 3]
-    adjacent = rope.rope_scores(rope.project(x, w_q), rope.project(x, w_k), ps, ps)
-    converted = rope.rope_scores(
-        rope.project(x, rope.permute(w_q, order)), rope.project(x, rope.permute(w_k, order)), ps, ps, layout="half"
-    )
-    unconverted = rope.rope_scores(rope.project(x, w_q), rope.project(x, w_k), ps, ps, layout="half")
+    adjacent = rope.rope_scores(att.matmul(x.tolist(), w_q.tolist()), att.matmul(x.tolist(), w_k.tolist()), ps, ps)
+    converted = rope.rope_scores((x @ w_q[:, order]).tolist(), (x @ w_k[:, order]).tolist(), ps, ps, layout="half")
+    unconverted = rope.rope_scores((x @ w_q).tolist(), (x @ w_k).tolist(), ps, ps, layout="half")
     assert np.allclose(adjacent, converted, atol=1e-12)
     assert not np.allclose(adjacent, unconverted, atol=1e-3)
 
@@ -198,8 +197,8 @@ def sequences(draw):
 def test_cached_decoding_equals_the_full_recomputation(problem):
     q, k, v, chunks = problem
     _, full = rope.full_attention(q, k, v)
-    assert rope.max_abs_diff(rope.decode(q, k, v, chunks), full) < 1e-9
-    assert rope.max_abs_diff(rope.decode(q, k, v, [1] * len(q)), full) < 1e-9
+    assert att.max_abs_diff(rope.decode(q, k, v, chunks), full) < 1e-9
+    assert att.max_abs_diff(rope.decode(q, k, v, [1] * len(q)), full) < 1e-9
 
 
 def test_the_full_recomputation_equals_numpy():
@@ -218,30 +217,31 @@ def test_the_full_recomputation_equals_numpy():
 def test_the_invariant_catches_the_row_index_offset(chunks):
     q = k = rope.DEMO_SEQ
     _, full = rope.full_attention(q, k, rope.DEMO_V)
-    assert rope.max_abs_diff(rope.row_index_decode(q, k, rope.DEMO_V, chunks), full) > 1e-3
+    assert att.max_abs_diff(rope.row_index_decode(q, k, rope.DEMO_V, chunks), full) > 1e-3
 
 
 def test_the_row_index_offset_is_harmless_only_without_a_cache():
     q = k = rope.DEMO_SEQ
     _, full = rope.full_attention(q, k, rope.DEMO_V)
     # One step over the whole sequence: row index and absolute position coincide.
-    assert rope.max_abs_diff(rope.row_index_decode(q, k, rope.DEMO_V, [5]), full) < 1e-12
+    assert att.max_abs_diff(rope.row_index_decode(q, k, rope.DEMO_V, [5]), full) < 1e-12
 
 
 def test_token_by_token_row_index_decoding_forgets_positions_altogether():
     q = k = rope.DEMO_SEQ
     _, plain = att.attention(q, k, rope.DEMO_V)
-    assert rope.max_abs_diff(rope.row_index_decode(q, k, rope.DEMO_V, [1] * 5), plain) < 1e-12
+    assert att.max_abs_diff(rope.row_index_decode(q, k, rope.DEMO_V, [1] * 5), plain) < 1e-12
 
 
 def test_v_is_never_rotated_the_cache_keeps_values_as_given():
-    ck, cv = rope.fill_cache([[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [3.0, 4.0]], [3, 4])
+    ck, cv, _, _ = rope.cached_step([], [], [[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]],
+                                    [[1.0, 2.0], [3.0, 4.0]], [3, 4])
     assert cv == [[1.0, 2.0], [3.0, 4.0]]
     assert close(ck[0], rope.rotate([1.0, 0.0], 3)) and close(ck[1], rope.rotate([0.0, 1.0], 4))
 
 
 def test_cached_step_does_not_change_the_old_cache():
-    ck, cv = rope.fill_cache([[1.0, 0.0]], [[1.0]], [0])
+    ck, cv = rope.rotate_rows([[1.0, 0.0]], [0]), [[1.0]]
     rope.cached_step(ck, cv, [[0.0, 1.0]], [[0.0, 1.0]], [[2.0]], [1])
     assert len(ck) == len(cv) == 1
 
@@ -260,7 +260,7 @@ def _padded_new_token_scores(prefill_positions, new_position, pads):
     seq = rope.DEMO_SEQ[:4]
     q, k, v = seq[-1], seq[:-1], rope.DEMO_V[:3]
     pad_rows = [[0.0, 0.0]] * pads
-    ck, cv = rope.fill_cache(pad_rows + k, [[0.0]] * pads + v, prefill_positions)
+    ck, cv = rope.rotate_rows(pad_rows + k, prefill_positions), [[0.0]] * pads + v
     valid = [False] * pads + [True] * 4
     _, _, w, out = rope.cached_step(ck, cv, [q], [q], [rope.DEMO_V[3]], [new_position], key_valid=valid)
     return out
@@ -273,9 +273,9 @@ def test_left_padding_needs_consistent_positions(pads):
     counted = _padded_new_token_scores(rope.padded_positions(valid), 3, pads)
     shifted = _padded_new_token_scores(list(range(pads + 3)), pads + 3, pads)
     mixed = _padded_new_token_scores(rope.padded_positions(valid), pads + 3, pads)
-    assert rope.max_abs_diff(counted, full[3:]) < 1e-12
-    assert rope.max_abs_diff(shifted, full[3:]) < 1e-9  # a uniform shift is harmless to RoPE alone
-    assert rope.max_abs_diff(mixed, full[3:]) > 1e-3
+    assert att.max_abs_diff(counted, full[3:]) < 1e-12
+    assert att.max_abs_diff(shifted, full[3:]) < 1e-9  # a uniform shift is harmless to RoPE alone
+    assert att.max_abs_diff(mixed, full[3:]) > 1e-3
 
 
 # -- long range ----------------------------------------------------------------------------------------
@@ -290,13 +290,9 @@ def test_model_bases_name_their_sources_in_the_bibliography():
     for row in rope.MODEL_BASES:
         assert "@misc{" + row["source"] + "," in bib
     assert [row["base"] for row in rope.MODEL_BASES] == [10000.0, 500000.0, 1000000.0]
-    waves = [row["slowest_wavelength"] for row in rope.model_bases()]
+    waves = [rope.slowest_wavelength(row["head_dim"], row["base"]) for row in rope.MODEL_BASES]
     assert waves == sorted(waves)
-
-
-def test_offset_scores_start_at_the_plain_scaled_dot_product():
-    q, k = rope.DEMO_Q8, rope.DEMO_K8
-    assert math.isclose(rope.offset_scores(q, k, [0])[0], att.scaled_scores([q], [k])[0][0], abs_tol=1e-12)
+    assert rope.run_demo()["最慢波长"] == {row["model"]: w for row, w in zip(rope.MODEL_BASES, waves)}
 
 
 # -- bad input -----------------------------------------------------------------------------------------
@@ -304,38 +300,92 @@ def test_offset_scores_start_at_the_plain_scaled_dot_product():
     "call, words",
     [
         (lambda: rope.frequencies(3), "d 必须是不小于 2 的偶数"),
-        (lambda: rope.frequencies(0), "d 必须是不小于 2 的偶数"),
+        (lambda: rope.frequencies(0), "d 必须是不小于 2 的整数"),
         (lambda: rope.frequencies(True), "d 必须是"),
-        (lambda: rope.frequencies(4, 0), "base 必须是正的有限数"),
-        (lambda: rope.frequencies(4, -10.0), "base 必须是正的有限数"),
-        (lambda: rope.frequencies(4, float("inf")), "base 必须是正的有限数"),
+        (lambda: rope.frequencies(10**12), "d 不能超过 4096"),
+        (lambda: rope.frequencies(4, 0), "base 必须是不小于 1 的有限数"),
+        (lambda: rope.frequencies(4, 0.5), "base 必须是不小于 1 的有限数"),
+        (lambda: rope.frequencies(4, -10.0), "base 必须是不小于 1 的有限数"),
+        (lambda: rope.frequencies(4, float("inf")), "base 必须是不小于 1 的有限数"),
         (lambda: rope.frequencies(4, "10000"), "base 必须是实数"),
-        (lambda: rope.rotate([1.0, 2.0, 3.0], 1), "x 的长度 d 必须是不小于 2 的偶数"),
-        (lambda: rope.rotate([], 1), "x 的长度 d 必须是"),
-        (lambda: rope.rotate([1.0, 0.0], -1), "position 不能是负数"),
-        (lambda: rope.rotate([1.0, 0.0], 1.5), "position 必须是非负整数"),
-        (lambda: rope.rotate([1.0, 0.0], 10**400), "position 超出浮点数的范围"),
-        (lambda: rope.rotate([1.0, float("nan")], 1), r"x\[1\] 是 nan"),
+        (lambda: rope.frequencies(4, 10**400), "base 超出浮点数的范围"),
+        (lambda: rope.rotate([1.0, 2.0, 3.0], 1), "x 的长度 d 必须是偶数"),
+        (lambda: rope.rotate([], 1), "x 的行不能为空"),
+        (lambda: rope.rotate([1.0, 0.0], -1), "position 必须是不小于 0 的整数"),
+        (lambda: rope.rotate([1.0, 0.0], 1.5), "position 必须是不小于 0 的整数"),
+        (lambda: rope.rotate([1.0, 0.0], 10**400), "position 不能超过 2\\*\\*53"),
+        (lambda: rope.rotate([1.0, float("nan")], 1), r"x\[0\]\[1\] 是 nan"),
         (lambda: rope.rotate([1.0, 0.0], 1, layout="interleaved"), "layout 必须是 'adjacent'"),
+        (lambda: rope.rotate([1.0, 0.0], 1, layout=["half"]), "layout 必须是 'adjacent'"),
         (lambda: rope.rotate("ab", 1), "x 必须是有序的列表"),
         (lambda: rope.rotate_rows([[1.0, 0.0]], [0, 1]), "positions 的个数必须等于行数 1"),
-        (lambda: rope.rotate_rows([[1.0, 0.0]], [-2]), r"positions\[0\] 不能是负数"),
+        (lambda: rope.rotate_rows([[1.0, 0.0]], [-2]), r"positions\[0\] 必须是不小于 0 的整数"),
+        (lambda: rope.rope_scores([[1.0, None]], [[1.0, 0.0]], [0], [0]), r"Q\[0\]\[1\] 必须是实数"),
         (lambda: rope.permute([1.0, 2.0], [0, 0]), "order 必须是 0 … 1 的一个排列"),
-        (lambda: rope.project([[1.0, 2.0]], [[1.0]]), "x 的列数必须等于 W 的列数"),
+        (lambda: rope.permute([1.0, 2.0], [None, "x"]), "order 必须是 0 … 1 的一个排列"),
         (lambda: rope.full_attention([[1.0, 0.0]], [[1.0, 0.0]] * 2, [[1.0]] * 2), "行数必须相同"),
+        (lambda: rope.cached_step([[1.0, 0.0]], [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [1]), "cache_k 与 cache_v 的行数"),
+        (lambda: rope.cached_step(None, [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [0]), "cache_k 必须是有序的列表"),
         (lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [1]), "chunks 之和必须等于序列长度 2"),
         (lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [0, 2]), r"chunks\[0\] 必须是不小于 1"),
-        (lambda: rope.padded_positions([]), "valid 不能为空"),
+        (lambda: rope.padded_positions([]), "valid 的长度 必须是不小于 1"),
         (lambda: rope.padded_positions([1, 0]), r"valid\[0\] 必须是 True 或 False"),
-        (lambda: rope.offset_scores([1.0, 0.0], [1.0, 0.0, 0.0, 0.0], [1]), "q 与 k 的长度必须相同"),
-        (lambda: rope.offset_scores([1.0, 0.0], [1.0, 0.0], [-3]), r"offsets\[0\] 不能是负数"),
+        (lambda: rope.padded_positions([True] * 5000), "valid 的长度 不能超过 4096"),
         (lambda: rope.slowest_wavelength(5), "d 必须是不小于 2 的偶数"),
-        (lambda: rope.max_abs_diff([[1.0]], [[1.0, 2.0]]), "a 与 b 的形状必须相同"),
     ],
 )
 def test_bad_input_gets_a_value_error_that_names_it(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+# The fuzz of issue 20: each public function, called as in its doctest, with one argument at a time
+# replaced by a bad value. The answer is a result or a ValueError — never another exception or a hang.
+RAGGED = [[1.0, 0.0], [1.0]]
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], RAGGED, 10**12, [[math.nan, 0.0]], {"a": 1}]
+Q2 = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+V2 = [[10.0], [20.0], [30.0]]
+VALID_CALLS = {
+    "frequencies": (4,),
+    "pairs": (8, "half"),
+    "angles": (4, 2, 10000.0, "half"),
+    "rotate": ([1.0, 0.0], 1, 100.0, "adjacent"),
+    "mixed_rotate": ([1.0, 1.0, 0.0, 0.0], 2, 100.0),
+    "rotate_rows": ([[1.0, 0.0], [1.0, 0.0]], [0, 1], 100.0, "adjacent"),
+    "rope_scores": ([[1.0, 0.0]], [[1.0, 0.0]], [3], [1], 100.0, "half"),
+    "layout_permutation": (8,),
+    "permute": ([10.0, 11.0, 12.0, 13.0], [0, 2, 1, 3]),
+    "full_attention": (Q2, Q2, V2, 100.0),
+    "cached_step": ([[1.0, 0.0]], [[10.0]], [[0.0, 1.0]], [[0.0, 1.0]], [[20.0]], [1]),
+    "decode": (Q2, Q2, V2, [1, 2], 100.0),
+    "row_index_decode": (Q2, Q2, V2, [2, 1], 100.0),
+    "padded_positions": ([False, True, True],),
+    "slowest_wavelength": (128, 10000.0),
+}
+
+
+def test_the_fuzz_covers_every_public_function():
+    assert set(VALID_CALLS) == set(rope.__all__) - {"self_test", "run_demo"}
+
+
+@pytest.mark.parametrize("name", sorted(VALID_CALLS))
+def test_bad_arguments_get_a_value_error_and_nothing_else(name):
+    function, args = getattr(rope, name), VALID_CALLS[name]
+    function(*args)  # the valid call itself works
+    for i in range(len(args)):
+        for bad in BAD:
+            call = list(args)
+            call[i] = bad
+            try:
+                function(*call)
+            except ValueError:
+                pass
+
+
+def test_huge_sizes_are_refused_not_built():
+    for call in (lambda: rope.pairs(10**12), lambda: rope.layout_permutation(10**12), lambda: rope.angles(10**12, 1)):
+        with pytest.raises(ValueError, match="不能超过"):
+            call()
 
 
 # -- the script --------------------------------------------------------------------------------------
@@ -356,50 +406,6 @@ def test_self_test_fails_when_the_layouts_are_mixed(monkeypatch):
     monkeypatch.setattr(rope, "rotate", lambda x, m, base=rope.BASE, layout="adjacent": rope.mixed_rotate(x, m, base))
     with pytest.raises(AssertionError):
         rope.self_test()
-
-
-def test_demo_is_fast():
-    import time
-
-    start = time.perf_counter()
-    rope.run_demo()
-    assert time.perf_counter() - start < 0.2
-
-
-# -- the generated sentence ----------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "columns, sentence",
-    [
-        ({"A": [1.0, 1.0, 1.0]}, "「A」在各组位置上分数相同，只依赖位置差。"),
-        ({"A": [1.0, 2.0]}, "「A」随位置变化，不只依赖位置差。"),
-        ({"A": [1.0, 2.0], "B": [0.0, 0.0], "C": [3.0, 3.0 + 1e-12]}, "「B」「C」在各组位置上分数相同，只依赖位置差；「A」随位置变化，不只依赖位置差。"),
-    ],
-)
-def test_offset_verdict_reads_its_columns(columns, sentence):
-    assert rope.offset_verdict(columns) == sentence
-
-
-def test_offset_verdict_on_the_layouts_names_only_the_mixed_one_as_moving():
-    q, k = rope.DEMO_Q8, rope.DEMO_K8
-    cols = {
-        "right": [dot(rope.rotate(q, m), rope.rotate(k, m - 3)) for m in (3, 7, 12)],
-        "mixed": [dot(rope.mixed_rotate(q, m), rope.mixed_rotate(k, m - 3)) for m in (3, 7, 12)],
-    }
-    assert rope.offset_verdict(cols) == "「right」在各组位置上分数相同，只依赖位置差；「mixed」随位置变化，不只依赖位置差。"
-
-
-@pytest.mark.parametrize("bad", [{}, [], {"A": []}, {"A": [float("nan")]}, {"A": "12"}])
-def test_offset_verdict_rejects_bad_columns(bad):
-    with pytest.raises(ValueError, match="columns"):
-        rope.offset_verdict(bad)
-
-
-@settings(max_examples=15, deadline=None)
-@given(pair_of_vectors(), st.lists(positions, min_size=1, max_size=4), layouts, bases)
-def test_offset_scores_equal_rotating_q_by_the_offset(qk, offsets, layout, base):
-    q, k = qk
-    expected = [dot(rope.rotate(q, m, base, layout), k) / math.sqrt(len(q)) for m in offsets]
-    assert close(rope.offset_scores(q, k, offsets, base, layout), expected, 1e-9)
 
 
 def test_the_other_mix_breaks_the_offset_property_too():

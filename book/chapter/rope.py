@@ -1,0 +1,676 @@
+"""The rotary position page (book/ch02/rope.md): every table, sentence and plot, and the inputs of its examples.
+
+The mechanism lives in ``code/02_rope.py`` (frequencies, rotations, the two layouts, the cache) and
+``code/02_exercises_rope.py`` (the exercises' reference solutions). This module turns what they
+compute into the page and computes nothing the chapter states on its own:
+
+- one function per example of the page (``d2_example`` … ``toeplitz_example``) and per exercise
+  (``exercise_rotation`` … ``exercise_code``), each returning the values the page glues: strings,
+  integers, ``Md`` (Markdown text), ``Table`` (header, rows) and matplotlib figures;
+- the sentences written from exactly the numbers of their tables (``offset_verdict``,
+  ``norm_note``, ``diagonal_note``, ``sign_sentence``, ``shift_sentence``, ``bug_sentence`` …);
+- ``model_bases``, the table of published models' bases (the data, with sources, stay in
+  ``02_rope.MODEL_BASES``) with each slowest wavelength;
+- the printed form of the page's own kinds of numbers, on top of ``chapter.fmt``: ``gap`` (a
+  difference in scientific notation), ``grouped`` (a base with thousands separators), ``factor``
+  (a negative factor in parentheses), ``exponent`` (−2i/d as a fraction), ``places`` (a list of
+  positions as an input box names it).
+
+Neither MyST-NB, IPython nor matplotlib is imported at module level; ``glue_all`` and the two plot
+functions import them when a page calls them.
+
+>>> gap(2.2e-16), grouped(500000.0), factor(-0.41615), exponent(1, 6), places([0, 1, 2, 3])
+('2.2e−16', '500,000', '(−0.4162)', '−1/3', '0 至 3')
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from fractions import Fraction
+from typing import NamedTuple
+
+from chapter import fmt
+
+att = importlib.import_module("02_attention")
+rope = importlib.import_module("02_rope")
+ex = importlib.import_module("02_exercises_rope")
+
+TOL = 1e-9  # two scores closer than this are "the same" in a sentence or a verdict
+SAME, DIFFERENT = "一致", "不一致"
+PASSED, CAUGHT = "通过", "被认出"
+CHECKS = ("只依赖位置差", "逐步计算等于整段重算")  # the two checks of the find-the-bug exercise
+
+# -- the inputs of the page's examples (constructed by hand, each example states them first) ------------
+D2_FIRST, D2_SHIFT = (3, 1), 3  # d = 2: the first (m, n), then both moved by the shift
+D4_X, D4_M = [1.0, 0.0, 0.5, -1.0], 2
+D8 = 8
+LAYOUT_OFFSET, LAYOUT_M = 3, [3, 7, 12]
+# Three tokens of three inputs and the two projections W_q, W_k (3 × 8): q = x @ W_q, so the column j
+# of W_q makes the component j of q, and converting a model between layouts permutes the columns.
+W_X = [[1.0, 0.0, 2.0], [0.0, 1.0, -1.0], [1.0, 1.0, 0.0]]
+W_Q = [[1, 0, 2, -1, 0, 1, 2, 0], [0, 1, 1, 0, 2, -1, 0, 1], [2, -1, 0, 1, 1, 0, -1, 1]]
+W_K = [[0, 1, -1, 1, 2, 0, 1, 0], [1, 0, 2, 1, 0, -1, 0, 2], [1, -1, 0, 0, 1, 2, 0, -1]]
+V_SEQ, V_V, V_START, V_SHIFT = rope.DEMO_SEQ[:3], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], 0, 5
+PAST, NEW = 3, 2  # the cache example: past positions in the cache, new queries
+PADS, PAD_FILL = 2, 0.0
+LONG_FILL, CHECKPOINTS = 1.0, [0, 10, 100, 1000, 10000]
+LONG_OFFSETS = sorted({int(round(10 ** (e / 50))) for e in range(0, 251)})  # even on a log axis
+TOEPLITZ_N = 5
+
+
+class Table(NamedTuple):
+    """A table the page glues with ``{glue:md}`` (``:format: gfm``)."""
+
+    header: list[str]
+    rows: list[list[str]]
+
+
+class Md(str):
+    """Markdown text the page glues with ``{glue:md}`` (a doctest block)."""
+
+
+def glue_all(values: dict) -> None:
+    """Glue every value of an example under its name (inside a page's notebook run only)."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    for name, value in values.items():
+        if isinstance(value, float):
+            raise ValueError(f"{name}：浮点数要先用 fmt 写成文字再贴到页面上")
+        if isinstance(value, Table):
+            value = Markdown(fmt.md_table(value.header, value.rows))
+        elif isinstance(value, Md):
+            value = Markdown(str(value))
+        glue(name, value, display=False)
+        if hasattr(value, "savefig"):
+            import matplotlib.pyplot as plt
+
+            plt.close(value)
+
+
+# -- the page's kinds of numbers -----------------------------------------------------------------------
+def gap(x: float) -> str:
+    """A difference that should be zero, in scientific notation with two significant digits.
+
+    >>> gap(0.0), gap(3.3306690738754696e-16), gap(0.125)
+    ('0.0e+00', '3.3e−16', '1.2e−01')
+    """
+    x = att.real(x, "gap 的 x")
+    return fmt.fmt(x) if not math.isfinite(x) else f"{x:.1e}".replace("-", fmt.MINUS)
+
+
+def grouped(x: float) -> str:
+    """A large input (a base) with thousands separators, as model cards write it.
+
+    >>> grouped(10000.0), grouped(1000000)
+    ('10,000', '1,000,000')
+    """
+    x = att.real(x, "grouped 的 x")
+    return fmt.fmt(x) if not math.isfinite(x) else f"{x:,.0f}".replace("-", fmt.MINUS)
+
+
+def factor(x: float, digits: int = 4) -> str:
+    """A factor of a written-out product: a negative one in parentheses, ``2 × (−0.4161)``.
+
+    >>> factor(0.9093), factor(-0.4161)
+    ('0.9093', '(−0.4161)')
+    """
+    text = fmt.fmt(x, digits)
+    return f"({text})" if text.startswith(fmt.MINUS) else text
+
+
+def exponent(i: int, d: int) -> str:
+    """The exponent −2i/d of the i-th frequency, as a reduced fraction.
+
+    >>> exponent(0, 6), exponent(2, 6), exponent(1, 4)
+    ('0', '−2/3', '−1/2')
+    """
+    i = att.check_count(i, "i", minimum=0)
+    e = Fraction(-2 * i, att.check_count(d, "d"))
+    return "0" if e == 0 else fmt.MINUS + str(abs(e))
+
+
+def places(positions: list[int]) -> str:
+    """Positions as an input box names them: ``0、1、2``, or ``0 至 4`` for a longer unbroken run.
+
+    >>> places([3, 7, 12]), places(range(5))
+    ('3、7、12', '0 至 4')
+    """
+    ps = [att.check_count(p, f"positions[{j}]", minimum=0) for j, p in enumerate(att.as_list(positions, "positions"))]
+    if len(ps) >= 4 and ps == list(range(ps[0], ps[0] + len(ps))):
+        return f"{ps[0]} 至 {ps[-1]}"
+    return "、".join(fmt.count(p) for p in ps)
+
+
+def vec(x: list[float], digits: int = 4) -> str:
+    """A computed vector: each entry with ``digits`` decimals.
+
+    >>> vec([0.5403, -0.84147])
+    '(0.5403, −0.8415)'
+    """
+    return fmt.vector(x, lambda c: fmt.fmt(c, digits))
+
+
+def verdict(ok: bool, yes: str = SAME, no: str = DIFFERENT) -> str:
+    """One cell of a verdict column.
+
+    >>> verdict(True), verdict(False, PASSED, CAUGHT)
+    ('一致', '被认出')
+    """
+    return yes if ok else no
+
+
+def pair(m: int, n: int) -> str:
+    """The positions of a query and a key, as the tables head a row.
+
+    >>> pair(3, 1)
+    'm = 3，n = 1'
+    """
+    return f"m = {fmt.count(m)}，n = {fmt.count(n)}"
+
+
+# -- sentences -----------------------------------------------------------------------------------------
+def offset_verdict(columns: dict[str, list[float]], tol: float = TOL) -> str:
+    """Which columns of scores stay the same over groups of positions with one offset, and which move.
+
+    >>> offset_verdict({"甲": [0.5, 0.5], "乙": [0.5, 0.7]})
+    '「甲」在各组位置上分数相同，只依赖位置差；「乙」随位置变化，不只依赖位置差。'
+    >>> offset_verdict({"甲": [1.0, 1.0], "乙": [2.0, 2.0]})
+    '「甲」「乙」在各组位置上分数相同，只依赖位置差。'
+    """
+    if not isinstance(columns, dict) or not columns:
+        raise ValueError(f"columns 必须是非空的字典（列名 → 分数列表），收到 {columns!r}")
+    steady, moving = [], []
+    for name, values in columns.items():
+        xs = att.as_vector(values, f"columns[{name!r}]")
+        (steady if max(xs) - min(xs) <= tol else moving).append(f"「{name}」")
+    parts = ["".join(steady) + "在各组位置上分数相同，只依赖位置差"] if steady else []
+    parts += ["".join(moving) + "随位置变化，不只依赖位置差"] if moving else []
+    return "；".join(parts) + "。"
+
+
+def norm_note(norm: float, mixed_norms: list[float]) -> str:
+    """Whether the mixed layout changed the length of q (the last column of the layouts table).
+
+    >>> norm_note(1.5, [1.5, 1.5])
+    '这几组位置上，错配之后的长度恰好没变。'
+    """
+    if any(abs(x - norm) > TOL for x in att.as_vector(mixed_norms, "mixed_norms")):
+        return "错配之后的长度（上表最后一列）与它不同：同一对的两个分量转了不同的角度，这已经不是旋转。"
+    return "这几组位置上，错配之后的长度恰好没变。"
+
+
+def diagonal_note(spread: float) -> str:
+    """What the largest difference along the diagonals of a score table is.
+
+    >>> diagonal_note(1e-17), diagonal_note(0.1)
+    ('，只是浮点舍入', '，超出了浮点舍入的量级')
+    """
+    return "，只是浮点舍入" if att.real(spread, "spread") < 1e-12 else "，超出了浮点舍入的量级"
+
+
+def sign_sentence(ahead: float, behind: float) -> str:
+    """The scores at offsets +1 and −1: RoPE tells "before" from "after" when they differ.
+
+    >>> sign_sentence(0.5, 0.5)
+    '位置差为 +1 的分数是 0.5000，为 −1 的是 0.5000，这一对向量上两者恰好相同。'
+    """
+    start = f"位置差为 +1 的分数是 {fmt.fmt(ahead)}，为 −1 的是 {fmt.fmt(behind)}，"
+    if abs(ahead - behind) > TOL:
+        return start + "两者不同：RoPE 分得清“前面第几个”和“后面第几个”。"
+    return start + "这一对向量上两者恰好相同。"
+
+
+def outside_note(checkpoints: list[int], shown: list[int]) -> str:
+    """Which offsets of the table are off the plot's axis (an empty string when none is).
+
+    >>> outside_note([0, 10, 100000], [1, 100]), outside_note([10], [1, 100])
+    ('（其中偏移 0、100000 不在图的横轴范围内，只见于表中）', '')
+    """
+    outside = [m for m in checkpoints if not shown[0] <= m <= shown[-1]]
+    return f"（其中偏移 {'、'.join(map(fmt.count, outside))} 不在图的横轴范围内，只见于表中）" if outside else ""
+
+
+def shift_sentence(scores: list[float], plain: float) -> str:
+    """Exercise 3: the two groups' scores against each other and against the score without rotation.
+
+    >>> shift_sentence([0.25, 0.25], 0.25)
+    '两组位置给出同一个分数；不旋转时这对向量的分数是 0.2500，旋转恰好没有改变分数，但只随位置差改变。'
+    """
+    same = abs(scores[0] - scores[1]) < TOL
+    return (
+        ("两组位置给出同一个分数" if same else "两组位置的分数不同")
+        + f"；不旋转时这对向量的分数是 {fmt.fmt(plain)}，"
+        + ("旋转改变了分数，" if abs(plain - scores[0]) > TOL else "旋转恰好没有改变分数，")
+        + ("但只随位置差改变。" if same else "而且随位置本身改变。")
+    )
+
+
+def bug_sentence(rows: list[dict]) -> str:
+    """Exercise 4: who passes both checks, and which variants each check catches.
+
+    >>> bug_sentence([{"name": "A：x", "offset_ok": True, "decode_ok": True},
+    ...               {"name": "B：y", "offset_ok": False, "decode_ok": True}])
+    '写法 A 通过两项检查；“只依赖位置差”只认出写法 B，“逐步计算等于整段重算”一种也认不出。'
+    """
+    letter = {r["name"]: r["name"].split("：")[0] for r in rows}
+    passed = [letter[r["name"]] for r in rows if r["offset_ok"] and r["decode_ok"]]
+    caught = {
+        check: [letter[r["name"]] for r in rows if not r[key]] for check, key in zip(CHECKS, ("offset_ok", "decode_ok"))
+    }
+    start = ("写法 " + "、".join(passed) + " 通过两项检查；") if passed else "没有一种写法通过全部检查；"
+    parts = [
+        f"“{check}”" + (("只认出写法 " if len(ws) == 1 else "认出写法 ") + "、".join(ws) if ws else "一种也认不出")
+        for check, ws in caught.items()
+    ]
+    disjoint = all(caught.values()) and not set(caught[CHECKS[0]]) & set(caught[CHECKS[1]])
+    return start + "，".join(parts) + ("：两项检查缺一不可。" if disjoint else "。")
+
+
+# -- data for the tables -------------------------------------------------------------------------------
+def model_bases() -> list[dict]:
+    """The published models' bases (``02_rope.MODEL_BASES``), each with its slowest wavelength.
+
+    >>> [(row["model"], round(row["slowest_wavelength"])) for row in model_bases()][:1]
+    [('Llama-2-7B', 54410)]
+    """
+    return [{**row, "slowest_wavelength": rope.slowest_wavelength(row["head_dim"], row["base"])} for row in rope.MODEL_BASES]
+
+
+def offset_scores(q: list[float], k: list[float], offsets: list[int], base: float = rope.BASE) -> list[float]:
+    """The score of a fixed q and k, the key at position 0 and the query ``offset`` positions later.
+
+    >>> [round(s, 4) for s in offset_scores([1.0, 0.0], [1.0, 0.0], [0, 1, 2])]
+    [0.7071, 0.3821, -0.2943]
+    """
+    # One rotation per offset (the key at position 0 does not turn), then q·k/√d: the curve takes hundreds
+    # of points, so the rotated q is not validated a second time by att.scaled_scores.
+    kv, scale = att.as_vector(k, "k"), att.score_scale(len(k))
+    return [sum(a * b for a, b in zip(rope.rotate(q, m, base), kv, strict=True)) / scale
+            for m in att.as_list(offsets, "offsets")]
+
+
+def masked(scores: list[list[float]], visible: list[list[bool]]) -> list[list[float]]:
+    """Scores with the additive mask added (−∞ where a key may not be read).
+
+    >>> masked([[1.0, 2.0]], [[True, False]])
+    [[1.0, -inf]]
+    """
+    return [[s + m for s, m in zip(srow, mrow)] for srow, mrow in zip(scores, att.additive_mask(visible))]
+
+
+# -- the page's examples, in its order -------------------------------------------------------------------
+def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, first=D2_FIRST, shift: int = D2_SHIFT,
+               figure: bool = True) -> dict:
+    """d = 2: one pair of vectors at two groups of positions with the same offset (and the plot of both)."""
+    (m0, n0), groups = first, [first, (first[0] + shift, first[1] + shift)]
+    rows = []
+    for m, n in groups:
+        score = rope.rope_scores([q], [k], [m], [n])[0][0]
+        rows.append([pair(m, n), fmt.count(m - n), vec(rope.rotate(q, m)), vec(rope.rotate(k, n)), fmt.fmt(score)])
+    return {
+        "d2_d": len(q), "d2_theta": fmt.fmt(rope.frequencies(len(q))[0], 1), "d2_q": fmt.vector(q),
+        "d2_k": fmt.vector(k), "d2_m0": m0, "d2_n0": n0, "d2_shift": shift,
+        "tbl_d2": Table(["位置", "m − n", "转后的 q", "转后的 k", "分数 q·k/√d"], rows),
+        "d2_plain": fmt.fmt(att.scaled_scores([q], [k])[0][0]),
+    } | ({"fig_d2": d2_figure(q, k, groups)} if figure else {})
+
+
+def _pyplot():
+    import matplotlib.pyplot as plt
+
+    # Plots: Latin letters and maths only (the bundled fonts have no Chinese glyphs); the Chinese
+    # caption is in the page. Fixed ids in the SVG keep the HTML the same from build to build.
+    plt.rcParams.update({"svg.hashsalt": "rope", "font.size": 10, "axes.titlesize": 10})
+    return plt
+
+
+def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):
+    """Two panels: q and k before (dashed) and after (solid) rotation, one panel per group of positions."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.6))
+    radius = max(math.hypot(*q), math.hypot(*k))
+    circle = [(radius * math.cos(2 * math.pi * t / 120), radius * math.sin(2 * math.pi * t / 120)) for t in range(121)]
+    for ax, (m, n) in zip(axes, groups):
+        ax.plot(*zip(*circle), color="0.8", lw=0.8)
+        for v, pos, label, color in [(q, m, "q", "tab:blue"), (k, n, "k", "tab:orange")]:
+            rotated = rope.rotate(v, pos)
+            ax.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=1.2, ls="--", alpha=0.6))
+            ax.annotate("", xy=rotated, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2))
+            ax.text(v[0] * 1.2, v[1] * 1.2, label, color=color, ha="center", va="center")
+            ax.text(rotated[0] * 1.3, rotated[1] * 1.3, f"R({pos}) {label}", color=color, ha="center", va="center")
+        ax.set_title(f"m = {m},  n = {n},  m \u2212 n = {fmt.count(m - n)}")
+        ax.set_aspect("equal")
+        ax.set_xlim(-1.9, 1.9)
+        ax.set_ylim(-1.9, 1.9)
+        ax.axhline(0, color="0.7", lw=0.5)
+        ax.axvline(0, color="0.7", lw=0.5)
+    fig.subplots_adjust(left=7 / 100, right=98 / 100, bottom=8 / 100, top=92 / 100, wspace=0.2)
+    return fig
+
+
+def d4_example(x: list[float] = D4_X, m: int = D4_M) -> dict:
+    """d = 4: each pair turns by its own angle; the length stays."""
+    theta, out = rope.frequencies(len(x)), rope.rotate(x, m)
+    rows = [
+        [fmt.count(i), f"({a}, {b})", fmt.fmt(theta[i]), fmt.fmt(m * theta[i]), fmt.vector([x[a], x[b]]), vec([out[a], out[b]])]
+        for i, (a, b) in enumerate(rope.pairs(len(x)))
+    ]
+    return {
+        "d4_d": len(x), "d4_base": fmt.short(rope.BASE), "d4_x": fmt.vector(x), "d4_m": m,
+        "tbl_d4": Table(["第 i 对", "分量", "θ_i", "转角 m·θ_i", "转前", "转后"], rows),
+        "d4_norm_before": fmt.fmt(math.hypot(*x)), "d4_angle0": fmt.fmt(m * theta[0]),
+        "d4_angle1": fmt.fmt(m * theta[1]), "d4_norm_after": fmt.fmt(math.hypot(*out)),
+    }
+
+
+def d8_example(d: int = D8) -> dict:
+    """d = 8: the frequencies and wavelengths only."""
+    rows = [
+        [fmt.count(i), f"({a}, {b})", fmt.fmt(t, 6), fmt.fmt(2 * math.pi / t, 1)]
+        for i, ((a, b), t) in enumerate(zip(rope.pairs(d), rope.frequencies(d)))
+    ]
+    return {"d8_d": d, "tbl_d8": Table(["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d})", "波长 2π/θ_i（位置数）"], rows)}
+
+
+def layouts_example(q: list[float] = rope.DEMO_Q8, k: list[float] = rope.DEMO_K8, offset: int = LAYOUT_OFFSET,
+                    m_list: list[int] = LAYOUT_M) -> dict:
+    """Adjacent pairs, half pairs after the permutation, and the mixed layout, at one offset."""
+    d = len(q)
+    order = rope.layout_permutation(d)
+    pairs_rows = [
+        [fmt.count(i), f"({a}, {b})", f"({c}, {e})", f"({order.index(a)}, {order.index(b)})"]
+        for i, ((a, b), (c, e)) in enumerate(zip(rope.pairs(d), rope.pairs(d, "half")))
+    ]
+    qh, kh = rope.permute(q, order), rope.permute(k, order)
+    columns = {"相邻成对": [], "前后两半成对（重排后）": [], "错配": []}
+    rows, mixed_norms = [], []
+    for m in m_list:
+        n = m - offset
+        adjacent = rope.rope_scores([q], [k], [m], [n])[0][0]
+        half = rope.rope_scores([qh], [kh], [m], [n], layout="half")[0][0]
+        mixed = att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, n)])[0][0]
+        for name, value in zip(columns, (adjacent, half, mixed)):
+            columns[name].append(value)
+        mixed_norms.append(math.hypot(*rope.mixed_rotate(q, m)))
+        rows.append([pair(m, n), fmt.fmt(adjacent), fmt.fmt(half), fmt.fmt(mixed), fmt.fmt(mixed_norms[-1])])
+    return {
+        "lay_d": d, "lay_m": places(m_list), "lay_n": places(m - offset for m in m_list),
+        "lay_q": fmt.vector(q), "lay_k": fmt.vector(k), "lay_offset": offset,
+        "lay_order": "[" + ", ".join(fmt.count(j) for j in order) + "]",
+        "tbl_pairs": Table(["第 i 对", "相邻成对", "前后两半成对", "重排后落在"], pairs_rows),
+        "tbl_layouts": Table(["位置", "相邻成对", "前后两半成对（重排后）", "错配", "错配后 q 的长度"], rows),
+        "lay_verdict": offset_verdict(columns), "lay_norm": fmt.fmt(math.hypot(*q)),
+        "lay_norm_note": norm_note(math.hypot(*q), mixed_norms),
+    }
+
+
+def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K) -> dict:
+    """Moving a model between layouts: permute the columns of W_q and W_k, or the scores change."""
+    order, ps = rope.layout_permutation(len(w_q[0])), list(range(len(x)))
+    columns = lambda w: [rope.permute(row, order) for row in w]  # noqa: E731  (q = x @ W: a column per component)
+
+    def scores(wq, wk, layout):
+        return rope.rope_scores(att.matmul(x, wq), att.matmul(x, wk), ps, ps, layout=layout)
+
+    reference = scores(w_q, w_k, "adjacent")
+    plans = {
+        "相邻成对，原权重（参照）": (w_q, w_k, "adjacent"),
+        "前后两半，W_q、W_k 的列按置换重排": (columns(w_q), columns(w_k), "half"),
+        "前后两半，权重不重排": (w_q, w_k, "half"),
+    }
+    rows = []
+    for plan, (wq, wk, layout) in plans.items():
+        g = att.max_abs_diff(scores(wq, wk, layout), reference)
+        rows.append([plan, gap(g), verdict(g < TOL)])
+    return {
+        "w_n": len(x), "w_positions": places(ps), "w_cols": len(w_q[0]), "w_dmodel": len(x[0]),
+        "w_x": fmt.vectors(x), "w_q": fmt.vectors(zip(*w_q)), "w_k": fmt.vectors(zip(*w_k)),
+        "tbl_weights": Table(["做法", "与参照分数的最大差", "与参照"], rows),
+    }
+
+
+def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> dict:
+    """Rotating V as well makes the output depend on the absolute position."""
+
+    def last_output(first, rotate_v):
+        ps = [first + i for i in range(len(seq))]
+        values = rope.rotate_rows(v, ps) if rotate_v else v
+        return rope.cached_step([], [], seq, seq, values, ps)[3][-1]
+
+    rows = []
+    for plan, rotate_v in [("只转 Q、K", False), ("连 V 也转", True)]:
+        a, b = last_output(start, rotate_v), last_output(start + shift, rotate_v)
+        rows.append([plan, vec(a), vec(b), verdict(att.max_abs_diff([a], [b]) < TOL, "不变", "变了")])
+    return {
+        "v_d": len(seq[0]), "v_n": len(seq), "v_vdim": len(v[0]), "v_start": start, "v_seq": fmt.vectors(seq),
+        "v_v": fmt.vectors(v), "v_shift": shift,
+        "tbl_v": Table(["做法", f"从位置 {fmt.count(start)} 开始", f"后移 {fmt.count(shift)} 个位置", "整体后移后"], rows),
+    }
+
+
+def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
+    """The cache: new queries rotated at past + i (right) or at the row index i (wrong)."""
+    n = len(seq)
+    mask = att.visibility(new, past + new, past=past)
+    cache_k = rope.rotate_rows(seq[:past], list(range(past)))  # keys rotated once, at their own positions
+
+    def step_scores(positions):
+        keys = cache_k + rope.rotate_rows(seq[past:], positions)
+        return masked(att.scaled_scores(rope.rotate_rows(seq[past:], positions), keys), mask)
+
+    full_scores = rope.rope_scores(seq, seq, list(range(n)), list(range(n)))
+    variants = [
+        ("整段重算（参照）", lambda i: f"位置 {past + i}", masked(full_scores, att.visibility(n, n))[past:]),
+        ("正确：转 past + i", lambda i: f"行 {i}（位置 {past + i}）", step_scores([past + i for i in range(new)])),
+        ("写错：转行号 i", lambda i: f"行 {i}（转成位置 {i}）", step_scores(list(range(new)))),
+    ]
+    rows = [[plan, label(i)] + [fmt.fmt(x) for x in row] for plan, label, table in variants for i, row in enumerate(table)]
+    _, full = rope.full_attention(seq, seq, v)
+    right, wrong = rope.decode(seq, seq, v, [past, new]), rope.row_index_decode(seq, seq, v, [past, new])
+    out_rows = [
+        [f"位置 {past + i}", fmt.fmt(full[past + i][0]), fmt.fmt(right[past + i][0]), fmt.fmt(wrong[past + i][0])]
+        for i in range(new)
+    ]
+    return {
+        "off_d": len(seq[0]), "off_n": n, "off_seq": fmt.vectors(seq), "off_v": "、".join(fmt.short(r[0]) for r in v),
+        "off_past": past, "off_new": new, "off_cached": places(range(past)),
+        "tbl_offset_scores": Table(["做法", "查询"] + [f"Key {j}" for j in range(past + new)], rows),
+        "tbl_offset_out": Table(["位置", "整段重算", "正确：past + i", "写错：行号 i"], out_rows),
+    }
+
+
+def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, fill: float = PAD_FILL) -> dict:
+    """Left padding: count the real tokens before a position, in the prefill and in the decoding alike."""
+    n_pre = len(seq) - 1  # prefilled with the PAD; the last one is decoded alone
+    valid = [False] * pads + [True] * n_pre
+    counted, index = rope.padded_positions(valid), list(range(pads + n_pre))
+    _, reference = rope.full_attention(seq, seq, v)
+
+    def padded_decode(prefill, new_position):
+        keys = [[fill] * len(seq[0])] * pads + seq[:n_pre]
+        ck, cv = rope.rotate_rows(keys, prefill), [[fill] * len(v[0])] * pads + v[:n_pre]
+        last = seq[n_pre]
+        return rope.cached_step(ck, cv, [last], [last], [v[n_pre]], [new_position], key_valid=valid + [True])[3][0][0]
+
+    plans = [
+        ("预填按个数，新词按个数", counted, n_pre),
+        ("预填按下标，新词按下标", index, pads + n_pre),
+        ("预填按个数，新词按下标", counted, pads + n_pre),
+        ("预填按下标，新词按个数", index, n_pre),
+    ]
+    rows = []
+    for plan, prefill, new_position in plans:
+        out = padded_decode(prefill, new_position)
+        rows.append([plan, "、".join(fmt.count(p) for p in prefill[pads:]), fmt.count(new_position), fmt.fmt(out),
+                     verdict(abs(out - reference[n_pre][0]) < TOL)])
+    return {
+        "pad_d": len(seq[0]), "pad_real": len(seq), "pad_pre": n_pre, "pad_fill": fmt.short(fill),
+        "pad_seq": fmt.vectors(seq), "pad_v": "、".join(fmt.short(r[0]) for r in v), "pad_n": pads,
+        "tbl_pad_positions": Table(
+            ["下标"] + [fmt.count(j) for j in range(len(valid))],
+            [["内容"] + ["PAD" if not f else f"词元 {j - pads}" for j, f in enumerate(valid)],
+             ["位置（前面真实词元的个数）"] + [fmt.count(p) for p in counted]],
+        ),
+        "tbl_pad": Table(["做法", "预填的真实词元的位置", "新词元的位置", "新词元的输出", "与参照"], rows),
+        "pad_reference": fmt.fmt(reference[n_pre][0]),
+    }
+
+
+def invariant_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
+    """Cached decoding against the full recomputation: one at a time, the cache example's split, all at once."""
+    n = len(seq)
+    _, full = rope.full_attention(seq, seq, v)
+    checks = []
+    for name, decode in [("正确：转 past + i", rope.decode), ("写错：转行号 i", rope.row_index_decode)]:
+        for chunks in ([1] * n, [past, new], [n]):
+            g = att.max_abs_diff(decode(seq, seq, v, chunks), full)
+            checks.append([name, " + ".join(fmt.count(c) for c in chunks), gap(g), verdict(g < TOL, PASSED, CAUGHT)])
+    _, plain = att.attention(seq, seq, v)
+    return {
+        "tbl_invariant": Table(["做法", "逐段", "与整段重算的最大差", "检查结果"], checks),
+        "plain_gap": gap(att.max_abs_diff(rope.row_index_decode(seq, seq, v, [1] * n), plain)),
+    }
+
+
+def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, checkpoints: list[int] = CHECKPOINTS,
+                 figure: bool = True) -> dict:
+    """One pair of vectors (all entries ``fill``) at growing offsets, for each published base (and the plot)."""
+    models = model_bases()
+    ones = [fill] * models[0]["head_dim"]
+    values = {
+        "lr_fill": fmt.short(fill), "lr_n_models": len(models), "lr_d": len(ones), "lr_max": offsets[-1],
+        "lr_min": offsets[0],
+        "lr_checkpoints": "、".join(fmt.count(m) for m in checkpoints),
+        "lr_table_note": outside_note(checkpoints, offsets),
+        "tbl_long": Table(
+            ["底数"] + [f"偏移 {m}" for m in checkpoints],
+            [[grouped(row["base"])] + [fmt.fmt(s, 2) for s in offset_scores(ones, ones, checkpoints, row["base"])]
+             for row in models],
+        ),
+        "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0], 2),
+    }
+    for j, row in enumerate(models):
+        values |= {f"lr_base_{j}": int(row["base"]), f"lr_wave_{j}": round(row["slowest_wavelength"]),
+                   f"lr_dim_{j}": row["head_dim"]}
+    return values | ({"fig_long": long_figure(ones, offsets, models)} if figure else {})
+
+
+def long_figure(ones: list[float], offsets: list[int], models: list[dict]):
+    """The score against the offset on a log axis, one curve per base."""
+    plt = _pyplot()
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    fig, ax = plt.subplots(figsize=(7.2, 3.6))
+    for row, style in zip(models, ["-", "--", ":"]):
+        ax.plot(offsets, offset_scores(ones, ones, offsets, row["base"]), style, lw=1.4,
+                label=f"{row['model']}: base = {grouped(row['base'])}")
+    ax.set_xscale("log")
+    # Plain tick labels (1, 10, 100, …): the default 10^k labels go through mathtext, which is slow to start.
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: grouped(x)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("offset m \u2212 n")
+    ax.set_ylabel("score q\u00b7k / \u221ad")
+    ax.axhline(0, color="0.6", lw=0.6)
+    ax.legend(frameon=False)
+    fig.subplots_adjust(left=0.1, right=98 / 100, bottom=14 / 100, top=97 / 100)
+    return fig
+
+
+def toeplitz_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, n: int = TOEPLITZ_N) -> dict:
+    """All scores of q and k at positions 0 … n − 1: every diagonal holds one number."""
+    positions = list(range(n))
+    table = rope.rope_scores([q] * n, [k] * n, positions, positions)
+    spread = max(abs(table[i][j] - table[i + 1][j + 1]) for i in range(n - 1) for j in range(n - 1))
+    return {
+        "toe_positions": places(positions),
+        "tbl_toeplitz": Table(
+            ["q 的位置 ＼ k 的位置"] + [f"n = {j}" for j in positions],
+            [[f"m = {m}"] + [fmt.fmt(x) for x in row] for m, row in zip(positions, table)],
+        ),
+        "toe_spread": gap(spread), "toe_note": diagonal_note(spread), "toe_sign": sign_sentence(table[1][0], table[0][1]),
+    }
+
+
+# -- the exercises ------------------------------------------------------------------------------------
+def exercise_rotation() -> dict:
+    """Exercise 1: one rotation by hand, step by step."""
+    r, (a, b) = ex.rotation_steps(), ex.ROT_X
+    cos, sin = factor(r["cos"]), factor(r["sin"])
+    steps = [
+        ["转角", f"m·θ = {ex.ROT_POSITION} × {fmt.short(r['theta'])}", fmt.fmt(r["angle"])],
+        ["cos(m·θ)", "", fmt.fmt(r["cos"])],
+        ["sin(m·θ)", "", fmt.fmt(r["sin"])],
+        ["a′ = a·cos − b·sin", f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}", fmt.fmt(r["rotated"][0])],
+        ["b′ = b·cos + a·sin", f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}", fmt.fmt(r["rotated"][1])],
+        ["长度（转前 → 转后）", "√(a² + b²) → √(a′² + b′²)", f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}"],
+    ]
+    return {"rx1_d": len(ex.ROT_X), "rx1_theta": fmt.fmt(r["theta"], 1), "rx1_x": fmt.vector(ex.ROT_X),
+            "rx1_m": ex.ROT_POSITION, "rx1_steps": Table(["步骤", "算式", "值"], steps)}
+
+
+def exercise_frequencies() -> dict:
+    """Exercise 2: a new head dimension and base."""
+    t = ex.frequency_table()
+    rows = [
+        [fmt.count(i), f"({a}, {b})", exponent(i, ex.FREQ_D), fmt.fmt(r["theta"]), fmt.fmt(r["angle"]), fmt.fmt(r["wavelength"])]
+        for i, r in enumerate(t["rows"]) for a, b in [r["pair"]]
+    ]
+    return {
+        "rx2_d": ex.FREQ_D, "rx2_base": fmt.short(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
+        "rx2_table": Table(["第 i 对", "相邻成对的分量", "指数 −2i/d", "θ_i = base^(−2i/d)", "转角 m·θ_i", "波长 2π/θ_i（位置数）"], rows),
+        "rx2_last": len(t["rows"]) - 1, "rx2_slowest": fmt.fmt(t["slowest"]),
+    }
+
+
+def exercise_shift() -> dict:
+    """Exercise 3: both positions moved by one shift, the score stays."""
+    s = ex.shift_scores()
+    g0, g1 = s["groups"]
+    (m, n), (ms, ns) = g0["positions"], g1["positions"]
+    rows = [
+        ["q 各对的转角"] + ["、".join(fmt.fmt(a) for a in g["q_angles"]) for g in (g0, g1)],
+        ["k 各对的转角"] + ["、".join(fmt.fmt(a) for a in g["k_angles"]) for g in (g0, g1)],
+        ["转后的 q"] + [vec(g["q"]) for g in (g0, g1)],
+        ["转后的 k"] + [vec(g["k"]) for g in (g0, g1)],
+        ["点积 q·k"] + [fmt.fmt(g["dot"]) for g in (g0, g1)],
+        ["分数 q·k/√d"] + [fmt.fmt(g["score"]) for g in (g0, g1)],
+    ]
+    return {
+        "rx3_d": s["d"], "rx3_base": fmt.short(ex.SHIFT_D_BASE), "rx3_q": fmt.vector(ex.SHIFT_Q),
+        "rx3_k": fmt.vector(ex.SHIFT_K), "rx3_m": m, "rx3_n": n, "rx3_s": ex.SHIFT_BY,
+        "rx3_table": Table(["", pair(m, n), pair(ms, ns)], rows),
+        "rx3_sentence": shift_sentence([g0["score"], g1["score"]], s["plain"]), "rx3_shifted": pair(ms, ns),
+    }
+
+
+def exercise_bugs() -> dict:
+    """Exercise 4: three ways of writing it, two checks."""
+    c = ex.bug_checks()
+    (gm, gn), (gms, gns) = c["groups"]
+    offset_rows = [
+        [r["name"], fmt.fmt(r["scores"][0]), fmt.fmt(r["scores"][1]), gap(abs(r["scores"][0] - r["scores"][1])),
+         verdict(r["offset_ok"], PASSED, CAUGHT)]
+        for r in c["rows"]
+    ]
+    decode_rows = [
+        ["逐步计算的输出"] + [" / ".join(fmt.fmt(x) for x in r["stepped"]) for r in c["rows"]],
+        ["整段重算的输出"] + [" / ".join(fmt.fmt(x) for x in r["full"]) for r in c["rows"]],
+        ["最大差"] + [gap(r["gap"]) for r in c["rows"]],
+        ["逐步计算等于整段重算"] + [verdict(r["decode_ok"], PASSED, CAUGHT) for r in c["rows"]],
+    ]
+    return {
+        "rx4_d": len(ex.BUG_SEQ[0]), "rx4_base": fmt.short(ex.BUG_BASE), "rx4_seq": fmt.vectors(ex.BUG_SEQ),
+        "rx4_v": "、".join(fmt.short(r[0]) for r in ex.BUG_V), "rx4_n": len(ex.BUG_SEQ),
+        "rx4_first": ex.BUG_CHUNKS[0], "rx4_second": ex.BUG_CHUNKS[1], "rx4_qi": ex.OFFSET_Q, "rx4_ki": ex.OFFSET_K,
+        "rx4_groups": f"(m, n) = ({gm}, {gn}) 与 ({gms}, {gns})",
+        "rx4_offset": Table(["写法", f"分数（{pair(gm, gn)}）", f"分数（{pair(gms, gns)}）", "两者之差", "只依赖位置差"], offset_rows),
+        "rx4_decode": Table([""] + [r["name"] for r in c["rows"]], decode_rows),
+        "rx4_sentence": bug_sentence(c["rows"]),
+    }
+
+
+def exercise_code() -> dict:
+    """Exercise 5: the doctests the reader's function must pass."""
+    return {"rx5_doctest": Md(fmt.doctest_block(ex.rotation_angles))}

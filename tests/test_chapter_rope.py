@@ -1,0 +1,266 @@
+"""The rotary position page's book side (book/chapter/rope.py): its numbers, sentences and tables.
+
+Fast unit tests, no build. Each sentence is tested on other inputs than the page's, and each table
+is checked against the teaching code it is written from.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import pytest
+
+from chapter import fmt
+from chapter import rope as page
+
+rope = importlib.import_module("02_rope")
+att = importlib.import_module("02_attention")
+ex = importlib.import_module("02_exercises_rope")
+
+MINUS = fmt.MINUS
+
+
+# -- the page's kinds of numbers -------------------------------------------------------------------------
+def test_gap_is_scientific_with_the_printed_minus():
+    assert page.gap(1.5e-12) == f"1.5e{MINUS}12"
+    assert page.gap(-2.0) == f"{MINUS}2.0e+00"
+    assert page.gap(math.inf) == "∞"
+    assert "-" not in page.gap(-3.25e-7)
+
+
+def test_grouped_writes_thousands_like_a_model_card():
+    assert [page.grouped(x) for x in (1.0, 999.0, 12345.0, 5e5, -2500.0)] == ["1", "999", "12,345", "500,000", f"{MINUS}2,500"]
+
+
+def test_factor_puts_only_negative_factors_in_parentheses():
+    assert page.factor(0.25) == "0.2500"
+    assert page.factor(-0.25, 2) == f"({MINUS}0.25)"
+    assert page.factor(-0.00001) == "0.0000"  # prints as zero: no sign, no parentheses
+
+
+@pytest.mark.parametrize("i, d, text", [(0, 8, "0"), (1, 8, f"{MINUS}1/4"), (3, 8, f"{MINUS}3/4"), (2, 10, f"{MINUS}2/5")])
+def test_exponent_is_the_reduced_fraction(i, d, text):
+    assert page.exponent(i, d) == text
+
+
+def test_places_names_a_run_or_lists_the_positions():
+    assert page.places([4, 5, 6, 7, 8]) == "4 至 8"
+    assert page.places([4, 5, 6]) == "4、5、6"
+    assert page.places([0, 2, 3, 4]) == "0、2、3、4"
+    with pytest.raises(ValueError, match="positions"):
+        page.places([1, -1])
+
+
+def test_vec_pair_and_verdict():
+    assert page.vec([-1.0, 0.123456], 2) == f"({MINUS}1.00, 0.12)"
+    assert page.pair(10, 0) == "m = 10，n = 0"
+    assert (page.verdict(False), page.verdict(True, page.PASSED, page.CAUGHT)) == ("不一致", "通过")
+
+
+def test_glue_all_refuses_an_unformatted_float():
+    with pytest.raises(ValueError, match="fmt"):
+        page.glue_all({"x": 0.5})
+
+
+# -- sentences -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "columns, sentence",
+    [
+        ({"A": [1.0, 1.0, 1.0]}, "「A」在各组位置上分数相同，只依赖位置差。"),
+        ({"A": [1.0, 2.0]}, "「A」随位置变化，不只依赖位置差。"),
+        ({"A": [1.0, 2.0], "B": [0.0, 0.0], "C": [3.0, 3.0 + 1e-12]},
+         "「B」「C」在各组位置上分数相同，只依赖位置差；「A」随位置变化，不只依赖位置差。"),
+    ],
+)
+def test_offset_verdict_reads_its_columns(columns, sentence):
+    assert page.offset_verdict(columns) == sentence
+
+
+def test_offset_verdict_on_the_layouts_names_only_the_mixed_one_as_moving():
+    q, k = [0.5, -1.0, 2.0, 0.0], [1.0, 1.0, -0.5, 0.5]
+    cols = {
+        "right": [rope.rope_scores([q], [k], [m], [m - 2], 100.0)[0][0] for m in (2, 6, 11)],
+        "mixed": [att.scaled_scores([rope.mixed_rotate(q, m, 100.0)], [rope.mixed_rotate(k, m - 2, 100.0)])[0][0]
+                  for m in (2, 6, 11)],
+    }
+    assert page.offset_verdict(cols) == "「right」在各组位置上分数相同，只依赖位置差；「mixed」随位置变化，不只依赖位置差。"
+
+
+@pytest.mark.parametrize("bad", [{}, [], {"A": []}, {"A": [float("nan")]}, {"A": "12"}])
+def test_offset_verdict_rejects_bad_columns(bad):
+    with pytest.raises(ValueError, match="columns"):
+        page.offset_verdict(bad)
+
+
+def test_norm_note_says_whether_the_length_changed():
+    assert page.norm_note(2.0, [2.0, 2.0 + 1e-12]).startswith("这几组位置上")
+    assert page.norm_note(2.0, [2.0, 2.5]).startswith("错配之后的长度")
+
+
+def test_the_diagonal_and_sign_sentences():
+    assert page.diagonal_note(0.0) == "，只是浮点舍入"
+    assert page.diagonal_note(1e-6) == "，超出了浮点舍入的量级"
+    sentence = page.sign_sentence(-0.25, 1.0)
+    assert sentence.startswith(f"位置差为 +1 的分数是 {MINUS}0.2500，为 −1 的是 1.0000，两者不同")
+    assert page.sign_sentence(0.1, 0.1).endswith("恰好相同。")
+
+
+def test_outside_note_names_only_the_offsets_off_the_axis():
+    assert page.outside_note([1, 5, 50], [1, 50]) == ""
+    assert page.outside_note([0, 5, 500], [1, 50]) == "（其中偏移 0、500 不在图的横轴范围内，只见于表中）"
+
+
+@pytest.mark.parametrize(
+    "scores, plain, sentence",
+    [
+        ([0.5, 0.5], 0.7, "两组位置给出同一个分数；不旋转时这对向量的分数是 0.7000，旋转改变了分数，但只随位置差改变。"),
+        ([0.5, 0.6], 0.5, "两组位置的分数不同；不旋转时这对向量的分数是 0.5000，旋转恰好没有改变分数，而且随位置本身改变。"),
+        ([-0.5, -0.5], -0.5, f"两组位置给出同一个分数；不旋转时这对向量的分数是 {MINUS}0.5000，旋转恰好没有改变分数，但只随位置差改变。"),
+    ],
+)
+def test_shift_sentence_follows_the_scores(scores, plain, sentence):
+    assert page.shift_sentence(scores, plain) == sentence
+
+
+def test_bug_sentence_follows_the_results():
+    rows = [{"name": "A：x", "offset_ok": True, "decode_ok": True},
+            {"name": "B：y", "offset_ok": False, "decode_ok": False}]
+    sentence = page.bug_sentence(rows)
+    assert sentence.startswith("写法 A 通过两项检查")
+    assert "两项检查缺一不可" not in sentence and sentence.count("写法 B") == 2
+    none = page.bug_sentence([{"name": "A：x", "offset_ok": True, "decode_ok": False}])
+    assert none.startswith("没有一种写法通过全部检查") and "一种也认不出" in none
+    both = page.bug_sentence([{"name": "P：p", "offset_ok": False, "decode_ok": True},
+                              {"name": "Q：q", "offset_ok": True, "decode_ok": False}])
+    assert both.endswith("：两项检查缺一不可。")
+
+
+# -- the examples, on other inputs than the page's ----------------------------------------------------------
+def test_model_bases_add_the_slowest_wavelength_to_the_data():
+    rows = page.model_bases()
+    assert [r["model"] for r in rows] == [r["model"] for r in rope.MODEL_BASES]
+    for row in rows:
+        assert row["slowest_wavelength"] == rope.slowest_wavelength(row["head_dim"], row["base"])
+
+
+def test_offset_scores_equal_rope_scores_with_the_key_at_zero():
+    q, k = [1.0, -0.5, 0.25, 2.0], [0.5, 0.5, -1.0, 1.0]
+    expected = [rope.rope_scores([q], [k], [m], [0], 100.0)[0][0] for m in (0, 3, 40)]
+    assert page.offset_scores(q, k, [0, 3, 40], 100.0) == pytest.approx(expected, abs=1e-12)
+    assert page.offset_scores(q, k, []) == []
+
+
+def test_d2_example_table_holds_the_scores_of_both_groups():
+    q, k = [0.0, 1.0], [2.0, -1.0]
+    values = page.d2_example(q, k, first=(5, 2), shift=4, figure=False)
+    rows = values["tbl_d2"].rows
+    assert [r[0] for r in rows] == ["m = 5，n = 2", "m = 9，n = 6"]
+    assert rows[0][-1] == rows[1][-1] == fmt.fmt(rope.rope_scores([q], [k], [5], [2])[0][0])
+    assert values["d2_q"] == "(0, 1)" and values["d2_k"] == f"(2, {MINUS}1)"
+    assert "fig_d2" not in values
+
+
+def test_the_plots_are_figures_with_their_panels():
+    values = page.d2_example(figure=True)
+    assert len(values["fig_d2"].axes) == 2
+    import matplotlib.pyplot as plt
+
+    plt.close(values["fig_d2"])
+
+
+def test_d4_and_d8_tables_follow_the_frequencies():
+    x = [0.0, 2.0, -1.0, 1.0, 0.5, 0.5]
+    values = page.d4_example(x, 3)
+    theta = rope.frequencies(6)
+    assert [r[3] for r in values["tbl_d4"].rows] == [fmt.fmt(3 * t) for t in theta]
+    assert values["d4_norm_before"] == values["d4_norm_after"] == fmt.fmt(math.hypot(*x))
+    d6 = page.d8_example(6)["tbl_d8"]
+    assert d6.header[2] == "θ_i = base^(−2i/6)" and len(d6.rows) == 3
+
+
+def test_layouts_example_verdict_is_written_from_its_own_table():
+    q, k = [1.0, 2.0, -1.0, 0.5], [0.0, 1.0, 1.0, -2.0]
+    values = page.layouts_example(q, k, offset=2, m_list=[2, 9])
+    rows = values["tbl_layouts"].rows
+    assert [r[0] for r in rows] == ["m = 2，n = 0", "m = 9，n = 7"]
+    assert all(r[1] == r[2] for r in rows)  # the two layouts give the same score
+    assert values["lay_verdict"].startswith("「相邻成对」「前后两半成对（重排后）」在各组位置上分数相同")
+    assert values["lay_m"] == "2、9" and values["lay_order"] == "[0, 2, 1, 3]"
+
+
+def test_weights_example_only_permuting_the_columns_keeps_the_scores():
+    x = [[1.0, -1.0], [0.5, 2.0]]
+    w_q = [[1, 0, 2, -1], [0, 1, 1, 1]]
+    w_k = [[2, 1, 0, 1], [-1, 0, 1, 2]]
+    values = page.weights_example(x, w_q, w_k)
+    assert [r[-1] for r in values["tbl_weights"].rows] == ["一致", "一致", "不一致"]
+    assert values["w_cols"] == 4 and values["w_dmodel"] == 2
+    assert values["w_q"] == f"(1, 0)、(0, 1)、(2, 1)、({MINUS}1, 1)"  # the columns of W_q
+
+
+def test_v_example_rotating_v_moves_the_output():
+    values = page.v_example(seq=[[1.0, 0.0], [0.5, 0.5]], v=[[1.0, 2.0], [0.0, -1.0]], start=2, shift=3)
+    assert [r[-1] for r in values["tbl_v"].rows] == ["不变", "变了"]
+    assert values["tbl_v"].header[1:3] == ["从位置 2 开始", "后移 3 个位置"]
+
+
+def test_cache_example_right_and_wrong_rows_share_the_mask():
+    values = page.cache_example(past=2, new=3)
+    rows = values["tbl_offset_scores"].rows
+    right = [r for r in rows if r[0] == "正确：转 past + i"]
+    wrong = [r for r in rows if r[0] == "写错：转行号 i"]
+    assert len(right) == len(wrong) == 3
+    assert [[c == fmt.fmt(-math.inf) for c in r[2:]] for r in right] == [[c == "−∞" for c in r[2:]] for r in wrong]
+    reference = [r for r in rows if r[0] == "整段重算（参照）"]
+    assert [r[2:] for r in reference] == [r[2:] for r in right]
+    assert values["off_cached"] == "0、1"
+
+
+@pytest.mark.parametrize("pads", [1, 3])
+def test_padding_example_counts_real_tokens(pads):
+    values = page.padding_example(pads=pads)
+    assert [r[-1] for r in values["tbl_pad"].rows] == ["一致", "一致", "不一致", "不一致"]
+    assert values["tbl_pad_positions"].rows[1][1:] == [fmt.count(p) for p in rope.padded_positions([False] * pads + [True] * 3)]
+
+
+def test_invariant_example_catches_the_row_index_only_with_a_cache():
+    seq, v = [[1.0, 1.0], [0.0, -1.0], [2.0, 0.5], [1.0, 0.0]], [[1.0], [0.0], [2.0], [3.0]]
+    rows = page.invariant_example(seq, v, past=1, new=3)["tbl_invariant"].rows
+    verdicts = {(r[0], r[1]): r[3] for r in rows}
+    assert verdicts[("正确：转 past + i", "1 + 3")] == "通过"
+    assert verdicts[("写错：转行号 i", "1 + 3")] == "被认出"
+    assert verdicts[("写错：转行号 i", "4")] == "通过"
+
+
+def test_long_example_table_and_note():
+    values = page.long_example(fill=0.5, offsets=[1, 10, 100], checkpoints=[0, 10, 1000], figure=False)
+    assert values["lr_table_note"] == "（其中偏移 0、1000 不在图的横轴范围内，只见于表中）"
+    assert [r[0] for r in values["tbl_long"].rows] == ["10,000", "500,000", "1,000,000"]
+    d = rope.MODEL_BASES[0]["head_dim"]
+    assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d), 2)
+
+
+def test_toeplitz_example_diagonals_and_sign():
+    q, k = [1.0, 0.0], [0.0, 1.0]
+    values = page.toeplitz_example(q, k, n=4)
+    assert values["toe_note"] == "，只是浮点舍入"
+    table = rope.rope_scores([q] * 4, [k] * 4, list(range(4)), list(range(4)))
+    assert values["toe_sign"] == page.sign_sentence(table[1][0], table[0][1])
+    assert values["tbl_toeplitz"].rows[2][1:] == [fmt.fmt(x) for x in table[2]]
+
+
+# -- the exercises -------------------------------------------------------------------------------------
+def test_the_exercise_tables_come_from_the_reference_solutions():
+    r = ex.rotation_steps()
+    steps = page.exercise_rotation()["rx1_steps"].rows
+    assert steps[3][2] == fmt.fmt(r["rotated"][0]) and f"({MINUS}" in steps[3][1]  # cos(2) < 0: in parentheses
+    freq = page.exercise_frequencies()
+    assert [row[2] for row in freq["rx2_table"].rows] == ["0", f"{MINUS}1/3", f"{MINUS}2/3"]
+    shift = page.exercise_shift()
+    assert shift["rx3_sentence"] == page.shift_sentence([g["score"] for g in ex.shift_scores()["groups"]],
+                                                          ex.shift_scores()["plain"])
+    bugs = page.exercise_bugs()
+    assert bugs["rx4_sentence"] == page.bug_sentence(ex.bug_checks()["rows"])
+    assert [r[-1] for r in bugs["rx4_offset"].rows] == ["通过", "被认出", "通过"]
+    assert page.exercise_code()["rx5_doctest"].startswith("```pycon\n>>> ")
