@@ -1,23 +1,22 @@
-"""The costs page (代价与规模) in the built book: its sections, numbers recomputed from code/02_costs.py,
-the generated sentences, the measured timing (its table, slope and figure), the run output, and the
-page in the PDF edition with its sections numbered and its plot as a vector figure.
+"""The costs page (代价与规模) in the built book: its numbers recomputed from code/02_costs.py, the
+sentences of book/chapter/costs.py, the measured timing (its table, slope and figure), the exercises,
+and the page in the PDF edition with its plot as a vector figure.
+
+What every page must have (sections in order, table of contents, run output, the listing, offline,
+axe) is checked once for all pages in tests/test_pages.py.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, article_of, assert_numbered_sections, flat, section_of, table_rows
 
-from conftest import (
-    MECHANISM_SECTIONS, ROOT, article_of, assert_numbered_sections, assert_offline, flat, heading_text,
-    section_of, soup_of, table_rows,
-)
+from chapter import costs as page
+from chapter import fmt
 
 pytestmark = pytest.mark.build
 
@@ -32,10 +31,10 @@ def article(book_html: Path):
 
 def prose(book_html: Path) -> str:
     """The page's text without its code listings, whitespace collapsed."""
-    page = article(book_html)
-    for block in page.find_all("div", class_="highlight"):
+    node = article(book_html)
+    for block in node.find_all("div", class_="highlight"):
         block.decompose()
-    return re.sub(r"\s+", " ", page.get_text(" "))
+    return re.sub(r"\s+", " ", node.get_text(" "))
 
 
 def rows(book_html: Path) -> list[list[str]]:
@@ -44,17 +43,6 @@ def rows(book_html: Path) -> list[list[str]]:
 
 def section(book_html: Path, title: str):
     return section_of(article(book_html), title)
-
-
-def test_title_and_the_eight_sections_in_order(book_html):
-    page = article(book_html)
-    assert heading_text(page.find("h1")) == "代价与规模"
-    assert [heading_text(h) for h in page.find_all("h2")] == MECHANISM_SECTIONS
-
-
-def test_the_page_is_in_the_chapters_table_of_contents(book_html):
-    opening = soup_of(book_html, "ch02/index.html")
-    assert opening.find("article").find("a", href="costs.html")
 
 
 def test_every_example_states_its_inputs_first(book_html):
@@ -66,7 +54,7 @@ def test_the_score_table_holds_the_computed_counts(book_html):
     table = rows(book_html)
     for n in costs.SCORE_NS:
         c = costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES, batch=costs.SCORE_BATCH)
-        row = [str(n), f"{c['entries']:,}", costs.size(c["bytes"]), f"{c['forbidden']:,}（{c['forbidden'] / c['entries']:.2%}）"]
+        row = [str(n), f"{c['entries']:,}", fmt.size(c["bytes"]), f"{c['forbidden']:,}（{100 * c['forbidden'] / c['entries']:.2f}%）"]
         assert row in table
         assert [str(n), f"{c['qk_madds']:,}", f"{c['mix_madds']:,}"] in table
 
@@ -76,11 +64,11 @@ def test_the_kv_table_holds_the_computed_bytes_of_every_model(book_html):
     for m in costs.MODELS:
         row = table[m["name"]]
         per_token = costs.kv_bytes_per_token(m["layers"], m["kv_heads"], m["head_dim"], 2)
-        assert row[1] == costs.size(per_token)
-        assert row[2] == costs.size(costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH, 2))
-        assert row[3] == costs.size(costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH, 1))
-        assert row[4] == costs.size(costs.kv_cache_bytes(costs.full_mha(m), costs.CONTEXT, costs.BATCH, 2))
-        assert row[6] == costs.size(costs.kv_cache_bytes(m, m["max_positions"], costs.BATCH, 2))
+        assert row[1] == fmt.size(per_token)
+        assert row[2] == fmt.size(costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH, 2))
+        assert row[3] == fmt.size(costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH, 1))
+        assert row[4] == fmt.size(costs.kv_cache_bytes(costs.full_mha(m), costs.CONTEXT, costs.BATCH, 2))
+        assert row[6] == fmt.size(costs.kv_cache_bytes(m, m["max_positions"], costs.BATCH, 2))
 
 
 def test_the_generated_sentences_are_the_codes_own(book_html):
@@ -88,9 +76,9 @@ def test_the_generated_sentences_are_the_codes_own(book_html):
     names = [m["name"] for m in costs.MODELS]
     values = [costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH) for m in costs.MODELS]
     expected = [
-        costs.compare_sentence(names, values, f"上下文 {costs.CONTEXT}、批大小 {costs.BATCH}、float16"),
-        costs.query_heads_sentence(costs.MODELS),
-        costs.head_dim_sentence(costs.GEMMA_7B),
+        page.compare_sentence(names, values, f"上下文 {costs.CONTEXT}、批大小 {costs.BATCH}、float16"),
+        page.query_heads_sentence(costs.MODELS),
+        page.head_dim_sentence(costs.GEMMA_7B),
     ]
     for sentence in expected:
         assert sentence in text
@@ -120,17 +108,16 @@ def test_the_input_boxes_show_the_constants_the_tables_use(book_html):
 def test_the_synthetic_laws_in_the_box_are_the_ones_fitted_in_the_table(book_html):
     box = input_box(book_html, "按公式造出来")
     shown = [m.get_text() for m in box.find_all(class_="math")]
-    expected = [f"\\({costs.law_formula(law)}\\)" for law in costs.SYNTHETIC_LAWS]
+    expected = [f"\\({page.law_formula(law)}\\)" for law in page.SYNTHETIC_LAWS]
     assert sorted(shown) == sorted(expected)
-    noisy = [law for law in costs.SYNTHETIC_LAWS if law["noise"]]
+    noisy = [law for law in page.SYNTHETIC_LAWS if law["noise"]]
     assert noisy and all(f"{x:g}" in box.get_text() for law in noisy for x in law["noise"])
-    ns = [128, 256, 512, 1024, 2048]
+    ns = page.FIT_NS
     table = section(book_html, "如何判断是否做对").find_all("table")[-1]
     body = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.find_all("tr") if tr.find("td")]
-    assert [row[2] for row in body] == [
-        f"{costs.fit_slope(ns, costs.synthetic_seconds(ns, law))[0]:.4f}" for law in costs.SYNTHETIC_LAWS
-    ]
-    assert [row[1] for row in body] == [f"{law['power']:g}" for law in costs.SYNTHETIC_LAWS]
+    slopes = [costs.fit_slope(ns, page.synthetic_seconds(ns, law))[0] for law in page.SYNTHETIC_LAWS]
+    assert [row[2] for row in body] == [f"{slope:.4f}" for slope in slopes]
+    assert [row[1] for row in body] == [f"{law['power']:g}" for law in page.SYNTHETIC_LAWS]
 
 
 def timing_rows(book_html: Path) -> list[list[str]]:
@@ -142,7 +129,7 @@ def timing_rows(book_html: Path) -> list[list[str]]:
 def test_the_measured_slope_is_fitted_from_the_timing_table(book_html):
     measured = timing_rows(book_html)
     ns = [int(row[0]) for row in measured]
-    assert ns == [128, 256, 512, 1024, 2048]
+    assert ns == page.TIMING["ns"]
     assert all(int(row[1]) >= 1 for row in measured)
     seconds = [float(row[2]) / 1000 for row in measured]
     slope, _ = costs.fit_slope(ns, seconds)
@@ -150,7 +137,7 @@ def test_the_measured_slope_is_fitted_from_the_timing_table(book_html):
     assert shown, "no slope sentence"
     # The table rounds each median to a microsecond; the slope from it agrees to the shown digits.
     assert float(shown.group(1)) == pytest.approx(slope, abs=0.02)
-    sentence_start = costs.slope_sentence(float(shown.group(1))).split("：")[0].split("，")[0]
+    sentence_start = page.slope_sentence(float(shown.group(1))).split("：")[0].split("，")[0]
     assert sentence_start in prose(book_html)
 
 
@@ -166,16 +153,14 @@ def test_the_figure_is_an_image_with_a_chinese_caption_saying_what_it_is_not(boo
     assert image.get("alt") and not image["alt"].endswith(".svg")
 
 
-def test_run_output_is_the_real_stdout_of_the_script(book_html):
-    shown = section(book_html, "运行结果示例").find("pre").get_text()
-    run = subprocess.run([sys.executable, str(ROOT / "code" / "02_costs.py")], capture_output=True, text=True, check=True)
-    assert json.loads(shown) == json.loads(run.stdout)
-
-
-def test_the_whole_teaching_code_is_shown(book_html):
-    text = section(book_html, "完整教学代码").get_text()
-    for name in costs.__all__:
-        assert f"def {name}(" in text or f"{name} =" in text, name
+def test_the_run_section_offers_the_teaching_file_with_02_attention_beside_it(book_html):
+    run = section(book_html, "运行命令")
+    links = {a.get_text(strip=True): a["href"] for a in run.find_all("a", class_="download")}
+    assert {"02_costs.py", "02_attention.py"} <= set(links)
+    assert "同一个文件夹" in run.get_text()
+    for name, href in links.items():
+        # The file offered is the teaching file itself, byte for byte.
+        assert (book_html / "ch02" / href).resolve().read_bytes() == (ROOT / "code" / name).read_bytes()
 
 
 # -- the PDF edition ---------------------------------------------------------------------------------
@@ -200,13 +185,15 @@ def test_the_plot_is_a_vector_figure_in_the_pdf(pdf, text):
 
 # -- in a browser ------------------------------------------------------------------------------------
 @pytest.mark.browser
-def test_the_page_shows_its_plot_offline_without_console_errors(open_page, book_html):
-    page = open_page(PAGE)
-    image = page.locator("#fig-costs-scaling img")
+def test_the_page_shows_its_plot_without_console_errors(open_page):
+    tab = open_page(PAGE)
+    image = tab.locator("#fig-costs-scaling img")
     image.scroll_into_view_if_needed()
-    assert image.evaluate("img => img.complete && img.naturalWidth > 0")
-    assert page.errors == []
-    assert_offline(page, book_html, data=False)
+    # Wait for the image to finish loading instead of measuring it half-way.
+    tab.wait_for_function("() => { const img = document.querySelector('#fig-costs-scaling img');"
+                          " return img && img.complete; }")
+    assert image.evaluate("img => img.naturalWidth > 0")
+    assert tab.errors == []
 
 
 # -- 练习 ---------------------------------------------------------------------------------------------
@@ -222,7 +209,7 @@ def test_the_exercises_show_the_computed_answers(book_html):
             r[:1] + r[2:4] for r in table if r and r[0] == plan["name"]
         )
     checks = ex.bug_checks()
-    assert checks["sentence"] in text and ex.kv_sentence(ex.kv_plans()) in text
+    assert page.bug_sentence(checks["rows"]) in text and page.kv_sentence(ex.kv_plans()) in text
     verdicts = [[cell.endswith("被认出") for cell in r[1:]] for r in table if r and r[0][:2] in {"A：", "B：", "C：", "D："}]
     assert verdicts == [[not ok for ok in r["ok"]] for r in checks["rows"]]
     assert ">>> forbidden_cells(4)" in text

@@ -1,8 +1,17 @@
-"""The costs page's exercises: every answer against an independent computation (numpy arrays, counting)."""
+"""The costs page's exercises: every answer against an independent computation (numpy arrays, counting),
+bad input, and the downloaded files run alone."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import itertools
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +19,7 @@ import pytest
 ex = importlib.import_module("02_exercises_costs")
 costs = importlib.import_module("02_costs")
 att = importlib.import_module("02_attention")
+CODE = Path(costs.__file__).parent
 
 
 def numpy_counts(n: int, head_dim: int, heads: int, batch: int, nbytes: int) -> dict:
@@ -50,15 +60,12 @@ def test_the_kv_answers_equal_numpy_arrays():
     assert grouped["per_token"] * context * batch == grouped["total"]
 
 
-def test_the_kv_sentence_states_the_ratios_of_its_table():
-    plans = ex.kv_plans()
-    sentence = ex.kv_sentence(plans)
+def test_the_kv_plans_follow_the_query_and_kv_heads_on_other_models():
     m = ex.EX_MODEL
-    assert f"是分组 K/V 头的 {m['heads'] // m['kv_heads']} 倍" in sentence
-    assert f"是 {8 * ex.INT8_BYTES} 位的 {ex.FLOAT16_BYTES // ex.INT8_BYTES} 倍" in sentence
-    # Other inputs: six query heads in two groups, and no grouping at all.
-    assert "是分组 K/V 头的 3 倍" in ex.kv_sentence(ex.kv_plans({**m, "heads": 6, "kv_heads": 2}))
-    assert "是分组 K/V 头的 1 倍" in ex.kv_sentence(ex.kv_plans({**m, "heads": 4, "kv_heads": 4}))
+    for heads, kv_heads in ((6, 2), (4, 4), (8, 1)):
+        grouped, full, low = ex.kv_plans({**m, "heads": heads, "kv_heads": kv_heads})
+        assert full["total"] * kv_heads == grouped["total"] * heads
+        assert grouped["total"] == 2 * low["total"]  # float16 against 8 bits
 
 
 def numpy_small_checks(head_dim_of, two: int, forbidden_of) -> list[bool]:
@@ -94,14 +101,6 @@ def test_each_variant_meets_the_checks_numpy_says():
     assert ex.SMALL_B["hidden"] / ex.SMALL_B["heads"] != ex.SMALL_B["head_dim"]
 
 
-def test_the_bug_sentence_follows_the_results():
-    rows = [{"name": "A：x", "ok": [True, True]}, {"name": "B：y", "ok": [False, True]},
-            {"name": "C：z", "ok": [True, True]}]
-    sentence = ex._bug_sentence(rows)
-    assert sentence == "写法 A、C 通过全部二项检查；检查 1 认出 B，检查 2 一种也认不出。"
-    assert ex._bug_sentence([{"name": "A：x", "ok": [False]}]).startswith("没有一种写法通过全部检查")
-
-
 @pytest.mark.parametrize("past", [0, 1, 3, 7])
 @pytest.mark.parametrize("new", [1, 2, 4, 5])
 def test_forbidden_cells_equals_the_visibility_table_and_numpy(new, past):
@@ -122,8 +121,42 @@ def test_forbidden_cells_equals_the_visibility_table_and_numpy(new, past):
         (lambda: ex.score_table_steps(n=0), "n"),
         (lambda: ex.kv_plans({**ex.EX_MODEL, "kv_heads": 3}), "整数倍"),
         (lambda: ex.kv_plans(context=0), "context"),
+        (lambda: ex.forbidden_cells(10**12), "new"),
     ],
 )
 def test_bad_input_is_named(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0, 2.0], [3.0]], 10**12]
+VALID = {
+    ex.score_table_steps: {"n": 6, "head_dim": 4, "heads": 2, "batch": 3, "bytes_per_element": 2, "scale": 2},
+    ex.kv_plans: {"model": ex.EX_MODEL, "context": 1000, "batch": 2},
+    ex.forbidden_cells: {"new": 4, "past": 3},
+}
+
+
+def test_every_public_function_is_fuzzed():
+    public = {name for name, f in inspect.getmembers(ex, inspect.isfunction)
+              if not name.startswith("_") and f.__module__ == ex.__name__}
+    assert public - {"bug_checks", "answers", "self_test"} == {f.__name__ for f in VALID}
+
+
+@pytest.mark.parametrize("function", list(VALID), ids=lambda f: f.__name__)
+def test_fuzz_every_argument_gets_a_value_error_that_names_it_or_a_result(function):
+    for name, bad in itertools.product(VALID[function], BAD):
+        try:
+            function(**{**VALID[function], name: bad})
+        except ValueError as error:
+            assert name in str(error), (name, bad, str(error))
+
+
+def test_the_downloads_run_alone_and_print_json(tmp_path):
+    # What a reader does: the three files in an empty folder, run without the book's environment.
+    for name in ("02_attention.py", "02_costs.py", "02_exercises_costs.py"):
+        shutil.copy(CODE / name, tmp_path / name)
+    for script, check in (("02_costs.py", costs.run_demo), ("02_exercises_costs.py", ex.answers)):
+        run = subprocess.run([sys.executable, "-E", "-s", script], cwd=tmp_path, capture_output=True, text=True,
+                             check=True)
+        assert json.loads(run.stdout) == json.loads(json.dumps(check()))

@@ -1,0 +1,623 @@
+"""The costs page (代价与规模): its tables, sentences and figure, written from what code/02_costs.py computes.
+
+``code/02_costs.py`` counts (score tables, KV-cache bytes) and times a plain numpy attention; this
+module turns those results into the page: Markdown tables as ``(header, rows)`` for ``fmt.glue_md``,
+the generated sentences, the synthetic timings that check the slope fit, the log-log figure, and the
+exercises' tables and sentences. Every sentence is built from the same values as the table next to it.
+
+Four kinds of number that ``fmt`` has no function for are written here: ``grouped`` (a large count
+with thousands separators, 8,589,934,592), ``times`` (a ratio, 4 倍 / 9.1 倍), ``percent`` (50.00%)
+and ``tex_number`` (a number inside LaTeX maths, where TeX itself typesets the minus).
+
+>>> grouped(8589934592), times(16.0), times(9.14), percent(0.4999)
+('8,589,934,592', '16 倍', '9.1 倍', '49.99%')
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import statistics
+
+from chapter import fmt
+
+att = importlib.import_module("02_attention")
+costs = importlib.import_module("02_costs")
+ex = importlib.import_module("02_exercises_costs")
+
+# The bibliography keys (book/references.bib) of the configurations in ``costs.MODELS`` and ``GEMMA_7B``.
+CITATIONS = {
+    "Llama-2-7B": "llama2_7b_config", "Llama-3-8B": "llama3_8b_config", "Mistral-7B-v0.1": "mistral7b_config",
+    "Qwen2-7B": "qwen2_7b_config", "Gemma-7B": "gemma7b_config",
+}
+
+
+# -- kinds of number ---------------------------------------------------------------------------------
+def grouped(n: int) -> str:
+    """A large count with thousands separators, so that 1,099,511,627,776 can be read.
+
+    >>> grouped(1099511627776), grouped(216), grouped(-4096)
+    ('1,099,511,627,776', '216', '−4,096')
+    """
+    fmt.count(n)  # the same check: an integer, not a bool
+    return f"{n:,}".replace("-", fmt.MINUS)
+
+
+def _ratio(ratio: object) -> float:
+    x = att.real(ratio, "ratio")
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"ratio 必须是有限的正数，收到 {ratio!r}")
+    return x
+
+
+def times(ratio: float) -> str:
+    """A ratio in 倍: whole ratios as they are, others with one decimal.
+
+    >>> times(4), times(4.4), times(2**1.5)
+    ('4 倍', '4.4 倍', '2.8 倍')
+    """
+    x = _ratio(ratio)
+    return f"{fmt.short(x) if x.is_integer() else fmt.fmt(x, 1)} 倍"
+
+
+def about_times(verb: str, ratio: float) -> str:
+    """``verb`` and a ratio, with 约 in front when the ratio is not whole (it has been rounded).
+
+    >>> about_times("相差", 4.0), about_times("是最小者的", 9.142857)
+    ('相差 4 倍', '约是最小者的 9.1 倍')
+    """
+    return ("" if _ratio(ratio).is_integer() else "约") + f"{verb} {times(ratio)}"
+
+
+def percent(share: float, digits: int = 2) -> str:
+    """A share as a percentage with ``digits`` decimals.
+
+    >>> percent(0.5), percent(0.25, 0), percent(-0.125, 1)
+    ('50.00%', '25%', '−12.5%')
+    """
+    return fmt.fmt(100 * att.real(share, "share"), digits) + "%"
+
+
+def tex_number(x: float) -> str:
+    """A number inside LaTeX maths: at most six significant digits, trailing zeros dropped.
+
+    TeX typesets an ASCII hyphen in maths as a minus sign, so the source keeps ``-`` (U+2212 is for text).
+
+    >>> tex_number(2.0), tex_number(1.5), tex_number(-0.25)
+    ('2', '1.5', '-0.25')
+    """
+    value = att.real(x, "x")
+    if not math.isfinite(value):
+        raise ValueError(f"x 必须是有限的实数，收到 {x!r}")
+    return f"{value:.6g}"
+
+
+def listing(values: list) -> str:
+    """Inputs listed the way the prose lists them: 1024、4096、16384.
+
+    >>> listing([1024, 4096]), listing([0.5, 2])
+    ('1024、4096', '0.5、2')
+    """
+    return "、".join(fmt.short(x) for x in att.as_list(values, "values"))
+
+
+def put_in(*counts: int) -> str:
+    """Counts put into a product, the way a calculation is written out: 3 × 2 × 6.
+
+    >>> put_in(3, 2, 6)
+    '3 × 2 × 6'
+    """
+    return " × ".join(fmt.count(n) for n in counts)
+
+
+def _names(names: list[str]) -> str:
+    return "、".join(names[:-1]) + "与" + names[-1] if len(names) > 1 else names[0]
+
+
+# -- 分数表：n² 个格子 -------------------------------------------------------------------------------
+def score_rows(ns: list[int] = costs.SCORE_NS) -> list[dict]:
+    """The score-table counts of the page at each length (one sequence, the page's heads and head_dim)."""
+    return [{"n": n, **costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES,
+                                         batch=costs.SCORE_BATCH)} for n in att.as_list(ns, "ns")]
+
+
+def score_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """Entries, bytes and forbidden cells (with their share) at each length.
+
+    >>> score_table(score_rows([4]))[1]
+    [['4', '512', '2 KiB', '192（37.50%）']]
+    """
+    header = ["序列长度 n", "分数表格子数", "字节（float32）", "因果禁止的格子（占比）"]
+    return header, [[fmt.count(r["n"]), grouped(r["entries"]), fmt.size(r["bytes"]),
+                     f"{grouped(r['forbidden'])}（{percent(r['forbidden'] / r['entries'])}）"] for r in rows]
+
+
+def madds_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """The multiply-adds of QKᵀ and of mixing V at each length."""
+    header = ["序列长度 n", "算分数（Q 与 K 的点积）的乘加", "混合 V 的乘加"]
+    return header, [[fmt.count(r["n"]), grouped(r["qk_madds"]), grouped(r["mix_madds"])] for r in rows]
+
+
+def growth(rows: list[dict]) -> dict:
+    """From the first length to the second: how much n grew, and how much entries, bytes and multiply-adds grew.
+
+    >>> growth(score_rows([2, 4]))
+    {'n0': 2, 'n1': 4, 'n_ratio': '2 倍', 'growth': '4 倍'}
+    """
+    first, second = rows[0], rows[1]
+    ratios = {second[key] / first[key] for key in ("entries", "bytes", "qk_madds", "mix_madds")}
+    if len(ratios) != 1:
+        raise ValueError(f"格子、字节与乘加的增长倍数应当相同：{ratios}")
+    return {"n0": first["n"], "n1": second["n"], "n_ratio": times(second["n"] / first["n"]), "growth": times(ratios.pop())}
+
+
+# -- KV 缓存 ------------------------------------------------------------------------------------------
+def configs_table(models: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """The published configurations as data: one row a model."""
+    header = ["模型", "层数", "hidden", "查询头", "K/V 头", "head_dim", "最大位置数"]
+    keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
+    return header, [[m["name"], *(fmt.count(m[key]) for key in keys)] for m in models]
+
+
+def no_head_dim_subject(models: list[dict]) -> str:
+    """The subject of 「…没有单独的 head_dim 一项」: all the models, or those whose config.json lacks it.
+
+    >>> no_head_dim_subject(costs.MODELS), no_head_dim_subject([costs.MODELS[0], costs.GEMMA_7B])
+    ('表中 4 个模型的 config.json 都', '表中 Llama-2-7B 的 config.json')
+    """
+    lacking = [m["name"] for m in models if not m["head_dim_in_config"]]
+    if not lacking:
+        raise ValueError("models 里每个模型的 config.json 都写了 head_dim：没有要说明的")
+    return f"表中 {fmt.count(len(models))} 个模型的 config.json 都" if len(lacking) == len(models) else f"表中 {'、'.join(lacking)} 的 config.json"
+
+
+def sliding_sentence(models: list[dict]) -> str:
+    """What the page leaves out: a sliding window in any configuration (empty when none has one)."""
+    return "".join(f"{m['name']} 的配置另有 sliding_window = {fmt.count(m['sliding_window'])}，即每层只读最近这么多个位置；"
+                   "本页的公式按存下全部位置计算，没有考虑它。" for m in models if m.get("sliding_window"))
+
+
+def kv_rows(models: list[dict], context: int = costs.CONTEXT, batch: int = costs.BATCH) -> list[dict]:
+    """Each model's KV-cache bytes under the page's conditions (float16 unless said)."""
+    fp16, int8 = costs.FLOAT16_BYTES, costs.INT8_BYTES
+    return [{"model": m, "per_token": costs.kv_cache_bytes(m, 1, 1, fp16),
+             "at_context": costs.kv_cache_bytes(m, context, batch, fp16),
+             "at_context_8": costs.kv_cache_bytes(m, context, batch, int8),
+             "as_mha": costs.kv_cache_bytes(costs.full_mha(m), context, batch, fp16),
+             "at_max": costs.kv_cache_bytes(m, m["max_positions"], batch, fp16)} for m in models]
+
+
+def saving(model: dict) -> str:
+    """What grouping the K/V heads saves: heads ÷ kv_heads, or 不分组.
+
+    >>> saving(costs.MODELS[1]), saving(costs.MODELS[0])
+    ('4 倍', '不分组')
+    """
+    return times(model["heads"] // model["kv_heads"]) if model["heads"] > model["kv_heads"] else "不分组"
+
+
+def kv_table(rows: list[dict], context: int = costs.CONTEXT) -> tuple[list[str], list[list[str]]]:
+    """The KV-cache table: per token, at the context, in 8 bits, as full multi-head, at the maximum length."""
+    header = ["模型", "每 token（float16）", f"上下文 {fmt.count(context)}（float16）", f"上下文 {fmt.count(context)}（{fmt.count(8 * costs.INT8_BYTES)} 位）",
+              "同宽全多头（float16）", "分组省下", "最大位置数下（float16）"]
+    return header, [[r["model"]["name"], *(fmt.size(r[key]) for key in ("per_token", "at_context", "at_context_8", "as_mha")),
+                     saving(r["model"]), fmt.size(r["at_max"])] for r in rows]
+
+
+def fp16_over_int8(rows: list[dict]) -> str:
+    """How many times float16 is 8 bits, the same in every row (the formula changes only b)."""
+    ratios = {r["at_context"] / r["at_context_8"] for r in rows}
+    if len(ratios) != 1:
+        raise ValueError(f"float16 与 8 位之比应当处处相同：{ratios}")
+    return times(ratios.pop())
+
+
+def compare_sentence(names: list[str], nbytes: list[int], condition: str) -> str:
+    """Which cache is smallest and which largest under ``condition``, and by how much.
+
+    >>> compare_sentence(["A", "B", "C"], [4096, 1024, 1024], "上下文 8")
+    '上下文 8 时，KV 缓存最小的是 B与C（1 KiB），最大的是 A（4 KiB），是最小者的 4 倍。'
+    >>> compare_sentence(["A", "B"], [5, 5], "批大小 1（float16）")
+    '批大小 1（float16）时，A与B 的 KV 缓存一样大（5 B）。'
+    """
+    names = [str(x) for x in att.as_list(names, "names")]
+    sizes = [att.check_count(x, f"nbytes[{i}]") for i, x in enumerate(att.as_list(nbytes, "nbytes"))]
+    if not names or len(names) != len(sizes):
+        raise ValueError(f"names 与 nbytes 必须非空且一样长，收到 {len(names)} 个名字、{len(sizes)} 个字节数")
+    if not isinstance(condition, str) or not condition:
+        raise ValueError(f"condition 必须是非空的文字，收到 {condition!r}")
+    low, high = min(sizes), max(sizes)
+    # 中文与数字、西文之间留一个空格，与正文的写法一致。
+    when = condition + (" 时" if condition[-1].isascii() and condition[-1].isalnum() else "时")
+    if low == high:
+        return f"{when}，{_names(names)} 的 KV 缓存一样大（{fmt.size(low)}）。"
+    smallest = _names([n for n, b in zip(names, sizes) if b == low])
+    largest = _names([n for n, b in zip(names, sizes) if b == high])
+    return (f"{when}，KV 缓存最小的是 {smallest}（{fmt.size(low)}），最大的是 {largest}（{fmt.size(high)}），"
+            f"{about_times('是最小者的', high / low)}。")
+
+
+def kv_comparisons(rows: list[dict], context: int = costs.CONTEXT, batch: int = costs.BATCH) -> tuple[str, str]:
+    """The two comparisons under the KV table: at the page's context, and at each model's maximum length."""
+    names = [r["model"]["name"] for r in rows]
+    at = f"批大小 {fmt.count(batch)}、float16"
+    return (compare_sentence(names, [r["at_context"] for r in rows], f"上下文 {fmt.count(context)}、{at}"),
+            compare_sentence(names, [r["at_max"] for r in rows], f"取各自的最大位置数作上下文（{at}）"))
+
+
+# -- 误解 ---------------------------------------------------------------------------------------------
+def query_heads_sentence(models: list[dict]) -> str:
+    """Two models with as many query heads but different K/V heads: the cache follows the K/V heads.
+
+    >>> print(query_heads_sentence(costs.MODELS[:2]))
+    Llama-2-7B 与 Llama-3-8B 都有 32 个查询头，K/V 头却分别是 32 个和 8 个；每 token 的缓存分别是 512 KiB 和 128 KiB，相差 4 倍。
+    >>> print(query_heads_sentence(costs.MODELS[1:3]))
+    这几个模型里没有查询头一样多、K/V 头却不同的两个。
+    """
+    ms = att.as_list(models, "models")
+    per = [costs.kv_cache_bytes(m, 1) for m in ms]  # also checks every model
+    for i, a in enumerate(ms):
+        for j in range(i + 1, len(ms)):
+            b = ms[j]
+            if a["heads"] == b["heads"] and a["kv_heads"] != b["kv_heads"]:
+                start = (f"{a['name']} 与 {b['name']} 都有 {fmt.count(a['heads'])} 个查询头，"
+                         f"K/V 头却分别是 {fmt.count(a['kv_heads'])} 个和 {fmt.count(b['kv_heads'])} 个；")
+                low, high = sorted((per[i], per[j]))
+                if low == high:  # 层数或 head_dim 也不同，恰好抵消
+                    return start + f"每 token 的缓存却都是 {fmt.size(low)}：层数与 head_dim 的差别恰好抵消了。"
+                return (start + f"每 token 的缓存分别是 {fmt.size(per[i])} 和 {fmt.size(per[j])}，"
+                        f"{about_times('相差', high / low)}。")
+    return "这几个模型里没有查询头一样多、K/V 头却不同的两个。"
+
+
+def head_dim_sentence(model: dict) -> str:
+    """The configured head_dim against hidden ÷ heads, and how far a cache estimated with the latter is off.
+
+    >>> print(head_dim_sentence(costs.GEMMA_7B))
+    Gemma-7B：hidden ÷ heads = 3072 ÷ 16 = 192，但配置写明 head_dim = 256；按 192 估算，每 token 的缓存是 336 KiB，实际是 448 KiB，少算了 25%。
+    >>> print(head_dim_sentence(costs.MODELS[0]))
+    Llama-2-7B：hidden ÷ heads = 4096 ÷ 32 = 128，与配置的 head_dim = 128 一致；但这只是这个模型的巧合，不是规律。
+    """
+    real = costs.kv_cache_bytes(model, 1)  # also checks the model
+    m, guess = model, model["hidden"] / model["heads"]
+    shown = fmt.short(guess) if guess.is_integer() else fmt.fmt(guess, 2)
+    start = f"{m['name']}：hidden ÷ heads = {fmt.count(m['hidden'])} ÷ {fmt.count(m['heads'])} = {shown}"
+    if guess == m["head_dim"]:
+        return f"{start}，与配置的 head_dim = {fmt.count(m['head_dim'])} 一致；但这只是这个模型的巧合，不是规律。"
+    # 误推值未必是整数：按同一公式用浮点数算，再四舍五入到字节。
+    wrong = round(2 * m["layers"] * m["kv_heads"] * guess * costs.FLOAT16_BYTES)
+    change = (wrong - real) / real
+    return (f"{start}，但配置写明 head_dim = {fmt.count(m['head_dim'])}；按 {shown} 估算，每 token 的缓存是 {fmt.size(wrong)}，"
+            f"实际是 {fmt.size(real)}，{'少算了' if change < 0 else '多算了'} {percent(abs(change), 0)}。")
+
+
+def share_of_largest(rows: list[dict]) -> dict:
+    """The last (largest) row of the score table, for the paragraph on the causal mask."""
+    r = rows[-1]
+    return {"n": r["n"], "share": percent(r["forbidden"] / r["entries"]), "entries": grouped(r["entries"]),
+            "madds": grouped(r["qk_madds"])}
+
+
+# -- 公式对照直接计数 ---------------------------------------------------------------------------------
+def tiny_table(tiny: dict = costs.TINY) -> tuple[list[str], list[list[str]]]:
+    """The tiny cache two ways: by the formula, and by building every array and counting its elements."""
+    b = costs.FLOAT16_BYTES
+    counted = costs.count_elements(costs.build_kv_cache(**tiny))
+    formula = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b) * tiny["context"] * tiny["batch"]
+    return ["做法", "结果"], [
+        ["公式：每 token 字节 × 上下文 × 批大小", f"{grouped(formula)} 字节"],
+        ["造出全部 K、V 数组，逐个数元素", f"{grouped(counted)} 个元素"],
+        ["元素数 × 每元素字节", f"{grouped(counted * b)} 字节"],
+        ["两者一致", "是" if counted * b == formula else "否"],
+    ]
+
+
+CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and the width of each Q and K
+
+
+def table_check(ns: list[int] = CHECK_NS, d: int = CHECK_D) -> tuple[list[str], list[list[str]]]:
+    """For each n: n² against the cells of a score table really computed, n(n−1)/2 against a visibility table.
+
+    >>> table_check([3])[1]
+    [['3', '9', '9', '3', '3']]
+    """
+    rows = []
+    for n in att.as_list(ns, "ns"):
+        q = [[float(i)] + [1.0] * (d - 1) for i in range(n)]  # (n, d)
+        scores, visible = att.scaled_scores(q, q), att.visibility(n, n)  # (n, n) each
+        c = costs.score_costs(n, head_dim=d)
+        rows.append([fmt.count(x) for x in (n, c["entries"], costs.count_elements(scores), c["forbidden"],
+                                            sum(not x for row in visible for x in row))])
+    return ["n", "公式 n²", "分数表里数出的格子", "公式 n(n−1)/2", "可见性表里数出的禁止格"], rows
+
+
+# -- 用合成计时检验拟合 -------------------------------------------------------------------------------
+# Each law is t = coefficient × n^power; the fitted slope must be exactly power. A noisy law multiplies
+# the lengths in turn by its factors. Three factors a round: with 1.1 and 0.9 alternating, the errors
+# over five lengths are symmetric and leave the slope exactly as it was, which would test nothing.
+FIT_NS = [128, 256, 512, 1024, 2048]
+SYNTHETIC_LAWS = [
+    {"coefficient": 3e-9, "power": 2, "noise": ()},
+    {"coefficient": 2e-6, "power": 1, "noise": ()},
+    {"coefficient": 1e-10, "power": 3, "noise": ()},
+    {"coefficient": 3e-9, "power": 2, "noise": (1.1, 0.9, 1.0)},
+]
+
+
+def check_law(law: object) -> dict:
+    """A synthetic law: positive ``coefficient``, finite ``power``, a list of positive ``noise`` factors."""
+    if not isinstance(law, dict) or not {"coefficient", "power", "noise"} <= set(law):
+        raise ValueError(f"law 必须是含 coefficient、power、noise 三项的字典（像 SYNTHETIC_LAWS 里的条目），收到 {law!r}")
+    for x, name in ((law["coefficient"], "law['coefficient']"), *((f, f"law['noise'][{i}]") for i, f in
+                                                                    enumerate(att.as_list(law["noise"], "law['noise']")))):
+        if not (math.isfinite(att.real(x, name)) and x > 0):
+            raise ValueError(f"{name} 必须是有限的正数，收到 {x!r}")
+    if not math.isfinite(att.real(law["power"], "law['power']")):
+        raise ValueError(f"law['power'] 必须是有限的实数，收到 {law['power']!r}")
+    return law
+
+
+def synthetic_seconds(ns: list[float], law: dict) -> list[float]:
+    """Timings made by a law: ``coefficient × n**power``, multiplied in turn by the ``noise`` factors.
+
+    >>> synthetic_seconds([1, 2, 4], {"coefficient": 3.0, "power": 2, "noise": ()})
+    [3.0, 12.0, 48.0]
+    >>> [round(t, 9) for t in synthetic_seconds([1, 2, 4], {"coefficient": 1.0, "power": 1, "noise": (2.0, 0.5)})]
+    [2.0, 1.0, 8.0]
+    """
+    m = check_law(law)
+    noise = list(m["noise"]) or [1.0]
+    try:
+        seconds = [m["coefficient"] * att.real(n, f"ns[{i}]") ** m["power"] * noise[i % len(noise)]
+                   for i, n in enumerate(att.as_list(ns, "ns"))]
+    except (OverflowError, ZeroDivisionError):
+        seconds = [math.inf]
+    if not all(isinstance(t, float) and math.isfinite(t) and t > 0 for t in seconds):
+        raise ValueError(f"law 造出的时间不是有限的正数：{law!r}")
+    return seconds
+
+
+def law_formula(law: dict) -> str:
+    """A law in LaTeX (without ``$``), the coefficient as mantissa × a power of ten.
+
+    >>> print(law_formula({"coefficient": 3e-9, "power": 2, "noise": ()}))
+    t = 3 \\times 10^{-9} n^{2}
+    >>> law_formula({"coefficient": 1e-10, "power": 3, "noise": ()}), law_formula({"coefficient": 1.0, "power": 1, "noise": ()})
+    ('t = 10^{-10} n^{3}', 't = n')
+    """
+    m = check_law(law)
+    mantissa, _, exponent = f"{m['coefficient']:.5e}".partition("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    if int(exponent) == 0:
+        coefficient = "" if mantissa == "1" else mantissa + " "
+    else:
+        power_of_ten = f"10^{{{int(exponent)}}}"
+        coefficient = (power_of_ten if mantissa == "1" else f"{mantissa} \\times {power_of_ten}") + " "
+    n_part = "n" if m["power"] == 1 else "n^{" + tex_number(m["power"]) + "}"
+    return f"t = {coefficient}{n_part}"
+
+
+def _factors(noise) -> str:
+    texts = [fmt.short(x) for x in noise]
+    return texts[0] if len(texts) == 1 else "、".join(texts[:-1]) + " 与 " + texts[-1]
+
+
+def law_label(law: dict) -> str:
+    """A row name of the fit table: the formula as inline maths, and the noise factors if any.
+
+    >>> print(law_label({"coefficient": 2e-6, "power": 1, "noise": (1.5, 0.5)}))
+    $t = 2 \\times 10^{-6} n$，依次轮流乘以 1.5 与 0.5
+    """
+    m = check_law(law)
+    return f"${law_formula(m)}$" + (f"，依次轮流乘以 {_factors(m['noise'])}" if m["noise"] else "")
+
+
+def synthetic_sentence(laws: list[dict]) -> str:
+    """The laws listed in the input box, the noisy ones said separately: the same data as the fit table.
+
+    >>> print(synthetic_sentence(SYNTHETIC_LAWS[:2]))
+    $t = 3 \\times 10^{-9} n^{2}$、$t = 2 \\times 10^{-6} n$
+    """
+    ms = [check_law(law) for law in att.as_list(laws, "laws")]
+    if not ms:
+        raise ValueError("laws 不能为空：至少要有一条合成定律")
+    plain = "、".join(f"${law_formula(m)}$" for m in ms if not m["noise"])
+    noisy = "、".join(f"在 ${law_formula(m)}$ 上依次轮流乘以 {_factors(m['noise'])} 的“带噪声”版本" for m in ms if m["noise"])
+    return f"{plain}，以及{noisy}" if plain and noisy else plain or noisy
+
+
+def fit_check(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict:
+    """Each law's fitted slope, the fit table, and how far the noisy slopes moved (the noiseless must not).
+
+    >>> fit_check()["table"][1][0]
+    ['$t = 3 \\\\times 10^{-9} n^{2}$', '2', '2.0000']
+    """
+    fitted = [costs.fit_slope(ns, synthetic_seconds(ns, law))[0] for law in laws]
+    exact = [abs(s - law["power"]) for law, s in zip(laws, fitted) if not law["noise"]]
+    noisy = [abs(s - law["power"]) for law, s in zip(laws, fitted) if law["noise"]]
+    if not exact or not noisy or max(exact) > 1e-9:
+        raise ValueError(f"合成计时应当既有不带噪声的（斜率恰是指数），也有带噪声的：{laws}，{fitted}")
+    table = (["合成计时", "指数", "拟合斜率"],
+             [[law_label(law), fmt.short(law["power"]), fmt.fmt(s, 4)] for law, s in zip(laws, fitted)])
+    return {"slopes": fitted, "table": table, "noise_gap": fmt.fmt(max(noisy), 4)}
+
+
+# -- 实测 ---------------------------------------------------------------------------------------------
+TIMING = {"ns": FIT_NS, "d": 32, "repeats": 3, "seed": 0, "budget": 0.5}  # the page's measurement
+
+
+def timing_table(timed: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """The measured medians in milliseconds, and each one over the one before.
+
+    >>> timing_table([{"n": 2, "runs": 3, "median": 0.001}, {"n": 4, "runs": 1, "median": 0.004}])[1]
+    [['2', '3', '1.000', '—'], ['4', '1', '4.000', '4.00']]
+    """
+    return ["n", "计时次数", "中位数（毫秒）", "与上一行之比"], [
+        [fmt.count(r["n"]), fmt.count(r["runs"]), fmt.fmt(r["median"] * 1000, 3),
+         "—" if i == 0 else fmt.fmt(r["median"] / timed[i - 1]["median"], 2)] for i, r in enumerate(timed)]
+
+
+def slope_sentence(slope: float) -> str:
+    """Read a fitted slope: how far from 2 (the n² growth), and what doubling the length does to the time.
+
+    >>> print(slope_sentence(2.0))
+    拟合斜率是 2.00：长度每翻一倍，时间约变为 4.0 倍，与分数表格子数的 n² 增长一致。
+    """
+    s = att.real(slope, "slope")
+    if not math.isfinite(s) or abs(s) > 100:
+        raise ValueError(f"slope 必须是有限的实数（且不过 ±100），收到 {slope!r}")
+    text, factor = f"拟合斜率是 {fmt.fmt(s, 2)}", f"长度每翻一倍，时间约变为 {fmt.fmt(2**s, 1)} 倍"
+    if abs(s - 2) <= 0.25:
+        return f"{text}：{factor}，与分数表格子数的 n² 增长一致。"
+    if s < 2:
+        return (f"{text}，明显低于 2：{factor}。短序列上每次调用的固定开销占比较大，可能把直线压平；"
+                "只凭这一次测量不能断定原因。")
+    return (f"{text}，明显高于 2：{factor}。长序列的分数表装不进处理器缓存、测量时机器正忙，"
+            "都可能让直线变陡；只凭这一次测量不能断定原因。")
+
+
+def scaling_figure(ns: list[int], seconds: list[float]):
+    """Log-log plot: the measured medians, the fitted line and its slope, and a slope-2 reference.
+
+    Only Latin letters and maths on the figure; the Chinese caption is in the text.
+
+    >>> fig = scaling_figure([128, 256, 512], [1e-3, 4e-3, 16e-3])
+    >>> fig.axes[0].get_xscale(), fig.axes[0].get_yscale()
+    ('log', 'log')
+    """
+    from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
+
+    slope, c = costs.fit_slope(ns, seconds)
+    fig = Figure(figsize=(6.0, 3.6))
+    ax = fig.subplots()
+    ax.loglog(ns, seconds, "o", color="#1f5fa8", label="measured (median)")
+    ends = [min(ns), max(ns)]
+    ax.loglog(ends, [math.exp(c) * n**slope for n in ends], "-", color="#c0392b",
+              label=f"least-squares fit: slope = {fmt.fmt(slope, 2)}")
+    # The reference has slope exactly 2 (t ∝ n²) through the fitted line's middle: only the tilt compares.
+    mid = math.exp(statistics.fmean(math.log(n) for n in ends))
+    at_mid = math.exp(c) * mid**slope
+    ax.loglog(ends, [at_mid * (n / mid) ** 2 for n in ends], "--", color="#7f7f7f",
+              label="reference: slope = 2 ($t \\propto n^2$)")
+    ax.set_xlabel("sequence length $n$")
+    ax.set_ylabel("median time per call (s)")
+    ax.set_xticks(ns, [fmt.count(n) for n in ns])
+    ax.minorticks_off()
+    ax.set_title("numpy causal attention, measured on the build machine at build time\n"
+                 "(not a benchmark of any product)", fontsize=9)
+    ax.legend(loc="upper left", fontsize=9)
+    ax.grid(True, which="major", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+# -- 练习 ---------------------------------------------------------------------------------------------
+def score_exercise(n: int = ex.TABLE_N, head_dim: int = ex.TABLE_HEAD_DIM, heads: int = ex.TABLE_HEADS,
+                   batch: int = ex.TABLE_BATCH, bytes_per_element: int = ex.TABLE_BYTES, scale: int = ex.TABLE_SCALE) -> dict:
+    """Exercise 1: the formulas with the inputs put in, the growth table, and the sentence on the growth."""
+    s = ex.score_table_steps(n, head_dim, heads, batch, bytes_per_element, scale)
+    B, h, d, b, k = batch, heads, head_dim, bytes_per_element, scale
+    formulas = [
+        ("分数表格子数", "B·h·n²", "entries", f"{put_in(B, h)} × {fmt.count(n)}²"),
+        ("字节", "B·h·n²·b", "bytes", f"{put_in(B, h)} × {fmt.count(n)}² × {fmt.count(b)}"),
+        ("算 QKᵀ 的乘加", "B·h·n²·d", "qk_madds", f"{put_in(B, h)} × {fmt.count(n)}² × {fmt.count(d)}"),
+        ("混合 V 的乘加", "B·h·n²·d", "mix_madds", f"{put_in(B, h)} × {fmt.count(n)}² × {fmt.count(d)}"),
+        ("因果禁止的格子", "B·h·n(n−1)/2", "forbidden", f"{put_in(B, h, n, n - 1)} ÷ 2"),
+    ]
+    table = (["数什么", "公式", f"代入 n = {fmt.count(n)}", "值"],
+             [[what, formula, put_in, grouped(s["small"][key])] for what, formula, key, put_in in formulas])
+    growth_table = (["数什么", f"n = {fmt.count(n)}", f"n = {fmt.count(k * n)}", "倍数"],
+                    [[what, grouped(s["small"][key]), grouped(s["large"][key]), times(s["ratio"][key])]
+                     for what, _, key, _ in formulas])
+    return {"table": table, "growth": growth_table, "sentence": growth_sentence(s["ratio"], k)}
+
+
+def growth_sentence(ratio: dict, scale: int) -> str:
+    """Exercise 1's conclusion: entries, bytes and multiply-adds grow by scale², the forbidden cells by less.
+
+    >>> growth_sentence({"entries": 9, "bytes": 9, "qk_madds": 9, "mix_madds": 9, "forbidden": 10.8}, 3)
+    '长度变为 3 倍，格子、字节和两种乘加都变为 9 倍，正是 3 的平方；禁止的格子却变为 10.8 倍：$n(n-1)/2$ 不是纯粹的 $n^2$，$n$ 越大，这个倍数越接近平方。'
+    """
+    same = {times(ratio[key]) for key in ("entries", "bytes", "qk_madds", "mix_madds")}
+    if len(same) != 1:
+        raise ValueError(f"格子、字节与乘加的倍数应当相同：{same}")
+    end = "。" if ratio["forbidden"] == scale**2 else "：$n(n-1)/2$ 不是纯粹的 $n^2$，$n$ 越大，这个倍数越接近平方。"
+    return (f"长度变为 {times(scale)}，格子、字节和两种乘加都变为 {same.pop()}，正是 {fmt.count(scale)} 的平方；"
+            f"禁止的格子却变为 {times(ratio['forbidden'])}" + end)
+
+
+def kv_plan_table(plans: list[dict], model: dict = ex.EX_MODEL) -> tuple[list[str], list[list[str]]]:
+    """Exercise 2: each way of storing the cache, with the formula put in."""
+    header = ["做法", "每 token：2 × L × h_kv × d × b", "每 token", f"× 上下文 {fmt.count(ex.KV_CONTEXT)} × 批大小 {fmt.count(ex.KV_BATCH)}",
+              "换成二进制单位"]
+    return header, [[p["name"], f"2 × {put_in(model['layers'], p['kv_heads'], model['head_dim'], p['bytes'])}",
+                     f"{grouped(p['per_token'])} 字节", f"{grouped(p['total'])} 字节", fmt.size(p["total"])]
+                    for p in plans]
+
+
+def kv_sentence(plans: list[dict]) -> str:
+    """Exercise 2's conclusion: full multi-head over grouped, float16 over 8 bits.
+
+    >>> kv_sentence(ex.kv_plans())
+    '同宽全多头的缓存是分组 K/V 头的 4 倍（查询头数 ÷ K/V 头数）；float16 的缓存是 8 位的 2 倍（每元素字节之比）。'
+    """
+    grouped_plan, full, low = att.as_list(plans, "plans")
+    bits = f"是 {fmt.count(8 * low['bytes'])} 位的"
+    return (f"同宽全多头的缓存{about_times('是分组 K/V 头的', full['total'] / grouped_plan['total'])}（查询头数 ÷ K/V 头数）；"
+            f"float16 的缓存{about_times(bits, grouped_plan['total'] / low['total'])}（每元素字节之比）。")
+
+
+def config_text(m: dict) -> str:
+    """A small configuration in words, for exercise 3's input box."""
+    layers, hidden, heads, kv_heads, head_dim = (fmt.count(m[key]) for key in ("layers", "hidden", "heads", "kv_heads", "head_dim"))
+    return f"{layers} 层、hidden {hidden}、{heads} 个查询头、{kv_heads} 个 K/V 头、配置写明 head_dim = {head_dim}"
+
+
+def check_names() -> list[str]:
+    """The names of exercise 3's four checks (table header and input box).
+
+    >>> check_names()[0]
+    '检查 1：小配置甲造出缓存逐个数'
+    """
+    return [f"检查 1：{ex.SMALL_A['name']}造出缓存逐个数", f"检查 2：{ex.SMALL_B['name']}造出缓存逐个数",
+            f"检查 3：n = {fmt.count(ex.BIG_N)} 时禁止格约占一半",
+            f"检查 4：n = {fmt.count(ex.SMALL_NS[0])}…{fmt.count(ex.SMALL_NS[-1])} 逐格数可见性表"]
+
+
+def bug_table(c: dict) -> tuple[list[str], list[list[str]]]:
+    """Exercise 3: what each variant computes in each check, and whether the check catches it."""
+    def verdict(ok: bool) -> str:
+        return "通过" if ok else "被认出"
+
+    reference = ["参照（逐个数出）", f"{grouped(c['counted'][0])} 字节", f"{grouped(c['counted'][1])} 字节",
+                 f"离一半不超过 {fmt.short(ex.HALF_TOL)}", "、".join(fmt.count(x) for x in c["counted_small"])]
+    return ["写法"] + [name.split("：")[0] for name in check_names()], [reference] + [
+        [r["name"], f"{grouped(round(r['formula'][0]))} 字节，{verdict(r['ok'][0])}",
+         f"{grouped(round(r['formula'][1]))} 字节，{verdict(r['ok'][1])}",
+         f"占比 {fmt.fmt(r['share'], 6)}，{verdict(r['ok'][2])}",
+         "、".join(fmt.count(x) for x in r["small"]) + f"，{verdict(r['ok'][3])}"] for r in c["rows"]]
+
+
+def bug_sentence(rows: list[dict]) -> str:
+    """Exercise 3's conclusion: which variant passes every check, and which check catches which.
+
+    >>> bug_sentence([{"name": "A：x", "ok": [True, True]}, {"name": "B：y", "ok": [False, True]}])
+    '只有写法 A 通过全部二项检查；检查 1 认出 B，检查 2 一种也认不出。'
+    """
+    rows = att.as_list(rows, "rows")
+    if not rows or not rows[0]["ok"]:
+        raise ValueError("rows 不能为空，每种写法至少要有一项检查")
+    letters = [r["name"].split("：")[0] for r in rows]
+    n_checks = len(rows[0]["ok"])
+    passed = [x for x, r in zip(letters, rows) if all(r["ok"])]
+    digits = "一二三四五六七八九"
+    count = digits[n_checks - 1] if n_checks <= len(digits) else str(n_checks)
+    if passed:
+        start = ("只有" if len(passed) == 1 else "") + f"写法 {'、'.join(passed)} 通过全部{count}项检查；"
+    else:
+        start = "没有一种写法通过全部检查；"
+    parts = []
+    for j in range(n_checks):
+        caught = [x for x, r in zip(letters, rows) if not r["ok"][j]]
+        parts.append(f"检查 {j + 1} " + (f"认出 {'、'.join(caught)}" if caught else "一种也认不出"))
+    return start + "，".join(parts) + "。"

@@ -1,0 +1,327 @@
+"""The book side of the costs page (book/chapter/costs.py): its sentences, tables, synthetic timings and
+figure, each checked on other inputs than the page's and against the data its table shows.
+
+Fast unit tests: no book build. The doctests of the module run too (``--doctest-modules``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chapter import costs as page
+from chapter import fmt
+
+costs = importlib.import_module("02_costs")
+ex = importlib.import_module("02_exercises_costs")
+ROOT = Path(__file__).resolve().parent.parent
+BIB = ROOT / "book" / "references.bib"
+SOURCE = ROOT / "book" / "ch02" / "costs.md"
+
+
+def _model(name, heads, kv_heads, layers=2, head_dim=4, hidden=None, **extra):
+    return {"name": name, "layers": layers, "hidden": hidden or heads * head_dim, "heads": heads,
+            "kv_heads": kv_heads, "head_dim": head_dim, "head_dim_in_config": hidden is not None,
+            "max_positions": 64, **extra}
+
+
+# -- kinds of number ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("ratio, text", [(1, "1 倍"), (4.0, "4 倍"), (1.25, "1.2 倍"), (9.142857, "9.1 倍"), (1024, "1024 倍")])
+def test_times(ratio, text):
+    assert page.times(ratio) == text
+
+
+@pytest.mark.parametrize("bad", [0, -2, math.nan, math.inf, "2", True, None])
+def test_times_refuses_what_is_not_a_positive_ratio(bad):
+    with pytest.raises(ValueError, match="ratio"):
+        page.times(bad)
+
+
+def test_percent_and_grouped_print_the_one_minus_sign():
+    assert page.percent(-0.5) == f"{fmt.MINUS}50.00%" and page.percent(0.00001) == "0.00%"
+    assert page.grouped(-1234567) == f"{fmt.MINUS}1,234,567" and page.grouped(0) == "0"
+    with pytest.raises(ValueError):
+        page.grouped(1.5)
+
+
+# -- the score table and its growth ------------------------------------------------------------------
+def test_the_score_tables_show_the_counts_of_their_rows():
+    rows = page.score_rows([8, 32])
+    header, body = page.score_table(rows)
+    assert len(header) == 4 and [r[0] for r in body] == ["8", "32"]
+    first = rows[0]
+    # 7/16 of the cells are forbidden: (n − 1)/(2n) at n = 8
+    assert body[0] == ["8", page.grouped(first["entries"]), fmt.size(first["bytes"]),
+                       f"{page.grouped(first['forbidden'])}（43.75%）"]
+    assert page.madds_table(rows)[1][1] == ["32", page.grouped(rows[1]["qk_madds"]), page.grouped(rows[1]["mix_madds"])]
+    assert page.growth(rows) == {"n0": 8, "n1": 32, "n_ratio": "4 倍", "growth": "16 倍"}
+    largest = page.share_of_largest(rows)
+    assert largest["n"] == 32 and largest["share"] == page.percent(31 / 64)
+
+
+# -- the KV cache ------------------------------------------------------------------------------------
+sizes = st.lists(st.integers(1, 2**34), min_size=1, max_size=6)
+
+
+@given(sizes)
+@settings(max_examples=20, deadline=None)
+def test_compare_sentence_names_the_smallest_and_largest_with_the_ratio(values):
+    names = [f"M{i}" for i in range(len(values))]
+    sentence = page.compare_sentence(names, values, "条件")
+    low, high = min(values), max(values)
+    if low == high:
+        assert "一样大" in sentence and fmt.size(low) in sentence
+        return
+    smallest = re.search(r"最小的是 (.+?)（(.+?)）", sentence)
+    largest = re.search(r"最大的是 (.+?)（(.+?)）", sentence)
+    assert set(re.split("、|与", smallest.group(1))) == {n for n, v in zip(names, values) if v == low}
+    assert set(re.split("、|与", largest.group(1))) == {n for n, v in zip(names, values) if v == high}
+    assert (smallest.group(2), largest.group(2)) == (fmt.size(low), fmt.size(high))
+    ratio = float(re.search(r"最小者的 ([\d.]+) 倍", sentence).group(1))
+    assert ratio == pytest.approx(high / low, abs=0.051)
+    assert ("约" in sentence) == (not (high / low).is_integer())
+
+
+def test_compare_sentence_spaces_a_latin_condition_and_refuses_a_mismatch():
+    assert page.compare_sentence(["A"], [1], "上下文 8").startswith("上下文 8 时，")
+    assert page.compare_sentence(["A"], [1], "（批大小 1）").startswith("（批大小 1）时，")
+    for bad in ((["A"], [1, 2], "c"), ("AB", [1, 2], "c"), (["A"], [0], "c"), (["A"], [1], "")):
+        with pytest.raises(ValueError):
+            page.compare_sentence(*bad)
+
+
+def test_the_kv_table_and_its_sentences_come_from_the_same_rows():
+    models = [_model("A", heads=8, kv_heads=2, max_positions=10), _model("B", heads=8, kv_heads=8)]
+    rows = page.kv_rows(models, context=16, batch=2)
+    header, body = page.kv_table(rows, context=16)
+    assert header[2] == "上下文 16（float16）" and header[3] == "上下文 16（8 位）"
+    assert body[0] == ["A", "64 B", "2 KiB", "1 KiB", "8 KiB", "4 倍", "1.25 KiB"]
+    assert body[1][5] == "不分组" and body[1][4] == body[1][2]  # without grouping, full multi-head is itself
+    assert page.fp16_over_int8(rows) == "2 倍"
+    at_context, at_max = page.kv_comparisons(rows, context=16, batch=2)
+    assert at_context == "上下文 16、批大小 2、float16 时，KV 缓存最小的是 A（2 KiB），最大的是 B（8 KiB），是最小者的 4 倍。"
+    assert at_max == "取各自的最大位置数作上下文（批大小 2、float16）时，KV 缓存最小的是 A（1.25 KiB），最大的是 B（32 KiB），约是最小者的 25.6 倍。"
+
+
+def test_the_configuration_sentences_on_other_models():
+    with_key = _model("G", heads=4, kv_heads=4, head_dim=8, hidden=16)
+    assert page.no_head_dim_subject([_model("A", 4, 2), _model("B", 4, 1)]) == "表中 2 个模型的 config.json 都"
+    assert page.no_head_dim_subject([_model("A", 4, 2), with_key]) == "表中 A 的 config.json"
+    with pytest.raises(ValueError):
+        page.no_head_dim_subject([with_key])
+    assert page.sliding_sentence([_model("A", 4, 2)]) == ""
+    assert page.sliding_sentence([_model("W", 4, 2, sliding_window=512)]).startswith("W 的配置另有 sliding_window = 512，")
+    header, body = page.configs_table([with_key])
+    assert body == [["G", "2", "16", "4", "4", "8", "64"]] and len(header) == 7
+
+
+def test_query_heads_sentence_on_other_models():
+    a, b = _model("A", heads=12, kv_heads=12), _model("B", heads=12, kv_heads=3)
+    sentence = page.query_heads_sentence([a, b])
+    assert sentence.startswith("A 与 B 都有 12 个查询头，K/V 头却分别是 12 个和 3 个")
+    assert "相差 4 倍" in sentence
+    odd = page.query_heads_sentence([_model("C", heads=6, kv_heads=3, head_dim=4), _model("D", heads=6, kv_heads=2, head_dim=5)])
+    assert "分别是 96 B 和 80 B，约相差 1.2 倍" in odd  # 3×4 against 2×5 numbers a token
+    even = page.query_heads_sentence([_model("F", heads=4, kv_heads=4, head_dim=4), _model("G", heads=4, kv_heads=2, head_dim=8)])
+    assert "却都是 128 B" in even
+    assert "没有" in page.query_heads_sentence([a, _model("E", heads=8, kv_heads=2)])
+    with pytest.raises(ValueError, match="model"):
+        page.query_heads_sentence([a, {"name": "broken"}])
+
+
+def test_head_dim_sentence_on_other_models():
+    same = page.head_dim_sentence(_model("S", heads=4, kv_heads=4, head_dim=8, hidden=32))
+    assert "一致" in same and "巧合" in same
+    more = page.head_dim_sentence(_model("M", heads=4, kv_heads=4, head_dim=8, hidden=64))
+    assert "hidden ÷ heads = 64 ÷ 4 = 16" in more and "多算了 100%" in more
+    less = page.head_dim_sentence(_model("L", heads=3, kv_heads=3, head_dim=16, hidden=40))
+    assert "13.33" in less and "少算了" in less
+
+
+def test_every_configuration_has_a_citation_in_the_bibliography_and_on_the_page():
+    keys = set(re.findall(r"^@\w+\{(\w+),", BIB.read_text(encoding="utf-8"), flags=re.M))
+    source = SOURCE.read_text(encoding="utf-8")
+    for m in [*costs.MODELS, costs.GEMMA_7B]:
+        key = page.CITATIONS[m["name"]]
+        assert key in keys and key in source, key
+
+
+# -- the direct counts -------------------------------------------------------------------------------
+def test_the_tiny_table_counts_both_ways_on_another_configuration():
+    tiny = {"layers": 3, "kv_heads": 1, "head_dim": 2, "context": 4, "batch": 1}
+    _, body = page.tiny_table(tiny)
+    assert body == [["公式：每 token 字节 × 上下文 × 批大小", "96 字节"], ["造出全部 K、V 数组，逐个数元素", "48 个元素"],
+                    ["元素数 × 每元素字节", "96 字节"], ["两者一致", "是"]]
+
+
+def test_the_table_check_counts_what_it_built():
+    _, body = page.table_check([2, 6], d=3)
+    assert body == [["2", "4", "4", "1", "1"], ["6", "36", "36", "15", "15"]]
+
+
+# -- the synthetic timings that check the fit --------------------------------------------------------
+NS = page.FIT_NS
+laws = st.fixed_dictionaries({
+    "coefficient": st.floats(1e-12, 1e-2),
+    "power": st.floats(0.5, 3.5),
+    "noise": st.lists(st.floats(0.5, 2.0), max_size=4).map(tuple),
+})
+
+
+@given(law=laws)
+@settings(max_examples=15, deadline=None)
+def test_synthetic_seconds_follow_their_law_and_a_noiseless_law_fits_exactly(law):
+    seconds = page.synthetic_seconds(NS, law)
+    noise = list(law["noise"]) or [1.0]
+    assert seconds == pytest.approx([law["coefficient"] * n ** law["power"] * noise[i % len(noise)]
+                                     for i, n in enumerate(NS)], rel=1e-12)
+    slope, _ = costs.fit_slope(NS, page.synthetic_seconds(NS, {**law, "noise": ()}))
+    assert slope == pytest.approx(law["power"], abs=1e-9)
+
+
+def latex_value(formula: str, n: float) -> float:
+    """Read a law_formula back by hand: ``t = [m \\times] [10^{e}] n[^{p}]`` evaluated at n."""
+    found = re.fullmatch(r"t = (?:([\d.]+) )?(?:\\times )?(?:10\^\{(-?\d+)\} )?n(?:\^\{([\d.e+-]+)\})?", formula)
+    assert found, formula
+    mantissa, exponent, power = found.groups()
+    return float(mantissa or 1) * 10.0 ** int(exponent or 0) * n ** float(power or 1)
+
+
+@given(law=laws)
+@settings(max_examples=20, deadline=None)
+def test_the_formula_shown_is_the_law_used(law):
+    formula = page.law_formula(law)
+    for n in (3.0, 100.0):
+        # six significant digits are shown, of the coefficient and of the power
+        assert latex_value(formula, n) == pytest.approx(law["coefficient"] * n ** law["power"], rel=2e-4)
+    label = page.law_label(law)
+    assert label.startswith(f"${formula}$")
+    assert ("依次轮流乘以" in label) == bool(law["noise"])
+
+
+def test_the_sentence_lists_every_law_and_its_noise_factors():
+    plain = {"coefficient": 5e-7, "power": 1.5, "noise": ()}
+    noisy = {"coefficient": 1.0, "power": 2, "noise": (1.25, 0.75, 1.0)}
+    assert page.synthetic_sentence([plain, noisy, plain]) == (
+        "$t = 5 \\times 10^{-7} n^{1.5}$、$t = 5 \\times 10^{-7} n^{1.5}$，"
+        "以及在 $t = n^{2}$ 上依次轮流乘以 1.25、0.75 与 1 的“带噪声”版本"
+    )
+    assert page.synthetic_sentence([noisy]).startswith("在 $t = n^{2}$ 上")
+    assert "以及" not in page.synthetic_sentence([plain])
+    with pytest.raises(ValueError, match="laws"):
+        page.synthetic_sentence([])
+
+
+@pytest.mark.parametrize("law, words", [
+    ("t = n", "law 必须是含 coefficient、power、noise 三项的字典"),
+    ({"coefficient": 0.0, "power": 1, "noise": ()}, "law['coefficient'] 必须是有限的正数"),
+    ({"coefficient": 1.0, "power": "2", "noise": ()}, "law['power'] 必须是实数"),
+    ({"coefficient": 1.0, "power": 1, "noise": 1.1}, "law['noise'] 必须是有序的列表"),
+    ({"coefficient": 1.0, "power": 1, "noise": (0,)}, "law['noise'][0] 必须是有限的正数"),
+    ({"coefficient": 1.0, "power": 1e5, "noise": ()}, "不是有限的正数"),
+])
+def test_a_bad_law_is_named(law, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        page.synthetic_seconds([10, 20], law)
+
+
+def test_the_pages_noisy_law_actually_moves_the_slope():
+    # Mutant: a noise pattern symmetric about the middle length (1.1, 0.9, 1.1, 0.9, 1.1) leaves the
+    # fitted slope exactly as it was, so it would test nothing. The page's noisy law must move it.
+    symmetric = {"coefficient": 3e-9, "power": 2, "noise": (1.1, 0.9)}
+    assert costs.fit_slope(NS, page.synthetic_seconds(NS, symmetric))[0] == pytest.approx(2, abs=1e-12)
+    check = page.fit_check()
+    for law, slope in zip(page.SYNTHETIC_LAWS, check["slopes"]):
+        if law["noise"]:
+            assert abs(slope - law["power"]) > 1e-3
+        else:
+            assert slope == pytest.approx(law["power"], abs=1e-9)
+    assert [row[2] for row in check["table"][1]] == [fmt.fmt(s, 4) for s in check["slopes"]]
+
+
+def test_a_fit_check_without_a_noisy_law_is_refused():
+    with pytest.raises(ValueError, match="带噪声"):
+        page.fit_check(NS, [law for law in page.SYNTHETIC_LAWS if not law["noise"]])
+
+
+# -- the measurement ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "slope, words",
+    [(2.0, "一致"), (1.8, "一致"), (2.25, "一致"), (1.0, "明显低于 2"), (3.0, "明显高于 2"), (-0.5, "明显低于 2")],
+)
+def test_slope_sentence_reads_the_slope(slope, words):
+    sentence = page.slope_sentence(slope)
+    assert words in sentence
+    assert f"拟合斜率是 {fmt.fmt(slope, 2)}" in sentence
+    assert f"约变为 {fmt.fmt(2 ** slope, 1)} 倍" in sentence
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, "2", None, 1e6])
+def test_slope_sentence_refuses_what_is_not_a_slope(bad):
+    with pytest.raises(ValueError, match="slope"):
+        page.slope_sentence(bad)
+
+
+def test_the_timing_table_shows_milliseconds_and_ratios():
+    timed = [{"n": 100, "runs": 5, "median": 2e-4}, {"n": 200, "runs": 2, "median": 9e-4}]
+    assert page.timing_table(timed)[1] == [["100", "5", "0.200", "—"], ["200", "2", "0.900", "4.50"]]
+
+
+def test_the_figure_plots_the_data_and_the_fit():
+    ns, seconds = [100, 200, 400], [1.0, 3.0, 9.0]
+    fig = page.scaling_figure(ns, seconds)
+    lines = fig.axes[0].get_lines()
+    assert list(lines[0].get_xdata()) == ns and list(lines[0].get_ydata()) == seconds
+    slope, _ = costs.fit_slope(ns, seconds)
+    assert f"slope = {fmt.fmt(slope, 2)}" in fig.axes[0].get_legend().get_texts()[1].get_text()
+    fitted, reference = lines[1].get_ydata(), lines[2].get_ydata()
+    assert np.log(fitted[1] / fitted[0]) / np.log(4) == pytest.approx(slope)
+    assert np.log(reference[1] / reference[0]) / np.log(4) == pytest.approx(2)
+
+
+# -- the exercises -----------------------------------------------------------------------------------
+def test_the_growth_sentence_on_other_ratios():
+    whole = {"entries": 4, "bytes": 4, "qk_madds": 4, "mix_madds": 4, "forbidden": 4}
+    assert page.growth_sentence(whole, 2).endswith("禁止的格子却变为 4 倍。")
+    with pytest.raises(ValueError):
+        page.growth_sentence({**whole, "bytes": 5}, 2)
+
+
+def test_the_score_exercise_tables_show_the_answer():
+    cx = page.score_exercise(n=3, head_dim=2, heads=1, batch=1, bytes_per_element=4, scale=3)
+    assert cx["table"][1][0][2:] == ["1 × 1 × 3²", "9"] and cx["growth"][1][0] == ["分数表格子数", "9", "81", "9 倍"]
+    assert cx["growth"][0][1:3] == ["n = 3", "n = 9"]
+    assert cx["sentence"].startswith("长度变为 3 倍，格子、字节和两种乘加都变为 9 倍，正是 3 的平方；禁止的格子却变为 12 倍")
+
+
+def test_the_kv_sentence_on_other_models():
+    m = ex.EX_MODEL
+    assert "是分组 K/V 头的 3 倍" in page.kv_sentence(ex.kv_plans({**m, "heads": 6, "kv_heads": 2}))
+    assert "是分组 K/V 头的 1 倍" in page.kv_sentence(ex.kv_plans({**m, "heads": 4, "kv_heads": 4}))
+    assert "float16 的缓存是 8 位的 2 倍" in page.kv_sentence(ex.kv_plans())
+    assert page.kv_plan_table(ex.kv_plans(), m)[1][0][1] == f"2 × {m['layers']} × {m['kv_heads']} × {m['head_dim']} × 2"
+
+
+def test_the_bug_sentence_follows_the_results():
+    rows = [{"name": "A：x", "ok": [True, True]}, {"name": "B：y", "ok": [False, True]},
+            {"name": "C：z", "ok": [True, True]}]
+    assert page.bug_sentence(rows) == "写法 A、C 通过全部二项检查；检查 1 认出 B，检查 2 一种也认不出。"
+    assert page.bug_sentence([{"name": "A：x", "ok": [False]}]).startswith("没有一种写法通过全部检查")
+    c = ex.bug_checks()
+    assert page.bug_sentence(c["rows"]) == \
+        "只有写法 A 通过全部四项检查；检查 1 认出 B，检查 2 认出 B、C，检查 3 一种也认不出，检查 4 认出 D。"
+
+
+def test_the_bug_table_marks_what_each_check_catches():
+    c = ex.bug_checks()
+    header, body = page.bug_table(c)
+    assert header == ["写法", "检查 1", "检查 2", "检查 3", "检查 4"]
+    assert body[0][0] == "参照（逐个数出）"
+    assert [[cell.endswith("被认出") for cell in row[1:]] for row in body[1:]] == [[not ok for ok in r["ok"]] for r in c["rows"]]
