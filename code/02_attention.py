@@ -92,8 +92,9 @@ def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
     m = as_matrix(a, name)
     return len(m), len(m[0])
 
-def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
-    """一个计数（维度、头数、位置数）：不小于 ``minimum``、不大于 ``maximum`` 的整数。
+def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None = None,
+                why: str = "这里的表是纯 Python 列表") -> int:
+    """一个计数（维度、头数、位置数）：不小于 ``minimum``、不大于 ``maximum`` 的整数；``why`` 说明上限的来由。
 
     >>> check_count(3, "heads"), check_count(0, "past", minimum=0)
     (3, 0)
@@ -103,8 +104,9 @@ def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None =
     if not isinstance(n, int) or isinstance(n, bool) or n < minimum:
         raise ValueError(f"{name} 必须是不小于 {minimum} 的整数，收到 {n!r}")
     if maximum is not None and n > maximum:
-        raise ValueError(f"{name} 不能超过 {maximum}（这里的表是纯 Python 列表），收到 {n}")
+        raise ValueError(f"{name} 不能超过 {maximum}（{why}），收到 {n}")
     return n
+
 
 def check(condition: bool, message: str) -> None:
     """自检用的断言：不用 assert，因为 ``python -O`` 会删掉 assert。

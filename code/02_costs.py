@@ -55,12 +55,6 @@ def _counts(**counts: object) -> None:  # 每一项都是不小于 1 的整数
         att.check_count(n, name)
 
 
-def _at_most(n: object, name: str, maximum: int, why: str) -> int:  # NEEDS att：check_count 说出上限的理由
-    if att.check_count(n, name) > maximum:
-        raise ValueError(f"{name} 不能超过 {maximum}（{why}），收到 {n}")
-    return n
-
-
 def _positives(values: object, name: str) -> list[float]:  # 序列长度、秒数：有限的正数
     out = [att.real(x, f"{name}[{i}]") for i, x in enumerate(att.as_list(values, name))]
     for i, x in enumerate(out):
@@ -182,7 +176,7 @@ def _array(x: object, name: str):
         raise ValueError(f"{name} 必须是由实数组成的二维数组，收到 {type(x).__name__}") from None
     if a.ndim != 2 or 0 in a.shape or not np.isfinite(a).all():
         raise ValueError(f"{name} 必须是非空、元素全部有限的二维数组，收到形状 {a.shape}")
-    _at_most(a.shape[0], f"{name} 的行数", MAX_TIMED_N, "分数表是 n × n 的")
+    att.check_count(a.shape[0], f"{name} 的行数", maximum=MAX_TIMED_N, why="分数表是 n × n 的")
     return a
 
 
@@ -225,9 +219,10 @@ def time_attention(ns: list[int], d: int = 32, repeats: int = 5, seed: int = 0,
     [1, 1]
     """
     import numpy as np  # 只有计时需要 numpy
-    ns = [_at_most(n, f"ns[{i}]", MAX_TIMED_N, "分数表是 n × n 的") for i, n in enumerate(att.as_list(ns, "ns"))]
-    _at_most(d, "d", MAX_TIMED_D, "真实模型的 head_dim 不过几百")
-    _at_most(repeats, "repeats", MAX_REPEATS, "免得一等不返")
+    ns = [att.check_count(n, f"ns[{i}]", maximum=MAX_TIMED_N, why="分数表是 n × n 的")
+          for i, n in enumerate(att.as_list(ns, "ns"))]
+    att.check_count(d, "d", maximum=MAX_TIMED_D, why="真实模型的 head_dim 不过几百")
+    att.check_count(repeats, "repeats", maximum=MAX_REPEATS, why="免得一等不返")
     if not ns:
         raise ValueError("ns 不能为空：至少要给一个序列长度")
     if budget is not None and not (math.isfinite(att.real(budget, "budget")) and budget >= 0):
