@@ -1,19 +1,15 @@
-"""第2章 mask 页的练习：题目的输入与答案，全部由教学代码算出。
+"""第 2 章 mask 页练习的参考解：题目的输入、可见性表、每一步的数与两项检查，全部由教学代码算出。
 
-书页在“练习”一节调用这里的函数：题目里的数来自这里的常量，解答里的表、句子和每一步的中间值来自
-``02_attention.py`` 与 ``02_figures.py``，所以答案不会与正文不一致。每道题的数据都是人工构造的小例子。
-
-直接运行 ``python3 code/02_exercises_mask.py`` 会以 JSON 打印每道题的答案。
+数据都是人工构造的小例子。把本文件和 ``02_attention.py`` 放在同一目录，运行
+``python3 02_exercises_mask.py``：先自检，再以 JSON 打印每道题的答案。
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 
-from book_tools import load
-
-att = load("02_attention")
-figs = load("02_figures")
+att = importlib.import_module("02_attention")
 
 # 练习 1：缓存里有 PAST 个位置（句首 PAD_FRONT 个是 PAD），新来 NEW 个查询，因果规则。
 PAST, NEW, PAD_FRONT = 2, 3, 1
@@ -26,6 +22,7 @@ BUG_Q = BUG_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0]]
 BUG_V = [[1.0], [2.0], [3.0], [4.0]]
 BUG_PAST, BUG_NEW = 2, 2
 BUG_POISON = 100.0  # “改动未来”时给最后一个位置的 V
+CHECKS = ("不泄漏", "与整段重算一致")  # 练习 3 的两项检查
 
 
 def front_padding(n_key: int, pad_front: int) -> list[bool]:
@@ -33,14 +30,9 @@ def front_padding(n_key: int, pad_front: int) -> list[bool]:
 
     >>> front_padding(5, 1)
     [False, True, True, True, True]
-    >>> front_padding(2, 3)
-    Traceback (most recent call last):
-    ...
-    ValueError: pad_front=3 超过了 Key 总数 n_key=2
     """
-    att._check_count(n_key, "n_key", minimum=1)
-    att._check_count(pad_front, "pad_front", minimum=0)
-    if pad_front > n_key:
+    att.check_count(n_key, "n_key", maximum=att.MAX_POSITIONS)
+    if att.check_count(pad_front, "pad_front", minimum=0) > n_key:
         raise ValueError(f"pad_front={pad_front} 超过了 Key 总数 n_key={n_key}")
     return [j >= pad_front for j in range(n_key)]
 
@@ -57,31 +49,25 @@ def visible_counts(past: int, new: int, pad_front: int) -> list[int]:
     >>> visible_counts(0, 2, 1)
     [0, 1]
     """
-    att._check_count(past, "past", minimum=0)
-    att._check_count(new, "new", minimum=1)
-    att._check_count(pad_front, "pad_front", minimum=0)
-    if pad_front > past + new:
+    att.check_count(past, "past", minimum=0, maximum=att.MAX_POSITIONS)
+    att.check_count(new, "new", maximum=att.MAX_POSITIONS)
+    if att.check_count(pad_front, "pad_front", minimum=0) > past + new:
         raise ValueError(f"pad_front={pad_front} 超过了 Key 总数 {past + new}")
     return [max(0, past + i + 1 - pad_front) for i in range(new)]
 
 
 def pad_cache_table(past: int = PAST, new: int = NEW, pad_front: int = PAD_FRONT) -> dict:
-    """练习 1 的答案：可见性表、每行一句说明、每行可读的 Key 数。
+    """练习 1 的答案：哪些 Key 是内容、新查询的可见性表、每行可读的 Key 数。
 
     >>> answer = pad_cache_table()
-    >>> answer["counts"]
-    [2, 3, 4]
-    >>> answer["sentences"][0]
-    '行 0（绝对位置 2）可读 Key 1、Key 2；Key 0 是 PAD；Key 3、Key 4 在它之后。'
+    >>> answer["visible"][0], answer["counts"]
+    ([False, True, True, False, False], [2, 3, 4])
     """
+    att.check_count(past, "past", minimum=0, maximum=att.MAX_POSITIONS)
+    att.check_count(new, "new", maximum=att.MAX_POSITIONS)
     key_valid = front_padding(past + new, pad_front)
-    facts = figs.visibility_facts(new, past=past, key_valid=key_valid)
-    return {
-        "key_valid": key_valid,
-        "visible": facts["visible"],
-        "sentences": [figs.row_sentence(row, past) for row in facts["rows"]],
-        "counts": [len(row["readable"]) for row in facts["rows"]],
-    }
+    visible = att.visibility(new, past + new, past=past, key_valid=key_valid)  # (new, past + new)
+    return {"key_valid": key_valid, "visible": visible, "counts": [sum(row) for row in visible]}
 
 
 def masked_softmax_steps(
@@ -95,41 +81,39 @@ def masked_softmax_steps(
     >>> [round(w, 4) for w in s["weights"]]
     [0.982, 0.018, 0.0]
     """
-    (mask,) = att.additive_mask([visible])
-    if len(mask) != len(scores):
-        raise ValueError(f"scores 与 visible 的长度必须相同，收到 {len(scores)} 与 {len(mask)}")
-    weights = att.softmax([s + m for s, m in zip(scores, mask)], temperature=temperature)  # 也校验输入
-    masked = [float(s) + m for s, m in zip(scores, mask)]
+    scores = att.as_vector(scores, "scores")
+    (mask,) = att.additive_mask([att.flags(visible, "visible", len(scores))])
+    masked = [s + m for s, m in zip(scores, mask)]
+    weights = att.softmax(masked, temperature=temperature)  # 也检查温度与“整行被屏蔽”
     divided = [x / temperature for x in masked]
     top = max(divided)
-    shifted = [x - top for x in divided]
+    shifted = [x - top for x in divided]  # 最大项变成 0，exp 不会溢出
     exps = [math.exp(x) for x in shifted]
-    return {
-        "masked": masked, "divided": divided, "max": top, "shifted": shifted,
-        "exps": exps, "total": sum(exps), "weights": weights,
-    }
+    return {"masked": masked, "divided": divided, "max": top, "shifted": shifted,
+            "exps": exps, "total": sum(exps), "weights": weights}
 
 
 def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
     """练习 3 的答案：两种缓存写法各过一遍“不泄漏”和“与整段重算一致”两项检查。
 
     写法 A 按绝对位置 ``past + i`` 造表；写法 B 把本批行号当位置（左上角对齐的因果表，
-    例如有缓存时直接用 ``is_causal=True``）。
+    例如有缓存时直接用 ``is_causal=True``）。``caught_by`` 是只有写法 A 通过的检查。
 
     >>> checks = decoding_checks()
     >>> [(c["name"], c["no_leak"], c["matches_full"]) for c in checks["rows"]]
     [('A：按 past + i', True, True), ('B：按行号 i', True, False)]
-    >>> checks["sentence"]
-    '两种写法都通过“不泄漏”检查；只有“与整段重算一致”一项能认出写法 B。'
+    >>> checks["passed"], checks["caught_by"]
+    (['不泄漏'], ['与整段重算一致'])
     """
+    att.check_count(past, "past", minimum=0)
+    if att.check_count(new, "new") + past > len(BUG_Q):
+        raise ValueError(f"past + new 不能超过 {len(BUG_Q)}（练习只有这么多个位置），收到 {past + new}")
     n_key = past + new
     q, k, v = BUG_Q[past:n_key], BUG_K[:n_key], BUG_V[:n_key]
     poisoned = v[:-1] + [[BUG_POISON]]
     _, full = att.attention(BUG_Q[:n_key], k, v)
-    plans = [
-        ("A：按 past + i", att.visibility(new, n_key, past=past)),
-        ("B：按行号 i", att.row_index_visibility(new, n_key)),
-    ]
+    plans = [("A：按 past + i", att.visibility(new, n_key, past=past)),
+             ("B：按行号 i", att.row_index_visibility(new, n_key))]
     rows = []
     for name, table in plans:
         _, out = att.masked_attention(q, k, v, table)
@@ -138,15 +122,10 @@ def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
         future_rows = [i for i in range(new) if past + i < n_key - 1]
         no_leak = all(out[i] == out_poisoned[i] for i in future_rows)
         rows.append({"name": name, "no_leak": no_leak, "matches_full": out == full[past:], "output": out})
-    caught_by = [label for label, key in (("不泄漏", "no_leak"), ("与整段重算一致", "matches_full"))
-                 if rows[0][key] and not rows[1][key]]
-    passed = [label for label, key in (("不泄漏", "no_leak"), ("与整段重算一致", "matches_full"))
-              if rows[0][key] and rows[1][key]]
-    sentence = (
-        ("两种写法都通过" + "、".join(f"“{p}”" for p in passed) + "检查；" if passed else "")
-        + ("只有" + "、".join(f"“{c}”" for c in caught_by) + "一项能认出写法 B。" if caught_by else "两项检查都认不出写法 B。")
-    )
-    return {"rows": rows, "full": full[past:], "caught_by": caught_by, "sentence": sentence}
+    results = [(label, [r[key] for r in rows]) for label, key in zip(CHECKS, ("no_leak", "matches_full"))]
+    return {"rows": rows, "full": full[past:],
+            "passed": [label for label, (a, b) in results if a and b],
+            "caught_by": [label for label, (a, b) in results if a and not b]}
 
 
 def answers() -> dict:
@@ -155,16 +134,22 @@ def answers() -> dict:
     >>> sorted(answers())
     ['练习1', '练习2', '练习3', '练习4']
     """
+    return {"练习1": pad_cache_table()["counts"], "练习2": masked_softmax_steps()["weights"],
+            "练习3": decoding_checks()["caught_by"], "练习4": visible_counts(PAST, NEW, PAD_FRONT)}
+
+
+def self_test() -> None:
+    """参考解彼此核对：数格子与公式一致，权重和为 1，只有“与整段重算一致”认得出写法 B。"""
+    for past, new, pad in ((0, 1, 0), (2, 3, 1), (3, 2, 4), (1, 2, 3)):
+        att.check(pad_cache_table(past, new, pad)["counts"] == visible_counts(past, new, pad),
+                  f"past={past}、new={new}、pad_front={pad}：数出的格子数应等于公式")
     steps = masked_softmax_steps()
-    return {
-        "练习1": pad_cache_table()["counts"],
-        "练习2": steps["weights"],
-        "练习3": decoding_checks()["caught_by"],
-        "练习4": visible_counts(PAST, NEW, PAD_FRONT),
-    }
+    att.check(abs(sum(steps["weights"]) - 1) < 1e-12 and steps["weights"][2] == 0.0, "练习 2 的权重")
+    att.check(decoding_checks()["caught_by"] == [CHECKS[1]], "只有“与整段重算一致”应认出写法 B")
 
 
 if __name__ == "__main__":
     import json
 
+    self_test()
     print(json.dumps(answers(), ensure_ascii=False, indent=2))

@@ -2,7 +2,7 @@
 
 Every table, mark, count and sentence the panel shows is compared with what the teaching code
 computes directly (02_attention.visibility, additive_mask, row_index_visibility, masked_attention
-and the sentence functions of 02_figures), for every state the controls can reach.
+and the sentence functions of the book's chapter.mask), for every state the controls can reach.
 Run alone: ``BOOK_TEST_BUILD=_build/explore-test-html .venv/bin/pytest tests/test_explore.py``.
 """
 
@@ -15,9 +15,10 @@ from conftest import BUILD, assert_axe_clean, assert_offline
 
 pytestmark = pytest.mark.browser
 
+from chapter import fmt
+from chapter import mask as mask_page
+
 att = importlib.import_module("02_attention")
-figs = importlib.import_module("02_figures")
-tools = importlib.import_module("book_tools")
 
 FIGURE = "[data-step-figure='F12']"
 PANEL = f"{FIGURE} .step-figure-explore"
@@ -39,26 +40,26 @@ def open_mask(open_page):
 # -- what Python says a state shows --------------------------------------------------------------
 def expected(past: int, new: int, pad: str, count: int, causal: bool) -> dict:
     n_key = past + new
-    valid = figs.pad_valid(n_key, pad, count)
+    valid = mask_page.pad_valid(n_key, pad, count)
     flags = valid or [True] * n_key
     visible = att.visibility(new, n_key, causal=causal, past=past, key_valid=valid)
     mask = att.additive_mask(visible)
     wrong = [[a and ok for a, ok in zip(row, flags)] for row in att.row_index_visibility(new, n_key)] if causal else visible
-    facts = figs.visibility_facts(new, past=past, key_valid=valid, causal=causal)
-    rows = figs.explain_rows(new, past=past, key_valid=valid, causal=causal)
+    facts = mask_page.visibility_facts(new, past=past, key_valid=valid, causal=causal)
+    rows = mask_page.explain_rows(new, past=past, key_valid=valid, causal=causal)
     empty = [not any(row) for row in visible]
     return {
-        "status": figs.explore_status(facts) + figs.lost_status(facts),
+        "status": mask_page.explore_status(facts) + mask_page.lost_status(facts),
         "heads": [f"行 {i}（绝对位置 {past + i}）" + ("（整行被屏蔽）" if empty[i] else "") for i in range(new)],
         "keys": [f"Key {j}" for j in range(n_key)],
-        "visible": [[tools.mark(f) for f in row] for row in visible],
-        "mask": [[tools.short(m) for m in row] for row in mask],
-        "wrong": [[tools.mark(f) for f in row] for row in wrong],
+        "visible": [[fmt.mark(f) for f in row] for row in visible],
+        "mask": [[fmt.short(m) for m in row] for row in mask],
+        "wrong": [[fmt.mark(f) for f in row] for row in wrong],
         "marks": [[a != b for a, b in zip(r, w)] for r, w in zip(visible, wrong)],
         "counts": [[str(len(r["lost_cached"])), str(len(r["lost_new"]))] for r in rows],
         "sentences": [r["sentence"] for r in rows],
         "lost": [r["lost"] for r in rows],
-        "note": figs.empty_row_note(facts),
+        "note": mask_page.empty_row_note(facts),
     }
 
 
@@ -125,14 +126,14 @@ def test_every_reachable_state_shows_what_the_teaching_code_computes(open_mask):
 
 def test_it_opens_where_f12_ends_and_its_lost_sentences_are_the_fifth_frames(open_mask):
     page = open_mask()
-    assert page.locator(f"{ID}past").input_value() == str(figs.PAST)
-    assert page.locator(f"{ID}new").input_value() == str(figs.NEW - 1)
-    facts = figs.visibility_facts(figs.NEW, past=figs.PAST)
-    assert page.locator(STATUS).inner_text() == figs.explore_status(facts)
+    assert page.locator(f"{ID}past").input_value() == str(mask_page.PAST)
+    assert page.locator(f"{ID}new").input_value() == str(mask_page.NEW - 1)
+    facts = mask_page.visibility_facts(mask_page.NEW, past=mask_page.PAST)
+    assert page.locator(STATUS).inner_text() == mask_page.explore_status(facts)
     page.get_by_label("把本批行号当位置（写错的偏移）").check()
     fifth = page.locator(f"{FIGURE} .step-figure-frame[data-step='5'] .step-figure-explanation").text_content()
     lost = page.locator(f"{PANEL} ul").nth(1).locator("li").all_text_contents()
-    assert lost == [figs.lost_sentence(r) for r in facts["rows"]]
+    assert lost == [mask_page.lost_sentence(r) for r in facts["rows"]]
     assert all(sentence in fifth for sentence in lost)  # the same words as F12's fifth frame
 
 
@@ -184,8 +185,8 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
 
     page.locator(f"{ID}past").focus()
     page.keyboard.press("ArrowDown")
-    assert page.locator(f"{ID}past").input_value() == str(figs.PAST + 1)
-    assert status.inner_text() == figs.explore_status(figs.visibility_facts(figs.NEW, past=figs.PAST + 1))
+    assert page.locator(f"{ID}past").input_value() == str(mask_page.PAST + 1)
+    assert status.inner_text() == mask_page.explore_status(mask_page.visibility_facts(mask_page.NEW, past=mask_page.PAST + 1))
 
     page.keyboard.press("Tab")
     page.keyboard.press("ArrowUp")  # new: 2 → 1
@@ -198,8 +199,8 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     for _ in range(4):
         page.keyboard.press("ArrowDown")  # 1 → 5 PAD in front of 5 keys
     assert page.locator(f"{ID}count").input_value() == "4"
-    facts = figs.visibility_facts(1, past=figs.PAST + 1, key_valid=figs.pad_valid(5, "front", 5))
-    assert status.inner_text() == figs.explore_status(facts)
+    facts = mask_page.visibility_facts(1, past=mask_page.PAST + 1, key_valid=mask_page.pad_valid(5, "front", 5))
+    assert status.inner_text() == mask_page.explore_status(facts)
     assert page.locator(f"{PANEL} .step-figure-explore-note").is_visible()
 
     page.keyboard.press("Tab")
@@ -209,8 +210,8 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     page.keyboard.press("Tab")
     page.keyboard.press("Space")
     assert page.locator(f"{ID}wrong").is_checked()
-    facts = figs.visibility_facts(1, past=figs.PAST + 1, key_valid=figs.pad_valid(5, "front", 5), causal=False)
-    assert status.inner_text() == figs.explore_status(facts) + figs.lost_status(facts)
+    facts = mask_page.visibility_facts(1, past=mask_page.PAST + 1, key_valid=mask_page.pad_valid(5, "front", 5), causal=False)
+    assert status.inner_text() == mask_page.explore_status(facts) + mask_page.lost_status(facts)
     # The tables' own box takes focus, so a keyboard can scroll a wide table sideways.
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.classList.contains('step-figure-explore-tables')")

@@ -424,3 +424,73 @@ def test_self_test_fails_when_the_mask_leaks(monkeypatch):
     monkeypatch.setattr(att, "visibility", lambda n_query, n_key, **kw: [[True] * n_key for _ in range(n_query)])
     with pytest.raises(AssertionError, match="未来"):
         att.self_test()
+
+
+# -- fuzz: every public function, one argument at a time replaced by a bad value -------------------
+BAD_VALUES = [None, "x", NAN, INF, -INF, -1, 0, True, [], [[1.0], [1.0, 2.0]], 10**12]
+VIS = [[True, False], [True, True]]
+# A valid call of each public function (its own doctests' kind of input). ``check`` is left out: it is
+# the self-test's assert and answers a false condition with AssertionError by design.
+FUZZ_CALLS = {
+    att.real: {"x": 3},
+    att.as_list: {"values": [1, 2]},
+    att.as_vector: {"x": [1.0, 2.0]},
+    att.as_matrix: {"a": GOOD},
+    att.validate_matrix: {"a": GOOD},
+    att.check_count: {"n": 3, "minimum": 1, "maximum": 5},
+    att.flags: {"values": [True, False], "n_key": 2},
+    att.matmul: {"a": GOOD, "b": GOOD},
+    att.max_abs_diff: {"a": GOOD, "b": GOOD},
+    att.softmax: {"values": [0.0, 1.0], "temperature": 1.0},
+    att.score_scale: {"d": 4},
+    att.scaled_scores: {"q": GOOD, "k": GOOD},
+    att.key_padding: {"valid_len": 1, "n_key": 2},
+    att.visibility: {"n_query": 2, "n_key": 2, "causal": True, "past": 0, "key_valid": [True, True]},
+    att.row_index_visibility: {"n_query": 2, "n_key": 2},
+    att.additive_mask: {"visible": VIS},
+    att.masked_attention: {"q": GOOD, "k": GOOD, "v": GOOD, "visible": VIS, "empty_row": "error"},
+    att.attention: {"q": GOOD, "k": GOOD, "v": GOOD, "causal": True, "past": 0, "key_valid": [True, True],
+                    "empty_row": "error"},
+    att.row_steps: {"query": [1.0, 0.0], "k": GOOD, "v": GOOD, "visible_row": [True, True]},
+    att.unguarded_attention: {"q": GOOD, "k": GOOD, "v": GOOD, "visible": VIS, "fill": -1e9},
+}
+LABEL = "arg"  # the ``name`` given to the helpers that take one: their messages must say it
+SPOKEN = {"q": "Q", "k": "K", "v": "V"}  # how the messages name these arguments
+
+
+def fuzz_failures(function) -> list[str]:
+    good = FUZZ_CALLS[function]
+    takes_name = "name" in function.__code__.co_varnames[: function.__code__.co_argcount]
+    extra = {"name": LABEL} if takes_name else {}
+    function(**good, **extra)
+    failures = []
+    for arg in good:
+        for bad in BAD_VALUES:
+            call = f"{function.__name__}({', '.join(f'{a}={bad!r}' if a == arg else f'{a}={v!r}' for a, v in {**good, **extra}.items())})"
+            try:
+                function(**{**good, arg: bad}, **extra)
+            except ValueError as error:
+                # It names the argument (or the name it was given); for a value of the right kind that
+                # breaks a rule between two arguments, naming the other one is right too.
+                said = [LABEL] if takes_name and arg in ("x", "values", "a", "n") else []
+                names = said + [SPOKEN.get(a, a) for a in (arg, *good)]
+                if not any(n in str(error) for n in names):
+                    failures.append(f"{call}: ValueError not naming {arg}: {error}")
+            except Exception as error:  # noqa: BLE001 - anything else is what the fuzz looks for
+                failures.append(f"{call}: {type(error).__name__}: {error}")
+    return failures
+
+
+# Known failures, reported to the lead (02_attention.py is not this page's to edit); strict, so the
+# marks must go when 02_attention is fixed: check_count compares n with a non-integer minimum or
+# maximum (TypeError), and row_steps's messages call visible_row "visible".
+KNOWN = {"check_count": "TypeError for a non-integer minimum or maximum",
+         "row_steps": "its messages name visible_row as visible[0] / visible"}
+
+
+@pytest.mark.parametrize("function", [
+    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=KNOWN[f.__name__])) if f.__name__ in KNOWN else f
+    for f in FUZZ_CALLS
+], ids=lambda f: f.__name__)
+def test_bad_values_get_a_value_error_that_names_the_argument(function):
+    assert fuzz_failures(function) == []

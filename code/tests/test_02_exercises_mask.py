@@ -1,8 +1,17 @@
-"""The mask page's exercises: every answer against an independent computation (numpy, or counting)."""
+"""The mask page's exercises: every answer against an independent computation (numpy, or counting).
+
+The solution sentences are the book's (tests/test_chapter_mask.py); here: the numbers, bad input,
+and the file run the way a reader runs it, beside 02_attention.py alone.
+"""
 
 from __future__ import annotations
 
 import importlib
+import json
+import math
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -27,11 +36,7 @@ def test_the_table_and_the_counts_equal_numpy(past, new, pad_front):
     assert np.array_equal(np.asarray(answer["visible"]), expected)
     assert answer["counts"] == expected.sum(axis=1).tolist()
     assert ex.visible_counts(past, new, pad_front) == expected.sum(axis=1).tolist()
-    for sentence, row in zip(answer["sentences"], expected):
-        readable = [j for j, ok in enumerate(row) if ok]
-        said = sentence.split("可读 ", 1)[1].split("；")[0].rstrip("。") if "可读 " in sentence else ""
-        if readable:  # the sentence names the readable keys (as a list or a range)
-            assert said in {"、".join(f"Key {j}" for j in readable), f"Key {readable[0]}–{readable[-1]}"}, sentence
+    assert answer["key_valid"] == [j >= pad_front for j in range(past + new)]
 
 
 def test_the_softmax_steps_equal_numpy():
@@ -60,7 +65,12 @@ def test_only_the_recomputation_check_catches_the_row_index_offset():
     assert np.allclose(right["output"], full) and right["matches_full"]
     assert not np.allclose(wrong["output"], full) and not wrong["matches_full"]
     assert right["no_leak"] and wrong["no_leak"]
-    assert checks["caught_by"] == ["与整段重算一致"]
+    assert checks["caught_by"] == ["与整段重算一致"] and checks["passed"] == ["不泄漏"]
+
+
+def test_without_a_cache_both_ways_pass_both_checks():
+    checks = ex.decoding_checks(0, 3)
+    assert checks["caught_by"] == [] and checks["passed"] == list(ex.CHECKS)
 
 
 @pytest.mark.parametrize(
@@ -70,7 +80,7 @@ def test_only_the_recomputation_check_catches_the_row_index_offset():
         (lambda: ex.visible_counts(1, 0, 0), "new"),
         (lambda: ex.visible_counts(1, 1, 3), "pad_front"),
         (lambda: ex.front_padding(2, 3), "超过了 Key 总数"),
-        (lambda: ex.masked_softmax_steps([1.0, 2.0], [True], 1.0), "长度必须相同"),
+        (lambda: ex.masked_softmax_steps([1.0, 2.0], [True], 1.0), "visible 的长度"),
         (lambda: ex.masked_softmax_steps([1.0], [True], 0.0), "temperature"),
         (lambda: ex.masked_softmax_steps([1.0], [False], 1.0), "全部候选都被屏蔽"),
     ],
@@ -78,3 +88,45 @@ def test_only_the_recomputation_check_catches_the_row_index_offset():
 def test_bad_input_is_named(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+# -- bad input: every public function, one argument at a time ----------------------------------------
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], 10**12]
+CALLS = {
+    ex.front_padding: {"n_key": 5, "pad_front": 1},
+    ex.visible_counts: {"past": 2, "new": 3, "pad_front": 1},
+    ex.pad_cache_table: {"past": 2, "new": 3, "pad_front": 1},
+    ex.masked_softmax_steps: {"scores": [2.0, 0.0, 1.0], "visible": [True, True, False], "temperature": 0.5},
+    ex.decoding_checks: {"past": 2, "new": 2},
+}
+
+
+@pytest.mark.parametrize("function", list(CALLS), ids=lambda f: f.__name__)
+def test_every_bad_argument_gets_a_value_error_that_names_it(function):
+    good = CALLS[function]
+    function(**good)
+    for name in good:
+        for bad in BAD:
+            try:
+                function(**{**good, name: bad})
+            except ValueError as error:
+                # The argument, or (a value of the right kind that breaks a rule between two) the other one.
+                assert any(arg in str(error) for arg in (name, *good)), (function.__name__, name, bad, str(error))
+            except Exception as error:  # noqa: BLE001 - any other exception is the failure
+                pytest.fail(f"{function.__name__}({name}={bad!r}) raised {type(error).__name__}: {error}")
+
+
+def test_the_self_test_catches_a_wrong_formula(monkeypatch):
+    ex.self_test()
+    monkeypatch.setattr(ex, "visible_counts", lambda past, new, pad_front: [past + i + 1 for i in range(new)])
+    with pytest.raises(AssertionError, match="公式"):
+        ex.self_test()
+
+
+def test_it_runs_beside_02_attention_alone(tmp_path):
+    for name in ("02_attention.py", "02_exercises_mask.py"):
+        shutil.copy(ex.att.__file__ if name == "02_attention.py" else ex.__file__, tmp_path / name)
+    run = subprocess.run([sys.executable, "-E", "-s", "02_exercises_mask.py"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True)
+    assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers(), ensure_ascii=False))
+    assert run.stderr == ""

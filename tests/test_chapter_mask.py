@@ -1,0 +1,646 @@
+"""Tests of book/chapter/mask.py: every sentence against its own table, F12's frames and explore data, the conventions table.
+
+The frames are built for many inputs (not only the book's), and each explanation is read back
+with its own small parser and compared with what the frame's table cells say. The parser here is
+independent of the helpers that wrote the sentences: a sentence that claims a key list, a count
+or a split into cached and new keys that its table does not show fails.
+
+The explore panel on the mask page only looks states up in ``f12_explore_states()``. Every state
+the controls can reach is decoded with ``explore_state`` and compared with what ``02_attention``
+computes directly. The conventions table follows the stored observations; the two causal
+alignments are compared cell by cell with the book's offsets. No build, no browser.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import itertools
+import json
+import math
+import re
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chapter import fmt
+from chapter import mask as page
+
+att = importlib.import_module("02_attention")
+ex = importlib.import_module("02_exercises_mask")
+BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
+
+KEYS = r"Key \d+(?:–\d+|(?:、Key \d+)*)"
+CJK_NEXT_TO_LATIN = re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")
+
+
+def parse_keys(text: str) -> set[int]:
+    span = re.fullmatch(r"Key (\d+)–(\d+)", text)
+    if span:
+        return set(range(int(span.group(1)), int(span.group(2)) + 1))
+    assert re.fullmatch(r"Key \d+(?:、Key \d+)*", text), text
+    return {int(j) for j in re.findall(r"\d+", text)}
+
+
+def allowed_keys(row: list[dict]) -> set[int]:
+    """The keys a table row marks allowed (its first cell is the row label)."""
+    return {j for j, cell in enumerate(row[1:]) if "允许" in cell["text"]}
+
+
+def texts(frame: dict):
+    yield frame["condition"]
+    yield frame["rule"]
+    yield frame["explanation"]
+    for table in frame["tables"]:
+        yield table["title"]
+        yield from table["header"]
+        for row in table["rows"]:
+            yield from (cell["text"] for cell in row)
+
+
+def check_causal_frame(frame: dict) -> None:
+    (table,) = frame["tables"]
+    (current,) = [row for row in table["rows"] if row[0]["highlight"]]
+    allowed = allowed_keys(current)
+    forbidden = set(range(len(current) - 1)) - allowed
+    said = re.search(rf"能读的是 ({KEYS})", frame["explanation"])
+    assert said and parse_keys(said.group(1)) == allowed, frame["explanation"]
+    later = re.search(rf"({KEYS}) 排在它后面", frame["explanation"])
+    if forbidden:
+        assert later and parse_keys(later.group(1)) == forbidden, frame["explanation"]
+    else:
+        assert later is None and "整行都允许" in frame["explanation"]
+    if len(allowed) == 1:
+        assert "也就是它自己" in frame["explanation"]
+
+
+def check_score_frame(frame: dict) -> None:
+    (table,) = frame["tables"]
+    rows = {row[0]["text"]: row[1:] for row in table["rows"]}
+    allowed = {j for j, c in enumerate(rows["可见性"]) if c["state"] == "allowed"}
+    forbidden = set(range(len(rows["可见性"]))) - allowed
+    open_w = [c["text"] for c in rows["不加 mask 的权重"]]
+    masked_w = [c["text"] for c in rows["加 mask 的权重"]]
+    text = frame["explanation"]
+    if forbidden:
+        head = re.match(rf"({KEYS}) 在位置 (\d+) 之后", text)
+        assert head and parse_keys(head.group(1)) == forbidden
+        took = re.search(r"分走 (.+?) 的权重", text).group(1).split("、")
+        assert took == [open_w[j] for j in sorted(forbidden)]
+        zero = re.search(r"权重恰好是 (.+?)，", text).group(1).split("、")
+        assert zero == [masked_w[j] for j in sorted(forbidden)]
+        again = re.search(rf"({KEYS}) 重新分到 (.+?)，", text)
+        assert parse_keys(again.group(1)) == allowed
+        assert again.group(2).split(" 与 ") == [masked_w[j] for j in sorted(allowed)]
+    else:
+        assert open_w == masked_w
+        assert re.search(r"权重都是 (.+?)。", text).group(1).split("、") == masked_w
+
+
+def check_cache_frame(frame: dict) -> None:
+    right, wrong = frame["tables"]
+    labels = [re.fullmatch(r"行 (\d+)（绝对位置 (\d+)）", row[0]["text"]) for row in right["rows"]]
+    past = int(labels[0].group(2)) - int(labels[0].group(1))
+    assert all(int(m.group(2)) - int(m.group(1)) == past for m in labels)
+    text = frame["explanation"]
+    assert re.search(r"缓存里已有 (\d+) 个位置", text).group(1) == str(past)
+    assert re.search(r"新来的 (\d+) 个查询", text).group(1) == str(len(right["rows"]))
+    any_lost, lost_self = False, False
+    for i, (r_row, w_row) in enumerate(zip(right["rows"], wrong["rows"])):
+        r_keys, w_keys = allowed_keys(r_row), allowed_keys(w_row)
+        said = re.search(rf"行 {i} 能读 ({KEYS})", text)
+        assert said and parse_keys(said.group(1)) == r_keys, text
+        lost = r_keys - w_keys
+        cached, new = {j for j in lost if j < past}, {j for j in lost if j >= past}
+        claim = re.search(rf"行 {i} 少读 (\d+) 个：([^；。]*)", text)
+        if not lost:
+            assert claim is None
+            continue
+        any_lost, lost_self = True, lost_self or (past + i) in lost
+        assert claim and int(claim.group(1)) == len(lost), text
+        parts = claim.group(2)
+        said_cached = re.search(rf"({KEYS}) 早已在缓存里", parts)
+        said_new = re.search(rf"({KEYS}) 是本批新来的", parts)
+        assert (parse_keys(said_cached.group(1)) if said_cached else set()) == cached, parts
+        assert (parse_keys(said_new.group(1)) if said_new else set()) == new, parts
+    if not any_lost:
+        assert "少读" not in text.replace("一个 Key 也不少读", "") and "两张表完全相同" in text
+    assert ("连查询自己的位置也读不到" in text) == lost_self
+    assert ("丢掉了缓存里的历史" in text) == any(
+        j < past for r, w in zip(right["rows"], wrong["rows"]) for j in allowed_keys(r) - allowed_keys(w)
+    )
+
+
+CONFIGS = list(itertools.product([0, 1, 3, 5], [1, 2, 4]))
+
+
+@pytest.mark.parametrize("past, new", CONFIGS)
+def test_every_f12_sentence_agrees_with_its_tables(past, new):
+    frames = page.f12_frames(past=past, new=new)
+    for frame in frames[:-2]:
+        check_causal_frame(frame)
+    check_score_frame(frames[-2])
+    check_cache_frame(frames[-1])
+    assert frames[-1]["condition"] == f"带缓存：past = {past}，new = {new}"
+
+
+@pytest.mark.parametrize(
+    "n_positions, score_row, score_query",
+    [(1, [0.5], 0), (2, [1.0, -1.0], 0), (3, [0.0, 1.0, 2.0], 2), (4, [3.0, 0.0, 1.0, 2.0], 1), (5, [0.0] * 5, 0)],
+)
+def test_causal_and_score_frames_agree_with_their_tables_for_other_inputs(n_positions, score_row, score_query):
+    frames = page.f12_frames(n_positions=n_positions, score_row=score_row, score_query=score_query)
+    assert len(frames) == n_positions + 2
+    for frame in frames[:n_positions]:
+        check_causal_frame(frame)
+    check_score_frame(frames[n_positions])
+
+
+def test_the_checker_catches_the_old_false_sentence():
+    """The sentence F12 once had: all lost keys called cached. The checker must reject it."""
+    frame = page.f12_frames()[-1]
+    frame = {**frame, "explanation": re.sub(r"把行号当位置时.*", "把行号当位置时，行 0 少读 3 个：Key 1–3 早已在缓存里；"
+                                             "行 1 少读 3 个：Key 2–4 早已在缓存里。", frame["explanation"])}
+    with pytest.raises(AssertionError):
+        check_cache_frame(frame)
+
+
+@pytest.mark.parametrize("past, new", CONFIGS)
+def test_generated_text_spaces_chinese_and_numbers(past, new):
+    for frame in page.f12_frames(past=past, new=new):
+        for text in texts(frame):
+            assert not CJK_NEXT_TO_LATIN.search(text), text
+
+
+# -- facts and sentences on random tables ----------------------------------------------------------
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 4), st.integers(1, 4), st.booleans(), st.data())
+def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, data):
+    n_key = past + n_query
+    valid = data.draw(st.lists(st.booleans(), min_size=n_key, max_size=n_key))
+    facts = page.visibility_facts(n_query, past=past, key_valid=valid, causal=causal)
+    visible = att.visibility(n_query, n_key, past=past, key_valid=valid, causal=causal)
+    for i, fact in enumerate(facts["rows"]):
+        reasons = [fact["readable"], fact["future"], fact["pad"]]
+        assert sorted(sum(reasons, [])) == list(range(n_key))
+        assert fact["readable"] == [j for j in range(n_key) if visible[i][j]]
+        assert fact["empty"] == (not fact["readable"])
+        assert all(not valid[j] for j in fact["pad"])
+        assert all(j > past + i for j in fact["future"]) and (causal or not fact["future"])
+        # Under the row-index mistake the row reads keys 0 … i that are valid.
+        lost = [j for j in fact["readable"] if j > i] if causal else []
+        assert fact["lost_cached"] + fact["lost_new"] == lost
+        assert all(j < past for j in fact["lost_cached"]) and all(j >= past for j in fact["lost_new"])
+        sentence = page.row_sentence(fact, past)
+        assert not CJK_NEXT_TO_LATIN.search(sentence), sentence
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.data())
+def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
+    causal = data.draw(st.booleans())
+    valid = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    before = page.visibility_facts(n, causal=causal)
+    after = page.visibility_facts(n, key_valid=valid, causal=causal)
+    sentence = page.pad_change_sentence(before, after, valid)
+    # Independently: a real query changed when some key it could read is PAD.
+    table = att.visibility(n, n, causal=causal)
+    changed = {i for i in range(n) if valid[i] and any(table[i][j] and not valid[j] for j in range(n))}
+    named = set()
+    for group in re.findall(r"位置 ([\d、]+) 因 PAD 规则不再读", sentence):
+        named |= {int(p) for p in group.split("、")}
+    assert named == changed, sentence
+    empty = {i for i in range(n) if not valid[i] and not any(table[i][j] and valid[j] for j in range(n))}
+    said_empty = re.search(r"PAD 查询位置 ([\d、]+) 整行被屏蔽", sentence)
+    assert ({int(p) for p in said_empty.group(1).split("、")} if said_empty else set()) == empty
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: page.f12_frames(score_row=[0.0, 1.0]), "score_row 必须有 n_positions = 3 个分数"),
+        (lambda: page.f12_frames(score_query=3), "score_query 必须是 0 到 2 之间的整数"),
+        (lambda: page.f12_frames(score_row=[0.0, float("nan"), 1.0]), r"score_row\[0\]\[1\]"),
+        (lambda: page.f12_frames(n_positions=0), "n_positions 必须是不小于 1 的整数"),
+        (lambda: page.f12_frames(past=-1), "past 必须是不小于 0 的整数"),
+        (lambda: page.f12_frames(new=0), "new 必须是不小于 1 的整数"),
+        (lambda: page.f12_frames(new=True), "new 必须是不小于 1 的整数"),
+        (lambda: page.visibility_facts(0), "n_query 必须是不小于 1 的整数"),
+        (lambda: page.keys_text([]), "js 不能为空"),
+        (lambda: page.pad_change_sentence(page.visibility_facts(2), page.visibility_facts(2), [True]), "行数必须相同"),
+    ],
+)
+def test_bad_input_gets_a_value_error_that_names_it(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+# -- the explore panel's data ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data():
+    return page.f12_explore_states()
+
+
+def reachable(data):
+    """Every setting the panel's controls can produce."""
+    ch = data["choices"]
+    for past in ch["past"]:
+        for new in ch["new"]:
+            for causal in ch["causal"]:
+                yield past, new, "none", 0, causal
+                for pad in ("front", "end"):
+                    for count in range(1, past + new + 1):
+                        yield past, new, pad, count, causal
+
+
+def valid_keys(n_key, pad, count):
+    """Independent of pad_valid: PAD marks written out by hand."""
+    if pad == "none":
+        return [True] * n_key
+    flags = [j >= count for j in range(n_key)]
+    return flags if pad == "front" else flags[::-1]
+
+
+def test_the_controls_reach_the_issues_ranges(data):
+    assert data["choices"]["past"] == list(range(0, 7))
+    assert data["choices"]["new"] == list(range(1, 7))
+    assert data["choices"]["pad"] == ["none", "front", "end"]
+    assert len(list(reachable(data))) == 1176
+
+
+def test_every_state_equals_the_teaching_code(data):
+    for past, new, pad, count, causal in reachable(data):
+        n_key = past + new
+        valid = valid_keys(n_key, pad, count)
+        state = page.explore_state(data, past, new, pad, count, causal)
+        where = (past, new, pad, count, causal)
+        visible = att.visibility(new, n_key, causal=causal, past=past, key_valid=valid)
+        mask = att.additive_mask(visible)
+        if causal:
+            wrong = [[a and ok for a, ok in zip(row, valid)] for row in att.row_index_visibility(new, n_key)]
+        else:
+            wrong = visible
+        explained = page.explain_rows(new, past=past, key_valid=None if pad == "none" else valid, causal=causal)
+        assert state["keys"] == [f"Key {j}" for j in range(n_key)], where
+        assert len(state["rows"]) == new, where
+        for i, row in enumerate(state["rows"]):
+            assert row["visible"] == visible[i], where
+            assert row["cells"] == [fmt.mark(f) for f in visible[i]], where
+            assert row["mask"] == [fmt.short(m) for m in mask[i]], where
+            assert row["wrong"] == wrong[i], where
+            lost = [j for j in range(n_key) if visible[i][j] and not wrong[i][j]]
+            assert row["lost"] == [j in lost for j in range(n_key)], where
+            assert (row["lost_cached"], row["lost_new"]) == (
+                sum(j < past for j in lost), sum(j >= past for j in lost)
+            ), where
+            assert row["empty"] == (not any(visible[i])), where
+            assert row["label"] == f"行 {i}（绝对位置 {past + i}）", where
+            assert row["sentence"] == explained[i]["sentence"], where
+            assert row["lost_sentence"] == explained[i]["lost"], where
+        assert state["status"].startswith(f"{new} 个查询行、{n_key} 个 Key，"), where
+        empty = [i for i in range(new) if not any(visible[i])]
+        if empty:
+            with pytest.raises(ValueError) as error:
+                att.masked_attention([[0.0]] * new, [[0.0]] * n_key, [[1.0]] * n_key, visible)
+            assert f"第 {empty[0]} 个查询行" in str(error.value)
+            assert str(error.value) in state["note"] and "empty_row=\"zero\"" in state["note"], where
+            assert "整行被屏蔽" in state["status"], where
+        else:
+            assert state["note"] == "" and "每行都有可读的 Key" in state["status"], where
+
+
+def test_every_shown_text_spaces_chinese_from_latin_and_digits(data):
+    texts = set(data["words"]["pad_options"]) | {w for w in data["words"].values() if isinstance(w, str)}
+    for state in reachable(data):
+        s = page.explore_state(data, *state)
+        texts |= {s["status"], s["lost_status"], s["note"]}
+        texts |= {t for r in s["rows"] for t in (r["label"], r["wrong_label"], r["sentence"], r["lost_sentence"])}
+    bad = sorted(t for t in texts if CJK_NEXT_TO_LATIN.search(t))
+    assert bad == [], bad[:5]
+
+
+def test_the_wrong_offset_only_loses_history_with_a_cache(data):
+    # With a cache and the causal rule, every row loses keys; without a cache, none.
+    for past, new, pad, count, causal in reachable(data):
+        state = page.explore_state(data, past, new, pad, count, causal)
+        lost = sum(r["lost_cached"] + r["lost_new"] for r in state["rows"])
+        if not causal or past == 0:
+            assert lost == 0 and state["lost_status"] == "把行号当位置时一个也不少读。"
+        elif pad == "none":
+            assert lost == new * past  # every row loses exactly the past keys it should have read
+            assert re.match(rf"把行号当位置时共少读 {lost} 个[：，]", state["lost_status"])
+
+
+def test_the_data_is_small_and_plain(data):
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    assert json.loads(text) == data  # plain JSON: lists, dicts, strings, ints, booleans
+    size = len(text.encode())
+    assert size < 120_000, size
+    assert len(zlib.compress(text.encode(), 9)) < 30_000
+    # Compressed by structure: far fewer stored rows and sentences than rows shown.
+    shown = sum(len(page.explore_state(data, *s)["rows"]) for s in reachable(data))
+    assert len(data["rows"]) < shown / 3 and len(data["sentences"]) < shown / 3
+
+
+def test_the_words_take_the_cells_from_the_teaching_code(data):
+    assert data["cells"] == [fmt.mark(False), fmt.mark(True)] == ["✗ 禁止", "✓ 允许"]
+    assert data["mask_cells"] == [fmt.short(0.0), fmt.short(-math.inf)]
+    assert data["words"]["mask"].endswith(f"加 {fmt.short(-math.inf)}")
+
+
+@settings(max_examples=40, deadline=None)
+@given(past=st.integers(0, 4), new=st.integers(1, 4), front=st.integers(0, 8), causal=st.booleans())
+def test_the_status_sentences_count_what_the_table_shows(past, new, front, causal):
+    n_key = past + new
+    front = min(front, n_key)
+    valid = [j >= front for j in range(n_key)]
+    facts = page.visibility_facts(new, past=past, key_valid=valid, causal=causal)
+    size, _, rest = page.explore_status(facts).partition("，")
+    assert [int(n) for n in re.findall(r"\d+", size)] == [new, n_key]
+    empty = [i for i, row in enumerate(facts["visible"]) if not any(row)]
+    named = re.findall(r"行 (\d+)（绝对位置 \d+）" if past else r"位置 (\d+)", rest)
+    assert [int(n) for n in named] == empty
+    assert rest.endswith("整行被屏蔽。" if empty else "每行都有可读的 Key。")
+    lost = page.lost_status(facts)
+    cached = sum(facts["visible"][i][j] and not facts["row_index"][i][j] and j < past
+                 for i in range(new) for j in range(n_key))
+    fresh = sum(facts["visible"][i][j] and not facts["row_index"][i][j] and j >= past
+                for i in range(new) for j in range(n_key))
+    if cached and fresh:
+        assert [int(n) for n in re.findall(r"\d+", lost)] == [cached + fresh, cached, fresh]
+    elif cached or fresh:
+        assert [int(n) for n in re.findall(r"\d+", lost)] == [cached + fresh]
+        assert lost.endswith("全是缓存里的。" if cached else "全是本批新来的。")
+    else:
+        assert "一个也不少读" in lost
+    note = page.empty_row_note(facts)
+    assert bool(note) == bool(empty)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((7, 1), "past 必须是 0、1、2、3、4、5、6 之一，收到 7"),
+        ((0, 0), "new 必须是 1、2、3、4、5、6 之一，收到 0"),
+        ((0, 1, "left", 1), "pad 必须是 none、front、end 之一"),
+        ((0, 1, "front", 2), "count 必须是 0（没有 PAD）或 1 到 1，收到 2"),
+        ((0, 1, "none", 1), "count 必须是 0（没有 PAD）"),
+        ((0, 1, "none", 0, 1), "causal 必须是 True、False 之一，收到 1"),
+        ((True, 1), "past 必须是"),
+    ],
+)
+def test_a_state_outside_the_controls_is_a_clear_error(data, args, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        page.explore_state(data, *args)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [((4, "middle", 1), "pad 必须是"), ((4, "none", 2), "没有 PAD 时 count 必须是 0"),
+     ((0, "front", 1), "n_key 必须是不小于 1 的整数"), ((3, "end", 0), "count 必须是 1 到 n_key = 3")],
+)
+def test_pad_valid_rejects_bad_input(args, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        page.pad_valid(*args)
+
+
+def test_pad_valid_uses_the_padding_rule():
+    for n_key in range(1, 8):
+        for count in range(1, n_key + 1):
+            assert page.pad_valid(n_key, "end", count) == att.key_padding(n_key - count, n_key)
+            assert page.pad_valid(n_key, "front", count) == valid_keys(n_key, "front", count)
+
+
+def test_the_explore_data_rejects_bad_ranges():
+    with pytest.raises(ValueError, match="max_past 必须是 0 到 9 之间的整数"):
+        page.f12_explore_states(max_past=-1)
+
+
+# -- the conventions table and the two alignments -------------------------------------------------
+
+
+def test_every_documentation_link_is_the_bibliographys_address():
+    bib = BIB.read_text(encoding="utf-8")
+    for key, url in page.DOCS.items():
+        entry = re.search(rf"@\w+\{{{re.escape(key)},(.*?)\n\}}", bib, flags=re.S)
+        assert entry, key
+        assert re.search(r"url\s*=\s*\{(.*?)\}", entry.group(1)).group(1) == url, key
+
+
+def test_the_table_is_made_from_the_observations():
+    seen = page.observed()
+    rows = page.conventions_rows(seen)
+    assert len(rows) == 6 and all(len(row) == len(page.HEADER) for row in rows)
+    # Flip every observation: every cell that states one must change with it.
+    flipped = copy.deepcopy(seen)
+    flipped["torch"]["sdpa"].update(bool_true="forbidden", is_causal="bottom-right", fully_masked_bool="nan")
+    flipped["jax"]["dot_product_attention"].update(mask_true="forbidden", fully_masked="error")
+    flipped["keras"]["MultiHeadAttention"].update(use_causal_mask="bottom-right")
+    flipped["torch"]["version"] = "9.9.9"
+    other = page.conventions_rows(flipped)
+    assert other[0][1] == "`attn_mask`：True = 禁止"
+    assert other[0][3].endswith("右下对齐（行 i 读 Key 0…past + i）")
+    assert other[0][4].startswith("布尔：NaN")
+    assert other[0][5] == "本机运行 PyTorch 9.9.9"
+    assert other[4][1] == "`mask`：True = 禁止" and other[4][4] == "报错"
+    assert other[5][3].endswith("右下对齐（行 i 读 Key 0…past + i）")
+
+
+def test_every_observation_has_words():
+    seen = page.observed()
+    words = {**page.TRUE_MEANS, **page.ALIGNMENT, **page.FULLY_MASKED}
+    for library in seen.values():
+        for api in library.values():
+            if isinstance(api, dict):
+                for value in api.values():
+                    assert isinstance(value, bool) or value in words, value
+
+
+@pytest.mark.parametrize("past", [0, 1, 3, 5])
+@pytest.mark.parametrize("new", [1, 2, 4])
+def test_bottom_right_is_the_books_offset_and_top_left_the_wrong_one(past, new):
+    n_key = past + new
+    assert page.causal_table(new, n_key, "bottom-right") == att.visibility(new, n_key, past=past)
+    assert page.causal_table(new, n_key, "top-left") == att.row_index_visibility(new, n_key)
+    facts = page.alignment_facts(past, new)
+    assert facts["bottom_right_is_past"] and facts["top_left_is_row_index"]
+    assert facts["top_left_lost_cells"] == past * new  # every row misses exactly the cached keys
+    if past:
+        assert f"少了 {past * new} 格" in facts["sentence"]
+    else:
+        assert "两种对齐方式重合" in facts["sentence"]
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        ((2, 5, "middle"), "align 必须是"),
+        ((0, 5, "top-left"), "n_query 必须是不小于 1 的整数"),
+        ((2, True, "top-left"), "n_key 必须是不小于 1 的整数"),
+        ((3, 2, "top-left"), "不能少于"),
+    ],
+)
+def test_bad_input_is_named(args, words):
+    with pytest.raises(ValueError, match=words):
+        page.causal_table(*args)
+
+
+def test_alignment_facts_rejects_a_bad_cache():
+    with pytest.raises(ValueError, match="past"):
+        page.alignment_facts(-1, 2)
+
+
+# -- the page's sections: sentences and tables from the same data, on other inputs -------------------
+@pytest.mark.parametrize("past, new", [(0, 2), (1, 2), (2, 3), (3, 4)])
+def test_the_checks_sentence_names_what_the_checks_table_shows(past, new):
+    values = page.checks_section(past, new)
+    rows = values["tbl_checks"].rows
+    leaking = [r[0] for r in rows if r[3].startswith("是")]
+    missing = [r[0] for r in rows if r[3] == "否" and r[5] == "不一致"]
+    passing = [r[0] for r in rows if r[3] == "否" and r[5] == "一致"]
+    text = values["checks_sentence"]
+    assert "正确偏移 past + i" in passing and text.endswith(f"只有{page.quoted(passing)}两项都通过。")
+    assert (page.quoted(leaking) + "时，") in text if leaking else "泄漏；" not in text
+    assert (page.quoted(missing) + "时没有泄漏") in text if missing else "没有泄漏" not in text
+    # Without a cache the row-index offset is the right one: it must not be called wrong.
+    assert ("写错偏移（行号 i）" in passing) == (past == 0)
+
+
+def test_the_checks_sentence_without_a_passing_plan():
+    assert page.checks_sentence({"甲": (True, True)}, 0, 1).endswith("没有哪种算法两项都通过。")
+
+
+@pytest.mark.parametrize("scores, visible, t", [([2.0, 0.0, 1.0], [True, True, False], 0.5),
+                                                ([1.0, 3.0], [True, True], 4.0), ([0.0, 0.0, 5.0], [True, True, True], 0.25)])
+def test_the_temperature_sentence_compares_the_weights_it_prints(scores, visible, t):
+    steps = ex.masked_softmax_steps(scores, visible, t)
+    text = page.temperature_sentence(scores, visible, t, steps["weights"])
+    printed = [fmt.printed(x) for x in re.search(r"权重是 \[(.+?)\]", text).group(1).split(", ")]
+    assert len(printed) == sum(visible)
+    assert f"T = {fmt.short(t)} 时" in text
+    assert ("更集中" in text) == (max(steps["weights"]) > max(printed) + 1e-4 or (t < 1 and len(set(scores)) > 1))
+
+
+@pytest.mark.parametrize("past, new, pad", [(0, 2, 1), (2, 3, 1), (3, 2, 4), (1, 1, 0)])
+def test_the_exercise_sentences_read_the_exercise_table(past, new, pad):
+    table = ex.pad_cache_table(past, new, pad)
+    for sentence, row in zip(page.pad_cache_sentences(past, new, pad), table["visible"]):
+        readable = {j for j, ok in enumerate(row) if ok}
+        said = re.search(rf"可读 ({KEYS})", sentence)
+        assert (parse_keys(said.group(1)) if said else set()) == readable, sentence
+        assert ("整行被屏蔽" in sentence) == (not readable)
+
+
+@pytest.mark.parametrize("passed, caught", [(["不泄漏"], ["与整段重算一致"]), ([], ["不泄漏"]), (["不泄漏", "与整段重算一致"], [])])
+def test_the_decoding_sentence_says_what_was_caught(passed, caught):
+    text = page.decoding_sentence(passed, caught)
+    assert ("两种写法都通过" in text) == bool(passed)
+    assert ("认不出" in text) == (not caught)
+
+
+def test_the_hand_section_adds_up_on_another_row():
+    values = page.hand_section(row=1)  # reads two keys: a forbidden column is skipped
+    weights = dict(zip(values["tbl_hand"].header, zip(*values["tbl_hand"].rows)))
+    assert values["hand_keys"] == "Key 0、Key 1" and values["hand_row"] == 1
+    assert weights["Key 2"][4] == "0.0000"
+    total = sum(fmt.printed(x) for x in values["hand_sum"].split(" + "))
+    assert values["hand_equals"] == fmt.equals(total, fmt.printed(values["hand_output"]))
+
+
+def test_the_left_padding_sections_on_other_padding():
+    valid = [False, True, True, True, True]
+    left = page.left_section(valid=valid)
+    assert left["left_pad_keys"] == "Key 0" and left["left_real_keys"] == "Key 1–4"
+    heads = [row[0] for row in left["tbl_left_weights"].rows]
+    assert heads[0] == "绝对位置 0（整行被屏蔽）" and all("屏蔽" not in h for h in heads[1:])
+    assert "不再读 Key 0" in left["left_change"]
+    encoder = page.encoder_section(valid=valid)
+    assert encoder["enc_valid"] == 4 and encoder["enc_real_keys"] == "Key 0–3"
+    policies = page.policies_section(valid=valid)
+    assert policies["policy_empty_rows"] == "位置 0" and len(policies["tbl_policies"].rows) == 4
+    assert policies["policy_uniform"] == fmt.fmt(1 / 5)  # row 0 may read no key: −1e9 spreads over all five
+    with pytest.raises(ValueError, match="整行被屏蔽"):
+        page.policies_section(valid=[True] * 5)
+
+
+def test_the_gap_section_prints_every_weight_once():
+    values = page.gap_section(base=[1.0, -1.0, 0.5], hot=3.0, cold=0.25)
+    assert values["gap_base"] == "[1, −1, 0.5]" and values["gap_temps"] == "T = 1、T = 3、T = 0.25"
+    assert [row[0] for row in values["tbl_gap"].rows][-1] == "基准 [1, −1, 0.5]，T = 0.25"
+    p = att.softmax([1.0, -1.0, 0.5])
+    assert [values[f"p{j}"] for j in range(3)] == [fmt.fmt(x) for x in p]
+
+
+def test_every_section_glues_plain_values():
+    for section in (page.figure_inputs, page.demo_section, page.hand_section, page.left_section,
+                    page.encoder_section, page.conventions_section, page.policies_section, page.cache_section,
+                    page.checks_section, page.causal_vs_open_section, page.gap_section, page.exercises, page.opening):
+        for name, value in section().items():
+            assert re.fullmatch(r"[a-z][a-z0-9_]*", name), name
+            assert isinstance(value, (str, int, page.Table)), (section.__name__, name)
+            if isinstance(value, page.Table):
+                assert all(len(row) == len(value.header) for row in value.rows), name
+            cells = [c for row in value.rows for c in row] if isinstance(value, page.Table) else [str(value)]
+            if name not in ("ex4_doctest", "empty_row_error"):  # code as typed keeps its ASCII minus
+                assert not any(re.search(r"-\d|-∞", c) for c in cells), (name, cells)  # one minus sign, U+2212
+
+
+def test_power_of_ten_refuses_other_numbers():
+    for x in (0, 5e8, math.inf, math.nan):
+        with pytest.raises(ValueError, match="x"):
+            page.power_of_ten(x)
+
+
+# -- bad input: the builders answer with a ValueError that names the argument, and never hang -------
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], 10**12]
+CALLS = {  # a valid call of each public builder whose arguments are plain values
+    page.keys_text: {"js": [0, 1]},
+    page.positions_text: {"ps": [0, 1]},
+    page.visibility_facts: {"n_query": 2, "past": 1, "key_valid": [True, True, True], "causal": True},
+    page.explain_rows: {"new": 2, "past": 1},
+    page.loss_rows_sentence: {"query_valid": [False, True]},
+    page.rounding_note: {"weights": [0.5, 0.5], "values": [1.0, 2.0], "output": 1.5, "digits": 4},
+    page.count_words: {"n": 2},
+    page.f12_frames: {"n_positions": 3, "score_row": [0.0, 1.0, 2.0], "score_query": 1, "past": 3, "new": 2},
+    page.pad_valid: {"n_key": 4, "pad": "front", "count": 1},
+    page.f12_explore_states: {"max_past": 1, "max_new": 1},
+    page.causal_table: {"n_query": 2, "n_key": 5, "align": "top-left"},
+    page.alignment_facts: {"past": 3, "new": 2},
+    page.column: {"matrix": [[1.0]]},
+    page.row_text: {"values": [1.0]},
+    page.symbols: {"row": [True]},
+    page.power_of_ten: {"x": -1e9},
+    page.checks_section: {"past": 2, "new": 2, "poison": 100.0},
+    page.offset_tables: {"prefix": "x", "past": 2, "new": 1},
+}
+
+
+@pytest.mark.parametrize("function", list(CALLS), ids=lambda f: f.__name__)
+def test_bad_arguments_get_a_value_error_that_names_them(function):
+    good = CALLS[function]
+    function(**good)
+    for name in good:
+        for bad in BAD:
+            try:
+                function(**{**good, name: bad})
+            except ValueError as error:
+                # The argument, or (for a value of the right kind that breaks a consistency rule) another one.
+                assert any(arg in str(error) for arg in (name, *good)), (function.__name__, name, bad, str(error))
+            except Exception as error:  # noqa: BLE001 - any other exception is the failure
+                pytest.fail(f"{function.__name__}({name}={bad!r}) raised {type(error).__name__}: {error}")
+
+
+def test_the_cache_examples_take_their_inputs_from_the_figure():
+    # The page's cache section, its checks and its conventions sentence use F12's last step (past, new).
+    import inspect
+
+    for section in (page.cache_section, page.checks_section, page.conventions_section):
+        params = inspect.signature(section).parameters
+        assert (params["past"].default, params["new"].default) == (page.PAST, page.NEW), section.__name__
+    assert page.f12_frames()[-1]["condition"] == f"带缓存：past = {page.PAST}，new = {page.NEW}"
+    assert page.cache_section()["offset_past"] == page.PAST and page.checks_section()["leak_new"] == page.NEW
