@@ -99,8 +99,9 @@ def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None =
     >>> check_count(3, "heads"), check_count(0, "past", minimum=0)
     (3, 0)
     """
-    if not all(isinstance(b, int) for b in (minimum, maximum or 0)):
-        raise ValueError(f"minimum 与 maximum 必须是整数，收到 {minimum!r}、{maximum!r}")
+    whole = lambda b: isinstance(b, int) and not isinstance(b, bool)
+    if not whole(minimum) or not (maximum is None or whole(maximum) and maximum >= minimum):
+        raise ValueError(f"minimum、maximum 必须是整数且 minimum ≤ maximum，收到 {minimum!r}、{maximum!r}")
     if not isinstance(n, int) or isinstance(n, bool) or n < minimum:
         raise ValueError(f"{name} 必须是不小于 {minimum} 的整数，收到 {n!r}")
     if maximum is not None and n > maximum:
@@ -344,9 +345,10 @@ def row_steps(query: list[float], k, v, visible_row: list[bool]) -> dict:
     ([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0], -inf, [1.0, 0.0], [1.0, 0.0], [10.0])
     """
     qi, k, v = as_vector(query, "query"), as_matrix(k, "K"), as_matrix(v, "V")
-    (mask,) = additive_mask([visible_row])
-    if len(mask) != len(k) or len(v) != len(k):
-        raise ValueError(f"visible_row、K、V 的长度必须相同，收到 {len(mask)}、{len(k)}、{len(v)}")
+    row = flags(visible_row, "visible_row")
+    if len(row) != len(k) or len(v) != len(k):
+        raise ValueError(f"visible_row、K、V 的长度必须相同，收到 {len(row)}、{len(k)}、{len(v)}")
+    mask = [0.0 if flag else -math.inf for flag in row]
     if all(m == -math.inf for m in mask):
         raise ValueError("visible_row 没有任何可见的 Key：这一行没有可手算的 softmax")
     (scaled,) = scaled_scores([qi], k)

@@ -12,8 +12,9 @@ from bs4 import BeautifulSoup
 
 from conftest import ROOT, article_of, heading_text, section_of, soup_of, table_rows
 
-from chapter import fmt
-from chapter import mask
+from chapter import fmt, mask
+
+pytestmark = pytest.mark.build  # every test here reads the session's book build
 
 att = importlib.import_module("02_attention")
 
@@ -231,7 +232,7 @@ def test_the_calculation_scan_reads_what_the_pages_write():
 
 def test_a_written_out_calculation_says_equals_only_when_its_printed_numbers_give_the_result(book_html):
     # Each term is printed rounded; when the printed terms do not give the printed result to its last
-    # digit, the page writes ≈ (book_tools.equals), so that a reader checking by hand is not misled.
+    # digit, the page writes ≈ (chapter.fmt.equals), so that a reader checking by hand is not misled.
     checked = 0
     for page in sorted(book_html.rglob("*.html")):
         article = soup_of(book_html, page.relative_to(book_html).as_posix()).find("article")

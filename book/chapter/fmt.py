@@ -6,7 +6,9 @@ U+2212 (−), a forbidden score is −∞, and
 - a computed value has a fixed number of decimals (``fmt``: ``0.0900``, ``−1.5000``);
 - an input is written as one types it (``short``: ``10``, ``0.25``, ``−1``);
 - a count is a plain integer (``count``);
-- a size in bytes uses binary units (``size``: ``1.5 GiB``).
+- a size in bytes uses binary units (``size``: ``1.5 GiB``);
+- a small number is in scientific notation (``sci``: ``2.2 × 10⁻¹⁶``; ``power``: ``10⁻⁵``);
+- a large whole number has thousands separators (``grouped``: ``1,099,511,627,776``).
 
 Nothing here computes a number the chapter states; it only writes them.
 
@@ -22,6 +24,7 @@ import doctest
 import inspect
 import math
 from numbers import Real
+from typing import NamedTuple
 
 MINUS = "−"  # U+2212, the minus sign of printed mathematics (not the hyphen "-")
 ALLOWED = "✓ 允许"
@@ -214,3 +217,82 @@ def glue_md(name: str, header: list[str], rows: list[list[str]]) -> None:
     from myst_nb import glue
 
     glue(name, Markdown(md_table(header, rows)), display=False)
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def sci(x: float) -> str:
+    """A small number (a rounding difference, an error, a step) in scientific notation, one decimal.
+
+    An exact zero is ``0``: it says that two computations agree to the last bit.
+
+    >>> sci(2.220446049250313e-16), sci(0.0), sci(0.31), sci(-2e-3)
+    ('2.2 × 10⁻¹⁶', '0', '3.1 × 10⁻¹', '−2.0 × 10⁻³')
+    """
+    x = _number(x, "sci 的 x")
+    if not math.isfinite(x):
+        return fmt(x)
+    if x == 0.0:
+        return "0"
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{_signed(mantissa)} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def power(x: float) -> str:
+    """A power of ten as a page states a step or a tolerance: ``10⁻⁵``.
+
+    >>> power(1e-5), power(100.0)
+    ('10⁻⁵', '10²')
+    """
+    text = sci(x)
+    if not text.startswith("1.0 × "):
+        raise ValueError(f"power 需要 10 的整数次幂，收到 {x!r}")
+    return text.removeprefix("1.0 × ")
+
+
+def grouped(x: float) -> str:
+    """A large whole number with thousands separators, as model cards write it.
+
+    >>> grouped(1099511627776), grouped(10000.0), grouped(-4096)
+    ('1,099,511,627,776', '10,000', '−4,096')
+    """
+    x = _number(x, "grouped 的 x")
+    if not math.isfinite(x) or not x.is_integer():
+        raise ValueError(f"grouped 需要整数，收到 {x!r}")
+    return _signed(f"{int(x):,}")
+
+
+# -- what a page glues ---------------------------------------------------------------------------------
+class Md(str):
+    """Markdown text that a page glues with ``{glue:md}`` (a doctest block, a list)."""
+
+
+class Table(NamedTuple):
+    """A table that a page glues with ``{glue:md}`` (``:format: gfm``)."""
+
+    header: list[str]
+    rows: list[list[str]]
+
+
+def glue_all(values: dict) -> None:
+    """Glue every value of an example under its name (inside a page's notebook run only).
+
+    A :class:`Table` (or a ``(header, rows)`` pair) and :class:`Md` become Markdown, a figure is glued as
+    an image and closed, text is glued as text. A float is refused: it must be written by this module first.
+    """
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    for name, value in values.items():
+        if isinstance(value, float):
+            raise ValueError(f"{name}：浮点数要先用 fmt 写成文字再贴到页面上")
+        if isinstance(value, tuple) and len(value) == 2:
+            value = Markdown(md_table(*value))
+        elif isinstance(value, Md):
+            value = Markdown(str(value))
+        glue(name, value, display=False)
+        if hasattr(value, "savefig"):
+            import matplotlib.pyplot as plt
+
+            plt.close(value)

@@ -481,16 +481,6 @@ def fuzz_failures(function) -> list[str]:
     return failures
 
 
-# Known failures, reported to the lead (02_attention.py is not this page's to edit); strict, so the
-# marks must go when 02_attention is fixed: check_count compares n with a non-integer minimum or
-# maximum (TypeError), and row_steps's messages call visible_row "visible".
-KNOWN = {"check_count": "TypeError for a non-integer minimum or maximum",
-         "row_steps": "its messages name visible_row as visible[0] / visible"}
-
-
-@pytest.mark.parametrize("function", [
-    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=KNOWN[f.__name__])) if f.__name__ in KNOWN else f
-    for f in FUZZ_CALLS
-], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("function", FUZZ_CALLS, ids=lambda f: f.__name__)
 def test_bad_values_get_a_value_error_that_names_the_argument(function):
     assert fuzz_failures(function) == []
