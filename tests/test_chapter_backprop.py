@@ -46,12 +46,12 @@ def test_a_cell_writes_exact_zero_as_0_and_a_rounded_zero_with_its_digits():
 
 
 def test_scientific_and_powers_use_one_minus_sign_and_superscripts():
-    assert page.scientific(2.34e-11) == "2.3 × 10⁻¹¹"
-    assert page.scientific(4.0e3) == "4.0 × 10³"
-    assert page.power(1e-6) == "10⁻⁶" and page.power(1e-9) == "10⁻⁹"
-    assert "-" not in page.scientific(-3e-5)
-    with pytest.raises(ValueError, match="scientific 的 x"):
-        page.scientific("1e-5")
+    assert fmt.sci(2.34e-11) == "2.3 × 10⁻¹¹"
+    assert fmt.sci(4.0e3) == "4.0 × 10³"
+    assert fmt.power(1e-6) == "10⁻⁶" and fmt.power(1e-9) == "10⁻⁹"
+    assert "-" not in fmt.sci(-3e-5)
+    with pytest.raises(ValueError, match="sci 的 x"):
+        fmt.sci("1e-5")
 
 
 def test_a_written_out_product_says_approximately_when_rounding_moved_the_last_digit():

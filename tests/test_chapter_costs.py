@@ -46,9 +46,9 @@ def test_times_refuses_what_is_not_a_positive_ratio(bad):
 
 def test_percent_and_grouped_print_the_one_minus_sign():
     assert page.percent(-0.5) == f"{fmt.MINUS}50.00%" and page.percent(0.00001) == "0.00%"
-    assert page.grouped(-1234567) == f"{fmt.MINUS}1,234,567" and page.grouped(0) == "0"
+    assert fmt.grouped(-1234567) == f"{fmt.MINUS}1,234,567" and fmt.grouped(0) == "0"
     with pytest.raises(ValueError):
-        page.grouped(1.5)
+        fmt.grouped(1.5)
 
 
 # -- the score table and its growth ------------------------------------------------------------------
@@ -58,9 +58,9 @@ def test_the_score_tables_show_the_counts_of_their_rows():
     assert len(header) == 4 and [r[0] for r in body] == ["8", "32"]
     first = rows[0]
     # 7/16 of the cells are forbidden: (n − 1)/(2n) at n = 8
-    assert body[0] == ["8", page.grouped(first["entries"]), fmt.size(first["bytes"]),
-                       f"{page.grouped(first['forbidden'])}（43.75%）"]
-    assert page.madds_table(rows)[1][1] == ["32", page.grouped(rows[1]["qk_madds"]), page.grouped(rows[1]["mix_madds"])]
+    assert body[0] == ["8", fmt.grouped(first["entries"]), fmt.size(first["bytes"]),
+                       f"{fmt.grouped(first['forbidden'])}（43.75%）"]
+    assert page.madds_table(rows)[1][1] == ["32", fmt.grouped(rows[1]["qk_madds"]), fmt.grouped(rows[1]["mix_madds"])]
     assert page.growth(rows) == {"n0": 8, "n1": 32, "n_ratio": "4 倍", "growth": "16 倍"}
     largest = page.share_of_largest(rows)
     assert largest["n"] == 32 and largest["share"] == page.percent(31 / 64)

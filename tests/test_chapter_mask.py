@@ -223,7 +223,7 @@ def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
     [
         (lambda: page.f12_frames(score_row=[0.0, 1.0]), "score_row 必须有 n_positions = 3 个分数"),
         (lambda: page.f12_frames(score_query=3), "score_query 必须是 0 到 2 之间的整数"),
-        (lambda: page.f12_frames(score_row=[0.0, float("nan"), 1.0]), r"score_row\[0\]\[1\]"),
+        (lambda: page.f12_frames(score_row=[0.0, float("nan"), 1.0]), r"score_row\[1\]"),
         (lambda: page.f12_frames(n_positions=0), "n_positions 必须是不小于 1 的整数"),
         (lambda: page.f12_frames(past=-1), "past 必须是不小于 0 的整数"),
         (lambda: page.f12_frames(new=0), "new 必须是不小于 1 的整数"),

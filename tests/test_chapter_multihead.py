@@ -196,7 +196,7 @@ def test_reach_sentence_names_the_output_columns_that_moved(p, data):
         assert "一个数没变的列：" + "、".join(f"列 {j}" for j in still) in sentence
 
 
-@pytest.mark.parametrize("diff, words", [(0.0, "逐元素完全相同（最大差为 0）"), (3.3e-16, "最大差为 3.3e−16"), (0.5, "最大差为 5.0e−01")])
+@pytest.mark.parametrize("diff, words", [(0.0, "逐元素完全相同（最大差为 0）"), (3.3e-16, "最大差为 3.3 × 10⁻¹⁶"), (0.5, "最大差为 5.0 × 10⁻¹")])
 def test_compare_text_says_exact_only_when_it_is(diff, words):
     assert page.compare_text(diff) == words
 

@@ -23,14 +23,14 @@ MINUS = fmt.MINUS
 
 # -- the page's kinds of numbers -------------------------------------------------------------------------
 def test_gap_is_scientific_with_the_printed_minus():
-    assert page.gap(1.5e-12) == f"1.5e{MINUS}12"
-    assert page.gap(-2.0) == f"{MINUS}2.0e+00"
-    assert page.gap(math.inf) == "∞"
-    assert "-" not in page.gap(-3.25e-7)
+    assert fmt.sci(1.5e-12) == "1.5 × 10⁻¹²"
+    assert fmt.sci(-2.0) == f"{MINUS}2.0 × 10⁰"
+    assert fmt.sci(math.inf) == "∞"
+    assert "-" not in fmt.sci(-3.25e-7)
 
 
 def test_grouped_writes_thousands_like_a_model_card():
-    assert [page.grouped(x) for x in (1.0, 999.0, 12345.0, 5e5, -2500.0)] == ["1", "999", "12,345", "500,000", f"{MINUS}2,500"]
+    assert [fmt.grouped(x) for x in (1.0, 999.0, 12345.0, 5e5, -2500.0)] == ["1", "999", "12,345", "500,000", f"{MINUS}2,500"]
 
 
 def test_factor_puts_only_negative_factors_in_parentheses():

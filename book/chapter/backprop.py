@@ -5,9 +5,9 @@
 code once and returns every name the page glues for that example: plain strings for ``{glue:text}``
 and :class:`Md` for ``{glue:md}`` (tables, lists). The sentences are computed from the same results
 as the tables next to them, so a table and its sentence cannot disagree. Numbers are written by
-``chapter.fmt``; the one kind it lacks, a small error in scientific notation, is :func:`scientific`.
+``chapter.fmt`` (small errors and steps in scientific notation by ``fmt.sci`` and ``fmt.power``).
 
->>> cell(0.0), cell(-0.25), cell(float("nan")), scientific(2.3e-11), power(1e-5)
+>>> cell(0.0), cell(-0.25), cell(float("nan")), fmt.sci(2.3e-11), fmt.power(1e-5)
 ('0', '−0.2500', 'NaN', '2.3 × 10⁻¹¹', '10⁻⁵')
 """
 
@@ -19,6 +19,7 @@ import random
 import sys
 
 from chapter import fmt
+from chapter.fmt import Md, glue_all
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
@@ -30,35 +31,9 @@ POLICY_NAMES = ("error", "zero", "fill=-inf", "fill=-1e9")
 POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-inf": "演示：换成 −∞", "fill=-1e9": "演示：换成 −1e9"}
 
 
-class Md(str):
-    """Markdown to glue with ``{glue:md}`` (a table, a list); a plain ``str`` is glued as text."""
-
-
-# -- how this page writes a number ------------------------------------------------------------------------
 def cell(x: float) -> str:
     """A table cell: an exact zero is written 0 (a rounded one keeps its four zeros), NaN as NaN."""
     return "0" if x == 0.0 else fmt.fmt(x)
-
-
-def scientific(x: float) -> str:
-    """A small error in scientific notation, one decimal: ``2.3 × 10⁻¹¹``; an exact zero is 0.
-
-    >>> scientific(0.0), scientific(1.5e-7), scientific(0.31), scientific(-2e-3)
-    ('0', '1.5 × 10⁻⁷', '3.1 × 10⁻¹', '−2.0 × 10⁻³')
-    """
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise ValueError(f"scientific 的 x 必须是实数，收到 {x!r}")
-    if not math.isfinite(x):
-        return fmt.fmt(x)
-    if x == 0.0:
-        return "0"
-    mantissa, exponent = f"{x:.1e}".split("e")
-    return f"{mantissa.replace('-', fmt.MINUS)} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
-
-
-def power(x: float) -> str:
-    """A power of ten as the page states a step or a standard: ``10⁻⁵`` (``1.0 × `` left out)."""
-    return scientific(x).replace("1.0 × ", "")
 
 
 def paren(text: str) -> str:
@@ -232,7 +207,7 @@ def jacobian_values(scores) -> dict:
     """The softmax Jacobian of one row of scores: its table and what the prose reads off it."""
     J, p = bp.softmax_jacobian(scores), att.softmax(scores)
     rows = [
-        [f"∂p{a}"] + [cell(x) for x in row] + [scientific(abs(sum(row))), cell(p[a] * (1 - p[a]))]
+        [f"∂p{a}"] + [cell(x) for x in row] + [fmt.sci(abs(sum(row))), cell(p[a] * (1 - p[a]))]
         for a, row in enumerate(J)
     ]
     n = len(p)
@@ -243,7 +218,7 @@ def jacobian_values(scores) -> dict:
         "jac_symmetric": "是" if all(J[a][b] == J[b][a] for a in range(n) for b in range(n)) else "不是",
         "jac_max": fmt.fmt(max(abs(x) for row in J for x in row)),
         "jac_dominant": "是" if all(abs(x) <= row[a] for a, row in enumerate(J) for x in row) else "不是",
-        "jac_rowsum": scientific(max(abs(sum(row)) for row in J)),
+        "jac_rowsum": fmt.sci(max(abs(sum(row)) for row in J)),
     }
 
 
@@ -258,7 +233,7 @@ def worked_values(q, k, v, d_out) -> dict:
     s = bp.backward_steps(q, k, v, d_out, visible)
     p, o, rows, key_cols = s["weights"], s["outputs"], queries(n), fmt.keys(n, corner="")[1:]
     masked = [[a + m for a, m in zip(sr, mr)] for sr, mr in zip(att.scaled_scores(q, k), att.additive_mask(visible))]
-    rowsum = [[r, cell(a), cell(b), scientific(abs(a - b))] for r, a, b in zip(rows, s["rowsum_do_o"], s["rowsum_dp_p"])]
+    rowsum = [[r, cell(a), cell(b), fmt.sci(abs(a - b))] for r, a, b in zip(rows, s["rowsum_do_o"], s["rowsum_dp_p"])]
     return {
         "ex_d": fmt.count(d), "ex_n": fmt.count(n),
         "ex_q": fmt.vectors(q), "ex_k": fmt.vectors(k), "ex_v": fmt.vectors(v), "ex_do": fmt.vectors(d_out),
@@ -292,7 +267,7 @@ def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
         "pj_x": fmt.vectors(x), "pj_n": fmt.count(len(x)),
         "pj_wq": fmt.vectors(w_q), "pj_wk": fmt.vectors(w_k), "pj_wv": fmt.vectors(w_v),
         "tbl_pj": Md(fmt.md_table(header, rows)),
-        "pj_err": scientific(check["max"]), "pj_pass": "通过" if check["passed"] else "没有通过",
+        "pj_err": fmt.sci(check["max"]), "pj_pass": "通过" if check["passed"] else "没有通过",
     }
 
 
@@ -365,7 +340,7 @@ def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
     same = bp.wrong_backward_forgets_d_out(q, k, v, ones) == bp.attention_backward(q, k, v, ones)
     return {
         "ones_value": fmt.count(1), "rand_lo": fmt.count(lo), "rand_hi": fmt.count(hi), "rand_seed": fmt.count(seed),
-        "rand_do": fmt.vectors(rand), "fd_h": power(bp.STEP), "fd_tol": power(bp.TOLERANCE),
+        "rand_do": fmt.vectors(rand), "fd_h": fmt.power(bp.STEP), "fd_tol": fmt.power(bp.TOLERANCE),
         "tbl_mutants": mutant_table(results),
         "mutant_sentence": check_sentence(results), "mutant_same": "逐位相同" if same else "并不相同",
     }
@@ -373,7 +348,7 @@ def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
 
 def mutant_table(results: dict) -> Md:
     header = ["反向实现", "dO 全为 1：最大相对误差", "结论", "随机 dO：最大相对误差", "结论"]
-    return Md(fmt.md_table(header, [[name, scientific(a), verdict(a), scientific(b), verdict(b)]
+    return Md(fmt.md_table(header, [[name, fmt.sci(a), verdict(a), fmt.sci(b), verdict(b)]
                                     for name, (a, b) in results.items()]))
 
 
@@ -389,7 +364,7 @@ def config_values(q, k, v, d_out, cache_past: int, pad, left) -> dict:
     rows = []
     for name, (q_, d_), options in configs:
         r = bp.gradient_check(q_, k, v, d_, **options)
-        rows.append([name, scientific(r["dq"]), scientific(r["dk"]), scientific(r["dv"]), verdict(r["max"])])
+        rows.append([name, fmt.sci(r["dq"]), fmt.sci(r["dk"]), fmt.sci(r["dv"]), verdict(r["max"])])
     return {
         "cache_past": fmt.count(cache_past), "cache_new": fmt.count(len(q) - cache_past),
         "tbl_configs": Md(fmt.md_table(["条件", "dQ 相对误差", "dK 相对误差", "dV 相对误差", "结论"], rows)),
@@ -402,9 +377,9 @@ def step_values(q, k, v, d_out, steps) -> dict:
     best = min(range(len(steps)), key=lambda i: errors[i])
     return {
         "tbl_h": Md(fmt.md_table(["步长 h", "最大相对误差", "结论"],
-                                 [[power(h), scientific(e), verdict(e)] for h, e in zip(steps, errors)])),
-        "h_best": power(steps[best]), "h_best_err": scientific(errors[best]),
-        "eps_cbrt": scientific(sys.float_info.epsilon ** (1 / 3)), "eps32": scientific(2.0 ** -23),
+                                 [[fmt.power(h), fmt.sci(e), verdict(e)] for h, e in zip(steps, errors)])),
+        "h_best": fmt.power(steps[best]), "h_best_err": fmt.sci(errors[best]),
+        "eps_cbrt": fmt.sci(sys.float_info.epsilon ** (1 / 3)), "eps32": fmt.sci(2.0 ** -23),
     }
 
 
@@ -413,7 +388,7 @@ def exercise_values() -> dict:
     """Every number, table and sentence of the five exercises and their solutions."""
     values = {}
     a1, m1 = ex.jacobian_row(), len(ex.JAC_SCORES)
-    rows = [[f"∂p{a}"] + [cell(x) for x in row] + [scientific(abs(s)), cell(dg)]
+    rows = [[f"∂p{a}"] + [cell(x) for x in row] + [fmt.sci(abs(s)), cell(dg)]
             for a, (row, s, dg) in enumerate(zip(a1["jacobian"], a1["row_sums"], a1["diagonal"]))]
     p0, p1 = a1["p"][0], a1["p"][1]
     values |= {
@@ -423,10 +398,10 @@ def exercise_values() -> dict:
         "x1_jac": Md(fmt.md_table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(m1)] + ["行和", "p(1 − p)"], rows)),
         "x1_offdiag": f"J₀₁ = −p₀p₁ = {fmt.MINUS}{cell(p0)}×{cell(p1)} = {cell(a1['jacobian'][0][1])}",
         "x1_dot": " + ".join(f"{val(p)}×{inp(x)}" for p, x in zip(a1["p"], ex.JAC_D_WEIGHTS)) + f" = {cell(a1['dot'])}",
-        "x1_agree": scientific(max(abs(a - b) for a, b in zip(a1["ds"], a1["ds_by_matrix"]))),
+        "x1_agree": fmt.sci(max(abs(a - b) for a, b in zip(a1["ds"], a1["ds_by_matrix"]))),
         "x1_ds": Md(fmt.md_table(["算法"] + [f"ds{b}" for b in range(m1)] + ["之和"], [
-            ["p ∘ (dp − Σ p dp)"] + [cell(x) for x in a1["ds"]] + [scientific(abs(a1["ds_sum"]))],
-            ["J · dp"] + [cell(x) for x in a1["ds_by_matrix"]] + [scientific(abs(sum(a1["ds_by_matrix"])))],
+            ["p ∘ (dp − Σ p dp)"] + [cell(x) for x in a1["ds"]] + [fmt.sci(abs(a1["ds_sum"]))],
+            ["J · dp"] + [cell(x) for x in a1["ds_by_matrix"]] + [fmt.sci(abs(sum(a1["ds_by_matrix"])))],
         ])),
     }
     a2 = ex.hand_steps()
@@ -445,7 +420,7 @@ def exercise_values() -> dict:
         "x2_dv": products([(val(p), inp(x)) for p, x in a2["dv_terms"]], s2["dv"][0][0]),
         "x2_ds": Md("\n".join(f"- Key {j}：{ds_cell(p, dp, big, s2['ds'][r2][j])}"
                               for j, (p, dp, big) in enumerate(a2["ds_terms"]))),
-        "x2_ds_sum": "恰为 0" if row_sum == 0 else f"是 {scientific(abs(row_sum))}，舍入误差以内为 0",
+        "x2_ds_sum": "恰为 0" if row_sum == 0 else f"是 {fmt.sci(abs(row_sum))}，舍入误差以内为 0",
         "x2_ds_first": "、".join(cell(x) for x in s2["ds"][0]),
     }
     a3 = ex.mask_zeros()
@@ -466,7 +441,7 @@ def exercise_values() -> dict:
     c4 = ex.bug_checks()
     values |= {
         "x4_q": fmt.vectors(ex.BUG_Q), "x4_k": fmt.vectors(ex.BUG_K), "x4_v": fmt.vectors(ex.BUG_V),
-        "x4_do": fmt.vectors(ex.BUG_D_OUT), "x4_ones": fmt.count(1), "x4_tol": power(bp.TOLERANCE),
+        "x4_do": fmt.vectors(ex.BUG_D_OUT), "x4_ones": fmt.count(1), "x4_tol": fmt.power(bp.TOLERANCE),
         "x4_table": mutant_table(c4["errors"]), "x4_sentence": check_sentence(c4["errors"]),
         "x4_same": "逐位相同" if c4["forgets_equal_on_ones"] else "并不相同",
         "x5_doctest": Md(fmt.doctest_block(ex.rowsum_correction)),
@@ -474,10 +449,3 @@ def exercise_values() -> dict:
     return values
 
 
-def glue_all(values: dict) -> None:
-    """Glue every value for the page (inside its notebook run only): :class:`Md` as Markdown."""
-    from IPython.display import Markdown
-    from myst_nb import glue
-
-    for name, value in values.items():
-        glue(name, Markdown(value) if isinstance(value, Md) else value, display=False)

@@ -5,11 +5,11 @@ module turns those results into the page: Markdown tables as ``(header, rows)`` 
 the generated sentences, the synthetic timings that check the slope fit, the log-log figure, and the
 exercises' tables and sentences. Every sentence is built from the same values as the table next to it.
 
-Four kinds of number that ``fmt`` has no function for are written here: ``grouped`` (a large count
-with thousands separators, 8,589,934,592), ``times`` (a ratio, 4 倍 / 9.1 倍), ``percent`` (50.00%)
-and ``tex_number`` (a number inside LaTeX maths, where TeX itself typesets the minus).
+Large counts are written by ``fmt.grouped`` (8,589,934,592). Three kinds of number that only this page
+prints are written here: ``times`` (a ratio, 4 倍 / 9.1 倍), ``percent`` (50.00%) and ``tex_number`` (a
+number inside LaTeX maths, where TeX itself typesets the minus).
 
->>> grouped(8589934592), times(16.0), times(9.14), percent(0.4999)
+>>> fmt.grouped(8589934592), times(16.0), times(9.14), percent(0.4999)
 ('8,589,934,592', '16 倍', '9.1 倍', '49.99%')
 """
 
@@ -33,16 +33,6 @@ CITATIONS = {
 
 
 # -- kinds of number ---------------------------------------------------------------------------------
-def grouped(n: int) -> str:
-    """A large count with thousands separators, so that 1,099,511,627,776 can be read.
-
-    >>> grouped(1099511627776), grouped(216), grouped(-4096)
-    ('1,099,511,627,776', '216', '−4,096')
-    """
-    fmt.count(n)  # the same check: an integer, not a bool
-    return f"{n:,}".replace("-", fmt.MINUS)
-
-
 def _ratio(ratio: object) -> float:
     x = att.real(ratio, "ratio")
     if not math.isfinite(x) or x <= 0:
@@ -128,14 +118,14 @@ def score_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     [['4', '512', '2 KiB', '192（37.50%）']]
     """
     header = ["序列长度 n", "分数表格子数", "字节（float32）", "因果禁止的格子（占比）"]
-    return header, [[fmt.count(r["n"]), grouped(r["entries"]), fmt.size(r["bytes"]),
-                     f"{grouped(r['forbidden'])}（{percent(r['forbidden'] / r['entries'])}）"] for r in rows]
+    return header, [[fmt.count(r["n"]), fmt.grouped(r["entries"]), fmt.size(r["bytes"]),
+                     f"{fmt.grouped(r['forbidden'])}（{percent(r['forbidden'] / r['entries'])}）"] for r in rows]
 
 
 def madds_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     """The multiply-adds of QKᵀ and of mixing V at each length."""
     header = ["序列长度 n", "算分数（Q 与 K 的点积）的乘加", "混合 V 的乘加"]
-    return header, [[fmt.count(r["n"]), grouped(r["qk_madds"]), grouped(r["mix_madds"])] for r in rows]
+    return header, [[fmt.count(r["n"]), fmt.grouped(r["qk_madds"]), fmt.grouped(r["mix_madds"])] for r in rows]
 
 
 def growth(rows: list[dict]) -> dict:
@@ -294,8 +284,8 @@ def head_dim_sentence(model: dict) -> str:
 def share_of_largest(rows: list[dict]) -> dict:
     """The last (largest) row of the score table, for the paragraph on the causal mask."""
     r = rows[-1]
-    return {"n": r["n"], "share": percent(r["forbidden"] / r["entries"]), "entries": grouped(r["entries"]),
-            "madds": grouped(r["qk_madds"])}
+    return {"n": r["n"], "share": percent(r["forbidden"] / r["entries"]), "entries": fmt.grouped(r["entries"]),
+            "madds": fmt.grouped(r["qk_madds"])}
 
 
 # -- 公式对照直接计数 ---------------------------------------------------------------------------------
@@ -305,9 +295,9 @@ def tiny_table(tiny: dict = costs.TINY) -> tuple[list[str], list[list[str]]]:
     counted = costs.count_elements(costs.build_kv_cache(**tiny))
     formula = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b) * tiny["context"] * tiny["batch"]
     return ["做法", "结果"], [
-        ["公式：每 token 字节 × 上下文 × 批大小", f"{grouped(formula)} 字节"],
-        ["造出全部 K、V 数组，逐个数元素", f"{grouped(counted)} 个元素"],
-        ["元素数 × 每元素字节", f"{grouped(counted * b)} 字节"],
+        ["公式：每 token 字节 × 上下文 × 批大小", f"{fmt.grouped(formula)} 字节"],
+        ["造出全部 K、V 数组，逐个数元素", f"{fmt.grouped(counted)} 个元素"],
+        ["元素数 × 每元素字节", f"{fmt.grouped(counted * b)} 字节"],
         ["两者一致", "是" if counted * b == formula else "否"],
     ]
 
@@ -525,9 +515,9 @@ def score_exercise(n: int = ex.TABLE_N, head_dim: int = ex.TABLE_HEAD_DIM, heads
         ("因果禁止的格子", "B·h·n(n−1)/2", "forbidden", f"{put_in(B, h, n, n - 1)} ÷ 2"),
     ]
     table = (["数什么", "公式", f"代入 n = {fmt.count(n)}", "值"],
-             [[what, formula, put_in, grouped(s["small"][key])] for what, formula, key, put_in in formulas])
+             [[what, formula, put_in, fmt.grouped(s["small"][key])] for what, formula, key, put_in in formulas])
     growth_table = (["数什么", f"n = {fmt.count(n)}", f"n = {fmt.count(k * n)}", "倍数"],
-                    [[what, grouped(s["small"][key]), grouped(s["large"][key]), times(s["ratio"][key])]
+                    [[what, fmt.grouped(s["small"][key]), fmt.grouped(s["large"][key]), times(s["ratio"][key])]
                      for what, _, key, _ in formulas])
     return {"table": table, "growth": growth_table, "sentence": growth_sentence(s["ratio"], k)}
 
@@ -551,7 +541,7 @@ def kv_plan_table(plans: list[dict], model: dict = ex.EX_MODEL) -> tuple[list[st
     header = ["做法", "每 token：2 × L × h_kv × d × b", "每 token", f"× 上下文 {fmt.count(ex.KV_CONTEXT)} × 批大小 {fmt.count(ex.KV_BATCH)}",
               "换成二进制单位"]
     return header, [[p["name"], f"2 × {put_in(model['layers'], p['kv_heads'], model['head_dim'], p['bytes'])}",
-                     f"{grouped(p['per_token'])} 字节", f"{grouped(p['total'])} 字节", fmt.size(p["total"])]
+                     f"{fmt.grouped(p['per_token'])} 字节", f"{fmt.grouped(p['total'])} 字节", fmt.size(p["total"])]
                     for p in plans]
 
 
@@ -589,11 +579,11 @@ def bug_table(c: dict) -> tuple[list[str], list[list[str]]]:
     def verdict(ok: bool) -> str:
         return "通过" if ok else "被认出"
 
-    reference = ["参照（逐个数出）", f"{grouped(c['counted'][0])} 字节", f"{grouped(c['counted'][1])} 字节",
+    reference = ["参照（逐个数出）", f"{fmt.grouped(c['counted'][0])} 字节", f"{fmt.grouped(c['counted'][1])} 字节",
                  f"离一半不超过 {fmt.short(ex.HALF_TOL)}", "、".join(fmt.count(x) for x in c["counted_small"])]
     return ["写法"] + [name.split("：")[0] for name in check_names()], [reference] + [
-        [r["name"], f"{grouped(round(r['formula'][0]))} 字节，{verdict(r['ok'][0])}",
-         f"{grouped(round(r['formula'][1]))} 字节，{verdict(r['ok'][1])}",
+        [r["name"], f"{fmt.grouped(round(r['formula'][0]))} 字节，{verdict(r['ok'][0])}",
+         f"{fmt.grouped(round(r['formula'][1]))} 字节，{verdict(r['ok'][1])}",
          f"占比 {fmt.fmt(r['share'], 6)}，{verdict(r['ok'][2])}",
          "、".join(fmt.count(x) for x in r["small"]) + f"，{verdict(r['ok'][3])}"] for r in c["rows"]]
 

@@ -27,6 +27,8 @@ from numbers import Real
 from typing import NamedTuple
 
 MINUS = "−"  # U+2212, the minus sign of printed mathematics (not the hyphen "-")
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_NORMAL = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 ALLOWED = "✓ 允许"
 FORBIDDEN = "✗ 禁止"
 
@@ -111,12 +113,15 @@ def size(nbytes: int) -> str:
 def printed(text: str) -> float:
     """The value of a number as a page prints it: ``"(−2.3395)"`` → −2.3395.
 
-    >>> printed("(-2.3395)"), printed("−1.5000"), printed("0"), printed("−∞")
-    (-2.3395, -1.5, 0.0, -inf)
+    >>> printed("(-2.3395)"), printed("−1.5000"), printed("0"), printed("−∞"), printed("2.5 × 10⁻¹⁶")
+    (-2.3395, -1.5, 0.0, -inf, 2.5e-16)
     """
     if not isinstance(text, str):
         raise ValueError(f"printed 需要一段文字，收到 {text!r}")
     cleaned = text.strip().strip("()").replace(MINUS, "-").replace("∞", "inf")
+    if " × 10" in cleaned:  # what sci writes: "2.2 × 10⁻¹⁶"
+        mantissa, exponent = cleaned.split(" × 10")
+        cleaned = f"{mantissa}e{exponent.translate(_NORMAL)}"
     try:
         return float(cleaned)
     except ValueError:
@@ -219,7 +224,6 @@ def glue_md(name: str, header: list[str], rows: list[list[str]]) -> None:
     glue(name, Markdown(md_table(header, rows)), display=False)
 
 
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def sci(x: float) -> str:

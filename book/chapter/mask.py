@@ -31,9 +31,9 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from chapter import fmt
+from chapter.fmt import Md, Table, glue_all
 
 att = importlib.import_module("02_attention")
 ex = importlib.import_module("02_exercises_mask")
@@ -47,30 +47,6 @@ SCORE_QUERY = 1
 PAST, NEW = 3, 2
 # 一张图的表要能排进一页：F12 的位置数与 past + new 不超过这个数。
 FIGURE_MAX_POSITIONS = 16
-
-
-class Table(NamedTuple):
-    """A table the page glues with ``{glue:md}`` (``:format: gfm``)."""
-
-    header: list[str]
-    rows: list[list[str]]
-
-
-class Md(str):
-    """Markdown text the page glues with ``{glue:md}`` (a list, paragraphs, a doctest block)."""
-
-
-def glue_all(values: dict) -> None:
-    """Glue every value of a section under its name (inside a page's notebook run only)."""
-    from IPython.display import Markdown
-    from myst_nb import glue
-
-    for name, value in values.items():
-        if isinstance(value, Table):
-            value = Markdown(fmt.md_table(value.header, value.rows))
-        elif isinstance(value, Md):
-            value = Markdown(str(value))
-        glue(name, value, display=False)
 
 
 def _index_list(values: object, name: str) -> list[int]:

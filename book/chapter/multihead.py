@@ -2,8 +2,7 @@
 
 Everything here is computed from ``code/02_multihead.py`` (and its exercises) and only writes what
 they computed: a sentence is built from the same rows as the table next to it, so the two cannot
-disagree. Numbers go through ``chapter.fmt``; the one kind of number ``fmt`` has no format for, a
-tiny difference between two algorithms, is written by ``tiny`` below.
+disagree. Numbers go through ``chapter.fmt`` (a tiny difference between two algorithms by ``fmt.sci``).
 
 >>> rows = cost_rows(4, 8, [1, 2])
 >>> cost_sentence(rows)
@@ -73,18 +72,6 @@ def shape(*sizes: int) -> str:
     return "(" + ", ".join(fmt.count(n) for n in sizes) + ")"
 
 
-def tiny(x: float) -> str:
-    """A difference between two algorithms: ``0`` when exact, else one significant digit (``2.5e−16``).
-
-    >>> tiny(0.0), tiny(2.5e-16), tiny(0.125)
-    ('0', '2.5e−16', '1.2e−01')
-    """
-    text = fmt.fmt(x)  # refuses what is not a real number, writes NaN and ±∞
-    if x == 0 or not math.isfinite(x):
-        return "0" if x == 0 else text
-    return f"{x:.1e}".replace("-", fmt.MINUS)
-
-
 def slashed(row) -> str:
     """One row of weights as the page writes it: ``0.3302 / 0.6698``."""
     return " / ".join(fmt.fmt(p) for p in row)
@@ -108,9 +95,9 @@ def compare_text(diff: float) -> str:
     """Two results' largest difference in words: “完全相同” when it is exactly 0.
 
     >>> compare_text(0.0), compare_text(2.5e-16)
-    ('逐元素完全相同（最大差为 0）', '最大差为 2.5e−16')
+    ('逐元素完全相同（最大差为 0）', '最大差为 2.5 × 10⁻¹⁶')
     """
-    return "逐元素完全相同（最大差为 0）" if diff == 0 else f"最大差为 {tiny(diff)}"
+    return "逐元素完全相同（最大差为 0）" if diff == 0 else f"最大差为 {fmt.sci(diff)}"
 
 
 # -- 从 X 到输出 ------------------------------------------------------------------------------------------

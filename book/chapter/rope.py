@@ -11,16 +11,16 @@ compute into the page and computes nothing the chapter states on its own:
   ``norm_note``, ``diagonal_note``, ``sign_sentence``, ``shift_sentence``, ``bug_sentence`` …);
 - ``model_bases``, the table of published models' bases (the data, with sources, stay in
   ``02_rope.MODEL_BASES``) with each slowest wavelength;
-- the printed form of the page's own kinds of numbers, on top of ``chapter.fmt``: ``gap`` (a
-  difference in scientific notation), ``grouped`` (a base with thousands separators), ``factor``
+- the printed form of the page's own kinds of numbers, on top of ``chapter.fmt`` (which writes
+  differences, ``fmt.sci``, and bases with thousands separators, ``fmt.grouped``): ``factor``
   (a negative factor in parentheses), ``exponent`` (−2i/d as a fraction), ``places`` (a list of
   positions as an input box names it).
 
 Neither MyST-NB, IPython nor matplotlib is imported at module level; ``glue_all`` and the two plot
 functions import them when a page calls them.
 
->>> gap(2.2e-16), grouped(500000.0), factor(-0.41615), exponent(1, 6), places([0, 1, 2, 3])
-('2.2e−16', '500,000', '(−0.4162)', '−1/3', '0 至 3')
+>>> factor(-0.41615), exponent(1, 6), places([0, 1, 2, 3])
+('(−0.4162)', '−1/3', '0 至 3')
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from __future__ import annotations
 import importlib
 import math
 from fractions import Fraction
-from typing import NamedTuple
 
 from chapter import fmt
+from chapter.fmt import Md, Table, glue_all
 
 att = importlib.import_module("02_attention")
 rope = importlib.import_module("02_rope")
@@ -57,57 +57,6 @@ PADS, PAD_FILL = 2, 0.0
 LONG_FILL, CHECKPOINTS = 1.0, [0, 10, 100, 1000, 10000]
 LONG_OFFSETS = sorted({int(round(10 ** (e / 50))) for e in range(0, 251)})  # even on a log axis
 TOEPLITZ_N = 5
-
-
-class Table(NamedTuple):
-    """A table the page glues with ``{glue:md}`` (``:format: gfm``)."""
-
-    header: list[str]
-    rows: list[list[str]]
-
-
-class Md(str):
-    """Markdown text the page glues with ``{glue:md}`` (a doctest block)."""
-
-
-def glue_all(values: dict) -> None:
-    """Glue every value of an example under its name (inside a page's notebook run only)."""
-    from IPython.display import Markdown
-    from myst_nb import glue
-
-    for name, value in values.items():
-        if isinstance(value, float):
-            raise ValueError(f"{name}：浮点数要先用 fmt 写成文字再贴到页面上")
-        if isinstance(value, Table):
-            value = Markdown(fmt.md_table(value.header, value.rows))
-        elif isinstance(value, Md):
-            value = Markdown(str(value))
-        glue(name, value, display=False)
-        if hasattr(value, "savefig"):
-            import matplotlib.pyplot as plt
-
-            plt.close(value)
-
-
-# -- the page's kinds of numbers -----------------------------------------------------------------------
-def gap(x: float) -> str:
-    """A difference that should be zero, in scientific notation with two significant digits.
-
-    >>> gap(0.0), gap(3.3306690738754696e-16), gap(0.125)
-    ('0.0e+00', '3.3e−16', '1.2e−01')
-    """
-    x = att.real(x, "gap 的 x")
-    return fmt.fmt(x) if not math.isfinite(x) else f"{x:.1e}".replace("-", fmt.MINUS)
-
-
-def grouped(x: float) -> str:
-    """A large input (a base) with thousands separators, as model cards write it.
-
-    >>> grouped(10000.0), grouped(1000000)
-    ('10,000', '1,000,000')
-    """
-    x = att.real(x, "grouped 的 x")
-    return fmt.fmt(x) if not math.isfinite(x) else f"{x:,.0f}".replace("-", fmt.MINUS)
 
 
 def factor(x: float, digits: int = 4) -> str:
@@ -423,7 +372,7 @@ def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K) -> dict:
     rows = []
     for plan, (wq, wk, layout) in plans.items():
         g = att.max_abs_diff(scores(wq, wk, layout), reference)
-        rows.append([plan, gap(g), verdict(g < TOL)])
+        rows.append([plan, fmt.sci(g), verdict(g < TOL)])
     return {
         "w_n": len(x), "w_positions": places(ps), "w_cols": len(w_q[0]), "w_dmodel": len(x[0]),
         "w_x": fmt.vectors(x), "w_q": fmt.vectors(zip(*w_q)), "w_k": fmt.vectors(zip(*w_k)),
@@ -526,11 +475,11 @@ def invariant_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: i
     for name, decode in [("正确：转 past + i", rope.decode), ("写错：转行号 i", rope.row_index_decode)]:
         for chunks in ([1] * n, [past, new], [n]):
             g = att.max_abs_diff(decode(seq, seq, v, chunks), full)
-            checks.append([name, " + ".join(fmt.count(c) for c in chunks), gap(g), verdict(g < TOL, PASSED, CAUGHT)])
+            checks.append([name, " + ".join(fmt.count(c) for c in chunks), fmt.sci(g), verdict(g < TOL, PASSED, CAUGHT)])
     _, plain = att.attention(seq, seq, v)
     return {
         "tbl_invariant": Table(["做法", "逐段", "与整段重算的最大差", "检查结果"], checks),
-        "plain_gap": gap(att.max_abs_diff(rope.row_index_decode(seq, seq, v, [1] * n), plain)),
+        "plain_gap": fmt.sci(att.max_abs_diff(rope.row_index_decode(seq, seq, v, [1] * n), plain)),
     }
 
 
@@ -546,7 +495,7 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
         "lr_table_note": outside_note(checkpoints, offsets),
         "tbl_long": Table(
             ["底数"] + [f"偏移 {m}" for m in checkpoints],
-            [[grouped(row["base"])] + [fmt.fmt(s, 2) for s in offset_scores(ones, ones, checkpoints, row["base"])]
+            [[fmt.grouped(row["base"])] + [fmt.fmt(s, 2) for s in offset_scores(ones, ones, checkpoints, row["base"])]
              for row in models],
         ),
         "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0], 2),
@@ -565,10 +514,10 @@ def long_figure(ones: list[float], offsets: list[int], models: list[dict]):
     fig, ax = plt.subplots(figsize=(7.2, 3.6))
     for row, style in zip(models, ["-", "--", ":"]):
         ax.plot(offsets, offset_scores(ones, ones, offsets, row["base"]), style, lw=1.4,
-                label=f"{row['model']}: base = {grouped(row['base'])}")
+                label=f"{row['model']}: base = {fmt.grouped(row['base'])}")
     ax.set_xscale("log")
     # Plain tick labels (1, 10, 100, …): the default 10^k labels go through mathtext, which is slow to start.
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: grouped(x)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: fmt.grouped(x)))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("offset m \u2212 n")
     ax.set_ylabel("score q\u00b7k / \u221ad")
@@ -589,7 +538,7 @@ def toeplitz_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K
             ["q 的位置 ＼ k 的位置"] + [f"n = {j}" for j in positions],
             [[f"m = {m}"] + [fmt.fmt(x) for x in row] for m, row in zip(positions, table)],
         ),
-        "toe_spread": gap(spread), "toe_note": diagonal_note(spread), "toe_sign": sign_sentence(table[1][0], table[0][1]),
+        "toe_spread": fmt.sci(spread), "toe_note": diagonal_note(spread), "toe_sign": sign_sentence(table[1][0], table[0][1]),
     }
 
 
@@ -650,14 +599,14 @@ def exercise_bugs() -> dict:
     c = ex.bug_checks()
     (gm, gn), (gms, gns) = c["groups"]
     offset_rows = [
-        [r["name"], fmt.fmt(r["scores"][0]), fmt.fmt(r["scores"][1]), gap(abs(r["scores"][0] - r["scores"][1])),
+        [r["name"], fmt.fmt(r["scores"][0]), fmt.fmt(r["scores"][1]), fmt.sci(abs(r["scores"][0] - r["scores"][1])),
          verdict(r["offset_ok"], PASSED, CAUGHT)]
         for r in c["rows"]
     ]
     decode_rows = [
         ["逐步计算的输出"] + [" / ".join(fmt.fmt(x) for x in r["stepped"]) for r in c["rows"]],
         ["整段重算的输出"] + [" / ".join(fmt.fmt(x) for x in r["full"]) for r in c["rows"]],
-        ["最大差"] + [gap(r["gap"]) for r in c["rows"]],
+        ["最大差"] + [fmt.sci(r["gap"]) for r in c["rows"]],
         ["逐步计算等于整段重算"] + [verdict(r["decode_ok"], PASSED, CAUGHT) for r in c["rows"]],
     ]
     return {

@@ -8,8 +8,8 @@ A sentence is built from the same numbers as the table beside it, so the two can
 
 >>> inputs()["f13_q"], inputs()["f13_k"]
 ('(1, 2, 0, 1)', '(1, 0, 1, 0)、(2, 1, 0, 1)、(0, 1, 1, 2)')
->>> difference(1.1e-16), largest_value(65504.0), python_list([1000.0, 1001.0])
-('1.1e−16', '65504', '[1000, 1001]')
+>>> largest_value(65504.0), python_list([1000.0, 1001.0])
+('65504', '[1000, 1001]')
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import sys
 import numpy as np
 
 from chapter import fmt
+from chapter.fmt import glue_all
 
 att = importlib.import_module("02_attention")
 sc = importlib.import_module("02_scaling")
@@ -31,15 +32,6 @@ Q, K, V, ROW = sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, sc.QUERY
 
 
 # -- kinds of number that chapter.fmt has no function for ------------------------------------------------
-def difference(x: float) -> str:
-    """A tiny difference between two computations (rounding noise): one digit and a power of ten.
-
-    >>> difference(2.220446049250313e-16), difference(0.0), difference(0.41)
-    ('2.2e−16', '0.0e+00', '4.1e−01')
-    """
-    return f"{float(x):.1e}".replace("-", fmt.MINUS)
-
-
 def largest_value(x: float) -> str:
     """A format's largest finite value, to six significant digits (``numpy.finfo(...).max``).
 
@@ -66,18 +58,6 @@ def _keys_word(js) -> str:
     return "、".join(f"Key {j}" for j in js)
 
 
-def glue_all(values: dict) -> None:
-    """Glue a section's values: a ``(header, rows)`` table for ``{glue:md}``, anything else as text."""
-    from myst_nb import glue
-
-    for name, value in values.items():
-        if isinstance(value, tuple):
-            fmt.glue_md(name, *value)
-        else:
-            glue(name, value, display=False)
-
-
-# -- the example and its dot products -------------------------------------------------------------------
 def inputs(q=Q, k=K, v=V, row=ROW) -> dict:
     """F13's and the page's inputs as its 输入与适用条件 boxes name them."""
     return {
@@ -132,7 +112,7 @@ def temperature_equivalence(q=Q, k=K, v=V, row=ROW) -> dict:
     """Dividing by √d and a temperature of √d give the same weights: how far apart they are."""
     s = sc.visible_steps(q[row], k, v)
     by_temperature = att.softmax(s["dots"], temperature=s["scale"])
-    return {"temp_equal_diff": difference(att.max_abs_diff([s["weights"]], [by_temperature])),
+    return {"temp_equal_diff": fmt.sci(att.max_abs_diff([s["weights"]], [by_temperature])),
             "temp_sqrt_d": fmt.short(s["scale"])}
 
 
@@ -278,7 +258,7 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
     by_width = [sc.scaled_by(qi, k, v, width)["output"] for qi in q]
 
     def gap(x):
-        return "差 " + difference(x)
+        return "差 " + fmt.sci(x)
 
     def off_one(w):
         return "与 1 " + gap(max(abs(sum(r) - 1) for r in w))
