@@ -18,10 +18,9 @@ EMPTY_ROW_POLICIES = ("error", "zero")  # 全行都被禁止时的两种明确�
 _NOT_A_LIST = (str, bytes, dict, set, frozenset)  # 无序的集合、字符串和字典都不是“一行数”
 
 
-# -- 边界上的检查：之后的计算只见 float 的列表 ----------------------------------------------------
+# -- 边界上的检查：之后的计算只见 float 的列表（其余 02_*.py 也用它们） -------------------------------
 def real(x: object, name: str) -> float:
     """把一个实数变成 float，拒绝 bool、字符串和溢出；错误信息写出 ``name``。
-
     >>> real(3, "d")
     3.0
     """
@@ -34,7 +33,6 @@ def real(x: object, name: str) -> float:
 
 def as_list(values: object, name: str) -> list:
     """有序的一串值复制成列表（生成器也只读一次）；集合、字符串、字典不算。
-
     >>> as_list((x for x in "ab"), "xs")
     ['a', 'b']
     """
@@ -47,22 +45,19 @@ def as_list(values: object, name: str) -> list:
 
 def as_vector(x: object, name: str) -> list[float]:
     """非空、全部有限的一行实数，复制成 float 的列表。
-
     >>> as_vector((1, 2.5), "q")
     [1.0, 2.5]
     """
     cells = [real(v, f"{name}[{j}]") for j, v in enumerate(as_list(x, name))]
     if not cells:
         raise ValueError(f"{name} 不能为空：至少需要一个数")
-    for j, v in enumerate(cells):
-        if not math.isfinite(v):
-            raise ValueError(f"{name}[{j}] 是 {v}：必须有限（不可为 NaN 或 ±∞）")
+    bad = [j for j, v in enumerate(cells) if not math.isfinite(v)]
+    if bad:
+        raise ValueError(f"{name}[{bad[0]}] 是 {cells[bad[0]]}：必须有限（不可为 NaN 或 ±∞）")
     return cells
 
-
 def as_matrix(a: object, name: str) -> list[list[float]]:
-    """非空、矩形、全部有限的实数矩阵，复制成 float 的列表的列表。
-
+    """非空、矩形、全部有限的实数矩阵，逐行复制成 float 的列表。
     >>> as_matrix([[1, 0], [0, 1]], "Q")
     [[1.0, 0.0], [0.0, 1.0]]
     """
@@ -72,20 +67,13 @@ def as_matrix(a: object, name: str) -> list[list[float]]:
     for i, row in enumerate(rows):
         if isinstance(row, (Real, *_NOT_A_LIST)) or not hasattr(row, "__iter__"):
             raise ValueError(f"{name} 必须是二维矩阵（行的列表），第 {i} 行是 {row!r}")
-        cells = [real(x, f"{name}[{i}][{j}]") for j, x in enumerate(as_list(row, f"{name}[{i}]"))]
-        if not cells:
-            raise ValueError(f"{name} 的行不能为空：第 {i} 行没有元素")
-        if out and len(cells) != len(out[0]):
-            raise ValueError(f"{name} 不是矩形矩阵：第 0 行有 {len(out[0])} 列，第 {i} 行有 {len(cells)} 列")
-        for j, x in enumerate(cells):
-            if not math.isfinite(x):
-                raise ValueError(f"{name}[{i}][{j}] 是 {x}：矩阵元素必须有限（不可为 NaN 或 ±∞）")
-        out.append(cells)
+        out.append(as_vector(row, f"{name}[{i}]"))
+        if len(out[i]) != len(out[0]):
+            raise ValueError(f"{name} 不是矩形矩阵：第 0 行有 {len(out[0])} 列，第 {i} 行有 {len(out[i])} 列")
     return out
 
 def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
     """检查 ``a`` 是合格的矩阵，返回 ``(行数, 列数)``。
-
     >>> validate_matrix([[1.0, 2.0], [3.0, 4.0]], "K")
     (2, 2)
     """
@@ -94,34 +82,41 @@ def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
 
 def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None = None,
                 why: str = "这里的表是纯 Python 列表") -> int:
-    """一个计数（维度、头数、位置数）：不小于 ``minimum``、不大于 ``maximum`` 的整数；``why`` 说明上限的来由。
-
+    """一个计数（维度、头数、位置数）：不小于 ``minimum``、不大于 ``maximum`` 的整数；``why`` 说明上限。
     >>> check_count(3, "heads"), check_count(0, "past", minimum=0)
     (3, 0)
     """
     whole = lambda b: isinstance(b, int) and not isinstance(b, bool)
     if not whole(minimum) or not (maximum is None or whole(maximum) and maximum >= minimum):
         raise ValueError(f"minimum、maximum 必须是整数且 minimum ≤ maximum，收到 {minimum!r}、{maximum!r}")
-    if not isinstance(n, int) or isinstance(n, bool) or n < minimum:
+    if not whole(n) or n < minimum:
         raise ValueError(f"{name} 必须是不小于 {minimum} 的整数，收到 {n!r}")
     if maximum is not None and n > maximum:
         raise ValueError(f"{name} 不能超过 {maximum}（{why}），收到 {n}")
     return n
 
+def flags(values: object, name: str, n_key: int | None = None) -> list[bool]:
+    """一串 True/False（PAD 标记、可见性表的一行），可要求长度为 ``n_key``。
+    >>> flags([True, False], "key_valid", n_key=2)
+    [True, False]
+    """
+    out = as_list(values, name)
+    if n_key is not None and len(out) != n_key:
+        raise ValueError(f"{name} 的长度必须等于 n_key={n_key}，收到 {len(out)}")
+    for j, flag in enumerate(out):
+        if not isinstance(flag, bool):
+            raise ValueError(f"{name}[{j}] 必须是 True 或 False，收到 {flag!r}")
+    return out
 
 def check(condition: bool, message: str) -> None:
     """自检用的断言：不用 assert，因为 ``python -O`` 会删掉 assert。
-
     >>> check(1 + 1 == 2, "算术出错")
     """
     if not condition:
         raise AssertionError(message)
 
-
-# -- 两个本章处处用到的矩阵小工具 --------------------------------------------------------------------
 def matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
     """矩阵乘积 ``a @ b``；本章的投影都写成“行向量乘权重”：``x @ W``。
-
     >>> matmul([[1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]])
     [[1.0, 2.0]]
     """
@@ -132,7 +127,6 @@ def matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
 
 def max_abs_diff(a: list[list[float]], b: list[list[float]]) -> float:
     """两个同形矩阵逐格差的绝对值的最大者：本章比较两种算法用的唯一尺子。
-
     >>> max_abs_diff([[1.0, 2.0]], [[1.5, 2.0]])
     0.5
     """
@@ -147,7 +141,6 @@ def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
     """把一行分数变成和为 1 的权重；−∞ 表示该候选被屏蔽，权重恰为 0。
 
     先减去最大值再取指数：结果不变（分子分母同乘一个常数），exp 却不会溢出。
-
     >>> [round(p, 4) for p in softmax([0, 1, 2])]
     [0.09, 0.2447, 0.6652]
     >>> [round(p, 4) for p in softmax([1000, 1001, 1002])]  # 平移不改变结果
@@ -175,7 +168,6 @@ def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
 
 def score_scale(d: int) -> float:
     """缩放点积的除数 √d（d 是一个头里 Q、K 的维度）：d 项独立、方差为 1 的乘积之和，方差是 d。
-
     >>> score_scale(4), score_scale(2)
     (2.0, 1.4142135623730951)
     """
@@ -183,7 +175,6 @@ def score_scale(d: int) -> float:
 
 def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float]]:
     """缩放点积分数 ``scores[i][j] = q[i]·k[j] / √d``，形状 ``(n_query, n_key)``。
-
     >>> scaled_scores([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     [[0.7071067811865475, 0.0, 0.7071067811865475]]
     """
@@ -200,7 +191,6 @@ def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float
 
 def key_padding(valid_len: int, n_key: int) -> list[bool]:
     """PAD 规则：前 ``valid_len`` 个 Key 是内容，其余只为凑齐批次长度。
-
     >>> key_padding(2, 4)
     [True, True, False, False]
     """
@@ -209,27 +199,12 @@ def key_padding(valid_len: int, n_key: int) -> list[bool]:
         raise ValueError(f"valid_len={valid_len} 超过了 Key 总数 n_key={n_key}")
     return [j < valid_len for j in range(n_key)]
 
-def flags(values: object, name: str, n_key: int | None = None) -> list[bool]:
-    """一串 True/False（PAD 标记、可见性表的一行），可要求长度为 ``n_key``。
-
-    >>> flags([True, False], "key_valid", n_key=2)
-    [True, False]
-    """
-    out = as_list(values, name)
-    if n_key is not None and len(out) != n_key:
-        raise ValueError(f"{name} 的长度必须等于 n_key={n_key}，收到 {len(out)}")
-    for j, flag in enumerate(out):
-        if not isinstance(flag, bool):
-            raise ValueError(f"{name}[{j}] 必须是 True 或 False，收到 {flag!r}")
-    return out
-
 def visibility(n_query: int, n_key: int, *, causal: bool = True, past: int = 0,
                key_valid: list[bool] | None = None) -> list[list[bool]]:
     """可见性表：``visible[i][j]`` 为 True 表示第 i 个查询行可以读第 j 个 Key。
 
     因果规则按 *绝对位置* 判断：查询行 i 的位置是 ``past + i``，只能读位置不大于它的 Key。
     PAD 规则只看 Key 是否有内容。两条规则同时生效时取“与”。
-
     >>> visibility(3, 3)
     [[True, False, False], [True, True, False], [True, True, True]]
     >>> visibility(2, 5, past=3)
@@ -251,7 +226,6 @@ def visibility(n_query: int, n_key: int, *, causal: bool = True, past: int = 0,
 
 def row_index_visibility(n_query: int, n_key: int) -> list[list[bool]]:
     """故意写错的偏移：把批内行号 i 当成位置，只许读 Key ``0 … i``（只用于对照）。
-
     >>> row_index_visibility(2, 5)
     [[True, False, False, False, False], [True, True, False, False, False]]
     """
@@ -261,7 +235,6 @@ def row_index_visibility(n_query: int, n_key: int) -> list[list[bool]]:
 
 def additive_mask(visible: list[list[bool]]) -> list[list[float]]:
     """把可见性表变成加性 mask：允许处加 0，禁止处加 −∞。
-
     >>> additive_mask([[True, False], [True, True]])
     [[0.0, -inf], [0.0, 0.0]]
     """
@@ -288,10 +261,8 @@ def _masked_scores(q, k, v, visible) -> tuple[list[list[float]], list[list[float
 def masked_attention(q, k, v, visible, *, empty_row: str = "error"):
     """按给定可见性表计算注意力，返回 ``(weights, outputs)``。
 
-    没有任何可见 Key 的行（例如左侧 PAD 的查询行）不能做普通 softmax，``empty_row`` 明确规定：
-    ``"error"``（默认）报错并指出是哪一行；``"zero"`` 让这一行的权重和输出全为 0
-    （“安全 softmax”的做法），这样的行不读任何 Value，计算损失时必须把它排除。
-
+    没有可见 Key 的行（如左侧 PAD 的查询行）不能做普通 softmax：``empty_row="error"``（默认）报错并
+    指出是哪一行；``"zero"`` 让这一行的权重和输出全为 0（“安全 softmax”），计算损失时须排除这一行。
     >>> masked_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[True, True]])
     ([[0.5, 0.5]], [[20.0]])
     >>> masked_attention([[0.0]], [[0.0]], [[10.0]], [[False]], empty_row="zero")
@@ -321,17 +292,12 @@ def attention(q, k, v, causal: bool = True, *, past: int = 0, key_valid: list[bo
 
     新查询行 i 的绝对位置是 ``past + i``，所以 Key 的个数必须等于 ``past + n_query``；
     ``key_valid`` 标出哪些 Key 是内容（False 是 PAD）；``empty_row`` 同 ``masked_attention``。
-
     >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
     >>> w, out = attention(q, k, [[10.0], [20.0], [30.0]])
     >>> [[round(x, 4) for x in row] for row in w]
     [[1.0, 0.0, 0.0], [0.3302, 0.6698, 0.0], [0.2483, 0.2483, 0.5035]]
     >>> [round(row[0], 4) for row in out]
     [10.0, 16.6976, 22.5523]
-    >>> w, out = attention(q, k, [[10.0], [20.0], [30.0]], key_valid=[False, True, True],
-    ...                    empty_row="zero")  # 左侧 PAD：第 0 行无 Key 可读
-    >>> [round(row[0], 4) for row in out]
-    [0.0, 20.0, 26.6976]
     """
     q, k = as_matrix(q, "Q"), as_matrix(k, "K")
     visible = visibility(len(q), len(k), causal=causal, past=past, key_valid=key_valid)
@@ -339,7 +305,6 @@ def attention(q, k, v, causal: bool = True, *, past: int = 0, key_valid: list[bo
 
 def row_steps(query: list[float], k, v, visible_row: list[bool]) -> dict:
     """一个查询行的全部中间值，供纸笔逐步核对（与 ``masked_attention`` 算的是同一件事）。
-
     >>> s = row_steps([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]], [[10.0], [30.0]], [True, False])
     >>> s["products"], s["dots"], s["masked"][1], s["exps"], s["weights"], s["output"]
     ([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0], -inf, [1.0, 0.0], [1.0, 0.0], [10.0])
@@ -357,12 +322,11 @@ def row_steps(query: list[float], k, v, visible_row: list[bool]) -> dict:
     top = max(masked)
     shifted = [x - top for x in masked]  # 最大项变成 0，exp 不会溢出
     exps = [math.exp(x) for x in shifted]  # 禁止处 exp(−∞) = 0
-    total = sum(exps)
-    weights = [e / total for e in exps]
+    weights = [e / sum(exps) for e in exps]
     weighted = [[w * x for x in vj] for w, vj in zip(weights, v)]  # (n_key, d_v)
     return {"products": products, "dots": [sum(p) for p in products], "scale": score_scale(len(qi)),
             "scaled": scaled, "masked": masked, "max": top, "shifted": shifted, "exps": exps,
-            "total": total, "weights": weights, "weighted": weighted,
+            "total": sum(exps), "weights": weights, "weighted": weighted,
             "output": [sum(col) for col in zip(*weighted)]}
 
 def unguarded_attention(q, k, v, visible, *, fill: float = -math.inf):
@@ -370,25 +334,21 @@ def unguarded_attention(q, k, v, visible, *, fill: float = -math.inf):
 
     ``fill = −∞`` 时全屏蔽行是 (−∞) − (−∞) = NaN；``fill`` 是很大的有限负数（如 −1e9）时，
     全屏蔽行的分数全相同，权重平均分给被禁止的 Key。正式计算请用 ``masked_attention``。
-
     >>> unguarded_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[False, False]])
     ([[nan, nan]], [[nan]])
     >>> unguarded_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[False, False]], fill=-1e9)
     ([[0.5, 0.5]], [[20.0]])
     """
     q, k, v = as_matrix(q, "Q"), as_matrix(k, "K"), as_matrix(v, "V")
-    fill = real(fill, "fill")
-    if math.isnan(fill) or fill == math.inf:
+    if math.isnan(fill := real(fill, "fill")) or fill == math.inf:
         raise ValueError(f"fill 必须是负数或 −∞，收到 {fill}")
     scores, mask = _masked_scores(q, k, v, visible)
     weights, outputs = [], []
     for srow, mrow in zip(scores, mask):
         row = [s if m == 0.0 else fill for s, m in zip(srow, mrow)]  # masked_fill 的写法
-        top = max(row)
-        exps = [math.exp(x - top) for x in row]  # 全是 −∞ 时 x − top 是 NaN，exp(NaN) 仍是 NaN
-        w = [e / sum(exps) for e in exps]
-        weights.append(w)
-        outputs.append([sum(wj * vj[c] for wj, vj in zip(w, v)) for c in range(len(v[0]))])
+        exps = [math.exp(x - max(row)) for x in row]  # 全是 −∞ 时 x − max 是 NaN，exp(NaN) 仍是 NaN
+        weights.append([e / sum(exps) for e in exps])
+        outputs.append([sum(wj * vj[c] for wj, vj in zip(weights[-1], v)) for c in range(len(v[0]))])
     return weights, outputs
 
 
@@ -423,10 +383,8 @@ def run_demo() -> dict:
     cached_weights, cached_outputs = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)
     pad_weights, _ = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=[True, True, False])
     return {"性质": "人工构造的小矩阵，没有训练过的模型", "softmax_0_1_2": p,
-            "加权10_20_30": sum(pj * x for pj, x in zip(p, [10, 20, 30])),
-            "因果权重": weights, "输出": outputs,
-            "缓存_past1_权重": cached_weights, "缓存_past1_输出": cached_outputs,
-            "PAD_末位无效_权重": pad_weights}
+            "加权10_20_30": sum(pj * x for pj, x in zip(p, [10, 20, 30])), "因果权重": weights, "输出": outputs,
+            "缓存_past1_权重": cached_weights, "缓存_past1_输出": cached_outputs, "PAD_末位无效_权重": pad_weights}
 
 
 if __name__ == "__main__":

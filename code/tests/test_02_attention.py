@@ -346,7 +346,7 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.softmax([0.0], temperature=INF), "temperature"),
         (lambda: att.softmax([0.0], temperature=NAN), "temperature"),
         (lambda: att.validate_matrix([], "Q"), "Q 不能为空"),
-        (lambda: att.validate_matrix([[]], "Q"), "Q 的行不能为空"),
+        (lambda: att.validate_matrix([[]], "Q"), r"Q\[0\] 不能为空"),
         (lambda: att.validate_matrix([1.0, 2.0], "Q"), "Q 必须是二维矩阵"),
         (lambda: att.validate_matrix([[1.0, 2.0], [3.0]], "K"), "K 不是矩形矩阵"),
         (lambda: att.validate_matrix([[1.0, NAN]], "V"), r"V\[0\]\[1\]"),
