@@ -282,7 +282,7 @@ def self_test() -> None:
     t = TINY
     formula = kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], FLOAT16_BYTES) * t["context"] * t["batch"]
     att.check(count_elements(build_kv_cache(**t)) * FLOAT16_BYTES == formula, "KV 缓存公式应等于元素数 × 每元素字节")
-    for power in (1, 2, 3):  # 答案已知的“时间”t = 10⁻⁹ n^power：拟合出的斜率应当恰是 power
+    for power in (1, 2, 3):  # 答案已知的“时间”t = 1e-9 · n**power：拟合出的斜率应当恰是 power
         slope, _ = fit_slope([1, 2, 4], [1e-9 * n**power for n in (1, 2, 4)])
         att.check(abs(slope - power) < 1e-9, "按幂律造出的时间，拟合斜率应恰是指数")
 

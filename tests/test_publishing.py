@@ -37,7 +37,7 @@ def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path):
     # Edit a function: drop the 1/√d scaling. Every score and weight on the page changes.
     code = project / "code" / "02_attention.py"
     source = code.read_text(encoding="utf-8")
-    line = '    return math.sqrt(_check_count(d, "d", minimum=1))'
+    line = '    return math.sqrt(check_count(d, "d"))'
     assert line in source
     code.write_text(source.replace(line, "    return 1.0"), encoding="utf-8")
 
