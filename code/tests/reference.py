@@ -2,11 +2,16 @@
 
 A reference here is the same mechanism written again with numpy arrays, independently of the
 pure-Python teaching code, so that a test compares two implementations rather than one with itself.
-Test files import them with ``from reference import …``. (They are not in a conftest.py: tests/ has
+Test files import them with ``from reference import …``. The bad-input fuzz lives here too: ``BAD``
+and ``fuzz_failures``. (They are not in a conftest.py: tests/ has
 a conftest.py of its own, and only one module named ``conftest`` can be imported by name at a time.)
 """
 
 from __future__ import annotations
+
+import inspect
+import math
+import signal
 
 import numpy as np
 from hypothesis import strategies as st
@@ -60,3 +65,59 @@ def numpy_causal(n_query: int, n_key: int) -> np.ndarray:
     """The causal table with the queries at the last positions: query i sees keys 0 … n_key − n_query + i."""
     past = n_key - n_query
     return np.arange(n_key)[None, :] <= past + np.arange(n_query)[:, None]
+
+
+# -- the bad-input fuzz -------------------------------------------------------------------------------------
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], [[1.0, 2.0], [3.0]],
+       10**12, 2.5, [[math.nan, 0.0]], {"a": 1}]  # fmt: skip
+
+
+class _Hang(Exception):
+    pass
+
+
+def _hang(signum, frame):
+    raise _Hang
+
+
+def fuzz_failures(function, kwargs: dict, *, args: tuple = (), names: bool = True, spoken: dict | None = None,
+                  entries: bool = False) -> list[str]:
+    """What goes wrong when each argument of a valid call is replaced, one at a time, by each ``BAD`` value.
+
+    ``function(*args, **kwargs)`` must work. Then every replaced call must answer within 5 s with a result
+    or a ``ValueError``; with ``names`` the message must contain, case aside, the name of an argument of the
+    call (the replaced one, or another whose rule it breaks) or the word ``spoken`` gives for it.
+    ``entries`` also replaces the first entry of each list argument. Returns one sentence per failure.
+    """
+    function(*args, **kwargs)  # the valid call itself works
+    positional = [p.name for p in inspect.signature(function).parameters.values() if p.kind in (p.POSITIONAL_ONLY,
+                  p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
+    labels = [*(positional[i] if i < len(positional) else f"args[{i}]" for i in range(len(args))), *kwargs]
+    words = [w.lower() for label in labels for w in (label, (spoken or {}).get(label, label))]
+    slots = [*enumerate(args), *kwargs.items()]
+    failures, old = [], signal.signal(signal.SIGALRM, _hang)
+    try:
+        for (slot, good), label in zip(slots, labels):
+            lists = [[bad, *good[1:]] for bad in BAD] if entries and isinstance(good, list) and good else []
+            for bad in BAD + lists:
+                a, kw = list(args), dict(kwargs)
+                if isinstance(slot, int):
+                    a[slot] = bad
+                else:
+                    kw[slot] = bad
+                call = f"{function.__name__}({label}={bad!r})"
+                signal.alarm(5)
+                try:
+                    function(*a, **kw)
+                except ValueError as error:
+                    if names and not any(w in str(error).lower() for w in words):
+                        failures.append(f"{call}: ValueError naming no argument: {error}")
+                except _Hang:
+                    failures.append(f"{call}: no answer within 5 s")
+                except Exception as error:  # noqa: BLE001 - any other exception is what the fuzz looks for
+                    failures.append(f"{call}: {type(error).__name__}: {error}")
+                finally:
+                    signal.alarm(0)
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    return failures

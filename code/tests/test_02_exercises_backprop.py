@@ -8,13 +8,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-import math
-import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from reference import fuzz_failures
 
 ex = importlib.import_module("02_exercises_backprop")
 bp = importlib.import_module("02_backprop")
@@ -146,7 +145,6 @@ def test_the_self_test_fails_when_an_answer_is_wrong(monkeypatch):
 
 
 # -- fuzz: every public function, one argument at a time replaced by bad input ------------------------------
-BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0, 2.0], [3.0]], 10**12]
 VALID = {  # one valid call of each public function, every argument named
     "jacobian_row": dict(scores=ex.JAC_SCORES, d_weights=ex.JAC_D_WEIGHTS),
     "hand_steps": dict(q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, d_out=ex.HAND_D_OUT, row=ex.HAND_ROW),
@@ -163,13 +161,4 @@ def test_bad_input_anywhere_is_a_value_error_naming_the_argument():
     public = {name for name, f in vars(ex).items() if inspect.isfunction(f) and f.__module__ == ex.__name__
               and not name.startswith("_")}
     assert public == set(VALID), "every public function needs a valid call here"
-    for name, kwargs in VALID.items():
-        function = getattr(ex, name)
-        function(**kwargs)
-        for arg in kwargs:
-            for bad in BAD:
-                try:
-                    function(**{**kwargs, arg: bad})
-                except ValueError as error:
-                    named = re.search(rf"(?<![A-Za-z0-9_]){re.escape(arg)}(?![A-Za-z0-9_])", str(error), re.I)
-                    assert named, f"{name}({arg}={bad!r}): {error}"
+    assert [failure for name, kwargs in VALID.items() for failure in fuzz_failures(getattr(ex, name), kwargs)] == []

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import itertools
 import json
-import math
 import shutil
 import subprocess
 import sys
@@ -15,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference import fuzz_failures
 
 ex = importlib.import_module("02_exercises_costs")
 costs = importlib.import_module("02_costs")
@@ -129,7 +128,6 @@ def test_bad_input_is_named(call, words):
         call()
 
 
-BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0, 2.0], [3.0]], 10**12]
 VALID = {
     ex.score_table_steps: {"n": 6, "head_dim": 4, "heads": 2, "batch": 3, "bytes_per_element": 2, "scale": 2},
     ex.kv_plans: {"model": ex.EX_MODEL, "context": 1000, "batch": 2},
@@ -145,11 +143,7 @@ def test_every_public_function_is_fuzzed():
 
 @pytest.mark.parametrize("function", list(VALID), ids=lambda f: f.__name__)
 def test_fuzz_every_argument_gets_a_value_error_that_names_it_or_a_result(function):
-    for name, bad in itertools.product(VALID[function], BAD):
-        try:
-            function(**{**VALID[function], name: bad})
-        except ValueError as error:
-            assert name in str(error), (name, bad, str(error))
+    assert fuzz_failures(function, VALID[function]) == []
 
 
 def test_the_downloads_run_alone_and_print_json(tmp_path):

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import importlib
 import json
-import math
 import shutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from reference import fuzz_failures
 
 ex = importlib.import_module("02_exercises_mask")
 
@@ -91,7 +91,6 @@ def test_bad_input_is_named(call, words):
 
 
 # -- bad input: every public function, one argument at a time ----------------------------------------
-BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], 10**12]
 CALLS = {
     ex.front_padding: {"n_key": 5, "pad_front": 1},
     ex.visible_counts: {"past": 2, "new": 3, "pad_front": 1},
@@ -103,17 +102,7 @@ CALLS = {
 
 @pytest.mark.parametrize("function", list(CALLS), ids=lambda f: f.__name__)
 def test_every_bad_argument_gets_a_value_error_that_names_it(function):
-    good = CALLS[function]
-    function(**good)
-    for name in good:
-        for bad in BAD:
-            try:
-                function(**{**good, name: bad})
-            except ValueError as error:
-                # The argument, or (a value of the right kind that breaks a rule between two) the other one.
-                assert any(arg in str(error) for arg in (name, *good)), (function.__name__, name, bad, str(error))
-            except Exception as error:  # noqa: BLE001 - any other exception is the failure
-                pytest.fail(f"{function.__name__}({name}={bad!r}) raised {type(error).__name__}: {error}")
+    assert fuzz_failures(function, CALLS[function]) == []
 
 
 def test_the_self_test_catches_a_wrong_formula(monkeypatch):

@@ -186,7 +186,7 @@ def test_the_file_runs_alone_beside_its_teaching_files(tmp_path):
 def test_every_public_function_answers_bad_input_with_a_value_error():
     from test_02_multihead import fuzz
 
-    fuzz(ex, {
+    assert fuzz(ex, {
         "split_and_row": ((ex.SPLIT_Q, ex.SPLIT_K, 2, 1, 2), {}),
         "gqa_plan": ((8, [8, 2], 16, 100), {}),
         "sharing_heads": ((8, 2, 1), {}),
@@ -195,4 +195,4 @@ def test_every_public_function_answers_bad_input_with_a_value_error():
         "attention_params": ((8, 4, 1, 2), {}),
         "answers": ((), {}),
         "self_test": ((), {}),
-    })  # fmt: skip
+    }) == []  # fmt: skip

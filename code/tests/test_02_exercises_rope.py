@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference import fuzz_failures
 
 ex = importlib.import_module("02_exercises_rope")
 rope = importlib.import_module("02_rope")
@@ -147,7 +148,6 @@ def test_bad_input_is_named(call, words):
         call()
 
 
-BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0, 0.0], [1.0]], 10**12]
 VALID_CALLS = {
     "rotation_steps": ([2.0, 1.0], 2),
     "rotation_angles": (2, 4, 100.0),
@@ -159,16 +159,7 @@ VALID_CALLS = {
 
 @pytest.mark.parametrize("name", sorted(VALID_CALLS))
 def test_bad_arguments_get_a_value_error_and_nothing_else(name):
-    function, args = getattr(ex, name), VALID_CALLS[name]
-    function(*args)
-    for i in range(len(args)):
-        for bad in BAD:
-            call = list(args)
-            call[i] = bad
-            try:
-                function(*call)
-            except ValueError:
-                pass
+    assert fuzz_failures(getattr(ex, name), {}, args=VALID_CALLS[name], names=False) == []
 
 
 def test_the_self_test_catches_a_wrong_answer(monkeypatch):

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import fuzz_failures
 
 rope = importlib.import_module("02_rope")
 att = importlib.import_module("02_attention")
@@ -341,8 +342,6 @@ def test_bad_input_gets_a_value_error_that_names_it(call, words):
 
 # The fuzz of issue 20: each public function, called as in its doctest, with one argument at a time
 # replaced by a bad value. The answer is a result or a ValueError — never another exception or a hang.
-RAGGED = [[1.0, 0.0], [1.0]]
-BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], RAGGED, 10**12, [[math.nan, 0.0]], {"a": 1}]
 Q2 = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
 V2 = [[10.0], [20.0], [30.0]]
 VALID_CALLS = {
@@ -370,16 +369,7 @@ def test_the_fuzz_covers_every_public_function():
 
 @pytest.mark.parametrize("name", sorted(VALID_CALLS))
 def test_bad_arguments_get_a_value_error_and_nothing_else(name):
-    function, args = getattr(rope, name), VALID_CALLS[name]
-    function(*args)  # the valid call itself works
-    for i in range(len(args)):
-        for bad in BAD:
-            call = list(args)
-            call[i] = bad
-            try:
-                function(*call)
-            except ValueError:
-                pass
+    assert fuzz_failures(getattr(rope, name), {}, args=VALID_CALLS[name], names=False) == []
 
 
 def test_huge_sizes_are_refused_not_built():
