@@ -20,7 +20,8 @@ att = importlib.import_module("02_attention")
 # hidden_size、num_attention_heads、num_key_value_heads、max_position_embeddings。head_dim 是单独的一项数据，
 # 代码从不用 hidden ÷ heads 推它：head_dim_in_config 为 False 时 config.json 没有这一项，Transformers 取
 # hidden_size ÷ num_attention_heads；Gemma-7B 明写 256，而 3072 ÷ 16 = 192。Llama-2-7B 的 max_positions 最初
-# 写作 2048，后来改正为 4096；Mistral 的 sliding_window 本页不考虑：公式按存下全部位置计算。
+# 写作 2048，后来改正为 4096。sliding_window 照抄配置：Mistral 写了 4096；Qwen2 写了 131072，但同时写了
+# use_sliding_window: false（不启用）。本页的公式不考虑滑动窗口：按存下全部位置计算。
 _HF = "https://huggingface.co/{}/blob/main/config.json"
 MODELS = [
     {"name": "Llama-2-7B", "source": _HF.format("meta-llama/Llama-2-7b-hf"), "layers": 32, "hidden": 4096,
@@ -31,7 +32,8 @@ MODELS = [
      "heads": 32, "kv_heads": 8, "head_dim": 128, "head_dim_in_config": False, "max_positions": 32768,
      "sliding_window": 4096},
     {"name": "Qwen2-7B", "source": _HF.format("Qwen/Qwen2-7B"), "layers": 28, "hidden": 3584,
-     "heads": 28, "kv_heads": 4, "head_dim": 128, "head_dim_in_config": False, "max_positions": 131072},
+     "heads": 28, "kv_heads": 4, "head_dim": 128, "head_dim_in_config": False, "max_positions": 131072,
+     "sliding_window": 131072, "use_sliding_window": False},
 ]
 GEMMA_7B = {"name": "Gemma-7B", "source": _HF.format("google/gemma-7b"), "layers": 28, "hidden": 3072,
             "heads": 16, "kv_heads": 16, "head_dim": 256, "head_dim_in_config": True, "max_positions": 8192}

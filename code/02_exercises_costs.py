@@ -102,20 +102,28 @@ VARIANTS = [
 ]
 
 
-def bug_checks() -> dict:
+def bug_checks(variants: list = VARIANTS) -> dict:
     """练习 3：每种写法在四项检查上算出的数与结论（``ok``）；``counted`` 与 ``counted_small`` 是直接数出的参照。
+    ``variants`` 是 ``(名字, 每 token 字节的公式, 禁止格数的公式)`` 的列表，默认是本题的四种写法。
 
     检查 1、2：小配置甲、乙真的造出缓存、逐个数；检查 3：n = ``BIG_N`` 时禁止格约占一半；检查 4：逐格数可见性表。
 
     >>> [(r["name"][0], r["ok"]) for r in bug_checks()["rows"]]
     [('A', [True, True, True, True]), ('B', [False, False, True, True]), ('C', [True, False, True, True]), ('D', [True, True, True, False])]
+    >>> bug_checks([("X", None, None)])
+    Traceback (most recent call last):
+    ...
+    ValueError: variants[0] 必须是 (名字, 每 token 字节的公式, 禁止格数的公式)，收到 ('X', None, None)
     """
+    for i, v in enumerate(att.as_list(variants, "variants")):
+        if not (isinstance(v, (tuple, list)) and len(v) == 3 and isinstance(v[0], str) and callable(v[1]) and callable(v[2])):
+            raise ValueError(f"variants[{i}] 必须是 (名字, 每 token 字节的公式, 禁止格数的公式)，收到 {v!r}")
     b = FLOAT16_BYTES
     counted = [costs.count_elements(costs.build_kv_cache(m["layers"], m["kv_heads"], m["head_dim"], SMALL_CONTEXT)) * b
                for m in (SMALL_A, SMALL_B)]
     counted_small = [sum(not ok for row in att.visibility(n, n) for ok in row) for n in SMALL_NS]
     rows = []
-    for name, kv, forbidden in VARIANTS:
+    for name, kv, forbidden in variants:
         formula = [kv(m, b) * SMALL_CONTEXT for m in (SMALL_A, SMALL_B)]
         share = forbidden(BIG_N) / (BIG_N * BIG_N)
         small = [forbidden(n) for n in SMALL_NS]

@@ -44,6 +44,28 @@ def test_times_refuses_what_is_not_a_positive_ratio(bad):
         page.times(bad)
 
 
+@given(st.integers(1, 2**40), st.data())
+@settings(max_examples=60, deadline=None)
+def test_a_share_never_prints_as_a_whole_percentage_it_is_not(whole, data):
+    part = data.draw(st.integers(0, whole))
+    text = page.share(part, whole)
+    value = 100 * part / whole
+    shown = float(text.rstrip("%"))
+    digits = len(text.rstrip("%").split(".")[1])
+    assert digits >= 2 and abs(shown - value) <= 0.5 * 10.0**-digits + 1e-9
+    if shown.is_integer():
+        assert 100 * part % whole == 0 and shown == value, text  # 50.00% only for exactly a half
+
+
+def test_the_forbidden_share_of_the_largest_table_is_not_rounded_to_a_half():
+    rows = page.score_rows([16384])
+    assert page.share_of_largest(rows)["share"] == "49.997%"
+    assert page.score_table(rows)[1][0][3].endswith("（49.997%）")
+    for bad in ((1, 0), (3, 2), (-1, 2), (1.0, 2)):
+        with pytest.raises(ValueError, match="part|whole"):
+            page.share(*bad)
+
+
 def test_percent_and_grouped_print_the_one_minus_sign():
     assert page.percent(-0.5) == f"{fmt.MINUS}50.00%" and page.percent(0.00001) == "0.00%"
     assert fmt.grouped(-1234567) == f"{fmt.MINUS}1,234,567" and fmt.grouped(0) == "0"
@@ -117,7 +139,15 @@ def test_the_configuration_sentences_on_other_models():
     with pytest.raises(ValueError):
         page.no_head_dim_subject([with_key])
     assert page.sliding_sentence([_model("A", 4, 2)]) == ""
-    assert page.sliding_sentence([_model("W", 4, 2, sliding_window=512)]).startswith("W 的配置另有 sliding_window = 512，")
+    on = page.sliding_sentence([_model("W", 4, 2, sliding_window=512)])
+    assert on == "W 的配置写了 sliding_window = 512，即每层只读最近这么多个位置。本页的公式按存下全部位置计算，没有考虑滑动窗口。"
+    off = page.sliding_sentence([_model("X", 4, 2, sliding_window=64, use_sliding_window=False), _model("A", 4, 2),
+                                 _model("W", 4, 2, sliding_window=512)])
+    assert off.startswith("X 的配置写了 sliding_window = 64，但同时写明 use_sliding_window = false，不启用；"
+                          "W 的配置也写了 sliding_window = 512，即每层")
+    # Every configuration that writes a window is named, with its value: the data of the table, not a choice.
+    named = re.findall(r"([\w.-]+) 的配置也?写了 sliding_window = (\d+)", page.sliding_sentence(costs.MODELS))
+    assert named == [(m["name"], str(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")]
     header, body = page.configs_table([with_key])
     assert body == [["G", "2", "16", "4", "4", "8", "64"]] and len(header) == 7
 
@@ -142,7 +172,7 @@ def test_head_dim_sentence_on_other_models():
     more = page.head_dim_sentence(_model("M", heads=4, kv_heads=4, head_dim=8, hidden=64))
     assert "hidden ÷ heads = 64 ÷ 4 = 16" in more and "多算了 100%" in more
     less = page.head_dim_sentence(_model("L", heads=3, kv_heads=3, head_dim=16, hidden=40))
-    assert "13.33" in less and "少算了" in less
+    assert "40 ÷ 3 ≈ 13.33" in less and "少算了" in less  # 40 ÷ 3 is not 13.33: "≈"
 
 
 def test_every_configuration_has_a_citation_in_the_bibliography_and_on_the_page():
@@ -254,24 +284,63 @@ def test_a_fit_check_without_a_noisy_law_is_refused():
 # -- the measurement ---------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "slope, words",
-    [(2.0, "一致"), (1.8, "一致"), (2.25, "一致"), (1.0, "明显低于 2"), (3.0, "明显高于 2"), (-0.5, "明显低于 2")],
+    [(2.0, "相符"), (1.8, "相符"), (2.25, "相符"), (1.0, "明显低于 2"), (3.0, "明显高于 2"), (-0.5, "明显低于 2")],
 )
 def test_slope_sentence_reads_the_slope(slope, words):
-    sentence = page.slope_sentence(slope)
+    sentence = page.slope_sentence(slope, points=7, cpus=3)
     assert words in sentence
     assert f"拟合斜率是 {fmt.fmt(slope, 2)}" in sentence
     assert f"约变为 {fmt.fmt(2 ** slope, 1)} 倍" in sentence
+    # Never wider than what was measured: one build, its lengths, its machine.
+    assert "一次构建、7 个长度、一台 3 个逻辑处理器的机器上的结果" in sentence
+    assert "一致" not in sentence and ("不能当作证明" in sentence or "不能断定原因" in sentence)
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, "2", None, 1e6])
 def test_slope_sentence_refuses_what_is_not_a_slope(bad):
     with pytest.raises(ValueError, match="slope"):
-        page.slope_sentence(bad)
+        page.slope_sentence(bad, points=5, cpus=2)
+
+
+@pytest.mark.parametrize("bad", [{"points": 1, "cpus": 2}, {"points": 5, "cpus": 0}, {"points": 5.0, "cpus": 2}])
+def test_slope_sentence_refuses_a_bad_count(bad):
+    with pytest.raises(ValueError, match="points|cpus"):
+        page.slope_sentence(2.0, **bad)
+
+
+def _timed(ns, seconds):
+    return [{"n": n, "runs": 3, "median": t} for n, t in zip(ns, seconds)]
+
+
+def test_ratios_sentence_reads_the_last_column_of_the_timing_table():
+    steady = _timed([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0])
+    slope = costs.fit_slope([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0])[0]
+    ratios = [r[3] for r in page.timing_table(steady)[1][1:]]
+    sentence = page.ratios_sentence(steady, slope)
+    assert sentence.startswith(f"相邻两行之比在 {min(ratios, key=float)} 到 {max(ratios, key=float)} 之间") and "一致" in sentence
+    # The alternating ratios of a build on a busy machine (3.26 / 5.11 / 3.30 / 5.11): said, not passed over.
+    jumpy = _timed([128, 256, 512, 1024, 2048], [1.0, 3.26, 3.26 * 5.11, 3.26 * 5.11 * 3.30, 3.26 * 5.11 * 3.30 * 5.11])
+    slope = costs.fit_slope([128, 256, 512, 1024, 2048], [r["median"] for r in jumpy])[0]
+    sentence = page.ratios_sentence(jumpy, slope)
+    assert sentence.startswith("相邻两行之比在 3.26 到 5.11 之间，折成斜率是 1.70 到 2.35，并不整齐")
+    assert "5 个长度" in sentence
+    with pytest.raises(ValueError, match="timed"):
+        page.ratios_sentence(jumpy[:2], 2.0)
 
 
 def test_the_timing_table_shows_milliseconds_and_ratios():
     timed = [{"n": 100, "runs": 5, "median": 2e-4}, {"n": 200, "runs": 2, "median": 9e-4}]
     assert page.timing_table(timed)[1] == [["100", "5", "0.200", "—"], ["200", "2", "0.900", "4.50"]]
+
+
+def test_every_word_on_the_figure_is_chinese():
+    fig = page.scaling_figure([100, 200, 400], [1.0, 3.0, 9.0])
+    ax = fig.axes[0]
+    words = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), *(t.get_text() for t in ax.get_legend().get_texts())]
+    assert all(re.search(r"[\u4e00-\u9fff]", w) for w in words), words
+    # Latin words are names (numpy) or symbols (n, t); nothing in English.
+    assert {w for text in words for w in re.findall(r"[A-Za-z]{2,}", text)} <= {"numpy"}, words
+    assert not any("$" in w for w in words), "mathtext has no Chinese glyphs"
 
 
 def test_the_figure_plots_the_data_and_the_fit():
@@ -280,7 +349,7 @@ def test_the_figure_plots_the_data_and_the_fit():
     lines = fig.axes[0].get_lines()
     assert list(lines[0].get_xdata()) == ns and list(lines[0].get_ydata()) == seconds
     slope, _ = costs.fit_slope(ns, seconds)
-    assert f"slope = {fmt.fmt(slope, 2)}" in fig.axes[0].get_legend().get_texts()[1].get_text()
+    assert f"斜率 = {fmt.fmt(slope, 2)}" in fig.axes[0].get_legend().get_texts()[1].get_text()
     fitted, reference = lines[1].get_ydata(), lines[2].get_ydata()
     assert np.log(fitted[1] / fitted[0]) / np.log(4) == pytest.approx(slope)
     assert np.log(reference[1] / reference[0]) / np.log(4) == pytest.approx(2)
@@ -317,6 +386,23 @@ def test_the_bug_sentence_follows_the_results():
     c = ex.bug_checks()
     assert page.bug_sentence(c["rows"]) == \
         "只有写法 A 通过全部四项检查；检查 1 认出 B，检查 2 认出 B、C，检查 3 一种也认不出，检查 4 认出 D。"
+
+
+def test_the_blind_checks_are_found_by_breaking_each_formula():
+    assert page.blind_checks() == {"kv": [3, 4], "forbidden": [1, 2]}
+    assert [page.changed_formula(v) for v in ex.VARIANTS] == [[], ["kv"], ["kv"], ["forbidden"]]
+    # Other variants: one that breaks both formulas, and one that breaks only the forbidden cells badly.
+    right = ex.VARIANTS[0]
+    both = ("E：都错", lambda m, b: 0.0, lambda n: 0)
+    far = ("F：禁止格全错", right[1], lambda n: n * n)
+    variants = [right, both, far]
+    rows = ex.bug_checks(variants)["rows"]
+    assert [r["ok"] for r in rows] == [[True] * 4, [False, False, False, False], [True, True, False, False]]
+    sentence = page.blind_sentence(rows, variants)
+    assert sentence == ("检查 3、4 用不到每 token 字节的公式：把这个公式改坏，它们照样通过，所以 E 在这两项上的“通过”什么也不说明；"
+                        "检查 1、2 用不到禁止格数的公式，E、F 在这两项上的“通过”同样什么也不说明。凡是用到了改错的公式的检查，都认出了它。")
+    with pytest.raises(ValueError, match="rows"):
+        page.blind_sentence(rows[:2], variants)
 
 
 def test_the_bug_table_marks_what_each_check_catches():

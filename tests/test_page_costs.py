@@ -54,8 +54,12 @@ def test_the_score_table_holds_the_computed_counts(book_html):
     table = rows(book_html)
     for n in costs.SCORE_NS:
         c = costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES, batch=costs.SCORE_BATCH)
-        row = [str(n), f"{c['entries']:,}", fmt.size(c["bytes"]), f"{c['forbidden']:,}（{100 * c['forbidden'] / c['entries']:.2f}%）"]
-        assert row in table
+        row = next(r for r in table if r[:3] == [str(n), f"{c['entries']:,}", fmt.size(c["bytes"])])
+        forbidden, share = re.fullmatch(r"([\d,]+)（([\d.]+)%）", row[3]).groups()
+        assert forbidden == f"{c['forbidden']:,}"
+        exact = 100 * c["forbidden"] / c["entries"]
+        assert abs(float(share) - exact) <= 0.5 * 10.0 ** -len(share.split(".")[1])
+        assert not float(share).is_integer()  # 49.997% is not 50.00%: (n − 1)/(2n) is never a half
         assert [str(n), f"{c['qk_madds']:,}", f"{c['mix_madds']:,}"] in table
 
 
@@ -82,6 +86,42 @@ def test_the_generated_sentences_are_the_codes_own(book_html):
     ]
     for sentence in expected:
         assert sentence in text
+
+
+def test_the_sliding_windows_of_the_configurations_are_all_said(book_html):
+    assert page.sliding_sentence(costs.MODELS) in prose(book_html)
+    for m in costs.MODELS:
+        if m.get("sliding_window"):
+            assert f"{m['name']} 的配置" in prose(book_html)
+
+
+NUMBER = r"\d[\d,]*(?:\.\d+)?²?"
+CALCULATION = re.compile(rf"((?:{NUMBER} [×÷+−] )+{NUMBER}) ([=≈]) ({NUMBER})(?![\d.])")
+
+
+def value(calculation: str) -> float:
+    """A calculation as the page prints it (3 × 2 × 6² × 4, 3072 ÷ 16), computed from the printed numbers."""
+    python = re.sub(r"(\d[\d,]*(?:\.\d+)?)²", r"(\1**2)", calculation.replace(",", ""))
+    return eval(python.replace("×", "*").replace("÷", "/").replace("−", "-"), {})
+
+
+def test_a_written_out_calculation_says_equals_only_when_its_printed_terms_give_its_result(book_html):
+    text = prose(book_html)
+    found = CALCULATION.findall(text)
+    assert found, "no written-out calculation found"
+    for left, sign, result in found:
+        digits = len(result.split(".")[1]) if "." in result else 0
+        exact = value(left) == float(result.replace(",", "").rstrip("²"))
+        assert (sign == "=") == exact, f"{left} {sign} {result}"
+        assert round(value(left), digits) == float(result.replace(",", "")), f"{left} {sign} {result}"
+    # The exercises' tables put the calculation and its result in two cells of one row.
+    table = rows(book_html)
+    written = [(r[2], r[3]) for r in table if len(r) == 4 and re.fullmatch(rf"(?:{NUMBER} [×÷] )+{NUMBER}", r[2])]
+    written += [(r[1], r[2].removesuffix(" 字节")) for r in table
+                if len(r) == 5 and re.fullmatch(rf"(?:{NUMBER} × )+{NUMBER}", r[1])]
+    assert len(written) >= 8, written
+    for left, result in written:
+        assert value(left) == float(result.replace(",", "")), (left, result)
 
 
 def test_the_tiny_configuration_is_counted_both_ways(book_html):
@@ -137,8 +177,15 @@ def test_the_measured_slope_is_fitted_from_the_timing_table(book_html):
     assert shown, "no slope sentence"
     # The table rounds each median to a microsecond; the slope from it agrees to the shown digits.
     assert float(shown.group(1)) == pytest.approx(slope, abs=0.02)
-    sentence_start = page.slope_sentence(float(shown.group(1))).split("：")[0].split("，")[0]
+    sentence_start = page.slope_sentence(float(shown.group(1)), points=len(ns), cpus=1).split("：")[0].split("，")[0]
     assert sentence_start in prose(book_html)
+    assert f"一次构建、{len(ns)} 个长度、一台" in prose(book_html)
+    # The ratios per doubling are read out, not passed over: the range said is the table's last column.
+    ratios = [row[3] for row in measured[1:]]
+    said = re.search(r"相邻两行之比(?:都是 ([\d.]+)|在 ([\d.]+) 到 ([\d.]+) 之间)", prose(book_html))
+    assert said, "no sentence on the ratios"
+    low, high = (said.group(1), said.group(1)) if said.group(1) else said.group(2, 3)
+    assert (low, high) == (min(ratios, key=float), max(ratios, key=float))
 
 
 def test_the_figure_is_an_image_with_a_chinese_caption_saying_what_it_is_not(book_html):
@@ -179,7 +226,7 @@ def test_the_plot_is_a_vector_figure_in_the_pdf(pdf, text):
     tex = next(pdf.parent.glob("*.tex")).read_text(encoding="utf-8")
     graphics = re.findall(r"\\sphinxincludegraphics\S*", tex)
     assert any(g.endswith(".pdf}") for g in graphics), graphics
-    assert "sequencelength" in text and "notabenchmarkofanyproduct" in text
+    assert flat("每次调用耗时的中位数（秒）") in text and flat("参照：斜率 = 2") in text
     assert flat("这不是任何产品的性能测试") in text
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import math
 import statistics
+from fractions import Fraction
 
 from chapter import fmt
 
@@ -66,6 +67,23 @@ def percent(share: float, digits: int = 2) -> str:
     ('50.00%', '25%', '−12.5%')
     """
     return fmt.fmt(100 * att.real(share, "share"), digits) + "%"
+
+
+def share(part: int, whole: int) -> str:
+    """``part ÷ whole`` as a percentage with two decimals, and more where two would show a whole percentage
+    that the share is not: 4,294,705,152 of 8,589,934,592 is 49.997%, not 50.00%.
+
+    >>> share(6, 16), share(16760832, 33554432), share(4294705152, 8589934592), share(1, 2)
+    ('37.50%', '49.95%', '49.997%', '50.00%')
+    """
+    whole = att.check_count(whole, "whole")
+    part = att.check_count(part, "part", minimum=0, maximum=whole)
+    value = Fraction(100 * part, whole)
+    for digits in range(2, 16):
+        shown = round(value, digits)
+        if shown == value or shown.denominator != 1:  # exact, or not a whole percentage
+            break
+    return fmt.fmt(float(value), digits) + "%"
 
 
 def tex_number(x: float) -> str:
@@ -119,7 +137,7 @@ def score_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     """
     header = ["序列长度 n", "分数表格子数", "字节（float32）", "因果禁止的格子（占比）"]
     return header, [[fmt.count(r["n"]), fmt.grouped(r["entries"]), fmt.size(r["bytes"]),
-                     f"{fmt.grouped(r['forbidden'])}（{percent(r['forbidden'] / r['entries'])}）"] for r in rows]
+                     f"{fmt.grouped(r['forbidden'])}（{share(r['forbidden'], r['entries'])}）"] for r in rows]
 
 
 def madds_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -162,9 +180,21 @@ def no_head_dim_subject(models: list[dict]) -> str:
 
 
 def sliding_sentence(models: list[dict]) -> str:
-    """What the page leaves out: a sliding window in any configuration (empty when none has one)."""
-    return "".join(f"{m['name']} 的配置另有 sliding_window = {fmt.count(m['sliding_window'])}，即每层只读最近这么多个位置；"
-                   "本页的公式按存下全部位置计算，没有考虑它。" for m in models if m.get("sliding_window"))
+    """What the page leaves out: every sliding_window a configuration writes, and whether it is switched on
+    (``use_sliding_window: false`` switches it off); empty when no configuration has one.
+
+    >>> print(sliding_sentence(costs.MODELS))
+    Mistral-7B-v0.1 的配置写了 sliding_window = 4096，即每层只读最近这么多个位置；Qwen2-7B 的配置也写了 sliding_window = 131072，但同时写明 use_sliding_window = false，不启用。本页的公式按存下全部位置计算，没有考虑滑动窗口。
+    """
+    parts = []
+    for m in att.as_list(models, "models"):
+        if not m.get("sliding_window"):
+            continue
+        also = "也" if parts else ""
+        start = f"{m['name']} 的配置{also}写了 sliding_window = {fmt.count(m['sliding_window'])}"
+        parts.append(start + ("，但同时写明 use_sliding_window = false，不启用" if m.get("use_sliding_window") is False
+                              else "，即每层只读最近这么多个位置"))
+    return "；".join(parts) + "。本页的公式按存下全部位置计算，没有考虑滑动窗口。" if parts else ""
 
 
 def kv_rows(models: list[dict], context: int = costs.CONTEXT, batch: int = costs.BATCH) -> list[dict]:
@@ -271,7 +301,8 @@ def head_dim_sentence(model: dict) -> str:
     real = costs.kv_cache_bytes(model, 1)  # also checks the model
     m, guess = model, model["hidden"] / model["heads"]
     shown = fmt.short(guess) if guess.is_integer() else fmt.fmt(guess, 2)
-    start = f"{m['name']}：hidden ÷ heads = {fmt.count(m['hidden'])} ÷ {fmt.count(m['heads'])} = {shown}"
+    sign = "=" if guess.is_integer() else "≈"  # 40 ÷ 3 is not 13.33
+    start = f"{m['name']}：hidden ÷ heads = {fmt.count(m['hidden'])} ÷ {fmt.count(m['heads'])} {sign} {shown}"
     if guess == m["head_dim"]:
         return f"{start}，与配置的 head_dim = {fmt.count(m['head_dim'])} 一致；但这只是这个模型的巧合，不是规律。"
     # 误推值未必是整数：按同一公式用浮点数算，再四舍五入到字节。
@@ -284,7 +315,7 @@ def head_dim_sentence(model: dict) -> str:
 def share_of_largest(rows: list[dict]) -> dict:
     """The last (largest) row of the score table, for the paragraph on the causal mask."""
     r = rows[-1]
-    return {"n": r["n"], "share": percent(r["forbidden"] / r["entries"]), "entries": fmt.grouped(r["entries"]),
+    return {"n": r["n"], "share": share(r["forbidden"], r["entries"]), "entries": fmt.grouped(r["entries"]),
             "madds": fmt.grouped(r["qk_madds"])}
 
 
@@ -447,55 +478,109 @@ def timing_table(timed: list[dict]) -> tuple[list[str], list[list[str]]]:
          "—" if i == 0 else fmt.fmt(r["median"] / timed[i - 1]["median"], 2)] for i, r in enumerate(timed)]
 
 
-def slope_sentence(slope: float) -> str:
-    """Read a fitted slope: how far from 2 (the n² growth), and what doubling the length does to the time.
+def ratios_sentence(timed: list[dict], slope: float) -> str:
+    """Read the timing table's last column: each ratio turned into the slope it implies between two lengths,
+    and whether those local slopes stay near the fitted one (within 0.25) or jump about.
 
-    >>> print(slope_sentence(2.0))
-    拟合斜率是 2.00：长度每翻一倍，时间约变为 4.0 倍，与分数表格子数的 n² 增长一致。
+    >>> rows = [{"n": n, "runs": 3, "median": t} for n, t in ((1, 1.0), (2, 4.0), (4, 16.0))]
+    >>> print(ratios_sentence(rows, 2.0))
+    相邻两行之比都是 4.00，折成斜率都是 2.00，与拟合斜率一致。
+    >>> rows[2]["median"] = 64.0
+    >>> print(ratios_sentence(rows, 2.5))
+    相邻两行之比在 4.00 到 16.00 之间，折成斜率是 2.00 到 4.00，并不整齐：每个长度只计时几次，构建机上还有别的程序在跑，一次偶然的快慢就能让一个比值偏大或偏小。拟合的斜率把 3 个长度放在一起看，比任何一个比值都稳；单看某一个比值说明不了什么。
+    """
+    rows = att.as_list(timed, "timed")
+    if len(rows) < 3:
+        raise ValueError(f"timed 至少要有 3 行，才有两个相邻之比可比，收到 {len(rows)} 行")
+    s = att.real(slope, "slope")
+    ratios = [b["median"] / a["median"] for a, b in zip(rows, rows[1:])]
+    local = [math.log(r) / math.log(b["n"] / a["n"]) for r, a, b in zip(ratios, rows, rows[1:])]
+    low, high = fmt.fmt(min(ratios), 2), fmt.fmt(max(ratios), 2)
+    s_low, s_high = fmt.fmt(min(local), 2), fmt.fmt(max(local), 2)
+    if low == high:
+        told = f"相邻两行之比都是 {low}，折成斜率都是 {s_low}"
+    else:
+        told = f"相邻两行之比在 {low} 到 {high} 之间，折成斜率是 {s_low} 到 {s_high}"
+    if max(abs(x - s) for x in local) <= 0.25:
+        return told + "，与拟合斜率一致。"
+    return (told + "，并不整齐：每个长度只计时几次，构建机上还有别的程序在跑，一次偶然的快慢就能让一个比值偏大或偏小。"
+            f"拟合的斜率把 {fmt.count(len(rows))} 个长度放在一起看，比任何一个比值都稳；单看某一个比值说明不了什么。")
+
+
+def slope_sentence(slope: float, *, points: int, cpus: int) -> str:
+    """Read a fitted slope: how far from 2 (the n² growth), and what doubling the length does to the time,
+    said no wider than one measurement of ``points`` lengths on a machine of ``cpus`` logical processors.
+
+    >>> print(slope_sentence(2.0, points=5, cpus=2))
+    拟合斜率是 2.00：长度每翻一倍，时间约变为 4.0 倍，与分数表格子数的 n² 增长相符。这只是一次构建、5 个长度、一台 2 个逻辑处理器的机器上的结果：它与 n² 增长不矛盾，却不能当作证明。
     """
     s = att.real(slope, "slope")
     if not math.isfinite(s) or abs(s) > 100:
         raise ValueError(f"slope 必须是有限的实数（且不过 ±100），收到 {slope!r}")
+    points = att.check_count(points, "points", minimum=2)
+    cpus = att.check_count(cpus, "cpus")
     text, factor = f"拟合斜率是 {fmt.fmt(s, 2)}", f"长度每翻一倍，时间约变为 {fmt.fmt(2**s, 1)} 倍"
+    where = f"一次构建、{fmt.count(points)} 个长度、一台 {fmt.count(cpus)} 个逻辑处理器的机器上的结果"
     if abs(s - 2) <= 0.25:
-        return f"{text}：{factor}，与分数表格子数的 n² 增长一致。"
+        return f"{text}：{factor}，与分数表格子数的 n² 增长相符。这只是{where}：它与 n² 增长不矛盾，却不能当作证明。"
     if s < 2:
         return (f"{text}，明显低于 2：{factor}。短序列上每次调用的固定开销占比较大，可能把直线压平；"
-                "只凭这一次测量不能断定原因。")
+                f"这是{where}，只凭它不能断定原因。")
     return (f"{text}，明显高于 2：{factor}。长序列的分数表装不进处理器缓存、测量时机器正忙，"
-            "都可能让直线变陡；只凭这一次测量不能断定原因。")
+            f"都可能让直线变陡；这是{where}，只凭它不能断定原因。")
+
+
+# The figure's words are Chinese, set in Noto Sans CJK SC (Debian: fonts-noto-cjk, which the PDF edition
+# needs too); Latin letters and digits come from DejaVu Sans, matplotlib's own font, first in the list.
+FIGURE_FONT = "Noto Sans CJK SC"
+
+
+def figure_fonts() -> list[str]:
+    """The font list of the figure's text; a clear error when the Chinese font is not installed.
+
+    >>> figure_fonts()
+    ['DejaVu Sans', 'Noto Sans CJK SC']
+    """
+    from matplotlib import font_manager
+
+    try:
+        font_manager.findfont(font_manager.FontProperties(family=FIGURE_FONT), fallback_to_default=False)
+    except ValueError:
+        raise ValueError(f"图里的中文要用字体 {FIGURE_FONT}：请安装 Debian 的 fonts-noto-cjk") from None
+    return ["DejaVu Sans", FIGURE_FONT]
 
 
 def scaling_figure(ns: list[int], seconds: list[float]):
     """Log-log plot: the measured medians, the fitted line and its slope, and a slope-2 reference.
 
-    Only Latin letters and maths on the figure; the Chinese caption is in the text.
+    Every word on it is Chinese (labels, legend, title); no mathtext, whose fonts have no Chinese glyphs.
 
     >>> fig = scaling_figure([128, 256, 512], [1e-3, 4e-3, 16e-3])
-    >>> fig.axes[0].get_xscale(), fig.axes[0].get_yscale()
-    ('log', 'log')
+    >>> fig.axes[0].get_xscale(), fig.axes[0].get_yscale(), fig.axes[0].get_xlabel()
+    ('log', 'log', '序列长度 n')
     """
     from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
 
+    fonts = {"family": figure_fonts()}
     slope, c = costs.fit_slope(ns, seconds)
     fig = Figure(figsize=(6.0, 3.6))
     ax = fig.subplots()
-    ax.loglog(ns, seconds, "o", color="#1f5fa8", label="measured (median)")
+    ax.loglog(ns, seconds, "o", color="#1f5fa8", label="实测（中位数）")
     ends = [min(ns), max(ns)]
     ax.loglog(ends, [math.exp(c) * n**slope for n in ends], "-", color="#c0392b",
-              label=f"least-squares fit: slope = {fmt.fmt(slope, 2)}")
+              label=f"最小二乘拟合：斜率 = {fmt.fmt(slope, 2)}")
     # The reference has slope exactly 2 (t ∝ n²) through the fitted line's middle: only the tilt compares.
     mid = math.exp(statistics.fmean(math.log(n) for n in ends))
     at_mid = math.exp(c) * mid**slope
-    ax.loglog(ends, [at_mid * (n / mid) ** 2 for n in ends], "--", color="#7f7f7f",
-              label="reference: slope = 2 ($t \\propto n^2$)")
-    ax.set_xlabel("sequence length $n$")
-    ax.set_ylabel("median time per call (s)")
+    ax.loglog(ends, [at_mid * (n / mid) ** 2 for n in ends], "--", color="#7f7f7f", label="参照：斜率 = 2（t ∝ n²）")
+    ax.set_xlabel("序列长度 n", fontdict=fonts)
+    ax.set_ylabel("每次调用耗时的中位数（秒）", fontdict=fonts)
     ax.set_xticks(ns, [fmt.count(n) for n in ns])
     ax.minorticks_off()
-    ax.set_title("numpy causal attention, measured on the build machine at build time\n"
-                 "(not a benchmark of any product)", fontsize=9)
-    ax.legend(loc="upper left", fontsize=9)
+    for label in (*ax.get_xticklabels(), *ax.get_yticklabels()):
+        label.set_fontfamily(fonts["family"])
+    ax.set_title("构建时在构建机上实测的 numpy 因果注意力（不是任何产品的性能测试）", fontdict={**fonts, "fontsize": 9})
+    ax.legend(loc="upper left", prop={**fonts, "size": 9})
     ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()
     return fig
@@ -611,3 +696,69 @@ def bug_sentence(rows: list[dict]) -> str:
         caught = [x for x, r in zip(letters, rows) if not r["ok"][j]]
         parts.append(f"检查 {j + 1} " + (f"认出 {'、'.join(caught)}" if caught else "一种也认不出"))
     return start + "，".join(parts) + "。"
+
+
+# Exercise 3's two formulas, in the order of a variant's entries: (名字, 每 token 字节的公式, 禁止格数的公式).
+FORMULAS = {"kv": "每 token 字节的公式", "forbidden": "禁止格数的公式"}
+
+
+def blind_checks(variants: list = ex.VARIANTS) -> dict:
+    """Which checks never look at which formula, found by breaking one formula of the right variant (the first)
+    at a time: a check whose verdict stays 通过 does not use that formula. Check numbers count from 1.
+
+    >>> blind_checks()
+    {'kv': [3, 4], 'forbidden': [1, 2]}
+    """
+    name, kv, forbidden = att.as_list(variants, "variants")[0]
+    broken = {"kv": (name, lambda m, b: kv(m, b) + 1, forbidden),
+              "forbidden": (name, kv, lambda n: forbidden(n) + n * n)}
+    return {key: [j + 1 for j, ok in enumerate(ex.bug_checks([variant])["rows"][0]["ok"]) if ok]
+            for key, variant in broken.items()}
+
+
+def changed_formula(variant: tuple, variants: list = ex.VARIANTS) -> list[str]:
+    """The formulas in which ``variant`` differs from the right variant (the first of ``variants``).
+
+    >>> [changed_formula(v) for v in ex.VARIANTS]
+    [[], ['kv'], ['kv'], ['forbidden']]
+    """
+    right = att.as_list(variants, "variants")[0]
+    return [key for key, mine, theirs in zip(FORMULAS, variant[1:], right[1:]) if mine is not theirs]
+
+
+def _checks(numbers: list[int]) -> str:
+    return "检查 " + "、".join(str(j) for j in numbers)
+
+
+def blind_sentence(rows: list[dict], variants: list = ex.VARIANTS) -> str:
+    """Exercise 3: which checks cannot see which variants at all, because they never use the formula the
+    variant changes (from ``blind_checks``), and where a check that does use it passes the variant anyway.
+
+    >>> print(blind_sentence(ex.bug_checks()["rows"]))
+    检查 3、4 用不到每 token 字节的公式：把这个公式改坏，它们照样通过，所以 B、C 在这两项上的“通过”什么也不说明；检查 1、2 用不到禁止格数的公式，D 在这两项上的“通过”同样什么也不说明。用到了改错的公式却没有认出的有 2 处：C 在检查 1 上，D 在检查 3 上。
+    """
+    rows, variants = att.as_list(rows, "rows"), att.as_list(variants, "variants")
+    if len(rows) != len(variants):
+        raise ValueError(f"rows 与 variants 必须一样长，收到 {len(rows)} 行、{len(variants)} 种写法")
+    blind = blind_checks(variants)
+    letters = [r["name"].split("：")[0] for r in rows]
+    changes = [changed_formula(v, variants) for v in variants]
+    parts = []
+    for key, checks in blind.items():
+        who = [x for x, c in zip(letters, changes) if key in c]
+        if not checks or not who:
+            continue
+        where = "这两项" if len(checks) == 2 else ("这一项" if len(checks) == 1 else "这几项")
+        if not parts:
+            parts.append(f"{_checks(checks)} 用不到{FORMULAS[key]}：把这个公式改坏，它们照样通过，"
+                         f"所以 {'、'.join(who)} 在{where}上的“通过”什么也不说明")
+        else:
+            parts.append(f"{_checks(checks)} 用不到{FORMULAS[key]}，{'、'.join(who)} 在{where}上的“通过”同样什么也不说明")
+    misses = [(x, j + 1) for x, c, r in zip(letters, changes, rows) for j, ok in enumerate(r["ok"])
+              if ok and any(j + 1 not in blind[key] for key in c)]
+    text = "；".join(parts) + "。" if parts else ""
+    if misses:
+        text += f"用到了改错的公式却没有认出的有 {fmt.count(len(misses))} 处：" + "，".join(f"{x} 在检查 {j} 上" for x, j in misses) + "。"
+    else:
+        text += "凡是用到了改错的公式的检查，都认出了它。"
+    return text
