@@ -202,6 +202,24 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float) -> dict:
     return {"weights": weights, "outputs": outputs, "dq": dq, "dk": dk, "dv": steps["dv"]}
 
 
+def additive_backward_demo(q, k, v, d_out, visible) -> dict:
+    """只为演示：按加性 mask ``S = Q K^T / √d + M``（M 取 0 或 −∞）做前向，再用同样的五步做反向。
+
+    与 ``fill_backward_demo(fill=−∞)`` 的前向相同（有限数加 −∞ 就是 −∞），反向却不同：M 是常数，
+    dS 原样流回 ``Q K^T / √d``，全屏蔽行的 NaN 因此也进了这一行的 dQ 和每个 Key 的 dK。
+    返回 ``{"weights", "outputs", "dq", "dk", "dv"}``。
+
+    >>> r = additive_backward_demo([[0.0], [1.0]], [[0.0], [1.0]], [[10.0], [30.0]], [[1.0], [1.0]],
+    ...                            [[False, False], [True, True]])
+    >>> r["dq"][0], r["dk"]
+    ([nan], [[nan], [nan]])
+    """
+    q, k, v, d_out, visible, _ = _shapes(q, k, v, d_out, visible, "zero")
+    weights, outputs = att.unguarded_attention(q, k, v, visible, fill=-math.inf)
+    steps = _backward(q, k, v, d_out, visible, "zero", weights=weights, outputs=outputs)
+    return {key: steps[key] for key in ("weights", "outputs", "dq", "dk", "dv")}
+
+
 # -- 核对：中心有限差分 ---------------------------------------------------------------------------------
 def _numeric(outputs, d_out, m: list[list[float]], h: object) -> list[list[float]]:
     """逐个元素原地扰动 ``m``（用完即还原），返回 ``L = Σ d_out * outputs()`` 的中心差分。"""

@@ -29,16 +29,11 @@ ZERO_Q = [[1.0, 0.5], [0.5, 1.0]]
 ZERO_K = [[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, -1.0]]
 ZERO_V = [[5.0], [1.0], [2.0], [-1.0]]
 ZERO_D_OUT = [[1.0], [0.5]]
-# 练习 4：三个反向实现，两种上游梯度。
-BUG_Q = [[0.5, 1.0], [1.0, -1.0], [0.0, 1.0]]
-BUG_K = [[1.0, 0.0], [0.5, 0.5], [-1.0, 1.0]]
-BUG_V = [[1.0, 2.0], [0.0, -1.0], [2.0, 1.0]]
-BUG_D_OUT = [[0.3, -0.7], [0.9, 0.2], [-0.4, 0.6]]
-IMPLEMENTATIONS = {
-    "正确": bp.attention_backward,
-    "A：丢掉修正项": bp.wrong_backward_no_rowsum,
-    "B：忘乘 dO": bp.wrong_backward_forgets_d_out,
-}
+# 练习 4：修正项 D 什么时候为 0。3 个位置的因果自注意力，V 两列；给定的上游梯度 dO。
+CORR_Q = [[0.5, 1.0], [1.0, -1.0], [0.0, 1.0]]
+CORR_K = [[1.0, 0.0], [0.5, 0.5], [-1.0, 1.0]]
+CORR_V = [[1.0, 2.0], [0.0, -1.0], [2.0, 1.0]]
+CORR_D_OUT = [[0.3, -0.7], [0.9, 0.2], [-0.4, 0.6]]
 
 
 # -- 练习 1 ---------------------------------------------------------------------------------------------
@@ -111,21 +106,27 @@ def mask_zeros(
 
 
 # -- 练习 4 ---------------------------------------------------------------------------------------------
-def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, d_out=BUG_D_OUT) -> dict:
-    """练习 4 的答案：三个反向实现各用全 1 的 dO 与给定的 dO 做有限差分核对，返回最大相对误差。
+def correction_cases(q=CORR_Q, k=CORR_K, v=CORR_V, d_out=CORR_D_OUT) -> dict:
+    """练习 4 的答案：给定的 dO 与每行都和 O 正交的 dO⊥ = (−O_i1, O_i0) 各自的修正项 D，
+    以及丢掉 D 的反向（``dS = P * dP``）与正确反向之差。
 
-    >>> c = bug_checks()
-    >>> [(name, ones <= bp.TOLERANCE, rand <= bp.TOLERANCE) for name, (ones, rand) in c["errors"].items()]
-    [('正确', True, True), ('A：丢掉修正项', False, False), ('B：忘乘 dO', True, False)]
+    D_i = rowsum(dO * O) 是 dO 的第 i 行在 O 的第 i 行上的点积：两者正交时它恰为 0，丢不丢它都一样。
+
+    >>> c = correction_cases()
+    >>> [([round(x, 4) for x in case["D"]], case["gap"] > 0) for case in c["cases"].values()]
+    [([-1.1, 0.8046, -0.1033], True), ([0.0, 0.0, 0.0], False)]
     """
     q, k, v, d_out = (att.as_matrix(m, name) for m, name in ((q, "q"), (k, "k"), (v, "v"), (d_out, "d_out")))
-    ones = [[1.0] * len(row) for row in d_out]
-    errors = {
-        name: (bp.gradient_check(q, k, v, ones, backward=f)["max"], bp.gradient_check(q, k, v, d_out, backward=f)["max"])
-        for name, f in IMPLEMENTATIONS.items()
-    }
-    same = bp.wrong_backward_forgets_d_out(q, k, v, ones) == bp.attention_backward(q, k, v, ones)
-    return {"errors": errors, "forgets_equal_on_ones": same}
+    if len(v[0]) != 2:
+        raise ValueError(f"v 必须恰有两列（dO⊥ 的每行取 (−O_i1, O_i0)），收到 {len(v[0])} 列")
+    _, out = att.attention(q, k, v)  # 因果规则；形状也在这里检查
+    orthogonal = [[-o[1], o[0]] for o in out]  # 每行与 O 的同一行正交
+    cases = {}
+    for name, g in (("给定的 dO", d_out), ("与 O 逐行正交的 dO⊥", orthogonal)):
+        right, dropped = bp.attention_backward(q, k, v, g), bp.wrong_backward_no_rowsum(q, k, v, g)
+        cases[name] = {"d_out": g, "D": rowsum_correction(g, out),
+                       "gap": max(att.max_abs_diff(a, b) for a, b in zip(right, dropped))}
+    return {"outputs": out, "cases": cases}
 
 
 # -- 练习 5：写一个函数 ----------------------------------------------------------------------------------
@@ -148,31 +149,31 @@ def rowsum_correction(d_out: list[list[float]], out: list[list[float]]) -> list[
 
 
 def answers() -> dict:
-    """每道题的答案（JSON 可打印）；练习 4 给出每个实现在“全 1 / 随机 dO”两种核对下是否通过。
+    """每道题的答案（JSON 可打印）；练习 4 给出两种 dO 的修正项 D 与丢掉 D 之后梯度差多少。
 
     >>> sorted(answers())
     ['练习1', '练习2', '练习3', '练习4', '练习5']
     """
     hand = hand_steps()["steps"]
-    passed = {name: [e <= bp.TOLERANCE for e in pair] for name, pair in bug_checks()["errors"].items()}
+    cases = correction_cases()["cases"]
     return {
         "练习1": jacobian_row()["ds"],
         "练习2": {"dV[0][0]": hand["dv"][0][0], f"dS[{HAND_ROW}]": hand["ds"][HAND_ROW]},
         "练习3": mask_zeros()["zero_keys"],
-        "练习4": {name: {"全1通过": ones, "随机通过": rand} for name, (ones, rand) in passed.items()},
+        "练习4": {name: {"D": case["D"], "丢掉D后的最大差": case["gap"]} for name, case in cases.items()},
         "练习5": rowsum_correction(HAND_D_OUT, hand["outputs"]),
     }
 
 
 def self_test() -> None:
-    """核对答案：两种 ds 算法一致，修正项两种写法相等，只有随机 dO 认得出“忘乘 dO”。"""
+    """核对答案：两种 ds 算法一致，修正项两种写法相等，D 为 0 时丢掉它不改变梯度。"""
     a1, hand = jacobian_row(), hand_steps()["steps"]
     att.check(att.max_abs_diff([a1["ds"]], [a1["ds_by_matrix"]]) < 1e-12, "J dp 与 p * (dp − Σ p dp) 应当相同")
     correction = rowsum_correction(HAND_D_OUT, hand["outputs"])
     att.check(att.max_abs_diff([correction], [hand["rowsum_dp_p"]]) < 1e-12, "rowsum(dO * O) 应当等于 rowsum(dP * P)")
     att.check(mask_zeros()["zero_keys"] == [0], "只有句首的 PAD Key 0 没有任何查询读")
-    verdicts = {name: tuple(e <= bp.TOLERANCE for e in pair) for name, pair in bug_checks()["errors"].items()}
-    att.check(list(verdicts.values()) == [(True, True), (False, False), (True, False)], "三个实现的核对结论不对")
+    given, orthogonal = correction_cases()["cases"].values()
+    att.check(given["gap"] > 1e-3 and orthogonal["gap"] == 0.0 == max(map(abs, orthogonal["D"])), "D 为 0 时丢掉它才不改变梯度")
 
 
 if __name__ == "__main__":

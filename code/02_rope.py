@@ -15,7 +15,7 @@ import math
 att = importlib.import_module("02_attention")  # 同一章的注意力：softmax、可见性表、缩放点积
 
 __all__ = ["frequencies", "pairs", "angles", "rotate", "mixed_rotate", "rotate_rows", "rope_scores",
-           "layout_permutation", "permute", "full_attention", "cached_step", "decode", "row_index_decode",
+           "layout_permutation", "head_permutation", "permute", "full_attention", "cached_step", "decode", "row_index_decode",
            "padded_positions", "slowest_wavelength", "self_test", "run_demo"]
 Matrix = list[list[float]]
 
@@ -154,6 +154,19 @@ def layout_permutation(d: int) -> list[int]:
     """
     d = _dim(d)
     return list(range(0, d, 2)) + list(range(1, d, 2))
+
+
+def head_permutation(n_heads: int, d_head: int) -> list[int]:
+    """多头投影 ``Q = X W``（``W`` 有 ``n_heads × d_head`` 列，每个头占相邻的 ``d_head`` 列）换写法时的列序：
+    每个头在自己的块里做 ``layout_permutation(d_head)``，头与头的先后不变。
+
+    >>> head_permutation(2, 4)
+    [0, 2, 1, 3, 4, 6, 5, 7]
+    """
+    heads = att.check_count(n_heads, "n_heads", maximum=att.MAX_POSITIONS)
+    if att.check_count(d_head, "d_head", minimum=2, maximum=att.MAX_POSITIONS) % 2:
+        raise ValueError(f"d_head 必须是不小于 2 的偶数（分量两两成对旋转），收到 {d_head!r}")
+    return [h * d_head + j for h in range(heads) for j in layout_permutation(d_head)]  # 整宽一次重排是错的
 
 
 def permute(x: list, order: list[int]) -> list:

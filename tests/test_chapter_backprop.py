@@ -70,7 +70,7 @@ def test_the_jacobian_table_and_what_the_prose_reads_off_it():
     table = rows_of(values["tbl_jac"])
     assert [r[0] for r in table] == ["∂p0", "∂p1", "∂p2", "∂p3"]
     assert table[1][1:5] == [page.cell(x) for x in J[1]]
-    assert values["jac_symmetric"] == "是" and values["jac_dominant"] == "是"
+    assert values["jac_symmetric"] == "J 与 Jᵀ 逐格相等" and values["jac_dominant"] == "每一格都不超过所在行的对角线"
     assert values["jac_max"] == fmt.fmt(max(abs(x) for row in J for x in row))
     assert values["jac_scores"] == "2, −1, 0.5, 0" and len(values["jac_p"].split(", ")) == 4
 
@@ -111,7 +111,8 @@ def test_zero_sentence_counts_what_the_tables_show(n_query, past, data):
     assert text.startswith(f"可见性表禁止了 {forbidden} 个格子，其中权重恰为 0 的有 {forbidden} 个，dS 恰为 0 的有 {forbidden} 个")
     unread = [j for j in range(n_key) if not any(row[j] for row in visible)]
     if unread:
-        assert f"所有查询都不许读的 Key 有 {len(unread)} 个" in text and "全部恰为 0" in text
+        it = "它的" if len(unread) == 1 else "它们的"  # one Key, these Keys
+        assert f"所有查询都不许读的 Key 有 {len(unread)} 个" in text and f"{it} dK 与 dV 全部恰为 0" in text
     else:
         assert "没有哪个 Key 被所有查询禁止" in text
 
@@ -145,13 +146,16 @@ def test_policy_sentence_counts_what_the_policies_computed(n_pad, n_real, d, d_v
     excluded = [[0.0] * d_v if not any(row) else list(g) for row, g in zip(visible, d_out)]
     counted, left_out = page.policies(q, k, v, d_out, visible), page.policies(q, k, v, excluded, visible)
     text = page.policy_sentence(counted, left_out, visible)
-    nan_dv = n * d_v  # every key's dV meets a NaN weight
-    assert f"梯度的 {n * d + n * d + n * d_v} 个元素中有 {nan_dv} 个是 NaN" in text
-    assert f"排除出损失后仍有 {nan_dv} 个" in text
-    assert "全屏蔽的是" + "、".join(f"第 {i} 行" for i in range(n_pad)) + "。" in text
+    nan_dv = n * d_v  # masked_fill / where: only dV, where every key meets a NaN weight
+    nan_added = n_pad * d + n * d + n * d_v  # S + M: also the empty rows' dQ and every key's dK
+    assert f"梯度 dQ、dK、dV 共 {n * d + n * d + n * d_v} 个元素" in text
+    assert f"换成 −∞ 时其中 {nan_dv} 个是 NaN，加上 −∞ 时 {nan_added} 个" in text
+    assert f"排除出损失后仍是 {nan_dv} 个和 {nan_added} 个" in text
+    assert (counted["fill=-inf"]["nan"], counted["additive"]["nan"]) == (nan_dv, nan_added)
+    assert "全屏蔽的是" + "、".join(f"第 {i} 行" for i in range(n_pad)) + "，" in text
     pad_keys = "、".join(f"Key {j}" for j in range(n_pad))
-    assert f"fill = −1e9：没有 NaN，但被所有查询禁止的 {pad_keys} 拿到了不为 0 的 dV" in text
-    assert text.endswith("zero：没有 NaN，全屏蔽行的输出与 dQ 恰为 0。")
+    assert f"换成 −1e9 没有 NaN，但被所有查询禁止的 {pad_keys} 拿到了不为 0 的 dV" in text
+    assert text.endswith("zero 没有 NaN，全屏蔽行的输出与 dQ 恰为 0。")
     assert counted["error"]["raised"].startswith("第 0 个查询行没有任何可见的 Key")
 
 
@@ -159,7 +163,7 @@ def test_policy_sentence_without_empty_rows_and_bad_input_is_not_swallowed():
     visible = att.visibility(3, 3)
     r = page.policies(bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT, visible)
     assert r["error"]["raised"] is None
-    assert page.policy_sentence(r, r, visible) == "没有全屏蔽的行：四种做法的结果相同。"
+    assert page.policy_sentence(r, r, visible) == "没有全屏蔽的行：五种做法的结果相同。"
     with pytest.raises(ValueError, match="V 的行数"):
         page.policies(bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V[:2], bp.EXAMPLE_D_OUT, visible)
 
@@ -169,11 +173,13 @@ def test_the_policy_table_follows_the_empty_row_and_the_pad_key():
     header = values["tbl_policies"].splitlines()[0]
     assert "查询 0 的输出" in header and "Key 0（PAD）的 dV" in header
     table = {r[0]: r for r in rows_of(values["tbl_policies"])}
-    assert table["error：报错"][1:] == ["报错，不计算"] * 5
+    assert table["error：报错"][1:] == ["报错，不计算"] + ["—"] * 4  # said once, not in every cell
     assert table["zero：输出 0"][1:4] == ["(0)", "(0, 0, 0)", "(0)"]
-    assert table["演示：换成 −∞"][4] == "4"  # every key's dV is NaN: 4 keys × 1 column
+    assert table["演示：换成 −∞（masked_fill / where）"][4] == "4"  # every key's dV is NaN: 4 keys × 1 column
+    assert table["演示：加上 −∞（S + M）"][2] == "(NaN, NaN, NaN)"  # the gradient flows through M into dQ
+    assert table["演示：加上 −∞（S + M）"][4] == str(2 * 3 + 4 * 3 + 4)  # 2 empty rows' dQ, every dK and dV
     assert values["policy_error"].startswith("第 0 个查询行") and values["left_row"] == "0"
-    assert values["policy_sentence"].startswith("全屏蔽的是第 0 行、第 1 行。")
+    assert values["policy_sentence"].startswith("全屏蔽的是第 0 行、第 1 行，")
     assert (values["nan_w_total"], values["nan_w_count"]) == ("2", "2")  # X's zero column too: 0 × NaN is NaN
 
 
@@ -191,10 +197,27 @@ def test_the_exercise_sentences_come_from_the_answers():
     ex = importlib.import_module("02_exercises_backprop")
     values = page.exercise_values()
     assert values["x3_sentence"] == page.zero_sentence(ex.mask_zeros()["steps"])
-    assert values["x4_sentence"] == page.check_sentence(ex.bug_checks()["errors"])
-    assert values["x3_zero_keys"] == "Key 0" and values["x4_same"] == "逐位相同"
+    assert values["x4_sentence"] == page.correction_sentence(ex.correction_cases()["cases"])
+    assert values["x3_zero_keys"] == "Key 0"
+    d_perp = [row[-1] for row in rows_of(values["x4_rows"])]
+    assert all(cell.endswith("= 0") for cell in d_perp)  # each row of dO⊥ is orthogonal to O's row
     assert values["x5_doctest"].startswith("```pycon\n>>> rowsum_correction(")
     assert all("-" not in values[name] for name in ("x1_scores", "x2_do", "x3_k", "x4_q", "x1_offdiag"))
+
+
+def test_correction_sentence_reads_its_cases():
+    text = page.correction_sentence({"dO": {"D": [0.0, -0.5], "gap": 0.0}, "dO⊥": {"D": [0.0, 0.0], "gap": 0.0}})
+    assert text == "对dO，D 不全为 0，丢掉 D 的梯度与正确梯度逐位相同；对dO⊥，D 每行恰为 0，丢掉 D 的梯度与正确梯度逐位相同。"
+    with pytest.raises(ValueError, match="cases"):
+        page.correction_sentence({})
+
+
+def test_no_generated_sentence_asks_and_answers_itself():
+    """No 「…吗？是。」: a generated clause states the fact (the kind of item 33 of the review)."""
+    values = page.jacobian_values([0.0, 1.0, 2.0]) | page.exercise_values()
+    texts = [v for v in values.values() if isinstance(v, str)]
+    assert not any(t in ("是", "不是") for t in texts)
+    assert not any("吗？" in t for t in texts)
 
 
 def test_glue_all_glues_tables_as_markdown_and_the_rest_as_text(monkeypatch):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 
 import pytest
 
@@ -67,10 +68,10 @@ def test_glue_all_refuses_an_unformatted_float():
 @pytest.mark.parametrize(
     "columns, sentence",
     [
-        ({"A": [1.0, 1.0, 1.0]}, "「A」在各组位置上分数相同，只依赖位置差。"),
-        ({"A": [1.0, 2.0]}, "「A」随位置变化，不只依赖位置差。"),
+        ({"A": [1.0, 1.0, 1.0]}, "“A”一列在各组位置上分数相同，只依赖位置差。"),
+        ({"A": [1.0, 2.0]}, "“A”一列随位置变化，不只依赖位置差。"),
         ({"A": [1.0, 2.0], "B": [0.0, 0.0], "C": [3.0, 3.0 + 1e-12]},
-         "「B」「C」在各组位置上分数相同，只依赖位置差；「A」随位置变化，不只依赖位置差。"),
+         "“B”“C”两列在各组位置上分数相同，只依赖位置差；“A”一列随位置变化，不只依赖位置差。"),
     ],
 )
 def test_offset_verdict_reads_its_columns(columns, sentence):
@@ -84,7 +85,7 @@ def test_offset_verdict_on_the_layouts_names_only_the_mixed_one_as_moving():
         "mixed": [att.scaled_scores([rope.mixed_rotate(q, m, 100.0)], [rope.mixed_rotate(k, m - 2, 100.0)])[0][0]
                   for m in (2, 6, 11)],
     }
-    assert page.offset_verdict(cols) == "「right」在各组位置上分数相同，只依赖位置差；「mixed」随位置变化，不只依赖位置差。"
+    assert page.offset_verdict(cols) == "“right”一列在各组位置上分数相同，只依赖位置差；“mixed”一列随位置变化，不只依赖位置差。"
 
 
 @pytest.mark.parametrize("bad", [{}, [], {"A": []}, {"A": [float("nan")]}, {"A": "12"}])
@@ -161,12 +162,25 @@ def test_d2_example_table_holds_the_scores_of_both_groups():
     assert "fig_d2" not in values
 
 
-def test_the_plots_are_figures_with_their_panels():
-    values = page.d2_example(figure=True)
-    assert len(values["fig_d2"].axes) == 2
+def test_the_plots_are_figures_with_their_panels_and_chinese_labels():
     import matplotlib.pyplot as plt
 
+    han = re.compile(r"[\u4e00-\u9fff]")
+    values = page.d2_example(figure=True)
+    assert len(values["fig_d2"].axes) == 2
+    assert all(han.search(ax.get_title()) for ax in values["fig_d2"].axes)
     plt.close(values["fig_d2"])
+    fig = page.long_example(offsets=[1, 10, 100], figure=True)["fig_long"]
+    ax = fig.axes[0]
+    assert han.search(ax.get_xlabel()) and han.search(ax.get_ylabel())
+    assert all(han.search(t.get_text()) for t in ax.get_legend().get_texts())
+    assert "-" not in ax.get_xlabel() + ax.get_ylabel()  # one minus sign, U+2212
+    plt.close(fig)
+
+
+def test_theta_has_the_chapters_four_decimals():
+    assert [row[2] for row in page.d8_example()["tbl_d8"].rows] == ["1.0000", "0.1000", "0.0100", "0.0010"]
+    assert page.d4_example()["d4_base"] == "10,000"  # as the model table and the plot write it
 
 
 def test_d4_and_d8_tables_follow_the_frequencies():
@@ -185,7 +199,7 @@ def test_layouts_example_verdict_is_written_from_its_own_table():
     rows = values["tbl_layouts"].rows
     assert [r[0] for r in rows] == ["m = 2，n = 0", "m = 9，n = 7"]
     assert all(r[1] == r[2] for r in rows)  # the two layouts give the same score
-    assert values["lay_verdict"].startswith("「相邻成对」「前后两半成对（重排后）」在各组位置上分数相同")
+    assert values["lay_verdict"].startswith("“相邻成对”“前后两半成对（重排后）”两列在各组位置上分数相同")
     assert values["lay_m"] == "2、9" and values["lay_order"] == "[0, 2, 1, 3]"
 
 
@@ -193,10 +207,22 @@ def test_weights_example_only_permuting_the_columns_keeps_the_scores():
     x = [[1.0, -1.0], [0.5, 2.0]]
     w_q = [[1, 0, 2, -1], [0, 1, 1, 1]]
     w_k = [[2, 1, 0, 1], [-1, 0, 1, 2]]
-    values = page.weights_example(x, w_q, w_k)
-    assert [r[-1] for r in values["tbl_weights"].rows] == ["一致", "一致", "不一致"]
+    values = page.weights_example(x, w_q, w_k, n_heads=1)  # one head: the whole width is its block
+    assert [r[-1] for r in values["tbl_weights"].rows] == ["一致", "一致", "一致", "不一致"]
     assert values["w_cols"] == 4 and values["w_dmodel"] == 2
     assert values["w_q"] == f"(1, 0)、(0, 1)、(2, 1)、({MINUS}1, 1)"  # the columns of W_q
+
+
+def test_weights_example_with_two_heads_permutes_inside_each_head():
+    x = [[1.0, -1.0], [0.5, 2.0], [0.0, 1.0]]
+    w_q = [[1, 0, 2, -1, 0, 1, 1, 2], [0, 1, 1, 1, 2, -1, 0, 1]]
+    w_k = [[2, 1, 0, 1, 1, 0, -1, 1], [-1, 0, 1, 2, 0, 1, 2, 0]]
+    values = page.weights_example(x, w_q, w_k, n_heads=2)
+    verdicts = {r[0]: r[-1] for r in values["tbl_weights"].rows}
+    assert verdicts == {"相邻成对，原权重（参照）": "一致", "前后两半，每个头的块里重排 W_q、W_k 的列": "一致",
+                        "前后两半，整个宽度一次重排": "不一致", "前后两半，权重不重排": "不一致"}
+    assert (values["w_heads"], values["w_dhead"]) == (2, 4)
+    assert values["w_order"] == "[0, 2, 1, 3, 4, 6, 5, 7]" and values["w_whole"] == "[0, 2, 4, 6, 1, 3, 5, 7]"
 
 
 def test_v_example_rotating_v_moves_the_output():
@@ -235,7 +261,7 @@ def test_invariant_example_catches_the_row_index_only_with_a_cache():
 
 def test_long_example_table_and_note():
     values = page.long_example(fill=0.5, offsets=[1, 10, 100], checkpoints=[0, 10, 1000], figure=False)
-    assert values["lr_table_note"] == "（其中偏移 0、1000 不在图的横轴范围内，只见于表中）"
+    assert values["lr_table_note"] == "（其中偏移 0、1,000 不在图的横轴范围内，只见于表中）"
     assert [r[0] for r in values["tbl_long"].rows] == ["10,000", "500,000", "1,000,000"]
     d = rope.MODEL_BASES[0]["head_dim"]
     assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d), 2)
@@ -251,10 +277,30 @@ def test_toeplitz_example_diagonals_and_sign():
 
 
 # -- the exercises -------------------------------------------------------------------------------------
+def printed_value(expression: str) -> float:
+    """What a written-out step's printed terms give: ``2 × (−0.4161) − 1 × 0.9093`` → −1.7415, ``cos 2.0000``."""
+    text = expression.split("=")[-1].replace(MINUS, "-").replace("×", "*").strip()
+    for name in ("cos", "sin"):
+        if text.startswith(name):
+            return getattr(math, name)(float(text[len(name):]))
+    return eval(text, {"__builtins__": {}})  # only digits, brackets and + − × from fmt
+
+
+@pytest.mark.parametrize("x, position", [([2.0, 1.0], 2), ([1.0, -0.5], 3), ([0.3, 0.7], 5), ([1.0, 0.0], 0)])
+def test_a_written_out_step_says_equals_only_when_its_printed_terms_give_its_printed_value(x, position):
+    """The kind of review item 26: 「2 × (−0.4161) − 1 × 0.9093 = −1.7416」 where the digits give −1.7415."""
+    for step, expression, value in page.exercise_rotation(x, position)["rx1_steps"].rows:
+        if "→" in value:  # the lengths: a symbolic formula, no printed terms
+            continue
+        sign, shown = value.split(" ", 1)
+        agrees = fmt.fmt(printed_value(expression)) == shown
+        assert sign == ("=" if agrees else "≈"), (step, expression, value)
+    assert page.exercise_rotation([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")  # the review's instance
+
 def test_the_exercise_tables_come_from_the_reference_solutions():
     r = ex.rotation_steps()
     steps = page.exercise_rotation()["rx1_steps"].rows
-    assert steps[3][2] == fmt.fmt(r["rotated"][0]) and f"({MINUS}" in steps[3][1]  # cos(2) < 0: in parentheses
+    assert steps[3][2].endswith(fmt.fmt(r["rotated"][0])) and f"({MINUS}" in steps[3][1]  # cos(2) < 0: in parentheses
     freq = page.exercise_frequencies()
     assert [row[2] for row in freq["rx2_table"].rows] == ["0", f"{MINUS}1/3", f"{MINUS}2/3"]
     shift = page.exercise_shift()

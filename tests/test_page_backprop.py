@@ -93,9 +93,11 @@ def test_the_policy_table_and_sentence_come_from_the_code(book_html):
     text = text_of(book_html)
     assert page.policy_sentence(counted, excluded, visible) in text
     assert counted["error"]["raised"] in text
-    nan_row = next(r for r in rows(book_html) if r and r[0] == "演示：换成 −∞")
-    assert nan_row[-2:] == [str(counted["fill=-inf"]["nan"]), str(excluded["fill=-inf"]["nan"])]
-    assert nan_row[1] == "(NaN, NaN)"
+    for name in ("fill=-inf", "additive"):
+        nan_row = next(r for r in rows(book_html) if r and r[0] == page.POLICY_LABELS[name])
+        assert nan_row[-2:] == [str(counted[name]["nan"]), str(excluded[name]["nan"])]
+        assert nan_row[1] == "(NaN, NaN)"
+    assert counted["additive"]["nan"] > counted["fill=-inf"]["nan"]  # S + M also spoils dQ and dK
 
 
 @pytest.mark.build
@@ -135,7 +137,7 @@ def test_the_exercises_show_the_answers_the_code_computes(book_html):
     for x in hand["ds"][ex.HAND_ROW]:
         assert re.search(rf"[=≈] {re.escape(cell(x))}", text)
     assert page.zero_sentence(ex.mask_zeros()["steps"]) in text
-    assert page.check_sentence(ex.bug_checks()["errors"]) in text
+    assert page.correction_sentence(ex.correction_cases()["cases"]) in text
     assert ">>> rowsum_correction(" in text
 
 

@@ -67,7 +67,7 @@ def test_the_layout_sentence_is_the_codes_verdict_on_the_tables_columns(article)
         columns["错配"].append(att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, m - 3)])[0][0])
     text = article.get_text()
     assert page.offset_verdict(columns) in text
-    assert "「错配」随位置变化" in text
+    assert "“错配”一列随位置变化" in text
     for name, values in columns.items():
         for x in values:
             assert fmt.fmt(x) in text, name
@@ -78,13 +78,15 @@ def test_the_weights_example_permutes_the_columns_of_x_at_w(article):
     # q = x @ W_q: the input box lists the columns of W_q, and only permuting them keeps the scores.
     text = re.sub(r"\s+", " ", article.get_text(" "))
     columns = "、".join(fmt.vector(c) for c in zip(*page.W_Q))
-    assert f"的 {len(page.W_Q[0])} 列依次为 {columns}" in text
+    assert f"W_q\\) 的列依次为 {columns}" in text and f"各有 {len(page.W_Q[0])} 列" in text
     verdicts = {r[0]: r[-1] for r in rows(article) if len(r) == 3 and r[-1] in ("一致", "不一致")}
-    assert verdicts == {
+    assert verdicts == {  # two heads: permuting inside each head's block is the only conversion that works
         "相邻成对，原权重（参照）": "一致",
-        "前后两半，W_q、W_k 的列按置换重排": "一致",
+        "前后两半，每个头的块里重排 W_q、W_k 的列": "一致",
+        "前后两半，整个宽度一次重排": "不一致",
         "前后两半，权重不重排": "不一致",
     }
+    assert "Hugging Face, 2026c" in text  # the conversion script that permutes per head
 
 
 @pytest.mark.build
@@ -95,7 +97,7 @@ def test_the_offset_tables_show_right_and_wrong_side_by_side(article):
     wrong = rope.row_index_decode(seq, seq, v, [3, 2])
     table = rows(article)
     for i in (3, 4):
-        assert [f"位置 {i}", fmt.fmt(full[i][0]), fmt.fmt(right[i][0]), fmt.fmt(wrong[i][0])] in table
+        assert [f"绝对位置 {i}", fmt.fmt(full[i][0]), fmt.fmt(right[i][0]), fmt.fmt(wrong[i][0])] in table
     # The mask is the same in both: −∞ in the same cells of the right and the wrong rows.
     right_rows = [r for r in table if r and r[0] == "正确：转 past + i"]
     wrong_rows = [r for r in table if r and r[0] == "写错：转行号 i"]
@@ -120,7 +122,7 @@ def test_the_invariant_table_catches_the_row_index_offset_only_with_a_cache(arti
 @pytest.mark.build
 def test_left_padding_positions_and_verdicts(article):
     table = rows(article)
-    assert ["位置（前面真实词元的个数）"] + [str(p) for p in rope.padded_positions([False, False, True, True, True])] in table
+    assert ["旋转位置（前面真实词元的个数）"] + [str(p) for p in rope.padded_positions([False, False, True, True, True])] in table
     verdicts = [r[-1] for r in table if len(r) == 5 and r[0].startswith("预填")]
     assert verdicts == ["一致", "一致", "不一致", "不一致"]
 
@@ -132,7 +134,7 @@ def test_the_bases_table_holds_the_codes_wavelengths_and_cites_each_source(artic
         found = [r for r in table if r and r[0] == row["model"]]
         assert found, row["model"]
         cells = found[0]
-        assert cells[1:4] == [str(int(row["base"])), str(row["head_dim"]), str(round(row["slowest_wavelength"]))]
+        assert cells[1:4] == [fmt.grouped(row["base"]), str(row["head_dim"]), fmt.grouped(round(row["slowest_wavelength"]))]
         assert "[" in cells[4]  # a citation, linked to the references
     text = article.get_text()
     assert "Meta, 2023" in text and "Meta, 2024" in text and "Qwen Team, 2024" in text
@@ -186,7 +188,7 @@ def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
 @pytest.mark.pdf
 def test_the_wavelengths_and_the_offset_numbers_are_in_the_pdf(text):
     for row in page.model_bases():
-        assert str(round(row["slowest_wavelength"])) in text
+        assert fmt.grouped(round(row["slowest_wavelength"])) in text
     seq, v = rope.DEMO_SEQ, rope.DEMO_V
     wrong = rope.row_index_decode(seq, seq, v, [3, 2])
     assert fmt.fmt(wrong[3][0]) in text
@@ -209,7 +211,7 @@ def test_the_exercises_show_the_computed_answers(article):
     verdicts = {r[0]: r[-1] for r in table if len(r) == 5 and r[-1] in ("通过", "被认出")}
     assert verdicts == {r["name"]: "通过" if r["offset_ok"] else "被认出" for r in ex.bug_checks()["rows"]}
     rotated = ex.rotation_steps()["rotated"]
-    assert {fmt.fmt(rotated[0]), fmt.fmt(rotated[1])} <= {r[-1] for r in table if r}
+    assert {f"≈ {fmt.fmt(rotated[0])}", f"≈ {fmt.fmt(rotated[1])}"} <= {r[-1] for r in table if r}  # rounded terms
     scores = [fmt.fmt(g["score"]) for g in ex.shift_scores()["groups"]]
     assert ["分数 q·k/√d"] + scores in table
     assert ">>> rotation_angles(0, 4)" in text

@@ -26,9 +26,13 @@ bp = importlib.import_module("02_backprop")
 ex = importlib.import_module("02_exercises_backprop")
 
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-# The four ways of treating a fully masked row: the two policies of masked_attention, two fill demos.
-POLICY_NAMES = ("error", "zero", "fill=-inf", "fill=-1e9")
-POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-inf": "演示：换成 −∞", "fill=-1e9": "演示：换成 −1e9"}
+# The five ways of treating a fully masked row: the two policies of masked_attention, then three demos:
+# the forbidden scores replaced by −∞ (masked_fill / where: no gradient through them), the additive mask
+# S + M of this chapter (the gradient of S flows through M), and a large negative replacement.
+POLICY_NAMES = ("error", "zero", "fill=-inf", "additive", "fill=-1e9")
+POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-inf": "演示：换成 −∞（masked_fill / where）",
+                 "additive": "演示：加上 −∞（S + M）", "fill=-1e9": "演示：换成 −1e9"}
+SHORT_LABELS = {"fill=-inf": "换成 −∞", "additive": "加上 −∞", "fill=-1e9": "换成 −1e9"}
 
 
 def cell(x: float) -> str:
@@ -101,7 +105,7 @@ def zero_sentence(steps: dict) -> str:
 
     >>> s = bp.backward_steps([[1.0]], [[1.0], [2.0]], [[10.0], [30.0]], [[1.0]], [[True, False]])
     >>> zero_sentence(s)
-    '可见性表禁止了 1 个格子，其中权重恰为 0 的有 1 个，dS 恰为 0 的有 1 个；所有查询都不许读的 Key 有 1 个（Key 1），它们的 dK 与 dV 全部恰为 0。'
+    '可见性表禁止了 1 个格子，其中权重恰为 0 的有 1 个，dS 恰为 0 的有 1 个；所有查询都不许读的 Key 有 1 个（Key 1），它的 dK 与 dV 全部恰为 0。'
     """
     visible, p, ds = steps["visible"], steps["weights"], steps["ds"]
     cells = [(i, j) for i, row in enumerate(visible) for j, ok in enumerate(row) if not ok]
@@ -114,7 +118,8 @@ def zero_sentence(steps: dict) -> str:
     exact = all(x == 0.0 for j in unread for x in steps["dk"][j] + steps["dv"][j])
     names = "、".join(f"Key {j}" for j in unread)
     verdict_ = "全部恰为 0" if exact else "并不全为 0"
-    return text + f"所有查询都不许读的 Key 有 {len(unread)} 个（{names}），它们的 dK 与 dV {verdict_}。"
+    it = "它" if len(unread) == 1 else "它们"
+    return text + f"所有查询都不许读的 Key 有 {len(unread)} 个（{names}），{it}的 dK 与 dV {verdict_}。"
 
 
 def check_sentence(results: dict) -> str:
@@ -151,8 +156,8 @@ def policies(q, k, v, d_out, visible) -> dict:
     >>> r = policies([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[1.0]], [[False, False]])
     >>> r["error"]["raised"].startswith("第 0 个查询行没有任何可见的 Key")
     True
-    >>> r["zero"]["dv"], r["fill=-inf"]["nan"], r["fill=-1e9"]["dv"]
-    ([[0.0], [0.0]], 2, [[0.5], [0.5]])
+    >>> r["zero"]["dv"], r["fill=-inf"]["nan"], r["additive"]["nan"], r["fill=-1e9"]["dv"]
+    ([[0.0], [0.0]], 2, 5, [[0.5], [0.5]])
     """
     try:
         att.masked_attention(q, k, v, visible, empty_row="error")
@@ -165,6 +170,7 @@ def policies(q, k, v, d_out, visible) -> dict:
     results["zero"] = {key: steps[key] for key in ("weights", "outputs", "dq", "dk", "dv")}
     for name, fill in (("fill=-inf", -math.inf), ("fill=-1e9", -1e9)):
         results[name] = bp.fill_backward_demo(q, k, v, d_out, visible, fill=fill)
+    results["additive"] = bp.additive_backward_demo(q, k, v, d_out, visible)
     for name in POLICY_NAMES[1:]:
         results[name] |= {"raised": None, "nan": sum(_nan_count(results[name][g]) for g in ("dq", "dk", "dv"))}
     return results
@@ -177,29 +183,48 @@ def policy_sentence(counted: dict, excluded: dict, visible) -> str:
     >>> a = policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[1.0], [1.0]], vis)
     >>> b = policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[0.0], [1.0]], vis)
     >>> policy_sentence(a, b, vis)
-    '全屏蔽的是第 0 行。fill = −∞：梯度的 6 个元素中有 2 个是 NaN，把这一行排除出损失后仍有 2 个。fill = −1e9：没有 NaN，但读了被禁止的 Key，第 0 行的输出不为 0。zero：没有 NaN，全屏蔽行的输出与 dQ 恰为 0。'
+    '全屏蔽的是第 0 行，梯度 dQ、dK、dV 共 6 个元素。换成 −∞ 时其中 2 个是 NaN，加上 −∞ 时 5 个，把这一行排除出损失后仍是 2 个和 5 个。换成 −1e9 没有 NaN，但读了被禁止的 Key，第 0 行的输出不为 0。zero 没有 NaN，全屏蔽行的输出与 dQ 恰为 0。'
     """
     empty = [i for i, row in enumerate(visible) if not any(row)]
     if not empty:
-        return "没有全屏蔽的行：四种做法的结果相同。"
+        return "没有全屏蔽的行：五种做法的结果相同。"
     rows = "、".join(f"第 {i} 行" for i in empty)
     zero, big = counted["zero"], counted["fill=-1e9"]
     total = sum(len(m) * len(m[0]) for m in (zero["dq"], zero["dk"], zero["dv"]))
     these = "这一行" if len(empty) == 1 else "这些行"
-    text = f"全屏蔽的是{rows}。fill = −∞：梯度的 {total} 个元素中有 {counted['fill=-inf']['nan']} 个是 NaN，"
-    text += f"把{these}排除出损失后仍有 {excluded['fill=-inf']['nan']} 个。"
+    nan = {name: (counted[name]["nan"], excluded[name]["nan"]) for name in ("fill=-inf", "additive")}
+    text = (f"全屏蔽的是{rows}，梯度 dQ、dK、dV 共 {total} 个元素。"
+            f"换成 −∞ 时其中 {nan['fill=-inf'][0]} 个是 NaN，加上 −∞ 时 {nan['additive'][0]} 个，"
+            f"把{these}排除出损失后仍是 {nan['fill=-inf'][1]} 个和 {nan['additive'][1]} 个。")
     reads = any(x != 0.0 for i in empty for x in big["outputs"][i])
     unread = [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
     pad_grad = [j for j in unread if any(x != 0.0 for x in big["dv"][j])]
-    text += "fill = −1e9：" + ("有 NaN" if big["nan"] else "没有 NaN")
+    text += "换成 −1e9 " + ("有 NaN" if big["nan"] else "没有 NaN")
     if pad_grad:
-        text += f"，但被所有查询禁止的 {'、'.join(f'Key {j}' for j in pad_grad)} 拿到了不为 0 的 dV。"
+        keys = "、".join(f"Key {j}" for j in pad_grad)
+        text += f"，但被所有查询禁止的 {keys} 拿到了不为 0 的 dV。"
     elif reads:
         text += f"，但读了被禁止的 Key，{rows}的输出不为 0。"
     else:
         text += "。"
     clean = zero["nan"] == 0 and all(x == 0.0 for i in empty for x in zero["outputs"][i] + zero["dq"][i])
-    return text + "zero：" + ("没有 NaN，全屏蔽行的输出与 dQ 恰为 0。" if clean else "结果不符合“输出与梯度为 0”的约定。")
+    return text + "zero " + ("没有 NaN，全屏蔽行的输出与 dQ 恰为 0。" if clean else "的结果不符合“输出与梯度为 0”的约定。")
+
+
+def correction_sentence(cases: dict) -> str:
+    """Exercise 4: for each upstream gradient, whether its correction term D is zero and what dropping D changed.
+
+    >>> correction_sentence({"甲": {"D": [0.5, 0.0], "gap": 0.25}, "乙": {"D": [0.0, 0.0], "gap": 0.0}})
+    '对甲，D 不全为 0，丢掉 D 的梯度与正确梯度最多差 2.5 × 10⁻¹；对乙，D 每行恰为 0，丢掉 D 的梯度与正确梯度逐位相同。'
+    """
+    if not isinstance(cases, dict) or not cases:
+        raise ValueError("cases 必须是非空字典：上游梯度的名字 → {\"D\", \"gap\"}")
+    parts = []
+    for name, case in cases.items():
+        zero = all(x == 0.0 for x in case["D"])
+        same = "逐位相同" if case["gap"] == 0.0 else f"最多差 {fmt.sci(case['gap'])}"
+        parts.append(f"对{name}，D {'每行恰为 0' if zero else '不全为 0'}，丢掉 D 的梯度与正确梯度{same}")
+    return "；".join(parts) + "。"
 
 
 # -- the page's examples, one function each ----------------------------------------------------------------
@@ -215,9 +240,11 @@ def jacobian_values(scores) -> dict:
         "jac_scores": ", ".join(fmt.short(s) for s in scores),
         "tbl_jac": Md(fmt.md_table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(n)] + ["行和", "p(1 − p)"], rows)),
         "jac_p": ", ".join(fmt.fmt(x) for x in p),
-        "jac_symmetric": "是" if all(J[a][b] == J[b][a] for a in range(n) for b in range(n)) else "不是",
+        "jac_symmetric": ("J 与 Jᵀ 逐格相等" if all(J[a][b] == J[b][a] for a in range(n) for b in range(n))
+                          else "J 与 Jᵀ 并不逐格相等"),
         "jac_max": fmt.fmt(max(abs(x) for row in J for x in row)),
-        "jac_dominant": "是" if all(abs(x) <= row[a] for a, row in enumerate(J) for x in row) else "不是",
+        "jac_dominant": ("每一格都不超过所在行的对角线" if all(abs(x) <= row[a] for a, row in enumerate(J) for x in row)
+                         else "有的格子超过了所在行的对角线"),
         "jac_rowsum": fmt.sci(max(abs(sum(row)) for row in J)),
     }
 
@@ -305,7 +332,7 @@ def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
     for name in POLICY_NAMES:
         a, b = counted[name], excluded[name]
         if a["raised"]:
-            rows.append([POLICY_LABELS[name]] + ["报错，不计算"] * 5)
+            rows.append([POLICY_LABELS[name], "报错，不计算"] + ["—"] * 4)
             continue
         rows.append([POLICY_LABELS[name], vec(a["outputs"][row]), vec(a["dq"][row]), vec(a["dv"][key]),
                      fmt.count(a["nan"]), fmt.count(b["nan"])])
@@ -315,7 +342,7 @@ def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
     dw_v = [[sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v)] for a in range(len(x[0]))]
     return {
         "left_valid": flags(key_valid), "left_row": fmt.count(row), "left_key": fmt.count(key),
-        "zero_do": fmt.count(0), "big_fill": "−10⁹",
+        "zero_do": fmt.count(0), "big_fill": f"{fmt.MINUS}1e9",  # as the demo's code types it
         "tbl_policies": Md(fmt.md_table(header, rows)),
         "policy_error": counted["error"]["raised"] or "",
         "policy_sentence": policy_sentence(counted, excluded, visible),
@@ -438,12 +465,21 @@ def exercise_values() -> dict:
         "x3_sentence": zero_sentence(s3),
         "x3_zero_keys": "、".join(f"Key {j}" for j in a3["zero_keys"]) or "没有",
     }
-    c4 = ex.bug_checks()
+    c4 = ex.correction_cases()
+    (given_name, given), (orth_name, orth) = c4["cases"].items()
+    rows4 = [[f"查询 {i}", fmt.vector(o, cell=cell), fmt.vector(g, cell=fmt.short),
+              products([(inp(a), val(b)) for a, b in zip(g, o)], given["D"][i]),
+              fmt.vector(h, cell=cell), products([(val(a), val(b)) for a, b in zip(h, o)], orth["D"][i])]
+             for i, (o, g, h) in enumerate(zip(c4["outputs"], given["d_out"], orth["d_out"]))]
     values |= {
-        "x4_q": fmt.vectors(ex.BUG_Q), "x4_k": fmt.vectors(ex.BUG_K), "x4_v": fmt.vectors(ex.BUG_V),
-        "x4_do": fmt.vectors(ex.BUG_D_OUT), "x4_ones": fmt.count(1), "x4_tol": fmt.power(bp.TOLERANCE),
-        "x4_table": mutant_table(c4["errors"]), "x4_sentence": check_sentence(c4["errors"]),
-        "x4_same": "逐位相同" if c4["forgets_equal_on_ones"] else "并不相同",
+        "x4_n": fmt.count(len(ex.CORR_Q)), "x4_q": fmt.vectors(ex.CORR_Q), "x4_k": fmt.vectors(ex.CORR_K), "x4_v": fmt.vectors(ex.CORR_V),
+        "x4_do": fmt.vectors(ex.CORR_D_OUT),
+        "x4_rows": Md(fmt.md_table(["查询", "O 的这一行", "dO 的这一行", "D = rowsum(dO ∘ O)", "dO⊥ 的这一行",
+                                    "D⊥ = rowsum(dO⊥ ∘ O)"], rows4)),
+        "x4_gaps": Md(fmt.md_table(["上游梯度", "D 的最大绝对值", "丢掉 D 后与正确梯度的最大差"],
+                                   [[name, cell(max(map(abs, case["D"]))), fmt.sci(case["gap"])]
+                                    for name, case in c4["cases"].items()])),
+        "x4_sentence": correction_sentence(c4["cases"]),
         "x5_doctest": Md(fmt.doctest_block(ex.rowsum_correction)),
     }
     return values

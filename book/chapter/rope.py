@@ -46,11 +46,13 @@ D2_FIRST, D2_SHIFT = (3, 1), 3  # d = 2: the first (m, n), then both moved by th
 D4_X, D4_M = [1.0, 0.0, 0.5, -1.0], 2
 D8 = 8
 LAYOUT_OFFSET, LAYOUT_M = 3, [3, 7, 12]
-# Three tokens of three inputs and the two projections W_q, W_k (3 × 8): q = x @ W_q, so the column j
-# of W_q makes the component j of q, and converting a model between layouts permutes the columns.
+# Three tokens of three inputs and the two projections W_q, W_k (3 × 8) of two heads of width 4: q = x @ W_q,
+# so the column j of W_q makes the component j of q, and converting a model between layouts permutes the
+# columns inside each head's block of 4.
 W_X = [[1.0, 0.0, 2.0], [0.0, 1.0, -1.0], [1.0, 1.0, 0.0]]
 W_Q = [[1, 0, 2, -1, 0, 1, 2, 0], [0, 1, 1, 0, 2, -1, 0, 1], [2, -1, 0, 1, 1, 0, -1, 1]]
 W_K = [[0, 1, -1, 1, 2, 0, 1, 0], [1, 0, 2, 1, 0, -1, 0, 2], [1, -1, 0, 0, 1, 2, 0, -1]]
+W_HEADS = 2
 V_SEQ, V_V, V_START, V_SHIFT = rope.DEMO_SEQ[:3], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], 0, 5
 PAST, NEW = 3, 2  # the cache example: past positions in the cache, new queries
 PADS, PAD_FILL = 2, 0.0
@@ -92,6 +94,15 @@ def places(positions: list[int]) -> str:
     return "、".join(fmt.count(p) for p in ps)
 
 
+def base_text(base: float) -> str:
+    """A base as model cards write it: thousands separated (``10,000``), a small one as typed (``64``).
+
+    >>> base_text(10000.0), base_text(64.0), base_text(2.5)
+    ('10,000', '64', '2.5')
+    """
+    return fmt.grouped(base) if float(base).is_integer() else fmt.short(base)
+
+
 def vec(x: list[float], digits: int = 4) -> str:
     """A computed vector: each entry with ``digits`` decimals.
 
@@ -120,22 +131,33 @@ def pair(m: int, n: int) -> str:
 
 
 # -- sentences -----------------------------------------------------------------------------------------
+def columns_named(names: list[str]) -> str:
+    """Column names as a sentence names them: each in quotes, then how many columns that is.
+
+    >>> columns_named(["错配"]), columns_named(["甲", "乙"]), columns_named(list("abcdefghijkl")).endswith("” 12 列")
+    ('“错配”一列', '“甲”“乙”两列', True)
+    """
+    n = len(names)
+    word = "一两三四五六七八九十"[n - 1] if n <= 10 else f" {fmt.count(n)} "
+    return "".join(f"“{name}”" for name in names) + f"{word}列"
+
+
 def offset_verdict(columns: dict[str, list[float]], tol: float = TOL) -> str:
     """Which columns of scores stay the same over groups of positions with one offset, and which move.
 
     >>> offset_verdict({"甲": [0.5, 0.5], "乙": [0.5, 0.7]})
-    '「甲」在各组位置上分数相同，只依赖位置差；「乙」随位置变化，不只依赖位置差。'
+    '“甲”一列在各组位置上分数相同，只依赖位置差；“乙”一列随位置变化，不只依赖位置差。'
     >>> offset_verdict({"甲": [1.0, 1.0], "乙": [2.0, 2.0]})
-    '「甲」「乙」在各组位置上分数相同，只依赖位置差。'
+    '“甲”“乙”两列在各组位置上分数相同，只依赖位置差。'
     """
     if not isinstance(columns, dict) or not columns:
         raise ValueError(f"columns 必须是非空的字典（列名 → 分数列表），收到 {columns!r}")
     steady, moving = [], []
     for name, values in columns.items():
         xs = att.as_vector(values, f"columns[{name!r}]")
-        (steady if max(xs) - min(xs) <= tol else moving).append(f"「{name}」")
-    parts = ["".join(steady) + "在各组位置上分数相同，只依赖位置差"] if steady else []
-    parts += ["".join(moving) + "随位置变化，不只依赖位置差"] if moving else []
+        (steady if max(xs) - min(xs) <= tol else moving).append(name)
+    parts = [columns_named(steady) + "在各组位置上分数相同，只依赖位置差"] if steady else []
+    parts += [columns_named(moving) + "随位置变化，不只依赖位置差"] if moving else []
     return "；".join(parts) + "。"
 
 
@@ -175,10 +197,10 @@ def outside_note(checkpoints: list[int], shown: list[int]) -> str:
     """Which offsets of the table are off the plot's axis (an empty string when none is).
 
     >>> outside_note([0, 10, 100000], [1, 100]), outside_note([10], [1, 100])
-    ('（其中偏移 0、100000 不在图的横轴范围内，只见于表中）', '')
+    ('（其中偏移 0、100,000 不在图的横轴范围内，只见于表中）', '')
     """
     outside = [m for m in checkpoints if not shown[0] <= m <= shown[-1]]
-    return f"（其中偏移 {'、'.join(map(fmt.count, outside))} 不在图的横轴范围内，只见于表中）" if outside else ""
+    return f"（其中偏移 {'、'.join(map(fmt.grouped, outside))} 不在图的横轴范围内，只见于表中）" if outside else ""
 
 
 def shift_sentence(scores: list[float], plain: float) -> str:
@@ -259,7 +281,7 @@ def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, fir
         score = rope.rope_scores([q], [k], [m], [n])[0][0]
         rows.append([pair(m, n), fmt.count(m - n), vec(rope.rotate(q, m)), vec(rope.rotate(k, n)), fmt.fmt(score)])
     return {
-        "d2_d": len(q), "d2_theta": fmt.fmt(rope.frequencies(len(q))[0], 1), "d2_q": fmt.vector(q),
+        "d2_d": len(q), "d2_theta": fmt.fmt(rope.frequencies(len(q))[0]), "d2_q": fmt.vector(q),
         "d2_k": fmt.vector(k), "d2_m0": m0, "d2_n0": n0, "d2_shift": shift,
         "tbl_d2": Table(["位置", "m − n", "转后的 q", "转后的 k", "分数 q·k/√d"], rows),
         "d2_plain": fmt.fmt(att.scaled_scores([q], [k])[0][0]),
@@ -269,9 +291,10 @@ def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, fir
 def _pyplot():
     import matplotlib.pyplot as plt
 
-    # Plots: Latin letters and maths only (the bundled fonts have no Chinese glyphs); the Chinese
-    # caption is in the page. Fixed ids in the SVG keep the HTML the same from build to build.
-    plt.rcParams.update({"svg.hashsalt": "rope", "font.size": 10, "axes.titlesize": 10})
+    # Labels in Chinese like the page: Noto Sans CJK SC (fonts-noto-cjk, the PDF's Chinese font too) after
+    # DejaVu Sans, which draws the Latin letters and maths. Fixed ids in the SVG keep the HTML the same.
+    plt.rcParams.update({"svg.hashsalt": "rope", "font.size": 10, "axes.titlesize": 10,
+                         "font.family": ["DejaVu Sans", "Noto Sans CJK SC"]})
     return plt
 
 
@@ -289,7 +312,7 @@ def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):
             ax.annotate("", xy=rotated, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2))
             ax.text(v[0] * 1.2, v[1] * 1.2, label, color=color, ha="center", va="center")
             ax.text(rotated[0] * 1.3, rotated[1] * 1.3, f"R({pos}) {label}", color=color, ha="center", va="center")
-        ax.set_title(f"m = {m},  n = {n},  m \u2212 n = {fmt.count(m - n)}")
+        ax.set_title(f"查询在 m = {fmt.count(m)}，键在 n = {fmt.count(n)}，m − n = {fmt.count(m - n)}")
         ax.set_aspect("equal")
         ax.set_xlim(-1.9, 1.9)
         ax.set_ylim(-1.9, 1.9)
@@ -307,7 +330,7 @@ def d4_example(x: list[float] = D4_X, m: int = D4_M) -> dict:
         for i, (a, b) in enumerate(rope.pairs(len(x)))
     ]
     return {
-        "d4_d": len(x), "d4_base": fmt.short(rope.BASE), "d4_x": fmt.vector(x), "d4_m": m,
+        "d4_d": len(x), "d4_base": base_text(rope.BASE), "d4_x": fmt.vector(x), "d4_m": m,
         "tbl_d4": Table(["第 i 对", "分量", "θ_i", "转角 m·θ_i", "转前", "转后"], rows),
         "d4_norm_before": fmt.fmt(math.hypot(*x)), "d4_angle0": fmt.fmt(m * theta[0]),
         "d4_angle1": fmt.fmt(m * theta[1]), "d4_norm_after": fmt.fmt(math.hypot(*out)),
@@ -317,7 +340,7 @@ def d4_example(x: list[float] = D4_X, m: int = D4_M) -> dict:
 def d8_example(d: int = D8) -> dict:
     """d = 8: the frequencies and wavelengths only."""
     rows = [
-        [fmt.count(i), f"({a}, {b})", fmt.fmt(t, 6), fmt.fmt(2 * math.pi / t, 1)]
+        [fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.fmt(2 * math.pi / t, 1)]
         for i, ((a, b), t) in enumerate(zip(rope.pairs(d), rope.frequencies(d)))
     ]
     return {"d8_d": d, "tbl_d8": Table(["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d})", "波长 2π/θ_i（位置数）"], rows)}
@@ -355,18 +378,27 @@ def layouts_example(q: list[float] = rope.DEMO_Q8, k: list[float] = rope.DEMO_K8
     }
 
 
-def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K) -> dict:
-    """Moving a model between layouts: permute the columns of W_q and W_k, or the scores change."""
-    order, ps = rope.layout_permutation(len(w_q[0])), list(range(len(x)))
-    columns = lambda w: [rope.permute(row, order) for row in w]  # noqa: E731  (q = x @ W: a column per component)
+def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int = W_HEADS) -> dict:
+    """Moving a model between layouts: permute the columns of W_q and W_k inside each head's block.
 
-    def scores(wq, wk, layout):
-        return rope.rope_scores(att.matmul(x, wq), att.matmul(x, wk), ps, ps, layout=layout)
+    Q = X W_q has ``n_heads`` blocks of ``d_head`` adjacent columns, one per head; each head rotates its own
+    block. Permuting the whole width at once (``layout_permutation`` of all the columns) mixes the heads.
+    """
+    width = len(w_q[0])
+    d_head, ps = width // n_heads, list(range(len(x)))
+    columns = lambda w, order: [rope.permute(row, order) for row in w]  # noqa: E731  (q = x @ W: a column per component)
+
+    def scores(wq, wk, layout):  # every head's score table, one after the other
+        q, k = att.matmul(x, wq), att.matmul(x, wk)
+        block = lambda m, h: [row[h * d_head:(h + 1) * d_head] for row in m]  # noqa: E731
+        return [row for h in range(n_heads) for row in rope.rope_scores(block(q, h), block(k, h), ps, ps, layout=layout)]
 
     reference = scores(w_q, w_k, "adjacent")
+    per_head, whole = rope.head_permutation(n_heads, d_head), rope.layout_permutation(width)
     plans = {
         "相邻成对，原权重（参照）": (w_q, w_k, "adjacent"),
-        "前后两半，W_q、W_k 的列按置换重排": (columns(w_q), columns(w_k), "half"),
+        "前后两半，每个头的块里重排 W_q、W_k 的列": (columns(w_q, per_head), columns(w_k, per_head), "half"),
+        "前后两半，整个宽度一次重排": (columns(w_q, whole), columns(w_k, whole), "half"),
         "前后两半，权重不重排": (w_q, w_k, "half"),
     }
     rows = []
@@ -374,8 +406,10 @@ def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K) -> dict:
         g = att.max_abs_diff(scores(wq, wk, layout), reference)
         rows.append([plan, fmt.sci(g), verdict(g < TOL)])
     return {
-        "w_n": len(x), "w_positions": places(ps), "w_cols": len(w_q[0]), "w_dmodel": len(x[0]),
-        "w_x": fmt.vectors(x), "w_q": fmt.vectors(zip(*w_q)), "w_k": fmt.vectors(zip(*w_k)),
+        "w_n": len(x), "w_positions": places(ps), "w_cols": width, "w_dmodel": len(x[0]), "w_heads": n_heads,
+        "w_dhead": d_head, "w_x": fmt.vectors(x), "w_q": fmt.vectors(zip(*w_q)), "w_k": fmt.vectors(zip(*w_k)),
+        "w_order": "[" + ", ".join(fmt.count(j) for j in per_head) + "]",
+        "w_whole": "[" + ", ".join(fmt.count(j) for j in whole) + "]",
         "tbl_weights": Table(["做法", "与参照分数的最大差", "与参照"], rows),
     }
 
@@ -411,22 +445,22 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
 
     full_scores = rope.rope_scores(seq, seq, list(range(n)), list(range(n)))
     variants = [
-        ("整段重算（参照）", lambda i: f"位置 {past + i}", masked(full_scores, att.visibility(n, n))[past:]),
-        ("正确：转 past + i", lambda i: f"行 {i}（位置 {past + i}）", step_scores([past + i for i in range(new)])),
-        ("写错：转行号 i", lambda i: f"行 {i}（转成位置 {i}）", step_scores(list(range(new)))),
+        ("整段重算（参照）", lambda i: f"绝对位置 {past + i}", masked(full_scores, att.visibility(n, n))[past:]),
+        ("正确：转 past + i", lambda i: f"行 {i}（绝对位置 {past + i}）", step_scores([past + i for i in range(new)])),
+        ("写错：转行号 i", lambda i: f"行 {i}（误当位置 {i}）", step_scores(list(range(new)))),
     ]
     rows = [[plan, label(i)] + [fmt.fmt(x) for x in row] for plan, label, table in variants for i, row in enumerate(table)]
     _, full = rope.full_attention(seq, seq, v)
     right, wrong = rope.decode(seq, seq, v, [past, new]), rope.row_index_decode(seq, seq, v, [past, new])
     out_rows = [
-        [f"位置 {past + i}", fmt.fmt(full[past + i][0]), fmt.fmt(right[past + i][0]), fmt.fmt(wrong[past + i][0])]
+        [f"绝对位置 {past + i}", fmt.fmt(full[past + i][0]), fmt.fmt(right[past + i][0]), fmt.fmt(wrong[past + i][0])]
         for i in range(new)
     ]
     return {
         "off_d": len(seq[0]), "off_n": n, "off_seq": fmt.vectors(seq), "off_v": "、".join(fmt.short(r[0]) for r in v),
         "off_past": past, "off_new": new, "off_cached": places(range(past)),
         "tbl_offset_scores": Table(["做法", "查询"] + [f"Key {j}" for j in range(past + new)], rows),
-        "tbl_offset_out": Table(["位置", "整段重算", "正确：past + i", "写错：行号 i"], out_rows),
+        "tbl_offset_out": Table(["查询", "整段重算", "正确：past + i", "写错：行号 i"], out_rows),
     }
 
 
@@ -434,7 +468,7 @@ def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, 
     """Left padding: count the real tokens before a position, in the prefill and in the decoding alike."""
     n_pre = len(seq) - 1  # prefilled with the PAD; the last one is decoded alone
     valid = [False] * pads + [True] * n_pre
-    counted, index = rope.padded_positions(valid), list(range(pads + n_pre))
+    counted, absolute = rope.padded_positions(valid), list(range(pads + n_pre))  # rotation vs absolute positions
     _, reference = rope.full_attention(seq, seq, v)
 
     def padded_decode(prefill, new_position):
@@ -444,10 +478,10 @@ def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, 
         return rope.cached_step(ck, cv, [last], [last], [v[n_pre]], [new_position], key_valid=valid + [True])[3][0][0]
 
     plans = [
-        ("预填按个数，新词按个数", counted, n_pre),
-        ("预填按下标，新词按下标", index, pads + n_pre),
-        ("预填按个数，新词按下标", counted, pads + n_pre),
-        ("预填按下标，新词按个数", index, n_pre),
+        ("预填与新词都按真实词元个数", counted, n_pre),
+        ("预填与新词都按绝对位置", absolute, pads + n_pre),
+        ("预填按真实词元个数，新词按绝对位置", counted, pads + n_pre),
+        ("预填按绝对位置，新词按真实词元个数", absolute, n_pre),
     ]
     rows = []
     for plan, prefill, new_position in plans:
@@ -458,11 +492,11 @@ def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, 
         "pad_d": len(seq[0]), "pad_real": len(seq), "pad_pre": n_pre, "pad_fill": fmt.short(fill),
         "pad_seq": fmt.vectors(seq), "pad_v": "、".join(fmt.short(r[0]) for r in v), "pad_n": pads,
         "tbl_pad_positions": Table(
-            ["下标"] + [fmt.count(j) for j in range(len(valid))],
+            ["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
             [["内容"] + ["PAD" if not f else f"词元 {j - pads}" for j, f in enumerate(valid)],
-             ["位置（前面真实词元的个数）"] + [fmt.count(p) for p in counted]],
+             ["旋转位置（前面真实词元的个数）"] + [fmt.count(p) for p in counted]],
         ),
-        "tbl_pad": Table(["做法", "预填的真实词元的位置", "新词元的位置", "新词元的输出", "与参照"], rows),
+        "tbl_pad": Table(["做法", "预填的真实词元转的位置", "新词元转的位置", "新词元的输出", "与参照"], rows),
         "pad_reference": fmt.fmt(reference[n_pre][0]),
     }
 
@@ -489,19 +523,19 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
     models = model_bases()
     ones = [fill] * models[0]["head_dim"]
     values = {
-        "lr_fill": fmt.short(fill), "lr_n_models": len(models), "lr_d": len(ones), "lr_max": offsets[-1],
+        "lr_fill": fmt.short(fill), "lr_n_models": len(models), "lr_d": len(ones), "lr_max": fmt.grouped(offsets[-1]),
         "lr_min": offsets[0],
-        "lr_checkpoints": "、".join(fmt.count(m) for m in checkpoints),
+        "lr_checkpoints": "、".join(fmt.grouped(m) for m in checkpoints),
         "lr_table_note": outside_note(checkpoints, offsets),
         "tbl_long": Table(
-            ["底数"] + [f"偏移 {m}" for m in checkpoints],
+            ["底数"] + [f"偏移 {fmt.grouped(m)}" for m in checkpoints],
             [[fmt.grouped(row["base"])] + [fmt.fmt(s, 2) for s in offset_scores(ones, ones, checkpoints, row["base"])]
              for row in models],
         ),
         "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0], 2),
     }
     for j, row in enumerate(models):
-        values |= {f"lr_base_{j}": int(row["base"]), f"lr_wave_{j}": round(row["slowest_wavelength"]),
+        values |= {f"lr_base_{j}": fmt.grouped(row["base"]), f"lr_wave_{j}": fmt.grouped(round(row["slowest_wavelength"])),
                    f"lr_dim_{j}": row["head_dim"]}
     return values | ({"fig_long": long_figure(ones, offsets, models)} if figure else {})
 
@@ -514,13 +548,13 @@ def long_figure(ones: list[float], offsets: list[int], models: list[dict]):
     fig, ax = plt.subplots(figsize=(7.2, 3.6))
     for row, style in zip(models, ["-", "--", ":"]):
         ax.plot(offsets, offset_scores(ones, ones, offsets, row["base"]), style, lw=1.4,
-                label=f"{row['model']}: base = {fmt.grouped(row['base'])}")
+                label=f"{row['model']}：底数 {fmt.grouped(row['base'])}")
     ax.set_xscale("log")
     # Plain tick labels (1, 10, 100, …): the default 10^k labels go through mathtext, which is slow to start.
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: fmt.grouped(x)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: base_text(x)))  # a tick off the axis may be 0.1
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("offset m \u2212 n")
-    ax.set_ylabel("score q\u00b7k / \u221ad")
+    ax.set_xlabel("位置差 m − n（对数刻度）")
+    ax.set_ylabel("分数 q·k / √d")
     ax.axhline(0, color="0.6", lw=0.6)
     ax.legend(frameon=False)
     fig.subplots_adjust(left=0.1, right=98 / 100, bottom=14 / 100, top=97 / 100)
@@ -543,20 +577,31 @@ def toeplitz_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K
 
 
 # -- the exercises ------------------------------------------------------------------------------------
-def exercise_rotation() -> dict:
-    """Exercise 1: one rotation by hand, step by step."""
-    r, (a, b) = ex.rotation_steps(), ex.ROT_X
+def written(from_printed: float, exact: float) -> str:
+    """The value cell of a written-out step: ``=`` when the printed terms give the printed value, else ``≈``.
+
+    >>> written(2 * -0.4161 - 1 * 0.9093, -1.74159), written(2 * 1.0, 2.0)
+    ('≈ −1.7416', '= 2.0000')
+    """
+    return f"{fmt.equals(from_printed, exact)} {fmt.fmt(exact)}"
+
+
+def exercise_rotation(x: list[float] = ex.ROT_X, position: int = ex.ROT_POSITION) -> dict:
+    """Exercise 1: one rotation by hand, step by step; each step's sign computed from its printed terms."""
+    r, (a, b) = ex.rotation_steps(x, position), x
     cos, sin = factor(r["cos"]), factor(r["sin"])
+    c, s_ = fmt.printed(cos), fmt.printed(sin)  # the factors as printed, for "=" or "≈"
+    angle = fmt.printed(fmt.fmt(r["angle"]))
     steps = [
-        ["转角", f"m·θ = {ex.ROT_POSITION} × {fmt.short(r['theta'])}", fmt.fmt(r["angle"])],
-        ["cos(m·θ)", "", fmt.fmt(r["cos"])],
-        ["sin(m·θ)", "", fmt.fmt(r["sin"])],
-        ["a′ = a·cos − b·sin", f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}", fmt.fmt(r["rotated"][0])],
-        ["b′ = b·cos + a·sin", f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}", fmt.fmt(r["rotated"][1])],
+        ["转角", f"m·θ = {fmt.count(position)} × {fmt.short(r['theta'])}", written(position * r["theta"], r["angle"])],
+        ["cos(m·θ)", f"cos {fmt.fmt(r['angle'])}", written(math.cos(angle), r["cos"])],
+        ["sin(m·θ)", f"sin {fmt.fmt(r['angle'])}", written(math.sin(angle), r["sin"])],
+        ["a′ = a·cos − b·sin", f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}", written(a * c - b * s_, r["rotated"][0])],
+        ["b′ = b·cos + a·sin", f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}", written(b * c + a * s_, r["rotated"][1])],
         ["长度（转前 → 转后）", "√(a² + b²) → √(a′² + b′²)", f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}"],
     ]
-    return {"rx1_d": len(ex.ROT_X), "rx1_theta": fmt.fmt(r["theta"], 1), "rx1_x": fmt.vector(ex.ROT_X),
-            "rx1_m": ex.ROT_POSITION, "rx1_steps": Table(["步骤", "算式", "值"], steps)}
+    return {"rx1_d": len(x), "rx1_theta": fmt.fmt(r["theta"]), "rx1_x": fmt.vector(x),
+            "rx1_m": position, "rx1_steps": Table(["步骤", "算式", "值"], steps)}
 
 
 def exercise_frequencies() -> dict:
@@ -567,7 +612,7 @@ def exercise_frequencies() -> dict:
         for i, r in enumerate(t["rows"]) for a, b in [r["pair"]]
     ]
     return {
-        "rx2_d": ex.FREQ_D, "rx2_base": fmt.short(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
+        "rx2_d": ex.FREQ_D, "rx2_base": base_text(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
         "rx2_table": Table(["第 i 对", "相邻成对的分量", "指数 −2i/d", "θ_i = base^(−2i/d)", "转角 m·θ_i", "波长 2π/θ_i（位置数）"], rows),
         "rx2_last": len(t["rows"]) - 1, "rx2_slowest": fmt.fmt(t["slowest"]),
     }
@@ -587,7 +632,7 @@ def exercise_shift() -> dict:
         ["分数 q·k/√d"] + [fmt.fmt(g["score"]) for g in (g0, g1)],
     ]
     return {
-        "rx3_d": s["d"], "rx3_base": fmt.short(ex.SHIFT_D_BASE), "rx3_q": fmt.vector(ex.SHIFT_Q),
+        "rx3_d": s["d"], "rx3_base": base_text(ex.SHIFT_D_BASE), "rx3_q": fmt.vector(ex.SHIFT_Q),
         "rx3_k": fmt.vector(ex.SHIFT_K), "rx3_m": m, "rx3_n": n, "rx3_s": ex.SHIFT_BY,
         "rx3_table": Table(["", pair(m, n), pair(ms, ns)], rows),
         "rx3_sentence": shift_sentence([g0["score"], g1["score"]], s["plain"]), "rx3_shifted": pair(ms, ns),
@@ -610,7 +655,7 @@ def exercise_bugs() -> dict:
         ["逐步计算等于整段重算"] + [verdict(r["decode_ok"], PASSED, CAUGHT) for r in c["rows"]],
     ]
     return {
-        "rx4_d": len(ex.BUG_SEQ[0]), "rx4_base": fmt.short(ex.BUG_BASE), "rx4_seq": fmt.vectors(ex.BUG_SEQ),
+        "rx4_d": len(ex.BUG_SEQ[0]), "rx4_base": base_text(ex.BUG_BASE), "rx4_seq": fmt.vectors(ex.BUG_SEQ),
         "rx4_v": "、".join(fmt.short(r[0]) for r in ex.BUG_V), "rx4_n": len(ex.BUG_SEQ),
         "rx4_first": ex.BUG_CHUNKS[0], "rx4_second": ex.BUG_CHUNKS[1], "rx4_qi": ex.OFFSET_Q, "rx4_ki": ex.OFFSET_K,
         "rx4_groups": f"(m, n) = ({gm}, {gn}) 与 ({gms}, {gns})",

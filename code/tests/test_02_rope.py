@@ -147,6 +147,29 @@ def test_permuting_weight_columns_converts_a_model_between_layouts():
     assert not np.allclose(adjacent, unconverted, atol=1e-3)
 
 
+@pytest.mark.parametrize("n_heads, n_kv_heads", [(2, 2), (4, 2), (4, 1)])
+def test_with_several_heads_the_columns_are_permuted_inside_each_heads_block(n_heads, n_kv_heads):
+    # Hugging Face's Llama conversion: q_proj in blocks of the query heads, k_proj of the K/V heads (GQA).
+    rng = np.random.default_rng(n_heads + n_kv_heads)
+    d_head, ps = 4, [0, 1, 2]
+    x = rng.normal(size=(3, 5))
+    w_q, w_k = rng.normal(size=(5, n_heads * d_head)), rng.normal(size=(5, n_kv_heads * d_head))
+
+    def scores(wq, wk, layout):  # query head h reads K/V head h // (n_heads / n_kv_heads)
+        q, k = x @ wq, x @ wk
+        group = n_heads // n_kv_heads
+        return [rope.rope_scores(q[:, h * d_head:(h + 1) * d_head].tolist(),
+                                 k[:, (h // group) * d_head:(h // group + 1) * d_head].tolist(), ps, ps, layout=layout)
+                for h in range(n_heads)]
+
+    reference = scores(w_q, w_k, "adjacent")
+    per_q, per_k = rope.head_permutation(n_heads, d_head), rope.head_permutation(n_kv_heads, d_head)
+    assert np.allclose(scores(w_q[:, per_q], w_k[:, per_k], "half"), reference, atol=1e-12)
+    whole_q, whole_k = rope.layout_permutation(n_heads * d_head), rope.layout_permutation(n_kv_heads * d_head)
+    assert not np.allclose(scores(w_q[:, whole_q], w_k[:, whole_k], "half"), reference, atol=1e-3)
+    assert sorted(per_q) == list(range(n_heads * d_head))
+
+
 def offset_gap(rotate, q, k, m, n, shift):
     """How much q·k changes when both positions move by ``shift`` (0 for a relative rotation)."""
     return abs(dot(rotate(q, m), rotate(k, n)) - dot(rotate(q, m + shift), rotate(k, n + shift)))
@@ -353,6 +376,7 @@ VALID_CALLS = {
     "rotate_rows": ([[1.0, 0.0], [1.0, 0.0]], [0, 1], 100.0, "adjacent"),
     "rope_scores": ([[1.0, 0.0]], [[1.0, 0.0]], [3], [1], 100.0, "half"),
     "layout_permutation": (8,),
+    "head_permutation": (2, 4),
     "permute": ([10.0, 11.0, 12.0, 13.0], [0, 2, 1, 3]),
     "full_attention": (Q2, Q2, V2, 100.0),
     "cached_step": ([[1.0, 0.0]], [[10.0]], [[0.0, 1.0]], [[0.0, 1.0]], [[20.0]], [1]),
