@@ -102,6 +102,8 @@ html_theme_options = {
     "show_navbar_depth": 2,  # the chapter's pages stay unfolded under its opening in the sidebar
     "use_download_button": False,
     "use_fullscreen_button": False,
+    # A reference's link shows its address, not the theme's shortened "owner/repository" form.
+    "shorten_urls": False,
 }
 html_last_updated_fmt = None
 # Without a default the theme logs "Got invalid theme mode" in the console of every page.
