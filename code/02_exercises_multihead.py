@@ -14,11 +14,13 @@ import math
 att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
 
-# 练习 1：投影后的 Q、K（3 个位置、4 列），切成 SPLIT_HEADS 个头；算头 ROW_HEAD 在位置 ROW_POS 的一行权重。
+# 练习 1：投影后的 Q、K（3 个位置、4 列），切成 SPLIT_HEADS 个头；算头 ROW_HEAD 在位置 ROW_POS 的一行权重，
+# 再与头 OTHER_HEAD 在同一位置的一行比较。
 SPLIT_Q = [[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 2.0]]
 SPLIT_K = [[0.0, 1.0, 1.0, 1.0], [1.0, 0.0, 2.0, 0.0], [1.0, 1.0, 0.0, 2.0]]
 SPLIT_HEADS = 2
 ROW_HEAD, ROW_POS = 1, 2
+OTHER_HEAD = 0
 # 练习 2：查询头数、几种 K/V 头数、头维度，以及缓存的位置数。
 GQA_HEADS = 8
 GQA_KV_CHOICES = [8, 4, 2, 1]
@@ -35,8 +37,8 @@ BUMP_HEAD = 0
 VARIANTS = {
     "right": "正确写法",
     "reshape": "A：按 (n, d_head, h) reshape",
-    "scale": "B：除以 √d_model",
-    "round_robin": "C：轮流分组 h mod h_kv",
+    "concat": "B：拼回时各头倒序",
+    "round_robin": "C：轮流分组 a mod h_kv",
 }
 CHECKS = ["只改一个头的 Q 列", "分组 K/V 等于重复 K/V", "只设一个头等于单头注意力", "与独立参照一致"]
 
@@ -48,34 +50,38 @@ def _index(i: object, name: str, n: int) -> int:
 
 
 # -- 练习 1 ---------------------------------------------------------------------------------------------
-def split_and_row(q=SPLIT_Q, k=SPLIT_K, heads: int = SPLIT_HEADS, head: int = ROW_HEAD, pos: int = ROW_POS) -> dict:
-    """练习 1：每个头拿哪几列、各头的 Q 块；再按因果规则算头 ``head`` 在位置 ``pos`` 的一行权重。
+def split_and_row(q=SPLIT_Q, k=SPLIT_K, heads: int = SPLIT_HEADS, head: int = ROW_HEAD, pos: int = ROW_POS,
+                  other: int = OTHER_HEAD) -> dict:
+    """练习 1：每个头拿哪几列、各头的 Q 块；再按因果规则算头 ``head`` 在位置 ``pos`` 的一行权重，
+    以及头 ``other`` 在同一位置的一行权重（同样的 Key，不同的列）。
 
     >>> a = split_and_row()
     >>> a["columns"], a["head_dim"]
     ([[0, 1], [2, 3]], 2)
     >>> a["q_row"], a["k_rows"], a["dots"]
     ([1.0, 2.0], [[1.0, 1.0], [2.0, 0.0], [0.0, 2.0]], [3.0, 2.0, 4.0])
-    >>> [round(w, 4) for w in a["weights"]]
-    [0.284, 0.14, 0.576]
+    >>> [round(w, 4) for w in a["weights"]], [round(w, 4) for w in a["other_weights"]]
+    ([0.284, 0.14, 0.576], [0.2483, 0.2483, 0.5035])
     """
     q, k = att.as_matrix(q, "q"), att.as_matrix(k, "k")
     if len(q[0]) != len(k[0]) or len(q) != len(k):
         raise ValueError(f"自注意力里 q 与 k 的形状必须相同，收到 ({len(q)}, {len(q[0])}) 与 ({len(k)}, {len(k[0])})")
     q_heads, k_heads = mh.split_heads(q, heads), mh.split_heads(k, heads)  # 也校验 heads 与整除
     d = len(q_heads[0][0])
-    head, pos = _index(head, "head", heads), _index(pos, "pos", len(q))
+    head, pos, other = _index(head, "head", heads), _index(pos, "pos", len(q)), _index(other, "other", heads)
     q_row, k_rows = q_heads[head][pos], k_heads[head][: pos + 1]  # 因果：位置 pos 只读 Key 0 … pos
     dots = [sum(a * b for a, b in zip(q_row, kr)) for kr in k_rows]
     scaled = [x / math.sqrt(d) for x in dots]
     top = max(scaled)
     exps = [math.exp(x - top) for x in scaled]
-    weights, _ = att.masked_attention(q_heads[head], k_heads[head], k_heads[head], att.visibility(len(q), len(q)))
+    visible = att.visibility(len(q), len(q))  # 所有头共用同一张因果可见性表
+    weights, _ = att.masked_attention(q_heads[head], k_heads[head], k_heads[head], visible)
+    others, _ = att.masked_attention(q_heads[other], k_heads[other], k_heads[other], visible)
     return {
         "columns": [list(mh.head_columns(h, d)) for h in range(heads)],
         "q_heads": q_heads, "head_dim": d, "q_row": q_row, "k_rows": k_rows, "dots": dots,
         "scaled": scaled, "max": top, "exps": exps, "total": sum(exps), "weights": weights[pos][: pos + 1],
-        "wrong_weights": att.softmax([x / math.sqrt(len(q[0])) for x in dots]),
+        "other_head": other, "other_weights": others[pos][: pos + 1],
     }  # fmt: skip
 
 
@@ -120,9 +126,10 @@ def sharing_heads(heads: int = GQA_HEADS, kv_heads: int = GQA_ASK_KV, group: int
 def suspect_heads(q, k, v, heads: int, kv_heads: int, variant: str = "right"):
     """从投影后的 Q、K、V 算多头（因果规则），返回 ``(weights, concat)``；``variant`` 选一种写法。
 
-    ``"right"`` 按正文；``"reshape"`` 把 ``(n, h·d_head)`` 按 ``(n, d_head, h)`` 去 reshape（头 h 拿到
-    列 h、h + h_总、…，拼回时也按同样的顺序）；``"scale"`` 除以 √d_model（d_model 取 Q 的列数）；
-    ``"round_robin"`` 让查询头 h 用 K/V 头 ``h mod kv_heads``。后三种故意写错，只用于练习与测试。
+    ``"right"`` 按正文；``"reshape"`` 把 ``(n, heads·d_head)`` 按 ``(n, d_head, heads)`` 去 reshape（头 h 拿到
+    列 h、h + heads、…，拼回时也按同样的顺序）；``"concat"`` 每个头都算对，拼回时却把头 h 的输出放进
+    头 ``heads − 1 − h`` 的列；``"round_robin"`` 让查询头 h 用 K/V 头 ``h mod kv_heads``。后三种故意写错，
+    只用于练习与测试。
 
     >>> q = [[1.0, 0.0], [0.0, 1.0]]
     >>> w, out = suspect_heads(q, q, [[1.0, 2.0], [3.0, 4.0]], 2, 2)
@@ -149,16 +156,15 @@ def suspect_heads(q, k, v, heads: int, kv_heads: int, variant: str = "right"):
     def take(m, columns):
         return [[row[c] for c in columns] for row in m]
 
-    shrink = math.sqrt(d / len(q[0])) if variant == "scale" else 1.0  # q·k/√d · √(d/d_model) = q·k/√d_model
     visible = att.visibility(len(q), len(k))
     weights, concat = [], [[0.0] * (heads * d) for _ in q]
     for h in range(heads):
         g = h % kv_heads if variant == "round_robin" else mh.kv_group(h, heads, kv_heads)
-        qh = [[x * shrink for x in row] for row in take(q, cols(h, heads))]
-        w, out = att.masked_attention(qh, take(k, cols(g, kv_heads)), take(v, cols(g, kv_heads)), visible)
+        w, out = att.masked_attention(take(q, cols(h, heads)), take(k, cols(g, kv_heads)), take(v, cols(g, kv_heads)), visible)
         weights.append(w)
+        place = cols(heads - 1 - h, heads) if variant == "concat" else cols(h, heads)  # 错：倒序拼回
         for i, row in enumerate(out):
-            for t, c in enumerate(cols(h, heads)):
+            for t, c in enumerate(place):
                 concat[i][c] = row[t]
     return weights, concat
 
@@ -169,7 +175,7 @@ def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, heads: int = BUG_HEADS, kv_heads: int 
 
     >>> [(r["name"], r["passed"]) for r in bug_checks()]  # doctest: +NORMALIZE_WHITESPACE
     [('正确写法', [True, True, True, True]), ('A：按 (n, d_head, h) reshape', [False, False, True, False]),
-     ('B：除以 √d_model', [True, True, True, False]), ('C：轮流分组 h mod h_kv', [True, False, True, False])]
+     ('B：拼回时各头倒序', [True, True, True, False]), ('C：轮流分组 a mod h_kv', [True, False, True, False])]
     """
     q, k, v = att.as_matrix(q, "q"), att.as_matrix(k, "k"), att.as_matrix(v, "v")
     if not math.isfinite(delta := att.real(delta, "delta")) or delta == 0:
@@ -184,7 +190,7 @@ def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, heads: int = BUG_HEADS, kv_heads: int 
         w2, _ = suspect_heads(bumped, k, v, heads, kv_heads, key)
         moved = [h for h in range(heads) if w[h] != w2[h]]
         _, repeated = suspect_heads(q, k_rep, v_rep, heads, heads, key)
-        _, one = suspect_heads(q, k_rep, v_rep, 1, 1, key)
+        _, one = suspect_heads(q, k_rep, v_rep, 1, 1, key)  # 一个头须与 Q 同宽：用重复后的 K、V
         _, single = att.attention(q, k_rep, v_rep)
         ref = max([att.max_abs_diff(out, ref_out)] + [att.max_abs_diff(a, b) for a, b in zip(w, ref_w)])
         details = [moved, att.max_abs_diff(out, repeated), att.max_abs_diff(one, single), ref]
@@ -230,9 +236,10 @@ def answers() -> dict:
 
 
 def self_test() -> None:
-    """自检：权重和为 1、错的缩放更平均、缓存按组缩小、正确写法过全部检查、参数与正文的计数一致。"""
+    """自检：两个头的权重和都为 1 且彼此不同、缓存按组缩小、正确写法过全部检查、参数与正文的计数一致。"""
     a = split_and_row()
-    att.check(abs(sum(a["weights"]) - 1) < 1e-12 and max(a["wrong_weights"]) < max(a["weights"]), "练习 1 的权重不对")
+    att.check(all(abs(sum(w) - 1) < 1e-12 for w in (a["weights"], a["other_weights"])), "练习 1 的权重之和应为 1")
+    att.check(a["weights"] != a["other_weights"], "练习 1：两个头用的列不同，权重应当不同")
     att.check(all(r["fraction"] == r["group_size"] for r in gqa_plan()), "练习 2：缓存应缩小到每组查询头数分之一")
     att.check(all(bug_checks()[0]["passed"]), "练习 3：正确写法必须通过全部检查")
     att.check(attention_params(8, 4, 1, 2) == mh.projection_params(8, 4, 2, 1)["total"], "练习 4 与 projection_params 不一致")

@@ -78,7 +78,7 @@ def bug_checks() -> list[dict]:
 
 
 def shifted_softmax(values: list[float]) -> list[float]:
-    """练习 3 的参考解：先减去最大值再取指数的 softmax，只用标准库。
+    """第 3 道练习（写一个不会溢出的 softmax）的参考解：先减去最大值再取指数的 softmax，只用标准库。
 
     >>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]
     [0.09, 0.2447, 0.6652]
@@ -93,7 +93,7 @@ def shifted_softmax(values: list[float]) -> list[float]:
         raise ValueError("values 不能为空")
     xs = att.as_vector(values, "values")  # 有限实数，否则 ValueError（02_attention 也只用标准库）
     m = max(xs)
-    exps = [math.exp(x - m) for x in xs]  # 每一项都在 (0, 1]，最大项恰为 1
+    exps = [math.exp(x - m) for x in xs]  # 每一项都在 [0, 1]（太小的会下溢成 0），最大项恰为 1，分母至少是 1
     total = sum(exps)
     return [e / total for e in exps]
 

@@ -257,7 +257,7 @@ def check_rows(x, w_q, w_k, w_v, w_o, heads, kv_heads, *, head: int = 0, delta: 
     _, one = multihead_attention(x, w_q, wk_r, wv_r, w_o, 1, head_dim=heads * d)
     _, single = att.attention(att.matmul(x, w_q), att.matmul(x, wk_r), att.matmul(x, wv_r))
     diff = att.max_abs_diff(one, att.matmul(single, w_o))
-    rows.append({"check": "heads = 1 等于单头", "holds": diff <= 1e-12, "detail": diff})
+    rows.append({"check": "只设一个头等于单头", "holds": diff <= 1e-12, "detail": diff})
     return rows
 
 

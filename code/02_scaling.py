@@ -44,6 +44,7 @@ EXAMPLE_V = [[6.0, 0.0], [0.0, 6.0], [6.0, 6.0]]
 QUERY = 0  # F13 一步一步走的是查询 0 这一行
 N_HEADS = 4  # “按模型宽度缩放”的错误：假设这个头属于 4 个头、宽度 4 × d 的模型
 BIG_SCORES = [1000.0, 1001.0, 1002.0]  # 不减最大值就溢出的一行分数
+SMALL_SCORES = [0.0, -1000.0]  # 减去最大值后 exp(−1000) 在浮点数里下溢为 0 的一行
 TEMPERATURES = [0.25, 0.5, 1.0, 2.0, 4.0, 16.0]
 # 实测方差与饱和：几个 d、每个 d 的试验次数、每次的 Key 数，以及固定的随机种子。
 MEASURE_DIMS = [2, 8, 32, 128]
@@ -185,8 +186,9 @@ def _jacobian_peak(p: list[float]) -> float:
 def measure_scaling(d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASURE_KEYS, seed: int = MEASURE_SEED) -> dict:
     """实测：分量独立、均值 0、方差 1 的随机 q 与 k，点积的方差约为 d；除以 √d 后约为 1。
 
-    每次试验取一个查询和 ``n_keys`` 个 Key，分别不缩放、缩放地做 softmax，
-    记录最大权重与 softmax 雅可比矩阵中最大的元素（梯度能有多大），对全部试验取平均。
+    每次试验取一个查询和 ``n_keys`` 个 Key，分别不缩放、缩放地做 softmax，记录最大权重与
+    softmax 雅可比矩阵中绝对值最大的元素（这一次试验里梯度经过 softmax 时最多被放大多少），对全部试验取平均。
+    两个方差都直接从抽到的分数量出。
     种子固定，所以每次构建的数都相同。
 
     >>> m = measure_scaling(64, trials=50)
@@ -204,21 +206,23 @@ def measure_scaling(d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASU
     if trials * n_keys * d > MAX_DRAWS:
         raise ValueError(f"trials × n_keys × d 不能超过 {MAX_DRAWS}（纯 Python 逐个抽样），收到 {trials * n_keys * d}")
     rng = random.Random(seed)
-    raw_all, peaks = [], {"max_weight_raw": [], "max_weight_scaled": [], "grad_raw": [], "grad_scaled": []}
+    raw_all, scaled_all = [], []
+    peaks = {"max_weight_raw": [], "max_weight_scaled": [], "grad_raw": [], "grad_scaled": []}
     scale = math.sqrt(d)
     for _ in range(trials):
         q = [rng.gauss(0.0, 1.0) for _ in range(d)]
         raw = [sum(a * rng.gauss(0.0, 1.0) for a in q) for _ in range(n_keys)]  # (n_keys,)
+        scaled = [s / scale for s in raw]
         raw_all += raw
-        for kind, row in (("raw", raw), ("scaled", [s / scale for s in raw])):
+        scaled_all += scaled
+        for kind, row in (("raw", raw), ("scaled", scaled)):
             p = att.softmax(row)
             peaks[f"max_weight_{kind}"].append(max(p))
             peaks[f"grad_{kind}"].append(_jacobian_peak(p))
-    var_raw = statistics.pvariance(raw_all)
     return {
         "d": d,
-        "var_raw": var_raw,
-        "var_scaled": var_raw / d,  # Var(x / √d) = Var(x) / d
+        "var_raw": statistics.pvariance(raw_all),
+        "var_scaled": statistics.pvariance(scaled_all),  # 直接量出；数学上就是 var_raw / d
         **{name: statistics.fmean(xs) for name, xs in peaks.items()},
     }
 

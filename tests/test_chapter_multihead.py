@@ -7,6 +7,8 @@ rows it is written from; figure F14's sentences against the numbers in its own t
 from __future__ import annotations
 
 import importlib
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,7 +53,7 @@ def test_f14_sentences_follow_the_frame_tables(p):
         last = [c["text"] for c in frame["tables"][2]["rows"][-1][1:]]
         numbers = [fmt.printed(t.split()[1]) if t.startswith("✓") else None for t in last]
         assert " / ".join(t.split()[1] for t in last if t.startswith("✓")) in frame["explanation"]
-        assert f"√{head_dim}（head_dim）" in frame["explanation"]
+        assert f"分数除以 √d_head = √{head_dim}。" in frame["explanation"]
         assert f"最看重 Key {page.favourite(weights[h][-1])}" in frame["explanation"]
         assert max(v for v in numbers if v is not None) == round(max(weights[h][-1]), 4)
     assert f"每个头都拿到全部 {len(x)} 个位置" in frames[0]["explanation"]
@@ -116,18 +118,6 @@ def test_head_view_sentence_follows_its_rows(p, data):
     assert page.head_view_sentence(rows) == f"{heads} 个头可读的 Key 完全相同，用到的列互不重叠。"
     other = [dict(rows[0], keys=[0]), dict(rows[0], keys=[0, 1])]
     assert page.head_view_sentence(other) == "2 个头可读的 Key 并不相同，用到的列有重叠。"
-
-
-@QUICK
-@given(st.integers(1, 4).flatmap(lambda h: st.tuples(*[st.lists(st.floats(0.01, 1), min_size=2, max_size=2)] * (2 * h))))
-def test_flatter_sentence_counts_the_heads_whose_top_weight_fell(rows):
-    right, wrong = list(rows[: len(rows) // 2]), list(rows[len(rows) // 2 :])
-    smaller = sum(max(w) < max(r) for r, w in zip(right, wrong))
-    sentence = page.flatter_sentence(right, wrong)
-    assert sentence.startswith(f"{len(right)} 个头里")
-    assert ("都变小了" in sentence) == (smaller == len(right))
-    if smaller < len(right):
-        assert f"变小的有 {smaller} 个" in sentence
 
 
 @settings(max_examples=15, deadline=None)
@@ -213,7 +203,7 @@ def test_gqa_tables_follow_the_checks_and_the_cache():
 def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
     x, w_q, w_k, w_v, w_o = mh.DEMO
     both = page.two_ways(x, w_q, w_k, w_v, w_o, 4)  # four heads of one column: not the page's two
-    assert both["out"] == both["weights"] == "逐元素完全相同（最大差为 0）"
+    assert both["sentence"] == "两者的输出与各头的权重表都逐元素完全相同（最大差为 0）。"
     _, rows = page.fused_shape_rows(x, w_q, 4)
     assert [r[1] for r in rows] == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
 
@@ -238,22 +228,36 @@ def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():
         page.config_head_dim({"hidden_size": 8})
 
 
-def test_the_wrong_scaling_flattens_each_head_against_numpy():
-    x, w_q, w_k = np.array(mh.DEMO_X), np.array(mh.DEMO_WQ), np.array(mh.DEMO_WK)
-    q, k = (x @ w_q).reshape(3, 2, 2).transpose(1, 0, 2), (x @ w_k).reshape(3, 2, 2).transpose(1, 0, 2)
-    scores = np.where(np.tril(np.ones((3, 3), bool)), q @ k.transpose(0, 2, 1) / np.sqrt(4), -np.inf)
-    expected = np.exp(scores - scores.max(-1, keepdims=True))
-    assert np.allclose(page.wrong_scale_weights(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, 2), expected / expected.sum(-1, keepdims=True))
-
-
 # -- the exercises' solution sentences -------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "right, wrong, word",
-    [([0.2, 0.8], [0.3, 0.7], "更平均"), ([0.4, 0.6], [0.1, 0.9], "更集中"), ([0.5, 0.5], [0.5, 0.5], "没有变")],
-)
-def test_the_scale_sentence_follows_the_two_rows(right, wrong, word):
-    sentence = page.scale_sentence(right, wrong)
-    assert word in sentence and fmt.fmt(max(right)) in sentence
+@QUICK
+@given(st.integers(1, 5).flatmap(lambda n: st.tuples(*[st.lists(st.floats(0.01, 1), min_size=n, max_size=n)] * 2)))
+def test_the_other_head_sentence_follows_the_two_rows(rows):
+    mine, other = ([x / sum(r) for x in r] for r in rows)
+    sentence = page.other_head_sentence(1, mine, 0, other)
+    assert sentence.startswith(f"头 0 在同一位置读的是同样的 {len(mine)} 个 Key，权重却是 {page.slashed(other)}：")
+    a, b = page.favourite(mine), page.favourite(other)
+    if a == b:
+        assert f"两个头都最看重 Key {a}" in sentence
+    else:
+        assert f"头 1 最看重 Key {a}，头 0 最看重 Key {b}" in sentence
+    with pytest.raises(ValueError, match="other_weights"):
+        page.other_head_sentence(1, mine, 0, other + [0.5])
+
+
+def test_the_exercise_compares_two_heads_that_read_the_same_keys():
+    a = ex.split_and_row()
+    assert len(a["weights"]) == len(a["other_weights"]) == ex.ROW_POS + 1 and a["weights"] != a["other_weights"]
+
+
+@pytest.mark.parametrize("n, text", [(1, "= √1 = 1"), (2, "= √2 ≈ 1.4142"), (4, "= √4 = 2"), (8, "= √8 ≈ 2.8284")])
+def test_a_square_root_says_approximately_only_when_it_is_rounded(n, text):
+    assert page.root(n) == text
+
+
+def test_the_two_ways_sentence_says_each_verdict_once():
+    assert page.two_ways_sentence(0.0, 0.0).count("完全相同") == 1
+    both = page.two_ways_sentence(2.5e-16, 0.0)
+    assert "输出最大差为 2.5 × 10⁻¹⁶" in both and "权重表逐元素完全相同" in both
 
 
 @pytest.mark.parametrize("heads, kv_choices", [(8, [8, 4, 2, 1]), (6, [3, 1])])
@@ -284,3 +288,19 @@ def test_the_bug_sentences_follow_the_check_table(passed):
 def test_the_check_cells_say_the_verdict_and_what_was_seen():
     assert page.check_cell(False, [1, 2]) == "失败（权重变了的：头 1、头 2）"
     assert page.check_cell(True, -0.5) == "通过（最大差 −0.5000）"
+
+
+# -- bad input to the functions this pass added: a ValueError that names the argument -----------------------
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "code" / "tests"))
+from reference import fuzz_failures  # noqa: E402
+
+NEW_CALLS = {
+    page.root: {"n": 2},
+    page.two_ways_sentence: {"diff_out": 0.0, "diff_w": 0.0},
+    page.other_head_sentence: {"head": 1, "weights": [0.7, 0.3], "other": 0, "other_weights": [0.4, 0.6]},
+}
+
+
+@pytest.mark.parametrize("function", list(NEW_CALLS), ids=lambda f: f.__name__)
+def test_bad_arguments_get_a_value_error_that_names_them(function):
+    assert fuzz_failures(function, NEW_CALLS[function]) == []

@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 import math
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,7 +128,7 @@ def test_the_row_sum_sentence_reads_its_table(problem):
         x = fmt.printed(total)
         assert clause.endswith("恰为 1" if x == 1 else ("超过 1" if x > 1 else "不到 1"))
     assert sentence.count("查询 ") == len(q)
-    assert values["axis_wrong_sums"] == "、".join(row[-1] for row in table[:-1])
+    assert values["axis_wrong_sentence"].count("合计为") == len({row[-1] for row in table[:-1]})  # each total said once
 
 
 def test_the_row_sum_sentence_says_exactly_one_when_the_printed_total_is_one():
@@ -245,8 +247,13 @@ def check_frames(frames, q, k, v):
     else:
         assert "各分数都相等" in frames[0]["explanation"]
     for text in cells(frames[3], 3)[1:-1]:
-        assert f"= {text}" in frames[3]["explanation"]
-    assert cells(frames[3], 3)[-1].split("= ")[1] in frames[3]["explanation"]
+        assert re.search(f"[=≈] {re.escape(text)}", frames[3]["explanation"])
+    assert cells(frames[3], 3)[-1].split("和 ")[1] in frames[3]["explanation"]
+    # The whole-row cells of the exp and weight rows write a sum of the printed cells beside them.
+    for row, word, exact in ((3, "和", s["total"]), (4, "权重之和", sum(s["weights"]))):
+        shown = sum(fmt.printed(c) for c in cells(frames[4], row)[1:-1])
+        sign = "=" if fmt.fmt(shown) == fmt.fmt(exact) else "≈"
+        assert cells(frames[4], row)[-1] == f"{word} {sign} {fmt.fmt(exact)}"
     w = s["weights"]
     heavy = [j for j in range(n_key) if w[j] == max(w)]
     if min(w) < max(w):
@@ -256,13 +263,71 @@ def check_frames(frames, q, k, v):
         assert f"权重都是 {cells(frames[4], 4)[1]}" in frames[4]["explanation"]
     for j in range(n_key):
         weight, row, contribution = cells(frames[5], j, table=1)[1:]
-        assert f"Key {j}：{weight} × {row} = {contribution}" in frames[5]["explanation"]
+        assert re.search(f"Key {j}：{re.escape(weight)} × {re.escape(row)} [=≈] {re.escape(contribution)}",
+                         frames[5]["explanation"])
     out = cells(frames[6], n_key, table=1)[-1]
     assert f"输出是 {out}" in frames[6]["explanation"]
     assert "不对" not in frames[6]["explanation"]
     assert frames[6]["explanation"].count("介于") == len(v[0])
     for frame in frames:
         assert not re.search(r"-\d", frame["explanation"])  # one minus sign, U+2212
+        assert_signs_true(frame["explanation"])
+    assert written_out(frames[3]["explanation"]) >= n_key + 1 and written_out(frames[5]["explanation"]) == n_key
+
+
+# -- a written-out calculation says "=" only when its printed terms give its printed result -------------------
+NUMBER = r"−?\d+(?:\.\d+)?"
+VECTOR = r"\(([^()]*)\)"
+
+
+def _numbers(text: str) -> list[float]:
+    return [fmt.printed(x) for x in text.split(", ")]
+
+
+def _check(sign: str, from_printed: float, shown: str) -> None:
+    """The sign is "=" exactly when the calculation on the printed terms prints as the printed result."""
+    assert sign == ("=" if fmt.fmt(from_printed) == shown else "≈"), (sign, from_printed, shown)
+
+
+def written_out(text: str) -> int:
+    """How many written-out calculations of the page's three kinds the text holds."""
+    products = re.findall(rf"({NUMBER}) × {VECTOR} ([=≈]) {VECTOR}", text)
+    exps = re.findall(rf"exp\(({NUMBER})\) ([=≈]) ({NUMBER})", text)
+    sums = re.findall(rf"和 ([=≈]) ({NUMBER})", text)
+    return len(products) + len(exps) + len(sums)
+
+
+def assert_signs_true(text: str) -> None:
+    """Every weight × V row, exp(x) and sum of the printed exps in ``text`` has its true sign."""
+    for w, row, sign, result in re.findall(rf"({NUMBER}) × {VECTOR} ([=≈]) {VECTOR}", text):
+        shown = result.split(", ")
+        signs = {"=" if fmt.fmt(fmt.printed(w) * x) == r else "≈" for x, r in zip(_numbers(row), shown)}
+        assert sign == ("=" if signs == {"="} else "≈"), (w, row, sign, result)
+    exps = re.findall(rf"exp\(({NUMBER})\) ([=≈]) ({NUMBER})", text)
+    for x, sign, e in exps:
+        if "." in x:  # exp(0) = 1 is the frame's rule, not a calculation on printed digits
+            _check(sign, math.exp(fmt.printed(x)), e)
+    for sign, total in re.findall(rf"和 ([=≈]) ({NUMBER})", text):
+        _check(sign, sum(fmt.printed(e) for x, _, e in exps if "." in x), total)
+
+
+def test_the_sign_checker_catches_a_rounded_equals():
+    assert_signs_true("0.6225 × (4, 0) ≈ (2.4898, 0.0000)")
+    with pytest.raises(AssertionError):
+        assert_signs_true("0.6225 × (4, 0) = (2.4898, 0.0000)")  # 0.6225 × 4 is 2.4900
+    with pytest.raises(AssertionError):
+        assert_signs_true("exp(−2.0000) = 0.1353，exp(0.0000) = 1.0000，exp(−0.5000) = 0.6065；它们的和 = 1.7419")
+    assert_signs_true("exp(−2.0000) = 0.1353，exp(0.0000) = 1.0000，exp(−0.5000) = 0.6065；它们的和 ≈ 1.7419")
+
+
+def test_every_written_out_calculation_of_the_page_has_its_true_sign():
+    texts_ = [f["explanation"] for f in page.f13_frames()]
+    _, rows = page.exercise_hand()["ex1_steps"]
+    texts_ += [cell for row in rows for cell in row]
+    # (the mix formula, a sum of products, has its own test above)
+    assert sum(written_out(t) for t in texts_) >= 10  # the checker has something to check
+    for t in texts_:
+        assert_signs_true(t)
 
 
 def test_f13_frames_on_the_pages_example():
@@ -304,7 +369,10 @@ def test_exercise_one_on_other_inputs():
     h = sc.visible_steps(q, k, v)
     assert header == ["步骤", "Key 0", "Key 1", "Key 2"]
     assert rows[0][2] == "1×0 + −1×2 = −2" and rows[2][1:] == [fmt.fmt(x) for x in h["shifted"]]
-    assert values["ex1_out"] == fmt.vector(h["output"], fmt.fmt) and values["ex1_total"] == fmt.fmt(h["total"])
+    assert values["ex1_out"] == fmt.vector(h["output"], fmt.fmt) and values["ex1_total"].endswith(fmt.fmt(h["total"]))
+    for cell in rows[-1][1:]:
+        assert written_out(cell) == 1
+        assert_signs_true(cell)
 
 
 def test_the_bug_sentence_names_exactly_the_failed_checks():
@@ -330,3 +398,102 @@ def test_the_bug_table_shows_each_check_as_pass_or_fail():
     assert header[2:] == [name for name, _ in ex.CHECKS]
     for shown, r in zip(rows, ex.bug_checks()):
         assert shown[0] == r["name"] and shown[2:] == ["通过" if r[key] else "失败" for _, key in ex.CHECKS]
+
+
+# -- sentences added in the editorial pass, on other inputs ---------------------------------------------------
+def test_the_wrong_axis_outputs_are_said_inside_or_outside_from_the_numbers():
+    inside = page.wrong_output_sentence([[1.0, 2.0]], [[0.0, 0.0], [6.0, 6.0]])
+    assert "都还在 V 各列的范围之内" in inside and "跑出" not in inside
+    outside = page.wrong_output_sentence([[1.0, 2.0], [7.0, 2.0], [0.0, -1.0]], [[0.0, 0.0], [6.0, 6.0]])
+    assert outside.endswith("查询 1、查询 2 的输出已跑出 V 各列的范围。")
+    # On the page's example the sentence must not claim what the numbers do not show.
+    values = page.axis()
+    wrong = sc.softmax_over_queries(att.scaled_scores(sc.EXAMPLE_Q, sc.EXAMPLE_K))
+    out = np.asarray(wrong) @ np.asarray(sc.EXAMPLE_V)
+    v = np.asarray(sc.EXAMPLE_V)
+    assert ("跑出" in values["axis_wrong_outputs"]) == bool(((out < v.min(0)) | (out > v.max(0))).any())
+
+
+def test_the_rounding_note_appears_only_when_a_printed_total_is_not_the_sum_of_its_cells():
+    assert page.rounding_note([[0.5, 0.5], [0.25, 0.75]]) == ""
+    assert page.rounding_note([[0.13534, 0.60653, 1.0]]) != ""
+    right, _ = att.attention(sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, causal=False)
+    wrong = sc.softmax_over_queries(att.scaled_scores(sc.EXAMPLE_Q, sc.EXAMPLE_K))
+    lines = right + wrong + [list(c) for c in zip(*right)] + [list(c) for c in zip(*wrong)]
+    off = any(fmt.fmt(sum(fmt.printed(fmt.fmt(x)) for x in r)) != fmt.fmt(sum(r)) for r in lines)
+    assert (page.axis()["axis_sum_note"] != "") == off
+
+
+def test_the_underflow_example_really_underflows():
+    values = page.underflow([0.0, -800.0, -1.0])
+    assert values["under_exps"] == page.python_list([1.0, 0.0, math.exp(-1.0)], cell=fmt.short)
+    with pytest.raises(ValueError, match="scores"):
+        page.underflow([0.0, -1.0])
+
+
+def test_numpys_warnings_are_recorded_not_silenced():
+    said = page.overflow([800.0, 799.0])["np_warnings"]
+    assert "RuntimeWarning: overflow encountered in exp" in said and "invalid value" in said
+
+
+@pytest.mark.parametrize("factor, shift", [(2.0, 100.0), (3.0, -7.5), (0.5, 1000.3)])
+def test_the_gap_sentence_compares_what_it_says(factor, shift):
+    scores = [0.5, 2.5, 2.0]
+    sentence = page.gap_sentence(scores, factor, shift)
+    doubled = att.max_abs_diff([att.softmax([factor * x for x in scores])], [att.softmax(scores, temperature=1 / factor)])
+    moved = att.max_abs_diff([att.softmax([x + shift for x in scores])], [att.softmax(scores)])
+    assert f"T = {fmt.short(1 / factor)} 时{page.same_or_gap(doubled)}" in sentence
+    assert f"T = 1 时{page.same_or_gap(moved)}" in sentence
+    with pytest.raises(ValueError, match="factor"):
+        page.gap_sentence(scores, 0.0)
+
+
+def test_the_gradient_note_names_exactly_the_dimensions_where_scaling_lowered_it():
+    values = page.measurement(dims=[2, 3, 40], trials=20, n_keys=4, seed=3)
+    measured = [sc.measure_scaling(d, trials=20, n_keys=4, seed=3) for d in (2, 3, 40)]
+    lower = [m["d"] for m in measured if m["grad_scaled"] < m["grad_raw"]]
+    note = values["meas_grad_note"]
+    assert (note == "") == (not lower)
+    for m in measured:
+        assert (f"d = {m['d']}" in note) == (m["d"] in lower)
+
+
+def test_the_variance_range_is_the_third_columns():
+    values = page.measurement(dims=[3, 5], trials=20, n_keys=4, seed=1)
+    _, rows = values["tbl_variance"]
+    third = [fmt.printed(r[2]) for r in rows]
+    assert values["meas_scaled_range"] == f"{fmt.fmt(min(third))} 到 {fmt.fmt(max(third))}"
+
+
+def test_the_variance_is_measured_on_the_scaled_scores():
+    m = sc.measure_scaling(6, trials=30, n_keys=5, seed=4)
+    assert math.isclose(m["var_scaled"], m["var_raw"] / 6, rel_tol=1e-9)  # the square law, measured
+
+
+def test_a_difference_of_exactly_zero_reads_as_the_same():
+    assert page.same_or_gap(0.0) == "完全相同" and page.same_or_gap(1e-16).startswith("最多相差 1.0 × 10")
+    s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
+    diff = att.max_abs_diff([s["weights"]], [att.softmax(s["dots"], temperature=s["scale"])])
+    assert page.temperature_equivalence()["temp_equal_diff"] == page.same_or_gap(diff)
+
+
+# -- bad input to the functions this pass added: a ValueError that names the argument -----------------------
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "code" / "tests"))
+from reference import fuzz_failures  # noqa: E402
+
+NEW_CALLS = {
+    page.same_or_gap: {"diff": 0.0},
+    page.scaled_product: {"w": 0.25, "vj": [4.0, 0.0], "exact": [1.0, 0.0]},
+    page.exp_term: {"x": -2.0, "e": math.exp(-2.0)},
+    page.printed_sum: {"xs": [0.25, 0.75], "total": 1.0},
+    page.rounding_note: {"matrix": [[0.25, 0.75]]},
+    page.grad_note: {"measured": [{"d": 2, "grad_raw": 0.2, "grad_scaled": 0.19}]},
+    page.underflow: {"scores": [0.0, -1000.0]},
+    page.wrong_output_sentence: {"outputs": [[1.0, 2.0]], "values": [[0.0, 0.0], [6.0, 6.0]]},
+    page.gap_sentence: {"scores": [0.5, 2.5, 2.0], "factor": 2.0, "shift": 100.0},
+}
+
+
+@pytest.mark.parametrize("function", list(NEW_CALLS), ids=lambda f: f.__name__)
+def test_bad_arguments_get_a_value_error_that_names_them(function):
+    assert fuzz_failures(function, NEW_CALLS[function]) == []

@@ -73,6 +73,17 @@ def test_generated_sentences_are_on_the_page(book_html):
     assert page_side.check_sentence(checks) in text
     assert page_side.cost_sentence(page_side.cost_rows(16, 64, [1, 2, 4, 8, 16])) in text
     assert page_side.cost_sentence(page_side.cost_rows(16, 64, [1, 2, 4, 8, 16], head_dim=16)) in text
+    both = page_side.two_ways(*mh.DEMO, mh.DEMO_HEADS)
+    assert both["sentence"] in text and text.count("逐元素完全相同（最大差为 0）。") == 1
+
+
+@pytest.mark.build
+def test_the_wrong_root_d_is_a_link_to_the_scaling_page_not_a_second_lesson(book_html):
+    art = article(book_html)
+    links = [a["href"] for a in art.find_all("a", href=True)]
+    assert "scaling.html#ch02-scaling-wrong-d" in links
+    assert "除以 √d_model（写错）" not in art.get_text()  # the comparison table lives on the scaling page
+    assert art.find(id="ch02-multihead-head-dim") is not None  # Gemma's head_dim: other pages link here
 
 
 @pytest.mark.build
@@ -159,7 +170,7 @@ def test_the_exercises_show_the_answers_the_code_computes(book_html):
     a = ex.split_and_row()
     for w in a["weights"]:
         assert fmt.fmt(w) in text
-    assert page_side.scale_sentence(a["weights"], a["wrong_weights"]) in text
+    assert page_side.other_head_sentence(ex.ROW_HEAD, a["weights"], a["other_head"], a["other_weights"]) in text
     assert ">>> attention_params(8, 4, 1, 2)" in text
 
 

@@ -77,6 +77,17 @@ def slashed(row) -> str:
     return " / ".join(fmt.fmt(p) for p in row)
 
 
+def root(n: int) -> str:
+    """``= √n = r`` when the square root is a whole number, ``= √n ≈ r`` (four decimals) when it is rounded.
+
+    >>> root(4), root(2)
+    ('= √4 = 2', '= √2 ≈ 1.4142')
+    """
+    n = att.check_count(n, "n")
+    r = math.isqrt(n)
+    return f"= √{n} = {r}" if r * r == n else f"= √{n} ≈ {fmt.fmt(math.sqrt(n))}"
+
+
 def positions(matrix, digits: int = 4) -> list[list[str]]:
     """A matrix as table rows, each led by its position (``位置 0``); ``digits=0`` for whole numbers."""
     return [[f"位置 {i}"] + [fmt.fmt(x, digits) for x in row] for i, row in enumerate(matrix)]
@@ -107,12 +118,12 @@ def shape_rows(x, s: dict) -> tuple[list[str], list[list[str]]]:
     rows = [
         ["输入", "X", "`(n, d_model)`", dims(x)],
         ["投影", "Q = X·W_q，K = X·W_k，V = X·W_v", "`(n, h·d_head)`", f"{dims(s['q'])}（Q、K、V 各一个）"],
-        ["切成头", "第 h 个头取 Q、K、V 第 h·d_head 列起的 d_head 列", "h 块 `(n, d_head)`",
+        ["切成头", "第 a 个头取 Q、K、V 第 a·d_head 列起的 d_head 列", "h 块 `(n, d_head)`",
          f"{fmt.count(len(s['q_heads']))} 块 {dims(s['q_heads'][0])}"],
-        ["每头分数", "Q_h·K_hᵀ / √d_head", "每头一张 `(n, n)`", f"{fmt.count(heads)} 张 {fmt.count(n)} × {fmt.count(n)}"],
+        ["每头分数", "Q_a·K_aᵀ / √d_head", "每头一张 `(n, n)`", f"{fmt.count(heads)} 张 {fmt.count(n)} × {fmt.count(n)}"],
         ["可见性表", "所有头共用一张", "`(n, n)`", dims(s["visible"])],
         ["每头权重", "softmax（分数 + 加性 mask）", "每头一张 `(n, n)`", f"{fmt.count(len(s['weights']))} 张 {dims(s['weights'][0])}"],
-        ["每头输出", "权重 · V_h", "h 块 `(n, d_head)`", f"{fmt.count(len(s['head_outputs']))} 块 {dims(s['head_outputs'][0])}"],
+        ["每头输出", "权重 · V_a", "h 块 `(n, d_head)`", f"{fmt.count(len(s['head_outputs']))} 块 {dims(s['head_outputs'][0])}"],
         ["拼接", "各头输出左右相接", "`(n, h·d_head)`", dims(s["concat"])],
         ["输出", "拼接 · W_o", "`(n, d_model)`", dims(s["output"])],
     ]  # fmt: skip
@@ -197,9 +208,22 @@ def two_ways(x, w_q, w_k, w_v, w_o, heads: int) -> dict:
     return {
         "header": ["位置", "头的列表：输出", "大投影：输出"],
         "rows": rows,
-        "out": compare_text(att.max_abs_diff(out_list, out_fused)),
-        "weights": compare_text(diff_w),
+        "sentence": two_ways_sentence(att.max_abs_diff(out_list, out_fused), diff_w),
     }
+
+
+def two_ways_sentence(diff_out: float, diff_w: float) -> str:
+    """The two versions compared, saying each verdict once.
+
+    >>> two_ways_sentence(0.0, 0.0)
+    '两者的输出与各头的权重表都逐元素完全相同（最大差为 0）。'
+    >>> two_ways_sentence(2.5e-16, 0.0)
+    '两者的输出最大差为 2.5 × 10⁻¹⁶；各头的权重表逐元素完全相同（最大差为 0）。'
+    """
+    diff_out, diff_w = att.real(diff_out, "diff_out"), att.real(diff_w, "diff_w")
+    if diff_out == diff_w:
+        return f"两者的输出与各头的权重表都{compare_text(diff_out)}。"
+    return f"两者的输出{compare_text(diff_out)}；各头的权重表{compare_text(diff_w)}。"
 
 
 # -- 分组 K/V 头 -----------------------------------------------------------------------------------------
@@ -292,44 +316,6 @@ def config_head_dim(config: dict) -> dict:
         "params_stated": mh.projection_params(d_model, heads, stated, kv)["total"],
         "params_if_derived": mh.projection_params(d_model, heads, None, kv)["total"] if d_model % heads == 0 else None,
     }
-
-
-# -- 误解三：缩放 ------------------------------------------------------------------------------------------
-def wrong_scale_weights(x, w_q, w_k, heads: int) -> list[list[list[float]]]:
-    """Each head's weights when its scores are divided by √d_model instead of √head_dim (the mistake).
-
-    The mistake is written once, as variant B of the exercises' ``suspect_heads``; here it is fed
-    the page's projections.
-
-    >>> x = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]
-    >>> eye = [[float(i == j) for j in range(4)] for i in range(4)]
-    >>> [round(p, 4) for p in wrong_scale_weights(x, eye, eye, 2)[0][1]]  # the right scaling gives 0.3302, 0.6698
-    [0.3775, 0.6225]
-    """
-    ex = importlib.import_module("02_exercises_multihead")
-    q, k = att.matmul(x, w_q), att.matmul(x, w_k)
-    return ex.suspect_heads(q, k, k, heads, heads, "scale")[0]
-
-
-def scale_table(right_rows, wrong_rows) -> tuple[list[str], list[list[str]]]:
-    rows = [[f"头 {h}", slashed(r), slashed(w)] for h, (r, w) in enumerate(zip(right_rows, wrong_rows))]
-    return ["头", "除以 √d_head", "除以 √d_model（写错）"], rows
-
-
-def flatter_sentence(right: list[list[float]], wrong: list[list[float]]) -> str:
-    """Head by head, whether the top weight of a row fell when the scaling was wrong.
-
-    >>> flatter_sentence([[0.2, 0.8], [0.6, 0.4]], [[0.3, 0.7], [0.55, 0.45]])
-    '2 个头里，最大的权重都变小了：分布被摊平。'
-    >>> flatter_sentence([[0.2, 0.8]], [[0.1, 0.9]])
-    '1 个头里，最大的权重变小的有 0 个。'
-    """
-    if not isinstance(right, list) or not right or not isinstance(wrong, list) or len(right) != len(wrong):
-        raise ValueError("right 与 wrong 必须是同样多行的非空列表（每头一行权重）")
-    smaller = sum(max(w) < max(r) for r, w in zip(right, wrong))
-    if smaller == len(right):
-        return f"{len(right)} 个头里，最大的权重都变小了：分布被摊平。"
-    return f"{len(right)} 个头里，最大的权重变小的有 {smaller} 个。"
 
 
 # -- 如何判断是否做对 --------------------------------------------------------------------------------------
@@ -505,13 +491,13 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
     >>> frames = f14_frames()
     >>> [f["condition"] for f in frames]  # doctest: +NORMALIZE_WHITESPACE
     ['投影后的 Q：(3, 4)，按列分给 2 个头', '头 0：列 0–1 与它自己的权重表',
-     '头 1：列 2–3，旁边是头 0 的权重表', '拼接各头输出 (3, 4)，再乘 W_o']
+     '头 1：列 2–3，旁边是头 0 的权重表', '拼接各头输出 (3, 4)，再乘输出矩阵']
     >>> [c["text"] for c in frames[1]["tables"][2]["rows"][1]]
     ['位置 1', '✓ 0.3302', '✓ 0.6698', '✗ 禁止']
     """
     args = [d if a is None else a for a, d in zip((x, w_q, w_k, w_v, w_o), DEMO)]
     s = mh.multihead_steps(*args, mh.DEMO_HEADS if heads is None else heads)
-    heads, d, n, d_model = s["heads"], s["head_dim"], len(s["q"]), len(args[0][0])
+    heads, d, n = s["heads"], s["head_dim"], len(s["q"])
     if heads < 2:
         raise ValueError("图 F14 要并排比较两个头：heads 至少为 2")
     labels = [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
@@ -526,7 +512,7 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
             _matrix_table(f"头 {h} 的 K：K 的{column_span(cols[h])}，{shape(n, d)}", s["k_heads"][h], sub),
             _weight_table(f"头 {h} 的权重表 {shape(n, n)}，加粗的是位置 {last}", s["weights"][h], s["visible"], last),
         ]
-        text = (f"头 {h} 只用 Q、K 的{column_span(cols[h])}，分数除以 √{d}（head_dim），不是 √{d_model}（d_model）。"
+        text = (f"头 {h} 只用 Q、K 的{column_span(cols[h])}，每个点积只有 {d} 项，分数除以 √d_head = √{d}。"
                 f"位置 {last} 在头 {h} 里的权重是 {slashed(s['weights'][h][last])}，最看重 Key {favs[h]}。")  # fmt: skip
         if other is not None:
             tables.append(_weight_table(f"对照：头 {other} 的权重表 {shape(n, n)}", s["weights"][other], s["visible"], last))
@@ -547,7 +533,7 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
     }  # fmt: skip
     out_cols = len(s["output"][0])
     final = {
-        "condition": f"拼接各头输出 {shape(n, heads * d)}，再乘 W_o",
+        "condition": f"拼接各头输出 {shape(n, heads * d)}，再乘输出矩阵",
         "tables": [
             _numbers_table(f"各头输出左右拼接，{shape(n, heads * d)}", s["concat"],
                            [f"头 {c // d} · 列 {c}" for c in range(heads * d)]),
@@ -555,26 +541,34 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
         ],
         "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, heads * d)}；W_o：{shape(heads * d, out_cols)}",
         "explanation": (f"每个头交出 {shape(n, d)} 的输出，按头的顺序左右拼回 {heads * d} 列，列的位置正是它在 Q 里占的位置。"
-                        "W_o 再把各头的列混在一起：输出的每一列都可以同时用到所有头。"),
+                        "输出矩阵再把各头的列混在一起：输出的每一列都可以同时用到所有头。"),
     }  # fmt: skip
     return [first, head_frame(0, None), head_frame(1, 0), final]
 
 
 # -- 练习的解答 -------------------------------------------------------------------------------------------
-def scale_sentence(right: list[float], wrong: list[float]) -> str:
-    """Exercise 1: the top weight of the row under both scalings, and whether the wrong one flattens it.
+def other_head_sentence(head: int, weights: list[float], other: int, other_weights: list[float]) -> str:
+    """Exercise 1: the same query position in another head — the same keys, another row of weights.
 
-    >>> scale_sentence([0.2, 0.8], [0.3, 0.7])
-    '最大的权重从 0.8000 变成 0.7000，分布更平均。'
-    >>> scale_sentence([0.5, 0.5], [0.5, 0.5])
-    '最大的权重都是 0.5000，分布没有变。'
+    >>> other_head_sentence(1, [0.284, 0.14, 0.576], 0, [0.2483, 0.2483, 0.5035])
+    '头 0 在同一位置读的是同样的 3 个 Key，权重却是 0.2483 / 0.2483 / 0.5035：两个头都最看重 Key 2，但头 1 给它 0.5760，头 0 给它 0.5035。两个头用的列不同，点积就不同。'
+    >>> other_head_sentence(1, [0.7, 0.3], 0, [0.4, 0.6])
+    '头 0 在同一位置读的是同样的 2 个 Key，权重却是 0.4000 / 0.6000：头 1 最看重 Key 0，头 0 最看重 Key 1。两个头用的列不同，点积就不同。'
     """
-    if not isinstance(right, list) or not right or not isinstance(wrong, list) or len(right) != len(wrong):
-        raise ValueError("right 与 wrong 必须是同样长的非空权重列表")
-    a, b = max(right), max(wrong)
+    weights, other_weights = att.as_vector(weights, "weights"), att.as_vector(other_weights, "other_weights")
+    if len(weights) != len(other_weights):
+        raise ValueError(f"weights 与 other_weights 必须一样长，收到 {len(weights)} 与 {len(other_weights)}")
+    head, other = att.check_count(head, "head", minimum=0), att.check_count(other, "other", minimum=0)
+    if head == other:
+        raise ValueError(f"other 必须是另一个头，收到 head = other = {head}")
+    a, b = favourite(weights), favourite(other_weights)
     if a == b:
-        return f"最大的权重都是 {fmt.fmt(a)}，分布没有变。"
-    return f"最大的权重从 {fmt.fmt(a)} 变成 {fmt.fmt(b)}，分布" + ("更平均。" if b < a else "更集中。")
+        told = (f"两个头都最看重 Key {a}，但头 {head} 给它 {fmt.fmt(weights[a])}，头 {other} 给它 {fmt.fmt(other_weights[b])}。"
+                if weights[a] != other_weights[b] else f"两个头都最看重 Key {a}，给它的权重也相同。")
+    else:
+        told = f"头 {head} 最看重 Key {a}，头 {other} 最看重 Key {b}。"
+    return (f"头 {other} 在同一位置读的是同样的 {len(weights)} 个 Key，权重却是 {slashed(other_weights)}：{told}"
+            "两个头用的列不同，点积就不同。")
 
 
 def cache_sentence(rows: list[dict]) -> str:
@@ -594,10 +588,13 @@ def cache_sentence(rows: list[dict]) -> str:
 def check_cell(ok: bool, detail) -> str:
     """Exercise 3: one cell of the check table, the verdict and what the check saw.
 
-    >>> check_cell(True, [0]), check_cell(False, 0.25)
-    ('通过（权重变了的：头 0）', '失败（最大差 0.2500）')
+    >>> check_cell(True, [0]), check_cell(False, 0.25), check_cell(True, 0.0), check_cell(True, 2e-16)
+    ('通过（权重变了的：头 0）', '失败（最大差 0.2500）', '通过（最大差 0）', '通过（最大差 2.0 × 10⁻¹⁶）')
     """
-    said = "权重变了的：" + "、".join(f"头 {h}" for h in detail) if isinstance(detail, list) else f"最大差 {fmt.fmt(detail)}"
+    if isinstance(detail, list):
+        said = "权重变了的：" + "、".join(f"头 {h}" for h in detail)
+    else:  # a difference: exactly 0 as 0, a tiny one in powers of ten, a visible one to four decimals
+        said = f"最大差 {fmt.sci(detail) if abs(detail) < 1e-3 else fmt.fmt(detail)}"
     return ("通过" if ok else "失败") + "（" + said + "）"
 
 

@@ -18,6 +18,7 @@ import importlib
 import math
 import statistics
 import sys
+import warnings
 
 import numpy as np
 
@@ -56,6 +57,67 @@ def _products(q, k) -> str:
 
 def _keys_word(js) -> str:
     return "、".join(f"Key {j}" for j in js)
+
+
+def same_or_gap(diff: float) -> str:
+    """Two results' largest difference in words: 完全相同 when it is exactly 0.
+
+    >>> same_or_gap(0.0), same_or_gap(2.5e-16)
+    ('完全相同', '最多相差 2.5 × 10⁻¹⁶')
+    """
+    diff = att.real(diff, "diff")
+    return "完全相同" if diff == 0 else f"最多相差 {fmt.sci(diff)}"
+
+
+def scaled_product(w: float, vj, exact) -> str:
+    """A weight times a V row, written out: ``=`` when the printed weight gives the printed result, else ``≈``.
+
+    >>> scaled_product(0.62246, [4, 0], [2.48984, 0.0])
+    '0.6225 × (4, 0) ≈ (2.4898, 0.0000)'
+    >>> scaled_product(0.25, [4, 0], [1.0, 0.0])
+    '0.2500 × (4, 0) = (1.0000, 0.0000)'
+    """
+    w, vj, exact = att.real(w, "w"), att.as_vector(vj, "vj"), att.as_vector(exact, "exact")
+    if len(vj) != len(exact):
+        raise ValueError(f"vj 与 exact 的长度必须相同，收到 {len(vj)} 与 {len(exact)}")
+    shown = fmt.printed(fmt.fmt(w))
+    sign = "=" if all(fmt.equals(shown * y, c) == "=" for y, c in zip(vj, exact)) else "≈"
+    return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
+
+
+def exp_term(x: float, e: float) -> str:
+    """``exp(x) = e``, with ``≈`` when exp of the printed x does not print as the printed e.
+
+    >>> exp_term(-2.0, math.exp(-2.0)), exp_term(-0.49996, math.exp(-0.49996))
+    ('exp(−2.0000) = 0.1353', 'exp(−0.5000) ≈ 0.6066')
+    """
+    x, e = att.real(x, "x"), att.real(e, "e")
+    if not (math.isfinite(x) and x <= sc.exp_limit()) or not math.isfinite(e):
+        raise ValueError(f"x 必须是不超过 exp 上界的有限数、e 必须有限，收到 {x!r} 与 {e!r}")
+    return f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
+
+
+def printed_sum(xs, total: float) -> str:
+    """``= total`` or ``≈ total``: whether the printed terms add up to the printed total.
+
+    >>> printed_sum([0.13534, 1.0, 0.60653], 1.741866), printed_sum([0.25, 0.75], 1.0)
+    ('≈ 1.7419', '= 1.0000')
+    """
+    xs, total = att.as_vector(xs, "xs"), att.real(total, "total")
+    return f"{fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in xs), total)} {fmt.fmt(total)}"
+
+
+def rounding_note(matrix) -> str:
+    """A note under a table of weights with row sums: only when a printed sum is not the sum of its printed cells.
+
+    >>> rounding_note([[0.25, 0.75]]), rounding_note([[0.13534, 0.60653, 1.0]])
+    ('', '表中的合计由未舍入的权重相加，所以与表中四位小数之和可能差最后一位。')
+    """
+    rows = [list(r) for r in att.as_matrix(matrix, "matrix")]
+    lines = rows + [list(c) for c in zip(*rows)]
+    if all(fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in r), sum(r)) == "=" for r in lines):
+        return ""
+    return "表中的合计由未舍入的权重相加，所以与表中四位小数之和可能差最后一位。"
 
 
 def inputs(q=Q, k=K, v=V, row=ROW) -> dict:
@@ -98,7 +160,9 @@ def measurement(dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASUR
         "meas_keys": fmt.count(n_keys), "meas_seed": fmt.count(seed), "meas_uniform": fmt.fmt(1 / n_keys),
         "tbl_variance": (["d", "q·k 的方差", "q·k / √d 的方差"],
                          [[fmt.count(m["d"]), fmt.fmt(m["var_raw"]), fmt.fmt(m["var_scaled"])] for m in measured]),
-        "tbl_saturation": (["d", "最大权重：不缩放", "最大权重：缩放", "梯度上限：不缩放", "梯度上限：缩放"],
+        "meas_scaled_range": _range(m["var_scaled"] for m in measured),
+        "meas_grad_note": grad_note(measured),
+        "tbl_saturation": (["d", "最大权重：不缩放", "最大权重：缩放", "雅可比最大元：不缩放", "雅可比最大元：缩放"],
                            [[fmt.count(m["d"])] + [fmt.fmt(m[key]) for key in
                              ("max_weight_raw", "max_weight_scaled", "grad_raw", "grad_scaled")] for m in measured]),
         "meas_big_d": fmt.count(big["d"]),
@@ -108,11 +172,34 @@ def measurement(dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASUR
     }
 
 
+def _range(xs) -> str:
+    xs = list(xs)
+    return f"{fmt.fmt(min(xs))} 到 {fmt.fmt(max(xs))}"
+
+
+def grad_note(measured: list[dict]) -> str:
+    """The d's where scaling made the Jacobian's largest entry smaller (softmax was not saturated there).
+
+    >>> grad_note([{"d": 2, "grad_raw": 0.20, "grad_scaled": 0.19}, {"d": 8, "grad_raw": 0.18, "grad_scaled": 0.21}])
+    'd = 2 时缩放后的值反而略小：d 小时不缩放的分数本来就不大，softmax 没有饱和；除以 √d 让权重更平均，而 p_j 小于 1/2 时 p_j(1 − p_j) 随 p_j 变小。'
+    >>> grad_note([{"d": 8, "grad_raw": 0.18, "grad_scaled": 0.21}])
+    ''
+    """
+    measured = att.as_list(measured, "measured")
+    if not all(isinstance(m, dict) and {"d", "grad_raw", "grad_scaled"} <= m.keys() for m in measured):
+        raise ValueError("measured 的每一项必须是 measure_scaling 返回的字典（有 d、grad_raw、grad_scaled）")
+    smaller = [m["d"] for m in measured if att.real(m["grad_scaled"], "measured") < att.real(m["grad_raw"], "measured")]
+    if not smaller:
+        return ""
+    return (f"{'、'.join(f'd = {fmt.count(d)}' for d in smaller)} 时缩放后的值反而略小：d 小时不缩放的分数本来就不大，"
+            "softmax 没有饱和；除以 √d 让权重更平均，而 p_j 小于 1/2 时 p_j(1 − p_j) 随 p_j 变小。")
+
+
 def temperature_equivalence(q=Q, k=K, v=V, row=ROW) -> dict:
     """Dividing by √d and a temperature of √d give the same weights: how far apart they are."""
     s = sc.visible_steps(q[row], k, v)
     by_temperature = att.softmax(s["dots"], temperature=s["scale"])
-    return {"temp_equal_diff": fmt.sci(att.max_abs_diff([s["weights"]], [by_temperature])),
+    return {"temp_equal_diff": same_or_gap(att.max_abs_diff([s["weights"]], [by_temperature])),
             "temp_sqrt_d": fmt.short(s["scale"])}
 
 
@@ -126,9 +213,12 @@ def overflow(scores=sc.BIG_SCORES) -> dict:
         math.exp(max(xs))
     except OverflowError as error:
         python = f"{type(error).__name__}: {error}"
-    with np.errstate(over="ignore", invalid="ignore"):
+    # numpy raises nothing: it warns (RuntimeWarning) and goes on; the warnings are recorded, not silenced.
+    with warnings.catch_warnings(record=True) as caught, np.errstate(over="warn", invalid="warn"):
+        warnings.simplefilter("always")
         e = np.exp(np.array(xs))
         naive = e / e.sum()
+    said = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
     try:
         sc.naive_softmax(xs)
     except ValueError as error:
@@ -136,6 +226,7 @@ def overflow(scores=sc.BIG_SCORES) -> dict:
     limits = [(name, float(np.finfo(name).max)) for name in ("float16", "float32", "float64")]
     return {
         "big_max": fmt.short(max(xs)), "big_scores": python_list(xs), "py_overflow": python,
+        "np_warnings": "；".join(said) if said else "没有警告",
         "np_exp": str([float(x) for x in e]), "np_naive": str([float(x) for x in naive]),  # as Python prints them
         "naive_error": naive_error, "stable_big": python_list(att.softmax(xs), cell=fmt.fmt),
         "py_limit": fmt.fmt(sc.exp_limit(sys.float_info.max)),
@@ -143,6 +234,17 @@ def overflow(scores=sc.BIG_SCORES) -> dict:
                        [[name, largest_value(x), fmt.fmt(sc.exp_limit(x))] for name, x in limits]),
         "f16_limit": fmt.fmt(sc.exp_limit(limits[0][1])),
     }
+
+
+def underflow(scores=sc.SMALL_SCORES) -> dict:
+    """A row where exp(x − max) underflows to exactly 0 in floating point, though in exact arithmetic it is positive."""
+    xs = att.as_vector(scores, "scores")
+    m = max(xs)
+    exps = [math.exp(x - m) for x in xs]
+    if all(e > 0 for e in exps):
+        raise ValueError(f"scores {python_list(xs)} 减去最大值后没有一项下溢为 0：这一段要一行会下溢的分数")
+    return {"under_scores": python_list(xs), "under_exps": python_list(exps, cell=fmt.short),
+            "under_weights": python_list(att.softmax(xs), cell=fmt.short)}
 
 
 # -- the mix ---------------------------------------------------------------------------------------------
@@ -203,6 +305,24 @@ def _with_sums(matrix) -> list[list[str]]:
     return rows + [["列之和"] + [fmt.fmt(sum(col)) for col in zip(*matrix)] + [""]]
 
 
+def wrong_output_sentence(outputs, values) -> str:
+    """Whether the outputs mixed with the wrong-axis table stay inside each column's range of V.
+
+    >>> wrong_output_sentence([[1.0, 2.0], [7.0, 2.0]], [[0, 0], [6, 6]])
+    '用这张表混合出的输出依次为 (1.0000, 2.0000)、(7.0000, 2.0000)；查询 1 的输出已跑出 V 各列的范围。'
+    >>> wrong_output_sentence([[1.0, 2.0]], [[0, 0], [6, 6]])
+    '用这张表混合出的输出依次为 (1.0000, 2.0000)；本例里它们都还在 V 各列的范围之内，但已不是 V 各行的加权平均，合计不是 1 时并没有什么能把输出留在这个范围里。'
+    """
+    out, v = att.as_matrix(outputs, "outputs"), att.as_matrix(values, "values")
+    lo, hi = [min(col) for col in zip(*v)], [max(col) for col in zip(*v)]
+    outside = [i for i, o in enumerate(out) if any(not a - 1e-12 <= x <= b + 1e-12 for a, x, b in zip(lo, o, hi))]
+    shown = "、".join(fmt.vector(o, fmt.fmt) for o in out)
+    if outside:
+        return f"用这张表混合出的输出依次为 {shown}；{'、'.join(f'查询 {i}' for i in outside)} 的输出已跑出 V 各列的范围。"
+    return (f"用这张表混合出的输出依次为 {shown}；本例里它们都还在 V 各列的范围之内，但已不是 V 各行的加权平均，"
+            "合计不是 1 时并没有什么能把输出留在这个范围里。")
+
+
 def axis(q=Q, k=K, v=V) -> dict:
     """Softmax over the rows (right) and over the columns (wrong), each with its row and column sums."""
     right, _ = att.attention(q, k, v, causal=False)
@@ -210,8 +330,9 @@ def axis(q=Q, k=K, v=V) -> dict:
     header = fmt.keys(len(k)) + ["行之和"]
     return {
         "tbl_axis_right": (header, _with_sums(right)), "tbl_axis_wrong": (header, _with_sums(wrong)),
-        "axis_wrong_sums": "、".join(fmt.fmt(sum(row)) for row in wrong),
+        "axis_sum_note": rounding_note(right + wrong),
         "axis_wrong_sentence": row_sum_sentence(wrong),
+        "axis_wrong_outputs": wrong_output_sentence(att.matmul(wrong, att.as_matrix(v, "v")), v),
     }
 
 
@@ -303,6 +424,23 @@ def sweep_sentence(rows: list[dict], values) -> str:
     )
 
 
+def gap_sentence(scores, factor: float = 2.0, shift: float = 100.0) -> str:
+    """Multiplying the gaps by ``factor`` is the temperature 1/factor; adding ``shift`` to every score changes nothing.
+
+    >>> gap_sentence([0.5, 2.5, 2.0])
+    '把每个分数乘以 2（差距加倍），权重与 T = 0.5 时完全相同；每个分数都加上 100，权重与 T = 1 时完全相同：softmax 只看分数之间的差。'
+    """
+    s = att.as_vector(scores, "scores")
+    factor, shift = att.real(factor, "factor"), att.real(shift, "shift")
+    if not math.isfinite(factor) or factor <= 0 or not math.isfinite(shift):
+        raise ValueError(f"factor 必须是正的有限数、shift 必须是有限数，收到 {factor!r} 与 {shift!r}")
+    doubled = att.max_abs_diff([att.softmax([factor * x for x in s])], [att.softmax(s, temperature=1 / factor)])
+    moved = att.max_abs_diff([att.softmax([x + shift for x in s])], [att.softmax(s)])
+    return (f"把每个分数乘以 {fmt.short(factor)}（差距{'加倍' if factor == 2 else '放大'}），权重与 T = {fmt.short(1 / factor)} 时"
+            f"{same_or_gap(doubled)}；每个分数都加上 {fmt.short(shift)}，权重与 T = 1 时{same_or_gap(moved)}"
+            f"{'' if moved == 0 else '（浮点舍入）'}：softmax 只看分数之间的差。")
+
+
 def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
     """The temperature table (weights, peak, output per T) and the sentence read from the same rows."""
     scaled = sc.visible_steps(q[row], k, v)["scaled"]
@@ -313,6 +451,7 @@ def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
             [fmt.short(r["temperature"]), " / ".join(fmt.fmt(x) for x in r["weights"]), fmt.fmt(max(r["weights"])),
              fmt.vector(r["output"], fmt.fmt)] for r in rows]),
         "sweep_sentence": sweep_sentence(rows, v),
+        "sweep_gap_sentence": gap_sentence(scaled),
     }
 
 
@@ -329,9 +468,9 @@ def _f13_rows(s: dict) -> list[tuple[str, list[str], str]]:
     return [
         ("分数 q·k", [fmt.short(x) for x in s["dots"]], f"q = {fmt.vector(s['query'])}"),
         ("÷ √d", [fmt.fmt(x) for x in s["scaled"]], f"d = {s['d']}，√d = {fmt.short(s['scale'])}"),
-        ("− max", [fmt.fmt(x) for x in s["shifted"]], f"max = {fmt.fmt(s['max'])}"),
-        ("exp", [fmt.fmt(x) for x in s["exps"]], f"和 = {fmt.fmt(s['total'])}"),
-        ("÷ 和 = 权重", [fmt.fmt(x) for x in s["weights"]], f"权重之和 = {fmt.fmt(sum(s['weights']))}"),
+        ("− 最大值", [fmt.fmt(x) for x in s["shifted"]], f"最大值 = {fmt.fmt(s['max'])}"),
+        ("exp", [fmt.fmt(x) for x in s["exps"]], f"和 {printed_sum(s['exps'], s['total'])}"),
+        ("÷ 和 = 权重", [fmt.fmt(x) for x in s["weights"]], f"权重之和 {printed_sum(s['weights'], sum(s['weights']))}"),
     ]
 
 
@@ -373,12 +512,13 @@ def _f13_explanations(s: dict, v) -> list[str]:
     return [
         first,
         f"d = {s['d']}，每个分数除以 √d = {fmt.short(s['scale'])}。除以同一个正数不改变大小顺序，"
-        f"只把最大与最小的差距从 {fmt.short(spread_raw)} 缩成 {fmt.fmt(spread)}。",
+        f"只把最大与最小的差距缩成原来的 1/√d：从 {fmt.fmt(spread_raw)} 缩成 {fmt.fmt(spread)}。",
         f"这一行最大的缩放分数是 {fmt.fmt(s['max'])}（{_keys_word(best)}），每项都减去它："
         "最大项变成 0，其余不大于 0，下一步的 exp 不会超过 1，也就不会溢出；softmax 的结果不受影响。",
         "取指数后每一项都是正数，最大项 exp(0) = 1："
-        + "，".join(f"exp({fmt.fmt(x)}) = {fmt.fmt(e)}" for x, e in zip(s["shifted"], s["exps"]))
-        + f"；它们的和是 {fmt.fmt(s['total'])}。",
+        + "，".join(exp_term(x, e) for x, e in zip(s["shifted"], s["exps"]))
+        + f"；它们的和 {printed_sum(s['exps'], s['total'])}" + ("。" if printed_sum(s["exps"], s["total"])[0] == "=" else
+                                                              "（由未舍入的指数相加）。"),
         f"每一项除以和 {fmt.fmt(s['total'])}，得到和为 1 的权重。"
         + (
             f"{_keys_word(most)} 分到最多（{fmt.fmt(max(weights))}），{_keys_word(least)} 最少（{fmt.fmt(min(weights))}）。"
@@ -387,8 +527,7 @@ def _f13_explanations(s: dict, v) -> list[str]:
         ),
         "每个 Key 的 V 行乘以它的权重："
         + "；".join(
-            f"Key {j}：{fmt.fmt(w)} × {fmt.vector(vj)} = {fmt.vector(c, fmt.fmt)}"
-            for j, (w, vj, c) in enumerate(zip(weights, v, s["weighted"]))
+            f"Key {j}：{scaled_product(w, vj, c)}" for j, (w, vj, c) in enumerate(zip(weights, v, s["weighted"]))
         )
         + "。",
         f"把 {n} 份贡献逐分量相加，输出是 {fmt.vector(s['output'], fmt.fmt)}。权重都不小于 0 且和为 1，"
@@ -459,9 +598,9 @@ def exercise_hand(q=None, k=None, v=None) -> dict:
             ["− 最大值"] + [fmt.fmt(x) for x in h["shifted"]],
             ["exp"] + [fmt.fmt(x) for x in h["exps"]],
             ["÷ 指数之和（权重）"] + [fmt.fmt(x) for x in h["weights"]],
-            ["权重 × V 行"] + [fmt.vector(c, fmt.fmt) for c in h["weighted"]],
+            ["权重 × V 行"] + [scaled_product(w, vj, c) for w, vj, c in zip(h["weights"], v, h["weighted"])],
         ]),
-        "ex1_sqrt": fmt.short(h["scale"]), "ex1_total": fmt.fmt(h["total"]), "ex1_out": fmt.vector(h["output"], fmt.fmt),
+        "ex1_sqrt": fmt.short(h["scale"]), "ex1_total": printed_sum(h["exps"], h["total"]), "ex1_out": fmt.vector(h["output"], fmt.fmt),
     }
 
 

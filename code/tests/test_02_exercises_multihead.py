@@ -40,10 +40,12 @@ def numpy_heads(q, k, v, heads, kv_heads, variant="right"):
         kh, vh = np.tile(kh, (heads // kv_heads, 1, 1)), np.tile(vh, (heads // kv_heads, 1, 1))
     else:
         kh, vh = np.repeat(kh, heads // kv_heads, axis=0), np.repeat(vh, heads // kv_heads, axis=0)
-    scale = np.sqrt(q.shape[1] if variant == "scale" else d)
+    scale = np.sqrt(d)
     scores = np.where(np.tril(np.ones((n, n), dtype=bool)), qh @ kh.transpose(0, 2, 1) / scale, -np.inf)
     w = softmax_rows(scores)
     out = w @ vh  # (heads, n, d)
+    if variant == "concat":
+        out = out[::-1]  # each head right, placed in reverse order
     merged = out.transpose(1, 2, 0).reshape(n, -1) if variant == "reshape" else out.transpose(1, 0, 2).reshape(n, -1)
     return w, merged
 
@@ -62,8 +64,10 @@ def test_the_split_and_the_weight_row_equal_numpy():
     assert np.allclose(a["weights"], softmax_rows(scores / np.sqrt(d)), atol=1e-12)
     assert np.isclose(sum(a["weights"]), 1.0)
     assert np.allclose(a["exps"], np.exp(scores / np.sqrt(d) - (scores / np.sqrt(d)).max()))
-    assert np.allclose(a["wrong_weights"], softmax_rows(scores / np.sqrt(q.shape[1])))
-    assert max(a["wrong_weights"]) < max(a["weights"])  # √d_model flattens the row
+    ko = k.reshape(n, ex.SPLIT_HEADS, d).transpose(1, 0, 2)[ex.OTHER_HEAD]
+    other = ko[: ex.ROW_POS + 1] @ qh[ex.OTHER_HEAD, ex.ROW_POS]
+    assert np.allclose(a["other_weights"], softmax_rows(other / np.sqrt(d)), atol=1e-12)
+    assert not np.allclose(a["other_weights"], a["weights"])  # same keys, other columns: another row of weights
 
 
 @pytest.mark.parametrize("heads, kv_choices", [(8, [8, 4, 2, 1]), (6, [6, 3, 2, 1]), (4, [2])])
@@ -110,9 +114,10 @@ def test_the_check_table_equals_the_checks_recomputed_with_numpy():
     checks = ex.bug_checks()
     for row in checks:
         assert row["passed"] == numpy_checks(row["key"]), row["name"]
-    # The lesson of the exercise: √d_model slips past every self-consistency check, one head catches nothing.
-    scale = next(r for r in checks if r["key"] == "scale")
-    assert scale["passed"] == [True, True, True, False]
+    # The lesson of the exercise: a reversed concatenation slips past every self-consistency check,
+    # and one head catches nothing.
+    concat = next(r for r in checks if r["key"] == "concat")
+    assert concat["passed"] == [True, True, True, False]
     assert all(r["passed"][2] for r in checks)
 
 
@@ -190,7 +195,7 @@ def test_every_public_function_answers_bad_input_with_a_value_error():
         "split_and_row": ((ex.SPLIT_Q, ex.SPLIT_K, 2, 1, 2), {}),
         "gqa_plan": ((8, [8, 2], 16, 100), {}),
         "sharing_heads": ((8, 2, 1), {}),
-        "suspect_heads": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "scale"), {}),
+        "suspect_heads": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "concat"), {}),
         "bug_checks": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, 1.0), {}),
         "attention_params": ((8, 4, 1, 2), {}),
         "answers": ((), {}),

@@ -195,17 +195,27 @@ def test_mutant_wrong_reshape_is_caught_by_the_two_implementations_check():
     assert not np.allclose(right, wrong)
 
 
-def test_mutant_scaling_by_d_model_is_caught_by_the_reference():
-    # The mistake lives once, as variant B of the exercises; fed the page's projections here.
+def test_the_scores_are_divided_by_root_head_dim_not_root_d_model():
+    # The wrong √d itself is taught on the scaling page; here: the multi-head code divides by √head_dim.
+    x, w_q, w_k = np.array(mh.DEMO_X), np.array(mh.DEMO_WQ), np.array(mh.DEMO_WK)
+    q, k = (x @ w_q).reshape(3, 2, 2).transpose(1, 0, 2), (x @ w_k).reshape(3, 2, 2).transpose(1, 0, 2)
+    causal = np.tril(np.ones((3, 3), bool))
+    weights, _ = mh.multihead_attention(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WK, mh.DEMO_WO, mh.DEMO_HEADS)
+    for root, same in ((np.sqrt(2), True), (np.sqrt(4), False)):
+        s = np.where(causal, q @ k.transpose(0, 2, 1) / root, -np.inf)
+        e = np.exp(s - s.max(-1, keepdims=True))
+        assert np.allclose(weights, e / e.sum(-1, keepdims=True)) == same
+
+
+def test_mutant_reversed_concatenation_is_caught_only_by_the_reference():
+    # Variant B of the exercises: every head right, the outputs put back in reverse order.
     x, w_q, w_k = mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK
     q, k = att.matmul(x, w_q), att.matmul(x, w_k)
-    wrong, _ = ex.suspect_heads(q, k, k, mh.DEMO_HEADS, mh.DEMO_HEADS, "scale")
-    right, _ = mh.multihead_attention(x, w_q, w_k, w_k, mh.DEMO_WO, mh.DEMO_HEADS)
-    assert not np.allclose(wrong, right)
-    # With one head, head_dim = d_model: the two scalings agree, so the mutant needs heads > 1 to show.
-    one_wrong, _ = ex.suspect_heads(q, k, k, 1, 1, "scale")
-    one_right, _ = mh.multihead_attention(x, w_q, w_k, w_k, mh.DEMO_WO, 1)
-    assert np.allclose(one_wrong, one_right)
+    w_wrong, wrong = ex.suspect_heads(q, k, k, mh.DEMO_HEADS, mh.DEMO_HEADS, "concat")
+    w_right, right = ex.suspect_heads(q, k, k, mh.DEMO_HEADS, mh.DEMO_HEADS, "right")
+    assert w_wrong == w_right and not np.allclose(wrong, right)
+    # With one head there is no order to get wrong.
+    assert ex.suspect_heads(q, k, k, 1, 1, "concat") == ex.suspect_heads(q, k, k, 1, 1, "right")
 
 
 def test_mutant_wrong_kv_grouping_is_caught_by_the_repeated_kv_check(monkeypatch):
