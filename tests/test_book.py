@@ -90,6 +90,82 @@ def test_the_empty_row_error_is_the_codes_own_message(book_html):
     assert str(error.value) in text
 
 
+# -- the mask page and the opening read as one book: nothing said twice, no stray space, true claims ----------
+CJK = "\u4e00-\u9fff"
+
+
+def _prose(book_html: Path, name: str) -> list:
+    """The page's paragraphs and list items that hold no paragraph (tables, code, scripts and math left out)."""
+    article = article_of(book_html, name)
+    for tag in article.find_all(["pre", "script", "style", "mjx-container"]):
+        tag.decompose()
+    return [t for t in article.find_all(["p", "li"])
+            if (t.name == "p" or not t.find("p")) and not t.find_parent(["table", "pre"])]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[。！？])", text) if s.strip()]
+
+
+def test_no_long_sentence_of_the_mask_page_is_said_twice(book_html):
+    # F12's frames are paragraphs of the page's markup too: a frame sentence and a text sentence count alike.
+    seen: dict[str, int] = {}
+    for node in _prose(book_html, "ch02/mask.html"):
+        for sentence in _sentences(node.get_text()):
+            if len(sentence) >= 25:
+                seen[sentence] = seen.get(sentence, 0) + 1
+    twice = {s: n for s, n in seen.items() if n > 1}
+    assert not twice, twice
+
+
+def test_the_wrong_offset_is_summed_up_once(book_html):
+    text = article_of(book_html, "ch02/mask.html").get_text()
+    assert text.count("这种写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到") == 1
+    # and the temperature table is the scaling page's: no table on the mask page has a temperature row
+    rows = table_rows(article_of(book_html, "ch02/mask.html"))
+    assert not any(cell.startswith("基准 [") for row in rows for cell in row)
+
+
+@pytest.mark.parametrize("name", ["ch02/index.html", "ch02/mask.html"])
+def test_glued_text_meets_the_prose_without_a_stray_space(book_html, name):
+    """Where a glued value meets the text or another value: no space between Chinese characters or after
+    Chinese punctuation (「第 4 步 只取」「。 真实查询」「。 所以 KV 缓存」 were such spaces)."""
+    left, right = f"[{CJK}。，；：！？）”]", f"[{CJK}“（]"
+    stray = re.compile(f"{left}\x02\\s+\x01?{right}|{left}\x02?\\s+\x01{right}")
+    bad = []
+    for node in _prose(book_html, name):
+        for span in node.select(".pasted-text"):  # mark where each glued value starts and ends
+            span.insert_before("\x01")
+            span.insert_after("\x02")
+        text = node.get_text()
+        bad += [text[max(m.start() - 8, 0):m.end() + 8].replace("\x01", "").replace("\x02", "")
+                for m in stray.finditer(text)]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("name", ["ch02/index.html", "ch02/mask.html"])
+def test_no_emphasis_is_left_as_asterisks(book_html, name):
+    # CommonMark closes ** after 。 only before a space or punctuation: 「**…。**上表」 prints its asterisks.
+    assert not [n.get_text()[:40] for n in _prose(book_html, name) if "**" in n.get_text()]
+
+
+def test_the_dtype_paragraph_shows_float16(book_html):
+    import numpy as np
+
+    text = article_of(book_html, "ch02/mask.html").get_text()
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.float16(-1e9)) and np.isinf(np.finfo(np.float16).min + np.finfo(np.float16).min)
+    assert mask.dtype_section("float16")["dtype_big_sentence"] in text
+    assert mask.dtype_section("float16")["dtype_two_sentence"] in text
+    assert fmt.short(float(np.finfo(np.float16).min)) in text
+
+
+def test_the_opening_says_which_teaching_file_uses_numpy(book_html):
+    text = article_of(book_html, "ch02/index.html").get_text()
+    assert "没有用到任何矩阵库" not in text
+    assert f"唯一的例外是 {'、'.join(mask.numpy_users())}，它用 numpy" in text
+
+
 def _html_files(book_html: Path):
     return sorted(p for p in book_html.rglob("*.html") if "_static" not in p.parts)
 
@@ -162,10 +238,14 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
 def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     text = article_of(book_html, "ch02/mask.html").get_text()
     assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
-    worst = mask.cache_explanation(mask.visibility_facts(1, past=mask.PAST))
-    for paragraph in worst.split("\n"):
+    worst = mask.visibility_facts(1, past=mask.PAST)
+    for paragraph in (mask.cache_explanation(worst) + "\n" + mask.cache_moral(worst)).split("\n"):
         assert paragraph in text
-    assert "只让它读 Key 0，" in text.replace("\n", "")
+    # new = 2 is F12's last step; the text names it and does not draw its two tables again
+    label = f"行 1（绝对位置 {mask.PAST + 1}）"  # the second new query of F12's last step
+    shown = [t for t in tables(soup_of(book_html, "ch02/mask.html")) if any(row[0] == label for row in t)]
+    assert len(shown) == 1  # F12's own table, not a second copy in the text
+    assert f"past = {mask.PAST}、new = {mask.NEW} 时正确与写错的两张表" in text
 
 
 def test_the_figure_explanations_are_the_generated_ones(book_html):
@@ -179,7 +259,11 @@ def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
     soup = soup_of(book_html, "ch02/mask.html")
     (hand,) = [{row[0]: row[1:] for row in t[1:]} for t in tables(soup) if t[0][0] == "步骤 ＼ Key"]
     q, k, v = att.DEMO_Q, att.DEMO_K, att.DEMO_V
-    steps = att.row_steps(q[-1], k, v, [True] * len(k))
+    row = mask.hand_section()["hand_row"]
+    visible = att.visibility(len(q), len(k))[row]
+    assert 2 <= sum(visible) < len(k)  # a row with a forbidden key: the mask page's row
+    steps = att.row_steps(q[row], k, v, visible)
+    assert hand["加 mask"] == [fmt.fmt(x) for x in steps["masked"]] and "−∞" in hand["加 mask"]
     assert hand["exp"] == [fmt.fmt(e) for e in steps["exps"]]
     assert hand["减去最大值"] == [fmt.fmt(x) for x in steps["shifted"]]  # U+2212, as every page prints it
     assert hand["权重 × V"] == [fmt.fmt(x[0]) for x in steps["weighted"]]

@@ -133,10 +133,21 @@ def check_cache_frame(frame: dict) -> None:
         assert (parse_keys(said_new.group(1)) if said_new else set()) == new, parts
     if not any_lost:
         assert "少读" not in text.replace("一个 Key 也不少读", "") and "两张表完全相同" in text
-    assert ("连查询自己的位置也读不到" in text) == lost_self
-    assert ("丢掉了缓存里的历史" in text) == any(
-        j < past for r, w in zip(right["rows"], wrong["rows"]) for j in allowed_keys(r) - allowed_keys(w)
-    )
+    # The moral of the wrong offset is said once, in the cache section's text, not again in the frame.
+    assert "不会泄漏未来" not in text
+
+
+@pytest.mark.parametrize("past, new, front", [(0, 2, 0), (3, 1, 0), (3, 2, 0), (2, 2, 3), (1, 3, 1), (4, 1, 5)])
+def test_the_cache_moral_says_what_the_two_tables_show(past, new, front):
+    facts = page.visibility_facts(new, past=past, key_valid=[j >= front for j in range(past + new)])
+    lost = [(r["position"], set(r["lost_cached"]) | set(r["lost_new"])) for r in facts["rows"]]
+    text = page.cache_moral(facts)
+    if not any(keys for _, keys in lost):
+        assert text == ""
+        return
+    assert text.startswith("这种写法不会泄漏未来")
+    assert ("丢掉了缓存里的历史" in text) == any(j < past for _, keys in lost for j in keys)
+    assert ("连查询自己的位置也读不到" in text) == any(pos in keys for pos, keys in lost)
 
 
 CONFIGS = list(itertools.product([0, 1, 3, 5], [1, 2, 4]))
@@ -162,6 +173,15 @@ def test_causal_and_score_frames_agree_with_their_tables_for_other_inputs(n_posi
     for frame in frames[:n_positions]:
         check_causal_frame(frame)
     check_score_frame(frames[n_positions])
+
+
+@pytest.mark.parametrize("n_positions", [2, 3, 5])
+def test_no_long_frame_sentence_is_said_twice(n_positions):
+    """Frames 1 and 2 once shared the whole reason for the causal rule; it is given once now."""
+    frames = page.f12_frames(n_positions=n_positions, score_row=[0.0] * n_positions, score_query=0)
+    sentences = [s for f in frames for s in re.split(r"(?<=[。！？])", f["explanation"]) if len(s) >= 25]
+    assert len(sentences) == len(set(sentences)), sentences
+    assert sum("偷看答案" in f["explanation"] for f in frames) == 1
 
 
 def test_the_checker_catches_the_old_false_sentence():
@@ -548,13 +568,26 @@ def test_the_decoding_sentence_says_what_was_caught(passed, caught):
     assert ("认不出" in text) == (not caught)
 
 
-def test_the_hand_section_adds_up_on_another_row():
-    values = page.hand_section(row=1)  # reads two keys: a forbidden column is skipped
-    weights = dict(zip(values["tbl_hand"].header, zip(*values["tbl_hand"].rows)))
-    assert values["hand_keys"] == "Key 0、Key 1" and values["hand_row"] == 1
-    assert weights["Key 2"][4] == "0.0000"
+def test_the_hand_row_is_a_masked_row_and_adds_up():
+    values = page.hand_section()  # the first row with two readable keys and a forbidden one
+    columns = dict(zip(values["tbl_hand"].header, zip(*values["tbl_hand"].rows)))
+    steps = [row[0] for row in values["tbl_hand"].rows]
+    assert values["hand_keys"] == "Key 0、Key 1" and values["hand_row"] == 1 and values["hand_forbidden"] == "Key 2"
+    masked = columns["Key 2"]
+    assert masked[steps.index("加 mask")] == "−∞" and masked[steps.index("exp")] == "0.0000"
+    assert masked[steps.index("权重 = exp ÷ 总和")] == "0.0000"
     total = sum(fmt.printed(x) for x in values["hand_sum"].split(" + "))
     assert values["hand_equals"] == fmt.equals(total, fmt.printed(values["hand_output"]))
+
+
+@pytest.mark.parametrize("row", [0, 2])
+def test_the_hand_section_adds_up_on_other_rows(row):
+    values = page.hand_section(row=row)
+    total = sum(fmt.printed(x) for x in values["hand_sum"].split(" + "))
+    # "=" only when the printed terms give the printed result (fmt.equals), "≈" otherwise
+    assert values["hand_equals"] == fmt.equals(total, fmt.printed(values["hand_output"]))
+    assert (values["hand_equals_note"] == "") == (values["hand_equals"] == "=")
+    assert values["hand_forbidden"] == ("没有 Key" if row == 2 else "Key 1、Key 2")
 
 
 def test_the_left_padding_sections_on_other_padding():
@@ -573,18 +606,57 @@ def test_the_left_padding_sections_on_other_padding():
         page.policies_section(valid=[True] * 5)
 
 
-def test_the_gap_section_prints_every_weight_once():
-    values = page.gap_section(base=[1.0, -1.0, 0.5], hot=3.0, cold=0.25)
-    assert values["gap_base"] == "[1, −1, 0.5]" and values["gap_temps"] == "T = 1、T = 3、T = 0.25"
-    assert [row[0] for row in values["tbl_gap"].rows][-1] == "基准 [1, −1, 0.5]，T = 0.25"
+def test_the_gap_section_is_the_seeds_softmax_only():
+    values = page.gap_section(base=[1.0, -1.0, 0.5])
+    assert values["gap_base"] == "[1, −1, 0.5]"
     p = att.softmax([1.0, -1.0, 0.5])
     assert [values[f"p{j}"] for j in range(3)] == [fmt.fmt(x) for x in p]
+    assert not any(isinstance(x, page.Table) for x in values.values())  # the temperature table is the scaling page's
+
+
+# -- the big negative number in other dtypes (numpy) ------------------------------------------------
+@pytest.mark.parametrize("dtype", page.DTYPES)
+def test_the_dtype_sentences_say_what_numpy_computes(dtype):
+    import numpy as np
+
+    values = page.dtype_section(dtype)
+    t = np.dtype(dtype)
+    with np.errstate(over="ignore"):
+        big_is_inf = bool(np.isinf(np.asarray(-1e9).astype(t)))
+        twice = np.finfo(t).min + np.finfo(t).min
+    rows = values["tbl_dtype"].rows
+    weights = [[fmt.printed(x) if x != "NaN" else math.nan for x in row[2].split(" / ")] for row in rows]
+    assert (rows[0][1] == "−∞") == big_is_inf
+    assert ("就是 −∞" in values["dtype_big_sentence"]) == big_is_inf
+    assert ("全是 NaN" in values["dtype_big_sentence"]) == all(math.isnan(w) for w in weights[0])
+    assert not any(math.isnan(w) for w in weights[1]) and len(set(weights[1])) == 1  # finfo.min: uniform
+    assert "权重平均分配" in values["dtype_min_sentence"]
+    assert bool(np.isinf(twice)) and values["dtype_twice"] == "−∞" and "在 " + dtype + " 里是 −∞" in values["dtype_two_sentence"]
+    # the two masks: Key 1 is PAD and after position 0, so it is the cell the sentence names
+    assert "同时挡住的 Key 1 又成了 −∞" in values["dtype_two_sentence"] and weights[2][1] == 0.0
+    assert "−∞" in rows[2][1]
+
+
+def test_the_dtype_section_on_a_row_with_no_doubled_cell():
+    values = page.dtype_section("float16", valid=[False, True, True, True, True])
+    # position 0 reads nothing; Key 0 is PAD but not after it, the rest are after it but not PAD
+    assert "同时挡住的" not in values["dtype_two_sentence"] and "−∞" not in values["tbl_dtype"].rows[2][1]
+    assert values["dtype_two_sentence"].endswith("这一行又是 NaN。")
+
+
+def test_the_big_negative_bullet_compares_the_next_layer_it_shows():
+    values = page.policies_section()
+    rows = {row[0]: row for row in values["tbl_policies"].rows}
+    big = next(r for name, r in rows.items() if "大负数" in name)
+    zero = next(r for name, r in rows.items() if "置零" in name)
+    assert ("逐个相同" in values["policy_big_next"]) == (big[4] == zero[4])
 
 
 def test_every_section_glues_plain_values():
     for section in (page.figure_inputs, page.demo_section, page.hand_section, page.left_section,
                     page.encoder_section, page.conventions_section, page.policies_section, page.cache_section,
-                    page.checks_section, page.causal_vs_open_section, page.gap_section, page.exercises, page.opening):
+                    page.checks_section, page.causal_vs_open_section, page.gap_section, page.exercises, page.opening,
+                    page.dtype_section):
         for name, value in section().items():
             assert re.fullmatch(r"[a-z][a-z0-9_]*", name), name
             assert isinstance(value, (str, int, page.Table)), (section.__name__, name)
@@ -621,7 +693,37 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
     page.power_of_ten: {"x": -1e9},
     page.checks_section: {"past": 2, "new": 2, "poison": 100.0},
     page.offset_tables: {"prefix": "x", "past": 2, "new": 1},
+    page.dtype_section: {"dtype": "float16", "q": page.LEFT_Q, "valid": page.LEFT_VALID, "big": -1e9},
+    page.numpy_users: {"code_dir": str(Path(att.__file__).parent)},
 }
+
+
+def test_the_opening_names_every_teaching_file_that_imports_numpy(tmp_path):
+    (tmp_path / "02_a.py").write_text("# numpy would be faster\nimport math\n", encoding="utf-8")
+    (tmp_path / "02_b.py").write_text("def f():\n    import numpy as np\n", encoding="utf-8")
+    (tmp_path / "02_c.py").write_text("from numpy.linalg import norm\n", encoding="utf-8")
+    (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
+    assert page.numpy_users(tmp_path) == ["02_b.py", "02_c.py"]
+    # The opening says 唯一的例外是 …, 用 numpy 计时: true while the costs file is the only one.
+    assert page.numpy_users() == ["02_costs.py"] and page.opening()["numpy_files"] == "02_costs.py"
+
+
+def test_the_exercise_that_says_standard_library_only_calls_nothing_else():
+    """Exercise 4 says 只用 Python 标准库: its reference solution imports nothing and calls no other module."""
+    import ast
+    import builtins
+    import inspect
+
+    text = (Path(__file__).resolve().parents[1] / "book" / "ch02" / "mask.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"::::\{exercise\}.*?::::\n\n::::\{solution\}.*?::::", text, re.S)
+              if "只用 Python 标准库" in b]
+    assert [re.findall(r":pyobject: (\w+)", b) for b in blocks] == [["visible_counts"]]
+    for block in blocks:
+        (name,) = re.findall(r":pyobject: (\w+)", block)
+        tree = ast.parse(inspect.getsource(getattr(ex, name)).lstrip())
+        modules = {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+        called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        assert modules <= {"math"} and called <= set(dir(builtins)), (name, modules, called)
 
 
 @pytest.mark.parametrize("function", list(CALLS), ids=lambda f: f.__name__)

@@ -245,7 +245,8 @@ def pad_change_sentence(before: dict, after: dict, query_valid: list[bool]) -> s
         text += f"；PAD 查询{positions_text(empty)} 整行被屏蔽"
     reading = [a["position"] for a, real in zip(after["rows"], query_valid) if not real and not a["empty"]]
     if reading:
-        text += f"；PAD 查询{positions_text(reading)} 仍读真实的 Key，但它的输出不是内容"
+        it = "它" if len(reading) == 1 else "它们"
+        text += f"；PAD 查询{positions_text(reading)} 仍读真实的 Key，但{it}的输出不是内容"
     return text + "。"
 
 
@@ -334,11 +335,15 @@ def _causal_frame(facts: dict, n: int) -> dict:
     text = f"查询在位置 {n}，能读的是 {keys_text(fact['readable'])}"
     if len(fact["readable"]) == 1:
         text += "，也就是它自己，所以这一行的输出就是它自己的 Value"
-    if fact["future"]:
+    # The reason is given once, in the first frame that forbids a key; later frames only name the keys.
+    first_future = next(r["row"] for r in facts["rows"] if r["future"]) if fact["future"] else None
+    if fact["future"] and n == first_future:
         text += (
             f"。{keys_text(fact['future'])} 排在它后面：训练时整段文本已经在同一个输入数组里，"
             "可后面的位置里就有这一行要预测的下一个词，读了就等于偷看答案，所以一律禁止。"
         )
+    elif fact["future"]:
+        text += f"。{keys_text(fact['future'])} 排在它后面，同样禁止。"
     else:
         text += "。没有比它更晚的 Key，整行都允许：这一行加不加因果 mask，结果都一样。"
     return {
@@ -405,12 +410,11 @@ def _score_frame(facts: dict, score_row: list[float], query: int) -> dict:
 
 
 def cache_explanation(facts: dict) -> str:
-    """带缓存时正确与写错偏移的对照说明，句句出自 ``visibility_facts`` 的列表。
+    """带缓存时正确与写错偏移的对照说明，句句出自 ``visibility_facts`` 的列表（F12 最后一步的图注）。
 
     >>> print(cache_explanation(visibility_facts(1, past=3)))  # doctest: +NORMALIZE_WHITESPACE
     缓存里已有 3 个位置，新来的 1 个查询在本批里从行 0 数起，绝对位置却是 3。按绝对位置判断，行 0 能读 Key 0–3。
     把行号当位置时，行 0 少读 3 个：Key 1、Key 2 早已在缓存里，Key 3 是本批新来的（它自己）。
-    这种写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到。
     """
     rows, past = facts["rows"], facts["past"]
     text = (
@@ -420,10 +424,25 @@ def cache_explanation(facts: dict) -> str:
     )
     if not any(r["lost_cached"] or r["lost_new"] for r in rows):
         return text + "没有缓存时行号就是位置，两张表完全相同，一个 Key 也不少读。"
-    text += "\n把行号当位置时，" + "；".join(lost_sentence(r) for r in rows) + "。\n"
+    return text + "\n把行号当位置时，" + "；".join(lost_sentence(r) for r in rows) + "。"
+
+
+def cache_moral(facts: dict) -> str:
+    """写错偏移的后果，一句话（页面上只说一次，在“用了缓存”一节）；两张表相同时是空字符串。
+
+    >>> cache_moral(visibility_facts(1, past=3))
+    '这种写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到。'
+    >>> cache_moral(visibility_facts(2, past=3, key_valid=[False] * 3 + [True] * 2))
+    '这种写法不会泄漏未来，却悄悄少读了本批的 Key，连查询自己的位置也读不到。'
+    >>> cache_moral(visibility_facts(2))
+    ''
+    """
+    rows = facts["rows"]
+    if not any(r["lost_cached"] or r["lost_new"] for r in rows):
+        return ""
     lost_history = any(r["lost_cached"] for r in rows)
     lost_self = any(r["position"] in r["lost_new"] for r in rows)
-    text += "这种写法不会泄漏未来，却悄悄" + ("丢掉了缓存里的历史" if lost_history else "少读了本批的 Key")
+    text = "这种写法不会泄漏未来，却悄悄" + ("丢掉了缓存里的历史" if lost_history else "少读了本批的 Key")
     return text + ("，连查询自己的位置也读不到。" if lost_self else "。")
 
 
@@ -447,7 +466,7 @@ def _cache_frame(past: int, new: int) -> dict:
             ),
         ],
         "rule": f"允许 Key 位置 ≤ past + 行号：{limits}",
-        "explanation": cache_explanation(facts).replace("\n", ""),
+        "explanation": cache_explanation(facts).replace("\n", ""),  # the moral is the cache section's
     }
 
 
@@ -1053,7 +1072,6 @@ BIG = -1e9  # the large negative number many code bases write instead of −∞
 LEAK_Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0], [2.0, 0.0], [0.0, -1.0], [1.0, 2.0]]
 LEAK_POISON = 100.0  # the last position's V when "the future changes"
 GAP_BASE = [0.0, 1.0, 2.0]
-GAP_HOT, GAP_COLD = 2.0, 0.5
 
 
 # -- the page, section by section ------------------------------------------------------------------
@@ -1095,13 +1113,16 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V) -> dict:
 def hand_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = None) -> dict:
     """一行从头算到尾：``row_steps`` 的每一步一行表，加上复算时的 = 或 ≈ 与舍入说明。
 
-    默认取最后一行：它读全部 Key，每一步都有事可做。
+    默认取第一个既有两个以上可读的 Key、又有被禁止的 Key 的行（演示数据里是位置 1）：
+    这一页讲的是 mask，表里要看得到 −∞ 怎样变成权重 0。
     """
     q, k, v = att.as_matrix(q, "Q"), att.as_matrix(k, "K"), att.as_matrix(v, "V")
-    hand = len(q) - 1 if row is None else row
+    table = att.visibility(len(q), len(k))
+    masked_rows = [i for i, r in enumerate(table) if sum(r) >= 2 and not all(r)]
+    hand = (masked_rows[0] if masked_rows else len(q) - 1) if row is None else row
     if not isinstance(hand, int) or isinstance(hand, bool) or not 0 <= hand < len(q):
         raise ValueError(f"row 必须是 0 到 {len(q) - 1} 之间的整数，收到 {row!r}")
-    visible = att.visibility(len(q), len(k))[hand]
+    visible = table[hand]
     steps = att.row_steps(q[hand], k, v, visible)
     d = len(q[0])
     cells = lambda xs: [fmt.fmt(x) for x in xs]  # noqa: E731
@@ -1110,6 +1131,7 @@ def hand_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
             " + ".join(f"{fmt.short(a)}×{fmt.short(b)}" for a, b in zip(q[hand], k[j])) + f" = {fmt.short(steps['dots'][j])}"
             for j in range(len(k))],
         [f"÷ √{d}"] + cells(steps["scaled"]),
+        ["加 mask"] + cells(steps["masked"]),
         ["减去最大值"] + cells(steps["shifted"]),
         ["exp"] + cells(steps["exps"]),
         ["权重 = exp ÷ 总和"] + cells(steps["weights"]),
@@ -1120,6 +1142,7 @@ def hand_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
     return {
         "hand_row": hand, "hand_q": fmt.vectors([q[hand]]),
         "hand_keys": keys_text([j for j, ok in enumerate(visible) if ok]),
+        "hand_forbidden": keys_text([j for j, ok in enumerate(visible) if not ok]) if not all(visible) else "没有 Key",
         "hand_digits": 4, "hand_d": d,
         "tbl_hand": Table(["步骤 ＼ Key"] + [f"Key {j}" for j in range(len(k))], step_rows),
         "hand_sqrt": fmt.fmt(steps["scale"]), "hand_max": fmt.fmt(steps["max"]),
@@ -1227,6 +1250,8 @@ def policies_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID, big: float = BIG) -> 
         raise AssertionError("attention 应当对整行被屏蔽的行报错")
     rows.append(["报错（\"error\"，本书默认）", "报错", "报错", "—", "—"])
     w_big, out_big = results[f"填大负数 {big_text}"]
+    nexts = {name: [fmt.fmt(x) for x in next_layer(out)] for name, (w, out) in results.items()}
+    same_next = nexts[f"填大负数 {big_text}"] == nexts["输出置零（\"zero\"）"]
     return {
         "policy_empty_rows": positions_text(empty_rows), "policy_big": big_text,
         "tbl_policies": Table(["策略", f"位置 {first} 的权重", f"位置 {first} 的输出",
@@ -1235,6 +1260,112 @@ def policies_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID, big: float = BIG) -> 
         "policy_uniform": fmt.fmt(w_big[first][0]), "policy_big_out": fmt.fmt(out_big[first][0]),
         "policy_big_reads": keys_text([j for j in range(n) if w_big[first][j] > 0]),
         "policy_loss": loss_rows_sentence(valid),
+        "policy_big_next": "“下一层”一列里，它与“输出置零”给出的真实输出逐个相同：下一层里真实查询给这一行的权重是 0，"
+                           "有限的数乘 0 仍是 0，它没有传开" if same_next else
+                           "“下一层”一列里，它与“输出置零”给出的真实输出不同：这一行的输出已经传进了下一层",
+    }
+
+
+DTYPES = ("float16", "float32", "float64")
+
+
+def _dtype_number(x: float) -> str:
+    return fmt.short(x) if not math.isfinite(x) or abs(x) < 1e6 else fmt.sci(x)
+
+
+def dtype_section(dtype: str = "float16", q=LEFT_Q, valid=LEFT_VALID, big: float = BIG) -> dict:
+    """大负数在别的数据类型里：用 numpy 在 ``dtype`` 里重算左侧填充例子里第一个整行被屏蔽的行。
+
+    三种写法：把禁止格子的分数换成 ``big``（与“大负数”策略相同）；换成 ``numpy.finfo(dtype).min``；
+    因果 mask 与 PAD mask 各在禁止处取 ``finfo.min``、允许处取 0，两张都加到分数上。分数、填进去的数
+    与 mask 都先转成 ``dtype``，再在 ``dtype`` 里相加、做 softmax。
+    返回表 ``tbl_dtype`` 与三句结论（每句只说表里算出的事）。
+
+    >>> d = dtype_section()
+    >>> d["dtype_min"], d["dtype_twice"], [row[1] for row in d["tbl_dtype"].rows]
+    ('−65504', '−∞', ['−∞', '−65504', '−65504 或 −∞'])
+    >>> print(d["dtype_big_sentence"])
+    在 float16 里，−1e9 比最小的有限数 −65504 还小，numpy.float16(−1e9) 就是 −∞：大负数策略在这里退回成“−∞ 加普通 softmax”，位置 0 的权重全是 NaN。
+    >>> dtype_section("int8")
+    Traceback (most recent call last):
+    ...
+    ValueError: dtype 必须是 float16、float32、float64 之一，收到 'int8'
+    """
+    import numpy as np  # 只有这一节需要 numpy：Python 的 float 只有 float64 一种
+
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype 必须是 {'、'.join(DTYPES)} 之一，收到 {dtype!r}")
+    q = att.as_matrix(q, "Q")
+    n = len(q)
+    valid = att.flags(valid, "valid", n)
+    big = att.real(big, "big")
+    try:
+        if big >= 0:
+            raise ValueError
+        big_text = power_of_ten(big)
+    except ValueError:
+        raise ValueError(f"big 必须是 −10 的整数次幂（如 −1e9），收到 {big!r}") from None
+    facts = visibility_facts(n, key_valid=valid)
+    empty = [r["row"] for r in facts["rows"] if r["empty"]]
+    if not empty:
+        raise ValueError("valid 必须让至少一行整行被屏蔽：这一节比较的正是这样的行")
+    row = empty[0]
+    t = np.dtype(dtype)
+    fmin = np.finfo(t).min
+    causal_ok, both_ok = att.visibility(n, n)[row], facts["visible"][row]
+    scores = np.asarray(att.scaled_scores(q, q)[row], dtype=t)
+
+    def fill(ok: list[bool], value) -> "np.ndarray":
+        with np.errstate(over="ignore"):  # float16(−1e9) overflows to −∞: that is what this section shows
+            return np.asarray([0.0 if flag else value for flag in ok], dtype=np.float64).astype(t)
+
+    def softmax_in(x) -> list[float]:
+        with np.errstate(over="ignore", invalid="ignore"):  # (−∞) − (−∞) is NaN: the case shown
+            e = np.exp(x - x.max())
+            return [float(w) for w in e / e.sum()]
+
+    ok = np.asarray(both_ok)
+    with np.errstate(over="ignore"):
+        twice = float(fmin + fmin)  # in dtype: numpy keeps the type of its operands
+        cases = [
+            (f"禁止的格子换成 {big_text}", np.where(ok, scores, fill([False], big)[0])),
+            (f"禁止的格子换成 finfo({dtype}).min", np.where(ok, scores, fmin)),
+            (f"因果 mask 与 PAD mask 各取 finfo({dtype}).min，都加到分数上",
+             scores + (fill(causal_ok, fmin) + fill(valid, fmin))),
+        ]
+    rows, weights = [], []
+    for name, x in cases:
+        w, cells = softmax_in(x), [float(c) for c in x]
+        weights.append(w)
+        values = sorted({c for c, flag in zip(cells, both_ok) if not flag}, reverse=True)
+        rows.append([name, " 或 ".join(_dtype_number(c) for c in values), " / ".join(fmt.fmt(x) for x in w)])
+    w_big, w_min, w_two = weights
+    min_text, big_in = _dtype_number(float(fmin)), float(fill([False], big)[0])
+    if math.isinf(big_in):
+        big_sentence = (f"在 {dtype} 里，{big_text} 比最小的有限数 {min_text} 还小，numpy.{dtype}({big_text}) 就是 −∞："
+                        f"大负数策略在这里退回成“−∞ 加普通 softmax”，位置 {row} 的权重"
+                        + ("全是 NaN。" if all(math.isnan(x) for x in w_big) else "并不是 NaN。"))
+    else:
+        big_sentence = (f"在 {dtype} 里，{big_text} 仍是有限数，位置 {row} 的权重"
+                        + ("平均分配，与上表“填大负数”一行相同。" if len(set(w_big)) == 1 else "并不平均。"))
+    uniform = all(math.isfinite(x) for x in w_min) and len(set(w_min)) == 1
+    min_sentence = (f"numpy.finfo({dtype}).min 本身是有限的：位置 {row} 的分数换成它之后全都相同，"
+                    + ("权重平均分配，又回到了大负数的结果，读的仍全是被禁止的 Key。" if uniform else "权重却不平均。"))
+    doubled = [j for j, (a, b) in enumerate(zip(fill(causal_ok, fmin), fill(valid, fmin))) if a and b]
+    with np.errstate(over="ignore", invalid="ignore"):
+        all_twice = np.full(n, fmin, dtype=t) + np.full(n, fmin, dtype=t)
+        all_twice_nan = bool(np.isnan(np.exp(all_twice - all_twice.max())).all())
+    two_sentence = f"可它经不起相加：{min_text} + ({min_text}) 在 {dtype} 里是 {_dtype_number(twice)}。"
+    if doubled and math.isinf(twice):
+        two_sentence += (f"因果 mask 与 PAD mask 分别加到分数上时，被两条规则同时挡住的 {keys_text(doubled)} "
+                         f"又成了 −∞，权重为 {fmt.fmt(w_two[doubled[0]])}")
+        two_sentence += "；" if all_twice_nan else "。"
+    if all_twice_nan:
+        two_sentence += ("一整行的格子都被两条规则同时挡住时，" if doubled else "") + "这一行又是 NaN。"
+    return {
+        "dtype_name": dtype, "dtype_row": row, "dtype_min": min_text, "dtype_twice": _dtype_number(twice),
+        "tbl_dtype": Table(["写法", f"禁止的格子在 {dtype} 里是", f"位置 {row} 的权重（{dtype}）"], rows),
+        "dtype_big_sentence": big_sentence, "dtype_min_sentence": min_sentence, "dtype_two_sentence": two_sentence,
     }
 
 
@@ -1249,18 +1380,14 @@ def offset_tables(prefix: str, past: int, new: int) -> dict:
         f"{prefix}_range": f"位置 0 到 {n_key - 1}",
         f"tbl_{prefix}_right": Table(fmt.keys(n_key), marks(facts["visible"], lambda i: f"行 {i}（绝对位置 {past + i}）")),
         f"tbl_{prefix}_wrong": Table(fmt.keys(n_key), marks(facts["row_index"], lambda i: f"行 {i}（误当位置 {i}）")),
-        f"{prefix}_explanation": Md(cache_explanation(facts).replace("\n", "\n\n")),
+        f"{prefix}_explanation": Md((cache_explanation(facts) + "\n" + cache_moral(facts)).strip().replace("\n", "\n\n")),
     }
 
 
 def cache_section(past: int = PAST, new: int = NEW) -> dict:
-    """用了缓存：F12 最后一步的输入，以及逐词生成（new = 1）这一最坏的情形。"""
-    worst = visibility_facts(1, past=past)
-    return {
-        **offset_tables("offset", past, new), **offset_tables("worst", past, 1),
-        "worst_reads": keys_text(worst["rows"][0]["readable"]),
-        "worst_wrong_reads": keys_text([j for j, ok in enumerate(worst["row_index"][0]) if ok]),
-    }
+    """用了缓存：F12 最后一步（past、new）已画出两张表，这一节只算逐词生成（new = 1）这一最坏的情形。"""
+    att.check_count(new, "new", maximum=FIGURE_MAX_POSITIONS)
+    return {"offset_past": past, "offset_new": new, **offset_tables("worst", past, 1)}
 
 
 def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON) -> dict:
@@ -1331,28 +1458,17 @@ def causal_vs_open_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V) -> dict:
     }
 
 
-def gap_section(base=GAP_BASE, hot: float = GAP_HOT, cold: float = GAP_COLD, v=att.DEMO_V) -> dict:
-    """分数差距与温度：基准、差距加倍、整体平移、升温、降温各一行权重。"""
+def gap_section(base=GAP_BASE, v=att.DEMO_V) -> dict:
+    """一行分数的 softmax 与它混合出的输出（差距、平移与温度的对照表在缩放页）。"""
     base = att.as_vector(base, "base")
-    double, shift = [2 * x for x in base], [x + 100 for x in base]
     p_base = att.softmax(base)
-    cases = [
-        (f"基准 {row_text(base)}，T = 1", p_base),
-        (f"差距加倍 {row_text(double)}，T = 1", att.softmax(double)),
-        (f"整体平移 {row_text(shift)}，T = 1", att.softmax(shift)),
-        (f"基准 {row_text(base)}，T = {fmt.short(hot)}", att.softmax(base, temperature=hot)),
-        (f"基准 {row_text(base)}，T = {fmt.short(cold)}", att.softmax(base, temperature=cold)),
-    ]
     v = att.as_matrix(v, "V")
     if len(v) != len(base):
         raise ValueError(f"V 的行数必须等于分数的个数 {len(base)}，收到 {len(v)}")
     return {
-        "gap_base": row_text(base), "gap_double": row_text(double), "gap_shift": row_text(shift),
-        "gap_temps": "、".join(f"T = {fmt.short(t)}" for t in (1.0, hot, cold)),
+        "gap_base": row_text(base),
         **{f"p{j}": fmt.fmt(p) for j, p in enumerate(p_base)},
         "mix_values": column(v), "mix_base": fmt.fmt(sum(p * x[0] for p, x in zip(p_base, v))),
-        "tbl_gap": Table(["分数与温度"] + [f"权重 {j}" for j in range(len(base))],
-                         [[name] + [fmt.fmt(x) for x in p] for name, p in cases]),
     }
 
 
@@ -1435,9 +1551,37 @@ def exercises() -> dict:
     }
 
 
+def numpy_users(code_dir: Path | None = None) -> list[str]:
+    """The teaching files (``code/02_*.py``) that import numpy anywhere, read from their syntax trees.
+
+    A comment or a docstring that names numpy is not an import; ``import numpy as np`` inside a
+    function is.
+
+    >>> numpy_users()
+    ['02_costs.py']
+    """
+    import ast
+
+    if code_dir is not None and not isinstance(code_dir, (str, Path)):
+        raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
+    code_dir = OBSERVED_FILE.parent if code_dir is None else Path(code_dir)
+    if not code_dir.is_dir():
+        raise ValueError(f"code_dir 必须是一个文件夹，收到 {str(code_dir)!r}")
+    users = []
+    for path in sorted(code_dir.glob("02_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
+        names += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        if any(name == "numpy" or name.startswith("numpy.") for name in names):
+            users.append(path.name)
+    return users
+
+
 def opening() -> dict:
-    """The chapter opening's sizes of the demo data (book/ch02/index.md)."""
+    """The chapter opening (book/ch02/index.md): the sizes of the demo data, and which teaching files use numpy."""
     n_query, d = att.validate_matrix(att.DEMO_Q, "Q")
     n_key, _ = att.validate_matrix(att.DEMO_K, "K")
     _, d_v = att.validate_matrix(att.DEMO_V, "V")
-    return {"n_query": n_query, "n_key": n_key, "d": d, "d_v": d_v}
+    users = numpy_users()
+    return {"n_query": n_query, "n_key": n_key, "d": d, "d_v": d_v,
+            "numpy_files": "、".join(users) if users else "没有哪个文件"}
