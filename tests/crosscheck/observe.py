@@ -1,21 +1,31 @@
-"""Observe, by running them, how real attention APIs read masks; write what was seen for the book.
+"""Observe, by running them, how real attention APIs read masks; write what was seen, and where, for the book.
 
-Each ``observe_*`` function runs the library on small random float64 inputs and compares its output
-with a reference written here in numpy, under each reading a convention could have (True means
-"allowed" or "forbidden"; a causal flag aligned top-left or bottom-right; a fully masked row giving
-NaN, zeros, the uniform average of V, or an error). The answer is the reading that matches.
+Each ``observe_*`` function runs the library on small random inputs and compares its output with a
+reference written here in numpy, under each reading a convention could have (True means "allowed"
+or "forbidden"; a float mask added to the scores or cast to bool; a causal flag aligned top-left or
+bottom-right; a fully masked row giving NaN, zeros, the uniform average of V, or an error). The
+answer is the reading that matches. Every observation says where it was made: the library's version,
+the device, the dtype, and for PyTorch which ``scaled_dot_product_attention`` kernel ran (read from
+the profiler's list of the aten operators that ran, so it is seen, not assumed).
 
-``python tests/crosscheck/observe.py --write`` (in the crosscheck venv) stores the observations in
-``code/02_library_conventions.json``, which the mask page reads for its table of conventions;
-``tests/crosscheck/test_conventions.py`` checks that the stored file still matches the installed
-libraries, so the page can never disagree with them.
+Fully masked rows are observed on a grid: every SDPA kernel forced in turn with
+``torch.nn.attention.sdpa_kernel`` (and the one PyTorch picks itself), JAX's implementations, and
+float64, float32, float16 and bfloat16. A kernel that refuses the call when forced (absent on the
+device, or not taking a mask or that dtype) is recorded as "unavailable", not guessed.
+
+``python tests/crosscheck/observe.py --device cpu --write`` (in the crosscheck venv) stores the
+observations under the key ``"cpu"`` of ``code/02_library_conventions.json``; on a machine with
+CUDA, ``--device cuda --write`` stores the CUDA ones under ``"cuda"`` beside them (a library that is
+not installed there is left out, nothing else is touched). The mask page reads this file for its
+tables; ``tests/crosscheck/test_conventions.py`` checks that it still matches the installed libraries.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +34,26 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 os.environ.setdefault("JAX_ENABLE_X64", "1")  # float64 in JAX, and in Keras on JAX
 
 STORED = Path(__file__).resolve().parents[2] / "code" / "02_library_conventions.json"
-N_QUERY, N_KEY, D = 2, 5, 4  # fewer queries than keys, as with a KV cache (past = 3)
+DEVICES = ("cpu", "cuda")
+# Fewer queries than keys, as with a KV cache (past = 3); d = 8 meets the fused CUDA kernels' alignment.
+N_QUERY, N_KEY, D = 2, 5, 8
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+PROBE_DTYPE = "float64"  # the conventions (direction, alignment, float masks) are read in this dtype
+# How close "the uniform average of V" must be, per dtype (float16 keeps about 3 decimals, bfloat16 2).
+TOLERANCE = {"float64": 1e-6, "float32": 1e-5, "float16": 1e-2, "bfloat16": 5e-2}
+# The aten operator each SDPA kernel runs as (what the profiler lists) → the kernel's name here.
+SDPA_OPS = {
+    "aten::_scaled_dot_product_attention_math": "math",
+    "aten::_scaled_dot_product_flash_attention_for_cpu": "flash",
+    "aten::_scaled_dot_product_flash_attention": "flash",
+    "aten::_scaled_dot_product_efficient_attention": "efficient",
+    "aten::_scaled_dot_product_cudnn_attention": "cudnn",
+}
+SDPA_BACKENDS = {"math": "MATH", "flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION", "cudnn": "CUDNN_ATTENTION"}
+
+
+class NotHere(Exception):
+    """The library is installed but cannot see the device (e.g. a CPU-only JAX on a CUDA machine)."""
 
 
 def inputs(seed: int = 0):
@@ -52,8 +81,13 @@ def some_mask(seed: int = 1) -> np.ndarray:
     return mask
 
 
+def some_bias(seed: int = 2) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((N_QUERY, N_KEY))
+
+
 TOP_LEFT = np.tril(np.ones((N_QUERY, N_KEY), dtype=bool))  # row i reads keys 0 … i
 BOTTOM_RIGHT = np.tril(np.ones((N_QUERY, N_KEY), dtype=bool), N_KEY - N_QUERY)  # row i reads 0 … past + i
+EVERYTHING = np.ones((N_QUERY, N_KEY), dtype=bool)
 
 
 def meaning_of_true(run, q, k, v) -> str:
@@ -66,148 +100,369 @@ def meaning_of_true(run, q, k, v) -> str:
     return "other"
 
 
-def alignment(out, q, k, v) -> str:
-    for name, allowed in (("top-left", TOP_LEFT), ("bottom-right", BOTTOM_RIGHT)):
+def float_mask_reading(run, q, k, v) -> str:
+    """How ``run(float_mask)`` reads a float mask, from two probes: a 0/−∞ mask and a random bias.
+
+    'added': both are added to the scores. 'nonzero_allowed': the mask is cast to bool and every
+    non-zero cell is allowed, so the 0/−∞ mask reads only its −∞ (forbidden) keys and a random
+    bias reads every key.
+    """
+    mask, bias = some_mask(), some_bias()
+    zero_inf = np.where(mask, 0.0, -np.inf)
+    try:
+        outs = [run(zero_inf), run(bias)]
+    except Exception:  # noqa: BLE001 - a refusal is a reading too
+        return "error"
+    readings = {
+        "added": [reference(q, k, v, allowed=mask), reference(q, k, v, bias=bias)],
+        "nonzero_allowed": [reference(q, k, v, allowed=~mask), reference(q, k, v)],
+    }
+    for name, expected in readings.items():
+        if all(np.allclose(o, e, atol=1e-6) for o, e in zip(outs, expected)):
+            return name
+    return "other"
+
+
+def alignment(out, q, k, v, given=None) -> str:
+    """Which table ``out`` was computed with: 'top-left', 'bottom-right', or the mask ``given`` to the call."""
+    tables = [("top-left", TOP_LEFT), ("bottom-right", BOTTOM_RIGHT)]
+    if given is not None:
+        tables.insert(0, ("attn_mask", given))
+    for name, allowed in tables:
         if np.allclose(out, reference(q, k, v, allowed), atol=1e-6):
             return name
     return "other"
 
 
-def fully_masked_row(run, v) -> str:
-    """What the API gives for a query row that may read no key at all (row 0 here)."""
+def precision(run, q, k, v) -> str:
+    """How precisely a float64 call was computed: 'float64' (to 1e-12), 'float32' (to 1e-5) or 'other'."""
+    mask = some_mask()
+    out, expected = run(mask), reference(q, k, v, mask)
+    for name, tol in (("float64", 1e-12), ("float32", 1e-5)):
+        if np.allclose(out, expected, rtol=0, atol=tol):
+            return name
+    return "other"
+
+
+def fully_masked_row(run, v, dtype: str = PROBE_DTYPE) -> str:
+    """What ``run(allowed)`` gives for a query row that may read no key at all (row 0 here)."""
     allowed = np.ones((N_QUERY, N_KEY), dtype=bool)
     allowed[0] = False
     try:
-        row = np.asarray(run(allowed))[0]
+        row = np.asarray(run(allowed), dtype=np.float64)[0]
     except Exception:  # noqa: BLE001 - any refusal counts as "error"
         return "error"
     if np.isnan(row).all():
         return "nan"
-    if np.allclose(row, 0.0):
+    if (row == 0.0).all():
         return "zeros"
-    if np.allclose(row, v.mean(axis=0), atol=1e-6):
+    if np.allclose(row, v.mean(axis=0), rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype]):
         return "uniform"
     return "other"
 
 
 # -- PyTorch ----------------------------------------------------------------------------------------
-def observe_torch() -> dict:
+def observe_torch(device: str = "cpu") -> dict:
     import torch
     import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.attention.bias import causal_lower_right, causal_upper_left
+    from torch.profiler import profile
+
+    kernels_seen: set[str] = set()
+
+    def ran(call):
+        """Run ``call`` under the profiler; note which SDPA kernels ran (the aten operators listed)."""
+        with profile() as prof:
+            out = call()
+        names = {SDPA_OPS[e.name] for e in prof.events() if e.name in SDPA_OPS}
+        kernels_seen.update(names)
+        return out, sorted(names)
 
     q, k, v = inputs()
-    t = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
 
-    def sdpa(**kwargs):
-        return F.scaled_dot_product_attention(t(q), t(k), t(v), **kwargs).numpy()
+    def t(a, dtype=PROBE_DTYPE):
+        return torch.tensor(np.asarray(a), device=device).to(getattr(torch, dtype))
 
-    bias = np.random.default_rng(2).standard_normal((N_QUERY, N_KEY))
+    def numpy(x):
+        return x.detach().to("cpu", torch.float64).numpy()
+
+    def sdpa(dtype=PROBE_DTYPE, backend=None, **kwargs):  # (batch, heads, length, d), as the fused kernels want
+        mask = kwargs.get("attn_mask")
+        if isinstance(mask, np.ndarray):
+            kwargs["attn_mask"] = torch.tensor(mask, device=device) if mask.dtype == bool else t(mask, dtype)
+        context = sdpa_kernel([getattr(SDPBackend, SDPA_BACKENDS[backend])]) if backend else contextlib.nullcontext()
+        with context:
+            out, _ = ran(lambda: F.scaled_dot_product_attention(t(q, dtype)[None, None], t(k, dtype)[None, None],
+                                                                t(v, dtype)[None, None], **kwargs))
+        return numpy(out[0, 0])
+
+    kernels_seen.clear()
     sdpa_facts = {
-        "bool_true": meaning_of_true(lambda m: sdpa(attn_mask=torch.tensor(m)), q, k, v),
-        "float_added": bool(np.allclose(sdpa(attn_mask=t(bias)), reference(q, k, v, bias=bias))),
+        "bool_true": meaning_of_true(lambda m: sdpa(attn_mask=m), q, k, v),
+        "float_mask": float_mask_reading(lambda m: sdpa(attn_mask=m), q, k, v),
         "is_causal": alignment(sdpa(is_causal=True), q, k, v),
-        "fully_masked_bool": fully_masked_row(lambda m: sdpa(attn_mask=torch.tensor(m)), v),
-        "fully_masked_float": fully_masked_row(
-            lambda m: sdpa(attn_mask=t(np.where(m, 0.0, -np.inf))), v
-        ),
+        "precision": precision(lambda m: sdpa(attn_mask=m), q, k, v),
     }
+    sdpa_facts["kernels"] = sorted(kernels_seen)
+
+    kernels_seen.clear()
     bias_facts = {
         "causal_upper_left": alignment(sdpa(attn_mask=causal_upper_left(N_QUERY, N_KEY)), q, k, v),
         "causal_lower_right": alignment(sdpa(attn_mask=causal_lower_right(N_QUERY, N_KEY)), q, k, v),
     }
+    bias_facts["kernels"] = sorted(kernels_seen)
+
+    # Fully masked rows: each kernel forced in turn, and the one PyTorch picks itself ("default").
+    def masked_run(dtype, backend, kind):
+        def run(allowed):
+            mask = allowed if kind == "bool" else np.where(allowed, 0.0, -np.inf)
+            return sdpa(dtype, backend, attn_mask=mask)
+        return run
+
+    def unavailable_or(dtype, backend, kind):
+        try:
+            sdpa(dtype, backend, attn_mask=EVERYTHING)  # a call the kernel can take at all?
+        except RuntimeError:
+            return "unavailable"
+        return fully_masked_row(masked_run(dtype, backend, kind), v, dtype)
+
+    grid = {
+        backend: {dtype: {kind: unavailable_or(dtype, backend, kind) for kind in ("bool", "float")} for dtype in DTYPES}
+        for backend in SDPA_BACKENDS
+    }
+    default = {}
+    for dtype in DTYPES:
+        kernels_seen.clear()
+        default[dtype] = {kind: fully_masked_row(masked_run(dtype, None, kind), v, dtype) for kind in ("bool", "float")}
+        default[dtype]["kernels"] = sorted(kernels_seen)
+    sdpa_masked = {"default": default, **grid}
 
     # nn.MultiheadAttention has its own projections: with one head and identity projections
     # (no bias) it computes exactly softmax(q kᵀ/√d + mask) v, so the same reference applies.
-    mha = torch.nn.MultiheadAttention(D, 1, bias=False, batch_first=True, dtype=torch.float64)
-    with torch.no_grad():
-        mha.in_proj_weight.copy_(torch.cat([torch.eye(D, dtype=torch.float64)] * 3))
-        mha.out_proj.weight.copy_(torch.eye(D, dtype=torch.float64))
-    mha.eval()
-
-    def run_mha(**kwargs):
+    # Query, key and value are different tensors (cross-attention), so the layer's fast path is not taken.
+    def make_mha(dtype):
+        dt = getattr(torch, dtype)
+        mha = torch.nn.MultiheadAttention(D, 1, bias=False, batch_first=True, device=device, dtype=dt)
         with torch.no_grad():
-            out, _ = mha(t(q)[None], t(k)[None], t(v)[None], **kwargs)
-        return out[0].numpy()
+            mha.in_proj_weight.copy_(torch.cat([torch.eye(D, device=device, dtype=dt)] * 3))
+            mha.out_proj.weight.copy_(torch.eye(D, device=device, dtype=dt))
+        return mha.eval()
+
+    def run_mha(mha, dtype=PROBE_DTYPE, **kwargs):
+        for name in ("attn_mask", "key_padding_mask"):
+            if isinstance(kwargs.get(name), np.ndarray):
+                m = kwargs[name]
+                kwargs[name] = torch.tensor(m, device=device) if m.dtype == bool else t(m, dtype)
+        with torch.no_grad():
+            (out, _), _ = ran(lambda: mha(t(q, dtype)[None], t(k, dtype)[None], t(v, dtype)[None], **kwargs))
+        return numpy(out[0])
+
+    mha = make_mha(PROBE_DTYPE)
 
     def key_padding(m):  # one row of the table per call: key_padding_mask is per key, not per query
-        rows = [run_mha(key_padding_mask=torch.tensor(row)[None])[i] for i, row in enumerate(m)]
-        return np.stack(rows)
+        return np.stack([run_mha(mha, key_padding_mask=row[None])[i] for i, row in enumerate(m)])
 
+    def causal_hint(**kwargs):
+        try:
+            out = run_mha(mha, is_causal=True, **kwargs)
+        except RuntimeError:
+            return "error"
+        return alignment(out, q, k, v, given=EVERYTHING)
+
+    kernels_seen.clear()
     mha_facts = {
-        "attn_mask_bool_true": meaning_of_true(lambda m: run_mha(attn_mask=torch.tensor(m)), q, k, v),
+        "attn_mask_bool_true": meaning_of_true(lambda m: run_mha(mha, attn_mask=m), q, k, v),
         "key_padding_mask_true": meaning_of_true(key_padding, q, k, v),
-        "float_added": bool(np.allclose(run_mha(attn_mask=t(bias)), reference(q, k, v, bias=bias))),
-        # With the default need_weights=True the layer computes the weights itself; without them it
-        # may take a fused path. Both are observed: they need not agree.
-        "fully_masked_bool": fully_masked_row(lambda m: run_mha(attn_mask=torch.tensor(~m)), v),
-        "fully_masked_bool_no_weights": fully_masked_row(
-            lambda m: run_mha(attn_mask=torch.tensor(~m), need_weights=False), v
-        ),
+        "float_mask": float_mask_reading(lambda m: run_mha(mha, attn_mask=m), q, k, v),
     }
-    return {"version": torch.__version__, "sdpa": sdpa_facts, "attn_bias": bias_facts, "mha": mha_facts}
+    mha_facts["kernels"] = sorted(kernels_seen)  # none: with need_weights=True it does its own softmax
+    kernels_seen.clear()
+    mha_facts |= {
+        # is_causal is documented as a hint that attn_mask is the causal table. Observed with a mask that
+        # forbids nothing (not causal): what does the layer compute then?
+        "is_causal_without_mask": causal_hint(),
+        "is_causal_with_mask": causal_hint(attn_mask=~EVERYTHING),
+        "is_causal_with_mask_no_weights": causal_hint(attn_mask=~EVERYTHING, need_weights=False),
+    }
+    mha_facts["is_causal_kernels"] = sorted(kernels_seen)
+    # With the default need_weights=True the layer computes the weights itself; without them it calls SDPA.
+    mha_masked = {}
+    for dtype in DTYPES:
+        layer = make_mha(dtype)
+        kernels_seen.clear()
+        with_weights = fully_masked_row(lambda m: run_mha(layer, dtype, attn_mask=~m), v, dtype)
+        weights_kernels = sorted(kernels_seen)
+        kernels_seen.clear()
+        no_weights = fully_masked_row(lambda m: run_mha(layer, dtype, attn_mask=~m, need_weights=False), v, dtype)
+        mha_masked[dtype] = {
+            "weights": with_weights, "weights_kernels": weights_kernels,
+            "no_weights": no_weights, "no_weights_kernels": sorted(kernels_seen),
+        }
+    where = {"version": torch.__version__, "device": device, "dtype": PROBE_DTYPE}
+    if device == "cuda":
+        where["gpu"] = torch.cuda.get_device_name(0)
+    return {**where, "sdpa": sdpa_facts, "sdpa_fully_masked": sdpa_masked, "attn_bias": bias_facts,
+            "mha": mha_facts, "mha_fully_masked": mha_masked}
 
 
 # -- JAX --------------------------------------------------------------------------------------------
-def observe_jax() -> dict:
+def _jax_device(jax, device: str):
+    try:
+        return jax.devices(device)[0]
+    except RuntimeError as error:  # "Unknown backend cuda": this JAX was built without it
+        raise NotHere(f"JAX sees no {device} device: {error}") from error
+
+
+JAX_IMPLEMENTATIONS = ("xla", "cudnn")
+
+
+def observe_jax(device: str = "cpu") -> dict:
     import jax
+    import jax.numpy as jnp
 
     jax.config.update("jax_enable_x64", True)
+    place = _jax_device(jax, device)
     q, k, v = inputs()
+
+    def a(x, dtype=PROBE_DTYPE):
+        return jax.device_put(jnp.asarray(x, dtype=dtype), place)
+
     # jax.nn.dot_product_attention takes (batch, length, heads, head_dim) and masks (batch, heads, T, S).
-    shape = lambda a: a[None, :, None, :]  # noqa: E731
+    def dpa(dtype=PROBE_DTYPE, implementation=None, **kwargs):
+        for name in ("mask", "bias"):
+            if name in kwargs:
+                kwargs[name] = a(kwargs[name][None, None], dtype if name == "bias" else bool)
+        shape = lambda x: a(x, dtype)[None, :, None, :]  # noqa: E731
+        out = jax.nn.dot_product_attention(shape(q), shape(k), shape(v), implementation=implementation, **kwargs)
+        return np.asarray(out.astype(jnp.float64))[0, :, 0, :]
 
-    def dpa(**kwargs):
-        return np.asarray(jax.nn.dot_product_attention(shape(q), shape(k), shape(v), **kwargs))[0, :, 0, :]
-
-    bias = np.random.default_rng(2).standard_normal((N_QUERY, N_KEY))
     facts = {
-        "mask_true": meaning_of_true(lambda m: dpa(mask=m[None, None]), q, k, v),
-        "bias_added": bool(np.allclose(dpa(bias=bias[None, None]), reference(q, k, v, bias=bias))),
+        "mask_true": meaning_of_true(lambda m: dpa(mask=m), q, k, v),
+        "bias": float_mask_reading(lambda b: dpa(bias=b), q, k, v),
         "is_causal": alignment(dpa(is_causal=True), q, k, v),
-        "fully_masked": fully_masked_row(lambda m: dpa(mask=m[None, None]), v),
+        # JAX computes the softmax in float32 even for float64 inputs: the output shows it.
+        "precision": precision(lambda m: dpa(mask=m), q, k, v),
     }
-    return {"version": jax.__version__, "dot_product_attention": facts}
+    # Which implementation ran when none is named: the one whose output is bit for bit the default's.
+    default = dpa(mask=some_mask())
+    facts["implementation"] = "other"
+    for impl in JAX_IMPLEMENTATIONS:
+        try:
+            if np.array_equal(dpa(implementation=impl, mask=some_mask()), default):
+                facts["implementation"] = impl
+                break
+        except Exception:  # noqa: BLE001 - not available on this device
+            continue
+
+    def masked(dtype, implementation):
+        try:
+            dpa(dtype, implementation, mask=EVERYTHING)
+        except Exception:  # noqa: BLE001 - e.g. "cuDNN is not detected" on a CPU
+            return "unavailable"
+        return fully_masked_row(lambda m: dpa(dtype, implementation, mask=m), v, dtype)
+
+    grid = {impl: {dtype: masked(dtype, impl) for dtype in DTYPES} for impl in JAX_IMPLEMENTATIONS}
+    return {"version": jax.__version__, "device": device, "dtype": PROBE_DTYPE,
+            "dot_product_attention": facts, "fully_masked": grid}
 
 
 # -- Keras ------------------------------------------------------------------------------------------
-def observe_keras() -> dict:
+def observe_keras(device: str = "cpu") -> dict:
+    import jax
     import keras
 
     q, k, v = inputs()
-    # One head, identity projections without bias: the layer computes softmax(q kᵀ/√d + mask) v.
-    layer = keras.layers.MultiHeadAttention(num_heads=1, key_dim=D, use_bias=False, dtype="float64")
-    layer(q[None], v[None], key=k[None])  # build the weights
-    eye = np.eye(D)
-    for dense in (layer.query_dense, layer.key_dense, layer.value_dense):
-        dense.kernel.assign(eye[:, None, :])  # (d_model, heads, key_dim)
-    layer.output_dense.kernel.assign(eye[None, :, :])  # (heads, key_dim, d_model)
 
-    def run(**kwargs):
+    def make(dtype):
+        # One head, identity projections without bias: the layer computes softmax(q kᵀ/√d + mask) v.
+        layer = keras.layers.MultiHeadAttention(num_heads=1, key_dim=D, use_bias=False, dtype=dtype)
+        layer(q[None], v[None], key=k[None])  # build the weights
+        eye = np.eye(D)
+        for dense in (layer.query_dense, layer.key_dense, layer.value_dense):
+            dense.kernel.assign(eye[:, None, :])  # (d_model, heads, key_dim)
+        layer.output_dense.kernel.assign(eye[None, :, :])  # (heads, key_dim, d_model)
+        return layer
+
+    def run(layer, **kwargs):
         out = layer(q[None], v[None], key=k[None], **kwargs)
-        return np.asarray(out[0] if kwargs.get("return_attention_scores") else out)[0]
+        return np.asarray(out[0] if kwargs.get("return_attention_scores") else out, dtype=np.float64)[0]
 
-    facts = {
-        "attention_mask_true": meaning_of_true(lambda m: run(attention_mask=m[None]), q, k, v),
-        "use_causal_mask": alignment(run(use_causal_mask=True), q, k, v),
-        "fully_masked": fully_masked_row(lambda m: run(attention_mask=m[None]), v),
-        # Asking for the scores takes the layer's own softmax instead of the fused function.
-        "fully_masked_with_scores": fully_masked_row(
-            lambda m: run(attention_mask=m[None], return_attention_scores=True), v
-        ),
-    }
-    return {"version": keras.__version__, "backend": keras.backend.backend(), "MultiHeadAttention": facts}
+    with jax.default_device(_jax_device(jax, device)):
+        layer = make(PROBE_DTYPE)
+        facts = {
+            "attention_mask_true": meaning_of_true(lambda m: run(layer, attention_mask=m[None]), q, k, v),
+            "float_mask": float_mask_reading(lambda m: run(layer, attention_mask=m[None]), q, k, v),
+            "use_causal_mask": alignment(run(layer, use_causal_mask=True), q, k, v),
+            "precision": precision(lambda m: run(layer, attention_mask=m[None]), q, k, v),
+        }
+        grid = {}
+        for dtype in DTYPES:
+            layer = make(dtype)
+            grid[dtype] = {
+                "fused": fully_masked_row(lambda m: run(layer, attention_mask=m[None]), v, dtype),
+                # Asking for the scores takes the layer's own softmax instead of the fused function.
+                "with_scores": fully_masked_row(
+                    lambda m: run(layer, attention_mask=m[None], return_attention_scores=True), v, dtype
+                ),
+            }
+    return {"version": keras.__version__, "backend": keras.backend.backend(), "backend_version": jax.__version__,
+            "device": device, "dtype": PROBE_DTYPE, "MultiHeadAttention": facts, "fully_masked": grid}
 
 
-def observe() -> dict:
-    return {"torch": observe_torch(), "jax": observe_jax(), "keras": observe_keras()}
+OBSERVERS = {"torch": observe_torch, "jax": observe_jax, "keras": observe_keras}
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def observe(device: str = "cpu") -> dict:
+    """Every library's observations on ``device``. On CUDA a library that is not installed is left out."""
+    if device not in DEVICES:
+        raise ValueError(f"device 必须是 {' 或 '.join(DEVICES)}，收到 {device!r}")
+    if device == "cuda" and not cuda_available():
+        raise ValueError("device='cuda'：这台机器上的 PyTorch 看不到 CUDA")
+    seen = {}
+    for name, observer in OBSERVERS.items():
+        try:
+            seen[name] = observer(device)
+        except (ImportError, NotHere):
+            if device == "cpu":  # the crosscheck venv has all three: missing one there is an error
+                raise
+    return seen
+
+
+def stored() -> dict:
+    return json.loads(STORED.read_text(encoding="utf-8")) if STORED.exists() else {}
+
+
+def write(device: str, seen: dict) -> None:
+    """Store ``seen`` under ``device``, keeping every other device's observations as they were."""
+    everything = stored()
+    everything[device] = seen
+    ordered = {d: everything[d] for d in DEVICES if d in everything}
+    STORED.write_text(json.dumps(ordered, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=DEVICES, default="cpu")
+    parser.add_argument("--write", action="store_true", help=f"store the observations in {STORED.name}")
+    args = parser.parse_args(argv)
+    if args.device == "cuda" and not cuda_available():
+        parser.exit(0, "no CUDA device here: nothing observed, nothing written\n")
+    seen = observe(args.device)
+    if args.write:
+        write(args.device, seen)
+        print(f"wrote the {args.device} observations into {STORED}")
+    else:
+        print(json.dumps(seen, ensure_ascii=False, indent=2))
 
 
 if __name__ == "__main__":
-    seen = observe()
-    text = json.dumps(seen, ensure_ascii=False, indent=2) + "\n"
-    if sys.argv[1:] == ["--write"]:
-        STORED.write_text(text, encoding="utf-8")
-        print(f"wrote {STORED}")
-    else:
-        print(text, end="")
+    main()
