@@ -75,4 +75,6 @@ def test_attention_equals_jax(problem):
     shape = lambda a: np.asarray(a, dtype=np.float64)[None, :, None, :]  # noqa: E731
     mask = np.asarray(att.visibility(len(q), len(k), past=past))[None, None]
     expected = np.asarray(jax.nn.dot_product_attention(shape(q), shape(k), shape(v), mask=mask))[0, :, 0, :]
-    assert np.allclose(np.asarray(out), expected, atol=1e-9)
+    # JAX 0.10.2 takes float64 inputs but computes the softmax in float32 (observe.py records the precision
+    # it computed at: code/02_library_conventions.json), so the agreement is float32's, not float64's.
+    assert np.allclose(np.asarray(out), expected, rtol=1e-5, atol=1e-5)
