@@ -178,46 +178,34 @@ def projection_backward(x, w_q, w_k, w_v, dq, dk, dv) -> dict:
 
 
 # -- 演示：不加保护的全屏蔽行 ----------------------------------------------------------------------------
-def fill_backward_demo(q, k, v, d_out, visible, *, fill: float) -> dict:
+def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = False) -> dict:
     """只为演示：前向用 ``02_attention.unguarded_attention``（禁止格子的分数 *换成* ``fill``，不检查全屏蔽行），再做反向。
 
     ``fill = −∞``：全屏蔽行的权重是 NaN，``dV = P^T dO`` 让每个 Key 的 dV 都沾上 NaN，即使这一行的
     dO 为 0（0 × NaN 仍是 NaN）；``fill = −1e9``：全屏蔽行平均地读被禁止的 Key，PAD 的 Value 因此拿到梯度。
-    被换掉的分数是常数，梯度不经由它流回 Q、K。返回 ``{"weights", "outputs", "dq", "dk", "dv"}``。
+    被换掉的分数是常数，梯度不经由它流回 Q、K。``added=True`` 是加性 mask ``S = QKᵀ/√d + M`` 的写法（M 取 0 或
+    −∞，所以 fill 只能是 −∞）：前向相同，但 dS 原样流回 Q、K，NaN 也进了这一行的 dQ 和每个 dK。
 
     >>> [fill_backward_demo([[0.0]], [[0.0]] * 2, [[10.0], [30.0]], [[1.0]], [[False] * 2], fill=f)["dv"] for f in (-math.inf, -1e9)]
     [[[nan], [nan]], [[0.5], [0.5]]]
+    >>> fill_backward_demo([[0.0], [1.0]], [[0.0], [1.0]], [[10.0], [30.0]], [[1.0], [1.0]],
+    ...                    [[False, False], [True, True]], fill=-math.inf, added=True)["dk"]
+    [[nan], [nan]]
     """
     q, k, v, d_out, visible, _ = _shapes(q, k, v, d_out, visible, "zero")
     fill = att.real(fill, "fill")
-    if math.isnan(fill) or fill >= 0:
-        raise ValueError(f"fill 必须是负数或 −∞，收到 {fill}")
+    if math.isnan(fill) or fill >= 0 or (added and fill != -math.inf):
+        raise ValueError(f"fill 必须是负数或 −∞（added=True 时只能是 −∞），收到 {fill}")
+    if not isinstance(added, bool):
+        raise ValueError(f"added 必须是 True 或 False，收到 {added!r}")
     weights, outputs = att.unguarded_attention(q, k, v, visible, fill=fill)
     steps = _backward(q, k, v, d_out, visible, "zero", weights=weights, outputs=outputs)
-    # 被换成 fill 的格子与 Q、K 无关：它们的 dS 不向前传（masked_fill 的反向把它们置 0）。
-    ds = [[x if ok else 0.0 for x, ok in zip(row, vrow)] for row, vrow in zip(steps["ds"], visible)]
+    # 换掉的格子与 Q、K 无关：它们的 dS 不向前传（masked_fill 的反向把它们置 0）；加上的 M 是常数，dS 照传。
+    ds = [[x if ok or added else 0.0 for x, ok in zip(row, vrow)] for row, vrow in zip(steps["ds"], visible)]
     scale = att.score_scale(len(q[0]))
     dq = [[sum(ds[i][j] * k[j][c] for j in range(len(k))) / scale for c in range(len(q[0]))] for i in range(len(q))]
     dk = [[sum(ds[i][j] * q[i][c] for i in range(len(q))) / scale for c in range(len(q[0]))] for j in range(len(k))]
     return {"weights": weights, "outputs": outputs, "dq": dq, "dk": dk, "dv": steps["dv"]}
-
-
-def additive_backward_demo(q, k, v, d_out, visible) -> dict:
-    """只为演示：按加性 mask ``S = Q K^T / √d + M``（M 取 0 或 −∞）做前向，再用同样的五步做反向。
-
-    与 ``fill_backward_demo(fill=−∞)`` 的前向相同（有限数加 −∞ 就是 −∞），反向却不同：M 是常数，
-    dS 原样流回 ``Q K^T / √d``，全屏蔽行的 NaN 因此也进了这一行的 dQ 和每个 Key 的 dK。
-    返回 ``{"weights", "outputs", "dq", "dk", "dv"}``。
-
-    >>> r = additive_backward_demo([[0.0], [1.0]], [[0.0], [1.0]], [[10.0], [30.0]], [[1.0], [1.0]],
-    ...                            [[False, False], [True, True]])
-    >>> r["dq"][0], r["dk"]
-    ([nan], [[nan], [nan]])
-    """
-    q, k, v, d_out, visible, _ = _shapes(q, k, v, d_out, visible, "zero")
-    weights, outputs = att.unguarded_attention(q, k, v, visible, fill=-math.inf)
-    steps = _backward(q, k, v, d_out, visible, "zero", weights=weights, outputs=outputs)
-    return {key: steps[key] for key in ("weights", "outputs", "dq", "dk", "dv")}
 
 
 # -- 核对：中心有限差分 ---------------------------------------------------------------------------------

@@ -786,7 +786,7 @@ def test_the_gap_section_is_the_seeds_softmax_only():
 
 
 # -- the big negative number in other dtypes (numpy) ------------------------------------------------
-@pytest.mark.parametrize("dtype", page.DTYPES)
+@pytest.mark.parametrize("dtype", page.FILL_DTYPES)
 def test_the_dtype_sentences_say_what_numpy_computes(dtype):
     import numpy as np
 

@@ -170,7 +170,7 @@ def policies(q, k, v, d_out, visible) -> dict:
     results["zero"] = {key: steps[key] for key in ("weights", "outputs", "dq", "dk", "dv")}
     for name, fill in (("fill=-inf", -math.inf), ("fill=-1e9", -1e9)):
         results[name] = bp.fill_backward_demo(q, k, v, d_out, visible, fill=fill)
-    results["additive"] = bp.additive_backward_demo(q, k, v, d_out, visible)
+    results["additive"] = bp.fill_backward_demo(q, k, v, d_out, visible, fill=-math.inf, added=True)
     for name in POLICY_NAMES[1:]:
         results[name] |= {"raised": None, "nan": sum(_nan_count(results[name][g]) for g in ("dq", "dk", "dv"))}
     return results

@@ -1496,7 +1496,7 @@ def policies_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID, big: float = BIG) -> 
     }
 
 
-DTYPES = ("float16", "float32", "float64")
+FILL_DTYPES = ("float16", "float32", "float64")  # the floating formats of the −1e9 section
 
 
 def _dtype_number(x: float) -> str:
@@ -1523,8 +1523,8 @@ def dtype_section(dtype: str = "float16", q=LEFT_Q, valid=LEFT_VALID, big: float
     """
     import numpy as np  # 只有这一节需要 numpy：Python 的 float 只有 float64 一种
 
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype 必须是 {'、'.join(DTYPES)} 之一，收到 {dtype!r}")
+    if dtype not in FILL_DTYPES:
+        raise ValueError(f"dtype 必须是 {'、'.join(FILL_DTYPES)} 之一，收到 {dtype!r}")
     q = att.as_matrix(q, "Q")
     n = len(q)
     valid = att.flags(valid, "valid", n)

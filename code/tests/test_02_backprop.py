@@ -258,7 +258,7 @@ def test_the_additive_mask_sends_the_nan_also_into_dq_and_every_dk():
     visible = att.visibility(3, 3, key_valid=LEFT_PAD)
     ex = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V)
     for d_out in (bp.EXAMPLE_D_OUT, [[0.0, 0.0]] + bp.EXAMPLE_D_OUT[1:]):  # row 0 in the loss, then left out
-        added = bp.additive_backward_demo(*ex, d_out, visible)
+        added = bp.fill_backward_demo(*ex, d_out, visible, fill=-math.inf, added=True)
         filled = bp.fill_backward_demo(*ex, d_out, visible, fill=-math.inf)
         assert str(added["outputs"]) == str(filled["outputs"])  # the same forward (NaN in row 0)
         assert all(math.isnan(x) for x in added["dq"][0]) and not any(math.isnan(x) for x in filled["dq"][0])
@@ -266,7 +266,7 @@ def test_the_additive_mask_sends_the_nan_also_into_dq_and_every_dk():
         assert added["dq"][1:] == filled["dq"][1:]
     # with a row to read everywhere, masked_fill, where and S + M are the same backward
     causal = att.visibility(3, 3)
-    assert bp.additive_backward_demo(*ex, bp.EXAMPLE_D_OUT, causal)["dq"] == list(bp.attention_backward(*ex, bp.EXAMPLE_D_OUT)[0])
+    assert bp.fill_backward_demo(*ex, bp.EXAMPLE_D_OUT, causal, fill=-math.inf, added=True)["dq"] == list(bp.attention_backward(*ex, bp.EXAMPLE_D_OUT)[0])
 
 
 def test_fill_demo_agrees_with_the_backward_when_no_row_is_empty():
@@ -402,8 +402,7 @@ VALID = {  # one valid call of each public function, every argument named
     "wrong_backward_no_rowsum": dict(ATT, **MASK),
     "wrong_backward_forgets_d_out": dict(ATT, **MASK),
     "projection_backward": dict(PROJ, dq=EX[3], dk=EX[3], dv=EX[3]),
-    "fill_backward_demo": dict(ATT, visible=att.visibility(3, 3, key_valid=[False, True, True]), fill=-1e9),
-    "additive_backward_demo": dict(ATT, visible=att.visibility(3, 3, key_valid=[False, True, True])),
+    "fill_backward_demo": dict(ATT, visible=att.visibility(3, 3, key_valid=[False, True, True]), fill=-1e9, added=False),
     "finite_difference": dict(ATT, h=1e-5, **MASK),
     "relative_error": dict(a=EX[0], b=EX[1]),
     "gradient_check": dict(ATT, backward=bp.attention_backward, h=1e-5, **MASK),
