@@ -5,6 +5,15 @@
 ``k`` (n_key, d)、``v`` (n_key, d_v)、``visible`` (n_query, n_key)，True 表示允许读取；
 ``past`` 是 KV 缓存里已有的位置数，查询行 i 的绝对位置是 ``past + i``。
 运行 ``python3 02_attention.py``：先自检，再以 JSON 打印演示结果。
+
+输入检查与两个矩阵小工具的例子（其余函数的例子在各自的文档字符串里）：
+
+>>> real(3, "d"), as_list((x for x in "ab"), "xs"), as_vector((1, 2.5), "q"), check_count(0, "past", minimum=0)
+(3.0, ['a', 'b'], [1.0, 2.5], 0)
+>>> as_matrix([[1, 0], [0, 1]], "Q"), validate_matrix([[1.0, 2.0]], "K"), flags([True, False], "key_valid", n_key=2)
+([[1.0, 0.0], [0.0, 1.0]], (1, 2), [True, False])
+>>> matmul([[1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]]), max_abs_diff([[1.0, 2.0]], [[1.5, 2.0]]), check(True, "不会报错")
+([[1.0, 2.0]], 0.5, None)
 """
 
 from __future__ import annotations
@@ -20,10 +29,7 @@ _NOT_A_LIST = (str, bytes, dict, set, frozenset)  # 无序的集合、字符串�
 
 # -- 边界上的检查：之后的计算只见 float 的列表（其余 02_*.py 也用它们） -------------------------------
 def real(x: object, name: str) -> float:
-    """把一个实数变成 float，拒绝 bool、字符串和溢出；错误信息写出 ``name``。
-    >>> real(3, "d")
-    3.0
-    """
+    """把一个实数变成 float，拒绝 bool、字符串和溢出；错误信息写出 ``name``。"""
     if not isinstance(x, Real) or isinstance(x, bool):  # True 是 int，却不是分数
         raise ValueError(f"{name} 必须是实数，收到 {x!r}")
     try:
@@ -32,10 +38,7 @@ def real(x: object, name: str) -> float:
         raise ValueError(f"{name} 超出浮点数的范围，收到 {x!r}") from None
 
 def as_list(values: object, name: str) -> list:
-    """有序的一串值复制成列表（生成器也只读一次）；集合、字符串、字典不算。
-    >>> as_list((x for x in "ab"), "xs")
-    ['a', 'b']
-    """
+    """有序的一串值复制成列表（生成器也只读一次）；集合、字符串、字典不算。"""
     if isinstance(values, _NOT_A_LIST) or not hasattr(values, "__iter__"):
         raise ValueError(f"{name} 必须是有序的列表，收到的是 {type(values).__name__}")
     try:
@@ -44,10 +47,7 @@ def as_list(values: object, name: str) -> list:
         raise ValueError(f"{name} 必须是有序的列表：{error}") from None
 
 def as_vector(x: object, name: str) -> list[float]:
-    """非空、全部有限的一行实数，复制成 float 的列表。
-    >>> as_vector((1, 2.5), "q")
-    [1.0, 2.5]
-    """
+    """非空、全部有限的一行实数，复制成 float 的列表。"""
     cells = [real(v, f"{name}[{j}]") for j, v in enumerate(as_list(x, name))]
     if not cells:
         raise ValueError(f"{name} 不能为空：至少需要一个数")
@@ -57,10 +57,7 @@ def as_vector(x: object, name: str) -> list[float]:
     return cells
 
 def as_matrix(a: object, name: str) -> list[list[float]]:
-    """非空、矩形、全部有限的实数矩阵，逐行复制成 float 的列表。
-    >>> as_matrix([[1, 0], [0, 1]], "Q")
-    [[1.0, 0.0], [0.0, 1.0]]
-    """
+    """非空、矩形、全部有限的实数矩阵，逐行复制成 float 的列表。"""
     rows, out = as_list(a, name), []
     if not rows:
         raise ValueError(f"{name} 不能为空：至少需要一行")
@@ -73,19 +70,13 @@ def as_matrix(a: object, name: str) -> list[list[float]]:
     return out
 
 def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
-    """检查 ``a`` 是合格的矩阵，返回 ``(行数, 列数)``。
-    >>> validate_matrix([[1.0, 2.0], [3.0, 4.0]], "K")
-    (2, 2)
-    """
+    """检查 ``a`` 是合格的矩阵，返回 ``(行数, 列数)``。"""
     m = as_matrix(a, name)
     return len(m), len(m[0])
 
 def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None = None,
                 why: str = "这里的表是纯 Python 列表") -> int:
-    """一个计数（维度、头数、位置数）：不小于 ``minimum``、不大于 ``maximum`` 的整数；``why`` 说明上限。
-    >>> check_count(3, "heads"), check_count(0, "past", minimum=0)
-    (3, 0)
-    """
+    """一个计数（维度、头数、位置数）：不小于 ``minimum``、不大于 ``maximum`` 的整数；``why`` 说明上限。"""
     whole = lambda b: isinstance(b, int) and not isinstance(b, bool)
     if not whole(minimum) or not (maximum is None or whole(maximum) and maximum >= minimum):
         raise ValueError(f"minimum、maximum 必须是整数且 minimum ≤ maximum，收到 {minimum!r}、{maximum!r}")
@@ -96,10 +87,7 @@ def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None =
     return n
 
 def flags(values: object, name: str, n_key: int | None = None) -> list[bool]:
-    """一串 True/False（PAD 标记、可见性表的一行），可要求长度为 ``n_key``。
-    >>> flags([True, False], "key_valid", n_key=2)
-    [True, False]
-    """
+    """一串 True/False（PAD 标记、可见性表的一行），可要求长度为 ``n_key``。"""
     out = as_list(values, name)
     if n_key is not None and len(out) != n_key:
         raise ValueError(f"{name} 的长度必须等于 n_key={n_key}，收到 {len(out)}")
@@ -109,27 +97,19 @@ def flags(values: object, name: str, n_key: int | None = None) -> list[bool]:
     return out
 
 def check(condition: bool, message: str) -> None:
-    """自检用的断言：不用 assert，因为 ``python -O`` 会删掉 assert。
-    >>> check(1 + 1 == 2, "算术出错")
-    """
+    """自检用的断言：不用 assert，因为 ``python -O`` 会删掉 assert。"""
     if not condition:
         raise AssertionError(message)
 
 def matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
-    """矩阵乘积 ``a @ b``；本章的投影都写成“行向量乘权重”：``x @ W``。
-    >>> matmul([[1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]])
-    [[1.0, 2.0]]
-    """
+    """矩阵乘积 ``a @ b``；本章的投影都写成“行向量乘权重”：``x @ W``。"""
     a, b = as_matrix(a, "a"), as_matrix(b, "b")
     if len(a[0]) != len(b):
         raise ValueError(f"a 的列数 {len(a[0])} 必须等于 b 的行数 {len(b)}")
     return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
 
 def max_abs_diff(a: list[list[float]], b: list[list[float]]) -> float:
-    """两个同形矩阵逐格差的绝对值的最大者：本章比较两种算法用的唯一尺子。
-    >>> max_abs_diff([[1.0, 2.0]], [[1.5, 2.0]])
-    0.5
-    """
+    """两个同形矩阵逐格差的绝对值的最大者：本章比较两种算法用的唯一尺子。"""
     a, b = as_matrix(a, "a"), as_matrix(b, "b")
     if len(a) != len(b) or len(a[0]) != len(b[0]):
         raise ValueError(f"两个矩阵形状不同：{len(a)}×{len(a[0])} 与 {len(b)}×{len(b[0])}")
