@@ -183,7 +183,7 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = Fa
 
     ``fill = −∞``：全屏蔽行的权重是 NaN，``dV = P^T dO`` 让每个 Key 的 dV 都沾上 NaN，即使这一行的
     dO 为 0（0 × NaN 仍是 NaN）；``fill = −1e9``：全屏蔽行平均地读被禁止的 Key，PAD 的 Value 因此拿到梯度。
-    被换掉的分数是常数，梯度不经由它流回 Q、K。``added=True`` 是加性 mask ``S = QKᵀ/√d + M`` 的写法（M 取 0 或
+    被换掉的分数是常数，梯度不经由它流回 Q、K。``added=True`` 是加性 mask ``S = Q K^T / √d + M`` 的写法（M 取 0 或
     −∞，所以 fill 只能是 −∞）：前向相同，但 dS 原样流回 Q、K，NaN 也进了这一行的 dQ 和每个 dK。
 
     >>> [fill_backward_demo([[0.0]], [[0.0]] * 2, [[10.0], [30.0]], [[1.0]], [[False] * 2], fill=f)["dv"] for f in (-math.inf, -1e9)]
