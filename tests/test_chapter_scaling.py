@@ -20,26 +20,23 @@ from hypothesis import strategies as st
 from chapter import fmt
 from chapter import scaling as page
 
+# The teaching code's tests keep the shared strategies and the fuzz (code/tests/reference.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "code" / "tests"))
+from reference import fuzz_failures, matrices, reals, unmasked_problems  # noqa: E402
+
 att = importlib.import_module("02_attention")
 sc = importlib.import_module("02_scaling")
 ex = importlib.import_module("02_exercises_scaling")
 
-finite = st.floats(min_value=-20, max_value=20, allow_nan=False, allow_infinity=False)
+finite = reals(20)
 small_int = st.integers(-3, 3).map(float)
-
-
 def matrix(rows: int, cols: int, cells=finite):
-    return st.lists(st.lists(cells, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
+    return matrices(rows, cols, cells)
 
 
-@st.composite
-def problems(draw, cells=small_int):
-    """Random Q, K, V without a mask (every query reads every key), small integers as on the page."""
-    d = draw(st.integers(1, 5))
-    d_v = draw(st.integers(1, 3))
-    n_query = draw(st.integers(1, 4))
-    n_key = draw(st.integers(1, 4))
-    return draw(matrix(n_query, d, cells)), draw(matrix(n_key, d, cells)), draw(matrix(n_key, d_v, cells))
+def problems(cells=small_int):
+    """Random Q, K, V without a mask (every query reads every key)."""
+    return unmasked_problems(cells, max_d=5, max_keys=4)
 
 
 def texts(values: dict):
@@ -478,8 +475,6 @@ def test_a_difference_of_exactly_zero_reads_as_the_same():
 
 
 # -- bad input to the functions this pass added: a ValueError that names the argument -----------------------
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "code" / "tests"))
-from reference import fuzz_failures  # noqa: E402
 
 NEW_CALLS = {
     page.same_or_gap: {"diff": 0.0},

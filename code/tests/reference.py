@@ -40,6 +40,14 @@ def attention_problems(draw, *, bound: float = 50.0, with_past: bool = True, max
     return draw(matrices(n_query, d, cell)), draw(matrices(n_key, d, cell)), draw(matrices(n_key, d_v, cell)), past
 
 
+@st.composite
+def unmasked_problems(draw, cells: st.SearchStrategy[float], *, max_d: int = 6, max_keys: int = 5):
+    """Random Q, K, V without a mask (every query reads every key): ``(q, k, v)``."""
+    d, d_v = draw(st.integers(1, max_d)), draw(st.integers(1, 3))
+    n_query, n_key = draw(st.integers(1, 4)), draw(st.integers(1, max_keys))
+    return draw(matrices(n_query, d, cells)), draw(matrices(n_key, d, cells)), draw(matrices(n_key, d_v, cells))
+
+
 # -- numpy references ---------------------------------------------------------------------------------------
 def numpy_softmax(scores, axis: int = -1) -> np.ndarray:
     """Softmax along ``axis``, −∞ entries weighing exactly 0."""

@@ -21,28 +21,21 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import fuzz_failures
+from reference import fuzz_failures, matrices, reals, unmasked_problems
 
 att = importlib.import_module("02_attention")
 sc = importlib.import_module("02_scaling")
 CODE = Path(sc.__file__)
 
-finite = st.floats(min_value=-20, max_value=20, allow_nan=False, allow_infinity=False)
+finite = reals(20)
 small_int = st.integers(-3, 3).map(float)
-
-
 def matrix(rows: int, cols: int, cells=finite):
-    return st.lists(st.lists(cells, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
+    return matrices(rows, cols, cells)
 
 
-@st.composite
-def problems(draw, cells=finite):
-    """Random Q, K, V without a mask (every query reads every key), as on the page."""
-    d = draw(st.integers(1, 6))
-    d_v = draw(st.integers(1, 3))
-    n_query = draw(st.integers(1, 4))
-    n_key = draw(st.integers(1, 5))
-    return draw(matrix(n_query, d, cells)), draw(matrix(n_key, d, cells)), draw(matrix(n_key, d_v, cells))
+def problems(cells=finite):
+    """Random Q, K, V without a mask (every query reads every key)."""
+    return unmasked_problems(cells, max_d=6, max_keys=5)
 
 
 def numpy_attention(q, k, v, d=None):
