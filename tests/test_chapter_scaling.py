@@ -30,6 +30,8 @@ ex = importlib.import_module("02_exercises_scaling")
 
 finite = reals(20)
 small_int = st.integers(-3, 3).map(float)
+
+
 def matrix(rows: int, cols: int, cells=finite):
     return matrices(rows, cols, cells)
 

@@ -88,6 +88,12 @@ def _hang(signum, frame):
     raise _Hang
 
 
+def public_functions(module) -> set[str]:
+    """The names of the functions ``module`` defines and does not mark private: what a fuzz must cover."""
+    return {name for name, f in vars(module).items()
+            if inspect.isfunction(f) and f.__module__ == module.__name__ and not name.startswith("_")}
+
+
 def fuzz_failures(function, kwargs: dict, *, args: tuple = (), names: bool = True, spoken: dict | None = None,
                   entries: bool = False) -> list[str]:
     """What goes wrong when each argument of a valid call is replaced, one at a time, by each ``BAD`` value.

@@ -12,7 +12,6 @@ ones cannot see it; a random dO does). Where the mask forbids, zeros are asserte
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 import math
 import subprocess
@@ -23,7 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from reference import fuzz_failures
+from reference import fuzz_failures, public_functions
 
 bp = importlib.import_module("02_backprop")
 att = importlib.import_module("02_attention")
@@ -414,9 +413,7 @@ VALID = {  # one valid call of each public function, every argument named
 
 def fuzz(module, valid: dict) -> list[str]:
     """Each argument of each call replaced by each BAD value: a result, or a ValueError naming an argument."""
-    public = {name for name, f in vars(module).items() if inspect.isfunction(f) and f.__module__ == module.__name__
-              and not name.startswith("_")}
-    assert public == set(valid), "every public function needs a valid call here"
+    assert public_functions(module) == set(valid), "every public function needs a valid call here"
     return [failure for name, kwargs in valid.items() for failure in fuzz_failures(getattr(module, name), kwargs)]
 
 

@@ -9,7 +9,6 @@ is. Two deliberately wrong formulas are kept here as the proof that the explicit
 from __future__ import annotations
 
 import importlib
-import inspect
 import itertools
 import json
 import math
@@ -22,7 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import fuzz_failures
+from reference import fuzz_failures, public_functions
 
 costs = importlib.import_module("02_costs")
 att = importlib.import_module("02_attention")
@@ -296,9 +295,7 @@ VALID = {  # one valid call of each public function (from its doctest); each arg
 
 
 def test_every_public_function_is_fuzzed():
-    public = {name for name, f in inspect.getmembers(costs, inspect.isfunction)
-              if not name.startswith("_") and f.__module__ == costs.__name__}
-    assert public - {"self_test", "run_demo"} == {f.__name__ for f in VALID}
+    assert public_functions(costs) - {"self_test", "run_demo"} == {f.__name__ for f in VALID}
 
 
 @pytest.mark.parametrize("function", list(VALID), ids=lambda f: f.__name__)

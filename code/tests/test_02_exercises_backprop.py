@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from reference import fuzz_failures
+from reference import fuzz_failures, public_functions
 
 ex = importlib.import_module("02_exercises_backprop")
 bp = importlib.import_module("02_backprop")
@@ -165,7 +165,5 @@ VALID = {  # one valid call of each public function, every argument named
 
 
 def test_bad_input_anywhere_is_a_value_error_naming_the_argument():
-    public = {name for name, f in vars(ex).items() if inspect.isfunction(f) and f.__module__ == ex.__name__
-              and not name.startswith("_")}
-    assert public == set(VALID), "every public function needs a valid call here"
+    assert public_functions(ex) == set(VALID), "every public function needs a valid call here"
     assert [failure for name, kwargs in VALID.items() for failure in fuzz_failures(getattr(ex, name), kwargs)] == []

@@ -4,7 +4,6 @@ bad input, and the downloaded files run alone."""
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 import shutil
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from reference import fuzz_failures
+from reference import fuzz_failures, public_functions
 
 ex = importlib.import_module("02_exercises_costs")
 costs = importlib.import_module("02_costs")
@@ -137,9 +136,7 @@ VALID = {
 
 
 def test_every_public_function_is_fuzzed():
-    public = {name for name, f in inspect.getmembers(ex, inspect.isfunction)
-              if not name.startswith("_") and f.__module__ == ex.__name__}
-    assert public - {"answers", "self_test"} == {f.__name__ for f in VALID}
+    assert public_functions(ex) - {"answers", "self_test"} == {f.__name__ for f in VALID}
 
 
 @pytest.mark.parametrize("function", list(VALID), ids=lambda f: f.__name__)

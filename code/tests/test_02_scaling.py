@@ -29,6 +29,8 @@ CODE = Path(sc.__file__)
 
 finite = reals(20)
 small_int = st.integers(-3, 3).map(float)
+
+
 def matrix(rows: int, cols: int, cells=finite):
     return matrices(rows, cols, cells)
 

@@ -16,7 +16,7 @@ import inspect
 from pathlib import Path
 
 import pytest
-from reference import fuzz_failures
+from reference import fuzz_failures, public_functions
 
 CODE = Path(__file__).resolve().parent.parent
 FILES = sorted(p.stem for p in CODE.glob("02_*.py"))
@@ -25,11 +25,9 @@ FILES = sorted(p.stem for p in CODE.glob("02_*.py"))
 def _calls(module) -> list[tuple[str, object, list, dict]]:
     """(name, function, args, kwargs) of every call of a public function in its own doctest examples."""
     found = []
-    for name, function in vars(module).items():
-        if name.startswith("_") or not inspect.isfunction(function) or function.__module__ != module.__name__:
-            continue
-        if name in {"self_test", "run_demo", "answers", "check"}:
-            continue  # no arguments to vary, or (check) raising AssertionError is its whole job
+    # self_test, run_demo, answers: no arguments to vary; check: raising AssertionError is its whole job.
+    for name in sorted(public_functions(module) - {"self_test", "run_demo", "answers", "check"}):
+        function = getattr(module, name)
         namespace = dict(vars(module))
         for example in doctest.DocTestParser().get_examples(inspect.getdoc(function) or ""):
             tree = ast.parse(example.source)
