@@ -291,8 +291,8 @@ def glue_all(values: dict) -> None:
     for name, value in values.items():
         if isinstance(value, float):
             raise ValueError(f"{name}：浮点数要先用 fmt 写成文字再贴到页面上")
-        if isinstance(value, tuple) and len(value) == 2:
-            value = Markdown(md_table(*value))
+        if isinstance(value, tuple) and len(value) == 2 and all(isinstance(part, list) for part in value):
+            value = Markdown(md_table(*value))  # a Table, or a (header, rows) pair
         elif isinstance(value, Md):
             value = Markdown(str(value))
         glue(name, value, display=False)
