@@ -42,6 +42,7 @@ _NEEDS = {"book_html": "build", "browser": "browser", "open_page": "browser", "p
 _IMPLIES = {"browser": "build", "pdf": "build"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks added here
 def pytest_collection_modifyitems(config, items):
     unmarked = []
     for item in items:
@@ -55,6 +56,11 @@ def pytest_collection_modifyitems(config, items):
             unmarked.append(f"{item.nodeid} (needs {', '.join(sorted(missing))})")
         for mark in marks & set(_IMPLIES):
             item.add_marker(_IMPLIES[mark])
+        if "pdf" in marks:  # one worker builds the PDF and runs every test that reads it
+            item.add_marker(pytest.mark.xdist_group("pdf"))
+    # The PDF tests first: their worker starts the longest build at once, while the other worker
+    # runs everything else (with one process, the order makes no difference to the time).
+    items.sort(key=lambda item: item.get_closest_marker("pdf") is None)
     if unmarked:
         raise pytest.UsageError("tests without the mark their fixtures need:\n  " + "\n  ".join(unmarked))
 
@@ -85,18 +91,50 @@ def doctrees_of(html: Path) -> Path:
     return html.parent / (html.name + "-doctrees")
 
 
-@pytest.fixture(scope="session")
-def book_html() -> Path:
-    """The whole book built once, from clean, into _build/test-html (kept for review).
+def once_per_run(out: Path, build) -> Path:
+    """`build()` (which writes into the folder `out`) once per test run, however many pytest-xdist
+    workers ask for it.
 
-    BOOK_TEST_BUILD names another folder, so that two test runs do not share one build.
+    `make test` runs the tests in two worker processes (pytest -n 2). Each has its own session, so a
+    session fixture would build the book once per worker; instead the first worker to ask builds it
+    under a file lock beside `out` and leaves a stamp naming this run (xdist gives every worker of one
+    run the same PYTEST_XDIST_TESTRUNUID), and the others wait for the lock and reuse what it built.
+    Without xdist there is one session and `build()` simply runs.
     """
-    out = Path(os.environ.get("BOOK_TEST_BUILD", BUILD / "test-html")).resolve()
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        return build()
+    from filelock import FileLock
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stamp = out.parent / f".{out.name}.built"
+    with FileLock(str(out.parent / f".{out.name}.lock")):
+        if stamp.is_file():
+            built_by, _, path = stamp.read_text(encoding="utf-8").partition("\n")
+            if built_by == run:
+                return Path(path)
+        stamp.unlink(missing_ok=True)
+        result = build()
+        stamp.write_text(f"{run}\n{result}", encoding="utf-8")
+        return result
+
+
+def _build_book_html(out: Path) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     result = sphinx("html", out, "-d", str(doctrees_of(out)), "-E")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WARNING" not in result.stderr, result.stderr
     return out
+
+
+@pytest.fixture(scope="session")
+def book_html() -> Path:
+    """The whole book built once per test run, from clean, into _build/test-html (kept for review).
+
+    BOOK_TEST_BUILD names another folder, so that two test runs do not share one build.
+    """
+    out = Path(os.environ.get("BOOK_TEST_BUILD", BUILD / "test-html")).resolve()
+    return once_per_run(out, lambda: _build_book_html(out))
 
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -151,7 +189,7 @@ def assert_numbered_sections(text: str, title: str, sections: list[str] = MECHAN
 
 @pytest.fixture(scope="session")
 def pdf(book_html: Path) -> Path:
-    """The PDF edition built once per session with `sphinx -M latexpdf`, as `make pdf` does after
+    """The PDF edition built once per test run with `sphinx -M latexpdf`, as `make pdf` does after
     `make html`: into a clean folder, from the pages the HTML build has read (one shared doctree
     folder, as the Makefile's builds share _build/doctrees), so no page is executed twice."""
     import texcheck
@@ -162,6 +200,10 @@ def pdf(book_html: Path) -> Path:
     lacking = [tool for tool in POPPLER if not shutil.which(tool)]
     if lacking:
         need(f"{', '.join(lacking)} missing: apt-get install poppler-utils")
+    return once_per_run(LATEX_BUILD, lambda: _build_pdf(book_html))
+
+
+def _build_pdf(book_html: Path) -> Path:
     shutil.rmtree(LATEX_BUILD, ignore_errors=True)
     cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", *SPHINX_OPTS, "--no-color",
            "-d", str(doctrees_of(book_html))]
