@@ -3,7 +3,9 @@
 Every number the book prints goes through this module, so one page looks like the next: a minus is
 U+2212 (−), a forbidden score is −∞, and
 
-- a computed value has a fixed number of decimals (``fmt``: ``0.0900``, ``−1.5000``);
+- a computed value has a fixed number of decimals (``fmt``: ``0.0900``, ``−1.5000``), and so has each
+  other kind of quantity (``DECIMALS``: ratios and slopes, multiples, times, percentages; the preface
+  states them, ``decimals_sentence``);
 - an input is written as one types it (``short``: ``10``, ``0.25``, ``−1``);
 - a count is a plain integer (``count``);
 - a size in bytes uses binary units (``size``: ``1.5 GiB``);
@@ -39,6 +41,17 @@ def _number(x: object, what: str) -> float:
     return float(x)
 
 
+# One number of decimals per kind of quantity, the same on every page (the preface states this table).
+DECIMALS = {
+    "value": (4, "算出的分数、权重、输出、梯度和频率"),
+    "ratio": (2, "两个量之比和拟合的斜率"),
+    "multiple": (1, "“约为几倍”的倍数和以位置计的周期"),
+    "ms": (3, "以毫秒计的时间"),
+    "seconds": (2, "以秒计的时间"),
+    "percent": (2, "百分比"),
+}
+
+
 def _digits(digits: object) -> int:
     if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
         raise ValueError(f"digits 必须是 0 到 12 的整数，收到 {digits!r}")
@@ -49,7 +62,7 @@ def _signed(text: str) -> str:
     return text.replace("-", MINUS)
 
 
-def fmt(x: float, digits: int = 4) -> str:
+def fmt(x: float, digits: int = DECIMALS["value"][0]) -> str:
     """A computed value: ``digits`` decimals, U+2212 for minus, ±∞ and NaN spelled out.
 
     A value that rounds to zero prints as zero, without a sign.
@@ -66,6 +79,64 @@ def fmt(x: float, digits: int = 4) -> str:
     if float(text) == 0:
         text = text.lstrip("-")
     return _signed(text)
+
+
+def ratio(x: float) -> str:
+    """A ratio of two quantities, or a fitted slope.
+
+    >>> ratio(4.0), ratio(2.0 ** 0.5)
+    ('4.00', '1.41')
+    """
+    return fmt(x, DECIMALS["ratio"][0])
+
+
+def multiple(x: float) -> str:
+    """How many times larger ("约 2.8 倍"), or a period in positions: whole numbers as they are.
+
+    >>> multiple(4.0), multiple(2 ** 1.5)
+    ('4', '2.8')
+    """
+    x = _number(x, "multiple 的 x")
+    return short(x) if x.is_integer() else fmt(x, DECIMALS["multiple"][0])
+
+
+def ms(seconds: float) -> str:
+    """A time given in seconds, printed in milliseconds.
+
+    >>> ms(0.0012345)
+    '1.234'
+    """
+    return fmt(1000 * _number(seconds, "ms 的 seconds"), DECIMALS["ms"][0])
+
+
+def seconds(x: float) -> str:
+    """A time in seconds.
+
+    >>> seconds(1.234)
+    '1.23'
+    """
+    return fmt(x, DECIMALS["seconds"][0])
+
+
+def percent(share: float) -> str:
+    """A share (0.25) as a percentage.
+
+    >>> percent(0.25), percent(1 / 3)
+    ('25.00%', '33.33%')
+    """
+    return fmt(100 * _number(share, "percent 的 share"), DECIMALS["percent"][0]) + "%"
+
+
+def decimals_sentence() -> str:
+    """The preface's statement of how the book prints numbers: the decimals of each kind, then the rest.
+
+    >>> decimals_sentence().startswith("算出的分数、权重、输出、梯度和频率保留 4 位小数；两个量之比")
+    True
+    """
+    kinds = "；".join(f"{what}保留 {digits} 位小数" for digits, what in DECIMALS.values())
+    return (f"{kinds}。输入照原样写（{short(0.5)}、{short(-2.0)}）；很小的差值（舍入误差、有限差分的步长）"
+            f"写成科学记数法，如 {sci(2.0 ** -52)}，两次计算逐位相同时写 {sci(0.0)}；负号一律是“{MINUS}”，"
+            f"被禁止的分数是 {fmt(-math.inf)}。")
 
 
 def short(x: float) -> str:
