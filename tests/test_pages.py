@@ -28,6 +28,7 @@ PAGES = [
     ("rope", "02_rope.py"),
     ("backprop", "02_backprop.py"),
     ("costs", "02_costs.py"),
+    ("tensors", "02_tensors.py"),
 ]
 NAMES = [page for page, _ in PAGES]
 

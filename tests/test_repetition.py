@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 from conftest import MECHANISM_SECTIONS, article_of
 
-PAGES = [f"ch02/{name}.html" for name in ("index", "mask", "scaling", "multihead", "rope", "backprop", "costs")]
+PAGES = [f"ch02/{name}.html" for name in ("index", "mask", "scaling", "multihead", "rope", "backprop", "costs", "tensors")]
 PAGES.append("glossary.html")
 MIN_LENGTH = 25
 ASIDE = {*MECHANISM_SECTIONS, "输入与适用条件"}

@@ -1,0 +1,360 @@
+"""The tensors page's book side (``book/ch02/tensors.md``): its tables, sentences and the checks it shows.
+
+``code/02_tensors.py`` computes one batch with numpy; this module writes it into the page. Each
+``*_values`` function takes one example's inputs, runs the teaching code once and returns every name the
+page glues for that example: plain strings for ``{glue:text}`` and :class:`Table` / :class:`Md` for
+``{glue:md}``. The sentences are computed from the same results as the tables next to them and are
+tested on other inputs in ``tests/test_chapter_tensors.py``.
+
+>>> visible_keys([True, True, False, True]), visible_keys([False, False])
+('0、1、3', '无')
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+
+from chapter import fmt
+from chapter import mask as mask_page
+from chapter.fmt import Md, Table, glue_all  # noqa: F401  (glue_all: the page calls page.glue_all)
+
+att = importlib.import_module("02_attention")
+mh = importlib.import_module("02_multihead")
+rope = importlib.import_module("02_rope")
+tn = importlib.import_module("02_tensors")
+ex = importlib.import_module("02_exercises_tensors")
+
+TOLERANCE = 1e-12  # float64: the batched and the row-by-row results may differ only by rounding
+
+
+def visible_keys(row) -> str:
+    """The keys a query row may read, as a short list of indices (``无`` when none)."""
+    keys = [str(j) for j, ok in enumerate(row) if ok]
+    return "、".join(keys) if keys else "无"
+
+
+def flags(values) -> str:
+    return "、".join(str(int(v)) for v in values)
+
+
+# -- one batch, end to end ------------------------------------------------------------------------------------
+def pure_rows(inputs: dict) -> dict:
+    """Every (sequence, head) of the batch by the earlier pages' pure-Python functions, row by row.
+
+    RoPE by ``02_rope.rotate_rows`` at ``02_rope.padded_positions``, the K/V head by
+    ``02_multihead.kv_group``, the table by ``02_attention.visibility`` (``past``, ``key_valid``), the
+    attention by ``02_attention.attention``. Returns ``{(b, h): (weights, outputs)}``.
+    """
+    q, k, v, past = inputs["q"], inputs["k"], inputs["v"], inputs["past"]
+    (batch, heads, _, _), kv_heads = q.shape, k.shape[1]
+    out = {}
+    for b in range(batch):
+        valid = [m == 1 for m in np.asarray(inputs["attention_mask"])[b].tolist()]
+        positions = rope.padded_positions(valid)
+        for h in range(heads):
+            g = mh.kv_group(h, heads, kv_heads)
+            q_rot = rope.rotate_rows(q[b, h].tolist(), positions[past:])
+            k_rot = rope.rotate_rows(k[b, g].tolist(), positions)
+            out[b, h] = att.attention(q_rot, k_rot, v[b, g].tolist(), past=past, key_valid=valid, empty_row="zero")
+    return out
+
+
+def agreement_sentence(diffs: dict, tolerance: float = TOLERANCE) -> str:
+    """``{(b, h): [max |diff| of each query row]}`` as one conclusion.
+
+    >>> agreement_sentence({(0, 0): [0.0, 1e-16], (0, 1): [0.0, 0.0]})
+    '2 个（序列，头）共 4 行，每一行都与纯 Python 的结果相符：最大的差是 1.0 × 10⁻¹⁶，其中 3 行逐位相同。'
+    >>> agreement_sentence({(0, 0): [0.0, 0.5], (1, 0): [0.0, 0.0]})
+    '2 个（序列，头）共 4 行，有 1 行与纯 Python 的结果不符（序列 0 头 0 的第 1 行），最大的差是 5.0 × 10⁻¹。'
+    """
+    if not isinstance(diffs, dict) or not diffs:
+        raise ValueError("diffs 必须是非空字典：(序列, 头) → 每行的最大差")
+    rows = [(key, i, d) for key, ds in diffs.items() for i, d in enumerate(ds)]
+    worst, exact = max(d for _, _, d in rows), sum(d == 0.0 for _, _, d in rows)
+    bad = [f"序列 {b} 头 {h} 的第 {i} 行" for (b, h), i, d in rows if d > tolerance]
+    head = f"{len(diffs)} 个（序列，头）共 {len(rows)} 行，"
+    if bad:
+        return head + f"有 {len(bad)} 行与纯 Python 的结果不符（{'、'.join(bad)}），最大的差是 {fmt.sci(worst)}。"
+    return head + f"每一行都与纯 Python 的结果相符：最大的差是 {fmt.sci(worst)}，其中 {exact} 行逐位相同。"
+
+
+def batch_values(inputs: dict) -> dict:
+    """The end-to-end batch: inputs, positions, K/V heads, the table, and the largest differences."""
+    q, k = inputs["q"], inputs["k"]
+    (batch, heads, n_query, d), (kv_heads, n_key) = q.shape, k.shape[1:3]
+    mask, past = np.asarray(inputs["attention_mask"]), inputs["past"]
+    r = tn.forward(inputs)
+    pure = pure_rows(inputs)
+    diffs, rows = {}, []
+    for (b, h), (weights, outputs) in pure.items():
+        diffs[b, h] = [max(float(np.abs(r["weights"][b, h, i] - weights[i]).max()),
+                           float(np.abs(r["outputs"][b, h, i] - outputs[i]).max())) for i in range(n_query)]
+        rows.append([f"序列 {b}", f"头 {h}", f"K/V 头 {mh.kv_group(h, heads, kv_heads)}"] + [fmt.sci(x) for x in diffs[b, h]])
+    positions = [[f"序列 {b}", flags(mask[b]), flags(r["positions"][b]),
+                  "相同" if r["positions"][b, mask[b] == 1].tolist() == [p for p, m in zip(
+                      rope.padded_positions([m == 1 for m in mask[b].tolist()]), mask[b]) if m] else "不同"]
+                 for b in range(batch)]
+    index = np.arange(kv_heads, dtype=float).reshape(1, kv_heads, 1, 1)
+    repeated = tn.repeat_kv(index, heads // kv_heads)[0, :, 0, 0]
+    groups = [[f"头 {h}", f"K/V 头 {int(repeated[h])}", f"K/V 头 {mh.kv_group(h, heads, kv_heads)}"] for h in range(heads)]
+    table = [[f"序列 {b}", f"查询 {i}（位置 {past + i}）", visible_keys(r["visible"][b, 0, i]),
+              fmt.count(int(r["visible"][b, 0, i].sum()))] for b in range(batch) for i in range(n_query)]
+    same_heads = all((r["visible"][:, h] == r["visible"][:, 0]).all() for h in range(heads))
+    return {
+        "b_batch": fmt.count(batch), "b_heads": fmt.count(heads), "b_kv_heads": fmt.count(kv_heads),
+        "b_rep": fmt.count(heads // kv_heads), "b_d": fmt.count(d), "b_past": fmt.count(past),
+        "b_new": fmt.count(n_query), "b_n_key": fmt.count(n_key),
+        "b_mask": "；".join(f"序列 {b} 为 {flags(row)}" for b, row in enumerate(mask)),
+        "b_one": fmt.count(1), "b_zero": fmt.count(0), "b_seed": fmt.count(tn.DEMO_SEED), "b_lo": fmt.short(-1.0), "b_hi": fmt.short(1.0),
+        "b_shape_q": str(tuple(q.shape)), "b_shape_k": str(tuple(k.shape)),
+        "b_shape_vis": str(tuple(r["visible"].shape)),
+        "tbl_b_positions": Table(["序列", "attention_mask", "positions_from_mask", "与 RoPE 一页的旋转位置"], positions),
+        "tbl_b_groups": Table(["查询头", "repeat_kv 之后读的", "多头一页的 kv_group"], groups),
+        "tbl_b_visible": Table(["序列", "新查询", "可见的 Key", "个数"], table),
+        "b_same_heads": "每个头的表都相同，所以表里只列头 0" if same_heads else "各个头的表并不相同",
+        "tbl_b_diffs": Table(["序列", "查询头", "读的 K/V 头"] + [f"查询 {i} 的最大差" for i in range(n_query)], rows),
+        "b_sentence": agreement_sentence(diffs),
+    }
+
+
+# -- dtype: two fills added in a batch ---------------------------------------------------------------------------
+def fill_counts(mask, dtype: str) -> dict:
+    """Prefill of a batch (queries = keys): the causal and the PAD mask filled with finfo.min each and added,
+    against one boolean table (``and_rules``) filled once. Counts of −∞ cells and of NaN rows after softmax."""
+    mask = np.asarray(mask)
+    batch, n = mask.shape
+    causal = tn.visibility_batch(tn.causal, batch, 1, n, n)
+    pad = tn.visibility_batch(tn.padding(mask), batch, 1, n, n)
+    with np.errstate(over="ignore"):  # finfo.min + finfo.min overflows: what this table counts
+        summed = tn.additive(causal, dtype) + tn.additive(pad, dtype)
+    once = tn.additive(tn.visibility_batch(tn.and_rules(tn.causal, tn.padding(mask)), batch, 1, n, n), dtype)
+    return {"summed_inf": int(np.isneginf(summed).sum()), "once_inf": int(np.isneginf(once).sum()),
+            "both": int((~causal & ~pad).sum()), "cells": int(summed.size)}
+
+
+def overflow_threshold(dtype: str = "float16") -> int:
+    """The smallest whole score s ≥ 1 for which ``finfo(dtype).min − s`` is −∞ in ``dtype`` (0: none up to 2¹⁶).
+
+    >>> overflow_threshold("float16"), overflow_threshold("float64")
+    (16, 0)
+    """
+    t = np.dtype(dtype)
+    with np.errstate(over="ignore"):
+        for s in range(1, 2**16 + 1):
+            if np.isneginf(np.finfo(t).min - t.type(s)):
+                return s
+    return 0
+
+
+def fill_sentence(counts: dict) -> str:
+    """``{dtype: fill_counts(...)}`` as one sentence.
+
+    >>> fill_sentence({"float16": {"summed_inf": 3, "once_inf": 0, "both": 3, "cells": 16},
+    ...                "float64": {"summed_inf": 3, "once_inf": 0, "both": 3, "cells": 16}})
+    '两条规则同时挡住的 3 个格子，两张 mask 相加后在 float16、float64 里都成了 −∞；先把布尔表取“与”、只填一次 finfo.min，两种类型里都没有 −∞。'
+    """
+    if not isinstance(counts, dict) or not counts:
+        raise ValueError("counts 必须是非空字典：dtype → fill_counts 的结果")
+    both = {c["both"] for c in counts.values()}.pop()
+    inf = [t for t, c in counts.items() if c["summed_inf"] == c["both"] > 0]
+    n_types = {2: "两种", 3: "三种"}.get(len(counts), f"{len(counts)} 种")
+    where = f" {'、'.join(inf)} 里{'都' if len(inf) > 1 else ''}" if inf else "任何一种类型里都没有"
+    text = f"两条规则同时挡住的 {both} 个格子，两张 mask 相加后在{where}成了 −∞；" if inf else f"两条规则同时挡住的 {both} 个格子，两张 mask 相加后{where}变成 −∞；"
+    clean = all(c["once_inf"] == 0 for c in counts.values())
+    return text + f"先把布尔表取“与”、只填一次 finfo.min，{n_types}类型里{'都没有 −∞' if clean else '仍有 −∞'}。"
+
+
+def dtype_values(mask, scores=(-10.0, -20.0)) -> dict:
+    """The dtype section: −∞ counts per dtype in a right-padded prefill, and the float16 score threshold."""
+    counts = {t: fill_counts(mask, t) for t in tn.FLOAT_DTYPES}
+    rows = [[t, fmt.count(c["both"]), fmt.count(c["summed_inf"]), fmt.count(c["once_inf"])] for t, c in counts.items()]
+    fmin = np.finfo(np.float16).min
+    with np.errstate(over="ignore"):
+        shifted = [(s, float(fmin + np.float16(s))) for s in scores]
+    row = [f"分数 {fmt.short(s)}：finfo.min + ({fmt.short(s)}) = {fmt.short(x)}" for s, x in shifted]
+    return {
+        "f_mask": "；".join(f"序列 {b} 为 {flags(r)}" for b, r in enumerate(np.asarray(mask))),
+        "f_cells": fmt.count(counts["float16"]["cells"]),
+        "tbl_fill": Table(["dtype", "两条规则都禁止的格子", "两张 mask 相加后 −∞ 的格子", "先取“与”再填一次后 −∞ 的格子"], rows),
+        "f_sentence": fill_sentence(counts),
+        "f_threshold": fmt.count(overflow_threshold("float16")), "f_min16": fmt.short(float(fmin)),
+        "f_scores": "；".join(row),
+    }
+
+
+# -- more visibility rules -----------------------------------------------------------------------------------------
+def rules_of(n: int, w: int, n_prefix: int, n_sink: int, doc_ids) -> dict:
+    """The page's rules on one sequence of ``n`` positions, by name: ``(rule, its predicate as written)``."""
+    return {
+        "因果": (tn.causal, "k ≤ q"),
+        f"滑动窗口 w = {w}": (tn.sliding_window(w), "q − w < k ≤ q"),
+        "同一文档（且因果）": (tn.and_rules(tn.causal, tn.document([doc_ids])), "doc[q] = doc[k] 且 k ≤ q"),
+        f"前缀 n = {n_prefix}": (tn.prefix_lm(n_prefix), "k < n 或 k ≤ q"),
+        f"汇点 {n_sink} 个 + 窗口 w = {w}": (tn.sinks(n_sink, w), "k ≤ q 且（k < n_sink 或 k > q − w）"),
+    }
+
+
+def rules_values(n: int, w: int, n_prefix: int, n_sink: int, doc_ids) -> dict:
+    """One table: for each query position, the keys each rule lets it read; the cache each rule needs."""
+    rules = rules_of(n, w, n_prefix, n_sink, doc_ids)
+    tables = {name: tn.visibility_batch(rule, 1, 1, n, n)[0, 0] for name, (rule, _) in rules.items()}
+    rows = [[f"查询 {i}"] + [visible_keys(t[i]) for t in tables.values()] for i in range(n)]
+    rows.append(["最后一个查询读几个 Key"] + [fmt.count(int(t[-1].sum())) for t in tables.values()])
+    defs = [[name, f"`{text}`", fmt.count(int(tables[name].sum(-1).max()))] for name, (_, text) in rules.items()]
+    doc_positions = [i - list(doc_ids).index(doc) for i, doc in enumerate(doc_ids)]
+    return {
+        "r_n": fmt.count(n), "r_w": fmt.count(w), "r_prefix": fmt.count(n_prefix), "r_sink": fmt.count(n_sink),
+        "r_docs": flags(doc_ids), "r_doc_positions": flags(doc_positions),
+        "tbl_rules": Table(["查询"] + list(tables), rows),
+        "tbl_rule_defs": Table(["规则", "谓词（True = 可见）", "一行最多可见的 Key"], defs),
+        "r_sink_cache": fmt.count(n_sink + w),
+    }
+
+
+# -- the bugs, each against the right rule -------------------------------------------------------------------------
+LO, HI, D = -1.0, 1.0, 2  # the bug examples' Q, K, V: one head of dimension D, entries uniform in [LO, HI]
+
+
+def _draw_text(prefix: str) -> dict:
+    return {f"{prefix}_lo": fmt.short(LO), f"{prefix}_hi": fmt.short(HI), f"{prefix}_d": fmt.count(D)}
+
+
+def absolute_embed(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Absolute position embeddings for comparison: the sinusoidal vector of each position added to each row."""
+    d = x.shape[-1]
+    angle = positions[..., None] / 10000.0 ** (np.arange(0, d, 2) / d)  # (batch, n, d/2)
+    e = np.empty(positions.shape + (d,))
+    e[..., 0::2], e[..., 1::2] = np.sin(angle), np.cos(angle)
+    return x + e[:, None]
+
+
+def packed_output(q, k, v, doc_ids, *, doc_mask: bool, reset: bool, embedding: str) -> np.ndarray:
+    """One packed sequence (batch 1, one head): its outputs under a choice of mask, positions and embedding."""
+    doc_ids = list(doc_ids)
+    n = len(doc_ids)
+    positions = np.array([[i - doc_ids.index(d) if reset else i for i, d in enumerate(doc_ids)]])
+    if embedding == "rope":
+        q, k = tn.rope_batched(q, positions), tn.rope_batched(k, positions)
+    else:
+        q, k, v = (absolute_embed(x, positions) for x in (q, k, v))
+    rule = tn.and_rules(tn.causal, tn.document([doc_ids])) if doc_mask else tn.causal
+    return tn.attention_batched(q, k, v, tn.visibility_batch(rule, 1, 1, n, n))[1]
+
+
+def packing_values(doc_ids, seed: int) -> dict:
+    """Packing: the last document's outputs packed against the same document run alone, four ways × two embeddings."""
+    doc_ids = list(doc_ids)
+    n, last = len(doc_ids), doc_ids[-1]
+    start = doc_ids.index(last)
+    rng = np.random.default_rng(seed)
+    q, k, v = (np.round(rng.uniform(LO, HI, (1, 1, n, D)), 1) for _ in range(3))
+    alone = {e: packed_output(q[:, :, start:], k[:, :, start:], v[:, :, start:], [0] * (n - start), doc_mask=False,
+                              reset=False, embedding=e) for e in ("rope", "absolute")}
+    rows, gaps = [], {}
+    for doc_mask in (True, False):
+        for reset in (True, False):
+            cells = []
+            for e in ("rope", "absolute"):
+                out = packed_output(q, k, v, doc_ids, doc_mask=doc_mask, reset=reset, embedding=e)[:, :, start:]
+                gaps[doc_mask, reset, e] = float(np.abs(out - alone[e]).max())
+                cells.append(fmt.sci(gaps[doc_mask, reset, e]))
+            rows.append(["有" if doc_mask else "没有", "重新从 0 数" if reset else "接着数"] + cells)
+    return {
+        "p_docs": flags(doc_ids), "p_seed": fmt.count(seed), "p_last": fmt.count(last), **_draw_text("p"),
+        "tbl_packing": Table(["文档 mask", "位置", "RoPE：与单独计算的最大差", "绝对位置向量：与单独计算的最大差"], rows),
+        "p_sentence": packing_sentence(gaps),
+    }
+
+
+def packing_sentence(gaps: dict, tolerance: float = TOLERANCE) -> str:
+    """``{(doc_mask, reset, embedding): gap}`` as the conclusion the packing table supports.
+
+    >>> g = {(True, True, "rope"): 0.0, (True, False, "rope"): 1e-16, (False, True, "rope"): 0.3,
+    ...      (False, False, "rope"): 0.3, (True, True, "absolute"): 0.0, (True, False, "absolute"): 0.2,
+    ...      (False, True, "absolute"): 0.4, (False, False, "absolute"): 0.5}
+    >>> packing_sentence(g)
+    '没有文档 mask 时，两种位置编码都读进了前面的文档；有了文档 mask，RoPE 下不重数位置也与单独计算相符（整体平移不改变位置差），绝对位置向量下不重数位置就不相符。'
+    """
+    ok = {key: gap <= tolerance for key, gap in gaps.items()}
+    leak = [e for e in ("rope", "absolute") if not ok[False, True, e] and not ok[False, False, e]]
+    text = ("没有文档 mask 时，两种位置编码都读进了前面的文档；" if len(leak) == 2 else
+            f"没有文档 mask 时，读进前面文档的是：{'、'.join(leak) or '没有'}；")
+    rope_ok, abs_ok = ok[True, False, "rope"], ok[True, False, "absolute"]
+    text += "有了文档 mask，RoPE 下不重数位置" + ("也与单独计算相符（整体平移不改变位置差）" if rope_ok else "仍不相符")
+    return text + "，绝对位置向量下不重数位置" + ("也相符。" if abs_ok else "就不相符。")
+
+
+def window_values(n: int, w: int, seed: int) -> dict:
+    """The window's off-by-one: "w keys" against "w + 1 keys", with the check that exposes it."""
+    rng = np.random.default_rng(seed)
+    q, k, v = (np.round(rng.uniform(LO, HI, (1, 1, n, D)), 1) for _ in range(3))
+    rows = []
+    right = None
+    for name, rule in ((f"w 个 Key（sliding_window({w})）", tn.sliding_window(w)),
+                       (f"w + 1 个 Key（sliding_window({w + 1})）", tn.sliding_window(w + 1))):
+        vis = tn.visibility_batch(rule, 1, 1, n, n)
+        out = tn.attention_batched(q, k, v, vis)[1]
+        right = out if right is None else right
+        most = int(vis.sum(-1).max())
+        rows.append([name, fmt.count(most), "通过" if most <= w else "未通过", fmt.sci(float(np.abs(out - right).max()))])
+    return {"w_n": fmt.count(n), "w_w": fmt.count(w), "w_seed": fmt.count(seed), **_draw_text("w"),
+            "tbl_window": Table(["“窗口 w”的读法", "一行最多可见的 Key", f"检查“每行不超过 {w} 个”", "输出与 w 个 Key 的最大差"], rows)}
+
+
+# -- reading the libraries -----------------------------------------------------------------------------------------
+def library_rows(seen: dict | None = None) -> list[list[str]]:
+    """The libraries table: which of the page's functions each library's mask API corresponds to.
+
+    The SDPA cells on the boolean direction and the causal flag come from ``make crosscheck``'s observations.
+    """
+    torch = (mask_page.observed() if seen is None else seen)["cpu"]["torch"]
+    sdpa = torch["sdpa"]
+    return [
+        ["本页（numpy）", "`visibility_batch(rule, …)`，True = 允许", "`attention_batched` 里 `repeat_kv`",
+         "`positions_from_mask`", "本页"],
+        ["PyTorch `scaled_dot_product_attention`",
+         f"布尔 `attn_mask`，形状能广播成 (batch, 1, n_query, n_key)，{mask_page.TRUE_MEANS[sdpa['bool_true']]}；"
+         f"`is_causal` 是{mask_page.ALIGNMENT[sdpa['is_causal']].split('（')[0]}",
+         "`enable_gqa=True`", "不管位置", f"本机观察（PyTorch {torch['version']}）与 {{cite:p}}`pytorch_sdpa`"],
+        ["PyTorch FlexAttention", "`create_mask` / `create_block_mask` 接收 `mask_mod(b, h, q_idx, kv_idx)`：本页的谓词原样可用",
+         "`enable_gqa=True`", "不管位置；`q_idx` 从 0 数，有缓存时要自己加上 past", "{cite:p}`pytorch_flex_attention`"],
+        ["Hugging Face Transformers", "`masking_utils` 里的谓词 `causal_mask_function`、`sliding_window_overlay`、"
+         "`padding_mask_function`、`packed_sequence_mask_function`，用 `and_masks` / `or_masks` 组合；"
+         "`sdpa_mask` 给出布尔表，`eager_mask` 再用 `where` 一次填 finfo.min",
+         "`repeat_kv`", "`generate` 从 attention_mask 算 `position_ids`（cumsum − 1，PAD 处填一个占位数）",
+         "{cite:p}`hf_masking_utils`"],
+        ["flash-attn", "不收 mask 表：打包的序列用 `flash_attn_varlen_func` 的 `cu_seqlens`（累计长度）分开；"
+         "`causal=True` 右下对齐；`window_size=(左, 右)` 两端都含", "K/V 头少于查询头时自动分组",
+         "不管位置", "{cite:p}`flash_attn_interface`"],
+    ]
+
+
+def library_values(seen: dict | None = None) -> dict:
+    return {"tbl_libraries": Md(fmt.md_table(["库", "可见性规则与 mask", "分组 K/V 头", "位置", "依据"], library_rows(seen)))}
+
+
+# -- the exercises -----------------------------------------------------------------------------------------------------
+def exercise_values() -> dict:
+    """Every number, table and sentence of the four exercises and their solutions."""
+    a1 = ex.sink_rows()
+    rows1 = [[f"查询 {i}", "、".join(map(str, keys)), fmt.count(len(keys))] for i, keys in enumerate(a1["visible"])]
+    a2 = ex.decode_positions()
+    rows2 = [[f"序列 {b}", flags(m), flags(p), fmt.count(nxt)] for b, (m, p, nxt) in
+             enumerate(zip(ex.POS_MASK, a2["prefill"], a2["next"]))]
+    a3 = ex.summed_fills()
+    cell = lambda x: fmt.short(x) if abs(x) < 1e6 or math.isinf(x) else fmt.sci(x)  # noqa: E731
+    rows3 = [[f"查询 {i}", " / ".join(cell(x) for x in s), " / ".join(cell(x) for x in c)]
+             for i, (s, c) in enumerate(zip(a3["summed"], a3["combined"]))]
+    n_inf = sum(map(sum, a3["summed_inf"]))
+    return {
+        "x1_n": fmt.count(ex.SINK_N), "x1_sinks": fmt.count(ex.SINK_SINKS), "x1_w": fmt.count(ex.SINK_W),
+        "x1_table": Table(["查询", "可见的 Key", "个数"], rows1), "x1_cache": fmt.count(a1["cache"]),
+        "x2_masks": "；".join(f"序列 {b} 为 {flags(m)}" for b, m in enumerate(ex.POS_MASK)),
+        "x2_table": Table(["序列", "attention_mask", "预填时的位置", "下一个词元的位置"], rows2),
+        "x3_mask": flags(ex.FILL_MASK[0]), "x3_min": cell(float(np.finfo(np.float16).min)),
+        "x3_table": Table(["查询", "两张 mask 相加", "先取“与”再填一次"], rows3), "x3_inf": fmt.count(n_inf),
+        "x4_doctest": Md(fmt.doctest_block(ex.window_counts)),
+    }

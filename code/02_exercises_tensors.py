@@ -1,0 +1,108 @@
+"""第2章“从手算到张量”一页的练习：题目的输入与答案，全部由教学代码算出。
+
+题目里的数来自这里的常量，解答里的每个数来自 ``02_tensors.py``（它又用 ``02_attention.py``，三个文件
+放在同一目录）。每道题的数据都是人工构造的小例子，与正文的演示数据不同。运行
+``python3 02_exercises_tensors.py``：先核对答案，再以 JSON 打印每道题的答案。
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import numpy as np
+
+att = importlib.import_module("02_attention")
+tn = importlib.import_module("02_tensors")
+
+# 练习 1：汇点加窗口，n 个位置。
+SINK_N, SINK_SINKS, SINK_W = 7, 2, 2
+# 练习 2：左侧 PAD 的一批，预填之后再解码一个新词元。
+POS_MASK = [[0, 0, 0, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]
+# 练习 3：float16 里两张加性 mask 相加。训练时常见的右侧 PAD：三个位置，最后一个是 PAD。
+FILL_MASK = [[1, 1, 0]]
+# 练习 4：写一个函数。
+
+
+# -- 练习 1 ---------------------------------------------------------------------------------------------
+def sink_rows(n: int = SINK_N, n_sink: int = SINK_SINKS, w: int = SINK_W) -> dict:
+    """练习 1 的答案：每个查询可见的 Key，以及解码到最后一个位置时缓存至少要留几个 Key。
+
+    >>> a = sink_rows()
+    >>> a["visible"][-1], a["cache"]
+    ([0, 1, 5, 6], 4)
+    """
+    table = tn.visibility_batch(tn.sinks(n_sink, w), 1, 1, n, n)[0, 0]
+    visible = [np.flatnonzero(row).tolist() for row in table]
+    return {"visible": visible, "counts": [len(v) for v in visible], "cache": len(visible[-1])}
+
+
+# -- 练习 2 ---------------------------------------------------------------------------------------------
+def decode_positions(mask=POS_MASK) -> dict:
+    """练习 2 的答案：预填时每个词元的位置，以及下一个新词元（接在每个序列末尾、不是 PAD）的位置。
+
+    >>> a = decode_positions()
+    >>> a["prefill"], a["next"]
+    ([[0, 0, 0, 0, 1], [0, 0, 1, 2, 3], [0, 1, 2, 3, 4]], [2, 4, 5])
+    """
+    prefill = tn.positions_from_mask(mask)
+    grown = np.concatenate([np.asarray(mask), np.ones((len(prefill), 1), dtype=int)], axis=1)
+    return {"prefill": prefill.tolist(), "next": tn.positions_from_mask(grown)[:, -1].tolist()}
+
+
+# -- 练习 3 ---------------------------------------------------------------------------------------------
+def summed_fills(mask=FILL_MASK, dtype: str = "float16") -> dict:
+    """练习 3 的答案：因果与 PAD 两张加性 mask 分别填 finfo.min 再相加，与先“与”再填一次，各有几格是 −∞。
+
+    >>> a = summed_fills()
+    >>> a["summed_inf"], a["combined_inf"]
+    ([[0, 0, 1], [0, 0, 1], [0, 0, 0]], [[0, 0, 0], [0, 0, 0], [0, 0, 0]])
+    """
+    batch, n = tn.positions_from_mask(mask).shape  # 也检查 mask
+    causal = tn.visibility_batch(tn.causal, batch, 1, n, n)
+    pad = tn.visibility_batch(tn.padding(mask), batch, 1, n, n)
+    with np.errstate(over="ignore"):  # float16 里 finfo.min + finfo.min 溢出：这正是这道题要看的
+        summed = tn.additive(causal, dtype) + tn.additive(pad, dtype)
+    combined = tn.additive(causal & pad, dtype)
+    return {"summed": summed[0, 0].tolist(), "summed_inf": np.isneginf(summed[0, 0]).astype(int).tolist(),
+            "combined": combined[0, 0].tolist(), "combined_inf": np.isneginf(combined[0, 0]).astype(int).tolist()}
+
+
+# -- 练习 4：写一个函数 ----------------------------------------------------------------------------------
+def window_counts(n: int, w: int) -> list[int]:
+    """滑动窗口 ``w``（查询读自己和前面 ``w − 1`` 个 Key）下，``n`` 个位置每行可见的 Key 数。
+
+    >>> window_counts(5, 2)
+    [1, 2, 2, 2, 2]
+    >>> window_counts(3, 5)
+    [1, 2, 3]
+    >>> window_counts(3, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: w 必须是不小于 1 的整数，收到 0
+    """
+    n, w = att.check_count(n, "n", maximum=att.MAX_POSITIONS), att.check_count(w, "w")
+    return [min(i + 1, w) for i in range(n)]
+
+
+def answers() -> dict:
+    """每道题的答案（JSON 可打印）。
+
+    >>> sorted(answers())
+    ['练习1', '练习2', '练习3', '练习4']
+    """
+    return {"练习1": sink_rows(), "练习2": decode_positions(), "练习3": summed_fills()["summed_inf"],
+            "练习4": window_counts(SINK_N, SINK_W)}
+
+
+def self_test() -> None:
+    """核对答案：练习 4 的函数等于 sliding_window 的表；先“与”再填一次没有 −∞。"""
+    table = tn.visibility_batch(tn.sliding_window(SINK_W), 1, 1, SINK_N, SINK_N)[0, 0]
+    att.check(window_counts(SINK_N, SINK_W) == table.sum(-1).tolist(), "练习 4 的计数应等于 sliding_window 的表")
+    att.check(sink_rows()["cache"] == SINK_SINKS + SINK_W, "汇点加窗口：缓存要留 n_sink + w 个 Key")
+    att.check(not any(map(any, summed_fills()["combined_inf"])), "先“与”再填一次不会出现 −∞")
+
+
+if __name__ == "__main__":
+    self_test()
+    print(json.dumps(answers(), ensure_ascii=False, indent=2))

@@ -1,0 +1,209 @@
+"""Tests of code/02_tensors.py: the batched code equals the pure-Python chapter, every rule's table equals its
+predicate, the K/V grouping, positions, dtype fills, and bad input.
+
+The page's sentences and tables built from these results are tested in tests/test_chapter_tensors.py.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reference import fuzz_failures, public_functions
+
+tn = importlib.import_module("02_tensors")
+att = importlib.import_module("02_attention")
+mh = importlib.import_module("02_multihead")
+rope = importlib.import_module("02_rope")
+ex = importlib.import_module("02_exercises_tensors")
+CODE = Path(tn.__file__)
+
+fast = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def batches(draw):
+    """A random batch: attention_mask with left padding, a cache, grouped K/V heads, Q, K, V."""
+    batch, kv_heads, n_rep = draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 3))
+    n_query, past, d = draw(st.integers(1, 3)), draw(st.integers(0, 3)), draw(st.sampled_from([2, 4]))
+    n_key = past + n_query
+    pads = [draw(st.integers(0, past)) for _ in range(batch)]  # left PAD, only inside the cache
+    mask = np.array([[0] * p + [1] * (n_key - p) for p in pads])
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    q = np.round(rng.uniform(-2, 2, (batch, kv_heads * n_rep, n_query, d)), 2)
+    k, v = (np.round(rng.uniform(-2, 2, (batch, kv_heads, n_key, d)), 2) for _ in range(2))
+    return {"attention_mask": mask, "past": past, "q": q, "k": k, "v": v}
+
+
+# -- the batched code against the chapter's pure Python --------------------------------------------------------
+@fast
+@given(batches())
+def test_every_row_of_the_batch_equals_the_pure_python_attention(x):
+    q, k, v, mask, past = x["q"], x["k"], x["v"], x["attention_mask"], x["past"]
+    (batch, heads, n_query, _), kv_heads = q.shape, k.shape[1]
+    visible = tn.visibility_batch(tn.and_rules(tn.causal, tn.padding(mask)), batch, heads, n_query, k.shape[2])
+    weights, outputs = tn.attention_batched(q, k, v, visible)
+    for b, h in itertools.product(range(batch), range(heads)):
+        g = mh.kv_group(h, heads, kv_heads)
+        valid = [m == 1 for m in mask[b].tolist()]
+        w, out = att.attention(q[b, h].tolist(), k[b, g].tolist(), v[b, g].tolist(), past=past, key_valid=valid)
+        assert np.allclose(weights[b, h], w, atol=1e-12) and np.allclose(outputs[b, h], out, atol=1e-12)
+
+
+@fast
+@given(batches())
+def test_the_whole_forward_with_rope_equals_the_earlier_pages(x):
+    r = tn.forward(x)
+    (batch, heads, n_query, _), kv_heads, past = x["q"].shape, x["k"].shape[1], x["past"]
+    for b, h in itertools.product(range(batch), range(heads)):
+        valid = [m == 1 for m in x["attention_mask"][b].tolist()]
+        positions = rope.padded_positions(valid)
+        assert [p for p, ok in zip(r["positions"][b].tolist(), valid) if ok] == [p for p, ok in zip(positions, valid) if ok]
+        g = mh.kv_group(h, heads, kv_heads)
+        qr, kr = rope.rotate_rows(x["q"][b, h].tolist(), positions[past:]), rope.rotate_rows(x["k"][b, g].tolist(), positions)
+        _, out = att.attention(qr, kr, x["v"][b, g].tolist(), past=past, key_valid=valid, empty_row="zero")
+        assert np.allclose(r["outputs"][b, h], out, atol=1e-12)
+
+
+def test_the_float32_batch_is_computed_in_float32():
+    x = tn.demo_inputs()
+    w, out = tn.attention_batched(*(x[n].astype(np.float32) for n in "qkv"), True)
+    assert w.dtype == out.dtype == np.float32
+
+
+# -- every rule's table equals its predicate, cell by cell ------------------------------------------------------
+def rule_cases():
+    return {
+        "causal": (tn.causal, lambda b, q, k: k <= q),
+        "window": (tn.sliding_window(3), lambda b, q, k: q - 3 < k <= q),
+        "document": (tn.document([[0, 0, 1, 1, 1, 2], [0, 1, 1, 1, 2, 2]]), lambda b, q, k: [[0, 0, 1, 1, 1, 2], [0, 1, 1, 1, 2, 2]][b][q] == [[0, 0, 1, 1, 1, 2], [0, 1, 1, 1, 2, 2]][b][k]),
+        "prefix": (tn.prefix_lm(2), lambda b, q, k: k < 2 or k <= q),
+        "sinks": (tn.sinks(1, 2), lambda b, q, k: k <= q and (k < 1 or q - k < 2)),
+        "padding": (tn.padding([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]]), lambda b, q, k: [[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]][b][k] == 1),
+        "and": (tn.and_rules(tn.causal, tn.sliding_window(2)), lambda b, q, k: q - 2 < k <= q),
+        "or": (tn.or_rules(tn.sliding_window(1), lambda b, h, q, k: k < 1), lambda b, q, k: k == q or k < 1),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(rule_cases()))
+@pytest.mark.parametrize("n_query", [6, 2])
+def test_every_rule_table_equals_its_predicate_cell_by_cell(name, n_query):
+    rule, by_hand = rule_cases()[name]
+    table = tn.visibility_batch(rule, 2, 3, n_query, 6)
+    past = 6 - n_query
+    for b, h, i, k in itertools.product(range(2), range(3), range(n_query), range(6)):
+        assert table[b, h, i, k] == bool(by_hand(b, past + i, k)), (name, b, h, i, k)
+        assert bool(rule(b, h, past + i, k)) == table[b, h, i, k]  # the predicate on plain integers too
+
+
+@fast
+@given(st.integers(1, 8), st.integers(1, 9), st.integers(0, 3))
+def test_window_and_sinks_bound_what_a_row_and_the_cache_hold(n, w, n_sink):
+    assert tn.visibility_batch(tn.sliding_window(w), 1, 1, n, n).sum(-1).max() == min(n, w)
+    assert tn.visibility_batch(tn.sinks(n_sink, w), 1, 1, n, n).sum(-1).max() <= n_sink + w
+    assert ex.window_counts(n, w) == tn.visibility_batch(tn.sliding_window(w), 1, 1, n, n)[0, 0].sum(-1).tolist()
+
+
+def test_the_causal_table_with_a_cache_is_the_mask_page_table():
+    for past, new in ((0, 3), (3, 2), (4, 1)):
+        assert tn.visibility_batch(tn.causal, 1, 1, new, past + new)[0, 0].tolist() == att.visibility(new, past + new, past=past)
+
+
+# -- K/V heads, positions, RoPE, fills ---------------------------------------------------------------------------
+@pytest.mark.parametrize("heads, kv_heads", [(4, 2), (6, 2), (4, 1), (3, 3)])
+def test_repeat_kv_lets_query_head_h_read_kv_head_h_over_n_rep(heads, kv_heads):
+    x = np.arange(kv_heads, dtype=float).reshape(1, kv_heads, 1, 1)
+    got = tn.repeat_kv(x, heads // kv_heads)[0, :, 0, 0].tolist()
+    assert got == [float(mh.kv_group(h, heads, kv_heads)) for h in range(heads)]
+
+
+def test_positions_count_the_real_tokens_before_and_give_pad_zero():
+    mask = [[0, 0, 1, 1, 1], [1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]
+    assert tn.positions_from_mask(mask).tolist() == [[0, 0, 0, 1, 2], [0, 1, 2, 0, 0], [0, 1, 2, 3, 4]]
+
+
+def test_rope_batched_equals_the_rope_page_row_by_row():
+    rng = np.random.default_rng(1)
+    x, pos = rng.normal(size=(2, 3, 4, 6)), rng.integers(0, 50, size=(2, 4))
+    got = tn.rope_batched(x, pos)
+    for b, h, r in itertools.product(range(2), range(3), range(4)):
+        assert np.allclose(got[b, h, r], rope.rotate(x[b, h, r].tolist(), int(pos[b, r])), atol=1e-13)
+
+
+def test_additive_fills_finfo_min_and_two_of_them_overflow():
+    visible = np.array([[True, False]])
+    for dtype in tn.FLOAT_DTYPES:
+        fill = tn.additive(visible, dtype)
+        assert fill.dtype == np.dtype(dtype) and fill[0, 0] == 0 and fill[0, 1] == np.finfo(dtype).min
+        with np.errstate(over="ignore"):
+            assert np.isneginf((fill + fill)[0, 1])
+    assert tn.additive(visible, np.float16).dtype == np.float16
+
+
+def test_an_empty_row_is_named_or_zeroed():
+    x = tn.demo_inputs()
+    vis = np.ones((2, 4, 2, 6), dtype=bool)
+    vis[1, 2, 1] = False
+    with pytest.raises(ValueError, match="序列 1、头 2 的第 1 个查询行"):
+        tn.attention_batched(x["q"], x["k"], x["v"], vis)
+    w, out = tn.attention_batched(x["q"], x["k"], x["v"], vis, empty_row="zero")
+    assert (w[1, 2, 1] == 0).all() and (out[1, 2, 1] == 0).all() and not np.isnan(out).any()
+
+
+# -- bad input, the run, the exercises ------------------------------------------------------------------------------
+CALLS = {
+    "causal": ((0, 0, 2, np.arange(3)), {}),
+    "sliding_window": ((2,), {}), "prefix_lm": ((2,), {}), "sinks": ((1, 2), {}),
+    "document": (([[0, 0, 1]],), {}), "padding": (([[0, 1, 1]],), {}),
+    "and_rules": ((tn.causal,), {}), "or_rules": ((tn.causal,), {}),
+    "visibility_batch": ((tn.causal, 1, 2, 2, 3), {}),
+    "additive": ((np.array([True, False]), "float16"), {}),
+    "repeat_kv": ((np.zeros((1, 2, 1, 1)), 2), {}),
+    "positions_from_mask": (([[0, 1, 1]],), {}),
+    "rope_batched": (([[[[1.0, 0.0]]]], [[1]]), {}),
+    "attention_batched": ((np.zeros((1, 2, 1, 2)), np.zeros((1, 1, 2, 2)), np.ones((1, 1, 2, 2)), True), {}),
+    "demo_inputs": ((0,), {}), "forward": ((tn.demo_inputs(),), {}), "row_by_row_gap": ((tn.demo_inputs(),), {}),
+}
+
+
+def test_the_bad_input_calls_cover_every_public_function():
+    assert set(CALLS) == public_functions(tn) - {"self_test", "run_demo"}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_bad_input_is_a_value_error_that_names_the_argument(name):
+    args, kwargs = CALLS[name]
+    spoken = {"args[0]": "rules"} if name.endswith("_rules") else None
+    assert fuzz_failures(getattr(tn, name), kwargs, args=args, spoken=spoken) == []
+
+
+def test_the_file_runs_alone_and_prints_json():
+    run = subprocess.run([sys.executable, str(CODE)], capture_output=True, text=True, check=True, cwd=CODE.parent)
+    demo = json.loads(run.stdout)
+    assert demo["位置"] == ["0 0 0 1 2 3", "0 1 2 3 4 5"]
+    assert demo["规则_每行可见的Key数"]["滑动窗口_w3"] == "1 2 3 3 3 3" and demo["整批与逐行的最大差"] < 1e-12
+
+
+def test_the_exercise_answers():
+    assert ex.sink_rows()["cache"] == ex.SINK_SINKS + ex.SINK_W
+    a2 = ex.decode_positions()
+    for mask, nxt in zip(ex.POS_MASK, a2["next"]):
+        assert nxt == sum(mask)  # the real tokens before it
+    a3 = ex.summed_fills()
+    n = len(ex.FILL_MASK[0])
+    both = [[int(k > q and ex.FILL_MASK[0][k] == 0) for k in range(n)] for q in range(n)]
+    assert a3["summed_inf"] == both and not any(map(any, a3["combined_inf"]))
+
+
+@pytest.mark.parametrize("name", sorted(public_functions(ex) - {"self_test", "answers"}))
+def test_the_exercise_functions_answer_bad_input(name):
+    args = {"window_counts": (5, 2)}.get(name, ())
+    assert fuzz_failures(getattr(ex, name), {}, args=args) == []

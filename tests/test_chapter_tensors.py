@@ -1,0 +1,124 @@
+"""The tensors page's book side (book/chapter/tensors.py): its tables and sentences on other inputs than the page's.
+
+Fast unit tests, no build. The page's own numbers are checked in tests/test_page_tensors.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+
+import numpy as np
+import pytest
+
+from chapter import fmt
+from chapter import mask as mask_page
+from chapter import tensors as page
+
+tn = importlib.import_module("02_tensors")
+
+
+def other_batch(seed: int = 5) -> dict:
+    """Another batch than the page's: three sequences, right and left PAD, one K/V head for three query heads."""
+    rng = np.random.default_rng(seed)
+    mask = np.array([[0, 1, 1, 1, 1], [1, 1, 1, 1, 1], [0, 0, 0, 1, 1]])
+    draw = lambda *shape: np.round(rng.uniform(-1, 1, shape), 1)  # noqa: E731
+    return {"attention_mask": mask, "past": 3, "q": draw(3, 3, 2, 4), "k": draw(3, 1, 5, 4), "v": draw(3, 1, 5, 2)}
+
+
+def test_the_batch_tables_and_sentence_on_another_batch():
+    v = page.batch_values(other_batch())
+    rows = v["tbl_b_diffs"].rows
+    assert len(rows) == 9 and {r[2] for r in rows} == {"K/V 头 0"}
+    diffs = [fmt.printed(c) for r in rows for c in r[3:]]
+    assert max(diffs) < 1e-12
+    assert v["b_sentence"].startswith("9 个（序列，头）共 18 行，每一行都与纯 Python 的结果相符")
+    assert f"其中 {sum(d == 0.0 for d in diffs)} 行逐位相同" in v["b_sentence"]
+    assert [r[3] for r in v["tbl_b_positions"].rows] == ["相同"] * 3
+    assert [r[1] for r in v["tbl_b_groups"].rows] == ["K/V 头 0"] * 3
+    # the visible keys of the third sequence's new queries: its three PADs are never read
+    third = [r for r in v["tbl_b_visible"].rows if r[0] == "序列 2"]
+    assert [r[2] for r in third] == ["3", "3、4"]
+
+
+def test_the_agreement_sentence_names_the_rows_that_disagree():
+    diffs = {(0, 0): [0.0, 0.0], (0, 1): [1e-3, 0.0], (1, 0): [0.0, 2e-3]}
+    text = page.agreement_sentence(diffs)
+    assert "有 2 行与纯 Python 的结果不符（序列 0 头 1 的第 0 行、序列 1 头 0 的第 1 行）" in text
+    assert text.endswith(f"最大的差是 {fmt.sci(2e-3)}。")
+    with pytest.raises(ValueError, match="diffs"):
+        page.agreement_sentence({})
+
+
+@pytest.mark.parametrize("mask, both", [([[1, 1, 0]], 2), ([[0, 1, 1]], 0), ([[1, 0, 0, 0]], 6)])
+def test_the_fill_counts_and_sentence_on_other_batches(mask, both):
+    n = len(mask[0])
+    expected = sum(k > q and mask[0][k] == 0 for q in range(n) for k in range(n))  # future PAD: both rules
+    assert expected == both
+    counts = {t: page.fill_counts(mask, t) for t in tn.FLOAT_DTYPES}
+    assert all(c["both"] == c["summed_inf"] == both and c["once_inf"] == 0 for c in counts.values())
+    text = page.fill_sentence(counts)
+    assert text.startswith(f"两条规则同时挡住的 {both} 个格子")
+    assert ("float16、float32、float64 里都成了 −∞" in text) == (both > 0)
+    assert text.endswith("三种类型里都没有 −∞。")
+
+
+def test_the_float16_overflow_threshold_is_where_the_sum_first_is_minus_infinity():
+    s = page.overflow_threshold("float16")
+    with np.errstate(over="ignore"):
+        assert np.isneginf(np.float16(np.finfo(np.float16).min) - np.float16(s))
+        assert not np.isneginf(np.float16(np.finfo(np.float16).min) - np.float16(s - 1))
+    assert page.overflow_threshold("float32") == 0
+
+
+def test_the_rules_table_is_the_predicates_on_another_sequence():
+    doc_ids = [0, 0, 1, 1, 1, 2, 2]
+    v = page.rules_values(7, 2, 3, 2, doc_ids)
+    header, rows = v["tbl_rules"]
+    rules = page.rules_of(7, 2, 3, 2, doc_ids)
+    assert header[1:] == list(rules)
+    for i in range(7):
+        for c, (rule, _) in enumerate(rules.values(), start=1):
+            keys = [k for k in range(7) if bool(rule(0, 0, i, k))]
+            assert rows[i][c] == ("、".join(map(str, keys)) or "无")
+    assert rows[-1][1:] == ["7", "2", "2", "7", "4"] and v["r_sink_cache"] == "4"
+    assert v["r_doc_positions"] == "0、1、0、1、2、0、1"
+
+
+def test_the_packing_sentence_follows_its_table_on_another_packing():
+    v = page.packing_values([0, 0, 1, 1, 1], 7)
+    rows = v["tbl_packing"].rows
+    gaps = {(r[0], r[1]): (fmt.printed(r[2]), fmt.printed(r[3])) for r in rows}
+    assert gaps["有", "重新从 0 数"] == (0.0, 0.0)
+    assert gaps["有", "接着数"][0] < 1e-12 < gaps["有", "接着数"][1]  # RoPE: shift harmless; absolute: not
+    assert min(gaps["没有", "接着数"] + gaps["没有", "重新从 0 数"]) > 1e-3
+    assert v["p_sentence"].startswith("没有文档 mask 时，两种位置编码都读进了前面的文档")
+    g = {(True, True, "rope"): 0.0, (True, False, "rope"): 0.1, (False, True, "rope"): 0.0,
+         (False, False, "rope"): 0.0, (True, True, "absolute"): 0.0, (True, False, "absolute"): 0.0,
+         (False, True, "absolute"): 0.2, (False, False, "absolute"): 0.2}
+    assert page.packing_sentence(g) == ("没有文档 mask 时，读进前面文档的是：absolute；有了文档 mask，RoPE 下不重数位置仍不相符，"
+                                        "绝对位置向量下不重数位置也相符。")
+
+
+def test_the_window_check_catches_the_off_by_one():
+    rows = page.window_values(8, 2, 4)["tbl_window"].rows
+    assert [r[1:3] for r in rows] == [["2", "通过"], ["3", "未通过"]]
+    assert rows[0][3] == "0" and fmt.printed(rows[1][3]) > 0
+
+
+def test_the_library_table_reads_the_observations():
+    seen = copy.deepcopy(mask_page.observed())
+    torch = seen["cpu"]["torch"]
+    torch["sdpa"]["bool_true"], torch["sdpa"]["is_causal"], torch["version"] = "forbidden", "bottom-right", "9.9"
+    cell = next(r for r in page.library_rows(seen) if "scaled_dot_product_attention" in r[0])
+    assert "True = 禁止" in cell[1] and "右下对齐" in cell[1] and "PyTorch 9.9" in cell[4]
+    real = next(r for r in page.library_rows() if "scaled_dot_product_attention" in r[0])
+    assert "True = 允许" in real[1] and "左上对齐" in real[1]
+
+
+def test_the_exercise_values_are_the_answers():
+    v = page.exercise_values()
+    assert v["x1_cache"] == "4"
+    assert v["x2_table"].rows[0][2:] == ["0、0、0、0、1", "2"]
+    assert v["x3_inf"] == "2"
+    assert v["x4_doctest"].startswith("```pycon\n>>> window_counts(5, 2)")

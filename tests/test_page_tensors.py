@@ -1,0 +1,52 @@
+"""The tensors page (book/ch02/tensors.md): its computed tables and sentences in the built HTML.
+
+What every page must have (sections in order, place in the contents, run output, listing, downloads, offline,
+axe) is tested once for all pages in tests/test_pages.py; the book side's sentences on other inputs in
+tests/test_chapter_tensors.py.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from chapter import tensors as page
+from conftest import article_of, flat, table_rows
+
+tn = importlib.import_module("02_tensors")
+PAGE = "ch02/tensors.html"
+
+
+@pytest.mark.build
+def test_the_page_shows_the_batch_checked_row_by_row_and_states_every_input_first(book_html):
+    article = article_of(book_html, PAGE)
+    boxes = [a for a in article.find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
+    assert len(boxes) >= 9  # five examples and four exercises
+    values = page.batch_values(tn.demo_inputs())
+    rows = table_rows(article)
+    for row in values["tbl_b_diffs"].rows + values["tbl_b_positions"].rows:
+        assert row in rows
+    text = flat(article.get_text())
+    assert flat(values["b_sentence"]) in text
+
+
+@pytest.mark.build
+def test_the_rules_dtype_and_packing_tables_are_the_computed_ones(book_html):
+    article = article_of(book_html, PAGE)
+    rows, text = table_rows(article), flat(article.get_text())
+    rules = page.rules_values(6, 3, 2, 1, [0, 0, 0, 1, 1, 1])
+    packing = page.packing_values([0, 0, 0, 1, 1, 1], 3)
+    dtype = page.dtype_values([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]])
+    for table in (rules["tbl_rules"], packing["tbl_packing"], dtype["tbl_fill"]):
+        for row in table.rows:
+            assert row in rows
+    for sentence in (packing["p_sentence"], dtype["f_sentence"]):
+        assert flat(sentence) in text
+
+
+@pytest.mark.build
+def test_the_library_table_cites_its_sources(book_html):
+    article = article_of(book_html, PAGE)
+    table = next(t for t in article.find_all("table") if "flash-attn" in t.get_text())
+    assert len(table.select("a[href*='references']")) >= 4 or len(table.find_all("a")) >= 4
