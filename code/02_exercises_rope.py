@@ -20,14 +20,10 @@ FREQ_D, FREQ_BASE, FREQ_POSITION = 6, 64.0, 3
 SHIFT_D_BASE = 100.0
 SHIFT_Q, SHIFT_K = [1.0, 2.0, 0.0, 1.0], [2.0, 0.0, 1.0, 1.0]
 SHIFT_M, SHIFT_N, SHIFT_BY = 4, 1, 5
-# 练习 4：找错。四个位置的 Q = K 与 V，缓存分两步：先 BUG_CHUNKS[0] 个，再 BUG_CHUNKS[1] 个。
-BUG_BASE = 100.0
-BUG_SEQ = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, -1.0, 0.0], [0.0, -1.0, 1.0, 1.0]]
-BUG_V = [[1.0], [2.0], [3.0], [4.0]]
-BUG_CHUNKS = [2, 2]
-# “只依赖位置差”检查：BUG_SEQ[OFFSET_Q] 放在位置 m、BUG_SEQ[OFFSET_K] 放在位置 n，再两个都加 OFFSET_SHIFT。
-OFFSET_Q, OFFSET_K, OFFSET_M, OFFSET_N, OFFSET_SHIFT = 2, 0, 2, 0, 3
-TOL = 1e-9
+# 练习 4：查询在位置 PAIR_M、键在位置 PAIR_N；只把 k 转过位置差 n − m，q 不转。
+PAIR_BASE = 100.0
+PAIR_Q, PAIR_K = [1.0, 2.0, 0.0, 1.0], [1.0, 0.0, 2.0, 1.0]
+PAIR_M, PAIR_N = 5, 2
 
 
 def rotation_steps(x: list[float] = ROT_X, position: int = ROT_POSITION) -> dict:
@@ -123,75 +119,34 @@ def shift_scores(
     return {"groups": groups, "plain": att.scaled_scores([q], [k])[0][0], "d": len(groups[0]["q"])}
 
 
-# -- 练习 4：三种写法，两项检查 ------------------------------------------------------------------------
-def _mixed(x: list[float], position: int, base: float) -> list[float]:
-    return rope.mixed_rotate(x, position, base)
+def offset_score(q: list[float] = PAIR_Q, k: list[float] = PAIR_K, m: int = PAIR_M, n: int = PAIR_N,
+                 base: float = PAIR_BASE) -> dict:
+    """练习 4 的答案：(R_m q)·(R_n k) = q·(R_{n−m} k)，只把 k 转过位置差 n − m（可以为负），再与 q 做点积。
 
+    ``both`` 是两个向量都按绝对位置旋转后的分数（``02_rope.rope_scores``），用来核对。
 
-def _right(x: list[float], position: int, base: float) -> list[float]:
-    return rope.rotate(x, position, base)
-
-
-# 名字、旋转函数、是否把批内行号当位置。
-VARIANTS = [
-    ("A：正确", _right, False),
-    ("B：配对错配", _mixed, False),
-    ("C：按行号旋转", _right, True),
-]
-
-
-def _attend(turn, q, k, v, q_positions, k_positions, past, base):
-    qs = [turn(row, p, base) for row, p in zip(q, q_positions)]
-    ks = [turn(row, p, base) for row, p in zip(k, k_positions)]
-    return att.attention(qs, ks, v, past=past)[1]
-
-
-def _decode(turn, by_row: bool, q, k, v, chunks, base) -> list[list[float]]:
-    # 缓存里的键在写入时已经转好（按各自当时用的位置），之后不再动。
-    cache_k, cache_v, outputs, start = [], [], [], 0
-    for size in chunks:
-        positions = [i if by_row else start + i for i in range(size)]
-        new_k = [turn(row, p, base) for row, p in zip(k[start:start + size], positions)]
-        cache_k, cache_v = cache_k + new_k, cache_v + v[start:start + size]
-        new_q = [turn(row, p, base) for row, p in zip(q[start:start + size], positions)]
-        outputs += att.attention(new_q, cache_k, cache_v, past=start)[1]
-        start += size
-    return outputs
-
-
-def bug_checks(seq: list[list[float]] = BUG_SEQ, v: list[list[float]] = BUG_V,
-               chunks: list[int] = BUG_CHUNKS, base: float = BUG_BASE) -> dict:
-    """练习 4 的答案：三种写法各过一遍两项检查，每项检查的数都算出来。
-
-    “只依赖位置差”：同一对 q、k 放在 (m, n) 与 (m + s, n + s)，两个分数应当相同（检查的是旋转函数本身）。
-    “逐步计算等于整段重算”：按 ``chunks`` 分步用缓存计算，输出应当等于不用缓存整段重算（两者用同一个旋转函数）。
-
-    >>> c = bug_checks()
-    >>> [(r["name"], r["offset_ok"], r["decode_ok"]) for r in c["rows"]]
-    [('A：正确', True, True), ('B：配对错配', False, True), ('C：按行号旋转', True, False)]
+    >>> s = offset_score()
+    >>> s["offset"], [round(a, 4) for a in s["angles"]], [round(x, 4) for x in s["k_turned"]]
+    (-3, [-3.0, -0.3], [-0.99, -0.1411, 2.2062, 0.3643])
+    >>> [round(t, 4) for t in s["terms"]], round(s["score"], 4), round(s["both"], 4)
+    ([-1.2722, 0.3643], -0.454, -0.454)
     """
-    seq_m, v_m = att.as_matrix(seq, "seq"), att.as_matrix(v, "v")
-    if len(v_m) != len(seq_m):
-        raise ValueError(f"seq 与 v 的行数必须相同，收到 {len(seq_m)} 与 {len(v_m)}")
-    sizes = [att.check_count(c, f"chunks[{j}]") for j, c in enumerate(att.as_list(chunks, "chunks"))]
-    if sum(sizes) != len(seq_m):
-        raise ValueError(f"chunks 之和必须等于序列长度 {len(seq_m)}，收到 {sizes!r}")
-    if len(seq_m) <= max(OFFSET_Q, OFFSET_K):
-        raise ValueError(f"seq 至少要有 {max(OFFSET_Q, OFFSET_K) + 1} 行，收到 {len(seq_m)} 行")
-    q, k = seq_m[OFFSET_Q], seq_m[OFFSET_K]
-    groups = ((OFFSET_M, OFFSET_N), (OFFSET_M + OFFSET_SHIFT, OFFSET_N + OFFSET_SHIFT))
-    n = len(seq_m)
-    rows = []
-    for name, turn, by_row in VARIANTS:
-        scores = [att.scaled_scores([turn(q, mm, base)], [turn(k, nn, base)])[0][0] for mm, nn in groups]
-        full = _attend(turn, seq_m, seq_m, v_m, range(n), range(n), 0, base)
-        stepped = _decode(turn, by_row, seq_m, seq_m, v_m, sizes, base)
-        gap = att.max_abs_diff(stepped, full)
-        rows.append({
-            "name": name, "scores": scores, "offset_ok": abs(scores[0] - scores[1]) <= TOL,
-            "full": [r[0] for r in full], "stepped": [r[0] for r in stepped], "gap": gap, "decode_ok": gap <= TOL,
-        })
-    return {"rows": rows, "groups": groups}
+    q, k = att.as_vector(q, "q"), att.as_vector(k, "k")
+    if len(q) != len(k) or len(q) % 2:
+        raise ValueError(f"q 与 k 必须一样长、长度为偶数（分量两两成对），收到 {len(q)} 与 {len(k)}")
+    m, n = att.check_count(m, "m", minimum=0), att.check_count(n, "n", minimum=0)
+    offset = n - m
+    angles = [offset * theta for theta in rope.frequencies(len(k), base)]  # 第 i 对转 (n − m)·θ_i，可以是负角
+    k_turned, terms = [], []
+    for (a, b), (qa, qb), phi in zip(zip(k[0::2], k[1::2]), zip(q[0::2], q[1::2]), angles):
+        c, s = math.cos(phi), math.sin(phi)
+        turned = [a * c - b * s, b * c + a * s]  # 与 rope.rotate 同一个公式，角度换成位置差的
+        k_turned += turned
+        terms.append(qa * turned[0] + qb * turned[1])
+    return {
+        "offset": offset, "angles": angles, "k_turned": k_turned, "terms": terms,
+        "score": sum(terms) / math.sqrt(len(q)), "both": rope.rope_scores([q], [k], [m], [n], base)[0][0],
+    }
 
 
 def answers() -> dict:
@@ -204,13 +159,13 @@ def answers() -> dict:
         "练习1": rotation_steps()["rotated"],
         "练习2": [r["angle"] for r in frequency_table()["rows"]],
         "练习3": [g["score"] for g in shift_scores()["groups"]],
-        "练习4": [[r["name"], r["offset_ok"], r["decode_ok"]] for r in bug_checks()["rows"]],
+        "练习4": offset_score()["score"],
         "练习5": rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE),
     }
 
 
 def self_test() -> None:
-    """核对答案：旋转保持长度，位置同时后移分数不变，两项检查各认出一种错误。
+    """核对答案：旋转保持长度，位置同时后移分数不变，只转 k 过位置差与两个都转给出同一个分数。
 
     >>> self_test()
     """
@@ -220,8 +175,8 @@ def self_test() -> None:
               "练习 5 的转角应当与 02_rope.angles 一致")
     first, second = (g["score"] for g in shift_scores()["groups"])
     att.check(abs(first - second) < 1e-12, "两组位置差相同的位置应当给出同一个分数")
-    verdicts = [(r["offset_ok"], r["decode_ok"]) for r in bug_checks()["rows"]]
-    att.check(verdicts == [(True, True), (False, True), (True, False)], "两项检查应当各认出一种错误")
+    s = offset_score()
+    att.check(abs(s["score"] - s["both"]) < 1e-12, "只转 k 过位置差，分数应当与两个都按绝对位置旋转时相同")
 
 
 if __name__ == "__main__":

@@ -17,16 +17,12 @@ sc = importlib.import_module("02_scaling")
 HAND_Q = [2.0, 0.0, 1.0, 1.0]
 HAND_K = [[1.0, 1.0, 1.0, 0.0], [0.0, 2.0, 1.0, 1.0]]
 HAND_V = [[4.0, 0.0], [0.0, 8.0]]
-# 练习 2：两种写错的实现，用同一组 Q、K、V 检查。
-BUG_Q = [[1.0, 0.0, 2.0, 1.0], [0.0, 2.0, 1.0, 0.0]]
-BUG_K = [[1.0, 1.0, 0.0, 1.0], [2.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 1.0]]
-BUG_V = [[3.0], [6.0], [9.0]]
-BUG_HEADS = 4  # “按模型宽度缩放”：宽度 = 头数 × d
-BUG_ORDER = [2, 1, 0]  # “重排”检查：把 Key 与 V 一起倒过来
+# 练习 2：d = 2 的一个查询行；把查询与每个 Key 各复制 COPIES 份拼起来，d 变成 COPIES 倍。
+GROW_Q = [1.0, 2.0]
+GROW_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+COPIES = 4
 # 练习 3：写一个不会溢出的 softmax。
 CODE_SCORES = [1000.0, 1001.0, 1002.0]
-# 练习 2 的三项检查：页面表头上的名字与结果里的键。
-CHECKS = (("行之和为 1", "rows_sum_to_one"), ("重排 Key 与 V 不变", "permutation"), ("与 attention 一致", "matches"))
 
 
 def hand_row() -> dict:
@@ -39,42 +35,34 @@ def hand_row() -> dict:
     return sc.visible_steps(HAND_Q, HAND_K, HAND_V)
 
 
-def _right(q, k, v):
-    return att.attention(q, k, v, causal=False)
+def copied_row(q: list[float] = GROW_Q, k: list[list[float]] = GROW_K, copies: int = COPIES) -> dict:
+    """练习 2 的答案：一行分数在 d 维与复制成 ``copies`` 倍维数之后，缩放与不缩放各得到什么权重。
 
+    ``temperature_big`` 与 ``temperature_raw`` 是两种分数相当于 d 维那一行（已除以 √d）的温度。
 
-def _wide(q, k, v):  # 按模型宽度缩放
-    rows = [sc.scaled_by(qi, k, v, BUG_HEADS * len(q[0])) for qi in q]
-    return [r["weights"] for r in rows], [r["output"] for r in rows]
-
-
-def _wrong_axis(q, k, v):  # 沿查询做 softmax
-    w = sc.softmax_over_queries(att.scaled_scores(q, k))
-    return w, att.matmul(w, v)
-
-
-def bug_checks() -> list[dict]:
-    """练习 2 的答案：正确实现与两种写错的实现各做 ``CHECKS`` 的三项检查。
-
-    “与 attention 一致”比较的是 ``02_attention.attention`` 的结果；重排的顺序是 ``BUG_ORDER``。
-
-    >>> [(r["name"], r["rows_sum_to_one"], r["permutation"], r["matches"]) for r in bug_checks()]
-    [('正确实现', True, True, True), ('按模型宽度缩放', True, True, False), ('沿查询做 softmax', False, True, False)]
+    >>> r = copied_row()
+    >>> r["d"], r["d_big"], r["dots"], r["dots_big"]
+    (2, 8, [1.0, 2.0, 3.0], [4.0, 8.0, 12.0])
+    >>> [round(w, 4) for w in r["weights"]], [round(w, 4) for w in r["weights_big"]]
+    ([0.14, 0.284, 0.576], [0.0454, 0.1867, 0.7679])
+    >>> [round(w, 4) for w in r["weights_raw"]], r["temperature_big"], round(r["temperature_raw"], 4)
+    ([0.0003, 0.018, 0.9817], 0.5, 0.1768)
     """
-    q, k, v, order = BUG_Q, BUG_K, BUG_V, BUG_ORDER
-    _, reference = _right(q, k, v)
-    rows = []
-    for name, impl in (("正确实现", _right), ("按模型宽度缩放", _wide), ("沿查询做 softmax", _wrong_axis)):
-        w, out = impl(q, k, v)
-        _, moved = impl(q, [k[j] for j in order], [v[j] for j in order])
-        rows.append({
-            "name": name,
-            "output": out,
-            "rows_sum_to_one": all(abs(sum(r) - 1) < 1e-9 for r in w),
-            "permutation": att.max_abs_diff(out, moved) < 1e-9,
-            "matches": att.max_abs_diff(out, reference) < 1e-9,
-        })
-    return rows
+    q, k = att.as_vector(q, "q"), att.as_matrix(k, "k")
+    copies = att.check_count(copies, "copies")
+    if len(k[0]) != len(q):
+        raise ValueError(f"k 的每一行必须与 q 一样长（{len(q)}），收到 {len(k[0])}")
+    q_big, k_big = q * copies, [row * copies for row in k]  # 复制出来的分量与原来的完全相关
+    d, d_big = len(q), len(q_big)
+    scaled, scaled_big = att.scaled_scores([q], k)[0], att.scaled_scores([q_big], k_big)[0]
+    dots_big = att.matmul([q_big], [list(col) for col in zip(*k_big)])[0]  # 不缩放：(n_key,)
+    return {
+        "d": d, "d_big": d_big, "dots": att.matmul([q], [list(col) for col in zip(*k)])[0], "dots_big": dots_big,
+        "scaled": scaled, "scaled_big": scaled_big, "weights": att.softmax(scaled),
+        "weights_big": att.softmax(scaled_big), "weights_raw": att.softmax(dots_big),
+        # 每个点积恰好变成 copies 倍：除以 √(copies·d) 之后比 d 维的缩放分数大 √copies 倍，不缩放则大 copies·√d 倍。
+        "temperature_big": 1 / math.sqrt(copies), "temperature_raw": 1 / (copies * math.sqrt(d)),
+    }
 
 
 def shifted_softmax(values: list[float]) -> list[float]:
@@ -99,15 +87,17 @@ def shifted_softmax(values: list[float]) -> list[float]:
 
 
 def self_test() -> None:
-    """核对答案：练习 1 与 attention 一致，练习 2 的两种错误各被一项检查抓住，练习 3 不溢出。
+    """核对答案：练习 1 与 attention 一致，练习 2 的权重等于 d 维那一行换一个温度，练习 3 不溢出。
 
     >>> self_test()
     """
     _, out = att.attention([HAND_Q], HAND_K, HAND_V, causal=False)
     att.check(att.max_abs_diff([hand_row()["output"]], out) < 1e-12, "练习 1 的输出应与 attention 一致")
-    right, *wrong = bug_checks()
-    att.check(all(right[key] for _, key in CHECKS), "正确实现应通过全部三项检查")
-    att.check(all(not all(r[key] for _, key in CHECKS) for r in wrong), "每种写错的实现都应被某项检查抓住")
+    r = copied_row()
+    for key in ("big", "raw"):
+        same = att.softmax(r["scaled"], temperature=r[f"temperature_{key}"])
+        att.check(att.max_abs_diff([r[f"weights_{key}"]], [same]) < 1e-12, f"练习 2 的 weights_{key} 应等于换了温度的一行")
+    att.check(max(r["weights"]) < max(r["weights_big"]) < max(r["weights_raw"]), "练习 2：维数越大、不缩放，权重越集中")
     att.check(att.max_abs_diff([shifted_softmax(CODE_SCORES)], [att.softmax(CODE_SCORES)]) < 1e-12, "练习 3 应与 softmax 一致")
 
 
@@ -118,7 +108,7 @@ if __name__ == "__main__":
     answers = {
         "练习1_权重": hand_row()["weights"],
         "练习1_输出": hand_row()["output"],
-        "练习2": {r["name"]: {name: r[key] for name, key in CHECKS} for r in bug_checks()},
+        "练习2": {key: copied_row()[key] for key in ("weights", "weights_big", "weights_raw")},
         "练习3": shifted_softmax(CODE_SCORES),
     }
     print(json.dumps(answers, ensure_ascii=False, indent=2))

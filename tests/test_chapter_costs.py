@@ -83,9 +83,9 @@ def test_the_score_tables_show_the_counts_of_their_rows():
     assert body[0] == ["8", fmt.grouped(first["entries"]), fmt.size(first["bytes"]),
                        f"{fmt.grouped(first['forbidden'])}（43.75%）"]
     assert page.madds_table(rows)[1][1] == ["32", fmt.grouped(rows[1]["qk_madds"]), fmt.grouped(rows[1]["mix_madds"])]
-    assert page.growth(rows) == {"n0": 8, "n1": 32, "n_ratio": "4 倍", "growth": "16 倍"}
+    assert page.growth(rows) == {"n0": "8", "n1": "32", "n_ratio": "4 倍", "growth": "16 倍"}
     largest = page.share_of_largest(rows)
-    assert largest["n"] == 32 and largest["share"] == page.percent(31 / 64)
+    assert largest["n"] == "32" and largest["share"] == page.percent(31 / 64)
 
 
 # -- the KV cache ------------------------------------------------------------------------------------
@@ -411,3 +411,10 @@ def test_the_bug_table_marks_what_each_check_catches():
     assert header == ["写法", "检查 1", "检查 2", "检查 3", "检查 4"]
     assert body[0][0] == "参照（逐个数出）"
     assert [[cell.endswith("被认出") for cell in row[1:]] for row in body[1:]] == [[not ok for ok in r["ok"]] for r in c["rows"]]
+
+
+def test_the_page_glues_only_through_the_book_side():
+    # One way to glue: the book module returns a section's values as a dict, the page calls page.glue_all.
+    source = (Path(__file__).resolve().parent.parent / "book" / "ch02" / "costs.md").read_text(encoding="utf-8")
+    assert re.findall(r"\b(?:glue|glue_md|Markdown)\(", source) == []
+    assert source.count("page.glue_all(") >= 4

@@ -7,6 +7,7 @@ rows it is written from; figure F14's sentences against the numbers in its own t
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -304,3 +305,10 @@ NEW_CALLS = {
 @pytest.mark.parametrize("function", list(NEW_CALLS), ids=lambda f: f.__name__)
 def test_bad_arguments_get_a_value_error_that_names_them(function):
     assert fuzz_failures(function, NEW_CALLS[function]) == []
+
+
+def test_the_page_glues_only_through_the_book_side():
+    # One way to glue: the book module returns a section's values as a dict, the page calls page.glue_all.
+    source = (Path(__file__).resolve().parent.parent / "book" / "ch02" / "multihead.md").read_text(encoding="utf-8")
+    assert re.findall(r"\b(?:glue|glue_md|Markdown)\(", source) == []
+    assert source.count("page.glue_all(") >= 4

@@ -124,17 +124,10 @@ def test_shift_sentence_follows_the_scores(scores, plain, sentence):
     assert page.shift_sentence(scores, plain) == sentence
 
 
-def test_bug_sentence_follows_the_results():
-    rows = [{"name": "A：x", "offset_ok": True, "decode_ok": True},
-            {"name": "B：y", "offset_ok": False, "decode_ok": False}]
-    sentence = page.bug_sentence(rows)
-    assert sentence.startswith("写法 A 通过两项检查")
-    assert "两项检查缺一不可" not in sentence and sentence.count("写法 B") == 2
-    none = page.bug_sentence([{"name": "A：x", "offset_ok": True, "decode_ok": False}])
-    assert none.startswith("没有一种写法通过全部检查") and "一种也认不出" in none
-    both = page.bug_sentence([{"name": "P：p", "offset_ok": False, "decode_ok": True},
-                              {"name": "Q：q", "offset_ok": True, "decode_ok": False}])
-    assert both.endswith("：两项检查缺一不可。")
+def test_offset_sentence_says_whether_the_two_scores_agree():
+    assert page.offset_sentence(0.25, 0.25 + 1e-12).endswith("分数一致。")
+    wrong = page.offset_sentence(0.25, -0.5)
+    assert wrong.endswith(f"{MINUS}0.5000 不一致。") and "0.2500" in wrong
 
 
 # -- the examples, on other inputs than the page's ----------------------------------------------------------
@@ -306,7 +299,9 @@ def test_the_exercise_tables_come_from_the_reference_solutions():
     shift = page.exercise_shift()
     assert shift["rx3_sentence"] == page.shift_sentence([g["score"] for g in ex.shift_scores()["groups"]],
                                                           ex.shift_scores()["plain"])
-    bugs = page.exercise_bugs()
-    assert bugs["rx4_sentence"] == page.bug_sentence(ex.bug_checks()["rows"])
-    assert [r[-1] for r in bugs["rx4_offset"].rows] == ["通过", "被认出", "通过"]
+    offset = page.exercise_offset()
+    s = ex.offset_score()
+    assert offset["rx4_sentence"] == page.offset_sentence(s["score"], s["both"])
+    assert [r[-1] for r in offset["rx4_table"].rows] == [fmt.fmt(t) for t in s["terms"]]
+    assert offset["rx4_score"] == fmt.fmt(s["score"]) and offset["rx4_offset"] == f"{MINUS}3"
     assert page.exercise_code()["rx5_doctest"].startswith("```pycon\n>>> ")

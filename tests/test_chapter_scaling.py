@@ -65,7 +65,7 @@ def test_the_largest_values_are_numpys_to_six_digits():
 
 def test_every_printed_number_of_the_page_uses_the_one_minus_sign():
     sections = [page.inputs(), page.dots(), page.temperature_equivalence(), page.mixing(), page.confidence(),
-                page.axis(), page.wide(), page.checks(), page.sweep(), page.exercise_hand(), page.exercise_bugs()]
+                page.axis(), page.wide(), page.checks(), page.sweep(), page.exercise_hand(), page.exercise_grow()]  # exercise_code: a doctest, typed as Python
     for values in sections:
         for text in texts(values):
             assert not re.search(r"-\d", text), text
@@ -374,29 +374,29 @@ def test_exercise_one_on_other_inputs():
         assert_signs_true(cell)
 
 
-def test_the_bug_sentence_names_exactly_the_failed_checks():
-    rows = ex.bug_checks()
-    sentence = page.bug_sentence(rows)
-    assert sentence == page.exercise_bugs()["ex2_sentence"]
-    for r in rows[1:]:
-        failed = [f"“{name}”" for name, key in ex.CHECKS if not r[key]]
-        assert failed  # each wrong implementation fails some check
-        assert f"“{r['name']}”没有通过的检查：{'、'.join(failed)}" in sentence
-        passed = [name for name, key in ex.CHECKS if r[key]]
-        assert all(f"“{w}”" not in sentence.split(f"“{r['name']}”")[1].split("；")[0] for w in passed)
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(-3, 3), min_size=2, max_size=2), st.lists(st.lists(st.integers(-3, 3), min_size=2, max_size=2),
+       min_size=2, max_size=4), st.integers(1, 6))
+def test_the_growth_table_and_sentence_follow_the_copied_row(q, k, copies):
+    q, k = [float(x) for x in q], [[float(x) for x in row] for row in k]
+    values = page.exercise_grow(q, k, copies)
+    r = ex.copied_row(q, k, copies)
+    header, rows = values["ex2_table"]
+    assert [row[0] for row in rows] == ["d = 2，除以 √2", f"d = {2 * copies}，除以 √{2 * copies}", f"d = {2 * copies}，不缩放"]
+    for row, key in zip(rows, ("weights", "weights_big", "weights_raw")):
+        assert row[3] == " / ".join(fmt.fmt(x) for x in r[key]) and row[4] == fmt.fmt(max(r[key]))
+    assert rows[1][2] == fmt.short(1 / math.sqrt(copies))
+    sentence = values["ex2_sentence"]
+    top = max(range(len(k)), key=lambda j: r["weights_raw"][j])
+    assert f"最大权重 {fmt.fmt(r['weights_raw'][top])}" in sentence and sentence.endswith(f"Key {top}。")
+    assert ("几乎全给了" in sentence) == (r["weights_raw"][top] > 0.9)
+    # Copying is only a temperature: the sentence says the copied, scaled row is the first row at T = 1/√copies.
+    assert "完全相同" in sentence or "最多相差" in sentence
 
 
-def test_the_bug_sentence_on_other_results():
-    rows = [{"name": "正确实现", "a": True, "b": True}, {"name": "甲", "a": False, "b": True}, {"name": "乙", "a": True, "b": True}]
-    checks = (("检查 A", "a"), ("检查 B", "b"))
-    assert page.bug_sentence(rows, checks) == "“甲”没有通过的检查：“检查 A”。“乙”各项检查都通过了。"
-
-
-def test_the_bug_table_shows_each_check_as_pass_or_fail():
-    header, rows = page.exercise_bugs()["ex2_table"]
-    assert header[2:] == [name for name, _ in ex.CHECKS]
-    for shown, r in zip(rows, ex.bug_checks()):
-        assert shown[0] == r["name"] and shown[2:] == ["通过" if r[key] else "失败" for _, key in ex.CHECKS]
+def test_the_growth_sentence_needs_a_copied_row():
+    with pytest.raises(ValueError, match="copied_row"):
+        page.grow_sentence({"weights": [1.0]})
 
 
 # -- sentences added in the editorial pass, on other inputs ---------------------------------------------------

@@ -48,6 +48,25 @@ def test_every_page_ends_with_exercises_each_followed_by_its_solution(book_html,
         assert title(solution) == "解答 " + title(exercise).replace(" （", "（")
 
 
+# “Which check catches which wrong implementation”: the reader matches checks to deliberately wrong versions.
+# An exercise of that kind carries a label ending in -find-bug (ex-mask-find-bug …); the chapter keeps it on
+# at most three pages, each with another kind of check (mask: a leak probe and decoding against a full
+# recompute; multihead: how the heads are split, grouped and joined; costs: formulas against direct counts).
+FIND_BUG_PAGES = 3
+
+
+@pytest.mark.build
+def test_the_find_the_bug_exercise_is_on_at_most_three_pages(book_html):
+    found = {}
+    for page in PAGES:
+        for exercise in article(book_html, page).select("div.exercise"):
+            name = title(exercise)
+            if exercise["id"].endswith("-find-bug") or ("检查" in name and re.search(r"认(得|不)?出", name)):
+                found.setdefault(page, []).append(name)
+    assert all(len(names) == 1 for names in found.values()), found
+    assert 1 <= len(found) <= FIND_BUG_PAGES, found
+
+
 @pytest.mark.build
 def test_the_mask_exercises_show_the_computed_answers(book_html):
     import importlib

@@ -94,7 +94,7 @@ def test_the_page_shows_the_texts_the_book_side_writes(page_text):
     sections = [book_page.inputs(), book_page.dots(), book_page.mixing(), book_page.confidence(), book_page.axis(),
                 book_page.wide(), book_page.checks(), book_page.sweep(), book_page.overflow(), book_page.underflow(),
                 book_page.measurement(), book_page.temperature_equivalence(),
-                book_page.exercise_hand(), book_page.exercise_bugs()]
+                book_page.exercise_hand(), book_page.exercise_grow()]
     for values in sections:
         for name, value in values.items():
             if isinstance(value, str):
@@ -132,7 +132,7 @@ def test_the_run_section_offers_the_files_with_02_attention_beside_them(article)
 
 def test_the_exercises_show_the_computed_answers(page_text):
     ex = importlib.import_module("02_exercises_scaling")
-    assert book_page.bug_sentence(ex.bug_checks()) in page_text
+    assert book_page.grow_sentence(ex.copied_row()) in page_text
     assert ">>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]" in page_text
     h = ex.hand_row()
     assert "(" + ", ".join(f"{x:.4f}" for x in h["output"]) + ")" in page_text

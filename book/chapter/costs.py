@@ -1,9 +1,11 @@
 """The costs page (代价与规模): its tables, sentences and figure, written from what code/02_costs.py computes.
 
 ``code/02_costs.py`` counts (score tables, KV-cache bytes) and times a plain numpy attention; this
-module turns those results into the page: Markdown tables as ``(header, rows)`` for ``fmt.glue_md``,
-the generated sentences, the synthetic timings that check the slope fit, the log-log figure, and the
-exercises' tables and sentences. Every sentence is built from the same values as the table next to it.
+module turns those results into the page: Markdown tables as ``(header, rows)``, the generated
+sentences, the synthetic timings that check the slope fit, the log-log figure, and the exercises' tables
+and sentences. Each section's function (``score_values``, ``kv_values`` …) returns what the page glues
+under each name, and the page calls ``page.glue_all`` on it. Every sentence is built from the same values
+as the table next to it.
 
 Large counts are written by ``fmt.grouped`` (8,589,934,592). Three kinds of number that only this page
 prints are written here: ``times`` (a ratio, 4 倍 / 9.1 倍), ``percent`` (50.00%) and ``tex_number`` (a
@@ -17,10 +19,14 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
+import platform
 import statistics
+import time
 from fractions import Fraction
 
 from chapter import fmt
+from chapter.fmt import glue_all  # noqa: F401 (the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
 costs = importlib.import_module("02_costs")
@@ -150,13 +156,13 @@ def growth(rows: list[dict]) -> dict:
     """From the first length to the second: how much n grew, and how much entries, bytes and multiply-adds grew.
 
     >>> growth(score_rows([2, 4]))
-    {'n0': 2, 'n1': 4, 'n_ratio': '2 倍', 'growth': '4 倍'}
+    {'n0': '2', 'n1': '4', 'n_ratio': '2 倍', 'growth': '4 倍'}
     """
     first, second = rows[0], rows[1]
     ratios = {second[key] / first[key] for key in ("entries", "bytes", "qk_madds", "mix_madds")}
     if len(ratios) != 1:
         raise ValueError(f"格子、字节与乘加的增长倍数应当相同：{ratios}")
-    return {"n0": first["n"], "n1": second["n"], "n_ratio": times(second["n"] / first["n"]), "growth": times(ratios.pop())}
+    return {"n0": fmt.count(first["n"]), "n1": fmt.count(second["n"]), "n_ratio": times(second["n"] / first["n"]), "growth": times(ratios.pop())}
 
 
 # -- KV 缓存 ------------------------------------------------------------------------------------------
@@ -315,7 +321,7 @@ def head_dim_sentence(model: dict) -> str:
 def share_of_largest(rows: list[dict]) -> dict:
     """The last (largest) row of the score table, for the paragraph on the causal mask."""
     r = rows[-1]
-    return {"n": r["n"], "share": share(r["forbidden"], r["entries"]), "entries": fmt.grouped(r["entries"]),
+    return {"n": fmt.count(r["n"]), "share": share(r["forbidden"], r["entries"]), "entries": fmt.grouped(r["entries"]),
             "madds": fmt.grouped(r["qk_madds"])}
 
 
@@ -762,3 +768,124 @@ def blind_sentence(rows: list[dict], variants: list = ex.VARIANTS) -> str:
     else:
         text += "凡是用到了改错的公式的检查，都认出了它。"
     return text
+
+
+# -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
+def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
+    """分数表：n² 个格子: the inputs, the two tables, how they grow, and the largest row for the mask paragraph."""
+    rows = score_rows(ns)
+    values = {
+        "sc_batch": fmt.count(costs.SCORE_BATCH), "sc_heads": fmt.count(costs.SCORE_HEADS),
+        "sc_d": fmt.count(costs.SCORE_HEAD_DIM), "sc_bytes": fmt.count(costs.SCORE_BYTES), "sc_ns": listing(ns),
+        "tbl_scores": score_table(rows), "tbl_madds": madds_table(rows),
+    }
+    values.update({f"sc_{key}": value for key, value in growth(rows).items()})
+    values.update({f"mis_{key}": value for key, value in share_of_largest(rows).items()})
+    return values
+
+
+def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
+    """KV 缓存: the inputs, the configurations, the cache per model and the sentences read from those rows.
+
+    Generated sentences are glued as Markdown (``{glue:md}``): ``{glue:text}`` would set them in bold.
+    """
+    rows = kv_rows(models, context, batch)
+    at_context, at_max = kv_comparisons(rows, context, batch)
+    return {
+        "kv_context": fmt.count(context), "kv_batch": fmt.count(batch), "kv_fp16": fmt.count(costs.FLOAT16_BYTES),
+        "kv_int8": fmt.count(costs.INT8_BYTES), "kv_int8_bits": fmt.count(8 * costs.INT8_BYTES),
+        "tbl_configs": configs_table(models), "no_head_dim": fmt.Md(no_head_dim_subject(models)),
+        "sliding": fmt.Md(sliding_sentence(models)), "tbl_kv": kv_table(rows, context),
+        "kv_compare": fmt.Md(at_context), "kv_compare_max": fmt.Md(at_max), "fp16_over_int8": fp16_over_int8(rows),
+    }
+
+
+def misreading_values(models: list[dict] = costs.MODELS) -> dict:
+    """可能的代价与误解: the query heads and the stated head_dim, in sentences."""
+    return {"mis_heads": fmt.Md(query_heads_sentence(models)), "mis_head_dim": fmt.Md(head_dim_sentence(costs.GEMMA_7B))}
+
+
+def count_check_values(tiny: dict = costs.TINY) -> dict:
+    """公式对照直接计数: the tiny cache by formula and by counting, and the score tables counted cell by cell."""
+    return {
+        "tiny_layers": fmt.count(tiny["layers"]), "tiny_kv": fmt.count(tiny["kv_heads"]),
+        "tiny_d": fmt.count(tiny["head_dim"]), "tiny_ctx": fmt.count(tiny["context"]),
+        "tiny_batch": fmt.count(tiny["batch"]), "tbl_tiny": tiny_table(tiny),
+        "check_ns": listing(CHECK_NS), "check_d": fmt.count(CHECK_D), "tbl_table_check": table_check(CHECK_NS, CHECK_D),
+    }
+
+
+def fit_values(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict:
+    """用合成计时检验拟合: the synthetic laws and the slopes the fit finds."""
+    fit = fit_check(ns, laws)
+    return {"fit_ns": listing(ns), "fit_laws": fmt.Md(synthetic_sentence(laws)), "fit_noise_gap": fit["noise_gap"],
+            "tbl_fit": fit["table"]}
+
+
+def timing_values(timing: dict = TIMING) -> dict:
+    """实测: time ``numpy_attention`` on this machine now, and write the table, figure and sentences from it.
+
+    The page must have set the BLAS thread count before numpy was imported (its first cell does).
+    """
+    import numpy as np
+
+    cpus = os.cpu_count() or 1
+    values = {
+        "obs_ns": listing(timing["ns"]), "obs_d": fmt.count(timing["d"]), "obs_seed": fmt.count(timing["seed"]),
+        "obs_repeats": fmt.count(timing["repeats"]), "obs_budget": fmt.short(timing["budget"]),
+        "obs_python": platform.python_version(), "obs_numpy": np.__version__, "obs_cpus": fmt.count(cpus),
+    }
+    start = time.perf_counter()
+    timed = costs.time_attention(**timing)
+    seconds = [row["median"] for row in timed]
+    slope, _ = costs.fit_slope(timing["ns"], seconds)
+    values["fig_scaling"] = scaling_figure(timing["ns"], seconds)
+    values["obs_elapsed"] = fmt.fmt(time.perf_counter() - start, 2)
+    values.update({
+        "tbl_timing": timing_table(timed), "obs_ratios": fmt.Md(ratios_sentence(timed, slope)),
+        "obs_sentence": fmt.Md(slope_sentence(slope, points=len(timed), cpus=cpus)),
+    })
+    return values
+
+
+def exercise_scores() -> dict:
+    """Exercise 1: the score table's size, then the length multiplied."""
+    cx = score_exercise()
+    return {
+        "cx1_batch": fmt.count(ex.TABLE_BATCH), "cx1_heads": fmt.count(ex.TABLE_HEADS),
+        "cx1_d": fmt.count(ex.TABLE_HEAD_DIM), "cx1_bytes": fmt.count(ex.TABLE_BYTES), "cx1_n": fmt.count(ex.TABLE_N),
+        "cx1_scale": fmt.count(ex.TABLE_SCALE), "cx1_n2": fmt.count(ex.TABLE_SCALE * ex.TABLE_N),
+        "cx1_table": cx["table"], "cx1_growth": cx["growth"], "cx1_sentence": fmt.Md(cx["sentence"]),
+    }
+
+
+def exercise_kv() -> dict:
+    """Exercise 2: a made-up small model's KV cache, stored three ways."""
+    m, plans = ex.EX_MODEL, ex.kv_plans()
+    return {
+        "cx2_layers": fmt.count(m["layers"]), "cx2_heads": fmt.count(m["heads"]), "cx2_kv": fmt.count(m["kv_heads"]),
+        "cx2_d": fmt.count(m["head_dim"]), "cx2_context": fmt.count(ex.KV_CONTEXT), "cx2_batch": fmt.count(ex.KV_BATCH),
+        "cx2_fp16": fmt.count(ex.FLOAT16_BYTES), "cx2_int8": fmt.count(ex.INT8_BYTES),
+        "cx2_bits": fmt.count(8 * ex.INT8_BYTES), "cx2_table": kv_plan_table(plans, m), "cx2_sentence": fmt.Md(kv_sentence(plans)),
+    }
+
+
+def exercise_bugs() -> dict:
+    """Exercise 3: which check catches which wrong formula."""
+    c = ex.bug_checks()
+
+    def share_of(letter: str) -> str:
+        return fmt.fmt(next(r for r in c["rows"] if r["name"][0] == letter)["share"], 6)
+
+    return {
+        "cx3_a": config_text(ex.SMALL_A), "cx3_b": config_text(ex.SMALL_B), "cx3_context": fmt.count(ex.SMALL_CONTEXT),
+        "cx3_fp16": fmt.count(ex.FLOAT16_BYTES), "cx3_variants": "；".join(r["name"] for r in c["rows"]),
+        "cx3_checks": "；".join(check_names()), "cx3_tol": fmt.short(ex.HALF_TOL), "cx3_table": bug_table(c),
+        "cx3_sentence": fmt.Md(bug_sentence(c["rows"])), "cx3_blind": fmt.Md(blind_sentence(c["rows"])),
+        "cx3_share_a": share_of("A"), "cx3_share_d": share_of("D"),
+    }
+
+
+def exercise_code() -> dict:
+    """Exercise 4: the doctest the reader's function must pass."""
+    return {"cx4_doctest": fmt.Md(fmt.doctest_block(ex.forbidden_cells))}

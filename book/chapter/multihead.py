@@ -3,6 +3,8 @@
 Everything here is computed from ``code/02_multihead.py`` (and its exercises) and only writes what
 they computed: a sentence is built from the same rows as the table next to it, so the two cannot
 disagree. Numbers go through ``chapter.fmt`` (a tiny difference between two algorithms by ``fmt.sci``).
+Each section's function (``inputs``, ``steps_values`` …) returns what the page glues under each name;
+the page calls ``page.glue_all`` on it.
 
 >>> rows = cost_rows(4, 8, [1, 2])
 >>> cost_sentence(rows)
@@ -15,9 +17,11 @@ import importlib
 import math
 
 from chapter import fmt
+from chapter.fmt import glue_all  # noqa: F401 (the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
+ex = importlib.import_module("02_exercises_multihead")
 
 DEMO = mh.DEMO  # X, W_q, W_k, W_v, W_o of the page's worked example
 BUMP_HEAD, BUMP_DELTA = 0, 1.0  # “只动一个头”: this head's W_q columns, each plus this
@@ -574,7 +578,6 @@ def other_head_sentence(head: int, weights: list[float], other: int, other_weigh
 def cache_sentence(rows: list[dict]) -> str:
     """Exercise 2: whether every cache shrinks by exactly the group size.
 
-    >>> ex = importlib.import_module("02_exercises_multihead")
     >>> cache_sentence(ex.gqa_plan(4, [4, 2, 1], 2, 10))
     '3 种 K/V 头数下，缓存缩小的倍数都等于每组的查询头数（1、2、4）。'
     """
@@ -619,3 +622,189 @@ def bug_sentences(rows: list[dict], checks: list[str]) -> tuple[list[str], str]:
             sentences.append(f"{label} 被{'、'.join(caught)}认出。")
     blind = [f"“{c}”" for j, c in enumerate(checks) if all(r["passed"][j] for r in rows)]
     return sentences, ("、".join(blind) + "一个错误也认不出。") if blind else "每项检查都至少认出一个错误。"
+
+
+# -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
+def _demo_steps() -> dict:
+    return mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
+
+
+def inputs() -> dict:
+    """The worked example's inputs as the 输入与适用条件 boxes name them, and F14's steps.
+
+    >>> v = inputs()
+    >>> v["n"], v["heads"], v["head_dim"], v["positions"]
+    ('3', '2', '2', '位置 0 到 2')
+    """
+    x, s = DEMO[0], _demo_steps()
+    values = {
+        "n": fmt.count(len(x)), "d_model": fmt.count(len(x[0])), "heads": fmt.count(s["heads"]),
+        "head_dim": fmt.count(s["head_dim"]), "last": fmt.count(len(x) - 1),
+        "positions": f"位置 0 到 {fmt.count(len(x) - 1)}", "x_rows": fmt.vectors(x),
+    }
+    values.update({f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])})
+    # The figure's steps, named from its own frames (the captions read the same conditions).
+    values["f14_steps"] = "；".join(f"第 {k} 步，{f['condition']}" for k, f in enumerate(f14_frames(), start=1))
+    return values
+
+
+def steps_values() -> dict:
+    """从 X 到输出: every step's table, the split and the mix in words."""
+    x, w_o, s = DEMO[0], DEMO[4], _demo_steps()
+    heads, d, n = s["heads"], s["head_dim"], len(x)
+    values = {"tbl_shapes": shape_rows(x, s)}  # Q, the concatenation and the output are F14's own tables
+    for name in ("k", "v"):
+        values[f"tbl_{name}"] = (head_header(heads * d, d), positions(s[name], 0))
+    for h in range(heads):
+        values[f"tbl_scores_{h}"] = (fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))
+        values[f"tbl_weights_{h}"] = (fmt.keys(n), positions(s["weights"][h]))
+    values.update({
+        "sqrt_head_dim": root(d), "split_sentence": split_sentence(heads, d),
+        "mix_sentence": fmt.Md(mixing_sentence(output_heads(w_o, heads), heads)),
+    })
+    return values
+
+
+def two_ways_values() -> dict:
+    """两种常见写法: the fused version's shapes, both outputs and their difference."""
+    both = two_ways(*DEMO, mh.DEMO_HEADS)
+    return {"tbl_fused_shapes": fused_shape_rows(DEMO[0], DEMO[1], mh.DEMO_HEADS),
+            "tbl_two_ways": (both["header"], both["rows"]), "two_ways_sentence": both["sentence"]}
+
+
+def gqa_values() -> dict:
+    """分组 K/V 头: the inputs, who uses which K/V head, the check against repeated K/V and the cache."""
+    x, w_q, w_o = DEMO[0], DEMO[1], DEMO[4]
+    heads = mh.GQA_HEADS
+    d = len(w_q[0]) // heads
+    plans = {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
+    tables = gqa_tables(x, w_q, w_o, heads, plans)
+    return {
+        "gqa_heads": fmt.count(heads), "gqa_head_dim": fmt.count(d),
+        "gqa_kv": fmt.count(len(mh.GQA_WK[0]) // d), "gqa_wk_rows": fmt.vectors(mh.GQA_WK),
+        "gqa_wv_rows": fmt.vectors(mh.GQA_WV), "mqa_kv": fmt.count(len(mh.MQA_WK[0]) // d),
+        "mqa_wk_rows": fmt.vectors(mh.MQA_WK), "mqa_wv_rows": fmt.vectors(mh.MQA_WV),
+        "tbl_groups": tables["groups"], "tbl_gqa": tables["checks"],
+        "gqa_repeat_example": fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, heads, len(mh.GQA_WK[0]) // d)),
+    }
+
+
+def experts_values() -> dict:
+    """误解一: how each head reads the last position."""
+    s = _demo_steps()
+    view = head_view_rows(s, len(DEMO[0]) - 1)
+    return {"tbl_experts": head_view_table(view), "experts_sentence": head_view_sentence(view)}
+
+
+def head_dim_values(config: dict = GEMMA_7B) -> dict:
+    """误解二: a stated head_dim beside hidden_size / heads, and the error when heads does not divide d_model."""
+    c = config_head_dim(config)
+    try:
+        mh.multihead_attention(*DEMO, 3)
+    except ValueError as error:
+        divide_error = str(error)
+    return {
+        "gemma_hidden": fmt.count(config["hidden_size"]), "gemma_heads": fmt.count(config["num_attention_heads"]),
+        "gemma_head_dim": fmt.count(config["head_dim"]), "gemma_kv": fmt.count(config["num_key_value_heads"]),
+        "gemma_derived": fmt.short(c["derived"]), "gemma_product": fmt.count(c["heads_times_head_dim"]),
+        "gemma_params": fmt.count(c["params_stated"]), "gemma_params_derived": fmt.count(c["params_if_derived"]),
+        "divide_error": divide_error,
+    }
+
+
+def checks_values() -> dict:
+    """如何判断是否做对: the checks on the worked example and how many passed."""
+    heads = mh.DEMO_HEADS
+    rows = mh.check_rows(*DEMO, heads, heads, head=BUMP_HEAD, delta=BUMP_DELTA)
+    return {"bump_head": fmt.count(BUMP_HEAD), "bump_delta": fmt.short(BUMP_DELTA),
+            "tbl_checks": checks_table(rows), "checks_sentence": check_sentence(rows)}
+
+
+def cost_values(n: int = COST_N, d_model: int = COST_D_MODEL, heads_list=COST_HEADS, fixed: int = COST_FIXED) -> dict:
+    """头数变了，什么不变: the two cost tables and the sentences read from their rows."""
+    split = cost_rows(n, d_model, heads_list)
+    same_dim = cost_rows(n, d_model, heads_list, head_dim=fixed)
+    return {
+        "cost_n": fmt.count(n), "cost_d_model": fmt.count(d_model), "cost_fixed": fmt.count(fixed),
+        "tbl_cost_split": cost_table(split), "tbl_cost_fixed": cost_table(same_dim),
+        "cost_split_sentence": cost_sentence(split), "cost_fixed_sentence": cost_sentence(same_dim),
+    }
+
+
+def bump_values() -> dict:
+    """只动一个头: the weight tables before and after, and which output columns moved."""
+    x, w_q, w_k, w_v, w_o = DEMO
+    s = _demo_steps()
+    d, heads = s["head_dim"], s["heads"]
+    w_after, out_after = mh.multihead_attention(x, bumped(w_q, BUMP_HEAD, d, BUMP_DELTA), w_k, w_v, w_o, heads)
+    return {
+        "bump_cols": columns_text(mh.head_columns(BUMP_HEAD, d)), "tbl_bump": bump_table(s["weights"], w_after),
+        "bump_sentence": moved_sentence(s["weights"], w_after, d),
+        "reach_sentence": fmt.Md(reach_sentence(output_heads(w_o, heads), BUMP_HEAD, s["output"], out_after)),
+    }
+
+
+def exercise_split() -> dict:
+    """Exercise 1: cut Q into heads, then one head's row of weights, step by step; the other head beside it."""
+    a = ex.split_and_row()
+    d = a["head_dim"]
+    values = {
+        "ex1_n": fmt.count(len(ex.SPLIT_Q)), "ex1_cols": fmt.count(len(ex.SPLIT_Q[0])),
+        "ex1_heads": fmt.count(ex.SPLIT_HEADS), "ex1_q": fmt.vectors(ex.SPLIT_Q), "ex1_k": fmt.vectors(ex.SPLIT_K),
+        "ex1_head": fmt.count(ex.ROW_HEAD), "ex1_pos": fmt.count(ex.ROW_POS), "ex1_d": fmt.count(d),
+        "ex1_columns": "；".join(f"头 {h} 拿" + columns_text(cols) for h, cols in enumerate(a["columns"])),
+    }
+    for h, block in enumerate(a["q_heads"]):
+        values[f"ex1_block_{h}"] = (["位置 ＼ 列"] + [f"列 {c}" for c in a["columns"][h]], positions(block, 0))
+    values.update({
+        "ex1_q_row": fmt.vector(a["q_row"]), "ex1_k_rows": fmt.vectors(a["k_rows"]),
+        "ex1_visible_keys": "、".join(f"Key {j}" for j in range(ex.ROW_POS + 1)), "ex1_sqrt": root(d),
+        "ex1_steps": (["步骤"] + [f"Key {j}" for j in range(ex.ROW_POS + 1)], [
+            ["点积 q·k"] + [fmt.short(x) for x in a["dots"]],
+            [f"÷ √{d}"] + [fmt.fmt(x) for x in a["scaled"]],
+            ["− 最大值"] + [fmt.fmt(x - a["max"]) for x in a["scaled"]],
+            ["exp"] + [fmt.fmt(x) for x in a["exps"]],
+            ["÷ 指数之和（权重）"] + [fmt.fmt(x) for x in a["weights"]],
+        ]),
+        "ex1_total": fmt.fmt(a["total"]), "ex1_other": fmt.count(a["other_head"]),
+        "ex1_compare": other_head_sentence(ex.ROW_HEAD, a["weights"], a["other_head"], a["other_weights"]),
+    })
+    return values
+
+
+def exercise_gqa() -> dict:
+    """Exercise 2: which K/V head each query head uses, and the cache for each number of K/V heads."""
+    plan = ex.gqa_plan()
+    return {
+        "ex2_heads": fmt.count(ex.GQA_HEADS), "ex2_kv_list": "、".join(fmt.count(kv) for kv in ex.GQA_KV_CHOICES),
+        "ex2_d": fmt.count(ex.GQA_HEAD_DIM), "ex2_tokens": fmt.count(ex.GQA_TOKENS),
+        "ex2_ask_kv": fmt.count(ex.GQA_ASK_KV), "ex2_ask_group": fmt.count(ex.GQA_ASK_GROUP),
+        "ex2_groups": (["K/V 头数", "每组查询头数"] + [f"查询头 {h}" for h in range(ex.GQA_HEADS)],
+                       [[fmt.count(r["kv_heads"]), fmt.count(r["group_size"])] + [fmt.count(g) for g in r["groups"]]
+                        for r in plan]),
+        "ex2_cache": (["K/V 头数", "算式 2 · 位置数 · K/V 头数 · 头维度", "一层缓存的数", "缩小到几分之一"],
+                      [[fmt.count(r["kv_heads"]), f"2 · {ex.GQA_TOKENS} · {r['kv_heads']} · {ex.GQA_HEAD_DIM}",
+                        fmt.count(r["cache"]), fmt.count(r["fraction"])] for r in plan]),
+        "ex2_sharing": "、".join(f"查询头 {h}" for h in ex.sharing_heads()),
+        "ex2_cache_sentence": cache_sentence(plan),
+    }  # fmt: skip
+
+
+def exercise_bugs() -> dict:
+    """Exercise 3: the three wrong versions against the four checks, and what the table says in words."""
+    rows = ex.bug_checks()
+    sentences, summary = bug_sentences(rows, ex.CHECKS)
+    return {
+        "ex3_q": fmt.vectors(ex.BUG_Q), "ex3_k": fmt.vectors(ex.BUG_K), "ex3_v": fmt.vectors(ex.BUG_V),
+        "ex3_n": fmt.count(len(ex.BUG_Q)), "ex3_heads": fmt.count(ex.BUG_HEADS), "ex3_kv": fmt.count(ex.BUG_KV),
+        "ex3_d": fmt.count(len(ex.BUG_Q[0]) // ex.BUG_HEADS), "ex3_d_model": fmt.count(len(ex.BUG_Q[0])),
+        "ex3_delta": fmt.short(ex.BUG_DELTA), "ex3_bump_head": fmt.count(ex.BUMP_HEAD),
+        "ex3_table": (["写法"] + ex.CHECKS, [[r["name"]] + [check_cell(ok, det) for ok, det in zip(r["passed"], r["details"])]
+                                            for r in rows]),
+        "ex3_sentences": fmt.Md("\n".join(f"- {line}" for line in sentences)), "ex3_summary": summary,
+    }  # fmt: skip
+
+
+def exercise_code() -> dict:
+    """Exercise 4: the doctest the reader's function must pass."""
+    return {"ex4_doctest": fmt.Md(fmt.doctest_block(ex.attention_params))}

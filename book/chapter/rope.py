@@ -8,7 +8,7 @@ compute into the page and computes nothing the chapter states on its own:
   (``exercise_rotation`` … ``exercise_code``), each returning the values the page glues: strings,
   integers, ``Md`` (Markdown text), ``Table`` (header, rows) and matplotlib figures;
 - the sentences written from exactly the numbers of their tables (``offset_verdict``,
-  ``norm_note``, ``diagonal_note``, ``sign_sentence``, ``shift_sentence``, ``bug_sentence`` …);
+  ``norm_note``, ``diagonal_note``, ``sign_sentence``, ``shift_sentence``, ``offset_sentence`` …);
 - ``model_bases``, the table of published models' bases (the data, with sources, stay in
   ``02_rope.MODEL_BASES``) with each slowest wavelength;
 - the printed form of the page's own kinds of numbers, on top of ``chapter.fmt`` (which writes
@@ -39,7 +39,6 @@ ex = importlib.import_module("02_exercises_rope")
 TOL = 1e-9  # two scores closer than this are "the same" in a sentence or a verdict
 SAME, DIFFERENT = "一致", "不一致"
 PASSED, CAUGHT = "通过", "被认出"
-CHECKS = ("只依赖位置差", "逐步计算等于整段重算")  # the two checks of the find-the-bug exercise
 
 # -- the inputs of the page's examples (constructed by hand, each example states them first) ------------
 D2_FIRST, D2_SHIFT = (3, 1), 3  # d = 2: the first (m, n), then both moved by the shift
@@ -218,25 +217,18 @@ def shift_sentence(scores: list[float], plain: float) -> str:
     )
 
 
-def bug_sentence(rows: list[dict]) -> str:
-    """Exercise 4: who passes both checks, and which variants each check catches.
+def offset_sentence(score: float, both: float) -> str:
+    """Exercise 4: the score from turning k alone by n − m, against rotating both at their own positions.
 
-    >>> bug_sentence([{"name": "A：x", "offset_ok": True, "decode_ok": True},
-    ...               {"name": "B：y", "offset_ok": False, "decode_ok": True}])
-    '写法 A 通过两项检查；“只依赖位置差”只认出写法 B，“逐步计算等于整段重算”一种也认不出。'
+    >>> offset_sentence(-0.454, -0.454)
+    '只转 k 得到的分数 −0.4540，与两个向量都按绝对位置旋转后的分数一致。'
+    >>> offset_sentence(0.5, 0.25)
+    '只转 k 得到的分数 0.5000，与两个向量都按绝对位置旋转后的分数 0.2500 不一致。'
     """
-    letter = {r["name"]: r["name"].split("：")[0] for r in rows}
-    passed = [letter[r["name"]] for r in rows if r["offset_ok"] and r["decode_ok"]]
-    caught = {
-        check: [letter[r["name"]] for r in rows if not r[key]] for check, key in zip(CHECKS, ("offset_ok", "decode_ok"))
-    }
-    start = ("写法 " + "、".join(passed) + " 通过两项检查；") if passed else "没有一种写法通过全部检查；"
-    parts = [
-        f"“{check}”" + (("只认出写法 " if len(ws) == 1 else "认出写法 ") + "、".join(ws) if ws else "一种也认不出")
-        for check, ws in caught.items()
-    ]
-    disjoint = all(caught.values()) and not set(caught[CHECKS[0]]) & set(caught[CHECKS[1]])
-    return start + "，".join(parts) + ("：两项检查缺一不可。" if disjoint else "。")
+    score, both = att.real(score, "score"), att.real(both, "both")
+    if abs(score - both) <= TOL:
+        return f"只转 k 得到的分数 {fmt.fmt(score)}，与两个向量都按绝对位置旋转后的分数{SAME}。"
+    return f"只转 k 得到的分数 {fmt.fmt(score)}，与两个向量都按绝对位置旋转后的分数 {fmt.fmt(both)} {DIFFERENT}。"
 
 
 # -- data for the tables -------------------------------------------------------------------------------
@@ -639,29 +631,22 @@ def exercise_shift() -> dict:
     }
 
 
-def exercise_bugs() -> dict:
-    """Exercise 4: three ways of writing it, two checks."""
-    c = ex.bug_checks()
-    (gm, gn), (gms, gns) = c["groups"]
-    offset_rows = [
-        [r["name"], fmt.fmt(r["scores"][0]), fmt.fmt(r["scores"][1]), fmt.sci(abs(r["scores"][0] - r["scores"][1])),
-         verdict(r["offset_ok"], PASSED, CAUGHT)]
-        for r in c["rows"]
-    ]
-    decode_rows = [
-        ["逐步计算的输出"] + [" / ".join(fmt.fmt(x) for x in r["stepped"]) for r in c["rows"]],
-        ["整段重算的输出"] + [" / ".join(fmt.fmt(x) for x in r["full"]) for r in c["rows"]],
-        ["最大差"] + [fmt.sci(r["gap"]) for r in c["rows"]],
-        ["逐步计算等于整段重算"] + [verdict(r["decode_ok"], PASSED, CAUGHT) for r in c["rows"]],
+def exercise_offset() -> dict:
+    """Exercise 4: turn k alone by the offset n − m, pair by pair, and score it against the unturned q."""
+    s = ex.offset_score()
+    q, k = ex.PAIR_Q, ex.PAIR_K
+    thetas = rope.frequencies(len(k), ex.PAIR_BASE)
+    rows = [
+        [f"第 {i} 对", fmt.short(theta), fmt.fmt(angle), fmt.vector(k[2 * i:2 * i + 2]), vec(s["k_turned"][2 * i:2 * i + 2]),
+         fmt.vector(q[2 * i:2 * i + 2]), fmt.fmt(term)]
+        for i, (theta, angle, term) in enumerate(zip(thetas, s["angles"], s["terms"]))
     ]
     return {
-        "rx4_d": len(ex.BUG_SEQ[0]), "rx4_base": base_text(ex.BUG_BASE), "rx4_seq": fmt.vectors(ex.BUG_SEQ),
-        "rx4_v": "、".join(fmt.short(r[0]) for r in ex.BUG_V), "rx4_n": len(ex.BUG_SEQ),
-        "rx4_first": ex.BUG_CHUNKS[0], "rx4_second": ex.BUG_CHUNKS[1], "rx4_qi": ex.OFFSET_Q, "rx4_ki": ex.OFFSET_K,
-        "rx4_groups": f"(m, n) = ({gm}, {gn}) 与 ({gms}, {gns})",
-        "rx4_offset": Table(["写法", f"分数（{pair(gm, gn)}）", f"分数（{pair(gms, gns)}）", "两者之差", "只依赖位置差"], offset_rows),
-        "rx4_decode": Table([""] + [r["name"] for r in c["rows"]], decode_rows),
-        "rx4_sentence": bug_sentence(c["rows"]),
+        "rx4_d": len(q), "rx4_base": base_text(ex.PAIR_BASE), "rx4_q": fmt.vector(q), "rx4_k": fmt.vector(k),
+        "rx4_m": ex.PAIR_M, "rx4_n": ex.PAIR_N, "rx4_offset": fmt.count(s["offset"]),
+        "rx4_table": Table(["对", "频率 θ_i", "转角 (n − m)θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"], rows),
+        "rx4_sum": fmt.fmt(sum(s["terms"])), "rx4_score": fmt.fmt(s["score"]),
+        "rx4_sentence": offset_sentence(s["score"], s["both"]),
     }
 
 

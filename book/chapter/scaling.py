@@ -604,36 +604,45 @@ def exercise_hand(q=None, k=None, v=None) -> dict:
     }
 
 
-def bug_sentence(rows: list[dict], checks=ex.CHECKS) -> str:
-    """Exercise 2's answer in words: which checks each wrong implementation (every row after the first) fails.
+def grow_sentence(r: dict) -> str:
+    """Exercise 2's answer in words, from ``copied_row``: the copied row is the d-dimensional row at another temperature.
 
-    >>> bug_sentence(ex.bug_checks())
-    '“按模型宽度缩放”没有通过的检查：“与 attention 一致”；“沿查询做 softmax”没有通过的检查：“行之和为 1”、“与 attention 一致”。'
-    >>> bug_sentence([{"name": "对"}, {"name": "甲", "a": True}], checks=(("检查 A", "a"),))
-    '“甲”各项检查都通过了。'
+    >>> grow_sentence(ex.copied_row()).split("；")
+    ['d = 8 时除以 √8 的权重，与 d = 2 的那一行在 T = 0.5 时的权重完全相同', '不缩放相当于 T = 0.1768，最大权重 0.9817，几乎全给了 Key 2。']
     """
-    rows = att.as_list(rows, "rows")
-    caught = [
-        f"“{r['name']}”没有通过的检查：{'、'.join(f'“{name}”' for name, key in checks if not r[key])}"
-        for r in rows[1:] if not all(r[key] for _, key in checks)
-    ]
-    missed = [r["name"] for r in rows[1:] if all(r[key] for _, key in checks)]
-    sentence = "；".join(caught) + "。" if caught else ""
-    if missed:
-        sentence += f"{'、'.join(f'“{n}”' for n in missed)}{'三项' if len(checks) == 3 else '各项'}检查都通过了。"
-    return sentence
+    if not isinstance(r, dict) or not {"weights_big", "weights_raw", "scaled", "temperature_big"} <= r.keys():
+        raise ValueError("r 必须是 copied_row 返回的字典")
+    same = att.softmax(r["scaled"], temperature=r["temperature_big"])
+    raw = r["weights_raw"]
+    top = max(range(len(raw)), key=lambda j: raw[j])
+    how = "几乎全给了" if raw[top] > 0.9 else "最多的给了"
+    return (f"d = {fmt.count(r['d_big'])} 时除以 √{fmt.count(r['d_big'])} 的权重，与 d = {fmt.count(r['d'])} 的那一行在 "
+            f"T = {fmt.short(r['temperature_big'])} 时的权重{same_or_gap(att.max_abs_diff([r['weights_big']], [same]))}；"
+            f"不缩放相当于 T = {fmt.fmt(r['temperature_raw'])}，最大权重 {fmt.fmt(raw[top])}，{how} Key {top}。")
 
 
-def exercise_bugs() -> dict:
-    """Exercise 2: the inputs, the table of checks and the sentence read from it."""
-    rows = ex.bug_checks()
+def exercise_grow(q=ex.GROW_Q, k=ex.GROW_K, copies=ex.COPIES) -> dict:
+    """Exercise 2: the inputs, the three ways to score the row (d, copied and scaled, copied and not), the sentence."""
+    r = ex.copied_row(q, k, copies)
+    d, big = fmt.count(r["d"]), fmt.count(r["d_big"])
+
+    def row(name, scores, temperature, weights, cell=fmt.fmt):
+        return [name, " / ".join(cell(x) for x in scores), temperature, " / ".join(fmt.fmt(x) for x in weights),
+                fmt.fmt(max(weights))]
+
     return {
-        "ex2_q": fmt.vectors(ex.BUG_Q), "ex2_k": fmt.vectors(ex.BUG_K), "ex2_v": "、".join(fmt.short(r[0]) for r in ex.BUG_V),
-        "ex2_heads": fmt.count(ex.BUG_HEADS), "ex2_width": fmt.count(ex.BUG_HEADS * len(ex.BUG_Q[0])),
-        "ex2_order": _keys_word(ex.BUG_ORDER),
-        "ex2_table": (["实现", "两个查询的输出"] + [name for name, _ in ex.CHECKS], [
-            [r["name"], " / ".join(fmt.fmt(o[0]) for o in r["output"])] + ["通过" if r[key] else "失败" for _, key in ex.CHECKS]
-            for r in rows]),
-        "ex2_sentence": bug_sentence(rows),
-        "ex3_scores": python_list(ex.CODE_SCORES),
+        "ex2_q": fmt.vector(q), "ex2_k": fmt.vectors(k), "ex2_copies": fmt.count(copies), "ex2_n": fmt.count(len(k)), "ex2_d": d, "ex2_d_big": big,
+        "ex2_dots": " / ".join(fmt.short(x) for x in r["dots"]), "ex2_dots_big": " / ".join(fmt.short(x) for x in r["dots_big"]),
+        "ex2_table": (["分数的算法", "分数（Key " + " / ".join(str(j) for j in range(len(k))) + "）",
+                       f"相当于 d = {d} 那一行的温度", "权重", "最大权重"], [
+            row(f"d = {d}，除以 √{d}", r["scaled"], "1", r["weights"]),
+            row(f"d = {big}，除以 √{big}", r["scaled_big"], fmt.short(r["temperature_big"]), r["weights_big"]),
+            row(f"d = {big}，不缩放", r["dots_big"], fmt.fmt(r["temperature_raw"]), r["weights_raw"], fmt.short),
+        ]),
+        "ex2_sentence": grow_sentence(r),
     }
+
+
+def exercise_code() -> dict:
+    """Exercise 3: a row of scores to try, and the doctest the reader's function must pass."""
+    return {"ex3_scores": python_list(ex.CODE_SCORES), "ex3_doctest": fmt.Md(fmt.doctest_block(ex.shifted_softmax))}

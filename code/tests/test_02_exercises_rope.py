@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reference import fuzz_failures
 
 ex = importlib.import_module("02_exercises_rope")
@@ -23,14 +25,10 @@ def thetas(d: int, base: float) -> np.ndarray:
     return base ** (-np.arange(0, d, 2) / d)
 
 
-def numpy_rotate(x, position: int, base: float, mixed: bool = False) -> np.ndarray:
-    """Adjacent pairs, each turned by a 2×2 rotation matrix; ``mixed`` gives each component the angle
-    of the other layout (the deliberate mistake), so a pair's two components turn by different angles."""
+def numpy_rotate(x, position: int, base: float) -> np.ndarray:
+    """Adjacent pairs, each turned by a 2×2 rotation matrix."""
     x = np.asarray(x, dtype=float)
-    d = len(x)
-    theta = thetas(d, base)
-    per_dim = np.tile(theta, 2) if mixed else np.repeat(theta, 2)  # half layout vs adjacent layout
-    phi = position * per_dim
+    phi = position * np.repeat(thetas(len(x), base), 2)
     out = x.copy()
     out[0::2] = x[0::2] * np.cos(phi[0::2]) - x[1::2] * np.sin(phi[0::2])
     out[1::2] = x[1::2] * np.cos(phi[1::2]) + x[0::2] * np.sin(phi[1::2])
@@ -81,47 +79,26 @@ def test_the_shifted_scores_are_equal_and_equal_numpy():
     assert abs(s["plain"] - s["groups"][0]["score"]) > 1e-3  # the exercise shows that rotation matters
 
 
-def numpy_causal(q, k, v, past: int) -> np.ndarray:
-    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
-    visible = np.arange(k.shape[0])[None, :] <= past + np.arange(q.shape[0])[:, None]
-    scores = np.where(visible, q @ k.T / np.sqrt(q.shape[1]), -np.inf)
-    w = np.exp(scores - scores.max(axis=1, keepdims=True))
-    return (w / w.sum(axis=1, keepdims=True)) @ v
+def test_turning_k_alone_by_the_offset_gives_the_score_of_rotating_both():
+    q, k, m, n, base = (np.asarray(ex.PAIR_Q), np.asarray(ex.PAIR_K), ex.PAIR_M, ex.PAIR_N, ex.PAIR_BASE)
+    s = ex.offset_score()
+    both = numpy_rotate(q, m, base) @ numpy_rotate(k, n, base) / math.sqrt(q.size)
+    assert s["offset"] == n - m < 0  # the exercise turns k backwards
+    assert np.allclose(s["angles"], (n - m) * thetas(q.size, base))
+    assert math.isclose(s["score"], both, abs_tol=1e-12) and math.isclose(s["both"], both, abs_tol=1e-12)
+    # Only the offset matters: the same vectors two positions further give the same score.
+    assert math.isclose(ex.offset_score(m=m + 2, n=n + 2)["score"], s["score"], abs_tol=1e-12)
+    turned = np.asarray(s["k_turned"])
+    assert np.isclose(np.linalg.norm(turned), np.linalg.norm(k)) and np.allclose(s["terms"], (q * turned).reshape(-1, 2).sum(1))
 
 
-def numpy_variant(mixed: bool, by_row: bool) -> tuple[bool, bool]:
-    """Both checks of the find-the-bug exercise, recomputed with numpy for one variant."""
-    seq, v, base = np.asarray(ex.BUG_SEQ), np.asarray(ex.BUG_V), ex.BUG_BASE
-    turn = lambda x, p: numpy_rotate(x, p, base, mixed)  # noqa: E731
-    q, k = seq[ex.OFFSET_Q], seq[ex.OFFSET_K]
-    m, n, s = ex.OFFSET_M, ex.OFFSET_N, ex.OFFSET_SHIFT
-    offset_ok = abs(turn(q, m) @ turn(k, n) - turn(q, m + s) @ turn(k, n + s)) < 1e-9
-    n_all = len(seq)
-    rotated = np.array([turn(x, p) for p, x in enumerate(seq)])
-    full = numpy_causal(rotated, rotated, v, 0)
-    keys, outs, start = [], [], 0
-    for size in ex.BUG_CHUNKS:
-        ps = [i if by_row else start + i for i in range(size)]
-        new = np.array([turn(x, p) for x, p in zip(seq[start:start + size], ps)])
-        keys += list(new)
-        outs += list(numpy_causal(new, np.array(keys), v[: start + size], start))
-        start += size
-    assert start == n_all
-    return offset_ok, bool(np.allclose(outs, full, atol=1e-9))
-
-
-def test_each_check_catches_exactly_one_mistake_as_numpy_says():
-    c = ex.bug_checks()
-    flags = [(False, False), (True, False), (False, True)]  # A, B (mixed), C (row index)
-    for row, (mixed, by_row) in zip(c["rows"], flags):
-        assert (row["offset_ok"], row["decode_ok"]) == numpy_variant(mixed, by_row), row["name"]
-    assert [(r["offset_ok"], r["decode_ok"]) for r in c["rows"]] == [(True, True), (False, True), (True, False)]
-    # The page's own mistakes: the exercise's B and C are the page's mixed_rotate and row_index_decode.
-    right = c["rows"][0]
-    assert np.allclose(rope.decode(ex.BUG_SEQ, ex.BUG_SEQ, ex.BUG_V, ex.BUG_CHUNKS, ex.BUG_BASE),
-                       np.asarray(right["stepped"])[:, None])
-    wrong = rope.row_index_decode(ex.BUG_SEQ, ex.BUG_SEQ, ex.BUG_V, ex.BUG_CHUNKS, ex.BUG_BASE)
-    assert np.allclose(wrong, np.asarray(c["rows"][2]["stepped"])[:, None])
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(-3, 3), min_size=4, max_size=4), st.lists(st.integers(-3, 3), min_size=4, max_size=4),
+       st.integers(0, 20), st.integers(0, 20))
+def test_the_offset_score_is_the_rotated_score_anywhere(q, k, m, n):
+    q, k = [float(x) for x in q], [float(x) for x in k]
+    s = ex.offset_score(q, k, m, n, 100.0)
+    assert math.isclose(s["score"], s["both"], abs_tol=1e-9)
 
 
 @pytest.mark.parametrize(
@@ -138,9 +115,9 @@ def test_each_check_catches_exactly_one_mistake_as_numpy_says():
         (lambda: ex.shift_scores(shift=-1), "shift"),
         (lambda: ex.shift_scores(m="x"), "m 必须是"),
         (lambda: ex.rotation_angles(1, 10**12), "d 太大了"),
-        (lambda: ex.bug_checks(seq=[[1.0, 0.0]], v=[[1.0]], chunks=[1]), "seq 至少要有 3 行"),
-        (lambda: ex.bug_checks(chunks=[1, 1]), "chunks"),
-        (lambda: ex.bug_checks(v=[[1.0]]), "行数"),
+        (lambda: ex.offset_score(q=[1.0, 2.0]), "一样长"),
+        (lambda: ex.offset_score(q=[1.0, 2.0, 3.0], k=[1.0, 2.0, 3.0]), "偶数"),
+        (lambda: ex.offset_score(m=-1), "m"),
     ],
 )
 def test_bad_input_is_named(call, words):
@@ -153,7 +130,7 @@ VALID_CALLS = {
     "rotation_angles": (2, 4, 100.0),
     "frequency_table": (6, 64.0, 3),
     "shift_scores": ([1.0, 2.0, 0.0, 1.0], [2.0, 0.0, 1.0, 1.0], 4, 1, 5, 100.0),
-    "bug_checks": (ex.BUG_SEQ, ex.BUG_V, [2, 2], 100.0),
+    "offset_score": ([1.0, 2.0, 0.0, 1.0], [1.0, 0.0, 2.0, 1.0], 5, 2, 100.0),
 }
 
 
@@ -164,8 +141,8 @@ def test_bad_arguments_get_a_value_error_and_nothing_else(name):
 
 def test_the_self_test_catches_a_wrong_answer(monkeypatch):
     ex.self_test()
-    monkeypatch.setattr(ex, "VARIANTS", [ex.VARIANTS[0], ex.VARIANTS[0], ex.VARIANTS[2]])
-    with pytest.raises(AssertionError, match="各认出一种错误"):
+    monkeypatch.setattr(ex, "offset_score", lambda: {"score": 0.0, "both": 1.0})
+    with pytest.raises(AssertionError, match="只转 k"):
         ex.self_test()
 
 

@@ -32,25 +32,36 @@ def test_the_hand_row_is_numpys():
     assert len(set(s["dots"])) == len(s["dots"])  # the exercise has something to tell apart
 
 
-def test_the_bug_table_is_what_numpy_computes():
-    q, k, v = (np.asarray(x, dtype=float) for x in (ex.BUG_Q, ex.BUG_K, ex.BUG_V))
-    d = q.shape[1]
-    right = softmax(q @ k.T / np.sqrt(d), 1) @ v
-    wide = softmax(q @ k.T / np.sqrt(ex.BUG_HEADS * d), 1) @ v
-    axis = softmax(q @ k.T / np.sqrt(d), 0) @ v
-    rows = {r["name"]: r for r in ex.bug_checks()}
-    assert np.allclose(rows["正确实现"]["output"], right)
-    assert np.allclose(rows["按模型宽度缩放"]["output"], wide)
-    assert np.allclose(rows["沿查询做 softmax"]["output"], axis)
-    # Each wrong implementation is caught by at least one check; the right one passes all three.
-    checks = [key for _, key in ex.CHECKS]
-    assert checks == ["rows_sum_to_one", "permutation", "matches"]
-    assert all(rows["正确实现"][c] for c in checks)
-    assert not all(rows["按模型宽度缩放"][c] for c in checks)
-    assert not all(rows["沿查询做 softmax"][c] for c in checks)
-    # The checks themselves, recomputed: rows of the wrong-axis weights do not sum to one.
-    assert not np.allclose(softmax(q @ k.T / np.sqrt(d), 0).sum(axis=1), 1)
-    assert sorted(ex.BUG_ORDER) == list(range(len(ex.BUG_K))) and ex.BUG_ORDER != sorted(ex.BUG_ORDER)
+def test_the_copied_row_is_what_numpy_computes():
+    q, k = np.asarray(ex.GROW_Q), np.asarray(ex.GROW_K)
+    c = ex.COPIES
+    q_big, k_big = np.tile(q, c), np.tile(k, (1, c))
+    r = ex.copied_row()
+    assert r["d_big"] == c * r["d"] == q_big.size
+    assert np.allclose(r["dots_big"], k_big @ q_big) and np.allclose(r["dots_big"], c * (k @ q))
+    assert np.allclose(r["weights"], softmax(k @ q / np.sqrt(q.size), 0))
+    assert np.allclose(r["weights_big"], softmax(k_big @ q_big / np.sqrt(q_big.size), 0))
+    assert np.allclose(r["weights_raw"], softmax(k_big @ q_big, 0))
+    # Both are the first row at another temperature: T = 1/√c scaled, T = 1/(c √d) unscaled.
+    scaled = k @ q / np.sqrt(q.size)
+    assert np.allclose(r["weights_big"], softmax(scaled / r["temperature_big"], 0))
+    assert np.allclose(r["weights_raw"], softmax(scaled / r["temperature_raw"], 0))
+    assert max(r["weights"]) < max(r["weights_big"]) < max(r["weights_raw"])  # the exercise has something to show
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(-4, 4), min_size=1, max_size=3), st.integers(1, 5), st.integers(1, 6))
+def test_copying_is_a_temperature_on_any_row(q, n_keys, copies):
+    k = [[float((i + j) % 3 - 1) for j in range(len(q))] for i in range(n_keys)]
+    r = ex.copied_row([float(x) for x in q], k, copies)
+    scaled = np.asarray(r["scaled"])
+    assert np.allclose(r["weights_big"], softmax(scaled * np.sqrt(copies), 0), atol=1e-12)
+
+
+@pytest.mark.parametrize("args", [([1.0, 2.0], [[1.0]], 2), ([1.0], [[1.0]], 0), ([1.0], [[1.0]], True), ([], [[1.0]], 2)])
+def test_copied_row_refuses_bad_input(args):
+    with pytest.raises(ValueError):
+        ex.copied_row(*args)
 
 
 @settings(max_examples=25, deadline=None)
@@ -77,6 +88,6 @@ def test_self_test_fails_when_the_reference_solution_is_wrong(monkeypatch):
 def test_running_the_file_prints_the_answers():
     run = subprocess.run([sys.executable, str(Path(ex.__file__))], capture_output=True, text=True, check=True)
     answers = json.loads(run.stdout)
-    assert answers["练习2"] == {r["name"]: {name: r[key] for name, key in ex.CHECKS} for r in ex.bug_checks()}
+    assert answers["练习2"] == {key: ex.copied_row()[key] for key in ("weights", "weights_big", "weights_raw")}
     assert np.allclose(answers["练习3"], softmax(np.asarray(ex.CODE_SCORES), 0))
     assert run.stderr == ""
