@@ -209,11 +209,11 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = Fa
 
 
 # -- 核对：中心有限差分 ---------------------------------------------------------------------------------
-def _numeric(outputs, d_out, m: list[list[float]], h: object) -> list[list[float]]:
+def _numeric(outputs, d_out, m: list[list[float]], eps: object) -> list[list[float]]:
     """逐个元素原地扰动 ``m``（用完即还原），返回 ``L = Σ d_out * outputs()`` 的中心差分。"""
-    step = att.real(h, "h")
+    step = att.real(eps, "eps")
     if not (math.isfinite(step) and step > 0):
-        raise ValueError(f"h 必须是正的有限数，收到 {h!r}")
+        raise ValueError(f"eps 必须是正的有限数，收到 {eps!r}")
     loss = lambda: sum(a * b for o_i, do_i in zip(outputs(), d_out) for a, b in zip(o_i, do_i))  # noqa: E731
     g = [[0.0] * len(m[0]) for _ in m]
     for i, row in enumerate(m):
@@ -226,8 +226,8 @@ def _numeric(outputs, d_out, m: list[list[float]], h: object) -> list[list[float
             g[i][c] = (up - down) / (2 * step)
     return g
 
-def finite_difference(q, k, v, d_out, *, h=STEP, causal=True, past=0, key_valid=None, empty_row="error"):
-    """中心有限差分 ``(L(x + h) − L(x − h)) / 2h``（``L = Σ d_out * O``），逐个元素估计 ``(dq, dk, dv)``。
+def finite_difference(q, k, v, d_out, *, eps=STEP, causal=True, past=0, key_valid=None, empty_row="error"):
+    """中心有限差分 ``(L(x + ε) − L(x − ε)) / 2ε``（``L = Σ d_out * O``），逐个元素估计 ``(dq, dk, dv)``。
 
     >>> [[round(x, 6) for x in row] for row in finite_difference([[0.0]], [[0.0]] * 2, [[10.0], [30.0]], [[1.0]], causal=False)[2]]
     [[0.5], [0.5]]
@@ -235,7 +235,7 @@ def finite_difference(q, k, v, d_out, *, h=STEP, causal=True, past=0, key_valid=
     rule = dict(causal=causal, past=past, key_valid=key_valid)
     q, k, v, d_out, visible, policy = _shapes(q, k, v, d_out, None, empty_row, rule)
     outputs = lambda: att.masked_attention(q, k, v, visible, empty_row=policy)[1]  # noqa: E731
-    return tuple(_numeric(outputs, d_out, m, h) for m in (q, k, v))
+    return tuple(_numeric(outputs, d_out, m, eps) for m in (q, k, v))
 
 def relative_error(a: list[list[float]], b: list[list[float]]) -> float:
     """两个同形矩阵的相对误差 ``‖a − b‖ / max(‖a‖, ‖b‖, 1)``（范数是全部元素的平方和开方）。
@@ -252,7 +252,7 @@ def relative_error(a: list[list[float]], b: list[list[float]]) -> float:
     diff = math.sqrt(sum((x - y) ** 2 for ra, rb in zip(a, b) for x, y in zip(ra, rb)))
     return diff / max(norm(a), norm(b), 1.0)
 
-def gradient_check(q, k, v, d_out, *, backward=None, h=STEP, causal=True, past=0, key_valid=None, empty_row="error"):
+def gradient_check(q, k, v, d_out, *, backward=None, eps=STEP, causal=True, past=0, key_valid=None, empty_row="error"):
     """用中心有限差分核对一个反向实现，返回每个梯度的相对误差、最大值与是否通过（不超过 ``TOLERANCE``）。
 
     ``backward`` 默认是 ``attention_backward``；换成故意写错的版本，核对应当失败。
@@ -267,12 +267,12 @@ def gradient_check(q, k, v, d_out, *, backward=None, h=STEP, causal=True, past=0
     q, k, v, d_out = (att.as_matrix(m, name) for m, name in ((q, "Q"), (k, "K"), (v, "V"), (d_out, "d_out")))
     options = dict(causal=causal, past=past, key_valid=key_valid, empty_row=empty_row)
     hand = backward(q, k, v, d_out, **options)
-    numeric = finite_difference(q, k, v, d_out, h=h, **options)
+    numeric = finite_difference(q, k, v, d_out, eps=eps, **options)
     errors = {name: relative_error(a, b) for name, a, b in zip(("dq", "dk", "dv"), hand, numeric)}
     worst = max(errors.values())
     return {**errors, "max": worst, "passed": worst <= TOLERANCE}
 
-def projection_gradient_check(x, w_q, w_k, w_v, d_out, *, h=STEP, causal=True, key_valid=None, empty_row="error"):
+def projection_gradient_check(x, w_q, w_k, w_v, d_out, *, eps=STEP, causal=True, key_valid=None, empty_row="error"):
     """用中心有限差分核对投影矩阵与输入的梯度（``projection_backward``），返回各自的相对误差。
 
     >>> projection_gradient_check(PROJ_X, PROJ_W_Q, PROJ_W_K, PROJ_W_V, EXAMPLE_D_OUT)["passed"]
@@ -285,7 +285,7 @@ def projection_gradient_check(x, w_q, w_k, w_v, d_out, *, h=STEP, causal=True, k
     hand = projection_backward(x, w_q, w_k, w_v, *attention_backward(*qkv(), d_out, **options))
     outputs = lambda: att.attention(*qkv(), causal, key_valid=key_valid, empty_row=empty_row)[1]  # noqa: E731
     params = (("dw_q", w_q), ("dw_k", w_k), ("dw_v", w_v), ("dx", x))
-    errors = {name: relative_error(hand[name], _numeric(outputs, d_out, m, h)) for name, m in params}
+    errors = {name: relative_error(hand[name], _numeric(outputs, d_out, m, eps)) for name, m in params}
     worst = max(errors.values())
     return {**errors, "max": worst, "passed": worst <= TOLERANCE}
 

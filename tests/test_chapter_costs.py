@@ -67,7 +67,7 @@ def test_the_forbidden_share_of_the_largest_table_is_not_rounded_to_a_half():
 
 
 def test_percent_and_grouped_print_the_one_minus_sign():
-    assert page.percent(-0.5) == f"{fmt.MINUS}50.00%" and page.percent(0.00001) == "0.00%"
+    assert fmt.percent(-0.5) == f"{fmt.MINUS}50.00%" and fmt.percent(0.00001) == "0.00%"
     assert fmt.grouped(-1234567) == f"{fmt.MINUS}1,234,567" and fmt.grouped(0) == "0"
     with pytest.raises(ValueError):
         fmt.grouped(1.5)
@@ -85,7 +85,7 @@ def test_the_score_tables_show_the_counts_of_their_rows():
     assert page.madds_table(rows)[1][1] == ["32", fmt.grouped(rows[1]["qk_madds"]), fmt.grouped(rows[1]["mix_madds"])]
     assert page.growth(rows) == {"n0": "8", "n1": "32", "n_ratio": "4 倍", "growth": "16 倍"}
     largest = page.share_of_largest(rows)
-    assert largest["n"] == "32" and largest["share"] == page.percent(31 / 64)
+    assert largest["n"] == "32" and largest["share"] == fmt.percent(31 / 64)
 
 
 # -- the KV cache ------------------------------------------------------------------------------------
@@ -170,7 +170,7 @@ def test_head_dim_sentence_on_other_models():
     same = page.head_dim_sentence(_model("S", heads=4, kv_heads=4, head_dim=8, hidden=32))
     assert "一致" in same and "巧合" in same
     more = page.head_dim_sentence(_model("M", heads=4, kv_heads=4, head_dim=8, hidden=64))
-    assert "hidden ÷ heads = 64 ÷ 4 = 16" in more and "多算了 100%" in more
+    assert "hidden ÷ heads = 64 ÷ 4 = 16" in more and "多算了 100.00%" in more
     less = page.head_dim_sentence(_model("L", heads=3, kv_heads=3, head_dim=16, hidden=40))
     assert "40 ÷ 3 ≈ 13.33" in less and "少算了" in less  # 40 ÷ 3 is not 13.33: "≈"
 
@@ -273,7 +273,7 @@ def test_the_pages_noisy_law_actually_moves_the_slope():
             assert abs(slope - law["power"]) > 1e-3
         else:
             assert slope == pytest.approx(law["power"], abs=1e-9)
-    assert [row[2] for row in check["table"][1]] == [fmt.fmt(s, 4) for s in check["slopes"]]
+    assert [row[2] for row in check["table"][1]] == [fmt.ratio(s) for s in check["slopes"]]
 
 
 def test_a_fit_check_without_a_noisy_law_is_refused():
@@ -289,8 +289,8 @@ def test_a_fit_check_without_a_noisy_law_is_refused():
 def test_slope_sentence_reads_the_slope(slope, words):
     sentence = page.slope_sentence(slope, points=7, cpus=3)
     assert words in sentence
-    assert f"拟合斜率是 {fmt.fmt(slope, 2)}" in sentence
-    assert f"约变为 {fmt.fmt(2 ** slope, 1)} 倍" in sentence
+    assert f"拟合斜率是 {fmt.ratio(slope)}" in sentence
+    assert f"约变为 {fmt.multiple(2 ** slope)} 倍" in sentence
     # Never wider than what was measured: one build, its lengths, its machine.
     assert "一次构建、7 个长度、一台 3 个逻辑处理器的机器上的结果" in sentence
     assert "一致" not in sentence and ("不能当作证明" in sentence or "不能断定原因" in sentence)

@@ -257,7 +257,7 @@ def test_long_example_table_and_note():
     assert values["lr_table_note"] == "（其中偏移 0、1,000 不在图的横轴范围内，只见于表中）"
     assert [r[0] for r in values["tbl_long"].rows] == ["10,000", "500,000", "1,000,000"]
     d = rope.MODEL_BASES[0]["head_dim"]
-    assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d), 2)
+    assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d))
 
 
 def test_toeplitz_example_diagonals_and_sign():

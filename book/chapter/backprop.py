@@ -399,12 +399,12 @@ def config_values(q, k, v, d_out, cache_past: int, pad, left) -> dict:
 
 
 def step_values(q, k, v, d_out, steps) -> dict:
-    """The check's error for each step h: truncation for a large h, rounding for a small one."""
-    errors = [bp.gradient_check(q, k, v, d_out, h=h)["max"] for h in steps]
+    """The check's error for each step ε: truncation for a large step, rounding for a small one."""
+    errors = [bp.gradient_check(q, k, v, d_out, eps=eps)["max"] for eps in steps]
     best = min(range(len(steps)), key=lambda i: errors[i])
     return {
-        "tbl_h": Md(fmt.md_table(["步长 h", "最大相对误差", "结论"],
-                                 [[fmt.power(h), fmt.sci(e), verdict(e)] for h, e in zip(steps, errors)])),
+        "tbl_h": Md(fmt.md_table(["步长 ε", "最大相对误差", "结论"],
+                                 [[fmt.power(eps), fmt.sci(e), verdict(e)] for eps, e in zip(steps, errors)])),
         "h_best": fmt.power(steps[best]), "h_best_err": fmt.sci(errors[best]),
         "eps_cbrt": fmt.sci(sys.float_info.epsilon ** (1 / 3)), "eps32": fmt.sci(2.0 ** -23),
     }

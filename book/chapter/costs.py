@@ -7,11 +7,12 @@ and sentences. Each section's function (``score_values``, ``kv_values`` …) ret
 under each name, and the page calls ``page.glue_all`` on it. Every sentence is built from the same values
 as the table next to it.
 
-Large counts are written by ``fmt.grouped`` (8,589,934,592). Three kinds of number that only this page
-prints are written here: ``times`` (a ratio, 4 倍 / 9.1 倍), ``percent`` (50.00%) and ``tex_number`` (a
-number inside LaTeX maths, where TeX itself typesets the minus).
+Large counts are written by ``fmt.grouped`` (8,589,934,592). Ratios, slopes, times and percentages
+use ``fmt``'s kinds (``fmt.ratio``, ``fmt.ms``, ``fmt.percent``); written here are ``times`` (a multiple in
+words, 4 倍 / 9.1 倍, with ``fmt.multiple``), ``share`` (a percentage that never rounds to a whole one it
+is not) and ``tex_number`` (a number inside LaTeX maths, where TeX itself typesets the minus).
 
->>> fmt.grouped(8589934592), times(16.0), times(9.14), percent(0.4999)
+>>> fmt.grouped(8589934592), times(16.0), times(9.14), fmt.percent(0.4999)
 ('8,589,934,592', '16 倍', '9.1 倍', '49.99%')
 """
 
@@ -54,7 +55,7 @@ def times(ratio: float) -> str:
     ('4 倍', '4.4 倍', '2.8 倍')
     """
     x = _ratio(ratio)
-    return f"{fmt.short(x) if x.is_integer() else fmt.fmt(x, 1)} 倍"
+    return f"{fmt.multiple(x)} 倍"
 
 
 def about_times(verb: str, ratio: float) -> str:
@@ -66,17 +67,8 @@ def about_times(verb: str, ratio: float) -> str:
     return ("" if _ratio(ratio).is_integer() else "约") + f"{verb} {times(ratio)}"
 
 
-def percent(share: float, digits: int = 2) -> str:
-    """A share as a percentage with ``digits`` decimals.
-
-    >>> percent(0.5), percent(0.25, 0), percent(-0.125, 1)
-    ('50.00%', '25%', '−12.5%')
-    """
-    return fmt.fmt(100 * att.real(share, "share"), digits) + "%"
-
-
 def share(part: int, whole: int) -> str:
-    """``part ÷ whole`` as a percentage with two decimals, and more where two would show a whole percentage
+    """``part ÷ whole`` as a percentage (``fmt.percent``'s decimals), and more where those would show a whole percentage
     that the share is not: 4,294,705,152 of 8,589,934,592 is 49.997%, not 50.00%.
 
     >>> share(6, 16), share(16760832, 33554432), share(4294705152, 8589934592), share(1, 2)
@@ -85,7 +77,7 @@ def share(part: int, whole: int) -> str:
     whole = att.check_count(whole, "whole")
     part = att.check_count(part, "part", minimum=0, maximum=whole)
     value = Fraction(100 * part, whole)
-    for digits in range(2, 16):
+    for digits in range(fmt.DECIMALS["percent"][0], 16):
         shown = round(value, digits)
         if shown == value or shown.denominator != 1:  # exact, or not a whole percentage
             break
@@ -300,13 +292,13 @@ def head_dim_sentence(model: dict) -> str:
     """The configured head_dim against hidden ÷ heads, and how far a cache estimated with the latter is off.
 
     >>> print(head_dim_sentence(costs.GEMMA_7B))
-    Gemma-7B：hidden ÷ heads = 3072 ÷ 16 = 192，但配置写明 head_dim = 256；按 192 估算，每 token 的缓存是 336 KiB，实际是 448 KiB，少算了 25%。
+    Gemma-7B：hidden ÷ heads = 3072 ÷ 16 = 192，但配置写明 head_dim = 256；按 192 估算，每 token 的缓存是 336 KiB，实际是 448 KiB，少算了 25.00%。
     >>> print(head_dim_sentence(costs.MODELS[0]))
     Llama-2-7B：hidden ÷ heads = 4096 ÷ 32 = 128，与配置的 head_dim = 128 一致；但这只是这个模型的巧合，不是规律。
     """
     real = costs.kv_cache_bytes(model, 1)  # also checks the model
     m, guess = model, model["hidden"] / model["heads"]
-    shown = fmt.short(guess) if guess.is_integer() else fmt.fmt(guess, 2)
+    shown = fmt.short(guess) if guess.is_integer() else fmt.ratio(guess)
     sign = "=" if guess.is_integer() else "≈"  # 40 ÷ 3 is not 13.33
     start = f"{m['name']}：hidden ÷ heads = {fmt.count(m['hidden'])} ÷ {fmt.count(m['heads'])} {sign} {shown}"
     if guess == m["head_dim"]:
@@ -315,7 +307,7 @@ def head_dim_sentence(model: dict) -> str:
     wrong = round(2 * m["layers"] * m["kv_heads"] * guess * costs.FLOAT16_BYTES)
     change = (wrong - real) / real
     return (f"{start}，但配置写明 head_dim = {fmt.count(m['head_dim'])}；按 {shown} 估算，每 token 的缓存是 {fmt.size(wrong)}，"
-            f"实际是 {fmt.size(real)}，{'少算了' if change < 0 else '多算了'} {percent(abs(change), 0)}。")
+            f"实际是 {fmt.size(real)}，{'少算了' if change < 0 else '多算了'} {fmt.percent(abs(change))}。")
 
 
 def share_of_largest(rows: list[dict]) -> dict:
@@ -457,7 +449,7 @@ def fit_check(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict
     """Each law's fitted slope, the fit table, and how far the noisy slopes moved (the noiseless must not).
 
     >>> fit_check()["table"][1][0]
-    ['$t = 3 \\\\times 10^{-9} n^{2}$', '2', '2.0000']
+    ['$t = 3 \\\\times 10^{-9} n^{2}$', '2', '2.00']
     """
     fitted = [costs.fit_slope(ns, synthetic_seconds(ns, law))[0] for law in laws]
     exact = [abs(s - law["power"]) for law, s in zip(laws, fitted) if not law["noise"]]
@@ -465,8 +457,8 @@ def fit_check(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict
     if not exact or not noisy or max(exact) > 1e-9:
         raise ValueError(f"合成计时应当既有不带噪声的（斜率恰是指数），也有带噪声的：{laws}，{fitted}")
     table = (["合成计时", "指数", "拟合斜率"],
-             [[law_label(law), fmt.short(law["power"]), fmt.fmt(s, 4)] for law, s in zip(laws, fitted)])
-    return {"slopes": fitted, "table": table, "noise_gap": fmt.fmt(max(noisy), 4)}
+             [[law_label(law), fmt.short(law["power"]), fmt.ratio(s)] for law, s in zip(laws, fitted)])
+    return {"slopes": fitted, "table": table, "noise_gap": fmt.ratio(max(noisy))}
 
 
 # -- 实测 ---------------------------------------------------------------------------------------------
@@ -480,8 +472,8 @@ def timing_table(timed: list[dict]) -> tuple[list[str], list[list[str]]]:
     [['2', '3', '1.000', '—'], ['4', '1', '4.000', '4.00']]
     """
     return ["n", "计时次数", "中位数（毫秒）", "与上一行之比"], [
-        [fmt.count(r["n"]), fmt.count(r["runs"]), fmt.fmt(r["median"] * 1000, 3),
-         "—" if i == 0 else fmt.fmt(r["median"] / timed[i - 1]["median"], 2)] for i, r in enumerate(timed)]
+        [fmt.count(r["n"]), fmt.count(r["runs"]), fmt.ms(r["median"]),
+         "—" if i == 0 else fmt.ratio(r["median"] / timed[i - 1]["median"])] for i, r in enumerate(timed)]
 
 
 def ratios_sentence(timed: list[dict], slope: float) -> str:
@@ -501,8 +493,8 @@ def ratios_sentence(timed: list[dict], slope: float) -> str:
     s = att.real(slope, "slope")
     ratios = [b["median"] / a["median"] for a, b in zip(rows, rows[1:])]
     local = [math.log(r) / math.log(b["n"] / a["n"]) for r, a, b in zip(ratios, rows, rows[1:])]
-    low, high = fmt.fmt(min(ratios), 2), fmt.fmt(max(ratios), 2)
-    s_low, s_high = fmt.fmt(min(local), 2), fmt.fmt(max(local), 2)
+    low, high = fmt.ratio(min(ratios)), fmt.ratio(max(ratios))
+    s_low, s_high = fmt.ratio(min(local)), fmt.ratio(max(local))
     if low == high:
         told = f"相邻两行之比都是 {low}，折成斜率都是 {s_low}"
     else:
@@ -518,14 +510,14 @@ def slope_sentence(slope: float, *, points: int, cpus: int) -> str:
     said no wider than one measurement of ``points`` lengths on a machine of ``cpus`` logical processors.
 
     >>> print(slope_sentence(2.0, points=5, cpus=2))
-    拟合斜率是 2.00：长度每翻一倍，时间约变为 4.0 倍，与分数表格子数的 n² 增长相符。这只是一次构建、5 个长度、一台 2 个逻辑处理器的机器上的结果：它与 n² 增长不矛盾，却不能当作证明。
+    拟合斜率是 2.00：长度每翻一倍，时间约变为 4 倍，与分数表格子数的 n² 增长相符。这只是一次构建、5 个长度、一台 2 个逻辑处理器的机器上的结果：它与 n² 增长不矛盾，却不能当作证明。
     """
     s = att.real(slope, "slope")
     if not math.isfinite(s) or abs(s) > 100:
         raise ValueError(f"slope 必须是有限的实数（且不过 ±100），收到 {slope!r}")
     points = att.check_count(points, "points", minimum=2)
     cpus = att.check_count(cpus, "cpus")
-    text, factor = f"拟合斜率是 {fmt.fmt(s, 2)}", f"长度每翻一倍，时间约变为 {fmt.fmt(2**s, 1)} 倍"
+    text, factor = f"拟合斜率是 {fmt.ratio(s)}", f"长度每翻一倍，时间约变为 {fmt.multiple(2**s)} 倍"
     where = f"一次构建、{fmt.count(points)} 个长度、一台 {fmt.count(cpus)} 个逻辑处理器的机器上的结果"
     if abs(s - 2) <= 0.25:
         return f"{text}：{factor}，与分数表格子数的 n² 增长相符。这只是{where}：它与 n² 增长不矛盾，却不能当作证明。"
@@ -574,7 +566,7 @@ def scaling_figure(ns: list[int], seconds: list[float]):
     ax.loglog(ns, seconds, "o", color="#1f5fa8", label="实测（中位数）")
     ends = [min(ns), max(ns)]
     ax.loglog(ends, [math.exp(c) * n**slope for n in ends], "-", color="#c0392b",
-              label=f"最小二乘拟合：斜率 = {fmt.fmt(slope, 2)}")
+              label=f"最小二乘拟合：斜率 = {fmt.ratio(slope)}")
     # The reference has slope exactly 2 (t ∝ n²) through the fitted line's middle: only the tilt compares.
     mid = math.exp(statistics.fmean(math.log(n) for n in ends))
     at_mid = math.exp(c) * mid**slope
@@ -675,7 +667,7 @@ def bug_table(c: dict) -> tuple[list[str], list[list[str]]]:
     return ["写法"] + [name.split("：")[0] for name in check_names()], [reference] + [
         [r["name"], f"{fmt.grouped(round(r['formula'][0]))} 字节，{verdict(r['ok'][0])}",
          f"{fmt.grouped(round(r['formula'][1]))} 字节，{verdict(r['ok'][1])}",
-         f"占比 {fmt.fmt(r['share'], 6)}，{verdict(r['ok'][2])}",
+         f"占比 {fmt.fmt(r['share'])}，{verdict(r['ok'][2])}",
          "、".join(fmt.count(x) for x in r["small"]) + f"，{verdict(r['ok'][3])}"] for r in c["rows"]]
 
 
@@ -840,7 +832,7 @@ def timing_values(timing: dict = TIMING) -> dict:
     seconds = [row["median"] for row in timed]
     slope, _ = costs.fit_slope(timing["ns"], seconds)
     values["fig_scaling"] = scaling_figure(timing["ns"], seconds)
-    values["obs_elapsed"] = fmt.fmt(time.perf_counter() - start, 2)
+    values["obs_elapsed"] = fmt.seconds(time.perf_counter() - start)
     values.update({
         "tbl_timing": timing_table(timed), "obs_ratios": fmt.Md(ratios_sentence(timed, slope)),
         "obs_sentence": fmt.Md(slope_sentence(slope, points=len(timed), cpus=cpus)),
@@ -875,7 +867,7 @@ def exercise_bugs() -> dict:
     c = ex.bug_checks()
 
     def share_of(letter: str) -> str:
-        return fmt.fmt(next(r for r in c["rows"] if r["name"][0] == letter)["share"], 6)
+        return fmt.fmt(next(r for r in c["rows"] if r["name"][0] == letter)["share"])
 
     return {
         "cx3_a": config_text(ex.SMALL_A), "cx3_b": config_text(ex.SMALL_B), "cx3_context": fmt.count(ex.SMALL_CONTEXT),

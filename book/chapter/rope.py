@@ -332,7 +332,7 @@ def d4_example(x: list[float] = D4_X, m: int = D4_M) -> dict:
 def d8_example(d: int = D8) -> dict:
     """d = 8: the frequencies and wavelengths only."""
     rows = [
-        [fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.fmt(2 * math.pi / t, 1)]
+        [fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.multiple(2 * math.pi / t)]
         for i, ((a, b), t) in enumerate(zip(rope.pairs(d), rope.frequencies(d)))
     ]
     return {"d8_d": d, "tbl_d8": Table(["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d})", "波长 2π/θ_i（位置数）"], rows)}
@@ -521,10 +521,10 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
         "lr_table_note": outside_note(checkpoints, offsets),
         "tbl_long": Table(
             ["底数"] + [f"偏移 {fmt.grouped(m)}" for m in checkpoints],
-            [[fmt.grouped(row["base"])] + [fmt.fmt(s, 2) for s in offset_scores(ones, ones, checkpoints, row["base"])]
+            [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in offset_scores(ones, ones, checkpoints, row["base"])]
              for row in models],
         ),
-        "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0], 2),
+        "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0]),
     }
     for j, row in enumerate(models):
         values |= {f"lr_base_{j}": fmt.grouped(row["base"]), f"lr_wave_{j}": fmt.grouped(round(row["slowest_wavelength"])),
