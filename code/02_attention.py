@@ -1,33 +1,31 @@
 """第 2 章教学代码：可手算的小矩阵注意力、稳定 softmax 与可见性表（mask）。
 
-数据都是人工构造的小矩阵，没有训练过的模型；只用标准库，每一步都能用纸笔复算。本章其余的
-``02_*.py`` 从这里导入注意力和输入检查，放在同一目录即可运行。形状：``q`` (n_query, d)、
-``k`` (n_key, d)、``v`` (n_key, d_v)、``visible`` (n_query, n_key)，True 表示允许读取；
-``past`` 是 KV 缓存里已有的位置数，查询行 i 的绝对位置是 ``past + i``。
-运行 ``python3 02_attention.py``：先自检，再以 JSON 打印演示结果。
+数据都是人工构造的小矩阵，没有训练过的模型；只用标准库，每一步都能用纸笔复算。运行本文件：
+先自检，再以 JSON 打印演示结果。形状：``q`` (n_query, d)、``k`` (n_key, d)、``v`` (n_key, d_v)、
+``visible`` (n_query, n_key)，True 表示允许读；``past`` 是 KV 缓存里已有的位置数，查询行 i 的
+绝对位置是 ``past + i``。本章其余的 ``02_*.py`` 从这里导入注意力和下面这些输入检查与矩阵小工具：
 
-输入检查与两个矩阵小工具的例子（其余函数的例子在各自的文档字符串里）：
-
->>> real(3, "d"), as_list((x for x in "ab"), "xs"), as_vector((1, 2.5), "q"), check_count(0, "past", minimum=0)
-(3.0, ['a', 'b'], [1.0, 2.5], 0)
->>> as_matrix([[1, 0], [0, 1]], "Q"), validate_matrix([[1.0, 2.0]], "K"), flags([True, False], "key_valid", n_key=2)
-([[1.0, 0.0], [0.0, 1.0]], (1, 2), [True, False])
->>> matmul([[1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]]), max_abs_diff([[1.0, 2.0]], [[1.5, 2.0]]), check(True, "不会报错")
-([[1.0, 2.0]], 0.5, None)
+>>> real(3, "d"), as_list((x for x in "ab"), "xs"), as_vector((1, 2.5), "q"), flags([True], "pad")
+(3.0, ['a', 'b'], [1.0, 2.5], [True])
+>>> as_matrix([[1, 0]], "Q"), validate_matrix([[1.0, 2.0]], "K"), check_count(0, "past", minimum=0)
+([[1.0, 0.0]], (1, 2), 0)
+>>> matmul([[1.0, 2.0]], [[1.0], [1.0]]), max_abs_diff([[1.0]], [[1.5]]), check(True, "不会报错")
+([[3.0]], 0.5, None)
 """
 
 from __future__ import annotations
 
+import json
 import math
 from numbers import Real
 
 # 可见性表是 n × n 的 Python 列表：4096 × 4096 已是一千六百多万格，再大就该换 numpy 了。
 MAX_POSITIONS = 4096
-EMPTY_ROW_POLICIES = ("error", "zero")  # 全行都被禁止时的两种明确策略
+EMPTY_ROW_POLICIES = ("error", "zero")  # 整行都被禁止时的两种明确策略
 _NOT_A_LIST = (str, bytes, dict, set, frozenset)  # 无序的集合、字符串和字典都不是“一行数”
 
 
-# -- 边界上的检查：之后的计算只见 float 的列表（其余 02_*.py 也用它们） -------------------------------
+# -- 边界上的检查：之后的计算只见 float 的列表（其余 02_*.py 也用它们） --------------------------
 def real(x: object, name: str) -> float:
     """把一个实数变成 float，拒绝 bool、字符串和溢出；错误信息写出 ``name``。"""
     if not isinstance(x, Real) or isinstance(x, bool):  # True 是 int，却不是分数
@@ -46,14 +44,15 @@ def as_list(values: object, name: str) -> list:
     except TypeError as error:  # 例如 0 维 numpy 数组
         raise ValueError(f"{name} 必须是有序的列表：{error}") from None
 
-def as_vector(x: object, name: str) -> list[float]:
-    """非空、全部有限的一行实数，复制成 float 的列表。"""
+def as_vector(x: object, name: str, *, masked: bool = False) -> list[float]:
+    """非空的一行实数，复制成 float 的列表：须有限；``masked=True`` 时另许 −∞（被屏蔽）。"""
     cells = [real(v, f"{name}[{j}]") for j, v in enumerate(as_list(x, name))]
     if not cells:
         raise ValueError(f"{name} 不能为空：至少需要一个数")
-    bad = [j for j, v in enumerate(cells) if not math.isfinite(v)]
+    bad = [j for j, v in enumerate(cells) if not (math.isfinite(v) or masked and v == -math.inf)]
     if bad:
-        raise ValueError(f"{name}[{bad[0]}] 是 {cells[bad[0]]}：必须有限（不可为 NaN 或 ±∞）")
+        allowed = "有限数或 −∞（只有 −∞ 表示屏蔽）" if masked else "有限数（不可为 NaN 或 ±∞）"
+        raise ValueError(f"{name}[{bad[0]}] 是 {cells[bad[0]]}：必须是{allowed}")
     return cells
 
 def as_matrix(a: object, name: str) -> list[list[float]]:
@@ -65,8 +64,8 @@ def as_matrix(a: object, name: str) -> list[list[float]]:
         if isinstance(row, (Real, *_NOT_A_LIST)) or not hasattr(row, "__iter__"):
             raise ValueError(f"{name} 必须是二维矩阵（行的列表），第 {i} 行是 {row!r}")
         out.append(as_vector(row, f"{name}[{i}]"))
-        if len(out[i]) != len(out[0]):
-            raise ValueError(f"{name} 不是矩形矩阵：第 0 行有 {len(out[0])} 列，第 {i} 行有 {len(out[i])} 列")
+    if any(len(row) != len(out[0]) for row in out):
+        raise ValueError(f"{name} 不是矩形矩阵：各行的列数是 {[len(row) for row in out]}")
     return out
 
 def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
@@ -76,10 +75,10 @@ def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
 
 def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None = None,
                 why: str = "这里的表是纯 Python 列表") -> int:
-    """一个计数（维度、头数、位置数）：不小于 ``minimum``、不大于 ``maximum`` 的整数；``why`` 说明上限。"""
+    """一个计数（维度、头数、位置数）：``minimum`` 到 ``maximum`` 之间的整数；``why`` 说明上限。"""
     whole = lambda b: isinstance(b, int) and not isinstance(b, bool)
     if not whole(minimum) or not (maximum is None or whole(maximum) and maximum >= minimum):
-        raise ValueError(f"minimum、maximum 必须是整数且 minimum ≤ maximum，收到 {minimum!r}、{maximum!r}")
+        raise ValueError(f"minimum={minimum!r}、maximum={maximum!r}：须为整数且 minimum ≤ maximum")
     if not whole(n) or n < minimum:
         raise ValueError(f"{name} 必须是不小于 {minimum} 的整数，收到 {n!r}")
     if maximum is not None and n > maximum:
@@ -116,7 +115,7 @@ def max_abs_diff(a: list[list[float]], b: list[list[float]]) -> float:
     return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
 
 
-# -- softmax、分数与可见性表 ---------------------------------------------------------------------------
+# -- 注意力：softmax、分数、可见性表，再按权重混合 V -----------------------------------------
 def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
     """把一行分数变成和为 1 的权重；−∞ 表示该候选被屏蔽，权重恰为 0。
 
@@ -133,14 +132,8 @@ def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
     t = real(temperature, "temperature")
     if not math.isfinite(t) or t <= 0:
         raise ValueError(f"temperature 必须是正的有限数，收到 {temperature!r}")
-    xs = [real(x, f"values[{j}]") for j, x in enumerate(as_list(values, "values"))]
-    if not xs:
-        raise ValueError("values 不能为空：softmax 至少需要一个分数")
-    for j, x in enumerate(xs):
-        if math.isnan(x) or x == math.inf:
-            raise ValueError(f"values[{j}] 是 {x}：分数不可为 NaN 或 +∞（只有 −∞ 表示屏蔽）")
-    m = max(xs)
-    if m == -math.inf:
+    xs = as_vector(values, "values", masked=True)
+    if (m := max(xs)) == -math.inf:
         raise ValueError("softmax 的全部候选都被屏蔽（全是 −∞），没有可分配的权重")
     exps = [math.exp((x - m) / t) for x in xs]  # 最大项为 exp(0) = 1
     total = sum(exps)
@@ -160,13 +153,12 @@ def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float
     """
     q, k = as_matrix(q, "Q"), as_matrix(k, "K")
     if len(q[0]) != len(k[0]):
-        raise ValueError(f"Q 与 K 的列数（向量维度）必须相同，收到 Q 为 {len(q[0])}、K 为 {len(k[0])}")
+        raise ValueError(f"Q 与 K 的列数（向量维度）必须相同，收到 {len(q[0])} 与 {len(k[0])}")
     scale = score_scale(len(k[0]))
     scores = [[sum(a * b for a, b in zip(qi, kj)) / scale for kj in k] for qi in q]
-    for i, row in enumerate(scores):
-        for j, x in enumerate(row):
-            if not math.isfinite(x):  # 元素都有限，点积仍可能溢出
-                raise ValueError(f"Q[{i}]·K[{j}] 超出浮点数的范围（得到 {x}）：请缩小 Q 或 K 的数值")
+    bad = [(i, j) for i, r in enumerate(scores) for j, x in enumerate(r) if not math.isfinite(x)]
+    if bad:  # 元素都有限，点积仍可能溢出
+        raise ValueError("Q[{}]·K[{}] 超出浮点数的范围：请缩小 Q 或 K 的数值".format(*bad[0]))
     return scores  # (n_query, n_key)
 
 def key_padding(valid_len: int, n_key: int) -> list[bool]:
@@ -175,15 +167,14 @@ def key_padding(valid_len: int, n_key: int) -> list[bool]:
     [True, True, False, False]
     """
     check_count(n_key, "n_key", maximum=MAX_POSITIONS)
-    if check_count(valid_len, "valid_len", minimum=0) > n_key:
-        raise ValueError(f"valid_len={valid_len} 超过了 Key 总数 n_key={n_key}")
+    check_count(valid_len, "valid_len", minimum=0, maximum=n_key, why="内容不会多于 n_key 个 Key")
     return [j < valid_len for j in range(n_key)]
 
 def visibility(n_query: int, n_key: int, *, causal: bool = True, past: int = 0,
                key_valid: list[bool] | None = None) -> list[list[bool]]:
     """可见性表：``visible[i][j]`` 为 True 表示第 i 个查询行可以读第 j 个 Key。
 
-    因果规则按 *绝对位置* 判断：查询行 i 的位置是 ``past + i``，只能读位置不大于它的 Key。
+    因果规则按 *绝对位置* 判断：查询行 i 的位置是 ``past + i``，只能读位置不大于它的 Key；
     PAD 规则只看 Key 是否有内容。两条规则同时生效时取“与”。
     >>> visibility(3, 3)
     [[True, False, False], [True, True, False], [True, True, True]]
@@ -219,30 +210,25 @@ def additive_mask(visible: list[list[bool]]) -> list[list[float]]:
     [[0.0, -inf], [0.0, 0.0]]
     """
     rows = [flags(row, f"visible[{i}]") for i, row in enumerate(as_list(visible, "visible"))]
-    if not rows or not rows[0]:
-        raise ValueError("visible 不能为空：至少需要一行、一列")
-    for i, row in enumerate(rows):
-        if len(row) != len(rows[0]):
-            raise ValueError(f"visible 不是矩形表：第 0 行有 {len(rows[0])} 列，第 {i} 行有 {len(row)} 列")
+    if not rows or not rows[0] or any(len(row) != len(rows[0]) for row in rows):
+        raise ValueError(f"visible 必须是非空的矩形表，收到各行的长度 {[len(row) for row in rows]}")
     return [[0.0 if flag else -math.inf for flag in row] for row in rows]
 
-
-# -- 注意力 -----------------------------------------------------------------------------------------------
-def _masked_scores(q, k, v, visible) -> tuple[list[list[float]], list[list[float]]]:
-    """检查形状，返回 (分数, 加性 mask)；q、k、v 都已是合格的矩阵。"""
+def _masked_scores(q, k, v, visible) -> tuple[list[list[float]], ...]:
+    """检查 Q、K、V 与可见性表的形状，返回 (V, 分数, 加性 mask)。"""
+    q, k, v = as_matrix(q, "Q"), as_matrix(k, "K"), as_matrix(v, "V")
     if len(v) != len(k):
         raise ValueError(f"V 的行数必须等于 K 的行数，收到 V 为 {len(v)}、K 为 {len(k)}")
     mask = additive_mask(visible)  # (n_query, n_key)
     if len(mask) != len(q) or len(mask[0]) != len(k):
-        raise ValueError(f"visible 的形状必须是 (n_query, n_key) = ({len(q)}, {len(k)})，"
-                         f"收到 ({len(mask)}, {len(mask[0])})")
-    return scaled_scores(q, k), mask
+        raise ValueError(f"visible 的形状应为 {len(q)}×{len(k)}，收到 {len(mask)}×{len(mask[0])}")
+    return v, scaled_scores(q, k), mask
 
 def masked_attention(q, k, v, visible, *, empty_row: str = "error"):
     """按给定可见性表计算注意力，返回 ``(weights, outputs)``。
 
-    没有可见 Key 的行（如左侧 PAD 的查询行）不能做普通 softmax：``empty_row="error"``（默认）报错并
-    指出是哪一行；``"zero"`` 让这一行的权重和输出全为 0（“安全 softmax”），计算损失时须排除这一行。
+    没有可见 Key 的行（如左侧 PAD 的查询行）不能做普通 softmax：``empty_row="error"``（默认）
+    报错并指出是哪一行；``"zero"`` 让它的权重和输出全为 0（“安全 softmax”），算损失时须排除它。
     >>> masked_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[True, True]])
     ([[0.5, 0.5]], [[20.0]])
     >>> masked_attention([[0.0]], [[0.0]], [[10.0]], [[False]], empty_row="zero")
@@ -250,21 +236,17 @@ def masked_attention(q, k, v, visible, *, empty_row: str = "error"):
     """
     if empty_row not in EMPTY_ROW_POLICIES:
         raise ValueError(f"empty_row 必须是 \"error\" 或 \"zero\"，收到 {empty_row!r}")
-    q, k, v = as_matrix(q, "Q"), as_matrix(k, "K"), as_matrix(v, "V")
-    scores, mask = _masked_scores(q, k, v, visible)
-    weights, outputs = [], []
-    for i in range(len(q)):
-        if all(m == -math.inf for m in mask[i]):  # 分母会是 0：0/0 没有意义，必须选一种策略
+    v, scores, mask = _masked_scores(q, k, v, visible)
+    weights = []
+    for i, (srow, mrow) in enumerate(zip(scores, mask)):
+        if all(m == -math.inf for m in mrow):  # 分母会是 0：0/0 没有意义，必须选一种策略
             if empty_row == "error":
                 raise ValueError(f"第 {i} 个查询行没有任何可见的 Key，不能对它做普通 softmax；"
                                  "可用 empty_row=\"zero\" 让这一行输出 0")
-            weights.append([0.0] * len(k))
-            outputs.append([0.0] * len(v[0]))
-            continue
-        row = softmax([s + m for s, m in zip(scores[i], mask[i])])
-        weights.append(row)
-        outputs.append([sum(w * vj[c] for w, vj in zip(row, v)) for c in range(len(v[0]))])
-    return weights, outputs  # (n_query, n_key), (n_query, d_v)
+            weights.append([0.0] * len(mrow))  # 一个 Value 也不读，输出也就全是 0
+        else:
+            weights.append(softmax([s + m for s, m in zip(srow, mrow)]))
+    return weights, matmul(weights, v)  # (n_query, n_key), (n_query, d_v)
 
 def attention(q, k, v, causal: bool = True, *, past: int = 0, key_valid: list[bool] | None = None,
               empty_row: str = "error"):
@@ -274,10 +256,8 @@ def attention(q, k, v, causal: bool = True, *, past: int = 0, key_valid: list[bo
     ``key_valid`` 标出哪些 Key 是内容（False 是 PAD）；``empty_row`` 同 ``masked_attention``。
     >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
     >>> w, out = attention(q, k, [[10.0], [20.0], [30.0]])
-    >>> [[round(x, 4) for x in row] for row in w]
-    [[1.0, 0.0, 0.0], [0.3302, 0.6698, 0.0], [0.2483, 0.2483, 0.5035]]
-    >>> [round(row[0], 4) for row in out]
-    [10.0, 16.6976, 22.5523]
+    >>> [[round(x, 4) for x in row] for row in w], [round(row[0], 4) for row in out]
+    ([[1.0, 0.0, 0.0], [0.3302, 0.6698, 0.0], [0.2483, 0.2483, 0.5035]], [10.0, 16.6976, 22.5523])
     """
     q, k = as_matrix(q, "Q"), as_matrix(k, "K")
     visible = visibility(len(q), len(k), causal=causal, past=past, key_valid=key_valid)
@@ -290,10 +270,9 @@ def row_steps(query: list[float], k, v, visible_row: list[bool]) -> dict:
     ([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0], -inf, [1.0, 0.0], [1.0, 0.0], [10.0])
     """
     qi, k, v = as_vector(query, "query"), as_matrix(k, "K"), as_matrix(v, "V")
-    row = flags(visible_row, "visible_row")
-    if len(row) != len(k) or len(v) != len(k):
-        raise ValueError(f"visible_row、K、V 的长度必须相同，收到 {len(row)}、{len(k)}、{len(v)}")
-    mask = [0.0 if flag else -math.inf for flag in row]
+    mask = [0.0 if flag else -math.inf for flag in flags(visible_row, "visible_row")]
+    if len(mask) != len(k) or len(v) != len(k):
+        raise ValueError(f"visible_row、K、V 的长度必须相同，收到 {len(mask)}、{len(k)}、{len(v)}")
     if all(m == -math.inf for m in mask):
         raise ValueError("visible_row 没有任何可见的 Key：这一行没有可手算的 softmax")
     (scaled,) = scaled_scores([qi], k)
@@ -319,20 +298,19 @@ def unguarded_attention(q, k, v, visible, *, fill: float = -math.inf):
     >>> unguarded_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[False, False]], fill=-1e9)
     ([[0.5, 0.5]], [[20.0]])
     """
-    q, k, v = as_matrix(q, "Q"), as_matrix(k, "K"), as_matrix(v, "V")
     if math.isnan(fill := real(fill, "fill")) or fill == math.inf:
         raise ValueError(f"fill 必须是负数或 −∞，收到 {fill}")
-    scores, mask = _masked_scores(q, k, v, visible)
-    weights, outputs = [], []
+    v, scores, mask = _masked_scores(q, k, v, visible)
+    weights = []
     for srow, mrow in zip(scores, mask):
         row = [s if m == 0.0 else fill for s, m in zip(srow, mrow)]  # masked_fill 的写法
-        exps = [math.exp(x - max(row)) for x in row]  # 全是 −∞ 时 x − max 是 NaN，exp(NaN) 仍是 NaN
+        exps = [math.exp(x - max(row)) for x in row]  # 全是 −∞ 时 (−∞) − (−∞) 是 NaN
         weights.append([e / sum(exps) for e in exps])
-        outputs.append([sum(wj * vj[c] for wj, vj in zip(weights[-1], v)) for c in range(len(v[0]))])
-    return weights, outputs
+    # 不经 matmul：它拒绝 NaN，而这里正要让读者看见 NaN。
+    return weights, [[sum(w * x for w, x in zip(row, col)) for col in zip(*v)] for row in weights]
 
 
-# -- 自检与演示 ---------------------------------------------------------------------------------------------
+# -- 自检与演示 ------------------------------------------------------------------------------------
 DEMO_Q = DEMO_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]  # 三个二维向量
 DEMO_V = [[10.0], [20.0], [30.0]]  # V 的值一眼可辨：输出混合了谁，一看便知
 
@@ -340,8 +318,7 @@ def self_test() -> None:
     """快速自检：稳定性、无未来泄漏、缓存偏移与 PAD。出错时抛 AssertionError。"""
     check(abs(sum(softmax([1000, 1001, 1002])) - 1) < 1e-12, "大分数下 softmax 之和应为 1")
     v_future = [[10.0], [20.0], [9999.0]]
-    w, a = attention(DEMO_Q, DEMO_K, DEMO_V)
-    _, b = attention(DEMO_Q, DEMO_K, v_future)
+    (w, a), (_, b) = attention(DEMO_Q, DEMO_K, DEMO_V), attention(DEMO_Q, DEMO_K, v_future)
     check(a[:2] == b[:2], "改动未来位置的 Value 不应影响前两个位置")
     check(a[2] != b[2], "最后一个位置可以读自己，改动它的 Value 应当生效")
     check(w[0][1:] == [0.0, 0.0] and w[1][2] == 0.0, "被屏蔽的权重必须恰为 0")
@@ -360,15 +337,14 @@ def run_demo() -> dict:
     """演示结果：softmax([0,1,2])、因果权重与输出、缓存偏移、PAD（运行本文件时以 JSON 打印）。"""
     p = softmax([0, 1, 2])
     weights, outputs = attention(DEMO_Q, DEMO_K, DEMO_V)
-    cached_weights, cached_outputs = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)
+    _, cached_outputs = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)  # 权重就是因果权重的后两行
     pad_weights, _ = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=[True, True, False])
     return {"性质": "人工构造的小矩阵，没有训练过的模型", "softmax_0_1_2": p,
-            "加权10_20_30": sum(pj * x for pj, x in zip(p, [10, 20, 30])), "因果权重": weights, "输出": outputs,
-            "缓存_past1_权重": cached_weights, "缓存_past1_输出": cached_outputs, "PAD_末位无效_权重": pad_weights}
+            "加权10_20_30": sum(pj * x for pj, x in zip(p, [10, 20, 30])),
+            "因果权重": weights, "输出": outputs, "缓存_past1_输出": cached_outputs,
+            "PAD_末位无效_权重": pad_weights}
 
 
 if __name__ == "__main__":
-    import json
-
     self_test()
     print(json.dumps(run_demo(), ensure_ascii=False, indent=2))

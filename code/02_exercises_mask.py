@@ -32,8 +32,7 @@ def front_padding(n_key: int, pad_front: int) -> list[bool]:
     [False, True, True, True, True]
     """
     att.check_count(n_key, "n_key", maximum=att.MAX_POSITIONS)
-    if att.check_count(pad_front, "pad_front", minimum=0) > n_key:
-        raise ValueError(f"pad_front={pad_front} 超过了 Key 总数 n_key={n_key}")
+    att.check_count(pad_front, "pad_front", minimum=0, maximum=n_key, why="PAD 不会多于 n_key 个")
     return [j >= pad_front for j in range(n_key)]
 
 

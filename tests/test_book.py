@@ -77,10 +77,10 @@ def test_the_softmax_numbers_come_from_the_run(book_html):
 
 def test_the_weight_table_holds_the_computed_weights(book_html):
     soup = soup_of(book_html, "ch02/mask.html")
-    weights, _ = att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)
+    weights, outputs = att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)
     rows = table_rows(soup.find("article"), cells=("td",))
-    for i, row in enumerate(weights):
-        assert [f"绝对位置 {i}"] + [fmt.fmt(w) for w in row] in rows
+    for i, (row, out) in enumerate(zip(weights, outputs)):
+        assert [f"绝对位置 {i}"] + [fmt.fmt(w) for w in row] + [fmt.fmt(out[0])] in rows
 
 
 def test_the_empty_row_error_is_the_codes_own_message(book_html):

@@ -581,29 +581,6 @@ def test_a_bool_and_a_float_mask_that_differ_are_written_apart():
     seen["cpu"]["torch"]["sdpa_fully_masked"]["math"]["float16"]["float"] = "nan"
     row = next(r for r in page.fully_masked_rows(seen) if r[1].endswith("强制 math 内核"))
     assert row[2 + page.DTYPES.index("float16")] == "布尔：全 0；−∞：NaN"
-    sentence = page.fully_masked_sentence(seen)
-    assert "结果随 dtype 或 mask 的写法而变的有 `scaled_dot_product_attention`（强制 math 内核时）" in sentence
-    assert "强制 math 内核时" not in sentence.split("结果随")[0]
-
-
-def test_the_fully_masked_sentence_names_each_path_under_its_result():
-    seen = page.observed()
-    sentence = page.fully_masked_sentence(seen)
-    facts = page.fully_masked_paths(seen)
-    verbs = {"zeros": "输出全 0 的有", "uniform": "平均读所有 Key 的有", "nan": "输出 NaN 的有"}
-    clauses = {v: c for c in sentence.rstrip("。").split("；") for v in verbs.values() if v in c}
-    for api, _, path, cells in facts["paths"]:
-        results = {r for d in page.DTYPES for r in cells[d].values()}
-        assert len(results) == 1
-        clause = clauses[verbs[results.pop()]]
-        assert api in clause and path in clause, (api, path)
-    # Every dtype is named once, and the device.
-    assert sentence.startswith("本机 CPU 上，dtype 取 float64、float32、float16 与 bfloat16 时，")
-    # Other observations: JAX giving zeros moves it into the zeros clause.
-    other = copy.deepcopy(seen)
-    other["cpu"]["jax"]["fully_masked"]["xla"] = {d: "zeros" for d in page.DTYPES}
-    zeros = page.fully_masked_sentence(other).split("；")[0]
-    assert "`jax.nn.dot_product_attention`（xla 实现）" in zeros
 
 
 def test_the_gpu_sentence_follows_the_cuda_observations():
@@ -912,3 +889,24 @@ def test_the_cache_examples_take_their_inputs_from_the_figure():
         assert (params["past"].default, params["new"].default) == (page.PAST, page.NEW), section.__name__
     assert page.f12_frames()[-1]["condition"] == f"带缓存：past = {page.PAST}，new = {page.NEW}"
     assert page.cache_section()["offset_past"] == page.PAST and page.checks_section()["leak_new"] == page.NEW
+
+
+@pytest.mark.parametrize("n", [1, 3, 5])
+def test_the_step_by_step_tables_put_the_mask_beside_its_rule_and_the_output_beside_its_weights(n):
+    q = [[float(i % 2), float(i // 2)] for i in range(n)]
+    v = [[10.0 * (i + 1)] for i in range(n)]
+    values = page.demo_section(q, q, v)
+    visible, (weights, outputs) = att.visibility(n, n), att.attention(q, q, v)
+    for flags, cells in zip(visible, values["tbl_visible_mask"].rows):
+        # one cell says both: the rule in symbol and words, then what the additive mask adds there
+        assert cells[1:] == [fmt.mark(ok) + " → " + ("0" if ok else "−∞") for ok in flags]
+    for w, out, cells in zip(weights, outputs, values["tbl_weights"].rows):
+        assert cells[1:] == [fmt.fmt(x) for x in w] + [fmt.fmt(out[0])]
+
+
+@pytest.mark.parametrize("past", [0, 2, 5])
+def test_the_worst_case_table_shows_the_right_row_above_the_wrong_one(past):
+    values = page.cache_section(past=past)
+    right, wrong = values["tbl_worst"].rows
+    assert right == [f"正确：行 0（绝对位置 {past}）"] + [fmt.mark(ok) for ok in att.visibility(1, past + 1, past=past)[0]]
+    assert wrong == ["写错：行 0（误当位置 0）"] + [fmt.mark(ok) for ok in att.row_index_visibility(1, past + 1)[0]]

@@ -1102,39 +1102,6 @@ def _names(items: list[str]) -> str:
     return _spaced(_spaced("、".join(items[:-1]), "与"), items[-1])
 
 
-def fully_masked_sentence(seen: dict | None = None, device: str = "cpu") -> str:
-    """说在哪里观察到全屏蔽的行输出全 0、哪里不是：与 ``fully_masked_rows`` 读同一份数据。
-
-    一条路径只在它的每一格（每种 dtype，SDPA 还有布尔与 −∞ 两种 mask）都是同一个结果时归入那个结果，
-    否则归入“随 dtype 或 mask 的写法而变”。
-
-    >>> print(fully_masked_sentence())
-    本机 CPU 上，dtype 取 float64、float32、float16 与 bfloat16 时，输出全 0 的有 `scaled_dot_product_attention`（不指定内核时、强制 math 内核时、强制 flash 内核时，布尔 mask 与 −∞ 浮点 mask 都是）、`nn.MultiheadAttention`（`need_weights=False` 时）与 Keras `MultiHeadAttention`（返回分数时）；平均读所有 Key 的有 `jax.nn.dot_product_attention`（xla 实现）与 Keras `MultiHeadAttention`（不返回分数时）；输出 NaN 的有 `nn.MultiheadAttention`（返回权重时）。
-    """
-    facts = fully_masked_paths(seen, device)
-    by_result: dict[str, dict[str, list[str]]] = {}
-    mixed: dict[str, list[str]] = {}
-    two_kinds = set()
-    for api, _, path, cells in facts["paths"]:
-        results = {r for d in DTYPES for r in cells[d].values()}
-        if "bool" in cells[DTYPES[0]]:
-            two_kinds.add(api)
-        group = by_result.setdefault(results.pop(), {}) if len(results) == 1 else mixed
-        group.setdefault(api, []).append(path)
-
-    def listed(group: dict) -> str:
-        return _names([
-            f"{api}（{'、'.join(paths)}{'，布尔 mask 与 −∞ 浮点 mask 都是' if api in two_kinds and group is not mixed else ''}）"
-            for api, paths in group.items()
-        ])
-
-    verbs = {"zeros": "输出全 0", "uniform": "平均读所有 Key", "nan": "输出 NaN", "error": "报错"}
-    parts = [_spaced(_spaced(verbs[r], "的有"), listed(by_result[r])) for r in verbs if r in by_result]
-    if mixed:
-        parts.append(_spaced("结果随 dtype 或 mask 的写法而变的有", listed(mixed)))
-    return _spaced(_spaced("本机", facts["device"]), f"上，dtype 取 {_names(list(DTYPES))} 时，") + "；".join(parts) + "。"
-
-
 def unavailable_sentence(seen: dict | None = None, device: str = "cpu") -> str:
     """强制使用时报错、因而表里没有的内核与实现。
 
@@ -1307,7 +1274,7 @@ def figure_inputs() -> dict:
 
 
 def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V) -> dict:
-    """一步一步：分数、可见性表、加性 mask、屏蔽后的分数、权重与输出（因果，没有缓存与 PAD）。"""
+    """一步一步：分数、可见性表与它的加性 mask（一张表）、屏蔽后的分数、权重与输出（因果，没有缓存与 PAD）。"""
     q, k, v = att.as_matrix(q, "Q"), att.as_matrix(k, "K"), att.as_matrix(v, "V")
     n, d = len(q), len(q[0])
     scores = att.scaled_scores(q, k)
@@ -1321,13 +1288,13 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V) -> dict:
         "demo_positions": "、".join(str(i) for i in range(n)),
         "demo_qk": fmt.vectors(q), "demo_v": column(v),
         "tbl_scores": Table(keys, numbers(scores, position())),
-        "tbl_visible": Table(keys, marks(visible, position())),
-        "tbl_mask": Table(keys, numbers(mask, position(), digits=0)),
+        "tbl_visible_mask": Table(keys, [  # each cell: the rule in symbol and words, then what the mask adds
+            [position()(i)] + [f"{fmt.mark(flag)} → {fmt.fmt(m, 0)}" for flag, m in zip(vrow, mrow)]
+            for i, (vrow, mrow) in enumerate(zip(visible, mask))
+        ]),
         "tbl_masked": Table(keys, numbers(masked, position())),
-        "tbl_weights": Table(keys, numbers(weights, position())),
-        "tbl_outputs": Table(["查询", "输出", "算式"], [
-            [position()(i), fmt.fmt(out[0]), " + ".join(f"{fmt.fmt(w)}×{fmt.short(x[0])}" for w, x in zip(row, v))]
-            for i, (row, out) in enumerate(zip(weights, outputs))
+        "tbl_weights": Table(keys + ["输出"], [  # the output column: the weights of its row times V
+            row + [fmt.fmt(out[0])] for row, out in zip(numbers(weights, position()), outputs)
         ]),
         "demo_first": 0, "demo_last": n - 1,
         "demo_first_reads": keys_text(visibility_facts(n)["rows"][0]["readable"]),
@@ -1380,7 +1347,7 @@ def hand_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
 
 
 def left_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID) -> dict:
-    """左侧填充：因果、PAD 与两者取“与”的三张表，逐行说明，以及真实查询的权重。"""
+    """左侧填充：因果、PAD 与两者取“与”的一张表，哪些真实查询变了，以及真实查询的权重。"""
     q, v = att.as_matrix(q, "Q"), att.as_matrix(v, "V")
     n = len(q)
     valid = att.flags(valid, "valid", n)
@@ -1401,7 +1368,6 @@ def left_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID) -> dict:
             + (["—"] * (n + 1) if fact["empty"] else [fmt.fmt(x) for x in wi] + [fmt.fmt(o[0])])
             for i, (fact, wi, o) in enumerate(zip(after["rows"], w, out))
         ]),
-        "left_sentences": bullets(row_sentence(r) for r in after["rows"]),
         "left_change": pad_change_sentence(before, after, valid),
     }
 
@@ -1437,7 +1403,6 @@ def conventions_section(seen: dict | None = None, past: int = PAST, new: int = N
         "tbl_conventions": Table(HEADER, conventions_rows(seen)),
         "tbl_fully_masked": Table(FULLY_MASKED_HEADER, fully_masked_rows(seen)),
         "float_mask_sentence": Md(float_mask_sentence(seen)),
-        "fully_masked_sentence": Md(fully_masked_sentence(seen)),
         "unavailable_sentence": Md(unavailable_sentence(seen)),
         "gpu_sentence": Md(gpu_sentence(seen)),
         "align_sentence": align["sentence"],
@@ -1600,7 +1565,7 @@ def dtype_section(dtype: str = "float16", q=LEFT_Q, valid=LEFT_VALID, big: float
 
 
 def offset_tables(prefix: str, past: int, new: int) -> dict:
-    """带缓存时正确与写错偏移的两张表和对照说明；``prefix`` 是 glue 名字的前缀。"""
+    """带缓存时正确与写错偏移的可见性（一张表，先正确后写错）和对照说明；``prefix`` 是 glue 名字的前缀。"""
     att.check_count(past, "past", minimum=0, maximum=FIGURE_MAX_POSITIONS)
     att.check_count(new, "new", maximum=FIGURE_MAX_POSITIONS)
     facts = visibility_facts(new, past=past)
@@ -1608,8 +1573,8 @@ def offset_tables(prefix: str, past: int, new: int) -> dict:
     return {
         f"{prefix}_past": past, f"{prefix}_new": new, f"{prefix}_keys": n_key,
         f"{prefix}_range": f"位置 0 到 {n_key - 1}",
-        f"tbl_{prefix}_right": Table(fmt.keys(n_key), marks(facts["visible"], lambda i: f"行 {i}（绝对位置 {past + i}）")),
-        f"tbl_{prefix}_wrong": Table(fmt.keys(n_key), marks(facts["row_index"], lambda i: f"行 {i}（误当位置 {i}）")),
+        f"tbl_{prefix}": Table(fmt.keys(n_key), marks(facts["visible"], lambda i: f"正确：行 {i}（绝对位置 {past + i}）")
+                               + marks(facts["row_index"], lambda i: f"写错：行 {i}（误当位置 {i}）")),
         f"{prefix}_explanation": Md((cache_explanation(facts) + "\n" + cache_moral(facts)).strip().replace("\n", "\n\n")),
     }
 

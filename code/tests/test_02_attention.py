@@ -335,6 +335,8 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.softmax([1.0, NAN]), r"values\[1\]"),
         (lambda: att.softmax([INF, 0.0]), r"values\[0\]"),
         (lambda: att.softmax([-INF, -INF]), "全部候选都被屏蔽"),
+        (lambda: att.as_vector([0.0, -INF], "s"), r"s\[1\] 是 -inf：必须是有限数（不可为 NaN 或 ±∞）"),
+        (lambda: att.as_vector([-INF, INF], "s", masked=True), r"s\[1\] 是 inf：必须是有限数或 −∞"),
         (lambda: att.softmax("012"), "values 必须是有序的列表"),
         (lambda: att.softmax({0.0, 1.0}), "values 必须是有序的列表"),
         (lambda: att.softmax(np.array(1.0)), "values 必须是有序的列表"),
@@ -361,7 +363,7 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.scaled_scores([[1e200]], [[1e200]]), r"Q\[0\]·K\[0\] 超出浮点数的范围"),
         (lambda: att.attention([[1e200], [1.0]], [[1e200], [1.0]], [[1.0], [2.0]]), r"Q\[0\]·K\[0\]"),
         (lambda: att.scaled_scores([[1.0]], GOOD), "Q 与 K 的列数"),
-        (lambda: att.key_padding(3, 2), "valid_len=3 超过"),
+        (lambda: att.key_padding(3, 2), "valid_len 不能超过 2（内容不会多于 n_key 个 Key）"),
         (lambda: att.key_padding(-1, 2), "valid_len"),
         (lambda: att.visibility(0, 0), "n_query"),
         (lambda: att.visibility(2, 2, past=-1), "past"),
@@ -371,8 +373,8 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.visibility(2, 2, causal=1), "causal"),
         (lambda: att.visibility(2, 2, key_valid=[True]), "key_valid 的长度"),
         (lambda: att.visibility(2, 2, key_valid=[1, 0]), r"key_valid\[0\]"),
-        (lambda: att.additive_mask([]), "visible 不能为空"),
-        (lambda: att.additive_mask([[True], [True, False]]), "visible 不是矩形表"),
+        (lambda: att.additive_mask([]), "visible 必须是非空的矩形表"),
+        (lambda: att.additive_mask([[True], [True, False]]), r"visible 必须是非空的矩形表，收到各行的长度 \[1, 2\]"),
         (lambda: att.additive_mask([[1, 0]]), r"visible\[0\]\[0\]"),
         (lambda: att.masked_attention(GOOD, GOOD, [[1.0]], [[True, True]] * 2), "V 的行数"),
         (lambda: att.masked_attention(GOOD, GOOD, GOOD, [[True, True]]), "visible 的形状"),
@@ -393,6 +395,14 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
 def test_bad_input_gets_a_value_error_that_names_it(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+def test_a_masked_row_may_hold_minus_infinity_and_nothing_else_that_is_not_finite():
+    # softmax's scores: −∞ marks a forbidden key; every other row of numbers must be finite.
+    assert att.as_vector([0.0, -INF], "s", masked=True) == [0.0, -INF]
+    for bad in (NAN, INF):
+        with pytest.raises(ValueError, match=r"s\[0\]"):
+            att.as_vector([bad, 0.0], "s", masked=True)
 
 
 def test_numbers_become_floats_at_the_boundary():

@@ -79,7 +79,7 @@ def test_without_a_cache_both_ways_pass_both_checks():
         (lambda: ex.visible_counts(-1, 2, 0), "past"),
         (lambda: ex.visible_counts(1, 0, 0), "new"),
         (lambda: ex.visible_counts(1, 1, 3), "pad_front"),
-        (lambda: ex.front_padding(2, 3), "超过了 Key 总数"),
+        (lambda: ex.front_padding(2, 3), "pad_front 不能超过 2（PAD 不会多于 n_key 个）"),
         (lambda: ex.masked_softmax_steps([1.0, 2.0], [True], 1.0), "visible 的长度"),
         (lambda: ex.masked_softmax_steps([1.0], [True], 0.0), "temperature"),
         (lambda: ex.masked_softmax_steps([1.0], [False], 1.0), "全部候选都被屏蔽"),
