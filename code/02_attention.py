@@ -7,10 +7,13 @@
 
 >>> real(3, "d"), as_list((x for x in "ab"), "xs"), as_vector((1, 2.5), "q"), flags([True], "pad")
 (3.0, ['a', 'b'], [1.0, 2.5], [True])
->>> as_matrix([[1, 0]], "Q"), validate_matrix([[1.0, 2.0]], "K"), check_count(0, "past", minimum=0)
-([[1.0, 0.0]], (1, 2), 0)
->>> matmul([[1.0, 2.0]], [[1.0], [1.0]]), max_abs_diff([[1.0]], [[1.5]]), check(True, "不会报错")
-([[3.0]], 0.5, None)
+>>> as_matrix([[1, 0]], "Q"), check_count(0, "n", minimum=0), matmul([[1.0, 2.0]], [[1.0], [1.0]])
+([[1.0, 0.0]], 0, [[3.0]])
+>>> check(True, "不会报错"), max_abs_diff([[1.0]], [[1.5]]), print_json({"权重": [0.5, 0.5]})
+{
+  "权重": [0.5, 0.5]
+}
+(None, 0.5, None)
 """
 
 from __future__ import annotations
@@ -68,11 +71,6 @@ def as_matrix(a: object, name: str) -> list[list[float]]:
         raise ValueError(f"{name} 不是矩形矩阵：各行的列数是 {[len(row) for row in out]}")
     return out
 
-def validate_matrix(a: list[list[float]], name: str) -> tuple[int, int]:
-    """检查 ``a`` 是合格的矩阵，返回 ``(行数, 列数)``。"""
-    m = as_matrix(a, name)
-    return len(m), len(m[0])
-
 def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None = None,
                 why: str = "这里的表是纯 Python 列表") -> int:
     """一个计数（维度、头数、位置数）：``minimum`` 到 ``maximum`` 之间的整数；``why`` 说明上限。"""
@@ -107,13 +105,19 @@ def matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
         raise ValueError(f"a 的列数 {len(a[0])} 必须等于 b 的行数 {len(b)}")
     return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
 
+def print_json(result: dict) -> None:
+    """以 JSON 打印演示结果：一个键一行，数组不拆开（各 02_*.py 运行时都这样打印）。"""
+    if not isinstance(result, dict):
+        raise ValueError(f"result 必须是字典，收到 {type(result).__name__}")
+    dumps = lambda x: json.dumps(x, ensure_ascii=False)  # 中文照原样写出
+    print("{\n" + ",\n".join(f"  {dumps(key)}: {dumps(x)}" for key, x in result.items()) + "\n}")
+
 def max_abs_diff(a: list[list[float]], b: list[list[float]]) -> float:
     """两个同形矩阵逐格差的绝对值的最大者：本章比较两种算法用的唯一尺子。"""
     a, b = as_matrix(a, "a"), as_matrix(b, "b")
     if len(a) != len(b) or len(a[0]) != len(b[0]):
         raise ValueError(f"两个矩阵形状不同：{len(a)}×{len(a[0])} 与 {len(b)}×{len(b[0])}")
     return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
-
 
 # -- 注意力：softmax、分数、可见性表，再按权重混合 V -----------------------------------------
 def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
@@ -309,7 +313,6 @@ def unguarded_attention(q, k, v, visible, *, fill: float = -math.inf):
     # 不经 matmul：它拒绝 NaN，而这里正要让读者看见 NaN。
     return weights, [[sum(w * x for w, x in zip(row, col)) for col in zip(*v)] for row in weights]
 
-
 # -- 自检与演示 ------------------------------------------------------------------------------------
 DEMO_Q = DEMO_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]  # 三个二维向量
 DEMO_V = [[10.0], [20.0], [30.0]]  # V 的值一眼可辨：输出混合了谁，一看便知
@@ -319,15 +322,13 @@ def self_test() -> None:
     check(abs(sum(softmax([1000, 1001, 1002])) - 1) < 1e-12, "大分数下 softmax 之和应为 1")
     v_future = [[10.0], [20.0], [9999.0]]
     (w, a), (_, b) = attention(DEMO_Q, DEMO_K, DEMO_V), attention(DEMO_Q, DEMO_K, v_future)
-    check(a[:2] == b[:2], "改动未来位置的 Value 不应影响前两个位置")
-    check(a[2] != b[2], "最后一个位置可以读自己，改动它的 Value 应当生效")
+    check(a[:2] == b[:2] and a[2] != b[2], "改动未来位置的 Value 只应改变最后一个位置的输出")
     check(w[0][1:] == [0.0, 0.0] and w[1][2] == 0.0, "被屏蔽的权重必须恰为 0")
     _, cached = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)  # 只算最后两行
     check(cached == a[1:], "带缓存的结果必须与整段重算一致")
-    pad = [True, True, False]  # 最后一个 Key 是填充：它的 Value 是多少都不影响输出
-    _, c = attention(DEMO_Q[:2], DEMO_K, DEMO_V, causal=False, key_valid=pad)
-    _, d = attention(DEMO_Q[:2], DEMO_K, v_future, causal=False, key_valid=pad)
-    check(c == d, "PAD 的 Value 不应影响任何输出")
+    pad = {"causal": False, "key_valid": [True, True, False]}  # 最后一个 Key 是填充
+    _, c = attention(DEMO_Q[:2], DEMO_K, DEMO_V, **pad)
+    check(c == attention(DEMO_Q[:2], DEMO_K, v_future, **pad)[1], "PAD 的 Value 不应影响任何输出")
     left = [False, True, True]  # 左侧 PAD：第 0 行无 Key 可读，"zero" 只把这一行置零
     _, z = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=left, empty_row="zero")
     _, y = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1, key_valid=left)
@@ -340,11 +341,10 @@ def run_demo() -> dict:
     _, cached_outputs = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)  # 权重就是因果权重的后两行
     pad_weights, _ = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=[True, True, False])
     return {"性质": "人工构造的小矩阵，没有训练过的模型", "softmax_0_1_2": p,
-            "加权10_20_30": sum(pj * x for pj, x in zip(p, [10, 20, 30])),
-            "因果权重": weights, "输出": outputs, "缓存_past1_输出": cached_outputs,
-            "PAD_末位无效_权重": pad_weights}
+            "加权10_20_30": sum(pj * x for pj, x in zip(p, [10, 20, 30])), "因果权重": weights,
+            "输出": outputs, "缓存_past1_输出": cached_outputs, "PAD_末位无效_权重": pad_weights}
 
 
 if __name__ == "__main__":
     self_test()
-    print(json.dumps(run_demo(), ensure_ascii=False, indent=2))
+    print_json(run_demo())

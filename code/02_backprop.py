@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import math
 
 att = importlib.import_module("02_attention")
@@ -323,6 +322,4 @@ def run_demo() -> dict:
 
 if __name__ == "__main__":
     self_test()
-    # 一个键一行（仍是合法的 JSON），数组不再拆成一个数一行。
-    lines = [f"  {json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}" for key, value in run_demo().items()]
-    print("{\n" + ",\n".join(lines) + "\n}")
+    att.print_json(run_demo())

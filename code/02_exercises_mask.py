@@ -150,7 +150,5 @@ def self_test() -> None:
 
 
 if __name__ == "__main__":
-    import json
-
     self_test()
-    print(json.dumps(answers(), ensure_ascii=False, indent=2))
+    att.print_json(answers())

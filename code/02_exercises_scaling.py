@@ -102,8 +102,6 @@ def self_test() -> None:
 
 
 if __name__ == "__main__":
-    import json
-
     self_test()
     answers = {
         "练习1_权重": hand_row()["weights"],
@@ -111,4 +109,4 @@ if __name__ == "__main__":
         "练习2": {key: copied_row()[key] for key in ("weights", "weights_big", "weights_raw")},
         "练习3": shifted_softmax(CODE_SCORES),
     }
-    print(json.dumps(answers, ensure_ascii=False, indent=2))
+    att.print_json(answers)

@@ -313,9 +313,5 @@ def run_demo() -> dict:
 
 
 if __name__ == "__main__":
-    import json
-
     self_test()
-    # 一个键一行（仍是合法的 JSON），数组不再拆成一个数一行。
-    lines = [f"  {json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}" for key, value in run_demo().items()]
-    print("{\n" + ",\n".join(lines) + "\n}")
+    att.print_json(run_demo())

@@ -343,7 +343,5 @@ def run_demo() -> dict:
 
 
 if __name__ == "__main__":
-    import json
-
     self_test()
-    print(json.dumps(run_demo(), ensure_ascii=False, indent=2))
+    att.print_json(run_demo())

@@ -62,15 +62,18 @@ def test_makespan_follows_the_first_free_process():
     assert makespan([5], 3) == 5
 
 
-def test_the_book_reads_in_two_chunks_of_about_equal_estimated_work():
+def test_two_processes_share_the_books_estimated_work_about_equally():
     pages = {
         page.relative_to(ROOT / "book").with_suffix("").as_posix(): estimated_seconds(page.read_text(encoding="utf-8"))
         for page in (ROOT / "book").rglob("*.md")
         if "_ext" not in page.parts
     }
-    by_name, balanced = chunk_loads(sorted(pages), pages, 2), chunk_loads(balanced_order(pages, 2), pages, 2)
-    assert max(balanced) - min(balanced) <= max(pages.values())  # as even as one page allows
-    assert max(balanced) <= max(by_name)
+    # Sphinx cuts the pages into chunks (two, or more once there are more than ten pages); the two
+    # processes take them in turn, so what counts is when the busier process is done.
+    by_name = makespan(chunk_loads(sorted(pages), pages, 2), 2)
+    balanced = makespan(chunk_loads(balanced_order(pages, 2), pages, 2), 2)
+    assert balanced <= sum(pages.values()) / 2 + max(pages.values()) / 2  # as even as one page allows
+    assert balanced <= by_name
 
 
 def test_an_executed_page_costs_a_kernel_and_a_plotting_page_more():

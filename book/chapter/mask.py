@@ -1774,9 +1774,8 @@ def numpy_users(code_dir: Path | None = None) -> list[str]:
 
 def opening() -> dict:
     """The chapter opening (book/ch02/index.md): the sizes of the demo data, and which teaching files use numpy."""
-    n_query, d = att.validate_matrix(att.DEMO_Q, "Q")
-    n_key, _ = att.validate_matrix(att.DEMO_K, "K")
-    _, d_v = att.validate_matrix(att.DEMO_V, "V")
+    q, k, v = (att.as_matrix(m, name) for m, name in ((att.DEMO_Q, "Q"), (att.DEMO_K, "K"), (att.DEMO_V, "V")))
+    n_query, d, n_key, d_v = len(q), len(q[0]), len(k), len(v[0])
     users = numpy_users()
     return {"n_query": n_query, "n_key": n_key, "d": d, "d_v": d_v,
             "numpy_files": "、".join(users) if users else "没有哪个文件"}
