@@ -69,8 +69,10 @@ def test_the_book_reads_in_two_chunks_of_about_equal_estimated_work():
         if "_ext" not in page.parts
     }
     by_name, balanced = chunk_loads(sorted(pages), pages, 2), chunk_loads(balanced_order(pages, 2), pages, 2)
-    assert max(balanced) - min(balanced) <= max(pages.values())  # as even as one page allows
-    assert max(balanced) <= max(by_name)
+    # The read ends as early as one page allows. Sphinx may cut a short last chunk (11 pages on 2 processes
+    # are 5 + 5 + 1), so what is compared is when the last process is done, not the spread of the chunks.
+    assert makespan(balanced, 2) <= sum(pages.values()) / 2 + max(pages.values())
+    assert makespan(balanced, 2) <= makespan(by_name, 2)
 
 
 def test_an_executed_page_costs_a_kernel_and_a_plotting_page_more():
