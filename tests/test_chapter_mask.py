@@ -852,8 +852,8 @@ def test_the_opening_names_every_teaching_file_that_imports_numpy(tmp_path):
     (tmp_path / "02_c.py").write_text("from numpy.linalg import norm\n", encoding="utf-8")
     (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
     assert page.numpy_users(tmp_path) == ["02_b.py", "02_c.py"]
-    # The opening names them and says what the costs and the tensors pages use numpy for.
-    users = ["02_costs.py", "02_exercises_tensors.py", "02_tensors.py"]
+    # The opening names them and says what the training, costs and tensors pages use numpy for.
+    users = ["02_costs.py", "02_exercises_tensors.py", "02_tensors.py", "02_training.py"]
     assert page.numpy_users() == users and page.opening()["numpy_files"] == "、".join(users)
 
 

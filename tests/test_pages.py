@@ -1,4 +1,4 @@
-"""What every mechanism page of chapter 2 must have, checked once for all six pages.
+"""What every mechanism page of chapter 2 must have, checked once for all seven pages.
 
 Each page: its sections in order, its place in the chapter's table of contents, the complete
 teaching file shown as it is on disk, the run output equal to what the file prints, downloads that
@@ -27,6 +27,7 @@ PAGES = [
     ("multihead", "02_multihead.py"),
     ("rope", "02_rope.py"),
     ("backprop", "02_backprop.py"),
+    ("training", "02_training.py"),
     ("costs", "02_costs.py"),
     ("tensors", "02_tensors.py"),
 ]

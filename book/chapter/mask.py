@@ -1753,7 +1753,7 @@ def numpy_users(code_dir: Path | None = None) -> list[str]:
     function is.
 
     >>> numpy_users()
-    ['02_costs.py', '02_exercises_tensors.py', '02_tensors.py']
+    ['02_costs.py', '02_exercises_tensors.py', '02_tensors.py', '02_training.py']
     """
     import ast
 

@@ -1,0 +1,57 @@
+"""The training page (book/ch02/training.md): its own numbers and sentences in the built HTML.
+
+The page trains both models at build time (seed 0) and evaluates them on new sequences (seed 1); these
+tests recompute what the page states with the same seeds and look for it in the built page. What every
+page must have is tested in tests/test_pages.py, the sentences on other seeds in tests/test_chapter_training.py.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import pytest
+
+from chapter import fmt
+from chapter import training as page
+from conftest import article_of, table_rows
+
+tr = importlib.import_module("02_training")
+PAGE = "ch02/training.html"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return page.run()
+
+
+@pytest.mark.build
+def test_the_loss_table_and_sentences_are_the_build_time_runs(book_html, runs):
+    article = article_of(book_html, PAGE)
+    text, rows = article.get_text(), table_rows(article)
+    s = page.summary(runs)
+    for rule in tr.RULES:
+        assert [page.RULE_NAMES[rule]] + [fmt.fmt(s[rule][k]) for k in ("train", "full", "use")] in rows
+    assert page.loss_sentence(s, math.log(tr.VOCAB)) in text
+    assert "比瞎猜的 ln V = " + fmt.fmt(math.log(tr.VOCAB)) + " 还高" in text
+    assert page.curve_sentence(runs, tr.loss_floor(), math.log(tr.VOCAB)) in text
+
+
+@pytest.mark.build
+def test_the_row_index_floor_leak_and_map_sentences_are_on_the_page(book_html, runs):
+    text = article_of(book_html, PAGE).get_text()
+    for values, name in ((page.row_index_values(runs), "row_sentence"), (page.floor_values(runs), "floor_sentence"),
+                         (page.check_values(runs), "leak_sentence"), (page.map_values(runs), "map_sentence")):
+        assert str(values[name]) in text, name
+    assert f"本例是 {fmt.fmt(tr.loss_floor())}" in text
+
+
+@pytest.mark.build
+def test_both_figures_are_drawn_and_the_downloads_name_02_attention(book_html):
+    article = article_of(book_html, PAGE)
+    assert {f.get("id") for f in article.find_all("figure")} >= {"fig-training-curves", "fig-training-maps"}
+    assert all(f.find("img") is not None for f in article.find_all("figure") if f.get("id", "").startswith("fig-training"))
+    links = [a.get("href", "") for a in article.select("a.download")]
+    for name in ("02_training.py", "02_exercises_training.py", "02_attention.py"):
+        assert any(href.endswith(name) for href in links), name
+    assert 'ch02-mask-cache' in str(article) or "mask.html#ch02-mask-cache" in str(article)
