@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import math
 
 att = importlib.import_module("02_attention")
@@ -118,4 +117,4 @@ def self_test() -> None:
 
 if __name__ == "__main__":
     self_test()
-    print(json.dumps(answers(), ensure_ascii=False, indent=2))
+    att.print_json(answers())

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import math
 
 import numpy as np
@@ -298,14 +297,14 @@ def leak_check(params: dict, rule: str, *, seed: int) -> float:
 
 
 # -- 核对：中心有限差分 ---------------------------------------------------------------------------------
-def gradient_check(*, seed: int = 0, h: float = 1e-5) -> float:
+def gradient_check(*, seed: int = 0, eps: float = 1e-5) -> float:
     """在一个很小的模型（vocab 3、长度 4、宽度 2）上，用中心有限差分核对 ``loss_and_grads``，返回最大相对误差。
 
     >>> gradient_check() < 1e-6
     True
     """
-    if not 0 < att.real(h, "h") <= 0.1:
-        raise ValueError(f"h 必须是 (0, 0.1] 里的数，收到 {h!r}")
+    if not 0 < att.real(eps, "eps") <= 0.1:
+        raise ValueError(f"eps 必须是 (0, 0.1] 里的数，收到 {eps!r}")
     p = init_params(seed=seed, vocab=3, length=4, d_model=2)
     tokens = sequences(3, seed=seed, vocab=3, length=4, lag=2)
     worst = 0.0
@@ -315,11 +314,11 @@ def gradient_check(*, seed: int = 0, h: float = 1e-5) -> float:
             numeric = np.zeros_like(a)
             for i in np.ndindex(a.shape):  # 逐个元素原地扰动，用完即还原
                 saved, losses = a[i], []
-                for shift in (h, -h):
+                for shift in (eps, -eps):
                     a[i] = saved + shift
                     losses.append(loss_and_grads(p, tokens, rule)[0])
                 a[i] = saved
-                numeric[i] = (losses[0] - losses[1]) / (2 * h)  # (L(x + h) − L(x − h)) / 2h
+                numeric[i] = (losses[0] - losses[1]) / (2 * eps)  # (L(x + ε) − L(x − ε)) / 2ε
             gap = np.linalg.norm(grads[name] - numeric) / max(np.linalg.norm(grads[name]), np.linalg.norm(numeric), 1.0)
             worst = max(worst, float(gap))
     return worst
@@ -347,4 +346,4 @@ def run_demo() -> dict:
 
 if __name__ == "__main__":
     self_test()
-    print(json.dumps(run_demo(), ensure_ascii=False, indent=2))
+    att.print_json(run_demo())

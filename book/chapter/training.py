@@ -201,8 +201,8 @@ def curves_figure(runs: dict, ln_v: float, floor: float):
         line, colour = styles[rule]
         ax.plot(range(1, len(r["train_loss"]) + 1), r["train_loss"], line, color=colour, lw=1.4,
                 label=f"{RULE_NAMES[rule]}：训练损失")
-    ax.axhline(ln_v, ls="--", color="#555555", lw=1, label=f"瞎猜：ln V = {fmt.fmt(ln_v, 2)}")
-    ax.axhline(floor, ls=":", color="#1f5fa8", lw=1.2, label=f"因果规则的下限 {fmt.fmt(floor, 2)}")
+    ax.axhline(ln_v, ls="--", color="#555555", lw=1, label=f"瞎猜：ln V = {fmt.fmt(ln_v)}")
+    ax.axhline(floor, ls=":", color="#1f5fa8", lw=1.2, label=f"因果规则的下限 {fmt.fmt(floor)}")
     ax.set_xlabel("训练步数", fontdict=fonts)
     ax.set_ylabel("交叉熵损失（每步一批的平均）", fontdict=fonts)
     ax.set_ylim(bottom=0)

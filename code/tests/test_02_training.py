@@ -198,7 +198,7 @@ VALID = {  # one valid call of each public function, every argument named
     "use_loss": dict(params=tr.init_params(seed=0), rule="causal", seed=1, positions="row_index"),
     "attention_map": dict(params=P, rule="causal", tokens=[0, 1, 2]),
     "leak_check": dict(params=tr.init_params(seed=0), rule="none", seed=1),
-    "gradient_check": dict(seed=0, h=1e-5),
+    "gradient_check": dict(seed=0, eps=1e-5),
     "self_test": {},
     "run_demo": {},
 }
