@@ -97,7 +97,7 @@ def _forbidden_wrong(n: int) -> int:
 VARIANTS = [
     ("A：正确", _kv_right, costs.causal_forbidden),
     ("B：漏了因子 2", _kv_no_two, costs.causal_forbidden),
-    ("C：head_dim 取 hidden ÷ heads", _kv_naive_head_dim, costs.causal_forbidden),
+    ("C：头维度取 hidden ÷ heads", _kv_naive_head_dim, costs.causal_forbidden),
     ("D：禁止格写成 n(n+1)/2", _kv_right, _forbidden_wrong),
 ]
 

@@ -54,7 +54,7 @@ def test_f14_sentences_follow_the_frame_tables(p):
         last = [c["text"] for c in frame["tables"][2]["rows"][-1][1:]]
         numbers = [fmt.printed(t.split()[1]) if t.startswith("✓") else None for t in last]
         assert " / ".join(t.split()[1] for t in last if t.startswith("✓")) in frame["explanation"]
-        assert f"分数除以 √d_head = √{head_dim}。" in frame["explanation"]
+        assert f"每个点积只有 {head_dim} 项（头维度为 {head_dim}），分数除以 √{head_dim}。" in frame["explanation"]
         assert f"最看重 Key {page.favourite(weights[h][-1])}" in frame["explanation"]
         assert max(v for v in numbers if v is not None) == round(max(weights[h][-1]), 4)
     assert f"每个头都拿到全部 {len(x)} 个位置" in frames[0]["explanation"]

@@ -160,13 +160,13 @@ def growth(rows: list[dict]) -> dict:
 # -- KV 缓存 ------------------------------------------------------------------------------------------
 def configs_table(models: list[dict]) -> tuple[list[str], list[list[str]]]:
     """The published configurations as data: one row a model."""
-    header = ["模型", "层数", "hidden", "查询头", "K/V 头", "head_dim", "最大位置数"]
+    header = ["模型", "层数", "hidden", "查询头", "K/V 头", "头维度", "最大位置数"]
     keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
     return header, [[m["name"], *(fmt.count(m[key]) for key in keys)] for m in models]
 
 
 def no_head_dim_subject(models: list[dict]) -> str:
-    """The subject of 「…没有单独的 head_dim 一项」: all the models, or those whose config.json lacks it.
+    """The subject of 「…没有单独的 `head_dim` 一项」: all the models, or those whose config.json lacks it.
 
     >>> no_head_dim_subject(costs.MODELS), no_head_dim_subject([costs.MODELS[0], costs.GEMMA_7B])
     ('表中 4 个模型的 config.json 都', '表中 Llama-2-7B 的 config.json')
@@ -281,8 +281,8 @@ def query_heads_sentence(models: list[dict]) -> str:
                 start = (f"{a['name']} 与 {b['name']} 都有 {fmt.count(a['heads'])} 个查询头，"
                          f"K/V 头却分别是 {fmt.count(a['kv_heads'])} 个和 {fmt.count(b['kv_heads'])} 个；")
                 low, high = sorted((per[i], per[j]))
-                if low == high:  # 层数或 head_dim 也不同，恰好抵消
-                    return start + f"每 token 的缓存却都是 {fmt.size(low)}：层数与 head_dim 的差别恰好抵消了。"
+                if low == high:  # 层数或头维度也不同，恰好抵消
+                    return start + f"每 token 的缓存却都是 {fmt.size(low)}：层数与头维度的差别恰好抵消了。"
                 return (start + f"每 token 的缓存分别是 {fmt.size(per[i])} 和 {fmt.size(per[j])}，"
                         f"{about_times('相差', high / low)}。")
     return "这几个模型里没有查询头一样多、K/V 头却不同的两个。"
@@ -292,9 +292,9 @@ def head_dim_sentence(model: dict) -> str:
     """The configured head_dim against hidden ÷ heads, and how far a cache estimated with the latter is off.
 
     >>> print(head_dim_sentence(costs.GEMMA_7B))
-    Gemma-7B：hidden ÷ heads = 3072 ÷ 16 = 192，但配置写明 head_dim = 256；按 192 估算，每 token 的缓存是 336 KiB，实际是 448 KiB，少算了 25.00%。
+    Gemma-7B：hidden ÷ heads = 3072 ÷ 16 = 192，但配置写明 `head_dim` = 256；按 192 估算，每 token 的缓存是 336 KiB，实际是 448 KiB，少算了 25.00%。
     >>> print(head_dim_sentence(costs.MODELS[0]))
-    Llama-2-7B：hidden ÷ heads = 4096 ÷ 32 = 128，与配置的 head_dim = 128 一致；但这只是这个模型的巧合，不是规律。
+    Llama-2-7B：hidden ÷ heads = 4096 ÷ 32 = 128，与配置的 `head_dim` = 128 一致；但这只是这个模型的巧合，不是规律。
     """
     real = costs.kv_cache_bytes(model, 1)  # also checks the model
     m, guess = model, model["hidden"] / model["heads"]
@@ -302,11 +302,11 @@ def head_dim_sentence(model: dict) -> str:
     sign = "=" if guess.is_integer() else "≈"  # 40 ÷ 3 is not 13.33
     start = f"{m['name']}：hidden ÷ heads = {fmt.count(m['hidden'])} ÷ {fmt.count(m['heads'])} {sign} {shown}"
     if guess == m["head_dim"]:
-        return f"{start}，与配置的 head_dim = {fmt.count(m['head_dim'])} 一致；但这只是这个模型的巧合，不是规律。"
+        return f"{start}，与配置的 `head_dim` = {fmt.count(m['head_dim'])} 一致；但这只是这个模型的巧合，不是规律。"
     # 误推值未必是整数：按同一公式用浮点数算，再四舍五入到字节。
     wrong = round(2 * m["layers"] * m["kv_heads"] * guess * costs.FLOAT16_BYTES)
     change = (wrong - real) / real
-    return (f"{start}，但配置写明 head_dim = {fmt.count(m['head_dim'])}；按 {shown} 估算，每 token 的缓存是 {fmt.size(wrong)}，"
+    return (f"{start}，但配置写明 `head_dim` = {fmt.count(m['head_dim'])}；按 {shown} 估算，每 token 的缓存是 {fmt.size(wrong)}，"
             f"实际是 {fmt.size(real)}，{'少算了' if change < 0 else '多算了'} {fmt.percent(abs(change))}。")
 
 
@@ -641,9 +641,9 @@ def kv_sentence(plans: list[dict]) -> str:
 
 
 def config_text(m: dict) -> str:
-    """A small configuration in words, for exercise 3's input box."""
+    """A small configuration in words (Markdown: the configuration key is code), for exercise 3's input box."""
     layers, hidden, heads, kv_heads, head_dim = (fmt.count(m[key]) for key in ("layers", "hidden", "heads", "kv_heads", "head_dim"))
-    return f"{layers} 层、hidden {hidden}、{heads} 个查询头、{kv_heads} 个 K/V 头、配置写明 head_dim = {head_dim}"
+    return fmt.Md(f"{layers} 层、hidden {hidden}、{heads} 个查询头、{kv_heads} 个 K/V 头、配置写明 `head_dim` = {head_dim}")
 
 
 def check_names() -> list[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 
 from chapter import fmt
 from chapter.fmt import glue_all  # noqa: F401 (the page calls page.glue_all)
@@ -122,9 +123,9 @@ def shape_rows(x, s: dict) -> tuple[list[str], list[list[str]]]:
     rows = [
         ["输入", "X", "`(n, d_model)`", dims(x)],
         ["投影", "Q = X·W_q，K = X·W_k，V = X·W_v", "`(n, h·d_head)`", f"{dims(s['q'])}（Q、K、V 各一个）"],
-        ["切成头", "第 a 个头取 Q、K、V 第 a·d_head 列起的 d_head 列", "h 块 `(n, d_head)`",
+        ["切成头", r"第 $a$ 个头取 Q、K、V 第 $a \cdot d_{\text{head}}$ 列起的 $d_{\text{head}}$ 列", "h 块 `(n, d_head)`",
          f"{fmt.count(len(s['q_heads']))} 块 {dims(s['q_heads'][0])}"],
-        ["每头分数", "Q_a·K_aᵀ / √d_head", "每头一张 `(n, n)`", f"{fmt.count(heads)} 张 {fmt.count(n)} × {fmt.count(n)}"],
+        ["每头分数", r"$Q_a K_a^{\top} / \sqrt{d_{\text{head}}}$", "每头一张 `(n, n)`", f"{fmt.count(heads)} 张 {fmt.count(n)} × {fmt.count(n)}"],
         ["可见性表", "所有头共用一张", "`(n, n)`", dims(s["visible"])],
         ["每头权重", "softmax（分数 + 加性 mask）", "每头一张 `(n, n)`", f"{fmt.count(len(s['weights']))} 张 {dims(s['weights'][0])}"],
         ["每头输出", "权重 · V_a", "h 块 `(n, d_head)`", f"{fmt.count(len(s['head_outputs']))} 块 {dims(s['head_outputs'][0])}"],
@@ -195,10 +196,10 @@ def fused_shape_rows(x, w_q, heads: int) -> tuple[list[str], list[list[str]]]:
     three = lambda t: shape(len(t), len(t[0]), len(t[0][0]))  # noqa: E731
     rows = [
         ["一次投影 X·W_q", shape(len(q_flat), len(q_flat[0]))],
-        ["reshape 成 (n, h, d_head)", three(q_3d)],
-        ["transpose 成 (h, n, d_head)", three(q_first)],
-        ["逐头注意力后 transpose 回 (n, h, d_head)", three(back)],
-        ["reshape 成 (n, h·d_head)，再乘 W_o", shape(len(back), sum(len(part) for part in back[0]))],
+        ["reshape 成 `(n, h, d_head)`", three(q_3d)],
+        ["transpose 成 `(h, n, d_head)`", three(q_first)],
+        ["逐头注意力后 transpose 回 `(n, h, d_head)`", three(back)],
+        ["reshape 成 `(n, h·d_head)`，再乘 W_o", shape(len(back), sum(len(part) for part in back[0]))],
     ]
     return ["步骤", "本例形状"], rows
 
@@ -373,7 +374,7 @@ def cost_rows(n: int, d_model: int, heads_list: list[int], head_dim: int | None 
 
 
 def cost_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    header = ["头数 h", "d_head", "四个投影的参数", "乘加次数", "分数表格子数（softmax 的指数个数）"]
+    header = ["头数 h", "头维度", "四个投影的参数", "乘加次数", "分数表格子数（softmax 的指数个数）"]
     keys = ("heads", "head_dim", "params", "multiply_adds", "score_cells")
     return header, [[fmt.count(r[k]) for k in keys] for r in rows]
 
@@ -516,7 +517,7 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
             _matrix_table(f"头 {h} 的 K：K 的{column_span(cols[h])}，{shape(n, d)}", s["k_heads"][h], sub),
             _weight_table(f"头 {h} 的权重表 {shape(n, n)}，加粗的是位置 {last}", s["weights"][h], s["visible"], last),
         ]
-        text = (f"头 {h} 只用 Q、K 的{column_span(cols[h])}，每个点积只有 {d} 项，分数除以 √d_head = √{d}。"
+        text = (f"头 {h} 只用 Q、K 的{column_span(cols[h])}，每个点积只有 {d} 项（头维度为 {d}），分数除以 √{d}。"
                 f"位置 {last} 在头 {h} 里的权重是 {slashed(s['weights'][h][last])}，最看重 Key {favs[h]}。")  # fmt: skip
         if other is not None:
             tables.append(_weight_table(f"对照：头 {other} 的权重表 {shape(n, n)}", s["weights"][other], s["visible"], last))
@@ -599,6 +600,18 @@ def check_cell(ok: bool, detail) -> str:
     else:  # a difference: exactly 0 as 0, a tiny one in powers of ten, a visible one to four decimals
         said = f"最大差 {fmt.sci(detail) if abs(detail) < 1e-3 else fmt.fmt(detail)}"
     return ("通过" if ok else "失败") + "（" + said + "）"
+
+
+SHAPE = re.compile(r"\((?:[\w·]+, )+[\w·]+\)")
+
+
+def shapes_as_code(name: str) -> str:
+    """A written variant's name for a Markdown cell: a shape in it, such as (n, d_head, h), becomes code.
+
+    >>> shapes_as_code("A：按 (n, d_head, h) reshape"), shapes_as_code("B：拼反了（第一个头放最后）")
+    ('A：按 `(n, d_head, h)` reshape', 'B：拼反了（第一个头放最后）')
+    """
+    return SHAPE.sub(lambda m: f"`{m.group(0)}`", name)
 
 
 def bug_sentences(rows: list[dict], checks: list[str]) -> tuple[list[str], str]:
@@ -708,7 +721,7 @@ def head_dim_values(config: dict = GEMMA_7B) -> dict:
         "gemma_head_dim": fmt.count(config["head_dim"]), "gemma_kv": fmt.count(config["num_key_value_heads"]),
         "gemma_derived": fmt.short(c["derived"]), "gemma_product": fmt.count(c["heads_times_head_dim"]),
         "gemma_params": fmt.count(c["params_stated"]), "gemma_params_derived": fmt.count(c["params_if_derived"]),
-        "divide_error": divide_error,
+        "divide_error": fmt.Md(f"`ValueError: {divide_error}`"),
     }
 
 
@@ -799,8 +812,9 @@ def exercise_bugs() -> dict:
         "ex3_n": fmt.count(len(ex.BUG_Q)), "ex3_heads": fmt.count(ex.BUG_HEADS), "ex3_kv": fmt.count(ex.BUG_KV),
         "ex3_d": fmt.count(len(ex.BUG_Q[0]) // ex.BUG_HEADS), "ex3_d_model": fmt.count(len(ex.BUG_Q[0])),
         "ex3_delta": fmt.short(ex.BUG_DELTA), "ex3_bump_head": fmt.count(ex.BUMP_HEAD),
-        "ex3_table": (["写法"] + ex.CHECKS, [[r["name"]] + [check_cell(ok, det) for ok, det in zip(r["passed"], r["details"])]
-                                            for r in rows]),
+        "ex3_table": (["写法"] + ex.CHECKS,
+                      [[shapes_as_code(r["name"])] + [check_cell(ok, det) for ok, det in zip(r["passed"], r["details"])]
+                       for r in rows]),
         "ex3_sentences": fmt.Md("\n".join(f"- {line}" for line in sentences)), "ex3_summary": summary,
     }  # fmt: skip
 
