@@ -18,7 +18,7 @@ SPHINX       = $(SPHINXBUILD) -M $@ $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 help: venv  ## list the targets
 	@echo "make html    build the HTML book into $(BUILDDIR)/html (open index.html from disk)"
 	@echo "make pdf     build the Chinese PDF into $(BUILDDIR)/latex with XeLaTeX (checks TeX first, see README)"
-	@echo "make test    run every test: pytest code/ book/chapter/ tests/ in two worker processes"
+	@echo "make test    run every test: pytest code/ book/chapter/ tests/ in three worker processes"
 	@echo "make bench   time clean, no-change and code-edit builds against a one-page floor book"
 	@echo "make crosscheck  check the chapter against real PyTorch, JAX and Keras (own venv, large download)"
 	@echo "make livehtml  serve the HTML on http://127.0.0.1:$(LIVEPORT)/, rebuilt and reloaded on every edit"
@@ -45,11 +45,12 @@ pdf: venv
 	LATEXMKOPTS=-silent $(SPHINXBUILD) -M latexpdf $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 	@$(BIN)/python tests/texcheck.py log $(BUILDDIR)/latex
 
-# Two worker processes (pytest-xdist) share the machine's cores; they build the book and the PDF once
-# between them (tests/conftest.py: once_per_run). TEST_WORKERS=0 runs everything in one process.
-TEST_WORKERS ?= 2
+# Three worker processes (pytest-xdist): many tests wait on a browser or a kernel, so three keep two cores
+# busy. They build the book and the PDF once between them (tests/conftest.py: once_per_run); the PDF is
+# typeset in the background while the other tests run. TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 3
 test: venv
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup code/ book/chapter/ tests/
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) code/ book/chapter/ tests/
 
 bench: venv
 	$(BIN)/python tests/bench.py

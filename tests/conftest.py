@@ -5,9 +5,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,7 +44,6 @@ _NEEDS = {"book_html": "build", "browser": "browser", "open_page": "browser", "p
 _IMPLIES = {"browser": "build", "pdf": "build"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks added here
 def pytest_collection_modifyitems(config, items):
     unmarked = []
     for item in items:
@@ -56,11 +57,9 @@ def pytest_collection_modifyitems(config, items):
             unmarked.append(f"{item.nodeid} (needs {', '.join(sorted(missing))})")
         for mark in marks & set(_IMPLIES):
             item.add_marker(_IMPLIES[mark])
-        if "pdf" in marks:  # one worker builds the PDF and runs every test that reads it
-            item.add_marker(pytest.mark.xdist_group("pdf"))
-    # The PDF tests first: their worker starts the longest build at once, while the other worker
-    # runs everything else (with one process, the order makes no difference to the time).
-    items.sort(key=lambda item: item.get_closest_marker("pdf") is None)
+    # The PDF tests last: the PDF is typeset in the background from the moment the HTML build is done
+    # (see _build_book_html), while the other tests run.
+    items.sort(key=lambda item: item.get_closest_marker("pdf") is not None)
     if unmarked:
         raise pytest.UsageError("tests without the mark their fixtures need:\n  " + "\n  ".join(unmarked))
 
@@ -95,7 +94,7 @@ def once_per_run(out: Path, build) -> Path:
     """`build()` (which writes into the folder `out`) once per test run, however many pytest-xdist
     workers ask for it.
 
-    `make test` runs the tests in two worker processes (pytest -n 2). Each has its own session, so a
+    `make test` runs the tests in three worker processes (pytest -n 3). Each has its own session, so a
     session fixture would build the book once per worker; instead the first worker to ask builds it
     under a file lock beside `out` and leaves a stamp naming this run (xdist gives every worker of one
     run the same PYTEST_XDIST_TESTRUNUID), and the others wait for the lock and reuse what it built.
@@ -119,11 +118,31 @@ def once_per_run(out: Path, build) -> Path:
         return result
 
 
+def pytest_collection_finish(session):
+    """Whether this run will read the PDF (after -m and -k have deselected what they deselect)."""
+    _RUN["wants_pdf"] = any(item.get_closest_marker("pdf") for item in session.items)
+
+
+def pytest_sessionfinish(session):
+    """A PDF build started in the background ends with the session that started it: waited for when
+    the run went through (another worker may be reading it), stopped when the run was cut short."""
+    build = _RUN.get("pdf_build")
+    if build is not None and build.poll() is None:
+        if session.shouldfail or session.shouldstop:
+            build.terminate()
+        build.wait()
+
+
+_RUN: dict = {}
+
+
 def _build_book_html(out: Path) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     result = sphinx("html", out, "-d", str(doctrees_of(out)), "-E")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WARNING" not in result.stderr, result.stderr
+    if _RUN.get("wants_pdf") and not _pdf_tools_missing():
+        _start_pdf(out)  # the PDF reads these pages; it is typeset while the other tests run
     return out
 
 
@@ -187,35 +206,71 @@ def assert_numbered_sections(text: str, title: str, sections: list[str] = MECHAN
     return int(number)
 
 
-@pytest.fixture(scope="session")
-def pdf(book_html: Path) -> Path:
-    """The PDF edition built once per test run with `sphinx -M latexpdf`, as `make pdf` does after
-    `make html`: into a clean folder, from the pages the HTML build has read (one shared doctree
-    folder, as the Makefile's builds share _build/doctrees), so no page is executed twice."""
+def _pdf_tools_missing() -> str | None:
     import texcheck
 
     missing = texcheck.missing_tools()
     if missing:
-        need(texcheck.tools_message(missing))
+        return texcheck.tools_message(missing)
     lacking = [tool for tool in POPPLER if not shutil.which(tool)]
-    if lacking:
-        need(f"{', '.join(lacking)} missing: apt-get install poppler-utils")
-    return once_per_run(LATEX_BUILD, lambda: _build_pdf(book_html))
+    return f"{', '.join(lacking)} missing: apt-get install poppler-utils" if lacking else None
 
 
-def _build_pdf(book_html: Path) -> Path:
+def _pdf_files() -> dict[str, Path]:
+    """Where the PDF build's output, errors and exit status go (beside LATEX_BUILD)."""
+    return {kind: LATEX_BUILD.parent / f".{LATEX_BUILD.name}.{kind}" for kind in ("token", "out", "err", "rc")}
+
+
+def _run_token() -> str:
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
+
+
+def _start_pdf(book_html: Path) -> None:
+    """Start `sphinx -M latexpdf` in the background, as `make pdf` builds after `make html`: into a clean
+    folder, from the pages the HTML build has read (one shared doctree folder), so no page runs twice."""
+    files = _pdf_files()
     shutil.rmtree(LATEX_BUILD, ignore_errors=True)
+    LATEX_BUILD.parent.mkdir(parents=True, exist_ok=True)
+    for path in files.values():
+        path.unlink(missing_ok=True)
     cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", *SPHINX_OPTS, "--no-color",
            "-d", str(doctrees_of(book_html))]
-    result = subprocess.run(
-        cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "LATEXMKOPTS": "-silent"}
-    )
-    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
-    assert "WARNING" not in result.stderr, result.stderr
+    # The exit status is written last, and renamed into place, so a reader never sees half of it.
+    script = f'{shlex.join(cmd)} >{shlex.quote(str(files["out"]))} 2>{shlex.quote(str(files["err"]))}; ' \
+             f'echo $? >{shlex.quote(str(files["rc"]))}.part && mv {shlex.quote(str(files["rc"]))}.part {shlex.quote(str(files["rc"]))}'
+    files["token"].write_text(_run_token(), encoding="utf-8")
+    _RUN["pdf_build"] = subprocess.Popen(["sh", "-c", script], cwd=ROOT, env={**os.environ, "LATEXMKOPTS": "-silent"})
+
+
+def _finished_pdf(book_html: Path) -> Path:
+    """The PDF this run typesets: wait for the background build (start it if no one has), then check it."""
+    files = _pdf_files()
+    started = files["token"].is_file() and files["token"].read_text(encoding="utf-8") == _run_token()
+    if not started:
+        _start_pdf(book_html)
+    for _ in range(2400):  # at most 20 minutes: a TeX run that hangs fails here instead
+        if files["rc"].is_file():
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail("the PDF build did not finish within 20 minutes")
+    out, err = files["out"].read_text(encoding="utf-8"), files["err"].read_text(encoding="utf-8")
+    assert files["rc"].read_text().strip() == "0", (out + err)[-5000:]
+    assert "WARNING" not in err, err
     # The book's PDF is the one typeset from a .tex; other PDFs there are figures it includes.
     pdfs = sorted(p for p in (LATEX_BUILD / "latex").glob("*.pdf") if p.with_suffix(".tex").is_file())
     assert len(pdfs) == 1, pdfs
     return pdfs[0]
+
+
+@pytest.fixture(scope="session")
+def pdf(book_html: Path) -> Path:
+    """The PDF edition, built once per test run (in the background from the moment the HTML build is
+    done: see _start_pdf)."""
+    missing = _pdf_tools_missing()
+    if missing:
+        need(missing)
+    return once_per_run(LATEX_BUILD, lambda: _finished_pdf(book_html))
 
 
 @pytest.fixture(scope="session")

@@ -110,9 +110,9 @@ def test_the_library_table_reads_the_observations():
     seen = copy.deepcopy(mask_page.observed())
     torch = seen["cpu"]["torch"]
     torch["sdpa"]["bool_true"], torch["sdpa"]["is_causal"], torch["version"] = "forbidden", "bottom-right", "9.9"
-    cell = next(r for r in page.library_rows(seen) if "scaled_dot_product_attention" in r[0])
+    cell = next(r for r in page.library_rows(seen) if r[0] == "PyTorch SDPA")
     assert "True = 禁止" in cell[1] and "右下对齐" in cell[1] and "PyTorch 9.9" in cell[4]
-    real = next(r for r in page.library_rows() if "scaled_dot_product_attention" in r[0])
+    real = next(r for r in page.library_rows() if r[0] == "PyTorch SDPA")
     assert "True = 允许" in real[1] and "左上对齐" in real[1]
 
 

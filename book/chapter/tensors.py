@@ -315,8 +315,8 @@ def library_rows(seen: dict | None = None) -> list[list[str]]:
     return [
         ["本页（numpy）", "`visibility_batch(rule, …)`，True = 允许", "`attention_batched` 里 `repeat_kv`",
          "`positions_from_mask`", "本页"],
-        ["PyTorch `scaled_dot_product_attention`",
-         f"布尔 `attn_mask`，形状能广播成 (batch, 1, n_query, n_key)，{mask_page.TRUE_MEANS[sdpa['bool_true']]}；"
+        ["PyTorch SDPA",
+         f"`scaled_dot_product_attention` 的布尔 `attn_mask`，形状能广播成 (batch, 1, n_query, n_key)，{mask_page.TRUE_MEANS[sdpa['bool_true']]}；"
          f"`is_causal` 是{mask_page.ALIGNMENT[sdpa['is_causal']].split('（')[0]}",
          "`enable_gqa=True`", "不管位置", f"本机观察（PyTorch {torch['version']}）与 {{cite:p}}`pytorch_sdpa`"],
         ["PyTorch FlexAttention", "`create_mask` / `create_block_mask` 接收 `mask_mod(b, h, q_idx, kv_idx)`：本页的谓词原样可用",
