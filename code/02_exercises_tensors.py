@@ -18,8 +18,9 @@ tn = importlib.import_module("02_tensors")
 SINK_N, SINK_SINKS, SINK_W = 7, 2, 2
 # 练习 2：左侧 PAD 的一批，预填之后再解码一个新词元。
 POS_MASK = [[0, 0, 0, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]
-# 练习 3：float16 里两张加性 mask 相加。训练时常见的右侧 PAD：三个位置，最后一个是 PAD。
-FILL_MASK = [[1, 1, 0]]
+# 练习 3：哪一种 PAD 会有整行被屏蔽的查询行；float16 里分数为 FILL_SCORE 时，哪些行整行成了 −∞。
+FILL_MASKS = {"左侧 PAD": [[0, 0, 1, 1]], "右侧 PAD": [[1, 1, 0, 0]]}
+FILL_SCORE = -20.0
 # 练习 4：写一个函数。
 
 
@@ -50,21 +51,23 @@ def decode_positions(mask=POS_MASK) -> dict:
 
 
 # -- 练习 3 ---------------------------------------------------------------------------------------------
-def summed_fills(mask=FILL_MASK, dtype: str = "float16") -> dict:
-    """练习 3 的答案：因果与 PAD 两张加性 mask 分别填 finfo.min 再相加，与先“与”再填一次，各有几格是 −∞。
+def empty_rows(mask=FILL_MASKS["左侧 PAD"], score: float = FILL_SCORE, dtype: str = "float16") -> dict:
+    """练习 3 的答案：因果与 PAD 取“与”后整行被屏蔽的查询行；只填一次 finfo.min、每个分数都是 ``score`` 时，
+    在 ``dtype`` 里整行成了 −∞（softmax 会给出 NaN）的行。
 
-    >>> a = summed_fills()
-    >>> a["summed_inf"], a["combined_inf"]
-    ([[0, 0, 1], [0, 0, 1], [0, 0, 0]], [[0, 0, 0], [0, 0, 0], [0, 0, 0]])
+    >>> empty_rows(), empty_rows(FILL_MASKS["右侧 PAD"])
+    ({'empty': [0, 1], 'nan': [0, 1]}, {'empty': [], 'nan': []})
     """
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score):
+        raise ValueError(f"score 必须是有限的数，收到 {score!r}")
     batch, n = tn.positions_from_mask(mask).shape  # 也检查 mask
-    causal = tn.visibility_batch(tn.causal, batch, 1, n, n)
-    pad = tn.visibility_batch(tn.padding(mask), batch, 1, n, n)
-    with np.errstate(over="ignore"):  # float16 里 finfo.min + finfo.min 溢出：这正是这道题要看的
-        summed = tn.additive(causal, dtype) + tn.additive(pad, dtype)
-    combined = tn.additive(causal & pad, dtype)
-    return {"summed": summed[0, 0].tolist(), "summed_inf": np.isneginf(summed[0, 0]).astype(int).tolist(),
-            "combined": combined[0, 0].tolist(), "combined_inf": np.isneginf(combined[0, 0]).astype(int).tolist()}
+    if batch != 1:
+        raise ValueError(f"mask 必须只含一个序列，收到 {batch} 个")
+    allowed = tn.visibility_batch(tn.and_rules(tn.causal, tn.padding(mask)), 1, 1, n, n)[0, 0]
+    filled = tn.additive(allowed, dtype)  # 也检查 dtype
+    with np.errstate(over="ignore"):  # float16 里 finfo.min 加上分数会溢出：这正是这道题要看的
+        x = filled + filled.dtype.type(score)
+    return {"empty": np.flatnonzero(~allowed.any(-1)).tolist(), "nan": np.flatnonzero(np.isneginf(x).all(-1)).tolist()}
 
 
 # -- 练习 4：写一个函数 ----------------------------------------------------------------------------------
@@ -90,16 +93,16 @@ def answers() -> dict:
     >>> sorted(answers())
     ['练习1', '练习2', '练习3', '练习4']
     """
-    return {"练习1": sink_rows(), "练习2": decode_positions(), "练习3": summed_fills()["summed_inf"],
+    return {"练习1": sink_rows(), "练习2": decode_positions(), "练习3": {name: empty_rows(m) for name, m in FILL_MASKS.items()},
             "练习4": window_counts(SINK_N, SINK_W)}
 
 
 def self_test() -> None:
-    """核对答案：练习 4 的函数等于 sliding_window 的表；先“与”再填一次没有 −∞。"""
+    """核对答案：练习 4 的函数等于 sliding_window 的表；右侧 PAD 没有整行被屏蔽的行。"""
     table = tn.visibility_batch(tn.sliding_window(SINK_W), 1, 1, SINK_N, SINK_N)[0, 0]
     att.check(window_counts(SINK_N, SINK_W) == table.sum(-1).tolist(), "练习 4 的计数应等于 sliding_window 的表")
     att.check(sink_rows()["cache"] == SINK_SINKS + SINK_W, "汇点加窗口：缓存要留 n_sink + w 个 Key")
-    att.check(not any(map(any, summed_fills()["combined_inf"])), "先“与”再填一次不会出现 −∞")
+    att.check(empty_rows(FILL_MASKS["右侧 PAD"])["empty"] == [], "右侧 PAD 没有整行被屏蔽的查询行")
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def sinks(n_sink: int, w: int):
 
 
 def padding(attention_mask):
-    """PAD：``attention_mask[b, k] == 1`` 的 Key 是内容。它只看 Key：PAD 查询行照样去读内容。
+    """PAD：``attention_mask[b, k] == 1`` 的 Key 是内容。它只看 Key：单看这条规则时，PAD 查询行照样去读内容。
 
     >>> padding([[0, 1, 1]])(0, 0, 2, np.arange(3))
     array([False,  True,  True])
@@ -194,7 +194,7 @@ def repeat_kv(x, n_rep: int) -> np.ndarray:
 
 
 def positions_from_mask(attention_mask) -> np.ndarray:
-    """每个真实词元的绝对位置：它前面真实词元的个数（PAD 不计数）；PAD 自己得 0，反正它被屏蔽。
+    """每个真实词元的绝对位置：它前面真实词元的个数（PAD 不计数）；PAD 自己得 0，这个值无关紧要：它被屏蔽。
 
     >>> positions_from_mask([[0, 0, 1, 1], [1, 1, 1, 1]])
     array([[0, 0, 0, 1],
@@ -331,14 +331,14 @@ def self_test() -> None:
 
 
 def run_demo() -> dict:
-    """演示结果：位置、新查询可见的 Key 数、整批与逐行的最大差、几条规则每行可见的 Key 数（以 JSON 打印）。"""
+    """演示结果：位置、新查询可见的 Key 数、整批与逐行的最大差（不含 RoPE）、几条规则每行可见的 Key 数（以 JSON 打印）。"""
     x = demo_inputs()
     r = forward(x)
     counts = {name: " ".join(map(str, visibility_batch(rule, 1, 1, 6, 6)[0, 0].sum(-1).tolist())) for name, rule in (
-        ("因果", causal), ("滑动窗口_w3", sliding_window(3)), ("前缀_n2", prefix_lm(2)), ("汇点1_窗口2", sinks(1, 2)))}
+        ("因果", causal), ("滑动窗口_w3", sliding_window(3)), ("前缀_n2", prefix_lm(2)), ("汇点1_窗口3", sinks(1, 3)))}
     return {"性质": "人工构造的小数组，没有训练过的模型", "位置": [" ".join(map(str, p)) for p in r["positions"].tolist()],
             "新查询可见的Key数_头0": [" ".join(map(str, c)) for c in r["visible"][:, 0].sum(-1).tolist()],
-            "整批与逐行的最大差": row_by_row_gap(x), "规则_每行可见的Key数": counts,
+            "整批与逐行的最大差_不含RoPE": row_by_row_gap(x), "规则_每行可见的Key数": counts,
             "float16_finfo_min": float(np.finfo(np.float16).min)}
 
 

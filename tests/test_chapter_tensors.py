@@ -60,7 +60,21 @@ def test_the_fill_counts_and_sentence_on_other_batches(mask, both):
     text = page.fill_sentence(counts)
     assert text.startswith(f"两条规则同时挡住的 {both} 个格子")
     assert ("float16、float32、float64 里都成了 −∞" in text) == (both > 0)
-    assert text.endswith("三种类型里都没有 −∞。")
+    assert "三种类型里都没有 −∞。" in text
+    empty = sum(all(k > q or mask[0][k] == 0 for k in range(n)) for q in range(n))  # no key both earlier and content
+    assert {c["empty_rows"] for c in counts.values()} == {empty}
+    assert text.endswith("这一批没有整行被屏蔽的查询行，softmax 也就不会给出 NaN。") == (empty == 0)
+
+
+def test_the_left_padded_batch_has_nan_rows_in_float16_only_and_the_sentence_says_the_score_did_it():
+    v = page.dtype_values([[0, 0, 0, 1, 1], [1, 1, 1, 1, 1]], scores=(-8.0, -40.0))
+    rows = {r[0]: r for r in v["tbl_fill"].rows}
+    assert v["f_empty"] == "3" and rows["float16"][4:] == ["0 / 0", "3 / 3"]
+    assert rows["float32"][4:] == rows["float64"][4:] == ["0 / 0", "0 / 0"]
+    assert v["f_sentence"].endswith("整行被屏蔽的 3 个查询行，分数为 −8 时哪种类型里都不是 NaN；分数为 −40 时在 float16 里成了 NaN，"
+                                    "相加与只填一次都一样：让这一行变成 NaN 的是分数，不是第二份 finfo.min。")
+    differ = {"float16": {"empty_rows": 1, "nan": {-1.0: (1, 0)}}}
+    assert page.nan_sentence(differ).endswith("而相加与只填一次的结果不同：第二份 finfo.min 也起了作用。")
 
 
 def test_the_float16_overflow_threshold_is_where_the_sum_first_is_minus_infinity():
@@ -120,5 +134,5 @@ def test_the_exercise_values_are_the_answers():
     v = page.exercise_values()
     assert v["x1_cache"] == "4"
     assert v["x2_table"].rows[0][2:] == ["0、0、0、0、1", "2"]
-    assert v["x3_inf"] == "2"
+    assert v["x3_table"].rows == [["左侧 PAD", "0、0、1、1", "查询 0、查询 1", "查询 0、查询 1"], ["右侧 PAD", "1、1、0、0", "无", "无"]]
     assert v["x4_doctest"].startswith("```pycon\n>>> window_counts(5, 2)")

@@ -37,7 +37,7 @@ def test_the_rules_dtype_and_packing_tables_are_the_computed_ones(book_html):
     rows, text = table_rows(article), flat(article.get_text())
     rules = page.rules_values(6, 3, 2, 1, [0, 0, 0, 1, 1, 1])
     packing = page.packing_values([0, 0, 0, 1, 1, 1], 3)
-    dtype = page.dtype_values([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]])
+    dtype = page.dtype_values([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
     for table in (rules["tbl_rules"], packing["tbl_packing"], dtype["tbl_fill"]):
         for row in table.rows:
             assert row in rows

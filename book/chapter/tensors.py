@@ -13,8 +13,6 @@ tested on other inputs in ``tests/test_chapter_tensors.py``.
 from __future__ import annotations
 
 import importlib
-import math
-
 import numpy as np
 
 from chapter import fmt
@@ -121,18 +119,33 @@ def batch_values(inputs: dict) -> dict:
 
 
 # -- dtype: two fills added in a batch ---------------------------------------------------------------------------
-def fill_counts(mask, dtype: str) -> dict:
+def _nan_rows(masked, score: float, dtype: str) -> int:
+    """Rows that softmax turns into NaN when every score is ``score``: the score is added to the mask in ``dtype``
+    (where the overflow happens), the softmax then runs in float64, so only that addition can overflow."""
+    t = np.dtype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = (np.full(masked.shape, score, dtype=t) + masked).astype(np.float64)
+        e = np.exp(x - x.max(axis=-1, keepdims=True))  # a row of −∞ only: (−∞) − (−∞) = NaN
+        weights = e / e.sum(axis=-1, keepdims=True)
+    return int(np.isnan(weights).any(axis=-1).sum())
+
+
+def fill_counts(mask, dtype: str, scores=(-10.0, -20.0)) -> dict:
     """Prefill of a batch (queries = keys): the causal and the PAD mask filled with finfo.min each and added,
-    against one boolean table (``and_rules``) filled once. Counts of −∞ cells and of NaN rows after softmax."""
+    against one boolean table (``and_rules``) filled once. Counts of −∞ cells, of fully masked query rows, and of
+    the rows softmax turns into NaN when every score is one of ``scores`` (``nan[s] = (summed, once)``)."""
     mask = np.asarray(mask)
     batch, n = mask.shape
     causal = tn.visibility_batch(tn.causal, batch, 1, n, n)
     pad = tn.visibility_batch(tn.padding(mask), batch, 1, n, n)
     with np.errstate(over="ignore"):  # finfo.min + finfo.min overflows: what this table counts
         summed = tn.additive(causal, dtype) + tn.additive(pad, dtype)
-    once = tn.additive(tn.visibility_batch(tn.and_rules(tn.causal, tn.padding(mask)), batch, 1, n, n), dtype)
+    allowed = tn.visibility_batch(tn.and_rules(tn.causal, tn.padding(mask)), batch, 1, n, n)
+    once = tn.additive(allowed, dtype)
     return {"summed_inf": int(np.isneginf(summed).sum()), "once_inf": int(np.isneginf(once).sum()),
-            "both": int((~causal & ~pad).sum()), "cells": int(summed.size)}
+            "both": int((~causal & ~pad).sum()), "cells": int(summed.size),
+            "empty_rows": int((~allowed.any(axis=-1)).sum()),
+            "nan": {float(s): (_nan_rows(summed, s, dtype), _nan_rows(once, s, dtype)) for s in scores}}
 
 
 def overflow_threshold(dtype: str = "float16") -> int:
@@ -150,11 +163,11 @@ def overflow_threshold(dtype: str = "float16") -> int:
 
 
 def fill_sentence(counts: dict) -> str:
-    """``{dtype: fill_counts(...)}`` as one sentence.
+    """``{dtype: fill_counts(...)}`` as the sentences under the fill table: the −∞ cells, then the NaN rows.
 
-    >>> fill_sentence({"float16": {"summed_inf": 3, "once_inf": 0, "both": 3, "cells": 16},
-    ...                "float64": {"summed_inf": 3, "once_inf": 0, "both": 3, "cells": 16}})
-    '两条规则同时挡住的 3 个格子，两张 mask 相加后在 float16、float64 里都成了 −∞；先把布尔表取“与”、只填一次 finfo.min，两种类型里都没有 −∞。'
+    >>> c = {"summed_inf": 3, "once_inf": 0, "both": 3, "cells": 16, "empty_rows": 0, "nan": {-20.0: (0, 0)}}
+    >>> fill_sentence({"float16": c, "float64": c})
+    '两条规则同时挡住的 3 个格子，两张 mask 相加后在 float16、float64 里都成了 −∞；先把布尔表取“与”、只填一次 finfo.min，两种类型里都没有 −∞。这一批没有整行被屏蔽的查询行，softmax 也就不会给出 NaN。'
     """
     if not isinstance(counts, dict) or not counts:
         raise ValueError("counts 必须是非空字典：dtype → fill_counts 的结果")
@@ -164,21 +177,49 @@ def fill_sentence(counts: dict) -> str:
     where = f" {'、'.join(inf)} 里{'都' if len(inf) > 1 else ''}" if inf else "任何一种类型里都没有"
     text = f"两条规则同时挡住的 {both} 个格子，两张 mask 相加后在{where}成了 −∞；" if inf else f"两条规则同时挡住的 {both} 个格子，两张 mask 相加后{where}变成 −∞；"
     clean = all(c["once_inf"] == 0 for c in counts.values())
-    return text + f"先把布尔表取“与”、只填一次 finfo.min，{n_types}类型里{'都没有 −∞' if clean else '仍有 −∞'}。"
+    text += f"先把布尔表取“与”、只填一次 finfo.min，{n_types}类型里{'都没有 −∞' if clean else '仍有 −∞'}。"
+    return text + nan_sentence(counts)
+
+
+def nan_sentence(counts: dict) -> str:
+    """Which fully masked rows softmax turns into NaN, at which score, and whether the second fill matters.
+
+    >>> c16 = {"empty_rows": 2, "nan": {-10.0: (0, 0), -20.0: (2, 2)}}
+    >>> c32 = {"empty_rows": 2, "nan": {-10.0: (0, 0), -20.0: (0, 0)}}
+    >>> nan_sentence({"float16": c16, "float32": c32})
+    '整行被屏蔽的 2 个查询行，分数为 −10 时哪种类型里都不是 NaN；分数为 −20 时在 float16 里成了 NaN，相加与只填一次都一样：让这一行变成 NaN 的是分数，不是第二份 finfo.min。'
+    """
+    empty = {c["empty_rows"] for c in counts.values()}.pop()
+    if not empty:
+        return "这一批没有整行被屏蔽的查询行，softmax 也就不会给出 NaN。"
+    parts, same = [], True
+    for s in next(iter(counts.values()))["nan"]:
+        hit = [t for t, c in counts.items() if any(c["nan"][s])]
+        same &= all(c["nan"][s][0] == c["nan"][s][1] for c in counts.values())
+        parts.append(f"分数为 {fmt.short(s)} 时" + (f"在 {'、'.join(hit)} 里成了 NaN" if hit else "哪种类型里都不是 NaN"))
+    text = f"整行被屏蔽的 {empty} 个查询行，" + "；".join(parts)
+    if any(any(c["nan"][s]) for c in counts.values() for s in c["nan"]):
+        return text + ("，相加与只填一次都一样：让这一行变成 NaN 的是分数，不是第二份 finfo.min。" if same else
+                       "，而相加与只填一次的结果不同：第二份 finfo.min 也起了作用。")
+    return text + "。"
 
 
 def dtype_values(mask, scores=(-10.0, -20.0)) -> dict:
-    """The dtype section: −∞ counts per dtype in a right-padded prefill, and the float16 score threshold."""
-    counts = {t: fill_counts(mask, t) for t in tn.FLOAT_DTYPES}
-    rows = [[t, fmt.count(c["both"]), fmt.count(c["summed_inf"]), fmt.count(c["once_inf"])] for t, c in counts.items()]
+    """The dtype section: −∞ counts and NaN rows per dtype in a left-padded prefill, and the float16 threshold."""
+    counts = {t: fill_counts(mask, t, scores) for t in tn.FLOAT_DTYPES}
+    rows = [[t, fmt.count(c["both"]), fmt.count(c["summed_inf"]), fmt.count(c["once_inf"])]
+            + [f"{fmt.count(c['nan'][float(s)][0])} / {fmt.count(c['nan'][float(s)][1])}" for s in scores]
+            for t, c in counts.items()]
     fmin = np.finfo(np.float16).min
     with np.errstate(over="ignore"):
         shifted = [(s, float(fmin + np.float16(s))) for s in scores]
     row = [f"分数 {fmt.short(s)}：finfo.min + ({fmt.short(s)}) = {fmt.short(x)}" for s, x in shifted]
     return {
         "f_mask": "；".join(f"序列 {b} 为 {flags(r)}" for b, r in enumerate(np.asarray(mask))),
-        "f_cells": fmt.count(counts["float16"]["cells"]),
-        "tbl_fill": Table(["dtype", "两条规则都禁止的格子", "两张 mask 相加后 −∞ 的格子", "先取“与”再填一次后 −∞ 的格子"], rows),
+        "f_cells": fmt.count(counts["float16"]["cells"]), "f_empty": fmt.count(counts["float16"]["empty_rows"]),
+        "f_scores_list": "、".join(fmt.short(s) for s in scores),
+        "tbl_fill": Table(["dtype", "两条规则都禁止的格子", "相加后 −∞ 的格子", "填一次后 −∞ 的格子"]
+                          + [f"分数 {fmt.short(s)} 时 NaN 的行（相加 / 填一次）" for s in scores], rows),
         "f_sentence": fill_sentence(counts),
         "f_threshold": fmt.count(overflow_threshold("float16")), "f_min16": fmt.short(float(fmin)),
         "f_scores": "；".join(row),
@@ -316,19 +357,20 @@ def library_rows(seen: dict | None = None) -> list[list[str]]:
         ["本页（numpy）", "`visibility_batch(rule, …)`，True = 允许", "`attention_batched` 里 `repeat_kv`",
          "`positions_from_mask`", "本页"],
         ["PyTorch SDPA",
-         f"`scaled_dot_product_attention` 的布尔 `attn_mask`，形状能广播成 (batch, 1, n_query, n_key)，{mask_page.TRUE_MEANS[sdpa['bool_true']]}；"
+         f"`scaled_dot_product_attention` 的布尔 `attn_mask`，形状要能广播成 (batch, heads, n_query, n_key)，常用 (batch, 1, n_query, n_key)，{mask_page.TRUE_MEANS[sdpa['bool_true']]}；"
          f"`is_causal` 是{mask_page.ALIGNMENT[sdpa['is_causal']].split('（')[0]}",
-         "`enable_gqa=True`", "不管位置", f"本机观察（PyTorch {torch['version']}）与 {{cite:p}}`pytorch_sdpa`"],
+         "`enable_gqa=True`，不必自己复制 K、V",
+         "不管位置", f"本机观察（PyTorch {torch['version']}）与 {{cite:p}}`pytorch_sdpa`"],
         ["PyTorch FlexAttention", "`create_mask` / `create_block_mask` 接收 `mask_mod(b, h, q_idx, kv_idx)`：本页的谓词原样可用",
          "`enable_gqa=True`", "不管位置；`q_idx` 从 0 数，有缓存时要自己加上 past", "{cite:p}`pytorch_flex_attention`"],
         ["Hugging Face Transformers", "`masking_utils` 里的谓词 `causal_mask_function`、`sliding_window_overlay`、"
          "`padding_mask_function`、`packed_sequence_mask_function`，用 `and_masks` / `or_masks` 组合；"
-         "`sdpa_mask` 给出布尔表，`eager_mask` 再用 `where` 一次填 finfo.min",
-         "`repeat_kv`", "`generate` 从 attention_mask 算 `position_ids`（cumsum − 1，PAD 处填一个占位数）",
-         "{cite:p}`hf_masking_utils`"],
+         "`sdpa_mask` 给出布尔表，可以不需要表时返回 None、改用 `is_causal`；`eager_mask` 再用 `where` 一次填 finfo.min",
+         "`repeat_kv`（modeling_llama）", "`generate` 从 attention_mask 算 `position_ids`（cumsum − 1，PAD 处填一个占位数）",
+         "Transformers 5.24.0：{cite:p}`hf_masking_utils`、{cite:p}`hf_llama_repeat_kv`、{cite:p}`hf_generation_utils`"],
         ["flash-attn", "不收 mask 表：打包的序列用 `flash_attn_varlen_func` 的 `cu_seqlens`（累计长度）分开；"
          "`causal=True` 右下对齐；`window_size=(左, 右)` 两端都含", "K/V 头少于查询头时自动分组",
-         "不管位置", "{cite:p}`flash_attn_interface`"],
+         "`flash_attn_varlen_func` 不管位置（`flash_attn_with_kvcache` 可以顺带做 RoPE）", "{cite:p}`flash_attn_interface`"],
     ]
 
 
@@ -344,17 +386,16 @@ def exercise_values() -> dict:
     a2 = ex.decode_positions()
     rows2 = [[f"序列 {b}", flags(m), flags(p), fmt.count(nxt)] for b, (m, p, nxt) in
              enumerate(zip(ex.POS_MASK, a2["prefill"], a2["next"]))]
-    a3 = ex.summed_fills()
-    cell = lambda x: fmt.short(x) if abs(x) < 1e6 or math.isinf(x) else fmt.sci(x)  # noqa: E731
-    rows3 = [[f"查询 {i}", " / ".join(cell(x) for x in s), " / ".join(cell(x) for x in c)]
-             for i, (s, c) in enumerate(zip(a3["summed"], a3["combined"]))]
-    n_inf = sum(map(sum, a3["summed_inf"]))
+    a3 = {name: ex.empty_rows(m) for name, m in ex.FILL_MASKS.items()}
+    rows_of = lambda rows: "、".join(f"查询 {i}" for i in rows) or "无"  # noqa: E731
+    rows3 = [[name, flags(ex.FILL_MASKS[name][0]), rows_of(a["empty"]), rows_of(a["nan"])] for name, a in a3.items()]
     return {
         "x1_n": fmt.count(ex.SINK_N), "x1_sinks": fmt.count(ex.SINK_SINKS), "x1_w": fmt.count(ex.SINK_W),
         "x1_table": Table(["查询", "可见的 Key", "个数"], rows1), "x1_cache": fmt.count(a1["cache"]),
         "x2_masks": "；".join(f"序列 {b} 为 {flags(m)}" for b, m in enumerate(ex.POS_MASK)),
         "x2_table": Table(["序列", "attention_mask", "预填时的位置", "下一个词元的位置"], rows2),
-        "x3_mask": flags(ex.FILL_MASK[0]), "x3_min": cell(float(np.finfo(np.float16).min)),
-        "x3_table": Table(["查询", "两张 mask 相加", "先取“与”再填一次"], rows3), "x3_inf": fmt.count(n_inf),
+        "x3_masks": "；".join(f"{name} 为 {flags(m[0])}" for name, m in ex.FILL_MASKS.items()),
+        "x3_score": fmt.short(ex.FILL_SCORE),
+        "x3_table": Table(["批", "attention_mask", "整行被屏蔽的查询行", f"分数为 {fmt.short(ex.FILL_SCORE)} 时整行成了 −∞ 的行"], rows3),
         "x4_doctest": Md(fmt.doctest_block(ex.window_counts)),
     }

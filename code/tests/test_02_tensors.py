@@ -189,7 +189,7 @@ def test_the_file_runs_alone_and_prints_json():
     run = subprocess.run([sys.executable, str(CODE)], capture_output=True, text=True, check=True, cwd=CODE.parent)
     demo = json.loads(run.stdout)
     assert demo["位置"] == ["0 0 0 1 2 3", "0 1 2 3 4 5"]
-    assert demo["规则_每行可见的Key数"]["滑动窗口_w3"] == "1 2 3 3 3 3" and demo["整批与逐行的最大差"] < 1e-12
+    assert demo["规则_每行可见的Key数"]["滑动窗口_w3"] == "1 2 3 3 3 3" and demo["整批与逐行的最大差_不含RoPE"] < 1e-12
 
 
 def test_the_exercise_answers():
@@ -197,10 +197,12 @@ def test_the_exercise_answers():
     a2 = ex.decode_positions()
     for mask, nxt in zip(ex.POS_MASK, a2["next"]):
         assert nxt == sum(mask)  # the real tokens before it
-    a3 = ex.summed_fills()
-    n = len(ex.FILL_MASK[0])
-    both = [[int(k > q and ex.FILL_MASK[0][k] == 0) for k in range(n)] for q in range(n)]
-    assert a3["summed_inf"] == both and not any(map(any, a3["combined_inf"]))
+    for mask in ex.FILL_MASKS.values():
+        row, n = mask[0], len(mask[0])
+        a3 = ex.empty_rows(mask)
+        assert a3["empty"] == [q for q in range(n) if not any(row[k] for k in range(q + 1))]  # no content up to q
+        assert a3["nan"] == a3["empty"]  # float16: finfo.min + (−20) overflows
+        assert ex.empty_rows(mask, dtype="float32")["nan"] == []
 
 
 @pytest.mark.parametrize("name", sorted(public_functions(ex) - {"self_test", "answers"}))
