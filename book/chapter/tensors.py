@@ -370,7 +370,7 @@ def library_rows(seen: dict | None = None) -> list[list[str]]:
          "Transformers 5.24.0：{cite:p}`hf_masking_utils`、{cite:p}`hf_llama_repeat_kv`、{cite:p}`hf_generation_utils`"],
         ["flash-attn", "不收 mask 表：打包的序列用 `flash_attn_varlen_func` 的 `cu_seqlens`（累计长度）分开；"
          "`causal=True` 右下对齐；`window_size=(左, 右)` 两端都含", "K/V 头少于查询头时自动分组",
-         "`flash_attn_varlen_func` 不管位置（`flash_attn_with_kvcache` 可以顺带做 RoPE）", "{cite:p}`flash_attn_interface`"],
+         "打包用的 varlen 接口不管位置；带 KV 缓存的接口可以顺带做 RoPE（参数 `rotary_cos`、`rotary_sin`）", "{cite:p}`flash_attn_interface`"],
     ]
 
 
