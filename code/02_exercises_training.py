@@ -18,7 +18,7 @@ FLOOR_CASES = [(16, 10, 3), (16, 10, 1)]
 # 练习 2：词表 4，一个位置的 logits；分别以 token 0（模型最看好的）和 token 1 为目标。
 GUESS_LOGITS = [3.0, 0.0, 0.0, 0.0]
 GUESS_TARGETS = [0, 1]
-# 练习 3：逐词生成，缓存里已有 past 个位置。
+# 练习 3：逐词算，缓存里已有 past 个位置。
 CACHE_PAST = 5
 # 练习 4：不加规则时，一条 3 个位置的序列上的注意力权重（人工构造，每行之和为 1）。
 LEAK_WEIGHTS = [[0.5, 0.25, 0.25], [0.0, 0.5, 0.5], [0.25, 0.25, 0.5]]
@@ -87,7 +87,7 @@ def future_weight(weights: list[list[float]]) -> list[float]:
 
 
 def predictable_targets(length: int, lag: int) -> list[bool]:
-    """位置 t（0 … length − 2）的目标 token t + 1 能否由它之前的 token 确定：``t + 1 ≥ lag`` 时能。
+    """位置 t（0 … length − 2）的目标 token t + 1 能否由它自己和它之前的 token 确定：``t + 1 ≥ lag`` 时能。
 
     >>> predictable_targets(5, 3)
     [False, False, True, True]

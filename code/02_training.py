@@ -1,4 +1,4 @@
-"""第2章教学代码：真的训练一次——同一个小模型，训练时加或不加因果规则，再像使用时那样逐词生成。
+"""第2章教学代码：真的训练一次——同一个小模型，训练时加或不加因果规则，再像使用时那样逐词算（带缓存，一次喂进一个 token）。
 
 人工构造的任务：序列的前 ``LAG`` 个 token 随机，之后每个重复 ``LAG`` 个位置之前的那个；目标是下一个 token。
 模型：token 与位置嵌入、一个注意力头（W_q、W_k、W_v）、到词表的输出投影，交叉熵损失，Adam。反向传播就是
@@ -208,7 +208,7 @@ def train(rule: str, *, seed: int, steps: int = STEPS) -> dict:
     return {"train_loss": losses, "params": p}
 
 
-# -- 评估：整段一次算完（训练时的算法），或逐词生成（使用时的算法） -------------------------------------------
+# -- 评估：整段一次算完（训练时的算法），或逐词算（使用时的算法） -------------------------------------------
 def full_loss(params: dict, rule: str, *, seed: int) -> float:
     """``EVAL_SEQUENCES`` 条新序列（``sequences(…, seed=seed)``）整段一次算完、按 ``rule`` 加 mask 的平均损失。
 
@@ -218,7 +218,7 @@ def full_loss(params: dict, rule: str, *, seed: int) -> float:
     return loss_and_grads(params, sequences(EVAL_SEQUENCES, seed=seed), rule)[0]
 
 def cache_step(past: int, rule: str, positions: str = "absolute") -> tuple[int, list[bool]]:
-    """逐词生成的一步：缓存里已有 ``past`` 个位置，新来一个 token；返回它的位置嵌入行号与可见性表的一行。
+    """逐词算的一步：缓存里已有 ``past`` 个位置，新来一个 token；返回它的位置嵌入行号与可见性表的一行。
     ``"absolute"`` 按 ``past + 0`` 算位置；``"row_index"`` 用批内行号 0，可见性表也按行号造（F12 的错误）。
 
     >>> cache_step(3, "causal"), cache_step(3, "causal", "row_index"), cache_step(3, "none", "row_index")
@@ -233,7 +233,7 @@ def cache_step(past: int, rule: str, positions: str = "absolute") -> tuple[int, 
     return 0, (att.row_index_visibility(1, past + 1) if causal else att.visibility(1, past + 1, causal=False))[0]
 
 def position_losses(params: dict, rule: str, *, seed: int, positions: str = "absolute") -> list[float]:
-    """逐词生成、带 KV 缓存时每个位置的平均下一词损失（``EVAL_SEQUENCES`` 条序列，真实的前文逐个喂进去）。
+    """逐词算、带 KV 缓存时每个位置的平均下一词损失（``EVAL_SEQUENCES`` 条序列，真实的前文逐个喂进去）。
 
     >>> [round(x, 2) for x in position_losses(init_params(seed=0), "causal", seed=1)][:3]
     [3.68, 3.1, 3.15]
@@ -253,7 +253,7 @@ def position_losses(params: dict, rule: str, *, seed: int, positions: str = "abs
     return losses
 
 def use_loss(params: dict, rule: str, *, seed: int, positions: str = "absolute") -> float:
-    """使用时的平均损失：每个位置只看得到它之前的 token，逐词生成、带 KV 缓存（``position_losses`` 的平均）。
+    """使用时的平均损失：每个位置只看得到它之前的 token，逐词算、带 KV 缓存（``position_losses`` 的平均）。
 
     >>> round(use_loss(init_params(seed=0), "causal", seed=1), 4) == round(full_loss(init_params(seed=0), "causal", seed=1), 4)
     True
@@ -330,7 +330,7 @@ def self_test() -> None:
     att.check(gradient_check() < 1e-6, "loss_and_grads 应当通过有限差分核对")
     p = init_params(seed=0)
     att.check(leak_check(p, "causal", seed=1) == 0.0 < leak_check(p, "none", seed=1), "只有因果规则挡得住后面的 token")
-    att.check(abs(use_loss(p, "causal", seed=1) - full_loss(p, "causal", seed=1)) < 1e-12, "逐词生成应与整段算一致")
+    att.check(abs(use_loss(p, "causal", seed=1) - full_loss(p, "causal", seed=1)) < 1e-12, "逐词算应与整段算一致")
     att.check(use_loss(p, "causal", seed=1, positions="row_index") != use_loss(p, "causal", seed=1), "行号位置应当出错")
 
 def run_demo() -> dict:
@@ -339,7 +339,7 @@ def run_demo() -> dict:
     for rule in RULES:
         params = train(rule, seed=0)["params"]
         use = use_loss(params, rule, seed=1)
-        out[rule] = {"整段算的损失": full_loss(params, rule, seed=1), "逐词生成的损失": use, "比瞎猜还差": use > math.log(VOCAB),
+        out[rule] = {"整段算的损失": full_loss(params, rule, seed=1), "逐词算的损失": use, "比瞎猜还差": use > math.log(VOCAB),
                      "用行号当位置": use_loss(params, rule, seed=1, positions="row_index")}
     return out
 

@@ -35,7 +35,9 @@ def test_the_loss_sentence_says_what_the_table_shows_on_other_seeds(runs, seed):
     s = page.summary(runs[seed], eval_seed=seed + 10)
     values = page.loss_values(runs[seed], eval_seed=seed + 10)
     table = rows_of(values["tbl_losses"])
-    assert table[0] == [page.RULE_NAMES["causal"]] + [fmt.fmt(s["causal"][k]) for k in ("train", "full", "use")]
+    assert table[0] == [page.RULE_NAMES["causal"]] + [page.value(s["causal"][k]) for k in ("train", "full", "use")]
+    assert table[1] == [page.RULE_NAMES["none"]] + [page.value(s["none"][k]) for k in ("train", "full", "use")]
+    assert "0.0000" not in table[1]  # a tiny leaked loss is written in scientific notation, not as zero
     text = str(values["loss_sentence"])
     # the claims the page makes hold on these seeds too, and the sentence says them
     assert s["none"]["train"] < s["causal"]["train"] / 2 and "远低于因果规则的" in text
@@ -43,7 +45,7 @@ def test_the_loss_sentence_says_what_the_table_shows_on_other_seeds(runs, seed):
     assert abs(s["causal"]["use"] - s["causal"]["full"]) < page.EXACT and text.endswith("与整段一次算出的相同。")
     assert fmt.fmt(s["none"]["use"]) in text
     assert "低于因果规则的下限" in str(values["curve_sentence"])
-    assert str(values["below_floor"]).startswith(f"不加规则的模型降到了 {fmt.fmt(s['none']['train'])}，低于这个下限")
+    assert str(values["below_floor"]).startswith(f"不加规则的模型降到了 {page.value(s['none']['train'])}，低于这个下限")
 
 
 def test_the_loss_sentence_changes_its_words_when_the_numbers_do():
@@ -61,12 +63,27 @@ def test_the_attention_sentence_reads_the_maps_it_describes(runs, seed):
     tokens = tr.sequences(1, seed=seed + 20)[0].tolist()
     c = tr.attention_map(runs[seed]["causal"]["params"], "causal", tokens)
     n = tr.attention_map(runs[seed]["none"]["params"], "none", tokens)
-    text = page.attention_sentence(c, n, tr.LAG)
+    text = page.attention_sentence(c, n, tr.LAG, tokens)
     back = page.lag_weight(c, tr.LAG)
     first = sum(ex.future_weight(n)[: tr.LAG - 1]) / (tr.LAG - 1)
     assert f"平均把 {fmt.fmt(back)} 的权重放在 {tr.LAG - 1} 个位置之前的 Key 上" in text
-    assert f"它们是 {fmt.fmt(first)}" in text
+    assert f"它们放在后面的是 {fmt.fmt(first)}" in text
     assert back > 0.7 and first > 0.7  # what the page's figure shows holds on these seeds as well
+    held = page.target_weight(n, tokens)
+    assert f"平均把 {fmt.fmt(held)} 的权重放在存着目标 token 的 Key 上" in text and held > 0.9
+    ahead = sum(n[t][t + 1] for t in range(tr.LENGTH - 1)) / (tr.LENGTH - 1)
+    assert ahead < held  # it does not just read the next key: the page's paragraph says so
+    assert "答案（按任务的构造）只在后面" in text
+
+
+def test_the_map_sequence_has_distinct_first_tokens():
+    tokens = tr.sequences(1, seed=page.SHOW_SEED)[0].tolist()
+    assert len(set(tokens[: tr.LAG])) == tr.LAG
+
+
+def test_the_target_weight_counts_every_key_holding_the_target():
+    weights = [[0.5, 0.25, 0.25], [0.0, 0.5, 0.5], [0.2, 0.3, 0.5]]
+    assert page.target_weight(weights, [1, 1, 2]) == pytest.approx((0.75 + 0.5) / 2)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -80,6 +97,57 @@ def test_the_row_index_table_and_sentence_on_other_seeds(runs, seed):
     assert str(values["row_sentence"]) == page.row_index_sentence(right, wrong, LN_V)
     assert wrong > right and f"升到 {fmt.fmt(wrong)}" in str(values["row_sentence"])
     assert ("比瞎猜的" in str(values["row_sentence"])) == (wrong > LN_V)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_row_index_repeats_the_first_rows_on_other_seeds(runs, seed):
+    params = runs[seed]["causal"]["params"]
+    right = tr.position_losses(params, "causal", seed=seed + 10)
+    wrong = tr.position_losses(params, "causal", seed=seed + 10, positions="row_index")
+    text = str(page.row_index_values(runs[seed], eval_seed=seed + 10)["row_repeat"])
+    # every new token outputs what position 0 outputs: rows lag … 2·lag − 2 repeat rows 0 … lag − 2
+    assert page.repeated_rows(wrong, tr.LAG) == list(range(tr.LAG, tr.LENGTH - 1))
+    assert all(wrong[t] == wrong[t - tr.LAG] for t in range(tr.LAG, tr.LENGTH - 1))
+    assert f"位置 {page.positions(range(tr.LAG, tr.LENGTH - 1))} 的目标与位置 {page.positions(range(tr.LENGTH - 1 - tr.LAG))} 的相同" in text
+    assert wrong[tr.LAG - 1] < LN_V / 2 and "这一行碰巧答对" in text  # its target is token 0
+    assert f"损失 {fmt.fmt(wrong[tr.LAG - 1])}，正确的写法是 {fmt.fmt(right[tr.LAG - 1])}" in text
+
+
+def test_the_row_repeat_sentence_on_made_up_losses():
+    assert "没有哪一行的损失与前面的行相同" in page.row_repeat_sentence([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], 2, LN_V)
+    assert "这一行的损失：损失 3.0000" in page.row_repeat_sentence([1.0, 0.5, 0.5], [1.0, 3.0, 2.0], 2, LN_V)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_none_use_sentence_splits_its_losses_on_other_seeds(runs, seed):
+    values = page.floor_values(runs[seed], eval_seed=seed + 10)
+    losses = tr.position_losses(runs[seed]["none"]["params"], "none", seed=seed + 10)
+    assert [r[-1] for r in rows_of(values["tbl_floor"])] == [page.value(x) for x in losses]
+    text = str(values["none_sentence"])
+    first = losses[: tr.LAG - 1]
+    assert all(x > 2 * LN_V for x in first) and "高得多" in text  # the answer only ahead: far worse than guessing
+    assert "、".join(fmt.fmt(x) for x in first) in text
+    high = [t for t in range(tr.LAG - 1, tr.LENGTH - 1) if losses[t] > page.SMALL]
+    assert all(f"位置 {t}（{fmt.fmt(losses[t])}）" in text for t in high)
+    assert sum(first) / len(losses) > 0.7 * sum(losses) / len(losses)  # most of the mean comes from them
+    assert f"就占了 {fmt.fmt(sum(first) / len(losses))}。" in text
+
+
+def test_the_none_use_sentence_on_made_up_losses():
+    assert page.none_use_sentence([0.0, 0.0], 1, LN_V) == "不加规则的模型逐词算时，其余位置的损失都不超过 0.1000。"
+    assert "平均 1.0000" in page.none_use_sentence([1.0, 1.0, 0.0], 3, LN_V)
+    assert "损失超过 0.1000 的是位置 1（3.0000）。" in page.none_use_sentence([9.0, 3.0], 2, LN_V)
+
+
+def test_the_closed_form_of_exercise_2_reproduces_its_numbers():
+    g = ex.guess_answers()
+    for t, loss in zip(ex.GUESS_TARGETS, g["losses"]):
+        z = ex.GUESS_LOGITS
+        assert loss == pytest.approx(math.log(sum(math.exp(x) for x in z)) - z[t])
+    assert page.closed_form(ex.GUESS_LOGITS, 0) == "ln(e³ + 3) − 3"
+    assert page.closed_form([0.0, -2.0], 1) == "ln(e⁻² + 1) + 2"
+    with pytest.raises(ValueError, match="logits"):
+        page.closed_form([0.5, 0.0], 0)
 
 
 def test_the_row_index_sentence_on_made_up_losses():

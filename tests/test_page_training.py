@@ -31,7 +31,8 @@ def test_the_loss_table_and_sentences_are_the_build_time_runs(book_html, runs):
     text, rows = article.get_text(), table_rows(article)
     s = page.summary(runs)
     for rule in tr.RULES:
-        assert [page.RULE_NAMES[rule]] + [fmt.fmt(s[rule][k]) for k in ("train", "full", "use")] in rows
+        assert [page.RULE_NAMES[rule]] + [page.value(s[rule][k]) for k in ("train", "full", "use")] in rows
+    assert page.value(s["none"]["train"]).endswith("× 10⁻⁵")  # printed as such, not as 0.0000
     assert page.loss_sentence(s, math.log(tr.VOCAB)) in text
     assert "比瞎猜的 ln V = " + fmt.fmt(math.log(tr.VOCAB)) + " 还高" in text
     assert page.curve_sentence(runs, tr.loss_floor(), math.log(tr.VOCAB)) in text
@@ -41,6 +42,7 @@ def test_the_loss_table_and_sentences_are_the_build_time_runs(book_html, runs):
 def test_the_row_index_floor_leak_and_map_sentences_are_on_the_page(book_html, runs):
     text = article_of(book_html, PAGE).get_text()
     for values, name in ((page.row_index_values(runs), "row_sentence"), (page.floor_values(runs), "floor_sentence"),
+                         (page.row_index_values(runs), "row_repeat"), (page.floor_values(runs), "none_sentence"),
                          (page.check_values(runs), "leak_sentence"), (page.map_values(runs), "map_sentence")):
         assert str(values[name]) in text, name
     assert f"本例是 {fmt.fmt(tr.loss_floor())}" in text

@@ -23,10 +23,21 @@ from chapter.fmt import Md, glue_all  # noqa: F401  (the page glues through this
 tr = importlib.import_module("02_training")
 ex = importlib.import_module("02_exercises_training")
 
-TRAIN_SEED, EVAL_SEED, SHOW_SEED = 0, 1, 2  # the two models' init and batches, the use-time sequences, the map
+TRAIN_SEED, EVAL_SEED, SHOW_SEED = 0, 1, 0  # the two models' init and batches, the use-time sequences, the map
+# (the map's sequence has lag distinct first tokens: a target there has no earlier copy)
 LAST = 20  # the training loss is read as the mean of the last LAST steps (one step's batch is noisy)
 RULE_NAMES = {"causal": "因果规则", "none": "不加规则"}
 EXACT = 1e-12  # two losses this close are the same computation in another order
+SMALL = 0.1  # a per-position loss at most this is a target the model gets right
+
+
+def value(x: float) -> str:
+    """A loss: four decimals, or scientific notation when four decimals would write a nonzero value as 0.
+
+    >>> value(1.3), value(2.9371e-05), value(0.0)
+    ('1.3000', '2.9 × 10⁻⁵', '0.0000')
+    """
+    return fmt.sci(x) if 0.0 < abs(x) < 5e-5 else fmt.fmt(x)
 
 
 def exact(x: float) -> str:
@@ -59,13 +70,13 @@ def loss_sentence(s: dict, ln_v: float) -> str:
 
     >>> s = {"causal": {"train": 1.3, "full": 1.31, "use": 1.31}, "none": {"train": 0.001, "full": 0.0, "use": 9.0}}
     >>> loss_sentence(s, 2.0794)
-    '不加规则的模型训练损失降到 0.0010，远低于因果规则的 1.3000；可是逐词生成时它的损失是 9.0000，比瞎猜的 ln V = 2.0794 还高。因果规则的模型逐词生成的损失是 1.3100，与整段一次算出的相同。'
+    '不加规则的模型训练损失降到 0.0010，远低于因果规则的 1.3000；可是逐词算时它的损失是 9.0000，比瞎猜的 ln V = 2.0794 还高。因果规则的模型逐词算的损失是 1.3100，与整段一次算出的相同。'
     """
     c, n = s["causal"], s["none"]
-    text = f"不加规则的模型训练损失降到 {fmt.fmt(n['train'])}，"
-    text += (f"远低于因果规则的 {fmt.fmt(c['train'])}；" if n["train"] < c["train"] / 2
-             else f"{'低于' if n['train'] < c['train'] else '并不低于'}因果规则的 {fmt.fmt(c['train'])}；")
-    text += f"可是逐词生成时它的损失是 {fmt.fmt(n['use'])}，"
+    text = f"不加规则的模型训练损失降到 {value(n['train'])}，"
+    text += (f"远低于因果规则的 {value(c['train'])}；" if n["train"] < c["train"] / 2
+             else f"{'低于' if n['train'] < c['train'] else '并不低于'}因果规则的 {value(c['train'])}；")
+    text += f"可是逐词算时它的损失是 {value(n['use'])}，"
     if n["use"] > ln_v:
         text += f"比瞎猜的 ln V = {fmt.fmt(ln_v)} 还高。"
     elif n["use"] > c["use"]:
@@ -74,7 +85,7 @@ def loss_sentence(s: dict, ln_v: float) -> str:
         text += f"并不比因果规则的模型差。"
     gap = abs(c["use"] - c["full"])
     same = "相同" if gap < EXACT else f"相差 {fmt.sci(gap)}"
-    return text + f"因果规则的模型逐词生成的损失是 {fmt.fmt(c['use'])}，与整段一次算出的{same}。"
+    return text + f"因果规则的模型逐词算的损失是 {value(c['use'])}，与整段一次算出的{same}。"
 
 
 def curve_sentence(runs: dict, floor: float, ln_v: float) -> str:
@@ -90,10 +101,10 @@ def curve_sentence(runs: dict, floor: float, ln_v: float) -> str:
 
     (k, none), (_, causal) = mean("none"), mean("causal")
     where = lambda x: "低于" if x < floor else "高于"  # noqa: E731
-    text = f"最后 {fmt.count(k)} 步里，不加规则的模型的训练损失平均是 {fmt.fmt(none)}，{where(none)}因果规则的下限 {fmt.fmt(floor)}；"
+    text = f"最后 {fmt.count(k)} 步里，不加规则的模型的训练损失平均是 {value(none)}，{where(none)}因果规则的下限 {fmt.fmt(floor)}；"
     if floor <= causal < ln_v:
-        return text + f"因果规则的模型平均是 {fmt.fmt(causal)}，在下限之上、瞎猜的 ln V = {fmt.fmt(ln_v)} 之下。"
-    return text + f"因果规则的模型平均是 {fmt.fmt(causal)}，{where(causal)}下限，{'低于' if causal < ln_v else '不低于'}瞎猜的 ln V = {fmt.fmt(ln_v)}。"
+        return text + f"因果规则的模型平均是 {value(causal)}，在下限之上、瞎猜的 ln V = {fmt.fmt(ln_v)} 之下。"
+    return text + f"因果规则的模型平均是 {value(causal)}，{where(causal)}下限，{'低于' if causal < ln_v else '不低于'}瞎猜的 ln V = {fmt.fmt(ln_v)}。"
 
 
 def below_floor_sentence(train: float, floor: float) -> str:
@@ -103,8 +114,8 @@ def below_floor_sentence(train: float, floor: float) -> str:
     ('不加规则的模型降到了 0.0010，低于这个下限：低于下限的训练损失本身就是泄漏的证据。', '不加规则的模型停在 1.0000，没有低于这个下限；低于下限的训练损失才是泄漏的证据。')
     """
     if train < floor:
-        return f"不加规则的模型降到了 {fmt.fmt(train)}，低于这个下限：低于下限的训练损失本身就是泄漏的证据。"
-    return f"不加规则的模型停在 {fmt.fmt(train)}，没有低于这个下限；低于下限的训练损失才是泄漏的证据。"
+        return f"不加规则的模型降到了 {value(train)}，低于这个下限：低于下限的训练损失本身就是泄漏的证据。"
+    return f"不加规则的模型停在 {value(train)}，没有低于这个下限；低于下限的训练损失才是泄漏的证据。"
 
 
 def lag_weight(weights, lag: int) -> float:
@@ -115,13 +126,20 @@ def lag_weight(weights, lag: int) -> float:
     return sum(weights[t][t + 1 - lag] for t in rows) / len(rows)
 
 
-def attention_sentence(causal_map, none_map, lag: int) -> str:
-    """Where each model looks on the shown sequence: the causal one ``lag − 1`` keys back, the other ahead.
+def target_weight(weights, tokens) -> float:
+    """The mean weight that queries ``0 … n − 2`` give the keys holding their target token (any of them)."""
+    n = len(weights)
+    return sum(w for t in range(n - 1) for j, w in enumerate(weights[t]) if tokens[j] == tokens[t + 1]) / (n - 1)
+
+
+def attention_sentence(causal_map, none_map, lag: int, tokens) -> str:
+    """Where each model looks on the shown sequence: the causal one ``lag − 1`` keys back, the other at the
+    keys that hold its target, mostly ahead.
 
     >>> c = [[1, 0, 0], [1, 0, 0], [0.1, 0.9, 0]]
     >>> n = [[0, 1, 0], [0, 0, 1], [0, 0.5, 0.5]]
-    >>> attention_sentence(c, n, 2)
-    '因果规则的模型，查询 1 到 1 平均把 1.0000 的权重放在 1 个位置之前的 Key 上，目标 token 正在那里。不加规则的模型，查询 0 到 1 平均把 1.0000 的权重放在自己后面的 Key 上（使用时它们还不存在），紧挨着的下一个 Key 占 1.0000；前 1 个查询的答案只在后面，它们是 1.0000。'
+    >>> attention_sentence(c, n, 2, [1, 0, 1])
+    '因果规则的模型，查询 1 到 1 平均把 1.0000 的权重放在 1 个位置之前的 Key 上，目标 token 正在那里。不加规则的模型，查询 0 到 1 平均把 1.0000 的权重放在存着目标 token 的 Key 上，其中 1.0000 在自己后面（使用时那些 Key 还不存在），紧挨着的下一个 Key 占 1.0000；前 1 个查询的答案（按任务的构造）只在后面，它们放在后面的是 1.0000。'
     """
     n = len(causal_map)
     back = lag_weight(causal_map, lag)
@@ -130,10 +148,11 @@ def attention_sentence(causal_map, none_map, lag: int) -> str:
     first = future[: lag - 1]
     text = (f"因果规则的模型，查询 {fmt.count(lag - 1)} 到 {fmt.count(n - 2)} 平均把 {fmt.fmt(back)} 的权重放在 "
             f"{fmt.count(lag - 1)} 个位置之前的 Key 上，目标 token 正在那里。")
-    text += (f"不加规则的模型，查询 0 到 {fmt.count(n - 2)} 平均把 {fmt.fmt(sum(future) / len(future))} 的权重放在"
-             f"自己后面的 Key 上（使用时它们还不存在），紧挨着的下一个 Key 占 {fmt.fmt(ahead)}")
+    text += (f"不加规则的模型，查询 0 到 {fmt.count(n - 2)} 平均把 {fmt.fmt(target_weight(none_map, tokens))} 的权重放在"
+             f"存着目标 token 的 Key 上，其中 {fmt.fmt(sum(future) / len(future))} 在自己后面（使用时那些 Key 还不存在），"
+             f"紧挨着的下一个 Key {'只' if ahead < sum(future) / len(future) else ''}占 {fmt.fmt(ahead)}")
     if first:
-        text += f"；前 {fmt.count(len(first))} 个查询的答案只在后面，它们是 {fmt.fmt(sum(first) / len(first))}"
+        text += f"；前 {fmt.count(len(first))} 个查询的答案（按任务的构造）只在后面，它们放在后面的是 {fmt.fmt(sum(first) / len(first))}"
     return text + "。"
 
 
@@ -149,6 +168,61 @@ def row_index_sentence(right: float, wrong: float, ln_v: float) -> str:
     verb = "升到" if wrong > right else "降到"
     tail = f"，比瞎猜的 {fmt.fmt(ln_v)} 还高。" if wrong > ln_v else "。"
     return head + f"损失从 {fmt.fmt(right)} {verb} {fmt.fmt(wrong)}" + tail
+
+
+def repeated_rows(losses: list[float], lag: int) -> list[int]:
+    """The positions ``t ≥ lag`` whose loss is exactly that of position ``t − lag``."""
+    return [t for t in range(lag, len(losses)) if abs(losses[t] - losses[t - lag]) < EXACT]
+
+
+def row_repeat_sentence(right: list[float], wrong: list[float], lag: int, ln_v: float) -> str:
+    """Why the row index costs what it does, read from the per-position losses: every new token outputs
+    what position 0 outputs, so rows ``lag …`` repeat the first rows and row ``lag − 1`` (target = token 0)
+    happens to be right.
+
+    >>> row_repeat_sentence([2.9, 2.4, 0.4, 0.4, 0.4], [2.9, 2.8, 0.3, 2.9, 2.8], 3, 2.0794)
+    '用行号时，新 token 只读得到 Key 0，它的输出就总与位置 0 的输出相同；位置 3、4 的目标与位置 0、1 的相同，损失也一模一样。位置 2 的目标正是位置 0 的 token，这一行碰巧答对：损失 0.3000，正确的写法是 0.4000。'
+    """
+    rows = repeated_rows(wrong, lag)
+    text = "用行号时，新 token 只读得到 Key 0，它的输出就总与位置 0 的输出相同；"
+    if rows:
+        text += (f"位置 {positions(rows)} 的目标与位置 {positions(t - lag for t in rows)} 的相同，损失也一模一样。")
+    else:
+        text += "没有哪一行的损失与前面的行相同。"
+    if lag - 1 < len(wrong):
+        t = lag - 1
+        how = "这一行碰巧答对" if wrong[t] < ln_v / 2 else "这一行的损失"
+        text += (f"位置 {fmt.count(t)} 的目标正是位置 0 的 token，{how}：损失 {fmt.fmt(wrong[t])}，"
+                 f"正确的写法是 {fmt.fmt(right[t])}。")
+    return text
+
+
+def none_use_sentence(losses: list[float], lag: int, ln_v: float) -> str:
+    """Where the unmasked model's use-time loss comes from: the first ``lag − 1`` positions (their answer is
+    only ahead) and the few others above ``SMALL``.
+
+    >>> none_use_sentence([20.0, 18.0, 0.0, 0.01, 2.5], 3, 2.0794)
+    '不加规则的模型逐词算时，前 2 个位置的答案（按任务的构造）只在后面，损失是 20.0000、18.0000，都比瞎猜的 2.0794 高得多；其余位置里损失超过 0.1000 的只有位置 4（2.5000），别的最多 0.0100。平均损失 8.1020 里，前 2 个位置就占了 7.6000。'
+    """
+    first, rest = losses[: lag - 1], list(enumerate(losses))[lag - 1 :]
+    text = "不加规则的模型逐词算时，"
+    if first:
+        many = all(x > 2 * ln_v for x in first)
+        cmp = f"都比瞎猜的 {fmt.fmt(ln_v)} 高得多" if many else f"平均 {fmt.fmt(sum(first) / len(first))}"
+        text += (f"前 {fmt.count(len(first))} 个位置的答案（按任务的构造）只在后面，损失是 "
+                 f"{'、'.join(fmt.fmt(x) for x in first)}，{cmp}；")
+    high = [(t, x) for t, x in rest if x > SMALL]
+    low = [x for _, x in rest if x <= SMALL]
+    if high:
+        text += (f"其余位置里损失超过 {fmt.fmt(SMALL)} 的{'只有' if low else '是'}"
+                 + "、".join(f"位置 {fmt.count(t)}（{fmt.fmt(x)}）" for t, x in high))
+        text += f"，别的最多 {fmt.fmt(max(low))}。" if low else "。"
+    else:
+        text += f"其余位置的损失都不超过 {fmt.fmt(SMALL)}。"
+    if first:
+        text += (f"平均损失 {fmt.fmt(sum(losses) / len(losses))} 里，前 {fmt.count(len(first))} 个位置就占了 "
+                 f"{fmt.fmt(sum(first) / len(losses))}。")
+    return text
 
 
 def floor_sentence(losses: list[float], lag: int, ln_v: float) -> str:
@@ -266,10 +340,10 @@ def settings_values() -> dict:
 def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """The curves figure, the loss table (train, whole, in use) and the sentence that reads it."""
     s, ln_v, floor = summary(runs, eval_seed), math.log(tr.VOCAB), tr.loss_floor()
-    rows = [[RULE_NAMES[rule], fmt.fmt(v["train"]), fmt.fmt(v["full"]), fmt.fmt(v["use"])] for rule, v in s.items()]
+    rows = [[RULE_NAMES[rule], value(v["train"]), value(v["full"]), value(v["use"])] for rule, v in s.items()]
     rows.append(["瞎猜（每个 token 的概率都是 1/V）", fmt.fmt(ln_v), fmt.fmt(ln_v), fmt.fmt(ln_v)])
     header = ["模型", f"训练损失（最后 {fmt.count(LAST)} 步的平均）", "新序列，整段一次算（训练时的算法）",
-              "新序列，逐词生成（使用时的算法）"]
+              "新序列，逐词算（使用时的算法）"]
     return {
         "fig_curves": curves_figure(runs, ln_v, floor), "ln_v": fmt.fmt(ln_v), "floor": fmt.fmt(floor),
         "tbl_losses": Md(fmt.md_table(header, rows)), "loss_sentence": Md(loss_sentence(s, ln_v)),
@@ -282,7 +356,7 @@ def map_values(runs: dict, seed: int = SHOW_SEED) -> dict:
     tokens = tr.sequences(1, seed=seed)[0].tolist()
     maps = {rule: tr.attention_map(r["params"], rule, tokens) for rule, r in runs.items()}
     return {"fig_maps": maps_figure(maps["causal"], maps["none"], tokens),
-            "map_sentence": Md(attention_sentence(maps["causal"], maps["none"], tr.LAG))}
+            "map_sentence": Md(attention_sentence(maps["causal"], maps["none"], tr.LAG, tokens))}
 
 
 def row_index_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
@@ -298,17 +372,20 @@ def row_index_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     header = ["新 token 的位置", "位置嵌入的行：正确 / 用行号", "能读的 Key：正确", "能读的 Key：用行号", "损失：正确", "损失：用行号"]
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     return {"tbl_row_index": Md(fmt.md_table(header, rows)), "row_zero": fmt.count(tr.cache_step(0, "causal", "row_index")[0]),
-            "row_sentence": Md(row_index_sentence(mean(right), mean(wrong), math.log(tr.VOCAB)))}
+            "row_sentence": Md(row_index_sentence(mean(right), mean(wrong), math.log(tr.VOCAB))),
+            "row_repeat": Md(row_repeat_sentence(right, wrong, tr.LAG, math.log(tr.VOCAB)))}
 
 
 def floor_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
-    """Where the causal floor comes from: the per-position use-time loss and the sentence that splits it."""
+    """Where the causal floor comes from: the per-position use-time loss of both models and the sentences."""
     losses = tr.position_losses(runs["causal"]["params"], "causal", seed=eval_seed)
+    leaked = tr.position_losses(runs["none"]["params"], "none", seed=eval_seed)
     ln_v, lag = math.log(tr.VOCAB), tr.LAG
     rows = [[fmt.count(t), "无从得知" if t + 1 < lag else f"Key {fmt.count(t + 1 - lag)}",
-             fmt.fmt(ln_v) if t + 1 < lag else "0", fmt.fmt(x)] for t, x in enumerate(losses)]
-    header = ["查询位置 t", "答案所在", "下限", "因果规则的模型：逐词生成的损失"]
+             fmt.fmt(ln_v) if t + 1 < lag else "0", value(x), value(y)] for t, (x, y) in enumerate(zip(losses, leaked))]
+    header = ["查询位置 t", "答案所在", "下限", "因果规则的模型：逐词算的损失", "不加规则的模型：逐词算的损失"]
     return {"tbl_floor": Md(fmt.md_table(header, rows)), "floor_sentence": Md(floor_sentence(losses, lag, ln_v)),
+            "none_sentence": Md(none_use_sentence(leaked, lag, ln_v)),
             "floor_targets": fmt.count(tr.LENGTH - 1), "floor_model": fmt.fmt(sum(losses) / len(losses))}
 
 
@@ -327,6 +404,23 @@ def guess_sentence(targets, losses, ln_v: float) -> str:
     """
     return "；".join(f"目标是 token {fmt.count(t)} 时损失 {fmt.fmt(x)}，比瞎猜{'高' if x > ln_v else '低'}"
                     for t, x in zip(targets, losses)) + "。"
+
+
+def closed_form(logits, target: int) -> str:
+    """Exercise 2's cross entropy in closed form, ``ln(Σ e^z) − z[target]``, for whole-number logits.
+
+    >>> closed_form([3.0, 0.0, 0.0, 0.0], 0), closed_form([3.0, 0.0, 0.0, 0.0], 1), closed_form([1.0, 2.0], 0)
+    ('ln(e³ + 3) − 3', 'ln(e³ + 3)', 'ln(e¹ + e²) − 1')
+    """
+    zs = [int(z) for z in logits]
+    if zs != list(logits):
+        raise ValueError(f"logits 必须都是整数，收到 {logits!r}")
+    terms = [f"e{str(z).translate(fmt._SUPERSCRIPT)}" for z in zs if z != 0]
+    if zs.count(0):
+        terms.append(fmt.count(zs.count(0)))
+    text = f"ln({' + '.join(terms)})"
+    z = zs[target]
+    return text if z == 0 else text + (f" − {fmt.count(z)}" if z > 0 else f" + {fmt.count(-z)}")
 
 
 # -- the exercises ------------------------------------------------------------------------------------
@@ -348,7 +442,7 @@ def exercise_values() -> dict:
         "x2_logits": fmt.vector(ex.GUESS_LOGITS), "x2_vocab": fmt.count(len(ex.GUESS_LOGITS)),
         "x2_targets": "、".join(fmt.count(t) for t in ex.GUESS_TARGETS),
         "x2_p": fmt.vector(g["p"], cell=fmt.fmt),
-        "x2_losses": Md("\n".join(f"- 目标 token {fmt.count(t)}：−ln {fmt.fmt(g['p'][t])} = {fmt.fmt(x)}"
+        "x2_losses": Md("\n".join(f"- 目标 token {fmt.count(t)}：{closed_form(ex.GUESS_LOGITS, t)} = {fmt.fmt(x)}"
                                   for t, x in zip(ex.GUESS_TARGETS, g["losses"]))),
         "x2_ln": fmt.fmt(g["ln_vocab"]), "x2_uniform": fmt.fmt(g["uniform"]),
         "x2_compare": Md(guess_sentence(ex.GUESS_TARGETS, g["losses"], g["ln_vocab"])),
