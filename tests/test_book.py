@@ -297,8 +297,19 @@ _CALCULATION = re.compile(
 )
 
 
+def _balanced(expression: str) -> bool:
+    depth = 0
+    for char in expression:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
 def written_calculations(text: str) -> list[tuple[str, str, str]]:
-    return _CALCULATION.findall(text)
+    # A match whose brackets do not balance is the tail of a formula the scan cannot read, such as
+    # "ln(e³ + 3) − 3 = 0.1392": not a calculation in printed numbers.
+    return [found for found in _CALCULATION.findall(text) if _balanced(found[0])]
 
 
 def printed_value(expression: str) -> float:
@@ -311,6 +322,7 @@ def printed_value(expression: str) -> float:
 def test_the_calculation_scan_reads_what_the_pages_write():
     found = written_calculations("例如 J₀₁ = −p₀p₁ = −0.6652×0.0900 = -0.0599 ：而 0.5×1 + 2×2 = 4.5000。")
     assert found == [("−0.6652×0.0900", "=", "-0.0599"), ("0.5×1 + 2×2", "=", "4.5000")]
+    assert written_calculations("于是 ln(e³ + 3) − 3 = 0.1392。") == []
     assert printed_value("(0.3125×1 + (-0.5907)×0 + 0.2782×1) / √2") == pytest.approx(0.417688, abs=1e-6)
 
 
