@@ -36,6 +36,19 @@ MECHANISM_SECTIONS = [
 ]
 MASK_SECTIONS = MECHANISM_SECTIONS
 
+# The chapter's mechanism pages in reading order, with the teaching file each shows in full
+# (tests/test_pages.py checks each of them; tests/test_repetition.py reads them with the opening).
+CHAPTER_PAGES = [
+    ("mask", "02_attention.py"),
+    ("scaling", "02_scaling.py"),
+    ("multihead", "02_multihead.py"),
+    ("rope", "02_rope.py"),
+    ("backprop", "02_backprop.py"),
+    ("training", "02_training.py"),
+    ("costs", "02_costs.py"),
+    ("tensors", "02_tensors.py"),
+]
+
 
 # Marks isolate what is slow or needs a tool: `-m "not build"` builds no book, `-m "not browser"` starts
 # no browser, `-m "not pdf"` runs no TeX. A test is marked by what its fixtures do; a browser or PDF test
@@ -118,6 +131,9 @@ def once_per_run(out: Path, build) -> Path:
         return result
 
 
+_RUN: dict = {}  # what this session knows of its run: whether it reads the PDF, the PDF build it started
+
+
 def pytest_collection_finish(session):
     """Whether this run will read the PDF (after -m and -k have deselected what they deselect)."""
     _RUN["wants_pdf"] = any(item.get_closest_marker("pdf") for item in session.items)
@@ -131,9 +147,6 @@ def pytest_sessionfinish(session):
         if session.shouldfail or session.shouldstop:
             build.terminate()
         build.wait()
-
-
-_RUN: dict = {}
 
 
 def _build_book_html(out: Path) -> Path:
@@ -235,9 +248,9 @@ def _start_pdf(book_html: Path) -> None:
         path.unlink(missing_ok=True)
     cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", *SPHINX_OPTS, "--no-color",
            "-d", str(doctrees_of(book_html))]
+    q = {kind: shlex.quote(str(path)) for kind, path in files.items()}
     # The exit status is written last, and renamed into place, so a reader never sees half of it.
-    script = f'{shlex.join(cmd)} >{shlex.quote(str(files["out"]))} 2>{shlex.quote(str(files["err"]))}; ' \
-             f'echo $? >{shlex.quote(str(files["rc"]))}.part && mv {shlex.quote(str(files["rc"]))}.part {shlex.quote(str(files["rc"]))}'
+    script = f"{shlex.join(cmd)} >{q['out']} 2>{q['err']}; echo $? >{q['rc']}.part && mv {q['rc']}.part {q['rc']}"
     files["token"].write_text(_run_token(), encoding="utf-8")
     _RUN["pdf_build"] = subprocess.Popen(["sh", "-c", script], cwd=ROOT, env={**os.environ, "LATEXMKOPTS": "-silent"})
 

@@ -1,4 +1,4 @@
-"""What every mechanism page of chapter 2 must have, checked once for all seven pages.
+"""What every mechanism page of chapter 2 must have, checked once for every page of conftest.CHAPTER_PAGES.
 
 Each page: its sections in order, its place in the chapter's table of contents, the complete
 teaching file shown as it is on disk, the run output equal to what the file prints, downloads that
@@ -18,19 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, heading_text, section_of, soup_of
+from conftest import CHAPTER_PAGES, MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, heading_text, section_of, soup_of
 
-# The chapter's mechanism pages in reading order, with the teaching file each shows in full.
-PAGES = [
-    ("mask", "02_attention.py"),
-    ("scaling", "02_scaling.py"),
-    ("multihead", "02_multihead.py"),
-    ("rope", "02_rope.py"),
-    ("backprop", "02_backprop.py"),
-    ("training", "02_training.py"),
-    ("costs", "02_costs.py"),
-    ("tensors", "02_tensors.py"),
-]
+PAGES = CHAPTER_PAGES
 NAMES = [page for page, _ in PAGES]
 
 

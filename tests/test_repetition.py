@@ -1,6 +1,6 @@
 """Each idea is taught once: no sentence of 25 characters or more appears twice in the built chapter.
 
-The chapter is the eight pages ch02/*.html (本章导读 and the seven mechanism pages) and the glossary, read
+The chapter is the pages ch02/*.html (本章导读 and every mechanism page, conftest.CHAPTER_PAGES) and the glossary, read
 from the session's HTML build (``book_html``). What counts as a sentence, exactly (``sentences``):
 
 - Only the page's ``<article>`` is read (not the theme's navigation).
@@ -19,7 +19,7 @@ from the session's HTML build (``book_html``). What counts as a sentence, exactl
 - A sentence that is one of the section names or the 输入与适用条件 title is not counted (they are
   headings' words, whatever element carries them).
 
-A sentence counts as repeated when it occurs twice or more anywhere in those nine pages, on one page
+A sentence counts as repeated when it occurs twice or more anywhere in those pages, on one page
 or on two.
 """
 
@@ -30,10 +30,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import MECHANISM_SECTIONS, article_of
+from conftest import CHAPTER_PAGES, MECHANISM_SECTIONS, article_of
 
-PAGES = [f"ch02/{name}.html" for name in ("index", "mask", "scaling", "multihead", "rope", "backprop", "training", "costs", "tensors")]
-PAGES.append("glossary.html")
+PAGES = [f"ch02/{name}.html" for name in ("index", *(page for page, _ in CHAPTER_PAGES))] + ["glossary.html"]
 MIN_LENGTH = 25
 ASIDE = {*MECHANISM_SECTIONS, "输入与适用条件"}
 
