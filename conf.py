@@ -30,6 +30,7 @@ extensions = [
     "book_index",              # index entries for the functions a page shows; pinyin-sorted PDF index
     "sphinx_copybutton",       # copy buttons that leave out prompts and output
     "book_exercises",          # 练习 2.3.1 (sphinx-exercise), solutions hidden in HTML, 练习答案 in the PDF
+    "depth_blocks",            # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
     "read_order",              # with -j auto, each reading process gets about the same work
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]

@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import reading
+
 ROOT = Path(__file__).resolve().parent.parent
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))  # median of this many runs per figure
 # The Makefile's SPHINXOPTS (tests/test_build_speed.py keeps the two equal): warnings fail the build, and
@@ -166,6 +168,7 @@ def main() -> None:
         book = measure(make_project(book_dir))
         floor = measure(make_project(floor_dir, floor=True))
         users = pages_using(book_dir, "02_attention.py")
+        core = reading.report(book_dir / "_build" / "html")
     pytest_seconds = time_pytest_code()
 
     print()
@@ -187,6 +190,9 @@ def main() -> None:
           f"{', '.join(users)}; floor re-executed {len(floor['reexecuted'])}  "
           f"{verdict(sorted(book['reexecuted']) == users and not floor['reexecuted'])}")
     print(f"pytest code/: {pytest_seconds:.2f} s   (target < 10 s)  {verdict(pytest_seconds < 10)}")
+    print()
+    print("reading the core of each page (tests/reading.py; folded 深入 blocks and solutions not counted):")
+    print(reading.table(core))
 
 
 if __name__ == "__main__":

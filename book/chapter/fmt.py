@@ -371,3 +371,18 @@ def glue_all(values: dict) -> None:
             import matplotlib.pyplot as plt
 
             plt.close(value)
+
+
+def run_output(teaching_file: str) -> Md:
+    """What ``python3 code/<teaching_file>`` prints, as a JSON code block a page glues (``{glue:md}``).
+
+    The page shows it inside its 深入 block under 运行结果示例: a real run at build time, never a copy.
+    """
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = Path(__file__).resolve().parents[2] / "code"
+    run = subprocess.run([sys.executable, str(code / teaching_file)], capture_output=True, text=True,
+                         check=True, cwd=code)
+    return Md(f"```json\n{run.stdout.rstrip()}\n```")

@@ -1,0 +1,94 @@
+"""How long the core of a built page takes to read: one rule, applied to the HTML a reader opens.
+
+The core is what shows before the reader opens anything. Folded away, and not counted: the 深入 blocks
+(closed ``<details>``), the exercises' solutions (hidden until opened), scripts. Of the rest:
+
+- prose: every character that is not white space, outside code, tables and formulas, at 300 a minute;
+- a table: half a minute each, whatever its size (its text is not counted again);
+- code: a non-empty line of a code block, at 12 a minute.
+
+``python tests/reading.py _build/html`` prints the figures per page; ``make bench`` prints them too and
+tests/test_reading.py holds them to the budget.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+CHARS_PER_MINUTE = 300
+MINUTES_PER_TABLE = 0.5
+CODE_LINES_PER_MINUTE = 12
+PAGE_BUDGET = 15.0  # minutes of core per page
+CHAPTER_BUDGET = 120.0  # minutes for the chapter's opening, its pages and its summary together
+# What a reader does not see until opening it: a 深入 block that is closed, a solution, scripts.
+FOLDED = "script, style, a.headerlink, details:not([open]), div.solution"
+FORMULAS = "code, span.math, div.math, mjx-container"
+# Every depth block's title begins so (book/_ext/depth_blocks.py).
+DEPTH_TITLE = "深入："
+
+
+class Reading(NamedTuple):
+    chars: int
+    tables: int
+    code_lines: int
+
+    @property
+    def minutes(self) -> float:
+        return (self.chars / CHARS_PER_MINUTE + self.tables * MINUTES_PER_TABLE
+                + self.code_lines / CODE_LINES_PER_MINUTE)
+
+
+def reading(html: str) -> Reading:
+    """The core of a page, measured.
+
+    >>> page = ("<article><p>一二三</p><table><tr><td>表里的字</td></tr></table>"
+    ...         "<pre>a = 1\\n\\nb = 2</pre><details><summary>深入：x</summary><p>折起来的字</p></details>"
+    ...         "<p>公式 <span class='math'>\\\\(x^2\\\\)</span> 与 <code>code</code></p></article>")
+    >>> reading(page)
+    Reading(chars=6, tables=1, code_lines=2)
+    """
+    from bs4 import BeautifulSoup
+
+    article = BeautifulSoup(html, "html.parser").find("article")
+    for folded in article.select(FOLDED):
+        folded.decompose()
+    tables = [t for t in article.find_all("table") if t.find_parent("table") is None]
+    for table in tables:
+        table.decompose()
+    code_lines = 0
+    for block in article.find_all("pre"):
+        code_lines += sum(1 for line in block.get_text().splitlines() if line.strip())
+        block.decompose()
+    for formula in article.select(FORMULAS):
+        formula.decompose()
+    return Reading(len(re.sub(r"\s+", "", article.get_text())), len(tables), code_lines)
+
+
+def chapter_pages(html_dir: Path) -> list[str]:
+    """The chapter in reading order: its opening, then the pages its contents list (summary included)."""
+    from bs4 import BeautifulSoup
+
+    opening = html_dir / "ch02" / "index.html"
+    soup = BeautifulSoup(opening.read_text(encoding="utf-8"), "html.parser")
+    pages = [a["href"] for a in soup.select("article .toctree-wrapper a") if "#" not in a["href"]]
+    return ["ch02/index.html", *(f"ch02/{href}" for href in dict.fromkeys(pages))]
+
+
+def report(html_dir: Path) -> list[tuple[str, Reading]]:
+    return [(name, reading((html_dir / name).read_text(encoding="utf-8"))) for name in chapter_pages(html_dir)]
+
+
+def table(rows: list[tuple[str, Reading]]) -> str:
+    lines = [f"{'page':28} {'prose chars':>11} {'tables':>6} {'code lines':>10} {'minutes':>8}"]
+    for name, r in rows:
+        lines.append(f"{name:28} {r.chars:11d} {r.tables:6d} {r.code_lines:10d} {r.minutes:8.1f}")
+    lines.append(f"{'chapter':28} {'':11} {'':6} {'':10} {sum(r.minutes for _, r in rows):8.1f}"
+                 f"   (budget {PAGE_BUDGET:g} a page, {CHAPTER_BUDGET:g} in all)")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(table(report(Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html"))))

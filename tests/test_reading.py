@@ -1,0 +1,76 @@
+"""The chapter in two layers: a core that reads in one sitting, and depth one click away.
+
+The core of each page (what shows before anything is opened) is measured by one rule
+(tests/reading.py) on the built HTML and held to 15 minutes a page and two hours for the chapter.
+Depth sits in 「深入：……」 blocks (sphinx-design's dropdown, a native <details>): closed by default,
+opened by the keyboard, and printed in the PDF in place. Every mechanism page closes its core with
+要记住.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import CHAPTER_PAGES, article_of
+from reading import CHAPTER_BUDGET, PAGE_BUDGET, DEPTH_TITLE, report, table
+
+
+@pytest.fixture(scope="module")
+def readings(book_html):
+    rows = report(book_html)
+    print("\n" + table(rows))
+    return dict(rows)
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", ["index", "summary", *(p for p, _ in CHAPTER_PAGES)])
+def test_the_core_of_every_page_reads_in_one_sitting(readings, page):
+    name = f"ch02/{page}.html"
+    assert name in readings, f"{name} is not in the chapter's contents: {sorted(readings)}"
+    assert readings[name].minutes <= PAGE_BUDGET, f"{name}: {readings[name]} = {readings[name].minutes:.1f} min"
+
+
+@pytest.mark.build
+def test_the_whole_chapter_reads_in_two_hours(readings):
+    assert sum(r.minutes for r in readings.values()) <= CHAPTER_BUDGET, table(list(readings.items()))
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", [p for p, _ in CHAPTER_PAGES])
+def test_depth_is_folded_under_a_title_that_says_what_it_holds(book_html, page):
+    article = article_of(book_html, f"ch02/{page}.html")
+    blocks = article.select("details.sd-dropdown")
+    assert blocks, f"{page}: no 深入 block"
+    for block in blocks:
+        title = block.find("summary").get_text(" ", strip=True)
+        assert title.startswith(DEPTH_TITLE) and len(title) > len(DEPTH_TITLE) + 2, title
+        assert not block.has_attr("open"), f"{page}: {title} is open by default"
+    # The full listing and the run output are depth on every page.
+    for section in ("完整教学代码", "运行结果示例"):
+        heading = next(h for h in article.find_all("h2") if h.get_text(strip=True).rstrip("#") == section)
+        assert heading.find_parent("section").select("details.sd-dropdown pre"), f"{page}: {section}"
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", [p for p, _ in CHAPTER_PAGES])
+def test_every_page_closes_its_core_with_what_to_remember(book_html, page):
+    article = article_of(book_html, f"ch02/{page}.html")
+    boxes = article.select("div.admonition.remember")
+    assert len(boxes) == 1, f"{page}: {len(boxes)} 要记住 boxes"
+    box = boxes[0]
+    assert box.find(class_="admonition-title").get_text(strip=True) == "要记住"
+    assert 3 <= len(box.find_all("li")) <= 5, box.get_text()
+    last_section = article.find_all("section")[-1]
+    assert box.find_parent("section") is last_section and box.find_next_sibling() is None, \
+        f"{page}: 要记住 is not the last thing on the page"
+
+
+@pytest.mark.browser
+def test_a_depth_block_opens_from_the_keyboard(open_page):
+    shown = open_page("ch02/mask.html")
+    block = shown.locator("details.sd-dropdown").first
+    assert not block.evaluate("d => d.open")
+    block.locator("summary").focus()
+    shown.keyboard.press("Enter")
+    assert block.evaluate("d => d.open")
+    assert block.locator("pre").first.is_visible()
