@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 
 from conftest import ROOT, article_of, heading_text, section_of, soup_of, table_rows
 
-from chapter import fmt, mask
+from chapter import fmt, opening
 
 pytestmark = pytest.mark.build  # every test here reads the session's book build
 
@@ -163,7 +163,7 @@ def test_the_dtype_paragraph_shows_float16(book_html):
 def test_the_opening_says_which_teaching_file_uses_numpy(book_html):
     text = article_of(book_html, "ch02/index.html").get_text()
     assert "没有用到任何矩阵库" not in text
-    assert f"用到 numpy 的只有 {'、'.join(mask.numpy_users())}：" in text
+    assert f"用到 numpy 的只有 {'、'.join(opening.numpy_users())}：" in text
 
 
 def _html_files(book_html: Path):

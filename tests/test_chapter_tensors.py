@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from chapter import fmt
-from chapter import mask as mask_page
+from chapter import conventions
 from chapter import tensors as page
 
 tn = importlib.import_module("02_tensors")
@@ -121,7 +121,7 @@ def test_the_window_check_catches_the_off_by_one():
 
 
 def test_the_library_table_reads_the_observations():
-    seen = copy.deepcopy(mask_page.observed())
+    seen = copy.deepcopy(conventions.observed())
     torch = seen["cpu"]["torch"]
     torch["sdpa"]["bool_true"], torch["sdpa"]["is_causal"], torch["version"] = "forbidden", "bottom-right", "9.9"
     cell = next(r for r in page.library_rows(seen) if r[0] == "PyTorch SDPA")

@@ -16,7 +16,7 @@ import importlib
 import numpy as np
 
 from chapter import fmt
-from chapter import mask as mask_page
+from chapter import conventions
 from chapter.fmt import Md, Table, glue_all  # noqa: F401  (glue_all: the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
@@ -351,14 +351,14 @@ def library_rows(seen: dict | None = None) -> list[list[str]]:
 
     The SDPA cells on the boolean direction and the causal flag come from ``make crosscheck``'s observations.
     """
-    torch = (mask_page.observed() if seen is None else seen)["cpu"]["torch"]
+    torch = (conventions.observed() if seen is None else seen)["cpu"]["torch"]
     sdpa = torch["sdpa"]
     return [
         ["本页（numpy）", "`visibility_batch(rule, …)`，True = 允许", "`attention_batched` 里 `repeat_kv`",
          "`positions_from_mask`", "本页"],
         ["PyTorch SDPA",
-         f"`scaled_dot_product_attention` 的布尔 `attn_mask`，形状要能广播成 (batch, heads, n_query, n_key)，常用 (batch, 1, n_query, n_key)，{mask_page.TRUE_MEANS[sdpa['bool_true']]}；"
-         f"`is_causal` 是{mask_page.ALIGNMENT[sdpa['is_causal']].split('（')[0]}",
+         f"`scaled_dot_product_attention` 的布尔 `attn_mask`，形状要能广播成 (batch, heads, n_query, n_key)，常用 (batch, 1, n_query, n_key)，{conventions.TRUE_MEANS[sdpa['bool_true']]}；"
+         f"`is_causal` 是{conventions.ALIGNMENT[sdpa['is_causal']].split('（')[0]}",
          "`enable_gqa=True`，不必自己复制 K、V",
          "不管位置", f"本机观察（PyTorch {torch['version']}）与 {{cite:p}}`pytorch_sdpa`"],
         ["PyTorch FlexAttention", "`create_mask` / `create_block_mask` 接收 `mask_mod(b, h, q_idx, kv_idx)`：本页的谓词原样可用",

@@ -12,7 +12,8 @@ import json
 import observe
 import pytest
 
-from chapter import mask as conv  # the book side: it imports neither MyST-NB nor IPython
+from chapter import conventions as conv  # the book side: it imports neither MyST-NB nor IPython
+from chapter import mask as mask_page
 
 
 @pytest.fixture(scope="module")
@@ -106,5 +107,5 @@ def test_pytorchs_causal_biases_are_the_books_two_tables():
         n_key = past + new
         lower = causal_lower_right(new, n_key)._materialize().tolist()
         upper = causal_upper_left(new, n_key)._materialize().tolist()
-        assert lower == conv.causal_table(new, n_key, "bottom-right")
-        assert upper == conv.causal_table(new, n_key, "top-left")
+        assert lower == mask_page.causal_table(new, n_key, "bottom-right")
+        assert upper == mask_page.causal_table(new, n_key, "top-left")
