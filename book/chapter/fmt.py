@@ -93,11 +93,15 @@ def ratio(x: float) -> str:
 def multiple(x: float) -> str:
     """How many times larger ("约 2.8 倍"), or a period in positions: whole numbers as they are.
 
-    >>> multiple(4.0), multiple(2 ** 1.5)
-    ('4', '2.8')
+    >>> multiple(4.0), multiple(2 ** 1.5), multiple(54410.27)
+    ('4', '2.8', '54,410.3')
     """
     x = _number(x, "multiple 的 x")
-    return short(x) if x.is_integer() else fmt(x, DECIMALS["multiple"][0])
+    text = short(x) if x.is_integer() else fmt(x, DECIMALS["multiple"][0])
+    if math.isfinite(x) and abs(x) >= 10_000:  # a long period or a large multiple: 54,410.3
+        whole, _, decimals = text.lstrip(MINUS).partition(".")
+        text = (MINUS if x < 0 else "") + f"{int(whole):,}" + (f".{decimals}" if decimals else "")
+    return text
 
 
 def ms(seconds: float) -> str:
@@ -312,6 +316,18 @@ def sci(x: float) -> str:
         return "0"
     mantissa, exponent = f"{x:.1e}".split("e")
     return f"{_signed(mantissa)} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def difference(x: float) -> str:
+    """A difference or an error between two computations: a value while it is 10⁻³ or larger, else ``sci``.
+
+    One rule for every page: 0.36 is ``0.3600`` (never ``3.6 × 10⁻¹``), 2.6e-5 is ``2.6 × 10⁻⁵``.
+
+    >>> difference(0.36), difference(2.637), difference(2.6e-5), difference(0.0)
+    ('0.3600', '2.6370', '2.6 × 10⁻⁵', '0')
+    """
+    x = _number(x, "difference 的 x")
+    return fmt(x) if not math.isfinite(x) or abs(x) >= 1e-3 else sci(x)
 
 
 def power(x: float) -> str:
