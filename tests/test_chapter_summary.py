@@ -1,0 +1,81 @@
+"""Tests of book/chapter/summary.py and the summary page: each table's cells are the facts they claim to be.
+
+The predicates the page prints are checked against the teaching code's rules (and a wrong predicate is
+refused); each deliberate mistake is caught by the one check the page says catches it; the conventions
+cells follow the recorded observations when an observation changes.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from chapter import conventions, summary
+from conftest import article_of, table_rows
+
+
+@pytest.mark.parametrize("name", list(summary.RULES))
+def test_every_printed_predicate_is_the_teaching_codes_rule(name):
+    assert summary.predicate_agrees(name)
+
+
+def test_a_predicate_that_differs_from_the_code_is_refused(monkeypatch):
+    rules = dict(summary.RULES)
+    says, _, rule, label = rules["滑动窗口"]
+    rules["滑动窗口"] = (says, "q - w <= k <= q", rule, label)  # one key too many: the off-by-one window
+    monkeypatch.setattr(summary, "RULES", rules)
+    assert not summary.predicate_agrees("滑动窗口")
+    with pytest.raises(AssertionError, match="滑动窗口"):
+        summary.rules_table()
+
+
+def test_the_counts_column_counts_the_rules_table():
+    table = summary.rules_table()
+    causal_pad = next(row for row in table.rows if row[0] == "因果 + PAD")
+    assert causal_pad[3].split() == [str(sum(r)) for r in summary.rule_table("因果 + PAD")]
+    assert causal_pad[3].split()[0] == "0"  # the PAD query reads nothing: the page's sentence says so
+
+
+def test_each_mistake_is_caught_by_exactly_one_check_and_the_right_version_by_none():
+    facts = summary.checks_facts()
+    forward = facts["forward"]
+    assert not any(forward["正确的写法"].values()) and not facts["gradient"]["正确的写法"]
+    for name, caught in forward.items():
+        if name != "正确的写法":
+            assert sum(caught.values()) == 1, (name, caught)
+    # Each forward check catches a different mistake, and the gradient check the backward one.
+    assert len({next(c for c, hit in row.items() if hit) for n, row in forward.items() if n != "正确的写法"}) == 4
+    assert facts["gradient"]["反向传播漏掉修正项"]
+
+
+def test_the_sentence_under_the_checks_table_holds():
+    forward = summary.checks_facts()["forward"]
+    assert not forward["有缓存时把行号当位置"]["泄漏探针（改后面的 V）"]
+    assert not forward["忘了因果规则"]["缓存对整段重算"]
+
+
+def test_the_conventions_cells_follow_the_observations():
+    seen = copy.deepcopy(conventions.observed())
+    before = summary.conventions_table(seen).rows
+    seen["cpu"]["torch"]["sdpa"]["bool_true"] = "forbidden"
+    seen["cpu"]["jax"]["dot_product_attention"]["is_causal"] = "bottom-right"
+    seen["cpu"]["keras"]["fully_masked"]["float32"]["fused"] = "nan"
+    after = summary.conventions_table(seen).rows
+    assert after[0][1] == conventions.TRUE_MEANS["forbidden"] != before[0][1]
+    assert conventions.ALIGNMENT["bottom-right"] in after[3][3] and after[3][3] != before[3][3]
+    assert after[4][5].startswith("融合路径 NaN")
+    assert all(row[-1] for row in after)  # every row says where it was observed or what it cites
+
+
+@pytest.mark.build
+def test_the_summary_page_comes_last_and_shows_its_three_tables(book_html):
+    from reading import chapter_pages
+
+    assert chapter_pages(book_html)[-1] == "ch02/summary.html"
+    article = article_of(book_html, "ch02/summary.html")
+    tables = article.find_all("table")
+    assert len(tables) == 3
+    rules = table_rows(tables[0])
+    assert [r[0] for r in rules[1:]] == list(summary.RULES)
+    assert all(a.get("href") for a in tables[2].find_all("a")), "the checks table links to where each is taught"
