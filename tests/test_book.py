@@ -163,7 +163,7 @@ def test_the_dtype_paragraph_shows_float16(book_html):
 def test_the_opening_says_which_teaching_file_uses_numpy(book_html):
     text = article_of(book_html, "ch02/index.html").get_text()
     assert "没有用到任何矩阵库" not in text
-    assert f"用到 numpy 的只有 {'、'.join(opening.numpy_users())}：" in text
+    assert f"要 numpy 才能运行的只有 {'、'.join(opening.numpy_needed())}：" in text
 
 
 def _html_files(book_html: Path):

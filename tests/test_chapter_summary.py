@@ -62,10 +62,13 @@ def test_the_conventions_cells_follow_the_observations():
     seen["cpu"]["jax"]["dot_product_attention"]["is_causal"] = "bottom-right"
     seen["cpu"]["keras"]["fully_masked"]["float32"]["fused"] = "nan"
     after = summary.conventions_table(seen).rows
-    assert after[0][1] == conventions.TRUE_MEANS["forbidden"] != before[0][1]
-    assert conventions.ALIGNMENT["bottom-right"] in after[3][3] and after[3][3] != before[3][3]
-    assert after[4][5].startswith("融合路径 NaN")
-    assert all(row[-1] for row in after)  # every row says where it was observed or what it cites
+    rows = {row[0]: row[1:] for row in after}
+    assert rows["布尔 True 表示"][0] == conventions.TRUE_MEANS["forbidden"] != before[0][1]
+    assert rows["因果标志（查询比 Key 少时）"][3] == "`is_causal`：右下对齐" != before[2][4]
+    assert rows["全屏蔽的行（float32）"][4].startswith("融合路径：NaN")
+    # Every interface says where it was observed or what it cites, with the library's version.
+    where = rows["观察在哪里做的"]
+    assert all(where) and where[0].startswith("PyTorch 2.") and "cite" in where[2]
 
 
 @pytest.mark.build

@@ -43,9 +43,9 @@ def _number(x: object, what: str) -> float:
 
 # One number of decimals per kind of quantity, the same on every page (the preface states this table).
 DECIMALS = {
-    "value": (4, "算出的分数、权重、输出、梯度和频率"),
+    "value": (4, "算出的分数、权重、输出、梯度和频率（算出的整数也写成 5.0000），以及两次计算之间不小于 10⁻³ 的差"),
     "ratio": (2, "两个量之比和拟合的斜率"),
-    "multiple": (1, "“约为几倍”的倍数和以位置计的周期"),
+    "multiple": (1, "“约为几倍”的倍数和以位置计的周期（一万以上按千位分组，如 54,410.3）"),
     "ms": (3, "以毫秒计的时间"),
     "seconds": (2, "以秒计的时间"),
     "percent": (2, "百分比（两位小数会把一个并非整数的百分比写成整数时，多保留几位，直到看得出差别）"),
@@ -134,13 +134,14 @@ def percent(share: float) -> str:
 def decimals_sentence() -> str:
     """The preface's statement of how the book prints numbers: the decimals of each kind, then the rest.
 
-    >>> decimals_sentence().startswith("算出的分数、权重、输出、梯度和频率保留 4 位小数；两个量之比")
+    >>> decimals_sentence().startswith("算出的分数、权重、输出、梯度和频率（算出的整数也写成 5.0000）")
     True
     """
     kinds = "；".join(f"{what}保留 {digits} 位小数" for digits, what in DECIMALS.values())
-    return (f"{kinds}。输入照原样写（{short(0.5)}、{short(-2.0)}）；很小的差值（舍入误差、有限差分的步长）"
-            f"写成科学记数法，如 {sci(2.0 ** -52)}，两次计算逐位相同时写 {sci(0.0)}；负号一律是“{MINUS}”，"
-            f"被禁止的分数是 {fmt(-math.inf)}。")
+    return (f"{kinds}。输入照原样写，例子给定的分数和温度也是输入（{short(0.5)}、{short(-2.0)}）；"
+            f"小于 10⁻³ 的差（舍入误差、有限差分的步长）和浮点数的极限（如 float32 能表示的最大数）"
+            f"写成科学记数法，如 {sci(2.0 ** -52)}、{sci(3.4028234663852886e38)}，两次计算逐位相同时写 {sci(0.0)}；"
+            f"负号一律是“{MINUS}”，被禁止的分数是 {fmt(-math.inf)}。")
 
 
 def short(x: float) -> str:

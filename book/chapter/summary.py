@@ -50,6 +50,19 @@ RULES = {
 }
 
 
+# How a table names the page a label points to (short: a table cell is narrow).
+PAGE_NAMES = {"ch02-mask": "mask 一页", "ch02-tensors": "张量一页", "ch02-backprop": "反向传播一页"}
+
+
+def link(label: str) -> str:
+    """A cross-reference to a page of the chapter, named short.
+
+    >>> link("ch02-mask")
+    '{ref}`mask 一页 <ch02-mask>`'
+    """
+    return f"{{ref}}`{PAGE_NAMES[label]} <{label}>`"
+
+
 def predicate(text: str, q: int, k: int) -> bool:
     """Evaluate a rule's printed predicate for one query and one key of the example.
 
@@ -79,57 +92,61 @@ def rules_table() -> Table:
         if not predicate_agrees(name):
             raise AssertionError(f"{name}：印出的谓词 {text} 与教学代码的规则不一致")
         counts = " ".join(fmt.count(sum(row)) for row in rule_table(name))
-        rows.append([name, says, f"`{text}`", counts, f"{{ref}}`{label}`"])
+        rows.append([name, says, f"`{text}`", counts, link(label)])
     return Table(["规则", "意思", "查询 q 可读 Key k 的条件", "例子里每行可见几个 Key", "在哪一页讲"], rows)
 
 
 # -- the libraries' conventions -----------------------------------------------------------------------
 # The padding mask each interface takes, as its documentation describes it (the book cites each page).
 PADDING = {
-    "sdpa": "没有单独的 PAD 参数：把 PAD 并进 `attn_mask`，形状可广播成 (batch, heads, n_query, n_key) {cite:p}`pytorch_sdpa`",
-    "mha": "`key_padding_mask`，形状 (batch, n_key) {cite:p}`pytorch_mha`",
-    "hf": "`attention_mask`，形状 (batch, 序列长度)，1 = 内容、0 = PAD {cite:p}`hf_attention_mask`",
-    "jax": "没有单独的 PAD 参数：并进 `mask`，形状可广播成 (batch, heads, n_query, n_key) {cite:p}`jax_dot_product_attention`",
-    "keras": "`attention_mask`，形状 (batch, n_query, n_key)；另可在输入上带 Keras 的 mask {cite:p}`keras_mha`",
+    "sdpa": "并进 `attn_mask`，可广播成 (B, H, n_query, n_key) {cite:p}`pytorch_sdpa`",
+    "mha": "`key_padding_mask`，(B, n_key) {cite:p}`pytorch_mha`",
+    "hf": "`attention_mask`，(B, 序列长度)，1 = 内容 {cite:p}`hf_attention_mask`",
+    "jax": "并进 `mask`，可广播成 (B, H, n_query, n_key) {cite:p}`jax_dot_product_attention`",
+    "keras": "`attention_mask`，(B, n_query, n_key) {cite:p}`keras_mha`",
 }
-CONVENTIONS_HEADER = ["接口", "布尔 True 表示", "浮点 mask", "因果标志（查询比 Key 少时）", "PAD 怎样给",
-                      "全屏蔽的行（float32）", "观察在哪里做的"]
+# Short words for a narrow cell; the mask page's tables say the same at length (chapter.conventions).
+FLOAT_SHORT = {"added": "加到分数上", "nonzero_allowed": "转成布尔（非 0 = 允许）", "error": "报错"}
+ALIGN_SHORT = {"top-left": "左上对齐", "bottom-right": "右下对齐"}
+INTERFACES = ["PyTorch SDPA", "PyTorch MHA", "Hugging Face", "JAX", "Keras"]
+
+
+def _version_words(lib: dict, name: str) -> str:
+    return f"{name} {lib['version']}，{conventions.device_words(lib)}，{lib['dtype']}"
 
 
 def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
-    """One row per interface; every observed cell from ``seen`` (the recorded observations)."""
+    """One row per convention, one column per interface; every observed cell from ``seen``."""
     seen = conventions.observed() if seen is None else seen
     lib = seen[device]
     torch, jax, keras = lib["torch"], lib["jax"], lib["keras"]
     sdpa, mha = torch["sdpa"], torch["mha"]
     jdpa, kmha = jax["dot_product_attention"], keras["MultiHeadAttention"]
-    true, align, floats, empty = (conventions.TRUE_MEANS, conventions.ALIGNMENT, conventions.FLOAT_MASK,
-                                  conventions.FULLY_MASKED)
-    where = conventions.where_words
+    true, empty = conventions.TRUE_MEANS, conventions.FULLY_MASKED
+    docs = "据文档 {cite:p}`hf_attention_mask`"
     rows = [
-        ["PyTorch `scaled_dot_product_attention`", true[sdpa["bool_true"]], floats[sdpa["float_mask"]],
-         f"`is_causal`：{align[sdpa['is_causal']]}", PADDING["sdpa"],
-         empty[torch["sdpa_fully_masked"]["default"]["float32"]["bool"]],
-         where(f"PyTorch {torch['version']}", torch)],
-        ["PyTorch `nn.MultiheadAttention`",
-         f"`attn_mask`：{true[mha['attn_mask_bool_true']]}；`key_padding_mask`：{true[mha['key_padding_mask_true']]}",
-         floats[mha["float_mask"]], f"`is_causal` 只是提示，见 {{ref}}`ch02-mask`", PADDING["mha"],
-         f"返回权重时 {empty[torch['mha_fully_masked']['float32']['weights']]}，"
-         f"`need_weights=False` 时 {empty[torch['mha_fully_masked']['float32']['no_weights']]}",
-         where(f"PyTorch {torch['version']}", torch)],
-        ["Hugging Face `attention_mask`", "1 = 内容（整数，不是布尔）", "—", "—", PADDING["hf"], "—",
-         "据文档 {cite:p}`hf_attention_mask`"],
-        ["JAX `dot_product_attention`", true[jdpa["mask_true"]], floats[jdpa["bias"]],
-         f"`is_causal`：{align[jdpa['is_causal']]}", PADDING["jax"],
+        ["布尔 True 表示", true[sdpa["bool_true"]],
+         f"`attn_mask` 与 `key_padding_mask`：{true[mha['attn_mask_bool_true']]}"
+         + ("" if mha["attn_mask_bool_true"] == mha["key_padding_mask_true"]
+            else f"（`key_padding_mask`：{true[mha['key_padding_mask_true']]}）"),
+         "1 = 内容（整数，不是布尔）", true[jdpa["mask_true"]], true[kmha["attention_mask_true"]]],
+        ["浮点 mask", FLOAT_SHORT[sdpa["float_mask"]], FLOAT_SHORT[mha["float_mask"]], "—",
+         FLOAT_SHORT[jdpa["bias"]], FLOAT_SHORT[kmha["float_mask"]]],
+        ["因果标志（查询比 Key 少时）", f"`is_causal`：{ALIGN_SHORT[sdpa['is_causal']]}",
+         f"`is_causal` 只是提示（{link('ch02-mask')}）", "—", f"`is_causal`：{ALIGN_SHORT[jdpa['is_causal']]}",
+         f"`use_causal_mask`：{ALIGN_SHORT[kmha['use_causal_mask']]}"],
+        ["PAD 怎样给（形状据文档）", PADDING["sdpa"], PADDING["mha"], PADDING["hf"], PADDING["jax"], PADDING["keras"]],
+        ["全屏蔽的行（float32）", empty[torch["sdpa_fully_masked"]["default"]["float32"]["bool"]],
+         f"返回权重：{empty[torch['mha_fully_masked']['float32']['weights']]}；"
+         f"`need_weights=False`：{empty[torch['mha_fully_masked']['float32']['no_weights']]}", "—",
          empty[jax["fully_masked"]["xla"]["float32"]],
-         where(f"JAX {jax['version']}", jax, f"实现 `{jdpa['implementation']}`", jdpa.get("precision"))],
-        ["Keras `MultiHeadAttention`", true[kmha["attention_mask_true"]], floats[kmha["float_mask"]],
-         f"`use_causal_mask`：{align[kmha['use_causal_mask']]}", PADDING["keras"],
-         f"融合路径 {empty[keras['fully_masked']['float32']['fused']]}，"
-         f"返回分数时 {empty[keras['fully_masked']['float32']['with_scores']]}",
-         where(f"Keras {keras['version']}（{keras['backend']} {keras['backend_version']}）", keras)],
+         f"融合路径：{empty[keras['fully_masked']['float32']['fused']]}；"
+         f"返回分数：{empty[keras['fully_masked']['float32']['with_scores']]}"],
+        ["观察在哪里做的", _version_words(torch, "PyTorch"), _version_words(torch, "PyTorch"), docs,
+         _version_words(jax, "JAX") + f"，实现 `{jdpa['implementation']}`",
+         _version_words(keras, "Keras") + f"（后端 {keras['backend']} {keras['backend_version']}）"],
     ]
-    return Table(CONVENTIONS_HEADER, rows)
+    return Table(["", *INTERFACES], rows)
 
 
 # -- the checks and the mistakes they catch ------------------------------------------------------------
@@ -229,8 +246,8 @@ def checks_facts() -> dict:
 
 def checks_table() -> Table:
     facts = checks_facts()
-    header = ["写法", *(f"{name}（{{ref}}`{label}`）" for name, (_, label) in CHECKS.items()),
-              "梯度检查（{ref}`ch02-backprop`）"]
+    header = ["写法", *(f"{name}（{link(label)}）" for name, (_, label) in CHECKS.items()),
+              f"梯度检查（{link('ch02-backprop')}）"]
     caught = {True: "认出", False: "—"}
     rows = [[name, *(caught[c] for c in row.values()), "只查反向"] for name, row in facts["forward"].items()]
     rows[0][-1] = caught[facts["gradient"]["正确的写法"]]
