@@ -9,6 +9,8 @@ import pytest
 
 from conftest import ROOT, article_of, assert_axe_clean, flat
 
+STDLIB_ONLY = "只用 Python 标准库"
+
 
 def chapter_pages() -> list[str]:
     """The chapter's pages in reading order, from the toctree of book/ch02/index.md."""
@@ -17,7 +19,8 @@ def chapter_pages() -> list[str]:
     return [line.strip() for line in block.splitlines() if line.strip() and not line.startswith(":")]
 
 
-PAGES = chapter_pages()
+# The pages with exercises: every page of the chapter but its closing summary.
+PAGES = [page for page in chapter_pages() if page != "summary"]
 
 
 def article(book_html: Path, page: str):
@@ -128,3 +131,95 @@ def test_the_pdf_collects_the_solutions_in_an_appendix(pages):
         assert found and found == sorted(found, key=int), page
         assert f"练习2.{s}.1" in body  # the exercise itself stays on its page
         assert f"解答练习2.{s}.1" not in body
+
+
+# -- an exercise that says 只用 Python 标准库 has a solution that uses only the standard library --------------
+def stdlib_only_solutions(page: str) -> list[str]:
+    """The solution functions (``:pyobject:`` of the solution's listing) of the page's exercises that say
+    「只用 Python 标准库」."""
+    text = (ROOT / "book" / "ch02" / f"{page}.md").read_text(encoding="utf-8")
+    pairs = re.findall(r"(:{3,}\{exercise\}.*?)\n:{3,}\n\s*(:{3,}\{solution\}.*?)\n:{3,}\n", text, flags=re.S)
+    return [name for exercise, solution in pairs if STDLIB_ONLY in exercise
+            for name in re.findall(r":pyobject: (\w+)", solution)]
+
+
+def outside_the_standard_library(module, name: str, seen: set | None = None) -> list[str]:
+    """What the function ``name`` of ``module`` uses that is not the standard library: a module that is
+    not standard, or a function of another file; functions of the same file are followed."""
+    import ast
+    import inspect
+    import sys
+    import types
+
+    seen = set() if seen is None else seen
+    seen.add(name)
+    tree = ast.parse(inspect.getsource(getattr(module, name)).lstrip())
+    used = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            used += [n for n in names if n.split(".")[0] not in sys.stdlib_module_names]
+        if not isinstance(node, ast.Name) or node.id not in vars(module):
+            continue
+        value = vars(module)[node.id]
+        if isinstance(value, types.ModuleType):
+            if value.__name__.split(".")[0] not in sys.stdlib_module_names:
+                used.append(value.__name__)
+        elif callable(value) and getattr(value, "__module__", None) == module.__name__:
+            if node.id not in seen and inspect.isfunction(value):
+                used += outside_the_standard_library(module, node.id, seen)
+        elif callable(value) and (getattr(value, "__module__", None) or "builtins").split(".")[0] \
+                not in sys.stdlib_module_names:
+            used.append(f"{value.__module__}.{node.id}")
+    return used
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_standard_library_exercise_has_a_standard_library_solution(page):
+    import importlib
+
+    module = importlib.import_module(f"02_exercises_{page}")
+    for name in stdlib_only_solutions(page):
+        assert outside_the_standard_library(module, name) == [], f"{page}: {name}"
+
+
+def test_the_standard_library_check_catches_a_helper_from_the_teaching_code(tmp_path, monkeypatch):
+    import importlib
+
+    (tmp_path / "02_planted.py").write_text(
+        "import importlib\nimport math\natt = importlib.import_module('02_attention')\n"
+        "def helper(n):\n    return att.check_count(n, 'n')\n"
+        "def plain(n):\n    return math.sqrt(n)\n"
+        "def solution(n):\n    return helper(n) + plain(n)\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("02_planted")
+    assert outside_the_standard_library(module, "plain") == []
+    assert outside_the_standard_library(module, "solution") == ["02_attention"]
+
+
+# -- a solution names its exercise as the heading does: 练习 2.3.1, never 练习 1 or 第 1 道练习 -----------------
+SHORT_NAME = re.compile(r"练习\s*\d+(?![.\d])|第\s*\d+\s*道练习")
+
+
+def short_exercise_names(text: str) -> list[str]:
+    """Names of an exercise that are not the heading's 练习 2.x.y, in the docstrings and comments of a file."""
+    import io
+    import tokenize
+
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        docstring = token.type == tokenize.STRING and token.string.lstrip("rbuf").startswith(('"""', "'''"))
+        if token.type == tokenize.COMMENT or docstring:
+            found += SHORT_NAME.findall(token.string)
+    return found
+
+
+def test_a_short_exercise_name_is_found_in_a_docstring_or_a_comment():
+    planted = 'def f():\n    """练习 4 的参考解。"""\n    # 第 3 道练习\n    return "练习 1 练习 2.2.4"\n'
+    assert short_exercise_names(planted) == ["练习 4", "第 3 道练习"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_solutions_name_their_exercise_as_the_heading_does(page):
+    text = (ROOT / "code" / f"02_exercises_{page}.py").read_text(encoding="utf-8")
+    assert short_exercise_names(text) == [], page

@@ -98,3 +98,131 @@ def test_the_preface_shows_the_statement(book_html):
                                             ("seconds", 1.0, "1.00")])
 def test_each_kind_has_its_decimals(name, x, shown):
     assert getattr(fmt, name)(x) == shown
+
+
+# -- one symbol, one meaning (issue: V, ε, L, h, 长度, 绝对位置) ---------------------------------------------------
+def text_with_maths(book_html: Path, page: str) -> str:
+    """The page's text with its formulas kept as their TeX source (code and scripts left out)."""
+    article = article_of(book_html, f"ch02/{page}.html")
+    for node in article.select("code, pre, div.highlight, script, .headerlink"):
+        node.decompose()
+    return re.sub(r"\s+", " ", article.get_text(" "))
+
+
+def sentences_of(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[。！？；])", text) if s.strip()]
+
+
+# Each rule: the symbol or word, and a pattern that finds it used in its other meaning.
+SYMBOL_RULES = {
+    "V is the Value matrix, not the vocabulary size": re.compile(r"\\ln\s*\{?\s*V\b|(?<![\w\\])ln\s*V\b|词表大小\s*\\?\(?\s*V\b"),
+    "h counts heads, it indexes none": re.compile(r"第\s*\\?\(?\s*h\s*\\?\)?\s*(个头|组)|头\s*\\?\(?\s*h\s*\\?\)?\s*的"),
+    "长度 is a norm, the number of components is 维数": re.compile(r"向量的长度\s*\\?\(?\s*d\b|长度\s*\\?\(?\s*d\s*\\?\)?\s*(维|个分量)"),
+}
+
+
+def symbol_misuses(text: str) -> dict[str, list[str]]:
+    """For each rule, the sentences of ``text`` that use the symbol in its other meaning."""
+    found = {rule: [s for s in sentences_of(text) if pattern.search(s)] for rule, pattern in SYMBOL_RULES.items()}
+    # ε is the finite-difference step: never float64's machine precision in the same sentence.
+    found["ε is the finite-difference step only"] = [
+        s for s in sentences_of(text) if re.search(r"ε|\\varepsilon|\\epsilon", s) and "机器" in s]
+    # L is the number of layers: a sentence about the loss never calls it L.
+    found["L is the layer count, not the loss"] = [
+        s for s in sentences_of(text) if "损失" in s and re.search(r"(?<![\\\w{])L(?![\w}])\s*\\?\)?\s*(=|是|为)", s)]
+    return {rule: hits for rule, hits in found.items() if hits}
+
+
+def test_each_symbol_rule_catches_a_planted_misuse():
+    planted = {
+        "V is the Value matrix, not the vocabulary size": r"猜的损失是 \(\ln V\)。",
+        "h counts heads, it indexes none": "取 W_q 的第 h 组列。",
+        "长度 is a norm, the number of components is 维数": "参与点积的向量的长度 d 越大。",
+        "ε is the finite-difference step only": "步长 ε 不能小于机器精度 ε。",
+        "L is the layer count, not the loss": r"训练的损失 \(L\) 是交叉熵。",
+    }
+    for rule, sentence in planted.items():
+        assert rule in symbol_misuses(sentence), rule
+    assert symbol_misuses(r"模型有 \(L\) 层，每层 \(h\) 个头；\(V\) 的第 0 行。") == {}
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", CHAPTER)
+def test_one_symbol_one_meaning(book_html, page):
+    assert symbol_misuses(text_with_maths(book_html, page)) == {}, page
+
+
+# -- numbers outside the preface's rule (fmt's kinds) --------------------------------------------------------
+NUMBER_RULES = {
+    # fmt.sci is for what is smaller than 10⁻³ and for float limits: 3.6 × 10⁻¹ is a value (fmt.difference).
+    "scientific notation for a number that is a value": re.compile(r"\d × 10(⁻[¹²³]|[⁰¹²³])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])"),
+    "e-notation instead of × 10ⁿ": re.compile(r"(?<![\w.])\d+(\.\d+)?e[+\-−]\d+"),
+    "more decimals than any kind has": re.compile(r"(?<![\d.])\d+\.\d{5,}(?!\d)"),
+    "a large whole number without thousands separators": re.compile(r"(?<![\w.,\-−/#])\d{5,}(?![\w.,])"),
+}
+
+
+def numbers_outside_the_rule(text: str) -> dict[str, list[str]]:
+    return {rule: [m.group(0) for m in pattern.finditer(text)] for rule, pattern in NUMBER_RULES.items()
+            if pattern.search(text)}
+
+
+def test_each_number_rule_catches_a_planted_break():
+    planted = "最大差 3.6 × 10⁻¹；finfo 是 3.40282e+38；权重 0.090031；周期 54410 个位置。"
+    assert set(numbers_outside_the_rule(planted)) == set(NUMBER_RULES)
+    assert numbers_outside_the_rule("差 2.2 × 10⁻¹⁶，最大数 3.4 × 10³⁸，权重 0.0900，周期 54,410.3，2017 年。") == {}
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", CHAPTER)
+def test_the_built_page_prints_numbers_by_the_rule(book_html, page):
+    assert numbers_outside_the_rule(prose(book_html, page)) == {}, page
+
+
+# -- a sentence about a library says where it was observed, or cites its source ------------------------------
+LIBRARIES = re.compile(r"scaled_dot_product_attention|SDPA|MultiheadAttention|dot_product_attention|FlexAttention"
+                       r"|create_mask|Keras|transformers|Hugging Face|flash_attn|masking_utils|PyTorch|\bJAX\b")
+# A version (2.13.0), an observation, make crosscheck, or the documentation named.
+WHERE = re.compile(r"\d+\.\d+\.\d+|观察|crosscheck|文档")
+BLOCKS = ["p", "li", "dd", "dt", "caption", "figcaption"]
+
+
+def unsourced_library_claims(article) -> list[str]:
+    """Blocks of text (a paragraph, a list item; a table as a whole) that name a library but neither say
+    where it was observed nor cite a source. The page's bibliography is a list of sources itself."""
+    for rubric in article.select("p.rubric"):
+        if rubric.get_text(strip=True) == BIBLIOGRAPHY_TITLE and rubric.find_next_sibling() is not None:
+            rubric.find_next_sibling().decompose()
+    for node in article.select("script, pre, div.highlight, div.citation"):
+        node.decompose()
+
+    def sourced(node) -> bool:
+        return bool(WHERE.search(node.get_text(" ")) or node.select("a[href*='references.html'], span.cite"))
+
+    found = []
+    for table in article.find_all("table"):
+        before = table.find_previous(["p", "caption"])
+        if LIBRARIES.search(table.get_text(" ")) and not sourced(table) and not (before and sourced(before)):
+            found.append(table.get_text(" ", strip=True)[:120])
+        table.decompose()
+    for block in article.find_all(BLOCKS):
+        if not block.find(BLOCKS) and LIBRARIES.search(block.get_text(" ")) and not sourced(block):
+            found.append(block.get_text(" ", strip=True)[:120])
+    return found
+
+
+def test_an_unsourced_library_claim_is_found():
+    from bs4 import BeautifulSoup
+
+    planted = BeautifulSoup(
+        "<article><p>SDPA 的布尔 True 表示允许。</p>"
+        "<p>SDPA 的布尔 True 表示允许（PyTorch 2.13.0，CPU，float64 上观察）。</p>"
+        "<p>见 <a href='../references.html#x'>文档</a>：Keras 把浮点 mask 转成布尔。</p></article>",
+        "html.parser").find("article")
+    assert unsourced_library_claims(planted) == ["SDPA 的布尔 True 表示允许。"]
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", CHAPTER)
+def test_a_sentence_about_a_library_says_where_it_was_observed(book_html, page):
+    assert unsourced_library_claims(article_of(book_html, f"ch02/{page}.html")) == [], page

@@ -141,6 +141,7 @@ def decimals_sentence() -> str:
     return (f"{kinds}。输入照原样写，例子给定的分数和温度也是输入（{short(0.5)}、{short(-2.0)}）；"
             f"小于 10⁻³ 的差（舍入误差、有限差分的步长）和浮点数的极限（如 float32 能表示的最大数）"
             f"写成科学记数法，如 {sci(2.0 ** -52)}、{sci(3.4028234663852886e38)}，两次计算逐位相同时写 {sci(0.0)}；"
+            f"计数是整数，一万以上按千位分组（{count(4096)}、{count(131072)}）；"
             f"负号一律是“{MINUS}”，被禁止的分数是 {fmt(-math.inf)}。")
 
 
@@ -160,14 +161,14 @@ def short(x: float) -> str:
 
 
 def count(n: int) -> str:
-    """A count (positions, heads, cells): the integer as it is.
+    """A count (positions, heads, cells): the integer as it is, thousands grouped from ten thousand up.
 
-    >>> count(4096), count(-3)
-    ('4096', '−3')
+    >>> count(4096), count(-3), count(131072)
+    ('4096', '−3', '131,072')
     """
     if isinstance(n, bool) or not isinstance(n, int):
         raise ValueError(f"count 的 n 必须是整数，收到 {n!r}")
-    return _signed(str(n))
+    return _signed(f"{n:,}" if abs(n) >= 10_000 else str(n))
 
 
 def size(nbytes: int) -> str:

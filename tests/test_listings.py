@@ -1,0 +1,67 @@
+"""Listings fit: no line of code/ is wider than 100 columns, and such a line fits where a reader reads it.
+
+A column is one character, two for a wide (Chinese, full-width) one, as a terminal shows it. In the HTML
+at a 1280-px window a full listing (inside its 深入 block, line numbers included) shows a 100-column line
+without scrolling; in the PDF the listings' font is chosen so that it is not wrapped (book/latex/preamble.tex).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from conftest import CHAPTER_PAGES, ROOT
+
+MAX_COLUMNS = 100
+CODE_FILES = sorted((ROOT / "code").rglob("*.py"))
+
+
+def columns(line: str) -> int:
+    """How wide a line is on a terminal: a wide character counts two.
+
+    >>> columns("abc"), columns("注意力"), columns("x = 1  # 缓存")
+    (3, 6, 13)
+    """
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def wide_lines(text: str) -> list[int]:
+    """The numbers (from 1) of the lines wider than MAX_COLUMNS."""
+    return [n for n, line in enumerate(text.splitlines(), start=1) if columns(line) > MAX_COLUMNS]
+
+
+def test_a_wide_line_is_found():
+    assert wide_lines("x = 1\n" + "# " + "宽" * 50 + "\n") == [2]
+    assert wide_lines("y" * MAX_COLUMNS) == []
+
+
+@pytest.mark.parametrize("path", CODE_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_line_of_the_code_is_wider_than_100_columns(path):
+    assert wide_lines(path.read_text(encoding="utf-8")) == [], path.name
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", [p for p, _ in CHAPTER_PAGES])
+def test_a_100_column_line_fits_the_listing_at_1280_px(open_page, page):
+    shown = open_page(f"ch02/{page}.html", width=1280)
+    fit = shown.evaluate("""(n) => {
+      const pre = [...document.querySelectorAll('article details.sd-dropdown pre')]
+        .find(p => p.querySelector('span.linenos'));
+      pre.closest('details').open = true;
+      const probe = document.createElement('span');
+      probe.textContent = 'x'.repeat(n);
+      const number = pre.querySelector('span.linenos').cloneNode(true);
+      pre.prepend(document.createTextNode('\\n'));
+      pre.prepend(probe);
+      pre.prepend(number);
+      const box = pre.getBoundingClientRect(), style = getComputedStyle(pre);
+      const right = box.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+      const out = {probe_right: probe.getBoundingClientRect().right, content_right: right,
+                   scroll: pre.scrollWidth, client: pre.clientWidth};
+      probe.remove(); number.remove(); pre.firstChild.remove();
+      out.scroll_after = pre.scrollWidth;
+      return out;
+    }""", MAX_COLUMNS)
+    assert fit["probe_right"] <= fit["content_right"], fit
+    assert fit["scroll_after"] <= fit["client"], f"{page}: a line of the listing scrolls: {fit}"
