@@ -280,7 +280,7 @@ def doctest_block(function) -> str:
     The page shows exactly the examples that ``pytest code/`` runs, prompts and output included.
 
     >>> doctest_block(count).splitlines()[:2]
-    ['```pycon', '>>> count(4096), count(-3)']
+    ['```pycon', '>>> count(4096), count(-3), count(131072)']
     """
     examples = doctest.DocTestParser().get_examples(inspect.getdoc(function) or "")
     if not examples:
