@@ -31,6 +31,7 @@ extensions = [
     "sphinx_copybutton",       # copy buttons that leave out prompts and output
     "book_exercises",          # 练习 2.3.1 (sphinx-exercise), solutions hidden in HTML, 练习答案 in the PDF
     "depth_blocks",            # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
+    "take_home",               # each page's zip of files and its notebook, made from code/ at build time
     "read_order",              # with -j auto, each reading process gets about the same work
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]

@@ -74,3 +74,22 @@ def test_a_depth_block_opens_from_the_keyboard(open_page):
     shown.keyboard.press("Enter")
     assert block.evaluate("d => d.open")
     assert block.locator("pre").first.is_visible()
+
+
+@pytest.mark.pdf
+def test_every_depth_block_is_printed_in_the_pdf(book_html, text):
+    """The PDF is the complete edition: each 深入 block's title (and so its box) is in it, in place."""
+    from conftest import flat
+
+    for page, _ in CHAPTER_PAGES:
+        for block in article_of(book_html, f"ch02/{page}.html").select("details.sd-dropdown"):
+            title = flat(block.find("summary").get_text(" ", strip=True))
+            assert title in text, f"{page}: {title} is not in the PDF"
+
+
+@pytest.mark.pdf
+def test_the_pdf_names_each_pages_downloads(text):
+    from chapter import take_home
+
+    for page, _ in CHAPTER_PAGES:
+        assert take_home.zip_name(page) in text and take_home.notebook_name(page) in text, page

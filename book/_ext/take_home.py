@@ -1,0 +1,115 @@
+"""Take the page home: one zip of its files and one notebook, made at build time (``chapter.take_home``).
+
+A page asks for its downloads with the directive ``{take-home}`` (in its 运行命令 section):
+
+- **HTML.** When the page is written, its zip and notebook are written into ``<outdir>/take-home/``; the
+  directive becomes a paragraph with the two download links. The notebook's exercises are the page's own
+  exercise texts, read from the page as it was built (glued numbers filled in), under their numbers.
+- **PDF and text.** The same paragraph names the two files (there is no file to link to on paper).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+FOLDER = "take-home"
+
+
+def _module(app: Sphinx):
+    """``chapter.take_home``, read afresh from the book's folders (as the figure directive reads its data)."""
+    from step_figure.directive import load_fresh
+
+    return load_fresh("chapter.take_home", Path(app.config.code_deps_dir), Path(app.config.code_deps_package))
+
+
+class take_home_node(nodes.General, nodes.Element):
+    """Where a page offers its zip and notebook; ``page`` names the page."""
+
+
+def _page(docname: str) -> str:
+    return docname.rsplit("/", 1)[-1]
+
+
+class TakeHome(SphinxDirective):
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        take_home = _module(self.env.app)
+        page = _page(self.env.docname)
+        if page not in take_home.TEACHING:
+            raise self.error(f"take-home: 页面 {page} 没有教学文件（chapter.take_home.TEACHING）")
+        return [take_home_node(page=page, zip=take_home.zip_name(page), notebook=take_home.notebook_name(page))]
+
+
+def _links(node: take_home_node) -> tuple[str, str]:
+    return node["zip"], node["notebook"]
+
+
+def visit_html(self, node: take_home_node) -> None:
+    zip_file, notebook = _links(node)
+    href = f"{'../' * self.builder.current_docname.count('/')}{FOLDER}/"
+    self.body.append(
+        f'<p class="take-home">下载本页的全部文件（解压到一个空文件夹即可运行）：'
+        f'<a class="reference external take-home-zip" href="{href}{zip_file}" download="">{zip_file}</a>；'
+        f'配套的 notebook（放进同一个文件夹，用 Jupyter 打开）：'
+        f'<a class="reference external take-home-notebook" href="{href}{notebook}" download="">{notebook}</a>。</p>\n')
+    raise nodes.SkipNode
+
+
+def visit_latex(self, node: take_home_node) -> None:
+    zip_file, notebook = (name.replace("_", r"\_") for name in _links(node))
+    self.body.append(f"\n\n网页版的这一节可以下载本页的全部文件 \\sphinxcode{{{zip_file}}}"
+                     f" 和配套的 notebook \\sphinxcode{{{notebook}}}：解压到同一个文件夹即可运行。\n\n")
+    raise nodes.SkipNode
+
+
+def visit_text(self, node: take_home_node) -> None:
+    zip_file, notebook = _links(node)
+    self.add_text(f"下载：{zip_file}、{notebook}")
+    raise nodes.SkipNode
+
+
+def _exercises(env, doctree: nodes.document, docname: str) -> list[tuple[str, str]]:
+    """The page's exercises as (「练习 2.3.1（标题）」, their text), glued values filled in."""
+    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_subtitle
+
+    numbers = getattr(env, "book_exercise_numbers", {}).get(docname, {})
+    found = []
+    for node in doctree.findall(exercise_enumerable_node):
+        number = ".".join(map(str, numbers.get(node["ids"][0], ())))
+        subtitle = next(node[0].findall(exercise_subtitle), None)
+        title = subtitle.astext() if subtitle is not None else node[0].astext()
+        parts = []
+        for child in node.children[1:]:
+            if isinstance(child, nodes.admonition) and child.children and isinstance(child[0], nodes.title):
+                parts.append(f"**{child[0].astext()}**：" + " ".join(c.astext() for c in child.children[1:]))
+            elif isinstance(child, nodes.literal_block):  # a doctest the learner's function must pass
+                parts.append("```python\n" + child.astext() + "\n```")
+            else:
+                parts.append(child.astext())
+        found.append((f"练习 {number}（{title}）" if number else title, "\n\n".join(p.strip() for p in parts)))
+    return found
+
+
+def _write(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    if app.builder.format != "html" or not any(True for _ in doctree.findall(take_home_node)):
+        return
+    take_home = _module(app)
+    page = _page(docname)
+    folder = Path(app.outdir) / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    title = app.env.titles[docname].astext()
+    take_home.write_zip(page, title, folder)
+    take_home.write_notebook(page, title, _exercises(app.env, doctree, docname), folder)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_node(take_home_node, html=(visit_html, None), latex=(visit_latex, None), text=(visit_text, None))
+    app.add_directive("take-home", TakeHome)
+    app.connect("doctree-resolved", _write)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

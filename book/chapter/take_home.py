@@ -1,0 +1,159 @@
+"""What a reader takes home from a page: one ``.zip`` of the page's files and one notebook to change and rerun.
+
+Both are made at build time from ``code/`` (never committed copies), by ``book/_ext/take_home.py``:
+
+- **the zip** (``ch02_<page>.zip``) holds the page's teaching file, its exercise answers, every file of
+  ``code/`` they import (followed through ``importlib.import_module("02_…")``), and a ``README.txt``
+  that says what each file is, the run command and what it needs;
+- **the notebook** (``ch02_<page>.ipynb``) holds the page's worked example as cells, its inputs first, so a
+  learner changes an input and reruns, then each exercise's task with an empty code cell under it. It
+  stores no output: the learner runs it, and its first run prints the numbers the page shows. It imports
+  the teaching code from the files beside it, so the zip and the notebook unpack into one folder.
+
+The worked examples are written here (``EXAMPLES``) from the teaching code's own constants, never typed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import zipfile
+from pathlib import Path
+
+from chapter import fmt
+
+CODE = Path(importlib.import_module("02_attention").__file__).parent
+PYTHON = "3.11"  # the oldest Python the teaching code is run with (README.md)
+IMPORT = re.compile(r'import_module\("(02_\w+)"\)')
+# The page's teaching file (the one 完整教学代码 shows), in the chapter's reading order.
+TEACHING = {"mask": "02_attention.py", "scaling": "02_scaling.py", "multihead": "02_multihead.py",
+            "rope": "02_rope.py", "backprop": "02_backprop.py", "training": "02_training.py",
+            "costs": "02_costs.py", "tensors": "02_tensors.py"}
+
+
+def imports(name: str, code: Path = CODE) -> list[str]:
+    """The files of ``code/`` that ``name`` needs beside it, itself first, then what it imports, in order.
+
+    >>> imports("02_exercises_rope.py")
+    ['02_exercises_rope.py', '02_rope.py', '02_attention.py']
+    """
+    found = [name]
+    for file in found:  # grows while it is read: each new file's own imports are followed too
+        for module in IMPORT.findall((code / file).read_text(encoding="utf-8")):
+            if f"{module}.py" not in found:
+                found.append(f"{module}.py")
+    return found
+
+
+def files(page: str, code: Path = CODE) -> list[str]:
+    """Every file of the page's zip but its README: the teaching file, the answers, what both import.
+
+    >>> files("scaling")
+    ['02_scaling.py', '02_exercises_scaling.py', '02_attention.py']
+    """
+    if page not in TEACHING:
+        raise ValueError(f"page 必须是 {'、'.join(TEACHING)} 之一，收到 {page!r}")
+    out = []
+    for name in (TEACHING[page], f"02_exercises_{page}.py"):
+        out += [f for f in imports(name, code) if f not in out]
+    return out
+
+
+def needs_numpy(name: str, code: Path = CODE) -> bool:
+    """Whether a file, or one it imports, imports numpy."""
+    return any(re.search(r"^\s*import numpy|^\s*from numpy", (code / f).read_text(encoding="utf-8"), re.M)
+               for f in imports(name, code))
+
+
+def zip_name(page: str) -> str:
+    return f"ch02_{page}.zip"
+
+
+def notebook_name(page: str) -> str:
+    return f"ch02_{page}.ipynb"
+
+
+def readme(page: str, title: str, code: Path = CODE) -> str:
+    """The zip's README.txt: what each file is, how to run it, what it needs."""
+    names = files(page, code)
+    numpy = [n for n in names if needs_numpy(n, code)]
+    lines = [f"《手算注意力与因果掩码》第 2 章：{title}", "",
+             "这个压缩包里的文件放在同一个文件夹里就能运行，不需要别的文件：", ""]
+    for name in names:
+        first = (code / name).read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
+        lines.append(f"  {name}  {first}")
+    lines += ["", f"  {notebook_name(page)}（另一个下载）  本页的例子与练习，放进同一个文件夹，用 Jupyter 打开。", "",
+              "运行：在这个文件夹里执行", ""]
+    lines += [f"  python3 {name}" for name in (TEACHING[page], f"02_exercises_{page}.py")]
+    lines += ["", "每个文件先自检，再以 JSON 打印结果。",
+              f"需要 Python {PYTHON} 或更新的版本"
+              + (f"，以及 numpy（{'、'.join(numpy)} 要用它）。" if numpy else "；只用 Python 标准库。"), ""]
+    return "\n".join(lines)
+
+
+def write_zip(page: str, title: str, folder: Path, code: Path = CODE) -> Path:
+    """Write the page's zip into ``folder``; the same files give the same bytes (fixed dates)."""
+    path = Path(folder) / zip_name(page)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name in files(page, code):
+            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)),
+                       (code / name).read_text(encoding="utf-8"))
+        z.writestr(zipfile.ZipInfo("README.txt", date_time=(2026, 1, 1, 0, 0, 0)), readme(page, title, code))
+    return path
+
+
+# -- the notebooks' worked examples ------------------------------------------------------------------------
+def _mask_example() -> dict:
+    att = importlib.import_module("02_attention")
+    return {
+        "intro": "输入与本页“一步一步”一节相同：三个有效位置，没有缓存，没有 PAD，使用因果规则。"
+                 "改下面一格里的 `q`、`k`、`v`（或把 `causal` 改成 `False`），再从这一格往下运行。",
+        "inputs": f"q = {att.DEMO_Q!r}\nk = {att.DEMO_K!r}\nv = {att.DEMO_V!r}\ncausal = True",
+        "run": 'weights, outputs = att.attention(q, k, v, causal=causal)\n'
+               'for i, (row, out) in enumerate(zip(weights, outputs)):\n'
+               '    print(f"行 {i}：权重", [f"{w:.4f}" for w in row], "输出", f"{out[0]:.4f}")',
+        "module": ("att", "02_attention"),
+        # A number the first run prints that the page shows too: the last row's output (tbl_weights).
+        "shown": fmt.fmt(att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)[1][-1][0]),
+    }
+
+
+EXAMPLES = {"mask": _mask_example}
+
+
+def example(page: str) -> dict | None:
+    """The page's worked example for its notebook: intro, input cell, the cell that runs it, its import."""
+    return EXAMPLES[page]() if page in EXAMPLES else None
+
+
+def notebook(page: str, title: str, exercises: list[tuple[str, str]]):
+    """The page's notebook: the worked example (inputs, run), then each exercise's task and an empty cell."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    cells = [nbformat.v4.new_markdown_cell(
+        f"# {title}\n\n这个 notebook 与 `{zip_name(page)}` 里的文件放在同一个文件夹里运行（它从那里导入教学代码）。"
+        "它不存任何输出：从上到下运行一遍，打印的数就是书页上的数；改一个输入，再运行，数就跟着变。")]
+    ex = example(page)
+    if ex is not None:
+        alias, module = ex["module"]
+        cells += [nbformat.v4.new_code_cell(f'import importlib\n\n{alias} = importlib.import_module("{module}")'),
+                  nbformat.v4.new_markdown_cell("## 例子\n\n" + ex["intro"]),
+                  nbformat.v4.new_code_cell(ex["inputs"]),
+                  nbformat.v4.new_code_cell(ex["run"])]
+    for name, task in exercises:
+        cells += [nbformat.v4.new_markdown_cell(f"## {name}\n\n{task}"), nbformat.v4.new_code_cell("")]
+    nb.cells = cells
+    for i, cell in enumerate(nb.cells):  # stable ids: the same page gives the same file
+        cell["id"] = f"{page}-{i}"
+    return nb
+
+
+def write_notebook(page: str, title: str, exercises: list[tuple[str, str]], folder: Path) -> Path:
+    import nbformat
+
+    path = Path(folder) / notebook_name(page)
+    nbformat.write(notebook(page, title, exercises), str(path))
+    return path
