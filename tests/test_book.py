@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 
 from conftest import ROOT, article_of, heading_text, section_of, soup_of, table_rows
 
-from chapter import fmt, opening
+from chapter import fmt, mask, opening
 
 pytestmark = pytest.mark.build  # every test here reads the session's book build
 
@@ -25,8 +25,11 @@ def test_chapter_opening_and_landing_page(book_html):
     assert headings[:2] == ["注意力：对象、状态与步骤", "沿着对象与状态理解本章"]
     for term in ("多头", "位置旋转", "反向传播"):
         assert term in opening.find("article").get_text()
-    assert r"\sqrt{d_\text{head}}" in opening.find("article").get_text()  # scaled per head, not by the model width
-    assert "通常对每个头都一样" in opening.find("article").get_text()
+    # X → Q/K/V is introduced here, once, with its figure; the per-head scale is the multi-head page's.
+    projections = opening.find(id="ch02-projections")
+    assert projections is not None and projections.find("img") is not None
+    assert projections.find("img").get("alt", "").startswith("示意图")
+    assert opening.find("article").find("a", href="multihead.html") is not None
     landing = soup_of(book_html, "index.html")
     toc = landing.find(class_="toctree-wrapper")
     assert toc.find(class_="caption").get_text(strip=True) == "第 2 章"

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 from conftest import CHAPTER_PAGES, MECHANISM_SECTIONS, article_of
 
-PAGES = [f"ch02/{name}.html" for name in ("index", *(page for page, _ in CHAPTER_PAGES))] + ["glossary.html"]
+PAGES = [f"ch02/{name}.html" for name in ("index", *(page for page, _ in CHAPTER_PAGES), "summary")] + ["glossary.html"]
 MIN_LENGTH = 25
 ASIDE = {*MECHANISM_SECTIONS, "输入与适用条件"}
 

@@ -111,7 +111,7 @@ def _mask_example() -> dict:
         "inputs": f"q = {att.DEMO_Q!r}\nk = {att.DEMO_K!r}\nv = {att.DEMO_V!r}\ncausal = True",
         "run": 'weights, outputs = att.attention(q, k, v, causal=causal)\n'
                'for i, (row, out) in enumerate(zip(weights, outputs)):\n'
-               '    print(f"行 {i}：权重", [f"{w:.4f}" for w in row], "输出", f"{out[0]:.4f}")',
+               '    print(f"行 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
         "module": ("att", "02_attention"),
         # A number the first run prints that the page shows too: the last row's output (tbl_weights).
         "shown": fmt.fmt(att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)[1][-1][0]),
