@@ -118,7 +118,125 @@ def _mask_example() -> dict:
     }
 
 
-EXAMPLES = {"mask": _mask_example}
+def _scaling_example() -> dict:
+    sc = importlib.import_module("02_scaling")
+    q, k, v = sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V
+    return {
+        "intro": "输入与本页 F13 相同：一个查询行，三个 Key 和它们的 V，不加 mask。"
+                 "改下面一格里的 `q`、`k`、`v`，再从这一格往下运行，看点积、缩放、权重和输出怎样变。",
+        "inputs": f"q = {q!r}\nk = {k!r}\nv = {v!r}",
+        "run": 's = sc.visible_steps(q, k, v)\n'
+               'for name in ("dots", "scaled", "shifted", "weights", "output"):\n'
+               '    print(name, [format(x, ".4f") for x in s[name]])',
+        "module": ("sc", "02_scaling"),
+        "shown": fmt.fmt(sc.visible_steps(q, k, v)["output"][0]),
+    }
+
+
+def _multihead_example() -> dict:
+    mh = importlib.import_module("02_multihead")
+    x, w_q, w_k, w_v, w_o = mh.DEMO
+    return {
+        "intro": "输入与本页“从 X 到输出”一节相同：X 与四个权重矩阵，两个头，因果规则。"
+                 "改 `heads`（要能整除 X 的列数）或矩阵里的数，再运行。",
+        "inputs": f"x = {x!r}\nw_q = {w_q!r}\nw_k = {w_k!r}\nw_v = {w_v!r}\nw_o = {w_o!r}\n"
+                  f"heads = {mh.DEMO_HEADS}",
+        "run": 'weights, output = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)\n'
+               'for i, row in enumerate(output):\n'
+               '    print(f"位置 {i} 的输出", [format(c, ".4f") for c in row])',
+        "module": ("mh", "02_multihead"),
+        "shown": fmt.fmt(mh.multihead_attention(x, w_q, w_k, w_v, w_o, mh.DEMO_HEADS)[1][-1][0]),
+    }
+
+
+def _rope_example() -> dict:
+    rope = importlib.import_module("02_rope")
+    from chapter import rope as page
+
+    (m, n), shift = page.D2_FIRST, page.D2_SHIFT
+    q, k = rope.DEMO_Q2, rope.DEMO_K2
+    return {
+        "intro": "输入与本页 d = 2 的例子相同：一对查询与键，先放在位置 m、n，再把两个位置都加上同一个数。"
+                 "改 `m`、`n` 或 `shift`，看分数只随位置差变。",
+        "inputs": f"q = {q!r}\nk = {k!r}\nm, n = {m}, {n}\nshift = {shift}",
+        "run": 'for a, b in ((m, n), (m + shift, n + shift)):\n'
+               '    score = rope.rope_scores([q], [k], [a], [b])[0][0]\n'
+               '    print(f"位置 {a}、{b}：位置差 {a - b}，分数", format(score, ".4f"))',
+        "module": ("rope", "02_rope"),
+        "shown": fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0]),
+    }
+
+
+def _backprop_example() -> dict:
+    bp = importlib.import_module("02_backprop")
+    q, k, v, d_out = bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT
+    return {
+        "intro": "输入与本页“按推导顺序”一节相同：三个位置，因果规则，给定的上游梯度 dO。"
+                 "改 `q`、`k`、`v` 或 `d_out`，再运行，比较手推的梯度和有限差分。",
+        "inputs": f"q = {q!r}\nk = {k!r}\nv = {v!r}\nd_out = {d_out!r}",
+        "run": 'dq, dk, dv = bp.attention_backward(q, k, v, d_out)\n'
+               'for name, m in (("dQ", dq), ("dK", dk), ("dV", dv)):\n'
+               '    print(name, [[format(x, ".4f") for x in row] for row in m])\n'
+               'print("梯度检查通过：", bp.gradient_check(q, k, v, d_out)["passed"])',
+        "module": ("bp", "02_backprop"),
+        "shown": fmt.fmt(bp.attention_backward(q, k, v, d_out)[2][0][0]),
+    }
+
+
+def _training_example() -> dict:
+    tr = importlib.import_module("02_training")
+    from chapter import training as page
+
+    runs = {rule: tr.train(rule, seed=page.TRAIN_SEED) for rule in tr.RULES}
+    use = tr.use_time(runs["causal"]["params"], "causal", seed=page.EVAL_SEED)
+    return {
+        "intro": "输入与本页相同：同一个任务、同样的步数与种子，训练一个加因果规则的模型和一个不加规则的模型，"
+                 "再逐词算（带 KV 缓存）看使用时的损失。改 `steps` 或种子，再运行（训练要几秒）。",
+        "inputs": f"train_seed = {page.TRAIN_SEED}\neval_seed = {page.EVAL_SEED}\nsteps = {tr.STEPS}",
+        "run": 'for rule in tr.RULES:\n'
+               '    run = tr.train(rule, seed=train_seed, steps=steps)\n'
+               '    use = tr.use_time(run["params"], rule, seed=eval_seed)\n'
+               '    print(rule, "最后的训练损失", format(run["train_loss"][-1], ".4f"),\n'
+               '          "逐词算的平均损失", format(use["mean_loss"], ".4f"))',
+        "module": ("tr", "02_training"),
+        "shown": fmt.fmt(use["mean_loss"]),
+    }
+
+
+def _costs_example() -> dict:
+    costs = importlib.import_module("02_costs")
+    return {
+        "intro": "输入与本页 KV 缓存一节相同：四个公开模型的配置、同样的上下文长度与批大小，每元素 2 字节。"
+                 "改 `context` 或 `batch`，再运行。",
+        "inputs": f"context = {costs.CONTEXT}\nbatch = {costs.BATCH}",
+        "run": 'for model in costs.MODELS:\n'
+               '    n = costs.kv_cache_bytes(model, context, batch)\n'
+               '    print(model["name"], "KV 缓存", f"{n:,}", "字节")',
+        "module": ("costs", "02_costs"),
+        "shown": f"{costs.kv_cache_bytes(costs.MODELS[0], costs.CONTEXT, costs.BATCH):,}",
+    }
+
+
+def _tensors_example() -> dict:
+    tn = importlib.import_module("02_tensors")
+    r = tn.forward(tn.demo_inputs())
+    return {
+        "intro": "输入与本页整批的例子相同：两个序列，左侧补了 PAD，缓存里已有几个位置，分组的 K/V 头。"
+                 "改 `inputs[\"attention_mask\"]` 或 `inputs[\"past\"]`，再运行，看位置编号和可见性表怎样变。",
+        "inputs": "inputs = tn.demo_inputs()\nprint(inputs[\"attention_mask\"].tolist(), inputs[\"past\"])",
+        "run": 'r = tn.forward(inputs)\n'
+               'print("位置编号", r["positions"].tolist())\n'
+               'for b, table in enumerate(r["visible"][:, 0]):\n'
+               '    print(f"序列 {b} 每个新查询可读的 Key 数", table.sum(axis=-1).tolist())\n'
+               'print("序列 0、头 0 第一个新查询的输出", [format(float(x), ".4f") for x in r["outputs"][0, 0, 0]])',
+        "module": ("tn", "02_tensors"),
+        "shown": fmt.fmt(float(r["outputs"][0, 0, 0, 0])),
+    }
+
+
+EXAMPLES = {"mask": _mask_example, "scaling": _scaling_example, "multihead": _multihead_example,
+            "rope": _rope_example, "backprop": _backprop_example, "training": _training_example,
+            "costs": _costs_example, "tensors": _tensors_example}
 
 
 def example(page: str) -> dict | None:
