@@ -99,7 +99,7 @@ def test_the_notebook_runs_beside_the_files_and_prints_the_pages_number(book_htm
             assert not extra, f"{page}: the notebook imports {extra}"
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
     printed = "".join(out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs)
-    shown = take_home.example(page)["shown"]
+    shown = take_home.example(page)["shown"]()
     # Python prints the ASCII hyphen; the page prints the minus sign (fmt).
     assert shown.replace("−", "-") in printed, f"{page}: the notebook printed {printed[:400]!r}, not {shown}"
     assert shown in article_of(book_html, f"ch02/{page}.html").get_text(), f"{page}: the page does not show {shown}"
