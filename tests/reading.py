@@ -1,7 +1,8 @@
 """How long the core of a built page takes to read: one rule, applied to the HTML a reader opens.
 
 The core is what shows before the reader opens anything. Folded away, and not counted: the 深入 blocks
-(closed ``<details>``), the exercises' solutions (hidden until opened), scripts. Of the rest:
+(closed ``<details>``), the exercises' solutions (hidden until opened), scripts, and the page's own list of
+references (「本页参考文献」, looked up rather than read). Of the rest:
 
 - prose: every character that is not white space, outside code, tables and formulas, at 300 a minute;
 - a table: half a minute each, whatever its size (its text is not counted again);
@@ -26,6 +27,8 @@ CHAPTER_BUDGET = 120.0  # minutes for the chapter's opening, its pages and its s
 # What a reader does not see until opening it: a 深入 block that is closed, a solution, scripts.
 FOLDED = "script, style, a.headerlink, details:not([open]), div.solution"
 FORMULAS = "code, span.math, div.math, mjx-container"
+# The rubric over each page's own bibliography (book/_ext/page_refs.py).
+BIBLIOGRAPHY_TITLE = "本页参考文献"
 # Every depth block's title begins so (book/_ext/depth_blocks.py).
 DEPTH_TITLE = "深入："
 
@@ -46,7 +49,8 @@ def reading(html: str) -> Reading:
 
     >>> page = ("<article><p>一二三</p><table><tr><td>表里的字</td></tr></table>"
     ...         "<pre>a = 1\\n\\nb = 2</pre><details><summary>深入：x</summary><p>折起来的字</p></details>"
-    ...         "<p>公式 <span class='math'>\\\\(x^2\\\\)</span> 与 <code>code</code></p></article>")
+    ...         "<p>公式 <span class='math'>\\\\(x^2\\\\)</span> 与 <code>code</code></p>"
+    ...         "<p class='rubric'>本页参考文献</p><ul><li>一条参考文献</li></ul></article>")
     >>> reading(page)
     Reading(chars=6, tables=1, code_lines=2)
     """
@@ -55,6 +59,11 @@ def reading(html: str) -> Reading:
     article = BeautifulSoup(html, "html.parser").find("article")
     for folded in article.select(FOLDED):
         folded.decompose()
+    for rubric in article.select("p.rubric"):
+        if rubric.get_text(strip=True) == BIBLIOGRAPHY_TITLE:
+            for entries in rubric.find_next_siblings(limit=1):
+                entries.decompose()
+            rubric.decompose()
     tables = [t for t in article.find_all("table") if t.find_parent("table") is None]
     for table in tables:
         table.decompose()
