@@ -98,10 +98,10 @@ def where_words(library: str, lib: dict, extra: str = "", precision: str | None 
     ``precision`` 是观察到的计算精度；与输入的 dtype 不同时（JAX 的 softmax 总按 float32 算）照实写出。
 
     >>> where_words("JAX 0.10.2", {"device": "cpu", "dtype": "float64"}, "实现 `xla`", "float32")
-    '本机观察：JAX 0.10.2，CPU，float64 输入（结果只有 float32 的精度），实现 `xla`'
+    '观察记录：JAX 0.10.2，CPU，float64 输入（结果只有 float32 的精度），实现 `xla`'
     """
     dtype = lib["dtype"] if precision in (None, lib["dtype"]) else f"{lib['dtype']} 输入（结果只有 {precision} 的精度）"
-    text = f"本机观察：{library}，{device_words(lib)}，{dtype}"
+    text = f"观察记录：{library}，{device_words(lib)}，{dtype}"
     return text + (f"，{extra}" if extra else "")
 
 
@@ -112,7 +112,7 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
     >>> [row[1] for row in rows[:2]]
     ['`attn_mask`：True = 允许', '`attn_mask`：True = 禁止；`key_padding_mask`：True = 禁止']
     >>> rows[0][4]
-    '本机观察：PyTorch 2.13.0+cpu，CPU，float64，SDPA 走 flash 内核'
+    '观察记录：PyTorch 2.13.0+cpu，CPU，float64，SDPA 走 flash 内核'
     """
     here = _on(seen, device)
     torch, jax, keras = here["torch"], here["jax"], here["keras"]
@@ -135,7 +135,9 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
             FLOAT_MASK[mha["float_mask"]],
             f"`is_causal=True` 只是提示：不给 `attn_mask` 时{CAUSAL_HINT[mha['is_causal_without_mask']]}；"
             f"给了 `attn_mask`，返回权重（默认）时{CAUSAL_HINT[mha['is_causal_with_mask']]}，"
-            f"`need_weights=False` 时{CAUSAL_HINT[mha['is_causal_with_mask_no_weights']]}",
+            f"`need_weights=False` 且不给 `key_padding_mask` 时"
+            f"{CAUSAL_HINT[mha['is_causal_with_mask_no_weights']]}，同时给了 `key_padding_mask` 时"
+            f"{CAUSAL_HINT[mha['is_causal_with_mask_and_padding_no_weights']]}",
             where_words(
                 pytorch, torch,
                 f"返回权重时{kernel_words(mha_paths['weights_kernels'])}，"
@@ -155,7 +157,7 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
             "1 = 内容，0 = PAD",
             "文档没有规定（它只讲 1 与 0 的表）",
             "由模型内部构造",
-            "据文档（未在本机运行）",
+            "据文档（未运行）",
         ],
         [
             _link("`jax.nn.dot_product_attention`", "jax_dot_product_attention"),
@@ -235,7 +237,7 @@ def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
     default = {d: {k: sdpa["default"][d][k] for k in ("bool", "float")} for d in DTYPES}
     kernels = sorted({k for d in DTYPES for k in sdpa["default"][d]["kernels"]})
     api = "`scaled_dot_product_attention`"
-    paths = [(api, f"不指定内核（本机选用 {kernel_words(kernels)}）", "不指定内核时", default)]
+    paths = [(api, f"不指定内核（PyTorch 选用 {kernel_words(kernels)}）", "不指定内核时", default)]
     unavailable = []
     for kernel in KERNELS:
         grid = sdpa[kernel]
@@ -264,7 +266,7 @@ def fully_masked_rows(seen: dict | None = None) -> list[list[str]]:
 
     >>> rows = fully_masked_rows()
     >>> rows[0][:3]
-    ['CPU', '`scaled_dot_product_attention`，不指定内核（本机选用 flash 内核）', '全 0']
+    ['CPU', '`scaled_dot_product_attention`，不指定内核（PyTorch 选用 flash 内核）', '全 0']
     """
     seen = observed() if seen is None else seen
     rows = []
@@ -295,12 +297,12 @@ def unavailable_sentence(seen: dict | None = None, device: str = "cpu") -> str:
     """强制使用时报错、因而表里没有的内核与实现。
 
     >>> print(unavailable_sentence())
-    本机 CPU 上强制使用 SDPA 的 memory-efficient 内核、SDPA 的 cuDNN 内核与 JAX 的 cudnn 实现时报错，表里也就没有它们的行。
+    在 CPU 上强制使用 SDPA 的 memory-efficient 内核、SDPA 的 cuDNN 内核与 JAX 的 cudnn 实现时报错，表里也就没有它们的行。
     """
     facts = fully_masked_paths(seen, device)
     if not facts["unavailable"]:
-        return _spaced(_spaced("本机", facts["device"]), "上每个内核都能强制运行，表里每条路径都有观察。")
-    return _spaced(_spaced("本机", facts["device"]), _spaced("上强制使用", _names(facts["unavailable"]))) + "时报错，表里也就没有它们的行。"
+        return _spaced(_spaced("在", facts["device"]), "上每个内核都能强制运行，表里每条路径都有观察。")
+    return _spaced(_spaced("在", facts["device"]), _spaced("上强制使用", _names(facts["unavailable"]))) + "时报错，表里也就没有它们的行。"
 
 
 def gpu_sentence(seen: dict | None = None) -> str:
@@ -316,3 +318,15 @@ def gpu_sentence(seen: dict | None = None) -> str:
     torch = seen["cuda"]["torch"]
     where = _spaced(_spaced("表里标着 CUDA 的几行是在", device_words(torch)), _spaced("上用 PyTorch", torch["version"]))
     return _spaced(where, "观察到的，只说明那一个版本、那一块卡上的行为。")
+
+
+def versions_words(seen: dict | None = None, device: str = "cpu") -> str:
+    """哪几个版本、在哪种设备上观察的：全屏蔽的行那张表的出处。
+
+    >>> versions_words().endswith("，CPU")
+    True
+    """
+    here = _on(seen, device)
+    names = [f"{name} {here[key]['version']}" for key, name in
+             (("torch", "PyTorch"), ("jax", "JAX"), ("keras", "Keras")) if key in here]
+    return "、".join(names) + f"，{DEVICE_NAMES[device]}"

@@ -32,7 +32,8 @@ import re
 
 from chapter import fmt
 from chapter.conventions import (ALIGNMENT, FULLY_MASKED_HEADER, HEADER, conventions_rows, float_mask_sentence,
-                                 fully_masked_rows, gpu_sentence, observed, unavailable_sentence)
+                                 fully_masked_rows, gpu_sentence, observed, unavailable_sentence,
+                                 versions_words)
 from chapter.fmt import Md, Table, glue_all
 
 att = importlib.import_module("02_attention")
@@ -267,12 +268,10 @@ def loss_rows_sentence(query_valid: list[bool]) -> str:
 
 
 def rounding_note(weights: list[float], values: list[float], output: float, digits: int = 4) -> str:
-    """按表中印出的位数复算时会差在哪里；没有差别就返回空字符串（只在发生处才说）。
-
-    ``weights`` 是一行权重，``values`` 是 V 的一列，``output`` 是精确的输出。
+    """按表中印出的位数复算时差多少；没有差别就返回空字符串（只在发生处才说）。
 
     >>> print(rounding_note([0.24825507, 0.24825507, 0.50348984], [10.0, 20.0, 30.0], 22.55234765))
-    表中的权重四舍五入到小数点后 4 位，三个相加是 1.0001，而不是 1。用这些印出的权重去乘 V 再相加，得到 22.5540，精确的输出是 22.5523：两者只在小数点后 2 位上一致。纸笔复算时多带几位小数，就能对上更多位。
+    表中的权重四舍五入到小数点后 4 位，三个相加是 1.0001，而不是 1。用这些印出的权重去乘 V 再相加，得到 22.5540，比精确的输出 22.5523 差 0.0017；纸笔复算时多带几位小数，差就更小。
     >>> rounding_note([0.5, 0.5], [10.0, 30.0], 20.0)
     ''
     """
@@ -288,12 +287,9 @@ def rounding_note(weights: list[float], values: list[float], output: float, digi
     if total != fmt.fmt(1.0, digits):
         parts.append(f"表中的权重四舍五入到小数点后 {digits} 位，{count_words(len(shown))}相加是 {total}，而不是 1。")
     if fmt.fmt(approx, digits) != fmt.fmt(output, digits):
-        agree = max((n for n in range(digits + 1) if fmt.fmt(approx, n) == fmt.fmt(output, n)), default=None)
-        same = f"两者只在小数点后 {agree} 位上一致" if agree else "两者连整数部分都不一致"
-        parts.append(
-            f"用这些印出的权重去乘 V 再相加，得到 {fmt.fmt(approx, digits)}，精确的输出是 {fmt.fmt(output, digits)}："
-            f"{same}。纸笔复算时多带几位小数，就能对上更多位。"
-        )
+        parts.append(f"用这些印出的权重去乘 V 再相加，得到 {fmt.fmt(approx, digits)}，比精确的输出 "
+                     f"{fmt.fmt(output, digits)} 差 {fmt.difference(abs(approx - output))}；"
+                     "纸笔复算时多带几位小数，差就更小。")
     return "".join(parts)
 
 
@@ -332,20 +328,10 @@ def _visibility_table(title: str, table: list[list[bool]], labels: list[str], cu
 def _causal_frame(facts: dict, n: int) -> dict:
     n_positions = facts["n_key"]
     fact = facts["rows"][n]
-    text = f"查询在位置 {n}，能读的是 {keys_text(fact['readable'])}"
+    text = f"位置 {n} 能读 {keys_text(fact['readable'])}"
     if len(fact["readable"]) == 1:
-        text += "，也就是它自己，所以这一行的输出就是它自己的 Value"
-    # The reason is given once, in the first frame that forbids a key; later frames only name the keys.
-    first_future = next(r["row"] for r in facts["rows"] if r["future"]) if fact["future"] else None
-    if fact["future"] and n == first_future:
-        text += (
-            f"。{keys_text(fact['future'])} 排在它后面：训练时整段文本已经在同一个输入数组里，"
-            "可后面的位置里就有这一行要预测的下一个词，读了就等于偷看答案，所以一律禁止。"
-        )
-    elif fact["future"]:
-        text += f"。{keys_text(fact['future'])} 排在它后面，同样禁止。"
-    else:
-        text += "。没有比它更晚的 Key，整行都允许：这一行加不加因果 mask，结果都一样。"
+        text += "（它自己），输出就是它自己的 V"
+    text += f"；{keys_text(fact['future'])} 在它之后，禁止。" if fact["future"] else "：没有更晚的 Key，整行都允许。"
     return {
         "condition": f"处理绝对位置 {n}",
         "tables": [
@@ -375,19 +361,14 @@ def _score_frame(facts: dict, score_row: list[float], query: int) -> dict:
 
     scores_text = "[" + ", ".join(fmt.short(s) for s in score_row) + "]"
     if forbidden:
-        it = "它" if len(forbidden) == 1 else "它们"
         text = (
-            f"{keys_text(forbidden)} 在位置 {query} 之后，加性 mask 在{it}的分数上加 −∞。"
-            f"不加 mask 时{it}分走 {'、'.join(fmt.fmt(open_weights[j]) for j in forbidden)} 的权重；"
-            f"加了 mask，{it}的权重恰好是 {'、'.join(fmt.fmt(masked_weights[j]) for j in forbidden)}，"
-            f"{keys_text(allowed)} 重新分到 {' 与 '.join(fmt.fmt(masked_weights[j]) for j in allowed)}，"
-            "每行之和仍然是 1。被禁止的格子根本进不了 softmax 的分母。"
+            f"{keys_text(forbidden)} 在位置 {query} 之后，分数加 −∞：不加 mask 时分走 "
+            f"{'、'.join(fmt.fmt(open_weights[j]) for j in forbidden)}，加了 mask 是 "
+            f"{'、'.join(fmt.fmt(masked_weights[j]) for j in forbidden)}，"
+            f"{keys_text(allowed)} 重新分到 {' 与 '.join(fmt.fmt(masked_weights[j]) for j in allowed)}。"
         )
     else:
-        text = (
-            f"位置 {query} 之后没有 Key，加性 mask 全是 0：加与不加 mask，权重都是 "
-            f"{'、'.join(fmt.fmt(w) for w in masked_weights)}。"
-        )
+        text = f"位置 {query} 之后没有 Key，mask 全是 0，权重都是 {'、'.join(fmt.fmt(w) for w in masked_weights)}。"
     return {
         "condition": f"绝对位置 {query} 的一行分数，加 mask 与不加 mask 对照",
         "tables": [
@@ -398,7 +379,7 @@ def _score_frame(facts: dict, score_row: list[float], query: int) -> dict:
                     [_cell("可见性")] + [_flag(flag) for flag in visible],
                     row("原始分数", [fmt.short(s) for s in score_row]),
                     row("加性 mask", [fmt.short(m) for m in mask]),
-                    row("加 mask 后的分数", [fmt.short(s) for s in masked]),
+                    row("加 mask 后的分数", [fmt.fmt(s) for s in masked]),  # 算出的数
                     row("不加 mask 的权重", [fmt.fmt(w) for w in open_weights]),
                     row("加 mask 的权重", [fmt.fmt(w) for w in masked_weights], True),
                 ],
@@ -413,14 +394,13 @@ def cache_explanation(facts: dict) -> str:
     """带缓存时正确与写错偏移的对照说明，句句出自 ``visibility_facts`` 的列表（F12 最后一步的图注）。
 
     >>> print(cache_explanation(visibility_facts(1, past=3)))  # doctest: +NORMALIZE_WHITESPACE
-    缓存里已有 3 个位置，新来的 1 个查询在本批里从行 0 数起，绝对位置却是 3。按绝对位置判断，行 0 能读 Key 0–3。
+    新查询从行 0 数起，绝对位置却是 3：行 0 能读 Key 0–3。
     把行号当位置时，行 0 少读 3 个：Key 1、Key 2 早已在缓存里，Key 3 是本批新来的（它自己）。
     """
     rows, past = facts["rows"], facts["past"]
     text = (
-        f"缓存里已有 {past} 个位置，新来的 {len(rows)} 个查询在本批里从行 0 数起，"
-        f"绝对位置{'却' if past else '也'}是 {'、'.join(str(r['position']) for r in rows)}。"
-        "按绝对位置判断，" + "，".join(f"行 {r['row']} 能读 {keys_text(r['readable'])}" for r in rows) + "。"
+        f"新查询从行 0 数起，绝对位置{'却' if past else '也'}是 {'、'.join(str(r['position']) for r in rows)}："
+        + "，".join(f"行 {r['row']} 能读 {keys_text(r['readable'])}" for r in rows) + "。"
     )
     if not any(r["lost_cached"] or r["lost_new"] for r in rows):
         return text + "没有缓存时行号就是位置，两张表完全相同，一个 Key 也不少读。"
@@ -490,7 +470,7 @@ def f12_frames(
     >>> [(c["text"], c["state"], c["highlight"]) for c in frames[0]["tables"][0]["rows"][0]]
     [('绝对位置 0', None, True), ('✓ 允许', 'allowed', True), ('✗ 禁止', 'forbidden', True), ('✗ 禁止', 'forbidden', True)]
     >>> [[c["text"] for c in row] for row in frames[3]["tables"][0]["rows"][1:]]  # doctest: +NORMALIZE_WHITESPACE
-    [['原始分数', '0', '1', '2'], ['加性 mask', '0', '0', '−∞'], ['加 mask 后的分数', '0', '1', '−∞'],
+    [['原始分数', '0', '1', '2'], ['加性 mask', '0', '0', '−∞'], ['加 mask 后的分数', '0.0000', '1.0000', '−∞'],
      ['不加 mask 的权重', '0.0900', '0.2447', '0.6652'], ['加 mask 的权重', '0.2689', '0.7311', '0.0000']]
     >>> [[c["state"] == "allowed" for c in row[1:]] for row in frames[4]["tables"][0]["rows"]]
     [[True, True, True, True, False], [True, True, True, True, True]]
@@ -998,10 +978,9 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V) -> dict:
 
 
 def hand_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = None) -> dict:
-    """一行从头算到尾：``row_steps`` 的每一步一行表，加上复算时的 = 或 ≈ 与舍入说明。
+    """一行从头算到尾：分数取自分数表，加 mask、取指数、相除、乘 V，每一步一行表。
 
-    默认取第一个既有两个以上可读的 Key、又有被禁止的 Key 的行（演示数据里是位置 1）：
-    这一页讲的是 mask，表里要看得到 −∞ 怎样变成权重 0。
+    默认取第一个既有两个以上可读的 Key、又有被禁止的 Key 的行（演示数据里是位置 1）。
     """
     q, k, v = att.as_matrix(q, "Q"), att.as_matrix(k, "K"), att.as_matrix(v, "V")
     table = att.visibility(len(q), len(k))
@@ -1010,35 +989,30 @@ def hand_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
     if not isinstance(hand, int) or isinstance(hand, bool) or not 0 <= hand < len(q):
         raise ValueError(f"row 必须是 0 到 {len(q) - 1} 之间的整数，收到 {row!r}")
     visible = table[hand]
-    steps = att.row_steps(q[hand], k, v, visible)
-    d = len(q[0])
+    scores = att.scaled_scores(q, k)[hand]
+    masked = [s + m for s, m in zip(scores, att.additive_mask([visible])[0])]
+    exps = [math.exp(x) for x in masked]  # exp(−∞) = 0
+    weights = [e / sum(exps) for e in exps]
+    weighted = [w * x[0] for w, x in zip(weights, v)]
+    weights_code, out_code = att.masked_attention([q[hand]], k, v, [visible])
+    if max(abs(a - b) for a, b in zip(weights, weights_code[0])) > 1e-12:
+        raise AssertionError("手算的权重应当等于 masked_attention 的权重")
+    output = out_code[0][0]
     cells = lambda xs: [fmt.fmt(x) for x in xs]  # noqa: E731
-    step_rows = [  # one column per key, one row per step: narrow enough for a printed page
-        ["点积 q·k（逐项相乘再相加）"] + [
-            " + ".join(f"{fmt.short(a)}×{fmt.short(b)}" for a, b in zip(q[hand], k[j])) + f" = {fmt.short(steps['dots'][j])}"
-            for j in range(len(k))],
-        [f"÷ √{d}"] + cells(steps["scaled"]),
-        ["加 mask"] + cells(steps["masked"]),
-        ["减去最大值"] + cells(steps["shifted"]),
-        ["exp"] + cells(steps["exps"]),
-        ["权重 = exp ÷ 总和"] + cells(steps["weights"]),
-        ["V"] + [fmt.short(x[0]) for x in v],
-        ["权重 × V"] + [fmt.fmt(x[0]) for x in steps["weighted"]],
-    ]
-    sign = fmt.equals(sum(fmt.printed(fmt.fmt(x[0])) for x in steps["weighted"]), steps["output"][0])
+    sign = fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in weighted), output)
     return {
-        "hand_row": hand, "hand_q": fmt.vectors([q[hand]]),
+        "hand_row": hand,
         "hand_keys": keys_text([j for j, ok in enumerate(visible) if ok]),
         "hand_forbidden": keys_text([j for j, ok in enumerate(visible) if not ok]) if not all(visible) else "没有 Key",
-        "hand_digits": 4, "hand_d": d,
-        "tbl_hand": Table(["步骤 ＼ Key"] + [f"Key {j}" for j in range(len(k))], step_rows),
-        "hand_sqrt": fmt.fmt(steps["scale"]), "hand_max": fmt.fmt(steps["max"]),
-        "hand_total": fmt.fmt(steps["total"]),
-        "hand_sum": " + ".join(fmt.fmt(x[0]) for x in steps["weighted"]),
-        "hand_output": fmt.fmt(steps["output"][0]), "hand_equals": sign,
+        "tbl_hand": Table(["步骤 ＼ Key"] + [f"Key {j}" for j in range(len(k))], [
+            ["分数（取自分数表）"] + cells(scores), ["加 mask"] + cells(masked), ["exp"] + cells(exps),
+            ["权重 = exp ÷ 总和"] + cells(weights), ["V"] + [fmt.short(x[0]) for x in v],
+            ["权重 × V"] + cells(weighted)]),
+        "hand_total": fmt.fmt(sum(exps)),
+        "hand_sum": " + ".join(cells(weighted)), "hand_output": fmt.fmt(output), "hand_equals": sign,
         "hand_equals_note": "" if sign == "=" else
         "（各项印出时已四舍五入，用印出的数相加，最后一位会差一点，所以写 ≈）",
-        "hand_rounding": rounding_note(steps["weights"], [x[0] for x in v], steps["output"][0]),
+        "hand_rounding": rounding_note(weights, [x[0] for x in v], output),
     }
 
 
@@ -1098,6 +1072,7 @@ def conventions_section(seen: dict | None = None, past: int = PAST, new: int = N
     return {
         "tbl_conventions": Table(HEADER, conventions_rows(seen)),
         "tbl_fully_masked": Table(FULLY_MASKED_HEADER, fully_masked_rows(seen)),
+        "fully_masked_versions": versions_words(seen),
         "float_mask_sentence": Md(float_mask_sentence(seen)),
         "unavailable_sentence": Md(unavailable_sentence(seen)),
         "gpu_sentence": Md(gpu_sentence(seen)),
@@ -1260,25 +1235,23 @@ def dtype_section(dtype: str = "float16", q=LEFT_Q, valid=LEFT_VALID, big: float
     }
 
 
-def offset_tables(prefix: str, past: int, new: int) -> dict:
-    """带缓存时正确与写错偏移的可见性（一张表，先正确后写错）和对照说明；``prefix`` 是 glue 名字的前缀。"""
+def cache_section(past: int = PAST, new: int = NEW) -> dict:
+    """用了缓存：F12 最后一步（past、new）的后果一句；深入块里是逐词生成（new = 1）的一张表。"""
     att.check_count(past, "past", minimum=0, maximum=FIGURE_MAX_POSITIONS)
     att.check_count(new, "new", maximum=FIGURE_MAX_POSITIONS)
-    facts = visibility_facts(new, past=past)
-    n_key = past + new
+    facts, worst = visibility_facts(new, past=past), visibility_facts(1, past=past)
+    n_key = past + 1
+    (row,) = worst["rows"]
+    wrong = [j for j in range(n_key) if worst["row_index"][0][j]]
     return {
-        f"{prefix}_past": past, f"{prefix}_new": new, f"{prefix}_keys": n_key,
-        f"{prefix}_range": f"位置 0 到 {n_key - 1}",
-        f"tbl_{prefix}": Table(fmt.keys(n_key), marks(facts["visible"], lambda i: f"正确：行 {i}（绝对位置 {past + i}）")
-                               + marks(facts["row_index"], lambda i: f"写错：行 {i}（误当位置 {i}）")),
-        f"{prefix}_explanation": Md((cache_explanation(facts) + "\n" + cache_moral(facts)).strip().replace("\n", "\n\n")),
+        "offset_past": past, "offset_new": new, "offset_moral": cache_moral(facts),
+        "worst_past": past, "worst_new": 1, "worst_keys": n_key, "worst_range": f"位置 0 到 {n_key - 1}",
+        "tbl_worst": Table(fmt.keys(n_key),
+                           marks(worst["visible"], lambda i: f"正确：行 {i}（绝对位置 {past + i}）")
+                           + marks(worst["row_index"], lambda i: f"写错：行 {i}（误当位置 {i}）")),
+        "worst_reads": f"正确的表许这个新查询读 {keys_text(row['readable'])}，写错的表只许读 "
+                       f"{keys_text(wrong)}：每生成一个词，都只剩 {len(wrong)} 个 Key 可读。",
     }
-
-
-def cache_section(past: int = PAST, new: int = NEW) -> dict:
-    """用了缓存：F12 最后一步（past、new）已画出两张表，这一节只算逐词生成（new = 1）这一最坏的情形。"""
-    att.check_count(new, "new", maximum=FIGURE_MAX_POSITIONS)
-    return {"offset_past": past, "offset_new": new, **offset_tables("worst", past, 1)}
 
 
 def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON) -> dict:
@@ -1364,16 +1337,19 @@ def gap_section(base=GAP_BASE, v=att.DEMO_V) -> dict:
 
 
 # -- the exercises' solutions (the numbers come from code/02_exercises_mask.py) ---------------------
-def temperature_sentence(scores, visible, temperature: float, weights) -> str:
-    """练习 2 的对照句：同样的可见分数在 T = 1 时的权重，与 ``temperature`` 下的最大权重比较。
+def row_compare_sentence(scores, visible, weights) -> str:
+    """练习 2.2.2 的对照句：加 mask 的权重与只对可见分数做 softmax 是否相同。
 
-    >>> temperature_sentence([2.0, 0.0, 1.0], [True, True, False], 0.5, [0.982, 0.018, 0.0])
-    '同样两个可见分数在 T = 1 时的权重是 [0.8808, 0.1192]；T = 0.5 时最大的权重更大，权重更集中。'
+    >>> row_compare_sentence([2.0, 0.0, 1.0], [True, True, False], [0.8808, 0.1192, 0.0])
+    '只对可见的两个分数 [2, 0] 做 softmax，得到的也是 [0.8808, 0.1192]：加 mask 等于把被禁止的 Key 从这一行里拿掉。'
     """
-    plain = att.softmax([x for x, ok in zip(att.as_vector(scores, "scores"), att.flags(visible, "visible")) if ok])
-    sharper = max(att.as_vector(weights, "weights")) > max(plain)
-    return (f"同样{count_words(len(plain))}可见分数在 T = 1 时的权重是 [{', '.join(fmt.fmt(w) for w in plain)}]；"
-            f"T = {fmt.short(temperature)} 时最大的权重{'更大，权重更集中' if sharper else '更小，权重更平均'}。")
+    flags = att.flags(visible, "visible")
+    kept = [x for x, ok in zip(att.as_vector(scores, "scores"), flags) if ok]
+    plain = [fmt.fmt(w) for w in att.softmax(kept)]
+    same = plain == [fmt.fmt(w) for w, ok in zip(att.as_vector(weights, "weights"), flags) if ok]
+    return (f"只对可见的{count_words(len(kept))}分数 {row_text(kept)} 做 softmax，得到的"
+            + (f"也是 [{', '.join(plain)}]：加 mask 等于把被禁止的 Key 从这一行里拿掉。" if same
+               else f"却是 [{', '.join(plain)}]。"))
 
 
 def decoding_sentence(passed: list[str], caught_by: list[str]) -> str:
@@ -1416,26 +1392,29 @@ def exercises() -> dict:
         "ex1_table": Table(fmt.keys(n_key1), marks(t1["visible"], lambda i: f"行 {i}（绝对位置 {ex.PAST + i}）")),
         "ex1_sentences": bullets(pad_cache_sentences()),
         "ex1_positions": "、".join(str(ex.PAST + i) for i in range(ex.NEW)),
-        # 练习 2：一行分数，加 mask 再除以温度
-        "ex2_scores": row_text(ex.SCORES), "ex2_visible": symbols(ex.VISIBLE), "ex2_t": fmt.short(ex.TEMPERATURE),
+        # 练习 2.2.2：一行给定的分数加 mask
+        "ex2_scores": row_text(ex.SCORES), "ex2_visible": symbols(ex.VISIBLE),
         "ex2_steps": Table(["步骤"] + [f"Key {j}" for j in range(len(ex.SCORES))], [
-            ["分数"] + [fmt.short(x) for x in ex.SCORES],
+            ["分数（给定）"] + [fmt.short(x) for x in ex.SCORES],
             ["加 mask"] + [fmt.fmt(x) for x in s2["masked"]],
-            [f"÷ T（T = {fmt.short(ex.TEMPERATURE)}）"] + [fmt.fmt(x) for x in s2["divided"]],
-            ["− 最大值"] + [fmt.fmt(x) for x in s2["shifted"]],
             ["exp"] + [fmt.fmt(x) for x in s2["exps"]],
             ["÷ 指数之和（权重）"] + [fmt.fmt(x) for x in s2["weights"]],
         ]),
-        "ex2_max": fmt.fmt(s2["max"]), "ex2_total": fmt.fmt(s2["total"]),
-        "ex2_compare": temperature_sentence(ex.SCORES, ex.VISIBLE, ex.TEMPERATURE, s2["weights"]),
-        # 练习 3：哪一项检查认得出错误的偏移
+        "ex2_total": fmt.fmt(s2["total"]),
+        "ex2_compare": row_compare_sentence(ex.SCORES, ex.VISIBLE, s2["weights"]),
+        # 练习 2.2.3：写错的偏移少读了什么
         "ex3_past": ex.BUG_PAST, "ex3_new": ex.BUG_NEW,
         "ex3_qk": fmt.vectors(ex.BUG_Q[:n3]), "ex3_v": column(ex.BUG_V[:n3]),
         "ex3_poison": fmt.short(ex.BUG_POISON), "ex3_last": n3 - 1,
-        "ex3_table": Table(["写法", "新查询的输出", "不泄漏", "与整段重算一致"], [
-            [r["name"], " / ".join(fmt.fmt(o[0]) for o in r["output"]), "通过" if r["no_leak"] else "失败",
-             "通过" if r["matches_full"] else "失败"] for r in c3["rows"]]),
+        "ex3_tables": Table(fmt.keys(n3), [row for r in c3["rows"] for row in marks(
+            r["visible"], lambda i, r=r: f"{r['name']}：行 {i}（绝对位置 {ex.BUG_PAST + i}）")]),
+        "ex3_table": Table(["写法", "新查询的输出", "与整段重算一致", "改动未来的 V 后"], [
+            [r["name"], " / ".join(fmt.fmt(o[0]) for o in r["output"]),
+             "是" if r["matches_full"] else "否", "不变" if r["no_leak"] else "变了"] for r in c3["rows"]]),
         "ex3_full": " / ".join(fmt.fmt(o[0]) for o in c3["full"]),
+        "ex3_lost": "写法 B " + "；".join(
+            f"行 {i} 少读 {keys_text(lost)}" if lost else f"行 {i} 一个也不少读"
+            for i, lost in enumerate(c3["rows"][1]["lost"])) + "。",
         "ex3_sentence": decoding_sentence(c3["passed"], c3["caught_by"]),
         # 练习 4：写一个函数
         "ex4_doctest": Md(fmt.doctest_block(ex.visible_counts)),
