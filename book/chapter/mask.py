@@ -328,10 +328,13 @@ def _visibility_table(title: str, table: list[list[bool]], labels: list[str], cu
 def _causal_frame(facts: dict, n: int) -> dict:
     n_positions = facts["n_key"]
     fact = facts["rows"][n]
-    text = f"位置 {n} 能读 {keys_text(fact['readable'])}"
+    text = f"位置 {n} 能读的是 {keys_text(fact['readable'])}"
     if len(fact["readable"]) == 1:
-        text += "（它自己），输出就是它自己的 V"
-    text += f"；{keys_text(fact['future'])} 在它之后，禁止。" if fact["future"] else "：没有更晚的 Key，整行都允许。"
+        text += "，也就是它自己，输出就是它自己的 V"
+    # The reason is given once, in the first frame that forbids a key.
+    first = next(r["row"] for r in facts["rows"] if r["future"]) if fact["future"] else None
+    why = "：读了就是偷看答案，禁止。" if n == first else "，禁止。"
+    text += f"；{keys_text(fact['future'])} 排在它后面{why}" if fact["future"] else "：没有更晚的 Key，整行都允许。"
     return {
         "condition": f"处理绝对位置 {n}",
         "tables": [
@@ -363,9 +366,10 @@ def _score_frame(facts: dict, score_row: list[float], query: int) -> dict:
     if forbidden:
         text = (
             f"{keys_text(forbidden)} 在位置 {query} 之后，分数加 −∞：不加 mask 时分走 "
-            f"{'、'.join(fmt.fmt(open_weights[j]) for j in forbidden)}，加了 mask 是 "
+            f"{'、'.join(fmt.fmt(open_weights[j]) for j in forbidden)} 的权重，加了 mask 权重恰好是 "
             f"{'、'.join(fmt.fmt(masked_weights[j]) for j in forbidden)}，"
-            f"{keys_text(allowed)} 重新分到 {' 与 '.join(fmt.fmt(masked_weights[j]) for j in allowed)}。"
+            f"{keys_text(allowed)} 重新分到 {' 与 '.join(fmt.fmt(masked_weights[j]) for j in allowed)}，"
+            "每行之和仍是 1。"
         )
     else:
         text = f"位置 {query} 之后没有 Key，mask 全是 0，权重都是 {'、'.join(fmt.fmt(w) for w in masked_weights)}。"
@@ -394,12 +398,13 @@ def cache_explanation(facts: dict) -> str:
     """带缓存时正确与写错偏移的对照说明，句句出自 ``visibility_facts`` 的列表（F12 最后一步的图注）。
 
     >>> print(cache_explanation(visibility_facts(1, past=3)))  # doctest: +NORMALIZE_WHITESPACE
-    新查询从行 0 数起，绝对位置却是 3：行 0 能读 Key 0–3。
+    缓存里已有 3 个位置，新来的 1 个查询从行 0 数起，绝对位置却是 3：行 0 能读 Key 0–3。
     把行号当位置时，行 0 少读 3 个：Key 1、Key 2 早已在缓存里，Key 3 是本批新来的（它自己）。
     """
     rows, past = facts["rows"], facts["past"]
     text = (
-        f"新查询从行 0 数起，绝对位置{'却' if past else '也'}是 {'、'.join(str(r['position']) for r in rows)}："
+        f"缓存里已有 {past} 个位置，新来的 {len(rows)} 个查询从行 0 数起，"
+        f"绝对位置{'却' if past else '也'}是 {'、'.join(str(r['position']) for r in rows)}："
         + "，".join(f"行 {r['row']} 能读 {keys_text(r['readable'])}" for r in rows) + "。"
     )
     if not any(r["lost_cached"] or r["lost_new"] for r in rows):
