@@ -103,7 +103,8 @@ def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
     """
     att.check_count(past, "past", minimum=0)
     if att.check_count(new, "new") + past > len(BUG_Q):
-        raise ValueError(f"past + new 不能超过 {len(BUG_Q)}（练习只有这么多个位置），收到 {past + new}")
+        raise ValueError(f"past + new 不能超过 {len(BUG_Q)}（练习只有这么多个位置），"
+                         f"收到 {past + new}")
     n_key = past + new
     q, k, v = BUG_Q[past:n_key], BUG_K[:n_key], BUG_V[:n_key]
     poisoned = v[:-1] + [[BUG_POISON]]
@@ -121,7 +122,8 @@ def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
                 for right, mine in zip(plans[0][1], table)]  # 比按 past + i 少读的 Key
         rows.append({"name": name, "no_leak": no_leak, "matches_full": out == full[past:],
                      "output": out, "visible": table, "lost": lost})
-    results = [(label, [r[key] for r in rows]) for label, key in zip(CHECKS, ("no_leak", "matches_full"))]
+    keys = ("no_leak", "matches_full")
+    results = [(label, [r[key] for r in rows]) for label, key in zip(CHECKS, keys)]
     return {"rows": rows, "full": full[past:],
             "passed": [label for label, (a, b) in results if a and b],
             "caught_by": [label for label, (a, b) in results if a and not b]}
@@ -133,8 +135,10 @@ def answers() -> dict:
     >>> sorted(answers())
     ['练习2.2.1', '练习2.2.2', '练习2.2.3', '练习2.2.4']
     """
-    return {"练习2.2.1": pad_cache_table()["counts"], "练习2.2.2": masked_softmax_steps()["weights"],
-            "练习2.2.3": decoding_checks()["caught_by"], "练习2.2.4": visible_counts(PAST, NEW, PAD_FRONT)}
+    return {"练习2.2.1": pad_cache_table()["counts"],
+            "练习2.2.2": masked_softmax_steps()["weights"],
+            "练习2.2.3": decoding_checks()["caught_by"],
+            "练习2.2.4": visible_counts(PAST, NEW, PAD_FRONT)}
 
 
 def self_test() -> None:
@@ -143,7 +147,8 @@ def self_test() -> None:
         att.check(pad_cache_table(past, new, pad)["counts"] == visible_counts(past, new, pad),
                   f"past={past}、new={new}、pad_front={pad}：数出的格子数应等于公式")
     steps = masked_softmax_steps()
-    att.check(abs(sum(steps["weights"]) - 1) < 1e-12 and steps["weights"][2] == 0.0, "练习 2.2.2 的权重")
+    att.check(abs(sum(steps["weights"]) - 1) < 1e-12 and steps["weights"][2] == 0.0,
+              "练习 2.2.2 的权重")
     att.check(decoding_checks()["caught_by"] == [CHECKS[1]], "只有“与整段重算一致”应认出写法 B")
 
 

@@ -59,7 +59,8 @@ def test_only_the_recomputation_check_catches_the_row_index_offset():
     checks = ex.decoding_checks()
     past, new = ex.BUG_PAST, ex.BUG_NEW
     n = past + new
-    full = numpy_attention(ex.BUG_Q[:n], ex.BUG_K[:n], ex.BUG_V[:n], np.tril(np.ones((n, n), dtype=bool)))[past:]
+    full = numpy_attention(ex.BUG_Q[:n], ex.BUG_K[:n], ex.BUG_V[:n], np.tril(np.ones((n, n),
+        dtype=bool)))[past:]
     right, wrong = checks["rows"]
     assert np.allclose(right["output"], full) and right["matches_full"]
     assert not np.allclose(wrong["output"], full) and not wrong["matches_full"]
@@ -91,7 +92,7 @@ def test_bad_input_is_named(call, words):
         call()
 
 
-# -- bad input: every public function, one argument at a time ----------------------------------------
+# -- bad input: every public function, one argument at a time --------------------------------------
 CALLS = {
     ex.front_padding: {"n_key": 5, "pad_front": 1},
     ex.visible_counts: {"past": 2, "new": 3, "pad_front": 1},
@@ -108,7 +109,8 @@ def test_every_bad_argument_gets_a_value_error_that_names_it(function):
 
 def test_the_self_test_catches_a_wrong_formula(monkeypatch):
     ex.self_test()
-    monkeypatch.setattr(ex, "visible_counts", lambda past, new, pad_front: [past + i + 1 for i in range(new)])
+    monkeypatch.setattr(ex, "visible_counts", lambda past, new,
+        pad_front: [past + i + 1 for i in range(new)])
     with pytest.raises(AssertionError, match="公式"):
         ex.self_test()
 
