@@ -1,10 +1,9 @@
 """The libraries' mask conventions, as `make crosscheck` observed them: the words and the tables.
 
 ``code/02_library_conventions.json`` holds what ``tests/crosscheck/observe.py`` saw PyTorch, JAX and
-Keras do (each observation with the library's version, the device, the dtype and the kernel that ran).
-This module turns it into the mask page's conventions table (``conventions_rows``) and its table of
-fully masked rows (``fully_masked_rows``), with the sentences about them; the chapter's summary page
-reads the same observations. Nothing here observes a library: it only reads the record.
+Keras do (with version, device, dtype and kernel); this module turns it into the conventions table
+(``conventions_rows``), the fully masked rows (``fully_masked_rows``) and their sentences. It only
+reads the record.
 """
 
 from __future__ import annotations
@@ -54,11 +53,7 @@ FULLY_MASKED_HEADER = ["设备", "接口与路径", *DTYPES]
 
 
 def observed() -> dict:
-    """``make crosscheck`` 记下的观察，按设备分开（``"cpu"``，有 GPU 时还有 ``"cuda"``）。
-
-    >>> observed()["cpu"]["torch"]["sdpa"]["bool_true"]
-    'allowed'
-    """
+    """``make crosscheck`` 记下的观察，按设备分开（``"cpu"``，有 GPU 时还有 ``"cuda"``）。"""
     return json.loads(OBSERVED_FILE.read_text(encoding="utf-8"))
 
 
@@ -93,9 +88,7 @@ def kernel_words(kernels: list[str]) -> str:
 
 
 def where_words(library: str, lib: dict, extra: str = "", precision: str | None = None) -> str:
-    """“依据”一格：库与版本（``library``）、设备、dtype，再加上 ``extra``（PyTorch 的内核、JAX 的实现）。
-
-    ``precision`` 是观察到的计算精度；与输入的 dtype 不同时（JAX 的 softmax 总按 float32 算）照实写出。
+    """“依据”一格：库与版本、设备、dtype（计算精度 ``precision`` 不同时照实写出），再加 ``extra``。
 
     >>> where_words("JAX 0.10.2", {"device": "cpu", "dtype": "float64"}, "实现 `xla`", "float32")
     '观察记录：JAX 0.10.2，CPU，float64 输入（结果只有 float32 的精度），实现 `xla`'
@@ -221,11 +214,8 @@ def _masked_cell(results: dict) -> str:
 
 
 def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
-    """整行都被禁止时每条路径在每种 dtype 下的结果，以及 ``device`` 上没有的内核。
-
-    返回 ``{"device": 设备, "paths": [(接口, 表里的路径, 句子里的路径, {dtype: {...}}), ...],
-    "unavailable": [名字, ...]}``；PyTorch SDPA 的一格分成布尔 mask 与 −∞ 浮点 mask 两种
-    （``{"bool": r, "float": r}``），其余的一格只有一种（``{"all": r}``）。
+    """整行都被禁止时每条路径（接口、表里与句子里的写法、``{dtype: {"bool"/"float" 或 "all": r}}``）
+    的结果，以及 ``device`` 上没有的内核。
 
     >>> [p[2] for p in fully_masked_paths()["paths"]][:3], fully_masked_paths()["unavailable"]
     (['不指定内核时', '强制 math 内核时', '强制 flash 内核时'], ['SDPA 的 memory-efficient 内核', 'SDPA 的 cuDNN 内核', 'JAX 的 cudnn 实现'])
@@ -321,12 +311,7 @@ def gpu_sentence(seen: dict | None = None) -> str:
 
 
 def versions_words(seen: dict | None = None, device: str = "cpu") -> str:
-    """哪几个版本、在哪种设备上观察的：全屏蔽的行那张表的出处。
-
-    >>> versions_words().endswith("，CPU")
-    True
-    """
+    """哪几个版本、在哪种设备上观察的，如 ``PyTorch 2.13.0+cpu、JAX 0.10.2、Keras 3.15.1，CPU``。"""
     here = _on(seen, device)
-    names = [f"{name} {here[key]['version']}" for key, name in
-             (("torch", "PyTorch"), ("jax", "JAX"), ("keras", "Keras")) if key in here]
-    return "、".join(names) + f"，{DEVICE_NAMES[device]}"
+    libs = (("torch", "PyTorch"), ("jax", "JAX"), ("keras", "Keras"))
+    return "、".join(f"{n} {here[k]['version']}" for k, n in libs if k in here) + f"，{DEVICE_NAMES[device]}"
