@@ -13,7 +13,7 @@ from bs4 import BeautifulSoup
 
 from conftest import ROOT, article_of, heading_text, section_of, soup_of, table_rows
 
-from chapter import fmt, opening
+from chapter import fmt, mask, opening
 
 pytestmark = pytest.mark.build  # every test here reads the session's book build
 
