@@ -11,18 +11,17 @@ import math
 
 att = importlib.import_module("02_attention")
 
-# 练习 1：缓存里有 PAST 个位置（句首 PAD_FRONT 个是 PAD），新来 NEW 个查询，因果规则。
+# 练习 2.2.1：缓存里有 PAST 个位置（句首 PAD_FRONT 个是 PAD），新来 NEW 个查询，因果规则。
 PAST, NEW, PAD_FRONT = 2, 3, 1
-# 练习 2：一行分数、哪些 Key 可读、温度。
+# 练习 2.2.2：一行给定的分数、哪些 Key 可读。
 SCORES = [2.0, 0.0, 1.0]
 VISIBLE = [True, True, False]
-TEMPERATURE = 0.5
-# 练习 3：逐词生成的两种写法，用同一组 Q、K、V 检查。
+# 练习 2.2.3：带缓存的两种写法，用同一组 Q、K、V 比较。
 BUG_Q = BUG_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0]]
 BUG_V = [[1.0], [2.0], [3.0], [4.0]]
 BUG_PAST, BUG_NEW = 2, 2
 BUG_POISON = 100.0  # “改动未来”时给最后一个位置的 V
-CHECKS = ("不泄漏", "与整段重算一致")  # 练习 3 的两项检查
+CHECKS = ("不泄漏", "与整段重算一致")  # 练习 2.2.3 的两项检查
 
 
 def front_padding(n_key: int, pad_front: int) -> list[bool]:
@@ -37,7 +36,7 @@ def front_padding(n_key: int, pad_front: int) -> list[bool]:
 
 
 def visible_counts(past: int, new: int, pad_front: int) -> list[int]:
-    """练习 4 的参考解：每个新查询行可读几个 Key（因果规则 + 句首 PAD）。
+    """练习 2.2.4 的参考解：每个新查询行可读几个 Key（因果规则 + 句首 PAD）。
 
     查询行 i 的绝对位置是 ``past + i``，可读位置 ``0 … past + i``，再去掉句首的 PAD。
 
@@ -58,7 +57,7 @@ def visible_counts(past: int, new: int, pad_front: int) -> list[int]:
 
 
 def pad_cache_table(past: int = PAST, new: int = NEW, pad_front: int = PAD_FRONT) -> dict:
-    """练习 1 的答案：哪些 Key 是内容、新查询的可见性表、每行可读的 Key 数。
+    """练习 2.2.1 的答案：哪些 Key 是内容、新查询的可见性表、每行可读的 Key 数。
 
     >>> answer = pad_cache_table()
     >>> answer["visible"][0], answer["counts"]
@@ -71,31 +70,25 @@ def pad_cache_table(past: int = PAST, new: int = NEW, pad_front: int = PAD_FRONT
     return {"key_valid": key_valid, "visible": visible, "counts": [sum(row) for row in visible]}
 
 
-def masked_softmax_steps(
-    scores: list[float] = SCORES, visible: list[bool] = VISIBLE, temperature: float = TEMPERATURE
-) -> dict:
-    """练习 2 的答案：加 mask、除以温度、减最大值、取指数、求和、权重，每一步的数。
+def masked_softmax_steps(scores: list[float] = SCORES, visible: list[bool] = VISIBLE) -> dict:
+    """练习 2.2.2 的答案：加 mask、取指数、求和、权重，每一步的数。
 
     >>> s = masked_softmax_steps()
-    >>> s["masked"], s["divided"], s["shifted"]
-    ([2.0, 0.0, -inf], [4.0, 0.0, -inf], [0.0, -4.0, -inf])
+    >>> s["masked"], [round(e, 4) for e in s["exps"]]
+    ([2.0, 0.0, -inf], [7.3891, 1.0, 0.0])
     >>> [round(w, 4) for w in s["weights"]]
-    [0.982, 0.018, 0.0]
+    [0.8808, 0.1192, 0.0]
     """
     scores = att.as_vector(scores, "scores")
     (mask,) = att.additive_mask([att.flags(visible, "visible", len(scores))])
     masked = [s + m for s, m in zip(scores, mask)]
-    weights = att.softmax(masked, temperature=temperature)  # 也检查温度与“整行被屏蔽”
-    divided = [x / temperature for x in masked]
-    top = max(divided)
-    shifted = [x - top for x in divided]  # 最大项变成 0，exp 不会溢出
-    exps = [math.exp(x) for x in shifted]
-    return {"masked": masked, "divided": divided, "max": top, "shifted": shifted,
-            "exps": exps, "total": sum(exps), "weights": weights}
+    weights = att.softmax(masked)  # 也检查“整行被屏蔽”
+    exps = [math.exp(x) for x in masked]  # exp(−∞) = 0：被禁止的 Key 不进分母
+    return {"masked": masked, "exps": exps, "total": sum(exps), "weights": weights}
 
 
 def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
-    """练习 3 的答案：两种缓存写法各过一遍“不泄漏”和“与整段重算一致”两项检查。
+    """练习 2.2.3 的答案：两种缓存写法的表、输出、少读的 Key，与两项检查的结果。
 
     写法 A 按绝对位置 ``past + i`` 造表；写法 B 把本批行号当位置（左上角对齐的因果表，
     例如有缓存时直接用 ``is_causal=True``）。``caught_by`` 是只有写法 A 通过的检查。
@@ -103,12 +96,15 @@ def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
     >>> checks = decoding_checks()
     >>> [(c["name"], c["no_leak"], c["matches_full"]) for c in checks["rows"]]
     [('A：按 past + i', True, True), ('B：按行号 i', True, False)]
+    >>> checks["rows"][1]["lost"]
+    [[1, 2], [2, 3]]
     >>> checks["passed"], checks["caught_by"]
     (['不泄漏'], ['与整段重算一致'])
     """
     att.check_count(past, "past", minimum=0)
     if att.check_count(new, "new") + past > len(BUG_Q):
-        raise ValueError(f"past + new 不能超过 {len(BUG_Q)}（练习只有这么多个位置），收到 {past + new}")
+        raise ValueError(f"past + new 不能超过 {len(BUG_Q)}（练习只有这么多个位置），"
+                         f"收到 {past + new}")
     n_key = past + new
     q, k, v = BUG_Q[past:n_key], BUG_K[:n_key], BUG_V[:n_key]
     poisoned = v[:-1] + [[BUG_POISON]]
@@ -122,8 +118,12 @@ def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
         # 不泄漏：最后一个 Key 在它之后的查询行，输出不许随它的 V 变。
         future_rows = [i for i in range(new) if past + i < n_key - 1]
         no_leak = all(out[i] == out_poisoned[i] for i in future_rows)
-        rows.append({"name": name, "no_leak": no_leak, "matches_full": out == full[past:], "output": out})
-    results = [(label, [r[key] for r in rows]) for label, key in zip(CHECKS, ("no_leak", "matches_full"))]
+        lost = [[j for j in range(n_key) if right[j] and not mine[j]]
+                for right, mine in zip(plans[0][1], table)]  # 比按 past + i 少读的 Key
+        rows.append({"name": name, "no_leak": no_leak, "matches_full": out == full[past:],
+                     "output": out, "visible": table, "lost": lost})
+    keys = ("no_leak", "matches_full")
+    results = [(label, [r[key] for r in rows]) for label, key in zip(CHECKS, keys)]
     return {"rows": rows, "full": full[past:],
             "passed": [label for label, (a, b) in results if a and b],
             "caught_by": [label for label, (a, b) in results if a and not b]}
@@ -133,10 +133,12 @@ def answers() -> dict:
     """每道题的答案（JSON 可打印）。
 
     >>> sorted(answers())
-    ['练习1', '练习2', '练习3', '练习4']
+    ['练习2.2.1', '练习2.2.2', '练习2.2.3', '练习2.2.4']
     """
-    return {"练习1": pad_cache_table()["counts"], "练习2": masked_softmax_steps()["weights"],
-            "练习3": decoding_checks()["caught_by"], "练习4": visible_counts(PAST, NEW, PAD_FRONT)}
+    return {"练习2.2.1": pad_cache_table()["counts"],
+            "练习2.2.2": masked_softmax_steps()["weights"],
+            "练习2.2.3": decoding_checks()["caught_by"],
+            "练习2.2.4": visible_counts(PAST, NEW, PAD_FRONT)}
 
 
 def self_test() -> None:
@@ -145,7 +147,8 @@ def self_test() -> None:
         att.check(pad_cache_table(past, new, pad)["counts"] == visible_counts(past, new, pad),
                   f"past={past}、new={new}、pad_front={pad}：数出的格子数应等于公式")
     steps = masked_softmax_steps()
-    att.check(abs(sum(steps["weights"]) - 1) < 1e-12 and steps["weights"][2] == 0.0, "练习 2 的权重")
+    att.check(abs(sum(steps["weights"]) - 1) < 1e-12 and steps["weights"][2] == 0.0,
+              "练习 2.2.2 的权重")
     att.check(decoding_checks()["caught_by"] == [CHECKS[1]], "只有“与整段重算一致”应认出写法 B")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 import json
 import re
 from pathlib import Path
@@ -241,9 +242,11 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
 def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     text = article_of(book_html, "ch02/mask.html").get_text()
     assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
+    # F12's last frame explains the rows; the section says the moral once and the worst case in its own words.
+    assert mask.cache_moral(mask.visibility_facts(mask.NEW, past=mask.PAST)) in text
+    assert mask.cache_section()["worst_reads"] in text
     worst = mask.visibility_facts(1, past=mask.PAST)
-    for paragraph in (mask.cache_explanation(worst) + "\n" + mask.cache_moral(worst)).split("\n"):
-        assert paragraph in text
+    assert mask.cache_explanation(worst).split("\n")[-1] not in text
     # new = 2 is F12's last step; the text names it and does not draw its two tables again
     label = f"行 1（绝对位置 {mask.PAST + 1}）"  # the second new query of F12's last step
     shown = [t for t in tables(soup_of(book_html, "ch02/mask.html")) if any(row[0] == label for row in t)]
@@ -267,8 +270,10 @@ def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
     assert 2 <= sum(visible) < len(k)  # a row with a forbidden key: the mask page's row
     steps = att.row_steps(q[row], k, v, visible)
     assert hand["加 mask"] == [fmt.fmt(x) for x in steps["masked"]] and "−∞" in hand["加 mask"]
-    assert hand["exp"] == [fmt.fmt(e) for e in steps["exps"]]
-    assert hand["减去最大值"] == [fmt.fmt(x) for x in steps["shifted"]]  # U+2212, as every page prints it
+    # The mask page takes the scores as given and leaves ÷√d and the max subtraction to the scaling page.
+    assert not any(name.startswith(("÷ √", "减去最大值")) for name in hand)
+    assert hand["exp"] == [fmt.fmt(math.exp(x)) for x in steps["masked"]]
+    assert hand["权重 = exp ÷ 总和"] == [fmt.fmt(w) for w in steps["weights"]]
     assert hand["权重 × V"] == [fmt.fmt(x[0]) for x in steps["weighted"]]
     note = mask.rounding_note(steps["weights"], [x[0] for x in v], steps["output"][0])
     assert note and note in soup.find("article").get_text()

@@ -28,7 +28,7 @@ def test_every_documentation_link_is_the_bibliographys_address():
 
 def _observed_cells(rows):
     """The cells of the rows whose 依据 says they were observed here (all but Hugging Face's)."""
-    return [(i, j) for i, row in enumerate(rows) if row[-1].startswith("本机观察") for j in range(1, len(row))]
+    return [(i, j) for i, row in enumerate(rows) if row[-1].startswith("观察记录") for j in range(1, len(row))]
 
 
 def _every_leaf(tree, path=()):
@@ -66,9 +66,9 @@ def test_the_tables_are_made_from_the_observations():
         after = mask.conventions_section(flipped)
         assert after != baseline, path
         flips += 1
-    # SDPA 4, attn_bias 2, MHA 6, JAX 4, Keras 4 (each with its precision); fully masked: SDPA default, math, flash × 4 dtypes × 2 masks,
+    # SDPA 4, attn_bias 2, MHA 7 (need_weights=False with and without key_padding_mask), JAX 4, Keras 4 (each with its precision); fully masked: SDPA default, math, flash × 4 dtypes × 2 masks,
     # MHA 4 × 2, JAX xla 4, Keras 4 × 2 (the kernels this CPU lacks have nothing to flip)
-    assert flips == 4 + 2 + 6 + 4 + 4 + 3 * 4 * 2 + 4 * 2 + 4 + 4 * 2, flips
+    assert flips == 4 + 2 + 7 + 4 + 4 + 3 * 4 * 2 + 4 * 2 + 4 + 4 * 2, flips
 
 
 def test_every_observed_cell_says_where_it_was_observed():
@@ -76,21 +76,21 @@ def test_every_observed_cell_says_where_it_was_observed():
     torch, jax, keras = (seen["cpu"][lib] for lib in ("torch", "jax", "keras"))
     where = [row[-1] for row in page.conventions_rows(seen)]
     for text in where[:3]:
-        assert text.startswith(f"本机观察：PyTorch {torch['version']}，CPU，{torch['dtype']}，"), text
+        assert text.startswith(f"观察记录：PyTorch {torch['version']}，CPU，{torch['dtype']}，"), text
         assert "内核" in text or "不经过 SDPA" in text
-    assert where[3] == "据文档（未在本机运行）"
+    assert where[3] == "据文档（未运行）"
     dpa = jax["dot_product_attention"]
     assert dpa["precision"] == "float32"  # JAX's softmax is float32 even for float64 inputs: said, not hidden
-    assert where[4] == (f"本机观察：JAX {jax['version']}，CPU，{jax['dtype']} 输入（结果只有 float32 的精度），"
+    assert where[4] == (f"观察记录：JAX {jax['version']}，CPU，{jax['dtype']} 输入（结果只有 float32 的精度），"
                         f"实现 `{dpa['implementation']}`")
-    assert where[5].startswith(f"本机观察：Keras {keras['version']}（jax {keras['backend_version']} 后端），CPU")
+    assert where[5].startswith(f"观察记录：Keras {keras['version']}（jax {keras['backend_version']} 后端），CPU")
     assert where[0].count("float64") == 1 and "精度" not in where[0]  # PyTorch's float64 is float64
     # Another place of observation is written as it is: a new version, another kernel.
     other = copy.deepcopy(seen)
     other["cpu"]["torch"].update(version="9.9.9")
     other["cpu"]["torch"]["sdpa"]["kernels"] = ["math", "flash"]
     rows = page.conventions_rows(other)
-    assert rows[0][-1] == "本机观察：PyTorch 9.9.9，CPU，float64，SDPA 走 math 与 flash 内核"
+    assert rows[0][-1] == "观察记录：PyTorch 9.9.9，CPU，float64，SDPA 走 math 与 flash 内核"
 
 
 def test_the_keras_float_mask_cell_is_the_observed_inversion():
@@ -118,11 +118,23 @@ def test_the_mha_causal_hint_cell_is_observed():
     seen = page.observed()
     mha = seen["cpu"]["torch"]["mha"]
     cell = page.conventions_rows(seen)[1][3]
-    assert cell == (
-        f"`is_causal=True` 只是提示：不给 `attn_mask` 时{page.CAUSAL_HINT[mha['is_causal_without_mask']]}；"
-        f"给了 `attn_mask`，返回权重（默认）时{page.CAUSAL_HINT[mha['is_causal_with_mask']]}，"
-        f"`need_weights=False` 时{page.CAUSAL_HINT[mha['is_causal_with_mask_no_weights']]}"
-    )
+    # need_weights=False is observed twice: without key_padding_mask and with one (C17); the cell says both.
+    alone, padded = (page.CAUSAL_HINT[mha[key]] for key in (
+        "is_causal_with_mask_no_weights", "is_causal_with_mask_and_padding_no_weights"))
+    assert f"`need_weights=False` 且不给 `key_padding_mask` 时{alone}" in cell
+    assert f"同时给了 `key_padding_mask` 时{padded}" in cell
+    assert page.CAUSAL_HINT[mha["is_causal_with_mask"]] in cell
+    flipped = copy.deepcopy(seen)
+    flipped["cpu"]["torch"]["mha"]["is_causal_with_mask_and_padding_no_weights"] = "top-left"
+    assert f"同时给了 `key_padding_mask` 时{page.CAUSAL_HINT['top-left']}" in page.conventions_rows(flipped)[1][3]
+
+
+def test_the_versions_sentence_names_every_library_observed():
+    seen = page.observed()
+    words = page.versions_words(seen)
+    for lib in ("torch", "jax", "keras"):
+        assert seen["cpu"][lib]["version"] in words
+    assert words.endswith("，CPU")
 
 
 def test_the_fully_masked_table_has_one_cell_per_path_and_dtype():
@@ -164,7 +176,7 @@ def test_the_gpu_sentence_follows_the_cuda_observations():
     assert page.gpu_sentence(seen).startswith("表里标着 CUDA 的几行是在 CUDA（NVIDIA H200）上用 PyTorch 2.13.0+cu128 观察到的")
     rows = page.fully_masked_rows(seen)
     assert [r[0] for r in rows].count("CUDA（NVIDIA H200）") == len(page.fully_masked_paths(seen, "cuda")["paths"])
-    assert page.conventions_rows(seen, "cuda")[0][-1].startswith("本机观察：PyTorch 2.13.0+cu128，CUDA（NVIDIA H200）")
+    assert page.conventions_rows(seen, "cuda")[0][-1].startswith("观察记录：PyTorch 2.13.0+cu128，CUDA（NVIDIA H200）")
 
 
 @pytest.mark.parametrize("kernels", [["flash"], ["math", "flash"], []])

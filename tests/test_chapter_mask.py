@@ -504,15 +504,16 @@ def test_the_checks_sentence_without_a_passing_plan():
     assert page.checks_sentence({"甲": (True, True)}, 0, 1).endswith("没有哪种算法两项都通过。")
 
 
-@pytest.mark.parametrize("scores, visible, t", [([2.0, 0.0, 1.0], [True, True, False], 0.5),
-                                                ([1.0, 3.0], [True, True], 4.0), ([0.0, 0.0, 5.0], [True, True, True], 0.25)])
-def test_the_temperature_sentence_compares_the_weights_it_prints(scores, visible, t):
-    steps = ex.masked_softmax_steps(scores, visible, t)
-    text = page.temperature_sentence(scores, visible, t, steps["weights"])
-    printed = [fmt.printed(x) for x in re.search(r"权重是 \[(.+?)\]", text).group(1).split(", ")]
-    assert len(printed) == sum(visible)
-    assert f"T = {fmt.short(t)} 时" in text
-    assert ("更集中" in text) == (max(steps["weights"]) > max(printed) + 1e-4 or (t < 1 and len(set(scores)) > 1))
+@pytest.mark.parametrize("scores, visible", [([2.0, 0.0, 1.0], [True, True, False]),
+                                             ([1.0, 3.0], [True, True]), ([0.0, 0.0, 5.0], [False, True, True])])
+def test_the_row_sentence_compares_with_the_softmax_of_the_visible_scores(scores, visible):
+    steps = ex.masked_softmax_steps(scores, visible)
+    text = page.row_compare_sentence(scores, visible, steps["weights"])
+    printed = [fmt.printed(x) for x in re.search(r"\[([^\]]+)\] 做 softmax", text).group(1).split(", ")]
+    assert printed == [x for x, ok in zip(scores, visible) if ok]
+    shown = re.search(r"(?:也|却)是 \[(.+?)\]", text).group(1).split(", ")
+    assert shown == [fmt.fmt(w) for w, ok in zip(steps["weights"], visible) if ok]
+    assert "拿掉" in text  # masking a key equals removing it from the row: the same weights
 
 
 @pytest.mark.parametrize("past, new, pad", [(0, 2, 1), (2, 3, 1), (3, 2, 4), (1, 1, 0)])
@@ -656,7 +657,7 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
     page.symbols: {"row": [True]},
     page.power_of_ten: {"x": -1e9},
     page.checks_section: {"past": 2, "new": 2, "poison": 100.0},
-    page.offset_tables: {"prefix": "x", "past": 2, "new": 1},
+    page.cache_section: {"past": 2, "new": 1},
     page.dtype_section: {"dtype": "float16", "q": page.LEFT_Q, "valid": page.LEFT_VALID, "big": -1e9},
     opening.numpy_users: {"code_dir": str(Path(att.__file__).parent)},
 }

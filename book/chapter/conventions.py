@@ -1,10 +1,9 @@
 """The libraries' mask conventions, as `make crosscheck` observed them: the words and the tables.
 
 ``code/02_library_conventions.json`` holds what ``tests/crosscheck/observe.py`` saw PyTorch, JAX and
-Keras do (each observation with the library's version, the device, the dtype and the kernel that ran).
-This module turns it into the mask page's conventions table (``conventions_rows``) and its table of
-fully masked rows (``fully_masked_rows``), with the sentences about them; the chapter's summary page
-reads the same observations. Nothing here observes a library: it only reads the record.
+Keras do (with version, device, dtype and kernel); this module turns it into the conventions table
+(``conventions_rows``), the fully masked rows (``fully_masked_rows``) and their sentences. It only
+reads the record.
 """
 
 from __future__ import annotations
@@ -54,11 +53,7 @@ FULLY_MASKED_HEADER = ["设备", "接口与路径", *DTYPES]
 
 
 def observed() -> dict:
-    """``make crosscheck`` 记下的观察，按设备分开（``"cpu"``，有 GPU 时还有 ``"cuda"``）。
-
-    >>> observed()["cpu"]["torch"]["sdpa"]["bool_true"]
-    'allowed'
-    """
+    """``make crosscheck`` 记下的观察，按设备分开（``"cpu"``，有 GPU 时还有 ``"cuda"``）。"""
     return json.loads(OBSERVED_FILE.read_text(encoding="utf-8"))
 
 
@@ -93,15 +88,13 @@ def kernel_words(kernels: list[str]) -> str:
 
 
 def where_words(library: str, lib: dict, extra: str = "", precision: str | None = None) -> str:
-    """“依据”一格：库与版本（``library``）、设备、dtype，再加上 ``extra``（PyTorch 的内核、JAX 的实现）。
-
-    ``precision`` 是观察到的计算精度；与输入的 dtype 不同时（JAX 的 softmax 总按 float32 算）照实写出。
+    """“依据”一格：库与版本、设备、dtype（计算精度 ``precision`` 不同时照实写出），再加 ``extra``。
 
     >>> where_words("JAX 0.10.2", {"device": "cpu", "dtype": "float64"}, "实现 `xla`", "float32")
-    '本机观察：JAX 0.10.2，CPU，float64 输入（结果只有 float32 的精度），实现 `xla`'
+    '观察记录：JAX 0.10.2，CPU，float64 输入（结果只有 float32 的精度），实现 `xla`'
     """
     dtype = lib["dtype"] if precision in (None, lib["dtype"]) else f"{lib['dtype']} 输入（结果只有 {precision} 的精度）"
-    text = f"本机观察：{library}，{device_words(lib)}，{dtype}"
+    text = f"观察记录：{library}，{device_words(lib)}，{dtype}"
     return text + (f"，{extra}" if extra else "")
 
 
@@ -112,7 +105,7 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
     >>> [row[1] for row in rows[:2]]
     ['`attn_mask`：True = 允许', '`attn_mask`：True = 禁止；`key_padding_mask`：True = 禁止']
     >>> rows[0][4]
-    '本机观察：PyTorch 2.13.0+cpu，CPU，float64，SDPA 走 flash 内核'
+    '观察记录：PyTorch 2.13.0+cpu，CPU，float64，SDPA 走 flash 内核'
     """
     here = _on(seen, device)
     torch, jax, keras = here["torch"], here["jax"], here["keras"]
@@ -135,7 +128,9 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
             FLOAT_MASK[mha["float_mask"]],
             f"`is_causal=True` 只是提示：不给 `attn_mask` 时{CAUSAL_HINT[mha['is_causal_without_mask']]}；"
             f"给了 `attn_mask`，返回权重（默认）时{CAUSAL_HINT[mha['is_causal_with_mask']]}，"
-            f"`need_weights=False` 时{CAUSAL_HINT[mha['is_causal_with_mask_no_weights']]}",
+            f"`need_weights=False` 且不给 `key_padding_mask` 时"
+            f"{CAUSAL_HINT[mha['is_causal_with_mask_no_weights']]}，同时给了 `key_padding_mask` 时"
+            f"{CAUSAL_HINT[mha['is_causal_with_mask_and_padding_no_weights']]}",
             where_words(
                 pytorch, torch,
                 f"返回权重时{kernel_words(mha_paths['weights_kernels'])}，"
@@ -155,7 +150,7 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
             "1 = 内容，0 = PAD",
             "文档没有规定（它只讲 1 与 0 的表）",
             "由模型内部构造",
-            "据文档（未在本机运行）",
+            "据文档（未运行）",
         ],
         [
             _link("`jax.nn.dot_product_attention`", "jax_dot_product_attention"),
@@ -219,11 +214,8 @@ def _masked_cell(results: dict) -> str:
 
 
 def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
-    """整行都被禁止时每条路径在每种 dtype 下的结果，以及 ``device`` 上没有的内核。
-
-    返回 ``{"device": 设备, "paths": [(接口, 表里的路径, 句子里的路径, {dtype: {...}}), ...],
-    "unavailable": [名字, ...]}``；PyTorch SDPA 的一格分成布尔 mask 与 −∞ 浮点 mask 两种
-    （``{"bool": r, "float": r}``），其余的一格只有一种（``{"all": r}``）。
+    """整行都被禁止时每条路径（接口、表里与句子里的写法、``{dtype: {"bool"/"float" 或 "all": r}}``）
+    的结果，以及 ``device`` 上没有的内核。
 
     >>> [p[2] for p in fully_masked_paths()["paths"]][:3], fully_masked_paths()["unavailable"]
     (['不指定内核时', '强制 math 内核时', '强制 flash 内核时'], ['SDPA 的 memory-efficient 内核', 'SDPA 的 cuDNN 内核', 'JAX 的 cudnn 实现'])
@@ -235,7 +227,7 @@ def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
     default = {d: {k: sdpa["default"][d][k] for k in ("bool", "float")} for d in DTYPES}
     kernels = sorted({k for d in DTYPES for k in sdpa["default"][d]["kernels"]})
     api = "`scaled_dot_product_attention`"
-    paths = [(api, f"不指定内核（本机选用 {kernel_words(kernels)}）", "不指定内核时", default)]
+    paths = [(api, f"不指定内核（PyTorch 选用 {kernel_words(kernels)}）", "不指定内核时", default)]
     unavailable = []
     for kernel in KERNELS:
         grid = sdpa[kernel]
@@ -264,7 +256,7 @@ def fully_masked_rows(seen: dict | None = None) -> list[list[str]]:
 
     >>> rows = fully_masked_rows()
     >>> rows[0][:3]
-    ['CPU', '`scaled_dot_product_attention`，不指定内核（本机选用 flash 内核）', '全 0']
+    ['CPU', '`scaled_dot_product_attention`，不指定内核（PyTorch 选用 flash 内核）', '全 0']
     """
     seen = observed() if seen is None else seen
     rows = []
@@ -295,12 +287,12 @@ def unavailable_sentence(seen: dict | None = None, device: str = "cpu") -> str:
     """强制使用时报错、因而表里没有的内核与实现。
 
     >>> print(unavailable_sentence())
-    本机 CPU 上强制使用 SDPA 的 memory-efficient 内核、SDPA 的 cuDNN 内核与 JAX 的 cudnn 实现时报错，表里也就没有它们的行。
+    在 CPU 上强制使用 SDPA 的 memory-efficient 内核、SDPA 的 cuDNN 内核与 JAX 的 cudnn 实现时报错，表里也就没有它们的行。
     """
     facts = fully_masked_paths(seen, device)
     if not facts["unavailable"]:
-        return _spaced(_spaced("本机", facts["device"]), "上每个内核都能强制运行，表里每条路径都有观察。")
-    return _spaced(_spaced("本机", facts["device"]), _spaced("上强制使用", _names(facts["unavailable"]))) + "时报错，表里也就没有它们的行。"
+        return _spaced(_spaced("在", facts["device"]), "上每个内核都能强制运行，表里每条路径都有观察。")
+    return _spaced(_spaced("在", facts["device"]), _spaced("上强制使用", _names(facts["unavailable"]))) + "时报错，表里也就没有它们的行。"
 
 
 def gpu_sentence(seen: dict | None = None) -> str:
@@ -316,3 +308,10 @@ def gpu_sentence(seen: dict | None = None) -> str:
     torch = seen["cuda"]["torch"]
     where = _spaced(_spaced("表里标着 CUDA 的几行是在", device_words(torch)), _spaced("上用 PyTorch", torch["version"]))
     return _spaced(where, "观察到的，只说明那一个版本、那一块卡上的行为。")
+
+
+def versions_words(seen: dict | None = None, device: str = "cpu") -> str:
+    """哪几个版本、在哪种设备上观察的，如 ``PyTorch 2.13.0+cpu、JAX 0.10.2、Keras 3.15.1，CPU``。"""
+    here = _on(seen, device)
+    libs = (("torch", "PyTorch"), ("jax", "JAX"), ("keras", "Keras"))
+    return "、".join(f"{n} {here[k]['version']}" for k, n in libs if k in here) + f"，{DEVICE_NAMES[device]}"

@@ -1,4 +1,4 @@
-"""What the tests of the teaching code share: Hypothesis strategies and independent numpy references.
+"""What the tests of the teaching code share: Hypothesis strategies and independent numpy references
 
 A reference here is the same mechanism written again with numpy arrays, independently of the
 pure-Python teaching code, so that a test compares two implementations rather than one with itself.
@@ -17,13 +17,14 @@ import numpy as np
 from hypothesis import strategies as st
 
 
-# -- strategies -------------------------------------------------------------------------------------------
+# -- strategies ------------------------------------------------------------------------------------
 def reals(bound: float) -> st.SearchStrategy[float]:
     """Finite floats in [−bound, bound]: scores and vectors small enough that nothing overflows."""
     return st.floats(min_value=-bound, max_value=bound, allow_nan=False, allow_infinity=False)
 
 
-def matrices(rows: int, cols: int, elements: st.SearchStrategy[float]) -> st.SearchStrategy[list[list[float]]]:
+def matrices(rows: int, cols: int,
+    elements: st.SearchStrategy[float]) -> st.SearchStrategy[list[list[float]]]:
     """A ``rows × cols`` list of lists drawn from ``elements``."""
     return st.lists(st.lists(elements, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
 
@@ -37,7 +38,8 @@ def attention_problems(draw, *, bound: float = 50.0, with_past: bool = True, max
     n_query = draw(st.integers(1, 4))
     n_key = past + n_query
     cell = reals(bound)
-    return draw(matrices(n_query, d, cell)), draw(matrices(n_key, d, cell)), draw(matrices(n_key, d_v, cell)), past
+    return draw(matrices(n_query, d, cell)), draw(matrices(n_key, d, cell)), draw(matrices(n_key,
+        d_v, cell)), past
 
 
 @st.composite
@@ -45,10 +47,11 @@ def unmasked_problems(draw, cells: st.SearchStrategy[float], *, max_d: int = 6, 
     """Random Q, K, V without a mask (every query reads every key): ``(q, k, v)``."""
     d, d_v = draw(st.integers(1, max_d)), draw(st.integers(1, 3))
     n_query, n_key = draw(st.integers(1, 4)), draw(st.integers(1, max_keys))
-    return draw(matrices(n_query, d, cells)), draw(matrices(n_key, d, cells)), draw(matrices(n_key, d_v, cells))
+    return draw(matrices(n_query, d, cells)), draw(matrices(n_key, d, cells)), draw(matrices(n_key,
+        d_v, cells))
 
 
-# -- numpy references ---------------------------------------------------------------------------------------
+# -- numpy references ------------------------------------------------------------------------------
 def numpy_softmax(scores, axis: int = -1) -> np.ndarray:
     """Softmax along ``axis``, −∞ entries weighing exactly 0."""
     scores = np.asarray(scores, dtype=float)
@@ -70,13 +73,14 @@ def numpy_attention(q, k, v, visible=None, *, d: int | None = None):
 
 
 def numpy_causal(n_query: int, n_key: int) -> np.ndarray:
-    """The causal table with the queries at the last positions: query i sees keys 0 … n_key − n_query + i."""
+    """The causal table with the queries last: query i sees keys 0 … n_key − n_query + i."""
     past = n_key - n_query
     return np.arange(n_key)[None, :] <= past + np.arange(n_query)[:, None]
 
 
-# -- the bad-input fuzz -------------------------------------------------------------------------------------
-BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], [[1.0, 2.0], [3.0]],
+# -- the bad-input fuzz ----------------------------------------------------------------------------
+BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], [[1.0, 2.0],
+    [3.0]],
        10**12, 2.5, [[math.nan, 0.0]], {"a": 1}]  # fmt: skip
 
 
@@ -89,30 +93,34 @@ def _hang(signum, frame):
 
 
 def public_functions(module) -> set[str]:
-    """The names of the functions ``module`` defines and does not mark private: what a fuzz must cover."""
+    """The names of the public functions ``module`` defines: what a fuzz must cover."""
     return {name for name, f in vars(module).items()
-            if inspect.isfunction(f) and f.__module__ == module.__name__ and not name.startswith("_")}
+            if inspect.isfunction(f) and f.__module__ == module.__name__
+            and not name.startswith("_")}
 
 
-def fuzz_failures(function, kwargs: dict, *, args: tuple = (), names: bool = True, spoken: dict | None = None,
-                  entries: bool = False) -> list[str]:
-    """What goes wrong when each argument of a valid call is replaced, one at a time, by each ``BAD`` value.
+def fuzz_failures(function, kwargs: dict, *, args: tuple = (), names: bool = True,
+                  spoken: dict | None = None, entries: bool = False) -> list[str]:
+    """What goes wrong when each argument of a valid call is replaced, one at a time, by ``BAD``.
 
-    ``function(*args, **kwargs)`` must work. Then every replaced call must answer within 5 s with a result
-    or a ``ValueError``; with ``names`` the message must contain, case aside, the name of an argument of the
-    call (the replaced one, or another whose rule it breaks) or the word ``spoken`` gives for it.
-    ``entries`` also replaces the first entry of each list argument. Returns one sentence per failure.
+    ``function(*args, **kwargs)`` must work. Then every replaced call must answer within 5 s with a
+    result or a ``ValueError``; with ``names`` the message must contain, case aside, the name of an
+    argument of the call (the replaced one, or another whose rule it breaks) or the word ``spoken``
+    gives for it. ``entries`` also replaces the first entry of each list argument. Returns one
+    sentence per failure.
     """
     function(*args, **kwargs)  # the valid call itself works
-    positional = [p.name for p in inspect.signature(function).parameters.values() if p.kind in (p.POSITIONAL_ONLY,
-                  p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
-    labels = [*(positional[i] if i < len(positional) else f"args[{i}]" for i in range(len(args))), *kwargs]
+    positional = [p.name for p in inspect.signature(function).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    labels = [*(positional[i] if i < len(positional) else f"args[{i}]" for i in range(len(args))),
+        *kwargs]
     words = [w.lower() for label in labels for w in (label, (spoken or {}).get(label, label))]
     slots = [*enumerate(args), *kwargs.items()]
     failures, old = [], signal.signal(signal.SIGALRM, _hang)
     try:
         for (slot, good), label in zip(slots, labels):
-            lists = [[bad, *good[1:]] for bad in BAD] if entries and isinstance(good, list) and good else []
+            lists = [[bad, *good[1:]] for bad in BAD] if entries and isinstance(good,
+                list) and good else []
             for bad in BAD + lists:
                 a, kw = list(args), dict(kwargs)
                 if isinstance(slot, int):
@@ -128,7 +136,7 @@ def fuzz_failures(function, kwargs: dict, *, args: tuple = (), names: bool = Tru
                         failures.append(f"{call}: ValueError naming no argument: {error}")
                 except _Hang:
                     failures.append(f"{call}: no answer within 5 s")
-                except Exception as error:  # noqa: BLE001 - any other exception is what the fuzz looks for
+                except Exception as error:  # noqa: BLE001 - what the fuzz looks for
                     failures.append(f"{call}: {type(error).__name__}: {error}")
                 finally:
                     signal.alarm(0)

@@ -25,7 +25,7 @@ from reference import fuzz_failures
 att = importlib.import_module("02_attention")
 CODE = Path(att.__file__)
 
-# -- strategies --------------------------------------------------------------------------------------
+# -- strategies ------------------------------------------------------------------------------------
 finite = st.floats(min_value=-50, max_value=50, allow_nan=False, allow_infinity=False)
 scores_row = st.lists(finite, min_size=1, max_size=8)
 
@@ -38,7 +38,8 @@ def problems(draw, *, with_past: bool = True):
     past = draw(st.integers(0, 3)) if with_past else 0
     n_query = draw(st.integers(1, 4))
     n_key = past + n_query
-    matrix = lambda rows, cols: st.lists(st.lists(finite, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
+    matrix = lambda rows, cols: st.lists(st.lists(finite, min_size=cols, max_size=cols),
+        min_size=rows, max_size=rows)
     q = draw(matrix(n_query, d))
     k = draw(matrix(n_key, d))
     v = draw(matrix(n_key, d_v))
@@ -56,7 +57,7 @@ def numpy_attention(q, k, v, visible):
     return w, w @ v
 
 
-# -- softmax -----------------------------------------------------------------------------------------
+# -- softmax ---------------------------------------------------------------------------------------
 @settings(max_examples=40, deadline=None)
 @given(scores_row)
 def test_softmax_sums_to_one_and_is_positive(xs):
@@ -98,7 +99,7 @@ def test_smaller_temperature_concentrates_weights():
     assert hot < base < cold
 
 
-# -- attention against numpy ------------------------------------------------------------------------
+# -- attention against numpy -----------------------------------------------------------------------
 @settings(max_examples=60, deadline=None)
 @given(problems(), st.booleans(), st.data())
 def test_attention_equals_numpy_for_every_mask_combination(problem, causal, data):
@@ -116,7 +117,7 @@ def test_attention_equals_numpy_for_every_mask_combination(problem, causal, data
     assert all(wij == 0.0 for row, vis in zip(w, visible) for wij, ok in zip(row, vis) if not ok)
 
 
-# -- leak checks -------------------------------------------------------------------------------------
+# -- leak checks -----------------------------------------------------------------------------------
 def influence_table(run, q, k, v):
     """Which keys actually move each query's output: change one key's V (and K) at a time."""
     _, base = run(q, k, v)
@@ -172,7 +173,7 @@ def test_leak_check_catches_a_missing_mask():
     assert not leak_check(no_mask, Q5, Q5, V5, 0)
 
 
-# Moderate entries keep every allowed weight far from underflow, so changing an allowed V always shows.
+# Moderate entries keep every allowed weight far from underflow: changing an allowed V always shows.
 moderate = st.floats(min_value=-3, max_value=3, allow_nan=False, allow_infinity=False)
 
 
@@ -182,16 +183,18 @@ def cached_problems(draw):
     d = draw(st.integers(1, 3))
     past = draw(st.integers(1, 3))
     n_query = draw(st.integers(1, 3))
-    matrix = lambda rows: st.lists(st.lists(moderate, min_size=d, max_size=d), min_size=rows, max_size=rows)
+    matrix = lambda rows: st.lists(st.lists(moderate, min_size=d, max_size=d), min_size=rows,
+        max_size=rows)
     k = draw(matrix(past + n_query))
-    v = draw(st.lists(st.lists(moderate, min_size=1, max_size=1), min_size=past + n_query, max_size=past + n_query))
+    v = draw(st.lists(st.lists(moderate, min_size=1, max_size=1), min_size=past + n_query,
+        max_size=past + n_query))
     return draw(matrix(n_query)), k, v, past
 
 
 @settings(max_examples=25, deadline=None)
 @given(cached_problems())
 def test_on_random_inputs_the_checks_pass_the_right_offset_and_catch_the_wrong_one(problem):
-    """What the page claims: both checks run on random Q, K, V, and the row-index mutant is caught."""
+    """What the page claims: both checks run on random Q, K, V; the row-index mutant is caught."""
     q, k, v, past = problem
     assert leak_check(correct_run(past), q, k, v, past)
     assert not leak_check(wrong_offset_run(past), q, k, v, past)
@@ -263,7 +266,8 @@ def test_zero_policy_zeroes_exactly_the_empty_rows_and_leaves_the_others(problem
     for i, row in enumerate(visible):
         if any(row):
             w_np, out_np = numpy_attention([q[i]], k, v, [row])
-            assert np.allclose(w[i], w_np[0], atol=1e-9) and np.allclose(out[i], out_np[0], atol=1e-7)
+            assert np.allclose(w[i], w_np[0], atol=1e-9) and np.allclose(out[i], out_np[0],
+                atol=1e-7)
         else:
             assert w[i] == [0.0] * len(k) and out[i] == [0.0] * len(v[0])
     if all(any(row) for row in visible):  # no empty row: both policies give the same answer
@@ -296,14 +300,15 @@ def test_unguarded_attention_agrees_where_a_row_has_a_visible_key(problem, data)
         if any(row):
             assert w_inf[i] == w[i] and out_inf[i] == out[i]
         else:
-            # -inf: 0/0 is NaN; -1e9: every key gets the same weight, so the row reads the PAD values.
+            # -inf: 0/0 is NaN; -1e9: every key gets the same weight: the row reads the PAD values.
             assert all(math.isnan(x) for x in w_inf[i] + out_inf[i])
             assert np.allclose(w_big[i], [1 / len(k)] * len(k))
             assert np.allclose(out_big[i], np.mean(v, axis=0))
 
 
 def test_one_nan_row_spreads_through_the_next_product_even_where_its_weight_is_zero():
-    _, out = att.unguarded_attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V, att.visibility(3, 3, key_valid=[False, True, True]))
+    table = att.visibility(3, 3, key_valid=[False, True, True])
+    _, out = att.unguarded_attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V, table)
     assert math.isnan(out[0][0]) and not math.isnan(out[1][0])
     assert math.isnan(sum(w * o[0] for w, o in zip([0.0, 0.5, 0.5], out)))  # 0 × NaN is NaN
 
@@ -323,7 +328,7 @@ def test_row_steps_reach_the_same_weights_and_output(problem, data):
     assert math.isclose(sum(steps["weights"]), 1.0, rel_tol=1e-12)
 
 
-# -- bad input ---------------------------------------------------------------------------------------
+# -- bad input -------------------------------------------------------------------------------------
 NAN, INF = math.nan, math.inf
 GOOD = [[1.0, 0.0], [0.0, 1.0]]
 
@@ -335,7 +340,8 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.softmax([1.0, NAN]), r"values\[1\]"),
         (lambda: att.softmax([INF, 0.0]), r"values\[0\]"),
         (lambda: att.softmax([-INF, -INF]), "全部候选都被屏蔽"),
-        (lambda: att.as_vector([0.0, -INF], "s"), r"s\[1\] 是 -inf：必须是有限数（不可为 NaN 或 ±∞）"),
+        (lambda: att.as_vector([0.0, -INF], "s"),
+            r"s\[1\] 是 -inf：必须是有限数（不可为 NaN 或 ±∞）"),
         (lambda: att.as_vector([-INF, INF], "s", masked=True), r"s\[1\] 是 inf：必须是有限数或 −∞"),
         (lambda: att.softmax("012"), "values 必须是有序的列表"),
         (lambda: att.softmax({0.0, 1.0}), "values 必须是有序的列表"),
@@ -361,7 +367,8 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.as_matrix([{1.0, 2.0}], "Q"), "Q 必须是二维矩阵"),
         (lambda: att.as_matrix([[10**400]], "Q"), r"Q\[0\]\[0\] 超出浮点数的范围"),
         (lambda: att.scaled_scores([[1e200]], [[1e200]]), r"Q\[0\]·K\[0\] 超出浮点数的范围"),
-        (lambda: att.attention([[1e200], [1.0]], [[1e200], [1.0]], [[1.0], [2.0]]), r"Q\[0\]·K\[0\]"),
+        (lambda: att.attention([[1e200], [1.0]], [[1e200], [1.0]], [[1.0], [2.0]]),
+            r"Q\[0\]·K\[0\]"),
         (lambda: att.scaled_scores([[1.0]], GOOD), "Q 与 K 的列数"),
         (lambda: att.key_padding(3, 2), "valid_len 不能超过 2（内容不会多于 n_key 个 Key）"),
         (lambda: att.key_padding(-1, 2), "valid_len"),
@@ -374,21 +381,25 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.visibility(2, 2, key_valid=[True]), "key_valid 的长度"),
         (lambda: att.visibility(2, 2, key_valid=[1, 0]), r"key_valid\[0\]"),
         (lambda: att.additive_mask([]), "visible 必须是非空的矩形表"),
-        (lambda: att.additive_mask([[True], [True, False]]), r"visible 必须是非空的矩形表，收到各行的长度 \[1, 2\]"),
+        (lambda: att.additive_mask([[True], [True, False]]),
+            r"visible 必须是非空的矩形表，收到各行的长度 \[1, 2\]"),
         (lambda: att.additive_mask([[1, 0]]), r"visible\[0\]\[0\]"),
         (lambda: att.masked_attention(GOOD, GOOD, [[1.0]], [[True, True]] * 2), "V 的行数"),
         (lambda: att.masked_attention(GOOD, GOOD, GOOD, [[True, True]]), "visible 的形状"),
-        (lambda: att.masked_attention(GOOD, GOOD, GOOD, [[False, False], [True, True]]), "第 0 个查询行没有任何可见的 Key"),
+        (lambda: att.masked_attention(GOOD, GOOD, GOOD, [[False, False], [True, True]]),
+            "第 0 个查询行没有任何可见的 Key"),
         (lambda: att.attention(GOOD, GOOD, GOOD, key_valid=[False, True]), "第 0 个查询行"),
         (lambda: att.attention(GOOD, GOOD + GOOD, GOOD), "n_key 必须等于 past \\+ n_query"),
         (lambda: att.attention(GOOD, GOOD, GOOD, past=1), "n_key 必须等于 past \\+ n_query"),
         (lambda: att.attention(GOOD, [[1.0, 2.0, 3.0]] * 2, GOOD), "Q 与 K 的列数"),
         (lambda: att.attention([[NAN, 0.0]] * 2, GOOD, GOOD), r"Q\[0\]\[0\]"),
-        (lambda: att.row_steps([1.0, 0.0], GOOD, GOOD, [False, False]), "visible_row 没有任何可见的 Key"),
+        (lambda: att.row_steps([1.0, 0.0], GOOD, GOOD, [False, False]),
+            "visible_row 没有任何可见的 Key"),
         (lambda: att.row_steps([1.0, 0.0], GOOD, GOOD, [True]), "visible_row、K、V 的长度必须相同"),
         (lambda: att.row_steps([1.0], GOOD, GOOD, [True, True]), "Q 与 K 的列数"),
         (lambda: att.row_steps("ab", GOOD, GOOD, [True, True]), "query 必须是有序的列表"),
-        (lambda: att.unguarded_attention(GOOD, GOOD, GOOD, [[True, True]] * 2, fill=NAN), "fill 必须是负数"),
+        (lambda: att.unguarded_attention(GOOD, GOOD, GOOD, [[True, True]] * 2, fill=NAN),
+            "fill 必须是负数"),
         (lambda: att.unguarded_attention(GOOD, GOOD, GOOD, [[True, True]]), "visible 的形状"),
     ],
 )
@@ -418,10 +429,11 @@ def test_generators_and_tuples_are_read_once_and_work():
     expected = att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)
     assert att.attention(rows(att.DEMO_Q), rows(att.DEMO_K), rows(att.DEMO_V)) == expected
     visible = att.visibility(3, 3)
-    assert att.masked_attention(rows(att.DEMO_Q), rows(att.DEMO_K), rows(att.DEMO_V), rows(visible)) == expected
+    assert att.masked_attention(rows(att.DEMO_Q), rows(att.DEMO_K), rows(att.DEMO_V),
+        rows(visible)) == expected
 
 
-# -- the command ---------------------------------------------------------------------------------------
+# -- the command -----------------------------------------------------------------------------------
 def test_running_the_file_self_tests_and_prints_the_demo_as_json():
     result = subprocess.run([sys.executable, str(CODE)], capture_output=True, text=True, check=True)
     demo = json.loads(result.stdout)
@@ -433,15 +445,16 @@ def test_running_the_file_self_tests_and_prints_the_demo_as_json():
 
 
 def test_self_test_fails_when_the_mask_leaks(monkeypatch):
-    monkeypatch.setattr(att, "visibility", lambda n_query, n_key, **kw: [[True] * n_key for _ in range(n_query)])
+    monkeypatch.setattr(att, "visibility",
+                        lambda n_query, n_key, **kw: [[True] * n_key for _ in range(n_query)])
     with pytest.raises(AssertionError, match="未来"):
         att.self_test()
 
 
 # -- fuzz: every public function, one argument at a time replaced by a bad value -------------------
 VIS = [[True, False], [True, True]]
-# A valid call of each public function (its own doctests' kind of input). ``check`` is left out: it is
-# the self-test's assert and answers a false condition with AssertionError by design.
+# A valid call of each public function (its own doctests' kind of input). ``check`` is left out:
+# it is the self-test's assert and answers a false condition with AssertionError by design.
 FUZZ_CALLS = {
     att.real: {"x": 3},
     att.as_list: {"values": [1, 2]},
@@ -456,12 +469,13 @@ FUZZ_CALLS = {
     att.score_scale: {"d": 4},
     att.scaled_scores: {"q": GOOD, "k": GOOD},
     att.key_padding: {"valid_len": 1, "n_key": 2},
-    att.visibility: {"n_query": 2, "n_key": 2, "causal": True, "past": 0, "key_valid": [True, True]},
+    att.visibility: {"n_query": 2, "n_key": 2, "causal": True, "past": 0,
+                     "key_valid": [True, True]},
     att.row_index_visibility: {"n_query": 2, "n_key": 2},
     att.additive_mask: {"visible": VIS},
     att.masked_attention: {"q": GOOD, "k": GOOD, "v": GOOD, "visible": VIS, "empty_row": "error"},
-    att.attention: {"q": GOOD, "k": GOOD, "v": GOOD, "causal": True, "past": 0, "key_valid": [True, True],
-                    "empty_row": "error"},
+    att.attention: {"q": GOOD, "k": GOOD, "v": GOOD, "causal": True, "past": 0,
+                    "key_valid": [True, True], "empty_row": "error"},
     att.row_steps: {"query": [1.0, 0.0], "k": GOOD, "v": GOOD, "visible_row": [True, True]},
     att.unguarded_attention: {"q": GOOD, "k": GOOD, "v": GOOD, "visible": VIS, "fill": -1e9},
 }
@@ -471,5 +485,6 @@ LABEL = "arg"  # the ``name`` given to the helpers that take one: their messages
 @pytest.mark.parametrize("function", FUZZ_CALLS, ids=lambda f: f.__name__)
 def test_bad_values_get_a_value_error_that_names_the_argument(function):
     takes_name = "name" in inspect.signature(function).parameters
-    assert fuzz_failures(function, {**FUZZ_CALLS[function], **({"name": LABEL} if takes_name else {})},
+    assert fuzz_failures(function, {**FUZZ_CALLS[function],
+        **({"name": LABEL} if takes_name else {})},
                          spoken={"name": LABEL}) == []

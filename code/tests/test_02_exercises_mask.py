@@ -41,12 +41,11 @@ def test_the_table_and_the_counts_equal_numpy(past, new, pad_front):
 
 def test_the_softmax_steps_equal_numpy():
     s = ex.masked_softmax_steps()
-    scores = np.where(ex.VISIBLE, ex.SCORES, -np.inf) / ex.TEMPERATURE
-    weights = np.exp(scores - scores.max())
-    weights /= weights.sum()
+    scores = np.where(ex.VISIBLE, ex.SCORES, -np.inf)
+    weights = np.exp(scores) / np.exp(scores).sum()
     assert np.allclose(s["weights"], weights, atol=1e-12)
-    assert s["weights"][ex.VISIBLE.index(False)] == 0.0
-    assert np.isclose(s["total"], np.exp(scores - scores.max()).sum())
+    assert s["weights"][ex.VISIBLE.index(False)] == 0.0 == s["exps"][ex.VISIBLE.index(False)]
+    assert np.isclose(s["total"], np.exp(scores).sum())
 
 
 def numpy_attention(q, k, v, visible):
@@ -60,12 +59,16 @@ def test_only_the_recomputation_check_catches_the_row_index_offset():
     checks = ex.decoding_checks()
     past, new = ex.BUG_PAST, ex.BUG_NEW
     n = past + new
-    full = numpy_attention(ex.BUG_Q[:n], ex.BUG_K[:n], ex.BUG_V[:n], np.tril(np.ones((n, n), dtype=bool)))[past:]
+    full = numpy_attention(ex.BUG_Q[:n], ex.BUG_K[:n], ex.BUG_V[:n], np.tril(np.ones((n, n),
+        dtype=bool)))[past:]
     right, wrong = checks["rows"]
     assert np.allclose(right["output"], full) and right["matches_full"]
     assert not np.allclose(wrong["output"], full) and not wrong["matches_full"]
     assert right["no_leak"] and wrong["no_leak"]
     assert checks["caught_by"] == ["与整段重算一致"] and checks["passed"] == ["不泄漏"]
+    lost = [np.flatnonzero(r & ~w).tolist() for r, w in
+            zip(np.asarray(right["visible"]), np.asarray(wrong["visible"]))]
+    assert wrong["lost"] == lost and right["lost"] == [[], []]
 
 
 def test_without_a_cache_both_ways_pass_both_checks():
@@ -80,9 +83,8 @@ def test_without_a_cache_both_ways_pass_both_checks():
         (lambda: ex.visible_counts(1, 0, 0), "new"),
         (lambda: ex.visible_counts(1, 1, 3), "pad_front"),
         (lambda: ex.front_padding(2, 3), "pad_front 不能超过 2（PAD 不会多于 n_key 个）"),
-        (lambda: ex.masked_softmax_steps([1.0, 2.0], [True], 1.0), "visible 的长度"),
-        (lambda: ex.masked_softmax_steps([1.0], [True], 0.0), "temperature"),
-        (lambda: ex.masked_softmax_steps([1.0], [False], 1.0), "全部候选都被屏蔽"),
+        (lambda: ex.masked_softmax_steps([1.0, 2.0], [True]), "visible 的长度"),
+        (lambda: ex.masked_softmax_steps([1.0], [False]), "全部候选都被屏蔽"),
     ],
 )
 def test_bad_input_is_named(call, words):
@@ -90,12 +92,12 @@ def test_bad_input_is_named(call, words):
         call()
 
 
-# -- bad input: every public function, one argument at a time ----------------------------------------
+# -- bad input: every public function, one argument at a time --------------------------------------
 CALLS = {
     ex.front_padding: {"n_key": 5, "pad_front": 1},
     ex.visible_counts: {"past": 2, "new": 3, "pad_front": 1},
     ex.pad_cache_table: {"past": 2, "new": 3, "pad_front": 1},
-    ex.masked_softmax_steps: {"scores": [2.0, 0.0, 1.0], "visible": [True, True, False], "temperature": 0.5},
+    ex.masked_softmax_steps: {"scores": [2.0, 0.0, 1.0], "visible": [True, True, False]},
     ex.decoding_checks: {"past": 2, "new": 2},
 }
 
@@ -107,7 +109,8 @@ def test_every_bad_argument_gets_a_value_error_that_names_it(function):
 
 def test_the_self_test_catches_a_wrong_formula(monkeypatch):
     ex.self_test()
-    monkeypatch.setattr(ex, "visible_counts", lambda past, new, pad_front: [past + i + 1 for i in range(new)])
+    monkeypatch.setattr(ex, "visible_counts", lambda past, new,
+        pad_front: [past + i + 1 for i in range(new)])
     with pytest.raises(AssertionError, match="公式"):
         ex.self_test()
 

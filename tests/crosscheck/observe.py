@@ -284,6 +284,10 @@ def observe_torch(device: str = "cpu") -> dict:
         "is_causal_without_mask": causal_hint(),
         "is_causal_with_mask": causal_hint(attn_mask=~EVERYTHING),
         "is_causal_with_mask_no_weights": causal_hint(attn_mask=~EVERYTHING, need_weights=False),
+        # The same call with a key_padding_mask that pads nothing: does the layer still drop attn_mask?
+        "is_causal_with_mask_and_padding_no_weights": causal_hint(
+            attn_mask=~EVERYTHING, key_padding_mask=np.zeros((1, N_KEY), dtype=bool), need_weights=False
+        ),
     }
     mha_facts["is_causal_kernels"] = sorted(kernels_seen)
     # With the default need_weights=True the layer computes the weights itself; without them it calls SDPA.
