@@ -37,7 +37,7 @@ def hand_row(q: list[float] = HAND_Q, k: list[list[float]] = HAND_K,
     """
     q, k, g = att.as_vector(q, "q"), att.as_matrix(k, "k"), att.as_vector(g, "g")
     if len(g) != len(k):
-        raise ValueError(f"g 的长度必须等于 Key 的个数 {len(k)}，收到 {len(g)}")
+        raise ValueError(f"g 的分量个数必须等于 Key 的个数 {len(k)}，收到 {len(g)}")
     s = sc.visible_steps(q, k, [[0.0]] * len(k))  # 只用到权重，V 不参与
     jac = sc.softmax_jacobian(s["weights"])
     jg = [sum(a * b for a, b in zip(row, g)) for row in jac]  # (n_key,)

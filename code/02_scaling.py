@@ -68,7 +68,7 @@ def mix(weights: list[float], values: list[list[float]]) -> list[float]:
     """
     w, v = att.as_vector(weights, "weights"), att.as_matrix(values, "values")
     if len(w) != len(v):
-        raise ValueError(f"weights 的长度必须等于 values 的行数，收到 {len(w)} 与 {len(v)}")
+        raise ValueError(f"weights 的个数必须等于 values 的行数，收到 {len(w)} 与 {len(v)}")
     for j, x in enumerate(w):
         if x < 0:
             raise ValueError(f"weights[{j}] 是 {x}：权重不可为负")
@@ -269,7 +269,7 @@ def temperature_sweep(scores: list[float], values: list[list[float]],
     if not ts:
         raise ValueError("temperatures 不能为空")
     if len(s) != len(v):
-        raise ValueError(f"scores 的长度必须等于 values 的行数，收到 {len(s)} 与 {len(v)}")
+        raise ValueError(f"scores 的个数必须等于 values 的行数，收到 {len(s)} 与 {len(v)}")
     rows = []
     for t in ts:
         w = att.softmax(s, temperature=t)

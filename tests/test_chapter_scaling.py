@@ -64,8 +64,8 @@ def test_the_float_limits_are_numpys_in_scientific_notation():
     assert [r[1] for r in rows] == [fmt.sci(float(np.finfo(t).max)) for t in ("float16", "float32", "float64")]
 
 
-SECTIONS = ("inputs", "measurement", "temperature_equivalence", "overflow", "underflow", "axis", "checks",
-            "sweep", "exercise_hand", "exercise_grow")  # exercise_code: a doctest, typed as Python
+SECTIONS = ("inputs", "measurement", "overflow", "axis", "checks", "sweep", "exercise_hand",
+            "exercise_grow")  # exercise_code: a doctest, typed as Python
 
 
 def test_every_printed_number_of_the_page_uses_the_one_minus_sign():
@@ -78,7 +78,7 @@ def test_computed_numbers_print_with_four_decimals_and_differences_by_the_rule()
     f13 = page.f13_frames()[0]["tables"][0]["rows"]
     s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
     assert [c["text"] for c in f13[0][1:-1]] == [fmt.fmt(x) for x in s["dots"]]  # 5.0000, not 5
-    assert page.temperature_equivalence()["temp_sqrt_d"] == fmt.fmt(s["scale"])
+    assert page.measurement()["temp_sqrt_d"] == fmt.fmt(s["scale"])
     _, rows = page.exercise_grow()["ex2_table"]
     assert [r[2] for r in rows] == [fmt.fmt(t) for t in (1.0, 1 / math.sqrt(ex.COPIES), 1 / (ex.COPIES * math.sqrt(2)))]
     # A difference of 10⁻³ or more is a plain four-decimal number, never 3.6 × 10⁻¹.
@@ -129,40 +129,36 @@ def test_the_checks_table_catches_each_mistake_on_other_inputs():
     assert len(wrong) == 3 and all(x > 1e-3 for x in wrong)
 
 
-# -- the temperature sentence --------------------------------------------------------------------------------
+# -- the temperature sweep: the sentence's numbers -------------------------------------------------------
 @settings(max_examples=15, deadline=None)
-@given(st.data())
-def test_the_temperature_sentence_states_the_sweeps_own_numbers(data):
-    n = data.draw(st.integers(2, 4))
-    scores = data.draw(st.lists(finite, min_size=n, max_size=n))
-    v = data.draw(matrix(n, 2, small_int))
-    ts = data.draw(st.lists(st.floats(0.1, 20), min_size=2, max_size=5, unique=True))
-    rows = sc.temperature_sweep(scores, v, ts)
-    sentence = page.sweep_sentence(rows, v)
+@given(problems(cells=finite), st.lists(st.floats(0.1, 20), min_size=2, max_size=5, unique=True))
+def test_the_temperature_sentence_states_the_sweeps_own_numbers(problem, ts):
+    q, k, v = problem
+    values = page.sweep(q, k, v, 0, ts)
+    rows = sc.temperature_sweep(sc.visible_steps(q[0], k, v)["scaled"], v, ts)
     cold, hot = min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])
     top = int(np.argmax(cold["weights"]))
     mean = np.mean(v, axis=0)
-    assert f"T 从 {fmt.short(min(ts))} 增到 {fmt.short(max(ts))}" in sentence
-    assert f"最大权重从 {fmt.fmt(max(cold['weights']))} 降到 {fmt.fmt(max(hot['weights']))}" in sentence
+    assert [values["sweep_t_0"], values["sweep_t_1"]] == [fmt.short(min(ts)), fmt.short(max(ts))]
+    assert [values["sweep_peak_0"], values["sweep_peak_1"]] == [fmt.fmt(max(r["weights"])) for r in (cold, hot)]
     assert max(hot["weights"]) <= max(cold["weights"]) + 1e-12  # "降到" is true: the peak never grows with T
-    assert f"Key {top} 的 V 行 {fmt.vector(v[top])}" in sentence
-    far = [math.dist(r["output"], v[top]) for r in (cold, hot)]
-    assert f"相距从 {fmt.fmt(far[0])} 变成 {fmt.fmt(far[1])}" in sentence
-    near = [float(np.linalg.norm(np.asarray(r["output"]) - mean)) for r in (cold, hot)]
-    assert f"相距从 {fmt.fmt(near[0])} 变成 {fmt.fmt(near[1])}" in sentence
+    assert values["sweep_top"] == str(top) and values["sweep_top_v"] == fmt.vector(v[top])
+    assert [values["sweep_to_top_0"], values["sweep_to_top_1"]] == [
+        fmt.fmt(math.dist(r["output"], v[top])) for r in (cold, hot)]
+    assert [values["sweep_to_mean_0"], values["sweep_to_mean_1"]] == [
+        fmt.fmt(float(np.linalg.norm(np.asarray(r["output"]) - mean))) for r in (cold, hot)]
 
 
 def test_the_sweep_table_and_sentence_come_from_the_same_rows():
     values = page.sweep(temperatures=[0.5, 8.0])
     _, rows = values["tbl_sweep"]
     assert [r[0] for r in rows] == ["0.5", "8"]  # inputs, as typed
-    assert f"最大权重从 {rows[0][2]} 降到 {rows[1][2]}" in values["sweep_sentence"]
+    assert [values["sweep_peak_0"], values["sweep_peak_1"]] == [rows[0][2], rows[1][2]]
 
 
-def test_the_sweep_sentence_needs_two_temperatures():
-    rows = sc.temperature_sweep([0.5, 1.0], [[1.0], [2.0]], [1.0])
-    with pytest.raises(ValueError, match="rows"):
-        page.sweep_sentence(rows, [[1.0], [2.0]])
+def test_the_sweep_needs_two_temperatures():
+    with pytest.raises(ValueError, match="temperatures"):
+        page.sweep(temperatures=[1.0])
 
 
 # -- the overflow section and the measurement --------------------------------------------------------------
@@ -384,10 +380,10 @@ def test_the_rounding_note_appears_only_when_a_printed_total_is_not_the_sum_of_i
 
 
 def test_the_underflow_example_really_underflows():
-    values = page.underflow([0.0, -800.0, -1.0])
+    values = page.overflow(small=[0.0, -800.0, -1.0])
     assert values["under_exps"] == page.python_list([1.0, 0.0, math.exp(-1.0)], cell=fmt.fmt)
-    with pytest.raises(ValueError, match="scores"):
-        page.underflow([0.0, -1.0])
+    with pytest.raises(ValueError, match="small"):
+        page.overflow(small=[0.0, -1.0])
 
 
 def test_numpys_warnings_are_recorded_not_silenced():
@@ -421,7 +417,7 @@ def test_a_difference_of_exactly_zero_reads_as_the_same():
     assert page.same_or_gap(0.0) == "完全相同" and page.same_or_gap(1e-16).startswith("最多相差 1.0 × 10")
     s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
     diff = att.max_abs_diff([s["weights"]], [att.softmax(s["dots"], temperature=s["scale"])])
-    assert page.temperature_equivalence()["temp_equal_diff"] == page.same_or_gap(diff)
+    assert page.measurement(dims=[2], trials=2)["temp_equal_diff"] == page.same_or_gap(diff)
 
 
 # -- bad input to the functions this pass added: a ValueError that names the argument -----------------------
@@ -433,7 +429,6 @@ NEW_CALLS = {
     page.printed_sum: {"xs": [0.25, 0.75], "total": 1.0},
     page.rounding_note: {"matrix": [[0.25, 0.75]]},
     page.grad_note: {"measured": [{"d": 2, "grad_raw": 0.2, "grad_scaled": 0.19}]},
-    page.underflow: {"scores": [0.0, -1000.0]},
     page.wrong_output_sentence: {"outputs": [[1.0, 2.0]], "values": [[0.0, 0.0], [6.0, 6.0]]},
     page.jg_sentence: {"jg": [0.47, -0.47], "peak": 0.235},
 }

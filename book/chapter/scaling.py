@@ -5,8 +5,6 @@ takes its example's inputs (the page's by default) and returns ``{glue name: tex
 
 >>> inputs()["f13_q"], inputs()["f13_k"]
 ('(1, 2, 0, 1)', '(1, 0, 1, 0)、(2, 1, 0, 1)、(0, 1, 1, 2)')
->>> python_list([1000.0, 1001.0])
-'[1000, 1001]'
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ ex = importlib.import_module("02_exercises_scaling")
 Q, K, V, ROW = sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, sc.QUERY
 
 
-# -- kinds of number that chapter.fmt has no function for ------------------------------------------------
+# -- small writers -----------------------------------------------------------------------------------------
 def python_list(xs, cell=fmt.short) -> str:
     """A row of scores written as a Python list, each entry by ``cell`` (as typed, by default).
 
@@ -51,6 +49,10 @@ def _slashed(xs) -> str:
     return " / ".join(fmt.fmt(x) for x in xs)
 
 
+def _gap(x: float) -> str:
+    return "差 " + fmt.difference(x)
+
+
 def same_or_gap(diff: float) -> str:
     """Two results' largest difference in words: 完全相同 when it is exactly 0.
 
@@ -64,14 +66,12 @@ def same_or_gap(diff: float) -> str:
 def scaled_product(w: float, vj, exact) -> str:
     """A weight times a V row, written out: ``=`` when the printed weight gives the printed result, else ``≈``.
 
-    >>> scaled_product(0.62246, [4, 0], [2.48984, 0.0])
-    '0.6225 × (4, 0) ≈ (2.4898, 0.0000)'
-    >>> scaled_product(0.25, [4, 0], [1.0, 0.0])
-    '0.2500 × (4, 0) = (1.0000, 0.0000)'
+    >>> scaled_product(0.62246, [4, 0], [2.48984, 0.0]), scaled_product(0.25, [4, 0], [1.0, 0.0])[-18:]
+    ('0.6225 × (4, 0) ≈ (2.4898, 0.0000)', '= (1.0000, 0.0000)')
     """
     w, vj, exact = att.real(w, "w"), att.as_vector(vj, "vj"), att.as_vector(exact, "exact")
     if len(vj) != len(exact):
-        raise ValueError(f"vj 与 exact 的长度必须相同，收到 {len(vj)} 与 {len(exact)}")
+        raise ValueError(f"vj 与 exact 的维数必须相同，收到 {len(vj)} 与 {len(exact)}")
     shown = fmt.printed(fmt.fmt(w))
     sign = "=" if all(fmt.equals(shown * y, c) == "=" for y, c in zip(vj, exact)) else "≈"
     return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
@@ -106,47 +106,42 @@ def rounding_note(matrix) -> str:
     ('', '表中的合计由未舍入的权重相加，所以与表中四位小数之和可能差最后一位。')
     """
     rows = [list(r) for r in att.as_matrix(matrix, "matrix")]
-    lines = rows + [list(c) for c in zip(*rows)]
-    if all(fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in r), sum(r)) == "=" for r in lines):
-        return ""
-    return "表中的合计由未舍入的权重相加，所以与表中四位小数之和可能差最后一位。"
+    exact = all(fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in r), sum(r)) == "=" for r in rows + list(zip(*rows)))
+    return "" if exact else "表中的合计由未舍入的权重相加，所以与表中四位小数之和可能差最后一位。"
 
 
 def inputs(q=Q, k=K, v=V, row=ROW) -> dict:
     """F13's and the page's inputs as its 输入与适用条件 boxes name them."""
     return {
         "f13_q": fmt.vector(q[row]), "f13_k": fmt.vectors(k), "f13_v": fmt.vectors(v),
-        "ex_q": fmt.vectors(q), "n_queries": fmt.count(len(q)),
+        "ex_q": fmt.vectors(q), "n_queries": fmt.count(len(q)), "f13_frames": fmt.count(len(f13_frames(q[row], k, v))),
         "f13_d": fmt.count(len(q[0])), "f13_n": fmt.count(len(k)), "f13_row": fmt.count(row),
-        "f13_frames": fmt.count(len(f13_frames(q[row], k, v))),
     }
 
 
 # -- why divide by √d: the measurement, and √d as a temperature ---------------------------------------------
-def measurement(dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASURE_KEYS, seed=sc.MEASURE_SEED) -> dict:
-    """The variance and saturation tables of ``measure_scaling``, and the sentence's numbers (largest d)."""
+def measurement(dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASURE_KEYS,
+                seed=sc.MEASURE_SEED) -> dict:
+    """The tables of ``measure_scaling``, their sentence's numbers (largest d), and F13's ÷√d against T = √d."""
     measured = [sc.measure_scaling(d, trials=trials, n_keys=n_keys, seed=seed) for d in dims]
-    big = measured[-1]
+    big, scaled_var = measured[-1], [m["var_scaled"] for m in measured]
+    keys = ("max_weight_raw", "max_weight_scaled", "grad_raw", "grad_scaled")
+    s = sc.visible_steps(Q[ROW], K, V)
+    by_temperature = att.softmax(s["dots"], temperature=s["scale"])
     return {
         "meas_dims": "、".join(fmt.count(d) for d in dims), "meas_trials": fmt.count(trials),
         "meas_keys": fmt.count(n_keys), "meas_seed": fmt.count(seed), "meas_uniform": fmt.fmt(1 / n_keys),
         "tbl_variance": (["d", "q·k 的方差", "q·k / √d 的方差"],
                          [[fmt.count(m["d"]), fmt.fmt(m["var_raw"]), fmt.fmt(m["var_scaled"])] for m in measured]),
-        "meas_scaled_range": _range(m["var_scaled"] for m in measured),
+        "meas_scaled_range": f"{fmt.fmt(min(scaled_var))} 到 {fmt.fmt(max(scaled_var))}",
         "meas_grad_note": grad_note(measured),
         "tbl_saturation": (["d", "最大权重：不缩放", "最大权重：缩放", "雅可比最大元：不缩放", "雅可比最大元：缩放"],
-                           [[fmt.count(m["d"])] + [fmt.fmt(m[key]) for key in
-                             ("max_weight_raw", "max_weight_scaled", "grad_raw", "grad_scaled")] for m in measured]),
+                           [[fmt.count(m["d"])] + [fmt.fmt(m[key]) for key in keys] for m in measured]),
         "meas_big_d": fmt.count(big["d"]),
-        **{f"meas_big_{tag}": fmt.fmt(big[key]) for tag, key in (
-            ("w_raw", "max_weight_raw"), ("w_scaled", "max_weight_scaled"),
-            ("g_raw", "grad_raw"), ("g_scaled", "grad_scaled"))},
+        **{f"meas_big_{tag}": fmt.fmt(big[key]) for tag, key in zip(("w_raw", "w_scaled", "g_raw", "g_scaled"), keys)},
+        "temp_equal_diff": same_or_gap(att.max_abs_diff([s["weights"]], [by_temperature])),
+        "temp_sqrt_d": fmt.fmt(s["scale"]),
     }
-
-
-def _range(xs) -> str:
-    xs = list(xs)
-    return f"{fmt.fmt(min(xs))} 到 {fmt.fmt(max(xs))}"
 
 
 def grad_note(measured: list[dict]) -> str:
@@ -164,20 +159,16 @@ def grad_note(measured: list[dict]) -> str:
         "softmax 没有饱和；除以 √d 让权重更平均，而 p_j 小于 1/2 时 p_j(1 − p_j) 随 p_j 变小。")
 
 
-def temperature_equivalence(q=Q, k=K, v=V, row=ROW) -> dict:
-    """Dividing by √d and a temperature of √d give the same weights: how far apart they are."""
-    s = sc.visible_steps(q[row], k, v)
-    by_temperature = att.softmax(s["dots"], temperature=s["scale"])
-    return {"temp_equal_diff": same_or_gap(att.max_abs_diff([s["weights"]], [by_temperature])),
-            "temp_sqrt_d": fmt.fmt(s["scale"])}
-
-
 # -- the stable softmax ------------------------------------------------------------------------------------
-def overflow(scores=sc.BIG_SCORES) -> dict:
-    """What Python, numpy and the naive formula make of a row whose exp overflows; each format's limit."""
-    xs = att.as_vector(scores, "scores")
+def overflow(scores=sc.BIG_SCORES, small=sc.SMALL_SCORES) -> dict:
+    """What Python, numpy and the naive formula make of a row whose exp overflows; each format's limit;
+    a second row where exp(x − max) underflows to exactly 0, though in exact arithmetic it is positive."""
+    xs, ys = att.as_vector(scores, "scores"), att.as_vector(small, "small")
     if max(xs) <= sc.exp_limit():
         raise ValueError(f"scores 的最大值 {fmt.short(max(xs))} 没有超过 exp 的界：这一节要一行会溢出的分数")
+    under = [math.exp(y - max(ys)) for y in ys]
+    if all(e > 0 for e in under):
+        raise ValueError(f"small {python_list(ys)} 减去最大值后没有一项下溢为 0：这一段要一行会下溢的分数")
     try:
         math.exp(max(xs))
     except OverflowError as error:
@@ -201,19 +192,9 @@ def overflow(scores=sc.BIG_SCORES) -> dict:
         "py_limit": fmt.fmt(sc.exp_limit(sys.float_info.max)),
         "tbl_limits": (["格式", "最大有限值", "exp 不溢出的最大参数 ln(最大值)"],
                        [[name, fmt.sci(x), fmt.fmt(sc.exp_limit(x))] for name, x in limits]),
-        "f16_limit": fmt.fmt(sc.exp_limit(limits[0][1])),
+        "f16_limit": fmt.fmt(sc.exp_limit(limits[0][1])), "under_scores": python_list(ys),
+        "under_exps": python_list(under, cell=fmt.fmt), "under_weights": python_list(att.softmax(ys), cell=fmt.fmt),
     }
-
-
-def underflow(scores=sc.SMALL_SCORES) -> dict:
-    """A row where exp(x − max) underflows to exactly 0 in floating point, though in exact arithmetic it is positive."""
-    xs = att.as_vector(scores, "scores")
-    m = max(xs)
-    exps = [math.exp(x - m) for x in xs]
-    if all(e > 0 for e in exps):
-        raise ValueError(f"scores {python_list(xs)} 减去最大值后没有一项下溢为 0：这一段要一行会下溢的分数")
-    return {"under_scores": python_list(xs), "under_exps": python_list(exps, cell=fmt.fmt),
-            "under_weights": python_list(att.softmax(xs), cell=fmt.fmt)}
 
 
 def row_sum_sentence(weights) -> str:
@@ -225,17 +206,10 @@ def row_sum_sentence(weights) -> str:
     groups: dict[str, list[int]] = {}
     for i, row in enumerate(att.as_matrix(weights, "weights")):
         groups.setdefault(fmt.fmt(sum(row)), []).append(i)
-    parts = []
-    for total, rows in groups.items():
-        x = fmt.printed(total)
-        verdict = "恰为 1" if x == 1 else ("超过 1" if x > 1 else "不到 1")
-        parts.append(f"{'、'.join(f'查询 {i}' for i in rows)} 的合计为 {total}，{verdict}")
-    return "；".join(parts) + "。"
-
-
-def _with_sums(matrix) -> list[list[str]]:
-    rows = [[f"查询 {i}"] + [fmt.fmt(x) for x in row] + [fmt.fmt(sum(row))] for i, row in enumerate(matrix)]
-    return rows + [["列之和"] + [fmt.fmt(sum(col)) for col in zip(*matrix)] + [""]]
+    verdict = {True: "恰为 1", False: "不到 1"}
+    return "；".join(f"{'、'.join(f'查询 {i}' for i in rows)} 的合计为 {total}，"
+                    + ("超过 1" if fmt.printed(total) > 1 else verdict[fmt.printed(total) == 1])
+                    for total, rows in groups.items()) + "。"
 
 
 def wrong_output_sentence(outputs, values) -> str:
@@ -245,8 +219,7 @@ def wrong_output_sentence(outputs, values) -> str:
     '查询 1 的输出已跑出 V 各列的范围。'
     """
     out, v = att.as_matrix(outputs, "outputs"), att.as_matrix(values, "values")
-    lo, hi = [min(col) for col in zip(*v)], [max(col) for col in zip(*v)]
-    outside = [i for i, o in enumerate(out) if any(not a - 1e-12 <= x <= b + 1e-12 for a, x, b in zip(lo, o, hi))]
+    outside = [i for i, o in enumerate(out) if any(not min(c) - 1e-12 <= x <= max(c) + 1e-12 for x, c in zip(o, zip(*v)))]
     shown = "、".join(fmt.vector(o, fmt.fmt) for o in out)
     if outside:
         return f"用这张表混合出的输出依次为 {shown}；{'、'.join(f'查询 {i}' for i in outside)} 的输出已跑出 V 各列的范围。"
@@ -259,8 +232,13 @@ def axis(q=Q, k=K, v=V) -> dict:
     right, _ = att.attention(q, k, v, causal=False)
     wrong = sc.softmax_over_queries(att.scaled_scores(q, k))
     header = fmt.keys(len(k)) + ["行之和"]
+
+    def sums(m):
+        return ([[f"查询 {i}"] + [fmt.fmt(x) for x in row] + [fmt.fmt(sum(row))] for i, row in enumerate(m)]
+                + [["列之和"] + [fmt.fmt(sum(col)) for col in zip(*m)] + [""]])
+
     return {
-        "tbl_axis_right": (header, _with_sums(right)), "tbl_axis_wrong": (header, _with_sums(wrong)),
+        "tbl_axis_right": (header, sums(right)), "tbl_axis_wrong": (header, sums(wrong)),
         "axis_sum_note": rounding_note(right + wrong),
         "axis_wrong_sentence": row_sum_sentence(wrong),
         "axis_wrong_outputs": wrong_output_sentence(att.matmul(wrong, att.as_matrix(v, "v")), v),
@@ -283,8 +261,7 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
     scaled = sc.visible_steps(q[row], k, v)["scaled"]
     moved = [x + shift for x in scaled]
     try:
-        sc.naive_softmax(moved)
-        naive = "算出了结果"
+        naive = "算出了结果" if sc.naive_softmax(moved) else ""
     except ValueError:
         naive = "ValueError：exp 溢出"
     _, both = att.attention(q, [k[j] for j in order], [v[j] for j in order], causal=False)
@@ -292,72 +269,53 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
     reference = numpy_attention(q, k, v)
     width = heads * len(q[0])
     by_width = [sc.scaled_by(qi, k, v, width)["output"] for qi in q]
-
-    def gap(x):
-        return "差 " + fmt.difference(x)
-
-    def off_one(w):
-        return "与 1 " + gap(max(abs(sum(r) - 1) for r in w))
-
+    off = ["与 1 " + _gap(max(abs(sum(r) - 1) for r in w)) for w in (right, wrong)]
     return {
         "chk_shift": fmt.short(shift), "chk_order": _keys_word(order),
         "tbl_checks": (["检查", "正确实现", "故意写错的变体", "变体的结果"], [
-            ["每行权重之和为 1", off_one(right), "沿查询（列）做 softmax", off_one(wrong)],
+            ["每行权重之和为 1", off[0], "沿查询（列）做 softmax", off[1]],
             [f"分数加 {fmt.short(shift)}，权重不变",
-             gap(att.max_abs_diff([att.softmax(scaled)], [att.softmax(moved)])), "不减最大值的原式", naive],
-            ["Key 与 V 一起重排，输出不变", gap(att.max_abs_diff(out, both)), "只重排 Key", gap(att.max_abs_diff(out, keys_only))],
-            ["与 numpy 参照一致", gap(att.max_abs_diff(out, reference)), f"按模型宽度 {fmt.count(width)} 缩放",
-             gap(att.max_abs_diff(by_width, reference))],
+             _gap(att.max_abs_diff([att.softmax(scaled)], [att.softmax(moved)])), "不减最大值的原式", naive],
+            ["Key 与 V 一起重排，输出不变", _gap(att.max_abs_diff(out, both)), "只重排 Key", _gap(att.max_abs_diff(out, keys_only))],
+            ["与 numpy 参照一致", _gap(att.max_abs_diff(out, reference)), f"按模型宽度 {fmt.count(width)} 缩放",
+             _gap(att.max_abs_diff(by_width, reference))],
         ]),
     }
 
 
 # -- temperature -------------------------------------------------------------------------------------------
-def sweep_sentence(rows: list[dict], values) -> str:
-    """One sentence from ``temperature_sweep``'s rows: as T grows, the peak weight and the output move.
-
-    >>> rows = sc.temperature_sweep([0.5, 2.5, 2.0], [[6, 0], [0, 6], [6, 6]], [0.5, 4.0])
-    >>> sweep_sentence(rows, [[6, 0], [0, 6], [6, 6]])[:36]
-    'T 从 0.5 增到 4，最大权重从 0.7214 降到 0.4018；'
-    """
-    v = att.as_matrix(values, "values")
-    rows = sorted(att.as_list(rows, "rows"), key=lambda r: r["temperature"])
-    if len(rows) < 2:
-        raise ValueError("rows 至少要有两个温度，才谈得上“从……增到……”")
-    first, last = rows[0], rows[-1]
-    # The colder, the more weight goes to the highest score: the largest weight at the lowest T.
-    top = max(range(len(v)), key=lambda j: first["weights"][j])
-    mean = [statistics.fmean(col) for col in zip(*v)]
-    to_top = [math.dist(r["output"], v[top]) for r in (first, last)]
-    to_mean = [math.dist(r["output"], mean) for r in (first, last)]
-    return (
-        f"T 从 {fmt.short(first['temperature'])} 增到 {fmt.short(last['temperature'])}，"
-        f"最大权重从 {fmt.fmt(max(first['weights']))} 降到 {fmt.fmt(max(last['weights']))}；"
-        f"输出与分数最高的 Key {top} 的 V 行 {fmt.vector(v[top])} 相距从 {fmt.fmt(to_top[0])} 变成 {fmt.fmt(to_top[1])}，"
-        f"与 V 各行的平均 {fmt.vector(mean, fmt.fmt)} 相距从 {fmt.fmt(to_mean[0])} 变成 {fmt.fmt(to_mean[1])}。"
-    )
-
-
 def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
-    """The temperature table (weights, peak, output per T) and the sentence read from the same rows."""
+    """The temperature table (weights, peak, output per T) and, from the same rows, the coldest and the
+    hottest: their peak weights, and the output's distance to the top key's V row and to V's mean.
+
+    >>> values = sweep(temperatures=[0.5, 4.0])
+    >>> values["sweep_peak_0"], values["sweep_peak_1"], values["sweep_to_top_1"], values["sweep_mean"]
+    ('0.7214', '0.4018', '3.8758', '(4.0000, 4.0000)')
+    """
     scaled = sc.visible_steps(q[row], k, v)["scaled"]
     rows = sc.temperature_sweep(scaled, v, temperatures)
+    ends = [min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])]
+    if ends[0] is ends[1]:
+        raise ValueError("temperatures 至少要有两个不同的温度，才谈得上“从……增到……”")
+    # The colder, the more weight goes to the highest score: the largest weight at the lowest T.
+    top = max(range(len(v)), key=lambda j: ends[0]["weights"][j])
+    mean = [statistics.fmean(col) for col in zip(*v)]
     return {
         "sweep_scores": python_list(scaled, cell=fmt.fmt), "sweep_ts": "、".join(fmt.short(t) for t in temperatures),
         "tbl_sweep": (["温度 T", "权重（Key " + " / ".join(str(j) for j in range(len(k))) + "）", "最大权重", "输出"], [
             [fmt.short(r["temperature"]), _slashed(r["weights"]), fmt.fmt(max(r["weights"])),
              fmt.vector(r["output"], fmt.fmt)] for r in rows]),
-        "sweep_sentence": sweep_sentence(rows, v),
+        "sweep_top": fmt.count(top), "sweep_top_v": fmt.vector(v[top]), "sweep_mean": fmt.vector(mean, fmt.fmt),
+        **{f"sweep_{name}_{i}": cell(r) for i, r in enumerate(ends) for name, cell in (
+            ("t", lambda r: fmt.short(r["temperature"])), ("peak", lambda r: fmt.fmt(max(r["weights"]))),
+            ("to_top", lambda r: fmt.fmt(math.dist(r["output"], v[top]))),
+            ("to_mean", lambda r: fmt.fmt(math.dist(r["output"], mean))))},
     }
 
 
 # -- figure F13 --------------------------------------------------------------------------------------------
 STEP_NAMES = ["分数（点积、除以 √d）", "权重（减去最大值、取指数、除以总和）", "输出（按权重混合 V 的行）"]
 RULES = ["s_j = q·k_j ÷ √d", "w_j = exp(s_j − max s) ÷ Σ exp", "o = Σ w_j v_j"]
-
-
-def _cell(text: str, highlight: bool = False) -> dict:
-    return {"text": text, "state": None, "highlight": highlight}
 
 
 def _f13_rows(s: dict, v) -> list[tuple[int, str, list[str], str]]:
@@ -374,25 +332,21 @@ def _f13_rows(s: dict, v) -> list[tuple[int, str, list[str], str]]:
 
 
 def _f13_explanations(s: dict, v) -> list[str]:
-    scores, w, n = s["dots"], s["weights"], len(s["dots"])
-
-    def which(xs, f):
-        return _keys_word([j for j in range(n) if xs[j] == f(xs)])
-
-    lo, hi = [min(col) for col in zip(*v)], [max(col) for col in zip(*v)]
-    inside = all(a - 1e-12 <= x <= b + 1e-12 for a, x, b in zip(lo, s["output"], hi))
+    scores = s["dots"]
+    top = _keys_word([j for j, x in enumerate(scores) if x == max(scores)])
+    inside = all(min(c) - 1e-12 <= x <= max(c) + 1e-12 for x, c in zip(s["output"], zip(*v)))
     sums = "；".join(f"q·k_{j} = {_products(s['query'], kj)} = {fmt.fmt(x)}"
                     for j, (kj, x) in enumerate(zip(s["keys"], scores)))
     total = printed_sum(s["exps"], s["total"])
     return [
         f"逐分量相乘再相加：{sums}"
-        + (f"（{which(scores, max)} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
-        + f"再除以 √d = {fmt.fmt(s['scale'])}：顺序不变，差距缩小。",
+        + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
+        + f"再除以 √d = {fmt.fmt(s['scale'])}：顺序不变，差距缩成原来的 1/√d。",
         f"减去最大值 {fmt.fmt(s['max'])}，再取指数："
         + "，".join(exp_term(x, e) for x, e in zip(s["shifted"], s["exps"]))
         + f"；和 {total}{'' if total[0] == '=' else '（由未舍入的指数相加）'}。每一项除以和，得到和为 1 的权重。",
         "V 行乘以权重：" + "；".join(f"Key {j}：{scaled_product(x, vj, c)}"
-                                 for j, (x, vj, c) in enumerate(zip(w, v, s["weighted"])))
+                                 for j, (x, vj, c) in enumerate(zip(s["weights"], v, s["weighted"])))
         + f"。逐分量相加，输出是 {fmt.vector(s['output'], fmt.fmt)}"
         + ("，每个分量都在 V 那一列的范围之内。" if inside else "——不对，它跑到了 V 的范围之外，权重算错了。"),
     ]
@@ -422,7 +376,8 @@ def f13_frames(query=None, keys=None, values=None) -> list[dict]:
     frames = []
     for step, name in enumerate(STEP_NAMES):
         # Each step adds its rows to the one table, marked; the earlier rows stay.
-        table = [[_cell(t, at == step) for t in [label, *cells, whole]] for at, label, cells, whole in rows if at <= step]
+        table = [[{"text": t, "state": None, "highlight": at == step} for t in [label, *cells, whole]]
+                 for at, label, cells, whole in rows if at <= step]
         frames.append({"condition": f"第{step + 1}步：{name}", "tables": [{"title": title, "header": header, "rows": table}],
                        "rule": RULES[step], "explanation": texts[step]})
     return frames
@@ -432,18 +387,14 @@ def f13_frames(query=None, keys=None, values=None) -> list[dict]:
 def jg_sentence(jg, peak: float) -> str:
     """Exercise 1's comparison: J·g's largest component against J's largest entry.
 
-    >>> jg_sentence([0.47, -0.47], 0.235)
-    '它绝对值最大的分量是最大元的 2 倍：最大元只管一个分数对一个权重，g 的各个分量一起变时，影响叠加了起来。'
-    >>> jg_sentence([0.1, -0.1], 0.2)
-    '它的分量都不超过最大元：这个 g 的各个分量的影响互相抵消了一部分。'
+    >>> jg_sentence([0.47, -0.47], 0.235)[:18], jg_sentence([0.1, -0.1], 0.2)[:11]
+    ('它绝对值最大的分量是最大元的 2 倍', '它的分量都不超过最大元')
     """
     top, peak = max(abs(x) for x in att.as_vector(jg, "jg")), att.real(peak, "peak")
     if not peak > 0:
         raise ValueError(f"peak 必须是正数，收到 {peak!r}")
-    if top > peak:
-        return (f"它绝对值最大的分量是最大元的 {fmt.multiple(top / peak)} 倍：最大元只管一个分数对一个权重，"
-                "g 的各个分量一起变时，影响叠加了起来。")
-    return "它的分量都不超过最大元：这个 g 的各个分量的影响互相抵消了一部分。"
+    return (f"它绝对值最大的分量是最大元的 {fmt.multiple(top / peak)} 倍：最大元只管一个分数对一个权重，"
+            "g 的各个分量一起变时，影响叠加了起来。" if top > peak else "它的分量都不超过最大元：这个 g 的各个分量的影响互相抵消了一部分。")
 
 
 def exercise_hand(q=ex.HAND_Q, k=ex.HAND_K, g=ex.HAND_G) -> dict:
@@ -469,8 +420,7 @@ def grow_sentence(r: dict) -> str:
     """
     if not isinstance(r, dict) or not {"weights_big", "weights_raw", "scaled", "temperature_big"} <= r.keys():
         raise ValueError("r 必须是 copied_row 返回的字典")
-    same = att.softmax(r["scaled"], temperature=r["temperature_big"])
-    raw = r["weights_raw"]
+    same, raw = att.softmax(r["scaled"], temperature=r["temperature_big"]), r["weights_raw"]
     top = max(range(len(raw)), key=lambda j: raw[j])
     how = "几乎全给了" if raw[top] > 0.9 else "最多的给了"
     return (f"d = {fmt.count(r['d_big'])} 时除以 √{fmt.count(r['d_big'])} 的权重，与 d = {fmt.count(r['d'])} 的那一行在 "
@@ -482,19 +432,15 @@ def exercise_grow(q=ex.GROW_Q, k=ex.GROW_K, copies=ex.COPIES) -> dict:
     """Exercise 2: the inputs, the three ways to score the row (d, copied and scaled, copied and not), the sentence."""
     r = ex.copied_row(q, k, copies)
     d, big = fmt.count(r["d"]), fmt.count(r["d_big"])
-
-    def row(name, scores, temperature, weights):
-        return [name, _slashed(scores), temperature, _slashed(weights), fmt.fmt(max(weights))]
-
+    rows = [(f"d = {d}，除以 √{d}", "scaled", 1.0, "weights"),
+            (f"d = {big}，除以 √{big}", "scaled_big", r["temperature_big"], "weights_big"),
+            (f"d = {big}，不缩放", "dots_big", r["temperature_raw"], "weights_raw")]
     return {
         "ex2_q": fmt.vector(q), "ex2_k": fmt.vectors(k), "ex2_copies": fmt.count(copies), "ex2_n": fmt.count(len(k)),
         "ex2_d": d, "ex2_d_big": big, "ex2_dots": _slashed(r["dots"]), "ex2_dots_big": _slashed(r["dots_big"]),
         "ex2_table": (["分数的算法", "分数（Key " + " / ".join(str(j) for j in range(len(k))) + "）",
-                       f"相当于 d = {d} 那一行的温度", "权重", "最大权重"], [
-            row(f"d = {d}，除以 √{d}", r["scaled"], fmt.fmt(1.0), r["weights"]),
-            row(f"d = {big}，除以 √{big}", r["scaled_big"], fmt.fmt(r["temperature_big"]), r["weights_big"]),
-            row(f"d = {big}，不缩放", r["dots_big"], fmt.fmt(r["temperature_raw"]), r["weights_raw"]),
-        ]),
+                       f"相当于 d = {d} 那一行的温度", "权重", "最大权重"],
+                      [[name, _slashed(r[s]), fmt.fmt(t), _slashed(r[w]), fmt.fmt(max(r[w]))] for name, s, t, w in rows]),
         "ex2_sentence": grow_sentence(r),
     }
 

@@ -300,7 +300,7 @@ def test_mix_is_numpys_weighted_sum(raw, data):
         (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0]], 2.0), "dim"),
         (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0]], True), "dim"),
         (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0], [2.0]], 4), "行数（Key 的个数）必须相同"),
-        (lambda: sc.mix([1.0], [[1.0], [2.0]]), "weights 的长度"),
+        (lambda: sc.mix([1.0], [[1.0], [2.0]]), "weights 的个数"),
         (lambda: sc.mix([1.5, -0.5], [[1.0], [2.0]]), r"weights\[1\].*不可为负"),
         (lambda: sc.mix([0.5, 0.4], [[1.0], [2.0]]), "weights 之和必须为 1"),
         (lambda: sc.mix([1.0], []), "values 不能为空"),
@@ -319,7 +319,7 @@ def test_mix_is_numpys_weighted_sum(raw, data):
         (lambda: sc.measure_scaling(4096, trials=10**4), "不能超过 10000000"),
         (lambda: sc.temperature_sweep([0.5], [[1.0]], [0.0]), "temperature"),
         (lambda: sc.temperature_sweep([0.5], [[1.0]], "1"), "temperatures 必须是有序的列表"),
-        (lambda: sc.temperature_sweep([0.5, 1.0], [[1.0]], [1.0]), "scores 的长度"),
+        (lambda: sc.temperature_sweep([0.5, 1.0], [[1.0]], [1.0]), "scores 的个数"),
     ],
 )
 def test_bad_input_gets_a_value_error_that_names_it(call, words):
