@@ -13,21 +13,21 @@ import math
 att = importlib.import_module("02_attention")
 sc = importlib.import_module("02_scaling")
 
-# 练习 1：一个查询行，d = 4，两个 Key；分数的改变量 HAND_G。
+# 练习“雅可比矩阵作用在一整条向量上”：d = 4 的一行，两个 Key；分数的改变量 HAND_G。
 HAND_Q = [2.0, 0.0, 1.0, 1.0]
 HAND_K = [[1.0, 1.0, 1.0, 0.0], [0.0, 2.0, 1.0, 1.0]]
 HAND_G = [1.0, -1.0]
-# 练习 2：d = 2 的一个查询行；把查询与每个 Key 各复制 COPIES 份拼起来，d 变成 COPIES 倍。
+# 练习“维数变大”：d = 2 的一行；查询与每个 Key 各复制 COPIES 份拼起来。
 GROW_Q = [1.0, 2.0]
 GROW_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
 COPIES = 4
-# 练习 3：写一个不会溢出的 softmax。
+# 练习“写一个不会溢出的 softmax”。
 CODE_SCORES = [1000.0, 1001.0, 1002.0]
 
 
 def hand_row(q: list[float] = HAND_Q, k: list[list[float]] = HAND_K,
              g: list[float] = HAND_G) -> dict:
-    """练习 1 的答案：一行的权重 p、雅可比矩阵 J = diag(p) − p pᵀ 与 J·g。
+    """“雅可比矩阵”一题的答案：一行的权重 p、J = diag(p) − p pᵀ 与 J·g。
 
     >>> s = hand_row()
     >>> s["dots"], s["scaled"], [round(w, 4) for w in s["weights"]]
@@ -47,7 +47,7 @@ def hand_row(q: list[float] = HAND_Q, k: list[list[float]] = HAND_K,
 
 def copied_row(q: list[float] = GROW_Q, k: list[list[float]] = GROW_K,
                copies: int = COPIES) -> dict:
-    """练习 2 的答案：一行分数在 d 维与复制成 ``copies`` 倍维数之后，缩放与不缩放各得到什么权重。
+    """“维数变大”一题的答案：d 维与复制成 ``copies`` 倍维数后，缩放与不缩放的权重。
 
     ``temperature_big`` 与 ``temperature_raw`` 是两种分数相当于 d 维那一行（已除以 √d）的温度。
 
@@ -81,7 +81,7 @@ def copied_row(q: list[float] = GROW_Q, k: list[list[float]] = GROW_K,
 
 
 def shifted_softmax(values: list[float]) -> list[float]:
-    """练习 3 的参考解：先减去最大值再取指数的 softmax，只用标准库。
+    """“不会溢出的 softmax”一题的参考解：先减去最大值再取指数，只用标准库。
 
     >>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]
     [0.09, 0.2447, 0.6652]
@@ -104,24 +104,24 @@ def shifted_softmax(values: list[float]) -> list[float]:
 
 
 def self_test() -> None:
-    """核对答案：练习 1 与 attention 一致，练习 2 的权重等于 d 维那一行换一个温度，练习 3 不溢出。
+    """核对答案：权重与 attention 一致，复制等于换一个温度，shifted_softmax 不溢出。
 
     >>> self_test()
     """
     h = hand_row()
     w, _ = att.attention([HAND_Q], HAND_K, [[0.0]] * len(HAND_K), causal=False)
-    att.check(att.max_abs_diff([h["weights"]], w) < 1e-12, "练习 1 的权重应与 attention 一致")
-    att.check(h["peak"] <= 0.25 < max(abs(x) for x in h["jg"]), "练习 1：J·g 应超过最大元 1/4")
+    att.check(att.max_abs_diff([h["weights"]], w) < 1e-12, "雅可比一题的权重应与 attention 一致")
+    att.check(h["peak"] <= 0.25 < max(abs(x) for x in h["jg"]), "雅可比一题：J·g 应超过最大元 1/4")
     r = copied_row()
     for key in ("big", "raw"):
         same = att.softmax(r["scaled"], temperature=r[f"temperature_{key}"])
         att.check(att.max_abs_diff([r[f"weights_{key}"]], [same]) < 1e-12,
-                  f"练习 2 的 weights_{key} 应等于换了温度的一行")
+                  f"维数一题的 weights_{key} 应等于换了温度的一行")
     att.check(max(r["weights"]) < max(r["weights_big"]) < max(r["weights_raw"]),
-              "练习 2：维数越大、不缩放，权重越集中")
+              "维数一题：维数越大、不缩放，权重越集中")
     shifted = shifted_softmax(CODE_SCORES)
     att.check(att.max_abs_diff([shifted], [att.softmax(CODE_SCORES)]) < 1e-12,
-              "练习 3 应与 softmax 一致")
+              "不会溢出的 softmax 应与 softmax 一致")
 
 
 if __name__ == "__main__":
