@@ -4,8 +4,8 @@
 注意力本身来自 ``02_attention.py``（一个想法只有一处实现）；这里只补上那一页新讲的东西：
 
 - ``visible_steps``：不加 mask 时一个查询行的每一步（由 ``02_attention.row_steps`` 算出），
-  动态图解 F13 的每一帧就是其中一步；``scaled_by``：按另一个维度缩放，作“用错了 d”的对照；
-- ``mix``：输出 = Σ 权重 × V 行；
+  动态图解 F13 的每一帧就是其中一步；``scaled_by``：按另一个维数缩放，作“用错了 d”的对照；
+- ``mix``：输出 = Σ 权重 × V 行；``softmax_jacobian``：softmax 的雅可比矩阵 diag(p) − p pᵀ；
 - ``measure_scaling``：用固定种子的随机向量，实测点积的方差随 d 增长、softmax 随之饱和；
 - ``naive_softmax`` 与 ``exp_limit``：不减最大值的写法在哪里溢出；
 - ``softmax_over_queries``：故意写错的轴，只用于对照和测试。
@@ -28,6 +28,7 @@ __all__ = [
     "visible_steps",
     "scaled_by",
     "mix",
+    "softmax_jacobian",
     "softmax_over_queries",
     "naive_softmax",
     "exp_limit",
@@ -67,7 +68,7 @@ def mix(weights: list[float], values: list[list[float]]) -> list[float]:
     """
     w, v = att.as_vector(weights, "weights"), att.as_matrix(values, "values")
     if len(w) != len(v):
-        raise ValueError(f"weights 的长度必须等于 values 的行数，收到 {len(w)} 与 {len(v)}")
+        raise ValueError(f"weights 的个数必须等于 values 的行数，收到 {len(w)} 与 {len(v)}")
     for j, x in enumerate(w):
         if x < 0:
             raise ValueError(f"weights[{j}] 是 {x}：权重不可为负")
@@ -76,7 +77,8 @@ def mix(weights: list[float], values: list[list[float]]) -> list[float]:
     return [sum(wj * vj[c] for wj, vj in zip(w, v)) for c in range(len(v[0]))]  # (d_v,)
 
 
-def visible_steps(query: list[float], keys: list[list[float]], values: list[list[float]]) -> dict:
+def visible_steps(query: list[float], keys: list[list[float]],
+                  values: list[list[float]]) -> dict:
     """不加 mask 的一个查询行：``02_attention.row_steps`` 在全部 Key 都可见时的每一步，另加 ``d``。
 
     >>> s = visible_steps([1, 2, 0, 1], [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]],
@@ -88,15 +90,17 @@ def visible_steps(query: list[float], keys: list[list[float]], values: list[list
     """
     k, v = att.as_matrix(keys, "keys"), att.as_matrix(values, "values")
     if len(k) != len(v):
-        raise ValueError(f"keys 与 values 的行数（Key 的个数）必须相同，收到 {len(k)} 与 {len(v)}")
+        raise ValueError(f"keys 与 values 的行数（Key 的个数）必须相同：{len(k)} 与 {len(v)}")
     steps = att.row_steps(query, k, v, [True] * len(k))
     return {"d": len(steps["products"][0]), **steps}
 
 
-def scaled_by(query: list[float], keys: list[list[float]], values: list[list[float]], dim: int) -> dict:
-    """按维度 ``dim`` 缩放（除以 √dim）后的分数、权重与输出。``dim`` 取模型宽度，就是“用错了 d”。
+def scaled_by(query: list[float], keys: list[list[float]], values: list[list[float]],
+              dim: int) -> dict:
+    """按维数 ``dim`` 缩放（除以 √dim）后的分数、权重与输出。``dim`` 取模型宽度，就是“用错了 d”。
 
-    >>> s = scaled_by([1, 2, 0, 1], [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]], [[6, 0], [0, 6], [6, 6]], 16)
+    >>> k, v = [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]], [[6, 0], [0, 6], [6, 6]]
+    >>> s = scaled_by([1, 2, 0, 1], k, v, 16)
     >>> s["scale"], s["scaled"], [round(w, 4) for w in s["weights"]]
     (4.0, [0.25, 1.25, 1.0], [0.1714, 0.4658, 0.3628])
     >>> scaled_by([1.0], [[1.0]], [[1.0]], 0)
@@ -110,7 +114,8 @@ def scaled_by(query: list[float], keys: list[list[float]], values: list[list[flo
     scale = att.score_scale(dim)
     scaled = [x / scale for x in dots]
     weights = att.softmax(scaled)
-    return {"d": dim, "scale": scale, "scaled": scaled, "weights": weights, "output": mix(weights, v)}
+    return {"d": dim, "scale": scale, "scaled": scaled, "weights": weights,
+            "output": mix(weights, v)}
 
 
 def softmax_over_queries(scores: list[list[float]]) -> list[list[float]]:
@@ -151,9 +156,8 @@ def naive_softmax(values: list[float]) -> list[float]:
         try:
             exps.append(math.exp(x))
         except OverflowError:
-            raise ValueError(
-                f"values[{j}] = {x:g}：exp 溢出（float 的 exp 只到 x ≈ {exp_limit():.4f}），请先减去最大值"
-            ) from None
+            raise ValueError(f"values[{j}] = {x:g}：exp 溢出（float 的 exp 只到 x ≈ "
+                             f"{exp_limit():.4f}），请先减去最大值") from None
     total = sum(exps)
     if total == 0:
         raise ValueError("values 的 exp 全部下溢为 0，分母为 0：请先减去最大值")
@@ -178,18 +182,37 @@ def exp_limit(largest: float = sys.float_info.max) -> float:
     return math.log(x)
 
 
+def softmax_jacobian(weights: list[float]) -> list[list[float]]:
+    """softmax 的雅可比矩阵 J = diag(p) − p pᵀ，J[i][j] = ∂p_i/∂s_j。
+
+    每个元素的绝对值不超过 max p_j(1 − p_j) ≤ 1/4：一个分数对一个权重的影响。
+
+    >>> softmax_jacobian([0.5, 0.5])
+    [[0.25, -0.25], [-0.25, 0.25]]
+    >>> softmax_jacobian([0.5, 0.6])
+    Traceback (most recent call last):
+    ...
+    ValueError: weights 之和必须为 1，收到 1.1
+    """
+    p = att.as_vector(weights, "weights")
+    if any(x < 0 for x in p) or not math.isclose(sum(p), 1.0, rel_tol=0, abs_tol=1e-9):
+        raise ValueError(f"weights 之和必须为 1，收到 {sum(p):.6g}" if all(x >= 0 for x in p)
+                         else "weights 不可为负")
+    return [[pi * ((i == j) - pj) for j, pj in enumerate(p)] for i, pi in enumerate(p)]
+
+
 def _jacobian_peak(p: list[float]) -> float:
-    # softmax 的雅可比矩阵是 diag(p) − p p^T，绝对值最大的元素是 max p_j(1 − p_j) ≤ 1/4。
+    # J = diag(p) − p pᵀ 绝对值最大的元素是对角元 max p_j(1 − p_j) ≤ 1/4。
     return max(pj * (1 - pj) for pj in p)
 
 
-def measure_scaling(d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASURE_KEYS, seed: int = MEASURE_SEED) -> dict:
+def measure_scaling(d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASURE_KEYS,
+                    seed: int = MEASURE_SEED) -> dict:
     """实测：分量独立、均值 0、方差 1 的随机 q 与 k，点积的方差约为 d；除以 √d 后约为 1。
 
     每次试验取一个查询和 ``n_keys`` 个 Key，分别不缩放、缩放地做 softmax，记录最大权重与
-    softmax 雅可比矩阵中绝对值最大的元素（这一次试验里梯度经过 softmax 时最多被放大多少），对全部试验取平均。
-    两个方差都直接从抽到的分数量出。
-    种子固定，所以每次构建的数都相同。
+    雅可比矩阵的最大元 max p_j(1 − p_j)（一个分数对一个权重的最大影响），对全部试验取平均。
+    随机数来自 ``random.Random(seed).gauss``：每次试验先抽查询的 d 个分量，再逐个 Key 抽 d 个。
 
     >>> m = measure_scaling(64, trials=50)
     >>> 30 < m["var_raw"] < 100, 0.5 < m["var_scaled"] < 1.6
@@ -201,17 +224,19 @@ def measure_scaling(d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASU
     ...
     ValueError: d 必须是不小于 1 的整数，收到 0
     """
-    for n, name, least in ((d, "d", 1), (trials, "trials", 2), (n_keys, "n_keys", 2), (seed, "seed", 0)):
+    for n, name, least in ((d, "d", 1), (trials, "trials", 2), (n_keys, "n_keys", 2),
+                           (seed, "seed", 0)):
         att.check_count(n, name, minimum=least)
     if trials * n_keys * d > MAX_DRAWS:
-        raise ValueError(f"trials × n_keys × d 不能超过 {MAX_DRAWS}（纯 Python 逐个抽样），收到 {trials * n_keys * d}")
+        raise ValueError(f"trials × n_keys × d 不能超过 {MAX_DRAWS}（纯 Python 逐个抽样），"
+                         f"收到 {trials * n_keys * d}")
     rng = random.Random(seed)
     raw_all, scaled_all = [], []
     peaks = {"max_weight_raw": [], "max_weight_scaled": [], "grad_raw": [], "grad_scaled": []}
     scale = math.sqrt(d)
     for _ in range(trials):
         q = [rng.gauss(0.0, 1.0) for _ in range(d)]
-        raw = [sum(a * rng.gauss(0.0, 1.0) for a in q) for _ in range(n_keys)]  # (n_keys,)
+        raw = [sum(a * rng.gauss(0.0, 1.0) for a in q) for _ in range(n_keys)]  # 逐个 Key 抽
         scaled = [s / scale for s in raw]
         raw_all += raw
         scaled_all += scaled
@@ -227,7 +252,8 @@ def measure_scaling(d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASU
     }
 
 
-def temperature_sweep(scores: list[float], values: list[list[float]], temperatures: list[float]) -> list[dict]:
+def temperature_sweep(scores: list[float], values: list[list[float]],
+                      temperatures: list[float]) -> list[dict]:
     """同一行（有限的）分数在不同温度下的权重与输出（温度作用在已经除以 √d 的分数上）。
 
     >>> rows = temperature_sweep([0.5, 2.5, 2.0], [[6, 0], [0, 6], [6, 6]], [0.5, 4.0])
@@ -243,7 +269,7 @@ def temperature_sweep(scores: list[float], values: list[list[float]], temperatur
     if not ts:
         raise ValueError("temperatures 不能为空")
     if len(s) != len(v):
-        raise ValueError(f"scores 的长度必须等于 values 的行数，收到 {len(s)} 与 {len(v)}")
+        raise ValueError(f"scores 的个数必须等于 values 的行数，收到 {len(s)} 与 {len(v)}")
     rows = []
     for t in ts:
         w = att.softmax(s, temperature=t)
@@ -251,7 +277,7 @@ def temperature_sweep(scores: list[float], values: list[list[float]], temperatur
     return rows
 
 
-# -- 自检与演示 -------------------------------------------------------------------------------------
+# -- 自检与演示 ---------------------------------------------------------------------------
 def self_test() -> None:
     """快速自检：逐步计算与 02_attention 一致、平移不变、重排 Key 与 V、错轴与溢出。
 
@@ -260,8 +286,8 @@ def self_test() -> None:
     q, k, v = EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V
     weights, outputs = att.attention(q, k, v, causal=False)
     s = visible_steps(q[QUERY], k, v)
-    att.check(att.max_abs_diff([s["weights"]], [weights[QUERY]]) < 1e-12, "逐步计算的权重应与 attention 一致")
-    att.check(att.max_abs_diff([s["output"]], [outputs[QUERY]]) < 1e-12, "逐步计算的输出应与 attention 一致")
+    att.check(att.max_abs_diff([s["weights"]], [weights[QUERY]]) < 1e-12, "逐步的权重应一致")
+    att.check(att.max_abs_diff([s["output"]], [outputs[QUERY]]) < 1e-12, "逐步的输出应一致")
     att.check(all(abs(sum(row) - 1) < 1e-12 for row in weights), "每行权重之和应为 1")
     shifted = att.softmax([x + 1000 for x in s["scaled"]])
     att.check(att.max_abs_diff([shifted], [s["weights"]]) < 1e-12, "分数整体平移不应改变权重")

@@ -1,4 +1,4 @@
-"""Tests of book/chapter/scaling.py: every sentence, table and frame of the scaling page states its own numbers.
+"""Tests of book/chapter/scaling.py: each sentence, table and frame of the scaling page states its own numbers.
 
 Each sentence is checked on other inputs than the page's (hypothesis), against the numbers of the table
 or frame it stands beside; the printed numbers use chapter.fmt's one minus sign. No build: fast unit tests.
@@ -59,55 +59,32 @@ def test_a_difference_has_one_digit_and_the_printed_minus():
     assert fmt.sci(3.0) == "3.0 × 10⁰"
 
 
-def test_the_largest_values_are_numpys_to_six_digits():
-    assert [page.largest_value(float(np.finfo(t).max)) for t in ("float16", "float32")] == ["65504", "3.40282e+38"]
+def test_the_float_limits_are_numpys_in_scientific_notation():
+    _, rows = page.overflow()["tbl_limits"]
+    assert [r[1] for r in rows] == [fmt.sci(float(np.finfo(t).max)) for t in ("float16", "float32", "float64")]
+
+
+SECTIONS = ("inputs", "measurement", "overflow", "axis", "checks", "sweep", "exercise_hand",
+            "exercise_grow")  # exercise_code: a doctest, typed as Python
 
 
 def test_every_printed_number_of_the_page_uses_the_one_minus_sign():
-    sections = [page.inputs(), page.dots(), page.temperature_equivalence(), page.mixing(), page.confidence(),
-                page.axis(), page.wide(), page.checks(), page.sweep(), page.exercise_hand(), page.exercise_grow()]  # exercise_code: a doctest, typed as Python
-    for values in sections:
-        for text in texts(values):
-            assert not re.search(r"-\d", text), text
+    for name in SECTIONS:
+        for text in texts(getattr(page, name)()):
+            assert not re.search(r"-\d", str(text)), text
 
 
-# -- the dot products and the mix -------------------------------------------------------------------------
-@settings(max_examples=15, deadline=None)
-@given(problems(), st.data())
-def test_the_dot_table_writes_each_score_as_its_sum_of_products(problem, data):
-    q, k, v = problem
-    row = data.draw(st.integers(0, len(q) - 1))
-    d = page.dots(q, k, v, row)
-    header, rows = d["tbl_dot"]
-    for j, (kj, cells) in enumerate(zip(k, rows)):
-        score = sum(a * b for a, b in zip(q[row], kj))
-        assert cells[0] == f"Key {j}" and fmt.printed(cells[3]) == score
-        assert cells[2].count("×") == len(kj)
-    scores = [fmt.printed(r[3]) for r in rows]
-    assert fmt.printed(d["dot_best_score"]) == max(scores) and fmt.printed(d["dot_worst_score"]) == min(scores)
-    _, every = d["tbl_dot_all"]
-    assert [[fmt.printed(x) for x in r[1:]] for r in every] == (np.asarray(q) @ np.asarray(k).T).tolist()
-
-
-@settings(max_examples=15, deadline=None)
-@given(problems())
-def test_the_written_out_mix_ends_at_the_output_and_states_each_columns_range(problem):
-    q, k, v = problem
-    m = page.mixing(q, k, v, 0)
-    s = sc.visible_steps(q[0], k, v)
-    assert m["mix_formula"].endswith(m["mix_out"]) and m["mix_out"] == fmt.vector(s["output"], fmt.fmt)
-    assert m["mix_weights"] == "、".join(fmt.fmt(w) for w in s["weights"])
-    for c, col in enumerate(zip(*v)):
-        assert f"第 {c} 个分量在 {fmt.short(min(col))} 与 {fmt.short(max(col))} 之间" in m["mix_ranges"]
-    # "=" only where the printed numbers give the printed result, "≈" where rounding them moved a digit.
-    terms, parts, out = re.split(" [=≈] ", m["mix_formula"])
-    first, second = re.findall(" ([=≈]) ", m["mix_formula"])
-    weights = [fmt.printed(t.split(" × ")[0]) for t in terms.split(" + ")]
-    printed = [[fmt.printed(x) for x in vec.split(", ")] for vec in re.findall(r"\(([^)]*)\)", parts)]
-    by_hand = [[w * x for x in row] for w, row in zip(weights, v)]
-    assert (first == "=") == all(fmt.fmt(a) == fmt.fmt(b) for ra, rb in zip(by_hand, printed) for a, b in zip(ra, rb))
-    summed = [sum(col) for col in zip(*printed)]
-    assert (second == "=") == (fmt.vector(summed, fmt.fmt) == out)
+def test_computed_numbers_print_with_four_decimals_and_differences_by_the_rule():
+    f13 = page.f13_frames()[0]["tables"][0]["rows"]
+    s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
+    assert [c["text"] for c in f13[0][1:-1]] == [fmt.fmt(x) for x in s["dots"]]  # 5.0000, not 5
+    assert page.measurement()["temp_sqrt_d"] == fmt.fmt(s["scale"])
+    _, rows = page.exercise_grow()["ex2_table"]
+    assert [r[2] for r in rows] == [fmt.fmt(t) for t in (1.0, 1 / math.sqrt(ex.COPIES), 1 / (ex.COPIES * math.sqrt(2)))]
+    # A difference of 10⁻³ or more is a plain four-decimal number, never 3.6 × 10⁻¹.
+    _, checks = page.checks()["tbl_checks"]
+    assert "差 " + fmt.difference(0.36) == "差 0.3600"
+    assert all("× 10⁻¹ " not in c and not c.endswith("× 10⁻¹") for r in checks for c in r)
 
 
 # -- the wrong axis, the wrong d, the checks ----------------------------------------------------------------
@@ -140,60 +117,48 @@ def test_the_row_sum_sentence_names_bad_weights(bad):
         page.row_sum_sentence(bad)
 
 
-def test_the_wide_table_is_scaled_by_the_width_and_the_ratio_is_its_square_root():
-    values = page.wide(heads=9)
-    _, rows = values["tbl_wide"]
-    assert values["wide_width"] == "36" and values["wide_ratio"] == "3"
-    assert rows[1][1] == "6" and rows[1][0] == "按模型宽度 36（错误）"
-    assert values["wide_peak_wrong"] == fmt.fmt(max(sc.scaled_by(sc.EXAMPLE_Q[0], sc.EXAMPLE_K, sc.EXAMPLE_V, 36)["weights"]))
-
-
 def test_the_checks_table_catches_each_mistake_on_other_inputs():
     q = [[1.0, 0.0, 2.0], [0.0, 3.0, 1.0]]
     k = [[1.0, 1.0, 0.0], [2.0, 0.0, 1.0], [0.0, 1.0, 3.0]]
     v = [[1.0], [5.0], [9.0]]
     _, rows = page.checks(q, k, v, row=1, shift=1000, order=(1, 2, 0))["tbl_checks"]
-    right = [fmt.printed(r[1].split("差 ")[1].replace("e−", "e-")) for r in rows if r[1] != "" and "差" in r[1]]
-    assert all(x < 1e-9 for x in right)
+    right = [r[1].split("差 ")[1] for r in rows if "差" in r[1]]
+    assert len(right) == 4 and all(x == "0" or "× 10⁻" in x for x in right)  # rounding only
     assert rows[1][3] == "ValueError：exp 溢出"
-    wrong = [fmt.printed(r[3].split("差 ")[1].replace("e−", "e-")) for r in rows if "差" in r[3]]
-    assert all(x > 1e-3 for x in wrong)
+    wrong = [fmt.printed(r[3].split("差 ")[1]) for r in rows if "差" in r[3]]
+    assert len(wrong) == 3 and all(x > 1e-3 for x in wrong)
 
 
-# -- the temperature sentence --------------------------------------------------------------------------------
+# -- the temperature sweep: the sentence's numbers -------------------------------------------------------
 @settings(max_examples=15, deadline=None)
-@given(st.data())
-def test_the_temperature_sentence_states_the_sweeps_own_numbers(data):
-    n = data.draw(st.integers(2, 4))
-    scores = data.draw(st.lists(finite, min_size=n, max_size=n))
-    v = data.draw(matrix(n, 2, small_int))
-    ts = data.draw(st.lists(st.floats(0.1, 20), min_size=2, max_size=5, unique=True))
-    rows = sc.temperature_sweep(scores, v, ts)
-    sentence = page.sweep_sentence(rows, v)
+@given(problems(cells=finite), st.lists(st.floats(0.1, 20), min_size=2, max_size=5, unique=True))
+def test_the_temperature_sentence_states_the_sweeps_own_numbers(problem, ts):
+    q, k, v = problem
+    values = page.sweep(q, k, v, 0, ts)
+    rows = sc.temperature_sweep(sc.visible_steps(q[0], k, v)["scaled"], v, ts)
     cold, hot = min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])
     top = int(np.argmax(cold["weights"]))
     mean = np.mean(v, axis=0)
-    assert f"T 从 {fmt.short(min(ts))} 增到 {fmt.short(max(ts))}" in sentence
-    assert f"最大权重从 {fmt.fmt(max(cold['weights']))} 降到 {fmt.fmt(max(hot['weights']))}" in sentence
+    assert [values["sweep_t_0"], values["sweep_t_1"]] == [fmt.short(min(ts)), fmt.short(max(ts))]
+    assert [values["sweep_peak_0"], values["sweep_peak_1"]] == [fmt.fmt(max(r["weights"])) for r in (cold, hot)]
     assert max(hot["weights"]) <= max(cold["weights"]) + 1e-12  # "降到" is true: the peak never grows with T
-    assert f"Key {top} 的 V 行 {fmt.vector(v[top])}" in sentence
-    far = [math.dist(r["output"], v[top]) for r in (cold, hot)]
-    assert f"相距从 {fmt.fmt(far[0])} 变成 {fmt.fmt(far[1])}" in sentence
-    near = [float(np.linalg.norm(np.asarray(r["output"]) - mean)) for r in (cold, hot)]
-    assert f"相距从 {fmt.fmt(near[0])} 变成 {fmt.fmt(near[1])}" in sentence
+    assert values["sweep_top"] == str(top) and values["sweep_top_v"] == fmt.vector(v[top])
+    assert [values["sweep_to_top_0"], values["sweep_to_top_1"]] == [
+        fmt.fmt(math.dist(r["output"], v[top])) for r in (cold, hot)]
+    assert [values["sweep_to_mean_0"], values["sweep_to_mean_1"]] == [
+        fmt.fmt(float(np.linalg.norm(np.asarray(r["output"]) - mean))) for r in (cold, hot)]
 
 
 def test_the_sweep_table_and_sentence_come_from_the_same_rows():
     values = page.sweep(temperatures=[0.5, 8.0])
     _, rows = values["tbl_sweep"]
-    assert [r[0] for r in rows] == ["0.5", "8"]
-    assert f"最大权重从 {rows[0][2]} 降到 {rows[1][2]}" in values["sweep_sentence"]
+    assert [r[0] for r in rows] == ["0.5", "8"]  # inputs, as typed
+    assert [values["sweep_peak_0"], values["sweep_peak_1"]] == [rows[0][2], rows[1][2]]
 
 
-def test_the_sweep_sentence_needs_two_temperatures():
-    rows = sc.temperature_sweep([0.5, 1.0], [[1.0], [2.0]], [1.0])
-    with pytest.raises(ValueError, match="rows"):
-        page.sweep_sentence(rows, [[1.0], [2.0]])
+def test_the_sweep_needs_two_temperatures():
+    with pytest.raises(ValueError, match="temperatures"):
+        page.sweep(temperatures=[1.0])
 
 
 # -- the overflow section and the measurement --------------------------------------------------------------
@@ -226,52 +191,39 @@ def marks(frame, table):
 def check_frames(frames, q, k, v):
     s = sc.visible_steps(q, k, v)
     n_key = len(k)
-    assert len(frames) == 7
-    for n, frame in enumerate(frames[:5]):  # one more row of the score table per step, the new one marked
-        assert len(frame["tables"]) == 1
-        assert marks(frame, 0) == [[False] * (n_key + 2)] * n + [[True] * (n_key + 2)]
-    for frame in frames[5:]:  # the score table stops at the weights; the mix table goes on
-        assert len(frame["tables"]) == 2
-        assert not any(any(row) for row in marks(frame, 0)) and len(marks(frame, 0)) == 5
-    assert marks(frames[5], 1) == [[False, False, False, True]] * n_key
-    assert marks(frames[6], 1) == [[False] * 4] * n_key + [[True] * 4]
-    # The numbers a sentence states are the ones its row shows.
+    assert len(frames) == 3 and all(len(f["tables"]) == 1 for f in frames)
+    # One table grows: each step adds its rows (2, 3, 2 of them), marked; the earlier rows stay, unmarked.
+    for frame, before, new in zip(frames, (0, 2, 5), (2, 3, 2)):
+        assert marks(frame, 0) == [[False] * (n_key + 2)] * before + [[True] * (n_key + 2)] * new
+    last = frames[-1]
+    # The numbers a sentence states are the ones its rows show.
     for j, x in enumerate(s["dots"]):
-        assert f"q·k_{j} = " in frames[0]["explanation"]
-        assert cells(frames[0], 0)[1 + j] == fmt.short(x)
+        assert cells(last, 0)[1 + j] == fmt.fmt(x)
+        assert f"q·k_{j} = {page._products(q, k[j])} = {fmt.fmt(x)}" in frames[0]["explanation"]
     top = [j for j, x in enumerate(s["dots"]) if x == max(s["dots"])]
     if min(s["dots"]) < max(s["dots"]):
-        best = "、".join(f"Key {j}" for j in top)
-        assert f"{best} 的分数 {cells(frames[0], 0)[1 + top[0]]} 最大" in frames[0]["explanation"]
+        assert "（" + "、".join(f"Key {j}" for j in top) + " 最大）" in frames[0]["explanation"]
     else:
-        assert "各分数都相等" in frames[0]["explanation"]
-    for text in cells(frames[3], 3)[1:-1]:
-        assert re.search(f"[=≈] {re.escape(text)}", frames[3]["explanation"])
-    assert cells(frames[3], 3)[-1].split("和 ")[1] in frames[3]["explanation"]
+        assert "各分数相等" in frames[0]["explanation"]
+    for text in cells(last, 3)[1:-1]:  # the exps
+        assert re.search(f"[=≈] {re.escape(text)}", frames[1]["explanation"])
+    assert cells(last, 3)[-1].split("和 ")[1] in frames[1]["explanation"]
     # The whole-row cells of the exp and weight rows write a sum of the printed cells beside them.
     for row, word, exact in ((3, "和", s["total"]), (4, "权重之和", sum(s["weights"]))):
-        shown = sum(fmt.printed(c) for c in cells(frames[4], row)[1:-1])
+        shown = sum(fmt.printed(c) for c in cells(last, row)[1:-1])
         sign = "=" if fmt.fmt(shown) == fmt.fmt(exact) else "≈"
-        assert cells(frames[4], row)[-1] == f"{word} {sign} {fmt.fmt(exact)}"
-    w = s["weights"]
-    heavy = [j for j in range(n_key) if w[j] == max(w)]
-    if min(w) < max(w):
-        who = "、".join(f"Key {j}" for j in heavy)
-        assert f"{who} 分到最多（{cells(frames[4], 4)[1 + heavy[0]]}）" in frames[4]["explanation"]
-    else:
-        assert f"权重都是 {cells(frames[4], 4)[1]}" in frames[4]["explanation"]
+        assert cells(last, row)[-1] == f"{word} {sign} {fmt.fmt(exact)}"
     for j in range(n_key):
-        weight, row, contribution = cells(frames[5], j, table=1)[1:]
+        weight, row, contribution = cells(last, 4)[1 + j], cells(last, 5)[1 + j], cells(last, 6)[1 + j]
         assert re.search(f"Key {j}：{re.escape(weight)} × {re.escape(row)} [=≈] {re.escape(contribution)}",
-                         frames[5]["explanation"])
-    out = cells(frames[6], n_key, table=1)[-1]
-    assert f"输出是 {out}" in frames[6]["explanation"]
-    assert "不对" not in frames[6]["explanation"]
-    assert frames[6]["explanation"].count("介于") == len(v[0])
+                         frames[2]["explanation"])
+    out = cells(last, 6)[-1].removeprefix("输出 = ")
+    assert out == fmt.vector(s["output"], fmt.fmt) and f"输出是 {out}" in frames[2]["explanation"]
+    assert "不对" not in frames[2]["explanation"]
     for frame in frames:
         assert not re.search(r"-\d", frame["explanation"])  # one minus sign, U+2212
         assert_signs_true(frame["explanation"])
-    assert written_out(frames[3]["explanation"]) >= n_key + 1 and written_out(frames[5]["explanation"]) == n_key
+    assert written_out(frames[1]["explanation"]) >= n_key + 1 and written_out(frames[2]["explanation"]) == n_key
 
 
 # -- a written-out calculation says "=" only when its printed terms give its printed result -------------------
@@ -321,10 +273,7 @@ def test_the_sign_checker_catches_a_rounded_equals():
 
 def test_every_written_out_calculation_of_the_page_has_its_true_sign():
     texts_ = [f["explanation"] for f in page.f13_frames()]
-    _, rows = page.exercise_hand()["ex1_steps"]
-    texts_ += [cell for row in rows for cell in row]
-    # (the mix formula, a sum of products, has its own test above)
-    assert sum(written_out(t) for t in texts_) >= 10  # the checker has something to check
+    assert sum(written_out(t) for t in texts_) >= 2 * len(sc.EXAMPLE_K) + 1  # something to check
     for t in texts_:
         assert_signs_true(t)
 
@@ -354,7 +303,7 @@ def test_f13_sentence_flags_an_output_outside_the_values():
 )
 def test_f13_frames_name_bad_input(args, words):
     if words is None:  # no arguments: the page's example
-        assert len(page.f13_frames(*args)) == 7
+        assert len(page.f13_frames(*args)) == len(page.STEP_NAMES)
         return
     with pytest.raises(ValueError, match=words):
         page.f13_frames(*args)
@@ -362,16 +311,23 @@ def test_f13_frames_name_bad_input(args, words):
 
 # -- the exercises ------------------------------------------------------------------------------------------
 def test_exercise_one_on_other_inputs():
-    q, k, v = [1.0, -1.0], [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]], [[1.0], [2.0], [3.0]]
-    values = page.exercise_hand(q, k, v)
+    q, k, g = [1.0, -1.0], [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]], [1.0, 0.0, -1.0]
+    values = page.exercise_hand(q, k, g)
     header, rows = values["ex1_steps"]
-    h = sc.visible_steps(q, k, v)
+    h = ex.hand_row(q, k, g)
     assert header == ["步骤", "Key 0", "Key 1", "Key 2"]
-    assert rows[0][2] == "1×0 + −1×2 = −2" and rows[2][1:] == [fmt.fmt(x) for x in h["shifted"]]
-    assert values["ex1_out"] == fmt.vector(h["output"], fmt.fmt) and values["ex1_total"].endswith(fmt.fmt(h["total"]))
-    for cell in rows[-1][1:]:
-        assert written_out(cell) == 1
-        assert_signs_true(cell)
+    assert rows[0][2] == "1×0 + −1×2 = −2.0000" and rows[2][1:] == [fmt.fmt(x) for x in h["shifted"]]
+    assert [r[1:] for r in rows[-3:]] == [[fmt.fmt(x) for x in r] for r in h["jacobian"]]
+    assert values["ex1_jg"] == fmt.vector(h["jg"], fmt.fmt) and values["ex1_peak"] == fmt.fmt(h["peak"])
+    assert values["ex1_total"].endswith(fmt.fmt(h["total"]))
+
+
+def test_the_jg_sentence_says_how_far_past_the_largest_entry():
+    values = page.exercise_hand()
+    h = ex.hand_row()
+    ratio = max(abs(x) for x in h["jg"]) / h["peak"]
+    assert ratio > 1 and fmt.multiple(ratio) in values["ex1_sentence"]
+    assert "倍" not in page.jg_sentence([0.1, -0.1], 0.2)
 
 
 @settings(max_examples=15, deadline=None)
@@ -385,7 +341,7 @@ def test_the_growth_table_and_sentence_follow_the_copied_row(q, k, copies):
     assert [row[0] for row in rows] == ["d = 2，除以 √2", f"d = {2 * copies}，除以 √{2 * copies}", f"d = {2 * copies}，不缩放"]
     for row, key in zip(rows, ("weights", "weights_big", "weights_raw")):
         assert row[3] == " / ".join(fmt.fmt(x) for x in r[key]) and row[4] == fmt.fmt(max(r[key]))
-    assert rows[1][2] == fmt.short(1 / math.sqrt(copies))
+    assert rows[1][2] == fmt.fmt(1 / math.sqrt(copies))
     sentence = values["ex2_sentence"]
     top = max(range(len(k)), key=lambda j: r["weights_raw"][j])
     assert f"最大权重 {fmt.fmt(r['weights_raw'][top])}" in sentence and sentence.endswith(f"Key {top}。")
@@ -424,27 +380,15 @@ def test_the_rounding_note_appears_only_when_a_printed_total_is_not_the_sum_of_i
 
 
 def test_the_underflow_example_really_underflows():
-    values = page.underflow([0.0, -800.0, -1.0])
-    assert values["under_exps"] == page.python_list([1.0, 0.0, math.exp(-1.0)], cell=fmt.short)
-    with pytest.raises(ValueError, match="scores"):
-        page.underflow([0.0, -1.0])
+    values = page.overflow(small=[0.0, -800.0, -1.0])
+    assert values["under_exps"] == page.python_list([1.0, 0.0, math.exp(-1.0)], cell=fmt.fmt)
+    with pytest.raises(ValueError, match="small"):
+        page.overflow(small=[0.0, -1.0])
 
 
 def test_numpys_warnings_are_recorded_not_silenced():
     said = page.overflow([800.0, 799.0])["np_warnings"]
     assert "RuntimeWarning: overflow encountered in exp" in said and "invalid value" in said
-
-
-@pytest.mark.parametrize("factor, shift", [(2.0, 100.0), (3.0, -7.5), (0.5, 1000.3)])
-def test_the_gap_sentence_compares_what_it_says(factor, shift):
-    scores = [0.5, 2.5, 2.0]
-    sentence = page.gap_sentence(scores, factor, shift)
-    doubled = att.max_abs_diff([att.softmax([factor * x for x in scores])], [att.softmax(scores, temperature=1 / factor)])
-    moved = att.max_abs_diff([att.softmax([x + shift for x in scores])], [att.softmax(scores)])
-    assert f"T = {fmt.short(1 / factor)} 时{page.same_or_gap(doubled)}" in sentence
-    assert f"T = 1 时{page.same_or_gap(moved)}" in sentence
-    with pytest.raises(ValueError, match="factor"):
-        page.gap_sentence(scores, 0.0)
 
 
 def test_the_gradient_note_names_exactly_the_dimensions_where_scaling_lowered_it():
@@ -473,7 +417,7 @@ def test_a_difference_of_exactly_zero_reads_as_the_same():
     assert page.same_or_gap(0.0) == "完全相同" and page.same_or_gap(1e-16).startswith("最多相差 1.0 × 10")
     s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
     diff = att.max_abs_diff([s["weights"]], [att.softmax(s["dots"], temperature=s["scale"])])
-    assert page.temperature_equivalence()["temp_equal_diff"] == page.same_or_gap(diff)
+    assert page.measurement(dims=[2], trials=2)["temp_equal_diff"] == page.same_or_gap(diff)
 
 
 # -- bad input to the functions this pass added: a ValueError that names the argument -----------------------
@@ -485,9 +429,8 @@ NEW_CALLS = {
     page.printed_sum: {"xs": [0.25, 0.75], "total": 1.0},
     page.rounding_note: {"matrix": [[0.25, 0.75]]},
     page.grad_note: {"measured": [{"d": 2, "grad_raw": 0.2, "grad_scaled": 0.19}]},
-    page.underflow: {"scores": [0.0, -1000.0]},
     page.wrong_output_sentence: {"outputs": [[1.0, 2.0]], "values": [[0.0, 0.0], [6.0, 6.0]]},
-    page.gap_sentence: {"scores": [0.5, 2.5, 2.0], "factor": 2.0, "shift": 100.0},
+    page.jg_sentence: {"jg": [0.47, -0.47], "peak": 0.235},
 }
 
 

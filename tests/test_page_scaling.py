@@ -3,7 +3,7 @@
 What every page must have (sections in order, place in the contents, run output, listing, offline, axe)
 is tested once for all pages in tests/test_pages.py; this file keeps what is this page's own.
 Book tests share the session's builds (``book_html``, ``pdf``/``text``, ``browser`` in conftest.py).
-Run this file alone with ``BOOK_TEST_BUILD=_build/scaling-test-html .venv/bin/pytest tests/test_page_scaling.py``.
+Alone: ``BOOK_TEST_BUILD=_build/scaling-test-html .venv/bin/pytest tests/test_page_scaling.py``.
 """
 
 from __future__ import annotations
@@ -39,16 +39,24 @@ def page_text(article) -> str:
 
 
 # -- the page's own links and boxes ---------------------------------------------------------------------
-def test_the_page_links_back_to_the_mask_pages_worked_row_and_teaches_temperature_itself(article):
+def test_the_page_teaches_the_row_first_and_owns_its_labels(article, page_text):
     links = [a["href"] for a in article.find_all("a", href=True)]
     assert "mask.html#ch02-mask" in links
-    worked = article.find("a", string="一行从头算到尾")
-    assert worked is not None and worked["href"].startswith("mask.html#")
-    # The temperature table lives here (other pages link to this label), not on the mask page.
-    assert article.find(id="ch02-scaling-temperature") is not None
-    assert article.find("a", string="分数差距与温度") is None
-    # The wrong √d is taught here; the multi-head page links to it.
-    assert article.find(id="ch02-scaling-wrong-d") is not None
+    # This page is the first to work a row through ÷√d, the max and exp: it does not say "again".
+    assert "再手算" not in page_text and "一行从头算到尾" not in page_text
+    # Other pages link to these: temperature, the Jacobian, the stable softmax, the head dimension.
+    for label in ("ch02-scaling-temperature", "ch02-scaling-jacobian", "ch02-scaling-stable", "ch02-scaling-wrong-d"):
+        assert article.find(id=label) is not None, label
+
+
+def test_the_core_ends_with_what_to_remember_and_the_depth_is_folded(article):
+    remember = article.select("div.admonition.remember")
+    assert len(remember) == 1 and 3 <= len(remember[0].find_all("li")) <= 5
+    assert remember[0] is article.select("div.admonition")[-1]  # the last box of the page
+    titles = [d.find("summary").get_text(strip=True) for d in article.find_all("details")]
+    assert all(t.startswith("深入：") for t in titles if "练习" not in t and "解" not in t)
+    for section in ("完整教学代码", "运行结果示例"):
+        assert section_of(article, section).find("details").find("pre") is not None, section
 
 
 def test_every_example_states_its_inputs_first(article):
@@ -63,12 +71,12 @@ def test_every_example_states_its_inputs_first(article):
 
 # -- numbers from the code --------------------------------------------------------------------------
 def test_every_score_of_the_row_is_written_as_its_sum_of_products(article):
-    rows = table_rows(article, sep=" ")
+    shown = article.select_one(FIGURE).select(".step-figure-explanation")[0].get_text()
     q = sc.EXAMPLE_Q[sc.QUERY]
     for j, k in enumerate(sc.EXAMPLE_K):
         terms = " + ".join(f"{a:g}×{b:g}" for a, b in zip(q, k))
         score = sum(a * b for a, b in zip(q, k))
-        assert any(row[0] == f"Key {j}" and terms in row and f"{score:g}" in row for row in rows), (j, terms)
+        assert f"q·k_{j} = {terms} = {score:.4f}" in shown, (j, terms)
 
 
 def test_the_variance_table_is_the_measurement_of_the_code(article):
@@ -76,7 +84,8 @@ def test_the_variance_table_is_the_measurement_of_the_code(article):
     for d in sc.MEASURE_DIMS:
         m = sc.measure_scaling(d)
         assert [str(d)] + [f"{m[k]:.4f}" for k in ("var_raw", "var_scaled")] in rows, d
-        saturation = [str(d)] + [f"{m[k]:.4f}" for k in ("max_weight_raw", "max_weight_scaled", "grad_raw", "grad_scaled")]
+        saturation = [str(d)] + [f"{m[k]:.4f}" for k in ("max_weight_raw", "max_weight_scaled",
+                                                          "grad_raw", "grad_scaled")]
         assert saturation in rows, saturation
 
 
@@ -91,22 +100,19 @@ def test_the_overflow_limits_are_computed_from_each_formats_largest_value(articl
 
 
 def test_the_page_shows_the_texts_the_book_side_writes(page_text):
-    sections = [book_page.inputs(), book_page.dots(), book_page.mixing(), book_page.confidence(), book_page.axis(),
-                book_page.wide(), book_page.checks(), book_page.sweep(), book_page.overflow(), book_page.underflow(),
-                book_page.measurement(), book_page.temperature_equivalence(),
-                book_page.exercise_hand(), book_page.exercise_grow()]
-    for values in sections:
-        for name, value in values.items():
+    sections = ("inputs", "axis", "checks", "sweep", "overflow", "measurement", "exercise_hand",
+                "exercise_grow")
+    for section in sections:
+        for name, value in getattr(book_page, section)().items():
             if isinstance(value, str):
                 assert value in page_text, name
 
 
-def test_the_weights_output_and_mix_are_the_codes(page_text):
-    s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
-    _, out = att.attention(sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, causal=False)
-    shown = "(" + ", ".join(f"{x:.4f}" for x in out[sc.QUERY]) + ")"
-    assert f"= {shown}" in page_text  # the end of the written-out mix
-    assert "、".join(f"{w:.4f}" for w in s["weights"]) in page_text
+def test_the_weights_and_output_are_the_codes(article):
+    figure = article.select_one(FIGURE).get_text()
+    weights, out = att.attention(sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, causal=False)
+    assert "输出 = (" + ", ".join(f"{x:.4f}" for x in out[sc.QUERY]) + ")" in figure
+    assert all(f"{w:.4f} × " in figure for w in weights[sc.QUERY])
 
 
 def test_the_wrong_axis_row_sums_are_computed(page_text):
@@ -117,9 +123,9 @@ def test_the_wrong_axis_row_sums_are_computed(page_text):
 
 
 def test_the_temperature_sentence_is_generated_from_the_sweep(page_text):
-    s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
-    sweep = sc.temperature_sweep(s["scaled"], sc.EXAMPLE_V, sc.TEMPERATURES)
-    assert book_page.sweep_sentence(sweep, sc.EXAMPLE_V) in page_text
+    v = book_page.sweep()
+    assert (f"T 从 {v['sweep_t_0']} 增到 {v['sweep_t_1']}，最大权重从 {v['sweep_peak_0']} 降到 {v['sweep_peak_1']}"
+            in page_text)
 
 
 def test_the_run_section_offers_the_files_with_02_attention_beside_them(article):
@@ -135,7 +141,7 @@ def test_the_exercises_show_the_computed_answers(page_text):
     assert book_page.grow_sentence(ex.copied_row()) in page_text
     assert ">>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]" in page_text
     h = ex.hand_row()
-    assert "(" + ", ".join(f"{x:.4f}" for x in h["output"]) + ")" in page_text
+    assert "(" + ", ".join(f"{x:.4f}" for x in h["jg"]).replace("-", "−") + ")" in page_text
 
 
 # -- figure F13 in the HTML ------------------------------------------------------------------------------
@@ -149,15 +155,15 @@ def test_f13_has_one_frame_per_step_with_its_caption_and_sentence(article):
 
 
 def test_f13_marks_the_cells_each_step_computes(article):
-    # The HTML carries the frames function's marks: in frames 1-5 the new row of the score table,
-    # in frame 6 the products weight × V row, in frame 7 the output row.
+    # The HTML carries the frames function's marks: in each frame the rows its step adds.
     figure = article.select_one(FIGURE)
     for frame, data in zip(figure.select(".step-figure-frame"), book_page.f13_frames()):
         tables = frame.find_all("table")
         assert len(tables) == len(data["tables"])
         for table, expected in zip(tables, data["tables"]):
             shown = [
-                [(td.get_text(strip=True), "step-figure-current" in td.get("class", [])) for td in tr.find_all(["td", "th"])]
+                [(td.get_text(strip=True), "step-figure-current" in td.get("class", []))
+                 for td in tr.find_all(["td", "th"])]
                 for tr in table.find("tbody").find_all("tr")
             ]
             assert shown == [[(c["text"], c["highlight"]) for c in row] for row in expected["rows"]]
@@ -204,7 +210,8 @@ def test_f13s_fullest_frame_has_no_serious_accessibility_violations(open_page, t
     browser_page = open_page(PAGE, ready=READY, theme=theme, reduced_motion="reduce")
     browser_page.locator(f"{FIGURE} .step-figure-stage").focus()
     browser_page.keyboard.press("End")
-    browser_page.wait_for_selector(f"{FIGURE} .step-figure-frame.is-current[data-step='{len(book_page.f13_frames())}']")
+    last = len(book_page.f13_frames())
+    browser_page.wait_for_selector(f"{FIGURE} .step-figure-frame.is-current[data-step='{last}']")
     assert_axe_clean(browser_page, FIGURE, note=theme)
 
 

@@ -23,13 +23,23 @@ def softmax(s, axis):
 
 
 def test_the_hand_row_is_numpys():
-    q, k, v = (np.asarray(x, dtype=float) for x in (ex.HAND_Q, ex.HAND_K, ex.HAND_V))
+    q, k, g = (np.asarray(x, dtype=float) for x in (ex.HAND_Q, ex.HAND_K, ex.HAND_G))
     s = ex.hand_row()
     scores = k @ q / np.sqrt(q.size)
     w = softmax(scores, 0)
+    jac = np.diag(w) - np.outer(w, w)
     assert np.allclose(s["scaled"], scores) and np.allclose(s["weights"], w)
-    assert np.allclose(s["output"], w @ v)
-    assert len(set(s["dots"])) == len(s["dots"])  # the exercise has something to tell apart
+    assert np.allclose(s["jacobian"], jac) and np.allclose(s["jg"], jac @ g)
+    assert np.isclose(s["peak"], np.abs(jac).max()) and s["peak"] <= 0.25
+    # The point of the exercise: J·g goes past the largest entry of J.
+    assert np.abs(jac @ g).max() > s["peak"]
+
+
+@pytest.mark.parametrize("args", [([1.0, 2.0], [[1.0, 0.0]], [1.0, -1.0]),
+                                  ([1.0], [[1.0]], [math.nan]), ([1.0], [[1.0, 2.0]], [1.0])])
+def test_hand_row_refuses_bad_input(args):
+    with pytest.raises(ValueError):
+        ex.hand_row(*args)
 
 
 def test_the_copied_row_is_what_numpy_computes():
@@ -46,7 +56,7 @@ def test_the_copied_row_is_what_numpy_computes():
     scaled = k @ q / np.sqrt(q.size)
     assert np.allclose(r["weights_big"], softmax(scaled / r["temperature_big"], 0))
     assert np.allclose(r["weights_raw"], softmax(scaled / r["temperature_raw"], 0))
-    assert max(r["weights"]) < max(r["weights_big"]) < max(r["weights_raw"])  # the exercise has something to show
+    assert max(r["weights"]) < max(r["weights_big"]) < max(r["weights_raw"])  # something to show
 
 
 @settings(max_examples=15, deadline=None)
@@ -58,7 +68,8 @@ def test_copying_is_a_temperature_on_any_row(q, n_keys, copies):
     assert np.allclose(r["weights_big"], softmax(scaled * np.sqrt(copies), 0), atol=1e-12)
 
 
-@pytest.mark.parametrize("args", [([1.0, 2.0], [[1.0]], 2), ([1.0], [[1.0]], 0), ([1.0], [[1.0]], True), ([], [[1.0]], 2)])
+@pytest.mark.parametrize("args", [([1.0, 2.0], [[1.0]], 2), ([1.0], [[1.0]], 0),
+                                  ([1.0], [[1.0]], True), ([], [[1.0]], 2)])
 def test_copied_row_refuses_bad_input(args):
     with pytest.raises(ValueError):
         ex.copied_row(*args)
@@ -72,8 +83,9 @@ def test_shifted_softmax_never_overflows_and_equals_numpy(xs):
     assert np.isclose(sum(p), 1.0) and np.allclose(p, softmax(a, 0), atol=1e-12)
 
 
-@pytest.mark.parametrize("bad", [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], 10**12,
-                                 [math.nan, 1.0], [None], ["1"], [True, 1.0]])
+@pytest.mark.parametrize("bad", [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [],
+                                 [[1.0], [1.0, 2.0]], 10**12, [math.nan, 1.0], [None], ["1"],
+                                 [True, 1.0]])
 def test_bad_input_gets_a_value_error_that_names_values(bad):
     with pytest.raises(ValueError, match="values"):
         ex.shifted_softmax(bad)
@@ -81,13 +93,16 @@ def test_bad_input_gets_a_value_error_that_names_values(bad):
 
 def test_self_test_fails_when_the_reference_solution_is_wrong(monkeypatch):
     monkeypatch.setattr(ex, "shifted_softmax", lambda xs: [1 / len(xs)] * len(xs))
-    with pytest.raises(AssertionError, match="练习 3"):
+    with pytest.raises(AssertionError, match="不会溢出的 softmax"):
         ex.self_test()
 
 
 def test_running_the_file_prints_the_answers():
-    run = subprocess.run([sys.executable, str(Path(ex.__file__))], capture_output=True, text=True, check=True)
+    run = subprocess.run([sys.executable, str(Path(ex.__file__))], capture_output=True, text=True,
+                         check=True)
     answers = json.loads(run.stdout)
-    assert answers["练习2"] == {key: ex.copied_row()[key] for key in ("weights", "weights_big", "weights_raw")}
+    assert answers["练习1"] == {key: ex.hand_row()[key] for key in ("weights", "jacobian", "jg")}
+    assert answers["练习2"] == {key: ex.copied_row()[key] for key in ("weights", "weights_big",
+                                                                       "weights_raw")}
     assert np.allclose(answers["练习3"], softmax(np.asarray(ex.CODE_SCORES), 0))
     assert run.stderr == ""

@@ -1,4 +1,4 @@
-"""Tests of code/02_scaling.py: the checks the scaling page states, on random inputs, and the mutants they catch.
+"""Tests of code/02_scaling.py: the page's checks on random inputs, and the mutants they catch.
 
 The page says a correct attention row passes four checks: every row of weights sums to 1; adding a
 constant to a row of scores changes nothing; permuting the keys together with their values leaves
@@ -49,7 +49,7 @@ def numpy_attention(q, k, v, d=None):
     return w, w @ v
 
 
-# -- the four checks, each as a function that says whether an implementation passes it ----------------
+# -- the four checks, each as a function that says whether an implementation passes it -------------
 def rows_sum_to_one(weights) -> bool:
     return all(math.isclose(sum(row), 1.0, abs_tol=1e-9) for row in weights)
 
@@ -77,7 +77,7 @@ def correct(q, k, v):
     return att.attention(q, k, v, causal=False)
 
 
-# -- the checks hold on random inputs ---------------------------------------------------------------
+# -- the checks hold on random inputs --------------------------------------------------------------
 @settings(max_examples=12, deadline=None)
 @given(problems())
 def test_every_row_of_weights_sums_to_one(problem):
@@ -108,7 +108,8 @@ def test_permuting_keys_alone_gives_each_value_another_keys_weight(problem, data
     w, _ = correct(q, k, v)
     _, moved = correct(q, [k[j] for j in order], v)
     # Value j now receives the weight of key order[j]: the pairing is broken.
-    expected = [[sum(row[order[j]] * v[j][c] for j in range(len(k))) for c in range(len(v[0]))] for row in w]
+    expected = [[sum(row[order[j]] * v[j][c] for j in range(len(k))) for c in range(len(v[0]))]
+                for row in w]
     assert np.allclose(moved, expected, atol=1e-7)
 
 
@@ -158,12 +159,12 @@ def test_dividing_by_sqrt_d_is_temperature_sqrt_d(row, t):
     assert np.allclose(scaled, att.softmax(row, temperature=t), atol=1e-12)
 
 
-# -- the mutants the checks catch --------------------------------------------------------------------
+# -- the mutants the checks catch ------------------------------------------------------------------
 def test_softmax_over_the_wrong_axis_fails_the_row_sum_check():
     scores = att.scaled_scores(sc.EXAMPLE_Q, sc.EXAMPLE_K)
     wrong = sc.softmax_over_queries(scores)
     assert not rows_sum_to_one(wrong)
-    assert all(math.isclose(sum(col), 1.0) for col in zip(*wrong))  # it normalised the columns instead
+    assert all(math.isclose(sum(col), 1.0) for col in zip(*wrong))  # it normalised the columns
 
 
 @settings(max_examples=12, deadline=None)
@@ -172,7 +173,8 @@ def test_softmax_over_queries_is_numpys_softmax_over_axis_0(problem):
     q, k, _ = problem
     s = np.asarray(att.scaled_scores(q, k))
     e = np.exp(s - s.max(axis=0, keepdims=True))
-    assert np.allclose(sc.softmax_over_queries(s.tolist()), e / e.sum(axis=0, keepdims=True), atol=1e-12)
+    columns = e / e.sum(axis=0, keepdims=True)
+    assert np.allclose(sc.softmax_over_queries(s.tolist()), columns, atol=1e-12)
 
 
 def test_scaling_by_the_model_width_fails_the_numpy_check():
@@ -187,7 +189,8 @@ def test_scaling_by_the_model_width_fails_the_numpy_check():
     # Scaling by the width is a temperature of √(width / d) on the right scores: flatter weights.
     right = sc.visible_steps(q[0], k, v)
     wrong = sc.scaled_by(q[0], k, v, width)
-    assert np.allclose(wrong["weights"], att.softmax(right["scaled"], temperature=math.sqrt(width / len(q[0]))))
+    hotter = att.softmax(right["scaled"], temperature=math.sqrt(width / len(q[0])))
+    assert np.allclose(wrong["weights"], hotter)
     assert max(wrong["weights"]) < max(right["weights"])
 
 
@@ -205,14 +208,15 @@ def test_keys_permuted_without_their_values_fail_the_permutation_check():
     assert not permutation_invariant(sorts_keys_only, q, k, v, [2, 0, 1])
 
 
-# -- the stable and the naive softmax, and where exp overflows ------------------------------------------
+# -- the stable and the naive softmax, and where exp overflows -------------------------------------
 @settings(max_examples=12, deadline=None)
 @given(st.lists(st.floats(-50, 50), min_size=1, max_size=8))
 def test_naive_softmax_agrees_where_it_works(row):
     assert np.allclose(sc.naive_softmax(row), att.softmax(row), atol=1e-12)
 
 
-@pytest.mark.parametrize("row, words", [(sc.BIG_SCORES, "exp 溢出"), ([-1000.0, -1001.0], "全部下溢为 0")])
+@pytest.mark.parametrize("row, words", [(sc.BIG_SCORES, "exp 溢出"),
+                                        ([-1000.0, -1001.0], "全部下溢为 0")])
 def test_naive_softmax_says_why_it_has_no_answer(row, words):
     with pytest.raises(ValueError, match=words):
         sc.naive_softmax(row)
@@ -238,7 +242,7 @@ def test_exp_limit_is_where_each_format_overflows(dtype):
         assert np.isinf(np.exp(dtype(limit * (1 + 1e-3))))
 
 
-# -- measured variance and saturation ----------------------------------------------------------------
+# -- measured variance and saturation --------------------------------------------------------------
 def test_measured_variance_grows_like_d_and_scaling_brings_it_back_to_one():
     rows = [sc.measure_scaling(d) for d in sc.MEASURE_DIMS]
     for r in rows:
@@ -261,7 +265,7 @@ def test_measured_variance_agrees_with_numpy_on_the_same_samples():
     assert math.isclose(float(x.var()), sc.measure_scaling(d)["var_raw"], rel_tol=0.2)
 
 
-# -- temperature and the mix -------------------------------------------------------------------------
+# -- temperature and the mix -----------------------------------------------------------------------
 def test_temperature_moves_the_output_from_the_top_value_row_to_the_mean():
     s = sc.visible_steps(sc.EXAMPLE_Q[0], sc.EXAMPLE_K, sc.EXAMPLE_V)
     rows = sc.temperature_sweep(s["scaled"], sc.EXAMPLE_V, [0.01] + sc.TEMPERATURES + [1e4])
@@ -282,7 +286,7 @@ def test_mix_is_numpys_weighted_sum(raw, data):
     assert np.allclose(sc.mix(w, v), np.asarray(w) @ np.asarray(v), atol=1e-9)
 
 
-# -- bad input ---------------------------------------------------------------------------------------
+# -- bad input -------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "call, words",
     [
@@ -296,11 +300,13 @@ def test_mix_is_numpys_weighted_sum(raw, data):
         (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0]], 2.0), "dim"),
         (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0]], True), "dim"),
         (lambda: sc.scaled_by([1.0], [[1.0]], [[1.0], [2.0]], 4), "行数（Key 的个数）必须相同"),
-        (lambda: sc.mix([1.0], [[1.0], [2.0]]), "weights 的长度"),
+        (lambda: sc.mix([1.0], [[1.0], [2.0]]), "weights 的个数"),
         (lambda: sc.mix([1.5, -0.5], [[1.0], [2.0]]), r"weights\[1\].*不可为负"),
         (lambda: sc.mix([0.5, 0.4], [[1.0], [2.0]]), "weights 之和必须为 1"),
         (lambda: sc.mix([1.0], []), "values 不能为空"),
         (lambda: sc.softmax_over_queries([[1.0], [1.0, 2.0]]), "scores 不是矩形矩阵"),
+        (lambda: sc.softmax_jacobian([0.5, 0.6]), "weights 之和必须为 1"),
+        (lambda: sc.softmax_jacobian([1.5, -0.5]), "weights 不可为负"),
         (lambda: sc.naive_softmax([]), "values.*不能为空"),
         (lambda: sc.naive_softmax([1.0, "2"]), r"values\[1\] 必须是实数"),
         (lambda: sc.exp_limit(math.inf), "largest 必须是大于 1 的有限数"),
@@ -313,7 +319,7 @@ def test_mix_is_numpys_weighted_sum(raw, data):
         (lambda: sc.measure_scaling(4096, trials=10**4), "不能超过 10000000"),
         (lambda: sc.temperature_sweep([0.5], [[1.0]], [0.0]), "temperature"),
         (lambda: sc.temperature_sweep([0.5], [[1.0]], "1"), "temperatures 必须是有序的列表"),
-        (lambda: sc.temperature_sweep([0.5, 1.0], [[1.0]], [1.0]), "scores 的长度"),
+        (lambda: sc.temperature_sweep([0.5, 1.0], [[1.0]], [1.0]), "scores 的个数"),
     ],
 )
 def test_bad_input_gets_a_value_error_that_names_it(call, words):
@@ -321,13 +327,34 @@ def test_bad_input_gets_a_value_error_that_names_it(call, words):
         call()
 
 
-# Every public function, called as its doctest calls it, then with one argument (or the first entry of a
-# list argument) replaced by a bad value: a ValueError that names an argument or an answer, never another
-# exception, never a hang.
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-20, 20), min_size=1, max_size=6))
+def test_the_jacobian_is_the_derivative_and_its_entries_stay_under_a_quarter(scores):
+    p = att.softmax(scores)
+    jac = np.asarray(sc.softmax_jacobian(p))
+    assert np.allclose(jac, np.diag(p) - np.outer(p, p), atol=1e-15)
+    assert np.abs(jac).max() <= 0.25 + 1e-15 and np.linalg.norm(jac, 2) <= 0.5 + 1e-12
+    eps = 1e-6  # central differences: column j is ∂p/∂s_j
+    for j in range(len(scores)):
+        up, down = list(scores), list(scores)
+        up[j] += eps
+        down[j] -= eps
+        column = (np.asarray(att.softmax(up)) - np.asarray(att.softmax(down))) / (2 * eps)
+        assert np.allclose(jac[:, j], column, atol=1e-7)
+
+
+def test_the_largest_entry_does_not_bound_the_whole_product():
+    jac = np.asarray(sc.softmax_jacobian([0.5, 0.5]))
+    assert np.allclose(jac @ [1.0, -1.0], [0.5, -0.5]) and np.abs(jac).max() == 0.25
+
+
+# Every public function, called as its doctest calls it, then with one argument (or a list's first
+# entry) replaced by a bad value: a ValueError naming an argument or an answer, nothing else.
 VALID = {
     "visible_steps": dict(query=[1.0, 2.0, 0.0, 1.0], keys=sc.EXAMPLE_K, values=sc.EXAMPLE_V),
     "scaled_by": dict(query=[1.0, 2.0, 0.0, 1.0], keys=sc.EXAMPLE_K, values=sc.EXAMPLE_V, dim=16),
     "mix": dict(weights=[0.25, 0.75], values=[[0.0, 8.0], [4.0, 0.0]]),
+    "softmax_jacobian": dict(weights=[0.25, 0.75]),
     "softmax_over_queries": dict(scores=[[0.0, 0.0], [0.0, 2.0]]),
     "naive_softmax": dict(values=[0.0, 1.0, 2.0]),
     "exp_limit": dict(largest=65504.0),
@@ -346,7 +373,7 @@ def test_bad_input_gets_a_value_error_or_an_answer_never_another_exception(name)
     assert fuzz_failures(getattr(sc, name), VALID[name], spoken=spoken, entries=True) == []
 
 
-# -- the command ---------------------------------------------------------------------------------------
+# -- the command -----------------------------------------------------------------------------------
 def test_running_the_file_self_tests_and_prints_the_demo_as_json():
     result = subprocess.run([sys.executable, str(CODE)], capture_output=True, text=True, check=True)
     demo = json.loads(result.stdout)
