@@ -27,7 +27,10 @@ GQA_KV_CHOICES = [8, 4, 2, 1]
 GQA_HEAD_DIM = 16
 GQA_TOKENS = 100
 GQA_ASK_KV, GQA_ASK_GROUP = 2, 1  # 问：kv_heads = 2 时，哪些查询头共用 K/V 头 1？
-# 练习 3：三个写错的多头，用同一组投影后的 Q、K、V 检查（2 个位置，4 个查询头，2 个 K/V 头，每头 2 列）。
+# 练习 3：一行投影后的 Q 切成 RESHAPE_HEADS 个头，按对的与写反的 reshape 各切一次；再只把头 0 的列加 1。
+RESHAPE_ROW = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+RESHAPE_HEADS = 3
+# 三个写错的多头（测试用），用同一组投影后的 Q、K、V 检查（2 个位置，4 个查询头，2 个 K/V 头，每头 2 列）。
 BUG_Q = [[1.0, 0.0, 2.0, -1.0, 0.0, 1.0, 1.0, 2.0], [0.0, 2.0, 1.0, 1.0, -1.0, 0.0, 2.0, 1.0]]
 BUG_K = [[1.0, -1.0, 0.0, 2.0], [2.0, 1.0, 1.0, -1.0]]
 BUG_V = [[1.0, 0.0, 2.0, 1.0], [0.0, 3.0, -1.0, 2.0]]
@@ -107,7 +110,8 @@ def gqa_plan(heads: int = GQA_HEADS, kv_choices=GQA_KV_CHOICES, head_dim: int = 
         groups = [mh.kv_group(h, heads, kv) for h in range(heads)]
         cache = mh.kv_cache_numbers(tokens, kv, head_dim)
         # kv 整除 heads，所以缓存正好缩小到 heads / kv 分之一。
-        rows.append({"kv_heads": kv, "group_size": heads // kv, "groups": groups, "cache": cache, "fraction": full // cache})
+        rows.append({"kv_heads": kv, "group_size": heads // kv, "groups": groups, "kv_cols": kv * head_dim,
+                     "cache": cache, "fraction": full // cache})
     return rows
 
 
@@ -122,7 +126,29 @@ def sharing_heads(heads: int = GQA_HEADS, kv_heads: int = GQA_ASK_KV, group: int
     return [h for h in range(heads) if mh.kv_group(h, heads, kv_heads) == group]
 
 
-# -- 练习 3：三个写错的多头 ----------------------------------------------------------------------------
+# -- 练习 3：reshape 的顺序 ---------------------------------------------------------------------------
+def reshape_split(row=RESHAPE_ROW, heads: int = RESHAPE_HEADS) -> dict:
+    """练习 3：一行 Q 按 ``(n, heads, d_head)`` 与写反的 ``(n, d_head, heads)`` 切成头，各头拿到哪几列；
+    写反时，只改头 0 该用的列会牵动哪些头。
+
+    >>> a = reshape_split()
+    >>> a["right_cols"], a["wrong_cols"], a["touched"]
+    ([[0, 1], [2, 3], [4, 5]], [[0, 3], [1, 4], [2, 5]], [0, 1])
+    """
+    row = att.as_vector(row, "row")
+    right = mh.reshape_heads([row], heads)[0]  # 教学代码的 reshape；也校验 heads 整除列数
+    d = len(right[0])
+    right_cols = [list(mh.head_columns(c, d)) for c in range(heads)]
+    wrong_cols = [[c + heads * t for t in range(d)] for c in range(heads)]  # 错：头是最后一个轴
+    mine = set(right_cols[0])
+    return {
+        "head_dim": d, "right_cols": right_cols, "wrong_cols": wrong_cols,
+        "right": right, "wrong": [[row[j] for j in cols] for cols in wrong_cols],
+        "touched": [c for c, cols in enumerate(wrong_cols) if mine & set(cols)],
+    }  # fmt: skip
+
+
+# -- 三个写错的多头（测试用） -----------------------------------------------------------------------------
 def suspect_heads(q, k, v, heads: int, kv_heads: int, variant: str = "right"):
     """从投影后的 Q、K、V 算多头（因果规则），返回 ``(weights, concat)``；``variant`` 选一种写法。
 
@@ -222,7 +248,7 @@ def attention_params(d_model: int, heads: int, kv_heads: int, head_dim: int) -> 
 
 
 def answers() -> dict:
-    """每道题的答案（JSON 可打印）；练习 3 列出每种写错的写法过不了的检查。
+    """每道题的答案（JSON 可打印）；练习 3 是写反的 reshape 给各头的数。
 
     >>> sorted(answers())
     ['练习1', '练习2', '练习3', '练习4']
@@ -230,7 +256,7 @@ def answers() -> dict:
     return {
         "练习1": split_and_row()["weights"],
         "练习2": {str(r["kv_heads"]): r["cache"] for r in gqa_plan()},
-        "练习3": {r["name"]: [c for c, ok in zip(CHECKS, r["passed"]) if not ok] for r in bug_checks()[1:]},
+        "练习3": reshape_split()["wrong"],
         "练习4": attention_params(8, 4, 1, 2),
     }
 
@@ -241,7 +267,7 @@ def self_test() -> None:
     att.check(all(abs(sum(w) - 1) < 1e-12 for w in (a["weights"], a["other_weights"])), "练习 1 的权重之和应为 1")
     att.check(a["weights"] != a["other_weights"], "练习 1：两个头用的列不同，权重应当不同")
     att.check(all(r["fraction"] == r["group_size"] for r in gqa_plan()), "练习 2：缓存应缩小到每组查询头数分之一")
-    att.check(all(bug_checks()[0]["passed"]), "练习 3：正确写法必须通过全部检查")
+    att.check(reshape_split()["touched"] == [0, 1], "练习 3：写反时头 0 的列分属头 0 与头 1")
     att.check(attention_params(8, 4, 1, 2) == mh.projection_params(8, 4, 2, 1)["total"], "练习 4 与 projection_params 不一致")
 
 

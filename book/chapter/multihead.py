@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import importlib
 import math
-import re
 
 from chapter import fmt
 from chapter.fmt import glue_all  # noqa: F401 (the page calls page.glue_all)
+from chapter.multihead_figure import split_figure
 
 att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
 ex = importlib.import_module("02_exercises_multihead")
 
 DEMO = mh.DEMO  # X, W_q, W_k, W_v, W_o of the page's worked example
+WRONG_D_POS = 1  # 误解二: head 0's row at this position, divided by √d_head and by √d_model
 BUMP_HEAD, BUMP_DELTA = 0, 1.0  # “只动一个头”: this head's W_q columns, each plus this
 COST_N, COST_D_MODEL, COST_FIXED, COST_HEADS = 16, 64, 16, [1, 2, 4, 8, 16]
 
@@ -233,23 +234,18 @@ def two_ways_sentence(diff_out: float, diff_w: float) -> str:
 
 # -- 分组 K/V 头 -----------------------------------------------------------------------------------------
 def gqa_tables(x, w_q, w_o, heads: int, plans: dict) -> dict:
-    """The grouping table and the check / cache table for the grouped K/V plans (``{name: (w_k, w_v)}``)."""
+    """The grouping table and the check against repeated K/V for the plans (``{name: (w_k, w_v)}``)."""
     d = len(w_q[0]) // heads
-    full = mh.kv_cache_numbers(1, heads, d)
-    groups = []
-    checks = [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—", fmt.count(full), "1"]]
+    groups, checks = [], [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—"]]
     for name, (w_k, w_v) in plans.items():
         kv = len(w_k[0]) // d
         row = mh.check_rows(x, w_q, w_k, w_v, w_o, heads, kv)[2]  # 分组 K/V 等于重复 K/V
-        cache = mh.kv_cache_numbers(1, kv, d)
         groups.append([name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)])
-        checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), compare_text(row["detail"]),
-                       fmt.count(cache), fmt.count(full // cache)])  # fmt: skip
+        checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), compare_text(row["detail"])])
     return {
         "groups": (["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups),
-        "checks": (["方案", "K/V 头数", "W_k 形状", "与“重复 K/V 后的普通多头”相比", "每位置每层缓存的数",
-                    "缓存缩小到几分之一"], checks),
-    }  # fmt: skip
+        "checks": (["方案", "K/V 头数", "W_k 形状", "与“重复 K/V 后的普通多头”相比"], checks),
+    }
 
 
 # -- 误解一：头是专家 --------------------------------------------------------------------------------------
@@ -281,25 +277,21 @@ def head_view_rows(steps: dict, i: int) -> list[dict]:
     ]  # fmt: skip
 
 
-def head_view_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    header = ["头", "用到的 Q/K/V 列", "可读的 Key", "权重", "最看重"]
-    return header, [[f"头 {r['head']}", columns_text(r["columns"]), "、".join(f"Key {j}" for j in r["keys"]),
-                     slashed(r["weights"]), f"Key {r['favourite']}"] for r in rows]  # fmt: skip
-
-
 def head_view_sentence(rows: list[dict]) -> str:
-    """From ``head_view_rows``: whether the heads read the same keys and whether their columns overlap.
+    """From ``head_view_rows``: the same keys or not, overlapping columns or not, each head's favourite.
 
-    >>> head_view_sentence([{"keys": [0, 1], "columns": [0]}, {"keys": [0, 1], "columns": [1]}])
-    '2 个头可读的 Key 完全相同，用到的列互不重叠。'
+    >>> head_view_sentence([{"keys": [0, 1], "columns": [0], "favourite": 1},
+    ...                     {"keys": [0, 1], "columns": [1], "favourite": 0}])
+    '2 个头可读的 Key 完全相同，用到的列互不重叠；头 0 最看重 Key 1，头 1 最看重 Key 0。'
     """
     if not isinstance(rows, list) or not rows:
         raise ValueError("rows 必须是非空的列表")
     same = all(r["keys"] == rows[0]["keys"] for r in rows)
     columns = [c for r in rows for c in r["columns"]]
     apart = len(columns) == len(set(columns))
+    favourites = "，".join(f"头 {h} 最看重 Key {r['favourite']}" for h, r in enumerate(rows))
     return (f"{len(rows)} 个头可读的 Key " + ("完全相同" if same else "并不相同")
-            + "，用到的列" + ("互不重叠。" if apart else "有重叠。"))  # fmt: skip
+            + "，用到的列" + ("互不重叠" if apart else "有重叠") + f"；{favourites}。")  # fmt: skip
 
 
 # -- 误解二：头维度 ----------------------------------------------------------------------------------------
@@ -496,7 +488,7 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
     >>> frames = f14_frames()
     >>> [f["condition"] for f in frames]  # doctest: +NORMALIZE_WHITESPACE
     ['投影后的 Q：(3, 4)，按列分给 2 个头', '头 0：列 0–1 与它自己的权重表',
-     '头 1：列 2–3，旁边是头 0 的权重表', '拼接各头输出 (3, 4)，再乘输出矩阵']
+     '头 1：列 2–3 与它自己的权重表，对照头 0', '拼接各头输出 (3, 4)，再乘输出矩阵']
     >>> [c["text"] for c in frames[1]["tables"][2]["rows"][1]]
     ['位置 1', '✓ 0.3302', '✓ 0.6698', '✗ 禁止']
     """
@@ -519,12 +511,11 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
         ]
         text = (f"头 {h} 只用 Q、K 的{column_span(cols[h])}，每个点积只有 {d} 项（头维度为 {d}），分数除以 √{d}。"
                 f"位置 {last} 在头 {h} 里的权重是 {slashed(s['weights'][h][last])}，最看重 Key {favs[h]}。")  # fmt: skip
-        if other is not None:
-            tables.append(_weight_table(f"对照：头 {other} 的权重表 {shape(n, n)}", s["weights"][other], s["visible"], last))
+        if other is not None:  # the other head's table is the frame before: compared in words only
             same = "同一个" if favs[h] == favs[other] else "不同的"
             text += (f"头 {other} 里它最看重 Key {favs[other]}：两个头最看重的是{same} Key。"
                      f"两张表的行、列都是同样的 {n} 个位置，禁止的格子也一样；不同的只是各自用的列。")  # fmt: skip
-        side = f"，旁边是头 {other} 的权重表" if other is not None else " 与它自己的权重表"
+        side = f" 与它自己的权重表，对照头 {other}" if other is not None else " 与它自己的权重表"
         return {"condition": f"头 {h}：{column_span(cols[h])}" + side, "tables": tables,
                 "rule": f"头 {h} = {column_span(cols[h])}；每行在可见的 Key 上求 softmax", "explanation": text}  # fmt: skip
 
@@ -544,7 +535,7 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
                            [f"头 {c // d} · 列 {c}" for c in range(heads * d)]),
             _numbers_table(f"输出 = 拼接 · W_o，{shape(n, out_cols)}", s["output"], [f"列 {c}" for c in range(out_cols)]),
         ],
-        "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, heads * d)}；W_o：{shape(heads * d, out_cols)}",
+        "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, heads * d)}；输出矩阵：{shape(heads * d, out_cols)}",
         "explanation": (f"每个头交出 {shape(n, d)} 的输出，按头的顺序左右拼回 {heads * d} 列，列的位置正是它在 Q 里占的位置。"
                         "输出矩阵再把各头的列混在一起：输出的每一列都可以同时用到所有头。"),
     }  # fmt: skip
@@ -576,65 +567,30 @@ def other_head_sentence(head: int, weights: list[float], other: int, other_weigh
             "两个头用的列不同，点积就不同。")
 
 
-def cache_sentence(rows: list[dict]) -> str:
-    """Exercise 2: whether every cache shrinks by exactly the group size.
+def cols_sentence(rows: list[dict]) -> str:
+    """Exercise 2: whether the K/V columns shrink by exactly the group size.
 
-    >>> cache_sentence(ex.gqa_plan(4, [4, 2, 1], 2, 10))
-    '3 种 K/V 头数下，缓存缩小的倍数都等于每组的查询头数（1、2、4）。'
+    >>> cols_sentence(ex.gqa_plan(4, [4, 2, 1], 2, 10))
+    '3 种 K/V 头数下，K/V 的列缩小的倍数都等于每组的查询头数（1、2、4）。'
     """
     if not isinstance(rows, list) or not rows:
         raise ValueError("rows 必须是 gqa_plan 返回的非空表")
     same = all(r["fraction"] == r["group_size"] for r in rows)
     sizes = "、".join(fmt.count(r["group_size"]) for r in rows)
-    return f"{len(rows)} 种 K/V 头数下，缓存缩小的倍数" + ("都等于" if same else "并不都等于") + f"每组的查询头数（{sizes}）。"
+    return (f"{len(rows)} 种 K/V 头数下，K/V 的列缩小的倍数" + ("都等于" if same else "并不都等于")
+            + f"每组的查询头数（{sizes}）。")
 
 
-def check_cell(ok: bool, detail) -> str:
-    """Exercise 3: one cell of the check table, the verdict and what the check saw.
+def reshape_verdict(touched: list[int]) -> str:
+    """Exercise 3: whether changing head 0's columns moves other heads too (the check then fails).
 
-    >>> check_cell(True, [0]), check_cell(False, 0.25), check_cell(True, 0.0), check_cell(True, 2e-16)
-    ('通过（权重变了的：头 0）', '失败（最大差 0.2500）', '通过（最大差 0）', '通过（最大差 2.0 × 10⁻¹⁶）')
+    >>> reshape_verdict([0, 1]), reshape_verdict([0])
+    ('改了它们，头 0 之外的头也变了：这项检查失败，认得出这个错。', '只有头 0 变了：这项检查认不出这个错。')
     """
-    if isinstance(detail, list):
-        said = "权重变了的：" + "、".join(f"头 {h}" for h in detail)
-    else:  # a difference: exactly 0 as 0, a tiny one in powers of ten, a visible one to four decimals
-        said = f"最大差 {fmt.sci(detail) if abs(detail) < 1e-3 else fmt.fmt(detail)}"
-    return ("通过" if ok else "失败") + "（" + said + "）"
-
-
-SHAPE = re.compile(r"\((?:[\w·]+, )+[\w·]+\)")
-
-
-def shapes_as_code(name: str) -> str:
-    """A written variant's name for a Markdown cell: a shape in it, such as (n, d_head, h), becomes code.
-
-    >>> shapes_as_code("A：按 (n, d_head, h) reshape"), shapes_as_code("B：拼反了（第一个头放最后）")
-    ('A：按 `(n, d_head, h)` reshape', 'B：拼反了（第一个头放最后）')
-    """
-    return SHAPE.sub(lambda m: f"`{m.group(0)}`", name)
-
-
-def bug_sentences(rows: list[dict], checks: list[str]) -> tuple[list[str], str]:
-    """Exercise 3: one sentence per written variant (which checks caught it), and which check caught none.
-
-    >>> rows = [{"name": "正确写法", "passed": [True, True]}, {"name": "A：甲", "passed": [False, True]}]
-    >>> bug_sentences(rows, ["一", "二"])
-    (['正确写法通过了全部检查。', '写法 A 只被“一”认出。'], '“二”一个错误也认不出。')
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是 bug_checks 返回的非空表")
-    sentences = ["正确写法通过了全部检查。" if all(rows[0]["passed"]) else "正确写法没有通过全部检查。"]
-    for r in rows[1:]:
-        caught = [f"“{c}”" for c, ok in zip(checks, r["passed"]) if not ok]
-        label = "写法 " + r["name"].split("：")[0]
-        if not caught:
-            sentences.append(f"{label} 通过了全部检查。")
-        elif len(caught) == 1:
-            sentences.append(f"{label} 只被{caught[0]}认出。")
-        else:
-            sentences.append(f"{label} 被{'、'.join(caught)}认出。")
-    blind = [f"“{c}”" for j, c in enumerate(checks) if all(r["passed"][j] for r in rows)]
-    return sentences, ("、".join(blind) + "一个错误也认不出。") if blind else "每项检查都至少认出一个错误。"
+    touched = att.as_list(touched, "touched")
+    if touched == [0]:
+        return "只有头 0 变了：这项检查认不出这个错。"
+    return "改了它们，头 0 之外的头也变了：这项检查失败，认得出这个错。"
 
 
 # -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
@@ -643,7 +599,7 @@ def _demo_steps() -> dict:
 
 
 def inputs() -> dict:
-    """The worked example's inputs as the 输入与适用条件 boxes name them, and F14's steps.
+    """The worked example's inputs as the 输入与适用条件 boxes name them.
 
     >>> v = inputs()
     >>> v["n"], v["heads"], v["head_dim"], v["positions"]
@@ -654,10 +610,9 @@ def inputs() -> dict:
         "n": fmt.count(len(x)), "d_model": fmt.count(len(x[0])), "heads": fmt.count(s["heads"]),
         "head_dim": fmt.count(s["head_dim"]), "last": fmt.count(len(x) - 1),
         "positions": f"位置 0 到 {fmt.count(len(x) - 1)}", "x_rows": fmt.vectors(x),
+        "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:])),
     }
     values.update({f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])})
-    # The figure's steps, named from its own frames (the captions read the same conditions).
-    values["f14_steps"] = "；".join(f"第 {k} 步，{f['condition']}" for k, f in enumerate(f14_frames(), start=1))
     return values
 
 
@@ -665,12 +620,12 @@ def steps_values() -> dict:
     """从 X 到输出: every step's table, the split and the mix in words."""
     x, w_o, s = DEMO[0], DEMO[4], _demo_steps()
     heads, d, n = s["heads"], s["head_dim"], len(x)
-    values = {"tbl_shapes": shape_rows(x, s)}  # Q, the concatenation and the output are F14's own tables
+    # Q, the weight tables, the concatenation and the output are the figure's: shown once, there.
+    values = {"tbl_shapes": shape_rows(x, s), "fig_split": split_figure()}
     for name in ("k", "v"):
-        values[f"tbl_{name}"] = (head_header(heads * d, d), positions(s[name], 0))
+        values[f"tbl_{name}"] = (head_header(heads * d, d), positions(s[name]))
     for h in range(heads):
         values[f"tbl_scores_{h}"] = (fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))
-        values[f"tbl_weights_{h}"] = (fmt.keys(n), positions(s["weights"][h]))
     values.update({
         "sqrt_head_dim": root(d), "split_sentence": split_sentence(heads, d),
         "mix_sentence": fmt.Md(mixing_sentence(output_heads(w_o, heads), heads)),
@@ -706,12 +661,17 @@ def experts_values() -> dict:
     """误解一: how each head reads the last position."""
     s = _demo_steps()
     view = head_view_rows(s, len(DEMO[0]) - 1)
-    return {"tbl_experts": head_view_table(view), "experts_sentence": head_view_sentence(view)}
+    return {"experts_sentence": head_view_sentence(view)}
 
 
 def head_dim_values(config: dict = GEMMA_7B) -> dict:
     """误解二: a stated head_dim beside hidden_size / heads, and the error when heads does not divide d_model."""
     c = config_head_dim(config)
+    s, pos = _demo_steps(), WRONG_D_POS
+    q, keys = s["q_heads"][0][pos], s["k_heads"][0][: pos + 1]  # head 0, one causal row
+    dots = [sum(a * b for a, b in zip(q, k)) for k in keys]
+    d_model = len(DEMO[0][0])
+    right, wrong = (att.softmax([x / math.sqrt(r) for x in dots]) for r in (s["head_dim"], d_model))
     try:
         mh.multihead_attention(*DEMO, 3)
     except ValueError as error:
@@ -721,7 +681,8 @@ def head_dim_values(config: dict = GEMMA_7B) -> dict:
         "gemma_head_dim": fmt.count(config["head_dim"]), "gemma_kv": fmt.count(config["num_key_value_heads"]),
         "gemma_derived": fmt.short(c["derived"]), "gemma_product": fmt.count(c["heads_times_head_dim"]),
         "gemma_params": fmt.count(c["params_stated"]), "gemma_params_derived": fmt.count(c["params_if_derived"]),
-        "divide_error": fmt.Md(f"`ValueError: {divide_error}`"),
+        "divide_error": fmt.Md(f"`ValueError: {divide_error}`"), "sqrt_d_model": root(d_model),
+        "wrong_pos": fmt.count(pos), "right_row": slashed(right), "wrong_row": slashed(wrong),
     }
 
 
@@ -786,36 +747,33 @@ def exercise_split() -> dict:
 
 
 def exercise_gqa() -> dict:
-    """Exercise 2: which K/V head each query head uses, and the cache for each number of K/V heads."""
+    """Exercise 2: which K/V head each query head uses, and the K/V columns for each number of K/V heads."""
     plan = ex.gqa_plan()
     return {
         "ex2_heads": fmt.count(ex.GQA_HEADS), "ex2_kv_list": "、".join(fmt.count(kv) for kv in ex.GQA_KV_CHOICES),
-        "ex2_d": fmt.count(ex.GQA_HEAD_DIM), "ex2_tokens": fmt.count(ex.GQA_TOKENS),
+        "ex2_d": fmt.count(ex.GQA_HEAD_DIM),
         "ex2_ask_kv": fmt.count(ex.GQA_ASK_KV), "ex2_ask_group": fmt.count(ex.GQA_ASK_GROUP),
         "ex2_groups": (["K/V 头数", "每组查询头数"] + [f"查询头 {h}" for h in range(ex.GQA_HEADS)],
                        [[fmt.count(r["kv_heads"]), fmt.count(r["group_size"])] + [fmt.count(g) for g in r["groups"]]
                         for r in plan]),
-        "ex2_cache": (["K/V 头数", "算式 2 · 位置数 · K/V 头数 · 头维度", "一层缓存的数", "缩小到几分之一"],
-                      [[fmt.count(r["kv_heads"]), f"2 · {ex.GQA_TOKENS} · {r['kv_heads']} · {ex.GQA_HEAD_DIM}",
-                        fmt.count(r["cache"]), fmt.count(r["fraction"])] for r in plan]),
+        "ex2_cols": (["K/V 头数", "K 的列数 h_kv · d_head", "缩小到几分之一"],
+                     [[fmt.count(r["kv_heads"]), f"{r['kv_heads']} · {ex.GQA_HEAD_DIM} = {fmt.count(r['kv_cols'])}",
+                       fmt.count(r["fraction"])] for r in plan]),
         "ex2_sharing": "、".join(f"查询头 {h}" for h in ex.sharing_heads()),
-        "ex2_cache_sentence": cache_sentence(plan),
+        "ex2_cols_sentence": cols_sentence(plan),
     }  # fmt: skip
 
 
-def exercise_bugs() -> dict:
-    """Exercise 3: the three wrong versions against the four checks, and what the table says in words."""
-    rows = ex.bug_checks()
-    sentences, summary = bug_sentences(rows, ex.CHECKS)
+def exercise_reshape() -> dict:
+    """Exercise 3: the right and the swapped reshape of one row of Q, and what changing head 0 moves."""
+    a = ex.reshape_split()
+    rows = [[f"头 {c}", columns_text(a["right_cols"][c]), fmt.vector(a["right"][c]),
+             columns_text(a["wrong_cols"][c]), fmt.vector(a["wrong"][c])] for c in range(ex.RESHAPE_HEADS)]
     return {
-        "ex3_q": fmt.vectors(ex.BUG_Q), "ex3_k": fmt.vectors(ex.BUG_K), "ex3_v": fmt.vectors(ex.BUG_V),
-        "ex3_n": fmt.count(len(ex.BUG_Q)), "ex3_heads": fmt.count(ex.BUG_HEADS), "ex3_kv": fmt.count(ex.BUG_KV),
-        "ex3_d": fmt.count(len(ex.BUG_Q[0]) // ex.BUG_HEADS), "ex3_d_model": fmt.count(len(ex.BUG_Q[0])),
-        "ex3_delta": fmt.short(ex.BUG_DELTA), "ex3_bump_head": fmt.count(ex.BUMP_HEAD),
-        "ex3_table": (["写法"] + ex.CHECKS,
-                      [[shapes_as_code(r["name"])] + [check_cell(ok, det) for ok, det in zip(r["passed"], r["details"])]
-                       for r in rows]),
-        "ex3_sentences": fmt.Md("\n".join(f"- {line}" for line in sentences)), "ex3_summary": summary,
+        "ex3_row": fmt.vector(ex.RESHAPE_ROW), "ex3_heads": fmt.count(ex.RESHAPE_HEADS), "ex3_d": fmt.count(a["head_dim"]),
+        "ex3_table": (["头", "`(n, h, d_head)`：列", "数", "`(n, d_head, h)`：列", "数"], rows),
+        "ex3_head0_cols": columns_text(a["right_cols"][0]),
+        "ex3_touched": "、".join(f"头 {c}" for c in a["touched"]), "ex3_verdict": reshape_verdict(a["touched"]),
     }  # fmt: skip
 
 
