@@ -114,7 +114,7 @@ def compare_text(diff: float) -> str:
     >>> compare_text(0.0), compare_text(2.5e-16)
     ('逐元素完全相同（最大差为 0）', '最大差为 2.5 × 10⁻¹⁶')
     """
-    return "逐元素完全相同（最大差为 0）" if diff == 0 else f"最大差为 {fmt.sci(diff)}"
+    return "逐元素完全相同（最大差为 0）" if diff == 0 else f"最大差为 {fmt.difference(diff)}"
 
 
 # -- 从 X 到输出 ------------------------------------------------------------------------------------------
@@ -402,8 +402,8 @@ def bumped(w_q, head: int, head_dim: int, delta: float) -> list[list[float]]:
 
 
 def bump_table(before: list, after: list) -> tuple[list[str], list[list[str]]]:
-    header = ["头", "改动前：最后一行权重", "改动后：最后一行权重", "这个头的权重表变了吗"]
-    return header, [[f"头 {h}", slashed(b[-1]), slashed(a[-1]), "变了" if a != b else "一格未变"]
+    header = ["头", "改动后：最后一行权重", "这个头的权重表变了吗"]  # before: the figure's tables
+    return header, [[f"头 {h}", slashed(a[-1]), "变了" if a != b else "一格未变"]
                     for h, (b, a) in enumerate(zip(before, after))]  # fmt: skip
 
 
@@ -456,7 +456,7 @@ def _matrix_table(title: str, m: list[list[float]], header: list[str], lit=froze
     return {
         "title": title,
         "header": ["位置 ＼ 列"] + header,
-        "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.short(x), None, c in lit) for c, x in enumerate(row)]
+        "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
                  for i, row in enumerate(m)],
     }  # fmt: skip
 
@@ -734,7 +734,7 @@ def exercise_split() -> dict:
         "ex1_q_row": fmt.vector(a["q_row"]), "ex1_k_rows": fmt.vectors(a["k_rows"]),
         "ex1_visible_keys": "、".join(f"Key {j}" for j in range(ex.ROW_POS + 1)), "ex1_sqrt": root(d),
         "ex1_steps": (["步骤"] + [f"Key {j}" for j in range(ex.ROW_POS + 1)], [
-            ["点积 q·k"] + [fmt.short(x) for x in a["dots"]],
+            ["点积 q·k"] + [fmt.fmt(x) for x in a["dots"]],
             [f"÷ √{d}"] + [fmt.fmt(x) for x in a["scaled"]],
             ["− 最大值"] + [fmt.fmt(x - a["max"]) for x in a["scaled"]],
             ["exp"] + [fmt.fmt(x) for x in a["exps"]],
@@ -756,7 +756,7 @@ def exercise_gqa() -> dict:
         "ex2_groups": (["K/V 头数", "每组查询头数"] + [f"查询头 {h}" for h in range(ex.GQA_HEADS)],
                        [[fmt.count(r["kv_heads"]), fmt.count(r["group_size"])] + [fmt.count(g) for g in r["groups"]]
                         for r in plan]),
-        "ex2_cols": (["K/V 头数", "K 的列数 h_kv · d_head", "缩小到几分之一"],
+        "ex2_cols": (["K/V 头数", "K 的列数（K/V 头数 · 头维度）", "缩小到几分之一"],
                      [[fmt.count(r["kv_heads"]), f"{r['kv_heads']} · {ex.GQA_HEAD_DIM} = {fmt.count(r['kv_cols'])}",
                        fmt.count(r["fraction"])] for r in plan]),
         "ex2_sharing": "、".join(f"查询头 {h}" for h in ex.sharing_heads()),

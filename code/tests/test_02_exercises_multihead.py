@@ -121,10 +121,23 @@ def test_the_check_table_equals_the_checks_recomputed_with_numpy():
     assert all(r["passed"][2] for r in checks)
 
 
-def test_the_answers_list_what_each_wrong_variant_fails():
-    answers = ex.answers()["练习3"]
-    for row in ex.bug_checks()[1:]:
-        assert answers[row["name"]] == [c for c, ok in zip(ex.CHECKS, row["passed"]) if not ok]
+def test_the_reshape_split_equals_numpy_both_ways():
+    a = ex.reshape_split()
+    row, h = np.asarray([ex.RESHAPE_ROW]), ex.RESHAPE_HEADS
+    d = row.shape[1] // h
+    assert np.array_equal(np.asarray(a["right"]), row.reshape(1, h, d)[0])
+    assert np.array_equal(np.asarray(a["wrong"]), row.reshape(1, d, h).transpose(0, 2, 1)[0])  # head last
+    # Head 0's columns in the right split, bumped, as the wrong split reads them: which heads moved.
+    bumped = row.copy()
+    bumped[0, a["right_cols"][0]] += 1
+    moved = np.any(bumped.reshape(1, d, h) != row.reshape(1, d, h), axis=(0, 1))
+    assert a["touched"] == [int(c) for c in np.flatnonzero(moved)]
+    assert ex.answers()["练习3"] == a["wrong"]
+
+
+def test_with_one_column_a_head_the_two_reshapes_agree():
+    a = ex.reshape_split([1.0, 2.0, 3.0], 3)
+    assert a["right"] == a["wrong"] and a["touched"] == [0]
 
 
 @pytest.mark.parametrize("d_model, heads, kv_heads, head_dim", [(8, 2, 2, 4), (8, 4, 1, 2), (3072, 16, 16, 256), (12, 6, 3, 5)])
@@ -151,6 +164,8 @@ def test_the_parameter_count_equals_the_weights_shapes(d_model, heads, kv_heads,
         (lambda: ex.suspect_heads(ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "other"), "variant"),
         (lambda: ex.suspect_heads(ex.BUG_Q, ex.BUG_Q, ex.BUG_V, 4, 2), "k 与 v 必须各有"),
         (lambda: ex.bug_checks(delta=float("nan")), "delta"),
+        (lambda: ex.reshape_split([1.0, 2.0, 3.0], 2), "不能被 heads=2 整除"),
+        (lambda: ex.reshape_split([], 2), "row"),
         (lambda: ex.attention_params(8, 4, 3, 2), "kv_heads=3 必须整除"),
         (lambda: ex.attention_params(0, 4, 1, 2), "d_model"),
         (lambda: ex.attention_params(8, 4, 1, True), "head_dim"),
@@ -197,6 +212,7 @@ def test_every_public_function_answers_bad_input_with_a_value_error():
         "sharing_heads": ((8, 2, 1), {}),
         "suspect_heads": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "concat"), {}),
         "bug_checks": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, 1.0), {}),
+        "reshape_split": ((ex.RESHAPE_ROW, 3), {}),
         "attention_params": ((8, 4, 1, 2), {}),
         "answers": ((), {}),
         "self_test": ((), {}),
