@@ -70,7 +70,7 @@ def test_f14_forbidden_cells_say_so_in_words_and_a_minus_is_a_minus():
                 for cell in row[1:]:
                     assert (cell["state"] == "forbidden") == cell["text"].startswith("✗ 禁止")
     cells = [c["text"] for f in frames for t in f["tables"] for r in t["rows"] for c in r]
-    assert "−1" in cells and not any(c.startswith("-") for c in cells)
+    assert "−1.0000" in cells and not any(c.startswith("-") for c in cells)
 
 
 def test_f14_needs_two_heads():
@@ -137,7 +137,7 @@ def test_moved_sentence_names_the_heads_whose_tables_changed(p, data):
     assert changed_part == "权重表变了的头：" + ("、".join(f"头 {h}" for h in moved) or "无")
     for h in range(heads):
         assert (f"头 {h}（只用" in still_part) == (h not in moved)
-    assert [r[3] for r in page.bump_table(before, after)[1]] == ["变了" if h in moved else "一格未变" for h in range(heads)]
+    assert [r[2] for r in page.bump_table(before, after)[1]] == ["变了" if h in moved else "一格未变" for h in range(heads)]
 
 
 @QUICK
