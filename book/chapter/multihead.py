@@ -42,39 +42,23 @@ GEMMA_7B = {
 
 # -- how a column, a position, a shape and a difference are written ---------------------------------------
 def columns_text(columns) -> str:
-    """Column numbers as the tables' headers write them.
-
-    >>> columns_text([0, 3])
-    '列 0、列 3'
-    """
+    """Column numbers as the tables' headers write them."""
     return "、".join(f"列 {j}" for j in columns)
 
 
 def column_span(columns) -> str:
-    """A head's run of columns: ``列 0–1``, or ``列 2`` for a single one.
-
-    >>> column_span(range(0, 2)), column_span([2])
-    ('列 0–1', '列 2')
-    """
+    """A head's run of columns: ``列 0–1``, or ``列 2`` for a single one."""
     columns = list(columns)
     return f"列 {columns[0]}–{columns[-1]}" if len(columns) > 1 else f"列 {columns[0]}"
 
 
 def dims(m) -> str:
-    """The size of a matrix, ``3 × 4``.
-
-    >>> dims([[1.0, 2.0]])
-    '1 × 2'
-    """
+    """The size of a matrix, ``3 × 4``."""
     return f"{fmt.count(len(m))} × {fmt.count(len(m[0]))}"
 
 
 def shape(*sizes: int) -> str:
-    """A shape as code writes it, ``(3, 2, 2)``.
-
-    >>> shape(3, 4)
-    '(3, 4)'
-    """
+    """A shape as code writes it, ``(3, 2, 2)``."""
     return "(" + ", ".join(fmt.count(n) for n in sizes) + ")"
 
 
@@ -84,11 +68,7 @@ def slashed(row) -> str:
 
 
 def root(n: int) -> str:
-    """``= √n = r`` when the square root is a whole number, ``= √n ≈ r`` (four decimals) when it is rounded.
-
-    >>> root(4), root(2)
-    ('= √4 = 2', '= √2 ≈ 1.4142')
-    """
+    """``= √n = r`` when the square root is a whole number, ``= √n ≈ r`` (four decimals) when it is rounded."""
     n = att.check_count(n, "n")
     r = math.isqrt(n)
     return f"= √{n} = {r}" if r * r == n else f"= √{n} ≈ {fmt.fmt(math.sqrt(n))}"
@@ -100,20 +80,12 @@ def positions(matrix, digits: int = 4) -> list[list[str]]:
 
 
 def head_header(n_cols: int, head_dim: int, corner: str = "位置 ＼ 列") -> list[str]:
-    """A header that says which head each column belongs to.
-
-    >>> head_header(2, 1)
-    ['位置 ＼ 列', '列 0（头 0）', '列 1（头 1）']
-    """
+    """A header that says which head each column belongs to."""
     return [corner] + [f"列 {c}（头 {c // head_dim}）" for c in range(n_cols)]
 
 
 def compare_text(diff: float) -> str:
-    """Two results' largest difference in words: “完全相同” when it is exactly 0.
-
-    >>> compare_text(0.0), compare_text(2.5e-16)
-    ('逐元素完全相同（最大差为 0）', '最大差为 2.5 × 10⁻¹⁶')
-    """
+    """Two results' largest difference in words: “完全相同” when it is exactly 0."""
     return "逐元素完全相同（最大差为 0）" if diff == 0 else f"最大差为 {fmt.difference(diff)}"
 
 
@@ -124,12 +96,12 @@ def shape_rows(x, s: dict) -> tuple[list[str], list[list[str]]]:
     rows = [
         ["输入", "X", "`(n, d_model)`", dims(x)],
         ["投影", "Q = X·W_q，K = X·W_k，V = X·W_v", "`(n, h·d_head)`", f"{dims(s['q'])}（Q、K、V 各一个）"],
-        ["切成头", r"第 $a$ 个头取 Q、K、V 第 $a \cdot d_{\text{head}}$ 列起的 $d_{\text{head}}$ 列", "h 块 `(n, d_head)`",
+        ["切成头", r"头 $c$ 取 Q、K、V 第 $c \cdot d_{\text{head}}$ 列起的 $d_{\text{head}}$ 列", "h 块 `(n, d_head)`",
          f"{fmt.count(len(s['q_heads']))} 块 {dims(s['q_heads'][0])}"],
-        ["每头分数", r"$Q_a K_a^{\top} / \sqrt{d_{\text{head}}}$", "每头一张 `(n, n)`", f"{fmt.count(heads)} 张 {fmt.count(n)} × {fmt.count(n)}"],
+        ["每头分数", r"$Q_c K_c^{\top} / \sqrt{d_{\text{head}}}$", "每头一张 `(n, n)`", f"{fmt.count(heads)} 张 {fmt.count(n)} × {fmt.count(n)}"],
         ["可见性表", "所有头共用一张", "`(n, n)`", dims(s["visible"])],
         ["每头权重", "softmax（分数 + 加性 mask）", "每头一张 `(n, n)`", f"{fmt.count(len(s['weights']))} 张 {dims(s['weights'][0])}"],
-        ["每头输出", "权重 · V_a", "h 块 `(n, d_head)`", f"{fmt.count(len(s['head_outputs']))} 块 {dims(s['head_outputs'][0])}"],
+        ["每头输出", "权重 · V_c", "h 块 `(n, d_head)`", f"{fmt.count(len(s['head_outputs']))} 块 {dims(s['head_outputs'][0])}"],
         ["拼接", "各头输出左右相接", "`(n, h·d_head)`", dims(s["concat"])],
         ["输出", "拼接 · W_o", "`(n, d_model)`", dims(s["output"])],
     ]  # fmt: skip
@@ -137,22 +109,12 @@ def shape_rows(x, s: dict) -> tuple[list[str], list[list[str]]]:
 
 
 def split_sentence(heads: int, head_dim: int) -> str:
-    """Which columns each head's projection takes.
-
-    >>> split_sentence(2, 2)
-    '头 0 用列 0、列 1，头 1 用列 2、列 3。'
-    """
+    """Which columns each head's projection takes."""
     return "，".join(f"头 {h} 用{columns_text(mh.head_columns(h, head_dim))}" for h in range(heads)) + "。"
 
 
 def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
-    """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows.
-
-    W_o's rows are the concatenation's columns (head 0's first), so they split into ``heads`` runs.
-
-    >>> output_heads([[1.0, 0.0], [0.0, 2.0]], 2), output_heads([[1.0, 0.5], [1.0, 0.0], [0.0, 0.0], [0.0, 3.0]], 2)
-    ([[0], [1]], [[0], [0, 1]])
-    """
+    """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows."""
     w_o, heads = att.as_matrix(w_o, "w_o"), att.check_count(heads, "heads")
     if len(w_o) % heads:
         raise ValueError(f"w_o 的行数 {len(w_o)} 必须能被 heads={heads} 整除：每个头占同样多的行")
@@ -161,20 +123,8 @@ def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
 
 
 def mixing_sentence(used: list[list[int]], heads: int) -> str:
-    """From ``output_heads``: which output columns mix several heads, which take one.
-
-    >>> mixing_sentence([[0, 1], [0], [1], [0, 1]], 2)
-    '输出的列 0、列 3 同时取了 2 个头的列，各头的结果在这里才第一次混到一起；列 1 只取头 0，列 2 只取头 1。'
-    >>> mixing_sentence([[0, 1], [0, 1]], 2)
-    '输出的每一列都同时取了全部 2 个头的列，各头的结果在这里才第一次混到一起。'
-    >>> mixing_sentence([[0], [1]], 2)
-    '输出没有一列同时取两个头的列：列 0 只取头 0，列 1 只取头 1，各头的结果在输出里仍是分开的。'
-    """
+    """From ``output_heads``: which output columns mix several heads, which take one."""
     heads = att.check_count(heads, "heads", minimum=2)  # one head has nothing to mix
-    if not isinstance(used, list) or not used or not all(isinstance(u, list) for u in used):
-        raise ValueError("used 必须是非空的列表，每一项是一列用到的头（output_heads 的结果）")
-    if any(not 0 <= h < heads for u in used for h in u):
-        raise ValueError(f"used 里的头号必须在 0 到 {heads - 1} 之间")
     mixed = [j for j, u in enumerate(used) if len(u) >= 2]
     rest = [f"列 {j} 只取头 {u[0]}" if u else f"列 {j} 全是 0" for j, u in enumerate(used) if len(u) < 2]
     if len(mixed) == len(used):
@@ -219,13 +169,7 @@ def two_ways(x, w_q, w_k, w_v, w_o, heads: int) -> dict:
 
 
 def two_ways_sentence(diff_out: float, diff_w: float) -> str:
-    """The two versions compared, saying each verdict once.
-
-    >>> two_ways_sentence(0.0, 0.0)
-    '两者的输出与各头的权重表都逐元素完全相同（最大差为 0）。'
-    >>> two_ways_sentence(2.5e-16, 0.0)
-    '两者的输出最大差为 2.5 × 10⁻¹⁶；各头的权重表逐元素完全相同（最大差为 0）。'
-    """
+    """The two versions compared, saying each verdict once."""
     diff_out, diff_w = att.real(diff_out, "diff_out"), att.real(diff_w, "diff_w")
     if diff_out == diff_w:
         return f"两者的输出与各头的权重表都{compare_text(diff_out)}。"
@@ -250,26 +194,13 @@ def gqa_tables(x, w_q, w_o, heads: int, plans: dict) -> dict:
 
 # -- 误解一：头是专家 --------------------------------------------------------------------------------------
 def favourite(row: list[float]) -> int:
-    """The key a weight row weighs most (the first one on a tie).
-
-    >>> favourite([0.2, 0.5, 0.3])
-    1
-    """
+    """The key a weight row weighs most (the first one on a tie)."""
     return max(range(len(row)), key=lambda j: row[j])
 
 
 def head_view_rows(steps: dict, i: int) -> list[dict]:
-    """How each head reads query row ``i``: its columns, the keys it may read, its weights, its favourite.
-
-    >>> s = mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
-    >>> [(r["head"], r["columns"], r["keys"], r["favourite"]) for r in head_view_rows(s, 2)]
-    [(0, [0, 1], [0, 1, 2], 1), (1, [2, 3], [0, 1, 2], 0)]
-    """
-    if not isinstance(steps, dict) or "weights" not in steps or "visible" not in steps:
-        raise ValueError("steps 必须是 multihead_steps 返回的字典")
+    """How each head reads query row ``i``: its columns, the keys it may read, its weights, its favourite."""
     n = len(steps["visible"])
-    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
-        raise ValueError(f"i 必须是 0 到 {n - 1} 之间的整数，收到 {i!r}")
     return [
         {"head": h, "columns": list(mh.head_columns(h, steps["head_dim"])),
          "keys": [j for j, ok in enumerate(steps["visible"][i]) if ok], "weights": w[i], "favourite": favourite(w[i])}
@@ -278,14 +209,7 @@ def head_view_rows(steps: dict, i: int) -> list[dict]:
 
 
 def head_view_sentence(rows: list[dict]) -> str:
-    """From ``head_view_rows``: the same keys or not, overlapping columns or not, each head's favourite.
-
-    >>> head_view_sentence([{"keys": [0, 1], "columns": [0], "favourite": 1},
-    ...                     {"keys": [0, 1], "columns": [1], "favourite": 0}])
-    '2 个头可读的 Key 完全相同，用到的列互不重叠；头 0 最看重 Key 1，头 1 最看重 Key 0。'
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是非空的列表")
+    """From ``head_view_rows``: the same keys or not, overlapping columns or not, each head's favourite."""
     same = all(r["keys"] == rows[0]["keys"] for r in rows)
     columns = [c for r in rows for c in r["columns"]]
     apart = len(columns) == len(set(columns))
@@ -296,12 +220,7 @@ def head_view_sentence(rows: list[dict]) -> str:
 
 # -- 误解二：头维度 ----------------------------------------------------------------------------------------
 def config_head_dim(config: dict) -> dict:
-    """A configuration's stated head_dim beside ``hidden_size / num_attention_heads``, and both parameter counts.
-
-    >>> c = config_head_dim(GEMMA_7B)
-    >>> c["stated"], c["derived"], c["heads_times_head_dim"]
-    (256, 192, 4096)
-    """
+    """A configuration's stated head_dim beside ``hidden_size / num_attention_heads``, and both parameter counts."""
     if not isinstance(config, dict):
         raise ValueError("config 必须是字典（模型 config.json 的内容）")
     d_model, heads, stated = (att.check_count(config.get(k), k) for k in ("hidden_size", "num_attention_heads", "head_dim"))
@@ -317,11 +236,7 @@ def config_head_dim(config: dict) -> dict:
 
 # -- 如何判断是否做对 --------------------------------------------------------------------------------------
 def check_detail(row: dict) -> str:
-    """What a check saw: the heads whose table moved, or the largest difference.
-
-    >>> check_detail({"detail": [0]}), check_detail({"detail": []}), check_detail({"detail": 0.0})
-    ('权重变了的头：头 0', '权重变了的头：无', '逐元素完全相同（最大差为 0）')
-    """
+    """What a check saw: the heads whose table moved, or the largest difference."""
     if isinstance(row["detail"], list):
         return "权重变了的头：" + ("、".join(f"头 {h}" for h in row["detail"]) or "无")
     return compare_text(row["detail"])
@@ -332,15 +247,7 @@ def checks_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 def check_sentence(rows: list[dict]) -> str:
-    """How many checks passed, and which did not.
-
-    >>> check_sentence([{"check": "甲", "holds": True, "detail": 0}, {"check": "乙", "holds": False, "detail": 1}])
-    '2 项检查里 1 项通过；没有通过的是：乙。'
-    >>> check_sentence([{"check": "甲", "holds": True, "detail": 0}])
-    '1 项检查全部通过。'
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是非空的检查列表")
+    """How many checks passed, and which did not."""
     failed = [r["check"] for r in rows if not r["holds"]]
     if not failed:
         return f"{len(rows)} 项检查全部通过。"
@@ -349,13 +256,7 @@ def check_sentence(rows: list[dict]) -> str:
 
 # -- 头数变了，什么不变 ------------------------------------------------------------------------------------
 def cost_rows(n: int, d_model: int, heads_list: list[int], head_dim: int | None = None) -> list[dict]:
-    """Parameters and multiply-adds for each number of heads (``head_dim`` defaults to ``d_model // heads``).
-
-    >>> [(r["heads"], r["head_dim"], r["params"], r["multiply_adds"]) for r in cost_rows(4, 8, [1, 2])]
-    [(1, 8, 256, 1280), (2, 4, 256, 1280)]
-    """
-    if not isinstance(heads_list, list) or not heads_list:
-        raise ValueError("heads_list 必须是非空的头数列表")
+    """Parameters and multiply-adds for each number of heads (``head_dim`` defaults to ``d_model // heads``)."""
     rows = []
     for heads in heads_list:
         macs = mh.multiply_adds(n, d_model, heads, head_dim)
@@ -372,13 +273,7 @@ def cost_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 def cost_sentence(rows: list[dict]) -> str:
-    """Which quantities are the same on every row of the cost table, and which change with the heads.
-
-    >>> cost_sentence(cost_rows(4, 8, [1, 2], head_dim=4))
-    '头数从 1 变到 2：参数个数从 128 变到 256，乘加次数从 640 变到 1280；分数表格子数从 16 变到 32。'
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是非空的成本表")
+    """Which quantities are the same on every row of the cost table, and which change with the heads."""
 
     def say(key: str, name: str) -> str:
         values = [r[key] for r in rows]
@@ -388,63 +283,6 @@ def cost_sentence(rows: list[dict]) -> str:
 
     return (f"头数从 {fmt.count(rows[0]['heads'])} 变到 {fmt.count(rows[-1]['heads'])}：{say('params', '参数个数')}，"
             f"{say('multiply_adds', '乘加次数')}；{say('score_cells', '分数表格子数')}。")  # fmt: skip
-
-
-# -- 只动一个头 -------------------------------------------------------------------------------------------
-def bumped(w_q, head: int, head_dim: int, delta: float) -> list[list[float]]:
-    """W_q with every number in head ``head``'s columns plus ``delta``.
-
-    >>> bumped([[1.0, 2.0]], 1, 1, 0.5)
-    [[1.0, 2.5]]
-    """
-    cols = mh.head_columns(head, head_dim)
-    return [[x + delta if j in cols else x for j, x in enumerate(row)] for row in att.as_matrix(w_q, "w_q")]
-
-
-def bump_table(before: list, after: list) -> tuple[list[str], list[list[str]]]:
-    header = ["头", "改动后：最后一行权重", "这个头的权重表变了吗"]  # before: the figure's tables
-    return header, [[f"头 {h}", slashed(a[-1]), "变了" if a != b else "一格未变"]
-                    for h, (b, a) in enumerate(zip(before, after))]  # fmt: skip
-
-
-def moved_sentence(before: list, after: list, head_dim: int) -> str:
-    """After a change to W_q: the heads whose weight table changed, and those that did not (with their columns).
-
-    >>> moved_sentence([[[1.0]], [[1.0]]], [[[0.5]], [[1.0]]], 2)
-    '权重表变了的头：头 0；一格未变的头：头 1（只用列 2、列 3）。'
-    """
-    if not isinstance(before, list) or not before or not isinstance(after, list) or len(before) != len(after):
-        raise ValueError("before 与 after 必须是同样多头的非空列表")
-    moved = [h for h in range(len(before)) if before[h] != after[h]]
-    still = [h for h in range(len(before)) if h not in moved]
-    return ("权重表变了的头：" + ("、".join(f"头 {h}" for h in moved) or "无") + "；一格未变的头："
-            + ("、".join(f"头 {h}（只用{columns_text(mh.head_columns(h, head_dim))}）" for h in still) or "无") + "。")
-
-
-def reach_sentence(used: list[list[int]], head: int, before: list[list[float]], after: list[list[float]]) -> str:
-    """After changing head ``head`` only: which output columns moved, which did not, and why when W_o says so.
-
-    >>> reach_sentence([[0, 1], [0], [1]], 0, [[1.0, 2.0, 3.0]], [[1.5, 2.5, 3.0]])
-    '最终输出里变了的列：列 0、列 1；一个数没变的列：列 2——$W_o$ 的这一列不取头 0 的列。'
-    >>> reach_sentence([[0, 1]], 1, [[1.0]], [[2.0]])
-    '最终输出的每一列都变了：$W_o$ 的每一列都取了头 1 的列。'
-    """
-    if not isinstance(used, list) or not used:
-        raise ValueError("used 必须是非空的列表（output_heads 的结果）")
-    head = att.check_count(head, "head", minimum=0)
-    before, after = att.as_matrix(before, "before"), att.as_matrix(after, "after")
-    if len(before) != len(after) or len(before[0]) != len(after[0]) or len(before[0]) != len(used):
-        raise ValueError(f"before、after 必须同形状，且列数等于 used 的项数 {len(used)}")
-    changed = [j for j in range(len(used)) if any(b[j] != a[j] for b, a in zip(before, after))]
-    still = [j for j in range(len(used)) if j not in changed]
-    if not still:
-        if all(head in u for u in used):
-            return f"最终输出的每一列都变了：$W_o$ 的每一列都取了头 {head} 的列。"
-        return "最终输出的每一列都变了。"
-    text = "最终输出里变了的列：" + (columns_text(changed) if changed else "无") + "；一个数没变的列：" + columns_text(still)
-    if all(head not in used[j] for j in still):
-        text += f"——$W_o$ 的{'这一列' if len(still) == 1 else '这些列'}不取头 {head} 的列"
-    return text + "。"
 
 
 # -- 图 F14：一个头的列切片与它自己的权重表，旁边是另一个头 ----------------------------------------------------
@@ -480,18 +318,7 @@ def _numbers_table(title: str, m: list[list[float]], header: list[str]) -> dict:
 
 
 def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> list[dict]:
-    """动态图解 F14：Q 按列切成头；头 0 与头 1 各用自己的列算出自己的权重表；拼接后乘 W_o。
-
-    Without arguments it uses the page's example (``02_multihead.DEMO_*``); every frame's sentences
-    are written from the numbers in that frame's tables.
-
-    >>> frames = f14_frames()
-    >>> [f["condition"] for f in frames]  # doctest: +NORMALIZE_WHITESPACE
-    ['投影后的 Q：(3, 4)，按列分给 2 个头', '头 0：列 0–1 与它自己的权重表',
-     '头 1：列 2–3 与它自己的权重表，对照头 0', '拼接各头输出 (3, 4)，再乘输出矩阵']
-    >>> [c["text"] for c in frames[1]["tables"][2]["rows"][1]]
-    ['位置 1', '✓ 0.3302', '✓ 0.6698', '✗ 禁止']
-    """
+    """动态图解 F14：Q 按列切成头；头 0 与头 1 各用自己的列算出自己的权重表；拼接后乘 W_o。"""
     args = [d if a is None else a for a, d in zip((x, w_q, w_k, w_v, w_o), DEMO)]
     s = mh.multihead_steps(*args, mh.DEMO_HEADS if heads is None else heads)
     heads, d, n = s["heads"], s["head_dim"], len(s["q"])
@@ -544,13 +371,7 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
 
 # -- 练习的解答 -------------------------------------------------------------------------------------------
 def other_head_sentence(head: int, weights: list[float], other: int, other_weights: list[float]) -> str:
-    """Exercise 1: the same query position in another head — the same keys, another row of weights.
-
-    >>> other_head_sentence(1, [0.284, 0.14, 0.576], 0, [0.2483, 0.2483, 0.5035])
-    '头 0 在同一位置读的是同样的 3 个 Key，权重却是 0.2483 / 0.2483 / 0.5035：两个头都最看重 Key 2，但头 1 给它 0.5760，头 0 给它 0.5035。两个头用的列不同，点积就不同。'
-    >>> other_head_sentence(1, [0.7, 0.3], 0, [0.4, 0.6])
-    '头 0 在同一位置读的是同样的 2 个 Key，权重却是 0.4000 / 0.6000：头 1 最看重 Key 0，头 0 最看重 Key 1。两个头用的列不同，点积就不同。'
-    """
+    """Exercise 1: the same query position in another head — the same keys, another row of weights."""
     weights, other_weights = att.as_vector(weights, "weights"), att.as_vector(other_weights, "other_weights")
     if len(weights) != len(other_weights):
         raise ValueError(f"weights 与 other_weights 必须一样长，收到 {len(weights)} 与 {len(other_weights)}")
@@ -568,13 +389,7 @@ def other_head_sentence(head: int, weights: list[float], other: int, other_weigh
 
 
 def cols_sentence(rows: list[dict]) -> str:
-    """Exercise 2: whether the K/V columns shrink by exactly the group size.
-
-    >>> cols_sentence(ex.gqa_plan(4, [4, 2, 1], 2, 10))
-    '3 种 K/V 头数下，K/V 的列缩小的倍数都等于每组的查询头数（1、2、4）。'
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是 gqa_plan 返回的非空表")
+    """Exercise 2: whether the K/V columns shrink by exactly the group size."""
     same = all(r["fraction"] == r["group_size"] for r in rows)
     sizes = "、".join(fmt.count(r["group_size"]) for r in rows)
     return (f"{len(rows)} 种 K/V 头数下，K/V 的列缩小的倍数" + ("都等于" if same else "并不都等于")
@@ -582,11 +397,7 @@ def cols_sentence(rows: list[dict]) -> str:
 
 
 def reshape_verdict(touched: list[int]) -> str:
-    """Exercise 3: whether changing head 0's columns moves other heads too (the check then fails).
-
-    >>> reshape_verdict([0, 1]), reshape_verdict([0])
-    ('改了它们，头 0 之外的头也变了：这项检查失败，认得出这个错。', '只有头 0 变了：这项检查认不出这个错。')
-    """
+    """Exercise 3: whether changing head 0's columns moves other heads too (the check then fails)."""
     touched = att.as_list(touched, "touched")
     if touched == [0]:
         return "只有头 0 变了：这项检查认不出这个错。"
@@ -599,12 +410,7 @@ def _demo_steps() -> dict:
 
 
 def inputs() -> dict:
-    """The worked example's inputs as the 输入与适用条件 boxes name them.
-
-    >>> v = inputs()
-    >>> v["n"], v["heads"], v["head_dim"], v["positions"]
-    ('3', '2', '2', '位置 0 到 2')
-    """
+    """The worked example's inputs as the 输入与适用条件 boxes name them."""
     x, s = DEMO[0], _demo_steps()
     values = {
         "n": fmt.count(len(x)), "d_model": fmt.count(len(x[0])), "heads": fmt.count(s["heads"]),
@@ -702,19 +508,6 @@ def cost_values(n: int = COST_N, d_model: int = COST_D_MODEL, heads_list=COST_HE
         "cost_n": fmt.count(n), "cost_d_model": fmt.count(d_model), "cost_fixed": fmt.count(fixed),
         "tbl_cost_split": cost_table(split), "tbl_cost_fixed": cost_table(same_dim),
         "cost_split_sentence": cost_sentence(split), "cost_fixed_sentence": cost_sentence(same_dim),
-    }
-
-
-def bump_values() -> dict:
-    """只动一个头: the weight tables before and after, and which output columns moved."""
-    x, w_q, w_k, w_v, w_o = DEMO
-    s = _demo_steps()
-    d, heads = s["head_dim"], s["heads"]
-    w_after, out_after = mh.multihead_attention(x, bumped(w_q, BUMP_HEAD, d, BUMP_DELTA), w_k, w_v, w_o, heads)
-    return {
-        "bump_cols": columns_text(mh.head_columns(BUMP_HEAD, d)), "tbl_bump": bump_table(s["weights"], w_after),
-        "bump_sentence": moved_sentence(s["weights"], w_after, d),
-        "reach_sentence": fmt.Md(reach_sentence(output_heads(w_o, heads), BUMP_HEAD, s["output"], out_after)),
     }
 
 
