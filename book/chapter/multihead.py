@@ -1,14 +1,7 @@
-"""The multi-head page's book side: its tables, sentences, figure F14 and exercise solutions.
+"""The multi-head page's book side: the facts its tables, sentences, figures and solutions are built from.
 
-Everything here is computed from ``code/02_multihead.py`` (and its exercises) and only writes what
-they computed: a sentence is built from the same rows as the table next to it, so the two cannot
-disagree. Numbers go through ``chapter.fmt`` (a tiny difference between two algorithms by ``fmt.sci``).
-Each section's function (``inputs``, ``steps_values`` …) returns what the page glues under each name;
-the page calls ``page.glue_all`` on it.
-
->>> rows = cost_rows(4, 8, [1, 2])
->>> cost_sentence(rows)
-'头数从 1 变到 2：参数个数都是 256，乘加次数都是 1280；分数表格子数从 16 变到 32。'
+Everything comes from ``code/02_multihead.py`` and its exercises; numbers go through ``chapter.fmt``. Each
+section's function (``inputs``, ``steps_values`` …) returns what the page glues (``page.glue_all``).
 """
 
 from __future__ import annotations
@@ -31,18 +24,12 @@ COST_N, COST_D_MODEL, COST_FIXED, COST_HEADS = 16, 64, 16, [1, 2, 4, 8, 16]
 
 # The public configuration the page quotes: head_dim is an entry of its own, not always
 # hidden_size / num_attention_heads. Source: Hugging Face google/gemma-7b, config.json (gemma7b_config).
-GEMMA_7B = {
-    "source": "https://huggingface.co/google/gemma-7b/blob/main/config.json",
-    "hidden_size": 3072,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 16,
-    "head_dim": 256,
-}
+GEMMA_7B = {"source": "https://huggingface.co/google/gemma-7b/blob/main/config.json", "hidden_size": 3072,
+            "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256}
 
 
 # -- how a column, a position, a shape and a difference are written ---------------------------------------
 def columns_text(columns) -> str:
-    """Column numbers as the tables' headers write them."""
     return "、".join(f"列 {j}" for j in columns)
 
 
@@ -53,17 +40,14 @@ def column_span(columns) -> str:
 
 
 def dims(m) -> str:
-    """The size of a matrix, ``3 × 4``."""
     return f"{fmt.count(len(m))} × {fmt.count(len(m[0]))}"
 
 
 def shape(*sizes: int) -> str:
-    """A shape as code writes it, ``(3, 2, 2)``."""
     return "(" + ", ".join(fmt.count(n) for n in sizes) + ")"
 
 
 def slashed(row) -> str:
-    """One row of weights as the page writes it: ``0.3302 / 0.6698``."""
     return " / ".join(fmt.fmt(p) for p in row)
 
 
@@ -80,7 +64,6 @@ def positions(matrix, digits: int = 4) -> list[list[str]]:
 
 
 def head_header(n_cols: int, head_dim: int, corner: str = "位置 ＼ 列") -> list[str]:
-    """A header that says which head each column belongs to."""
     return [corner] + [f"列 {c}（头 {c // head_dim}）" for c in range(n_cols)]
 
 
@@ -109,7 +92,6 @@ def shape_rows(x, s: dict) -> tuple[list[str], list[list[str]]]:
 
 
 def split_sentence(heads: int, head_dim: int) -> str:
-    """Which columns each head's projection takes."""
     return "，".join(f"头 {h} 用{columns_text(mh.head_columns(h, head_dim))}" for h in range(heads)) + "。"
 
 
@@ -312,11 +294,6 @@ def _weight_table(title: str, w: list[list[float]], visible: list[list[bool]], c
     }  # fmt: skip
 
 
-def _numbers_table(title: str, m: list[list[float]], header: list[str]) -> dict:
-    return {"title": title, "header": ["位置 ＼ 列"] + header,
-            "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.fmt(c)) for c in row] for i, row in enumerate(m)]}  # fmt: skip
-
-
 def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> list[dict]:
     """动态图解 F14：Q 按列切成头；头 0 与头 1 各用自己的列算出自己的权重表；拼接后乘 W_o。"""
     args = [d if a is None else a for a, d in zip((x, w_q, w_k, w_v, w_o), DEMO)]
@@ -358,9 +335,9 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
     final = {
         "condition": f"拼接各头输出 {shape(n, heads * d)}，再乘输出矩阵",
         "tables": [
-            _numbers_table(f"各头输出左右拼接，{shape(n, heads * d)}", s["concat"],
+            _matrix_table(f"各头输出左右拼接，{shape(n, heads * d)}", s["concat"],
                            [f"头 {c // d} · 列 {c}" for c in range(heads * d)]),
-            _numbers_table(f"输出 = 拼接 · W_o，{shape(n, out_cols)}", s["output"], [f"列 {c}" for c in range(out_cols)]),
+            _matrix_table(f"输出 = 拼接 · W_o，{shape(n, out_cols)}", s["output"], [f"列 {c}" for c in range(out_cols)]),
         ],
         "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, heads * d)}；输出矩阵：{shape(heads * d, out_cols)}",
         "explanation": (f"每个头交出 {shape(n, d)} 的输出，按头的顺序左右拼回 {heads * d} 列，列的位置正是它在 Q 里占的位置。"
