@@ -1,11 +1,12 @@
 """第 2 章教学代码：多头注意力与分组 K/V 头（GQA、MQA），全部可以手算。
 
-“多头”一页的配套代码。X 与 W_q、W_k、W_v、W_o 都是人工构造的小矩阵，没有训练过的模型。softmax、可见性表、
-单头注意力、矩阵乘法和输入检查从同一目录的 ``02_attention.py`` 导入：多头只是在它们外面改变了表示的分组方式。
-权重按行向量乘矩阵 ``x @ W`` 写（PyTorch ``nn.Linear.weight`` 的转置）：``x`` (n, d_model)；``w_q``
-(d_model, heads·head_dim)；``w_k``、``w_v`` (d_model, kv_heads·head_dim)，kv_heads = heads 时就是普通多头；
-``w_o`` (heads·head_dim, d_model)。第 h 个头用 Q、K、V 的第 ``h·head_dim`` 到 ``(h+1)·head_dim − 1`` 列。
-运行 ``python3 02_multihead.py``（``02_attention.py`` 放在同一目录）：先自检，再以 JSON 打印演示结果。
+“多头”一页的配套代码；X 与四个投影矩阵都是人工构造的小矩阵。softmax、可见性表、单头注意力、
+矩阵乘法和输入检查从同一目录的 ``02_attention.py`` 导入：多头只在外面改变表示的分组方式。
+权重按行向量乘矩阵 ``x @ W`` 写（PyTorch ``nn.Linear.weight`` 的转置）：``x`` (n, d_model)；
+``w_q`` (d_model, heads·head_dim)；``w_k``、``w_v`` (d_model, kv_heads·head_dim)，kv_heads =
+heads 时就是普通多头；``w_o`` (heads·head_dim, d_model)。头 ``head`` 用 Q、K、V 的第
+``head·head_dim`` 到 ``(head+1)·head_dim − 1`` 列。运行 ``python3 02_multihead.py``：先自检，
+再以 JSON 打印演示结果。
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import math
 att = importlib.import_module("02_attention")
 
 
-# -- 边界校验 -----------------------------------------------------------------------------------------
-def _layout(d_model: int, heads: object, kv_heads: object, head_dim: object) -> tuple[int, int, int]:
-    heads = att.check_count(heads, "heads", maximum=att.MAX_POSITIONS)  # 每头一张 n × n 的表：上限同位置数
+# -- 边界校验 ----------------------------------------------------------------------------------
+def _layout(d_model: int, heads: object, kv_heads: object, head_dim: object) -> tuple[int, ...]:
+    heads = att.check_count(heads, "heads", maximum=att.MAX_POSITIONS)  # 上限同位置数
     kv_heads = heads if kv_heads is None else att.check_count(kv_heads, "kv_heads")
     if heads % kv_heads:
-        raise ValueError(f"kv_heads={kv_heads} 必须整除 heads={heads}：每个 K/V 头要分到同样多的查询头")
+        raise ValueError(f"kv_heads={kv_heads} 必须整除 heads={heads}：每个 K/V 头要分到"
+                         "同样多的查询头")
     if head_dim is None:  # 只有没给 head_dim 时才用 d_model / heads 推出它；真实配置常把它单独写出
         if d_model % heads:
             raise ValueError(f"d_model={d_model} 不能被 heads={heads} 整除：请另给 head_dim")
@@ -30,15 +32,17 @@ def _layout(d_model: int, heads: object, kv_heads: object, head_dim: object) -> 
 
 def _weights(x, w_q, w_k, w_v, w_o, heads, kv_heads, head_dim):
     x = att.as_matrix(x, "x")
-    m = {name: att.as_matrix(w, name) for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o))}
+    m = {name: att.as_matrix(w, name)
+         for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o))}
     d_model = len(x[0])
     heads, kv_heads, head_dim = _layout(d_model, heads, kv_heads, head_dim)
     want = {"w_q": (d_model, heads * head_dim), "w_k": (d_model, kv_heads * head_dim),
             "w_v": (d_model, kv_heads * head_dim), "w_o": (heads * head_dim, "任意")}  # fmt: skip
     for name, (rows, cols) in want.items():
         if len(m[name]) != rows or cols not in ("任意", len(m[name][0])):
-            raise ValueError(f"{name} 的形状必须是 ({rows}, {cols})（d_model={d_model}、heads={heads}、kv_heads="
-                             f"{kv_heads}、head_dim={head_dim}），收到 ({len(m[name])}, {len(m[name][0])})")
+            raise ValueError(f"{name} 的形状必须是 ({rows}, {cols})（d_model={d_model}、"
+                             f"heads={heads}、kv_heads={kv_heads}、head_dim={head_dim}），"
+                             f"收到 ({len(m[name])}, {len(m[name][0])})")
     return x, m, (heads, kv_heads, head_dim)
 
 def _project(x: list[list[float]], w: list[list[float]], name: str) -> list[list[float]]:
@@ -54,17 +58,18 @@ def _per_head(m: object, heads: object, what: str) -> tuple[list[list[float]], i
     return m, heads, len(m[0]) // heads  # 每头的列数 head_dim
 
 def _concat(parts: list[list[list[float]]]) -> list[list[float]]:
-    return [[c for block in row for c in block] for row in zip(*parts)]  # heads 块 (n, d) → (n, heads·d)
+    return [[c for block in row for c in block] for row in zip(*parts)]  # → (n, heads·d)
 
 
-# -- 按列切头、reshape / transpose、分组 ------------------------------------------------------------------
-def head_columns(h: int, head_dim: int) -> range:
-    """第 h 个头在 Q（或 K、V）里占的列：``h·head_dim`` 到 ``(h+1)·head_dim − 1``。
+# -- 按列切头、reshape / transpose、分组 ----------------------------------------------------------
+def head_columns(head: int, head_dim: int) -> range:
+    """头 ``head`` 在 Q（或 K、V）里占的列：``head·head_dim`` 到 ``(head+1)·head_dim − 1``。
     >>> list(head_columns(1, 2))
     [2, 3]
     """
-    h, head_dim = att.check_count(h, "h", minimum=0), att.check_count(head_dim, "head_dim")
-    return range(h * head_dim, (h + 1) * head_dim)
+    head = att.check_count(head, "head", minimum=0)
+    head_dim = att.check_count(head_dim, "head_dim")
+    return range(head * head_dim, (head + 1) * head_dim)
 
 def split_heads(m: list[list[float]], heads: int) -> list[list[list[float]]]:
     """把 ``(rows, heads·head_dim)`` 按列切成 heads 块，每块 ``(rows, head_dim)``；行一个不少。
@@ -79,7 +84,8 @@ def split_heads(m: list[list[float]], heads: int) -> list[list[list[float]]]:
     ValueError: 列数 3 不能被 heads=2 整除，无法平均切成头
     """
     m, heads, d = _per_head(m, heads, "无法平均切成头")
-    return [[[row[c] for c in head_columns(h, d)] for row in m] for h in range(heads)]  # (heads, n, d)
+    return [[[row[c] for c in head_columns(head, d)] for row in m]
+            for head in range(heads)]  # (heads, n, d)
 
 def reshape_heads(m: list[list[float]], heads: int) -> list[list[list[float]]]:
     """reshape：``(n, heads·head_dim) → (n, heads, head_dim)``，每行的列按头分段，不搬动数。
@@ -87,27 +93,27 @@ def reshape_heads(m: list[list[float]], heads: int) -> list[list[list[float]]]:
     [[[1.0, 2.0], [3.0, 4.0]]]
     """
     m, heads, d = _per_head(m, heads, "无法 reshape 成头")
-    return [[row[h * d : (h + 1) * d] for h in range(heads)] for row in m]
+    return [[row[head * d : (head + 1) * d] for head in range(heads)] for row in m]
 
 def swap_01(t: list[list[list[float]]]) -> list[list[list[float]]]:
     """transpose：交换前两个轴，``(a, b, c) → (b, a, c)``；用两次就回到原样。
     >>> swap_01([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]])
     [[[1.0, 2.0], [5.0, 6.0]], [[3.0, 4.0], [7.0, 8.0]]]
     """
-    blocks = [att.as_matrix(b, f"t[{a}]") for a, b in enumerate(att.as_list(t, "t"))]  # a 块，每块 (b, c)
+    blocks = [att.as_matrix(b, f"t[{a}]") for a, b in enumerate(att.as_list(t, "t"))]  # (b, c) 各一
     if not blocks or any(len(b) != len(blocks[0]) for b in blocks):
         raise ValueError("t 必须是非空的三维列表 (a, b, c)，第二个轴的长度处处相同")
     return [[b[j] for b in blocks] for j in range(len(blocks[0]))]  # (b, a, c)
 
-def kv_group(h: int, heads: int, kv_heads: int) -> int:
-    """查询头 h 用哪个 K/V 头：相邻的 ``heads / kv_heads`` 个查询头为一组，共用一个。
-    >>> [kv_group(h, 4, 2) for h in range(4)], [kv_group(h, 4, 1) for h in range(4)]  # GQA、MQA
+def kv_group(head: int, heads: int, kv_heads: int) -> int:
+    """查询头 ``head`` 用哪个 K/V 头：相邻的 ``heads / kv_heads`` 个查询头为一组，共用一个。
+    >>> [kv_group(c, 4, 2) for c in range(4)], [kv_group(c, 4, 1) for c in range(4)]  # GQA、MQA
     ([0, 0, 1, 1], [0, 0, 0, 0])
     """
-    heads, kv_heads, _ = _layout(1, heads, att.check_count(kv_heads, "kv_heads"), 1)  # kv_heads 须整除 heads
-    if not isinstance(h, int) or isinstance(h, bool) or not 0 <= h < heads:
-        raise ValueError(f"h 必须是 0 到 {heads - 1} 之间的整数，收到 {h!r}")
-    return h // (heads // kv_heads)
+    heads, kv_heads, _ = _layout(1, heads, att.check_count(kv_heads, "kv_heads"), 1)
+    if not isinstance(head, int) or isinstance(head, bool) or not 0 <= head < heads:
+        raise ValueError(f"head 必须是 0 到 {heads - 1} 之间的整数，收到 {head!r}")
+    return head // (heads // kv_heads)
 
 def repeat_kv_columns(w: list[list[float]], heads: int, kv_heads: int) -> list[list[float]]:
     """把 ``(d_model, kv_heads·head_dim)`` 的 W_k 或 W_v 按组重复成 ``(d_model, heads·head_dim)``。
@@ -117,15 +123,16 @@ def repeat_kv_columns(w: list[list[float]], heads: int, kv_heads: int) -> list[l
     >>> repeat_kv_columns([[1.0, 2.0]], 4, 2)  # head_dim = 1：K/V 头 0、0、1、1
     [[1.0, 1.0, 2.0, 2.0]]
     """
-    w, (heads, kv_heads, _) = att.as_matrix(w, "w"), _layout(1, heads, att.check_count(kv_heads, "kv_heads"), 1)
+    w = att.as_matrix(w, "w")
+    heads, kv_heads, _ = _layout(1, heads, att.check_count(kv_heads, "kv_heads"), 1)
     if len(w[0]) % kv_heads:
         raise ValueError(f"w 的列数 {len(w[0])} 不能被 kv_heads={kv_heads} 整除")
     d = len(w[0]) // kv_heads
-    cols = [c for h in range(heads) for c in head_columns(kv_group(h, heads, kv_heads), d)]
+    cols = [c for head in range(heads) for c in head_columns(kv_group(head, heads, kv_heads), d)]
     return [[row[c] for c in cols] for row in w]  # (d_model, heads·head_dim)
 
 
-# -- 多头注意力：两种写法 -------------------------------------------------------------------------------
+# -- 多头注意力：两种写法 ------------------------------------------------------------------------
 def multihead_steps(x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *, head_dim=None,
                     key_valid=None) -> dict:
     """多头注意力的每个中间对象（“头的列表”写法：每个头用自己的小投影），供正文逐步展示。
@@ -134,78 +141,84 @@ def multihead_steps(x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *,
     (1, [2, 2], [[True, False], [True, True]])
     """
     x, m, (heads, kv_heads, head_dim) = _weights(x, w_q, w_k, w_v, w_o, heads, kv_heads, head_dim)
-    # 每个头有自己的小投影：W_q 的第 h 组列，形状 (d_model, head_dim)。
-    q_heads = [_project(x, w, "w_q") for w in split_heads(m["w_q"], heads)]  # heads 块，每块 (n, head_dim)
+    # 每个头有自己的小投影：W_q 里属于它的那组列，形状 (d_model, head_dim)。
+    q_heads = [_project(x, w, "w_q") for w in split_heads(m["w_q"], heads)]  # 每块 (n, head_dim)
     k_heads = [_project(x, w, "w_k") for w in split_heads(m["w_k"], kv_heads)]  # kv_heads 块
     v_heads = [_project(x, w, "w_v") for w in split_heads(m["w_v"], kv_heads)]
     # 每个头读的是同样的 n 个位置：可见性表只造一次，所有头共用。
     visible = att.visibility(len(x), len(x), causal=causal, key_valid=key_valid)  # (n, n)
     weights, head_outputs = [], []
-    for h in range(heads):
-        g = kv_group(h, heads, kv_heads)
-        # att.masked_attention 用 K 的列数 head_dim 缩放：除以 √head_dim，不是 √d_model。
-        w, out = att.masked_attention(q_heads[h], k_heads[g], v_heads[g], visible)  # (n, n), (n, head_dim)
+    for head in range(heads):
+        g = kv_group(head, heads, kv_heads)
+        # masked_attention 按 K 的列数缩放：除以 √head_dim，不是 √d_model。
+        w, out = att.masked_attention(q_heads[head], k_heads[g], v_heads[g], visible)
         weights.append(w)
         head_outputs.append(out)
     concat = _concat(head_outputs)  # (n, heads·head_dim)：列的位置正是它在 Q 里占的位置
-    return {"q": _concat(q_heads), "k": _concat(k_heads), "v": _concat(v_heads), "q_heads": q_heads,
-            "k_heads": k_heads, "v_heads": v_heads, "visible": visible, "weights": weights,
-            "head_outputs": head_outputs, "concat": concat, "output": _project(concat, m["w_o"], "w_o"),
+    return {"q": _concat(q_heads), "k": _concat(k_heads), "v": _concat(v_heads),
+            "q_heads": q_heads, "k_heads": k_heads, "v_heads": v_heads, "visible": visible,
+            "weights": weights, "head_outputs": head_outputs, "concat": concat,
+            "output": _project(concat, m["w_o"], "w_o"),
             "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim}  # fmt: skip
 
 def multihead_attention(x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *, head_dim=None,
                         key_valid=None) -> tuple[list[list[list[float]]], list[list[float]]]:
     """多头自注意力（写法一：头的列表，逐头计算再拼接），返回 ``(weights, output)``。
 
-    ``kv_heads`` 缺省等于 ``heads``；``head_dim`` 缺省为 ``d_model // heads``（不能整除时必须给出）。
-    每个头的分数除以 ``√head_dim``，所有头共用一张可见性表（``causal``、``key_valid`` 同 ``02_attention``）。
-    对照 ``torch.nn.MultiheadAttention``：``in_proj_weight`` 的三块是 ``w_q``、``w_k``、``w_v`` 的转置，
-    ``out_proj.weight`` 是 ``w_o`` 的转置（偏置取 0），它的布尔 ``attn_mask`` 用 True 表示禁止。
+    ``kv_heads`` 缺省等于 ``heads``；``head_dim`` 缺省为 ``d_model // heads``（除不尽时必须给出）。
+    分数除以 ``√head_dim``；所有头共用一张可见性表（``causal``、``key_valid`` 同单头）。
+    对照 ``torch.nn.MultiheadAttention``：``in_proj_weight`` 的三块是 ``w_q``、``w_k``、``w_v``
+    的转置，``out_proj.weight`` 是 ``w_o`` 的转置（偏置取 0）；布尔 ``attn_mask`` 以 True 为禁止。
 
-    >>> x, eye = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]], [[float(i == j) for j in range(4)] for i in range(4)]
+    >>> x, eye = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]], EYE4
     >>> w, out = multihead_attention(x, eye, eye, eye, eye, heads=2)
     >>> [[round(p, 4) for p in row] for row in w[0]], [round(c, 4) for c in out[1]]
     ([[1.0, 0.0], [0.3302, 0.6698]], [0.3302, 0.6698, 0.3302, 0.6698])
     """
-    s = multihead_steps(x, w_q, w_k, w_v, w_o, heads, kv_heads, causal, head_dim=head_dim, key_valid=key_valid)
+    s = multihead_steps(x, w_q, w_k, w_v, w_o, heads, kv_heads, causal, head_dim=head_dim,
+                        key_valid=key_valid)
     return s["weights"], s["output"]
 
-def multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *, head_dim=None,
-                              key_valid=None) -> tuple[list[list[list[float]]], list[list[float]]]:
+def multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *,
+                              head_dim=None, key_valid=None) -> tuple[list, list[list[float]]]:
     """多头自注意力（写法二：一次大投影，再 reshape / transpose），返回 ``(weights, output)``。
 
     参数同 ``multihead_attention``。nanoGPT 一类代码的形状变化：``(n, h·d) → reshape (n, h, d) →
     transpose (h, n, d)``，逐头注意力后 ``transpose (n, h, d) → reshape (n, h·d)``，最后乘 ``w_o``。
 
-    >>> x, eye = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]], [[float(i == j) for j in range(4)] for i in range(4)]
-    >>> multihead_attention_fused(x, eye, eye, eye, eye, 2) == multihead_attention(x, eye, eye, eye, eye, 2)
+    >>> x, e = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]], EYE4
+    >>> multihead_attention_fused(x, e, e, e, e, 2) == multihead_attention(x, e, e, e, e, 2)
     True
     """
     x, m, (heads, kv_heads, head_dim) = _weights(x, w_q, w_k, w_v, w_o, heads, kv_heads, head_dim)
     group = heads // kv_heads
-    q = swap_01(reshape_heads(_project(x, m["w_q"], "w_q"), heads))  # (n, h·d) → (n, h, d) → (h, n, d)
+    q = swap_01(reshape_heads(_project(x, m["w_q"], "w_q"), heads))  # (n, h·d)→(n, h, d)→(h, n, d)
     k = swap_01(reshape_heads(_project(x, m["w_k"], "w_k"), kv_heads))  # (kv_heads, n, d)
     v = swap_01(reshape_heads(_project(x, m["w_v"], "w_v"), kv_heads))  # (kv_heads, n, d)
     visible = att.visibility(len(x), len(x), causal=causal, key_valid=key_valid)  # (n, n)
-    pairs = [att.masked_attention(q[h], k[h // group], v[h // group], visible) for h in range(heads)]
+    pairs = [att.masked_attention(q[c], k[c // group], v[c // group], visible)
+             for c in range(heads)]
     out = swap_01([o for _, o in pairs])  # (h, n, d) → (n, h, d)
     merged = [[c for part in row for c in part] for row in out]  # reshape (n, h, d) → (n, h·d)
     return [w for w, _ in pairs], _project(merged, m["w_o"], "w_o")  # (h, n, n), (n, d_model)
 
 
-# -- 代价：参数、乘加、KV 缓存 ---------------------------------------------------------------------------
-def projection_params(d_model: int, heads: int, head_dim: int | None = None, kv_heads: int | None = None) -> dict:
-    """四个投影矩阵的参数个数（不计偏置）；``head_dim·heads = d_model``、``kv_heads = heads`` 时是 ``4·d_model²``。
+# -- 代价：参数、乘加、KV 缓存 ------------------------------------------------------------------
+def projection_params(d_model: int, heads: int, head_dim: int | None = None,
+                      kv_heads: int | None = None) -> dict:
+    """四个投影的参数个数（不计偏置）；heads·head_dim = d_model、kv_heads = heads 时为 4·d_model²。
     >>> projection_params(8, 2), projection_params(8, 4, kv_heads=1)["total"]
     ({'w_q': 64, 'w_k': 64, 'w_v': 64, 'w_o': 64, 'total': 256}, 160)
     """
     d_model = att.check_count(d_model, "d_model")
     heads, kv_heads, head_dim = _layout(d_model, heads, kv_heads, head_dim)
     q_cols, kv_cols = heads * head_dim, kv_heads * head_dim
-    p = {"w_q": d_model * q_cols, "w_k": d_model * kv_cols, "w_v": d_model * kv_cols, "w_o": q_cols * d_model}
+    p = {"w_q": d_model * q_cols, "w_k": d_model * kv_cols, "w_v": d_model * kv_cols,
+         "w_o": q_cols * d_model}
     return {**p, "total": sum(p.values())}
 
-def multiply_adds(n: int, d_model: int, heads: int, head_dim: int | None = None, kv_heads: int | None = None) -> dict:
+def multiply_adds(n: int, d_model: int, heads: int, head_dim: int | None = None,
+                  kv_heads: int | None = None) -> dict:
     """n 个位置一次多头自注意力的乘加次数（整张 n×n 分数表都算，掩码不省计算）；``score_cells``
     是所有头的分数表格子数 ``heads·n²``，也是 softmax 要取的指数个数。
     >>> multiply_adds(3, 4, 2)
@@ -223,17 +236,19 @@ def kv_cache_numbers(n_tokens: int, kv_heads: int, head_dim: int) -> int:
     >>> kv_cache_numbers(1, 2, 2), kv_cache_numbers(1, 1, 2)
     (8, 4)
     """
-    n_tokens, kv_heads = att.check_count(n_tokens, "n_tokens"), att.check_count(kv_heads, "kv_heads")
+    n_tokens = att.check_count(n_tokens, "n_tokens")
+    kv_heads = att.check_count(kv_heads, "kv_heads")
     return 2 * n_tokens * kv_heads * att.check_count(head_dim, "head_dim")
 
 
-# -- 检查：正文的表与测试用同一组函数 -----------------------------------------------------------------------
-def check_rows(x, w_q, w_k, w_v, w_o, heads, kv_heads, *, head: int = 0, delta: float = 1.0) -> list[dict]:
+# -- 检查：正文的表与测试用同一组函数 ------------------------------------------------------------
+def check_rows(x, w_q, w_k, w_v, w_o, heads, kv_heads, *, head: int = 0,
+               delta: float = 1.0) -> list[dict]:
     """本页的四项检查，每项返回 ``{"check", "holds", "detail"}``：两种写法相同；只把头 ``head`` 的
     W_q 列加上 ``delta``，别的头的权重一格不变；分组 K/V 等于按组重复后的普通多头；heads = 1 等于
     用同样投影的单头注意力（输出再乘 W_o）。
 
-    >>> x, eye = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]], [[float(i == j) for j in range(4)] for i in range(4)]
+    >>> x, eye = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]], EYE4
     >>> [r["holds"] for r in check_rows(x, eye, eye, eye, eye, 2, 2)]
     [True, True, True, True]
     """
@@ -243,13 +258,16 @@ def check_rows(x, w_q, w_k, w_v, w_o, heads, kv_heads, *, head: int = 0, delta: 
         raise ValueError(f"head 必须在 0 到 {heads - 1} 之间，收到 {head!r}")
     if not math.isfinite(delta := att.real(delta, "delta")):
         raise ValueError(f"delta 必须是有限的数，收到 {delta!r}")
-    diff = att.max_abs_diff(s["output"], multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads, kv_heads)[1])
+    fused = multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads, kv_heads)[1]
+    diff = att.max_abs_diff(s["output"], fused)
     rows = [{"check": "两种写法相同", "holds": diff <= 1e-12, "detail": diff}]
     cols = head_columns(head, d)
-    bumped = [[c + delta if j in cols else c for j, c in enumerate(r)] for r in att.as_matrix(w_q, "w_q")]
+    bumped = [[c + delta if j in cols else c for j, c in enumerate(r)]
+              for r in att.as_matrix(w_q, "w_q")]
     w2, _ = multihead_attention(x, bumped, w_k, w_v, w_o, heads, kv_heads)
-    moved = [h for h in range(heads) if s["weights"][h] != w2[h]]
-    rows.append({"check": f"只改头 {head} 的 W_q 列", "holds": set(moved) <= {head}, "detail": moved})
+    moved = [c for c in range(heads) if s["weights"][c] != w2[c]]
+    rows.append({"check": f"只改头 {head} 的 W_q 列", "holds": set(moved) <= {head},
+                 "detail": moved})
     wk_r, wv_r = (repeat_kv_columns(w, heads, kv_heads) for w in (w_k, w_v))
     diff = att.max_abs_diff(s["output"], multihead_attention(x, w_q, wk_r, wv_r, w_o, heads)[1])
     rows.append({"check": "分组 K/V 等于重复 K/V", "holds": diff <= 1e-12, "detail": diff})
@@ -261,11 +279,13 @@ def check_rows(x, w_q, w_k, w_v, w_o, heads, kv_heads, *, head: int = 0, delta: 
     return rows
 
 
-# -- 演示数据：人工构造，整数便于手算 ---------------------------------------------------------------------
+# -- 演示数据：人工构造，整数便于手算 ------------------------------------------------------------
 # 3 个位置、d_model = 4；普通多头用 2 个头，每头 2 列。
 DEMO_X = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, -1.0]]
-DEMO_WQ = [[0.0, -1.0, 1.0, 0.0], [-1.0, -1.0, 1.0, -1.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
-DEMO_WK = [[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, -1.0, 0.0], [-1.0, 0.0, 1.0, 0.0], [0.0, 0.0, -1.0, 0.0]]
+DEMO_WQ = [[0.0, -1.0, 1.0, 0.0], [-1.0, -1.0, 1.0, -1.0], [0.0, 0.0, 0.0, 0.0],
+           [0.0, 0.0, 0.0, 1.0]]
+DEMO_WK = [[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, -1.0, 0.0], [-1.0, 0.0, 1.0, 0.0],
+           [0.0, 0.0, -1.0, 0.0]]
 DEMO_WV = [[1.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 2.0]]
 DEMO_WO = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 1.0]]
 DEMO_HEADS = 2
@@ -276,15 +296,19 @@ GQA_WV = [[1.0, 0.0], [0.0, 1.0], [2.0, 0.0], [1.0, 1.0]]
 MQA_WK = [[row[0]] for row in GQA_WK]
 MQA_WV = [[row[0]] for row in GQA_WV]
 DEMO = (DEMO_X, DEMO_WQ, DEMO_WK, DEMO_WV, DEMO_WO)
-PLANS = {"MHA": (DEMO_WK, DEMO_WV, DEMO_WO, DEMO_HEADS, DEMO_HEADS),  # W_k、W_v、W_o、查询头数、K/V 头数
-         "GQA": (GQA_WK, GQA_WV, DEMO_WO, GQA_HEADS, 2), "MQA": (MQA_WK, MQA_WV, DEMO_WO, GQA_HEADS, 1)}
+EYE4 = [[float(i == j) for j in range(4)] for i in range(4)]  # 函数示例用的单位矩阵
+# 每个方案：W_k、W_v、W_o、查询头数、K/V 头数
+PLANS = {"MHA": (DEMO_WK, DEMO_WV, DEMO_WO, DEMO_HEADS, DEMO_HEADS),
+         "GQA": (GQA_WK, GQA_WV, DEMO_WO, GQA_HEADS, 2),
+         "MQA": (MQA_WK, MQA_WV, DEMO_WO, GQA_HEADS, 1)}
 
 def self_test() -> None:
     """快速自检：普通多头、GQA、MQA 各过一遍本页的检查；参数与头数无关；各头守同一张可见性表。"""
     for name, plan in PLANS.items():
         failed = [r["check"] for r in check_rows(DEMO_X, DEMO_WQ, *plan) if not r["holds"]]
         att.check(not failed, f"{name} 没有通过的检查：{failed}")
-    att.check({projection_params(8, h)["total"] for h in (1, 2, 4, 8)} == {4 * 8 * 8}, "参数个数不应随头数变")
+    counts = {projection_params(8, heads)["total"] for heads in (1, 2, 4, 8)}
+    att.check(counts == {4 * 8 * 8}, "参数个数不应随头数变")
     # 每个头的第 0 行都来自同一张因果可见性表：只能读 Key 0，其余格子恰为 0。
     weights, _ = multihead_attention(*DEMO, DEMO_HEADS)
     att.check(all(w[0][1:] == [0.0, 0.0] for w in weights), "每个头都必须遵守同一张因果可见性表")
@@ -296,19 +320,23 @@ def run_demo() -> dict:
     ('(3, 4)', 0.0, {'MHA_4头': 8, 'GQA_2组': 4, 'MQA_1组': 2})
     """
     s = multihead_steps(*DEMO, DEMO_HEADS)
-    grouped = {name: check_rows(DEMO_X, DEMO_WQ, *PLANS[name])[2]["detail"] for name in ("GQA", "MQA")}
+    grouped = {name: check_rows(DEMO_X, DEMO_WQ, *PLANS[name])[2]["detail"]
+               for name in ("GQA", "MQA")}
     d = len(DEMO_WQ[0]) // GQA_HEADS
     shape = lambda m: str((len(m), len(m[0])))  # noqa: E731
     return {
         "性质": "人工构造的小矩阵，没有训练过的模型",
-        "形状": {"X": shape(DEMO_X), "Q": shape(s["q"]), "每头Q": shape(s["q_heads"][0]), "输出": shape(s["output"])},
+        "形状": {"X": shape(DEMO_X), "Q": shape(s["q"]), "每头Q": shape(s["q_heads"][0]),
+               "输出": shape(s["output"])},
         "头0权重": s["weights"][0], "头1权重": s["weights"][1],
-        "两种写法最大差": att.max_abs_diff(s["output"], multihead_attention_fused(*DEMO, DEMO_HEADS)[1]),
+        "两种写法最大差": att.max_abs_diff(s["output"],
+                                      multihead_attention_fused(*DEMO, DEMO_HEADS)[1]),
         "GQA与重复KV最大差": grouped["GQA"],
         "MQA与重复KV最大差": grouped["MQA"],
-        "KV缓存_每位置每层": {"MHA_4头": kv_cache_numbers(1, GQA_HEADS, d), "GQA_2组": kv_cache_numbers(1, 2, d),
+        "KV缓存_每位置每层": {"MHA_4头": kv_cache_numbers(1, GQA_HEADS, d),
+                         "GQA_2组": kv_cache_numbers(1, 2, d),
                          "MQA_1组": kv_cache_numbers(1, 1, d)},
-        "四个投影的参数_d_model8": {str(h): projection_params(8, h)["total"] for h in (1, 2, 4, 8)},
+        "四个投影的参数_d_model8": {str(c): projection_params(8, c)["total"] for c in (1, 2, 4, 8)},
     }  # fmt: skip
 
 

@@ -38,12 +38,28 @@ def test_every_example_states_its_inputs_first(book_html):
 
 
 @pytest.mark.build
-def test_the_weight_tables_hold_the_computed_weights(book_html):
-    rows = table_rows(article(book_html))
+def test_the_split_figure_is_in_the_core_with_its_alt_text(book_html):
+    # The column split is a picture computed at build time (its numbers: tests/test_chapter_multihead.py).
+    a = article(book_html)
+    figure = a.find(id="fig-multihead-split")
+    assert figure is not None and figure.find_parent("details") is None
+    image = figure.find("img")
+    assert image is not None and "权重表" in image["alt"] and "拼接" in image["alt"]
+    assert (book_html / "ch02" / image["src"]).resolve().is_file()
+
+
+@pytest.mark.build
+def test_each_weight_table_is_shown_once_in_f14_and_not_again_in_the_text(book_html):
+    a = article(book_html)
+    rows = table_rows(a)
     s = demo_steps()
     for weights in s["weights"]:
         for i, row in enumerate(weights):
-            assert [f"位置 {i}"] + [fmt.fmt(w) for w in row] in rows
+            assert [f"位置 {i}"] + [fmt.fmt(w) for w in row] not in rows  # the figure holds them
+    cells = [c.get_text(strip=True) for c in a.select("[data-step-figure='F14'] td")]
+    for h, weights in enumerate(s["weights"]):
+        last = [f"✓ {fmt.fmt(w)}" for w in weights[-1]]
+        assert sum(cells[k : k + len(last)] == last for k in range(len(cells))) == 1, h
 
 
 @pytest.mark.build
@@ -75,15 +91,19 @@ def test_generated_sentences_are_on_the_page(book_html):
     assert page_side.cost_sentence(page_side.cost_rows(16, 64, [1, 2, 4, 8, 16], head_dim=16)) in text
     both = page_side.two_ways(*mh.DEMO, mh.DEMO_HEADS)
     assert both["sentence"] in text and text.count("逐元素完全相同（最大差为 0）。") == 1
+    view = page_side.head_view_rows(demo_steps(), len(mh.DEMO_X) - 1)
+    assert page_side.head_view_sentence(view) in text
 
 
 @pytest.mark.build
-def test_the_wrong_root_d_is_a_link_to_the_scaling_page_not_a_second_lesson(book_html):
+def test_d_head_is_taught_here_under_its_label(book_html):
+    # This page owns 「除以 √d_head，不是 √d_model」 and Gemma's head_dim: other pages link to the label.
     art = article(book_html)
-    links = [a["href"] for a in art.find_all("a", href=True)]
-    assert "scaling.html#ch02-scaling-wrong-d" in links
-    assert "除以 √d_model（写错）" not in art.get_text()  # the comparison table lives on the scaling page
-    assert art.find(id="ch02-multihead-head-dim") is not None  # Gemma's head_dim: other pages link here
+    heading = art.find(id="ch02-multihead-dhead")
+    assert heading is not None and art.find(id="ch02-multihead-head-dim") is not None
+    v = page_side.head_dim_values()
+    text = art.get_text()
+    assert v["right_row"] in text and v["wrong_row"] in text and v["right_row"] != v["wrong_row"]
 
 
 @pytest.mark.build
@@ -93,22 +113,17 @@ def test_what_w_o_mixes_is_said_from_w_o_and_from_the_outputs(book_html):
     heads = mh.DEMO_HEADS
     used = page_side.output_heads(w_o, heads)
     assert page_side.mixing_sentence(used, heads) in text
-    bumped = page_side.bumped(w_q, 0, len(w_q[0]) // heads, 1.0)
-    before = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)[1]
-    after = mh.multihead_attention(x, bumped, w_k, w_v, w_o, heads)[1]
-    reach = page_side.reach_sentence(used, 0, before, after)
-    assert reach.replace("$W_o$", "\\(W_o\\)") in text  # the maths is set by MathJax
     assert "每一列都用到拼接结果的全部列" not in text  # the old claim, false for this W_o
 
 
 @pytest.mark.build
-def test_kv_cache_counts_come_from_the_code(book_html):
-    rows = table_rows(article(book_html))
-    d = len(mh.DEMO_WQ[0]) // mh.GQA_HEADS
-    full = mh.kv_cache_numbers(1, mh.GQA_HEADS, d)
-    for name, kv in (("GQA", 2), ("MQA", 1)):
+def test_grouped_kv_is_compared_with_repeated_kv_and_the_cache_bytes_are_the_costs_page(book_html):
+    a = article(book_html)
+    rows = table_rows(a)
+    for name in ("GQA", "MQA"):
         row = next(r for r in rows if r and r[0] == name and r[2].startswith("("))
-        assert row[4] == str(mh.kv_cache_numbers(1, kv, d)) and row[5] == str(full // int(row[4]))
+        assert row[3] == page_side.compare_text(0.0)
+    assert "costs.html" in " ".join(link["href"] for link in a.find_all("a", href=True))
 
 
 @pytest.mark.build
@@ -164,8 +179,8 @@ def test_pdf_weights_come_from_the_code(text):
 def test_the_exercises_show_the_answers_the_code_computes(book_html):
     ex = importlib.import_module("02_exercises_multihead")
     text = article(book_html).get_text()
-    sentences, summary = page_side.bug_sentences(ex.bug_checks(), ex.CHECKS)
-    for sentence in sentences + [summary, page_side.cache_sentence(ex.gqa_plan())]:
+    reshape = page_side.exercise_reshape()
+    for sentence in (reshape["ex3_verdict"], reshape["ex3_touched"], page_side.cols_sentence(ex.gqa_plan())):
         assert sentence in text
     a = ex.split_and_row()
     for w in a["weights"]:

@@ -1,93 +1,58 @@
-"""The multi-head page's book side: its tables, sentences, figure F14 and exercise solutions.
+"""The multi-head page's book side: the facts its tables, sentences, figures and solutions are built from.
 
-Everything here is computed from ``code/02_multihead.py`` (and its exercises) and only writes what
-they computed: a sentence is built from the same rows as the table next to it, so the two cannot
-disagree. Numbers go through ``chapter.fmt`` (a tiny difference between two algorithms by ``fmt.sci``).
-Each section's function (``inputs``, ``steps_values`` …) returns what the page glues under each name;
-the page calls ``page.glue_all`` on it.
-
->>> rows = cost_rows(4, 8, [1, 2])
->>> cost_sentence(rows)
-'头数从 1 变到 2：参数个数都是 256，乘加次数都是 1280；分数表格子数从 16 变到 32。'
+Everything comes from ``code/02_multihead.py`` and its exercises; numbers go through ``chapter.fmt``. Each
+section's function (``inputs``, ``steps_values`` …) returns what the page glues (``page.glue_all``).
 """
 
 from __future__ import annotations
 
 import importlib
 import math
-import re
 
 from chapter import fmt
 from chapter.fmt import glue_all  # noqa: F401 (the page calls page.glue_all)
+from chapter.multihead_figure import split_figure
 
 att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
 ex = importlib.import_module("02_exercises_multihead")
 
 DEMO = mh.DEMO  # X, W_q, W_k, W_v, W_o of the page's worked example
+WRONG_D_POS = 1  # 误解二: head 0's row at this position, divided by √d_head and by √d_model
 BUMP_HEAD, BUMP_DELTA = 0, 1.0  # “只动一个头”: this head's W_q columns, each plus this
 COST_N, COST_D_MODEL, COST_FIXED, COST_HEADS = 16, 64, 16, [1, 2, 4, 8, 16]
 
 # The public configuration the page quotes: head_dim is an entry of its own, not always
 # hidden_size / num_attention_heads. Source: Hugging Face google/gemma-7b, config.json (gemma7b_config).
-GEMMA_7B = {
-    "source": "https://huggingface.co/google/gemma-7b/blob/main/config.json",
-    "hidden_size": 3072,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 16,
-    "head_dim": 256,
-}
+GEMMA_7B = {"source": "https://huggingface.co/google/gemma-7b/blob/main/config.json", "hidden_size": 3072,
+            "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256}
 
 
 # -- how a column, a position, a shape and a difference are written ---------------------------------------
 def columns_text(columns) -> str:
-    """Column numbers as the tables' headers write them.
-
-    >>> columns_text([0, 3])
-    '列 0、列 3'
-    """
     return "、".join(f"列 {j}" for j in columns)
 
 
 def column_span(columns) -> str:
-    """A head's run of columns: ``列 0–1``, or ``列 2`` for a single one.
-
-    >>> column_span(range(0, 2)), column_span([2])
-    ('列 0–1', '列 2')
-    """
+    """A head's run of columns: ``列 0–1``, or ``列 2`` for a single one."""
     columns = list(columns)
     return f"列 {columns[0]}–{columns[-1]}" if len(columns) > 1 else f"列 {columns[0]}"
 
 
 def dims(m) -> str:
-    """The size of a matrix, ``3 × 4``.
-
-    >>> dims([[1.0, 2.0]])
-    '1 × 2'
-    """
     return f"{fmt.count(len(m))} × {fmt.count(len(m[0]))}"
 
 
 def shape(*sizes: int) -> str:
-    """A shape as code writes it, ``(3, 2, 2)``.
-
-    >>> shape(3, 4)
-    '(3, 4)'
-    """
     return "(" + ", ".join(fmt.count(n) for n in sizes) + ")"
 
 
 def slashed(row) -> str:
-    """One row of weights as the page writes it: ``0.3302 / 0.6698``."""
     return " / ".join(fmt.fmt(p) for p in row)
 
 
 def root(n: int) -> str:
-    """``= √n = r`` when the square root is a whole number, ``= √n ≈ r`` (four decimals) when it is rounded.
-
-    >>> root(4), root(2)
-    ('= √4 = 2', '= √2 ≈ 1.4142')
-    """
+    """``= √n = r`` when the square root is a whole number, ``= √n ≈ r`` (four decimals) when it is rounded."""
     n = att.check_count(n, "n")
     r = math.isqrt(n)
     return f"= √{n} = {r}" if r * r == n else f"= √{n} ≈ {fmt.fmt(math.sqrt(n))}"
@@ -99,21 +64,12 @@ def positions(matrix, digits: int = 4) -> list[list[str]]:
 
 
 def head_header(n_cols: int, head_dim: int, corner: str = "位置 ＼ 列") -> list[str]:
-    """A header that says which head each column belongs to.
-
-    >>> head_header(2, 1)
-    ['位置 ＼ 列', '列 0（头 0）', '列 1（头 1）']
-    """
     return [corner] + [f"列 {c}（头 {c // head_dim}）" for c in range(n_cols)]
 
 
 def compare_text(diff: float) -> str:
-    """Two results' largest difference in words: “完全相同” when it is exactly 0.
-
-    >>> compare_text(0.0), compare_text(2.5e-16)
-    ('逐元素完全相同（最大差为 0）', '最大差为 2.5 × 10⁻¹⁶')
-    """
-    return "逐元素完全相同（最大差为 0）" if diff == 0 else f"最大差为 {fmt.sci(diff)}"
+    """Two results' largest difference in words: “完全相同” when it is exactly 0."""
+    return "逐元素完全相同（最大差为 0）" if diff == 0 else f"最大差为 {fmt.difference(diff)}"
 
 
 # -- 从 X 到输出 ------------------------------------------------------------------------------------------
@@ -123,12 +79,12 @@ def shape_rows(x, s: dict) -> tuple[list[str], list[list[str]]]:
     rows = [
         ["输入", "X", "`(n, d_model)`", dims(x)],
         ["投影", "Q = X·W_q，K = X·W_k，V = X·W_v", "`(n, h·d_head)`", f"{dims(s['q'])}（Q、K、V 各一个）"],
-        ["切成头", r"第 $a$ 个头取 Q、K、V 第 $a \cdot d_{\text{head}}$ 列起的 $d_{\text{head}}$ 列", "h 块 `(n, d_head)`",
+        ["切成头", r"头 $c$ 取 Q、K、V 第 $c \cdot d_{\text{head}}$ 列起的 $d_{\text{head}}$ 列", "h 块 `(n, d_head)`",
          f"{fmt.count(len(s['q_heads']))} 块 {dims(s['q_heads'][0])}"],
-        ["每头分数", r"$Q_a K_a^{\top} / \sqrt{d_{\text{head}}}$", "每头一张 `(n, n)`", f"{fmt.count(heads)} 张 {fmt.count(n)} × {fmt.count(n)}"],
+        ["每头分数", r"$Q_c K_c^{\top} / \sqrt{d_{\text{head}}}$", "每头一张 `(n, n)`", f"{fmt.count(heads)} 张 {fmt.count(n)} × {fmt.count(n)}"],
         ["可见性表", "所有头共用一张", "`(n, n)`", dims(s["visible"])],
         ["每头权重", "softmax（分数 + 加性 mask）", "每头一张 `(n, n)`", f"{fmt.count(len(s['weights']))} 张 {dims(s['weights'][0])}"],
-        ["每头输出", "权重 · V_a", "h 块 `(n, d_head)`", f"{fmt.count(len(s['head_outputs']))} 块 {dims(s['head_outputs'][0])}"],
+        ["每头输出", "权重 · V_c", "h 块 `(n, d_head)`", f"{fmt.count(len(s['head_outputs']))} 块 {dims(s['head_outputs'][0])}"],
         ["拼接", "各头输出左右相接", "`(n, h·d_head)`", dims(s["concat"])],
         ["输出", "拼接 · W_o", "`(n, d_model)`", dims(s["output"])],
     ]  # fmt: skip
@@ -136,22 +92,11 @@ def shape_rows(x, s: dict) -> tuple[list[str], list[list[str]]]:
 
 
 def split_sentence(heads: int, head_dim: int) -> str:
-    """Which columns each head's projection takes.
-
-    >>> split_sentence(2, 2)
-    '头 0 用列 0、列 1，头 1 用列 2、列 3。'
-    """
     return "，".join(f"头 {h} 用{columns_text(mh.head_columns(h, head_dim))}" for h in range(heads)) + "。"
 
 
 def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
-    """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows.
-
-    W_o's rows are the concatenation's columns (head 0's first), so they split into ``heads`` runs.
-
-    >>> output_heads([[1.0, 0.0], [0.0, 2.0]], 2), output_heads([[1.0, 0.5], [1.0, 0.0], [0.0, 0.0], [0.0, 3.0]], 2)
-    ([[0], [1]], [[0], [0, 1]])
-    """
+    """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows."""
     w_o, heads = att.as_matrix(w_o, "w_o"), att.check_count(heads, "heads")
     if len(w_o) % heads:
         raise ValueError(f"w_o 的行数 {len(w_o)} 必须能被 heads={heads} 整除：每个头占同样多的行")
@@ -160,20 +105,8 @@ def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
 
 
 def mixing_sentence(used: list[list[int]], heads: int) -> str:
-    """From ``output_heads``: which output columns mix several heads, which take one.
-
-    >>> mixing_sentence([[0, 1], [0], [1], [0, 1]], 2)
-    '输出的列 0、列 3 同时取了 2 个头的列，各头的结果在这里才第一次混到一起；列 1 只取头 0，列 2 只取头 1。'
-    >>> mixing_sentence([[0, 1], [0, 1]], 2)
-    '输出的每一列都同时取了全部 2 个头的列，各头的结果在这里才第一次混到一起。'
-    >>> mixing_sentence([[0], [1]], 2)
-    '输出没有一列同时取两个头的列：列 0 只取头 0，列 1 只取头 1，各头的结果在输出里仍是分开的。'
-    """
+    """From ``output_heads``: which output columns mix several heads, which take one."""
     heads = att.check_count(heads, "heads", minimum=2)  # one head has nothing to mix
-    if not isinstance(used, list) or not used or not all(isinstance(u, list) for u in used):
-        raise ValueError("used 必须是非空的列表，每一项是一列用到的头（output_heads 的结果）")
-    if any(not 0 <= h < heads for u in used for h in u):
-        raise ValueError(f"used 里的头号必须在 0 到 {heads - 1} 之间")
     mixed = [j for j, u in enumerate(used) if len(u) >= 2]
     rest = [f"列 {j} 只取头 {u[0]}" if u else f"列 {j} 全是 0" for j, u in enumerate(used) if len(u) < 2]
     if len(mixed) == len(used):
@@ -218,13 +151,7 @@ def two_ways(x, w_q, w_k, w_v, w_o, heads: int) -> dict:
 
 
 def two_ways_sentence(diff_out: float, diff_w: float) -> str:
-    """The two versions compared, saying each verdict once.
-
-    >>> two_ways_sentence(0.0, 0.0)
-    '两者的输出与各头的权重表都逐元素完全相同（最大差为 0）。'
-    >>> two_ways_sentence(2.5e-16, 0.0)
-    '两者的输出最大差为 2.5 × 10⁻¹⁶；各头的权重表逐元素完全相同（最大差为 0）。'
-    """
+    """The two versions compared, saying each verdict once."""
     diff_out, diff_w = att.real(diff_out, "diff_out"), att.real(diff_w, "diff_w")
     if diff_out == diff_w:
         return f"两者的输出与各头的权重表都{compare_text(diff_out)}。"
@@ -233,47 +160,29 @@ def two_ways_sentence(diff_out: float, diff_w: float) -> str:
 
 # -- 分组 K/V 头 -----------------------------------------------------------------------------------------
 def gqa_tables(x, w_q, w_o, heads: int, plans: dict) -> dict:
-    """The grouping table and the check / cache table for the grouped K/V plans (``{name: (w_k, w_v)}``)."""
+    """The grouping table and the check against repeated K/V for the plans (``{name: (w_k, w_v)}``)."""
     d = len(w_q[0]) // heads
-    full = mh.kv_cache_numbers(1, heads, d)
-    groups = []
-    checks = [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—", fmt.count(full), "1"]]
+    groups, checks = [], [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—"]]
     for name, (w_k, w_v) in plans.items():
         kv = len(w_k[0]) // d
         row = mh.check_rows(x, w_q, w_k, w_v, w_o, heads, kv)[2]  # 分组 K/V 等于重复 K/V
-        cache = mh.kv_cache_numbers(1, kv, d)
         groups.append([name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)])
-        checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), compare_text(row["detail"]),
-                       fmt.count(cache), fmt.count(full // cache)])  # fmt: skip
+        checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), compare_text(row["detail"])])
     return {
         "groups": (["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups),
-        "checks": (["方案", "K/V 头数", "W_k 形状", "与“重复 K/V 后的普通多头”相比", "每位置每层缓存的数",
-                    "缓存缩小到几分之一"], checks),
-    }  # fmt: skip
+        "checks": (["方案", "K/V 头数", "W_k 形状", "与“重复 K/V 后的普通多头”相比"], checks),
+    }
 
 
 # -- 误解一：头是专家 --------------------------------------------------------------------------------------
 def favourite(row: list[float]) -> int:
-    """The key a weight row weighs most (the first one on a tie).
-
-    >>> favourite([0.2, 0.5, 0.3])
-    1
-    """
+    """The key a weight row weighs most (the first one on a tie)."""
     return max(range(len(row)), key=lambda j: row[j])
 
 
 def head_view_rows(steps: dict, i: int) -> list[dict]:
-    """How each head reads query row ``i``: its columns, the keys it may read, its weights, its favourite.
-
-    >>> s = mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
-    >>> [(r["head"], r["columns"], r["keys"], r["favourite"]) for r in head_view_rows(s, 2)]
-    [(0, [0, 1], [0, 1, 2], 1), (1, [2, 3], [0, 1, 2], 0)]
-    """
-    if not isinstance(steps, dict) or "weights" not in steps or "visible" not in steps:
-        raise ValueError("steps 必须是 multihead_steps 返回的字典")
+    """How each head reads query row ``i``: its columns, the keys it may read, its weights, its favourite."""
     n = len(steps["visible"])
-    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
-        raise ValueError(f"i 必须是 0 到 {n - 1} 之间的整数，收到 {i!r}")
     return [
         {"head": h, "columns": list(mh.head_columns(h, steps["head_dim"])),
          "keys": [j for j, ok in enumerate(steps["visible"][i]) if ok], "weights": w[i], "favourite": favourite(w[i])}
@@ -281,35 +190,19 @@ def head_view_rows(steps: dict, i: int) -> list[dict]:
     ]  # fmt: skip
 
 
-def head_view_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    header = ["头", "用到的 Q/K/V 列", "可读的 Key", "权重", "最看重"]
-    return header, [[f"头 {r['head']}", columns_text(r["columns"]), "、".join(f"Key {j}" for j in r["keys"]),
-                     slashed(r["weights"]), f"Key {r['favourite']}"] for r in rows]  # fmt: skip
-
-
 def head_view_sentence(rows: list[dict]) -> str:
-    """From ``head_view_rows``: whether the heads read the same keys and whether their columns overlap.
-
-    >>> head_view_sentence([{"keys": [0, 1], "columns": [0]}, {"keys": [0, 1], "columns": [1]}])
-    '2 个头可读的 Key 完全相同，用到的列互不重叠。'
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是非空的列表")
+    """From ``head_view_rows``: the same keys or not, overlapping columns or not, each head's favourite."""
     same = all(r["keys"] == rows[0]["keys"] for r in rows)
     columns = [c for r in rows for c in r["columns"]]
     apart = len(columns) == len(set(columns))
+    favourites = "，".join(f"头 {h} 最看重 Key {r['favourite']}" for h, r in enumerate(rows))
     return (f"{len(rows)} 个头可读的 Key " + ("完全相同" if same else "并不相同")
-            + "，用到的列" + ("互不重叠。" if apart else "有重叠。"))  # fmt: skip
+            + "，用到的列" + ("互不重叠" if apart else "有重叠") + f"；{favourites}。")  # fmt: skip
 
 
 # -- 误解二：头维度 ----------------------------------------------------------------------------------------
 def config_head_dim(config: dict) -> dict:
-    """A configuration's stated head_dim beside ``hidden_size / num_attention_heads``, and both parameter counts.
-
-    >>> c = config_head_dim(GEMMA_7B)
-    >>> c["stated"], c["derived"], c["heads_times_head_dim"]
-    (256, 192, 4096)
-    """
+    """A configuration's stated head_dim beside ``hidden_size / num_attention_heads``, and both parameter counts."""
     if not isinstance(config, dict):
         raise ValueError("config 必须是字典（模型 config.json 的内容）")
     d_model, heads, stated = (att.check_count(config.get(k), k) for k in ("hidden_size", "num_attention_heads", "head_dim"))
@@ -325,11 +218,7 @@ def config_head_dim(config: dict) -> dict:
 
 # -- 如何判断是否做对 --------------------------------------------------------------------------------------
 def check_detail(row: dict) -> str:
-    """What a check saw: the heads whose table moved, or the largest difference.
-
-    >>> check_detail({"detail": [0]}), check_detail({"detail": []}), check_detail({"detail": 0.0})
-    ('权重变了的头：头 0', '权重变了的头：无', '逐元素完全相同（最大差为 0）')
-    """
+    """What a check saw: the heads whose table moved, or the largest difference."""
     if isinstance(row["detail"], list):
         return "权重变了的头：" + ("、".join(f"头 {h}" for h in row["detail"]) or "无")
     return compare_text(row["detail"])
@@ -340,15 +229,7 @@ def checks_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 def check_sentence(rows: list[dict]) -> str:
-    """How many checks passed, and which did not.
-
-    >>> check_sentence([{"check": "甲", "holds": True, "detail": 0}, {"check": "乙", "holds": False, "detail": 1}])
-    '2 项检查里 1 项通过；没有通过的是：乙。'
-    >>> check_sentence([{"check": "甲", "holds": True, "detail": 0}])
-    '1 项检查全部通过。'
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是非空的检查列表")
+    """How many checks passed, and which did not."""
     failed = [r["check"] for r in rows if not r["holds"]]
     if not failed:
         return f"{len(rows)} 项检查全部通过。"
@@ -357,13 +238,7 @@ def check_sentence(rows: list[dict]) -> str:
 
 # -- 头数变了，什么不变 ------------------------------------------------------------------------------------
 def cost_rows(n: int, d_model: int, heads_list: list[int], head_dim: int | None = None) -> list[dict]:
-    """Parameters and multiply-adds for each number of heads (``head_dim`` defaults to ``d_model // heads``).
-
-    >>> [(r["heads"], r["head_dim"], r["params"], r["multiply_adds"]) for r in cost_rows(4, 8, [1, 2])]
-    [(1, 8, 256, 1280), (2, 4, 256, 1280)]
-    """
-    if not isinstance(heads_list, list) or not heads_list:
-        raise ValueError("heads_list 必须是非空的头数列表")
+    """Parameters and multiply-adds for each number of heads (``head_dim`` defaults to ``d_model // heads``)."""
     rows = []
     for heads in heads_list:
         macs = mh.multiply_adds(n, d_model, heads, head_dim)
@@ -380,13 +255,7 @@ def cost_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 def cost_sentence(rows: list[dict]) -> str:
-    """Which quantities are the same on every row of the cost table, and which change with the heads.
-
-    >>> cost_sentence(cost_rows(4, 8, [1, 2], head_dim=4))
-    '头数从 1 变到 2：参数个数从 128 变到 256，乘加次数从 640 变到 1280；分数表格子数从 16 变到 32。'
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是非空的成本表")
+    """Which quantities are the same on every row of the cost table, and which change with the heads."""
 
     def say(key: str, name: str) -> str:
         values = [r[key] for r in rows]
@@ -398,63 +267,6 @@ def cost_sentence(rows: list[dict]) -> str:
             f"{say('multiply_adds', '乘加次数')}；{say('score_cells', '分数表格子数')}。")  # fmt: skip
 
 
-# -- 只动一个头 -------------------------------------------------------------------------------------------
-def bumped(w_q, head: int, head_dim: int, delta: float) -> list[list[float]]:
-    """W_q with every number in head ``head``'s columns plus ``delta``.
-
-    >>> bumped([[1.0, 2.0]], 1, 1, 0.5)
-    [[1.0, 2.5]]
-    """
-    cols = mh.head_columns(head, head_dim)
-    return [[x + delta if j in cols else x for j, x in enumerate(row)] for row in att.as_matrix(w_q, "w_q")]
-
-
-def bump_table(before: list, after: list) -> tuple[list[str], list[list[str]]]:
-    header = ["头", "改动前：最后一行权重", "改动后：最后一行权重", "这个头的权重表变了吗"]
-    return header, [[f"头 {h}", slashed(b[-1]), slashed(a[-1]), "变了" if a != b else "一格未变"]
-                    for h, (b, a) in enumerate(zip(before, after))]  # fmt: skip
-
-
-def moved_sentence(before: list, after: list, head_dim: int) -> str:
-    """After a change to W_q: the heads whose weight table changed, and those that did not (with their columns).
-
-    >>> moved_sentence([[[1.0]], [[1.0]]], [[[0.5]], [[1.0]]], 2)
-    '权重表变了的头：头 0；一格未变的头：头 1（只用列 2、列 3）。'
-    """
-    if not isinstance(before, list) or not before or not isinstance(after, list) or len(before) != len(after):
-        raise ValueError("before 与 after 必须是同样多头的非空列表")
-    moved = [h for h in range(len(before)) if before[h] != after[h]]
-    still = [h for h in range(len(before)) if h not in moved]
-    return ("权重表变了的头：" + ("、".join(f"头 {h}" for h in moved) or "无") + "；一格未变的头："
-            + ("、".join(f"头 {h}（只用{columns_text(mh.head_columns(h, head_dim))}）" for h in still) or "无") + "。")
-
-
-def reach_sentence(used: list[list[int]], head: int, before: list[list[float]], after: list[list[float]]) -> str:
-    """After changing head ``head`` only: which output columns moved, which did not, and why when W_o says so.
-
-    >>> reach_sentence([[0, 1], [0], [1]], 0, [[1.0, 2.0, 3.0]], [[1.5, 2.5, 3.0]])
-    '最终输出里变了的列：列 0、列 1；一个数没变的列：列 2——$W_o$ 的这一列不取头 0 的列。'
-    >>> reach_sentence([[0, 1]], 1, [[1.0]], [[2.0]])
-    '最终输出的每一列都变了：$W_o$ 的每一列都取了头 1 的列。'
-    """
-    if not isinstance(used, list) or not used:
-        raise ValueError("used 必须是非空的列表（output_heads 的结果）")
-    head = att.check_count(head, "head", minimum=0)
-    before, after = att.as_matrix(before, "before"), att.as_matrix(after, "after")
-    if len(before) != len(after) or len(before[0]) != len(after[0]) or len(before[0]) != len(used):
-        raise ValueError(f"before、after 必须同形状，且列数等于 used 的项数 {len(used)}")
-    changed = [j for j in range(len(used)) if any(b[j] != a[j] for b, a in zip(before, after))]
-    still = [j for j in range(len(used)) if j not in changed]
-    if not still:
-        if all(head in u for u in used):
-            return f"最终输出的每一列都变了：$W_o$ 的每一列都取了头 {head} 的列。"
-        return "最终输出的每一列都变了。"
-    text = "最终输出里变了的列：" + (columns_text(changed) if changed else "无") + "；一个数没变的列：" + columns_text(still)
-    if all(head not in used[j] for j in still):
-        text += f"——$W_o$ 的{'这一列' if len(still) == 1 else '这些列'}不取头 {head} 的列"
-    return text + "。"
-
-
 # -- 图 F14：一个头的列切片与它自己的权重表，旁边是另一个头 ----------------------------------------------------
 def _cell(text: str, state: str | None = None, highlight: bool = False) -> dict:
     return {"text": text, "state": state, "highlight": highlight}
@@ -464,7 +276,7 @@ def _matrix_table(title: str, m: list[list[float]], header: list[str], lit=froze
     return {
         "title": title,
         "header": ["位置 ＼ 列"] + header,
-        "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.short(x), None, c in lit) for c, x in enumerate(row)]
+        "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
                  for i, row in enumerate(m)],
     }  # fmt: skip
 
@@ -482,24 +294,8 @@ def _weight_table(title: str, w: list[list[float]], visible: list[list[bool]], c
     }  # fmt: skip
 
 
-def _numbers_table(title: str, m: list[list[float]], header: list[str]) -> dict:
-    return {"title": title, "header": ["位置 ＼ 列"] + header,
-            "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.fmt(c)) for c in row] for i, row in enumerate(m)]}  # fmt: skip
-
-
 def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> list[dict]:
-    """动态图解 F14：Q 按列切成头；头 0 与头 1 各用自己的列算出自己的权重表；拼接后乘 W_o。
-
-    Without arguments it uses the page's example (``02_multihead.DEMO_*``); every frame's sentences
-    are written from the numbers in that frame's tables.
-
-    >>> frames = f14_frames()
-    >>> [f["condition"] for f in frames]  # doctest: +NORMALIZE_WHITESPACE
-    ['投影后的 Q：(3, 4)，按列分给 2 个头', '头 0：列 0–1 与它自己的权重表',
-     '头 1：列 2–3，旁边是头 0 的权重表', '拼接各头输出 (3, 4)，再乘输出矩阵']
-    >>> [c["text"] for c in frames[1]["tables"][2]["rows"][1]]
-    ['位置 1', '✓ 0.3302', '✓ 0.6698', '✗ 禁止']
-    """
+    """动态图解 F14：Q 按列切成头；头 0 与头 1 各用自己的列算出自己的权重表；拼接后乘 W_o。"""
     args = [d if a is None else a for a, d in zip((x, w_q, w_k, w_v, w_o), DEMO)]
     s = mh.multihead_steps(*args, mh.DEMO_HEADS if heads is None else heads)
     heads, d, n = s["heads"], s["head_dim"], len(s["q"])
@@ -519,12 +315,11 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
         ]
         text = (f"头 {h} 只用 Q、K 的{column_span(cols[h])}，每个点积只有 {d} 项（头维度为 {d}），分数除以 √{d}。"
                 f"位置 {last} 在头 {h} 里的权重是 {slashed(s['weights'][h][last])}，最看重 Key {favs[h]}。")  # fmt: skip
-        if other is not None:
-            tables.append(_weight_table(f"对照：头 {other} 的权重表 {shape(n, n)}", s["weights"][other], s["visible"], last))
+        if other is not None:  # the other head's table is the frame before: compared in words only
             same = "同一个" if favs[h] == favs[other] else "不同的"
             text += (f"头 {other} 里它最看重 Key {favs[other]}：两个头最看重的是{same} Key。"
                      f"两张表的行、列都是同样的 {n} 个位置，禁止的格子也一样；不同的只是各自用的列。")  # fmt: skip
-        side = f"，旁边是头 {other} 的权重表" if other is not None else " 与它自己的权重表"
+        side = f" 与它自己的权重表，对照头 {other}" if other is not None else " 与它自己的权重表"
         return {"condition": f"头 {h}：{column_span(cols[h])}" + side, "tables": tables,
                 "rule": f"头 {h} = {column_span(cols[h])}；每行在可见的 Key 上求 softmax", "explanation": text}  # fmt: skip
 
@@ -540,11 +335,11 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
     final = {
         "condition": f"拼接各头输出 {shape(n, heads * d)}，再乘输出矩阵",
         "tables": [
-            _numbers_table(f"各头输出左右拼接，{shape(n, heads * d)}", s["concat"],
+            _matrix_table(f"各头输出左右拼接，{shape(n, heads * d)}", s["concat"],
                            [f"头 {c // d} · 列 {c}" for c in range(heads * d)]),
-            _numbers_table(f"输出 = 拼接 · W_o，{shape(n, out_cols)}", s["output"], [f"列 {c}" for c in range(out_cols)]),
+            _matrix_table(f"输出 = 拼接 · W_o，{shape(n, out_cols)}", s["output"], [f"列 {c}" for c in range(out_cols)]),
         ],
-        "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, heads * d)}；W_o：{shape(heads * d, out_cols)}",
+        "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, heads * d)}；输出矩阵：{shape(heads * d, out_cols)}",
         "explanation": (f"每个头交出 {shape(n, d)} 的输出，按头的顺序左右拼回 {heads * d} 列，列的位置正是它在 Q 里占的位置。"
                         "输出矩阵再把各头的列混在一起：输出的每一列都可以同时用到所有头。"),
     }  # fmt: skip
@@ -553,13 +348,7 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
 
 # -- 练习的解答 -------------------------------------------------------------------------------------------
 def other_head_sentence(head: int, weights: list[float], other: int, other_weights: list[float]) -> str:
-    """Exercise 1: the same query position in another head — the same keys, another row of weights.
-
-    >>> other_head_sentence(1, [0.284, 0.14, 0.576], 0, [0.2483, 0.2483, 0.5035])
-    '头 0 在同一位置读的是同样的 3 个 Key，权重却是 0.2483 / 0.2483 / 0.5035：两个头都最看重 Key 2，但头 1 给它 0.5760，头 0 给它 0.5035。两个头用的列不同，点积就不同。'
-    >>> other_head_sentence(1, [0.7, 0.3], 0, [0.4, 0.6])
-    '头 0 在同一位置读的是同样的 2 个 Key，权重却是 0.4000 / 0.6000：头 1 最看重 Key 0，头 0 最看重 Key 1。两个头用的列不同，点积就不同。'
-    """
+    """Exercise 1: the same query position in another head — the same keys, another row of weights."""
     weights, other_weights = att.as_vector(weights, "weights"), att.as_vector(other_weights, "other_weights")
     if len(weights) != len(other_weights):
         raise ValueError(f"weights 与 other_weights 必须一样长，收到 {len(weights)} 与 {len(other_weights)}")
@@ -576,65 +365,20 @@ def other_head_sentence(head: int, weights: list[float], other: int, other_weigh
             "两个头用的列不同，点积就不同。")
 
 
-def cache_sentence(rows: list[dict]) -> str:
-    """Exercise 2: whether every cache shrinks by exactly the group size.
-
-    >>> cache_sentence(ex.gqa_plan(4, [4, 2, 1], 2, 10))
-    '3 种 K/V 头数下，缓存缩小的倍数都等于每组的查询头数（1、2、4）。'
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是 gqa_plan 返回的非空表")
+def cols_sentence(rows: list[dict]) -> str:
+    """Exercise 2: whether the K/V columns shrink by exactly the group size."""
     same = all(r["fraction"] == r["group_size"] for r in rows)
     sizes = "、".join(fmt.count(r["group_size"]) for r in rows)
-    return f"{len(rows)} 种 K/V 头数下，缓存缩小的倍数" + ("都等于" if same else "并不都等于") + f"每组的查询头数（{sizes}）。"
+    return (f"{len(rows)} 种 K/V 头数下，K/V 的列缩小的倍数" + ("都等于" if same else "并不都等于")
+            + f"每组的查询头数（{sizes}）。")
 
 
-def check_cell(ok: bool, detail) -> str:
-    """Exercise 3: one cell of the check table, the verdict and what the check saw.
-
-    >>> check_cell(True, [0]), check_cell(False, 0.25), check_cell(True, 0.0), check_cell(True, 2e-16)
-    ('通过（权重变了的：头 0）', '失败（最大差 0.2500）', '通过（最大差 0）', '通过（最大差 2.0 × 10⁻¹⁶）')
-    """
-    if isinstance(detail, list):
-        said = "权重变了的：" + "、".join(f"头 {h}" for h in detail)
-    else:  # a difference: exactly 0 as 0, a tiny one in powers of ten, a visible one to four decimals
-        said = f"最大差 {fmt.sci(detail) if abs(detail) < 1e-3 else fmt.fmt(detail)}"
-    return ("通过" if ok else "失败") + "（" + said + "）"
-
-
-SHAPE = re.compile(r"\((?:[\w·]+, )+[\w·]+\)")
-
-
-def shapes_as_code(name: str) -> str:
-    """A written variant's name for a Markdown cell: a shape in it, such as (n, d_head, h), becomes code.
-
-    >>> shapes_as_code("A：按 (n, d_head, h) reshape"), shapes_as_code("B：拼反了（第一个头放最后）")
-    ('A：按 `(n, d_head, h)` reshape', 'B：拼反了（第一个头放最后）')
-    """
-    return SHAPE.sub(lambda m: f"`{m.group(0)}`", name)
-
-
-def bug_sentences(rows: list[dict], checks: list[str]) -> tuple[list[str], str]:
-    """Exercise 3: one sentence per written variant (which checks caught it), and which check caught none.
-
-    >>> rows = [{"name": "正确写法", "passed": [True, True]}, {"name": "A：甲", "passed": [False, True]}]
-    >>> bug_sentences(rows, ["一", "二"])
-    (['正确写法通过了全部检查。', '写法 A 只被“一”认出。'], '“二”一个错误也认不出。')
-    """
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows 必须是 bug_checks 返回的非空表")
-    sentences = ["正确写法通过了全部检查。" if all(rows[0]["passed"]) else "正确写法没有通过全部检查。"]
-    for r in rows[1:]:
-        caught = [f"“{c}”" for c, ok in zip(checks, r["passed"]) if not ok]
-        label = "写法 " + r["name"].split("：")[0]
-        if not caught:
-            sentences.append(f"{label} 通过了全部检查。")
-        elif len(caught) == 1:
-            sentences.append(f"{label} 只被{caught[0]}认出。")
-        else:
-            sentences.append(f"{label} 被{'、'.join(caught)}认出。")
-    blind = [f"“{c}”" for j, c in enumerate(checks) if all(r["passed"][j] for r in rows)]
-    return sentences, ("、".join(blind) + "一个错误也认不出。") if blind else "每项检查都至少认出一个错误。"
+def reshape_verdict(touched: list[int]) -> str:
+    """Exercise 3: whether changing head 0's columns moves other heads too (the check then fails)."""
+    touched = att.as_list(touched, "touched")
+    if touched == [0]:
+        return "只有头 0 变了：这项检查认不出这个错。"
+    return "改了它们，头 0 之外的头也变了：这项检查失败，认得出这个错。"
 
 
 # -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
@@ -643,21 +387,15 @@ def _demo_steps() -> dict:
 
 
 def inputs() -> dict:
-    """The worked example's inputs as the 输入与适用条件 boxes name them, and F14's steps.
-
-    >>> v = inputs()
-    >>> v["n"], v["heads"], v["head_dim"], v["positions"]
-    ('3', '2', '2', '位置 0 到 2')
-    """
+    """The worked example's inputs as the 输入与适用条件 boxes name them."""
     x, s = DEMO[0], _demo_steps()
     values = {
         "n": fmt.count(len(x)), "d_model": fmt.count(len(x[0])), "heads": fmt.count(s["heads"]),
         "head_dim": fmt.count(s["head_dim"]), "last": fmt.count(len(x) - 1),
         "positions": f"位置 0 到 {fmt.count(len(x) - 1)}", "x_rows": fmt.vectors(x),
+        "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:])),
     }
     values.update({f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])})
-    # The figure's steps, named from its own frames (the captions read the same conditions).
-    values["f14_steps"] = "；".join(f"第 {k} 步，{f['condition']}" for k, f in enumerate(f14_frames(), start=1))
     return values
 
 
@@ -665,12 +403,12 @@ def steps_values() -> dict:
     """从 X 到输出: every step's table, the split and the mix in words."""
     x, w_o, s = DEMO[0], DEMO[4], _demo_steps()
     heads, d, n = s["heads"], s["head_dim"], len(x)
-    values = {"tbl_shapes": shape_rows(x, s)}  # Q, the concatenation and the output are F14's own tables
+    # Q, the weight tables, the concatenation and the output are the figure's: shown once, there.
+    values = {"tbl_shapes": shape_rows(x, s), "fig_split": split_figure()}
     for name in ("k", "v"):
-        values[f"tbl_{name}"] = (head_header(heads * d, d), positions(s[name], 0))
+        values[f"tbl_{name}"] = (head_header(heads * d, d), positions(s[name]))
     for h in range(heads):
         values[f"tbl_scores_{h}"] = (fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))
-        values[f"tbl_weights_{h}"] = (fmt.keys(n), positions(s["weights"][h]))
     values.update({
         "sqrt_head_dim": root(d), "split_sentence": split_sentence(heads, d),
         "mix_sentence": fmt.Md(mixing_sentence(output_heads(w_o, heads), heads)),
@@ -706,12 +444,17 @@ def experts_values() -> dict:
     """误解一: how each head reads the last position."""
     s = _demo_steps()
     view = head_view_rows(s, len(DEMO[0]) - 1)
-    return {"tbl_experts": head_view_table(view), "experts_sentence": head_view_sentence(view)}
+    return {"experts_sentence": head_view_sentence(view)}
 
 
 def head_dim_values(config: dict = GEMMA_7B) -> dict:
     """误解二: a stated head_dim beside hidden_size / heads, and the error when heads does not divide d_model."""
     c = config_head_dim(config)
+    s, pos = _demo_steps(), WRONG_D_POS
+    q, keys = s["q_heads"][0][pos], s["k_heads"][0][: pos + 1]  # head 0, one causal row
+    dots = [sum(a * b for a, b in zip(q, k)) for k in keys]
+    d_model = len(DEMO[0][0])
+    right, wrong = (att.softmax([x / math.sqrt(r) for x in dots]) for r in (s["head_dim"], d_model))
     try:
         mh.multihead_attention(*DEMO, 3)
     except ValueError as error:
@@ -721,7 +464,8 @@ def head_dim_values(config: dict = GEMMA_7B) -> dict:
         "gemma_head_dim": fmt.count(config["head_dim"]), "gemma_kv": fmt.count(config["num_key_value_heads"]),
         "gemma_derived": fmt.short(c["derived"]), "gemma_product": fmt.count(c["heads_times_head_dim"]),
         "gemma_params": fmt.count(c["params_stated"]), "gemma_params_derived": fmt.count(c["params_if_derived"]),
-        "divide_error": fmt.Md(f"`ValueError: {divide_error}`"),
+        "divide_error": fmt.Md(f"`ValueError: {divide_error}`"), "sqrt_d_model": root(d_model),
+        "wrong_pos": fmt.count(pos), "right_row": slashed(right), "wrong_row": slashed(wrong),
     }
 
 
@@ -744,19 +488,6 @@ def cost_values(n: int = COST_N, d_model: int = COST_D_MODEL, heads_list=COST_HE
     }
 
 
-def bump_values() -> dict:
-    """只动一个头: the weight tables before and after, and which output columns moved."""
-    x, w_q, w_k, w_v, w_o = DEMO
-    s = _demo_steps()
-    d, heads = s["head_dim"], s["heads"]
-    w_after, out_after = mh.multihead_attention(x, bumped(w_q, BUMP_HEAD, d, BUMP_DELTA), w_k, w_v, w_o, heads)
-    return {
-        "bump_cols": columns_text(mh.head_columns(BUMP_HEAD, d)), "tbl_bump": bump_table(s["weights"], w_after),
-        "bump_sentence": moved_sentence(s["weights"], w_after, d),
-        "reach_sentence": fmt.Md(reach_sentence(output_heads(w_o, heads), BUMP_HEAD, s["output"], out_after)),
-    }
-
-
 def exercise_split() -> dict:
     """Exercise 1: cut Q into heads, then one head's row of weights, step by step; the other head beside it."""
     a = ex.split_and_row()
@@ -773,7 +504,7 @@ def exercise_split() -> dict:
         "ex1_q_row": fmt.vector(a["q_row"]), "ex1_k_rows": fmt.vectors(a["k_rows"]),
         "ex1_visible_keys": "、".join(f"Key {j}" for j in range(ex.ROW_POS + 1)), "ex1_sqrt": root(d),
         "ex1_steps": (["步骤"] + [f"Key {j}" for j in range(ex.ROW_POS + 1)], [
-            ["点积 q·k"] + [fmt.short(x) for x in a["dots"]],
+            ["点积 q·k"] + [fmt.fmt(x) for x in a["dots"]],
             [f"÷ √{d}"] + [fmt.fmt(x) for x in a["scaled"]],
             ["− 最大值"] + [fmt.fmt(x - a["max"]) for x in a["scaled"]],
             ["exp"] + [fmt.fmt(x) for x in a["exps"]],
@@ -786,36 +517,33 @@ def exercise_split() -> dict:
 
 
 def exercise_gqa() -> dict:
-    """Exercise 2: which K/V head each query head uses, and the cache for each number of K/V heads."""
+    """Exercise 2: which K/V head each query head uses, and the K/V columns for each number of K/V heads."""
     plan = ex.gqa_plan()
     return {
         "ex2_heads": fmt.count(ex.GQA_HEADS), "ex2_kv_list": "、".join(fmt.count(kv) for kv in ex.GQA_KV_CHOICES),
-        "ex2_d": fmt.count(ex.GQA_HEAD_DIM), "ex2_tokens": fmt.count(ex.GQA_TOKENS),
+        "ex2_d": fmt.count(ex.GQA_HEAD_DIM),
         "ex2_ask_kv": fmt.count(ex.GQA_ASK_KV), "ex2_ask_group": fmt.count(ex.GQA_ASK_GROUP),
         "ex2_groups": (["K/V 头数", "每组查询头数"] + [f"查询头 {h}" for h in range(ex.GQA_HEADS)],
                        [[fmt.count(r["kv_heads"]), fmt.count(r["group_size"])] + [fmt.count(g) for g in r["groups"]]
                         for r in plan]),
-        "ex2_cache": (["K/V 头数", "算式 2 · 位置数 · K/V 头数 · 头维度", "一层缓存的数", "缩小到几分之一"],
-                      [[fmt.count(r["kv_heads"]), f"2 · {ex.GQA_TOKENS} · {r['kv_heads']} · {ex.GQA_HEAD_DIM}",
-                        fmt.count(r["cache"]), fmt.count(r["fraction"])] for r in plan]),
+        "ex2_cols": (["K/V 头数", "K 的列数（K/V 头数 · 头维度）", "缩小到几分之一"],
+                     [[fmt.count(r["kv_heads"]), f"{r['kv_heads']} · {ex.GQA_HEAD_DIM} = {fmt.count(r['kv_cols'])}",
+                       fmt.count(r["fraction"])] for r in plan]),
         "ex2_sharing": "、".join(f"查询头 {h}" for h in ex.sharing_heads()),
-        "ex2_cache_sentence": cache_sentence(plan),
+        "ex2_cols_sentence": cols_sentence(plan),
     }  # fmt: skip
 
 
-def exercise_bugs() -> dict:
-    """Exercise 3: the three wrong versions against the four checks, and what the table says in words."""
-    rows = ex.bug_checks()
-    sentences, summary = bug_sentences(rows, ex.CHECKS)
+def exercise_reshape() -> dict:
+    """Exercise 3: the right and the swapped reshape of one row of Q, and what changing head 0 moves."""
+    a = ex.reshape_split()
+    rows = [[f"头 {c}", columns_text(a["right_cols"][c]), fmt.vector(a["right"][c]),
+             columns_text(a["wrong_cols"][c]), fmt.vector(a["wrong"][c])] for c in range(ex.RESHAPE_HEADS)]
     return {
-        "ex3_q": fmt.vectors(ex.BUG_Q), "ex3_k": fmt.vectors(ex.BUG_K), "ex3_v": fmt.vectors(ex.BUG_V),
-        "ex3_n": fmt.count(len(ex.BUG_Q)), "ex3_heads": fmt.count(ex.BUG_HEADS), "ex3_kv": fmt.count(ex.BUG_KV),
-        "ex3_d": fmt.count(len(ex.BUG_Q[0]) // ex.BUG_HEADS), "ex3_d_model": fmt.count(len(ex.BUG_Q[0])),
-        "ex3_delta": fmt.short(ex.BUG_DELTA), "ex3_bump_head": fmt.count(ex.BUMP_HEAD),
-        "ex3_table": (["写法"] + ex.CHECKS,
-                      [[shapes_as_code(r["name"])] + [check_cell(ok, det) for ok, det in zip(r["passed"], r["details"])]
-                       for r in rows]),
-        "ex3_sentences": fmt.Md("\n".join(f"- {line}" for line in sentences)), "ex3_summary": summary,
+        "ex3_row": fmt.vector(ex.RESHAPE_ROW), "ex3_heads": fmt.count(ex.RESHAPE_HEADS), "ex3_d": fmt.count(a["head_dim"]),
+        "ex3_table": (["头", "`(n, h, d_head)`：列", "数", "`(n, d_head, h)`：列", "数"], rows),
+        "ex3_head0_cols": columns_text(a["right_cols"][0]),
+        "ex3_touched": "、".join(f"头 {c}" for c in a["touched"]), "ex3_verdict": reshape_verdict(a["touched"]),
     }  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""The multi-head page's exercises: every answer against an independent computation (numpy, or counting).
+"""The multi-head page's exercises: every answer against an independent computation (numpy, counts).
 
 The solution sentences are the book side's (tests/test_chapter_multihead.py); here: the numbers, the
 check table, bad input for every public function, and the file run on its own as a reader runs it.
@@ -26,7 +26,7 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
 
 
 def numpy_heads(q, k, v, heads, kv_heads, variant="right"):
-    """Per-head weights and the concatenated output, written with numpy reshape / transpose / repeat."""
+    """Per-head weights and the concatenated output: numpy reshape / transpose / repeat."""
     q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
     n, d = q.shape[0], q.shape[1] // heads
 
@@ -41,12 +41,14 @@ def numpy_heads(q, k, v, heads, kv_heads, variant="right"):
     else:
         kh, vh = np.repeat(kh, heads // kv_heads, axis=0), np.repeat(vh, heads // kv_heads, axis=0)
     scale = np.sqrt(d)
-    scores = np.where(np.tril(np.ones((n, n), dtype=bool)), qh @ kh.transpose(0, 2, 1) / scale, -np.inf)
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    scores = np.where(causal, qh @ kh.transpose(0, 2, 1) / scale, -np.inf)
     w = softmax_rows(scores)
     out = w @ vh  # (heads, n, d)
     if variant == "concat":
         out = out[::-1]  # each head right, placed in reverse order
-    merged = out.transpose(1, 2, 0).reshape(n, -1) if variant == "reshape" else out.transpose(1, 0, 2).reshape(n, -1)
+    axes = (1, 2, 0) if variant == "reshape" else (1, 0, 2)
+    merged = out.transpose(*axes).reshape(n, -1)
     return w, merged
 
 
@@ -67,7 +69,7 @@ def test_the_split_and_the_weight_row_equal_numpy():
     ko = k.reshape(n, ex.SPLIT_HEADS, d).transpose(1, 0, 2)[ex.OTHER_HEAD]
     other = ko[: ex.ROW_POS + 1] @ qh[ex.OTHER_HEAD, ex.ROW_POS]
     assert np.allclose(a["other_weights"], softmax_rows(other / np.sqrt(d)), atol=1e-12)
-    assert not np.allclose(a["other_weights"], a["weights"])  # same keys, other columns: another row of weights
+    assert not np.allclose(a["other_weights"], a["weights"])  # same keys, other columns
 
 
 @pytest.mark.parametrize("heads, kv_choices", [(8, [8, 4, 2, 1]), (6, [6, 3, 2, 1]), (4, [2])])
@@ -75,11 +77,12 @@ def test_the_group_table_and_the_cache_equal_numpy(heads, kv_choices):
     for row in ex.gqa_plan(heads, kv_choices, 4, 10):
         kv = row["kv_heads"]
         assert row["groups"] == np.repeat(np.arange(kv), heads // kv).tolist()
-        assert row["cache"] == np.zeros((2, 10, kv, 4)).size  # K and V: tokens × kv_heads × head_dim each
+        assert row["cache"] == np.zeros((2, 10, kv, 4)).size  # K, V: tokens × kv_heads × head_dim
         assert row["fraction"] * kv == heads
     for kv in kv_choices:
         for g in range(kv):
-            assert ex.sharing_heads(heads, kv, g) == np.flatnonzero(np.repeat(np.arange(kv), heads // kv) == g).tolist()
+            groups = np.repeat(np.arange(kv), heads // kv)
+            assert ex.sharing_heads(heads, kv, g) == np.flatnonzero(groups == g).tolist()
 
 
 @pytest.mark.parametrize("variant", list(ex.VARIANTS))
@@ -90,7 +93,8 @@ def test_each_written_variant_equals_its_numpy_twin(variant):
 
 
 def numpy_checks(variant):
-    q, k, v, heads, kv = np.asarray(ex.BUG_Q), np.asarray(ex.BUG_K), np.asarray(ex.BUG_V), ex.BUG_HEADS, ex.BUG_KV
+    q, k, v = np.asarray(ex.BUG_Q), np.asarray(ex.BUG_K), np.asarray(ex.BUG_V)
+    heads, kv = ex.BUG_HEADS, ex.BUG_KV
     d = q.shape[1] // heads
     w, out = numpy_heads(q, k, v, heads, kv, variant)
     bumped = q.copy()
@@ -121,18 +125,36 @@ def test_the_check_table_equals_the_checks_recomputed_with_numpy():
     assert all(r["passed"][2] for r in checks)
 
 
-def test_the_answers_list_what_each_wrong_variant_fails():
-    answers = ex.answers()["练习3"]
-    for row in ex.bug_checks()[1:]:
-        assert answers[row["name"]] == [c for c, ok in zip(ex.CHECKS, row["passed"]) if not ok]
+def test_the_reshape_split_equals_numpy_both_ways():
+    a = ex.reshape_split()
+    row, h = np.asarray([ex.RESHAPE_ROW]), ex.RESHAPE_HEADS
+    d = row.shape[1] // h
+    assert np.array_equal(np.asarray(a["right"]), row.reshape(1, h, d)[0])
+    wrong = row.reshape(1, d, h).transpose(0, 2, 1)[0]  # the head is the last axis
+    assert np.array_equal(np.asarray(a["wrong"]), wrong)
+    # Head 0's columns in the right split, bumped, as the wrong split reads them: which heads moved.
+    bumped = row.copy()
+    bumped[0, a["right_cols"][0]] += 1
+    moved = np.any(bumped.reshape(1, d, h) != row.reshape(1, d, h), axis=(0, 1))
+    assert a["touched"] == [int(c) for c in np.flatnonzero(moved)]
+    assert ex.answers()["练习3"] == a["wrong"]
 
 
-@pytest.mark.parametrize("d_model, heads, kv_heads, head_dim", [(8, 2, 2, 4), (8, 4, 1, 2), (3072, 16, 16, 256), (12, 6, 3, 5)])
+def test_with_one_column_a_head_the_two_reshapes_agree():
+    a = ex.reshape_split([1.0, 2.0, 3.0], 3)
+    assert a["right"] == a["wrong"] and a["touched"] == [0]
+
+
+@pytest.mark.parametrize("d_model, heads, kv_heads, head_dim",
+                         [(8, 2, 2, 4), (8, 4, 1, 2), (3072, 16, 16, 256), (12, 6, 3, 5)])
 def test_the_parameter_count_equals_the_weights_shapes(d_model, heads, kv_heads, head_dim):
-    shapes = [(d_model, heads * head_dim), (d_model, kv_heads * head_dim), (d_model, kv_heads * head_dim), (heads * head_dim, d_model)]
-    expected = sum(np.zeros(s).size for s in shapes) if d_model < 100 else sum(a * b for a, b in shapes)
+    q_cols, kv_cols = heads * head_dim, kv_heads * head_dim
+    shapes = [(d_model, q_cols), (d_model, kv_cols), (d_model, kv_cols), (q_cols, d_model)]
+    small = d_model < 100
+    expected = sum(np.zeros(s).size for s in shapes) if small else sum(a * b for a, b in shapes)
     assert ex.attention_params(d_model, heads, kv_heads, head_dim) == expected
-    assert ex.attention_params(d_model, heads, kv_heads, head_dim) == mh.projection_params(d_model, heads, head_dim, kv_heads)["total"]
+    counted = mh.projection_params(d_model, heads, head_dim, kv_heads)["total"]
+    assert ex.attention_params(d_model, heads, kv_heads, head_dim) == counted
 
 
 @pytest.mark.parametrize(
@@ -151,6 +173,8 @@ def test_the_parameter_count_equals_the_weights_shapes(d_model, heads, kv_heads,
         (lambda: ex.suspect_heads(ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "other"), "variant"),
         (lambda: ex.suspect_heads(ex.BUG_Q, ex.BUG_Q, ex.BUG_V, 4, 2), "k 与 v 必须各有"),
         (lambda: ex.bug_checks(delta=float("nan")), "delta"),
+        (lambda: ex.reshape_split([1.0, 2.0, 3.0], 2), "不能被 heads=2 整除"),
+        (lambda: ex.reshape_split([], 2), "row"),
         (lambda: ex.attention_params(8, 4, 3, 2), "kv_heads=3 必须整除"),
         (lambda: ex.attention_params(0, 4, 1, 2), "d_model"),
         (lambda: ex.attention_params(8, 4, 1, True), "head_dim"),
@@ -162,7 +186,7 @@ def test_bad_input_is_named(call, words):
 
 
 def test_the_solution_listing_is_exactly_the_reference_function():
-    # The page shows attention_params with :start-at: / :end-before: "def answers(": nothing else in between.
+    # The page shows attention_params with :start-at: / :end-before: "def answers(": nothing else.
     import inspect
 
     source = inspect.getsource(ex)
@@ -187,7 +211,7 @@ def test_the_file_runs_alone_beside_its_teaching_files(tmp_path):
     assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers(), ensure_ascii=False))
 
 
-# -- the fuzz: every public function, one argument at a time replaced by something wrong --------------
+# -- the fuzz: every public function, one argument at a time replaced by something wrong -----------
 def test_every_public_function_answers_bad_input_with_a_value_error():
     from test_02_multihead import fuzz
 
@@ -197,6 +221,7 @@ def test_every_public_function_answers_bad_input_with_a_value_error():
         "sharing_heads": ((8, 2, 1), {}),
         "suspect_heads": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "concat"), {}),
         "bug_checks": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, 1.0), {}),
+        "reshape_split": ((ex.RESHAPE_ROW, 3), {}),
         "attention_params": ((8, 4, 1, 2), {}),
         "answers": ((), {}),
         "self_test": ((), {}),

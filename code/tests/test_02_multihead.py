@@ -1,4 +1,4 @@
-"""Tests of code/02_multihead.py: properties on random inputs, a numpy reference, mutants and bad input.
+"""Tests of code/02_multihead.py: properties on random inputs, a numpy reference, mutants, bad input
 
 The doctests in the module run too. These tests add what the examples cannot show: that the
 page's checks hold for many random inputs, that each check can fail (three deliberately wrong
@@ -53,7 +53,7 @@ def problems(draw, *, grouped: bool = True, free_head_dim: bool = False):
 
 
 def numpy_multihead(x, w_q, w_k, w_v, w_o, heads, kv_heads, head_dim, causal=True):
-    """An independent reference: reshape / transpose with numpy, K/V heads repeated with np.repeat."""
+    """An independent reference: numpy reshape / transpose, K/V heads repeated with np.repeat."""
     x, w_q, w_k, w_v, w_o = (np.asarray(a, dtype=float) for a in (x, w_q, w_k, w_v, w_o))
     n = x.shape[0]
     q = (x @ w_q).reshape(n, heads, head_dim).transpose(1, 0, 2)  # (h, n, d)
@@ -76,7 +76,7 @@ def run(p, fn=None, **kw):
     return fn(x, w_q, w_k, w_v, w_o, heads, kv, head_dim=head_dim, **kw)
 
 
-# -- the page's checks, on random inputs ----------------------------------------------------------------
+# -- the page's checks, on random inputs -----------------------------------------------------------
 @FAST
 @given(problems(free_head_dim=True), st.booleans())
 def test_both_implementations_equal_the_numpy_reference(p, causal):
@@ -142,10 +142,11 @@ def test_check_rows_hold_on_random_inputs(p):
 
 @QUICK
 @given(st.integers(1, 64), st.sampled_from([1, 2, 4, 8, 16]), st.integers(1, 16))
-def test_parameters_and_multiply_adds_do_not_depend_on_heads_when_they_fill_d_model(n, heads, head_dim):
+def test_parameters_and_multiply_adds_do_not_depend_on_heads_filling_d_model(n, heads, head_dim):
     d_model = heads * head_dim
     assert mh.projection_params(d_model, heads)["total"] == 4 * d_model * d_model
-    assert mh.projection_params(d_model, 1)["total"] == mh.projection_params(d_model, heads)["total"]
+    params = mh.projection_params
+    assert params(d_model, 1)["total"] == params(d_model, heads)["total"]
     macs, one = mh.multiply_adds(n, d_model, heads), mh.multiply_adds(n, d_model, 1)
     assert macs["total"] == one["total"]
     assert macs["score_cells"] == heads * one["score_cells"]  # what grows: one score table per head
@@ -170,20 +171,23 @@ def test_kv_cache_shrinks_by_the_group_size(kv_heads, group, n, head_dim):
     )
 
 
-# -- deliberate mutants: each is caught by one of the checks --------------------------------------------
-def fused_with_interleaved_columns(x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *, head_dim=None):
+# -- deliberate mutants: each is caught by one of the checks ---------------------------------------
+def fused_with_interleaved_columns(x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *,
+                                   head_dim=None):
     """Wrong reshape: reads the columns as (head_dim, heads) instead of (heads, head_dim)."""
     kv_heads = kv_heads or heads
     xs, d = np.asarray(x, float), head_dim or len(x[0]) // heads
     n = len(x)
 
     def heads_of(w, count):
-        return (xs @ np.asarray(w, float)).reshape(n, d, count).transpose(2, 1, 0).transpose(0, 2, 1)
+        m = (xs @ np.asarray(w, float)).reshape(n, d, count)
+        return m.transpose(2, 1, 0).transpose(0, 2, 1)
 
     q, k, v = heads_of(w_q, heads), heads_of(w_k, kv_heads), heads_of(w_v, kv_heads)
     visible = att.visibility(n, n, causal=causal)
     g = heads // kv_heads
-    pairs = [att.masked_attention(q[h].tolist(), k[h // g].tolist(), v[h // g].tolist(), visible) for h in range(heads)]
+    pairs = [att.masked_attention(q[c].tolist(), k[c // g].tolist(), v[c // g].tolist(), visible)
+             for c in range(heads)]
     out = np.stack([np.asarray(o) for _, o in pairs], axis=1).reshape(n, heads * d)
     return [w for w, _ in pairs], (out @ np.asarray(w_o, float)).tolist()
 
@@ -196,11 +200,12 @@ def test_mutant_wrong_reshape_is_caught_by_the_two_implementations_check():
 
 
 def test_the_scores_are_divided_by_root_head_dim_not_root_d_model():
-    # The wrong √d itself is taught on the scaling page; here: the multi-head code divides by √head_dim.
+    # The multi-head code divides by √head_dim, not by √d_model.
     x, w_q, w_k = np.array(mh.DEMO_X), np.array(mh.DEMO_WQ), np.array(mh.DEMO_WK)
-    q, k = (x @ w_q).reshape(3, 2, 2).transpose(1, 0, 2), (x @ w_k).reshape(3, 2, 2).transpose(1, 0, 2)
+    q, k = ((x @ w).reshape(3, 2, 2).transpose(1, 0, 2) for w in (w_q, w_k))
     causal = np.tril(np.ones((3, 3), bool))
-    weights, _ = mh.multihead_attention(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WK, mh.DEMO_WO, mh.DEMO_HEADS)
+    weights, _ = mh.multihead_attention(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WK, mh.DEMO_WO,
+                                        mh.DEMO_HEADS)
     for root, same in ((np.sqrt(2), True), (np.sqrt(4), False)):
         s = np.where(causal, q @ k.transpose(0, 2, 1) / root, -np.inf)
         e = np.exp(s - s.max(-1, keepdims=True))
@@ -228,39 +233,41 @@ def test_mutant_wrong_kv_grouping_is_caught_by_the_repeated_kv_check(monkeypatch
     assert not np.allclose(wrong, numpy_multihead(*p)[1])
 
 
-# -- bad input: a clear Chinese ValueError naming the argument -------------------------------------------
+# -- bad input: a clear Chinese ValueError naming the argument -------------------------------------
 EYE4 = [[float(i == j) for j in range(4)] for i in range(4)]
 X = mh.DEMO_X
+E4 = (EYE4,) * 4  # W_q, W_k, W_v, W_o
+MHA = mh.multihead_attention
 
 
 @pytest.mark.parametrize(
     "call, words",
     [
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4, 3), "d_model=4 不能被 heads=3 整除"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4, 4, 3), "kv_heads=3 必须整除 heads=4"),
-        (lambda: mh.multihead_attention(X, [r[:3] for r in EYE4], EYE4, EYE4, EYE4, 2), "w_q 的形状必须是 (4, 4)"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4, 2, 1), "w_k 的形状必须是 (4, 2)"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4[:3], 2), "w_o 的形状必须是 (4, 任意)"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4, 0), "heads 必须是不小于 1 的整数"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4, True), "heads 必须是不小于 1 的整数"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4, 10**12), f"heads 不能超过 {att.MAX_POSITIONS}"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4, 2, head_dim=0), "head_dim 必须是不小于 1"),
-        (lambda: mh.multihead_attention([[1.0, float("nan"), 0.0, 0.0]], EYE4, EYE4, EYE4, EYE4, 2), "x[0][1]"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, "W", 2), "w_o 必须是有序的列表"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4, 2, causal="yes"), "causal 必须是 True 或 False"),
-        (lambda: mh.multihead_attention(X, EYE4, EYE4, EYE4, EYE4, 2, key_valid=[True]), "key_valid 的长度"),
-        (lambda: mh.multihead_attention_fused(X, EYE4, EYE4, EYE4, EYE4, 3), "不能被 heads=3 整除"),
+        (lambda: MHA(X, *E4, 3), "d_model=4 不能被 heads=3 整除"),
+        (lambda: MHA(X, *E4, 4, 3), "kv_heads=3 必须整除 heads=4"),
+        (lambda: MHA(X, [r[:3] for r in EYE4], *E4[1:], 2), "w_q 的形状必须是 (4, 4)"),
+        (lambda: MHA(X, *E4, 2, 1), "w_k 的形状必须是 (4, 2)"),
+        (lambda: MHA(X, *E4[:3], EYE4[:3], 2), "w_o 的形状必须是 (4, 任意)"),
+        (lambda: MHA(X, *E4, 0), "heads 必须是不小于 1 的整数"),
+        (lambda: MHA(X, *E4, True), "heads 必须是不小于 1 的整数"),
+        (lambda: MHA(X, *E4, 10**12), f"heads 不能超过 {att.MAX_POSITIONS}"),
+        (lambda: MHA(X, *E4, 2, head_dim=0), "head_dim 必须是不小于 1"),
+        (lambda: MHA([[1.0, float("nan"), 0.0, 0.0]], *E4, 2), "x[0][1]"),
+        (lambda: MHA(X, *E4[:3], "W", 2), "w_o 必须是有序的列表"),
+        (lambda: MHA(X, *E4, 2, causal="yes"), "causal 必须是 True 或 False"),
+        (lambda: MHA(X, *E4, 2, key_valid=[True]), "key_valid 的长度"),
+        (lambda: mh.multihead_attention_fused(X, *E4, 3), "不能被 heads=3 整除"),
         (lambda: mh.split_heads([[1.0, 2.0, 3.0]], 2), "列数 3 不能被 heads=2 整除"),
         (lambda: mh.reshape_heads([[1.0, 2.0, 3.0]], 2), "无法 reshape 成头"),
         (lambda: mh.swap_01([[[1.0]], [[1.0], [2.0]]]), "第二个轴的长度处处相同"),
         (lambda: mh.swap_01([]), "t 必须是非空的三维列表"),
         (lambda: mh.swap_01([[1.0, 2.0]]), "t[0] 必须是二维矩阵"),
-        (lambda: mh.kv_group(4, 4, 2), "h 必须是 0 到 3 之间的整数"),
+        (lambda: mh.kv_group(4, 4, 2), "head 必须是 0 到 3 之间的整数"),
         (lambda: mh.kv_group(0, 4, 3), "kv_heads=3 必须整除 heads=4"),
         (lambda: mh.repeat_kv_columns([[1.0, 2.0, 3.0]], 4, 2), "列数 3 不能被 kv_heads=2 整除"),
         (lambda: mh.repeat_kv_columns([[1.0]], 10**12, 1), f"heads 不能超过 {att.MAX_POSITIONS}"),
-        (lambda: mh.head_columns(-1, 2), "h 必须是不小于 0 的整数"),
-        (lambda: mh.multihead_attention([[1e200] * 4] * 2, [[1e200] * 4] * 4, EYE4, EYE4, EYE4, 2), "超出浮点数的范围"),
+        (lambda: mh.head_columns(-1, 2), "head 必须是不小于 0 的整数"),
+        (lambda: MHA([[1e200] * 4] * 2, [[1e200] * 4] * 4, *E4[1:], 2), "超出浮点数的范围"),
         (lambda: mh.projection_params(4, 3), "d_model=4 不能被 heads=3 整除"),
         (lambda: mh.multiply_adds(0, 4, 2), "n 必须是不小于 1 的整数"),
         (lambda: mh.kv_cache_numbers(1, 0, 2), "kv_heads 必须是不小于 1 的整数"),
@@ -281,22 +288,23 @@ def test_head_dim_may_be_stated_when_d_model_does_not_divide():
     assert len(w) == 3 and len(out[0]) == 4
 
 
-# -- the script ------------------------------------------------------------------------------------------
+# -- the script ------------------------------------------------------------------------------------
 def test_script_prints_the_demo_as_json_after_its_self_test():
     run_ = subprocess.run([sys.executable, mh.__file__], capture_output=True, text=True, check=True)
     assert json.loads(run_.stdout) == json.loads(json.dumps(mh.run_demo(), ensure_ascii=False))
 
 
 def test_run_demo_is_deterministic_and_reports_what_the_checks_found():
-    # (A wall-clock bound stood here; what it guarded is behaviour: the same inputs give the same demo.)
+    # The same inputs give the same demo.
     first = mh.run_demo()
     assert mh.run_demo() == first
     assert all(math.isfinite(w) for row in first["头0权重"] + first["头1权重"] for w in row)
-    assert first["两种写法最大差"] == first["GQA与重复KV最大差"] == first["MQA与重复KV最大差"] == 0.0
+    assert first["两种写法最大差"] == first["GQA与重复KV最大差"] == 0.0
+    assert first["MQA与重复KV最大差"] == 0.0
     assert set(first["四个投影的参数_d_model8"].values()) == {4 * 8 * 8}
 
 
-# -- the fuzz: every public function, one argument at a time replaced by something wrong --------------
+# -- the fuzz: every public function, one argument at a time replaced by something wrong -----------
 M24 = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]
 LAYER = (*mh.DEMO, 2)
 VALID = {  # a valid call of each public function: positional arguments, keyword arguments
@@ -306,9 +314,12 @@ VALID = {  # a valid call of each public function: positional arguments, keyword
     "swap_01": (([M24, M24],), {}),
     "kv_group": ((1, 4, 2), {}),
     "repeat_kv_columns": (([[1.0, 2.0]], 4, 2), {}),
-    "multihead_steps": (LAYER, {"kv_heads": 2, "causal": True, "head_dim": 2, "key_valid": [True] * 3}),
-    "multihead_attention": (LAYER, {"kv_heads": 2, "causal": False, "head_dim": 2, "key_valid": [True] * 3}),
-    "multihead_attention_fused": (LAYER, {"kv_heads": 2, "causal": True, "head_dim": None, "key_valid": None}),
+    "multihead_steps": (LAYER, {"kv_heads": 2, "causal": True, "head_dim": 2,
+                                "key_valid": [True] * 3}),
+    "multihead_attention": (LAYER, {"kv_heads": 2, "causal": False, "head_dim": 2,
+                                    "key_valid": [True] * 3}),
+    "multihead_attention_fused": (LAYER, {"kv_heads": 2, "causal": True, "head_dim": None,
+                                          "key_valid": None}),
     "projection_params": ((8, 2, 4, 2), {}),
     "multiply_adds": ((3, 4, 2, 2, 2), {}),
     "kv_cache_numbers": ((1, 2, 2), {}),
@@ -320,13 +331,14 @@ VALID = {  # a valid call of each public function: positional arguments, keyword
 
 def public_functions(module):
     return sorted(name for name, f in vars(module).items()
-                  if callable(f) and not name.startswith("_") and getattr(f, "__module__", None) == module.__name__)
+                  if callable(f) and not name.startswith("_")
+                  and getattr(f, "__module__", None) == module.__name__)
 
 
 def fuzz(module, valid) -> list[str]:
-    """Every public function of ``module`` has a valid call in ``valid``; what goes wrong on bad input
+    """Every public function of ``module`` has a valid call in ``valid``; what goes wrong on bad
     (a result, or a ValueError that names an argument)."""
-    assert public_functions(module) == sorted(valid), "every public function needs a valid call in the fuzz table"
+    assert public_functions(module) == sorted(valid), "every public function needs a valid call"
     return [failure for name, (args, kwargs) in valid.items()
             for failure in fuzz_failures(getattr(module, name), kwargs, args=args)]
 
