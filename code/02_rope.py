@@ -1,8 +1,8 @@
 """第2章教学代码：位置旋转（RoPE）——按位置旋转 Q、K 的分量对，让分数只依赖位置之差。
 
 数据都是人工构造的小向量，没有训练过的模型；只用标准库，注意力调用同一章的 ``02_attention.py``
-（放在同一目录）。``x`` 是长度为偶数 ``d`` 的查询或键；``position`` 是绝对位置 m（用了 KV 缓存时
-本批第 i 行在 ``past + i``）；第 i 对的频率是 ``θ_i = base^(−2i/d)``；``layout`` 为 ``"adjacent"``
+（放在同一目录）。``x`` 是长度为偶数 ``d`` 的查询或键；``position`` 是旋转用的位置编号 m（用了 KV
+缓存时本批第 i 行在 ``past + i``）；第 i 对的频率是 ``θ_i = base^(−2i/d)``；``layout`` 为 ``"adjacent"``
 （相邻成对，RoFormer 论文）或 ``"half"``（前后两半成对，``rotate_half``）。只有 Q、K 在投影之后、
 点积之前旋转，V 不旋转。运行 ``python3 02_rope.py``：先自检，再以 JSON 打印演示结果。
 """
@@ -93,8 +93,11 @@ def angles(d: int, position: int, base: float = BASE, layout: str = "adjacent") 
 
 
 def _turn(x: list[float], phi: list[float], layout: str) -> list[float]:
-    # 每一对 (a, b) 转一个角度：a' = a·cos − b·sin，b' = b·cos + a·sin。
-    # 两个分量各用自己那一格的角度；两格相等时这才是一次真正的旋转。
+    """每一对 (a, b) 转一个角度：a' = a·cos − b·sin，b' = b·cos + a·sin；各用自己那一格的角度。
+
+    >>> [round(c, 4) for c in _turn([1.0, 0.0], [math.pi / 2] * 2, "adjacent")]  # 两格相等：真旋转
+    [0.0, 1.0]
+    """
     out = list(x)
     for a, b in pairs(len(x), layout):
         out[a] = x[a] * math.cos(phi[a]) - x[b] * math.sin(phi[a])
@@ -255,7 +258,7 @@ def row_index_decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: f
 
 
 def padded_positions(valid: list[bool]) -> list[int]:
-    """左侧补 PAD 时每个位置的旋转位置：它前面真实词元的个数（PAD 自己不计数）。
+    """左侧补 PAD 时每个位置的位置编号：它前面真实 token 的个数（PAD 自己不计数）。
 
     >>> padded_positions([False, False, True, True, True])
     [0, 0, 0, 1, 2]

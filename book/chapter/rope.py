@@ -218,7 +218,7 @@ def shift_sentence(scores: list[float], plain: float) -> str:
 
 
 def offset_sentence(score: float, both: float) -> str:
-    """Exercise 4: the score from turning k alone by n − m, against rotating both at their own positions.
+    """Exercise 4: the score from turning k alone by −Δ = n − m, against rotating both at their own positions.
 
     >>> offset_sentence(-0.454, -0.454)
     '只转 k 得到的分数 −0.4540，与两个向量都按绝对位置旋转后的分数一致。'
@@ -275,7 +275,7 @@ def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, fir
     return {
         "d2_d": len(q), "d2_theta": fmt.fmt(rope.frequencies(len(q))[0]), "d2_q": fmt.vector(q),
         "d2_k": fmt.vector(k), "d2_m0": m0, "d2_n0": n0, "d2_shift": shift,
-        "tbl_d2": Table(["位置", "m − n", "转后的 q", "转后的 k", "分数 q·k/√d"], rows),
+        "tbl_d2": Table(["位置", "Δ = m − n", "转后的 q", "转后的 k", "分数 q·k/√d"], rows),
         "d2_plain": fmt.fmt(att.scaled_scores([q], [k])[0][0]),
     } | ({"fig_d2": d2_figure(q, k, groups)} if figure else {})
 
@@ -304,7 +304,7 @@ def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):
             ax.annotate("", xy=rotated, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2))
             ax.text(v[0] * 1.2, v[1] * 1.2, label, color=color, ha="center", va="center")
             ax.text(rotated[0] * 1.3, rotated[1] * 1.3, f"R({pos}) {label}", color=color, ha="center", va="center")
-        ax.set_title(f"查询在 m = {fmt.count(m)}，键在 n = {fmt.count(n)}，m − n = {fmt.count(m - n)}")
+        ax.set_title(f"查询在 m = {fmt.count(m)}，键在 n = {fmt.count(n)}，Δ = {fmt.count(m - n)}")
         ax.set_aspect("equal")
         ax.set_xlim(-1.9, 1.9)
         ax.set_ylim(-1.9, 1.9)
@@ -470,10 +470,10 @@ def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, 
         return rope.cached_step(ck, cv, [last], [last], [v[n_pre]], [new_position], key_valid=valid + [True])[3][0][0]
 
     plans = [
-        ("预填与新词都按真实词元个数", counted, n_pre),
-        ("预填与新词都按绝对位置", absolute, pads + n_pre),
-        ("预填按真实词元个数，新词按绝对位置", counted, pads + n_pre),
-        ("预填按绝对位置，新词按真实词元个数", absolute, n_pre),
+        ("预填与新 token 都按位置编号", counted, n_pre),
+        ("预填与新 token 都按绝对位置", absolute, pads + n_pre),
+        ("预填按位置编号，新 token 按绝对位置", counted, pads + n_pre),
+        ("预填按绝对位置，新 token 按位置编号", absolute, n_pre),
     ]
     rows = []
     for plan, prefill, new_position in plans:
@@ -485,10 +485,10 @@ def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, 
         "pad_seq": fmt.vectors(seq), "pad_v": "、".join(fmt.short(r[0]) for r in v), "pad_n": pads,
         "tbl_pad_positions": Table(
             ["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
-            [["内容"] + ["PAD" if not f else f"词元 {j - pads}" for j, f in enumerate(valid)],
-             ["旋转位置（前面真实词元的个数）"] + [fmt.count(p) for p in counted]],
+            [["内容"] + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid)],
+             ["位置编号（前面真实 token 的个数）"] + [fmt.count(p) for p in counted]],
         ),
-        "tbl_pad": Table(["做法", "预填的真实词元转的位置", "新词元转的位置", "新词元的输出", "与参照"], rows),
+        "tbl_pad": Table(["做法", "预填的真实 token 转的位置", "新 token 转的位置", "新 token 的输出", "与参照"], rows),
         "pad_reference": fmt.fmt(reference[n_pre][0]),
     }
 
@@ -527,7 +527,7 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
         "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0]),
     }
     for j, row in enumerate(models):
-        values |= {f"lr_base_{j}": fmt.grouped(row["base"]), f"lr_wave_{j}": fmt.grouped(round(row["slowest_wavelength"])),
+        values |= {f"lr_base_{j}": fmt.grouped(row["base"]), f"lr_wave_{j}": fmt.multiple(row["slowest_wavelength"]),
                    f"lr_dim_{j}": row["head_dim"]}
     return values | ({"fig_long": long_figure(ones, offsets, models)} if figure else {})
 
@@ -545,7 +545,7 @@ def long_figure(ones: list[float], offsets: list[int], models: list[dict]):
     # Plain tick labels (1, 10, 100, …): the default 10^k labels go through mathtext, which is slow to start.
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: base_text(x)))  # a tick off the axis may be 0.1
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("位置差 m − n（对数刻度）")
+    ax.set_xlabel("位置差 Δ = m − n（对数刻度）")
     ax.set_ylabel("分数 q·k / √d")
     ax.axhline(0, color="0.6", lw=0.6)
     ax.legend(frameon=False)
@@ -578,35 +578,43 @@ def written(from_printed: float, exact: float) -> str:
     return f"{fmt.equals(from_printed, exact)} {fmt.fmt(exact)}"
 
 
-def exercise_rotation(x: list[float] = ex.ROT_X, position: int = ex.ROT_POSITION) -> dict:
-    """Exercise 1: one rotation by hand, step by step; each step's sign computed from its printed terms."""
-    r, (a, b) = ex.rotation_steps(x, position), x
+def exercise_rotation(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> dict:
+    """Exercise 1: undo a rotation by hand, step by step; each step's sign from its printed terms."""
+    r, (a, b) = ex.undo_steps(x, position), x
     cos, sin = factor(r["cos"]), factor(r["sin"])
     c, s_ = fmt.printed(cos), fmt.printed(sin)  # the factors as printed, for "=" or "≈"
     angle = fmt.printed(fmt.fmt(r["angle"]))
+    original = r["original"]
     steps = [
-        ["转角", f"m·θ = {fmt.count(position)} × {fmt.short(r['theta'])}", written(position * r["theta"], r["angle"])],
-        ["cos(m·θ)", f"cos {fmt.fmt(r['angle'])}", written(math.cos(angle), r["cos"])],
-        ["sin(m·θ)", f"sin {fmt.fmt(r['angle'])}", written(math.sin(angle), r["sin"])],
-        ["a′ = a·cos − b·sin", f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}", written(a * c - b * s_, r["rotated"][0])],
-        ["b′ = b·cos + a·sin", f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}", written(b * c + a * s_, r["rotated"][1])],
-        ["长度（转前 → 转后）", "√(a² + b²) → √(a′² + b′²)", f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}"],
+        ["转回去的角度", f"−m·θ = −{fmt.count(position)} × {fmt.short(r['theta'])}",
+         written(-position * r["theta"], r["angle"])],
+        ["cos(−m·θ)", f"cos({fmt.fmt(r['angle'])})", written(math.cos(angle), r["cos"])],
+        ["sin(−m·θ)", f"sin({fmt.fmt(r['angle'])})", written(math.sin(angle), r["sin"])],
+        ["a = a′·cos − b′·sin", f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}",
+         written(a * c - b * s_, original[0])],
+        ["b = b′·cos + a′·sin", f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}",
+         written(b * c + a * s_, original[1])],
+        ["长度（x′ → x）", "√(a′² + b′²) → √(a² + b²)",
+         f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}"],
     ]
+    back = att.max_abs_diff([r["back"]], [list(x)]) < TOL
+    check = (f"把求出的 x 再转 {fmt.count(position)} 个位置，得到 {vec(r['back'])}，"
+             + ("回到了 x′。" if back else "没有回到 x′。"))
     return {"rx1_d": len(x), "rx1_theta": fmt.fmt(r["theta"]), "rx1_x": fmt.vector(x),
-            "rx1_m": position, "rx1_steps": Table(["步骤", "算式", "值"], steps)}
+            "rx1_m": position, "rx1_steps": Table(["步骤", "算式", "值"], steps), "rx1_check": check}
 
 
 def exercise_frequencies() -> dict:
     """Exercise 2: a new head dimension and base."""
     t = ex.frequency_table()
     rows = [
-        [fmt.count(i), f"({a}, {b})", exponent(i, ex.FREQ_D), fmt.fmt(r["theta"]), fmt.fmt(r["angle"]), fmt.fmt(r["wavelength"])]
+        [fmt.count(i), f"({a}, {b})", exponent(i, ex.FREQ_D), fmt.fmt(r["theta"]), fmt.fmt(r["angle"]), fmt.multiple(r["wavelength"])]
         for i, r in enumerate(t["rows"]) for a, b in [r["pair"]]
     ]
     return {
         "rx2_d": ex.FREQ_D, "rx2_base": base_text(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
         "rx2_table": Table(["第 i 对", "相邻成对的分量", "指数 −2i/d", "θ_i = base^(−2i/d)", "转角 m·θ_i", "波长 2π/θ_i（位置数）"], rows),
-        "rx2_last": len(t["rows"]) - 1, "rx2_slowest": fmt.fmt(t["slowest"]),
+        "rx2_last": len(t["rows"]) - 1, "rx2_slowest": fmt.multiple(t["slowest"]),
     }
 
 
@@ -632,7 +640,7 @@ def exercise_shift() -> dict:
 
 
 def exercise_offset() -> dict:
-    """Exercise 4: turn k alone by the offset n − m, pair by pair, and score it against the unturned q."""
+    """Exercise 4: turn k alone by −Δ·θ_i (Δ = m − n), pair by pair, and score it against the unturned q."""
     s = ex.offset_score()
     q, k = ex.PAIR_Q, ex.PAIR_K
     thetas = rope.frequencies(len(k), ex.PAIR_BASE)
@@ -644,7 +652,7 @@ def exercise_offset() -> dict:
     return {
         "rx4_d": len(q), "rx4_base": base_text(ex.PAIR_BASE), "rx4_q": fmt.vector(q), "rx4_k": fmt.vector(k),
         "rx4_m": ex.PAIR_M, "rx4_n": ex.PAIR_N, "rx4_offset": fmt.count(s["offset"]),
-        "rx4_table": Table(["对", "频率 θ_i", "转角 (n − m)θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"], rows),
+        "rx4_table": Table(["对", "频率 θ_i", "转角 −Δ·θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"], rows),
         "rx4_sum": fmt.fmt(sum(s["terms"])), "rx4_score": fmt.fmt(s["score"]),
         "rx4_sentence": offset_sentence(s["score"], s["both"]),
     }
