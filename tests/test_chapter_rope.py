@@ -270,12 +270,16 @@ def test_toeplitz_example_diagonals_and_sign():
 
 
 # -- the exercises -------------------------------------------------------------------------------------
+def vec_of(x: list[float]) -> str:
+    return page.vec(x)
+
+
 def printed_value(expression: str) -> float:
-    """What a written-out step's printed terms give: ``2 × (−0.4161) − 1 × 0.9093`` → −1.7415, ``cos 2.0000``."""
+    """What a written-out step's printed terms give: ``2 × (−0.4161) − 1 × 0.9093`` → −1.7415, ``cos(−2.0000)``."""
     text = expression.split("=")[-1].replace(MINUS, "-").replace("×", "*").strip()
     for name in ("cos", "sin"):
         if text.startswith(name):
-            return getattr(math, name)(float(text[len(name):]))
+            return getattr(math, name)(float(text[len(name):].strip("() ")))
     return eval(text, {"__builtins__": {}})  # only digits, brackets and + − × from fmt
 
 
@@ -291,9 +295,12 @@ def test_a_written_out_step_says_equals_only_when_its_printed_terms_give_its_pri
     assert page.exercise_rotation([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")  # the review's instance
 
 def test_the_exercise_tables_come_from_the_reference_solutions():
-    r = ex.rotation_steps()
-    steps = page.exercise_rotation()["rx1_steps"].rows
-    assert steps[3][2].endswith(fmt.fmt(r["rotated"][0])) and f"({MINUS}" in steps[3][1]  # cos(2) < 0: in parentheses
+    r = ex.undo_steps()
+    values = page.exercise_rotation()
+    steps = values["rx1_steps"].rows
+    assert steps[3][2].endswith(fmt.fmt(r["original"][0])) and f"({MINUS}" in steps[3][1]  # cos(−4) < 0: in parentheses
+    assert fmt.fmt(r["angle"]) == f"{MINUS}4.0000" and vec_of(r["back"]) in values["rx1_check"]
+    assert values["rx1_check"].endswith("回到了 x′。")
     freq = page.exercise_frequencies()
     assert [row[2] for row in freq["rx2_table"].rows] == ["0", f"{MINUS}1/3", f"{MINUS}2/3"]
     shift = page.exercise_shift()
@@ -303,5 +310,5 @@ def test_the_exercise_tables_come_from_the_reference_solutions():
     s = ex.offset_score()
     assert offset["rx4_sentence"] == page.offset_sentence(s["score"], s["both"])
     assert [r[-1] for r in offset["rx4_table"].rows] == [fmt.fmt(t) for t in s["terms"]]
-    assert offset["rx4_score"] == fmt.fmt(s["score"]) and offset["rx4_offset"] == f"{MINUS}3"
+    assert offset["rx4_score"] == fmt.fmt(s["score"]) and offset["rx4_offset"] == "3"  # Δ = m − n
     assert page.exercise_code()["rx5_doctest"].startswith("```pycon\n>>> ")
