@@ -1,4 +1,4 @@
-"""第2章位置旋转（RoPE）页的练习：题目的输入与参考解答，由 ``02_rope.py`` 与 ``02_attention.py`` 算出。
+"""第2章位置旋转（RoPE）页的练习：题目的输入与参考解答，由 ``02_rope.py`` 等算出。
 
 每道题的数据都是人工构造的小向量，与正文的例子不同。把本文件与 ``02_rope.py``、``02_attention.py``
 放在同一目录，运行 ``python3 02_exercises_rope.py``：先核对答案，再以 JSON 打印每道题的答案。
@@ -50,7 +50,7 @@ def undo_steps(x_rotated: list[float] = UNDO_X, position: int = UNDO_POSITION) -
 
 
 def rotation_angles(position: int, d: int, base: float = 10000.0) -> list[float]:
-    """练习 5 的参考解：位置 ``position`` 上第 i 对分量的转角 ``position × base^(−2i/d)``，i = 0 … d/2 − 1。
+    """练习 5 的参考解：第 i 对分量的转角 ``position × base^(−2i/d)``，i = 0 … d/2 − 1。
 
     >>> [round(a, 4) for a in rotation_angles(2, 4, 100.0)]
     [2.0, 0.2]
@@ -75,7 +75,7 @@ def rotation_angles(position: int, d: int, base: float = 10000.0) -> list[float]
     return [position * base ** (-2 * i / d) for i in range(d // 2)]
 
 
-def frequency_table(d: int = FREQ_D, base: float = FREQ_BASE, position: int = FREQ_POSITION) -> dict:
+def frequency_table(d: int = FREQ_D, base: float = FREQ_BASE, position: int = FREQ_POSITION):
     """练习 2 的答案：每一对的分量、频率 θ_i、转角 m·θ_i、波长 2π/θ_i，以及最慢的波长。
 
     >>> t = frequency_table()
@@ -96,7 +96,7 @@ def shift_scores(
     q: list[float] = SHIFT_Q, k: list[float] = SHIFT_K, m: int = SHIFT_M, n: int = SHIFT_N,
     shift: int = SHIFT_BY, base: float = SHIFT_D_BASE,
 ) -> dict:
-    """练习 3 的答案：两组位置 (m, n) 与 (m + shift, n + shift) 上转后的 q、k 与分数，以及不转时的分数。
+    """练习 3 的答案：(m, n) 与 (m + shift, n + shift) 上转后的 q、k 与分数，及不转时的分数。
 
     >>> s = shift_scores()
     >>> [g["positions"] for g in s["groups"]]
@@ -104,7 +104,8 @@ def shift_scores(
     >>> [round(g["score"], 4) for g in s["groups"]], round(s["plain"], 4)
     ([-0.9423, -0.9423], 1.5)
     """
-    m, n, shift = (att.check_count(x, name, minimum=0) for x, name in ((m, "m"), (n, "n"), (shift, "shift")))
+    m, n, shift = (att.check_count(x, name, minimum=0)
+                   for x, name in ((m, "m"), (n, "n"), (shift, "shift")))
     groups = []
     for mm, nn in ((m, n), (m + shift, n + shift)):
         qr, kr = rope.rotate(q, mm, base), rope.rotate(k, nn, base)
@@ -133,7 +134,7 @@ def offset_score(q: list[float] = PAIR_Q, k: list[float] = PAIR_K, m: int = PAIR
     """
     q, k = att.as_vector(q, "q"), att.as_vector(k, "k")
     if len(q) != len(k) or len(q) % 2:
-        raise ValueError(f"q 与 k 必须一样长、长度为偶数（分量两两成对），收到 {len(q)} 与 {len(k)}")
+        raise ValueError(f"q 与 k 必须一样长、长度为偶数（两两成对），收到 {len(q)} 与 {len(k)}")
     m, n = att.check_count(m, "m", minimum=0), att.check_count(n, "n", minimum=0)
     delta = m - n  # 位置差 Δ：查询的位置减键的位置
     angles = [-delta * theta for theta in rope.frequencies(len(k), base)]  # 第 i 对转 −Δ·θ_i
@@ -145,7 +146,8 @@ def offset_score(q: list[float] = PAIR_Q, k: list[float] = PAIR_K, m: int = PAIR
         terms.append(qa * turned[0] + qb * turned[1])
     return {
         "offset": delta, "angles": angles, "k_turned": k_turned, "terms": terms,
-        "score": sum(terms) / math.sqrt(len(q)), "both": rope.rope_scores([q], [k], [m], [n], base)[0][0],
+        "score": sum(terms) / math.sqrt(len(q)),
+        "both": rope.rope_scores([q], [k], [m], [n], base)[0][0],
     }
 
 
@@ -171,12 +173,13 @@ def self_test() -> None:
     """
     steps = undo_steps()
     att.check(att.max_abs_diff([steps["back"]], [UNDO_X]) < 1e-12, "转回去再转过来，应当回到原处")
-    att.check(rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE) == rope.angles(FREQ_D, FREQ_POSITION, FREQ_BASE)[0::2],
+    per_pair = rope.angles(FREQ_D, FREQ_POSITION, FREQ_BASE)[0::2]
+    att.check(rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE) == per_pair,
               "练习 5 的转角应当与 02_rope.angles 一致")
     first, second = (g["score"] for g in shift_scores()["groups"])
     att.check(abs(first - second) < 1e-12, "两组位置差相同的位置应当给出同一个分数")
     s = offset_score()
-    att.check(abs(s["score"] - s["both"]) < 1e-12, "只转 k 过位置差，分数应当与两个都按绝对位置旋转时相同")
+    att.check(abs(s["score"] - s["both"]) < 1e-12, "只转 k，分数应当与两个都按位置旋转时相同")
 
 
 if __name__ == "__main__":
