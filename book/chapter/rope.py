@@ -105,9 +105,9 @@ def offset_verdict(columns: dict[str, list[float]], tol: float = TOL) -> str:
 
 def norm_note(norm: float, mixed_norms: list[float]) -> str:
     """Whether the mixed layout changed the length of q (the last column of the layouts table)."""
-    if any(abs(x - norm) > TOL for x in att.as_vector(mixed_norms, "mixed_norms")):
-        return "错配之后的长度（上表最后一列）与它不同：同一对的两个分量转了不同的角度，这已经不是旋转。"
-    return "这几组位置上，错配之后的长度恰好没变。"
+    changed = any(abs(x - norm) > TOL for x in att.as_vector(mixed_norms, "mixed_norms"))
+    return ("错配之后的长度（上表最后一列）与它不同：同一对的两个分量转了不同的角度，这已经不是旋转。" if changed
+            else "这几组位置上，错配之后的长度恰好没变。")
 
 
 def diagonal_note(spread: float) -> str:
@@ -117,10 +117,9 @@ def diagonal_note(spread: float) -> str:
 
 def sign_sentence(ahead: float, behind: float) -> str:
     """The scores at offsets +1 and −1: RoPE tells "before" from "after" when they differ."""
-    start = f"位置差为 +1 的分数是 {fmt.fmt(ahead)}，为 −1 的是 {fmt.fmt(behind)}，"
-    if abs(ahead - behind) > TOL:
-        return start + "两者不同：RoPE 分得清“前面第几个”和“后面第几个”。"
-    return start + "这一对向量上两者恰好相同。"
+    differ = abs(ahead - behind) > TOL
+    return (f"位置差为 +1 的分数是 {fmt.fmt(ahead)}，为 −1 的是 {fmt.fmt(behind)}，"
+            + ("两者不同：RoPE 分得清“前面第几个”和“后面第几个”。" if differ else "这一对向量上两者恰好相同。"))
 
 
 def outside_note(checkpoints: list[int], shown: list[int]) -> str:
@@ -139,9 +138,8 @@ def shift_sentence(scores: list[float], plain: float) -> str:
 def offset_sentence(score: float, both: float) -> str:
     """Exercise 4: the score from turning k alone by −Δ = n − m, against rotating both at their own positions."""
     score, both = att.real(score, "score"), att.real(both, "both")
-    if abs(score - both) <= TOL:
-        return f"只转 k 得到的分数 {fmt.fmt(score)}，与两个向量都按绝对位置旋转后的分数{SAME}。"
-    return f"只转 k 得到的分数 {fmt.fmt(score)}，与两个向量都按绝对位置旋转后的分数 {fmt.fmt(both)} {DIFFERENT}。"
+    tail = SAME if abs(score - both) <= TOL else f" {fmt.fmt(both)} {DIFFERENT}"
+    return f"只转 k 得到的分数 {fmt.fmt(score)}，与两个向量各按自己的位置旋转后的分数{tail}。"
 
 
 # -- data for the tables -------------------------------------------------------------------------------
@@ -158,20 +156,13 @@ def offset_scores(q: list[float], k: list[float], offsets: list[int], base: floa
             for m in att.as_list(offsets, "offsets")]
 
 
-def masked(scores: list[list[float]], visible: list[list[bool]]) -> list[list[float]]:
-    """Scores with the additive mask added (−∞ where a key may not be read)."""
-    return [[s + m for s, m in zip(srow, mrow)] for srow, mrow in zip(scores, att.additive_mask(visible))]
-
-
 # -- the page's examples, in its order -------------------------------------------------------------------
 def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, first=D2_FIRST, shift: int = D2_SHIFT,
                figure: bool = True) -> dict:
     """d = 2: one pair of vectors at two groups of positions with the same offset (and the plot of both)."""
     (m0, n0), groups = first, [first, (first[0] + shift, first[1] + shift)]
-    rows = []
-    for m, n in groups:
-        score = rope.rope_scores([q], [k], [m], [n])[0][0]
-        rows.append([pair(m, n), fmt.count(m - n), vec(rope.rotate(q, m)), vec(rope.rotate(k, n)), fmt.fmt(score)])
+    rows = [[pair(m, n), fmt.count(m - n), vec(rope.rotate(q, m)), vec(rope.rotate(k, n)),
+             fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0])] for m, n in groups]
     return {
         "d2_d": len(q), "d2_theta": fmt.fmt(rope.frequencies(len(q))[0]), "d2_q": fmt.vector(q),
         "d2_k": fmt.vector(k), "d2_m0": m0, "d2_n0": n0, "d2_shift": shift,
@@ -223,7 +214,7 @@ def d4_example(x: list[float] = D4_X, m: int = D4_M) -> dict:
 
 
 def d8_example(d: int = D8) -> dict:
-    """d = 8: the frequencies and wavelengths only."""
+    """d = 8: the frequencies and their wavelengths (periods in positions)."""
     rows = [[fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.multiple(2 * math.pi / t)]
             for i, ((a, b), t) in enumerate(zip(rope.pairs(d), rope.frequencies(d)))]
     return {"d8_d": d, "tbl_d8": Table(["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d})", "波长 2π/θ_i（位置数）"], rows)}
@@ -308,7 +299,8 @@ def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> d
 def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
     """The cache: new queries rotated at past + i (right) or at the row index i (wrong)."""
     n = len(seq)
-    mask = att.visibility(new, past + new, past=past)
+    mask = att.additive_mask(att.visibility(new, past + new, past=past))
+    masked = lambda scores, m: [[x + y for x, y in zip(r, mr)] for r, mr in zip(scores, m)]  # noqa: E731
     cache_k = rope.rotate_rows(seq[:past], list(range(past)))  # keys rotated once, at their own positions
 
     def step_scores(positions):
@@ -317,7 +309,7 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
 
     full_scores = rope.rope_scores(seq, seq, list(range(n)), list(range(n)))
     variants = [
-        ("整段重算（参照）", lambda i: f"绝对位置 {past + i}", masked(full_scores, att.visibility(n, n))[past:]),
+        ("整段重算（参照）", lambda i: f"绝对位置 {past + i}", masked(full_scores, att.additive_mask(att.visibility(n, n)))[past:]),
         ("正确：转 past + i", lambda i: f"行 {i}（绝对位置 {past + i}）", step_scores([past + i for i in range(new)])),
         ("写错：转行号 i", lambda i: f"行 {i}（误当位置 {i}）", step_scores(list(range(new)))),
     ]
