@@ -172,7 +172,7 @@ def test_the_plots_are_figures_with_their_panels_and_chinese_labels():
 
 
 def test_theta_has_the_chapters_four_decimals():
-    assert [row[2] for row in page.d8_example()["tbl_d8"].rows] == ["1.0000", "0.1000", "0.0100", "0.0010"]
+    assert [row[2] for row in page.d4_example()["tbl_d8"].rows] == ["1.0000", "0.1000", "0.0100", "0.0010"]
     assert page.d4_example()["d4_base"] == "10,000"  # as the model table and the plot write it
 
 
@@ -182,7 +182,7 @@ def test_d4_and_d8_tables_follow_the_frequencies():
     theta = rope.frequencies(6)
     assert [r[3] for r in values["tbl_d4"].rows] == [fmt.fmt(3 * t) for t in theta]
     assert values["d4_norm_before"] == values["d4_norm_after"] == fmt.fmt(math.hypot(*x))
-    d6 = page.d8_example(6)["tbl_d8"]
+    d6 = page.d4_example(d8=6)["tbl_d8"]
     assert d6.header[2] == "θ_i = base^(−2i/6)" and len(d6.rows) == 3
 
 
@@ -301,14 +301,12 @@ def test_the_exercise_tables_come_from_the_reference_solutions():
     assert steps[3][2].endswith(fmt.fmt(r["original"][0])) and f"({MINUS}" in steps[3][1]  # cos(−4) < 0: in parentheses
     assert fmt.fmt(r["angle"]) == f"{MINUS}4.0000" and vec_of(r["back"]) in values["rx1_check"]
     assert values["rx1_check"].endswith("回到了 x′。")
-    freq = page.exercise_frequencies()
+    freq = shift = offset = page.exercises()
     assert [row[2] for row in freq["rx2_table"].rows] == ["0", f"{MINUS}1/3", f"{MINUS}2/3"]
-    shift = page.exercise_shift()
     assert shift["rx3_sentence"] == page.shift_sentence([g["score"] for g in ex.shift_scores()["groups"]],
                                                           ex.shift_scores()["plain"])
-    offset = page.exercise_offset()
     s = ex.offset_score()
     assert offset["rx4_sentence"] == page.offset_sentence(s["score"], s["both"])
     assert [r[-1] for r in offset["rx4_table"].rows] == [fmt.fmt(t) for t in s["terms"]]
     assert offset["rx4_score"] == fmt.fmt(s["score"]) and offset["rx4_offset"] == "3"  # Δ = m − n
-    assert page.exercise_code()["rx5_doctest"].startswith("```pycon\n>>> ")
+    assert page.exercises()["rx5_doctest"].startswith("```pycon\n>>> ")

@@ -1,8 +1,8 @@
 """The rotary position page (book/ch02/rope.md): the values it glues, from ``code/02_rope.py``.
 
-One function per example (``d2_example`` … ``toeplitz_example``) and per exercise (``exercise_rotation``
-… ``exercise_code``) returns strings, integers, ``Md``, ``Table`` and figures; the sentences whose wording
-the data decides are the few templates under "sentences". Nothing here computes what the chapter states.
+One function per example (``d2_example`` … ``toeplitz_example``) and ``exercises`` return strings,
+integers, ``Md``, ``Table`` and figures; the sentences whose wording the data decides are the few
+templates under "sentences". Nothing here computes what the chapter states.
 
 >>> factor(-0.41615), exponent(1, 6), places([0, 1, 2, 3])
 ('(−0.4162)', '−1/3', '0 至 3')
@@ -11,6 +11,7 @@ the data decides are the few templates under "sentences". Nothing here computes 
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 from fractions import Fraction
 
@@ -27,20 +28,17 @@ PASSED, CAUGHT = "通过", "被认出"
 
 # -- the inputs of the page's examples (constructed by hand, each example states them first) ------------
 D2_FIRST, D2_SHIFT = (3, 1), 3  # d = 2: the first (m, n), then both moved by the shift
-D4_X, D4_M = [1.0, 0.0, 0.5, -1.0], 2
-D8 = 8
+D4_X, D4_M, D8 = [1.0, 0.0, 0.5, -1.0], 2, 8
 LAYOUT_OFFSET, LAYOUT_M = 3, [3, 7, 12]
 # Three tokens, W_q and W_k (3 × 8) of two heads of width 4: q = x @ W_q, a column per component of q.
 W_X = [[1.0, 0.0, 2.0], [0.0, 1.0, -1.0], [1.0, 1.0, 0.0]]
 W_Q = [[1, 0, 2, -1, 0, 1, 2, 0], [0, 1, 1, 0, 2, -1, 0, 1], [2, -1, 0, 1, 1, 0, -1, 1]]
 W_K = [[0, 1, -1, 1, 2, 0, 1, 0], [1, 0, 2, 1, 0, -1, 0, 2], [1, -1, 0, 0, 1, 2, 0, -1]]
-W_HEADS = 2
+W_HEADS, TOEPLITZ_N = 2, 5
 V_SEQ, V_V, V_START, V_SHIFT = rope.DEMO_SEQ[:3], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], 0, 5
 PAST, NEW = 3, 2  # the cache example: past positions in the cache, new queries
-PADS, PAD_FILL = 2, 0.0
-LONG_FILL, CHECKPOINTS = 1.0, [0, 10, 100, 1000, 10000]
+PADS, PAD_FILL, LONG_FILL, CHECKPOINTS = 2, 0.0, 1.0, [0, 10, 100, 1000, 10000]
 LONG_OFFSETS = sorted({int(round(10 ** (e / 50))) for e in range(0, 251)})  # even on a log axis
-TOEPLITZ_N = 5
 
 
 def factor(x: float, digits: int = 4) -> str:
@@ -200,24 +198,20 @@ def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):
     return fig
 
 
-def d4_example(x: list[float] = D4_X, m: int = D4_M) -> dict:
-    """d = 4: each pair turns by its own angle; the length stays."""
+def d4_example(x: list[float] = D4_X, m: int = D4_M, d8: int = D8) -> dict:
+    """d = 4: each pair turns by its own angle, the length stays; d = 8: the frequencies and periods."""
     theta, out = rope.frequencies(len(x)), rope.rotate(x, m)
+    rows8 = [[fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.multiple(2 * math.pi / t)]
+             for i, ((a, b), t) in enumerate(zip(rope.pairs(d8), rope.frequencies(d8)))]
     rows = [[fmt.count(i), f"({a}, {b})", fmt.fmt(theta[i]), fmt.fmt(m * theta[i]), fmt.vector([x[a], x[b]]),
              vec([out[a], out[b]])] for i, (a, b) in enumerate(rope.pairs(len(x)))]
     return {
         "d4_d": len(x), "d4_base": base_text(rope.BASE), "d4_x": fmt.vector(x), "d4_m": m,
         "tbl_d4": Table(["第 i 对", "分量", "θ_i", "转角 m·θ_i", "转前", "转后"], rows),
         "d4_norm_before": fmt.fmt(math.hypot(*x)), "d4_angle0": fmt.fmt(m * theta[0]),
-        "d4_angle1": fmt.fmt(m * theta[1]), "d4_norm_after": fmt.fmt(math.hypot(*out)),
+        "d4_angle1": fmt.fmt(m * theta[1]), "d4_norm_after": fmt.fmt(math.hypot(*out)), "d8_d": d8,
+        "tbl_d8": Table(["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d8})", "波长 2π/θ_i（位置数）"], rows8),
     }
-
-
-def d8_example(d: int = D8) -> dict:
-    """d = 8: the frequencies and their wavelengths (periods in positions)."""
-    rows = [[fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.multiple(2 * math.pi / t)]
-            for i, ((a, b), t) in enumerate(zip(rope.pairs(d), rope.frequencies(d)))]
-    return {"d8_d": d, "tbl_d8": Table(["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d})", "波长 2π/θ_i（位置数）"], rows)}
 
 
 def layouts_example(q: list[float] = rope.DEMO_Q8, k: list[float] = rope.DEMO_K8, offset: int = LAYOUT_OFFSET,
@@ -457,52 +451,33 @@ def exercise_rotation(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITI
             "rx1_m": position, "rx1_steps": Table(["步骤", "算式", "值"], steps), "rx1_check": check}
 
 
-def exercise_frequencies() -> dict:
-    """Exercise 2: a new head dimension and base."""
-    t = ex.frequency_table()
-    rows = [[fmt.count(i), f"({a}, {b})", exponent(i, ex.FREQ_D), fmt.fmt(r["theta"]), fmt.fmt(r["angle"]),
-             fmt.multiple(r["wavelength"])] for i, r in enumerate(t["rows"]) for a, b in [r["pair"]]]
-    return {
-        "rx2_d": ex.FREQ_D, "rx2_base": base_text(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
-        "rx2_table": Table(["第 i 对", "相邻成对的分量", "指数 −2i/d", "θ_i = base^(−2i/d)", "转角 m·θ_i", "波长 2π/θ_i（位置数）"], rows),
-        "rx2_last": len(t["rows"]) - 1, "rx2_slowest": fmt.multiple(t["slowest"]),
-    }
-
-
-def exercise_shift() -> dict:
-    """Exercise 3: both positions moved by one shift, the score stays."""
-    s = ex.shift_scores()
-    g0, g1 = s["groups"]
+def exercises() -> dict:
+    """Every exercise's values: 1 (``exercise_rotation``), 2 to 5 from their reference solutions."""
+    t, s3, s4 = ex.frequency_table(), ex.shift_scores(), ex.offset_score()
+    rx2 = [[fmt.count(i), f"({a}, {b})", exponent(i, ex.FREQ_D), fmt.fmt(r["theta"]), fmt.fmt(r["angle"]),
+            fmt.multiple(r["wavelength"])] for i, r in enumerate(t["rows"]) for a, b in [r["pair"]]]
+    g0, g1 = s3["groups"]
     (m, n), (ms, ns) = g0["positions"], g1["positions"]
     angles = lambda xs: "、".join(fmt.fmt(a) for a in xs)  # noqa: E731
     cells = [("q 各对的转角", "q_angles", angles), ("k 各对的转角", "k_angles", angles), ("转后的 q", "q", vec),
              ("转后的 k", "k", vec), ("点积 q·k", "dot", fmt.fmt), ("分数 q·k/√d", "score", fmt.fmt)]
-    rows = [[label] + [cell(g[key]) for g in (g0, g1)] for label, key, cell in cells]
-    return {
-        "rx3_d": s["d"], "rx3_base": base_text(ex.SHIFT_D_BASE), "rx3_q": fmt.vector(ex.SHIFT_Q),
-        "rx3_k": fmt.vector(ex.SHIFT_K), "rx3_m": m, "rx3_n": n, "rx3_s": ex.SHIFT_BY,
-        "rx3_table": Table(["", pair(m, n), pair(ms, ns)], rows),
-        "rx3_sentence": shift_sentence([g0["score"], g1["score"]], s["plain"]), "rx3_shifted": pair(ms, ns),
-    }
-
-
-def exercise_offset() -> dict:
-    """Exercise 4: turn k alone by −Δ·θ_i (Δ = m − n), pair by pair, and score it against the unturned q."""
-    s = ex.offset_score()
     q, k = ex.PAIR_Q, ex.PAIR_K
-    thetas = rope.frequencies(len(k), ex.PAIR_BASE)
-    rows = [[f"第 {i} 对", fmt.short(theta), fmt.fmt(angle), fmt.vector(k[2 * i:2 * i + 2]),
-             vec(s["k_turned"][2 * i:2 * i + 2]), fmt.vector(q[2 * i:2 * i + 2]), fmt.fmt(term)]
-            for i, (theta, angle, term) in enumerate(zip(thetas, s["angles"], s["terms"]))]
-    return {
+    rx4 = [[f"第 {i} 对", fmt.short(theta), fmt.fmt(angle), fmt.vector(k[2 * i:2 * i + 2]),
+            vec(s4["k_turned"][2 * i:2 * i + 2]), fmt.vector(q[2 * i:2 * i + 2]), fmt.fmt(term)]
+           for i, (theta, angle, term) in enumerate(zip(rope.frequencies(len(k), ex.PAIR_BASE), s4["angles"], s4["terms"]))]
+    return exercise_rotation() | {
+        "rx2_d": ex.FREQ_D, "rx2_base": base_text(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
+        "rx2_table": Table(["第 i 对", "相邻成对的分量", "指数 −2i/d", "θ_i = base^(−2i/d)", "转角 m·θ_i", "波长 2π/θ_i（位置数）"], rx2),
+        "rx2_last": len(t["rows"]) - 1, "rx2_slowest": fmt.multiple(t["slowest"]),
+        "rx3_d": s3["d"], "rx3_base": base_text(ex.SHIFT_D_BASE), "rx3_q": fmt.vector(ex.SHIFT_Q),
+        "rx3_k": fmt.vector(ex.SHIFT_K), "rx3_m": m, "rx3_n": n, "rx3_s": ex.SHIFT_BY, "rx3_shifted": pair(ms, ns),
+        "rx3_table": Table(["", pair(m, n), pair(ms, ns)], [[label] + [cell(g[key]) for g in (g0, g1)] for label, key, cell in cells]),
+        "rx3_sentence": shift_sentence([g0["score"], g1["score"]], s3["plain"]),
         "rx4_d": len(q), "rx4_base": base_text(ex.PAIR_BASE), "rx4_q": fmt.vector(q), "rx4_k": fmt.vector(k),
-        "rx4_m": ex.PAIR_M, "rx4_n": ex.PAIR_N, "rx4_offset": fmt.count(s["offset"]),
-        "rx4_table": Table(["对", "频率 θ_i", "转角 −Δ·θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"], rows),
-        "rx4_sum": fmt.fmt(sum(s["terms"])), "rx4_score": fmt.fmt(s["score"]),
-        "rx4_sentence": offset_sentence(s["score"], s["both"]),
+        "rx4_m": ex.PAIR_M, "rx4_n": ex.PAIR_N, "rx4_offset": fmt.count(s4["offset"]),
+        "rx4_table": Table(["对", "频率 θ_i", "转角 −Δ·θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"], rx4),
+        "rx4_sum": fmt.fmt(sum(s4["terms"])), "rx4_score": fmt.fmt(s4["score"]),
+        "rx4_sentence": offset_sentence(s4["score"], s4["both"]),
+        "rx5_doctest": Md(fmt.doctest_block(ex.rotation_angles)),
+        "rx5_base": base_text(inspect.signature(ex.rotation_angles).parameters["base"].default),
     }
-
-
-def exercise_code() -> dict:
-    """Exercise 5: the doctests the reader's function must pass."""
-    return {"rx5_doctest": Md(fmt.doctest_block(ex.rotation_angles))}
