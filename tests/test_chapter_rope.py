@@ -109,7 +109,7 @@ def test_the_diagonal_and_sign_sentences():
 
 def test_outside_note_names_only_the_offsets_off_the_axis():
     assert page.outside_note([1, 5, 50], [1, 50]) == ""
-    assert page.outside_note([0, 5, 500], [1, 50]) == "（其中偏移 0、500 不在图的横轴范围内，只见于表中）"
+    assert page.outside_note([0, 5, 500], [1, 50]) == "（其中 Δ = 0、500 不在图的横轴范围内，只见于表中）"
 
 
 @pytest.mark.parametrize(
@@ -245,7 +245,7 @@ def test_padding_example_counts_real_tokens(pads):
 
 def test_invariant_example_catches_the_row_index_only_with_a_cache():
     seq, v = [[1.0, 1.0], [0.0, -1.0], [2.0, 0.5], [1.0, 0.0]], [[1.0], [0.0], [2.0], [3.0]]
-    rows = page.invariant_example(seq, v, past=1, new=3)["tbl_invariant"].rows
+    rows = page.cache_example(seq, v, past=1, new=3)["tbl_invariant"].rows
     verdicts = {(r[0], r[1]): r[3] for r in rows}
     assert verdicts[("正确：转 past + i", "1 + 3")] == "通过"
     assert verdicts[("写错：转行号 i", "1 + 3")] == "被认出"
@@ -254,7 +254,7 @@ def test_invariant_example_catches_the_row_index_only_with_a_cache():
 
 def test_long_example_table_and_note():
     values = page.long_example(fill=0.5, offsets=[1, 10, 100], checkpoints=[0, 10, 1000], figure=False)
-    assert values["lr_table_note"] == "（其中偏移 0、1,000 不在图的横轴范围内，只见于表中）"
+    assert values["lr_table_note"] == "（其中 Δ = 0、1,000 不在图的横轴范围内，只见于表中）"
     assert [r[0] for r in values["tbl_long"].rows] == ["10,000", "500,000", "1,000,000"]
     d = rope.MODEL_BASES[0]["head_dim"]
     assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d))

@@ -123,7 +123,7 @@ def sign_sentence(ahead: float, behind: float) -> str:
 def outside_note(checkpoints: list[int], shown: list[int]) -> str:
     """Which offsets of the table are off the plot's axis (an empty string when none is)."""
     outside = [m for m in checkpoints if not shown[0] <= m <= shown[-1]]
-    return f"（其中偏移 {'、'.join(map(fmt.grouped, outside))} 不在图的横轴范围内，只见于表中）" if outside else ""
+    return f"（其中 Δ = {'、'.join(map(fmt.grouped, outside))} 不在图的横轴范围内，只见于表中）" if outside else ""
 
 
 def shift_sentence(scores: list[float], plain: float) -> str:
@@ -266,8 +266,7 @@ def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int =
     return {
         "w_n": len(x), "w_positions": places(ps), "w_cols": width, "w_dmodel": len(x[0]), "w_heads": n_heads,
         "w_dhead": d_head, "w_x": fmt.vectors(x), "w_q": fmt.vectors(zip(*w_q)), "w_k": fmt.vectors(zip(*w_k)),
-        "w_order": "[" + ", ".join(fmt.count(j) for j in per_head) + "]",
-        "w_whole": "[" + ", ".join(fmt.count(j) for j in whole) + "]",
+        "w_order": f"[{', '.join(map(fmt.count, per_head))}]", "w_whole": f"[{', '.join(map(fmt.count, whole))}]",
         "tbl_weights": Table(["做法", "与参照分数的最大差", "与参照"], rows),
     }
 
@@ -291,7 +290,8 @@ def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> d
 
 
 def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
-    """The cache: new queries rotated at past + i (right) or at the row index i (wrong)."""
+    """The cache: new queries rotated at past + i (right) or at the row index i (wrong); the check against
+    the full recomputation one at a time, in the example's split and all at once."""
     n = len(seq)
     mask = att.additive_mask(att.visibility(new, past + new, past=past))
     masked = lambda scores, m: [[x + y for x, y in zip(r, mr)] for r, mr in zip(scores, m)]  # noqa: E731
@@ -311,7 +311,12 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
     _, full = rope.full_attention(seq, seq, v)
     right, wrong = rope.decode(seq, seq, v, [past, new]), rope.row_index_decode(seq, seq, v, [past, new])
     out_rows = [[f"绝对位置 {past + i}"] + [fmt.fmt(o[past + i][0]) for o in (full, right, wrong)] for i in range(new)]
+    checks = [[name, " + ".join(fmt.count(c) for c in chunks), fmt.difference(g), verdict(g < TOL, PASSED, CAUGHT)]
+              for name, decode in [("正确：转 past + i", rope.decode), ("写错：转行号 i", rope.row_index_decode)]
+              for chunks in ([1] * n, [past, new], [n]) for g in [att.max_abs_diff(decode(seq, seq, v, chunks), full)]]
     return {
+        "tbl_invariant": Table(["做法", "逐段", "与整段重算的最大差", "检查结果"], checks),
+        "plain_gap": fmt.difference(att.max_abs_diff(rope.row_index_decode(seq, seq, v, [1] * n), att.attention(seq, seq, v)[1])),
         "off_d": len(seq[0]), "off_n": n, "off_seq": fmt.vectors(seq), "off_v": "、".join(fmt.short(r[0]) for r in v),
         "off_past": past, "off_new": new, "off_cached": places(range(past)),
         "tbl_offset_scores": Table(["做法", "查询"] + [f"Key {j}" for j in range(past + new)], rows),
@@ -344,27 +349,11 @@ def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, 
     return {
         "pad_d": len(seq[0]), "pad_real": len(seq), "pad_pre": n_pre, "pad_fill": fmt.short(fill),
         "pad_seq": fmt.vectors(seq), "pad_v": "、".join(fmt.short(r[0]) for r in v), "pad_n": pads,
-        "tbl_pad_positions": Table(
-            ["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
-            [["内容"] + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid)],
-             ["位置编号（前面真实 token 的个数）"] + [fmt.count(p) for p in counted]],
-        ),
+        "tbl_pad_positions": Table(["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
+                                   [["内容"] + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid)],
+                                    ["位置编号（前面真实 token 的个数）"] + [fmt.count(p) for p in counted]]),
         "tbl_pad": Table(["做法", "预填的真实 token 转的位置", "新 token 转的位置", "新 token 的输出", "与参照"], rows),
         "pad_reference": fmt.fmt(reference[n_pre][0]),
-    }
-
-
-def invariant_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
-    """Cached decoding against the full recomputation: one at a time, the cache example's split, all at once."""
-    n = len(seq)
-    _, full = rope.full_attention(seq, seq, v)
-    checks = [[name, " + ".join(fmt.count(c) for c in chunks), fmt.difference(g), verdict(g < TOL, PASSED, CAUGHT)]
-              for name, decode in [("正确：转 past + i", rope.decode), ("写错：转行号 i", rope.row_index_decode)]
-              for chunks in ([1] * n, [past, new], [n]) for g in [att.max_abs_diff(decode(seq, seq, v, chunks), full)]]
-    _, plain = att.attention(seq, seq, v)
-    return {
-        "tbl_invariant": Table(["做法", "逐段", "与整段重算的最大差", "检查结果"], checks),
-        "plain_gap": fmt.difference(att.max_abs_diff(rope.row_index_decode(seq, seq, v, [1] * n), plain)),
     }
 
 
@@ -377,11 +366,9 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
         "lr_fill": fmt.short(fill), "lr_n_models": len(models), "lr_d": len(ones), "lr_max": fmt.grouped(offsets[-1]),
         "lr_min": offsets[0], "lr_checkpoints": "、".join(fmt.grouped(m) for m in checkpoints),
         "lr_table_note": outside_note(checkpoints, offsets),
-        "tbl_long": Table(
-            ["底数"] + [f"偏移 {fmt.grouped(m)}" for m in checkpoints],
-            [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in offset_scores(ones, ones, checkpoints, row["base"])]
-             for row in models],
-        ),
+        "tbl_long": Table(["底数"] + [f"Δ = {fmt.grouped(m)}" for m in checkpoints],
+                          [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in offset_scores(ones, ones, checkpoints, row["base"])]
+                           for row in models]),
         "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0]),
     }
     for j, row in enumerate(models):
