@@ -1,4 +1,4 @@
-"""第2章位置旋转（RoPE）页的练习：题目的输入与参考解答，由 ``02_rope.py`` 与 ``02_attention.py`` 算出。
+"""第2章位置旋转（RoPE）页的练习：题目的输入与参考解答，由 ``02_rope.py`` 等算出。
 
 每道题的数据都是人工构造的小向量，与正文的例子不同。把本文件与 ``02_rope.py``、``02_attention.py``
 放在同一目录，运行 ``python3 02_exercises_rope.py``：先核对答案，再以 JSON 打印每道题的答案。
@@ -12,45 +12,45 @@ import math
 att = importlib.import_module("02_attention")
 rope = importlib.import_module("02_rope")
 
-# 练习 1：d = 2 的一个向量，在一个位置上旋转。
-ROT_X, ROT_POSITION = [2.0, 1.0], 2
+# 练习 1：d = 2 的一个向量在位置 UNDO_POSITION 上转好之后是 UNDO_X；把它转回去。
+UNDO_X, UNDO_POSITION = [2.0, 1.0], 4
 # 练习 2：新的头维度与底数，一个位置上的各对转角。
 FREQ_D, FREQ_BASE, FREQ_POSITION = 6, 64.0, 3
 # 练习 3：两组位置差相同的位置，分数相同。
 SHIFT_D_BASE = 100.0
 SHIFT_Q, SHIFT_K = [1.0, 2.0, 0.0, 1.0], [2.0, 0.0, 1.0, 1.0]
 SHIFT_M, SHIFT_N, SHIFT_BY = 4, 1, 5
-# 练习 4：查询在位置 PAIR_M、键在位置 PAIR_N；只把 k 转过位置差 n − m，q 不转。
+# 练习 4：查询在位置 PAIR_M、键在位置 PAIR_N；q 不转，只把 k 转过 −Δ·θ_i（Δ = m − n）。
 PAIR_BASE = 100.0
 PAIR_Q, PAIR_K = [1.0, 2.0, 0.0, 1.0], [1.0, 0.0, 2.0, 1.0]
 PAIR_M, PAIR_N = 5, 2
 
 
-def rotation_steps(x: list[float] = ROT_X, position: int = ROT_POSITION) -> dict:
-    """练习 1 的答案：d = 2 时（θ = 1）转角、cos、sin、转后的两个分量和转前转后的长度。
+def undo_steps(x_rotated: list[float] = UNDO_X, position: int = UNDO_POSITION) -> dict:
+    """练习 1 的答案：把位置 m 上转好的二维向量转回去，转角 −m·θ（d = 2 时 θ = 1）。
 
-    >>> s = rotation_steps()
+    >>> s = undo_steps()
     >>> s["angle"], round(s["cos"], 4), round(s["sin"], 4)
-    (2.0, -0.4161, 0.9093)
-    >>> [round(c, 4) for c in s["rotated"]]
-    [-1.7416, 1.4024]
+    (-4.0, -0.6536, 0.7568)
+    >>> [round(c, 4) for c in s["original"]], [round(c, 4) for c in s["back"]]
+    ([-2.0641, 0.86], [2.0, 1.0])
     """
-    v = att.as_vector(x, "x")
+    v = att.as_vector(x_rotated, "x_rotated")
     if len(v) != 2:
-        raise ValueError(f"x 必须是二维向量（d = 2），收到长度 {len(v)}")
+        raise ValueError(f"x_rotated 必须是二维向量（d = 2），收到长度 {len(v)}")
     (theta,), (angle, _) = rope.frequencies(2), rope.angles(2, position)
-    c, s = math.cos(angle), math.sin(angle)
+    c, s = math.cos(-angle), math.sin(-angle)  # R_m 的转置是 R_{−m}：转回去就是转负角
     a, b = v
-    rotated = [a * c - b * s, b * c + a * s]  # 与 rope.rotate 同一个公式，这里把每一步摊开
+    original = [a * c - b * s, b * c + a * s]  # 与 rope.rotate 同一个公式，这里把每一步摊开
     return {
-        "theta": theta, "angle": angle, "cos": c, "sin": s,
-        "a_cos": a * c, "b_sin": b * s, "b_cos": b * c, "a_sin": a * s,
-        "rotated": rotated, "norm_before": math.hypot(*v), "norm_after": math.hypot(*rotated),
+        "theta": theta, "angle": -angle, "cos": c, "sin": s, "original": original,
+        "back": rope.rotate(original, position),  # 再转 m 个位置，应当回到 x_rotated
+        "norm_before": math.hypot(*v), "norm_after": math.hypot(*original),
     }
 
 
 def rotation_angles(position: int, d: int, base: float = 10000.0) -> list[float]:
-    """练习 5 的参考解：位置 ``position`` 上第 i 对分量的转角 ``position × base^(−2i/d)``，i = 0 … d/2 − 1。
+    """练习 5 的参考解：第 i 对分量的转角 ``position × base^(−2i/d)``，i = 0 … d/2 − 1。
 
     >>> [round(a, 4) for a in rotation_angles(2, 4, 100.0)]
     [2.0, 0.2]
@@ -75,7 +75,7 @@ def rotation_angles(position: int, d: int, base: float = 10000.0) -> list[float]
     return [position * base ** (-2 * i / d) for i in range(d // 2)]
 
 
-def frequency_table(d: int = FREQ_D, base: float = FREQ_BASE, position: int = FREQ_POSITION) -> dict:
+def frequency_table(d: int = FREQ_D, base: float = FREQ_BASE, position: int = FREQ_POSITION):
     """练习 2 的答案：每一对的分量、频率 θ_i、转角 m·θ_i、波长 2π/θ_i，以及最慢的波长。
 
     >>> t = frequency_table()
@@ -96,7 +96,7 @@ def shift_scores(
     q: list[float] = SHIFT_Q, k: list[float] = SHIFT_K, m: int = SHIFT_M, n: int = SHIFT_N,
     shift: int = SHIFT_BY, base: float = SHIFT_D_BASE,
 ) -> dict:
-    """练习 3 的答案：两组位置 (m, n) 与 (m + shift, n + shift) 上转后的 q、k 与分数，以及不转时的分数。
+    """练习 3 的答案：(m, n) 与 (m + shift, n + shift) 上转后的 q、k 与分数，及不转时的分数。
 
     >>> s = shift_scores()
     >>> [g["positions"] for g in s["groups"]]
@@ -104,7 +104,8 @@ def shift_scores(
     >>> [round(g["score"], 4) for g in s["groups"]], round(s["plain"], 4)
     ([-0.9423, -0.9423], 1.5)
     """
-    m, n, shift = (att.check_count(x, name, minimum=0) for x, name in ((m, "m"), (n, "n"), (shift, "shift")))
+    m, n, shift = (att.check_count(x, name, minimum=0)
+                   for x, name in ((m, "m"), (n, "n"), (shift, "shift")))
     groups = []
     for mm, nn in ((m, n), (m + shift, n + shift)):
         qr, kr = rope.rotate(q, mm, base), rope.rotate(k, nn, base)
@@ -121,22 +122,22 @@ def shift_scores(
 
 def offset_score(q: list[float] = PAIR_Q, k: list[float] = PAIR_K, m: int = PAIR_M, n: int = PAIR_N,
                  base: float = PAIR_BASE) -> dict:
-    """练习 4 的答案：(R_m q)·(R_n k) = q·(R_{n−m} k)，只把 k 转过位置差 n − m（可以为负），再与 q 做点积。
+    """练习 4 的答案：(R_m q)·(R_n k) = q·(R_{−Δ} k)，Δ = m − n：只把 k 转过 −Δ·θ_i，再与 q 做点积。
 
     ``both`` 是两个向量都按绝对位置旋转后的分数（``02_rope.rope_scores``），用来核对。
 
     >>> s = offset_score()
     >>> s["offset"], [round(a, 4) for a in s["angles"]], [round(x, 4) for x in s["k_turned"]]
-    (-3, [-3.0, -0.3], [-0.99, -0.1411, 2.2062, 0.3643])
+    (3, [-3.0, -0.3], [-0.99, -0.1411, 2.2062, 0.3643])
     >>> [round(t, 4) for t in s["terms"]], round(s["score"], 4), round(s["both"], 4)
     ([-1.2722, 0.3643], -0.454, -0.454)
     """
     q, k = att.as_vector(q, "q"), att.as_vector(k, "k")
     if len(q) != len(k) or len(q) % 2:
-        raise ValueError(f"q 与 k 必须一样长、长度为偶数（分量两两成对），收到 {len(q)} 与 {len(k)}")
+        raise ValueError(f"q 与 k 必须一样长、长度为偶数（两两成对），收到 {len(q)} 与 {len(k)}")
     m, n = att.check_count(m, "m", minimum=0), att.check_count(n, "n", minimum=0)
-    offset = n - m
-    angles = [offset * theta for theta in rope.frequencies(len(k), base)]  # 第 i 对转 (n − m)·θ_i，可以是负角
+    delta = m - n  # 位置差 Δ：查询的位置减键的位置
+    angles = [-delta * theta for theta in rope.frequencies(len(k), base)]  # 第 i 对转 −Δ·θ_i
     k_turned, terms = [], []
     for (a, b), (qa, qb), phi in zip(zip(k[0::2], k[1::2]), zip(q[0::2], q[1::2]), angles):
         c, s = math.cos(phi), math.sin(phi)
@@ -144,8 +145,9 @@ def offset_score(q: list[float] = PAIR_Q, k: list[float] = PAIR_K, m: int = PAIR
         k_turned += turned
         terms.append(qa * turned[0] + qb * turned[1])
     return {
-        "offset": offset, "angles": angles, "k_turned": k_turned, "terms": terms,
-        "score": sum(terms) / math.sqrt(len(q)), "both": rope.rope_scores([q], [k], [m], [n], base)[0][0],
+        "offset": delta, "angles": angles, "k_turned": k_turned, "terms": terms,
+        "score": sum(terms) / math.sqrt(len(q)),
+        "both": rope.rope_scores([q], [k], [m], [n], base)[0][0],
     }
 
 
@@ -156,7 +158,7 @@ def answers() -> dict:
     ['练习1', '练习2', '练习3', '练习4', '练习5']
     """
     return {
-        "练习1": rotation_steps()["rotated"],
+        "练习1": undo_steps()["original"],
         "练习2": [r["angle"] for r in frequency_table()["rows"]],
         "练习3": [g["score"] for g in shift_scores()["groups"]],
         "练习4": offset_score()["score"],
@@ -169,14 +171,15 @@ def self_test() -> None:
 
     >>> self_test()
     """
-    steps = rotation_steps()
-    att.check(abs(steps["norm_before"] - steps["norm_after"]) < 1e-12, "旋转应当保持长度")
-    att.check(rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE) == rope.angles(FREQ_D, FREQ_POSITION, FREQ_BASE)[0::2],
+    steps = undo_steps()
+    att.check(att.max_abs_diff([steps["back"]], [UNDO_X]) < 1e-12, "转回去再转过来，应当回到原处")
+    per_pair = rope.angles(FREQ_D, FREQ_POSITION, FREQ_BASE)[0::2]
+    att.check(rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE) == per_pair,
               "练习 5 的转角应当与 02_rope.angles 一致")
     first, second = (g["score"] for g in shift_scores()["groups"])
     att.check(abs(first - second) < 1e-12, "两组位置差相同的位置应当给出同一个分数")
     s = offset_score()
-    att.check(abs(s["score"] - s["both"]) < 1e-12, "只转 k 过位置差，分数应当与两个都按绝对位置旋转时相同")
+    att.check(abs(s["score"] - s["both"]) < 1e-12, "只转 k，分数应当与两个都按位置旋转时相同")
 
 
 if __name__ == "__main__":

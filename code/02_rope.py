@@ -1,10 +1,11 @@
 """第2章教学代码：位置旋转（RoPE）——按位置旋转 Q、K 的分量对，让分数只依赖位置之差。
 
 数据都是人工构造的小向量，没有训练过的模型；只用标准库，注意力调用同一章的 ``02_attention.py``
-（放在同一目录）。``x`` 是长度为偶数 ``d`` 的查询或键；``position`` 是绝对位置 m（用了 KV 缓存时
-本批第 i 行在 ``past + i``）；第 i 对的频率是 ``θ_i = base^(−2i/d)``；``layout`` 为 ``"adjacent"``
-（相邻成对，RoFormer 论文）或 ``"half"``（前后两半成对，``rotate_half``）。只有 Q、K 在投影之后、
-点积之前旋转，V 不旋转。运行 ``python3 02_rope.py``：先自检，再以 JSON 打印演示结果。
+（放在同一目录）。``x`` 是长度为偶数 ``d`` 的查询或键；``position`` 是旋转用的位置编号 m
+（用了 KV 缓存时本批第 i 行在 ``past + i``）；第 i 对的频率是 ``θ_i = base^(−2i/d)``；
+``layout`` 为 ``"adjacent"``（相邻成对，RoFormer 论文）或 ``"half"``（前后两半成对，
+``rotate_half``）。只有 Q、K 在投影之后、点积之前旋转，V 不旋转。
+运行 ``python3 02_rope.py``：先自检，再以 JSON 打印演示结果。
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ import math
 att = importlib.import_module("02_attention")  # 同一章的注意力：softmax、可见性表、缩放点积
 
 __all__ = ["frequencies", "pairs", "angles", "rotate", "mixed_rotate", "rotate_rows", "rope_scores",
-           "layout_permutation", "head_permutation", "permute", "full_attention", "cached_step", "decode", "row_index_decode",
-           "padded_positions", "slowest_wavelength", "self_test", "run_demo"]
+           "layout_permutation", "head_permutation", "permute", "full_attention", "cached_step",
+           "decode", "row_index_decode", "padded_positions", "slowest_wavelength", "self_test",
+           "run_demo"]
 Matrix = list[list[float]]
 
 BASE = 10000.0  # RoFormer 论文取的底数，也是本页例子的默认值
 LAYOUTS = ("adjacent", "half")
 MAX_POSITION = 2**53  # 位置要能精确地变成浮点数，转角 m·θ 才可信
-# 公开模型 config.json 的 rope_theta 与头维度及出处；Llama-2-7B 未写，取 LlamaConfig 的默认值 10000。
+# 公开模型 config.json 的 rope_theta、头维度与出处；Llama-2-7B 未写，取 LlamaConfig 默认值。
 MODEL_BASES = [
     {"model": "Llama-2-7B", "base": 10000.0, "head_dim": 128, "source": "llama2_7b_config"},
     {"model": "Llama-3-8B", "base": 500000.0, "head_dim": 128, "source": "llama3_8b_config"},
@@ -51,7 +53,7 @@ def _position(position: object, name: str = "position") -> int:
 
 def _layout(layout: object) -> str:
     if not isinstance(layout, str) or layout not in LAYOUTS:
-        raise ValueError(f"layout 必须是 'adjacent'（相邻成对）或 'half'（前后两半成对），收到 {layout!r}")
+        raise ValueError(f"layout 必须是 'adjacent'（相邻）或 'half'（前后两半），收到 {layout!r}")
     return layout
 
 
@@ -83,7 +85,7 @@ def pairs(d: int, layout: str = "adjacent") -> list[tuple[int, int]]:
 
 
 def angles(d: int, position: int, base: float = BASE, layout: str = "adjacent") -> list[float]:
-    """每个分量的转角 ``position × θ``：相邻成对排成 ``[θ0, θ0, θ1, θ1, …]``，前后两半 ``[θ0, θ1, …, θ0, θ1, …]``。
+    """各分量的转角 ``position × θ``：相邻 ``[θ0, θ0, θ1, …]``；前后两半 ``[θ0, θ1, …, θ0, …]``。
 
     >>> [round(a, 4) for a in angles(4, 2)], [round(a, 4) for a in angles(4, 2, layout="half")]
     ([2.0, 2.0, 0.02, 0.02], [2.0, 0.02, 2.0, 0.02])
@@ -93,8 +95,11 @@ def angles(d: int, position: int, base: float = BASE, layout: str = "adjacent") 
 
 
 def _turn(x: list[float], phi: list[float], layout: str) -> list[float]:
-    # 每一对 (a, b) 转一个角度：a' = a·cos − b·sin，b' = b·cos + a·sin。
-    # 两个分量各用自己那一格的角度；两格相等时这才是一次真正的旋转。
+    """每一对 (a, b) 转一个角度：a' = a·cos − b·sin，b' = b·cos + a·sin；各用自己那一格的角度。
+
+    >>> [round(c, 4) for c in _turn([1.0, 0.0], [math.pi / 2] * 2, "adjacent")]  # 两格相等：真旋转
+    [0.0, 1.0]
+    """
     out = list(x)
     for a, b in pairs(len(x), layout):
         out[a] = x[a] * math.cos(phi[a]) - x[b] * math.sin(phi[a])
@@ -102,7 +107,7 @@ def _turn(x: list[float], phi: list[float], layout: str) -> list[float]:
     return out
 
 
-def rotate(x: list[float], position: int, base: float = BASE, layout: str = "adjacent") -> list[float]:
+def rotate(x: list[float], position: int, base: float = BASE, layout: str = "adjacent") -> list:
     """把向量 ``x`` 按位置旋转：第 i 对分量转 ``position × θ_i`` 弧度。长度不变，位置 0 不变。
 
     >>> [round(c, 4) for c in rotate([1.0, 0.0], 1)]  # d = 2 时 θ = 1：转 1 弧度
@@ -122,7 +127,7 @@ def mixed_rotate(x: list[float], position: int, base: float = BASE) -> list[floa
     return _turn(v, angles(len(v), position, base, "half"), "adjacent")
 
 
-def rotate_rows(x: Matrix, positions: list[int], base: float = BASE, layout: str = "adjacent") -> Matrix:
+def rotate_rows(x: Matrix, positions: list[int], base: float = BASE, layout="adjacent") -> Matrix:
     """逐行旋转：第 r 行按 ``positions[r]`` 旋转。形状不变 ``(n, d)``。
 
     >>> [[round(c, 4) for c in row] for row in rotate_rows([[1.0, 0.0], [1.0, 0.0]], [0, 1])]
@@ -131,14 +136,16 @@ def rotate_rows(x: Matrix, positions: list[int], base: float = BASE, layout: str
     m, ps = att.as_matrix(x, "x"), att.as_list(positions, "positions")
     if len(ps) != len(m):
         raise ValueError(f"positions 的个数必须等于行数 {len(m)}，收到 {len(ps)} 个")
-    return [rotate(row, _position(p, f"positions[{i}]"), base, layout) for i, (row, p) in enumerate(zip(m, ps))]
+    return [rotate(row, _position(p, f"positions[{i}]"), base, layout)
+            for i, (row, p) in enumerate(zip(m, ps))]
 
 
 def rope_scores(q: Matrix, k: Matrix, q_positions: list[int], k_positions: list[int],
                 base: float = BASE, layout: str = "adjacent") -> Matrix:
     """先按各自的位置旋转 Q 和 K，再算同一章的缩放点积分数 ``q·k / √d``。形状 ``(n_query, n_key)``。
 
-    >>> [round(rope_scores([[1.0, 0.0]], [[1.0, 0.0]], [m], [n])[0][0], 4) for m, n in ((3, 1), (7, 5))]
+    >>> q = k = [[1.0, 0.0]]
+    >>> [round(rope_scores(q, k, [m], [n])[0][0], 4) for m, n in ((3, 1), (7, 5))]
     [-0.2943, -0.2943]
     """
     q_rot = rotate_rows(att.as_matrix(q, "Q"), q_positions, base, layout)
@@ -147,7 +154,7 @@ def rope_scores(q: Matrix, k: Matrix, q_positions: list[int], k_positions: list[
 
 
 def layout_permutation(d: int) -> list[int]:
-    """先取偶数号分量、再取奇数号分量：相邻的第 i 对 (2i, 2i+1) 落到 (i, i + d/2)，即前后两半的第 i 对。
+    """先取偶数号、再取奇数号分量：相邻的第 i 对 (2i, 2i+1) 落到前后两半的第 i 对 (i, i + d/2)。
 
     >>> layout_permutation(8)
     [0, 2, 4, 6, 1, 3, 5, 7]
@@ -157,8 +164,8 @@ def layout_permutation(d: int) -> list[int]:
 
 
 def head_permutation(n_heads: int, d_head: int) -> list[int]:
-    """多头投影 ``Q = X W``（``W`` 有 ``n_heads × d_head`` 列，每个头占相邻的 ``d_head`` 列）换写法时的列序：
-    每个头在自己的块里做 ``layout_permutation(d_head)``，头与头的先后不变。
+    """多头投影 ``Q = X W``（每个头占相邻的 ``d_head`` 列）换写法时的列序：每个头在自己的块里
+    做 ``layout_permutation(d_head)``，头与头的先后不变（整个宽度一次重排是错的）。
 
     >>> head_permutation(2, 4)
     [0, 2, 1, 3, 4, 6, 5, 7]
@@ -166,7 +173,7 @@ def head_permutation(n_heads: int, d_head: int) -> list[int]:
     heads = att.check_count(n_heads, "n_heads", maximum=att.MAX_POSITIONS)
     if att.check_count(d_head, "d_head", minimum=2, maximum=att.MAX_POSITIONS) % 2:
         raise ValueError(f"d_head 必须是不小于 2 的偶数（分量两两成对旋转），收到 {d_head!r}")
-    return [h * d_head + j for h in range(heads) for j in layout_permutation(d_head)]  # 整宽一次重排是错的
+    return [h * d_head + j for h in range(heads) for j in layout_permutation(d_head)]
 
 
 def permute(x: list, order: list[int]) -> list:
@@ -176,13 +183,14 @@ def permute(x: list, order: list[int]) -> list:
     [10.0, 12.0, 11.0, 13.0]
     """
     xs, idx = att.as_list(x, "x"), att.as_list(order, "order")
-    if any(not isinstance(i, int) or isinstance(i, bool) for i in idx) or sorted(idx) != list(range(len(xs))):
+    ints = all(isinstance(i, int) and not isinstance(i, bool) for i in idx)
+    if not ints or sorted(idx) != list(range(len(xs))):
         raise ValueError(f"order 必须是 0 … {len(xs) - 1} 的一个排列，收到 {idx!r}")
     return [xs[i] for i in idx]
 
 
 def full_attention(q: Matrix, k: Matrix, v: Matrix, base: float = BASE) -> tuple[Matrix, Matrix]:
-    """整段重算：第 r 行的 Q、K 都在位置 r 旋转，V 不动，再做因果注意力。返回 ``(weights, outputs)``。
+    """整段重算：第 r 行的 Q、K 在位置 r 旋转，V 不动，再做因果注意力。返回 ``(weights, outputs)``。
 
     >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
     >>> [round(row[0], 4) for row in full_attention(q, k, [[10.0], [20.0], [30.0]])[1]]
@@ -197,29 +205,32 @@ def full_attention(q: Matrix, k: Matrix, v: Matrix, base: float = BASE) -> tuple
 
 def cached_step(cache_k: Matrix, cache_v: Matrix, q_new: Matrix, k_new: Matrix, v_new: Matrix,
                 positions: list[int], *, base: float = BASE, key_valid: list[bool] | None = None):
-    """解码一步：新的 Q、K 在 ``positions`` 上旋转，转好的 K 与原样的 V 接到缓存后面，新 Q 按因果规则
-    （``past`` = 缓存长度）读全部键。返回 ``(cache_k, cache_v, weights, outputs)``，旧缓存不被改动。
+    """解码一步：新的 Q、K 在 ``positions`` 上旋转，转好的 K 与原样的 V 接到缓存后面，
+    新 Q 按因果规则（``past`` = 缓存长度）读全部键。返回 ``(cache_k, cache_v, weights, outputs)``，
+    旧缓存不被改动。
 
-    >>> ck, cv, _, _ = cached_step([], [], [[1.0, 0.0]], [[1.0, 0.0]], [[10.0]], [0])  # 空缓存：第一步
+    >>> ck, cv, _, _ = cached_step([], [], [[1.0, 0.0]], [[1.0, 0.0]], [[10.0]], [0])  # 第一步
     >>> ck, cv, w, out = cached_step(ck, cv, [[0.0, 1.0]], [[0.0, 1.0]], [[20.0]], [1])
     >>> [round(x, 4) for x in w[0]], round(out[0][0], 4)
     ([0.2138, 0.7862], 17.8619)
     """
-    old_k = att.as_matrix(cache_k, "cache_k") if att.as_list(cache_k, "cache_k") else []  # 第一步的缓存是空的
+    old_k = att.as_matrix(cache_k, "cache_k") if att.as_list(cache_k, "cache_k") else []  # 可以为空
     old_v = att.as_matrix(cache_v, "cache_v") if att.as_list(cache_v, "cache_v") else []
     if len(old_k) != len(old_v):
         raise ValueError(f"cache_k 与 cache_v 的行数必须相同，收到 {len(old_k)} 与 {len(old_v)}")
     ck = old_k + rotate_rows(k_new, positions, base)  # (past + new, d)
     cv = old_v + att.as_matrix(v_new, "V")  # (past + new, d_v)：V 原样存入
-    weights, outputs = att.attention(rotate_rows(q_new, positions, base), ck, cv, past=len(old_k), key_valid=key_valid)
+    q_rot = rotate_rows(q_new, positions, base)
+    weights, outputs = att.attention(q_rot, ck, cv, past=len(old_k), key_valid=key_valid)
     return ck, cv, weights, outputs
 
 
-def _decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: float, by_row: bool) -> Matrix:
+def _decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: float, by_row: bool):
     qs, ks, vs = att.as_matrix(q, "Q"), att.as_matrix(k, "K"), att.as_matrix(v, "V")
     if not len(qs) == len(ks) == len(vs):
         raise ValueError(f"Q、K、V 的行数必须相同，收到 {len(qs)}、{len(ks)}、{len(vs)}")
-    sizes = [att.check_count(c, f"chunks[{j}]") for j, c in enumerate(att.as_list(chunks, "chunks"))]
+    sizes = [att.check_count(c, f"chunks[{j}]")
+             for j, c in enumerate(att.as_list(chunks, "chunks"))]
     if sum(sizes) != len(qs):
         raise ValueError(f"chunks 之和必须等于序列长度 {len(qs)}，收到 {sizes!r}")
     cache_k, cache_v, outputs, start = [], [], [], 0
@@ -228,7 +239,8 @@ def _decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: float, by_
         # 正确：本批第 i 行的绝对位置是 past + i（past = 缓存里已有的位置数）。
         # 写错（by_row）：把批内行号 i 当位置，每一步都从 0 数起。
         positions = [i if by_row else start + i for i in range(size)]
-        cache_k, cache_v, _, out = cached_step(cache_k, cache_v, qs[rows], ks[rows], vs[rows], positions, base=base)
+        cache_k, cache_v, _, out = cached_step(cache_k, cache_v, qs[rows], ks[rows], vs[rows],
+                                               positions, base=base)
         outputs += out
         start += size
     return outputs  # (n, d_v)
@@ -244,7 +256,7 @@ def decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: float = BAS
     return _decode(q, k, v, chunks, base, by_row=False)
 
 
-def row_index_decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: float = BASE) -> Matrix:
+def row_index_decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: float = BASE):
     """故意写错：每一步按批内行号旋转新的 Q、K（忘了加 ``past``）。可见性表仍对，分数却错了。
 
     >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
@@ -255,7 +267,7 @@ def row_index_decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: f
 
 
 def padded_positions(valid: list[bool]) -> list[int]:
-    """左侧补 PAD 时每个位置的旋转位置：它前面真实词元的个数（PAD 自己不计数）。
+    """左侧补 PAD 时每个位置的位置编号：它前面真实 token 的个数（PAD 自己不计数）。
 
     >>> padded_positions([False, False, True, True, True])
     [0, 0, 0, 1, 2]
@@ -268,7 +280,7 @@ def padded_positions(valid: list[bool]) -> list[int]:
 def slowest_wavelength(d: int, base: float = BASE) -> float:
     """最慢的一对（i = d/2 − 1）转一整圈要多少个位置：``2π / θ_min = 2π·base^((d−2)/d)``。
 
-    >>> round(slowest_wavelength(2), 4), round(slowest_wavelength(128, 10000.0))  # d = 2 只有一对，θ = 1
+    >>> round(slowest_wavelength(2), 4), round(slowest_wavelength(128, 10000.0))  # d = 2：θ = 1
     (6.2832, 54410)
     """
     d, b = _dim(d), _base(base)
@@ -294,12 +306,14 @@ def self_test() -> None:
     a = permute(rotate(q, 3), order := layout_permutation(8))
     b = rotate(permute(q, order), 3, layout="half")
     att.check(att.max_abs_diff([a], [b]) < 1e-12, "两种配对应当只差一个置换")
-    mixed = [att.scaled_scores([mixed_rotate(q, m, 100.0)], [mixed_rotate(k, n, 100.0)]) for m, n in ((5, 2), (9, 6))]
+    mixed = [att.scaled_scores([mixed_rotate(q, m, 100.0)], [mixed_rotate(k, n, 100.0)])
+             for m, n in ((5, 2), (9, 6))]
     att.check(att.max_abs_diff(*mixed) > 1e-6, "错配的旋转不应满足只依赖位置差")
     _, full = full_attention(seq, seq, v)
-    att.check(att.max_abs_diff(decode(seq, seq, v, [1] * 5), full) < 1e-12, "逐词解码必须等于整段重算")
-    att.check(att.max_abs_diff(decode(seq, seq, v, [3, 2]), full) < 1e-12, "分段解码必须等于整段重算")
-    att.check(att.max_abs_diff(row_index_decode(seq, seq, v, [3, 2]), full) > 1e-6, "按行号旋转应被认出")
+    gap = lambda run, chunks: att.max_abs_diff(run(seq, seq, v, chunks), full)  # noqa: E731
+    att.check(gap(decode, [1] * 5) < 1e-12, "逐词解码必须等于整段重算")
+    att.check(gap(decode, [3, 2]) < 1e-12, "分段解码必须等于整段重算")
+    att.check(gap(row_index_decode, [3, 2]) > 1e-6, "按行号旋转应被认出")
 
 
 def run_demo() -> dict:
@@ -318,11 +332,12 @@ def run_demo() -> dict:
         "d8_频率": frequencies(8),
         "d8_相邻成对_位置5与2": rope_scores([DEMO_Q8], [DEMO_K8], [5], [2])[0][0],
         "d8_前后两半成对_置换后_位置5与2":
-            rope_scores([permute(DEMO_Q8, order)], [permute(DEMO_K8, order)], [5], [2], layout="half")[0][0],
+            rope_scores([permute(DEMO_Q8, order)], [permute(DEMO_K8, order)], [5], [2],
+                        layout="half")[0][0],
         "整段重算输出": [row[0] for row in full],
         "逐词解码与整段重算之差": att.max_abs_diff(decode(seq, seq, v, [1] * 5), full),
         "按行号旋转与整段重算之差": att.max_abs_diff(row_index_decode(seq, seq, v, [1] * 5), full),
-        "最慢波长": {row["model"]: slowest_wavelength(row["head_dim"], row["base"]) for row in MODEL_BASES},
+        "最慢波长": {r["model"]: slowest_wavelength(r["head_dim"], r["base"]) for r in MODEL_BASES},
     }
 
 

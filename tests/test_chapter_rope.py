@@ -109,7 +109,7 @@ def test_the_diagonal_and_sign_sentences():
 
 def test_outside_note_names_only_the_offsets_off_the_axis():
     assert page.outside_note([1, 5, 50], [1, 50]) == ""
-    assert page.outside_note([0, 5, 500], [1, 50]) == "（其中偏移 0、500 不在图的横轴范围内，只见于表中）"
+    assert page.outside_note([0, 5, 500], [1, 50]) == "（其中 Δ = 0、500 不在图的横轴范围内，只见于表中）"
 
 
 @pytest.mark.parametrize(
@@ -172,7 +172,7 @@ def test_the_plots_are_figures_with_their_panels_and_chinese_labels():
 
 
 def test_theta_has_the_chapters_four_decimals():
-    assert [row[2] for row in page.d8_example()["tbl_d8"].rows] == ["1.0000", "0.1000", "0.0100", "0.0010"]
+    assert [row[2] for row in page.d4_example()["tbl_d8"].rows] == ["1.0000", "0.1000", "0.0100", "0.0010"]
     assert page.d4_example()["d4_base"] == "10,000"  # as the model table and the plot write it
 
 
@@ -182,7 +182,7 @@ def test_d4_and_d8_tables_follow_the_frequencies():
     theta = rope.frequencies(6)
     assert [r[3] for r in values["tbl_d4"].rows] == [fmt.fmt(3 * t) for t in theta]
     assert values["d4_norm_before"] == values["d4_norm_after"] == fmt.fmt(math.hypot(*x))
-    d6 = page.d8_example(6)["tbl_d8"]
+    d6 = page.d4_example(d8=6)["tbl_d8"]
     assert d6.header[2] == "θ_i = base^(−2i/6)" and len(d6.rows) == 3
 
 
@@ -245,7 +245,7 @@ def test_padding_example_counts_real_tokens(pads):
 
 def test_invariant_example_catches_the_row_index_only_with_a_cache():
     seq, v = [[1.0, 1.0], [0.0, -1.0], [2.0, 0.5], [1.0, 0.0]], [[1.0], [0.0], [2.0], [3.0]]
-    rows = page.invariant_example(seq, v, past=1, new=3)["tbl_invariant"].rows
+    rows = page.cache_example(seq, v, past=1, new=3)["tbl_invariant"].rows
     verdicts = {(r[0], r[1]): r[3] for r in rows}
     assert verdicts[("正确：转 past + i", "1 + 3")] == "通过"
     assert verdicts[("写错：转行号 i", "1 + 3")] == "被认出"
@@ -254,7 +254,7 @@ def test_invariant_example_catches_the_row_index_only_with_a_cache():
 
 def test_long_example_table_and_note():
     values = page.long_example(fill=0.5, offsets=[1, 10, 100], checkpoints=[0, 10, 1000], figure=False)
-    assert values["lr_table_note"] == "（其中偏移 0、1,000 不在图的横轴范围内，只见于表中）"
+    assert values["lr_table_note"] == "（其中 Δ = 0、1,000 不在图的横轴范围内，只见于表中）"
     assert [r[0] for r in values["tbl_long"].rows] == ["10,000", "500,000", "1,000,000"]
     d = rope.MODEL_BASES[0]["head_dim"]
     assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d))
@@ -270,12 +270,16 @@ def test_toeplitz_example_diagonals_and_sign():
 
 
 # -- the exercises -------------------------------------------------------------------------------------
+def vec_of(x: list[float]) -> str:
+    return page.vec(x)
+
+
 def printed_value(expression: str) -> float:
-    """What a written-out step's printed terms give: ``2 × (−0.4161) − 1 × 0.9093`` → −1.7415, ``cos 2.0000``."""
+    """What a written-out step's printed terms give: ``2 × (−0.4161) − 1 × 0.9093`` → −1.7415, ``cos(−2.0000)``."""
     text = expression.split("=")[-1].replace(MINUS, "-").replace("×", "*").strip()
     for name in ("cos", "sin"):
         if text.startswith(name):
-            return getattr(math, name)(float(text[len(name):]))
+            return getattr(math, name)(float(text[len(name):].strip("() ")))
     return eval(text, {"__builtins__": {}})  # only digits, brackets and + − × from fmt
 
 
@@ -291,17 +295,18 @@ def test_a_written_out_step_says_equals_only_when_its_printed_terms_give_its_pri
     assert page.exercise_rotation([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")  # the review's instance
 
 def test_the_exercise_tables_come_from_the_reference_solutions():
-    r = ex.rotation_steps()
-    steps = page.exercise_rotation()["rx1_steps"].rows
-    assert steps[3][2].endswith(fmt.fmt(r["rotated"][0])) and f"({MINUS}" in steps[3][1]  # cos(2) < 0: in parentheses
-    freq = page.exercise_frequencies()
+    r = ex.undo_steps()
+    values = page.exercise_rotation()
+    steps = values["rx1_steps"].rows
+    assert steps[3][2].endswith(fmt.fmt(r["original"][0])) and f"({MINUS}" in steps[3][1]  # cos(−4) < 0: in parentheses
+    assert fmt.fmt(r["angle"]) == f"{MINUS}4.0000" and vec_of(r["back"]) in values["rx1_check"]
+    assert values["rx1_check"].endswith("回到了 x′。")
+    freq = shift = offset = page.exercises()
     assert [row[2] for row in freq["rx2_table"].rows] == ["0", f"{MINUS}1/3", f"{MINUS}2/3"]
-    shift = page.exercise_shift()
     assert shift["rx3_sentence"] == page.shift_sentence([g["score"] for g in ex.shift_scores()["groups"]],
                                                           ex.shift_scores()["plain"])
-    offset = page.exercise_offset()
     s = ex.offset_score()
     assert offset["rx4_sentence"] == page.offset_sentence(s["score"], s["both"])
     assert [r[-1] for r in offset["rx4_table"].rows] == [fmt.fmt(t) for t in s["terms"]]
-    assert offset["rx4_score"] == fmt.fmt(s["score"]) and offset["rx4_offset"] == f"{MINUS}3"
-    assert page.exercise_code()["rx5_doctest"].startswith("```pycon\n>>> ")
+    assert offset["rx4_score"] == fmt.fmt(s["score"]) and offset["rx4_offset"] == "3"  # Δ = m − n
+    assert page.exercises()["rx5_doctest"].startswith("```pycon\n>>> ")

@@ -122,7 +122,8 @@ def test_the_invariant_table_catches_the_row_index_offset_only_with_a_cache(arti
 @pytest.mark.build
 def test_left_padding_positions_and_verdicts(article):
     table = rows(article)
-    assert ["旋转位置（前面真实词元的个数）"] + [str(p) for p in rope.padded_positions([False, False, True, True, True])] in table
+    numbers = [str(p) for p in rope.padded_positions([False, False, True, True, True])]
+    assert ["位置编号（前面真实 token 的个数）"] + numbers in table
     verdicts = [r[-1] for r in table if len(r) == 5 and r[0].startswith("预填")]
     assert verdicts == ["一致", "一致", "不一致", "不一致"]
 
@@ -134,7 +135,7 @@ def test_the_bases_table_holds_the_codes_wavelengths_and_cites_each_source(artic
         found = [r for r in table if r and r[0] == row["model"]]
         assert found, row["model"]
         cells = found[0]
-        assert cells[1:4] == [fmt.grouped(row["base"]), str(row["head_dim"]), fmt.grouped(round(row["slowest_wavelength"]))]
+        assert cells[1:4] == [fmt.grouped(row["base"]), str(row["head_dim"]), fmt.multiple(row["slowest_wavelength"])]
         assert "[" in cells[4]  # a citation, linked to the references
     text = article.get_text()
     assert "Meta, 2023" in text and "Meta, 2024" in text and "Qwen Team, 2024" in text
@@ -151,6 +152,7 @@ def test_both_plots_are_images_with_their_chinese_captions(book_html, article):
         assert svg.is_file() and svg.stat().st_size > 1000
         caption = figure.find("figcaption").get_text()
         assert re.search(r"[\u4e00-\u9fff]", caption)
+        assert re.search(r"[\u4e00-\u9fff]", img["alt"]) and "/" not in img["alt"], img["alt"]  # not the path
 
 
 # -- the browser -------------------------------------------------------------------------------------
@@ -180,7 +182,7 @@ def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
         assert name.endswith(".pdf"), name
         assert (pdf.parent / name).read_bytes().startswith(b"%PDF")
     # The Chinese captions follow one another in the PDF text, in the page's order.
-    captions = ["时的旋转。虚线是原来的", "两个固定向量（全为1）的分数随位置差的变化"]
+    captions = ["虚线是转前的", "分数随位置差的变化"]
     where = [text.find(flat(c)) for c in captions]
     assert -1 not in where and where == sorted(where), where
 
@@ -188,7 +190,7 @@ def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
 @pytest.mark.pdf
 def test_the_wavelengths_and_the_offset_numbers_are_in_the_pdf(text):
     for row in page.model_bases():
-        assert fmt.grouped(round(row["slowest_wavelength"])) in text
+        assert fmt.multiple(row["slowest_wavelength"]) in text
     seq, v = rope.DEMO_SEQ, rope.DEMO_V
     wrong = rope.row_index_decode(seq, seq, v, [3, 2])
     assert fmt.fmt(wrong[3][0]) in text
@@ -210,8 +212,8 @@ def test_the_exercises_show_the_computed_answers(article):
     s = ex.offset_score()
     assert page.offset_sentence(s["score"], s["both"]) in text
     assert [r[-1] for r in table if r and r[0].startswith("第 ") and len(r) == 7] == [fmt.fmt(t) for t in s["terms"]]
-    rotated = ex.rotation_steps()["rotated"]
-    assert {f"≈ {fmt.fmt(rotated[0])}", f"≈ {fmt.fmt(rotated[1])}"} <= {r[-1] for r in table if r}  # rounded terms
+    original = ex.undo_steps()["original"]
+    assert {fmt.fmt(original[0]), fmt.fmt(original[1])} <= {r[-1].split(" ")[-1] for r in table if r}
     scores = [fmt.fmt(g["score"]) for g in ex.shift_scores()["groups"]]
     assert ["分数 q·k/√d"] + scores in table
     assert ">>> rotation_angles(0, 4)" in text
@@ -224,3 +226,12 @@ def test_the_download_of_the_teaching_code_offers_02_attention_beside_it(article
     assert set(links) >= {"02_rope.py", "02_attention.py"}, links
     assert all(href.endswith(name) for name, href in links.items())
     assert "同一个文件夹" in run.get_text()
+
+
+@pytest.mark.build
+def test_one_sign_for_the_position_difference_and_the_page_ends_with_what_to_remember(article):
+    text = re.sub(r"\s+", " ", article.get_text(" "))
+    assert "n − m" not in text  # Δ = m − n on the whole page (the exercise turns k by −Δ·θ_i)
+    assert "词元" not in text  # the glossary's word is token
+    last = section(article, "练习").find_all(class_="admonition")[-1]
+    assert "要记住" in last.get_text() and "remember" in last["class"]

@@ -1,23 +1,8 @@
-"""The rotary position page (book/ch02/rope.md): every table, sentence and plot, and the inputs of its examples.
+"""The rotary position page (book/ch02/rope.md): the values it glues, from ``code/02_rope.py``.
 
-The mechanism lives in ``code/02_rope.py`` (frequencies, rotations, the two layouts, the cache) and
-``code/02_exercises_rope.py`` (the exercises' reference solutions). This module turns what they
-compute into the page and computes nothing the chapter states on its own:
-
-- one function per example of the page (``d2_example`` … ``toeplitz_example``) and per exercise
-  (``exercise_rotation`` … ``exercise_code``), each returning the values the page glues: strings,
-  integers, ``Md`` (Markdown text), ``Table`` (header, rows) and matplotlib figures;
-- the sentences written from exactly the numbers of their tables (``offset_verdict``,
-  ``norm_note``, ``diagonal_note``, ``sign_sentence``, ``shift_sentence``, ``offset_sentence`` …);
-- ``model_bases``, the table of published models' bases (the data, with sources, stay in
-  ``02_rope.MODEL_BASES``) with each slowest wavelength;
-- the printed form of the page's own kinds of numbers, on top of ``chapter.fmt`` (which writes
-  differences, ``fmt.sci``, and bases with thousands separators, ``fmt.grouped``): ``factor``
-  (a negative factor in parentheses), ``exponent`` (−2i/d as a fraction), ``places`` (a list of
-  positions as an input box names it).
-
-Neither MyST-NB, IPython nor matplotlib is imported at module level; ``glue_all`` and the two plot
-functions import them when a page calls them.
+One function per example (``d2_example`` … ``toeplitz_example``) and ``exercises`` return strings,
+integers, ``Md``, ``Table`` and figures; the sentences whose wording the data decides are the few
+templates under "sentences". Nothing here computes what the chapter states.
 
 >>> factor(-0.41615), exponent(1, 6), places([0, 1, 2, 3])
 ('(−0.4162)', '−1/3', '0 至 3')
@@ -26,6 +11,7 @@ functions import them when a page calls them.
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 from fractions import Fraction
 
@@ -42,51 +28,34 @@ PASSED, CAUGHT = "通过", "被认出"
 
 # -- the inputs of the page's examples (constructed by hand, each example states them first) ------------
 D2_FIRST, D2_SHIFT = (3, 1), 3  # d = 2: the first (m, n), then both moved by the shift
-D4_X, D4_M = [1.0, 0.0, 0.5, -1.0], 2
-D8 = 8
+D4_X, D4_M, D8 = [1.0, 0.0, 0.5, -1.0], 2, 8
 LAYOUT_OFFSET, LAYOUT_M = 3, [3, 7, 12]
-# Three tokens of three inputs and the two projections W_q, W_k (3 × 8) of two heads of width 4: q = x @ W_q,
-# so the column j of W_q makes the component j of q, and converting a model between layouts permutes the
-# columns inside each head's block of 4.
+# Three tokens, W_q and W_k (3 × 8) of two heads of width 4: q = x @ W_q, a column per component of q.
 W_X = [[1.0, 0.0, 2.0], [0.0, 1.0, -1.0], [1.0, 1.0, 0.0]]
 W_Q = [[1, 0, 2, -1, 0, 1, 2, 0], [0, 1, 1, 0, 2, -1, 0, 1], [2, -1, 0, 1, 1, 0, -1, 1]]
 W_K = [[0, 1, -1, 1, 2, 0, 1, 0], [1, 0, 2, 1, 0, -1, 0, 2], [1, -1, 0, 0, 1, 2, 0, -1]]
-W_HEADS = 2
+W_HEADS, TOEPLITZ_N = 2, 5
 V_SEQ, V_V, V_START, V_SHIFT = rope.DEMO_SEQ[:3], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], 0, 5
 PAST, NEW = 3, 2  # the cache example: past positions in the cache, new queries
-PADS, PAD_FILL = 2, 0.0
-LONG_FILL, CHECKPOINTS = 1.0, [0, 10, 100, 1000, 10000]
+PADS, PAD_FILL, LONG_FILL, CHECKPOINTS = 2, 0.0, 1.0, [0, 10, 100, 1000, 10000]
 LONG_OFFSETS = sorted({int(round(10 ** (e / 50))) for e in range(0, 251)})  # even on a log axis
-TOEPLITZ_N = 5
 
 
 def factor(x: float, digits: int = 4) -> str:
-    """A factor of a written-out product: a negative one in parentheses, ``2 × (−0.4161)``.
-
-    >>> factor(0.9093), factor(-0.4161)
-    ('0.9093', '(−0.4161)')
-    """
+    """A factor of a written-out product: a negative one in parentheses, ``2 × (−0.4161)``."""
     text = fmt.fmt(x, digits)
     return f"({text})" if text.startswith(fmt.MINUS) else text
 
 
 def exponent(i: int, d: int) -> str:
-    """The exponent −2i/d of the i-th frequency, as a reduced fraction.
-
-    >>> exponent(0, 6), exponent(2, 6), exponent(1, 4)
-    ('0', '−2/3', '−1/2')
-    """
+    """The exponent −2i/d of the i-th frequency, as a reduced fraction."""
     i = att.check_count(i, "i", minimum=0)
     e = Fraction(-2 * i, att.check_count(d, "d"))
     return "0" if e == 0 else fmt.MINUS + str(abs(e))
 
 
 def places(positions: list[int]) -> str:
-    """Positions as an input box names them: ``0、1、2``, or ``0 至 4`` for a longer unbroken run.
-
-    >>> places([3, 7, 12]), places(range(5))
-    ('3、7、12', '0 至 4')
-    """
+    """Positions as an input box names them: ``0、1、2``, or ``0 至 4`` for a longer unbroken run."""
     ps = [att.check_count(p, f"positions[{j}]", minimum=0) for j, p in enumerate(att.as_list(positions, "positions"))]
     if len(ps) >= 4 and ps == list(range(ps[0], ps[0] + len(ps))):
         return f"{ps[0]} 至 {ps[-1]}"
@@ -94,60 +63,31 @@ def places(positions: list[int]) -> str:
 
 
 def base_text(base: float) -> str:
-    """A base as model cards write it: thousands separated (``10,000``), a small one as typed (``64``).
-
-    >>> base_text(10000.0), base_text(64.0), base_text(2.5)
-    ('10,000', '64', '2.5')
-    """
+    """A base as model cards write it: thousands separated (``10,000``), a small one as typed (``64``)."""
     return fmt.grouped(base) if float(base).is_integer() else fmt.short(base)
 
 
 def vec(x: list[float], digits: int = 4) -> str:
-    """A computed vector: each entry with ``digits`` decimals.
-
-    >>> vec([0.5403, -0.84147])
-    '(0.5403, −0.8415)'
-    """
+    """A computed vector: each entry with ``digits`` decimals."""
     return fmt.vector(x, lambda c: fmt.fmt(c, digits))
 
 
 def verdict(ok: bool, yes: str = SAME, no: str = DIFFERENT) -> str:
-    """One cell of a verdict column.
-
-    >>> verdict(True), verdict(False, PASSED, CAUGHT)
-    ('一致', '被认出')
-    """
+    """One cell of a verdict column."""
     return yes if ok else no
 
 
 def pair(m: int, n: int) -> str:
-    """The positions of a query and a key, as the tables head a row.
-
-    >>> pair(3, 1)
-    'm = 3，n = 1'
-    """
+    """The positions of a query and a key, as the tables head a row."""
     return f"m = {fmt.count(m)}，n = {fmt.count(n)}"
 
 
 # -- sentences -----------------------------------------------------------------------------------------
-def columns_named(names: list[str]) -> str:
-    """Column names as a sentence names them: each in quotes, then how many columns that is.
-
-    >>> columns_named(["错配"]), columns_named(["甲", "乙"]), columns_named(list("abcdefghijkl")).endswith("” 12 列")
-    ('“错配”一列', '“甲”“乙”两列', True)
-    """
-    n = len(names)
-    word = "一两三四五六七八九十"[n - 1] if n <= 10 else f" {fmt.count(n)} "
-    return "".join(f"“{name}”" for name in names) + f"{word}列"
-
-
 def offset_verdict(columns: dict[str, list[float]], tol: float = TOL) -> str:
     """Which columns of scores stay the same over groups of positions with one offset, and which move.
 
     >>> offset_verdict({"甲": [0.5, 0.5], "乙": [0.5, 0.7]})
     '“甲”一列在各组位置上分数相同，只依赖位置差；“乙”一列随位置变化，不只依赖位置差。'
-    >>> offset_verdict({"甲": [1.0, 1.0], "乙": [2.0, 2.0]})
-    '“甲”“乙”两列在各组位置上分数相同，只依赖位置差。'
     """
     if not isinstance(columns, dict) or not columns:
         raise ValueError(f"columns 必须是非空的字典（列名 → 分数列表），收到 {columns!r}")
@@ -155,112 +95,63 @@ def offset_verdict(columns: dict[str, list[float]], tol: float = TOL) -> str:
     for name, values in columns.items():
         xs = att.as_vector(values, f"columns[{name!r}]")
         (steady if max(xs) - min(xs) <= tol else moving).append(name)
-    parts = [columns_named(steady) + "在各组位置上分数相同，只依赖位置差"] if steady else []
-    parts += [columns_named(moving) + "随位置变化，不只依赖位置差"] if moving else []
+    named = lambda ns: "".join(f"“{n}”" for n in ns) + "一两三四五六七八九十"[len(ns) - 1] + "列"  # noqa: E731
+    parts = [named(steady) + "在各组位置上分数相同，只依赖位置差"] if steady else []
+    parts += [named(moving) + "随位置变化，不只依赖位置差"] if moving else []
     return "；".join(parts) + "。"
 
 
 def norm_note(norm: float, mixed_norms: list[float]) -> str:
-    """Whether the mixed layout changed the length of q (the last column of the layouts table).
-
-    >>> norm_note(1.5, [1.5, 1.5])
-    '这几组位置上，错配之后的长度恰好没变。'
-    """
-    if any(abs(x - norm) > TOL for x in att.as_vector(mixed_norms, "mixed_norms")):
-        return "错配之后的长度（上表最后一列）与它不同：同一对的两个分量转了不同的角度，这已经不是旋转。"
-    return "这几组位置上，错配之后的长度恰好没变。"
+    """Whether the mixed layout changed the length of q (the last column of the layouts table)."""
+    changed = any(abs(x - norm) > TOL for x in att.as_vector(mixed_norms, "mixed_norms"))
+    return ("错配之后的长度（上表最后一列）与它不同：同一对的两个分量转了不同的角度，这已经不是旋转。" if changed
+            else "这几组位置上，错配之后的长度恰好没变。")
 
 
 def diagonal_note(spread: float) -> str:
-    """What the largest difference along the diagonals of a score table is.
-
-    >>> diagonal_note(1e-17), diagonal_note(0.1)
-    ('，只是浮点舍入', '，超出了浮点舍入的量级')
-    """
+    """What the largest difference along the diagonals of a score table is."""
     return "，只是浮点舍入" if att.real(spread, "spread") < 1e-12 else "，超出了浮点舍入的量级"
 
 
 def sign_sentence(ahead: float, behind: float) -> str:
-    """The scores at offsets +1 and −1: RoPE tells "before" from "after" when they differ.
-
-    >>> sign_sentence(0.5, 0.5)
-    '位置差为 +1 的分数是 0.5000，为 −1 的是 0.5000，这一对向量上两者恰好相同。'
-    """
-    start = f"位置差为 +1 的分数是 {fmt.fmt(ahead)}，为 −1 的是 {fmt.fmt(behind)}，"
-    if abs(ahead - behind) > TOL:
-        return start + "两者不同：RoPE 分得清“前面第几个”和“后面第几个”。"
-    return start + "这一对向量上两者恰好相同。"
+    """The scores at offsets +1 and −1: RoPE tells "before" from "after" when they differ."""
+    differ = abs(ahead - behind) > TOL
+    return (f"位置差为 +1 的分数是 {fmt.fmt(ahead)}，为 −1 的是 {fmt.fmt(behind)}，"
+            + ("两者不同：RoPE 分得清“前面第几个”和“后面第几个”。" if differ else "这一对向量上两者恰好相同。"))
 
 
 def outside_note(checkpoints: list[int], shown: list[int]) -> str:
-    """Which offsets of the table are off the plot's axis (an empty string when none is).
-
-    >>> outside_note([0, 10, 100000], [1, 100]), outside_note([10], [1, 100])
-    ('（其中偏移 0、100,000 不在图的横轴范围内，只见于表中）', '')
-    """
+    """Which offsets of the table are off the plot's axis (an empty string when none is)."""
     outside = [m for m in checkpoints if not shown[0] <= m <= shown[-1]]
-    return f"（其中偏移 {'、'.join(map(fmt.grouped, outside))} 不在图的横轴范围内，只见于表中）" if outside else ""
+    return f"（其中 Δ = {'、'.join(map(fmt.grouped, outside))} 不在图的横轴范围内，只见于表中）" if outside else ""
 
 
 def shift_sentence(scores: list[float], plain: float) -> str:
-    """Exercise 3: the two groups' scores against each other and against the score without rotation.
-
-    >>> shift_sentence([0.25, 0.25], 0.25)
-    '两组位置给出同一个分数；不旋转时这对向量的分数是 0.2500，旋转恰好没有改变分数，但只随位置差改变。'
-    """
-    same = abs(scores[0] - scores[1]) < TOL
-    return (
-        ("两组位置给出同一个分数" if same else "两组位置的分数不同")
-        + f"；不旋转时这对向量的分数是 {fmt.fmt(plain)}，"
-        + ("旋转改变了分数，" if abs(plain - scores[0]) > TOL else "旋转恰好没有改变分数，")
-        + ("但只随位置差改变。" if same else "而且随位置本身改变。")
-    )
+    """Exercise 3: the two groups' scores against each other and against the score without rotation."""
+    same, changed = abs(scores[0] - scores[1]) < TOL, abs(plain - scores[0]) > TOL
+    return (("两组位置给出同一个分数" if same else "两组位置的分数不同") + f"；不旋转时这对向量的分数是 {fmt.fmt(plain)}，"
+            + ("旋转改变了分数，" if changed else "旋转恰好没有改变分数，") + ("但只随位置差改变。" if same else "而且随位置本身改变。"))
 
 
 def offset_sentence(score: float, both: float) -> str:
-    """Exercise 4: the score from turning k alone by n − m, against rotating both at their own positions.
-
-    >>> offset_sentence(-0.454, -0.454)
-    '只转 k 得到的分数 −0.4540，与两个向量都按绝对位置旋转后的分数一致。'
-    >>> offset_sentence(0.5, 0.25)
-    '只转 k 得到的分数 0.5000，与两个向量都按绝对位置旋转后的分数 0.2500 不一致。'
-    """
+    """Exercise 4: the score from turning k alone by −Δ = n − m, against rotating both at their own positions."""
     score, both = att.real(score, "score"), att.real(both, "both")
-    if abs(score - both) <= TOL:
-        return f"只转 k 得到的分数 {fmt.fmt(score)}，与两个向量都按绝对位置旋转后的分数{SAME}。"
-    return f"只转 k 得到的分数 {fmt.fmt(score)}，与两个向量都按绝对位置旋转后的分数 {fmt.fmt(both)} {DIFFERENT}。"
+    tail = SAME if abs(score - both) <= TOL else f" {fmt.fmt(both)} {DIFFERENT}"
+    return f"只转 k 得到的分数 {fmt.fmt(score)}，与两个向量各按自己的位置旋转后的分数{tail}。"
 
 
 # -- data for the tables -------------------------------------------------------------------------------
 def model_bases() -> list[dict]:
-    """The published models' bases (``02_rope.MODEL_BASES``), each with its slowest wavelength.
-
-    >>> [(row["model"], round(row["slowest_wavelength"])) for row in model_bases()][:1]
-    [('Llama-2-7B', 54410)]
-    """
+    """The published models' bases (``02_rope.MODEL_BASES``), each with its slowest wavelength."""
     return [{**row, "slowest_wavelength": rope.slowest_wavelength(row["head_dim"], row["base"])} for row in rope.MODEL_BASES]
 
 
 def offset_scores(q: list[float], k: list[float], offsets: list[int], base: float = rope.BASE) -> list[float]:
-    """The score of a fixed q and k, the key at position 0 and the query ``offset`` positions later.
-
-    >>> [round(s, 4) for s in offset_scores([1.0, 0.0], [1.0, 0.0], [0, 1, 2])]
-    [0.7071, 0.3821, -0.2943]
-    """
-    # One rotation per offset (the key at position 0 does not turn), then q·k/√d: the curve takes hundreds
-    # of points, so the rotated q is not validated a second time by att.scaled_scores.
+    """The score of a fixed q and k, the key at position 0 and the query ``offset`` positions later."""
+    # The key at 0 does not turn; hundreds of points, so att.scaled_scores does not validate each again.
     kv, scale = att.as_vector(k, "k"), att.score_scale(len(k))
     return [sum(a * b for a, b in zip(rope.rotate(q, m, base), kv, strict=True)) / scale
             for m in att.as_list(offsets, "offsets")]
-
-
-def masked(scores: list[list[float]], visible: list[list[bool]]) -> list[list[float]]:
-    """Scores with the additive mask added (−∞ where a key may not be read).
-
-    >>> masked([[1.0, 2.0]], [[True, False]])
-    [[1.0, -inf]]
-    """
-    return [[s + m for s, m in zip(srow, mrow)] for srow, mrow in zip(scores, att.additive_mask(visible))]
 
 
 # -- the page's examples, in its order -------------------------------------------------------------------
@@ -268,23 +159,19 @@ def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, fir
                figure: bool = True) -> dict:
     """d = 2: one pair of vectors at two groups of positions with the same offset (and the plot of both)."""
     (m0, n0), groups = first, [first, (first[0] + shift, first[1] + shift)]
-    rows = []
-    for m, n in groups:
-        score = rope.rope_scores([q], [k], [m], [n])[0][0]
-        rows.append([pair(m, n), fmt.count(m - n), vec(rope.rotate(q, m)), vec(rope.rotate(k, n)), fmt.fmt(score)])
+    rows = [[pair(m, n), fmt.count(m - n), vec(rope.rotate(q, m)), vec(rope.rotate(k, n)),
+             fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0])] for m, n in groups]
     return {
         "d2_d": len(q), "d2_theta": fmt.fmt(rope.frequencies(len(q))[0]), "d2_q": fmt.vector(q),
         "d2_k": fmt.vector(k), "d2_m0": m0, "d2_n0": n0, "d2_shift": shift,
-        "tbl_d2": Table(["位置", "m − n", "转后的 q", "转后的 k", "分数 q·k/√d"], rows),
+        "tbl_d2": Table(["位置", "Δ = m − n", "转后的 q", "转后的 k", "分数 q·k/√d"], rows),
         "d2_plain": fmt.fmt(att.scaled_scores([q], [k])[0][0]),
     } | ({"fig_d2": d2_figure(q, k, groups)} if figure else {})
 
 
-def _pyplot():
+def _pyplot():  # Chinese labels (Noto Sans CJK SC after DejaVu Sans); fixed SVG ids keep the HTML the same
     import matplotlib.pyplot as plt
 
-    # Labels in Chinese like the page: Noto Sans CJK SC (fonts-noto-cjk, the PDF's Chinese font too) after
-    # DejaVu Sans, which draws the Latin letters and maths. Fixed ids in the SVG keep the HTML the same.
     plt.rcParams.update({"svg.hashsalt": "rope", "font.size": 10, "axes.titlesize": 10,
                          "font.family": ["DejaVu Sans", "Noto Sans CJK SC"]})
     return plt
@@ -304,49 +191,35 @@ def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):
             ax.annotate("", xy=rotated, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2))
             ax.text(v[0] * 1.2, v[1] * 1.2, label, color=color, ha="center", va="center")
             ax.text(rotated[0] * 1.3, rotated[1] * 1.3, f"R({pos}) {label}", color=color, ha="center", va="center")
-        ax.set_title(f"查询在 m = {fmt.count(m)}，键在 n = {fmt.count(n)}，m − n = {fmt.count(m - n)}")
-        ax.set_aspect("equal")
-        ax.set_xlim(-1.9, 1.9)
-        ax.set_ylim(-1.9, 1.9)
-        ax.axhline(0, color="0.7", lw=0.5)
-        ax.axvline(0, color="0.7", lw=0.5)
+        ax.set_title(f"查询在 m = {fmt.count(m)}，键在 n = {fmt.count(n)}，Δ = {fmt.count(m - n)}")
+        ax.set(aspect="equal", xlim=(-1.9, 1.9), ylim=(-1.9, 1.9))
+        ax.axhline(0, color="0.7", lw=0.5), ax.axvline(0, color="0.7", lw=0.5)
     fig.subplots_adjust(left=7 / 100, right=98 / 100, bottom=8 / 100, top=92 / 100, wspace=0.2)
     return fig
 
 
-def d4_example(x: list[float] = D4_X, m: int = D4_M) -> dict:
-    """d = 4: each pair turns by its own angle; the length stays."""
+def d4_example(x: list[float] = D4_X, m: int = D4_M, d8: int = D8) -> dict:
+    """d = 4: each pair turns by its own angle, the length stays; d = 8: the frequencies and periods."""
     theta, out = rope.frequencies(len(x)), rope.rotate(x, m)
-    rows = [
-        [fmt.count(i), f"({a}, {b})", fmt.fmt(theta[i]), fmt.fmt(m * theta[i]), fmt.vector([x[a], x[b]]), vec([out[a], out[b]])]
-        for i, (a, b) in enumerate(rope.pairs(len(x)))
-    ]
+    rows8 = [[fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.multiple(2 * math.pi / t)]
+             for i, ((a, b), t) in enumerate(zip(rope.pairs(d8), rope.frequencies(d8)))]
+    rows = [[fmt.count(i), f"({a}, {b})", fmt.fmt(theta[i]), fmt.fmt(m * theta[i]), fmt.vector([x[a], x[b]]),
+             vec([out[a], out[b]])] for i, (a, b) in enumerate(rope.pairs(len(x)))]
     return {
         "d4_d": len(x), "d4_base": base_text(rope.BASE), "d4_x": fmt.vector(x), "d4_m": m,
         "tbl_d4": Table(["第 i 对", "分量", "θ_i", "转角 m·θ_i", "转前", "转后"], rows),
         "d4_norm_before": fmt.fmt(math.hypot(*x)), "d4_angle0": fmt.fmt(m * theta[0]),
-        "d4_angle1": fmt.fmt(m * theta[1]), "d4_norm_after": fmt.fmt(math.hypot(*out)),
+        "d4_angle1": fmt.fmt(m * theta[1]), "d4_norm_after": fmt.fmt(math.hypot(*out)), "d8_d": d8,
+        "tbl_d8": Table(["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d8})", "波长 2π/θ_i（位置数）"], rows8),
     }
-
-
-def d8_example(d: int = D8) -> dict:
-    """d = 8: the frequencies and wavelengths only."""
-    rows = [
-        [fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.multiple(2 * math.pi / t)]
-        for i, ((a, b), t) in enumerate(zip(rope.pairs(d), rope.frequencies(d)))
-    ]
-    return {"d8_d": d, "tbl_d8": Table(["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d})", "波长 2π/θ_i（位置数）"], rows)}
 
 
 def layouts_example(q: list[float] = rope.DEMO_Q8, k: list[float] = rope.DEMO_K8, offset: int = LAYOUT_OFFSET,
                     m_list: list[int] = LAYOUT_M) -> dict:
     """Adjacent pairs, half pairs after the permutation, and the mixed layout, at one offset."""
-    d = len(q)
-    order = rope.layout_permutation(d)
-    pairs_rows = [
-        [fmt.count(i), f"({a}, {b})", f"({c}, {e})", f"({order.index(a)}, {order.index(b)})"]
-        for i, ((a, b), (c, e)) in enumerate(zip(rope.pairs(d), rope.pairs(d, "half")))
-    ]
+    d, order = len(q), rope.layout_permutation(len(q))
+    pairs_rows = [[fmt.count(i), f"({a}, {b})", f"({c}, {e})", f"({order.index(a)}, {order.index(b)})"]
+                  for i, ((a, b), (c, e)) in enumerate(zip(rope.pairs(d), rope.pairs(d, "half")))]
     qh, kh = rope.permute(q, order), rope.permute(k, order)
     columns = {"相邻成对": [], "前后两半成对（重排后）": [], "错配": []}
     rows, mixed_norms = [], []
@@ -355,8 +228,7 @@ def layouts_example(q: list[float] = rope.DEMO_Q8, k: list[float] = rope.DEMO_K8
         adjacent = rope.rope_scores([q], [k], [m], [n])[0][0]
         half = rope.rope_scores([qh], [kh], [m], [n], layout="half")[0][0]
         mixed = att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, n)])[0][0]
-        for name, value in zip(columns, (adjacent, half, mixed)):
-            columns[name].append(value)
+        [columns[name].append(value) for name, value in zip(columns, (adjacent, half, mixed))]
         mixed_norms.append(math.hypot(*rope.mixed_rotate(q, m)))
         rows.append([pair(m, n), fmt.fmt(adjacent), fmt.fmt(half), fmt.fmt(mixed), fmt.fmt(mixed_norms[-1])])
     return {
@@ -371,11 +243,7 @@ def layouts_example(q: list[float] = rope.DEMO_Q8, k: list[float] = rope.DEMO_K8
 
 
 def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int = W_HEADS) -> dict:
-    """Moving a model between layouts: permute the columns of W_q and W_k inside each head's block.
-
-    Q = X W_q has ``n_heads`` blocks of ``d_head`` adjacent columns, one per head; each head rotates its own
-    block. Permuting the whole width at once (``layout_permutation`` of all the columns) mixes the heads.
-    """
+    """Moving a model between layouts: permute the columns of W_q, W_k inside each head's block, not at once."""
     width = len(w_q[0])
     d_head, ps = width // n_heads, list(range(len(x)))
     columns = lambda w, order: [rope.permute(row, order) for row in w]  # noqa: E731  (q = x @ W: a column per component)
@@ -393,15 +261,12 @@ def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int =
         "前后两半，整个宽度一次重排": (columns(w_q, whole), columns(w_k, whole), "half"),
         "前后两半，权重不重排": (w_q, w_k, "half"),
     }
-    rows = []
-    for plan, (wq, wk, layout) in plans.items():
-        g = att.max_abs_diff(scores(wq, wk, layout), reference)
-        rows.append([plan, fmt.sci(g), verdict(g < TOL)])
+    gaps = {plan: att.max_abs_diff(scores(*args), reference) for plan, args in plans.items()}
+    rows = [[plan, fmt.difference(g), verdict(g < TOL)] for plan, g in gaps.items()]
     return {
         "w_n": len(x), "w_positions": places(ps), "w_cols": width, "w_dmodel": len(x[0]), "w_heads": n_heads,
         "w_dhead": d_head, "w_x": fmt.vectors(x), "w_q": fmt.vectors(zip(*w_q)), "w_k": fmt.vectors(zip(*w_k)),
-        "w_order": "[" + ", ".join(fmt.count(j) for j in per_head) + "]",
-        "w_whole": "[" + ", ".join(fmt.count(j) for j in whole) + "]",
+        "w_order": f"[{', '.join(map(fmt.count, per_head))}]", "w_whole": f"[{', '.join(map(fmt.count, whole))}]",
         "tbl_weights": Table(["做法", "与参照分数的最大差", "与参照"], rows),
     }
 
@@ -414,10 +279,9 @@ def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> d
         values = rope.rotate_rows(v, ps) if rotate_v else v
         return rope.cached_step([], [], seq, seq, values, ps)[3][-1]
 
-    rows = []
-    for plan, rotate_v in [("只转 Q、K", False), ("连 V 也转", True)]:
-        a, b = last_output(start, rotate_v), last_output(start + shift, rotate_v)
-        rows.append([plan, vec(a), vec(b), verdict(att.max_abs_diff([a], [b]) < TOL, "不变", "变了")])
+    rows = [[plan, vec(a), vec(b), verdict(att.max_abs_diff([a], [b]) < TOL, "不变", "变了")]
+            for plan, rotate_v in [("只转 Q、K", False), ("连 V 也转", True)]
+            for a, b in [(last_output(start, rotate_v), last_output(start + shift, rotate_v))]]
     return {
         "v_d": len(seq[0]), "v_n": len(seq), "v_vdim": len(v[0]), "v_start": start, "v_seq": fmt.vectors(seq),
         "v_v": fmt.vectors(v), "v_shift": shift,
@@ -426,9 +290,11 @@ def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> d
 
 
 def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
-    """The cache: new queries rotated at past + i (right) or at the row index i (wrong)."""
+    """The cache: new queries rotated at past + i (right) or at the row index i (wrong); the check against
+    the full recomputation one at a time, in the example's split and all at once."""
     n = len(seq)
-    mask = att.visibility(new, past + new, past=past)
+    mask = att.additive_mask(att.visibility(new, past + new, past=past))
+    masked = lambda scores, m: [[x + y for x, y in zip(r, mr)] for r, mr in zip(scores, m)]  # noqa: E731
     cache_k = rope.rotate_rows(seq[:past], list(range(past)))  # keys rotated once, at their own positions
 
     def step_scores(positions):
@@ -437,18 +303,20 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
 
     full_scores = rope.rope_scores(seq, seq, list(range(n)), list(range(n)))
     variants = [
-        ("整段重算（参照）", lambda i: f"绝对位置 {past + i}", masked(full_scores, att.visibility(n, n))[past:]),
+        ("整段重算（参照）", lambda i: f"绝对位置 {past + i}", masked(full_scores, att.additive_mask(att.visibility(n, n)))[past:]),
         ("正确：转 past + i", lambda i: f"行 {i}（绝对位置 {past + i}）", step_scores([past + i for i in range(new)])),
         ("写错：转行号 i", lambda i: f"行 {i}（误当位置 {i}）", step_scores(list(range(new)))),
     ]
     rows = [[plan, label(i)] + [fmt.fmt(x) for x in row] for plan, label, table in variants for i, row in enumerate(table)]
     _, full = rope.full_attention(seq, seq, v)
     right, wrong = rope.decode(seq, seq, v, [past, new]), rope.row_index_decode(seq, seq, v, [past, new])
-    out_rows = [
-        [f"绝对位置 {past + i}", fmt.fmt(full[past + i][0]), fmt.fmt(right[past + i][0]), fmt.fmt(wrong[past + i][0])]
-        for i in range(new)
-    ]
+    out_rows = [[f"绝对位置 {past + i}"] + [fmt.fmt(o[past + i][0]) for o in (full, right, wrong)] for i in range(new)]
+    checks = [[name, " + ".join(fmt.count(c) for c in chunks), fmt.difference(g), verdict(g < TOL, PASSED, CAUGHT)]
+              for name, decode in [("正确：转 past + i", rope.decode), ("写错：转行号 i", rope.row_index_decode)]
+              for chunks in ([1] * n, [past, new], [n]) for g in [att.max_abs_diff(decode(seq, seq, v, chunks), full)]]
     return {
+        "tbl_invariant": Table(["做法", "逐段", "与整段重算的最大差", "检查结果"], checks),
+        "plain_gap": fmt.difference(att.max_abs_diff(rope.row_index_decode(seq, seq, v, [1] * n), att.attention(seq, seq, v)[1])),
         "off_d": len(seq[0]), "off_n": n, "off_seq": fmt.vectors(seq), "off_v": "、".join(fmt.short(r[0]) for r in v),
         "off_past": past, "off_new": new, "off_cached": places(range(past)),
         "tbl_offset_scores": Table(["做法", "查询"] + [f"Key {j}" for j in range(past + new)], rows),
@@ -470,42 +338,22 @@ def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, 
         return rope.cached_step(ck, cv, [last], [last], [v[n_pre]], [new_position], key_valid=valid + [True])[3][0][0]
 
     plans = [
-        ("预填与新词都按真实词元个数", counted, n_pre),
-        ("预填与新词都按绝对位置", absolute, pads + n_pre),
-        ("预填按真实词元个数，新词按绝对位置", counted, pads + n_pre),
-        ("预填按绝对位置，新词按真实词元个数", absolute, n_pre),
+        ("预填与新 token 都按位置编号", counted, n_pre),
+        ("预填与新 token 都按绝对位置", absolute, pads + n_pre),
+        ("预填按位置编号，新 token 按绝对位置", counted, pads + n_pre),
+        ("预填按绝对位置，新 token 按位置编号", absolute, n_pre),
     ]
-    rows = []
-    for plan, prefill, new_position in plans:
-        out = padded_decode(prefill, new_position)
-        rows.append([plan, "、".join(fmt.count(p) for p in prefill[pads:]), fmt.count(new_position), fmt.fmt(out),
-                     verdict(abs(out - reference[n_pre][0]) < TOL)])
+    rows = [[plan, "、".join(fmt.count(p) for p in prefill[pads:]), fmt.count(new_position), fmt.fmt(out),
+             verdict(abs(out - reference[n_pre][0]) < TOL)]
+            for plan, prefill, new_position in plans for out in [padded_decode(prefill, new_position)]]
     return {
         "pad_d": len(seq[0]), "pad_real": len(seq), "pad_pre": n_pre, "pad_fill": fmt.short(fill),
         "pad_seq": fmt.vectors(seq), "pad_v": "、".join(fmt.short(r[0]) for r in v), "pad_n": pads,
-        "tbl_pad_positions": Table(
-            ["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
-            [["内容"] + ["PAD" if not f else f"词元 {j - pads}" for j, f in enumerate(valid)],
-             ["旋转位置（前面真实词元的个数）"] + [fmt.count(p) for p in counted]],
-        ),
-        "tbl_pad": Table(["做法", "预填的真实词元转的位置", "新词元转的位置", "新词元的输出", "与参照"], rows),
+        "tbl_pad_positions": Table(["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
+                                   [["内容"] + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid)],
+                                    ["位置编号（前面真实 token 的个数）"] + [fmt.count(p) for p in counted]]),
+        "tbl_pad": Table(["做法", "预填的真实 token 转的位置", "新 token 转的位置", "新 token 的输出", "与参照"], rows),
         "pad_reference": fmt.fmt(reference[n_pre][0]),
-    }
-
-
-def invariant_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
-    """Cached decoding against the full recomputation: one at a time, the cache example's split, all at once."""
-    n = len(seq)
-    _, full = rope.full_attention(seq, seq, v)
-    checks = []
-    for name, decode in [("正确：转 past + i", rope.decode), ("写错：转行号 i", rope.row_index_decode)]:
-        for chunks in ([1] * n, [past, new], [n]):
-            g = att.max_abs_diff(decode(seq, seq, v, chunks), full)
-            checks.append([name, " + ".join(fmt.count(c) for c in chunks), fmt.sci(g), verdict(g < TOL, PASSED, CAUGHT)])
-    _, plain = att.attention(seq, seq, v)
-    return {
-        "tbl_invariant": Table(["做法", "逐段", "与整段重算的最大差", "检查结果"], checks),
-        "plain_gap": fmt.sci(att.max_abs_diff(rope.row_index_decode(seq, seq, v, [1] * n), plain)),
     }
 
 
@@ -516,18 +364,15 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
     ones = [fill] * models[0]["head_dim"]
     values = {
         "lr_fill": fmt.short(fill), "lr_n_models": len(models), "lr_d": len(ones), "lr_max": fmt.grouped(offsets[-1]),
-        "lr_min": offsets[0],
-        "lr_checkpoints": "、".join(fmt.grouped(m) for m in checkpoints),
+        "lr_min": offsets[0], "lr_checkpoints": "、".join(fmt.grouped(m) for m in checkpoints),
         "lr_table_note": outside_note(checkpoints, offsets),
-        "tbl_long": Table(
-            ["底数"] + [f"偏移 {fmt.grouped(m)}" for m in checkpoints],
-            [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in offset_scores(ones, ones, checkpoints, row["base"])]
-             for row in models],
-        ),
+        "tbl_long": Table(["底数"] + [f"Δ = {fmt.grouped(m)}" for m in checkpoints],
+                          [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in offset_scores(ones, ones, checkpoints, row["base"])]
+                           for row in models]),
         "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0]),
     }
     for j, row in enumerate(models):
-        values |= {f"lr_base_{j}": fmt.grouped(row["base"]), f"lr_wave_{j}": fmt.grouped(round(row["slowest_wavelength"])),
+        values |= {f"lr_base_{j}": fmt.grouped(row["base"]), f"lr_wave_{j}": fmt.multiple(row["slowest_wavelength"]),
                    f"lr_dim_{j}": row["head_dim"]}
     return values | ({"fig_long": long_figure(ones, offsets, models)} if figure else {})
 
@@ -542,11 +387,9 @@ def long_figure(ones: list[float], offsets: list[int], models: list[dict]):
         ax.plot(offsets, offset_scores(ones, ones, offsets, row["base"]), style, lw=1.4,
                 label=f"{row['model']}：底数 {fmt.grouped(row['base'])}")
     ax.set_xscale("log")
-    # Plain tick labels (1, 10, 100, …): the default 10^k labels go through mathtext, which is slow to start.
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: base_text(x)))  # a tick off the axis may be 0.1
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: base_text(x)))  # plain 1, 10, 100: no slow mathtext
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("位置差 m − n（对数刻度）")
-    ax.set_ylabel("分数 q·k / √d")
+    ax.set(xlabel="位置差 Δ = m − n（对数刻度）", ylabel="分数 q·k / √d")
     ax.axhline(0, color="0.6", lw=0.6)
     ax.legend(frameon=False)
     fig.subplots_adjust(left=0.1, right=98 / 100, bottom=14 / 100, top=97 / 100)
@@ -564,92 +407,64 @@ def toeplitz_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K
             ["q 的位置 ＼ k 的位置"] + [f"n = {j}" for j in positions],
             [[f"m = {m}"] + [fmt.fmt(x) for x in row] for m, row in zip(positions, table)],
         ),
-        "toe_spread": fmt.sci(spread), "toe_note": diagonal_note(spread), "toe_sign": sign_sentence(table[1][0], table[0][1]),
+        "toe_spread": fmt.difference(spread), "toe_note": diagonal_note(spread), "toe_sign": sign_sentence(table[1][0], table[0][1]),
     }
 
 
 # -- the exercises ------------------------------------------------------------------------------------
 def written(from_printed: float, exact: float) -> str:
-    """The value cell of a written-out step: ``=`` when the printed terms give the printed value, else ``≈``.
-
-    >>> written(2 * -0.4161 - 1 * 0.9093, -1.74159), written(2 * 1.0, 2.0)
-    ('≈ −1.7416', '= 2.0000')
-    """
+    """The value cell of a written-out step: ``=`` when the printed terms give the printed value, else ``≈``."""
     return f"{fmt.equals(from_printed, exact)} {fmt.fmt(exact)}"
 
 
-def exercise_rotation(x: list[float] = ex.ROT_X, position: int = ex.ROT_POSITION) -> dict:
-    """Exercise 1: one rotation by hand, step by step; each step's sign computed from its printed terms."""
-    r, (a, b) = ex.rotation_steps(x, position), x
+def exercise_rotation(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> dict:
+    """Exercise 1: undo a rotation by hand, step by step; each step's sign from its printed terms."""
+    r, (a, b) = ex.undo_steps(x, position), x
     cos, sin = factor(r["cos"]), factor(r["sin"])
     c, s_ = fmt.printed(cos), fmt.printed(sin)  # the factors as printed, for "=" or "≈"
     angle = fmt.printed(fmt.fmt(r["angle"]))
+    original = r["original"]
     steps = [
-        ["转角", f"m·θ = {fmt.count(position)} × {fmt.short(r['theta'])}", written(position * r["theta"], r["angle"])],
-        ["cos(m·θ)", f"cos {fmt.fmt(r['angle'])}", written(math.cos(angle), r["cos"])],
-        ["sin(m·θ)", f"sin {fmt.fmt(r['angle'])}", written(math.sin(angle), r["sin"])],
-        ["a′ = a·cos − b·sin", f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}", written(a * c - b * s_, r["rotated"][0])],
-        ["b′ = b·cos + a·sin", f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}", written(b * c + a * s_, r["rotated"][1])],
-        ["长度（转前 → 转后）", "√(a² + b²) → √(a′² + b′²)", f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}"],
+        ["转回去的角度", f"−m·θ = −{fmt.count(position)} × {fmt.short(r['theta'])}", written(-position * r["theta"], r["angle"])],
+        ["cos(−m·θ)", f"cos({fmt.fmt(r['angle'])})", written(math.cos(angle), r["cos"])],
+        ["sin(−m·θ)", f"sin({fmt.fmt(r['angle'])})", written(math.sin(angle), r["sin"])],
+        ["a = a′·cos − b′·sin", f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}", written(a * c - b * s_, original[0])],
+        ["b = b′·cos + a′·sin", f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}", written(b * c + a * s_, original[1])],
+        ["长度（x′ → x）", "√(a′² + b′²) → √(a² + b²)", f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}"],
     ]
+    back = att.max_abs_diff([r["back"]], [list(x)]) < TOL
+    check = f"把求出的 x 再转 {fmt.count(position)} 个位置，得到 {vec(r['back'])}，" + ("回到了 x′。" if back else "没有回到 x′。")
     return {"rx1_d": len(x), "rx1_theta": fmt.fmt(r["theta"]), "rx1_x": fmt.vector(x),
-            "rx1_m": position, "rx1_steps": Table(["步骤", "算式", "值"], steps)}
+            "rx1_m": position, "rx1_steps": Table(["步骤", "算式", "值"], steps), "rx1_check": check}
 
 
-def exercise_frequencies() -> dict:
-    """Exercise 2: a new head dimension and base."""
-    t = ex.frequency_table()
-    rows = [
-        [fmt.count(i), f"({a}, {b})", exponent(i, ex.FREQ_D), fmt.fmt(r["theta"]), fmt.fmt(r["angle"]), fmt.fmt(r["wavelength"])]
-        for i, r in enumerate(t["rows"]) for a, b in [r["pair"]]
-    ]
-    return {
-        "rx2_d": ex.FREQ_D, "rx2_base": base_text(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
-        "rx2_table": Table(["第 i 对", "相邻成对的分量", "指数 −2i/d", "θ_i = base^(−2i/d)", "转角 m·θ_i", "波长 2π/θ_i（位置数）"], rows),
-        "rx2_last": len(t["rows"]) - 1, "rx2_slowest": fmt.fmt(t["slowest"]),
-    }
-
-
-def exercise_shift() -> dict:
-    """Exercise 3: both positions moved by one shift, the score stays."""
-    s = ex.shift_scores()
-    g0, g1 = s["groups"]
+def exercises() -> dict:
+    """Every exercise's values: 1 (``exercise_rotation``), 2 to 5 from their reference solutions."""
+    t, s3, s4 = ex.frequency_table(), ex.shift_scores(), ex.offset_score()
+    rx2 = [[fmt.count(i), f"({a}, {b})", exponent(i, ex.FREQ_D), fmt.fmt(r["theta"]), fmt.fmt(r["angle"]),
+            fmt.multiple(r["wavelength"])] for i, r in enumerate(t["rows"]) for a, b in [r["pair"]]]
+    g0, g1 = s3["groups"]
     (m, n), (ms, ns) = g0["positions"], g1["positions"]
-    rows = [
-        ["q 各对的转角"] + ["、".join(fmt.fmt(a) for a in g["q_angles"]) for g in (g0, g1)],
-        ["k 各对的转角"] + ["、".join(fmt.fmt(a) for a in g["k_angles"]) for g in (g0, g1)],
-        ["转后的 q"] + [vec(g["q"]) for g in (g0, g1)],
-        ["转后的 k"] + [vec(g["k"]) for g in (g0, g1)],
-        ["点积 q·k"] + [fmt.fmt(g["dot"]) for g in (g0, g1)],
-        ["分数 q·k/√d"] + [fmt.fmt(g["score"]) for g in (g0, g1)],
-    ]
-    return {
-        "rx3_d": s["d"], "rx3_base": base_text(ex.SHIFT_D_BASE), "rx3_q": fmt.vector(ex.SHIFT_Q),
-        "rx3_k": fmt.vector(ex.SHIFT_K), "rx3_m": m, "rx3_n": n, "rx3_s": ex.SHIFT_BY,
-        "rx3_table": Table(["", pair(m, n), pair(ms, ns)], rows),
-        "rx3_sentence": shift_sentence([g0["score"], g1["score"]], s["plain"]), "rx3_shifted": pair(ms, ns),
-    }
-
-
-def exercise_offset() -> dict:
-    """Exercise 4: turn k alone by the offset n − m, pair by pair, and score it against the unturned q."""
-    s = ex.offset_score()
+    angles = lambda xs: "、".join(fmt.fmt(a) for a in xs)  # noqa: E731
+    cells = [("q 各对的转角", "q_angles", angles), ("k 各对的转角", "k_angles", angles), ("转后的 q", "q", vec),
+             ("转后的 k", "k", vec), ("点积 q·k", "dot", fmt.fmt), ("分数 q·k/√d", "score", fmt.fmt)]
     q, k = ex.PAIR_Q, ex.PAIR_K
-    thetas = rope.frequencies(len(k), ex.PAIR_BASE)
-    rows = [
-        [f"第 {i} 对", fmt.short(theta), fmt.fmt(angle), fmt.vector(k[2 * i:2 * i + 2]), vec(s["k_turned"][2 * i:2 * i + 2]),
-         fmt.vector(q[2 * i:2 * i + 2]), fmt.fmt(term)]
-        for i, (theta, angle, term) in enumerate(zip(thetas, s["angles"], s["terms"]))
-    ]
-    return {
+    rx4 = [[f"第 {i} 对", fmt.short(theta), fmt.fmt(angle), fmt.vector(k[2 * i:2 * i + 2]),
+            vec(s4["k_turned"][2 * i:2 * i + 2]), fmt.vector(q[2 * i:2 * i + 2]), fmt.fmt(term)]
+           for i, (theta, angle, term) in enumerate(zip(rope.frequencies(len(k), ex.PAIR_BASE), s4["angles"], s4["terms"]))]
+    return exercise_rotation() | {
+        "rx2_d": ex.FREQ_D, "rx2_base": base_text(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
+        "rx2_table": Table(["第 i 对", "相邻成对的分量", "指数 −2i/d", "θ_i = base^(−2i/d)", "转角 m·θ_i", "波长 2π/θ_i（位置数）"], rx2),
+        "rx2_last": len(t["rows"]) - 1, "rx2_slowest": fmt.multiple(t["slowest"]),
+        "rx3_d": s3["d"], "rx3_base": base_text(ex.SHIFT_D_BASE), "rx3_q": fmt.vector(ex.SHIFT_Q),
+        "rx3_k": fmt.vector(ex.SHIFT_K), "rx3_m": m, "rx3_n": n, "rx3_s": ex.SHIFT_BY, "rx3_shifted": pair(ms, ns),
+        "rx3_table": Table(["", pair(m, n), pair(ms, ns)], [[label] + [cell(g[key]) for g in (g0, g1)] for label, key, cell in cells]),
+        "rx3_sentence": shift_sentence([g0["score"], g1["score"]], s3["plain"]),
         "rx4_d": len(q), "rx4_base": base_text(ex.PAIR_BASE), "rx4_q": fmt.vector(q), "rx4_k": fmt.vector(k),
-        "rx4_m": ex.PAIR_M, "rx4_n": ex.PAIR_N, "rx4_offset": fmt.count(s["offset"]),
-        "rx4_table": Table(["对", "频率 θ_i", "转角 (n − m)θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"], rows),
-        "rx4_sum": fmt.fmt(sum(s["terms"])), "rx4_score": fmt.fmt(s["score"]),
-        "rx4_sentence": offset_sentence(s["score"], s["both"]),
+        "rx4_m": ex.PAIR_M, "rx4_n": ex.PAIR_N, "rx4_offset": fmt.count(s4["offset"]),
+        "rx4_table": Table(["对", "频率 θ_i", "转角 −Δ·θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"], rx4),
+        "rx4_sum": fmt.fmt(sum(s4["terms"])), "rx4_score": fmt.fmt(s4["score"]),
+        "rx4_sentence": offset_sentence(s4["score"], s4["both"]),
+        "rx5_doctest": Md(fmt.doctest_block(ex.rotation_angles)),
+        "rx5_base": base_text(inspect.signature(ex.rotation_angles).parameters["base"].default),
     }
-
-
-def exercise_code() -> dict:
-    """Exercise 5: the doctests the reader's function must pass."""
-    return {"rx5_doctest": Md(fmt.doctest_block(ex.rotation_angles))}

@@ -1,5 +1,6 @@
-"""The rotation page's exercises: every answer against an independent computation (numpy rotation matrices),
-bad input answered with a ValueError, and the file run alone beside its two teaching files."""
+"""The rotation page's exercises: every answer against an independent computation (numpy rotation
+matrices), bad input answered with a ValueError, and the file run alone beside its teaching files.
+"""
 
 from __future__ import annotations
 
@@ -35,14 +36,14 @@ def numpy_rotate(x, position: int, base: float) -> np.ndarray:
     return out
 
 
-def test_the_hand_rotation_equals_a_rotation_matrix():
-    s = ex.rotation_steps()
-    angle = ex.ROT_POSITION * 1.0
+def test_undoing_the_rotation_is_the_transposed_matrix_and_turns_back():
+    s = ex.undo_steps()
+    angle = ex.UNDO_POSITION * 1.0
     r = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
-    expected = r @ np.asarray(ex.ROT_X)
-    assert np.allclose(s["rotated"], expected, atol=1e-12)
-    assert s["rotated"] == pytest.approx([s["a_cos"] - s["b_sin"], s["b_cos"] + s["a_sin"]])
-    assert s["norm_after"] == pytest.approx(np.linalg.norm(ex.ROT_X))
+    assert np.allclose(s["original"], r.T @ np.asarray(ex.UNDO_X), atol=1e-12)
+    assert np.allclose(r @ np.asarray(s["original"]), ex.UNDO_X, atol=1e-12)
+    assert s["back"] == pytest.approx(ex.UNDO_X)
+    assert s["norm_after"] == pytest.approx(np.linalg.norm(ex.UNDO_X))
 
 
 def test_the_frequency_table_equals_numpy():
@@ -61,8 +62,9 @@ def test_the_frequency_table_equals_numpy():
 def test_rotation_angles_equal_numpy_and_the_pages_angles(position, d, base):
     expected = position * thetas(d, base)
     assert np.allclose(ex.rotation_angles(position, d, base), expected, rtol=1e-12, atol=0)
-    # Second route: the page's per-component angles, one per pair (adjacent layout repeats each twice).
-    assert ex.rotation_angles(position, d, base) == pytest.approx(rope.angles(d, position, base)[0::2])
+    # Second route: the page's per-component angles, one per pair (adjacent pairs repeat each).
+    per_pair = rope.angles(d, position, base)[0::2]
+    assert ex.rotation_angles(position, d, base) == pytest.approx(per_pair)
 
 
 def test_the_shifted_scores_are_equal_and_equal_numpy():
@@ -71,29 +73,34 @@ def test_the_shifted_scores_are_equal_and_equal_numpy():
     d = len(q)
     for g in s["groups"]:
         m, n = g["positions"]
-        expected = numpy_rotate(q, m, ex.SHIFT_D_BASE) @ numpy_rotate(k, n, ex.SHIFT_D_BASE) / math.sqrt(d)
+        base = ex.SHIFT_D_BASE
+        expected = numpy_rotate(q, m, base) @ numpy_rotate(k, n, base) / math.sqrt(d)
         assert g["score"] == pytest.approx(expected, abs=1e-12)
         assert np.allclose(g["q"], numpy_rotate(q, m, ex.SHIFT_D_BASE))
     assert s["groups"][0]["score"] == pytest.approx(s["groups"][1]["score"], abs=1e-12)
     assert s["plain"] == pytest.approx(q @ k / math.sqrt(d))
-    assert abs(s["plain"] - s["groups"][0]["score"]) > 1e-3  # the exercise shows that rotation matters
+    assert abs(s["plain"] - s["groups"][0]["score"]) > 1e-3  # the rotation matters here
 
 
 def test_turning_k_alone_by_the_offset_gives_the_score_of_rotating_both():
-    q, k, m, n, base = (np.asarray(ex.PAIR_Q), np.asarray(ex.PAIR_K), ex.PAIR_M, ex.PAIR_N, ex.PAIR_BASE)
+    q, k = np.asarray(ex.PAIR_Q), np.asarray(ex.PAIR_K)
+    m, n, base = ex.PAIR_M, ex.PAIR_N, ex.PAIR_BASE
     s = ex.offset_score()
     both = numpy_rotate(q, m, base) @ numpy_rotate(k, n, base) / math.sqrt(q.size)
-    assert s["offset"] == n - m < 0  # the exercise turns k backwards
+    assert s["offset"] == m - n > 0  # Δ = m − n: the exercise turns k by −Δ·θ_i, backwards
     assert np.allclose(s["angles"], (n - m) * thetas(q.size, base))
-    assert math.isclose(s["score"], both, abs_tol=1e-12) and math.isclose(s["both"], both, abs_tol=1e-12)
+    assert math.isclose(s["score"], both, abs_tol=1e-12)
+    assert math.isclose(s["both"], both, abs_tol=1e-12)
     # Only the offset matters: the same vectors two positions further give the same score.
     assert math.isclose(ex.offset_score(m=m + 2, n=n + 2)["score"], s["score"], abs_tol=1e-12)
     turned = np.asarray(s["k_turned"])
-    assert np.isclose(np.linalg.norm(turned), np.linalg.norm(k)) and np.allclose(s["terms"], (q * turned).reshape(-1, 2).sum(1))
+    assert np.isclose(np.linalg.norm(turned), np.linalg.norm(k))
+    assert np.allclose(s["terms"], (q * turned).reshape(-1, 2).sum(1))
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.integers(-3, 3), min_size=4, max_size=4), st.lists(st.integers(-3, 3), min_size=4, max_size=4),
+@given(st.lists(st.integers(-3, 3), min_size=4, max_size=4),
+       st.lists(st.integers(-3, 3), min_size=4, max_size=4),
        st.integers(0, 20), st.integers(0, 20))
 def test_the_offset_score_is_the_rotated_score_anywhere(q, k, m, n):
     q, k = [float(x) for x in q], [float(x) for x in k]
@@ -110,8 +117,8 @@ def test_the_offset_score_is_the_rotated_score_anywhere(q, k, m, n):
         (lambda: ex.rotation_angles(1, 0), "偶数"),
         (lambda: ex.rotation_angles(1, 4, 0.0), "base"),
         (lambda: ex.rotation_angles(1, 4, math.nan), "base"),
-        (lambda: ex.rotation_steps([1.0, 2.0, 3.0, 4.0], 1), "二维向量"),
-        (lambda: ex.rotation_steps([1.0, 2.0], -1), "position 必须是不小于 0"),
+        (lambda: ex.undo_steps([1.0, 2.0, 3.0, 4.0], 1), "二维向量"),
+        (lambda: ex.undo_steps([1.0, 2.0], -1), "position 必须是不小于 0"),
         (lambda: ex.shift_scores(shift=-1), "shift"),
         (lambda: ex.shift_scores(m="x"), "m 必须是"),
         (lambda: ex.rotation_angles(1, 10**12), "d 太大了"),
@@ -126,7 +133,7 @@ def test_bad_input_is_named(call, words):
 
 
 VALID_CALLS = {
-    "rotation_steps": ([2.0, 1.0], 2),
+    "undo_steps": ([2.0, 1.0], 4),
     "rotation_angles": (2, 4, 100.0),
     "frequency_table": (6, 64.0, 3),
     "shift_scores": ([1.0, 2.0, 0.0, 1.0], [2.0, 0.0, 1.0, 1.0], 4, 1, 5, 100.0),

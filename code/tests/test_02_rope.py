@@ -24,7 +24,7 @@ from reference import fuzz_failures
 rope = importlib.import_module("02_rope")
 att = importlib.import_module("02_attention")
 
-# -- strategies --------------------------------------------------------------------------------------
+# -- strategies ------------------------------------------------------------------------------------
 finite = st.floats(min_value=-4, max_value=4, allow_nan=False, allow_infinity=False)
 dims = st.sampled_from([2, 4, 6, 8])
 positions = st.integers(0, 300)
@@ -64,12 +64,13 @@ def numpy_rotate(x, m, base, layout):
     return x * np.cos(phi) + rotated * np.sin(phi)
 
 
-# -- the rotation itself -----------------------------------------------------------------------------
+# -- the rotation itself ---------------------------------------------------------------------------
 @settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(), positions, layouts, bases)
 def test_rotation_equals_numpy(qk, m, layout, base):
     q, _ = qk
-    assert np.allclose(rope.rotate(q, m, base, layout), numpy_rotate(q, m, base, layout), atol=1e-12)
+    expected = numpy_rotate(q, m, base, layout)
+    assert np.allclose(rope.rotate(q, m, base, layout), expected, atol=1e-12)
 
 
 @settings(max_examples=15, deadline=None)
@@ -85,7 +86,8 @@ def test_score_depends_only_on_the_offset(qk, m, n, shift, layout, base):
 @given(pair_of_vectors(), positions, layouts, bases)
 def test_rotation_keeps_the_norm(qk, m, layout, base):
     q, _ = qk
-    assert math.isclose(math.hypot(*rope.rotate(q, m, base, layout)), math.hypot(*q), rel_tol=1e-12, abs_tol=1e-12)
+    length = math.hypot(*rope.rotate(q, m, base, layout))
+    assert math.isclose(length, math.hypot(*q), rel_tol=1e-12, abs_tol=1e-12)
 
 
 @settings(max_examples=15, deadline=None)
@@ -99,8 +101,9 @@ def test_position_zero_is_the_identity(qk, layout, base):
 @given(pair_of_vectors(), positions, layouts)
 def test_rope_scores_use_the_chapters_scaled_dot_product(qk, m, layout):
     q, k = qk
-    expected = dot(rope.rotate(q, m, layout=layout), rope.rotate(k, 1, layout=layout)) / math.sqrt(len(q))
-    assert math.isclose(rope.rope_scores([q], [k], [m], [1], layout=layout)[0][0], expected, abs_tol=1e-12)
+    qr, kr = rope.rotate(q, m, layout=layout), rope.rotate(k, 1, layout=layout)
+    score = rope.rope_scores([q], [k], [m], [1], layout=layout)[0][0]
+    assert math.isclose(score, dot(qr, kr) / math.sqrt(len(q)), abs_tol=1e-12)
 
 
 def test_d2_is_a_plain_rotation_by_m_radians():
@@ -114,13 +117,14 @@ def test_frequencies_follow_the_formula_for_d4_and_d8():
     assert close(rope.frequencies(8, 10000.0), [1.0, 0.1, 0.01, 0.001], 1e-12)
 
 
-# -- two layouts, one rotation -------------------------------------------------------------------------
+# -- two layouts, one rotation ---------------------------------------------------------------------
 @settings(max_examples=15, deadline=None)
 @given(pair_of_vectors(st.sampled_from([2, 4, 6, 8, 12])), positions, bases)
 def test_the_layouts_agree_after_the_permutation(qk, m, base):
     q, _ = qk
     order = rope.layout_permutation(len(q))
-    assert close(rope.permute(rope.rotate(q, m, base), order), rope.rotate(rope.permute(q, order), m, base, "half"), 1e-12)
+    half = rope.rotate(rope.permute(q, order), m, base, "half")
+    assert close(rope.permute(rope.rotate(q, m, base), order), half, 1e-12)
 
 
 @settings(max_examples=15, deadline=None)
@@ -129,7 +133,8 @@ def test_permuting_both_q_and_k_keeps_every_score(qk, m, n):
     q, k = qk
     order = rope.layout_permutation(len(q))
     adjacent = rope.rope_scores([q], [k], [m], [n])[0][0]
-    half = rope.rope_scores([rope.permute(q, order)], [rope.permute(k, order)], [m], [n], layout="half")[0][0]
+    qh, kh = rope.permute(q, order), rope.permute(k, order)
+    half = rope.rope_scores([qh], [kh], [m], [n], layout="half")[0][0]
     assert math.isclose(adjacent, half, rel_tol=1e-9, abs_tol=1e-9)
 
 
@@ -140,8 +145,10 @@ def test_permuting_weight_columns_converts_a_model_between_layouts():
     w_q, w_k = rng.normal(size=(3, 8)), rng.normal(size=(3, 8))
     order = rope.layout_permutation(8)
     ps = [0, 1, 2, 3]
-    adjacent = rope.rope_scores(att.matmul(x.tolist(), w_q.tolist()), att.matmul(x.tolist(), w_k.tolist()), ps, ps)
-    converted = rope.rope_scores((x @ w_q[:, order]).tolist(), (x @ w_k[:, order]).tolist(), ps, ps, layout="half")
+    xs = x.tolist()
+    adjacent = rope.rope_scores(att.matmul(xs, w_q.tolist()), att.matmul(xs, w_k.tolist()), ps, ps)
+    qh, kh = (x @ w_q[:, order]).tolist(), (x @ w_k[:, order]).tolist()
+    converted = rope.rope_scores(qh, kh, ps, ps, layout="half")
     unconverted = rope.rope_scores((x @ w_q).tolist(), (x @ w_k).tolist(), ps, ps, layout="half")
     assert np.allclose(adjacent, converted, atol=1e-12)
     assert not np.allclose(adjacent, unconverted, atol=1e-3)
@@ -149,7 +156,7 @@ def test_permuting_weight_columns_converts_a_model_between_layouts():
 
 @pytest.mark.parametrize("n_heads, n_kv_heads", [(2, 2), (4, 2), (4, 1)])
 def test_with_several_heads_the_columns_are_permuted_inside_each_heads_block(n_heads, n_kv_heads):
-    # Hugging Face's Llama conversion: q_proj in blocks of the query heads, k_proj of the K/V heads (GQA).
+    # Hugging Face's Llama conversion: q_proj in blocks of the query heads, k_proj of the K/V heads.
     rng = np.random.default_rng(n_heads + n_kv_heads)
     d_head, ps = 4, [0, 1, 2]
     x = rng.normal(size=(3, 5))
@@ -158,14 +165,15 @@ def test_with_several_heads_the_columns_are_permuted_inside_each_heads_block(n_h
     def scores(wq, wk, layout):  # query head h reads K/V head h // (n_heads / n_kv_heads)
         q, k = x @ wq, x @ wk
         group = n_heads // n_kv_heads
-        return [rope.rope_scores(q[:, h * d_head:(h + 1) * d_head].tolist(),
-                                 k[:, (h // group) * d_head:(h // group + 1) * d_head].tolist(), ps, ps, layout=layout)
+        block = lambda m, j: m[:, j * d_head:(j + 1) * d_head].tolist()  # noqa: E731
+        return [rope.rope_scores(block(q, h), block(k, h // group), ps, ps, layout=layout)
                 for h in range(n_heads)]
 
     reference = scores(w_q, w_k, "adjacent")
     per_q, per_k = rope.head_permutation(n_heads, d_head), rope.head_permutation(n_kv_heads, d_head)
     assert np.allclose(scores(w_q[:, per_q], w_k[:, per_k], "half"), reference, atol=1e-12)
-    whole_q, whole_k = rope.layout_permutation(n_heads * d_head), rope.layout_permutation(n_kv_heads * d_head)
+    whole_q = rope.layout_permutation(n_heads * d_head)
+    whole_k = rope.layout_permutation(n_kv_heads * d_head)
     assert not np.allclose(scores(w_q[:, whole_q], w_k[:, whole_k], "half"), reference, atol=1e-3)
     assert sorted(per_q) == list(range(n_heads * d_head))
 
@@ -184,7 +192,8 @@ def test_the_offset_check_catches_the_mixed_layout():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.sampled_from([4, 6, 8]), st.integers(0, 2**32 - 1), st.sampled_from([10.0, 100.0, 10000.0]))
+@given(st.sampled_from([4, 6, 8]), st.integers(0, 2**32 - 1),
+       st.sampled_from([10.0, 100.0, 10000.0]))
 def test_the_mixed_layout_fails_the_offset_property_on_random_vectors(d, seed, base):
     rng = np.random.default_rng(seed)
     q, k = rng.normal(size=d).tolist(), rng.normal(size=d).tolist()
@@ -198,7 +207,7 @@ def test_the_mixed_layout_changes_norms():
     assert not math.isclose(math.hypot(*rope.mixed_rotate(x, 2)), math.hypot(*x))
 
 
-# -- the cache and its offset --------------------------------------------------------------------------
+# -- the cache and its offset ----------------------------------------------------------------------
 @st.composite
 def sequences(draw):
     n = draw(st.integers(2, 6))
@@ -270,7 +279,7 @@ def test_cached_step_does_not_change_the_old_cache():
     assert len(ck) == len(cv) == 1
 
 
-# -- left padding --------------------------------------------------------------------------------------
+# -- left padding ----------------------------------------------------------------------------------
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 4), st.lists(st.booleans(), max_size=6))
 def test_padded_positions_count_the_real_tokens_before(pads, tail):
@@ -286,7 +295,8 @@ def _padded_new_token_scores(prefill_positions, new_position, pads):
     pad_rows = [[0.0, 0.0]] * pads
     ck, cv = rope.rotate_rows(pad_rows + k, prefill_positions), [[0.0]] * pads + v
     valid = [False] * pads + [True] * 4
-    _, _, w, out = rope.cached_step(ck, cv, [q], [q], [rope.DEMO_V[3]], [new_position], key_valid=valid)
+    _, _, w, out = rope.cached_step(ck, cv, [q], [q], [rope.DEMO_V[3]], [new_position],
+                                    key_valid=valid)
     return out
 
 
@@ -302,7 +312,7 @@ def test_left_padding_needs_consistent_positions(pads):
     assert att.max_abs_diff(mixed, full[3:]) > 1e-3
 
 
-# -- long range ----------------------------------------------------------------------------------------
+# -- long range ------------------------------------------------------------------------------------
 def test_slowest_wavelength_is_the_period_of_the_slowest_pair():
     for d, base in [(8, 100.0), (16, 10000.0)]:
         wave = rope.slowest_wavelength(d, base)
@@ -310,16 +320,17 @@ def test_slowest_wavelength_is_the_period_of_the_slowest_pair():
 
 
 def test_model_bases_name_their_sources_in_the_bibliography():
-    bib = (Path(rope.__file__).resolve().parent.parent / "book" / "references.bib").read_text(encoding="utf-8")
+    book = Path(rope.__file__).resolve().parent.parent / "book"
+    bib = (book / "references.bib").read_text(encoding="utf-8")
     for row in rope.MODEL_BASES:
         assert "@misc{" + row["source"] + "," in bib
     assert [row["base"] for row in rope.MODEL_BASES] == [10000.0, 500000.0, 1000000.0]
     waves = [rope.slowest_wavelength(row["head_dim"], row["base"]) for row in rope.MODEL_BASES]
     assert waves == sorted(waves)
-    assert rope.run_demo()["最慢波长"] == {row["model"]: w for row, w in zip(rope.MODEL_BASES, waves)}
+    assert rope.run_demo()["最慢波长"] == {r["model"]: w for r, w in zip(rope.MODEL_BASES, waves)}
 
 
-# -- bad input -----------------------------------------------------------------------------------------
+# -- bad input -------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "call, words",
     [
@@ -344,14 +355,18 @@ def test_model_bases_name_their_sources_in_the_bibliography():
         (lambda: rope.rotate("ab", 1), "x 必须是有序的列表"),
         (lambda: rope.rotate_rows([[1.0, 0.0]], [0, 1]), "positions 的个数必须等于行数 1"),
         (lambda: rope.rotate_rows([[1.0, 0.0]], [-2]), r"positions\[0\] 必须是不小于 0 的整数"),
-        (lambda: rope.rope_scores([[1.0, None]], [[1.0, 0.0]], [0], [0]), r"Q\[0\]\[1\] 必须是实数"),
+        (lambda: rope.rope_scores([[1.0, None]], [[1.0, 0.0]], [0], [0]), r"Q\[0\]\[1\] 必须是"),
         (lambda: rope.permute([1.0, 2.0], [0, 0]), "order 必须是 0 … 1 的一个排列"),
         (lambda: rope.permute([1.0, 2.0], [None, "x"]), "order 必须是 0 … 1 的一个排列"),
         (lambda: rope.full_attention([[1.0, 0.0]], [[1.0, 0.0]] * 2, [[1.0]] * 2), "行数必须相同"),
-        (lambda: rope.cached_step([[1.0, 0.0]], [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [1]), "cache_k 与 cache_v 的行数"),
-        (lambda: rope.cached_step(None, [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [0]), "cache_k 必须是有序的列表"),
-        (lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [1]), "chunks 之和必须等于序列长度 2"),
-        (lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [0, 2]), r"chunks\[0\] 必须是不小于 1"),
+        (lambda: rope.cached_step([[1.0, 0.0]], [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [1]),
+         "cache_k 与 cache_v 的行数"),
+        (lambda: rope.cached_step(None, [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [0]),
+         "cache_k 必须是有序的列表"),
+        (lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [1]),
+         "chunks 之和必须等于序列长度 2"),
+        (lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [0, 2]),
+         r"chunks\[0\] 必须是不小于 1"),
         (lambda: rope.padded_positions([]), "valid 的长度 必须是不小于 1"),
         (lambda: rope.padded_positions([1, 0]), r"valid\[0\] 必须是 True 或 False"),
         (lambda: rope.padded_positions([True] * 5000), "valid 的长度 不能超过 4096"),
@@ -364,7 +379,7 @@ def test_bad_input_gets_a_value_error_that_names_it(call, words):
 
 
 # The fuzz of issue 20: each public function, called as in its doctest, with one argument at a time
-# replaced by a bad value. The answer is a result or a ValueError — never another exception or a hang.
+# replaced by a bad value. The answer is a result or a ValueError, never another error or a hang.
 Q2 = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
 V2 = [[10.0], [20.0], [30.0]]
 VALID_CALLS = {
@@ -397,14 +412,16 @@ def test_bad_arguments_get_a_value_error_and_nothing_else(name):
 
 
 def test_huge_sizes_are_refused_not_built():
-    for call in (lambda: rope.pairs(10**12), lambda: rope.layout_permutation(10**12), lambda: rope.angles(10**12, 1)):
+    for call in (lambda: rope.pairs(10**12), lambda: rope.layout_permutation(10**12),
+                 lambda: rope.angles(10**12, 1)):
         with pytest.raises(ValueError, match="不能超过"):
             call()
 
 
-# -- the script --------------------------------------------------------------------------------------
+# -- the script ------------------------------------------------------------------------------------
 def test_running_the_file_self_tests_and_prints_the_demo_as_json():
-    run = subprocess.run([sys.executable, rope.__file__], capture_output=True, text=True, check=True)
+    run = subprocess.run([sys.executable, rope.__file__], capture_output=True, text=True,
+                         check=True)
     demo = json.loads(run.stdout)
     assert demo == json.loads(json.dumps(rope.run_demo(), ensure_ascii=False))
     assert demo["逐词解码与整段重算之差"] < 1e-12 < demo["按行号旋转与整段重算之差"]
@@ -417,7 +434,10 @@ def test_self_test_fails_when_the_offset_is_the_row_index(monkeypatch):
 
 
 def test_self_test_fails_when_the_layouts_are_mixed(monkeypatch):
-    monkeypatch.setattr(rope, "rotate", lambda x, m, base=rope.BASE, layout="adjacent": rope.mixed_rotate(x, m, base))
+    def wrong(x, m, base=rope.BASE, layout="adjacent"):
+        return rope.mixed_rotate(x, m, base)
+
+    monkeypatch.setattr(rope, "rotate", wrong)
     with pytest.raises(AssertionError):
         rope.self_test()
 
