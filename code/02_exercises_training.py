@@ -12,18 +12,18 @@ import math
 att = importlib.import_module("02_attention")
 tr = importlib.import_module("02_training")
 
-# 练习 1：两种任务大小下的损失下限（词表大小、序列长度、重复的间隔）。
+# 练习 2.7.1：两种任务大小下的损失下限（词表大小、序列长度、重复的间隔）。
 FLOOR_CASES = [(16, 10, 3), (16, 10, 1)]
-# 练习 2：词表大小 4，一个位置的 logits；分别以 token 0（最看好的）和 token 1 为目标。
+# 练习 2.7.2：词表大小 4，一个位置的 logits；分别以 token 0（最看好的）和 token 1 为目标。
 GUESS_LOGITS = [3.0, 0.0, 0.0, 0.0]
 GUESS_TARGETS = [0, 1]
-# 练习 3：因果规则的模型逐词算、用行号当位置，缓存里已有 past 个位置。
+# 练习 2.7.3：因果规则的模型逐词算、用行号当位置，缓存里已有 past 个位置。
 CACHE_PAST = 5
-# 练习 4：不加规则时一条 3 个位置的序列上的注意力权重（人工构造，每行之和为 1）。
+# 练习 2.7.4：不加规则时一条 3 个位置的序列上的注意力权重（人工构造，每行之和为 1）。
 LEAK_WEIGHTS = [[0.5, 0.25, 0.25], [0.0, 0.5, 0.5], [0.25, 0.25, 0.5]]
 
 
-# -- 练习 1 ----------------------------------------------------------------------------------------
+# -- 练习 2.7.1 ----------------------------------------------------------------------------------
 def floor_answers(cases=FLOOR_CASES) -> list[dict]:
     """每种大小下无从预测的目标（位置 t 的目标是 token t + 1）、它们的个数与损失下限。
 
@@ -42,7 +42,7 @@ def floor_answers(cases=FLOOR_CASES) -> list[dict]:
     return out
 
 
-# -- 练习 2 ----------------------------------------------------------------------------------------
+# -- 练习 2.7.2 ----------------------------------------------------------------------------------
 def guess_answers(logits=GUESS_LOGITS, targets=GUESS_TARGETS) -> dict:
     """softmax 概率、每个目标的交叉熵，以及瞎猜（均匀分布）的 ln |V|。
 
@@ -57,7 +57,7 @@ def guess_answers(logits=GUESS_LOGITS, targets=GUESS_TARGETS) -> dict:
     return {"p": p, "losses": losses, "ln_vocab": math.log(len(z)), "uniform": uniform}
 
 
-# -- 练习 3 ----------------------------------------------------------------------------------------
+# -- 练习 2.7.3 ----------------------------------------------------------------------------------
 def cache_answers(past: int = CACHE_PAST) -> dict:
     """因果规则的模型逐词算一步：新 token 的位置嵌入行与它能读的 Key，正确的与用行号的。
 
@@ -69,7 +69,7 @@ def cache_answers(past: int = CACHE_PAST) -> dict:
             "row_index": tr.cache_step(past, "causal", "row_index")}
 
 
-# -- 练习 4 ----------------------------------------------------------------------------------------
+# -- 练习 2.7.4 ----------------------------------------------------------------------------------
 def future_weight(weights: list[list[float]]) -> list[float]:
     """每个查询行放在它之后的 Key 上的权重之和：查询 i 的 ``weights[i][i + 1:]`` 之和。
 
@@ -102,8 +102,9 @@ def predictable_targets(length: int, lag: int) -> list[bool]:
 
 def answers() -> dict:
     """每道题的答案（运行本文件时以 JSON 打印）。"""
-    return {"练习1": floor_answers(), "练习2": guess_answers(), "练习3": cache_answers(),
-            "练习4": {"weights": LEAK_WEIGHTS, "future_weight": future_weight(LEAK_WEIGHTS)}}
+    return {"练习 2.7.1": floor_answers(), "练习 2.7.2": guess_answers(),
+            "练习 2.7.3": cache_answers(),
+            "练习 2.7.4": {"weights": LEAK_WEIGHTS, "future_weight": future_weight(LEAK_WEIGHTS)}}
 
 
 def self_test() -> None:
