@@ -198,7 +198,6 @@ def train(rule: str, *, seed: int, steps: int = STEPS, keep=()) -> dict:
     >>> [round(x, 4) for x in r["train_loss"]], sorted(r["kept"])
     ([2.8938, 2.4238, 2.2193], [2])
     """
-    _task(seed, VOCAB, LENGTH, LAG)
     steps = _count(steps, "steps", 1, MAX_STEPS, "（构建时间）")
     keep = {_count(k, "keep 里的步数", 1, steps, "（steps）") for k in att.as_list(keep, "keep")}
     p = init_params(seed=seed)
@@ -236,17 +235,15 @@ def cache_step(past: int, rule: str, positions: str = "absolute") -> tuple[int, 
     return 0, rows[0]
 
 def use_time(params: dict, rule: str, *, seed: int, positions: str = "absolute") -> dict:
-    """逐词算、带 KV 缓存（真实的前文逐个喂进去）：每个位置的平均损失与 top-1 准确率（概率最大的
-    token 恰是目标的比例），以及两者的平均。后面的 token 不在缓存里，所以 ``"absolute"`` 时
-    ``rule`` 不改变结果；它只决定 ``"row_index"`` 的可见性行。
-
+    """逐词算、带 KV 缓存：每个位置的平均损失、top-1 准确率与两者的平均，每条序列的预测
+    （``predicted``）。后面的 token 不在缓存里，所以 ``"absolute"`` 时 ``rule`` 不改变结果。
     >>> u = use_time(init_params(seed=0), "causal", seed=1)
     >>> [round(x, 2) for x in u["loss"][:3]], [round(x, 2) for x in u["accuracy"][:3]]
     ([3.68, 3.1, 3.15], [0.12, 0.15, 0.12])
     """
     p = _params(params)
     tokens = _tokens(sequences(EVAL_SEQUENCES, seed=seed), p)
-    keys, values, losses, right = [], [], [], []
+    keys, values, losses, guesses = [], [], [], []
     for t in range(tokens.shape[1] - 1):
         row, visible = cache_step(t, rule, positions)
         x = p["embed"][tokens[:, t]] + p["position"][row]  # (B, d)：只为新 token 算
@@ -256,9 +253,11 @@ def use_time(params: dict, rule: str, *, seed: int, positions: str = "absolute")
         s = np.einsum("bd,btd->bt", q, k) / math.sqrt(q.shape[-1])
         logits = np.einsum("bt,btd->bd", _softmax(np.where(visible, s, -np.inf)), v) @ p["w_out"]
         losses.append(_cross_entropy(logits, tokens[:, t + 1])[0])
-        right.append(float((logits.argmax(axis=-1) == tokens[:, t + 1]).mean()))
+        guesses.append(logits.argmax(axis=-1))  # 概率最大的 token
+    guess = np.stack(guesses, axis=1)  # (n, length − 1)
+    right = (guess == tokens[:, 1:]).mean(axis=0).tolist()
     return {"loss": losses, "accuracy": right, "mean_loss": float(np.mean(losses)),
-            "mean_accuracy": float(np.mean(right))}
+            "mean_accuracy": float(np.mean(right)), "predicted": guess.tolist()}
 
 # -- 看模型：注意力图与泄漏检查 ----------------------------------------------------------------
 def attention_map(params: dict, rule: str, tokens) -> list[list[float]]:

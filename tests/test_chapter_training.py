@@ -227,3 +227,17 @@ def test_the_exercise_solutions_come_from_the_answers():
                                                           ["0", "0"]]
     assert values["x4_leaking"] == "0、1"
     assert ">>> future_weight(" in str(values["x4_doctest"])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_predictions_table_marks_each_use_time_guess_against_its_target(runs, seed):
+    values = page.predictions_values(runs[seed], eval_seed=seed + 10, index=3)
+    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=seed + 10)[3].tolist()
+    table = rows_of(values["tbl_predictions"])
+    assert [r[1] for r in table] == [str(x) for x in tokens[:-1]] and [r[2] for r in table] == [str(x) for x in tokens[1:]]
+    for col, rule in ((3, "causal"), (4, "none")):
+        guess = tr.use_time(runs[seed][rule]["params"], rule, seed=seed + 10)["predicted"][3]
+        assert [r[col] for r in table] == [f"{g} {'✓' if g == t else '✗'}" for g, t in zip(guess, tokens[1:])]
+        assert values[f"pred_hits_{rule}"] == str(sum(r[col].endswith("✓") for r in table))
+    # the causal model answers every target that repeats an earlier token (its accuracy there is 100%)
+    assert all(r[3].endswith("✓") for r in table[tr.LAG - 1 :])

@@ -392,6 +392,19 @@ def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     }
 
 
+def predictions_values(runs: dict, eval_seed: int = EVAL_SEED, index: int = 0) -> dict:
+    """One new sequence at use time: each model's most likely next token at each position, ✓ or ✗."""
+    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)[index].tolist()
+    guess = {r: tr.use_time(runs[r]["params"], r, seed=eval_seed)["predicted"][index] for r in tr.RULES}
+    cell = lambda g, t: f"{fmt.count(g)} {'✓' if g == t else '✗'}"  # noqa: E731
+    rows = [[fmt.count(t), fmt.count(tokens[t]), fmt.count(tokens[t + 1]),
+             *(cell(guess[r][t], tokens[t + 1]) for r in tr.RULES)] for t in range(tr.LENGTH - 1)]
+    header = ["位置 t", "token", "目标", *(f"{RULE_NAMES[r]}：预测" for r in tr.RULES)]
+    hits = {r: sum(g == t for g, t in zip(guess[r], tokens[1:])) for r in tr.RULES}
+    return {"tbl_predictions": Md(fmt.md_table(header, rows)), "pred_index": fmt.count(index),
+            **{f"pred_hits_{r}": fmt.count(hits[r]) for r in tr.RULES}, "pred_targets": fmt.count(tr.LENGTH - 1)}
+
+
 def map_values(runs: dict, seed: int = SHOW_SEED) -> dict:
     tokens = tr.sequences(1, seed=seed)[0].tolist()
     maps = {rule: tr.attention_map(r["params"], rule, tokens) for rule, r in runs.items()}
