@@ -40,18 +40,12 @@ def value(x: float) -> str:
     return fmt.sci(x) if 0.0 < abs(x) < 5e-5 else fmt.fmt(x)
 
 
-def exact(x: float) -> str:
-    """A computed value, an exact zero written 0 (a rounded one keeps its four zeros)."""
-    return "0" if x == 0.0 else fmt.fmt(x)
-
-
 def positions(ts) -> str:
     return "、".join(fmt.count(int(t)) for t in ts)
 
 
 def mean(xs) -> float:
-    xs = list(xs)
-    return sum(xs) / len(xs)
+    return sum(xs := list(xs)) / len(xs)
 
 
 def run(seed: int = TRAIN_SEED) -> dict:
@@ -259,8 +253,7 @@ def leak_sentence(causal: float, none: float) -> str:
     >>> leak_sentence(0.0, 12.5)
     '因果规则的模型：前面各位置的 logits 一点都没变（最大变化恰为 0）。不加规则的模型：最多变了 12.5000。'
     """
-    def one(x):
-        return "前面各位置的 logits 一点都没变（最大变化恰为 0）" if x == 0.0 else f"最多变了 {fmt.fmt(x)}"
+    one = lambda x: "前面各位置的 logits 一点都没变（最大变化恰为 0）" if x == 0.0 else f"最多变了 {fmt.fmt(x)}"  # noqa: E731
     return f"因果规则的模型：{one(causal)}。不加规则的模型：{one(none)}。"
 
 
@@ -283,9 +276,7 @@ def closed_form(logits, target: int) -> str:
     zs = [int(z) for z in logits]
     if zs != list(logits):
         raise ValueError(f"logits 必须都是整数，收到 {logits!r}")
-    terms = [f"e{str(z).translate(fmt._SUPERSCRIPT)}" for z in zs if z != 0]
-    if zs.count(0):
-        terms.append(fmt.count(zs.count(0)))
+    terms = [f"e{str(z).translate(fmt._SUPERSCRIPT)}" for z in zs if z != 0] + [fmt.count(zs.count(0))] * (0 in zs)
     text, z = f"ln({' + '.join(terms)})", zs[target]
     return text if z == 0 else text + (f" − {fmt.count(z)}" if z > 0 else f" + {fmt.count(-z)}")
 
@@ -301,8 +292,7 @@ def curves_figure(runs: dict, turns: dict, floor: float):
     guessing (ln |V|) and the causal floor as horizontal lines."""
     from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
 
-    fonts = {"family": figure_fonts()}
-    fig = Figure(figsize=(6.0, 3.6))
+    fonts, fig = {"family": figure_fonts()}, Figure(figsize=(6.0, 3.6))
     ax = fig.subplots()
     colours = {"causal": "#1f5fa8", "none": "#c0392b"}
     for rule, r in runs.items():
@@ -318,7 +308,7 @@ def curves_figure(runs: dict, turns: dict, floor: float):
     ax.set_ylabel("交叉熵损失", fontdict=fonts)
     ax.set_ylim(bottom=0)
     _fonts(ax, fonts)
-    ax.legend(loc="upper left", prop={**fonts, "size": 7}, ncol=2)
+    ax.legend(loc="center right", prop={**fonts, "size": 7})
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     return fig
@@ -458,7 +448,7 @@ def exercise_values() -> dict:
     rows = [[fmt.count(c["vocab"]), fmt.count(c["length"]), fmt.count(c["lag"]), fmt.count(c["targets"]),
              positions(c["unpredictable"]) or "没有", fmt.count(len(c["unpredictable"])),
              f"{fmt.count(len(c['unpredictable']))}/{fmt.count(c['targets'])} × {fmt.fmt(c['ln_vocab'])} = "
-             f"{exact(c['floor'])}"] for c in cases]
+             + ("0" if c["floor"] == 0.0 else fmt.fmt(c["floor"]))] for c in cases]  # an exact 0 is 0
     values |= {
         "x1_cases": "；".join(f"词表大小 {fmt.count(v)}、T = {fmt.count(t)}、lag = {fmt.count(g)}"
                              for v, t, g in ex.FLOOR_CASES),
