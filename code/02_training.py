@@ -1,7 +1,6 @@
 """第2章教学代码：真的训练一次——同一个小模型，训练时加或不加因果规则，再像使用时那样逐词算。
-
-模型：token 与位置嵌入、一个注意力头、到词表的输出投影，交叉熵损失，Adam；反向是“反向传播”一页
-的公式换成 numpy。需要 numpy 与同一目录里的 ``02_attention.py``。运行：先自检，再打印 JSON。
+模型：token 与位置嵌入、一个注意力头、到词表的输出投影，交叉熵，Adam；反向是“反向传播”一页的公式
+换成 numpy。需要 numpy 与同一目录里的 ``02_attention.py``。运行：先自检，再打印 JSON。
 """
 
 from __future__ import annotations
@@ -87,12 +86,8 @@ def sequences(n, *, seed, vocab=VOCAB, length=LENGTH, lag=LAG) -> np.ndarray:
     _task(seed, vocab, length, lag)
     return _sequences(np.random.default_rng(seed), n, vocab, length, lag)
 
-def _sequences(rng, n, vocab, length, lag):
-    x = np.empty((n, length), dtype=np.int64)
-    x[:, :lag] = rng.integers(0, vocab, size=(n, lag))
-    for t in range(lag, length):
-        x[:, t] = x[:, t - lag]
-    return x
+def _sequences(rng, n, vocab, length, lag):  # 前 lag 个重复下去：x[t] = x[t − lag]
+    return np.tile(rng.integers(0, vocab, size=(n, lag)), (1, -(-length // lag)))[:, :length]
 
 def loss_floor(vocab: int = VOCAB, length: int = LENGTH, lag: int = LAG) -> float:
     """因果规则下平均损失的下限：前 ``lag − 1`` 个目标只能猜（各 ln vocab），其余的可趋近 0。
@@ -234,15 +229,17 @@ def cache_step(past: int, rule: str, positions: str = "absolute") -> tuple[int, 
     rows = att.row_index_visibility(1, past + 1) if causal else [[True] * (past + 1)]
     return 0, rows[0]
 
-def use_time(params: dict, rule: str, *, seed: int, positions: str = "absolute") -> dict:
+def use_time(params: dict, rule: str, *, seed: int, positions="absolute", prompt=None) -> dict:
     """逐词算、带 KV 缓存：每个位置的平均损失、top-1 准确率与两者的平均，每条序列的预测
     （``predicted``）。后面的 token 不在缓存里，所以 ``"absolute"`` 时 ``rule`` 不改变结果。
+    给了 ``prompt`` 时只喂前 ``prompt`` 个真实 token，之后喂回模型自己的预测（贪心生成）。
     >>> u = use_time(init_params(seed=0), "causal", seed=1)
     >>> [round(x, 2) for x in u["loss"][:3]], [round(x, 2) for x in u["accuracy"][:3]]
     ([3.68, 3.1, 3.15], [0.12, 0.15, 0.12])
     """
     p = _params(params)
-    tokens = _tokens(sequences(EVAL_SEQUENCES, seed=seed), p)
+    truth = _tokens(sequences(EVAL_SEQUENCES, seed=seed), p)
+    tokens, prompt = truth.copy(), _count(truth.shape[1] if prompt is None else prompt, "prompt")
     keys, values, losses, guesses = [], [], [], []
     for t in range(tokens.shape[1] - 1):
         row, visible = cache_step(t, rule, positions)
@@ -252,10 +249,12 @@ def use_time(params: dict, rule: str, *, seed: int, positions: str = "absolute")
         k, v, q = np.stack(keys, axis=1), np.stack(values, axis=1), x @ p["w_q"]  # (B, t + 1, d)
         s = np.einsum("bd,btd->bt", q, k) / math.sqrt(q.shape[-1])
         logits = np.einsum("bt,btd->bd", _softmax(np.where(visible, s, -np.inf)), v) @ p["w_out"]
-        losses.append(_cross_entropy(logits, tokens[:, t + 1])[0])
+        losses.append(_cross_entropy(logits, truth[:, t + 1])[0])
         guesses.append(logits.argmax(axis=-1))  # 概率最大的 token
+        if t + 1 >= prompt:
+            tokens[:, t + 1] = guesses[-1]  # 生成：下一步喂进去的是自己的预测
     guess = np.stack(guesses, axis=1)  # (n, length − 1)
-    right = (guess == tokens[:, 1:]).mean(axis=0).tolist()
+    right = (guess == truth[:, 1:]).mean(axis=0).tolist()
     return {"loss": losses, "accuracy": right, "mean_loss": float(np.mean(losses)),
             "mean_accuracy": float(np.mean(right)), "predicted": guess.tolist()}
 

@@ -230,14 +230,23 @@ def test_the_exercise_solutions_come_from_the_answers():
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_the_predictions_table_marks_each_use_time_guess_against_its_target(runs, seed):
-    values = page.predictions_values(runs[seed], eval_seed=seed + 10, index=3)
+def test_the_generated_tokens_are_marked_against_the_true_continuation(runs, seed):
+    values = page.generation_values(runs[seed], eval_seed=seed + 10, index=3)
     tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=seed + 10)[3].tolist()
-    table = rows_of(values["tbl_predictions"])
-    assert [r[1] for r in table] == [str(x) for x in tokens[:-1]] and [r[2] for r in table] == [str(x) for x in tokens[1:]]
-    for col, rule in ((3, "causal"), (4, "none")):
-        guess = tr.use_time(runs[seed][rule]["params"], rule, seed=seed + 10)["predicted"][3]
-        assert [r[col] for r in table] == [f"{g} {'✓' if g == t else '✗'}" for g, t in zip(guess, tokens[1:])]
-        assert values[f"pred_hits_{rule}"] == str(sum(r[col].endswith("✓") for r in table))
-    # the causal model answers every target that repeats an earlier token (its accuracy there is 100%)
-    assert all(r[3].endswith("✓") for r in table[tr.LAG - 1 :])
+    truth, *made = rows_of(values["tbl_generation"])
+    assert truth[1:] == [str(x) for x in tokens[tr.LAG :]] and values["gen_prompt"] == page.positions(tokens[: tr.LAG])
+    for row, rule in zip(made, tr.RULES):
+        assert row[0] == page.RULE_NAMES[rule]
+        marks = [cell.endswith("✓") for cell in row[1:]]
+        assert marks == [cell.split()[0] == t for cell, t in zip(row[1:], truth[1:])]
+        assert values[f"gen_hits_{rule}"] == str(sum(marks))
+    assert all(cell.endswith("✓") for cell in made[0][1:])  # the causal model continues the repeat
+
+
+def test_greedy_generation_feeds_back_the_models_own_tokens():
+    p = tr.init_params(seed=6)  # an untrained model: its guesses differ from the truth
+    forced = tr.use_time(p, "none", seed=2)
+    made = tr.use_time(p, "none", seed=2, prompt=2)
+    # the prompt's positions see the same inputs; after it, the inputs are the model's own tokens
+    assert made["predicted"][0][:2] == forced["predicted"][0][:2]
+    assert made["loss"][:2] == forced["loss"][:2] and made["loss"] != forced["loss"]

@@ -382,17 +382,19 @@ def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     }
 
 
-def predictions_values(runs: dict, eval_seed: int = EVAL_SEED, index: int = 0) -> dict:
-    """One new sequence at use time: each model's most likely next token at each position, ✓ or ✗."""
-    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)[index].tolist()
-    guess = {r: tr.use_time(runs[r]["params"], r, seed=eval_seed)["predicted"][index] for r in tr.RULES}
-    cell = lambda g, t: f"{fmt.count(g)} {'✓' if g == t else '✗'}"  # noqa: E731
-    rows = [[fmt.count(t), fmt.count(tokens[t]), fmt.count(tokens[t + 1]),
-             *(cell(guess[r][t], tokens[t + 1]) for r in tr.RULES)] for t in range(tr.LENGTH - 1)]
-    header = ["位置 t", "token", "目标", *(f"{RULE_NAMES[r]}：预测" for r in tr.RULES)]
-    hits = {r: sum(g == t for g, t in zip(guess[r], tokens[1:])) for r in tr.RULES}
-    return {"tbl_predictions": Md(fmt.md_table(header, rows)), "pred_index": fmt.count(index),
-            **{f"pred_hits_{r}": fmt.count(hits[r]) for r in tr.RULES}, "pred_targets": fmt.count(tr.LENGTH - 1)}
+def generation_values(runs: dict, eval_seed: int = EVAL_SEED, index: int = 0) -> dict:
+    """Greedy generation with the cache: the first lag tokens of a new sequence as the prompt, each
+    model continuing with its own most likely token; each generated token against the truth, ✓ or ✗."""
+    tokens, lag = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)[index].tolist(), tr.LAG
+    made = {r: tr.use_time(runs[r]["params"], r, seed=eval_seed, prompt=lag)["predicted"][index][lag - 1 :]
+            for r in tr.RULES}
+    truth = tokens[lag:]
+    rows = [["真实的续写", *map(fmt.count, truth)],
+            *([RULE_NAMES[r], *(f"{fmt.count(g)} {'✓' if g == t else '✗'}" for g, t in zip(made[r], truth))]
+              for r in tr.RULES)]
+    return {"tbl_generation": Md(fmt.md_table(["位置", *map(fmt.count, range(lag, tr.LENGTH))], rows)),
+            "gen_prompt": positions(tokens[:lag]), "gen_index": fmt.count(index), "gen_new": fmt.count(len(truth)),
+            **{f"gen_hits_{r}": fmt.count(sum(g == t for g, t in zip(made[r], truth))) for r in tr.RULES}}
 
 
 def map_values(runs: dict, seed: int = SHOW_SEED) -> dict:
