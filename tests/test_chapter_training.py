@@ -164,6 +164,7 @@ def test_the_floor_and_none_sentences_on_made_up_losses():
     assert page.floor_sentence([0.2, 0.1], 1) == "其余 2 个目标的平均损失是 0.1500。"
     assert page.none_use_sentence([0.0, 0.0], [1.0, 1.0], 1) == "其余位置的损失都不超过 0.1000。"
     assert "平均 1.0000" in page.none_use_sentence([1.0, 1.0, 0.0], [0.5, 0.5, 1.0], 3)
+    assert page.none_use_sentence([9.0, 0.5], [0.1, 1.0], 2).endswith("答对了，却不够有把握。")
 
 
 def test_the_closed_form_of_exercise_2_reproduces_its_numbers():

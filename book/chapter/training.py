@@ -206,7 +206,7 @@ def none_use_sentence(losses: list[float], accuracies: list[float], lag: int) ->
     answer is only ahead) and the others above ``SMALL``, with their accuracy.
 
     >>> none_use_sentence([20.0, 18.0, 0.0, 0.01, 2.5], [0.1, 0.2, 1.0, 1.0, 0.5], 3)
-    '前 2 个位置的答案只在后面，损失是 20.0000、18.0000，都比瞎猜的 2.0794 高得多；平均损失 8.1020 里，它们就占了 7.6000。其余位置里损失超过 0.1000 的只有位置 4（损失 2.5000，准确率 50.00%），别的最多 0.0100。'
+    '前 2 个位置的答案只在后面，损失是 20.0000、18.0000，都比瞎猜的 2.0794 高得多；平均损失 8.1020 里，它们就占了 7.6000。其余位置里损失超过 0.1000 的只有位置 4（损失 2.5000，准确率 50.00%），别的最多 0.0100。这些位置的答案在前面也有一份，逐词算时它只能读前面那一份，并不总能答对。'
     """
     first, rest = losses[: lag - 1], list(enumerate(losses))[lag - 1 :]
     text = ""
@@ -221,7 +221,9 @@ def none_use_sentence(losses: list[float], accuracies: list[float], lag: int) ->
         return text + f"其余位置的损失都不超过 {fmt.fmt(SMALL)}。"
     text += f"其余位置里损失超过 {fmt.fmt(SMALL)} 的{'只有' if low else '是'}" + "、".join(
         f"位置 {fmt.count(t)}（损失 {fmt.fmt(x)}，准确率 {fmt.percent(accuracies[t])}）" for t, x in high)
-    return text + (f"，别的最多 {fmt.fmt(max(low))}。" if low else "。")
+    text += f"，别的最多 {fmt.fmt(max(low))}。" if low else "。"
+    how = "并不总能答对" if min(accuracies[t] for t, _ in high) < 1.0 else "答对了，却不够有把握"
+    return text + f"这些位置的答案在前面也有一份，逐词算时它只能读前面那一份，{how}。"
 
 
 def floor_sentence(losses: list[float], lag: int) -> str:
