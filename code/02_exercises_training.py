@@ -111,7 +111,7 @@ def self_test() -> None:
     a = floor_answers()
     att.check(all(len(c["unpredictable"]) == c["lag"] - 1 for c in a), "无从预测的是前 lag − 1 个")
     g = guess_answers()
-    att.check(g["losses"][1] > g["ln_vocab"] > g["losses"][0], "看错的自信预测比瞎猜还差")
+    att.check(g["losses"][1] > g["ln_vocab"] > g["losses"][0], "看错的自信预测，损失比瞎猜还高")
     att.check(abs(g["uniform"] - g["ln_vocab"]) < 1e-12, "均匀分布的交叉熵就是 ln |V|")
     c = cache_answers()
     att.check(c["absolute"] == (CACHE_PAST, [True] * (CACHE_PAST + 1)), "正确的位置是 past")
