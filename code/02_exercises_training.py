@@ -1,8 +1,7 @@
 """第2章“真的训练一次”一页的练习：题目的输入与答案，全部由教学代码算出。
 
-题目里的数来自这里的常量，解答里的每个数来自 ``02_training.py`` 与 ``02_attention.py``（三个文件放在同一目录，
-需要 numpy），所以答案不会与正文不一致。每道题的数据都是人工构造的小例子，与正文的不同。
-运行 ``python3 02_exercises_training.py``：先核对答案，再以 JSON 打印每道题的答案。
+题目里的数来自这里的常量，答案来自 ``02_training.py`` 与 ``02_attention.py``（放在同一目录，需要
+numpy）。每道题的数据都是人工构造的小例子。运行：先核对答案，再以 JSON 打印每道题的答案。
 """
 
 from __future__ import annotations
@@ -13,20 +12,20 @@ import math
 att = importlib.import_module("02_attention")
 tr = importlib.import_module("02_training")
 
-# 练习 1：两种任务大小下的损失下限（词表、序列长度、重复间隔）。
+# 练习 2.7.1：两种任务大小下的损失下限（词表大小、序列长度、重复的间隔）。
 FLOOR_CASES = [(16, 10, 3), (16, 10, 1)]
-# 练习 2：词表 4，一个位置的 logits；分别以 token 0（模型最看好的）和 token 1 为目标。
+# 练习 2.7.2：词表大小 4，一个位置的 logits；分别以 token 0（最看好的）和 token 1 为目标。
 GUESS_LOGITS = [3.0, 0.0, 0.0, 0.0]
 GUESS_TARGETS = [0, 1]
-# 练习 3：逐词算，缓存里已有 past 个位置。
+# 练习 2.7.3：因果规则的模型逐词算、用行号当位置，缓存里已有 past 个位置。
 CACHE_PAST = 5
-# 练习 4：不加规则时，一条 3 个位置的序列上的注意力权重（人工构造，每行之和为 1）。
+# 练习 2.7.4：不加规则时一条 3 个位置的序列上的注意力权重（人工构造，每行之和为 1）。
 LEAK_WEIGHTS = [[0.5, 0.25, 0.25], [0.0, 0.5, 0.5], [0.25, 0.25, 0.5]]
 
 
-# -- 练习 1 ---------------------------------------------------------------------------------------------
+# -- 练习 2.7.1 ----------------------------------------------------------------------------------
 def floor_answers(cases=FLOOR_CASES) -> list[dict]:
-    """练习 1 的答案：每种大小下无从预测的目标（位置 t 的目标是 token t + 1）、它们的个数与损失下限。
+    """每种大小下无从预测的目标（位置 t 的目标是 token t + 1）、它们的个数与损失下限。
 
     >>> [(a["unpredictable"], round(a["floor"], 4)) for a in floor_answers()]
     [([0, 1], 0.6161), ([], 0.0)]
@@ -43,9 +42,9 @@ def floor_answers(cases=FLOOR_CASES) -> list[dict]:
     return out
 
 
-# -- 练习 2 ---------------------------------------------------------------------------------------------
+# -- 练习 2.7.2 ----------------------------------------------------------------------------------
 def guess_answers(logits=GUESS_LOGITS, targets=GUESS_TARGETS) -> dict:
-    """练习 2 的答案：softmax 概率、每个目标的交叉熵，以及瞎猜（均匀分布）的 ln V。
+    """softmax 概率、每个目标的交叉熵，以及瞎猜（均匀分布）的 ln |V|。
 
     >>> a = guess_answers()
     >>> [round(x, 4) for x in a["p"]], [round(x, 4) for x in a["losses"]], round(a["ln_vocab"], 4)
@@ -53,65 +52,70 @@ def guess_answers(logits=GUESS_LOGITS, targets=GUESS_TARGETS) -> dict:
     """
     z = att.as_vector(logits, "logits")
     p = att.softmax(z)
-    losses = [tr.cross_entropy([z], [t])[0] for t in att.as_list(targets, "targets")]  # 也校验每个目标
-    return {"p": p, "losses": losses, "ln_vocab": math.log(len(z)), "uniform": tr.cross_entropy([[0.0] * len(z)], [0])[0]}
+    losses = [tr.cross_entropy([z], [t])[0] for t in att.as_list(targets, "targets")]  # 也校验目标
+    uniform = tr.cross_entropy([[0.0] * len(z)], [0])[0]
+    return {"p": p, "losses": losses, "ln_vocab": math.log(len(z)), "uniform": uniform}
 
 
-# -- 练习 3 ---------------------------------------------------------------------------------------------
+# -- 练习 2.7.3 ----------------------------------------------------------------------------------
 def cache_answers(past: int = CACHE_PAST) -> dict:
-    """练习 3 的答案：新 token 用的位置嵌入行与它能读的 Key，正确的与用行号的（两种规则）。
+    """因果规则的模型逐词算一步：新 token 的位置嵌入行与它能读的 Key，正确的与用行号的。
 
     >>> a = cache_answers()
-    >>> a["absolute"][0], a["row_index"][0], sum(a["row_index"][1]), sum(a["row_index_none"][1])
-    (5, 0, 1, 6)
+    >>> a["absolute"][0], a["row_index"][0], sum(a["absolute"][1]), sum(a["row_index"][1])
+    (5, 0, 6, 1)
     """
-    return {"absolute": tr.cache_step(past, "causal"), "row_index": tr.cache_step(past, "causal", "row_index"),
-            "row_index_none": tr.cache_step(past, "none", "row_index")}
+    return {"absolute": tr.cache_step(past, "causal"),
+            "row_index": tr.cache_step(past, "causal", "row_index")}
 
 
-# -- 练习 4 ---------------------------------------------------------------------------------------------
+# -- 练习 2.7.4 ----------------------------------------------------------------------------------
 def future_weight(weights: list[list[float]]) -> list[float]:
     """每个查询行放在它之后的 Key 上的权重之和：查询 i 的 ``weights[i][i + 1:]`` 之和。
 
-    不为 0 就是泄漏：使用时这些 Key 还不存在。
+    不为 0 就是泄漏：使用时这些 Key 还不存在。只用 Python 标准库。
 
     >>> future_weight([[0.5, 0.5], [0.25, 0.75]])
     [0.5, 0.0]
     >>> future_weight([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])  # 因果规则下的权重
     [0.0, 0.0, 0.0]
     """
-    w = att.as_matrix(weights, "weights")
-    if len(w) != len(w[0]):
-        raise ValueError(f"weights 必须是方阵（自注意力：第 i 行是查询 i），收到 {len(w)} × {len(w[0])}")
-    return [sum(row[i + 1 :], 0.0) for i, row in enumerate(w)]
+    if not isinstance(weights, (list, tuple)) or not weights:
+        raise ValueError(f"weights 必须是非空的方阵（嵌套列表），收到 {weights!r}")
+    for row in weights:
+        if not isinstance(row, (list, tuple)) or len(row) != len(weights):
+            raise ValueError(f"weights 必须是方阵（第 i 行是查询 i），每行 {len(weights)} 个数")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in row):
+            raise ValueError(f"weights 的每个元素必须是数，收到 {row!r}")
+    return [sum(row[i + 1 :], 0.0) for i, row in enumerate(weights)]
 
 
 def predictable_targets(length: int, lag: int) -> list[bool]:
-    """位置 t（0 … length − 2）的目标 token t + 1 能否由它自己和它之前的 token 确定：``t + 1 ≥ lag`` 时能。
+    """位置 t（0 … length − 2）的目标能否由它自己和之前的 token 确定：``t + 1 ≥ lag`` 时能。
 
     >>> predictable_targets(5, 3)
     [False, False, True, True]
     """
-    att.check_count(length, "length", minimum=2, maximum=att.MAX_POSITIONS)
-    att.check_count(lag, "lag", maximum=length - 1)
+    tr.loss_floor(2, length, lag)  # 校验 length 与 lag
     return [t + 1 >= lag for t in range(length - 1)]
 
 
 def answers() -> dict:
     """每道题的答案（运行本文件时以 JSON 打印）。"""
-    guess = guess_answers()
-    return {"练习1": floor_answers(), "练习2": guess, "练习3": cache_answers(),
-            "练习4": {"weights": LEAK_WEIGHTS, "future_weight": future_weight(LEAK_WEIGHTS)}}
+    return {"练习 2.7.1": floor_answers(), "练习 2.7.2": guess_answers(),
+            "练习 2.7.3": cache_answers(),
+            "练习 2.7.4": {"weights": LEAK_WEIGHTS, "future_weight": future_weight(LEAK_WEIGHTS)}}
 
 
 def self_test() -> None:
     a = floor_answers()
-    att.check(all(len(c["unpredictable"]) == c["lag"] - 1 for c in a), "无从预测的目标正好是前 lag − 1 个")
+    att.check(all(len(c["unpredictable"]) == c["lag"] - 1 for c in a), "无从预测的是前 lag − 1 个")
     g = guess_answers()
-    att.check(g["losses"][1] > g["ln_vocab"] > g["losses"][0], "看错的自信预测比瞎猜还差")
-    att.check(abs(g["uniform"] - g["ln_vocab"]) < 1e-12, "均匀分布的交叉熵就是 ln V")
+    att.check(g["losses"][1] > g["ln_vocab"] > g["losses"][0], "看错的自信预测，损失比瞎猜还高")
+    att.check(abs(g["uniform"] - g["ln_vocab"]) < 1e-12, "均匀分布的交叉熵就是 ln |V|")
     c = cache_answers()
-    att.check(c["absolute"] == (CACHE_PAST, [True] * (CACHE_PAST + 1)), "正确的位置是 past，能读全部缓存")
+    att.check(c["absolute"] == (CACHE_PAST, [True] * (CACHE_PAST + 1)), "正确的位置是 past")
+    att.check(c["row_index"][1] == [True] + [False] * CACHE_PAST, "用行号时只读得到 Key 0")
     att.check(future_weight(LEAK_WEIGHTS)[-1] == 0.0, "最后一个查询后面没有 Key")
 
 

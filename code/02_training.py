@@ -1,55 +1,63 @@
-"""第2章教学代码：真的训练一次——同一个小模型，训练时加或不加因果规则，再像使用时那样逐词算（带缓存，一次喂进一个 token）。
-
-人工构造的任务：序列的前 ``LAG`` 个 token 随机，之后每个重复 ``LAG`` 个位置之前的那个；目标是下一个 token。
-模型：token 与位置嵌入、一个注意力头（W_q、W_k、W_v）、到词表的输出投影，交叉熵损失，Adam。反向传播就是
-“反向传播”一页的公式，换成 numpy、一次算一批。随机数都来自 ``numpy.random.default_rng``：同一个种子，同样的数。
-需要 numpy 与同一目录里的 ``02_attention.py``（可见性表）。运行 ``python3 02_training.py``：先自检，再打印 JSON。
+"""第2章教学代码：真的训练一次——同一个小模型，训练时加或不加因果规则，再像使用时那样逐词算。
+模型：token 与位置嵌入、一个注意力头、到词表的输出投影，交叉熵，Adam；反向是“反向传播”一页的公式
+换成 numpy。需要 numpy 与同一目录里的 ``02_attention.py``。运行：先自检，再打印 JSON。
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+from numbers import Integral
 
 import numpy as np
 
 att = importlib.import_module("02_attention")
 
-VOCAB, LENGTH, LAG = 8, 8, 4  # 词表大小、序列长度、重复的间隔：序列只重复一轮，答案只在一个位置
+VOCAB, LENGTH, LAG = 8, 8, 4  # 词表大小 |V|、序列长度 T、重复的间隔（T = 2·LAG：只重复一轮）
 D_MODEL = 8  # 嵌入宽度，也是注意力头的宽度
 BATCH, STEPS, LEARNING_RATE = 32, 200, 0.05  # 每步的序列数、训练步数、Adam 的学习率
-BETA1, BETA2, EPS = 0.9, 0.999, 1e-8  # Adam 的两个滑动平均系数，以及防止除以 0 的小数
-EVAL_SEQUENCES, MAX_STEPS, MAX_SEQUENCES = 256, 2000, 100_000  # 评估用的序列数；上限：一个笔误不该让构建跑上几分钟
-RULES = ("causal", "none")  # 训练时的规则：因果，或者不加规则（每个位置读整条序列）
-POSITIONS = ("absolute", "row_index")  # 缓存生成时的位置：past + 行号（正确），或只用行号（F12 的错误）
+BETA1, BETA2, ADAM_EPS = 0.9, 0.999, 1e-8  # Adam 的两个滑动平均系数与分母里防止除以 0 的常数
+EVAL_SEQUENCES, MAX_STEPS, MAX_SEQUENCES = 256, 2000, 100_000  # 评估的序列数；两个上限（构建时间）
+RULES = ("causal", "none")  # 训练时的规则：因果，或不加规则（每个位置读整条序列）
+POSITIONS = ("absolute", "row_index")  # 逐词算时的位置：past + 行号（正确），或只用行号（错误）
 PARAM_NAMES = ("embed", "position", "w_q", "w_k", "w_v", "w_out")
 
+# -- 边界上的校验 ------------------------------------------------------------------------------
+def _count(n: object, name: str, minimum: int = 1, maximum=None, why: str = "") -> int:
+    if not isinstance(n, Integral) or isinstance(n, bool) or n < minimum:
+        raise ValueError(f"{name} 必须是不小于 {minimum} 的整数（int 或 numpy 整数），收到 {n!r}")
+    if maximum is not None and n > maximum:
+        raise ValueError(f"{name} 不能超过 {maximum}{why}，收到 {n}")
+    return int(n)
 
-# -- 边界上的校验 -------------------------------------------------------------------------------------
 def _causal(rule: object) -> bool:
     if rule not in RULES:
         raise ValueError(f"rule 必须是 \"causal\" 或 \"none\"，收到 {rule!r}")
     return rule == "causal"
 
 def _params(params: object) -> dict:
-    """参数字典：六个有限的二维浮点数组，形状由 embed（vocab, d）、position（最长序列, d）与 w_q 的列数推出。"""
-    if not isinstance(params, dict) or set(params) != set(PARAM_NAMES):
+    if not isinstance(params, dict):
         raise ValueError(f"params 必须是含 {', '.join(PARAM_NAMES)} 的字典")
+    missing, extra = set(PARAM_NAMES) - set(params), set(params) - set(PARAM_NAMES)
+    if missing or extra:
+        raise ValueError(f"params 缺少 {sorted(missing)}、多出 {sorted(map(str, extra))}")
     for name, a in params.items():
-        if not (isinstance(a, np.ndarray) and a.ndim == 2 and a.size and a.dtype.kind == "f" and np.isfinite(a).all()):
-            raise ValueError(f"params[{name!r}] 必须是非空、有限的二维浮点数组")
-    (vocab, d), n, d_head = params["embed"].shape, params["position"].shape[0], params["w_q"].shape[1]
-    want = {"position": (n, d), "w_q": (d, d_head), "w_k": (d, d_head), "w_v": (d, d_head), "w_out": (d_head, vocab)}
+        if not (isinstance(a, np.ndarray) and a.ndim == 2 and a.size and a.dtype == np.float64
+                and np.isfinite(a).all()):
+            raise ValueError(f"params[{name!r}] 必须是非空、有限的二维 float64 数组")
+    (vocab, d), n, d_head = params["embed"].shape, len(params["position"]), params["w_q"].shape[1]
+    want = {"position": (n, d), "w_q": (d, d_head), "w_k": (d, d_head), "w_v": (d, d_head),
+            "w_out": (d_head, vocab)}
     for name, shape in want.items():
         if params[name].shape != shape:
             raise ValueError(f"params[{name!r}] 的形状必须是 {shape}，收到 {params[name].shape}")
     return params
 
 def _task(seed, vocab, length, lag=1) -> None:  # 种子与任务的大小
-    att.check_count(seed, "seed", minimum=0, maximum=2**63)
-    att.check_count(vocab, "vocab", minimum=2, maximum=10_000)
-    att.check_count(length, "length", minimum=2, maximum=att.MAX_POSITIONS)
-    att.check_count(lag, "lag", maximum=length - 1)
+    _count(seed, "seed", 0, 2**63 - 1, "（numpy 种子的范围）")
+    _count(vocab, "vocab", 2, 10_000, "（演示用的小词表）")
+    _count(length, "length", 2, att.MAX_POSITIONS, "（可见性表的上限）")
+    _count(lag, "lag", 1, length - 1, "（length − 1：至少要有一个位置重复）")
 
 def _array(x: object, name: str, dtype=None) -> np.ndarray:
     try:
@@ -57,88 +65,84 @@ def _array(x: object, name: str, dtype=None) -> np.ndarray:
     except (TypeError, ValueError) as error:  # 参差不齐的行、字符串、字典
         raise ValueError(f"{name} 必须是矩形的数值数组：{error}") from None
 
-def _tokens(tokens: object, params: dict) -> np.ndarray:  # (n, length) 的 token，放得进参数的词表与位置表
+def _tokens(tokens: object, params: dict) -> np.ndarray:  # (n, length) 的整数 token
     t = _array(tokens, "tokens")
-    vocab, max_len = params["embed"].shape[0], params["position"].shape[0]
-    if t.ndim != 2 or t.shape[0] < 1 or not 2 <= t.shape[1] <= max_len or t.dtype.kind not in "iu":
-        raise ValueError(f"tokens 必须是 (n, length) 的整数矩阵，n ≥ 1、2 ≤ length ≤ {max_len}，收到 {t.shape} {t.dtype}")
+    vocab, rows = params["embed"].shape[0], len(params["position"])
+    if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 2 or t.dtype.kind not in "iu":
+        raise ValueError(f"tokens 必须是 (n, length) 的整数矩阵，n ≥ 1、length ≥ 2，收到 {t.shape}")
+    if t.shape[1] > rows:
+        raise ValueError(f"params['position'] 只有 {rows} 行，放不下长度 {t.shape[1]} 的 tokens")
     if t.min() < 0 or t.max() >= vocab:
         raise ValueError(f"tokens 必须在 0 到 {vocab - 1} 之间")
     return t
 
-
-# -- 任务 ---------------------------------------------------------------------------------------------
-def sequences(n: int, *, seed: int, vocab: int = VOCAB, length: int = LENGTH, lag: int = LAG) -> np.ndarray:
+# -- 任务 --------------------------------------------------------------------------------------
+def sequences(n, *, seed, vocab=VOCAB, length=LENGTH, lag=LAG) -> np.ndarray:
     """``n`` 条任务序列 (n, length)：前 ``lag`` 个 token 均匀随机，之后 ``x[t] = x[t − lag]``。
-
     >>> sequences(2, seed=0, vocab=5, length=6, lag=3).tolist()
     [[4, 3, 2, 4, 3, 2], [1, 1, 0, 1, 1, 0]]
     """
-    att.check_count(n, "n", maximum=MAX_SEQUENCES)
+    n = _count(n, "n", 1, MAX_SEQUENCES, "（构建时间）")
     _task(seed, vocab, length, lag)
     return _sequences(np.random.default_rng(seed), n, vocab, length, lag)
 
-def _sequences(rng, n, vocab, length, lag):
-    x = np.empty((n, length), dtype=np.int64)
-    x[:, :lag] = rng.integers(0, vocab, size=(n, lag))
-    for t in range(lag, length):
-        x[:, t] = x[:, t - lag]
-    return x
+def _sequences(rng, n, vocab, length, lag):  # 前 lag 个重复下去：x[t] = x[t − lag]
+    return np.tile(rng.integers(0, vocab, size=(n, lag)), (1, -(-length // lag)))[:, :length]
 
 def loss_floor(vocab: int = VOCAB, length: int = LENGTH, lag: int = LAG) -> float:
-    """因果规则下平均损失的下限：前 ``lag − 1`` 个目标只能猜（每个 ln vocab），其余的可以趋近 0。
-
+    """因果规则下平均损失的下限：前 ``lag − 1`` 个目标只能猜（各 ln vocab），其余的可趋近 0。
     >>> round(loss_floor(8, 8, 4), 4), round(3 / 7 * math.log(8), 4)
     (0.8912, 0.8912)
     """
     _task(0, vocab, length, lag)
     return (lag - 1) / (length - 1) * math.log(vocab)
 
-
-# -- 模型：前向、交叉熵与反向 -----------------------------------------------------------------------------
-def init_params(*, seed: int, vocab: int = VOCAB, length: int = LENGTH, d_model: int = D_MODEL) -> dict:
+# -- 模型：前向、交叉熵与反向 ------------------------------------------------------------------
+def init_params(*, seed, vocab=VOCAB, length=LENGTH, d_model=D_MODEL) -> dict:
     """随机初始化的参数：嵌入的标准差 1，投影的标准差 1/√d_model。
-
-    >>> {name: a.shape for name, a in init_params(seed=0, vocab=3, length=4, d_model=2).items()}["w_out"]
+    >>> init_params(seed=0, vocab=3, length=4, d_model=2)["w_out"].shape
     (2, 3)
     """
     _task(seed, vocab, length)
-    att.check_count(d_model, "d_model", maximum=1024)
+    d_model = _count(d_model, "d_model", 1, 1024, "（演示用的小模型）")
     rng, s = np.random.default_rng(seed), 1 / math.sqrt(d_model)
     shapes = {"embed": (vocab, d_model), "position": (length, d_model),
               **dict.fromkeys(("w_q", "w_k", "w_v"), (d_model, d_model)), "w_out": (d_model, vocab)}
-    return {name: rng.normal(0.0, 1.0 if name in ("embed", "position") else s, shape) for name, shape in shapes.items()}
+    return {name: rng.normal(0.0, 1.0 if name in ("embed", "position") else s, shape)
+            for name, shape in shapes.items()}
 
 def _softmax(s: np.ndarray) -> np.ndarray:
-    e = np.exp(s - s.max(axis=-1, keepdims=True))  # 减去每行的最大值：不溢出；−∞ 的格子得到恰好 0
+    e = np.exp(s - s.max(axis=-1, keepdims=True))  # 减去每行的最大值：不溢出；−∞ 得到恰好 0
     return e / e.sum(axis=-1, keepdims=True)
 
 def _forward(p: dict, tokens: np.ndarray, visible: np.ndarray) -> dict:
-    x = p["embed"][tokens] + p["position"][: tokens.shape[1]]  # (B, T, d)：token 嵌入加位置嵌入
+    x = p["embed"][tokens] + p["position"][: tokens.shape[1]]  # (B, T, d)：token 加位置嵌入
     q, k, v = x @ p["w_q"], x @ p["w_k"], x @ p["w_v"]  # 每个 (B, T, d_head)
     s = np.where(visible, q @ k.swapaxes(1, 2) / math.sqrt(q.shape[-1]), -np.inf)  # (B, T, T)
     weights = _softmax(s)
     out = weights @ v  # (B, T, d_head)
-    return {"x": x, "q": q, "k": k, "v": v, "weights": weights, "out": out, "logits": out @ p["w_out"]}
+    logits = out @ p["w_out"]  # (B, T, |V|)：每个 token 一个分数，softmax 后是概率
+    return {"x": x, "q": q, "k": k, "v": v, "weights": weights, "out": out, "logits": logits}
 
 def cross_entropy(logits, targets) -> tuple[float, np.ndarray]:
-    """平均交叉熵 ``−mean log softmax(logits)[target]`` 与它对 logits 的梯度 ``(softmax − one_hot) / N``。
-
+    """平均交叉熵 ``−mean log softmax(logits)[target]`` 与它对 logits 的梯度。
     >>> loss, grad = cross_entropy([[0.0, 0.0], [2.0, 0.0]], [1, 0])
     >>> round(loss, 4), round(math.log(2), 4), np.round(grad, 4).tolist()
     (0.41, 0.6931, [[0.25, -0.25], [-0.0596, 0.0596]])
     """
     z, y = _array(logits, "logits", float), _array(targets, "targets")
-    if z.ndim < 2 or z.shape[:-1] != y.shape or z.shape[-1] < 2 or y.dtype.kind not in "iu" or not np.isfinite(z).all():
-        raise ValueError(f"logits 必须是 (…, vocab) 的有限数组，targets 是形状 (…) 的整数，收到 {z.shape} 与 {y.shape}")
+    if (z.ndim < 2 or z.shape[:-1] != y.shape or z.shape[-1] < 2 or y.dtype.kind not in "iu"
+            or not np.isfinite(z).all()):
+        raise ValueError(f"logits 必须是 (…, |V|) 的有限数组，targets 是形状 (…) 的整数，"
+                         f"收到 {z.shape} 与 {y.shape}")
     if y.size == 0 or y.min() < 0 or y.max() >= z.shape[-1]:
         raise ValueError(f"targets 必须非空，且在 0 到 {z.shape[-1] - 1} 之间")
     return _cross_entropy(z, y)
 
 def _cross_entropy(z, y):
     log_p = z - z.max(axis=-1, keepdims=True)
-    log_p -= np.log(np.exp(log_p).sum(axis=-1, keepdims=True))  # log softmax，不经过会下溢的 softmax
-    one_hot = np.eye(z.shape[-1])[y]  # (…, vocab)
+    log_p -= np.log(np.exp(log_p).sum(axis=-1, keepdims=True))  # log softmax，不会下溢
+    one_hot = np.eye(z.shape[-1])[y]  # (…, |V|)
     return float(-(log_p * one_hot).sum() / y.size), (np.exp(log_p) - one_hot) / y.size
 
 def _attention_backward(q, k, v, weights, out, d_out):
@@ -148,11 +152,10 @@ def _attention_backward(q, k, v, weights, out, d_out):
     d_p = d_out @ v.swapaxes(-1, -2)  # dP = dO V^T
     correction = (d_out * out).sum(axis=-1, keepdims=True)  # D = rowsum(dO * O)
     d_s = weights * (d_p - correction)  # dS = P * (dP − D)：禁止的格子 P = 0，dS 恰为 0
-    return d_s @ k / scale, d_s.swapaxes(-1, -2) @ q / scale, d_v  # dQ = dS K / √d，dK = dS^T Q / √d
+    return d_s @ k / scale, d_s.swapaxes(-1, -2) @ q / scale, d_v  # dQ = dS K/√d，dK = dS^T Q/√d
 
 def loss_and_grads(params: dict, tokens, rule: str) -> tuple[float, dict]:
     """一批序列上的平均下一词损失，以及它对每个参数的梯度（字典，形状同 ``params``）。
-
     >>> p = init_params(seed=0, vocab=3, length=4, d_model=2)
     >>> loss, grads = loss_and_grads(p, [[0, 1, 2, 0]], "causal")
     >>> round(loss, 4), sorted(grads) == sorted(p)
@@ -160,7 +163,8 @@ def loss_and_grads(params: dict, tokens, rule: str) -> tuple[float, dict]:
     """
     p = _params(params)
     tokens = _tokens(tokens, p)
-    return _loss_and_grads(p, tokens, np.array(att.visibility(tokens.shape[1], tokens.shape[1], causal=_causal(rule))))
+    n = tokens.shape[1]
+    return _loss_and_grads(p, tokens, np.array(att.visibility(n, n, causal=_causal(rule))))
 
 def _loss_and_grads(p, tokens, visible):
     f = _forward(p, tokens, visible)
@@ -169,116 +173,107 @@ def _loss_and_grads(p, tokens, visible):
     loss, d_logits[:, :-1] = _cross_entropy(f["logits"][:, :-1], tokens[:, 1:])
     d_out = d_logits @ p["w_out"].T  # (B, T, d_head)
     d_q, d_k, d_v = _attention_backward(f["q"], f["k"], f["v"], f["weights"], f["out"], d_out)
-    flat = lambda a: a.reshape(-1, a.shape[-1])  # noqa: E731  把批与位置摊平：dW = X^T dQ 对整批求和
-    grads = {name: flat(f["x"]).T @ flat(g) for name, g in (("w_q", d_q), ("w_k", d_k), ("w_v", d_v))}
+    flat = lambda a: a.reshape(-1, a.shape[-1])  # noqa: E731  摊平批与位置：dW = X^T dQ 对整批求和
+    grads = {n: flat(f["x"]).T @ flat(g) for n, g in (("w_q", d_q), ("w_k", d_k), ("w_v", d_v))}
     grads["w_out"] = flat(f["out"]).T @ flat(d_logits)
-    d_x = d_q @ p["w_q"].T + d_k @ p["w_k"].T + d_v @ p["w_v"].T  # X 同时产生 Q、K、V：三条路的梯度相加
+    d_x = d_q @ p["w_q"].T + d_k @ p["w_k"].T + d_v @ p["w_v"].T  # X 产生 Q、K、V：三条路相加
     grads["position"] = np.zeros_like(p["position"])
     grads["position"][: tokens.shape[1]] = d_x.sum(axis=0)
-    # 每一行 X 用到一行 token 嵌入：one_hot^T dX 把 dX 加回那一行（同一个 token 出现几次，就加几次）
+    # 每一行 X 用到一行 token 嵌入：one_hot^T dX 把 dX 加回那一行（出现几次就加几次）
     grads["embed"] = flat(np.eye(len(p["embed"]))[tokens]).T @ flat(d_x)
     return loss, grads
 
+# -- 训练 --------------------------------------------------------------------------------------
+def train(rule: str, *, seed: int, steps: int = STEPS, keep=()) -> dict:
+    """从 ``init_params(seed=seed)`` 出发，每步 ``BATCH`` 条新序列，按 ``rule`` 训练（Adam）。
 
-# -- 训练 ---------------------------------------------------------------------------------------------
-def train(rule: str, *, seed: int, steps: int = STEPS) -> dict:
-    """从 ``init_params(seed=seed)`` 出发，每步取 ``BATCH`` 条新序列，按 ``rule`` 训练 ``steps`` 步（Adam）。
-
-    返回 ``{"train_loss": 每步的损失, "params": 训练后的参数}``。
-
-    >>> r = train("causal", seed=0, steps=3)
-    >>> [round(x, 4) for x in r["train_loss"]]
-    [2.8938, 2.4238, 2.2193]
+    返回 ``{"train_loss": 每步更新前的损失, "params": 训练后的参数, "kept": {k: 第 k 步后的参数}}``
+    （k 取 ``keep`` 里的步数）。
+    >>> r = train("causal", seed=0, steps=3, keep=[2])
+    >>> [round(x, 4) for x in r["train_loss"]], sorted(r["kept"])
+    ([2.8938, 2.4238, 2.2193], [2])
     """
-    _task(seed, VOCAB, LENGTH, LAG)
-    att.check_count(steps, "steps", maximum=MAX_STEPS)
-    p, visible = init_params(seed=seed), np.array(att.visibility(LENGTH, LENGTH, causal=_causal(rule)))
-    rng = np.random.default_rng([seed, 1])  # 训练序列的随机数流：由同一个种子定下，又与初始化、评估的不同
-    m = {name: np.zeros_like(a) for name, a in p.items()}  # 梯度的滑动平均
-    s = {name: np.zeros_like(a) for name, a in p.items()}  # 梯度平方的滑动平均
-    losses = []
+    steps = _count(steps, "steps", 1, MAX_STEPS, "（构建时间）")
+    keep = {_count(k, "keep 里的步数", 1, steps, "（steps）") for k in att.as_list(keep, "keep")}
+    p = init_params(seed=seed)
+    visible = np.array(att.visibility(LENGTH, LENGTH, causal=_causal(rule)))
+    rng = np.random.default_rng([seed, 1])  # 训练序列的随机数流：与初始化、评估的不同
+    m, s = ({n: np.zeros_like(a) for n, a in p.items()} for _ in "ms")  # 梯度与梯度平方的滑动平均
+    losses, kept = [], {}
     for step in range(1, steps + 1):
-        loss, grads = _loss_and_grads(p, _sequences(rng, BATCH, VOCAB, LENGTH, LAG), visible)  # 每一步一批新序列
-        losses.append(loss)
+        loss, grads = _loss_and_grads(p, _sequences(rng, BATCH, VOCAB, LENGTH, LAG), visible)
+        losses.append(loss)  # 这一批是新抽的，损失在更新之前算：模型没见过它们
         for name, g in grads.items():
             m[name] = BETA1 * m[name] + (1 - BETA1) * g
             s[name] = BETA2 * s[name] + (1 - BETA2) * g * g
-            m_hat, s_hat = m[name] / (1 - BETA1**step), s[name] / (1 - BETA2**step)  # 修正起步时偏向 0 的平均
-            p[name] = p[name] - LEARNING_RATE * m_hat / (np.sqrt(s_hat) + EPS)
-    return {"train_loss": losses, "params": p}
+            m_hat, s_hat = m[name] / (1 - BETA1**step), s[name] / (1 - BETA2**step)  # 起步修正
+            p[name] = p[name] - LEARNING_RATE * m_hat / (np.sqrt(s_hat) + ADAM_EPS)
+        if step in keep:
+            kept[step] = {n: a.copy() for n, a in p.items()}
+    return {"train_loss": losses, "params": p, "kept": kept}
 
-
-# -- 评估：整段一次算完（训练时的算法），或逐词算（使用时的算法） -------------------------------------------
-def full_loss(params: dict, rule: str, *, seed: int) -> float:
-    """``EVAL_SEQUENCES`` 条新序列（``sequences(…, seed=seed)``）整段一次算完、按 ``rule`` 加 mask 的平均损失。
-
-    >>> round(full_loss(init_params(seed=0), "causal", seed=1), 4)
-    3.0376
-    """
-    return loss_and_grads(params, sequences(EVAL_SEQUENCES, seed=seed), rule)[0]
-
+# -- 评估：逐词算（使用时的算法；整段一次算就是 loss_and_grads） -------------------------------
 def cache_step(past: int, rule: str, positions: str = "absolute") -> tuple[int, list[bool]]:
-    """逐词算的一步：缓存里已有 ``past`` 个位置，新来一个 token；返回它的位置嵌入行号与可见性表的一行。
-    ``"absolute"`` 按 ``past + 0`` 算位置；``"row_index"`` 用批内行号 0，可见性表也按行号造（F12 的错误）。
+    """逐词算的一步：缓存里已有 ``past`` 个位置，新来一个 token；返回它的位置嵌入行号与可见性行。
 
-    >>> cache_step(3, "causal"), cache_step(3, "causal", "row_index"), cache_step(3, "none", "row_index")
-    ((3, [True, True, True, True]), (0, [True, False, False, False]), (0, [True, True, True, True]))
+    ``"absolute"`` 按 ``past + 0`` 算；``"row_index"`` 用批内行号 0，可见性表也按行号造。
+    >>> cache_step(3, "causal"), cache_step(3, "causal", "row_index")
+    ((3, [True, True, True, True]), (0, [True, False, False, False]))
     """
     causal = _causal(rule)
-    att.check_count(past, "past", minimum=0, maximum=att.MAX_POSITIONS - 1)
+    past = _count(past, "past", 0, att.MAX_POSITIONS - 1, "（可见性表的上限）")
     if positions not in POSITIONS:
         raise ValueError(f"positions 必须是 \"absolute\" 或 \"row_index\"，收到 {positions!r}")
     if positions == "absolute":
         return past, att.visibility(1, past + 1, causal=causal, past=past)[0]
-    return 0, (att.row_index_visibility(1, past + 1) if causal else att.visibility(1, past + 1, causal=False))[0]
+    rows = att.row_index_visibility(1, past + 1) if causal else [[True] * (past + 1)]
+    return 0, rows[0]
 
-def position_losses(params: dict, rule: str, *, seed: int, positions: str = "absolute") -> list[float]:
-    """逐词算、带 KV 缓存时每个位置的平均下一词损失（``EVAL_SEQUENCES`` 条序列，真实的前文逐个喂进去）。
-
-    >>> [round(x, 2) for x in position_losses(init_params(seed=0), "causal", seed=1)][:3]
-    [3.68, 3.1, 3.15]
+def use_time(params: dict, rule: str, *, seed: int, positions="absolute", prompt=None) -> dict:
+    """逐词算、带 KV 缓存：每个位置的平均损失、top-1 准确率与两者的平均，每条序列的预测
+    （``predicted``）。后面的 token 不在缓存里，所以 ``"absolute"`` 时 ``rule`` 不改变结果。
+    给了 ``prompt`` 时只喂前 ``prompt`` 个真实 token，之后喂回模型自己的预测（贪心生成）。
+    >>> u = use_time(init_params(seed=0), "causal", seed=1)
+    >>> [round(x, 2) for x in u["loss"][:3]], [round(x, 2) for x in u["accuracy"][:3]]
+    ([3.68, 3.1, 3.15], [0.12, 0.15, 0.12])
     """
     p = _params(params)
-    tokens = _tokens(sequences(EVAL_SEQUENCES, seed=seed), p)
-    keys, values, losses = [], [], []
+    truth = _tokens(sequences(EVAL_SEQUENCES, seed=seed), p)
+    tokens, prompt = truth.copy(), _count(truth.shape[1] if prompt is None else prompt, "prompt")
+    keys, values, losses, guesses = [], [], [], []
     for t in range(tokens.shape[1] - 1):
         row, visible = cache_step(t, rule, positions)
         x = p["embed"][tokens[:, t]] + p["position"][row]  # (B, d)：只为新 token 算
         keys.append(x @ p["w_k"])
         values.append(x @ p["w_v"])  # 新的 K、V 接在缓存后面
-        k, v, q = np.stack(keys, axis=1), np.stack(values, axis=1), x @ p["w_q"]  # (B, t + 1, d_head)
-        s = np.where(visible, np.einsum("bd,btd->bt", q, k) / math.sqrt(q.shape[-1]), -np.inf)  # (B, t + 1)
-        out = np.einsum("bt,btd->bd", _softmax(s), v)
-        losses.append(_cross_entropy(out @ p["w_out"], tokens[:, t + 1])[0])
-    return losses
+        k, v, q = np.stack(keys, axis=1), np.stack(values, axis=1), x @ p["w_q"]  # (B, t + 1, d)
+        s = np.einsum("bd,btd->bt", q, k) / math.sqrt(q.shape[-1])
+        logits = np.einsum("bt,btd->bd", _softmax(np.where(visible, s, -np.inf)), v) @ p["w_out"]
+        losses.append(_cross_entropy(logits, truth[:, t + 1])[0])
+        guesses.append(logits.argmax(axis=-1))  # 概率最大的 token
+        if t + 1 >= prompt:
+            tokens[:, t + 1] = guesses[-1]  # 生成：下一步喂进去的是自己的预测
+    guess = np.stack(guesses, axis=1)  # (n, length − 1)
+    right = (guess == truth[:, 1:]).mean(axis=0).tolist()
+    return {"loss": losses, "accuracy": right, "mean_loss": float(np.mean(losses)),
+            "mean_accuracy": float(np.mean(right)), "predicted": guess.tolist()}
 
-def use_loss(params: dict, rule: str, *, seed: int, positions: str = "absolute") -> float:
-    """使用时的平均损失：每个位置只看得到它之前的 token，逐词算、带 KV 缓存（``position_losses`` 的平均）。
-
-    >>> round(use_loss(init_params(seed=0), "causal", seed=1), 4) == round(full_loss(init_params(seed=0), "causal", seed=1), 4)
-    True
-    """
-    losses = position_losses(params, rule, seed=seed, positions=positions)
-    return sum(losses) / len(losses)
-
-
-# -- 看模型：注意力图与泄漏检查 -------------------------------------------------------------------------
+# -- 看模型：注意力图与泄漏检查 ----------------------------------------------------------------
 def attention_map(params: dict, rule: str, tokens) -> list[list[float]]:
     """一条序列上的注意力权重 (length, length)：第 i 行是查询 i 分给每个 Key 的权重。
-
-    >>> np.round(attention_map(init_params(seed=0, vocab=3, length=3, d_model=2), "causal", [0, 1, 2]), 2).tolist()[1]
+    >>> p = init_params(seed=0, vocab=3, length=3, d_model=2)
+    >>> np.round(attention_map(p, "causal", [0, 1, 2]), 2).tolist()[1]
     [0.62, 0.38, 0.0]
     """
     p = _params(params)
-    tokens = _tokens([att.as_list(tokens, "tokens")], p)
-    n = tokens.shape[1]
-    return _forward(p, tokens, np.array(att.visibility(n, n, causal=_causal(rule))))["weights"][0].tolist()
+    t = _tokens([att.as_list(tokens, "tokens")], p)
+    visible = att.visibility(t.shape[1], t.shape[1], causal=_causal(rule))
+    return _forward(p, t, np.array(visible))["weights"][0].tolist()
 
 def leak_check(params: dict, rule: str, *, seed: int) -> float:
-    """泄漏检查：把位置 t 之后的 token 全部换掉，位置 0 … t 的 logits 最多变了多少（对每个 t 取最大）。
+    """泄漏检查：把位置 t 之后的 token 全换掉，位置 0 … t 的 logits 最多变了多少（取遍 t）。
 
     因果规则下必须恰为 0：一个位置的输出不能依赖它之后的 token。
-
     >>> p = init_params(seed=0)
     >>> leak_check(p, "causal", seed=1), leak_check(p, "none", seed=1) > 0
     (0.0, True)
@@ -290,15 +285,15 @@ def leak_check(params: dict, rule: str, *, seed: int) -> float:
     base, worst = _forward(p, tokens, visible)["logits"], 0.0
     for t in range(n - 1):
         changed = tokens.copy()
-        changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % vocab  # 每个后面的 token 都换成另一个
+        changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % vocab  # 后面的 token 都换成另一个
         moved = np.abs(_forward(p, changed, visible)["logits"][:, : t + 1] - base[:, : t + 1]).max()
         worst = max(worst, float(moved))
     return worst
 
-
-# -- 核对：中心有限差分 ---------------------------------------------------------------------------------
+# -- 核对：中心有限差分 ------------------------------------------------------------------------
 def gradient_check(*, seed: int = 0, eps: float = 1e-5) -> float:
-    """在一个很小的模型（vocab 3、长度 4、宽度 2）上，用中心有限差分核对 ``loss_and_grads``，返回最大相对误差。
+    """在很小的模型（|V| 3、长度 4、宽度 2）上用中心有限差分核对 ``loss_and_grads``。
+    返回每个参数 ``‖解析 − 数值‖ / max(‖解析‖, ‖数值‖, 1)`` 的最大值（分母不小于 1）。
 
     >>> gradient_check() < 1e-6
     True
@@ -306,8 +301,7 @@ def gradient_check(*, seed: int = 0, eps: float = 1e-5) -> float:
     if not 0 < att.real(eps, "eps") <= 0.1:
         raise ValueError(f"eps 必须是 (0, 0.1] 里的数，收到 {eps!r}")
     p = init_params(seed=seed, vocab=3, length=4, d_model=2)
-    tokens = sequences(3, seed=seed, vocab=3, length=4, lag=2)
-    worst = 0.0
+    tokens, worst = sequences(3, seed=seed, vocab=3, length=4, lag=2), 0.0
     for rule in RULES:
         _, grads = loss_and_grads(p, tokens, rule)
         for name, a in p.items():
@@ -319,30 +313,35 @@ def gradient_check(*, seed: int = 0, eps: float = 1e-5) -> float:
                     losses.append(loss_and_grads(p, tokens, rule)[0])
                 a[i] = saved
                 numeric[i] = (losses[0] - losses[1]) / (2 * eps)  # (L(x + ε) − L(x − ε)) / 2ε
-            gap = np.linalg.norm(grads[name] - numeric) / max(np.linalg.norm(grads[name]), np.linalg.norm(numeric), 1.0)
-            worst = max(worst, float(gap))
+            norm = max(np.linalg.norm(grads[name]), np.linalg.norm(numeric), 1.0)
+            worst = max(worst, float(np.linalg.norm(grads[name] - numeric) / norm))
     return worst
 
-
-# -- 自检与演示 ----------------------------------------------------------------------------------------
+# -- 自检与演示 --------------------------------------------------------------------------------
 def self_test() -> None:
-    """快速自检：梯度核对、因果模型不泄漏、整段算与逐词算一致、错误的行号位置改变结果。"""
+    """快速自检：梯度核对、因果模型不泄漏、整段算与逐词算一致、行号当位置改变结果。"""
     att.check(gradient_check() < 1e-6, "loss_and_grads 应当通过有限差分核对")
     p = init_params(seed=0)
-    att.check(leak_check(p, "causal", seed=1) == 0.0 < leak_check(p, "none", seed=1), "只有因果规则挡得住后面的 token")
-    att.check(abs(use_loss(p, "causal", seed=1) - full_loss(p, "causal", seed=1)) < 1e-12, "逐词算应与整段算一致")
-    att.check(use_loss(p, "causal", seed=1, positions="row_index") != use_loss(p, "causal", seed=1), "行号位置应当出错")
+    use = lambda pos: use_time(p, "causal", seed=1, positions=pos)["mean_loss"]  # noqa: E731
+    leak = leak_check(p, "causal", seed=1), leak_check(p, "none", seed=1)
+    att.check(leak[0] == 0.0 < leak[1], "只有因果规则挡得住后面的 token")
+    whole = loss_and_grads(p, sequences(EVAL_SEQUENCES, seed=1), "causal")[0]
+    att.check(abs(use("absolute") - whole) < 1e-12, "逐词算应与整段算一致")
+    att.check(use("row_index") != use("absolute"), "行号当位置应当出错")
 
 def run_demo() -> dict:
-    """演示结果：两种规则各训练一次，比较训练时与使用时的损失（运行本文件时以 JSON 打印）。"""
-    out = {"性质": "人工构造的任务，构建时训练的小模型（不是任何产品）", "词表大小": VOCAB, "因果规则的损失下限": loss_floor()}
+    """两种规则各训练一次，比较训练时与使用时的损失和准确率（运行本文件时以 JSON 打印）。"""
+    params_of, out = {}, {"性质": "人工构造的任务，构建时训练的小模型", "词表大小": VOCAB,
+                          "因果规则的损失下限": loss_floor(), "瞎猜的准确率": 1 / VOCAB}
     for rule in RULES:
-        params = train(rule, seed=0)["params"]
-        use = use_loss(params, rule, seed=1)
-        out[rule] = {"整段算的损失": full_loss(params, rule, seed=1), "逐词算的损失": use, "比瞎猜还差": use > math.log(VOCAB),
-                     "用行号当位置": use_loss(params, rule, seed=1, positions="row_index")}
+        params = params_of[rule] = train(rule, seed=0)["params"]
+        use, eval_tokens = use_time(params, rule, seed=1), sequences(EVAL_SEQUENCES, seed=1)
+        out[rule] = {"整段算的损失": loss_and_grads(params, eval_tokens, rule)[0],
+                     "逐词算的损失": use["mean_loss"], "逐词算的准确率": use["mean_accuracy"]}
+        out[rule]["损失比瞎猜还高"] = use["mean_loss"] > math.log(VOCAB)
+    row = use_time(params_of["causal"], "causal", seed=1, positions="row_index")  # 只许读 Key 0
+    out["causal"]["用行号当位置的损失"] = row["mean_loss"]
     return out
-
 
 if __name__ == "__main__":
     self_test()

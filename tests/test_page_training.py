@@ -31,11 +31,12 @@ def test_the_loss_table_and_sentences_are_the_build_time_runs(book_html, runs):
     text, rows = article.get_text(), table_rows(article)
     s = page.summary(runs)
     for rule in tr.RULES:
-        assert [page.RULE_NAMES[rule]] + [page.value(s[rule][k]) for k in ("train", "full", "use")] in rows
+        assert [page.RULE_NAMES[rule]] + [page.value(s[rule][k]) for k in ("train", "full", "use")] + [
+            fmt.percent(s[rule]["accuracy"])] in rows
     assert page.value(s["none"]["train"]).endswith("× 10⁻⁵")  # printed as such, not as 0.0000
-    assert page.loss_sentence(s, math.log(tr.VOCAB)) in text
-    assert "比瞎猜的 ln V = " + fmt.fmt(math.log(tr.VOCAB)) + " 还高" in text
-    assert page.curve_sentence(runs, tr.loss_floor(), math.log(tr.VOCAB)) in text
+    assert page.loss_sentence(s) in text
+    assert page.curve_sentence(runs, page.checkpoints(runs), tr.loss_floor()) in text
+    assert fmt.fmt(math.log(tr.VOCAB)) in text and fmt.percent(1 / tr.VOCAB) in text
 
 
 @pytest.mark.build
@@ -46,6 +47,17 @@ def test_the_row_index_floor_leak_and_map_sentences_are_on_the_page(book_html, r
                          (page.check_values(runs), "leak_sentence"), (page.map_values(runs), "map_sentence")):
         assert str(values[name]) in text, name
     assert f"本例是 {fmt.fmt(tr.loss_floor())}" in text
+
+
+@pytest.mark.build
+def test_the_core_ends_with_what_to_remember_and_folds_the_listings(book_html):
+    article = article_of(book_html, PAGE)
+    last = article.select("div.admonition")[-1]
+    assert "remember" in last["class"] and 3 <= len(last.find_all("li")) <= 5
+    titles = [s.get_text(strip=True) for s in article.select("details > summary")]
+    assert all(t.startswith("深入：") for t in titles) and "深入：02_training.py 的全部代码" in titles
+    listings = [d for d in article.select("div.highlight-python") if not d.find_parent(class_="solution")]
+    assert listings and all(d.find_parent("details") for d in listings)  # every body listing is folded
 
 
 @pytest.mark.build

@@ -1,9 +1,10 @@
-"""The training page's teaching code (02_training.py): its backward against the backprop page and finite
-differences, determinism, the claims the page makes on other seeds, and bad input.
+"""The training page's teaching code (02_training.py): its backward against the backprop page and
+finite differences, determinism, the claims the page makes on other seeds, and bad input.
 
 The numpy backward is compared with 02_backprop's pure-Python ``attention_backward`` and
-``projection_backward`` (another implementation, written for the backprop page), and the whole model's
-gradient with central finite differences; a backward with a step left out must fail that check.
+``projection_backward`` (another implementation, written for the backprop page), and the whole
+model's gradient with central finite differences; a backward with a step left out must fail
+that check.
 """
 
 from __future__ import annotations
@@ -31,16 +32,17 @@ SEEDS = (3,)
 
 @pytest.fixture(scope="module")
 def trained():
-    """Both rules on a seed other than the page's (the page trains seed 0; tests/test_chapter_training.py more)."""
-    return {seed: {rule: tr.train(rule, seed=seed)["params"] for rule in tr.RULES} for seed in SEEDS}
+    """Both rules on a seed other than the page's (tests/test_chapter_training.py trains more)."""
+    return {s: {rule: tr.train(rule, seed=s)["params"] for rule in tr.RULES} for s in SEEDS}
 
 
-# -- the backward: the backprop page's formulas ---------------------------------------------------------------
+# -- the backward: the backprop page's formulas --------------------------------------------------
 @st.composite
 def self_attention(draw):
     n, d, d_v = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
     cell = reals(2.0)
-    return draw(matrices(n, d, cell)), draw(matrices(n, d, cell)), draw(matrices(n, d_v, cell)), draw(matrices(n, d_v, cell))
+    return (draw(matrices(n, d, cell)), draw(matrices(n, d, cell)), draw(matrices(n, d_v, cell)),
+            draw(matrices(n, d_v, cell)))
 
 
 @few
@@ -58,8 +60,8 @@ def test_the_numpy_backward_equals_the_backprop_pages_pure_python_backward(probl
 
 @pytest.mark.parametrize("rule", tr.RULES)
 def test_the_model_gradient_equals_the_backprop_pages_chain_on_one_sequence(rule):
-    # One sequence: the pure-Python attention_backward and projection_backward of the backprop page, fed with
-    # the same upstream gradient dO, give the projections' gradients that loss_and_grads computes in numpy.
+    # One sequence: the backprop page's pure-Python attention_backward and projection_backward, fed
+    # the same upstream gradient dO, give the projections' gradients loss_and_grads computes.
     p = tr.init_params(seed=5, vocab=4, length=5, d_model=3)
     tokens = np.array([[1, 3, 0, 1, 3]])
     causal = rule == "causal"
@@ -68,14 +70,15 @@ def test_the_model_gradient_equals_the_backprop_pages_chain_on_one_sequence(rule
     d_logits[:, :-1] = tr.cross_entropy(f["logits"][:, :-1], tokens[:, 1:])[1]
     d_out = (d_logits @ p["w_out"].T)[0]
     x = f["x"][0]
-    dq, dk, dv = bp.attention_backward(x @ p["w_q"], x @ p["w_k"], x @ p["w_v"], d_out.tolist(), causal=causal)
+    q, k, v = x @ p["w_q"], x @ p["w_k"], x @ p["w_v"]
+    dq, dk, dv = bp.attention_backward(q, k, v, d_out.tolist(), causal=causal)
     proj = bp.projection_backward(x.tolist(), p["w_q"], p["w_k"], p["w_v"], dq, dk, dv)
     _, grads = tr.loss_and_grads(p, tokens, rule)
     for name in ("w_q", "w_k", "w_v"):
         assert np.allclose(grads[name], proj["d" + name], atol=1e-12)
     dx = np.array(proj["dx"])
     assert np.allclose(grads["position"], dx, atol=1e-12)  # each position once in one sequence
-    assert np.allclose(grads["embed"][1], dx[0] + dx[3], atol=1e-12)  # token 1 sits at positions 0 and 3
+    assert np.allclose(grads["embed"][1], dx[0] + dx[3], atol=1e-12)  # token 1 at positions 0, 3
 
 
 def test_central_finite_differences_agree_on_two_seeds():
@@ -86,7 +89,7 @@ def test_central_finite_differences_agree_on_two_seeds():
 def test_a_backward_without_the_correction_term_fails_the_check(monkeypatch):
     right = tr._attention_backward
 
-    def no_correction(q, k, v, weights, out, d_out):  # dS = P ∘ dP: the slip the backprop page warns about
+    def no_correction(q, k, v, weights, out, d_out):  # dS = P ∘ dP: the slip
         return right(q, k, v, weights, out * 0.0, d_out)
 
     monkeypatch.setattr(tr, "_attention_backward", no_correction)
@@ -101,7 +104,7 @@ def test_cross_entropy_of_equal_logits_is_ln_v_and_its_gradient_sums_to_zero():
     assert np.allclose(grad.sum(axis=-1), 0.0, atol=1e-15)
 
 
-# -- the task and the floor --------------------------------------------------------------------------------
+# -- the task and the floor ----------------------------------------------------------------------
 def test_sequences_repeat_lag_positions_back_and_are_deterministic():
     x = tr.sequences(50, seed=9)
     assert (x[:, tr.LAG :] == x[:, : tr.LENGTH - tr.LAG]).all()
@@ -114,24 +117,41 @@ def test_the_floor_counts_the_first_lag_minus_one_targets_as_guesses():
     assert tr.loss_floor(16, 10, 1) == 0.0
 
 
-# -- training and use, on seeds other than the page's -----------------------------------------------------------
+# -- training and use, on seeds other than the page's --------------------------------------------
 def test_training_is_deterministic():
     a, b = tr.train("none", seed=11, steps=5), tr.train("none", seed=11, steps=5)
     assert a["train_loss"] == b["train_loss"]
     assert all((a["params"][n] == b["params"][n]).all() for n in tr.PARAM_NAMES)
     assert tr.train("none", seed=12, steps=5)["train_loss"] != a["train_loss"]
-    # both rules start from the same parameters and see the same batches: the first losses differ only by the mask
+    # both rules start from the same parameters and batches: the first losses differ by the mask
     assert tr.train("causal", seed=11, steps=1)["train_loss"] != a["train_loss"][:1]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_the_unmasked_model_trains_below_the_floor_and_is_worse_than_guessing_in_use(trained, seed):
+def test_the_unmasked_model_trains_below_the_floor_and_loses_more_than_guessing(trained, seed):
     causal, none = trained[seed]["causal"], trained[seed]["none"]
     ln_v, e = math.log(tr.VOCAB), 100 + seed
-    assert tr.full_loss(none, "none", seed=e) < tr.loss_floor() < tr.full_loss(causal, "causal", seed=e) < ln_v
-    assert tr.use_loss(none, "none", seed=e) > ln_v
-    assert abs(tr.use_loss(causal, "causal", seed=e) - tr.full_loss(causal, "causal", seed=e)) < 1e-12
-    assert tr.use_loss(causal, "causal", seed=e, positions="row_index") > tr.use_loss(causal, "causal", seed=e)
+    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=e)
+    whole = {r: tr.loss_and_grads(trained[seed][r], tokens, r)[0] for r in tr.RULES}
+    assert whole["none"] < tr.loss_floor() < whole["causal"] < ln_v
+    use = {r: tr.use_time(trained[seed][r], r, seed=e) for r in tr.RULES}
+    assert use["none"]["mean_loss"] > ln_v
+    assert abs(use["causal"]["mean_loss"] - whole["causal"]) < 1e-12
+    row = tr.use_time(causal, "causal", seed=e, positions="row_index")["mean_loss"]
+    assert row > use["causal"]["mean_loss"]
+    # top-1 accuracy: both beat guessing (1/|V|); the loss alone does not say how often it is right
+    assert min(use[r]["mean_accuracy"] for r in tr.RULES) > 1 / tr.VOCAB
+    assert all(0.0 <= a <= 1.0 for r in tr.RULES for a in use[r]["accuracy"])
+
+
+def test_use_time_accuracy_is_the_share_of_argmax_hits():
+    p = tr.init_params(seed=4)
+    u = tr.use_time(p, "causal", seed=2)
+    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=2)
+    f = tr._forward(p, tokens, np.array(att.visibility(tr.LENGTH, tr.LENGTH)))
+    hits = (f["logits"][:, :-1].argmax(axis=-1) == tokens[:, 1:]).mean(axis=0)
+    assert np.allclose(u["accuracy"], hits)  # the cache computes what the whole sequence computes
+    assert math.isclose(u["mean_accuracy"], float(hits.mean()))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -141,7 +161,7 @@ def test_the_causal_model_looks_lag_minus_one_back_and_the_other_ahead(trained, 
     n = np.array(tr.attention_map(trained[seed]["none"], "none", tokens))
     assert np.all(np.triu(c, 1) == 0.0)
     assert np.mean([c[t, t + 1 - tr.LAG] for t in range(tr.LAG - 1, tr.LENGTH - 1)]) > 0.7
-    assert np.mean([n[t, t + 1 :].sum() for t in range(tr.LAG - 1)]) > 0.7  # these queries' answers are only ahead
+    assert np.mean([n[t, t + 1 :].sum() for t in range(tr.LAG - 1)]) > 0.7  # answers only ahead
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -157,13 +177,19 @@ def test_the_row_index_cache_uses_row_zero_and_only_key_zero():
         assert tr.cache_step(past, "causal", "row_index") == (0, [True] + [False] * past)
 
 
-# -- the command, the self-test and bad input -----------------------------------------------------------------
+# -- the command, the self-test and bad input ----------------------------------------------------
 def test_running_the_file_self_tests_and_prints_the_demo_as_json():
     result = subprocess.run([sys.executable, str(CODE)], capture_output=True, text=True, check=True)
-    demo = json.loads(result.stdout)  # tests/test_pages.py checks that the page shows exactly this output
-    assert set(demo) == {"性质", "词表大小", "因果规则的损失下限", *tr.RULES}
-    assert demo["none"]["比瞎猜还差"] is True and demo["causal"]["比瞎猜还差"] is False
+    demo = json.loads(result.stdout)  # the page shows exactly this
+    assert set(demo) == {"性质", "词表大小", "因果规则的损失下限", "瞎猜的准确率", *tr.RULES}
+    assert demo["none"]["损失比瞎猜还高"] is True and demo["causal"]["损失比瞎猜还高"] is False
+    # the row-index variant is the page's (only key 0 visible): computed for the causal model only
+    assert "用行号当位置的损失" in demo["causal"] and "用行号当位置的损失" not in demo["none"]
     assert result.stderr == ""
+
+
+P8 = tr.init_params(seed=0)
+P = tr.init_params(seed=0, vocab=3, length=4, d_model=2)
 
 
 @pytest.mark.parametrize(
@@ -172,9 +198,15 @@ def test_running_the_file_self_tests_and_prints_the_demo_as_json():
         (lambda: tr.train("mask", seed=0), "rule 必须是"),
         (lambda: tr.train("causal", seed=0, steps=10**6), "steps 不能超过"),
         (lambda: tr.sequences(2, seed=0, length=4, lag=4), "lag 不能超过"),
-        (lambda: tr.use_loss(tr.init_params(seed=0), "causal", seed=0, positions="row"), "positions 必须是"),
-        (lambda: tr.loss_and_grads(tr.init_params(seed=0), [[0, 9]], "none"), "tokens 必须在 0 到 7 之间"),
-        (lambda: tr.loss_and_grads({"embed": 1}, [[0, 1]], "none"), "params 必须是"),
+        (lambda: tr.use_time(P8, "causal", seed=0, positions="row"), "positions 必须是"),
+        (lambda: tr.loss_and_grads(P8, [[0, 9]], "none"), "tokens 必须在 0 到 7 之间"),
+        (lambda: tr.loss_and_grads({"embed": 1}, [[0, 1]], "none"), "'position'"),
+        (lambda: tr.loss_and_grads({**P8, "bias": P8["embed"]}, [[0, 1]], "none"), "多出 ['bias']"),
+        (lambda: tr.loss_and_grads({**P8, "position": P8["position"][:2]}, [[0, 1, 2]], "none"),
+         "params['position'] 只有 2 行"),
+        (lambda: tr.loss_and_grads({**P8, "w_q": P8["w_q"].astype(np.float32)}, [[0, 1]], "none"),
+         "float64"),
+        (lambda: tr.train("causal", seed=-1), "seed 必须是不小于 0 的整数"),
         (lambda: tr.cross_entropy([[0.0, 1.0]], [2]), "targets 必须非空，且在 0 到 1 之间"),
     ],
 )
@@ -182,9 +214,14 @@ def test_bad_input_gets_a_chinese_value_error_naming_it(call, words):
     with pytest.raises(ValueError) as error:
         call()
     assert words in str(error.value)
+    assert "纯 Python 列表" not in str(error.value)  # the limits give their own reason
 
 
-P = tr.init_params(seed=0, vocab=3, length=4, d_model=2)
+def test_numpy_integers_are_counts_too():
+    assert tr.sequences(np.int64(2), seed=np.int64(0), lag=np.int64(3)).shape == (2, tr.LENGTH)
+    assert tr.cache_step(np.int64(3), "causal") == tr.cache_step(3, "causal")
+
+
 VALID = {  # one valid call of each public function, every argument named
     "sequences": dict(n=2, seed=0, vocab=5, length=6, lag=3),
     "loss_floor": dict(vocab=8, length=8, lag=4),
@@ -192,10 +229,8 @@ VALID = {  # one valid call of each public function, every argument named
     "cross_entropy": dict(logits=[[0.0, 0.0], [2.0, 0.0]], targets=[1, 0]),
     "loss_and_grads": dict(params=P, tokens=[[0, 1, 2, 0]], rule="causal"),
     "train": dict(rule="none", seed=0, steps=2),
-    "full_loss": dict(params=tr.init_params(seed=0), rule="causal", seed=1),
     "cache_step": dict(past=3, rule="causal", positions="row_index"),
-    "position_losses": dict(params=tr.init_params(seed=0), rule="none", seed=1, positions="absolute"),
-    "use_loss": dict(params=tr.init_params(seed=0), rule="causal", seed=1, positions="row_index"),
+    "use_time": dict(params=tr.init_params(seed=0), rule="causal", seed=1, positions="row_index"),
     "attention_map": dict(params=P, rule="causal", tokens=[0, 1, 2]),
     "leak_check": dict(params=tr.init_params(seed=0), rule="none", seed=1),
     "gradient_check": dict(seed=0, eps=1e-5),
@@ -206,5 +241,5 @@ VALID = {  # one valid call of each public function, every argument named
 
 def test_bad_input_anywhere_is_a_value_error_naming_the_argument():
     assert public_functions(tr) == set(VALID), "every public function needs a valid call here"
-    failures = [f for name, kwargs in VALID.items() for f in fuzz_failures(getattr(tr, name), kwargs)]
+    failures = [f for name, kw in VALID.items() for f in fuzz_failures(getattr(tr, name), kw)]
     assert failures == []
