@@ -30,7 +30,7 @@ CODE = Path(costs.__file__)
 small = st.integers(1, 4)
 
 
-# -- the score table: n² entries ---------------------------------------------------------------------
+# -- the score table: n² entries -------------------------------------------------------------------
 def numpy_score_tables(n: int, head_dim: int, heads: int, dtype=np.float32) -> list[np.ndarray]:
     """An independent reference: one explicitly built (n, n) score table per head."""
     rng = np.random.default_rng(n * 100 + head_dim * 10 + heads)
@@ -105,7 +105,7 @@ def test_the_mask_does_not_shrink_the_plain_table():
     assert c["forbidden"] / c["entries"] < 0.5
 
 
-# -- the KV cache -------------------------------------------------------------------------------------
+# -- the KV cache ----------------------------------------------------------------------------------
 def numpy_kv_cache_bytes(layers, kv_heads, head_dim, context, batch, dtype) -> int:
     """An independent reference: allocate every layer's K and V and add up their bytes."""
     cache = [
@@ -172,7 +172,7 @@ def test_the_published_configurations_are_data_with_their_sources():
     assert (costs.GEMMA_7B["hidden"], costs.GEMMA_7B["heads"], costs.GEMMA_7B["head_dim"]) == (3072, 16, 256)
 
 
-# -- the slope fit, on timings made by formula (never on this machine's speed) -----------------------
+# -- the slope fit, on timings made by formula (never on this machine's speed) ---------------------
 NS = [128, 256, 512, 1024, 2048]
 
 
@@ -196,7 +196,7 @@ def test_fit_with_bounded_noise_stays_close_and_equals_numpy(p, noise):
     assert abs(slope - p) <= bound
 
 
-# -- the numpy attention that is timed, and the timing loop on a fake clock --------------------------
+# -- the numpy attention that is timed, and the timing loop on a fake clock ------------------------
 @given(n=st.integers(1, 6), d=st.integers(1, 3), d_v=st.integers(1, 2), data=st.data())
 @settings(max_examples=20, deadline=None)
 def test_numpy_attention_equals_the_chapters_attention(n, d, d_v, data):
@@ -237,7 +237,7 @@ def test_timing_on_the_real_clock_returns_one_record_per_length():
     assert all(isinstance(r["median"], float) and r["median"] >= 0 for r in rows)
 
 
-# -- bad input: a clear Chinese ValueError naming the argument --------------------------------------
+# -- bad input: a clear Chinese ValueError naming the argument -------------------------------------
 @pytest.mark.parametrize(
     "call, words",
     [
@@ -303,7 +303,7 @@ def test_fuzz_every_argument_gets_a_value_error_that_names_it_or_a_result(functi
     assert fuzz_failures(function, VALID[function]) == []  # and no call hangs
 
 
-# -- the demo and the script -------------------------------------------------------------------------
+# -- the demo and the script -----------------------------------------------------------------------
 def test_run_demo_is_deterministic_and_agrees_with_the_direct_count():
     first = costs.run_demo()
     assert first == costs.run_demo()
