@@ -26,11 +26,9 @@ att = importlib.import_module("02_attention")
 costs = importlib.import_module("02_costs")
 ex = importlib.import_module("02_exercises_costs")
 
-# The bibliography keys (book/references.bib) of the configurations in ``costs.MODELS`` and ``GEMMA_7B``.
-CITATIONS = {
-    "Llama-2-7B": "llama2_7b_config", "Llama-3-8B": "llama3_8b_config",
-    "Mistral-7B-v0.1": "mistral7b_config", "Qwen2-7B": "qwen2_7b_config", "Gemma-7B": "gemma7b_config",
-}
+# The bibliography keys (book/references.bib) of the configurations in ``costs.MODELS``.
+CITATIONS = {"Llama-2-7B": "llama2_7b_config", "Llama-3-8B": "llama3_8b_config",
+             "Mistral-7B-v0.1": "mistral7b_config", "Qwen2-7B": "qwen2_7b_config"}
 
 
 # -- kinds of number ---------------------------------------------------------------------------------
@@ -47,20 +45,13 @@ def times(ratio: float) -> str:
 
 
 def about_times(verb: str, ratio: float) -> str:
-    """``verb`` and a ratio, with 约 in front when the ratio is not whole (it has been rounded).
-
-    >>> about_times("相差", 4.0), about_times("是最小者的", 9.142857)
-    ('相差 4 倍', '约是最小者的 9.1 倍')
-    """
+    """``verb`` and a ratio, with 约 in front when the ratio is not whole (it has been rounded)."""
     return ("" if _ratio(ratio).is_integer() else "约") + f"{verb} {times(ratio)}"
 
 
 def share(part: int, whole: int) -> str:
     """``part ÷ whole`` as a percentage, with more decimals where ``fmt.percent``'s would show a whole
     percentage that the share is not: 4,294,705,152 of 8,589,934,592 is 49.997%, not 50.00%.
-
-    >>> share(6, 16), share(4294705152, 8589934592), share(1, 2)
-    ('37.50%', '49.997%', '50.00%')
     """
     whole = att.check_count(whole, "whole")
     part = att.check_count(part, "part", minimum=0, maximum=whole)
@@ -99,11 +90,7 @@ def score_rows(ns: list[int] = costs.SCORE_NS) -> list[dict]:
 
 
 def score_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """Entries, bytes, forbidden cells (with their share) and the two multiply-adds at each length.
-
-    >>> score_table(score_rows([4]))[1]
-    [['4', '512', '2 KiB', '192（37.50%）', '65,536']]
-    """
+    """Entries, bytes, forbidden cells (with their share) and the two multiply-adds at each length."""
     header = ["序列长度 n", "分数表格子数", "字节（float32）", "因果禁止的格子（占比）",
               "乘加：算分数、混合 V 各"]
     return header, [[fmt.count(r["n"]), fmt.grouped(r["entries"]), fmt.size(r["bytes"]),
@@ -112,11 +99,7 @@ def score_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 def growth(rows: list[dict]) -> dict:
-    """From the first length to the second: how much n grew, and how much every count grew.
-
-    >>> growth(score_rows([2, 4]))
-    {'n0': '2', 'n1': '4', 'n_ratio': '2 倍', 'growth': '4 倍'}
-    """
+    """From the first length to the second: how much n grew, and how much every count grew."""
     first, second = rows[0], rows[1]
     ratios = {second[key] / first[key] for key in ("entries", "bytes", "qk_madds", "mix_madds")}
     if len(ratios) != 1:
@@ -158,11 +141,7 @@ def windowed(models: list[dict]) -> list[dict]:
 
 
 def sliding_sentence(models: list[dict]) -> str:
-    """Every sliding_window a configuration writes, and whether it is switched on; empty when none.
-
-    >>> print(sliding_sentence(costs.MODELS))
-    Mistral-7B-v0.1 的配置写了 sliding_window = 4096：每层只存最近 4096 个位置，上下文再长，缓存也不再变大；Qwen2-7B 的配置也写了 sliding_window = 131072，但同时写明 use_sliding_window = false，不启用。
-    """
+    """Every sliding_window a configuration writes, and whether it is switched on; empty when none."""
     parts = []
     for m in att.as_list(models, "models"):
         if not m.get("sliding_window"):
@@ -209,11 +188,7 @@ def fp16_over_int8(rows: list[dict]) -> str:
 
 
 def compare_sentence(names: list[str], nbytes: list[int], condition: str) -> str:
-    """Which cache is smallest and which largest under ``condition``, and by how much.
-
-    >>> compare_sentence(["A", "B", "C"], [4096, 1024, 1024], "上下文 8")
-    '上下文 8 时，KV 缓存最小的是 B与C（1 KiB），最大的是 A（4 KiB），是最小者的 4 倍。'
-    """
+    """Which cache is smallest and which largest under ``condition``, and by how much."""
     names = [str(x) for x in att.as_list(names, "names")]
     sizes = [att.check_count(x, f"nbytes[{i}]") for i, x in enumerate(att.as_list(nbytes, "nbytes"))]
     if not names or len(names) != len(sizes):
@@ -245,13 +220,7 @@ def kv_comparisons(rows: list[dict], context: int = costs.CONTEXT, batch: int = 
 
 # -- 误解 ----------------------------------------------------------------------------------------------
 def query_heads_sentence(models: list[dict]) -> str:
-    """Two models with as many query heads but different K/V heads: the cache follows the K/V heads.
-
-    >>> print(query_heads_sentence(costs.MODELS[:2]))
-    Llama-2-7B 与 Llama-3-8B 都有 32 个查询头，K/V 头却分别是 32 个和 8 个；每 token 的缓存分别是 512 KiB 和 128 KiB，相差 4 倍。
-    >>> print(query_heads_sentence(costs.MODELS[1:3]))
-    这几个模型里没有查询头一样多、K/V 头却不同的两个。
-    """
+    """Two models with as many query heads but different K/V heads: the cache follows the K/V heads."""
     ms = att.as_list(models, "models")
     per = [costs.kv_cache_bytes(m, 1) for m in ms]  # also checks every model
     for i, a in enumerate(ms):
@@ -266,29 +235,6 @@ def query_heads_sentence(models: list[dict]) -> str:
                 return (start + f"每 token 的缓存分别是 {fmt.size(per[i])} 和 {fmt.size(per[j])}，"
                         f"{about_times('相差', high / low)}。")
     return "这几个模型里没有查询头一样多、K/V 头却不同的两个。"
-
-
-def head_dim_sentence(model: dict) -> str:
-    """The configured head_dim against hidden ÷ heads, and how far a cache estimated with the latter is off.
-
-    >>> print(head_dim_sentence(costs.GEMMA_7B))
-    Gemma-7B：hidden ÷ heads = 3072 ÷ 16 = 192，但配置写明 `head_dim` = 256；按 192 估算，每 token 的缓存是 336 KiB，实际是 448 KiB，少算了 25.00%。
-    >>> print(head_dim_sentence(costs.MODELS[0]))
-    Llama-2-7B：hidden ÷ heads = 4096 ÷ 32 = 128，与配置的 `head_dim` = 128 一致；但这只是这个模型的巧合，不是规律。
-    """
-    real = costs.kv_cache_bytes(model, 1)  # also checks the model
-    m, guess = model, model["hidden"] / model["heads"]
-    shown = fmt.short(guess) if guess.is_integer() else fmt.ratio(guess)
-    sign = "=" if guess.is_integer() else "≈"  # 40 ÷ 3 is not 13.33
-    start = f"{m['name']}：hidden ÷ heads = {fmt.count(m['hidden'])} ÷ {fmt.count(m['heads'])} {sign} {shown}"
-    if guess == m["head_dim"]:
-        return f"{start}，与配置的 `head_dim` = {fmt.count(m['head_dim'])} 一致；但这只是这个模型的巧合，不是规律。"
-    # 误推值未必是整数：按同一公式用浮点数算，再四舍五入到字节。
-    wrong = round(2 * m["layers"] * m["kv_heads"] * guess * costs.FLOAT16_BYTES)
-    change = (wrong - real) / real
-    return (f"{start}，但配置写明 `head_dim` = {fmt.count(m['head_dim'])}；按 {shown} 估算，每 token 的缓存是 {fmt.size(wrong)}，"
-            f"实际是 {fmt.size(real)}，{'少算了' if change < 0 else '多算了'} {fmt.percent(abs(change))}。")
-
 
 
 
@@ -310,11 +256,7 @@ CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and th
 
 
 def table_check(ns: list[int] = CHECK_NS, d: int = CHECK_D) -> tuple[list[str], list[list[str]]]:
-    """For each n: n² against the cells of a score table really computed, n(n−1)/2 against a visibility table.
-
-    >>> table_check([3])[1]
-    [['3', '9', '9', '3', '3']]
-    """
+    """For each n: n² against the cells of a score table really computed, n(n−1)/2 against a visibility table."""
     rows = []
     for n in att.as_list(ns, "ns"):
         q = [[float(i)] + [1.0] * (d - 1) for i in range(n)]  # (n, d)
@@ -341,9 +283,10 @@ SYNTHETIC_LAWS = [
 def check_law(law: object) -> dict:
     """A synthetic law: positive ``coefficient``, finite ``power``, a list of positive ``noise`` factors."""
     if not isinstance(law, dict) or not {"coefficient", "power", "noise"} <= set(law):
-        raise ValueError(f"law 必须是含 coefficient、power、noise 三项的字典（像 SYNTHETIC_LAWS 里的条目），收到 {law!r}")
-    for x, name in ((law["coefficient"], "law['coefficient']"), *((f, f"law['noise'][{i}]") for i, f in
-                                                                    enumerate(att.as_list(law["noise"], "law['noise']")))):
+        raise ValueError(f"law 必须是含 coefficient、power、noise 三项的字典，收到 {law!r}")
+    noise = att.as_list(law["noise"], "law['noise']")
+    for x, name in ((law["coefficient"], "law['coefficient']"),
+                    *((f, f"law['noise'][{i}]") for i, f in enumerate(noise))):
         if not (math.isfinite(att.real(x, name)) and x > 0):
             raise ValueError(f"{name} 必须是有限的正数，收到 {x!r}")
     if not math.isfinite(att.real(law["power"], "law['power']")):
@@ -352,13 +295,7 @@ def check_law(law: object) -> dict:
 
 
 def synthetic_seconds(ns: list[float], law: dict) -> list[float]:
-    """Timings made by a law: ``coefficient × n**power``, multiplied in turn by the ``noise`` factors.
-
-    >>> synthetic_seconds([1, 2, 4], {"coefficient": 3.0, "power": 2, "noise": ()})
-    [3.0, 12.0, 48.0]
-    >>> [round(t, 9) for t in synthetic_seconds([1, 2, 4], {"coefficient": 1.0, "power": 1, "noise": (2.0, 0.5)})]
-    [2.0, 1.0, 8.0]
-    """
+    """Timings made by a law: ``coefficient × n**power``, multiplied in turn by the ``noise`` factors."""
     m = check_law(law)
     noise = list(m["noise"]) or [1.0]
     try:
@@ -372,60 +309,32 @@ def synthetic_seconds(ns: list[float], law: dict) -> list[float]:
 
 
 def law_formula(law: dict) -> str:
-    """A law in LaTeX (without ``$``), the coefficient as mantissa × a power of ten.
-
-    >>> print(law_formula({"coefficient": 3e-9, "power": 2, "noise": ()}))
-    t = 3 \\times 10^{-9} n^{2}
-    >>> law_formula({"coefficient": 1e-10, "power": 3, "noise": ()}), law_formula({"coefficient": 1.0, "power": 1, "noise": ()})
-    ('t = 10^{-10} n^{3}', 't = n')
-    """
+    """A law in LaTeX (without ``$``): the coefficient as mantissa × a power of ten, six digits at most."""
     m = check_law(law)
     mantissa, _, exponent = f"{m['coefficient']:.5e}".partition("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
-    if int(exponent) == 0:
-        coefficient = "" if mantissa == "1" else mantissa + " "
-    else:
-        power_of_ten = f"10^{{{int(exponent)}}}"
-        coefficient = (power_of_ten if mantissa == "1" else f"{mantissa} \\times {power_of_ten}") + " "
-    n_part = "n" if m["power"] == 1 else f"n^{{{m['power']:.6g}}}"
-    return f"t = {coefficient}{n_part}"
-
-
-def _factors(noise) -> str:
-    texts = [fmt.short(x) for x in noise]
-    return texts[0] if len(texts) == 1 else "、".join(texts[:-1]) + " 与 " + texts[-1]
+    return f"t = {mantissa} \\times 10^{{{int(exponent)}}} \\, n^{{{m['power']:.6g}}}"
 
 
 def law_label(law: dict) -> str:
-    """A row name of the fit table: the formula as inline maths, and the noise factors if any.
-
-    >>> print(law_label({"coefficient": 2e-6, "power": 1, "noise": (1.5, 0.5)}))
-    $t = 2 \\times 10^{-6} n$，依次轮流乘以 1.5 与 0.5
-    """
+    """A row name of the fit table: the formula as inline maths, and the noise factors if any."""
     m = check_law(law)
-    return f"${law_formula(m)}$" + (f"，依次轮流乘以 {_factors(m['noise'])}" if m["noise"] else "")
+    return f"${law_formula(m)}$" + (f"，依次轮流乘以 {listing(list(m['noise']))}" if m["noise"] else "")
 
 
 def synthetic_sentence(laws: list[dict]) -> str:
-    """The laws listed in the input box, the noisy ones said separately: the same data as the fit table.
-
-    >>> print(synthetic_sentence(SYNTHETIC_LAWS[:2]))
-    $t = 3 \\times 10^{-9} n^{2}$、$t = 2 \\times 10^{-6} n$
-    """
+    """The laws listed for the depth block, the noisy ones said separately: the data of the fit table."""
     ms = [check_law(law) for law in att.as_list(laws, "laws")]
     if not ms:
         raise ValueError("laws 不能为空：至少要有一条合成定律")
     plain = "、".join(f"${law_formula(m)}$" for m in ms if not m["noise"])
-    noisy = "、".join(f"在 ${law_formula(m)}$ 上依次轮流乘以 {_factors(m['noise'])} 的“带噪声”版本" for m in ms if m["noise"])
+    noisy = "、".join(f"在 ${law_formula(m)}$ 上依次轮流乘以 {listing(list(m['noise']))} 的“带噪声”版本"
+                     for m in ms if m["noise"])
     return f"{plain}，以及{noisy}" if plain and noisy else plain or noisy
 
 
 def fit_check(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict:
-    """Each law's fitted slope, the fit table, and how far the noisy slopes moved (the noiseless must not).
-
-    >>> fit_check()["table"][1][0]
-    ['$t = 3 \\\\times 10^{-9} n^{2}$', '2', '2.00']
-    """
+    """Each law's fitted slope, the fit table, and how far the noisy slopes moved (the noiseless must not)."""
     fitted = [costs.fit_slope(ns, synthetic_seconds(ns, law))[0] for law in laws]
     exact = [abs(s - law["power"]) for law, s in zip(laws, fitted) if not law["noise"]]
     noisy = [abs(s - law["power"]) for law, s in zip(laws, fitted) if law["noise"]]
@@ -441,11 +350,7 @@ TIMING = costs.TIMING  # the page's measurement: the settings a reader's own run
 
 
 def timing_table(timed: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """The measured medians in milliseconds, and each one over the one before.
-
-    >>> timing_table([{"n": 2, "runs": 3, "median": 0.001}, {"n": 4, "runs": 1, "median": 0.004}])[1]
-    [['2', '3', '1.000', '—'], ['4', '1', '4.000', '4.00']]
-    """
+    """The measured medians in milliseconds, and each one over the one before."""
     return ["n", "计时次数", "中位数（毫秒）", "与上一行之比"], [
         [fmt.count(r["n"]), fmt.count(r["runs"]), fmt.ms(r["median"]),
          "—" if i == 0 else fmt.ratio(r["median"] / timed[i - 1]["median"])] for i, r in enumerate(timed)]
@@ -454,13 +359,6 @@ def timing_table(timed: list[dict]) -> tuple[list[str], list[list[str]]]:
 def ratios_sentence(timed: list[dict], slope: float) -> str:
     """Read the timing table's last column: each ratio turned into the slope it implies between two lengths,
     and whether those local slopes stay near the fitted one (within 0.25) or jump about.
-
-    >>> rows = [{"n": n, "runs": 3, "median": t} for n, t in ((1, 1.0), (2, 4.0), (4, 16.0))]
-    >>> print(ratios_sentence(rows, 2.0))
-    相邻两行之比都是 4.00，折成斜率都是 2.00，与拟合斜率一致。
-    >>> rows[2]["median"] = 64.0
-    >>> print(ratios_sentence(rows, 2.5))
-    相邻两行之比在 4.00 到 16.00 之间，折成斜率是 2.00 到 4.00，并不整齐：每个长度只计时几次，构建机上还有别的程序在跑，一次偶然的快慢就能让一个比值偏大或偏小。拟合的斜率把 3 个长度放在一起看，比任何一个比值都稳；单看某一个比值说明不了什么。
     """
     rows = att.as_list(timed, "timed")
     if len(rows) < 3:
@@ -483,9 +381,6 @@ def ratios_sentence(timed: list[dict], slope: float) -> str:
 def slope_sentence(slope: float, *, points: int, cpus: int) -> str:
     """Read a fitted slope: how far from 2 (the n² growth), and what doubling the length does to the time,
     said no wider than one measurement of ``points`` lengths on a machine of ``cpus`` logical processors.
-
-    >>> print(slope_sentence(2.0, points=5, cpus=2))
-    拟合斜率是 2.00：长度每翻一倍，时间约变为 4 倍，与分数表格子数的 n² 增长相符。这只是一次构建、5 个长度、一台 2 个逻辑处理器的机器上的结果：它与 n² 增长不矛盾，却不能当作证明。
     """
     s = att.real(slope, "slope")
     if not math.isfinite(s) or abs(s) > 100:
@@ -509,11 +404,7 @@ FIGURE_FONT = "Noto Sans CJK SC"
 
 
 def figure_fonts() -> list[str]:
-    """The font list of the figure's text; a clear error when the Chinese font is not installed.
-
-    >>> figure_fonts()
-    ['DejaVu Sans', 'Noto Sans CJK SC']
-    """
+    """The font list of the figure's text; a clear error when the Chinese font is not installed."""
     from matplotlib import font_manager
 
     try:
@@ -527,10 +418,6 @@ def scaling_figure(ns: list[int], seconds: list[float]):
     """Log-log plot: the measured medians, the fitted line and its slope, and a slope-2 reference.
 
     Every word on it is Chinese (labels, legend, title); no mathtext, whose fonts have no Chinese glyphs.
-
-    >>> fig = scaling_figure([128, 256, 512], [1e-3, 4e-3, 16e-3])
-    >>> fig.axes[0].get_xscale(), fig.axes[0].get_yscale(), fig.axes[0].get_xlabel()
-    ('log', 'log', '序列长度 n')
     """
     from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
 
@@ -617,9 +504,8 @@ def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, b
 
 
 def misreading_values(models: list[dict] = costs.MODELS) -> dict:
-    """可能的代价与误解: the query heads and the stated head_dim, in sentences."""
-    return {"mis_heads": fmt.Md(query_heads_sentence(models)),
-            "mis_head_dim": fmt.Md(head_dim_sentence(costs.GEMMA_7B))}
+    """可能的代价与误解: the query heads, in a sentence."""
+    return {"mis_heads": fmt.Md(query_heads_sentence(models))}
 
 
 def count_check_values(tiny: dict = costs.TINY) -> dict:

@@ -2,8 +2,9 @@
 timings made by formula, the numpy attention against the chapter's, the timing loop on a fake clock,
 and bad input (a fuzz of every public function).
 
-The doctests in the module run too (``--doctest-modules``). Nothing here checks how fast this machine
-is. Two deliberately wrong formulas are kept here as the proof that the explicit counts can fail.
+The doctests in the module run too (``--doctest-modules``). Nothing here checks how fast this
+machine is. The module's deliberately wrong versions (``WRONG_VERSIONS``) are the proof that the
+explicit counts can fail.
 """
 
 from __future__ import annotations
@@ -90,14 +91,6 @@ def test_causal_forbidden_counts_the_visibility_table_of_the_chapter(n):
     assert costs.causal_forbidden(n) == sum(not x for row in visible for x in row)
 
 
-def test_a_wrong_forbidden_count_is_caught():
-    # Mutant: counting the diagonal as forbidden, n(n+1)/2. The explicit count must disagree.
-    wrong = lambda n: n * (n + 1) // 2  # noqa: E731
-    n = 5
-    explicit = int(np.triu(np.ones((n, n), dtype=bool), k=1).sum())
-    assert wrong(n) != explicit == costs.causal_forbidden(n)
-
-
 def test_the_mask_does_not_shrink_the_plain_table():
     n = 6
     c = costs.score_costs(n, head_dim=2)
@@ -134,21 +127,30 @@ def test_kv_cache_bytes_of_a_model_is_per_token_times_context_times_batch():
     assert costs.kv_cache_bytes({**m, "heads": 8}, 7, 3) == costs.kv_cache_bytes(m, 7, 3)
 
 
-def test_a_formula_without_the_factor_two_is_caught():
-    # Mutant: forgetting that K and V are stored separately.
-    wrong = lambda layers, kv_heads, head_dim, b: layers * kv_heads * head_dim * b  # noqa: E731
-    assert wrong(2, 2, 3, 2) * 5 != numpy_kv_cache_bytes(2, 2, 3, 5, 1, np.float16)
-
-
-def test_a_derived_head_dim_is_caught_on_gemma():
-    # Mutant: head_dim = hidden // heads. For Gemma-7B the explicit cache with the configured
-    # head_dim (one layer, one token) disagrees with it; for Llama-2-7B the two happen to agree.
-    g = costs.GEMMA_7B
-    explicit = numpy_kv_cache_bytes(1, g["kv_heads"], g["head_dim"], 1, 1, np.float16)
-    derived = costs.kv_bytes_per_token(1, g["kv_heads"], g["hidden"] // g["heads"], 2)
-    assert derived != explicit == costs.kv_bytes_per_token(1, g["kv_heads"], g["head_dim"], 2)
-    llama = costs.MODELS[0]
+@pytest.mark.parametrize("name", list(costs.WRONG_VERSIONS))
+def test_each_wrong_version_is_caught_by_an_explicit_count(name):
+    formula, wrong = costs.WRONG_VERSIONS[name]
+    if formula == "forbidden":  # against the numpy upper triangle, n = 1 … 5
+        explicit = [int(np.triu(np.ones((n, n), dtype=bool), k=1).sum()) for n in range(1, 6)]
+        assert [wrong(n) for n in range(1, 6)] != explicit
+        assert [costs.causal_forbidden(n) for n in range(1, 6)] == explicit
+        return
+    # Against numpy arrays of the configuration whose head_dim is not hidden ÷ heads, and Gemma-7B.
+    for m in (costs.CHECK_MODEL, costs.GEMMA_7B):
+        explicit = numpy_kv_cache_bytes(m["layers"], m["kv_heads"], m["head_dim"], 1, 1, np.float16)
+        assert wrong(m, 2) != explicit == costs.kv_cache_bytes(m, 1)
+    llama = costs.MODELS[0]  # where the two agree, a derived head_dim goes unseen
     assert llama["hidden"] // llama["heads"] == llama["head_dim"]
+
+
+def test_a_sliding_window_caps_the_positions_stored():
+    mistral, qwen = costs.MODELS[2], costs.MODELS[3]
+    assert [costs.cached_positions(mistral, c) for c in (1, 4096, 4097, 32768)] == [1, 4096, 4096, 4096]
+    assert costs.cached_positions(qwen, 131072) == 131072  # use_sliding_window: false
+    assert costs.kv_cache_bytes(mistral, 32768) == costs.kv_cache_bytes(mistral, 4096)
+    assert costs.kv_cache_bytes({**mistral, "sliding_window": None}, 32768) == 8 * costs.kv_cache_bytes(mistral, 4096)
+    with pytest.raises(ValueError, match=re.escape("model['sliding_window'] 必须是不小于 1 的整数")):
+        costs.cached_positions({**mistral, "sliding_window": 0}, 10)
 
 
 def test_full_mha_saves_exactly_heads_over_kv_heads():
@@ -162,6 +164,7 @@ def test_the_published_configurations_are_data_with_their_sources():
     for m in [*costs.MODELS, costs.GEMMA_7B]:
         assert re.fullmatch(r"https://huggingface\.co/[\w.-]+/[\w.-]+/blob/main/config\.json", m["source"])
         assert isinstance(m["head_dim_in_config"], bool)  # where head_dim came from is written down
+        assert m["dtype"] in {"float16", "bfloat16"}  # torch_dtype as published: 2 bytes either way
         assert m["heads"] % m["kv_heads"] == 0
         if not m["head_dim_in_config"]:  # then Transformers takes hidden ÷ heads, and so does the data
             assert m["head_dim"] * m["heads"] == m["hidden"]
@@ -285,6 +288,7 @@ VALID = {  # one valid call of each public function (from its doctest); each arg
     costs.score_costs: {"n": 4, "head_dim": 2, "heads": 3, "bytes_per_element": 4, "batch": 2},
     costs.kv_bytes_per_token: {"layers": 32, "kv_heads": 8, "head_dim": 128, "bytes_per_element": 1},
     costs.kv_cache_bytes: {"model": costs.MODELS[1], "context": 4096, "batch": 8, "bytes_per_element": 1},
+    costs.cached_positions: {"model": costs.MODELS[2], "context": 32768},
     costs.full_mha: {"model": costs.MODELS[3]},
     costs.build_kv_cache: {"layers": 2, "kv_heads": 1, "head_dim": 3, "context": 4, "batch": 1},
     costs.count_elements: {"nested": [[1.0, 2.0], [3.0]]},
@@ -308,7 +312,8 @@ def test_run_demo_is_deterministic_and_agrees_with_the_direct_count():
     first = costs.run_demo()
     assert first == costs.run_demo()
     assert first["小配置_直接计数"]["公式字节"] == first["小配置_直接计数"]["逐个数出的元素"] * costs.FLOAT16_BYTES
-    assert first["KV缓存_每token字节_float16"]["Llama-3-8B"] == 131072
+    assert first["KV缓存_每token字节_16位"]["Llama-3-8B"] == 131072
+    assert first["KV缓存_最大位置数_16位_字节"]["Mistral-7B-v0.1"] == 4096 * 131072  # the window
 
 
 def test_script_prints_the_demo_as_json_after_its_self_test():
