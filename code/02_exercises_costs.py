@@ -60,7 +60,8 @@ def window_rows(model: dict = EX_MODEL, window: int = WINDOW,
     att.check_count(window, "window")
     costs.kv_cache_bytes(model, 1)  # 检查 model
     windowed = {**model, "sliding_window": window, "use_sliding_window": True}
-    cs = [att.check_count(c, f"contexts[{i}]") for i, c in enumerate(att.as_list(contexts, "contexts"))]
+    cs = [att.check_count(c, f"contexts[{i}]")
+          for i, c in enumerate(att.as_list(contexts, "contexts"))]
     return [{"context": c, "positions": costs.cached_positions(windowed, c),
              "windowed": costs.kv_cache_bytes(windowed, c), "full": costs.kv_cache_bytes(model, c)}
             for c in cs]

@@ -1,5 +1,5 @@
-"""The costs page's exercises: every answer against an independent computation (numpy arrays, counting),
-bad input, and the downloaded files run alone."""
+"""The costs page's exercises: every answer against an independent computation (numpy arrays,
+counting), bad input, and the downloaded files run alone."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def test_the_crossover_is_the_first_length_where_the_table_outnumbers_the_cache(
         cache = np.zeros((2, m["layers"], m["kv_heads"], n, m["head_dim"]))
         return tables.size > cache.size
 
-    assert [table_beats_cache(n) for n in range(1, first + 3)] == [n >= first for n in range(1, first + 3)]
+    ns = range(1, first + 3)
+    assert [table_beats_cache(n) for n in ns] == [n >= first for n in ns]
     for heads, kv_heads in ((4, 4), (8, 1), (6, 2)):
         other = {**m, "heads": heads, "kv_heads": kv_heads}
         n = ex.table_beats_cache(other)["first"]
@@ -46,8 +47,11 @@ def test_the_kv_answers_equal_numpy_arrays():
     m = ex.EX_MODEL
     grouped, full, low = ex.kv_plans()
     layers, head_dim, context, batch = m["layers"], m["head_dim"], ex.KV_CONTEXT, ex.KV_BATCH
-    assert grouped["total"] == numpy_kv_bytes(layers, m["kv_heads"], head_dim, context, batch, np.float16)
-    assert full["total"] == numpy_kv_bytes(layers, m["heads"], head_dim, context, batch, np.float16)
+    kv_heads = m["kv_heads"]
+    assert grouped["total"] == numpy_kv_bytes(layers, kv_heads, head_dim, context, batch,
+                                              np.float16)
+    heads = m["heads"]
+    assert full["total"] == numpy_kv_bytes(layers, heads, head_dim, context, batch, np.float16)
     assert low["total"] == numpy_kv_bytes(layers, m["kv_heads"], head_dim, context, batch, np.int8)
     assert grouped["per_token"] * context * batch == grouped["total"]
 
@@ -65,8 +69,9 @@ def test_the_window_caps_the_cache_at_its_size_and_saves_the_rest():
     for r in ex.window_rows():
         c = r["context"]
         assert r["positions"] == min(c, w)
-        assert r["windowed"] == numpy_kv_bytes(m["layers"], m["kv_heads"], m["head_dim"], min(c, w), 1, np.float16)
-        assert r["full"] == numpy_kv_bytes(m["layers"], m["kv_heads"], m["head_dim"], c, 1, np.float16)
+        shape = (m["layers"], m["kv_heads"], m["head_dim"])
+        assert r["windowed"] == numpy_kv_bytes(*shape, min(c, w), 1, np.float16)
+        assert r["full"] == numpy_kv_bytes(*shape, c, 1, np.float16)
     assert ex.window_rows(contexts=[w - 1, w, w + 1])[-1]["positions"] == w
 
 
