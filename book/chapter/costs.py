@@ -4,14 +4,12 @@
 section's function (``score_values``, ``kv_values`` …) returns what the page glues under each name;
 the page calls ``page.glue_all`` on it. Wording that depends on the data is chosen here, from the same
 rows as the table next to it; every other sentence is in the page.
-
->>> fmt.grouped(8589934592), times(16.0), times(9.14), fmt.percent(0.4999)
-('8,589,934,592', '16 倍', '9.1 倍', '49.99%')
 """
 
 from __future__ import annotations
 
 import importlib
+import itertools
 import math
 import os
 import platform
@@ -26,33 +24,24 @@ att = importlib.import_module("02_attention")
 costs = importlib.import_module("02_costs")
 ex = importlib.import_module("02_exercises_costs")
 
-# The bibliography keys (book/references.bib) of the configurations in ``costs.MODELS``.
-CITATIONS = {"Llama-2-7B": "llama2_7b_config", "Llama-3-8B": "llama3_8b_config",
-             "Mistral-7B-v0.1": "mistral7b_config", "Qwen2-7B": "qwen2_7b_config"}
-
-
 # -- kinds of number ---------------------------------------------------------------------------------
-def _ratio(ratio: object) -> float:
+def times(ratio: float) -> str:
+    """A positive ratio in 倍 (``fmt.multiple``): 4 倍, 4.4 倍."""
     x = att.real(ratio, "ratio")
     if not math.isfinite(x) or x <= 0:
         raise ValueError(f"ratio 必须是有限的正数，收到 {ratio!r}")
-    return x
-
-
-def times(ratio: float) -> str:
-    """A ratio in 倍 (``fmt.multiple``): 4 倍, 4.4 倍."""
-    return f"{fmt.multiple(_ratio(ratio))} 倍"
+    return f"{fmt.multiple(x)} 倍"
 
 
 def about_times(verb: str, ratio: float) -> str:
     """``verb`` and a ratio, with 约 in front when the ratio is not whole (it has been rounded)."""
-    return ("" if _ratio(ratio).is_integer() else "约") + f"{verb} {times(ratio)}"
+    text = times(ratio)
+    return ("" if float(ratio).is_integer() else "约") + f"{verb} {text}"
 
 
 def share(part: int, whole: int) -> str:
-    """``part ÷ whole`` as a percentage, with more decimals where ``fmt.percent``'s would show a whole
-    percentage that the share is not: 4,294,705,152 of 8,589,934,592 is 49.997%, not 50.00%.
-    """
+    """``part ÷ whole`` as a percentage, with more decimals where ``fmt.percent``'s would show a
+    whole percentage that the share is not: 4,294,705,152 of 8,589,934,592 is 49.997%, not 50.00%."""
     whole = att.check_count(whole, "whole")
     part = att.check_count(part, "part", minimum=0, maximum=whole)
     value = Fraction(100 * part, whole)
@@ -112,7 +101,7 @@ def share_of_largest(rows: list[dict]) -> dict:
     """The last (largest) row of the score table, for the section on the causal mask."""
     r = rows[-1]
     return {"n": fmt.count(r["n"]), "share": share(r["forbidden"], r["entries"]),
-            "entries": fmt.grouped(r["entries"]), "madds": fmt.grouped(r["qk_madds"])}
+            **{key: fmt.grouped(r[field]) for key, field in (("entries", "entries"), ("madds", "qk_madds"))}}
 
 
 # -- KV 缓存 -----------------------------------------------------------------------------------------
@@ -130,9 +119,8 @@ def configs_table(models: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 def window_cell(m: dict) -> str:
     """The sliding window a configuration writes: its size, 未启用, or —."""
-    if not m.get("sliding_window"):
-        return "—"
-    return fmt.count(m["sliding_window"]) + ("（未启用）" if m.get("use_sliding_window") is False else "")
+    off = "（未启用）" if m.get("use_sliding_window") is False else ""
+    return fmt.count(m["sliding_window"]) + off if m.get("sliding_window") else "—"
 
 
 def windowed(models: list[dict]) -> list[dict]:
@@ -223,33 +211,29 @@ def query_heads_sentence(models: list[dict]) -> str:
     """Two models with as many query heads but different K/V heads: the cache follows the K/V heads."""
     ms = att.as_list(models, "models")
     per = [costs.kv_cache_bytes(m, 1) for m in ms]  # also checks every model
-    for i, a in enumerate(ms):
-        for j in range(i + 1, len(ms)):
-            b = ms[j]
-            if a["heads"] == b["heads"] and a["kv_heads"] != b["kv_heads"]:
-                start = (f"{a['name']} 与 {b['name']} 都有 {fmt.count(a['heads'])} 个查询头，"
-                         f"K/V 头却分别是 {fmt.count(a['kv_heads'])} 个和 {fmt.count(b['kv_heads'])} 个；")
-                low, high = sorted((per[i], per[j]))
-                if low == high:  # 层数或头维度也不同，恰好抵消
-                    return start + f"每 token 的缓存却都是 {fmt.size(low)}：层数与头维度的差别恰好抵消了。"
-                return (start + f"每 token 的缓存分别是 {fmt.size(per[i])} 和 {fmt.size(per[j])}，"
-                        f"{about_times('相差', high / low)}。")
-    return "这几个模型里没有查询头一样多、K/V 头却不同的两个。"
-
+    pairs = [(i, j) for i, j in itertools.combinations(range(len(ms)), 2)
+             if ms[i]["heads"] == ms[j]["heads"] and ms[i]["kv_heads"] != ms[j]["kv_heads"]]
+    if not pairs:
+        return "这几个模型里没有查询头一样多、K/V 头却不同的两个。"
+    (i, j), (a, b) = pairs[0], (ms[pairs[0][0]], ms[pairs[0][1]])
+    start = (f"{a['name']} 与 {b['name']} 都有 {fmt.count(a['heads'])} 个查询头，"
+             f"K/V 头却分别是 {fmt.count(a['kv_heads'])} 个和 {fmt.count(b['kv_heads'])} 个；")
+    low, high = sorted((per[i], per[j]))
+    if low == high:  # 层数或头维度也不同，恰好抵消
+        return start + f"每 token 的缓存却都是 {fmt.size(low)}：层数与头维度的差别恰好抵消了。"
+    return start + f"每 token 的缓存分别是 {fmt.size(per[i])} 和 {fmt.size(per[j])}，{about_times('相差', high / low)}。"
 
 
 # -- 公式对照直接计数 ---------------------------------------------------------------------------------
 def tiny_table(tiny: dict = costs.TINY) -> tuple[list[str], list[list[str]]]:
     """The tiny cache two ways: by the formula, and by building every array and counting its elements."""
-    b = costs.FLOAT16_BYTES
-    counted = costs.count_elements(costs.build_kv_cache(**tiny))
-    formula = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b) * tiny["context"] * tiny["batch"]
-    return ["做法", "结果"], [
-        ["公式：每 token 字节 × 上下文 × 批大小", f"{fmt.grouped(formula)} 字节"],
-        ["造出全部 K、V 数组，逐个数元素", f"{fmt.grouped(counted)} 个元素"],
-        ["元素数 × 每元素字节", f"{fmt.grouped(counted * b)} 字节"],
-        ["两者一致", "是" if counted * b == formula else "否"],
-    ]
+    b, t = costs.FLOAT16_BYTES, tiny
+    counted = costs.count_elements(costs.build_kv_cache(**t))
+    formula = costs.kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], b) * t["context"] * t["batch"]
+    return ["做法", "结果"], [["公式：每 token 字节 × 上下文 × 批大小", f"{fmt.grouped(formula)} 字节"],
+                             ["造出全部 K、V 数组，逐个数元素", f"{fmt.grouped(counted)} 个元素"],
+                             ["元素数 × 每元素字节", f"{fmt.grouped(counted * b)} 字节"],
+                             ["两者一致", "是" if counted * b == formula else "否"]]
 
 
 CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and the width of each Q and K
@@ -284,13 +268,11 @@ def check_law(law: object) -> dict:
     """A synthetic law: positive ``coefficient``, finite ``power``, a list of positive ``noise`` factors."""
     if not isinstance(law, dict) or not {"coefficient", "power", "noise"} <= set(law):
         raise ValueError(f"law 必须是含 coefficient、power、noise 三项的字典，收到 {law!r}")
-    noise = att.as_list(law["noise"], "law['noise']")
-    for x, name in ((law["coefficient"], "law['coefficient']"),
-                    *((f, f"law['noise'][{i}]") for i, f in enumerate(noise))):
-        if not (math.isfinite(att.real(x, name)) and x > 0):
-            raise ValueError(f"{name} 必须是有限的正数，收到 {x!r}")
-    if not math.isfinite(att.real(law["power"], "law['power']")):
-        raise ValueError(f"law['power'] 必须是有限的实数，收到 {law['power']!r}")
+    noise = [(f, f"law['noise'][{i}]") for i, f in enumerate(att.as_list(law["noise"], "law['noise']"))]
+    for x, name, kind in ((law["coefficient"], "law['coefficient']", "正数"),
+                          (law["power"], "law['power']", "实数"), *((f, n, "正数") for f, n in noise)):
+        if not (math.isfinite(att.real(x, name)) and (x > 0 or kind == "实数")):
+            raise ValueError(f"{name} 必须是有限的{kind}，收到 {x!r}")
     return law
 
 
@@ -322,17 +304,6 @@ def law_label(law: dict) -> str:
     return f"${law_formula(m)}$" + (f"，依次轮流乘以 {listing(list(m['noise']))}" if m["noise"] else "")
 
 
-def synthetic_sentence(laws: list[dict]) -> str:
-    """The laws listed for the depth block, the noisy ones said separately: the data of the fit table."""
-    ms = [check_law(law) for law in att.as_list(laws, "laws")]
-    if not ms:
-        raise ValueError("laws 不能为空：至少要有一条合成定律")
-    plain = "、".join(f"${law_formula(m)}$" for m in ms if not m["noise"])
-    noisy = "、".join(f"在 ${law_formula(m)}$ 上依次轮流乘以 {listing(list(m['noise']))} 的“带噪声”版本"
-                     for m in ms if m["noise"])
-    return f"{plain}，以及{noisy}" if plain and noisy else plain or noisy
-
-
 def fit_check(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict:
     """Each law's fitted slope, the fit table, and how far the noisy slopes moved (the noiseless must not)."""
     fitted = [costs.fit_slope(ns, synthetic_seconds(ns, law))[0] for law in laws]
@@ -356,46 +327,37 @@ def timing_table(timed: list[dict]) -> tuple[list[str], list[list[str]]]:
          "—" if i == 0 else fmt.ratio(r["median"] / timed[i - 1]["median"])] for i, r in enumerate(timed)]
 
 
+# The wording the measurement decides: whether the local slopes agree with the fitted one, and where
+# the fitted slope lies against 2 (the page says, once, why a slope may come out low or high).
+STEADY, UNEVEN = "与拟合斜率一致", "并不整齐：单看某一个比值说明不了什么"
+VERDICTS = {"near": "与分数表格子数的 n² 增长相符", "low": "明显低于 2", "high": "明显高于 2"}
+
+
 def ratios_sentence(timed: list[dict], slope: float) -> str:
-    """Read the timing table's last column: each ratio turned into the slope it implies between two lengths,
-    and whether those local slopes stay near the fitted one (within 0.25) or jump about.
-    """
+    """Read the timing table's last column: each ratio as the slope it implies between two lengths,
+    and whether those local slopes stay within 0.25 of the fitted one."""
     rows = att.as_list(timed, "timed")
     if len(rows) < 3:
         raise ValueError(f"timed 至少要有 3 行，才有两个相邻之比可比，收到 {len(rows)} 行")
     s = att.real(slope, "slope")
     ratios = [b["median"] / a["median"] for a, b in zip(rows, rows[1:])]
     local = [math.log(r) / math.log(b["n"] / a["n"]) for r, a, b in zip(ratios, rows, rows[1:])]
-    low, high = fmt.ratio(min(ratios)), fmt.ratio(max(ratios))
-    s_low, s_high = fmt.ratio(min(local)), fmt.ratio(max(local))
-    if low == high:
-        told = f"相邻两行之比都是 {low}，折成斜率都是 {s_low}"
-    else:
-        told = f"相邻两行之比在 {low} 到 {high} 之间，折成斜率是 {s_low} 到 {s_high}"
-    if max(abs(x - s) for x in local) <= 0.25:
-        return told + "，与拟合斜率一致。"
-    return (told + "，并不整齐：每个长度只计时几次，构建机上还有别的程序在跑，一次偶然的快慢就能让一个比值偏大或偏小。"
-            f"拟合的斜率把 {fmt.count(len(rows))} 个长度放在一起看，比任何一个比值都稳；单看某一个比值说明不了什么。")
+    (low, high), (s_low, s_high) = ([fmt.ratio(min(x)), fmt.ratio(max(x))] for x in (ratios, local))
+    told = (f"相邻两行之比都是 {low}，折成斜率都是 {s_low}" if low == high
+            else f"相邻两行之比在 {low} 到 {high} 之间，折成斜率是 {s_low} 到 {s_high}")
+    return f"{told}，{STEADY if max(abs(x - s) for x in local) <= 0.25 else UNEVEN}。"
 
 
 def slope_sentence(slope: float, *, points: int, cpus: int) -> str:
-    """Read a fitted slope: how far from 2 (the n² growth), and what doubling the length does to the time,
-    said no wider than one measurement of ``points`` lengths on a machine of ``cpus`` logical processors.
-    """
+    """Read a fitted slope against 2 and say what doubling the length does to the time, no wider than
+    one measurement of ``points`` lengths on a machine of ``cpus`` logical processors."""
     s = att.real(slope, "slope")
     if not math.isfinite(s) or abs(s) > 100:
         raise ValueError(f"slope 必须是有限的实数（且不过 ±100），收到 {slope!r}")
-    points = att.check_count(points, "points", minimum=2)
-    cpus = att.check_count(cpus, "cpus")
-    text, factor = f"拟合斜率是 {fmt.ratio(s)}", f"长度每翻一倍，时间约变为 {fmt.multiple(2**s)} 倍"
-    where = f"一次构建、{fmt.count(points)} 个长度、一台 {fmt.count(cpus)} 个逻辑处理器的机器上的结果"
-    if abs(s - 2) <= 0.25:
-        return f"{text}：{factor}，与分数表格子数的 n² 增长相符。这只是{where}：它与 n² 增长不矛盾，却不能当作证明。"
-    if s < 2:
-        return (f"{text}，明显低于 2：{factor}。短序列上每次调用的固定开销占比较大，可能把直线压平；"
-                f"这是{where}，只凭它不能断定原因。")
-    return (f"{text}，明显高于 2：{factor}。长序列的分数表装不进处理器缓存、测量时机器正忙，"
-            f"都可能让直线变陡；这是{where}，只凭它不能断定原因。")
+    points, cpus = att.check_count(points, "points", minimum=2), att.check_count(cpus, "cpus")
+    verdict = VERDICTS["near" if abs(s - 2) <= 0.25 else "low" if s < 2 else "high"]
+    return (f"拟合斜率是 {fmt.ratio(s)}，{verdict}：长度每翻一倍，时间约变为 {fmt.multiple(2**s)} 倍。"
+            f"这只是一次构建、{fmt.count(points)} 个长度、一台 {fmt.count(cpus)} 个逻辑处理器的机器上的结果。")
 
 
 # The figure's words are Chinese, set in Noto Sans CJK SC (Debian: fonts-noto-cjk, which the PDF edition
@@ -404,7 +366,7 @@ FIGURE_FONT = "Noto Sans CJK SC"
 
 
 def figure_fonts() -> list[str]:
-    """The font list of the figure's text; a clear error when the Chinese font is not installed."""
+    """The font list of a figure's text (the training page's too); a clear error without the font."""
     from matplotlib import font_manager
 
     try:
@@ -416,9 +378,7 @@ def figure_fonts() -> list[str]:
 
 def scaling_figure(ns: list[int], seconds: list[float]):
     """Log-log plot: the measured medians, the fitted line and its slope, and a slope-2 reference.
-
-    Every word on it is Chinese (labels, legend, title); no mathtext, whose fonts have no Chinese glyphs.
-    """
+    Every word on it is Chinese; no mathtext, whose fonts have no Chinese glyphs."""
     from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
 
     fonts = {"family": figure_fonts()}
@@ -435,7 +395,7 @@ def scaling_figure(ns: list[int], seconds: list[float]):
     ax.loglog(ends, [at_mid * (n / mid) ** 2 for n in ends], "--", color="#7f7f7f", label="参照：斜率 = 2（t ∝ n²）")
     ax.set_xlabel("序列长度 n", fontdict=fonts)
     ax.set_ylabel("每次调用耗时的中位数（秒）", fontdict=fonts)
-    ax.set_xticks(ns, [fmt.count(n) for n in ns])
+    ax.set_xticks(ns, [fmt.count(n) for n in ns], minor=False)
     ax.minorticks_off()
     for label in (*ax.get_xticklabels(), *ax.get_yticklabels()):
         label.set_fontfamily(fonts["family"])
@@ -468,8 +428,8 @@ def kv_plan_table(plans: list[dict], model: dict = ex.EX_MODEL) -> tuple[list[st
 
 def kv_ratios(plans: list[dict]) -> dict:
     """Exercise 2's two ratios: full multi-head over grouped, 16 bits over 8 bits."""
-    grouped_plan, full, low = att.as_list(plans, "plans")
-    return {"mha": times(full["total"] / grouped_plan["total"]), "bits": times(grouped_plan["total"] / low["total"])}
+    grouped, full, low = (p["total"] for p in att.as_list(plans, "plans"))
+    return {"mha": times(full / grouped), "bits": times(grouped / low)}
 
 
 def window_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -483,11 +443,10 @@ def window_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
     """分数表：n² 个格子: the inputs, the table, how it grows, and the largest row for the mask section."""
     rows = score_rows(ns)
-    values = {**_counts({"batch": costs.SCORE_BATCH, "heads": costs.SCORE_HEADS, "d": costs.SCORE_HEAD_DIM,
-                         "bytes": costs.SCORE_BYTES}, "sc_"), "sc_ns": listing(ns), "tbl_scores": score_table(rows)}
-    values.update({f"sc_{key}": value for key, value in growth(rows).items()})
-    values.update({f"mis_{key}": value for key, value in share_of_largest(rows).items()})
-    return values
+    inputs = {"batch": costs.SCORE_BATCH, "heads": costs.SCORE_HEADS, "d": costs.SCORE_HEAD_DIM, "bytes": costs.SCORE_BYTES}
+    return {**_counts(inputs, "sc_"), "sc_ns": listing(ns), "tbl_scores": score_table(rows),
+            **{f"sc_{key}": value for key, value in growth(rows).items()},
+            **{f"mis_{key}": value for key, value in share_of_largest(rows).items()}}
 
 
 def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
@@ -521,8 +480,7 @@ def count_check_values(tiny: dict = costs.TINY) -> dict:
 def fit_values(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict:
     """用合成计时检验拟合: the synthetic laws and the slopes the fit finds."""
     fit = fit_check(ns, laws)
-    return {"fit_ns": listing(ns), "fit_laws": fmt.Md(synthetic_sentence(laws)),
-            "fit_noise_gap": fit["noise_gap"], "tbl_fit": fit["table"]}
+    return {"fit_ns": listing(ns), "fit_noise_gap": fit["noise_gap"], "tbl_fit": fit["table"]}
 
 
 def timing_values(timing: dict = TIMING) -> dict:
@@ -533,22 +491,17 @@ def timing_values(timing: dict = TIMING) -> dict:
     import numpy as np
 
     cpus = os.cpu_count() or 1
-    values = {
-        "obs_ns": listing(timing["ns"]), "obs_d": fmt.count(timing["d"]), "obs_seed": fmt.count(timing["seed"]),
-        "obs_repeats": fmt.count(timing["repeats"]), "obs_budget": fmt.short(timing["budget"]),
-        "obs_python": platform.python_version(), "obs_numpy": np.__version__, "obs_cpus": fmt.count(cpus),
-    }
+    values = {**_counts({key: timing[key] for key in ("d", "seed", "repeats")}, "obs_"),
+              "obs_ns": listing(timing["ns"]), "obs_budget": fmt.short(timing["budget"]), "obs_cpus": fmt.count(cpus),
+              "obs_python": platform.python_version(), "obs_numpy": np.__version__}
     start = time.perf_counter()
     timed = costs.time_attention(**timing)
     seconds = [row["median"] for row in timed]
     slope, _ = costs.fit_slope(timing["ns"], seconds)
     values["fig_scaling"] = scaling_figure(timing["ns"], seconds)
     values["obs_elapsed"] = fmt.seconds(time.perf_counter() - start)
-    values.update({
-        "tbl_timing": timing_table(timed), "obs_ratios": fmt.Md(ratios_sentence(timed, slope)),
-        "obs_sentence": fmt.Md(slope_sentence(slope, points=len(timed), cpus=cpus)), "obs_slope": fmt.ratio(slope),
-    })
-    return values
+    return {**values, "tbl_timing": timing_table(timed), "obs_ratios": fmt.Md(ratios_sentence(timed, slope)),
+            "obs_sentence": fmt.Md(slope_sentence(slope, points=len(timed), cpus=cpus)), "obs_slope": fmt.ratio(slope)}
 
 
 def exercise_values() -> dict:
