@@ -59,7 +59,7 @@ def test_a_share_never_prints_as_a_whole_percentage_it_is_not(whole, data):
 
 def test_the_forbidden_share_of_the_largest_table_is_not_rounded_to_a_half():
     rows = page.score_rows([16384])
-    assert page.share_of_largest(rows)["share"] == "49.997%"
+    assert page.score_values([1024, 16384])["mis_share"] == "49.997%"
     assert page.score_table(rows)[1][0][3].endswith("（49.997%）")
     for bad in ((1, 0), (3, 2), (-1, 2), (1.0, 2)):
         with pytest.raises(ValueError, match="part|whole"):
@@ -84,8 +84,8 @@ def test_the_score_tables_show_the_counts_of_their_rows():
                        f"{fmt.grouped(first['forbidden'])}（43.75%）", fmt.grouped(first["qk_madds"])]
     assert rows[1]["qk_madds"] == rows[1]["mix_madds"]  # one column says both
     assert page.growth(rows) == {"n0": "8", "n1": "32", "n_ratio": "4 倍", "growth": "16 倍"}
-    largest = page.share_of_largest(rows)
-    assert largest["n"] == "32" and largest["share"] == fmt.percent(31 / 64)
+    largest = page.score_values([8, 32])
+    assert largest["mis_n"] == "32" and largest["mis_share"] == fmt.percent(31 / 64)
 
 
 # -- the KV cache ------------------------------------------------------------------------------------
@@ -126,7 +126,6 @@ def test_the_kv_table_and_its_sentences_come_from_the_same_rows():
     assert header[2] == "上下文 16（16 位）" and header[3] == "上下文 16（8 位）"
     assert body[0] == ["A", "64 B", "2 KiB", "1 KiB", "8 KiB", "4 倍", "1.25 KiB"]
     assert body[1][5] == "不分组" and body[1][4] == body[1][2]  # without grouping, full multi-head is itself
-    assert page.fp16_over_int8(rows) == "2 倍"
     at_context, at_max = page.kv_comparisons(rows, context=16, batch=2)
     assert "最小的是 A（2 KiB）" in at_context and "最大的是 B（8 KiB）" in at_context
     assert "最小的是 A（1.25 KiB）" in at_max and "最大的是 B（32 KiB）" in at_max
@@ -142,7 +141,7 @@ def test_the_ranking_at_the_maximum_length_counts_the_sliding_window():
     _, sentence = page.kv_comparisons(rows)
     assert f"最小的是 {mistral['name']}（{fmt.size(at_max[mistral['name']])}）" in sentence
     assert f"{mistral['name']} 只存最近 {mistral['sliding_window']} 个位置" in sentence  # the caveat reaches it
-    assert [m["name"] for m in page.windowed(costs.MODELS)] == [mistral["name"]]  # Qwen2's is switched off
+    assert "Qwen2-7B 只存" not in sentence  # Qwen2's window is switched off
     header, body = page.kv_table(rows)
     assert "计入滑动窗口" in header[-1] and body[2][-1] == fmt.size(at_max[mistral["name"]])
 
@@ -161,7 +160,7 @@ def test_the_configuration_sentences_on_other_models():
     header, body = page.configs_table([with_key])
     assert body == [["G", "2", "16", "4", "4", "8", "64", "—", "bfloat16"]] and len(header) == 9
     assert [row[-1] for row in page.configs_table(costs.MODELS)[1]] == [m["dtype"] for m in costs.MODELS]
-    assert page.window_cell(costs.MODELS[3]) == "131072（未启用）"
+    assert page.configs_table(costs.MODELS)[1][3][-2] == "131072（未启用）"
 
 
 def test_query_heads_sentence_on_other_models():

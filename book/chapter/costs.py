@@ -97,13 +97,6 @@ def growth(rows: list[dict]) -> dict:
             "n_ratio": times(second["n"] / first["n"]), "growth": times(ratios.pop())}
 
 
-def share_of_largest(rows: list[dict]) -> dict:
-    """The last (largest) row of the score table, for the section on the causal mask."""
-    r = rows[-1]
-    return {"n": fmt.count(r["n"]), "share": share(r["forbidden"], r["entries"]),
-            **{key: fmt.grouped(r[field]) for key, field in (("entries", "entries"), ("madds", "qk_madds"))}}
-
-
 # -- KV 缓存 -----------------------------------------------------------------------------------------
 BITS = f"{fmt.count(8 * costs.FLOAT16_BYTES)} 位"  # the 2-byte formats (float16, bfloat16)
 BITS_8 = f"{fmt.count(8 * costs.INT8_BYTES)} 位"
@@ -113,19 +106,10 @@ def configs_table(models: list[dict]) -> tuple[list[str], list[list[str]]]:
     """The published configurations as data: one row a model, its published dtype last."""
     header = ["模型", "层数", "hidden", "查询头", "K/V 头", "头维度", "最大位置数", "滑动窗口", "发布的 dtype"]
     keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
-    return header, [[m["name"], *(fmt.count(m[key]) for key in keys), window_cell(m), m["dtype"]]
-                    for m in models]
-
-
-def window_cell(m: dict) -> str:
-    """The sliding window a configuration writes: its size, 未启用, or —."""
-    off = "（未启用）" if m.get("use_sliding_window") is False else ""
-    return fmt.count(m["sliding_window"]) + off if m.get("sliding_window") else "—"
-
-
-def windowed(models: list[dict]) -> list[dict]:
-    """The models whose sliding window caps the cache at their maximum length."""
-    return [m for m in models if costs.cached_positions(m, m["max_positions"]) < m["max_positions"]]
+    off = {False: "（未启用）"}  # use_sliding_window: false
+    return header, [[m["name"], *(fmt.count(m[key]) for key in keys), fmt.count(m["sliding_window"])
+                     + off.get(m.get("use_sliding_window"), "") if m.get("sliding_window") else "—",
+                     m["dtype"]] for m in models]
 
 
 def sliding_sentence(models: list[dict]) -> str:
@@ -167,14 +151,6 @@ def kv_table(rows: list[dict], context: int = costs.CONTEXT) -> tuple[list[str],
                      fmt.size(r["at_max"])] for r in rows]
 
 
-def fp16_over_int8(rows: list[dict]) -> str:
-    """How many times 16 bits is 8 bits, the same in every row (the formula changes only b)."""
-    ratios = {r["at_context"] / r["at_context_8"] for r in rows}
-    if len(ratios) != 1:
-        raise ValueError(f"16 位与 8 位之比应当处处相同：{ratios}")
-    return times(ratios.pop())
-
-
 def compare_sentence(names: list[str], nbytes: list[int], condition: str) -> str:
     """Which cache is smallest and which largest under ``condition``, and by how much."""
     names = [str(x) for x in att.as_list(names, "names")]
@@ -199,8 +175,8 @@ def kv_comparisons(rows: list[dict], context: int = costs.CONTEXT, batch: int = 
     where a sliding window that caps a cache is named in the condition."""
     names = [r["model"]["name"] for r in rows]
     at = f"批大小 {fmt.count(batch)}、{BITS}"
-    capped = [f"{m['name']} 只存最近 {fmt.count(m['sliding_window'])} 个位置"
-              for m in windowed([r["model"] for r in rows])]
+    capped = [f"{m['name']} 只存最近 {fmt.count(m['sliding_window'])} 个位置" for m in (r["model"] for r in rows)
+              if costs.cached_positions(m, m["max_positions"]) < m["max_positions"]]  # a window caps it
     cap = f"；{'，'.join(capped)}" if capped else ""
     return (compare_sentence(names, [r["at_context"] for r in rows], f"上下文 {fmt.count(context)}、{at}"),
             compare_sentence(names, [r["at_max"] for r in rows], f"取各自的最大位置数作上下文（{at}{cap}）"))
@@ -444,9 +420,11 @@ def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
     """分数表：n² 个格子: the inputs, the table, how it grows, and the largest row for the mask section."""
     rows = score_rows(ns)
     inputs = {"batch": costs.SCORE_BATCH, "heads": costs.SCORE_HEADS, "d": costs.SCORE_HEAD_DIM, "bytes": costs.SCORE_BYTES}
+    last = rows[-1]  # the largest table, for the section on the causal mask
     return {**_counts(inputs, "sc_"), "sc_ns": listing(ns), "tbl_scores": score_table(rows),
-            **{f"sc_{key}": value for key, value in growth(rows).items()},
-            **{f"mis_{key}": value for key, value in share_of_largest(rows).items()}}
+            **{f"sc_{key}": value for key, value in growth(rows).items()}, "mis_n": fmt.count(last["n"]),
+            "mis_share": share(last["forbidden"], last["entries"]), "mis_entries": fmt.grouped(last["entries"]),
+            "mis_madds": fmt.grouped(last["qk_madds"])}
 
 
 def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
@@ -458,7 +436,7 @@ def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, b
                    "int8_bits": 8 * costs.INT8_BYTES, "bits": 8 * costs.FLOAT16_BYTES}, "kv_"),
         "tbl_configs": configs_table(models), "sliding": fmt.Md(sliding_sentence(models)),
         "tbl_kv": kv_table(rows, context), "kv_compare": fmt.Md(at_context), "kv_compare_max": fmt.Md(at_max),
-        "fp16_over_int8": fp16_over_int8(rows),
+        "fp16_over_int8": times(costs.FLOAT16_BYTES / costs.INT8_BYTES),  # the formula changes only b
     }
 
 
