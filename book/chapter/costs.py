@@ -1,24 +1,15 @@
-"""The costs page (代价与规模): its tables, sentences and figure, written from what code/02_costs.py computes.
+"""The costs page (代价与规模): the facts its tables and sentences are written from, and its figure.
 
-``code/02_costs.py`` counts (score tables, KV-cache bytes) and times a plain numpy attention; this
-module turns those results into the page: Markdown tables as ``(header, rows)``, the generated
-sentences, the synthetic timings that check the slope fit, the log-log figure, and the exercises' tables
-and sentences. Each section's function (``score_values``, ``kv_values`` …) returns what the page glues
-under each name, and the page calls ``page.glue_all`` on it. Every sentence is built from the same values
-as the table next to it.
-
-Large counts are written by ``fmt.grouped`` (8,589,934,592). Ratios, slopes, times and percentages
-use ``fmt``'s kinds (``fmt.ratio``, ``fmt.ms``, ``fmt.percent``); written here are ``times`` (a multiple in
-words, 4 倍 / 9.1 倍, with ``fmt.multiple``), ``share`` (a percentage that never rounds to a whole one it
-is not) and ``tex_number`` (a number inside LaTeX maths, where TeX itself typesets the minus).
-
->>> fmt.grouped(8589934592), times(16.0), times(9.14), fmt.percent(0.4999)
-('8,589,934,592', '16 倍', '9.1 倍', '49.99%')
+``code/02_costs.py`` counts (score tables, KV-cache bytes) and times a plain numpy attention. Each
+section's function (``score_values``, ``kv_values`` …) returns what the page glues under each name;
+the page calls ``page.glue_all`` on it. Wording that depends on the data is chosen here, from the same
+rows as the table next to it; every other sentence is in the page.
 """
 
 from __future__ import annotations
 
 import importlib
+import itertools
 import math
 import os
 import platform
@@ -33,47 +24,24 @@ att = importlib.import_module("02_attention")
 costs = importlib.import_module("02_costs")
 ex = importlib.import_module("02_exercises_costs")
 
-# The bibliography keys (book/references.bib) of the configurations in ``costs.MODELS`` and ``GEMMA_7B``.
-CITATIONS = {
-    "Llama-2-7B": "llama2_7b_config", "Llama-3-8B": "llama3_8b_config", "Mistral-7B-v0.1": "mistral7b_config",
-    "Qwen2-7B": "qwen2_7b_config", "Gemma-7B": "gemma7b_config",
-}
-
-
 # -- kinds of number ---------------------------------------------------------------------------------
-def _ratio(ratio: object) -> float:
+def times(ratio: float) -> str:
+    """A positive ratio in 倍 (``fmt.multiple``): 4 倍, 4.4 倍."""
     x = att.real(ratio, "ratio")
     if not math.isfinite(x) or x <= 0:
         raise ValueError(f"ratio 必须是有限的正数，收到 {ratio!r}")
-    return x
-
-
-def times(ratio: float) -> str:
-    """A ratio in 倍: whole ratios as they are, others with one decimal.
-
-    >>> times(4), times(4.4), times(2**1.5)
-    ('4 倍', '4.4 倍', '2.8 倍')
-    """
-    x = _ratio(ratio)
     return f"{fmt.multiple(x)} 倍"
 
 
 def about_times(verb: str, ratio: float) -> str:
-    """``verb`` and a ratio, with 约 in front when the ratio is not whole (it has been rounded).
-
-    >>> about_times("相差", 4.0), about_times("是最小者的", 9.142857)
-    ('相差 4 倍', '约是最小者的 9.1 倍')
-    """
-    return ("" if _ratio(ratio).is_integer() else "约") + f"{verb} {times(ratio)}"
+    """``verb`` and a ratio, with 约 in front when the ratio is not whole (it has been rounded)."""
+    text = times(ratio)
+    return ("" if float(ratio).is_integer() else "约") + f"{verb} {text}"
 
 
 def share(part: int, whole: int) -> str:
-    """``part ÷ whole`` as a percentage (``fmt.percent``'s decimals), and more where those would show a whole percentage
-    that the share is not: 4,294,705,152 of 8,589,934,592 is 49.997%, not 50.00%.
-
-    >>> share(6, 16), share(16760832, 33554432), share(4294705152, 8589934592), share(1, 2)
-    ('37.50%', '49.95%', '49.997%', '50.00%')
-    """
+    """``part ÷ whole`` as a percentage, with more decimals where ``fmt.percent``'s would show a
+    whole percentage that the share is not: 4,294,705,152 of 8,589,934,592 is 49.997%, not 50.00%."""
     whole = att.check_count(whole, "whole")
     part = att.check_count(part, "part", minimum=0, maximum=whole)
     value = Fraction(100 * part, whole)
@@ -84,35 +52,13 @@ def share(part: int, whole: int) -> str:
     return fmt.fmt(float(value), digits) + "%"
 
 
-def tex_number(x: float) -> str:
-    """A number inside LaTeX maths: at most six significant digits, trailing zeros dropped.
-
-    TeX typesets an ASCII hyphen in maths as a minus sign, so the source keeps ``-`` (U+2212 is for text).
-
-    >>> tex_number(2.0), tex_number(1.5), tex_number(-0.25)
-    ('2', '1.5', '-0.25')
-    """
-    value = att.real(x, "x")
-    if not math.isfinite(value):
-        raise ValueError(f"x 必须是有限的实数，收到 {x!r}")
-    return f"{value:.6g}"
-
-
 def listing(values: list) -> str:
-    """Inputs listed the way the prose lists them: 1024、4096、16384.
-
-    >>> listing([1024, 4096]), listing([0.5, 2])
-    ('1024、4096', '0.5、2')
-    """
+    """Inputs listed the way the prose lists them: 1024、4096、16384."""
     return "、".join(fmt.short(x) for x in att.as_list(values, "values"))
 
 
 def put_in(*counts: int) -> str:
-    """Counts put into a product, the way a calculation is written out: 3 × 2 × 6.
-
-    >>> put_in(3, 2, 6)
-    '3 × 2 × 6'
-    """
+    """Counts put into a product, the way a calculation is written out: 3 × 2 × 6."""
     return " × ".join(fmt.count(n) for n in counts)
 
 
@@ -120,7 +66,12 @@ def _names(names: list[str]) -> str:
     return "、".join(names[:-1]) + "与" + names[-1] if len(names) > 1 else names[0]
 
 
-# -- 分数表：n² 个格子 -------------------------------------------------------------------------------
+def _counts(values: dict, prefix: str) -> dict:
+    """Glue names ``prefix + key`` for the whole numbers of an input box."""
+    return {prefix + key: fmt.count(n) for key, n in values.items()}
+
+
+# -- 分数表：n² 个格子 ---------------------------------------------------------------------------------
 def score_rows(ns: list[int] = costs.SCORE_NS) -> list[dict]:
     """The score-table counts of the page at each length (one sequence, the page's heads and head_dim)."""
     return [{"n": n, **costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES,
@@ -128,116 +79,80 @@ def score_rows(ns: list[int] = costs.SCORE_NS) -> list[dict]:
 
 
 def score_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """Entries, bytes and forbidden cells (with their share) at each length.
-
-    >>> score_table(score_rows([4]))[1]
-    [['4', '512', '2 KiB', '192（37.50%）']]
-    """
-    header = ["序列长度 n", "分数表格子数", "字节（float32）", "因果禁止的格子（占比）"]
+    """Entries, bytes, forbidden cells (with their share) and the two multiply-adds at each length."""
+    header = ["序列长度 n", "分数表格子数", "字节（float32）", "因果禁止的格子（占比）",
+              "乘加：算分数、混合 V 各"]
     return header, [[fmt.count(r["n"]), fmt.grouped(r["entries"]), fmt.size(r["bytes"]),
-                     f"{fmt.grouped(r['forbidden'])}（{share(r['forbidden'], r['entries'])}）"] for r in rows]
-
-
-def madds_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """The multiply-adds of QKᵀ and of mixing V at each length."""
-    header = ["序列长度 n", "算分数（Q 与 K 的点积）的乘加", "混合 V 的乘加"]
-    return header, [[fmt.count(r["n"]), fmt.grouped(r["qk_madds"]), fmt.grouped(r["mix_madds"])] for r in rows]
+                     f"{fmt.grouped(r['forbidden'])}（{share(r['forbidden'], r['entries'])}）",
+                     fmt.grouped(r["qk_madds"])] for r in rows]
 
 
 def growth(rows: list[dict]) -> dict:
-    """From the first length to the second: how much n grew, and how much entries, bytes and multiply-adds grew.
-
-    >>> growth(score_rows([2, 4]))
-    {'n0': '2', 'n1': '4', 'n_ratio': '2 倍', 'growth': '4 倍'}
-    """
+    """From the first length to the second: how much n grew, and how much every count grew."""
     first, second = rows[0], rows[1]
     ratios = {second[key] / first[key] for key in ("entries", "bytes", "qk_madds", "mix_madds")}
     if len(ratios) != 1:
         raise ValueError(f"格子、字节与乘加的增长倍数应当相同：{ratios}")
-    return {"n0": fmt.count(first["n"]), "n1": fmt.count(second["n"]), "n_ratio": times(second["n"] / first["n"]), "growth": times(ratios.pop())}
+    return {"n0": fmt.count(first["n"]), "n1": fmt.count(second["n"]),
+            "n_ratio": times(second["n"] / first["n"]), "growth": times(ratios.pop())}
 
 
-# -- KV 缓存 ------------------------------------------------------------------------------------------
+# -- KV 缓存 -----------------------------------------------------------------------------------------
+BITS = f"{fmt.count(8 * costs.FLOAT16_BYTES)} 位"  # the 2-byte formats (float16, bfloat16)
+BITS_8 = f"{fmt.count(8 * costs.INT8_BYTES)} 位"
+
+
 def configs_table(models: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """The published configurations as data: one row a model."""
-    header = ["模型", "层数", "hidden", "查询头", "K/V 头", "头维度", "最大位置数"]
+    """The published configurations as data: one row a model, its published dtype last."""
+    header = ["模型", "层数", "hidden", "查询头", "K/V 头", "头维度", "最大位置数", "滑动窗口", "发布的 dtype"]
     keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
-    return header, [[m["name"], *(fmt.count(m[key]) for key in keys)] for m in models]
-
-
-def no_head_dim_subject(models: list[dict]) -> str:
-    """The subject of 「…没有单独的 `head_dim` 一项」: all the models, or those whose config.json lacks it.
-
-    >>> no_head_dim_subject(costs.MODELS), no_head_dim_subject([costs.MODELS[0], costs.GEMMA_7B])
-    ('表中 4 个模型的 config.json 都', '表中 Llama-2-7B 的 config.json')
-    """
-    lacking = [m["name"] for m in models if not m["head_dim_in_config"]]
-    if not lacking:
-        raise ValueError("models 里每个模型的 config.json 都写了 head_dim：没有要说明的")
-    return f"表中 {fmt.count(len(models))} 个模型的 config.json 都" if len(lacking) == len(models) else f"表中 {'、'.join(lacking)} 的 config.json"
+    off = {False: "（未启用）"}  # use_sliding_window: false
+    return header, [[m["name"], *(fmt.count(m[key]) for key in keys), fmt.count(m["sliding_window"])
+                     + off.get(m.get("use_sliding_window"), "") if m.get("sliding_window") else "—",
+                     m["dtype"]] for m in models]
 
 
 def sliding_sentence(models: list[dict]) -> str:
-    """What the page leaves out: every sliding_window a configuration writes, and whether it is switched on
-    (``use_sliding_window: false`` switches it off); empty when no configuration has one.
-
-    >>> print(sliding_sentence(costs.MODELS))
-    Mistral-7B-v0.1 的配置写了 sliding_window = 4096，即每层只读最近这么多个位置；Qwen2-7B 的配置也写了 sliding_window = 131072，但同时写明 use_sliding_window = false，不启用。本页的公式按存下全部位置计算，没有考虑滑动窗口。
-    """
+    """Every sliding_window a configuration writes, and whether it is switched on; empty when none."""
     parts = []
     for m in att.as_list(models, "models"):
         if not m.get("sliding_window"):
             continue
-        also = "也" if parts else ""
-        start = f"{m['name']} 的配置{also}写了 sliding_window = {fmt.count(m['sliding_window'])}"
-        parts.append(start + ("，但同时写明 use_sliding_window = false，不启用" if m.get("use_sliding_window") is False
-                              else "，即每层只读最近这么多个位置"))
-    return "；".join(parts) + "。本页的公式按存下全部位置计算，没有考虑滑动窗口。" if parts else ""
+        w = fmt.count(m["sliding_window"])
+        start = f"{m['name']} 的配置{'也' if parts else ''}写了 sliding_window = {w}"
+        parts.append(start + ("，但同时写明 use_sliding_window = false，不启用"
+                              if m.get("use_sliding_window") is False
+                              else f"：每层只存最近 {w} 个位置，上下文再长，缓存也不再变大"))
+    return "；".join(parts) + "。" if parts else ""
 
 
 def kv_rows(models: list[dict], context: int = costs.CONTEXT, batch: int = costs.BATCH) -> list[dict]:
-    """Each model's KV-cache bytes under the page's conditions (float16 unless said)."""
-    fp16, int8 = costs.FLOAT16_BYTES, costs.INT8_BYTES
-    return [{"model": m, "per_token": costs.kv_cache_bytes(m, 1, 1, fp16),
-             "at_context": costs.kv_cache_bytes(m, context, batch, fp16),
-             "at_context_8": costs.kv_cache_bytes(m, context, batch, int8),
-             "as_mha": costs.kv_cache_bytes(costs.full_mha(m), context, batch, fp16),
-             "at_max": costs.kv_cache_bytes(m, m["max_positions"], batch, fp16)} for m in models]
+    """Each model's KV-cache bytes under the page's conditions (16 bits unless said)."""
+    b, b8 = costs.FLOAT16_BYTES, costs.INT8_BYTES
+    return [{"model": m, "per_token": costs.kv_cache_bytes(m, 1, 1, b),
+             "at_context": costs.kv_cache_bytes(m, context, batch, b),
+             "at_context_8": costs.kv_cache_bytes(m, context, batch, b8),
+             "as_mha": costs.kv_cache_bytes(costs.full_mha(m), context, batch, b),
+             "at_max": costs.kv_cache_bytes(m, m["max_positions"], batch, b)} for m in models]
 
 
 def saving(model: dict) -> str:
-    """What grouping the K/V heads saves: heads ÷ kv_heads, or 不分组.
-
-    >>> saving(costs.MODELS[1]), saving(costs.MODELS[0])
-    ('4 倍', '不分组')
-    """
+    """What grouping the K/V heads saves: heads ÷ kv_heads, or 不分组."""
     return times(model["heads"] // model["kv_heads"]) if model["heads"] > model["kv_heads"] else "不分组"
 
 
 def kv_table(rows: list[dict], context: int = costs.CONTEXT) -> tuple[list[str], list[list[str]]]:
-    """The KV-cache table: per token, at the context, in 8 bits, as full multi-head, at the maximum length."""
-    header = ["模型", "每 token（float16）", f"上下文 {fmt.count(context)}（float16）", f"上下文 {fmt.count(context)}（{fmt.count(8 * costs.INT8_BYTES)} 位）",
-              "同宽全多头（float16）", "分组省下", "最大位置数下（float16）"]
-    return header, [[r["model"]["name"], *(fmt.size(r[key]) for key in ("per_token", "at_context", "at_context_8", "as_mha")),
-                     saving(r["model"]), fmt.size(r["at_max"])] for r in rows]
-
-
-def fp16_over_int8(rows: list[dict]) -> str:
-    """How many times float16 is 8 bits, the same in every row (the formula changes only b)."""
-    ratios = {r["at_context"] / r["at_context_8"] for r in rows}
-    if len(ratios) != 1:
-        raise ValueError(f"float16 与 8 位之比应当处处相同：{ratios}")
-    return times(ratios.pop())
+    """The KV-cache table: per token, at the context, in 8 bits, as full multi-head, at the maximum."""
+    c = fmt.count(context)
+    header = ["模型", f"每 token（{BITS}）", f"上下文 {c}（{BITS}）", f"上下文 {c}（{BITS_8}）",
+              f"同宽全多头（{BITS}）", "分组省下", f"最大位置数下（{BITS}，计入滑动窗口）"]
+    keys = ("per_token", "at_context", "at_context_8", "as_mha")
+    return header, [[r["model"]["name"], *(fmt.size(r[key]) for key in keys), saving(r["model"]),
+                     fmt.size(r["at_max"])] for r in rows]
 
 
 def compare_sentence(names: list[str], nbytes: list[int], condition: str) -> str:
-    """Which cache is smallest and which largest under ``condition``, and by how much.
-
-    >>> compare_sentence(["A", "B", "C"], [4096, 1024, 1024], "上下文 8")
-    '上下文 8 时，KV 缓存最小的是 B与C（1 KiB），最大的是 A（4 KiB），是最小者的 4 倍。'
-    >>> compare_sentence(["A", "B"], [5, 5], "批大小 1（float16）")
-    '批大小 1（float16）时，A与B 的 KV 缓存一样大（5 B）。'
-    """
+    """Which cache is smallest and which largest under ``condition``, and by how much."""
     names = [str(x) for x in att.as_list(names, "names")]
     sizes = [att.check_count(x, f"nbytes[{i}]") for i, x in enumerate(att.as_list(nbytes, "nbytes"))]
     if not names or len(names) != len(sizes):
@@ -255,91 +170,53 @@ def compare_sentence(names: list[str], nbytes: list[int], condition: str) -> str
             f"{about_times('是最小者的', high / low)}。")
 
 
-def kv_comparisons(rows: list[dict], context: int = costs.CONTEXT, batch: int = costs.BATCH) -> tuple[str, str]:
-    """The two comparisons under the KV table: at the page's context, and at each model's maximum length."""
+def kv_comparisons(rows: list[dict], context: int = costs.CONTEXT, batch: int = costs.BATCH) -> tuple:
+    """The two rankings under the KV table: at the page's context, and at each model's maximum length,
+    where a sliding window that caps a cache is named in the condition."""
     names = [r["model"]["name"] for r in rows]
-    at = f"批大小 {fmt.count(batch)}、float16"
+    at = f"批大小 {fmt.count(batch)}、{BITS}"
+    capped = [f"{m['name']} 只存最近 {fmt.count(m['sliding_window'])} 个位置" for m in (r["model"] for r in rows)
+              if costs.cached_positions(m, m["max_positions"]) < m["max_positions"]]  # a window caps it
+    cap = f"；{'，'.join(capped)}" if capped else ""
     return (compare_sentence(names, [r["at_context"] for r in rows], f"上下文 {fmt.count(context)}、{at}"),
-            compare_sentence(names, [r["at_max"] for r in rows], f"取各自的最大位置数作上下文（{at}）"))
+            compare_sentence(names, [r["at_max"] for r in rows], f"取各自的最大位置数作上下文（{at}{cap}）"))
 
 
-# -- 误解 ---------------------------------------------------------------------------------------------
+# -- 误解 ----------------------------------------------------------------------------------------------
 def query_heads_sentence(models: list[dict]) -> str:
-    """Two models with as many query heads but different K/V heads: the cache follows the K/V heads.
-
-    >>> print(query_heads_sentence(costs.MODELS[:2]))
-    Llama-2-7B 与 Llama-3-8B 都有 32 个查询头，K/V 头却分别是 32 个和 8 个；每 token 的缓存分别是 512 KiB 和 128 KiB，相差 4 倍。
-    >>> print(query_heads_sentence(costs.MODELS[1:3]))
-    这几个模型里没有查询头一样多、K/V 头却不同的两个。
-    """
+    """Two models with as many query heads but different K/V heads: the cache follows the K/V heads."""
     ms = att.as_list(models, "models")
     per = [costs.kv_cache_bytes(m, 1) for m in ms]  # also checks every model
-    for i, a in enumerate(ms):
-        for j in range(i + 1, len(ms)):
-            b = ms[j]
-            if a["heads"] == b["heads"] and a["kv_heads"] != b["kv_heads"]:
-                start = (f"{a['name']} 与 {b['name']} 都有 {fmt.count(a['heads'])} 个查询头，"
-                         f"K/V 头却分别是 {fmt.count(a['kv_heads'])} 个和 {fmt.count(b['kv_heads'])} 个；")
-                low, high = sorted((per[i], per[j]))
-                if low == high:  # 层数或头维度也不同，恰好抵消
-                    return start + f"每 token 的缓存却都是 {fmt.size(low)}：层数与头维度的差别恰好抵消了。"
-                return (start + f"每 token 的缓存分别是 {fmt.size(per[i])} 和 {fmt.size(per[j])}，"
-                        f"{about_times('相差', high / low)}。")
-    return "这几个模型里没有查询头一样多、K/V 头却不同的两个。"
-
-
-def head_dim_sentence(model: dict) -> str:
-    """The configured head_dim against hidden ÷ heads, and how far a cache estimated with the latter is off.
-
-    >>> print(head_dim_sentence(costs.GEMMA_7B))
-    Gemma-7B：hidden ÷ heads = 3072 ÷ 16 = 192，但配置写明 `head_dim` = 256；按 192 估算，每 token 的缓存是 336 KiB，实际是 448 KiB，少算了 25.00%。
-    >>> print(head_dim_sentence(costs.MODELS[0]))
-    Llama-2-7B：hidden ÷ heads = 4096 ÷ 32 = 128，与配置的 `head_dim` = 128 一致；但这只是这个模型的巧合，不是规律。
-    """
-    real = costs.kv_cache_bytes(model, 1)  # also checks the model
-    m, guess = model, model["hidden"] / model["heads"]
-    shown = fmt.short(guess) if guess.is_integer() else fmt.ratio(guess)
-    sign = "=" if guess.is_integer() else "≈"  # 40 ÷ 3 is not 13.33
-    start = f"{m['name']}：hidden ÷ heads = {fmt.count(m['hidden'])} ÷ {fmt.count(m['heads'])} {sign} {shown}"
-    if guess == m["head_dim"]:
-        return f"{start}，与配置的 `head_dim` = {fmt.count(m['head_dim'])} 一致；但这只是这个模型的巧合，不是规律。"
-    # 误推值未必是整数：按同一公式用浮点数算，再四舍五入到字节。
-    wrong = round(2 * m["layers"] * m["kv_heads"] * guess * costs.FLOAT16_BYTES)
-    change = (wrong - real) / real
-    return (f"{start}，但配置写明 `head_dim` = {fmt.count(m['head_dim'])}；按 {shown} 估算，每 token 的缓存是 {fmt.size(wrong)}，"
-            f"实际是 {fmt.size(real)}，{'少算了' if change < 0 else '多算了'} {fmt.percent(abs(change))}。")
-
-
-def share_of_largest(rows: list[dict]) -> dict:
-    """The last (largest) row of the score table, for the paragraph on the causal mask."""
-    r = rows[-1]
-    return {"n": fmt.count(r["n"]), "share": share(r["forbidden"], r["entries"]), "entries": fmt.grouped(r["entries"]),
-            "madds": fmt.grouped(r["qk_madds"])}
+    pairs = [(i, j) for i, j in itertools.combinations(range(len(ms)), 2)
+             if ms[i]["heads"] == ms[j]["heads"] and ms[i]["kv_heads"] != ms[j]["kv_heads"]]
+    if not pairs:
+        return "这几个模型里没有查询头一样多、K/V 头却不同的两个。"
+    (i, j), (a, b) = pairs[0], (ms[pairs[0][0]], ms[pairs[0][1]])
+    start = (f"{a['name']} 与 {b['name']} 都有 {fmt.count(a['heads'])} 个查询头，"
+             f"K/V 头却分别是 {fmt.count(a['kv_heads'])} 个和 {fmt.count(b['kv_heads'])} 个；")
+    low, high = sorted((per[i], per[j]))
+    if low == high:  # 层数或头维度也不同，恰好抵消
+        return start + f"每 token 的缓存却都是 {fmt.size(low)}：层数与头维度的差别恰好抵消了。"
+    return start + f"每 token 的缓存分别是 {fmt.size(per[i])} 和 {fmt.size(per[j])}，{about_times('相差', high / low)}。"
 
 
 # -- 公式对照直接计数 ---------------------------------------------------------------------------------
 def tiny_table(tiny: dict = costs.TINY) -> tuple[list[str], list[list[str]]]:
     """The tiny cache two ways: by the formula, and by building every array and counting its elements."""
-    b = costs.FLOAT16_BYTES
-    counted = costs.count_elements(costs.build_kv_cache(**tiny))
-    formula = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b) * tiny["context"] * tiny["batch"]
-    return ["做法", "结果"], [
-        ["公式：每 token 字节 × 上下文 × 批大小", f"{fmt.grouped(formula)} 字节"],
-        ["造出全部 K、V 数组，逐个数元素", f"{fmt.grouped(counted)} 个元素"],
-        ["元素数 × 每元素字节", f"{fmt.grouped(counted * b)} 字节"],
-        ["两者一致", "是" if counted * b == formula else "否"],
-    ]
+    b, t = costs.FLOAT16_BYTES, tiny
+    counted = costs.count_elements(costs.build_kv_cache(**t))
+    formula = costs.kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], b) * t["context"] * t["batch"]
+    return ["做法", "结果"], [["公式：每 token 字节 × 上下文 × 批大小", f"{fmt.grouped(formula)} 字节"],
+                             ["造出全部 K、V 数组，逐个数元素", f"{fmt.grouped(counted)} 个元素"],
+                             ["元素数 × 每元素字节", f"{fmt.grouped(counted * b)} 字节"],
+                             ["两者一致", "是" if counted * b == formula else "否"]]
 
 
 CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and the width of each Q and K
 
 
 def table_check(ns: list[int] = CHECK_NS, d: int = CHECK_D) -> tuple[list[str], list[list[str]]]:
-    """For each n: n² against the cells of a score table really computed, n(n−1)/2 against a visibility table.
-
-    >>> table_check([3])[1]
-    [['3', '9', '9', '3', '3']]
-    """
+    """For each n: n² against the cells of a score table really computed, n(n−1)/2 against a visibility table."""
     rows = []
     for n in att.as_list(ns, "ns"):
         q = [[float(i)] + [1.0] * (d - 1) for i in range(n)]  # (n, d)
@@ -354,7 +231,7 @@ def table_check(ns: list[int] = CHECK_NS, d: int = CHECK_D) -> tuple[list[str], 
 # Each law is t = coefficient × n^power; the fitted slope must be exactly power. A noisy law multiplies
 # the lengths in turn by its factors. Three factors a round: with 1.1 and 0.9 alternating, the errors
 # over five lengths are symmetric and leave the slope exactly as it was, which would test nothing.
-FIT_NS = [128, 256, 512, 1024, 2048]
+FIT_NS = costs.TIMING["ns"]
 SYNTHETIC_LAWS = [
     {"coefficient": 3e-9, "power": 2, "noise": ()},
     {"coefficient": 2e-6, "power": 1, "noise": ()},
@@ -366,24 +243,17 @@ SYNTHETIC_LAWS = [
 def check_law(law: object) -> dict:
     """A synthetic law: positive ``coefficient``, finite ``power``, a list of positive ``noise`` factors."""
     if not isinstance(law, dict) or not {"coefficient", "power", "noise"} <= set(law):
-        raise ValueError(f"law 必须是含 coefficient、power、noise 三项的字典（像 SYNTHETIC_LAWS 里的条目），收到 {law!r}")
-    for x, name in ((law["coefficient"], "law['coefficient']"), *((f, f"law['noise'][{i}]") for i, f in
-                                                                    enumerate(att.as_list(law["noise"], "law['noise']")))):
-        if not (math.isfinite(att.real(x, name)) and x > 0):
-            raise ValueError(f"{name} 必须是有限的正数，收到 {x!r}")
-    if not math.isfinite(att.real(law["power"], "law['power']")):
-        raise ValueError(f"law['power'] 必须是有限的实数，收到 {law['power']!r}")
+        raise ValueError(f"law 必须是含 coefficient、power、noise 三项的字典，收到 {law!r}")
+    noise = [(f, f"law['noise'][{i}]") for i, f in enumerate(att.as_list(law["noise"], "law['noise']"))]
+    for x, name, kind in ((law["coefficient"], "law['coefficient']", "正数"),
+                          (law["power"], "law['power']", "实数"), *((f, n, "正数") for f, n in noise)):
+        if not (math.isfinite(att.real(x, name)) and (x > 0 or kind == "实数")):
+            raise ValueError(f"{name} 必须是有限的{kind}，收到 {x!r}")
     return law
 
 
 def synthetic_seconds(ns: list[float], law: dict) -> list[float]:
-    """Timings made by a law: ``coefficient × n**power``, multiplied in turn by the ``noise`` factors.
-
-    >>> synthetic_seconds([1, 2, 4], {"coefficient": 3.0, "power": 2, "noise": ()})
-    [3.0, 12.0, 48.0]
-    >>> [round(t, 9) for t in synthetic_seconds([1, 2, 4], {"coefficient": 1.0, "power": 1, "noise": (2.0, 0.5)})]
-    [2.0, 1.0, 8.0]
-    """
+    """Timings made by a law: ``coefficient × n**power``, multiplied in turn by the ``noise`` factors."""
     m = check_law(law)
     noise = list(m["noise"]) or [1.0]
     try:
@@ -397,60 +267,21 @@ def synthetic_seconds(ns: list[float], law: dict) -> list[float]:
 
 
 def law_formula(law: dict) -> str:
-    """A law in LaTeX (without ``$``), the coefficient as mantissa × a power of ten.
-
-    >>> print(law_formula({"coefficient": 3e-9, "power": 2, "noise": ()}))
-    t = 3 \\times 10^{-9} n^{2}
-    >>> law_formula({"coefficient": 1e-10, "power": 3, "noise": ()}), law_formula({"coefficient": 1.0, "power": 1, "noise": ()})
-    ('t = 10^{-10} n^{3}', 't = n')
-    """
+    """A law in LaTeX (without ``$``): the coefficient as mantissa × a power of ten, six digits at most."""
     m = check_law(law)
     mantissa, _, exponent = f"{m['coefficient']:.5e}".partition("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
-    if int(exponent) == 0:
-        coefficient = "" if mantissa == "1" else mantissa + " "
-    else:
-        power_of_ten = f"10^{{{int(exponent)}}}"
-        coefficient = (power_of_ten if mantissa == "1" else f"{mantissa} \\times {power_of_ten}") + " "
-    n_part = "n" if m["power"] == 1 else "n^{" + tex_number(m["power"]) + "}"
-    return f"t = {coefficient}{n_part}"
-
-
-def _factors(noise) -> str:
-    texts = [fmt.short(x) for x in noise]
-    return texts[0] if len(texts) == 1 else "、".join(texts[:-1]) + " 与 " + texts[-1]
+    return f"t = {mantissa} \\times 10^{{{int(exponent)}}} \\, n^{{{m['power']:.6g}}}"
 
 
 def law_label(law: dict) -> str:
-    """A row name of the fit table: the formula as inline maths, and the noise factors if any.
-
-    >>> print(law_label({"coefficient": 2e-6, "power": 1, "noise": (1.5, 0.5)}))
-    $t = 2 \\times 10^{-6} n$，依次轮流乘以 1.5 与 0.5
-    """
+    """A row name of the fit table: the formula as inline maths, and the noise factors if any."""
     m = check_law(law)
-    return f"${law_formula(m)}$" + (f"，依次轮流乘以 {_factors(m['noise'])}" if m["noise"] else "")
-
-
-def synthetic_sentence(laws: list[dict]) -> str:
-    """The laws listed in the input box, the noisy ones said separately: the same data as the fit table.
-
-    >>> print(synthetic_sentence(SYNTHETIC_LAWS[:2]))
-    $t = 3 \\times 10^{-9} n^{2}$、$t = 2 \\times 10^{-6} n$
-    """
-    ms = [check_law(law) for law in att.as_list(laws, "laws")]
-    if not ms:
-        raise ValueError("laws 不能为空：至少要有一条合成定律")
-    plain = "、".join(f"${law_formula(m)}$" for m in ms if not m["noise"])
-    noisy = "、".join(f"在 ${law_formula(m)}$ 上依次轮流乘以 {_factors(m['noise'])} 的“带噪声”版本" for m in ms if m["noise"])
-    return f"{plain}，以及{noisy}" if plain and noisy else plain or noisy
+    return f"${law_formula(m)}$" + (f"，依次轮流乘以 {listing(list(m['noise']))}" if m["noise"] else "")
 
 
 def fit_check(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict:
-    """Each law's fitted slope, the fit table, and how far the noisy slopes moved (the noiseless must not).
-
-    >>> fit_check()["table"][1][0]
-    ['$t = 3 \\\\times 10^{-9} n^{2}$', '2', '2.00']
-    """
+    """Each law's fitted slope, the fit table, and how far the noisy slopes moved (the noiseless must not)."""
     fitted = [costs.fit_slope(ns, synthetic_seconds(ns, law))[0] for law in laws]
     exact = [abs(s - law["power"]) for law, s in zip(laws, fitted) if not law["noise"]]
     noisy = [abs(s - law["power"]) for law, s in zip(laws, fitted) if law["noise"]]
@@ -462,70 +293,47 @@ def fit_check(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict
 
 
 # -- 实测 ---------------------------------------------------------------------------------------------
-TIMING = {"ns": FIT_NS, "d": 32, "repeats": 3, "seed": 0, "budget": 0.5}  # the page's measurement
+TIMING = costs.TIMING  # the page's measurement: the settings a reader's own run uses too
 
 
 def timing_table(timed: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """The measured medians in milliseconds, and each one over the one before.
-
-    >>> timing_table([{"n": 2, "runs": 3, "median": 0.001}, {"n": 4, "runs": 1, "median": 0.004}])[1]
-    [['2', '3', '1.000', '—'], ['4', '1', '4.000', '4.00']]
-    """
+    """The measured medians in milliseconds, and each one over the one before."""
     return ["n", "计时次数", "中位数（毫秒）", "与上一行之比"], [
         [fmt.count(r["n"]), fmt.count(r["runs"]), fmt.ms(r["median"]),
          "—" if i == 0 else fmt.ratio(r["median"] / timed[i - 1]["median"])] for i, r in enumerate(timed)]
 
 
-def ratios_sentence(timed: list[dict], slope: float) -> str:
-    """Read the timing table's last column: each ratio turned into the slope it implies between two lengths,
-    and whether those local slopes stay near the fitted one (within 0.25) or jump about.
+# The wording the measurement decides: whether the local slopes agree with the fitted one, and where
+# the fitted slope lies against 2 (the page says, once, why a slope may come out low or high).
+STEADY, UNEVEN = "与拟合斜率一致", "并不整齐：单看某一个比值说明不了什么"
+VERDICTS = {"near": "与分数表格子数的 n² 增长相符", "low": "明显低于 2", "high": "明显高于 2"}
 
-    >>> rows = [{"n": n, "runs": 3, "median": t} for n, t in ((1, 1.0), (2, 4.0), (4, 16.0))]
-    >>> print(ratios_sentence(rows, 2.0))
-    相邻两行之比都是 4.00，折成斜率都是 2.00，与拟合斜率一致。
-    >>> rows[2]["median"] = 64.0
-    >>> print(ratios_sentence(rows, 2.5))
-    相邻两行之比在 4.00 到 16.00 之间，折成斜率是 2.00 到 4.00，并不整齐：每个长度只计时几次，构建机上还有别的程序在跑，一次偶然的快慢就能让一个比值偏大或偏小。拟合的斜率把 3 个长度放在一起看，比任何一个比值都稳；单看某一个比值说明不了什么。
-    """
+
+def ratios_sentence(timed: list[dict], slope: float) -> str:
+    """Read the timing table's last column: each ratio as the slope it implies between two lengths,
+    and whether those local slopes stay within 0.25 of the fitted one."""
     rows = att.as_list(timed, "timed")
     if len(rows) < 3:
         raise ValueError(f"timed 至少要有 3 行，才有两个相邻之比可比，收到 {len(rows)} 行")
     s = att.real(slope, "slope")
     ratios = [b["median"] / a["median"] for a, b in zip(rows, rows[1:])]
     local = [math.log(r) / math.log(b["n"] / a["n"]) for r, a, b in zip(ratios, rows, rows[1:])]
-    low, high = fmt.ratio(min(ratios)), fmt.ratio(max(ratios))
-    s_low, s_high = fmt.ratio(min(local)), fmt.ratio(max(local))
-    if low == high:
-        told = f"相邻两行之比都是 {low}，折成斜率都是 {s_low}"
-    else:
-        told = f"相邻两行之比在 {low} 到 {high} 之间，折成斜率是 {s_low} 到 {s_high}"
-    if max(abs(x - s) for x in local) <= 0.25:
-        return told + "，与拟合斜率一致。"
-    return (told + "，并不整齐：每个长度只计时几次，构建机上还有别的程序在跑，一次偶然的快慢就能让一个比值偏大或偏小。"
-            f"拟合的斜率把 {fmt.count(len(rows))} 个长度放在一起看，比任何一个比值都稳；单看某一个比值说明不了什么。")
+    (low, high), (s_low, s_high) = ([fmt.ratio(min(x)), fmt.ratio(max(x))] for x in (ratios, local))
+    told = (f"相邻两行之比都是 {low}，折成斜率都是 {s_low}" if low == high
+            else f"相邻两行之比在 {low} 到 {high} 之间，折成斜率是 {s_low} 到 {s_high}")
+    return f"{told}，{STEADY if max(abs(x - s) for x in local) <= 0.25 else UNEVEN}。"
 
 
 def slope_sentence(slope: float, *, points: int, cpus: int) -> str:
-    """Read a fitted slope: how far from 2 (the n² growth), and what doubling the length does to the time,
-    said no wider than one measurement of ``points`` lengths on a machine of ``cpus`` logical processors.
-
-    >>> print(slope_sentence(2.0, points=5, cpus=2))
-    拟合斜率是 2.00：长度每翻一倍，时间约变为 4 倍，与分数表格子数的 n² 增长相符。这只是一次构建、5 个长度、一台 2 个逻辑处理器的机器上的结果：它与 n² 增长不矛盾，却不能当作证明。
-    """
+    """Read a fitted slope against 2 and say what doubling the length does to the time, no wider than
+    one measurement of ``points`` lengths on a machine of ``cpus`` logical processors."""
     s = att.real(slope, "slope")
     if not math.isfinite(s) or abs(s) > 100:
         raise ValueError(f"slope 必须是有限的实数（且不过 ±100），收到 {slope!r}")
-    points = att.check_count(points, "points", minimum=2)
-    cpus = att.check_count(cpus, "cpus")
-    text, factor = f"拟合斜率是 {fmt.ratio(s)}", f"长度每翻一倍，时间约变为 {fmt.multiple(2**s)} 倍"
-    where = f"一次构建、{fmt.count(points)} 个长度、一台 {fmt.count(cpus)} 个逻辑处理器的机器上的结果"
-    if abs(s - 2) <= 0.25:
-        return f"{text}：{factor}，与分数表格子数的 n² 增长相符。这只是{where}：它与 n² 增长不矛盾，却不能当作证明。"
-    if s < 2:
-        return (f"{text}，明显低于 2：{factor}。短序列上每次调用的固定开销占比较大，可能把直线压平；"
-                f"这是{where}，只凭它不能断定原因。")
-    return (f"{text}，明显高于 2：{factor}。长序列的分数表装不进处理器缓存、测量时机器正忙，"
-            f"都可能让直线变陡；这是{where}，只凭它不能断定原因。")
+    points, cpus = att.check_count(points, "points", minimum=2), att.check_count(cpus, "cpus")
+    verdict = VERDICTS["near" if abs(s - 2) <= 0.25 else "low" if s < 2 else "high"]
+    return (f"拟合斜率是 {fmt.ratio(s)}，{verdict}：长度每翻一倍，时间约变为 {fmt.multiple(2**s)} 倍。"
+            f"这只是一次构建、{fmt.count(points)} 个长度、一台 {fmt.count(cpus)} 个逻辑处理器的机器上的结果。")
 
 
 # The figure's words are Chinese, set in Noto Sans CJK SC (Debian: fonts-noto-cjk, which the PDF edition
@@ -534,11 +342,7 @@ FIGURE_FONT = "Noto Sans CJK SC"
 
 
 def figure_fonts() -> list[str]:
-    """The font list of the figure's text; a clear error when the Chinese font is not installed.
-
-    >>> figure_fonts()
-    ['DejaVu Sans', 'Noto Sans CJK SC']
-    """
+    """The font list of a figure's text (the training page's too); a clear error without the font."""
     from matplotlib import font_manager
 
     try:
@@ -550,13 +354,7 @@ def figure_fonts() -> list[str]:
 
 def scaling_figure(ns: list[int], seconds: list[float]):
     """Log-log plot: the measured medians, the fitted line and its slope, and a slope-2 reference.
-
-    Every word on it is Chinese (labels, legend, title); no mathtext, whose fonts have no Chinese glyphs.
-
-    >>> fig = scaling_figure([128, 256, 512], [1e-3, 4e-3, 16e-3])
-    >>> fig.axes[0].get_xscale(), fig.axes[0].get_yscale(), fig.axes[0].get_xlabel()
-    ('log', 'log', '序列长度 n')
-    """
+    Every word on it is Chinese; no mathtext, whose fonts have no Chinese glyphs."""
     from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
 
     fonts = {"family": figure_fonts()}
@@ -573,7 +371,7 @@ def scaling_figure(ns: list[int], seconds: list[float]):
     ax.loglog(ends, [at_mid * (n / mid) ** 2 for n in ends], "--", color="#7f7f7f", label="参照：斜率 = 2（t ∝ n²）")
     ax.set_xlabel("序列长度 n", fontdict=fonts)
     ax.set_ylabel("每次调用耗时的中位数（秒）", fontdict=fonts)
-    ax.set_xticks(ns, [fmt.count(n) for n in ns])
+    ax.set_xticks(ns, [fmt.count(n) for n in ns], minor=False)
     ax.minorticks_off()
     for label in (*ax.get_xticklabels(), *ax.get_yticklabels()):
         label.set_fontfamily(fonts["family"])
@@ -585,299 +383,117 @@ def scaling_figure(ns: list[int], seconds: list[float]):
 
 
 # -- 练习 ---------------------------------------------------------------------------------------------
-def score_exercise(n: int = ex.TABLE_N, head_dim: int = ex.TABLE_HEAD_DIM, heads: int = ex.TABLE_HEADS,
-                   batch: int = ex.TABLE_BATCH, bytes_per_element: int = ex.TABLE_BYTES, scale: int = ex.TABLE_SCALE) -> dict:
-    """Exercise 1: the formulas with the inputs put in, the growth table, and the sentence on the growth."""
-    s = ex.score_table_steps(n, head_dim, heads, batch, bytes_per_element, scale)
-    B, h, d, b, k = batch, heads, head_dim, bytes_per_element, scale
-    formulas = [
-        ("分数表格子数", "B·h·n²", "entries", f"{put_in(B, h)} × {fmt.count(n)}²"),
-        ("字节", "B·h·n²·b", "bytes", f"{put_in(B, h)} × {fmt.count(n)}² × {fmt.count(b)}"),
-        ("算 QKᵀ 的乘加", "B·h·n²·d", "qk_madds", f"{put_in(B, h)} × {fmt.count(n)}² × {fmt.count(d)}"),
-        ("混合 V 的乘加", "B·h·n²·d", "mix_madds", f"{put_in(B, h)} × {fmt.count(n)}² × {fmt.count(d)}"),
-        ("因果禁止的格子", "B·h·n(n−1)/2", "forbidden", f"{put_in(B, h, n, n - 1)} ÷ 2"),
-    ]
-    table = (["数什么", "公式", f"代入 n = {fmt.count(n)}", "值"],
-             [[what, formula, put_in, fmt.grouped(s["small"][key])] for what, formula, key, put_in in formulas])
-    growth_table = (["数什么", f"n = {fmt.count(n)}", f"n = {fmt.count(k * n)}", "倍数"],
-                    [[what, fmt.grouped(s["small"][key]), fmt.grouped(s["large"][key]), times(s["ratio"][key])]
-                     for what, _, key, _ in formulas])
-    return {"table": table, "growth": growth_table, "sentence": growth_sentence(s["ratio"], k)}
-
-
-def growth_sentence(ratio: dict, scale: int) -> str:
-    """Exercise 1's conclusion: entries, bytes and multiply-adds grow by scale², the forbidden cells by less.
-
-    >>> growth_sentence({"entries": 9, "bytes": 9, "qk_madds": 9, "mix_madds": 9, "forbidden": 10.8}, 3)
-    '长度变为 3 倍，格子、字节和两种乘加都变为 9 倍，正是 3 的平方；禁止的格子却变为 10.8 倍：$n(n-1)/2$ 不是纯粹的 $n^2$，$n$ 越大，这个倍数越接近平方。'
-    """
-    same = {times(ratio[key]) for key in ("entries", "bytes", "qk_madds", "mix_madds")}
-    if len(same) != 1:
-        raise ValueError(f"格子、字节与乘加的倍数应当相同：{same}")
-    end = "。" if ratio["forbidden"] == scale**2 else "：$n(n-1)/2$ 不是纯粹的 $n^2$，$n$ 越大，这个倍数越接近平方。"
-    return (f"长度变为 {times(scale)}，格子、字节和两种乘加都变为 {same.pop()}，正是 {fmt.count(scale)} 的平方；"
-            f"禁止的格子却变为 {times(ratio['forbidden'])}" + end)
+def crossover_table(model: dict = ex.EX_MODEL) -> tuple[list[str], list[list[str]]]:
+    """Exercise 1: one layer's score table against the whole cache, just below and at the crossover."""
+    m, first = model, ex.table_beats_cache(model)["first"]
+    per = 2 * m["layers"] * m["kv_heads"] * m["head_dim"]
+    rows = [[fmt.count(n), f"{put_in(m['heads'], n)}²", fmt.grouped(m["heads"] * n * n),
+             f"{put_in(per, n)}", fmt.grouped(per * n), "是" if m["heads"] * n > per else "否"]
+            for n in (first - 1, first)]
+    return ["n", "分数表：h × n²", "格数", "缓存：2·L·h_kv·d × n", "个数", "分数表更多"], rows
 
 
 def kv_plan_table(plans: list[dict], model: dict = ex.EX_MODEL) -> tuple[list[str], list[list[str]]]:
     """Exercise 2: each way of storing the cache, with the formula put in."""
-    header = ["做法", "每 token：2 × L × h_kv × d × b", "每 token", f"× 上下文 {fmt.count(ex.KV_CONTEXT)} × 批大小 {fmt.count(ex.KV_BATCH)}",
-              "换成二进制单位"]
+    header = ["做法", "每 token：2 × L × h_kv × d × b", "每 token",
+              f"× 上下文 {fmt.count(ex.KV_CONTEXT)} × 批大小 {fmt.count(ex.KV_BATCH)}", "换成二进制单位"]
     return header, [[p["name"], f"2 × {put_in(model['layers'], p['kv_heads'], model['head_dim'], p['bytes'])}",
                      f"{fmt.grouped(p['per_token'])} 字节", f"{fmt.grouped(p['total'])} 字节", fmt.size(p["total"])]
                     for p in plans]
 
 
-def kv_sentence(plans: list[dict]) -> str:
-    """Exercise 2's conclusion: full multi-head over grouped, float16 over 8 bits.
-
-    >>> kv_sentence(ex.kv_plans())
-    '同宽全多头的缓存是分组 K/V 头的 4 倍（查询头数 ÷ K/V 头数）；float16 的缓存是 8 位的 2 倍（每元素字节之比）。'
-    """
-    grouped_plan, full, low = att.as_list(plans, "plans")
-    bits = f"是 {fmt.count(8 * low['bytes'])} 位的"
-    return (f"同宽全多头的缓存{about_times('是分组 K/V 头的', full['total'] / grouped_plan['total'])}（查询头数 ÷ K/V 头数）；"
-            f"float16 的缓存{about_times(bits, grouped_plan['total'] / low['total'])}（每元素字节之比）。")
+def kv_ratios(plans: list[dict]) -> dict:
+    """Exercise 2's two ratios: full multi-head over grouped, 16 bits over 8 bits."""
+    grouped, full, low = (p["total"] for p in att.as_list(plans, "plans"))
+    return {"mha": times(full / grouped), "bits": times(grouped / low)}
 
 
-def config_text(m: dict) -> str:
-    """A small configuration in words (Markdown: the configuration key is code), for exercise 3's input box."""
-    layers, hidden, heads, kv_heads, head_dim = (fmt.count(m[key]) for key in ("layers", "hidden", "heads", "kv_heads", "head_dim"))
-    return fmt.Md(f"{layers} 层、hidden {hidden}、{heads} 个查询头、{kv_heads} 个 K/V 头、配置写明 `head_dim` = {head_dim}")
+def window_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """Exercise 3: positions stored and bytes with the window, against without it."""
+    return ["上下文", "缓存的位置数", "有窗口", "无窗口", "省下"], [
+        [fmt.count(r["context"]), fmt.count(r["positions"]), fmt.size(r["windowed"]), fmt.size(r["full"]),
+         share(r["full"] - r["windowed"], r["full"])] for r in rows]
 
 
-def check_names() -> list[str]:
-    """The names of exercise 3's four checks (table header and input box).
-
-    >>> check_names()[0]
-    '检查 1：小配置甲造出缓存逐个数'
-    """
-    return [f"检查 1：{ex.SMALL_A['name']}造出缓存逐个数", f"检查 2：{ex.SMALL_B['name']}造出缓存逐个数",
-            f"检查 3：n = {fmt.count(ex.BIG_N)} 时禁止格约占一半",
-            f"检查 4：n = {fmt.count(ex.SMALL_NS[0])}…{fmt.count(ex.SMALL_NS[-1])} 逐格数可见性表"]
-
-
-def bug_table(c: dict) -> tuple[list[str], list[list[str]]]:
-    """Exercise 3: what each variant computes in each check, and whether the check catches it."""
-    def verdict(ok: bool) -> str:
-        return "通过" if ok else "被认出"
-
-    reference = ["参照（逐个数出）", f"{fmt.grouped(c['counted'][0])} 字节", f"{fmt.grouped(c['counted'][1])} 字节",
-                 f"离一半不超过 {fmt.short(ex.HALF_TOL)}", "、".join(fmt.count(x) for x in c["counted_small"])]
-    return ["写法"] + [name.split("：")[0] for name in check_names()], [reference] + [
-        [r["name"], f"{fmt.grouped(round(r['formula'][0]))} 字节，{verdict(r['ok'][0])}",
-         f"{fmt.grouped(round(r['formula'][1]))} 字节，{verdict(r['ok'][1])}",
-         f"占比 {fmt.fmt(r['share'])}，{verdict(r['ok'][2])}",
-         "、".join(fmt.count(x) for x in r["small"]) + f"，{verdict(r['ok'][3])}"] for r in c["rows"]]
-
-
-def bug_sentence(rows: list[dict]) -> str:
-    """Exercise 3's conclusion: which variant passes every check, and which check catches which.
-
-    >>> bug_sentence([{"name": "A：x", "ok": [True, True]}, {"name": "B：y", "ok": [False, True]}])
-    '只有写法 A 通过全部二项检查；检查 1 认出 B，检查 2 一种也认不出。'
-    """
-    rows = att.as_list(rows, "rows")
-    if not rows or not rows[0]["ok"]:
-        raise ValueError("rows 不能为空，每种写法至少要有一项检查")
-    letters = [r["name"].split("：")[0] for r in rows]
-    n_checks = len(rows[0]["ok"])
-    passed = [x for x, r in zip(letters, rows) if all(r["ok"])]
-    digits = "一二三四五六七八九"
-    count = digits[n_checks - 1] if n_checks <= len(digits) else str(n_checks)
-    if passed:
-        start = ("只有" if len(passed) == 1 else "") + f"写法 {'、'.join(passed)} 通过全部{count}项检查；"
-    else:
-        start = "没有一种写法通过全部检查；"
-    parts = []
-    for j in range(n_checks):
-        caught = [x for x, r in zip(letters, rows) if not r["ok"][j]]
-        parts.append(f"检查 {j + 1} " + (f"认出 {'、'.join(caught)}" if caught else "一种也认不出"))
-    return start + "，".join(parts) + "。"
-
-
-# Exercise 3's two formulas, in the order of a variant's entries: (名字, 每 token 字节的公式, 禁止格数的公式).
-FORMULAS = {"kv": "每 token 字节的公式", "forbidden": "禁止格数的公式"}
-
-
-def blind_checks(variants: list = ex.VARIANTS) -> dict:
-    """Which checks never look at which formula, found by breaking one formula of the right variant (the first)
-    at a time: a check whose verdict stays 通过 does not use that formula. Check numbers count from 1.
-
-    >>> blind_checks()
-    {'kv': [3, 4], 'forbidden': [1, 2]}
-    """
-    name, kv, forbidden = att.as_list(variants, "variants")[0]
-    broken = {"kv": (name, lambda m, b: kv(m, b) + 1, forbidden),
-              "forbidden": (name, kv, lambda n: forbidden(n) + n * n)}
-    return {key: [j + 1 for j, ok in enumerate(ex.bug_checks([variant])["rows"][0]["ok"]) if ok]
-            for key, variant in broken.items()}
-
-
-def changed_formula(variant: tuple, variants: list = ex.VARIANTS) -> list[str]:
-    """The formulas in which ``variant`` differs from the right variant (the first of ``variants``).
-
-    >>> [changed_formula(v) for v in ex.VARIANTS]
-    [[], ['kv'], ['kv'], ['forbidden']]
-    """
-    right = att.as_list(variants, "variants")[0]
-    return [key for key, mine, theirs in zip(FORMULAS, variant[1:], right[1:]) if mine is not theirs]
-
-
-def _checks(numbers: list[int]) -> str:
-    return "检查 " + "、".join(str(j) for j in numbers)
-
-
-def blind_sentence(rows: list[dict], variants: list = ex.VARIANTS) -> str:
-    """Exercise 3: which checks cannot see which variants at all, because they never use the formula the
-    variant changes (from ``blind_checks``), and where a check that does use it passes the variant anyway.
-
-    >>> print(blind_sentence(ex.bug_checks()["rows"]))
-    检查 3、4 用不到每 token 字节的公式：把这个公式改坏，它们照样通过，所以 B、C 在这两项上的“通过”什么也不说明；检查 1、2 用不到禁止格数的公式，D 在这两项上的“通过”同样什么也不说明。用到了改错的公式却没有认出的有 2 处：C 在检查 1 上，D 在检查 3 上。
-    """
-    rows, variants = att.as_list(rows, "rows"), att.as_list(variants, "variants")
-    if len(rows) != len(variants):
-        raise ValueError(f"rows 与 variants 必须一样长，收到 {len(rows)} 行、{len(variants)} 种写法")
-    blind = blind_checks(variants)
-    letters = [r["name"].split("：")[0] for r in rows]
-    changes = [changed_formula(v, variants) for v in variants]
-    parts = []
-    for key, checks in blind.items():
-        who = [x for x, c in zip(letters, changes) if key in c]
-        if not checks or not who:
-            continue
-        where = "这两项" if len(checks) == 2 else ("这一项" if len(checks) == 1 else "这几项")
-        if not parts:
-            parts.append(f"{_checks(checks)} 用不到{FORMULAS[key]}：把这个公式改坏，它们照样通过，"
-                         f"所以 {'、'.join(who)} 在{where}上的“通过”什么也不说明")
-        else:
-            parts.append(f"{_checks(checks)} 用不到{FORMULAS[key]}，{'、'.join(who)} 在{where}上的“通过”同样什么也不说明")
-    misses = [(x, j + 1) for x, c, r in zip(letters, changes, rows) for j, ok in enumerate(r["ok"])
-              if ok and any(j + 1 not in blind[key] for key in c)]
-    text = "；".join(parts) + "。" if parts else ""
-    if misses:
-        text += f"用到了改错的公式却没有认出的有 {fmt.count(len(misses))} 处：" + "，".join(f"{x} 在检查 {j} 上" for x, j in misses) + "。"
-    else:
-        text += "凡是用到了改错的公式的检查，都认出了它。"
-    return text
-
-
-# -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
+# -- what each section of the page glues (``page.glue_all(page.<section>())``) ----------------------
 def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
-    """分数表：n² 个格子: the inputs, the two tables, how they grow, and the largest row for the mask paragraph."""
+    """分数表：n² 个格子: the inputs, the table, how it grows, and the largest row for the mask section."""
     rows = score_rows(ns)
-    values = {
-        "sc_batch": fmt.count(costs.SCORE_BATCH), "sc_heads": fmt.count(costs.SCORE_HEADS),
-        "sc_d": fmt.count(costs.SCORE_HEAD_DIM), "sc_bytes": fmt.count(costs.SCORE_BYTES), "sc_ns": listing(ns),
-        "tbl_scores": score_table(rows), "tbl_madds": madds_table(rows),
-    }
-    values.update({f"sc_{key}": value for key, value in growth(rows).items()})
-    values.update({f"mis_{key}": value for key, value in share_of_largest(rows).items()})
-    return values
+    inputs = {"batch": costs.SCORE_BATCH, "heads": costs.SCORE_HEADS, "d": costs.SCORE_HEAD_DIM, "bytes": costs.SCORE_BYTES}
+    last = rows[-1]  # the largest table, for the section on the causal mask
+    return {**_counts(inputs, "sc_"), "sc_ns": listing(ns), "tbl_scores": score_table(rows),
+            **{f"sc_{key}": value for key, value in growth(rows).items()}, "mis_n": fmt.count(last["n"]),
+            "mis_share": share(last["forbidden"], last["entries"]), "mis_entries": fmt.grouped(last["entries"]),
+            "mis_madds": fmt.grouped(last["qk_madds"])}
 
 
 def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
-    """KV 缓存: the inputs, the configurations, the cache per model and the sentences read from those rows.
-
-    Generated sentences are glued as Markdown (``{glue:md}``): ``{glue:text}`` would set them in bold.
-    """
+    """KV 缓存: the inputs, the configurations, the cache per model and the two rankings."""
     rows = kv_rows(models, context, batch)
     at_context, at_max = kv_comparisons(rows, context, batch)
     return {
-        "kv_context": fmt.count(context), "kv_batch": fmt.count(batch), "kv_fp16": fmt.count(costs.FLOAT16_BYTES),
-        "kv_int8": fmt.count(costs.INT8_BYTES), "kv_int8_bits": fmt.count(8 * costs.INT8_BYTES),
-        "tbl_configs": configs_table(models), "no_head_dim": fmt.Md(no_head_dim_subject(models)),
-        "sliding": fmt.Md(sliding_sentence(models)), "tbl_kv": kv_table(rows, context),
-        "kv_compare": fmt.Md(at_context), "kv_compare_max": fmt.Md(at_max), "fp16_over_int8": fp16_over_int8(rows),
+        **_counts({"context": context, "batch": batch, "fp16": costs.FLOAT16_BYTES, "int8": costs.INT8_BYTES,
+                   "int8_bits": 8 * costs.INT8_BYTES, "bits": 8 * costs.FLOAT16_BYTES}, "kv_"),
+        "tbl_configs": configs_table(models), "sliding": fmt.Md(sliding_sentence(models)),
+        "tbl_kv": kv_table(rows, context), "kv_compare": fmt.Md(at_context), "kv_compare_max": fmt.Md(at_max),
+        "fp16_over_int8": times(costs.FLOAT16_BYTES / costs.INT8_BYTES),  # the formula changes only b
     }
 
 
 def misreading_values(models: list[dict] = costs.MODELS) -> dict:
-    """可能的代价与误解: the query heads and the stated head_dim, in sentences."""
-    return {"mis_heads": fmt.Md(query_heads_sentence(models)), "mis_head_dim": fmt.Md(head_dim_sentence(costs.GEMMA_7B))}
+    """可能的代价与误解: the query heads, in a sentence."""
+    return {"mis_heads": fmt.Md(query_heads_sentence(models))}
 
 
 def count_check_values(tiny: dict = costs.TINY) -> dict:
-    """公式对照直接计数: the tiny cache by formula and by counting, and the score tables counted cell by cell."""
+    """公式对照直接计数: the tiny cache both ways, the score tables counted, the wrong versions kept."""
     return {
-        "tiny_layers": fmt.count(tiny["layers"]), "tiny_kv": fmt.count(tiny["kv_heads"]),
-        "tiny_d": fmt.count(tiny["head_dim"]), "tiny_ctx": fmt.count(tiny["context"]),
-        "tiny_batch": fmt.count(tiny["batch"]), "tbl_tiny": tiny_table(tiny),
-        "check_ns": listing(CHECK_NS), "check_d": fmt.count(CHECK_D), "tbl_table_check": table_check(CHECK_NS, CHECK_D),
+        **_counts({key: tiny[key] for key in ("layers", "kv_heads", "head_dim", "context", "batch")}, "tiny_"),
+        "tbl_tiny": tiny_table(tiny), "check_ns": listing(CHECK_NS), "check_d": fmt.count(CHECK_D),
+        "tbl_table_check": table_check(CHECK_NS, CHECK_D), "wrong_count": fmt.count(len(costs.WRONG_VERSIONS)),
+        "wrong_names": "；".join(costs.WRONG_VERSIONS),
     }
 
 
 def fit_values(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict:
     """用合成计时检验拟合: the synthetic laws and the slopes the fit finds."""
     fit = fit_check(ns, laws)
-    return {"fit_ns": listing(ns), "fit_laws": fmt.Md(synthetic_sentence(laws)), "fit_noise_gap": fit["noise_gap"],
-            "tbl_fit": fit["table"]}
+    return {"fit_ns": listing(ns), "fit_noise_gap": fit["noise_gap"], "tbl_fit": fit["table"]}
 
 
 def timing_values(timing: dict = TIMING) -> dict:
-    """实测: time ``numpy_attention`` on this machine now, and write the table, figure and sentences from it.
+    """实测: time ``numpy_attention`` on this machine now, and write the table, figure and sentences.
 
     The page must have set the BLAS thread count before numpy was imported (its first cell does).
     """
     import numpy as np
 
     cpus = os.cpu_count() or 1
-    values = {
-        "obs_ns": listing(timing["ns"]), "obs_d": fmt.count(timing["d"]), "obs_seed": fmt.count(timing["seed"]),
-        "obs_repeats": fmt.count(timing["repeats"]), "obs_budget": fmt.short(timing["budget"]),
-        "obs_python": platform.python_version(), "obs_numpy": np.__version__, "obs_cpus": fmt.count(cpus),
-    }
+    values = {**_counts({key: timing[key] for key in ("d", "seed", "repeats")}, "obs_"),
+              "obs_ns": listing(timing["ns"]), "obs_budget": fmt.short(timing["budget"]), "obs_cpus": fmt.count(cpus),
+              "obs_python": platform.python_version(), "obs_numpy": np.__version__}
     start = time.perf_counter()
     timed = costs.time_attention(**timing)
     seconds = [row["median"] for row in timed]
     slope, _ = costs.fit_slope(timing["ns"], seconds)
     values["fig_scaling"] = scaling_figure(timing["ns"], seconds)
     values["obs_elapsed"] = fmt.seconds(time.perf_counter() - start)
-    values.update({
-        "tbl_timing": timing_table(timed), "obs_ratios": fmt.Md(ratios_sentence(timed, slope)),
-        "obs_sentence": fmt.Md(slope_sentence(slope, points=len(timed), cpus=cpus)),
-    })
-    return values
+    return {**values, "tbl_timing": timing_table(timed), "obs_ratios": fmt.Md(ratios_sentence(timed, slope)),
+            "obs_sentence": fmt.Md(slope_sentence(slope, points=len(timed), cpus=cpus)), "obs_slope": fmt.ratio(slope)}
 
 
-def exercise_scores() -> dict:
-    """Exercise 1: the score table's size, then the length multiplied."""
-    cx = score_exercise()
+def exercise_values() -> dict:
+    """The four exercises: inputs and solutions."""
+    m, plans, crossing = ex.EX_MODEL, ex.kv_plans(), ex.table_beats_cache()
+    ratios = kv_ratios(plans)
     return {
-        "cx1_batch": fmt.count(ex.TABLE_BATCH), "cx1_heads": fmt.count(ex.TABLE_HEADS),
-        "cx1_d": fmt.count(ex.TABLE_HEAD_DIM), "cx1_bytes": fmt.count(ex.TABLE_BYTES), "cx1_n": fmt.count(ex.TABLE_N),
-        "cx1_scale": fmt.count(ex.TABLE_SCALE), "cx1_n2": fmt.count(ex.TABLE_SCALE * ex.TABLE_N),
-        "cx1_table": cx["table"], "cx1_growth": cx["growth"], "cx1_sentence": fmt.Md(cx["sentence"]),
+        **_counts({key: m[key] for key in ("layers", "heads", "kv_heads", "head_dim")}, "cx_"),
+        **_counts({"context": ex.KV_CONTEXT, "batch": ex.KV_BATCH, "fp16": ex.FLOAT16_BYTES,
+                   "int8": ex.INT8_BYTES, "bits": 8 * ex.INT8_BYTES, "window": ex.WINDOW,
+                   "threshold": crossing["threshold"], "first": crossing["first"],
+                   "per_position": 2 * m["layers"] * m["kv_heads"] * m["head_dim"]}, "cx_"),
+        "cx_contexts": listing(ex.WINDOW_CONTEXTS), "cx1_table": crossover_table(m),
+        "cx2_table": kv_plan_table(plans, m), "cx2_mha": ratios["mha"], "cx2_bits_ratio": ratios["bits"],
+        "cx3_table": window_table(ex.window_rows()),
+        "cx4_doctest": fmt.Md(fmt.doctest_block(ex.generation_cells)),
     }
-
-
-def exercise_kv() -> dict:
-    """Exercise 2: a made-up small model's KV cache, stored three ways."""
-    m, plans = ex.EX_MODEL, ex.kv_plans()
-    return {
-        "cx2_layers": fmt.count(m["layers"]), "cx2_heads": fmt.count(m["heads"]), "cx2_kv": fmt.count(m["kv_heads"]),
-        "cx2_d": fmt.count(m["head_dim"]), "cx2_context": fmt.count(ex.KV_CONTEXT), "cx2_batch": fmt.count(ex.KV_BATCH),
-        "cx2_fp16": fmt.count(ex.FLOAT16_BYTES), "cx2_int8": fmt.count(ex.INT8_BYTES),
-        "cx2_bits": fmt.count(8 * ex.INT8_BYTES), "cx2_table": kv_plan_table(plans, m), "cx2_sentence": fmt.Md(kv_sentence(plans)),
-    }
-
-
-def exercise_bugs() -> dict:
-    """Exercise 3: which check catches which wrong formula."""
-    c = ex.bug_checks()
-
-    def share_of(letter: str) -> str:
-        return fmt.fmt(next(r for r in c["rows"] if r["name"][0] == letter)["share"])
-
-    return {
-        "cx3_a": config_text(ex.SMALL_A), "cx3_b": config_text(ex.SMALL_B), "cx3_context": fmt.count(ex.SMALL_CONTEXT),
-        "cx3_fp16": fmt.count(ex.FLOAT16_BYTES), "cx3_variants": "；".join(r["name"] for r in c["rows"]),
-        "cx3_checks": "；".join(check_names()), "cx3_tol": fmt.short(ex.HALF_TOL), "cx3_table": bug_table(c),
-        "cx3_sentence": fmt.Md(bug_sentence(c["rows"])), "cx3_blind": fmt.Md(blind_sentence(c["rows"])),
-        "cx3_share_a": share_of("A"), "cx3_share_d": share_of("D"),
-    }
-
-
-def exercise_code() -> dict:
-    """Exercise 4: the doctest the reader's function must pass."""
-    return {"cx4_doctest": fmt.Md(fmt.doctest_block(ex.forbidden_cells))}
