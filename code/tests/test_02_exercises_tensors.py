@@ -1,4 +1,4 @@
-"""Tests of code/02_exercises_tensors.py: each answer against an independent count, and bad input."""
+"""Tests of code/02_exercises_tensors.py: each answer against an independent count; bad input."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def test_the_exercise_answers():
     for mask in ex.FILL_MASKS.values():
         row, n = mask[0], len(mask[0])
         a3 = ex.empty_rows(mask)
-        assert a3["empty"] == [q for q in range(n) if not any(row[k] for k in range(q + 1))]  # no content up to q
+        no_content = [q for q in range(n) if not any(row[k] for k in range(q + 1))]
+        assert a3["empty"] == no_content
         assert a3["nan"] == a3["empty"]  # float16: finfo.min + (−20) overflows
         assert ex.empty_rows(mask, dtype="float32")["nan"] == []
 
