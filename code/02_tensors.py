@@ -111,8 +111,7 @@ def _combine(rules: tuple, both: bool):
     if not rules or not all(callable(r) for r in rules):
         raise ValueError(f"rules 必须是一个或几个谓词 rule(b, h, q_idx, kv_idx)，收到 {rules!r}")
     op = operator.and_ if both else operator.or_  # & 或 |：numpy 数组与 torch 张量都认
-    rule = lambda b, h, q_idx, kv_idx: functools.reduce(  # noqa: E731
-        op, (r(b, h, q_idx, kv_idx) for r in rules))
+    rule = lambda *idx: functools.reduce(op, (r(*idx) for r in rules))  # noqa: E731
     rule.tables = [t for r in rules for t in getattr(r, "tables", [])]
     return rule
 
@@ -223,7 +222,6 @@ def rope_batched(x, positions, base: float = 10000.0) -> np.ndarray:
 # -- 整批注意力 ------------------------------------------------------------------------------------
 def attention_batched(q, k, v, visible, empty_row: str = "error"):
     """整批的缩放点积注意力：(weights, outputs)，形状 (batch, heads, n_query, n_key) 与 (…, d_v)。
-
     ``q`` (batch, heads, n_query, d)，``k``、``v`` (batch, kv_heads, n_key, d 或 d_v)，heads 是
     kv_heads 的整数倍；``visible`` 能广播成权重的形状。``empty_row`` 同 Mask 一页：``"error"``
     指出第一个整行被屏蔽的行，``"zero"`` 让它的权重和输出全为 0。
@@ -299,10 +297,8 @@ def forward(inputs: dict, rule=None) -> dict:
     ([[0, 0, 0, 1, 2, 3], [0, 1, 2, 3, 4, 5]], (2, 4, 2, 6), (2, 4, 2, 2))
     """
     q, k, v, mask, past = _batch(inputs)
-    positions = positions_from_mask(mask)  # (batch, n_key)
-    (batch, heads, n_query, _), n_key = q.shape, k.shape[2]
-    rule = and_rules(causal, padding(mask)) if rule is None else rule
-    visible = visibility_batch(rule, batch, heads, n_query, n_key)
+    positions, rule = positions_from_mask(mask), rule or and_rules(causal, padding(mask))
+    visible = visibility_batch(rule, *q.shape[:3], k.shape[2])  # batch, heads, n_query, n_key
     q_rot, k_rot = rope_batched(q, positions[:, past:]), rope_batched(k, positions)  # 新查询在最后
     weights, outputs = attention_batched(q_rot, k_rot, v, visible, empty_row="zero")
     return {"positions": positions, "visible": visible, "weights": weights, "outputs": outputs}
@@ -331,9 +327,9 @@ def self_test() -> None:
     att.check(row_by_row_gap(demo_inputs()) < 1e-12, "整批结果应逐行等于纯 Python 的注意力")
     most = lambda rule: visibility_batch(rule, 1, 1, 6, 6).sum(-1).max()  # noqa: E731
     att.check(most(sliding_window(2)) == 2 and most(sinks(1, 2)) == 3, "每行至多 w、n_sink + w 个")
+    fill = additive(np.array([False]), "float16")
     with np.errstate(over="ignore"):
-        twice = additive(np.array([False]), "float16") + additive(np.array([False]), "float16")
-    att.check(np.isneginf(twice).all(), "float16 里两份 finfo.min 相加溢出成 −∞")
+        att.check(np.isneginf(fill + fill).all(), "float16 里两份 finfo.min 相加溢出成 −∞")
 
 
 def run_demo() -> dict:

@@ -3,9 +3,6 @@
 Each ``*_values`` function runs one example once and returns every name the page glues for it (text,
 :class:`Table`, :class:`Md`, figures from ``chapter.tensors_figures``); its sentences are chosen from the
 same results as its tables and tested on other inputs in ``tests/test_chapter_tensors.py``.
-
->>> visible_keys([True, True, False, True]), visible_keys([False, False])
-('0、1、3', '无')
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ TOLERANCE = 1e-12  # float64: the batched and the row-by-row results may differ 
 
 
 def visible_keys(row) -> str:
-    """The keys a query row may read, as a short list of indices (``无`` when none)."""
+    """The keys a query row may read: ``[True, True, False, True]`` → ``0、1、3``; none → ``无``."""
     keys = [str(j) for j, ok in enumerate(row) if ok]
     return "、".join(keys) if keys else "无"
 
