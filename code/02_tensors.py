@@ -111,7 +111,7 @@ def _combine(rules: tuple, both: bool):
     if not rules or not all(callable(r) for r in rules):
         raise ValueError(f"rules 必须是一个或几个谓词 rule(b, h, q_idx, kv_idx)，收到 {rules!r}")
     op = operator.and_ if both else operator.or_  # & 或 |：numpy 数组与 torch 张量都认
-    rule = lambda *idx: functools.reduce(op, (r(*idx) for r in rules))  # noqa: E731
+    rule = lambda b, h, q, k: functools.reduce(op, (r(b, h, q, k) for r in rules))  # noqa: E731
     rule.tables = [t for r in rules for t in getattr(r, "tables", [])]
     return rule
 
