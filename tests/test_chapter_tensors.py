@@ -38,14 +38,14 @@ def test_the_batch_tables_and_sentence_on_another_batch():
     assert [r[1] for r in v["tbl_b_groups"].rows] == ["K/V 头 0"] * 3
     # the visible keys of the third sequence's new queries: its three PADs are never read
     third = [r for r in v["tbl_b_visible"].rows if r[0] == "序列 2"]
-    assert [r[2] for r in third] == ["3", "3、4"]
+    assert [r[2:5] for r in third] == [["3", "0", "3"], ["4", "1", "3、4"]]  # 绝对位置, 位置编号, keys
 
 
 def test_the_agreement_sentence_names_the_rows_that_disagree():
     diffs = {(0, 0): [0.0, 0.0], (0, 1): [1e-3, 0.0], (1, 0): [0.0, 2e-3]}
     text = page.agreement_sentence(diffs)
     assert "有 2 行与纯 Python 的结果不符（序列 0 头 1 的第 0 行、序列 1 头 0 的第 1 行）" in text
-    assert text.endswith(f"最大的差是 {fmt.sci(2e-3)}。")
+    assert text.endswith(f"最大的差是 {fmt.difference(2e-3)}。") and fmt.difference(2e-3) == "0.0020"
     with pytest.raises(ValueError, match="diffs"):
         page.agreement_sentence({})
 
@@ -116,18 +116,48 @@ def test_the_packing_sentence_follows_its_table_on_another_packing():
 
 def test_the_window_check_catches_the_off_by_one():
     rows = page.window_values(8, 2, 4)["tbl_window"].rows
-    assert [r[1:3] for r in rows] == [["2", "通过"], ["3", "未通过"]]
+    assert [r[1:3] for r in rows] == [["2", "8"], ["3", "2"]]  # the first w rows agree, the rest do not
     assert rows[0][3] == "0" and fmt.printed(rows[1][3]) > 0
 
 
-def test_the_library_table_reads_the_observations():
+def test_the_library_cells_read_the_observations():
     seen = copy.deepcopy(conventions.observed())
     torch = seen["cpu"]["torch"]
     torch["sdpa"]["bool_true"], torch["sdpa"]["is_causal"], torch["version"] = "forbidden", "bottom-right", "9.9"
-    cell = next(r for r in page.library_rows(seen) if r[0] == "PyTorch SDPA")
-    assert "True = 禁止" in cell[1] and "右下对齐" in cell[1] and "PyTorch 9.9" in cell[4]
-    real = next(r for r in page.library_rows() if r[0] == "PyTorch SDPA")
-    assert "True = 允许" in real[1] and "左上对齐" in real[1]
+    torch["mha"]["key_padding_mask_true"] = "allowed"
+    torch["sdpa_fully_masked"]["default"]["float16"]["bool"] = "nan"
+    v, x = page.library_values(seen), page.library_exercise(seen)
+    assert (v["lib_sdpa_true"], v["lib_causal"], v["lib_torch"]) == ("True = 禁止", "右下对齐", "PyTorch 9.9，CPU")
+    assert (x["x5_sdpa_true"], x["x5_kpm_true"], x["x5_causal"]) == ("True = 禁止", "True = 允许", "右下对齐")
+    assert page.sdpa_empty_rows(seen)["f_sdpa_empty"] == "NaN"
+    real = page.library_values()
+    assert (real["lib_sdpa_true"], real["lib_causal"]) == ("True = 允许", "左上对齐")
+    assert page.library_exercise()["x5_kpm_true"] == "True = 禁止"
+    assert page.sdpa_empty_rows()["f_sdpa_empty"] == "全 0"
+
+
+def test_the_library_exercise_table_is_the_masks_row_by_row():
+    x = page.library_exercise()
+    rows = x["x5_table"].rows
+    assert [r[3] for r in rows] == ["1、2", "1、2、3", "0、1、2", "0、1、2、3"]  # bottom-right, PAD 0 cut
+    assert [r[4] for r in rows] == ["0", "0、1", "0", "0、1"] and {r[5] for r in rows} == {"错"}
+    assert x["x5_kpm"].rows[0] == ["序列 0", "True、False、False、False"]
+    assert x["x5_wrong"] == "序列 0：查询 0、查询 1；序列 1：查询 0、查询 1"
+
+
+def test_the_figures_are_drawn_from_the_tables():
+    from chapter import tensors_figures as figures
+
+    assert figures.top_left(2, 6).sum(-1).tolist() == [1, 2]
+    fig = figures.alignment_figure(3, 5)
+    assert [ax.get_title() for ax in fig.axes][1].startswith("右下对齐")
+    x = tn.demo_inputs()
+    visible = tn.forward(x)["visible"].copy()
+    labels = [t.get_text() for t in figures.batch_figure(visible, x["attention_mask"]).axes[0].get_xticklabels()]
+    assert labels[:3] == ["0\nPAD", "1\nPAD", "2"]
+    visible[0, 1, 0, 2] = False
+    with pytest.raises(ValueError, match="各个头必须相同"):
+        figures.batch_figure(visible, x["attention_mask"])
 
 
 def test_the_exercise_values_are_the_answers():

@@ -50,3 +50,18 @@ def test_the_library_table_cites_its_sources(book_html):
     article = article_of(book_html, PAGE)
     table = next(t for t in article.find_all("table") if "flash-attn" in t.get_text())
     assert len(table.select("a[href*='references']")) >= 4 or len(table.find_all("a")) >= 4
+
+
+@pytest.mark.build
+def test_the_page_draws_the_batch_and_the_two_alignments_with_alt_text(book_html):
+    article = article_of(book_html, PAGE)
+    figures = {f.get("id"): f for f in article.find_all("figure")}
+    for name in ("fig-tensors-batch", "fig-tensors-align"):
+        image = figures[name].find(["img", "object"]) or figures[name].find("svg")
+        assert image is not None and "Figure size" not in figures[name].get_text(), name
+        assert len(figures[name].find("img").get("alt", "")) > 20, name
+    text = flat(article.get_text())
+    assert flat(page.exercise_values()["x5_wrong"]) in text
+    rows = table_rows(article)
+    for row in page.exercise_values()["x5_table"].rows + page.batch_values(tn.demo_inputs())["tbl_b_visible"].rows:
+        assert row in rows

@@ -1,13 +1,8 @@
-"""The tensors page's book side (``book/ch02/tensors.md``): its tables, sentences and the checks it shows.
+"""The tensors page's book side (``book/ch02/tensors.md``): what it glues, from ``code/02_tensors.py``.
 
-``code/02_tensors.py`` computes one batch with numpy; this module writes it into the page. Each
-``*_values`` function takes one example's inputs, runs the teaching code once and returns every name the
-page glues for that example: plain strings for ``{glue:text}`` and :class:`Table` / :class:`Md` for
-``{glue:md}``. The sentences are computed from the same results as the tables next to them and are
-tested on other inputs in ``tests/test_chapter_tensors.py``.
-
->>> visible_keys([True, True, False, True]), visible_keys([False, False])
-('0、1、3', '无')
+Each ``*_values`` function runs one example once and returns every name the page glues for it (text,
+:class:`Table`, :class:`Md`, figures from ``chapter.tensors_figures``); its sentences are chosen from the
+same results as its tables and tested on other inputs in ``tests/test_chapter_tensors.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +12,7 @@ import numpy as np
 
 from chapter import fmt
 from chapter import conventions
+from chapter import tensors_figures as figures
 from chapter.fmt import Md, Table, glue_all  # noqa: F401  (glue_all: the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
@@ -29,13 +25,18 @@ TOLERANCE = 1e-12  # float64: the batched and the row-by-row results may differ 
 
 
 def visible_keys(row) -> str:
-    """The keys a query row may read, as a short list of indices (``无`` when none)."""
+    """The keys a query row may read: ``[True, True, False, True]`` → ``0、1、3``; none → ``无``."""
     keys = [str(j) for j, ok in enumerate(row) if ok]
     return "、".join(keys) if keys else "无"
 
 
 def flags(values) -> str:
     return "、".join(str(int(v)) for v in values)
+
+
+def masks_text(masks) -> str:
+    """``attention_mask`` row by row: 「序列 0：0、1；序列 1：1、1」."""
+    return "；".join(f"序列 {b}：{flags(row)}" for b, row in enumerate(np.asarray(masks)))
 
 
 # -- one batch, end to end ------------------------------------------------------------------------------------
@@ -66,7 +67,7 @@ def agreement_sentence(diffs: dict, tolerance: float = TOLERANCE) -> str:
     >>> agreement_sentence({(0, 0): [0.0, 1e-16], (0, 1): [0.0, 0.0]})
     '2 个（序列，头）共 4 行，每一行都与纯 Python 的结果相符：最大的差是 1.0 × 10⁻¹⁶，其中 3 行逐位相同。'
     >>> agreement_sentence({(0, 0): [0.0, 0.5], (1, 0): [0.0, 0.0]})
-    '2 个（序列，头）共 4 行，有 1 行与纯 Python 的结果不符（序列 0 头 0 的第 1 行），最大的差是 5.0 × 10⁻¹。'
+    '2 个（序列，头）共 4 行，有 1 行与纯 Python 的结果不符（序列 0 头 0 的第 1 行），最大的差是 0.5000。'
     """
     if not isinstance(diffs, dict) or not diffs:
         raise ValueError("diffs 必须是非空字典：(序列, 头) → 每行的最大差")
@@ -75,22 +76,21 @@ def agreement_sentence(diffs: dict, tolerance: float = TOLERANCE) -> str:
     bad = [f"序列 {b} 头 {h} 的第 {i} 行" for (b, h), i, d in rows if d > tolerance]
     head = f"{len(diffs)} 个（序列，头）共 {len(rows)} 行，"
     if bad:
-        return head + f"有 {len(bad)} 行与纯 Python 的结果不符（{'、'.join(bad)}），最大的差是 {fmt.sci(worst)}。"
-    return head + f"每一行都与纯 Python 的结果相符：最大的差是 {fmt.sci(worst)}，其中 {exact} 行逐位相同。"
+        return head + f"有 {len(bad)} 行与纯 Python 的结果不符（{'、'.join(bad)}），最大的差是 {fmt.difference(worst)}。"
+    return head + f"每一行都与纯 Python 的结果相符：最大的差是 {fmt.difference(worst)}，其中 {exact} 行逐位相同。"
 
 
 def batch_values(inputs: dict) -> dict:
     """The end-to-end batch: inputs, positions, K/V heads, the table, and the largest differences."""
-    q, k = inputs["q"], inputs["k"]
+    q, k, r, pure = inputs["q"], inputs["k"], tn.forward(inputs), pure_rows(inputs)
     (batch, heads, n_query, d), (kv_heads, n_key) = q.shape, k.shape[1:3]
     mask, past = np.asarray(inputs["attention_mask"]), inputs["past"]
-    r = tn.forward(inputs)
-    pure = pure_rows(inputs)
     diffs, rows = {}, []
     for (b, h), (weights, outputs) in pure.items():
         diffs[b, h] = [max(float(np.abs(r["weights"][b, h, i] - weights[i]).max()),
                            float(np.abs(r["outputs"][b, h, i] - outputs[i]).max())) for i in range(n_query)]
-        rows.append([f"序列 {b}", f"头 {h}", f"K/V 头 {mh.kv_group(h, heads, kv_heads)}"] + [fmt.sci(x) for x in diffs[b, h]])
+        rows.append([f"序列 {b}", f"头 {h}", f"K/V 头 {mh.kv_group(h, heads, kv_heads)}"]
+                    + [fmt.difference(x) for x in diffs[b, h]])
     positions = [[f"序列 {b}", flags(mask[b]), flags(r["positions"][b]),
                   "相同" if r["positions"][b, mask[b] == 1].tolist() == [p for p, m in zip(
                       rope.padded_positions([m == 1 for m in mask[b].tolist()]), mask[b]) if m] else "不同"]
@@ -98,20 +98,21 @@ def batch_values(inputs: dict) -> dict:
     index = np.arange(kv_heads, dtype=float).reshape(1, kv_heads, 1, 1)
     repeated = tn.repeat_kv(index, heads // kv_heads)[0, :, 0, 0]
     groups = [[f"头 {h}", f"K/V 头 {int(repeated[h])}", f"K/V 头 {mh.kv_group(h, heads, kv_heads)}"] for h in range(heads)]
-    table = [[f"序列 {b}", f"查询 {i}（位置 {past + i}）", visible_keys(r["visible"][b, 0, i]),
-              fmt.count(int(r["visible"][b, 0, i].sum()))] for b in range(batch) for i in range(n_query)]
+    table = [[f"序列 {b}", f"查询 {i}", fmt.count(past + i), fmt.count(int(r["positions"][b, past + i])),
+              visible_keys(r["visible"][b, 0, i]), fmt.count(int(r["visible"][b, 0, i].sum()))]
+             for b in range(batch) for i in range(n_query)]
     same_heads = all((r["visible"][:, h] == r["visible"][:, 0]).all() for h in range(heads))
     return {
         "b_batch": fmt.count(batch), "b_heads": fmt.count(heads), "b_kv_heads": fmt.count(kv_heads),
         "b_rep": fmt.count(heads // kv_heads), "b_d": fmt.count(d), "b_past": fmt.count(past),
-        "b_new": fmt.count(n_query), "b_n_key": fmt.count(n_key),
-        "b_mask": "；".join(f"序列 {b} 为 {flags(row)}" for b, row in enumerate(mask)),
-        "b_one": fmt.count(1), "b_zero": fmt.count(0), "b_seed": fmt.count(tn.DEMO_SEED), "b_lo": fmt.short(-1.0), "b_hi": fmt.short(1.0),
-        "b_shape_q": str(tuple(q.shape)), "b_shape_k": str(tuple(k.shape)),
+        "b_new": fmt.count(n_query), "b_n_key": fmt.count(n_key), "b_mask": masks_text(mask),
+        "b_one": fmt.count(1), "b_zero": fmt.count(0), "b_seed": fmt.count(tn.DEMO_SEED), "b_lo": fmt.short(-1.0),
+        "b_hi": fmt.short(1.0), "b_shape_q": str(tuple(q.shape)), "b_shape_k": str(tuple(k.shape)),
         "b_shape_vis": str(tuple(r["visible"].shape)),
         "tbl_b_positions": Table(["序列", "attention_mask", "positions_from_mask", "与 RoPE 一页的旋转位置"], positions),
         "tbl_b_groups": Table(["查询头", "repeat_kv 之后读的", "多头一页的 kv_group"], groups),
-        "tbl_b_visible": Table(["序列", "新查询", "可见的 Key", "个数"], table),
+        "tbl_b_visible": Table(["序列", "新查询", "绝对位置", "位置编号", "可见的 Key", "个数"], table),
+        "fig_batch": figures.batch_figure(r["visible"], mask),
         "b_same_heads": "每个头的表都相同，所以表里只列头 0" if same_heads else "各个头的表并不相同",
         "tbl_b_diffs": Table(["序列", "查询头", "读的 K/V 头"] + [f"查询 {i} 的最大差" for i in range(n_query)], rows),
         "b_sentence": agreement_sentence(diffs),
@@ -149,11 +150,7 @@ def fill_counts(mask, dtype: str, scores=(-10.0, -20.0)) -> dict:
 
 
 def overflow_threshold(dtype: str = "float16") -> int:
-    """The smallest whole score s ≥ 1 for which ``finfo(dtype).min − s`` is −∞ in ``dtype`` (0: none up to 2¹⁶).
-
-    >>> overflow_threshold("float16"), overflow_threshold("float64")
-    (16, 0)
-    """
+    """The smallest whole score s ≥ 1 for which ``finfo(dtype).min − s`` is −∞ in ``dtype`` (0: none to 2¹⁶)."""
     t = np.dtype(dtype)
     with np.errstate(over="ignore"):
         for s in range(1, 2**16 + 1):
@@ -204,6 +201,14 @@ def nan_sentence(counts: dict) -> str:
     return text + "。"
 
 
+def sdpa_empty_rows(seen: dict | None = None) -> dict:
+    """The recorded SDPA result for a fully masked row (float16, boolean mask, default path), and where."""
+    torch = (conventions.observed() if seen is None else seen)["cpu"]["torch"]
+    got = torch["sdpa_fully_masked"]["default"]["float16"]["bool"]
+    return {"f_sdpa_empty": conventions.FULLY_MASKED[got],
+            "f_torch": f"PyTorch {torch['version']}，{conventions.DEVICE_NAMES[torch['device']]}"}
+
+
 def dtype_values(mask, scores=(-10.0, -20.0)) -> dict:
     """The dtype section: −∞ counts and NaN rows per dtype in a left-padded prefill, and the float16 threshold."""
     counts = {t: fill_counts(mask, t, scores) for t in tn.FLOAT_DTYPES}
@@ -215,7 +220,7 @@ def dtype_values(mask, scores=(-10.0, -20.0)) -> dict:
         shifted = [(s, float(fmin + np.float16(s))) for s in scores]
     row = [f"分数 {fmt.short(s)}：finfo.min + ({fmt.short(s)}) = {fmt.short(x)}" for s, x in shifted]
     return {
-        "f_mask": "；".join(f"序列 {b} 为 {flags(r)}" for b, r in enumerate(np.asarray(mask))),
+        "f_mask": masks_text(mask), **sdpa_empty_rows(),
         "f_cells": fmt.count(counts["float16"]["cells"]), "f_empty": fmt.count(counts["float16"]["empty_rows"]),
         "f_scores_list": "、".join(fmt.short(s) for s in scores),
         "tbl_fill": Table(["dtype", "两条规则都禁止的格子", "相加后 −∞ 的格子", "填一次后 −∞ 的格子"]
@@ -259,7 +264,7 @@ def rules_values(n: int, w: int, n_prefix: int, n_sink: int, doc_ids) -> dict:
 LO, HI, D = -1.0, 1.0, 2  # the bug examples' Q, K, V: one head of dimension D, entries uniform in [LO, HI]
 
 
-def _draw_text(prefix: str) -> dict:
+def _draw_text(prefix: str) -> dict:  # the draws' range and dimension, as the page's boxes state them
     return {f"{prefix}_lo": fmt.short(LO), f"{prefix}_hi": fmt.short(HI), f"{prefix}_d": fmt.count(D)}
 
 
@@ -301,7 +306,7 @@ def packing_values(doc_ids, seed: int) -> dict:
             for e in ("rope", "absolute"):
                 out = packed_output(q, k, v, doc_ids, doc_mask=doc_mask, reset=reset, embedding=e)[:, :, start:]
                 gaps[doc_mask, reset, e] = float(np.abs(out - alone[e]).max())
-                cells.append(fmt.sci(gaps[doc_mask, reset, e]))
+                cells.append(fmt.difference(gaps[doc_mask, reset, e]))
             rows.append(["有" if doc_mask else "没有", "重新从 0 数" if reset else "接着数"] + cells)
     return {
         "p_docs": flags(doc_ids), "p_seed": fmt.count(seed), "p_last": fmt.count(last), **_draw_text("p"),
@@ -311,14 +316,7 @@ def packing_values(doc_ids, seed: int) -> dict:
 
 
 def packing_sentence(gaps: dict, tolerance: float = TOLERANCE) -> str:
-    """``{(doc_mask, reset, embedding): gap}`` as the conclusion the packing table supports.
-
-    >>> g = {(True, True, "rope"): 0.0, (True, False, "rope"): 1e-16, (False, True, "rope"): 0.3,
-    ...      (False, False, "rope"): 0.3, (True, True, "absolute"): 0.0, (True, False, "absolute"): 0.2,
-    ...      (False, True, "absolute"): 0.4, (False, False, "absolute"): 0.5}
-    >>> packing_sentence(g)
-    '没有文档 mask 时，两种位置编码都读进了前面的文档；有了文档 mask，RoPE 下不重数位置也与单独计算相符（整体平移不改变位置差），绝对位置向量下不重数位置就不相符。'
-    """
+    """``{(doc_mask, reset, embedding): gap}`` as the conclusion the packing table supports."""
     ok = {key: gap <= tolerance for key, gap in gaps.items()}
     leak = [e for e in ("rope", "absolute") if not ok[False, True, e] and not ok[False, False, e]]
     text = ("没有文档 mask 时，两种位置编码都读进了前面的文档；" if len(leak) == 2 else
@@ -332,50 +330,30 @@ def window_values(n: int, w: int, seed: int) -> dict:
     """The window's off-by-one: "w keys" against "w + 1 keys", with the check that exposes it."""
     rng = np.random.default_rng(seed)
     q, k, v = (np.round(rng.uniform(LO, HI, (1, 1, n, D)), 1) for _ in range(3))
-    rows = []
-    right = None
-    for name, rule in ((f"w 个 Key（sliding_window({w})）", tn.sliding_window(w)),
-                       (f"w + 1 个 Key（sliding_window({w + 1})）", tn.sliding_window(w + 1))):
+    rows, first = [], None
+    for name, rule in ((f"连同自己共 w 个（sliding_window({w})）", tn.sliding_window(w)),
+                       (f"自己加上前面 w 个（sliding_window({w + 1})）", tn.sliding_window(w + 1))):
         vis = tn.visibility_batch(rule, 1, 1, n, n)
         out = tn.attention_batched(q, k, v, vis)[1]
-        right = out if right is None else right
-        most = int(vis.sum(-1).max())
-        rows.append([name, fmt.count(most), "通过" if most <= w else "未通过", fmt.sci(float(np.abs(out - right).max()))])
+        first = out if first is None else first
+        same = sum(int(np.abs(out[0, 0, i] - first[0, 0, i]).max() == 0) for i in range(n))
+        rows.append([name, fmt.count(int(vis.sum(-1).max())), fmt.count(same),
+                     fmt.difference(float(np.abs(out - first).max()))])
     return {"w_n": fmt.count(n), "w_w": fmt.count(w), "w_seed": fmt.count(seed), **_draw_text("w"),
-            "tbl_window": Table(["“窗口 w”的读法", "一行最多可见的 Key", f"检查“每行不超过 {w} 个”", "输出与 w 个 Key 的最大差"], rows)}
+            "w_plus": fmt.count(w + 1),
+            "tbl_window": Table(["“窗口 w”的读法", "一行最多可见的 Key", "输出与第一种读法相同的行",
+                                 "输出与第一种读法的最大差"], rows)}
 
 
 # -- reading the libraries -----------------------------------------------------------------------------------------
-def library_rows(seen: dict | None = None) -> list[list[str]]:
-    """The libraries table: which of the page's functions each library's mask API corresponds to.
-
-    The SDPA cells on the boolean direction and the causal flag come from ``make crosscheck``'s observations.
-    """
-    torch = (conventions.observed() if seen is None else seen)["cpu"]["torch"]
-    sdpa = torch["sdpa"]
-    return [
-        ["本页（numpy）", "`visibility_batch(rule, …)`，True = 允许", "`attention_batched` 里 `repeat_kv`",
-         "`positions_from_mask`", "本页"],
-        ["PyTorch SDPA",
-         f"`scaled_dot_product_attention` 的布尔 `attn_mask`，形状要能广播成 (batch, heads, n_query, n_key)，常用 (batch, 1, n_query, n_key)，{conventions.TRUE_MEANS[sdpa['bool_true']]}；"
-         f"`is_causal` 是{conventions.ALIGNMENT[sdpa['is_causal']].split('（')[0]}",
-         "`enable_gqa=True`，不必自己复制 K、V",
-         "不管位置", f"本机观察（PyTorch {torch['version']}）与 {{cite:p}}`pytorch_sdpa`"],
-        ["PyTorch FlexAttention", "`create_mask` / `create_block_mask` 接收 `mask_mod(b, h, q_idx, kv_idx)`：本页的谓词原样可用",
-         "`enable_gqa=True`", "不管位置；`q_idx` 从 0 数，有缓存时要自己加上 past", "{cite:p}`pytorch_flex_attention`"],
-        ["Hugging Face Transformers", "`masking_utils` 里的谓词 `causal_mask_function`、`sliding_window_overlay`、"
-         "`padding_mask_function`、`packed_sequence_mask_function`，用 `and_masks` / `or_masks` 组合；"
-         "`sdpa_mask` 给出布尔表，可以不需要表时返回 None、改用 `is_causal`；`eager_mask` 再用 `where` 一次填 finfo.min",
-         "`repeat_kv`（modeling_llama）", "`generate` 从 attention_mask 算 `position_ids`（cumsum − 1，PAD 处填一个占位数）",
-         "Transformers 5.24.0：{cite:p}`hf_masking_utils`、{cite:p}`hf_llama_repeat_kv`、{cite:p}`hf_generation_utils`"],
-        ["flash-attn", "不收 mask 表：打包的序列用 `flash_attn_varlen_func` 的 `cu_seqlens`（累计长度）分开；"
-         "`causal=True` 右下对齐；`window_size=(左, 右)` 两端都含", "K/V 头少于查询头时自动分组",
-         "打包用的 varlen 接口不管位置；带 KV 缓存的接口可以顺带做 RoPE（参数 `rotary_cos`、`rotary_sin`）", "{cite:p}`flash_attn_interface`"],
-    ]
-
-
 def library_values(seen: dict | None = None) -> dict:
-    return {"tbl_libraries": Md(fmt.md_table(["库", "可见性规则与 mask", "分组 K/V 头", "位置", "依据"], library_rows(seen)))}
+    """The recorded SDPA cells of the libraries table (the rest is cited, in the page), the alignment figure."""
+    torch = (conventions.observed() if seen is None else seen)["cpu"]["torch"]
+    n_key = np.shape(tn.DEMO_MASK)[1]
+    return {"fig_align": figures.alignment_figure(n_key - tn.DEMO_PAST, n_key),
+            "lib_sdpa_true": conventions.TRUE_MEANS[torch["sdpa"]["bool_true"]],
+            "lib_causal": conventions.ALIGNMENT[torch["sdpa"]["is_causal"]].split("（")[0],
+            "lib_torch": f"PyTorch {torch['version']}，{conventions.DEVICE_NAMES[torch['device']]}"}
 
 
 # -- the exercises -----------------------------------------------------------------------------------------------------
@@ -392,10 +370,31 @@ def exercise_values() -> dict:
     return {
         "x1_n": fmt.count(ex.SINK_N), "x1_sinks": fmt.count(ex.SINK_SINKS), "x1_w": fmt.count(ex.SINK_W),
         "x1_table": Table(["查询", "可见的 Key", "个数"], rows1), "x1_cache": fmt.count(a1["cache"]),
-        "x2_masks": "；".join(f"序列 {b} 为 {flags(m)}" for b, m in enumerate(ex.POS_MASK)),
+        "x2_masks": masks_text(ex.POS_MASK),
         "x2_table": Table(["序列", "attention_mask", "预填时的位置", "下一个词元的位置"], rows2),
         "x3_masks": "；".join(f"{name} 为 {flags(m[0])}" for name, m in ex.FILL_MASKS.items()),
         "x3_score": fmt.short(ex.FILL_SCORE),
         "x3_table": Table(["批", "attention_mask", "整行被屏蔽的查询行", f"分数为 {fmt.short(ex.FILL_SCORE)} 时整行成了 −∞ 的行"], rows3),
-        "x4_doctest": Md(fmt.doctest_block(ex.window_counts)),
+        "x4_doctest": Md(fmt.doctest_block(ex.window_counts)), **library_exercise(),
+    }
+
+
+def library_exercise(seen: dict | None = None) -> dict:
+    """Exercise 5: the SDPA mask and what is_causal=True reads, row by row; the key_padding_mask."""
+    lib, torch = library_values(seen), (conventions.observed() if seen is None else seen)["cpu"]["torch"]
+    a, past = ex.library_masks(), ex.LIB_PAST
+    bools = lambda row: "、".join(str(bool(x)) for x in row)  # noqa: E731  as torch prints a bool tensor
+    rows = [[f"序列 {b}", f"查询 {i}（绝对位置 {past + i}）", bools(a["attn_mask"][b, 0, i]),
+             visible_keys(a["attn_mask"][b, 0, i]), visible_keys(a["is_causal"][i]),
+             "对" if i not in a["wrong"][b] else "错"]
+            for b in range(len(ex.LIB_MASK)) for i in range(len(a["is_causal"]))]
+    return {
+        "x5_masks": masks_text(ex.LIB_MASK), "x5_past": fmt.count(past), "x5_torch": lib["lib_torch"],
+        "x5_table": Table(["序列", "查询", "attn_mask 的这一行", "应读的 Key", "is_causal=True 读的 Key",
+                           "is_causal=True 对不对"], rows),
+        "x5_kpm": Table(["序列", "key_padding_mask"],
+                        [[f"序列 {b}", bools(r)] for b, r in enumerate(a["key_padding_mask"])]),
+        "x5_wrong": "；".join(f"序列 {b}：" + ("、".join(f"查询 {i}" for i in w) or "无") for b, w in enumerate(a["wrong"])),
+        "x5_sdpa_true": lib["lib_sdpa_true"], "x5_causal": lib["lib_causal"],
+        "x5_kpm_true": conventions.TRUE_MEANS[torch["mha"]["key_padding_mask_true"]],
     }

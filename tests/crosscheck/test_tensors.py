@@ -52,3 +52,32 @@ def test_sdpa_with_the_page_mask_equals_attention_batched_in_float64(name, seed,
     theirs = F.scaled_dot_product_attention(*(torch.tensor(x) for x in (q, k, v)), attn_mask=torch.tensor(visible),
                                             enable_gqa=True).numpy()
     assert np.allclose(ours, theirs, atol=1e-12)
+
+
+ex = importlib.import_module("02_exercises_tensors")
+
+
+def test_the_library_mask_exercise_is_what_pytorch_computes():
+    """Exercise 5: the bool attn_mask, the key_padding_mask's polarity, is_causal=True with a cache."""
+    from torch.nn.attention.bias import causal_lower_right
+
+    a, mask = ex.library_masks(), np.array(ex.LIB_MASK)
+    (batch, n_key), past = mask.shape, ex.LIB_PAST
+    n_query, rng = n_key - past, np.random.default_rng(0)
+    q, k, v = rng.normal(size=(batch, 2, n_query, 4)), rng.normal(size=(batch, 2, n_key, 4)), rng.normal(size=(batch, 2, n_key, 3))
+    t = [torch.tensor(x) for x in (q, k, v)]
+    ours = tn.attention_batched(q, k, v, a["attn_mask"])[1]
+    assert np.allclose(F.scaled_dot_product_attention(*t, attn_mask=torch.tensor(a["attn_mask"])).numpy(), ours, atol=1e-12)
+    flag = F.scaled_dot_product_attention(*t, is_causal=True).numpy()
+    assert np.allclose(flag, tn.attention_batched(q, k, v, a["is_causal"])[1], atol=1e-12)  # top-left, PAD not cut
+    for b, rows in enumerate(a["wrong"]):
+        for i in range(n_query):
+            assert np.allclose(flag[b, :, i], ours[b, :, i], atol=1e-12) == (i not in rows)
+    lower = F.scaled_dot_product_attention(*t, attn_mask=causal_lower_right(n_query, n_key)).numpy()
+    causal = tn.visibility_batch(tn.causal, batch, 1, n_query, n_key)
+    assert np.allclose(lower, tn.attention_batched(q, k, v, causal)[1], atol=1e-12)  # the fix, PAD aside
+    mha = torch.nn.MultiheadAttention(4, 2, batch_first=True, dtype=torch.float64)
+    x = torch.tensor(rng.normal(size=(batch, n_key, 4)))
+    _, weights = mha(x, x, x, key_padding_mask=torch.tensor(a["key_padding_mask"]), average_attn_weights=False)
+    read = (weights.detach().numpy() > 0).all(axis=(1, 2))  # (batch, n_key): keys every query reads
+    assert (read == ~a["key_padding_mask"]).all()  # True = the key is not read
