@@ -11,17 +11,17 @@ import importlib
 att = importlib.import_module("02_attention")
 costs = importlib.import_module("02_costs")
 
-# 练习 1、2、3：一个虚构的小模型（不是任何公开模型），K/V 头分组。
+# 练习 2.8.1、2、3：一个虚构的小模型（不是任何公开模型），K/V 头分组。
 EX_MODEL = {"name": "练习模型", "layers": 4, "hidden": 128, "heads": 8, "kv_heads": 2,
             "head_dim": 16, "max_positions": 8192}
 FLOAT16_BYTES, INT8_BYTES = costs.FLOAT16_BYTES, costs.INT8_BYTES
-KV_CONTEXT, KV_BATCH = 1000, 2  # 练习 2
-WINDOW, WINDOW_CONTEXTS = 256, [100, 256, 1000, 4000]  # 练习 3：滑动窗口与几个上下文长度
-PROMPT, STEPS = 4, 3  # 练习 4 的例子：提示 4 个 token，再生成 3 个
+KV_CONTEXT, KV_BATCH = 1000, 2  # 练习 2.8.2
+WINDOW, WINDOW_CONTEXTS = 256, [100, 256, 1000, 4000]  # 练习 2.8.3：滑动窗口与几个上下文长度
+PROMPT, STEPS = 4, 3  # 练习 2.8.4 的例子：提示 4 个 token，再生成 3 个
 
 
 def table_beats_cache(model: dict = EX_MODEL) -> dict:
-    """练习 1：一层、一个序列的分数表（``heads × n²`` 格）从哪个长度起多于 n 个位置的
+    """练习 2.8.1：一层、一个序列的分数表（``heads × n²`` 格）从哪个长度起多于 n 个位置的
     整个 KV 缓存（``2 × L × h_kv × d × n`` 个数）。两边每个数的字节相同，比的是个数。
 
     >>> table_beats_cache()
@@ -36,7 +36,7 @@ def table_beats_cache(model: dict = EX_MODEL) -> dict:
 
 
 def kv_plans(model: dict = EX_MODEL, context: int = KV_CONTEXT, batch: int = KV_BATCH) -> list:
-    """练习 2：分组 K/V 头（16 位）、同宽全多头（16 位）、分组 K/V 头（8 位）三种做法的字节数。
+    """练习 2.8.2：分组 K/V 头（16 位）、同宽全多头（16 位）、分组 K/V 头（8 位）三种做法的字节数。
 
     >>> [(p["per_token"], p["total"]) for p in kv_plans()]
     [(512, 1024000), (2048, 4096000), (256, 512000)]
@@ -51,7 +51,7 @@ def kv_plans(model: dict = EX_MODEL, context: int = KV_CONTEXT, batch: int = KV_
 
 def window_rows(model: dict = EX_MODEL, window: int = WINDOW,
                 contexts: list = WINDOW_CONTEXTS) -> list:
-    """练习 3：加上滑动窗口 ``window`` 之后，每个上下文长度下缓存存几个位置、多少字节（16 位，
+    """练习 2.8.3：加上滑动窗口 ``window`` 之后，每个上下文长度下缓存存几个位置、多少字节（16 位，
     批大小 1），与不加窗口时相比。
 
     >>> [(r["context"], r["positions"], r["windowed"], r["full"]) for r in window_rows()][-1]
@@ -68,7 +68,8 @@ def window_rows(model: dict = EX_MODEL, window: int = WINDOW,
 
 
 def generation_cells(prompt: int, steps: int, cache: bool = True) -> int:
-    """练习 4 的参考解：先处理 ``prompt`` 个 token 的提示（一张 ``prompt × prompt`` 的表），再逐个
+    """练习 2.8.4 的参考解：先处理 ``prompt`` 个 token 的提示（一张 ``prompt × prompt`` 的表），
+    再逐个
     生成 ``steps`` 个 token，朴素实现一共算多少个分数格。用缓存时，第 t 步只有一个新查询，
     与此前的 ``prompt + t`` 个 Key 各比一次；不用缓存时，每一步把整段重算一遍。
 
@@ -112,13 +113,14 @@ def answers() -> dict:
     """每道题的答案（JSON 可打印）。
 
     >>> sorted(answers())
-    ['练习1', '练习2', '练习3', '练习4']
+    ['练习 2.8.1', '练习 2.8.2', '练习 2.8.3', '练习 2.8.4']
     """
     return {
-        "练习1": table_beats_cache(),
-        "练习2": {p["name"]: p["total"] for p in kv_plans()},
-        "练习3": {r["context"]: r["windowed"] for r in window_rows()},
-        "练习4": [generation_cells(PROMPT, STEPS), generation_cells(PROMPT, STEPS, cache=False)],
+        "练习 2.8.1": table_beats_cache(),
+        "练习 2.8.2": {p["name"]: p["total"] for p in kv_plans()},
+        "练习 2.8.3": {r["context"]: r["windowed"] for r in window_rows()},
+        "练习 2.8.4": [generation_cells(PROMPT, STEPS),
+                     generation_cells(PROMPT, STEPS, cache=False)],
     }
 
 

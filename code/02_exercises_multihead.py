@@ -14,20 +14,20 @@ import math
 att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
 
-# 练习 1：投影后的 Q、K（3 个位置、4 列）切成 SPLIT_HEADS 个头；算头 ROW_HEAD 在位置
+# 练习 2.4.1：投影后的 Q、K（3 个位置、4 列）切成 SPLIT_HEADS 个头；算头 ROW_HEAD 在位置
 # ROW_POS 的一行权重，再与头 OTHER_HEAD 在同一位置的一行比较。
 SPLIT_Q = [[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 2.0]]
 SPLIT_K = [[0.0, 1.0, 1.0, 1.0], [1.0, 0.0, 2.0, 0.0], [1.0, 1.0, 0.0, 2.0]]
 SPLIT_HEADS = 2
 ROW_HEAD, ROW_POS = 1, 2
 OTHER_HEAD = 0
-# 练习 2：查询头数、几种 K/V 头数、头维度，以及（测试用的）缓存位置数。
+# 练习 2.4.2：查询头数、几种 K/V 头数、头维度，以及（测试用的）缓存位置数。
 GQA_HEADS = 8
 GQA_KV_CHOICES = [8, 4, 2, 1]
 GQA_HEAD_DIM = 16
 GQA_TOKENS = 100
 GQA_ASK_KV, GQA_ASK_GROUP = 2, 1  # 问：kv_heads = 2 时，哪些查询头共用 K/V 头 1？
-# 练习 3：一行 Q 切成 RESHAPE_HEADS 个头，按对的与写反的 reshape 各切一次。
+# 练习 2.4.3：一行 Q 切成 RESHAPE_HEADS 个头，按对的与写反的 reshape 各切一次。
 RESHAPE_ROW = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 RESHAPE_HEADS = 3
 # 三个写错的多头（测试用）：2 个位置，4 个查询头，2 个 K/V 头，每头 2 列。
@@ -53,10 +53,11 @@ def _index(i: object, name: str, n: int) -> int:
     return i
 
 
-# -- 练习 1 ---------------------------------------------------------------------------------
+# -- 练习 2.4.1 ---------------------------------------------------------------------------------
 def split_and_row(q=SPLIT_Q, k=SPLIT_K, heads: int = SPLIT_HEADS, head: int = ROW_HEAD,
                   pos: int = ROW_POS, other: int = OTHER_HEAD) -> dict:
-    """练习 1：每个头拿哪几列、各头的 Q 块；再按因果规则算头 ``head`` 在位置 ``pos`` 的一行权重，
+    """练习 2.4.1：每个头拿哪几列、各头的 Q 块；
+    再按因果规则算头 ``head`` 在位置 ``pos`` 的一行权重，
     以及头 ``other`` 在同一位置的一行权重（同样的 Key，不同的列）。
 
     >>> a = split_and_row()
@@ -92,10 +93,10 @@ def split_and_row(q=SPLIT_Q, k=SPLIT_K, heads: int = SPLIT_HEADS, head: int = RO
     }  # fmt: skip
 
 
-# -- 练习 2 ---------------------------------------------------------------------------------
+# -- 练习 2.4.2 ---------------------------------------------------------------------------------
 def gqa_plan(heads: int = GQA_HEADS, kv_choices=GQA_KV_CHOICES, head_dim: int = GQA_HEAD_DIM,
              tokens: int = GQA_TOKENS) -> list[dict]:
-    """练习 2：每种 K/V 头数下，各查询头用哪个 K/V 头，一层缓存存多少个数，缩小到几分之一。
+    """练习 2.4.2：每种 K/V 头数下，各查询头用哪个 K/V 头，一层缓存存多少个数，缩小到几分之一。
 
     >>> rows = gqa_plan(4, [4, 2, 1], 2, 10)
     >>> [(r["kv_heads"], r["groups"], r["cache"], r["fraction"]) for r in rows]
@@ -131,9 +132,9 @@ def sharing_heads(heads: int = GQA_HEADS, kv_heads: int = GQA_ASK_KV,
     return [h for h in range(heads) if mh.kv_group(h, heads, kv_heads) == group]
 
 
-# -- 练习 3：reshape 的顺序 ---------------------------------------------------------------
+# -- 练习 2.4.3：reshape 的顺序 ---------------------------------------------------------------
 def reshape_split(row=RESHAPE_ROW, heads: int = RESHAPE_HEADS) -> dict:
-    """练习 3：一行 Q 按 ``(n, heads, d_head)`` 与写反的 ``(n, d_head, heads)`` 切成头，
+    """练习 2.4.3：一行 Q 按 ``(n, heads, d_head)`` 与写反的 ``(n, d_head, heads)`` 切成头，
     各头拿到哪几列；写反时，只改头 0 该用的列会牵动哪些头。
 
     >>> a = reshape_split()
@@ -235,7 +236,7 @@ def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, heads: int = BUG_HEADS, kv_heads: int 
     return rows
 
 
-# -- 练习 4：写一个函数 -------------------------------------------------------------------
+# -- 练习 2.4.4：写一个函数 -------------------------------------------------------------------
 def attention_params(d_model: int, heads: int, kv_heads: int, head_dim: int) -> int:
     """一层注意力四个投影矩阵的参数个数（不计偏置），K/V 头可以分组，头维度单独给出。
 
@@ -259,16 +260,16 @@ def attention_params(d_model: int, heads: int, kv_heads: int, head_dim: int) -> 
 
 
 def answers() -> dict:
-    """每道题的答案（JSON 可打印）；练习 3 是写反的 reshape 给各头的数。
+    """每道题的答案（JSON 可打印）；练习 2.4.3 是写反的 reshape 给各头的数。
 
     >>> sorted(answers())
-    ['练习1', '练习2', '练习3', '练习4']
+    ['练习 2.4.1', '练习 2.4.2', '练习 2.4.3', '练习 2.4.4']
     """
     return {
-        "练习1": split_and_row()["weights"],
-        "练习2": {str(r["kv_heads"]): r["kv_cols"] for r in gqa_plan()},
-        "练习3": reshape_split()["wrong"],
-        "练习4": attention_params(8, 4, 1, 2),
+        "练习 2.4.1": split_and_row()["weights"],
+        "练习 2.4.2": {str(r["kv_heads"]): r["kv_cols"] for r in gqa_plan()},
+        "练习 2.4.3": reshape_split()["wrong"],
+        "练习 2.4.4": attention_params(8, 4, 1, 2),
     }
 
 

@@ -12,22 +12,22 @@ import math
 att = importlib.import_module("02_attention")
 rope = importlib.import_module("02_rope")
 
-# 练习 1：d = 2 的一个向量在位置 UNDO_POSITION 上转好之后是 UNDO_X；把它转回去。
+# 练习 2.5.1：d = 2 的一个向量在位置 UNDO_POSITION 上转好之后是 UNDO_X；把它转回去。
 UNDO_X, UNDO_POSITION = [2.0, 1.0], 4
-# 练习 2：新的头维度与底数，一个位置上的各对转角。
+# 练习 2.5.2：新的头维度与底数，一个位置上的各对转角。
 FREQ_D, FREQ_BASE, FREQ_POSITION = 6, 64.0, 3
-# 练习 3：两组位置差相同的位置，分数相同。
+# 练习 2.5.3：两组位置差相同的位置，分数相同。
 SHIFT_D_BASE = 100.0
 SHIFT_Q, SHIFT_K = [1.0, 2.0, 0.0, 1.0], [2.0, 0.0, 1.0, 1.0]
 SHIFT_M, SHIFT_N, SHIFT_BY = 4, 1, 5
-# 练习 4：查询在位置 PAIR_M、键在位置 PAIR_N；q 不转，只把 k 转过 −Δ·θ_i（Δ = m − n）。
+# 练习 2.5.4：查询在位置 PAIR_M、键在位置 PAIR_N；q 不转，只把 k 转过 −Δ·θ_i（Δ = m − n）。
 PAIR_BASE = 100.0
 PAIR_Q, PAIR_K = [1.0, 2.0, 0.0, 1.0], [1.0, 0.0, 2.0, 1.0]
 PAIR_M, PAIR_N = 5, 2
 
 
 def undo_steps(x_rotated: list[float] = UNDO_X, position: int = UNDO_POSITION) -> dict:
-    """练习 1 的答案：把位置 m 上转好的二维向量转回去，转角 −m·θ（d = 2 时 θ = 1）。
+    """练习 2.5.1 的答案：把位置 m 上转好的二维向量转回去，转角 −m·θ（d = 2 时 θ = 1）。
 
     >>> s = undo_steps()
     >>> s["angle"], round(s["cos"], 4), round(s["sin"], 4)
@@ -50,7 +50,7 @@ def undo_steps(x_rotated: list[float] = UNDO_X, position: int = UNDO_POSITION) -
 
 
 def rotation_angles(position: int, d: int, base: float = 10000.0) -> list[float]:
-    """练习 5 的参考解：第 i 对分量的转角 ``position × base^(−2i/d)``，i = 0 … d/2 − 1。
+    """练习 2.5.5 的参考解：第 i 对分量的转角 ``position × base^(−2i/d)``，i = 0 … d/2 − 1。
 
     >>> [round(a, 4) for a in rotation_angles(2, 4, 100.0)]
     [2.0, 0.2]
@@ -76,7 +76,7 @@ def rotation_angles(position: int, d: int, base: float = 10000.0) -> list[float]
 
 
 def frequency_table(d: int = FREQ_D, base: float = FREQ_BASE, position: int = FREQ_POSITION):
-    """练习 2 的答案：每一对的分量、频率 θ_i、转角 m·θ_i、波长 2π/θ_i，以及最慢的波长。
+    """练习 2.5.2 的答案：每一对的分量、频率 θ_i、转角 m·θ_i、波长 2π/θ_i，以及最慢的波长。
 
     >>> t = frequency_table()
     >>> [round(r["theta"], 4) for r in t["rows"]], [round(r["angle"], 4) for r in t["rows"]]
@@ -96,7 +96,7 @@ def shift_scores(
     q: list[float] = SHIFT_Q, k: list[float] = SHIFT_K, m: int = SHIFT_M, n: int = SHIFT_N,
     shift: int = SHIFT_BY, base: float = SHIFT_D_BASE,
 ) -> dict:
-    """练习 3 的答案：(m, n) 与 (m + shift, n + shift) 上转后的 q、k 与分数，及不转时的分数。
+    """练习 2.5.3 的答案：(m, n) 与 (m + shift, n + shift) 上转后的 q、k 与分数，及不转时的分数。
 
     >>> s = shift_scores()
     >>> [g["positions"] for g in s["groups"]]
@@ -122,7 +122,8 @@ def shift_scores(
 
 def offset_score(q: list[float] = PAIR_Q, k: list[float] = PAIR_K, m: int = PAIR_M, n: int = PAIR_N,
                  base: float = PAIR_BASE) -> dict:
-    """练习 4 的答案：(R_m q)·(R_n k) = q·(R_{−Δ} k)，Δ = m − n：只把 k 转过 −Δ·θ_i，再与 q 做点积。
+    """练习 2.5.4 的答案：(R_m q)·(R_n k) = q·(R_{−Δ} k)，Δ = m − n：只把 k 转过 −Δ·θ_i，
+    再与 q 做点积。
 
     ``both`` 是两个向量都按绝对位置旋转后的分数（``02_rope.rope_scores``），用来核对。
 
@@ -155,14 +156,14 @@ def answers() -> dict:
     """每道题的答案（JSON 可打印）。
 
     >>> sorted(answers())
-    ['练习1', '练习2', '练习3', '练习4', '练习5']
+    ['练习 2.5.1', '练习 2.5.2', '练习 2.5.3', '练习 2.5.4', '练习 2.5.5']
     """
     return {
-        "练习1": undo_steps()["original"],
-        "练习2": [r["angle"] for r in frequency_table()["rows"]],
-        "练习3": [g["score"] for g in shift_scores()["groups"]],
-        "练习4": offset_score()["score"],
-        "练习5": rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE),
+        "练习 2.5.1": undo_steps()["original"],
+        "练习 2.5.2": [r["angle"] for r in frequency_table()["rows"]],
+        "练习 2.5.3": [g["score"] for g in shift_scores()["groups"]],
+        "练习 2.5.4": offset_score()["score"],
+        "练习 2.5.5": rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE),
     }
 
 

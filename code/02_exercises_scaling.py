@@ -127,8 +127,8 @@ def self_test() -> None:
 if __name__ == "__main__":
     self_test()
     answers = {
-        "练习1": {key: hand_row()[key] for key in ("weights", "jacobian", "jg")},
-        "练习2": {key: copied_row()[key] for key in ("weights", "weights_big", "weights_raw")},
-        "练习3": shifted_softmax(CODE_SCORES),
+        "练习 2.3.1": {key: hand_row()[key] for key in ("weights", "jacobian", "jg")},
+        "练习 2.3.2": {key: copied_row()[key] for key in ("weights", "weights_big", "weights_raw")},
+        "练习 2.3.3": shifted_softmax(CODE_SCORES),
     }
     att.print_json(answers)

@@ -14,20 +14,20 @@ import numpy as np
 att = importlib.import_module("02_attention")
 tn = importlib.import_module("02_tensors")
 
-# 练习 1：汇点加窗口，n 个位置。
+# 练习 2.9.1：汇点加窗口，n 个位置。
 SINK_N, SINK_SINKS, SINK_W = 7, 2, 2
-# 练习 2：左侧 PAD 的一批，预填之后再解码一个新词元。
+# 练习 2.9.2：左侧 PAD 的一批，预填之后再解码一个新词元。
 POS_MASK = [[0, 0, 0, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]
-# 练习 3：哪一种 PAD 会有整行被屏蔽的查询行；float16 里分数为 FILL_SCORE 时，哪些行整行成了 −∞。
+# 练习 2.9.3：哪一种 PAD 会有整行被屏蔽的查询行；float16 里分数为 FILL_SCORE 时，哪些行整行成了 −∞。
 FILL_MASKS = {"左侧 PAD": [[0, 0, 1, 1]], "右侧 PAD": [[1, 1, 0, 0]]}
 FILL_SCORE = -20.0
-# 练习 4：写一个函数。练习 5：由 attention_mask 与 past 造出库要的 mask。
+# 练习 2.9.4：写一个函数。练习 2.9.5：由 attention_mask 与 past 造出库要的 mask。
 LIB_MASK, LIB_PAST = [[0, 1, 1, 1], [1, 1, 1, 1]], 2
 
 
-# -- 练习 1 ----------------------------------------------------------------------------------------
+# -- 练习 2.9.1 ------------------------------------------------------------------------------------
 def sink_rows(n: int = SINK_N, n_sink: int = SINK_SINKS, w: int = SINK_W) -> dict:
-    """练习 1 的答案：每个查询可见的 Key，以及解码到最后一个位置时缓存至少要留几个 Key。
+    """练习 2.9.1 的答案：每个查询可见的 Key，以及解码到最后一个位置时缓存至少要留几个 Key。
 
     >>> a = sink_rows()
     >>> a["visible"][-1], a["cache"]
@@ -38,9 +38,10 @@ def sink_rows(n: int = SINK_N, n_sink: int = SINK_SINKS, w: int = SINK_W) -> dic
     return {"visible": visible, "counts": [len(v) for v in visible], "cache": len(visible[-1])}
 
 
-# -- 练习 2 ----------------------------------------------------------------------------------------
+# -- 练习 2.9.2 ------------------------------------------------------------------------------------
 def decode_positions(mask=POS_MASK) -> dict:
-    """练习 2 的答案：预填时每个词元的位置，以及下一个新词元（接在每个序列末尾、不是 PAD）的位置。
+    """练习 2.9.2 的答案：预填时每个词元的位置，
+    以及下一个新词元（接在每个序列末尾、不是 PAD）的位置。
 
     >>> a = decode_positions()
     >>> a["prefill"], a["next"]
@@ -51,9 +52,10 @@ def decode_positions(mask=POS_MASK) -> dict:
     return {"prefill": prefill.tolist(), "next": tn.positions_from_mask(grown)[:, -1].tolist()}
 
 
-# -- 练习 3 ----------------------------------------------------------------------------------------
+# -- 练习 2.9.3 ------------------------------------------------------------------------------------
 def empty_rows(mask=FILL_MASKS["左侧 PAD"], score: float = FILL_SCORE, dtype: str = "float16"):
-    """练习 3 的答案：因果与 PAD 取“与”后整行被屏蔽的行；只填一次 finfo.min、分数都是 ``score`` 时，
+    """练习 2.9.3 的答案：因果与 PAD 取“与”后整行被屏蔽的行；
+    只填一次 finfo.min、分数都是 ``score`` 时，
     在 ``dtype`` 里整行成了 −∞（softmax 会给出 NaN）的行。
 
     >>> empty_rows(), empty_rows(FILL_MASKS["右侧 PAD"])
@@ -72,7 +74,7 @@ def empty_rows(mask=FILL_MASKS["左侧 PAD"], score: float = FILL_SCORE, dtype: 
     return {"empty": rows(~allowed.any(-1)), "nan": rows(np.isneginf(x).all(-1))}
 
 
-# -- 练习 4：写一个函数（只用 Python 标准库） ------------------------------------------------------
+# -- 练习 2.9.4：写一个函数（只用 Python 标准库） --------------------------------------------------
 MAX_N = 10**7  # 返回的是一个列表：一个笔误（n = 10¹²）不该吃光内存
 
 
@@ -97,9 +99,10 @@ def window_counts(n: int, w: int, before: bool = False) -> list[int]:
     return [min(i + 1, most) for i in range(n)]
 
 
-# -- 练习 5 ----------------------------------------------------------------------------------------
+# -- 练习 2.9.5 ------------------------------------------------------------------------------------
 def library_masks(mask=LIB_MASK, past: int = LIB_PAST) -> dict:
-    """练习 5 的答案：SDPA 的布尔 ``attn_mask``（形状 (batch, 1, n_query, n_key)，True = 允许）；
+    """练习 2.9.5 的答案：SDPA 的布尔 ``attn_mask``（形状 (batch, 1, n_query, n_key)，
+    True = 允许）；
     MultiheadAttention 的 ``key_padding_mask``（True = 不读）；``is_causal=True`` 的表与它错的行。
     >>> a = library_masks()
     >>> a["attn_mask"][0, 0].astype(int).tolist(), a["key_padding_mask"][0].tolist(), a["wrong"][0]
@@ -121,16 +124,17 @@ def answers() -> dict:
     """每道题的答案（JSON 可打印）。
 
     >>> sorted(answers())
-    ['练习1', '练习2', '练习3', '练习4', '练习5']
+    ['练习 2.9.1', '练习 2.9.2', '练习 2.9.3', '练习 2.9.4', '练习 2.9.5']
     """
-    return {"练习1": sink_rows(), "练习2": decode_positions(),
-            "练习3": {name: empty_rows(m) for name, m in FILL_MASKS.items()},
-            "练习4": [window_counts(SINK_N, SINK_W), window_counts(SINK_N, SINK_W, True)],
-            "练习5": {k: np.asarray(v).astype(int).tolist() for k, v in library_masks().items()}}
+    return {"练习 2.9.1": sink_rows(), "练习 2.9.2": decode_positions(),
+            "练习 2.9.3": {name: empty_rows(m) for name, m in FILL_MASKS.items()},
+            "练习 2.9.4": [window_counts(SINK_N, SINK_W), window_counts(SINK_N, SINK_W, True)],
+            "练习 2.9.5": {k: np.asarray(v).astype(int).tolist()
+                          for k, v in library_masks().items()}}
 
 
 def self_test() -> None:
-    """核对答案：练习 4 的函数等于 sliding_window 的表；右侧 PAD 没有整行被屏蔽的行。"""
+    """核对答案：练习 2.9.4 的函数等于 sliding_window 的表；右侧 PAD 没有整行被屏蔽的行。"""
     table = tn.visibility_batch(tn.sliding_window(SINK_W), 1, 1, SINK_N, SINK_N)[0, 0]
     att.check(window_counts(SINK_N, SINK_W) == table.sum(-1).tolist(), "练习 4 应等于那张表")
     att.check(sink_rows()["cache"] == SINK_SINKS + SINK_W, "汇点加窗口：缓存要留 n_sink + w 个 Key")

@@ -137,7 +137,7 @@ def test_the_reshape_split_equals_numpy_both_ways():
     bumped[0, a["right_cols"][0]] += 1
     moved = np.any(bumped.reshape(1, d, h) != row.reshape(1, d, h), axis=(0, 1))
     assert a["touched"] == [int(c) for c in np.flatnonzero(moved)]
-    assert ex.answers()["练习3"] == a["wrong"]
+    assert ex.answers()["练习 2.4.3"] == a["wrong"]
 
 
 def test_with_one_column_a_head_the_two_reshapes_agree():

@@ -101,8 +101,9 @@ def test_running_the_file_prints_the_answers():
     run = subprocess.run([sys.executable, str(Path(ex.__file__))], capture_output=True, text=True,
                          check=True)
     answers = json.loads(run.stdout)
-    assert answers["练习1"] == {key: ex.hand_row()[key] for key in ("weights", "jacobian", "jg")}
-    assert answers["练习2"] == {key: ex.copied_row()[key] for key in ("weights", "weights_big",
+    keys = ("weights", "jacobian", "jg")
+    assert answers["练习 2.3.1"] == {key: ex.hand_row()[key] for key in keys}
+    assert answers["练习 2.3.2"] == {key: ex.copied_row()[key] for key in ("weights", "weights_big",
                                                                        "weights_raw")}
-    assert np.allclose(answers["练习3"], softmax(np.asarray(ex.CODE_SCORES), 0))
+    assert np.allclose(answers["练习 2.3.3"], softmax(np.asarray(ex.CODE_SCORES), 0))
     assert run.stderr == ""
