@@ -127,7 +127,7 @@ INPUT_BOX_DIGITS_ALLOWED = re.compile(
 # maths (not numbers of an example), and a library version.
 MASK_PROSE_DIGITS_ALLOWED = re.compile(
     "|".join([
-        r"\(ch02-mask(?:-\w+)?\)=", r"chapter\.mask:f12_\w+", r"F12", r"^\d+\. ",
+        r"\(ch02-mask(?:-[\w-]+)?\)=", r"chapter\.mask:f12_\w+", r"F12", r"^\d+\. ",
         r"用 1 标内容、0 标 PAD", r"行号从 0 开始", r"FlashAttention 从 2\.1 版", r"权重之和都被构造成 1",
     ]),
     re.M,

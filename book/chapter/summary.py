@@ -51,7 +51,8 @@ RULES = {
 
 
 # How a table names the page a label points to (short: a table cell is narrow).
-PAGE_NAMES = {"ch02-mask": "mask 一页", "ch02-tensors": "张量一页", "ch02-backprop": "反向传播一页"}
+PAGE_NAMES = {"ch02-mask": "mask 一页", "ch02-mask-cache": "mask 一页", "ch02-mask-empty-rows": "mask 一页",
+              "ch02-tensors": "张量一页", "ch02-backprop": "反向传播一页"}
 
 
 def link(label: str) -> str:
@@ -228,8 +229,8 @@ def rows_check(f) -> bool:
 CHECKS = {
     "泄漏探针（改后面的 V）": (leak_probe, "ch02-mask"),
     "PAD 探针（改 PAD 的 V）": (pad_probe, "ch02-mask"),
-    "缓存对整段重算": (cache_check, "ch02-mask"),
-    "权重有限、行和为 1": (rows_check, "ch02-mask"),
+    "缓存对整段重算": (cache_check, "ch02-mask-cache"),
+    "权重有限、行和为 1": (rows_check, "ch02-mask-empty-rows"),
 }
 # The backward pass's mistake and the check that catches it (the backprop page's gradient check).
 GRAD_X = ([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [[10.0], [20.0], [30.0]],

@@ -371,7 +371,7 @@ def exercise_values() -> dict:
         "x1_n": fmt.count(ex.SINK_N), "x1_sinks": fmt.count(ex.SINK_SINKS), "x1_w": fmt.count(ex.SINK_W),
         "x1_table": Table(["查询", "可见的 Key", "个数"], rows1), "x1_cache": fmt.count(a1["cache"]),
         "x2_masks": masks_text(ex.POS_MASK),
-        "x2_table": Table(["序列", "attention_mask", "预填时的位置", "下一个词元的位置"], rows2),
+        "x2_table": Table(["序列", "attention_mask", "预填时的位置", "下一个 token 的位置"], rows2),
         "x3_masks": "；".join(f"{name} 为 {flags(m[0])}" for name, m in ex.FILL_MASKS.items()),
         "x3_score": fmt.short(ex.FILL_SCORE),
         "x3_table": Table(["批", "attention_mask", "整行被屏蔽的查询行", f"分数为 {fmt.short(ex.FILL_SCORE)} 时整行成了 −∞ 的行"], rows3),
