@@ -143,6 +143,14 @@ def wrong_backward_forgets_d_out(q, k, v, d_out, *, causal=True, past=0, key_val
     rowsum_of_out = lambda p, dp, out, d_out: [sum(o_i) for o_i in out]  # noqa: E731  (忘了乘 dO)
     return _run(q, k, v, d_out, causal, past, key_valid, empty_row, rowsum_of_out)
 
+def wrong_backward_transposes_p(q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"):
+    """故意写错：``dV = P dO``，漏了转置（n_query = n_key 时形状仍对得上）。dO 全为 1 也认得出。"""
+    rule = dict(causal=causal, past=past, key_valid=key_valid)
+    steps = _backward(*_shapes(q, k, v, d_out, None, empty_row, rule))
+    if len(q) != len(k):
+        raise ValueError(f"Q 与 K 的行数必须相同（P dO 才有意义），收到 {len(q)} 和 {len(k)}")
+    return steps["dq"], steps["dk"], att.matmul(steps["weights"], d_out)
+
 
 # -- 再往前一步：投影矩阵 -------------------------------------------------------------------------------
 def _projection_inputs(x, w_q, w_k, w_v):
@@ -306,6 +314,8 @@ def self_test() -> None:
     att.check(not gradient_check(*ex, backward=wrong_backward_no_rowsum)["passed"], "丢掉修正项的变体应当被认出")
     att.check(gradient_check(*ex[:3], ones, backward=wrong_backward_forgets_d_out)["passed"], "dO 全为 1 时忘乘 dO 看不出来")
     att.check(not gradient_check(*ex, backward=wrong_backward_forgets_d_out)["passed"], "随机 dO 应当认出忘乘 dO")
+    att.check(not gradient_check(*ex[:3], ones, backward=wrong_backward_transposes_p)["passed"],
+              "dO 全为 1 也应当认出漏了转置")
     steps = backward_steps(*ex, att.visibility(3, 3, key_valid=[True, True, False]))
     att.check(all(x == 0.0 for x in steps["dk"][2] + steps["dv"][2]), "PAD Key 的 dK、dV 必须恰为 0")
 

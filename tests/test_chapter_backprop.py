@@ -39,10 +39,12 @@ def rows_of(md: str) -> list[list[str]]:
 
 
 # -- numbers ------------------------------------------------------------------------------------------------
-def test_a_cell_writes_exact_zero_as_0_and_a_rounded_zero_with_its_digits():
-    assert page.cell(0.0) == page.cell(-0.0) == "0"
-    assert page.cell(1e-7) == "0.0000" and page.cell(-1e-7) == "0.0000"
+def test_a_cell_is_a_computed_value_with_four_decimals_whole_or_not():
+    assert page.cell(0.0) == page.cell(-0.0) == page.cell(1e-7) == page.cell(-1e-7) == "0.0000"
     assert page.cell(-0.25) == f"{fmt.MINUS}0.2500" and page.cell(math.nan) == "NaN"
+    assert page.cell(1.0) == "1.0000"  # a computed whole number keeps its decimals
+    assert page.exact_zero([0.0, -0.0]) == "恰为 0" and page.exact_zero([0.0, 1e-17]) == "不全为 0"
+    assert page.power_of_two(2.0 ** -52) == "2⁻⁵²"
 
 
 def test_scientific_and_powers_use_one_minus_sign_and_superscripts():
@@ -64,17 +66,6 @@ def test_a_written_out_product_says_approximately_when_rounding_moved_the_last_d
 
 
 # -- sections on other inputs ---------------------------------------------------------------------------------
-def test_the_jacobian_table_and_what_the_prose_reads_off_it():
-    values = page.jacobian_values([2.0, -1.0, 0.5, 0.0])
-    J = bp.softmax_jacobian([2.0, -1.0, 0.5, 0.0])
-    table = rows_of(values["tbl_jac"])
-    assert [r[0] for r in table] == ["∂p0", "∂p1", "∂p2", "∂p3"]
-    assert table[1][1:5] == [page.cell(x) for x in J[1]]
-    assert values["jac_symmetric"] == "J 与 Jᵀ 逐格相等" and values["jac_dominant"] == "每一格都不超过所在行的对角线"
-    assert values["jac_max"] == fmt.fmt(max(abs(x) for row in J for x in row))
-    assert values["jac_scores"] == "2, −1, 0.5, 0" and len(values["jac_p"].split(", ")) == 4
-
-
 def test_the_worked_example_writes_out_the_cells_its_tables_show():
     values = page.worked_values(Q4, K4, V4, D4)
     steps = bp.backward_steps(Q4, K4, V4, D4, att.visibility(4, 4))
@@ -84,15 +75,20 @@ def test_the_worked_example_writes_out_the_cells_its_tables_show():
     assert values["calc_dv"].count("×") == 4  # one product per query that reads Key 0
     assert values["calc_dq"].startswith("(") and "/ √3" in values["calc_dq"]
     assert values["calc_ds"].endswith(page.cell(steps["ds"][1][0]))
-    assert rows_of(values["tbl_ex_dq"])[0] == ["查询 0（位置 0）", "0", "0", "0"]  # reads only itself
+    assert rows_of(values["tbl_ex_dq"])[0] == ["查询 0（位置 0）"] + ["0.0000"] * 3  # reads only itself
+    assert values["dq0_exact"] == "恰为 0" and steps["dq"][0] == [0.0] * 3
+    assert values["masked_p_exact"] == values["masked_ds_exact"] == "恰为 0"
+    fig = values["fig_chain"]  # the figure shows the tables' values, forbidden scores as −∞
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert len(fig.axes) == 9 and page.cell(steps["dk"][3][2]) in texts and texts.count("−∞") == 6
     assert rows_of(values["tbl_ex_s"])[0][2:] == ["−∞"] * 3
     assert values["ex_n"] == "4" and values["ex_d"] == "3"
 
 
 def test_the_pad_example_counts_the_zeros_its_tables_show():
     values = page.pad_values(Q4, K4, V4, D4, [True, True, False, True])
-    assert values["pad_key"] == "2" and values["pad_fd"] == "也全部恰为 0"
-    assert rows_of(values["tbl_pad_kv"])[2] == ["Key 2"] + ["0"] * 4
+    assert values["pad_key"] == "2" and values["pad_fd"] == values["pad_dkv"] == "恰为 0"
+    assert rows_of(values["tbl_pad_kv"])[2] == ["Key 2"] + ["0.0000"] * 4
     # the causal rule forbids 6 cells; the PAD key adds the 2 queries at or after it
     assert values["pad_sentence"].startswith("可见性表禁止了 8 个格子，其中权重恰为 0 的有 8 个，dS 恰为 0 的有 8 个")
     assert "（Key 2）" in values["pad_sentence"]
@@ -129,8 +125,10 @@ def test_check_sentence_names_what_each_check_caught():
 def test_the_mutant_table_and_its_sentence_agree_on_another_example():
     values = page.mutant_values(Q4, K4, V4, 3, -2, 2)
     verdicts = {r[0]: (r[2], r[4]) for r in rows_of(values["tbl_mutants"])}
-    assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过")}
-    assert values["mutant_sentence"].startswith("随机 dO 的核对认出了 2 个错误实现（丢掉修正项、忘乘 dO）")
+    assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过"),
+                        "dV 漏了转置": ("未通过", "未通过")}  # all ones do catch a missing transpose
+    assert values["mutant_sentence"].startswith("随机 dO 的核对认出了 3 个错误实现（丢掉修正项、忘乘 dO、dV 漏了转置）")
+    assert "dO 全为 1 的核对只认出 2 个（丢掉修正项、dV 漏了转置）" in values["mutant_sentence"]
     assert values["mutant_same"] == "逐位相同" and values["rand_lo"] == "−2" and values["fd_tol"] == "10⁻⁶"
     assert values["rand_do"] == fmt.vectors(page.random_d_out(3, -2, 2, 4, 1))
 
@@ -174,7 +172,7 @@ def test_the_policy_table_follows_the_empty_row_and_the_pad_key():
     assert "查询 0 的输出" in header and "Key 0（PAD）的 dV" in header
     table = {r[0]: r for r in rows_of(values["tbl_policies"])}
     assert table["error：报错"][1:] == ["报错，不计算"] + ["—"] * 4  # said once, not in every cell
-    assert table["zero：输出 0"][1:4] == ["(0)", "(0, 0, 0)", "(0)"]
+    assert table["zero：输出 0"][1:4] == ["(0.0000)", "(0.0000, 0.0000, 0.0000)", "(0.0000)"]
     assert table["演示：换成 −∞（masked_fill / where）"][4] == "4"  # every key's dV is NaN: 4 keys × 1 column
     assert table["演示：加上 −∞（S + M）"][2] == "(NaN, NaN, NaN)"  # the gradient flows through M into dQ
     assert table["演示：加上 −∞（S + M）"][4] == str(2 * 3 + 4 * 3 + 4)  # 2 empty rows' dQ, every dK and dV
@@ -200,7 +198,8 @@ def test_the_exercise_sentences_come_from_the_answers():
     assert values["x4_sentence"] == page.correction_sentence(ex.correction_cases()["cases"])
     assert values["x3_zero_keys"] == "Key 0"
     d_perp = [row[-1] for row in rows_of(values["x4_rows"])]
-    assert all(cell.endswith("= 0") for cell in d_perp)  # each row of dO⊥ is orthogonal to O's row
+    assert all(cell.endswith("= 0.0000") for cell in d_perp)  # each row of dO⊥ is orthogonal to O's row
+    assert all(x == 0.0 for x in list(ex.correction_cases()["cases"].values())[1]["D"])
     assert values["x5_doctest"].startswith("```pycon\n>>> rowsum_correction(")
     assert all("-" not in values[name] for name in ("x1_scores", "x2_do", "x3_k", "x4_q", "x1_offdiag"))
 
@@ -214,7 +213,7 @@ def test_correction_sentence_reads_its_cases():
 
 def test_no_generated_sentence_asks_and_answers_itself():
     """No 「…吗？是。」: a generated clause states the fact (the kind of item 33 of the review)."""
-    values = page.jacobian_values([0.0, 1.0, 2.0]) | page.exercise_values()
+    values = page.exercise_values()
     texts = [v for v in values.values() if isinstance(v, str)]
     assert not any(t in ("是", "不是") for t in texts)
     assert not any("吗？" in t for t in texts)

@@ -1,14 +1,12 @@
-"""The backpropagation page's book side: its tables, written-out calculations and sentences.
+"""The backpropagation page's book side: the facts, tables and few sentences its examples decide.
 
-``code/02_backprop.py`` computes the gradients; this module writes them into the page
-(``book/ch02/backprop.md``). Each ``*_values`` function takes one example's inputs, runs the teaching
-code once and returns every name the page glues for that example: plain strings for ``{glue:text}``
-and :class:`Md` for ``{glue:md}`` (tables, lists). The sentences are computed from the same results
-as the tables next to them, so a table and its sentence cannot disagree. Numbers are written by
-``chapter.fmt`` (small errors and steps in scientific notation by ``fmt.sci`` and ``fmt.power``).
+``code/02_backprop.py`` computes the gradients. Each ``*_values`` function runs it once on one
+example and returns every name the page (``book/ch02/backprop.md``) glues: strings, :class:`Md`
+tables and the figure (``chapter.backprop_figure``). A sentence that depends on the data is built
+here from the same results as its table. Values by ``fmt.fmt``, errors by ``fmt.difference``.
 
->>> cell(0.0), cell(-0.25), cell(float("nan")), fmt.sci(2.3e-11), fmt.power(1e-5)
-('0', '−0.2500', 'NaN', '2.3 × 10⁻¹¹', '10⁻⁵')
+>>> cell(0.0), cell(-0.25), cell(float("nan")), fmt.difference(2.3e-11), fmt.power(1e-5)
+('0.0000', '−0.2500', 'NaN', '2.3 × 10⁻¹¹', '10⁻⁵')
 """
 
 from __future__ import annotations
@@ -19,13 +17,13 @@ import random
 import sys
 
 from chapter import fmt
-from chapter.fmt import Md, glue_all
+from chapter.backprop_figure import chain_figure
+from chapter.fmt import Md, glue_all  # noqa: F401 (the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
 ex = importlib.import_module("02_exercises_backprop")
 
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 # The five ways of treating a fully masked row: the two policies of masked_attention, then three demos:
 # the forbidden scores replaced by −∞ (masked_fill / where: no gradient through them), the additive mask
 # S + M of this chapter (the gradient of S flows through M), and a large negative replacement.
@@ -35,9 +33,7 @@ POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-in
 SHORT_LABELS = {"fill=-inf": "换成 −∞", "additive": "加上 −∞", "fill=-1e9": "换成 −1e9"}
 
 
-def cell(x: float) -> str:
-    """A table cell: an exact zero is written 0 (a rounded one keeps its four zeros), NaN as NaN."""
-    return "0" if x == 0.0 else fmt.fmt(x)
+cell = fmt.fmt  # a computed value, whole or not: four decimals (an exact zero is said in words)
 
 
 def paren(text: str) -> str:
@@ -97,6 +93,10 @@ def flags(values) -> str:
 
 def verdict(error: float) -> str:
     return "通过" if error <= bp.TOLERANCE else "未通过"
+
+
+def exact_zero(xs) -> str:
+    return "恰为 0" if all(x == 0.0 for x in xs) else "不全为 0"
 
 
 # -- sentences computed from the results ------------------------------------------------------------------
@@ -222,33 +222,12 @@ def correction_sentence(cases: dict) -> str:
     parts = []
     for name, case in cases.items():
         zero = all(x == 0.0 for x in case["D"])
-        same = "逐位相同" if case["gap"] == 0.0 else f"最多差 {fmt.sci(case['gap'])}"
+        same = "逐位相同" if case["gap"] == 0.0 else f"最多差 {fmt.difference(case['gap'])}"
         parts.append(f"对{name}，D {'每行恰为 0' if zero else '不全为 0'}，丢掉 D 的梯度与正确梯度{same}")
     return "；".join(parts) + "。"
 
 
 # -- the page's examples, one function each ----------------------------------------------------------------
-def jacobian_values(scores) -> dict:
-    """The softmax Jacobian of one row of scores: its table and what the prose reads off it."""
-    J, p = bp.softmax_jacobian(scores), att.softmax(scores)
-    rows = [
-        [f"∂p{a}"] + [cell(x) for x in row] + [fmt.sci(abs(sum(row))), cell(p[a] * (1 - p[a]))]
-        for a, row in enumerate(J)
-    ]
-    n = len(p)
-    return {
-        "jac_scores": ", ".join(fmt.short(s) for s in scores),
-        "tbl_jac": Md(fmt.md_table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(n)] + ["行和", "p(1 − p)"], rows)),
-        "jac_p": ", ".join(fmt.fmt(x) for x in p),
-        "jac_symmetric": ("J 与 Jᵀ 逐格相等" if all(J[a][b] == J[b][a] for a in range(n) for b in range(n))
-                          else "J 与 Jᵀ 并不逐格相等"),
-        "jac_max": fmt.fmt(max(abs(x) for row in J for x in row)),
-        "jac_dominant": ("每一格都不超过所在行的对角线" if all(abs(x) <= row[a] for a, row in enumerate(J) for x in row)
-                         else "有的格子超过了所在行的对角线"),
-        "jac_rowsum": fmt.sci(max(abs(sum(row)) for row in J)),
-    }
-
-
 def worked_values(q, k, v, d_out) -> dict:
     """The causal worked example, step by step: every table, and one cell of each step written out.
 
@@ -260,8 +239,12 @@ def worked_values(q, k, v, d_out) -> dict:
     s = bp.backward_steps(q, k, v, d_out, visible)
     p, o, rows, key_cols = s["weights"], s["outputs"], queries(n), fmt.keys(n, corner="")[1:]
     masked = [[a + m for a, m in zip(sr, mr)] for sr, mr in zip(att.scaled_scores(q, k), att.additive_mask(visible))]
-    rowsum = [[r, cell(a), cell(b), fmt.sci(abs(a - b))] for r, a, b in zip(rows, s["rowsum_do_o"], s["rowsum_dp_p"])]
+    rowsum = [[r, cell(a), cell(b), fmt.difference(abs(a - b))]
+              for r, a, b in zip(rows, s["rowsum_do_o"], s["rowsum_dp_p"])]
     return {
+        "fig_chain": chain_figure(s, att.scaled_scores(q, k)), "dq0_exact": exact_zero(s["dq"][0]),
+        "masked_p_exact": exact_zero(p[i][j] for i, r in enumerate(visible) for j, ok in enumerate(r) if not ok),
+        "masked_ds_exact": exact_zero(s["ds"][i][j] for i, r in enumerate(visible) for j, ok in enumerate(r) if not ok),
         "ex_d": fmt.count(d), "ex_n": fmt.count(n),
         "ex_q": fmt.vectors(q), "ex_k": fmt.vectors(k), "ex_v": fmt.vectors(v), "ex_do": fmt.vectors(d_out),
         "tbl_ex_s": Md(fmt.md_table(["S"] + key_cols, [[r] + [fmt.fmt(x) for x in row] for r, row in zip(rows, masked)])),
@@ -294,7 +277,7 @@ def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
         "pj_x": fmt.vectors(x), "pj_n": fmt.count(len(x)),
         "pj_wq": fmt.vectors(w_q), "pj_wk": fmt.vectors(w_k), "pj_wv": fmt.vectors(w_v),
         "tbl_pj": Md(fmt.md_table(header, rows)),
-        "pj_err": fmt.sci(check["max"]), "pj_pass": "通过" if check["passed"] else "没有通过",
+        "pj_err": fmt.difference(check["max"]), "pj_pass": "通过" if check["passed"] else "没有通过",
     }
 
 
@@ -312,7 +295,7 @@ def pad_values(q, k, v, d_out, key_valid) -> dict:
         "tbl_pad_ds": table("dS", key_cols, s["ds"], queries(n)),
         "tbl_pad_kv": Md(fmt.md_table(header, [[r] + [cell(x) for x in a + b] for r, a, b in zip(key_cols, s["dk"], s["dv"])])),
         "pad_sentence": zero_sentence(s),
-        "pad_fd": "也全部恰为 0" if all(x == 0.0 for x in fd_k[j] + fd_v[j]) else "并不全为 0",
+        "pad_fd": exact_zero(fd_k[j] + fd_v[j]), "pad_dkv": exact_zero(s["dk"][j] + s["dv"][j]),
     }
 
 
@@ -350,6 +333,10 @@ def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
     }
 
 
+MUTANTS = {"正确": bp.attention_backward, "丢掉修正项": bp.wrong_backward_no_rowsum,
+           "忘乘 dO": bp.wrong_backward_forgets_d_out, "dV 漏了转置": bp.wrong_backward_transposes_p}
+
+
 def random_d_out(seed: int, lo: int, hi: int, n: int, d_v: int) -> list[list[float]]:
     """A pseudo-random upstream gradient, each entry uniform in [lo, hi] and rounded to one decimal."""
     rng = random.Random(seed)
@@ -360,10 +347,8 @@ def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
     """Three backwards, each checked with dO all ones and with a random dO: the table and its sentence."""
     n, d_v = len(q), len(v[0])
     rand, ones = random_d_out(seed, lo, hi, n, d_v), [[1.0] * d_v for _ in range(n)]
-    impls = {"正确": bp.attention_backward, "丢掉修正项": bp.wrong_backward_no_rowsum,
-             "忘乘 dO": bp.wrong_backward_forgets_d_out}
-    results = {name: (bp.gradient_check(q, k, v, ones, backward=f)["max"], bp.gradient_check(q, k, v, rand, backward=f)["max"])
-               for name, f in impls.items()}
+    check = lambda d, f: bp.gradient_check(q, k, v, d, backward=f)["max"]  # noqa: E731
+    results = {name: (check(ones, f), check(rand, f)) for name, f in MUTANTS.items()}
     same = bp.wrong_backward_forgets_d_out(q, k, v, ones) == bp.attention_backward(q, k, v, ones)
     return {
         "ones_value": fmt.count(1), "rand_lo": fmt.count(lo), "rand_hi": fmt.count(hi), "rand_seed": fmt.count(seed),
@@ -375,7 +360,7 @@ def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
 
 def mutant_table(results: dict) -> Md:
     header = ["反向实现", "dO 全为 1：最大相对误差", "结论", "随机 dO：最大相对误差", "结论"]
-    return Md(fmt.md_table(header, [[name, fmt.sci(a), verdict(a), fmt.sci(b), verdict(b)]
+    return Md(fmt.md_table(header, [[name, fmt.difference(a), verdict(a), fmt.difference(b), verdict(b)]
                                     for name, (a, b) in results.items()]))
 
 
@@ -391,8 +376,11 @@ def config_values(q, k, v, d_out, cache_past: int, pad, left) -> dict:
     rows = []
     for name, (q_, d_), options in configs:
         r = bp.gradient_check(q_, k, v, d_, **options)
-        rows.append([name, fmt.sci(r["dq"]), fmt.sci(r["dk"]), fmt.sci(r["dv"]), verdict(r["max"])])
+        rows.append([name] + [fmt.difference(r[g]) for g in ("dq", "dk", "dv")] + [verdict(r["max"])])
+    passed = sum(row[-1] == "通过" for row in rows)
     return {
+        "configs_passed": "都通过" if passed == len(rows) else f"只有 {fmt.count(passed)} 种通过",
+        "configs_n": fmt.count(len(rows)),
         "cache_past": fmt.count(cache_past), "cache_new": fmt.count(len(q) - cache_past),
         "tbl_configs": Md(fmt.md_table(["条件", "dQ 相对误差", "dK 相对误差", "dV 相对误差", "结论"], rows)),
     }
@@ -404,10 +392,17 @@ def step_values(q, k, v, d_out, steps) -> dict:
     best = min(range(len(steps)), key=lambda i: errors[i])
     return {
         "tbl_h": Md(fmt.md_table(["步长 ε", "最大相对误差", "结论"],
-                                 [[fmt.power(eps), fmt.sci(e), verdict(e)] for eps, e in zip(steps, errors)])),
-        "h_best": fmt.power(steps[best]), "h_best_err": fmt.sci(errors[best]),
-        "eps_cbrt": fmt.sci(sys.float_info.epsilon ** (1 / 3)), "eps32": fmt.sci(2.0 ** -23),
+                                 [[fmt.power(eps), fmt.difference(e), verdict(e)]
+                                  for eps, e in zip(steps, errors)])),
+        "h_best": fmt.power(steps[best]), "h_best_err": fmt.difference(errors[best]),
+        "eps64": power_of_two(sys.float_info.epsilon), "eps32": power_of_two(2.0 ** -23),
+        "eps_cbrt": fmt.sci(sys.float_info.epsilon ** (1 / 3)),
     }
+
+
+def power_of_two(x: float) -> str:
+    """A machine precision as the page writes it: ``2⁻⁵²``."""
+    return "2" + str(round(math.log2(x))).replace("-", "⁻").translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
 # -- the exercises ----------------------------------------------------------------------------------------------
@@ -415,7 +410,7 @@ def exercise_values() -> dict:
     """Every number, table and sentence of the five exercises and their solutions."""
     values = {}
     a1, m1 = ex.jacobian_row(), len(ex.JAC_SCORES)
-    rows = [[f"∂p{a}"] + [cell(x) for x in row] + [fmt.sci(abs(s)), cell(dg)]
+    rows = [[f"∂p{a}"] + [cell(x) for x in row] + [fmt.difference(abs(s)), cell(dg)]
             for a, (row, s, dg) in enumerate(zip(a1["jacobian"], a1["row_sums"], a1["diagonal"]))]
     p0, p1 = a1["p"][0], a1["p"][1]
     values |= {
@@ -425,10 +420,10 @@ def exercise_values() -> dict:
         "x1_jac": Md(fmt.md_table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(m1)] + ["行和", "p(1 − p)"], rows)),
         "x1_offdiag": f"J₀₁ = −p₀p₁ = {fmt.MINUS}{cell(p0)}×{cell(p1)} = {cell(a1['jacobian'][0][1])}",
         "x1_dot": " + ".join(f"{val(p)}×{inp(x)}" for p, x in zip(a1["p"], ex.JAC_D_WEIGHTS)) + f" = {cell(a1['dot'])}",
-        "x1_agree": fmt.sci(max(abs(a - b) for a, b in zip(a1["ds"], a1["ds_by_matrix"]))),
+        "x1_agree": fmt.difference(max(abs(a - b) for a, b in zip(a1["ds"], a1["ds_by_matrix"]))),
         "x1_ds": Md(fmt.md_table(["算法"] + [f"ds{b}" for b in range(m1)] + ["之和"], [
-            ["p ∘ (dp − Σ p dp)"] + [cell(x) for x in a1["ds"]] + [fmt.sci(abs(a1["ds_sum"]))],
-            ["J · dp"] + [cell(x) for x in a1["ds_by_matrix"]] + [fmt.sci(abs(sum(a1["ds_by_matrix"])))],
+            ["p ∘ (dp − Σ p dp)"] + [cell(x) for x in a1["ds"]] + [fmt.difference(abs(a1["ds_sum"]))],
+            ["J · dp"] + [cell(x) for x in a1["ds_by_matrix"]] + [fmt.difference(abs(sum(a1["ds_by_matrix"])))],
         ])),
     }
     a2 = ex.hand_steps()
@@ -447,7 +442,7 @@ def exercise_values() -> dict:
         "x2_dv": products([(val(p), inp(x)) for p, x in a2["dv_terms"]], s2["dv"][0][0]),
         "x2_ds": Md("\n".join(f"- Key {j}：{ds_cell(p, dp, big, s2['ds'][r2][j])}"
                               for j, (p, dp, big) in enumerate(a2["ds_terms"]))),
-        "x2_ds_sum": "恰为 0" if row_sum == 0 else f"是 {fmt.sci(abs(row_sum))}，舍入误差以内为 0",
+        "x2_ds_sum": "恰为 0" if row_sum == 0 else f"是 {fmt.difference(abs(row_sum))}，舍入误差以内为 0",
         "x2_ds_first": "、".join(cell(x) for x in s2["ds"][0]),
     }
     a3 = ex.mask_zeros()
@@ -477,7 +472,7 @@ def exercise_values() -> dict:
         "x4_rows": Md(fmt.md_table(["查询", "O 的这一行", "dO 的这一行", "D = rowsum(dO ∘ O)", "dO⊥ 的这一行",
                                     "D⊥ = rowsum(dO⊥ ∘ O)"], rows4)),
         "x4_gaps": Md(fmt.md_table(["上游梯度", "D 的最大绝对值", "丢掉 D 后与正确梯度的最大差"],
-                                   [[name, cell(max(map(abs, case["D"]))), fmt.sci(case["gap"])]
+                                   [[name, cell(max(map(abs, case["D"]))), fmt.difference(case["gap"])]
                                     for name, case in c4["cases"].items()])),
         "x4_sentence": correction_sentence(c4["cases"]),
         "x5_doctest": Md(fmt.doctest_block(ex.rowsum_correction)),

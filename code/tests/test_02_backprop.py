@@ -179,6 +179,14 @@ def test_forgetting_d_out_passes_the_all_ones_check_but_not_a_random_one(case):
     assert not bp.gradient_check(q, k, v, d_out, backward=bp.wrong_backward_forgets_d_out)["passed"]
 
 
+@pytest.mark.parametrize("case", RANDOM_CASES, ids=lambda c: f"n{len(c[0])}")
+def test_a_missing_transpose_in_dv_is_caught_even_by_the_all_ones_check(case):
+    q, k, v, d_out = case
+    ones = [[1.0] * len(row) for row in d_out]
+    for upstream in (ones, d_out):
+        assert not bp.gradient_check(q, k, v, upstream, backward=bp.wrong_backward_transposes_p)["passed"]
+
+
 @fast
 @given(problems())
 def test_the_check_catches_the_mutant_whenever_it_is_really_wrong(problem):
@@ -400,6 +408,7 @@ VALID = {  # one valid call of each public function, every argument named
     "attention_backward": dict(ATT, **MASK),
     "wrong_backward_no_rowsum": dict(ATT, **MASK),
     "wrong_backward_forgets_d_out": dict(ATT, **MASK),
+    "wrong_backward_transposes_p": dict(ATT, **MASK),
     "projection_backward": dict(PROJ, dq=EX[3], dk=EX[3], dv=EX[3]),
     "fill_backward_demo": dict(ATT, visible=att.visibility(3, 3, key_valid=[False, True, True]), fill=-1e9, added=False),
     "finite_difference": dict(ATT, eps=1e-5, **MASK),
