@@ -113,13 +113,12 @@ def test_zero_sentence_counts_what_the_tables_show(n_query, past, data):
         assert "没有哪个 Key 被所有查询禁止" in text
 
 
-def test_check_sentence_names_what_each_check_caught():
-    text = page.check_sentence({"正确": (0.0, 0.0), "甲": (0.5, 0.5), "乙": (0.0, 0.5), "丙": (0.0, 0.0)})
-    assert "随机 dO 的核对认出了 2 个错误实现（甲、乙）" in text
-    assert "dO 全为 1 的核对只认出 1 个（甲）" in text
-    assert "在两种核对下都通过的是：正确、丙" in text
+def test_check_facts_name_what_each_check_caught():
+    facts = page.check_facts({"正确": (0.0, 0.0), "甲": (0.5, 0.5), "乙": (0.0, 0.5), "丙": (0.0, 0.0)})
+    assert facts == {"caught_rand": "2 个（甲、乙）", "caught_ones": "1 个（甲）", "passed_both": "正确、丙"}
+    assert page.check_facts({"甲": (0.5, 0.5)})["passed_both"] == "无"
     with pytest.raises(ValueError, match="results 必须是非空字典"):
-        page.check_sentence({})
+        page.check_facts({})
 
 
 def test_the_mutant_table_and_its_sentence_agree_on_another_example():
@@ -127,8 +126,8 @@ def test_the_mutant_table_and_its_sentence_agree_on_another_example():
     verdicts = {r[0]: (r[2], r[4]) for r in rows_of(values["tbl_mutants"])}
     assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过"),
                         "dV 漏了转置": ("未通过", "未通过")}  # all ones do catch a missing transpose
-    assert values["mutant_sentence"].startswith("随机 dO 的核对认出了 3 个错误实现（丢掉修正项、忘乘 dO、dV 漏了转置）")
-    assert "dO 全为 1 的核对只认出 2 个（丢掉修正项、dV 漏了转置）" in values["mutant_sentence"]
+    assert values["caught_rand"] == "3 个（丢掉修正项、忘乘 dO、dV 漏了转置）"
+    assert values["caught_ones"] == "2 个（丢掉修正项、dV 漏了转置）" and values["passed_both"] == "正确"
     assert values["mutant_same"] == "逐位相同" and values["rand_lo"] == "−2" and values["fd_tol"] == "10⁻⁶"
     assert values["rand_do"] == fmt.vectors(page.random_d_out(3, -2, 2, 4, 1))
 
@@ -143,17 +142,16 @@ def test_policy_sentence_counts_what_the_policies_computed(n_pad, n_real, d, d_v
     d_out = data.draw(matrix(n, d_v, st.floats(0.5, 2)))
     excluded = [[0.0] * d_v if not any(row) else list(g) for row, g in zip(visible, d_out)]
     counted, left_out = page.policies(q, k, v, d_out, visible), page.policies(q, k, v, excluded, visible)
-    text = page.policy_sentence(counted, left_out, visible)
+    facts = page.policy_facts(counted, left_out, visible)
     nan_dv = n * d_v  # masked_fill / where: only dV, where every key meets a NaN weight
     nan_added = n_pad * d + n * d + n * d_v  # S + M: also the empty rows' dQ and every key's dK
-    assert f"梯度 dQ、dK、dV 共 {n * d + n * d + n * d_v} 个元素" in text
-    assert f"换成 −∞ 时其中 {nan_dv} 个是 NaN，加上 −∞ 时 {nan_added} 个" in text
-    assert f"排除出损失后仍是 {nan_dv} 个和 {nan_added} 个" in text
+    assert facts["pol_total"] == str(n * d + n * d + n * d_v)
+    assert facts["pol_nan"] == (str(nan_dv), str(nan_added)) * 2  # leaving the rows out saves nothing
     assert (counted["fill=-inf"]["nan"], counted["additive"]["nan"]) == (nan_dv, nan_added)
-    assert "全屏蔽的是" + "、".join(f"第 {i} 行" for i in range(n_pad)) + "，" in text
+    assert facts["pol_rows"] == "、".join(f"第 {i} 行" for i in range(n_pad))
     pad_keys = "、".join(f"Key {j}" for j in range(n_pad))
-    assert f"换成 −1e9 没有 NaN，但被所有查询禁止的 {pad_keys} 拿到了不为 0 的 dV" in text
-    assert text.endswith("zero 没有 NaN，全屏蔽行的输出与 dQ 恰为 0。")
+    assert facts["pol_big"] == f"没有 NaN，但被所有查询禁止的 {pad_keys} 拿到了不为 0 的 dV"
+    assert facts["pol_zero"] == "恰为 0"
     assert counted["error"]["raised"].startswith("第 0 个查询行没有任何可见的 Key")
 
 
@@ -161,7 +159,8 @@ def test_policy_sentence_without_empty_rows_and_bad_input_is_not_swallowed():
     visible = att.visibility(3, 3)
     r = page.policies(bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT, visible)
     assert r["error"]["raised"] is None
-    assert page.policy_sentence(r, r, visible) == "没有全屏蔽的行：五种做法的结果相同。"
+    with pytest.raises(ValueError, match="没有全屏蔽的行"):
+        page.policy_facts(r, r, visible)
     with pytest.raises(ValueError, match="V 的行数"):
         page.policies(bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V[:2], bp.EXAMPLE_D_OUT, visible)
 
@@ -176,8 +175,8 @@ def test_the_policy_table_follows_the_empty_row_and_the_pad_key():
     assert table["演示：换成 −∞（masked_fill / where）"][4] == "4"  # every key's dV is NaN: 4 keys × 1 column
     assert table["演示：加上 −∞（S + M）"][2] == "(NaN, NaN, NaN)"  # the gradient flows through M into dQ
     assert table["演示：加上 −∞（S + M）"][4] == str(2 * 3 + 4 * 3 + 4)  # 2 empty rows' dQ, every dK and dV
-    assert values["policy_error"].startswith("第 0 个查询行") and values["left_row"] == "0"
-    assert values["policy_sentence"].startswith("全屏蔽的是第 0 行、第 1 行，")
+    assert values["left_row"] == "0" and values["pol_rows"] == "第 0 行、第 1 行"
+    assert (values["nan_inf"], values["nan_add"]) == ("4", str(2 * 3 + 4 * 3 + 4))
     assert (values["nan_w_total"], values["nan_w_count"]) == ("2", "2")  # X's zero column too: 0 × NaN is NaN
 
 

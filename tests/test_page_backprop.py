@@ -104,7 +104,9 @@ def test_the_policy_table_and_sentence_come_from_the_code(book_html):
     counted = page.policies(*EX, visible)
     excluded = page.policies(*EX[:3], [[0.0, 0.0]] + bp.EXAMPLE_D_OUT[1:], visible)
     text = text_of(book_html)
-    assert page.policy_sentence(counted, excluded, visible) in text
+    facts = page.policy_facts(counted, excluded, visible)
+    assert flat(f"换成−1e9{facts['pol_big']}。") in flat(text)
+    assert flat(f"{facts['pol_nan'][0]}个是NaN") in flat(text)
     # The error policy's message is the mask page's; here the page says which row it names.
     assert counted["error"]["raised"].startswith("第 0 个查询行")
     assert "指出第 0 个查询行没有任何可见的 Key" in text
@@ -121,7 +123,7 @@ def test_the_mutant_table_and_sentence_come_from_the_code(book_html):
     verdicts = {r[0]: (r[2], r[4]) for r in table if r and r[0] in page.MUTANTS}
     assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过"),
                         "dV 漏了转置": ("未通过", "未通过")}
-    assert "dO 全为 1 的核对只认出 2 个（丢掉修正项、dV 漏了转置）" in text_of(book_html)
+    assert "只认出 2 个（丢掉修正项、dV 漏了转置）" in text_of(book_html)
     assert "逐位相同" in text_of(book_html)
 
 

@@ -30,7 +30,6 @@ ex = importlib.import_module("02_exercises_backprop")
 POLICY_NAMES = ("error", "zero", "fill=-inf", "additive", "fill=-1e9")
 POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-inf": "演示：换成 −∞（masked_fill / where）",
                  "additive": "演示：加上 −∞（S + M）", "fill=-1e9": "演示：换成 −1e9"}
-SHORT_LABELS = {"fill=-inf": "换成 −∞", "additive": "加上 −∞", "fill=-1e9": "换成 −1e9"}
 
 
 cell = fmt.fmt  # a computed value, whole or not: four decimals (an exact zero is said in words)
@@ -122,25 +121,18 @@ def zero_sentence(steps: dict) -> str:
     return text + f"所有查询都不许读的 Key 有 {len(unread)} 个（{names}），{it}的 dK 与 dV {verdict_}。"
 
 
-def check_sentence(results: dict) -> str:
-    """``{implementation: (max error with dO all ones, with a random dO)}`` as one conclusion.
+def check_facts(results: dict) -> dict:
+    """``{implementation: (max error with dO all ones, with a random dO)}``: what each check caught.
 
-    >>> check_sentence({"正确": (1e-10, 1e-10), "丢掉修正项": (0.3, 0.4), "忘乘 dO": (0.0, 0.2)})
-    '随机 dO 的核对认出了 2 个错误实现（丢掉修正项、忘乘 dO），dO 全为 1 的核对只认出 1 个（丢掉修正项）；正确实现在两种核对下都通过。'
+    >>> check_facts({"正确": (1e-10, 1e-10), "丢掉修正项": (0.3, 0.4), "忘乘 dO": (0.0, 0.2)})["caught_ones"]
+    '1 个（丢掉修正项）'
     """
     if not isinstance(results, dict) or not results:
         raise ValueError("results 必须是非空字典：实现名 → (全 1 误差, 随机误差)")
-    caught_ones = [name for name, (ones, _) in results.items() if ones > bp.TOLERANCE]
-    caught_rand = [name for name, (_, rand) in results.items() if rand > bp.TOLERANCE]
-    passed_both = [name for name, (ones, rand) in results.items() if max(ones, rand) <= bp.TOLERANCE]
-    names = lambda found: "、".join(found) if found else "无"  # noqa: E731
-    text = (
-        f"随机 dO 的核对认出了 {len(caught_rand)} 个错误实现（{names(caught_rand)}），"
-        f"dO 全为 1 的核对只认出 {len(caught_ones)} 个（{names(caught_ones)}）；"
-    )
-    if passed_both == ["正确"]:
-        return text + "正确实现在两种核对下都通过。"
-    return text + f"在两种核对下都通过的是：{names(passed_both)}。"
+    found = lambda names: f"{len(names)} 个（{'、'.join(names) or '无'}）"  # noqa: E731
+    return {"caught_rand": found([n for n, (_, rand) in results.items() if rand > bp.TOLERANCE]),
+            "caught_ones": found([n for n, (ones, _) in results.items() if ones > bp.TOLERANCE]),
+            "passed_both": "、".join(n for n, e in results.items() if max(e) <= bp.TOLERANCE) or "无"}
 
 
 def _nan_count(m) -> int:
@@ -176,39 +168,34 @@ def policies(q, k, v, d_out, visible) -> dict:
     return results
 
 
-def policy_sentence(counted: dict, excluded: dict, visible) -> str:
-    """Compare two :func:`policies` results (the fully masked rows counted in the loss, then left out).
+def policy_facts(counted: dict, excluded: dict, visible) -> dict:
+    """Two :func:`policies` results (the fully masked rows counted in the loss, then left out): the facts
+    the page's sentence states, and the one clause on the −1e9 fill that the data decide.
 
     >>> vis = [[False, False], [True, True]]
     >>> a = policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[1.0], [1.0]], vis)
     >>> b = policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[0.0], [1.0]], vis)
-    >>> policy_sentence(a, b, vis)
-    '全屏蔽的是第 0 行，梯度 dQ、dK、dV 共 6 个元素。换成 −∞ 时其中 2 个是 NaN，加上 −∞ 时 5 个，把这一行排除出损失后仍是 2 个和 5 个。换成 −1e9 没有 NaN，但读了被禁止的 Key，第 0 行的输出不为 0。zero 没有 NaN，全屏蔽行的输出与 dQ 恰为 0。'
+    >>> f = policy_facts(a, b, vis)
+    >>> f["pol_rows"], f["pol_total"], f["pol_nan"], f["pol_big"], f["pol_zero"]
+    ('第 0 行', '6', ('2', '5', '2', '5'), '没有 NaN，但读了被禁止的 Key，第 0 行的输出不为 0', '恰为 0')
     """
     empty = [i for i, row in enumerate(visible) if not any(row)]
     if not empty:
-        return "没有全屏蔽的行：五种做法的结果相同。"
+        raise ValueError("visible 里没有全屏蔽的行：五种做法的结果相同，没有可比的")
     rows = "、".join(f"第 {i} 行" for i in empty)
     zero, big = counted["zero"], counted["fill=-1e9"]
-    total = sum(len(m) * len(m[0]) for m in (zero["dq"], zero["dk"], zero["dv"]))
-    these = "这一行" if len(empty) == 1 else "这些行"
-    nan = {name: (counted[name]["nan"], excluded[name]["nan"]) for name in ("fill=-inf", "additive")}
-    text = (f"全屏蔽的是{rows}，梯度 dQ、dK、dV 共 {total} 个元素。"
-            f"换成 −∞ 时其中 {nan['fill=-inf'][0]} 个是 NaN，加上 −∞ 时 {nan['additive'][0]} 个，"
-            f"把{these}排除出损失后仍是 {nan['fill=-inf'][1]} 个和 {nan['additive'][1]} 个。")
-    reads = any(x != 0.0 for i in empty for x in big["outputs"][i])
     unread = [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
-    pad_grad = [j for j in unread if any(x != 0.0 for x in big["dv"][j])]
-    text += "换成 −1e9 " + ("有 NaN" if big["nan"] else "没有 NaN")
-    if pad_grad:
-        keys = "、".join(f"Key {j}" for j in pad_grad)
-        text += f"，但被所有查询禁止的 {keys} 拿到了不为 0 的 dV。"
-    elif reads:
-        text += f"，但读了被禁止的 Key，{rows}的输出不为 0。"
-    else:
-        text += "。"
-    clean = zero["nan"] == 0 and all(x == 0.0 for i in empty for x in zero["outputs"][i] + zero["dq"][i])
-    return text + "zero " + ("没有 NaN，全屏蔽行的输出与 dQ 恰为 0。" if clean else "的结果不符合“输出与梯度为 0”的约定。")
+    pad_grad = "、".join(f"Key {j}" for j in unread if any(x != 0.0 for x in big["dv"][j]))
+    reads = any(x != 0.0 for i in empty for x in big["outputs"][i])
+    big_text = ("有 NaN" if big["nan"] else "没有 NaN") + (
+        f"，但被所有查询禁止的 {pad_grad} 拿到了不为 0 的 dV" if pad_grad
+        else f"，但读了被禁止的 Key，{rows}的输出不为 0" if reads else "")
+    return {"pol_rows": rows, "pol_total": fmt.count(sum(len(m) * len(m[0]) for m in
+                                                          (zero["dq"], zero["dk"], zero["dv"]))),
+            "pol_nan": tuple(fmt.count(r[name]["nan"]) for r in (counted, excluded)
+                             for name in ("fill=-inf", "additive")),
+            "pol_big": big_text,
+            "pol_zero": exact_zero([zero["nan"]] + [x for i in empty for x in zero["outputs"][i] + zero["dq"][i]])}
 
 
 def correction_sentence(cases: dict) -> str:
@@ -321,14 +308,15 @@ def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
                      fmt.count(a["nan"]), fmt.count(b["nan"])])
     header = ["做法", f"查询 {row} 的输出", f"查询 {row} 的 dQ", f"Key {key}（PAD）的 dV", "梯度中 NaN 的个数",
               f"排除第 {row} 行后 NaN 的个数"]
+    facts = policy_facts(counted, excluded, visible)
     dv_nan = counted["fill=-inf"]["dv"]  # dW_v = Xᵀ dV by hand: att.matmul refuses the NaN on purpose
     dw_v = [[sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v)] for a in range(len(x[0]))]
     return {
         "left_valid": flags(key_valid), "left_row": fmt.count(row), "left_key": fmt.count(key),
         "zero_do": fmt.count(0), "big_fill": f"{fmt.MINUS}1e9",  # as the demo's code types it
         "tbl_policies": Md(fmt.md_table(header, rows)),
-        "policy_error": counted["error"]["raised"] or "",
-        "policy_sentence": policy_sentence(counted, excluded, visible),
+        **{k: v for k, v in facts.items() if k != "pol_nan"},
+        **dict(zip(("nan_inf", "nan_add", "nan_inf_ex", "nan_add_ex"), facts["pol_nan"])),
         "nan_w_total": fmt.count(len(dw_v) * len(dw_v[0])), "nan_w_count": fmt.count(_nan_count(dw_v)),
     }
 
@@ -354,7 +342,7 @@ def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
         "ones_value": fmt.count(1), "rand_lo": fmt.count(lo), "rand_hi": fmt.count(hi), "rand_seed": fmt.count(seed),
         "rand_do": fmt.vectors(rand), "fd_h": fmt.power(bp.STEP), "fd_tol": fmt.power(bp.TOLERANCE),
         "tbl_mutants": mutant_table(results),
-        "mutant_sentence": check_sentence(results), "mutant_same": "逐位相同" if same else "并不相同",
+        **check_facts(results), "mutant_same": "逐位相同" if same else "并不相同",
     }
 
 
