@@ -142,9 +142,9 @@ def test_the_solution_listing_is_exactly_the_reference_function():
 
 def test_the_answers_are_json_and_say_when_dropping_d_changes_nothing():
     a = json.loads(json.dumps(ex.answers(), ensure_ascii=False))
-    assert a["练习3"] == [0]
-    assert a["练习4"]["与 O 逐行正交的 dO⊥"] == {"D": [0.0, 0.0, 0.0], "丢掉D后的最大差": 0.0}
-    assert a["练习4"]["给定的 dO"]["丢掉D后的最大差"] > 1e-3
+    assert a["练习 2.6.3"] == [0]
+    assert a["练习 2.6.4"]["与 O 逐行正交的 dO⊥"] == {"D": [0.0, 0.0, 0.0], "丢掉D后的最大差": 0.0}
+    assert a["练习 2.6.4"]["给定的 dO"]["丢掉D后的最大差"] > 1e-3
 
 
 def test_running_the_file_checks_itself_and_prints_the_answers():
