@@ -1,9 +1,9 @@
 """第2章教学代码：注意力的反向传播——手推的梯度、逐步的数值和有限差分核对。
 
-配合“反向传播”一页；前向从 ``02_attention.py`` 导入（放在同一目录）。给定 ``d_out = ∂L/∂O``（即损失
-``L = Σ d_out * O``），按推导顺序算出 ``dV = P^T dO``、``dP = dO V^T``、``D = rowsum(dO * O)``、
-``dS = P * (dP − D)``、``dQ = dS K / √d``、``dK = dS^T Q / √d``，再到投影矩阵（``*`` 逐元素相乘，``^T`` 转置）。
-数据都是人工构造的小矩阵，只用标准库，可以逐格手算。运行 ``python3 02_backprop.py``：先自检，再打印 JSON 演示。
+配合“反向传播”一页；前向从 ``02_attention.py`` 导入（放在同一目录）。给定 ``d_out = ∂L/∂O``
+（损失 ``L = Σ d_out * O``），按推导顺序算出 ``dV = P^T dO``、``dP = dO V^T``、
+``D = rowsum(dO * O)``、``dS = P * (dP − D)``、``dQ = dS K / √d``、``dK = dS^T Q / √d``，
+再到投影矩阵（``*`` 逐元素乘，``^T`` 转置）。``python3 02_backprop.py``：先自检，再打印 JSON。
 """
 
 from __future__ import annotations
@@ -15,27 +15,28 @@ att = importlib.import_module("02_attention")
 
 TOLERANCE, STEP = 1e-6, 1e-5  # 有限差分核对的标准（float64 下的相对误差）与中心差分的步长
 
-
-# -- 边界上的校验 -------------------------------------------------------------------------------------
+# -- 边界上的校验 ----------------------------------------------------------------------------------
 def _shapes(q, k, v, d_out, visible, empty_row, rule=None):
-    """校验全部输入（每个只读一次），返回 float 矩阵、可见性表与策略；给了 ``rule`` 就按它造可见性表。"""
+    """校验全部输入，返回 float 矩阵、可见性表与策略；给了 ``rule`` 就按它造可见性表。"""
     if empty_row not in att.EMPTY_ROW_POLICIES:  # 全屏蔽行的两种明确策略
         raise ValueError(f"empty_row 必须是 \"error\" 或 \"zero\"，收到 {empty_row!r}")
-    q, k, v, d_out = (att.as_matrix(m, name) for m, name in ((q, "Q"), (k, "K"), (v, "V"), (d_out, "d_out")))
+    q, k, v, d_out = map(att.as_matrix, (q, k, v, d_out), ("Q", "K", "V", "d_out"))
     if len(q[0]) != len(k[0]) or len(v) != len(k):
-        raise ValueError(f"Q 与 K 的列数、V 与 K 的行数必须相同，收到 Q {_shape(q)}、K {_shape(k)}、V {_shape(v)}")
+        raise ValueError(f"Q 与 K 的列数、V 与 K 的行数必须相同，"
+                         f"收到 Q {_shape(q)}、K {_shape(k)}、V {_shape(v)}")
     visible = att.visibility(len(q), len(k), **rule) if rule is not None else visible
-    visible = [[m == 0.0 for m in row] for row in att.additive_mask(visible)]  # 逐格检查 True/False 与矩形
-    for m, name, want in ((d_out, "d_out", (len(q), len(v[0]))), (visible, "visible", (len(q), len(k)))):
+    visible = [[m == 0.0 for m in row] for row in att.additive_mask(visible)]  # 查布尔与矩形
+    shapes = ((d_out, "d_out", (len(q), len(v[0]))), (visible, "visible", (len(q), len(k))))
+    for m, name, want in shapes:
         if _shape(m) != want:
-            raise ValueError(f"{name} 的形状必须是 (n_query, {'d_v' if m is d_out else 'n_key'}) = {want}，收到 {_shape(m)}")
+            dims = "(n_query, d_v)" if m is d_out else "(n_query, n_key)"
+            raise ValueError(f"{name} 的形状必须是 {dims} = {want}，收到 {_shape(m)}")
     return q, k, v, d_out, visible, empty_row
 
 def _shape(m: list[list]) -> tuple[int, int]:
     return len(m), len(m[0])
 
-
-# -- softmax 的一行 -----------------------------------------------------------------------------------
+# -- softmax 的一行 --------------------------------------------------------------------------------
 def softmax_jacobian(scores: list[float]) -> list[list[float]]:
     """一行 softmax 的雅可比矩阵 ``J[a][b] = ∂p_a/∂s_b = p_a(δ_ab − p_b)``，即 ``diag(p) − p p^T``。
 
@@ -47,14 +48,14 @@ def softmax_jacobian(scores: list[float]) -> list[list[float]]:
     s = att.as_vector(scores, "scores")  # 有限的分数；J 是 n × n 的列表，n 有上限
     att.check_count(len(s), "scores 的长度", maximum=att.MAX_POSITIONS)
     p = att.softmax(s)
-    return [[pa * ((1.0 if a == b else 0.0) - pb) for b, pb in enumerate(p)] for a, pa in enumerate(p)]
+    return [[pa * (float(a == b) - pb) for b, pb in enumerate(p)] for a, pa in enumerate(p)]
 
 def softmax_backward(weights: list[float], d_weights: list[float]) -> list[float]:
     """一行 softmax 的反向：``ds = J dp = p * (dp − Σ_b p_b dp_b)``，不必造出整张 J。
 
     ``weights`` 是前向的一行权重 p，``d_weights`` 是损失对它们的梯度 dp；结果之和恒为 0。
 
-    >>> softmax_backward([0.5, 0.5], [1.0, 0.0]), softmax_backward([1.0, 0.0], [3.0, 4.0])  # 权重 0 处梯度恰为 0
+    >>> softmax_backward([0.5, 0.5], [1.0, 0.0]), softmax_backward([1.0, 0.0], [3.0, 4.0])
     ([0.25, -0.25], [0.0, 0.0])
     """
     p, dp = att.as_vector(weights, "weights"), att.as_vector(d_weights, "d_weights")
@@ -63,38 +64,38 @@ def softmax_backward(weights: list[float], d_weights: list[float]) -> list[float
     dot = sum(pb * x for pb, x in zip(p, dp))  # Σ_b p_b dp_b
     return [pa * (x - dot) for pa, x in zip(p, dp)]
 
-
-# -- 反向：按推导顺序的每一步 ---------------------------------------------------------------------------
+# -- 反向：按推导顺序的每一步 ----------------------------------------------------------------------
 def _rowsum_d_out_out(p, dp, out, d_out):
     # 正确的修正项：D_i = Σ_c dO[i][c]·O[i][c]（等于 Σ_j P[i][j]·dP[i][j]）。
     return [sum(a * b for a, b in zip(do_i, o_i)) for do_i, o_i in zip(d_out, out)]
 
-def _backward(q, k, v, d_out, visible, empty_row, correction=_rowsum_d_out_out, weights=None, outputs=None):
+def _backward(q, k, v, d_out, visible, empty_row, correction=_rowsum_d_out_out, weights=None,
+              outputs=None):
     """已校验的输入上做反向，返回全部中间量。``correction`` 只为保留故意写错的变体而可换。"""
     if weights is None:  # 前向就是 02_attention 的 masked_attention，全屏蔽行按 empty_row 处理
         weights, outputs = att.masked_attention(q, k, v, visible, empty_row=empty_row)
-    n_query, n_key, d, d_v = len(q), len(k), len(q[0]), len(v[0])
+    nq, nk, d, d_v = len(q), len(k), len(q[0]), len(v[0])  # n_query, n_key
     scale = att.score_scale(d)  # the forward's own √d (02_attention)
-    p = weights  # (n_query, n_key)
+    p = weights  # (nq, nk)；dv (nk, d_v)，dp 与 ds (nq, nk)，dq (nq, d)，dk (nk, d)
     # O = P V  ⇒  dV = P^T dO，dP = dO V^T
-    dv = [[sum(p[i][j] * d_out[i][c] for i in range(n_query)) for c in range(d_v)] for j in range(n_key)]  # (n_key, d_v)
-    dp = [[sum(d_out[i][c] * v[j][c] for c in range(d_v)) for j in range(n_key)] for i in range(n_query)]  # (n_query, n_key)
+    dv = [[sum(p[i][j] * d_out[i][c] for i in range(nq)) for c in range(d_v)] for j in range(nk)]
+    dp = [[sum(d_out[i][c] * v[j][c] for c in range(d_v)) for j in range(nk)] for i in range(nq)]
     # P = softmax(S) 逐行  ⇒  dS = P * (dP − D)，D 是每行一个数
     rowsum_do_o = correction(p, dp, outputs, d_out)  # (n_query,)
     rowsum_dp_p = [sum(a * b for a, b in zip(p_i, dp_i)) for p_i, dp_i in zip(p, dp)]  # (n_query,)
     # 禁止的格子 P = 0，所以 dS 在那里恰为 0：梯度不经由它流回 Q、K。
-    ds = [[p[i][j] * (dp[i][j] - rowsum_do_o[i]) for j in range(n_key)] for i in range(n_query)]  # (n_query, n_key)
+    ds = [[p[i][j] * (dp[i][j] - rowsum_do_o[i]) for j in range(nk)] for i in range(nq)]
     # S = Q K^T / √d  ⇒  dQ = dS K / √d，dK = dS^T Q / √d
-    dq = [[sum(ds[i][j] * k[j][c] for j in range(n_key)) / scale for c in range(d)] for i in range(n_query)]  # (n_query, d)
-    dk = [[sum(ds[i][j] * q[i][c] for i in range(n_query)) / scale for c in range(d)] for j in range(n_key)]  # (n_key, d)
+    dq = [[sum(ds[i][j] * k[j][c] for j in range(nk)) / scale for c in range(d)] for i in range(nq)]
+    dk = [[sum(ds[i][j] * q[i][c] for i in range(nq)) / scale for c in range(d)] for j in range(nk)]
     return {"weights": p, "outputs": outputs, "dv": dv, "dp": dp, "rowsum_do_o": rowsum_do_o,
             "rowsum_dp_p": rowsum_dp_p, "ds": ds, "dq": dq, "dk": dk, "visible": visible}
 
 def backward_steps(q, k, v, d_out, visible, *, empty_row: str = "error") -> dict:
     """按给定可见性表做一次前向和反向，返回推导顺序里的每个中间量（供逐格手算核对）。
 
-    键：``weights`` (P)、``outputs`` (O)、``dv``、``dp``、``rowsum_do_o`` (D = rowsum(dO * O))、``rowsum_dp_p``
-    (rowsum(dP * P)，与 D 相等)、``ds``、``dq``、``dk``、``visible``。
+    键：``weights`` (P)、``outputs`` (O)、``dv``、``dp``、``rowsum_do_o`` (D = rowsum(dO * O))、
+    ``rowsum_dp_p`` (rowsum(dP * P)，与 D 相等)、``ds``、``dq``、``dk``、``visible``。
 
     >>> s = backward_steps([[1.0]], [[1.0], [2.0]], [[10.0], [30.0]], [[1.0]], [[True, False]])
     >>> s["weights"], s["ds"], s["dk"], s["dv"]  # 禁止的格子：权重 0，dS、dK、dV 恰为 0
@@ -103,15 +104,16 @@ def backward_steps(q, k, v, d_out, visible, *, empty_row: str = "error") -> dict
     return _backward(*_shapes(q, k, v, d_out, visible, empty_row))
 
 def _run(q, k, v, d_out, causal, past, key_valid, empty_row, correction=_rowsum_d_out_out):
-    steps = _backward(*_shapes(q, k, v, d_out, None, empty_row, dict(causal=causal, past=past, key_valid=key_valid)), correction)
+    rule = dict(causal=causal, past=past, key_valid=key_valid)
+    steps = _backward(*_shapes(q, k, v, d_out, None, empty_row, rule), correction)
     return steps["dq"], steps["dk"], steps["dv"]
 
 def attention_backward(q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"):
     """一次注意力调用的反向传播，返回 ``(dq, dk, dv)``（嵌套列表，形状同 q、k、v）。
 
-    ``d_out = ∂L/∂O``；分数除以 √d；可见性表由 ``causal``、``past``（查询行 i 的绝对位置是 ``past + i``）
-    与 ``key_valid``（False 是 PAD）造出，它是常量，没有梯度；``empty_row`` 为 ``"error"`` 时全屏蔽行报错，
-    为 ``"zero"`` 时这一行输出与梯度全为 0。PyTorch 里对应把同一张表作为布尔 ``attn_mask`` 再求 autograd。
+    ``d_out = ∂L/∂O``；分数除以 √d；可见性表由 ``causal``、``past``（查询行 i 的绝对位置是
+    ``past + i``）与 ``key_valid``（False 是 PAD）造出，是常量，没有梯度；``empty_row`` 为
+    ``"error"`` 时全屏蔽行报错，为 ``"zero"`` 时这一行输出与梯度全为 0。
 
     >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
     >>> dq, dk, dv = attention_backward(q, k, [[10.0], [20.0], [30.0]], [[1.0], [-1.0], [0.5]])
@@ -121,32 +123,45 @@ def attention_backward(q, k, v, d_out, *, causal=True, past=0, key_valid=None, e
     return _run(q, k, v, d_out, causal, past, key_valid, empty_row)
 
 # 故意写错的两个反向（参数与 attention_backward 相同）：只用于对照和测试，证明核对真的会失败。
-def wrong_backward_no_rowsum(q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"):
-    """故意写错：丢掉修正项，写成 ``dS = P * dP``。
+def wrong_backward_no_rowsum(q, k, v, d_out, *, causal=True, past=0, key_valid=None,
+                             empty_row="error"):
+    """故意写错：丢掉修正项，写成 ``dS = P * dP``（下例正确的 dQ 是 5）。
 
-    >>> wrong_backward_no_rowsum([[0.0]], [[0.0], [1.0]], [[10.0], [30.0]], [[1.0]], causal=False)[0]  # 正确的是 5
+    >>> q, k, v = [[0.0]], [[0.0], [1.0]], [[10.0], [30.0]]
+    >>> wrong_backward_no_rowsum(q, k, v, [[1.0]], causal=False)[0]
     [[15.0]]
     """
     no_rowsum = lambda p, dp, out, d_out: [0.0] * len(p)  # noqa: E731
     return _run(q, k, v, d_out, causal, past, key_valid, empty_row, no_rowsum)
 
-def wrong_backward_forgets_d_out(q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"):
+def wrong_backward_forgets_d_out(q, k, v, d_out, *, causal=True, past=0, key_valid=None,
+                                 empty_row="error"):
     """故意写错：修正项写成 ``rowsum(O)``，忘了乘上游梯度 dO。
 
     dO 全为 1 时 ``rowsum(dO * O) = rowsum(O)``，这个错误完全看不出来；只有随机的 dO 才能暴露它。
 
     >>> q, k, v = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [3.0, 0.0]]
-    >>> [wrong_backward_forgets_d_out(q, k, v, d, causal=False) == attention_backward(q, k, v, d, causal=False)
+    >>> wrong, right = wrong_backward_forgets_d_out, attention_backward
+    >>> [wrong(q, k, v, d, causal=False) == right(q, k, v, d, causal=False)
     ...  for d in ([[1.0, 1.0]], [[0.5, -1.0]])]  # dO 全为 1 / 随机
     [True, False]
     """
     rowsum_of_out = lambda p, dp, out, d_out: [sum(o_i) for o_i in out]  # noqa: E731  (忘了乘 dO)
     return _run(q, k, v, d_out, causal, past, key_valid, empty_row, rowsum_of_out)
 
+def wrong_backward_transposes_p(q, k, v, d_out, *, causal=True, past=0, key_valid=None,
+                                empty_row="error"):
+    """故意写错：``dV = P dO``，漏了转置（n_query = n_key 时形状仍对得上）。dO 全为 1 也认得出。"""
+    rule = dict(causal=causal, past=past, key_valid=key_valid)
+    steps = _backward(*_shapes(q, k, v, d_out, None, empty_row, rule))
+    if len(q) != len(k):
+        raise ValueError(f"Q 与 K 的行数必须相同（P dO 才有意义），收到 {len(q)} 和 {len(k)}")
+    return steps["dq"], steps["dk"], att.matmul(steps["weights"], d_out)
 
-# -- 再往前一步：投影矩阵 -------------------------------------------------------------------------------
+# -- 再往前一步：投影矩阵 --------------------------------------------------------------------------
 def _projection_inputs(x, w_q, w_k, w_v):
-    x, ws = att.as_matrix(x, "X"), [att.as_matrix(w, name) for w, name in ((w_q, "W_q"), (w_k, "W_k"), (w_v, "W_v"))]
+    x = att.as_matrix(x, "X")
+    ws = [att.as_matrix(w, name) for w, name in ((w_q, "W_q"), (w_k, "W_k"), (w_v, "W_v"))]
     for w, name in zip(ws, ("W_q", "W_k", "W_v")):
         if len(w) != len(x[0]):
             raise ValueError(f"{name} 的行数必须等于 X 的列数 d_model={len(x[0])}，收到 {len(w)}")
@@ -171,21 +186,23 @@ def projection_backward(x, w_q, w_k, w_v, dq, dk, dv) -> dict:
         if _shape(g) != (len(x), len(w[0])):
             raise ValueError(f"{name} 的形状必须是 ({len(x)}, {len(w[0])})，收到 {_shape(g)}")
     xt = list(zip(*x))  # X^T (d_model, n)
-    dx_parts = [att.matmul(g, list(zip(*w))) for g, w in ((dq, w_q), (dk, w_k), (dv, w_v))]  # 每个 (n, d_model)
+    dx_parts = [att.matmul(g, list(zip(*w))) for g, w in ((dq, w_q), (dk, w_k), (dv, w_v))]
     dx = [[a + b + c for a, b, c in zip(*rows)] for rows in zip(*dx_parts)]
-    return {"dw_q": att.matmul(xt, dq), "dw_k": att.matmul(xt, dk), "dw_v": att.matmul(xt, dv), "dx": dx}
+    dw_q, dw_k, dw_v = (att.matmul(xt, g) for g in (dq, dk, dv))
+    return {"dw_q": dw_q, "dw_k": dw_k, "dw_v": dw_v, "dx": dx}
 
-
-# -- 演示：不加保护的全屏蔽行 ----------------------------------------------------------------------------
+# -- 演示：不加保护的全屏蔽行 ----------------------------------------------------------------------
 def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = False) -> dict:
-    """只为演示：前向用 ``02_attention.unguarded_attention``（禁止格子的分数 *换成* ``fill``，不检查全屏蔽行），再做反向。
+    """只为演示：前向用 ``02_attention.unguarded_attention``（禁止格子的分数 *换成* ``fill``，
+    不查全屏蔽行），再做反向。
 
-    ``fill = −∞``：全屏蔽行的权重是 NaN，``dV = P^T dO`` 让每个 Key 的 dV 都沾上 NaN，即使这一行的
-    dO 为 0（0 × NaN 仍是 NaN）；``fill = −1e9``：全屏蔽行平均地读被禁止的 Key，PAD 的 Value 因此拿到梯度。
-    被换掉的分数是常数，梯度不经由它流回 Q、K。``added=True`` 是加性 mask ``S = Q K^T / √d + M`` 的写法（M 取 0 或
-    −∞，所以 fill 只能是 −∞）：前向相同，但 dS 原样流回 Q、K，NaN 也进了这一行的 dQ 和每个 dK。
+    ``fill = −∞``：全屏蔽行的权重是 NaN，``dV = P^T dO`` 让每个 Key 的 dV 沾上 NaN，即使这一行
+    的 dO 为 0（0 × NaN 仍是 NaN）；``fill = −1e9``：全屏蔽行平均地读被禁止的 Key，PAD 的 Value
+    因此拿到梯度。被换掉的分数是常数，梯度不经由它流回 Q、K。``added=True`` 是加性 mask
+    ``S = Q K^T / √d + M``（M 取 0 或 −∞，fill 只能是 −∞）：dS 原样流回，NaN 也进 dQ 和 dK。
 
-    >>> [fill_backward_demo([[0.0]], [[0.0]] * 2, [[10.0], [30.0]], [[1.0]], [[False] * 2], fill=f)["dv"] for f in (-math.inf, -1e9)]
+    >>> [fill_backward_demo([[0.0]], [[0.0]] * 2, [[10.0], [30.0]], [[1.0]], [[False] * 2],
+    ...                     fill=f)["dv"] for f in (-math.inf, -1e9)]
     [[[nan], [nan]], [[0.5], [0.5]]]
     >>> fill_backward_demo([[0.0], [1.0]], [[0.0], [1.0]], [[10.0], [30.0]], [[1.0], [1.0]],
     ...                    [[False, False], [True, True]], fill=-math.inf, added=True)["dk"]
@@ -199,21 +216,21 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = Fa
         raise ValueError(f"added 必须是 True 或 False，收到 {added!r}")
     weights, outputs = att.unguarded_attention(q, k, v, visible, fill=fill)
     steps = _backward(q, k, v, d_out, visible, "zero", weights=weights, outputs=outputs)
-    # 换掉的格子与 Q、K 无关：它们的 dS 不向前传（masked_fill 的反向把它们置 0）；加上的 M 是常数，dS 照传。
-    ds = [[x if ok or added else 0.0 for x, ok in zip(row, vrow)] for row, vrow in zip(steps["ds"], visible)]
-    scale = att.score_scale(len(q[0]))
-    dq = [[sum(ds[i][j] * k[j][c] for j in range(len(k))) / scale for c in range(len(q[0]))] for i in range(len(q))]
-    dk = [[sum(ds[i][j] * q[i][c] for i in range(len(q))) / scale for c in range(len(q[0]))] for j in range(len(k))]
+    # 换掉的格子与 Q、K 无关，dS 不向前传（masked_fill 的反向置 0）；加上的 M 是常数，dS 照传。
+    ds = [[x if ok or added else 0.0 for x, ok in zip(r, m)] for r, m in zip(steps["ds"], visible)]
+    nq, nk, d = len(q), len(k), len(q[0])
+    scale = att.score_scale(d)
+    dq = [[sum(ds[i][j] * k[j][c] for j in range(nk)) / scale for c in range(d)] for i in range(nq)]
+    dk = [[sum(ds[i][j] * q[i][c] for i in range(nq)) / scale for c in range(d)] for j in range(nk)]
     return {"weights": weights, "outputs": outputs, "dq": dq, "dk": dk, "dv": steps["dv"]}
 
-
-# -- 核对：中心有限差分 ---------------------------------------------------------------------------------
+# -- 核对：中心有限差分 ----------------------------------------------------------------------------
 def _numeric(outputs, d_out, m: list[list[float]], eps: object) -> list[list[float]]:
     """逐个元素原地扰动 ``m``（用完即还原），返回 ``L = Σ d_out * outputs()`` 的中心差分。"""
     step = att.real(eps, "eps")
     if not (math.isfinite(step) and step > 0):
         raise ValueError(f"eps 必须是正的有限数，收到 {eps!r}")
-    loss = lambda: sum(a * b for o_i, do_i in zip(outputs(), d_out) for a, b in zip(o_i, do_i))  # noqa: E731
+    loss = lambda: sum(a * b for o, g in zip(outputs(), d_out) for a, b in zip(o, g))  # noqa: E731
     g = [[0.0] * len(m[0]) for _ in m]
     for i, row in enumerate(m):
         for c, saved in enumerate(row):
@@ -225,10 +242,12 @@ def _numeric(outputs, d_out, m: list[list[float]], eps: object) -> list[list[flo
             g[i][c] = (up - down) / (2 * step)
     return g
 
-def finite_difference(q, k, v, d_out, *, eps=STEP, causal=True, past=0, key_valid=None, empty_row="error"):
-    """中心有限差分 ``(L(x + ε) − L(x − ε)) / 2ε``（``L = Σ d_out * O``），逐个元素估计 ``(dq, dk, dv)``。
+def finite_difference(q, k, v, d_out, *, eps=STEP, causal=True, past=0, key_valid=None,
+                      empty_row="error"):
+    """中心有限差分 ``(L(x + ε) − L(x − ε)) / 2ε``（``L = Σ d_out * O``），逐元素估计 dq、dk、dv。
 
-    >>> [[round(x, 6) for x in row] for row in finite_difference([[0.0]], [[0.0]] * 2, [[10.0], [30.0]], [[1.0]], causal=False)[2]]
+    >>> dv = finite_difference([[0.0]], [[0.0]] * 2, [[10.0], [30.0]], [[1.0]], causal=False)[2]
+    >>> [[round(x, 6) for x in row] for row in dv]
     [[0.5], [0.5]]
     """
     rule = dict(causal=causal, past=past, key_valid=key_valid)
@@ -241,7 +260,7 @@ def relative_error(a: list[list[float]], b: list[list[float]]) -> float:
 
     分母至少取 1：梯度整体接近 0 时按绝对误差比较，不会被极小的分母放大。
 
-    >>> relative_error([[3.0, 4.0]], [[0.0, 0.0]]), relative_error([[1e-9]], [[2e-9]])  # 后者按绝对误差
+    >>> relative_error([[3.0, 4.0]], [[0.0, 0.0]]), relative_error([[1e-9]], [[2e-9]])
     (1.0, 1e-09)
     """
     a, b = att.as_matrix(a, "a"), att.as_matrix(b, "b")
@@ -251,19 +270,20 @@ def relative_error(a: list[list[float]], b: list[list[float]]) -> float:
     diff = math.sqrt(sum((x - y) ** 2 for ra, rb in zip(a, b) for x, y in zip(ra, rb)))
     return diff / max(norm(a), norm(b), 1.0)
 
-def gradient_check(q, k, v, d_out, *, backward=None, eps=STEP, causal=True, past=0, key_valid=None, empty_row="error"):
-    """用中心有限差分核对一个反向实现，返回每个梯度的相对误差、最大值与是否通过（不超过 ``TOLERANCE``）。
+def gradient_check(q, k, v, d_out, *, backward=None, eps=STEP, causal=True, past=0, key_valid=None,
+                   empty_row="error"):
+    """用中心有限差分核对一个反向实现：每个梯度的相对误差、最大值、是否通过（≤ ``TOLERANCE``）。
 
     ``backward`` 默认是 ``attention_backward``；换成故意写错的版本，核对应当失败。
 
     >>> ex = ([[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]], [[10.0], [20.0]], [[1.0], [-1.0]])
-    >>> gradient_check(*ex)["passed"], gradient_check(*ex, backward=wrong_backward_no_rowsum)["passed"]
-    (True, False)
+    >>> [gradient_check(*ex, backward=b)["passed"] for b in (None, wrong_backward_no_rowsum)]
+    [True, False]
     """
     backward = attention_backward if backward is None else backward
     if not callable(backward):
         raise ValueError(f"backward 必须是可调用的反向函数，收到 {backward!r}")
-    q, k, v, d_out = (att.as_matrix(m, name) for m, name in ((q, "Q"), (k, "K"), (v, "V"), (d_out, "d_out")))
+    q, k, v, d_out = map(att.as_matrix, (q, k, v, d_out), ("Q", "K", "V", "d_out"))
     options = dict(causal=causal, past=past, key_valid=key_valid, empty_row=empty_row)
     hand = backward(q, k, v, d_out, **options)
     numeric = finite_difference(q, k, v, d_out, eps=eps, **options)
@@ -271,7 +291,8 @@ def gradient_check(q, k, v, d_out, *, backward=None, eps=STEP, causal=True, past
     worst = max(errors.values())
     return {**errors, "max": worst, "passed": worst <= TOLERANCE}
 
-def projection_gradient_check(x, w_q, w_k, w_v, d_out, *, eps=STEP, causal=True, key_valid=None, empty_row="error"):
+def projection_gradient_check(x, w_q, w_k, w_v, d_out, *, eps=STEP, causal=True, key_valid=None,
+                              empty_row="error"):
     """用中心有限差分核对投影矩阵与输入的梯度（``projection_backward``），返回各自的相对误差。
 
     >>> projection_gradient_check(PROJ_X, PROJ_W_Q, PROJ_W_K, PROJ_W_V, EXAMPLE_D_OUT)["passed"]
@@ -280,16 +301,16 @@ def projection_gradient_check(x, w_q, w_k, w_v, d_out, *, eps=STEP, causal=True,
     options = dict(causal=causal, key_valid=key_valid, empty_row=empty_row)
     x, w_q, w_k, w_v = _projection_inputs(x, w_q, w_k, w_v)
     d_out = att.as_matrix(d_out, "d_out")  # 形状由 attention_backward 检查
-    qkv = lambda: [att.matmul(x, w) for w in (w_q, w_k, w_v)]  # noqa: E731  前向：Q = X W_q，K、V 同理
+    qkv = lambda: [att.matmul(x, w) for w in (w_q, w_k, w_v)]  # noqa: E731  Q = X W_q，K、V 同理
     hand = projection_backward(x, w_q, w_k, w_v, *attention_backward(*qkv(), d_out, **options))
-    outputs = lambda: att.attention(*qkv(), causal, key_valid=key_valid, empty_row=empty_row)[1]  # noqa: E731
+    mask = dict(key_valid=key_valid, empty_row=empty_row)
+    outputs = lambda: att.attention(*qkv(), causal, **mask)[1]  # noqa: E731
     params = (("dw_q", w_q), ("dw_k", w_k), ("dw_v", w_v), ("dx", x))
-    errors = {name: relative_error(hand[name], _numeric(outputs, d_out, m, eps)) for name, m in params}
+    errors = {n: relative_error(hand[n], _numeric(outputs, d_out, m, eps)) for n, m in params}
     worst = max(errors.values())
     return {**errors, "max": worst, "passed": worst <= TOLERANCE}
 
-
-# -- 自检与演示 ----------------------------------------------------------------------------------------
+# -- 自检与演示 ------------------------------------------------------------------------------------
 # 3 个位置的例子（人工构造）：Q 与 K 不同，V 两列，随机挑选的上游梯度 dO。
 EXAMPLE_Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
 EXAMPLE_K = [[1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]
@@ -297,26 +318,30 @@ EXAMPLE_V = [[1.0, 2.0], [3.0, 0.0], [0.0, 1.0]]
 EXAMPLE_D_OUT = [[1.0, -1.0], [0.5, 2.0], [-1.0, 0.5]]
 # 投影的例子：3 个位置的输入 X（每行 2 维）与三个 2×2 的投影矩阵。
 PROJ_X = [[1.0, 0.0], [0.5, 1.0], [-1.0, 1.0]]
-PROJ_W_Q, PROJ_W_K, PROJ_W_V = [[1.0, 0.5], [0.0, 1.0]], [[0.5, 0.0], [1.0, -0.5]], [[1.0, 2.0], [-1.0, 1.0]]
+PROJ_W_Q, PROJ_W_K = [[1.0, 0.5], [0.0, 1.0]], [[0.5, 0.0], [1.0, -0.5]]
+PROJ_W_V = [[1.0, 2.0], [-1.0, 1.0]]
 
 def self_test() -> None:
     """快速自检：有限差分核对、故意写错的变体被认出、禁止格子的梯度恰为 0。"""
-    ex, ones = (EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V, EXAMPLE_D_OUT), [[1.0] * len(row) for row in EXAMPLE_D_OUT]
-    att.check(gradient_check(*ex)["passed"], "手推的梯度应当通过有限差分核对")
-    att.check(not gradient_check(*ex, backward=wrong_backward_no_rowsum)["passed"], "丢掉修正项的变体应当被认出")
-    att.check(gradient_check(*ex[:3], ones, backward=wrong_backward_forgets_d_out)["passed"], "dO 全为 1 时忘乘 dO 看不出来")
-    att.check(not gradient_check(*ex, backward=wrong_backward_forgets_d_out)["passed"], "随机 dO 应当认出忘乘 dO")
+    ex, ones = (EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V, EXAMPLE_D_OUT), [[1.0] * 2 for _ in range(3)]
+    passes = lambda d, f=None: gradient_check(*ex[:3], d, backward=f)["passed"]  # noqa: E731
+    att.check(passes(ex[3]), "手推的梯度应当通过有限差分核对")
+    att.check(not passes(ex[3], wrong_backward_no_rowsum), "丢掉修正项的变体应当被认出")
+    att.check(passes(ones, wrong_backward_forgets_d_out), "dO 全为 1 时忘乘 dO 看不出来")
+    att.check(not passes(ex[3], wrong_backward_forgets_d_out), "随机 dO 应当认出忘乘 dO")
+    att.check(not passes(ones, wrong_backward_transposes_p), "dO 全为 1 也应当认出漏了转置")
     steps = backward_steps(*ex, att.visibility(3, 3, key_valid=[True, True, False]))
-    att.check(all(x == 0.0 for x in steps["dk"][2] + steps["dv"][2]), "PAD Key 的 dK、dV 必须恰为 0")
+    att.check(all(x == 0.0 for x in steps["dk"][2] + steps["dv"][2]), "PAD Key 的 dK、dV 须恰为 0")
 
 def run_demo() -> dict:
     """演示结果：[0, 1, 2] 的雅可比矩阵、3 个位置例子的梯度、有限差分误差与 PAD Key 的梯度。"""
     ex = (EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V, EXAMPLE_D_OUT)
     (dq, dk, dv), check = attention_backward(*ex), gradient_check(*ex)
     _, dk_pad, dv_pad = attention_backward(*ex, key_valid=[True, True, False])
-    return {"性质": "人工构造的小矩阵，没有训练过的模型", "softmax_jacobian_0_1_2": softmax_jacobian([0, 1, 2]),
-            "例子_因果": {"dQ": dq, "dK": dk, "dV": dv},
-            "有限差分核对": {"最大相对误差": check["max"], "标准": TOLERANCE, "通过": check["passed"]},
+    fd = {"最大相对误差": check["max"], "标准": TOLERANCE, "通过": check["passed"]}
+    return {"性质": "人工构造的小矩阵，没有训练过的模型",
+            "softmax_jacobian_0_1_2": softmax_jacobian([0, 1, 2]),
+            "例子_因果": {"dQ": dq, "dK": dk, "dV": dv}, "有限差分核对": fd,
             "PAD_Key_2": {"dK": dk_pad[2], "dV": dv_pad[2]}}
 
 

@@ -12,32 +12,32 @@ import importlib
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
 
-# 练习 1：一行新的分数，以及这一行权重收到的梯度 dp。
+# 练习 2.6.1：一行新的分数，以及这一行权重收到的梯度 dp。
 JAC_SCORES = [1.0, -1.0, 0.0]
 JAC_D_WEIGHTS = [1.0, 0.0, -1.0]
-# 练习 2：2 个位置的因果自注意力，d = 2，V 只有一列。
+# 练习 2.6.2：2 个位置的因果自注意力，d = 2，V 只有一列。
 HAND_Q = [[1.0, 0.0], [1.0, 1.0]]
 HAND_K = [[1.0, 0.0], [0.0, 2.0]]
 HAND_V = [[1.0], [3.0]]
 HAND_D_OUT = [[0.5], [-1.0]]
 HAND_ROW = 1  # 问 dS 的这一行；dV 问第 0 行
-# 练习 3：缓存里有 past 个位置，新来 new 个查询；Key 0 是句首的 PAD。
+# 练习 2.6.3：缓存里有 past 个位置，新来 new 个查询；Key 0 是句首的 PAD。
 ZERO_PAST, ZERO_NEW = 2, 2
 ZERO_VALID = [False, True, True, True]
 ZERO_Q = [[1.0, 0.5], [0.5, 1.0]]
 ZERO_K = [[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, -1.0]]
 ZERO_V = [[5.0], [1.0], [2.0], [-1.0]]
 ZERO_D_OUT = [[1.0], [0.5]]
-# 练习 4：修正项 D 什么时候为 0。3 个位置的因果自注意力，V 两列；给定的上游梯度 dO。
+# 练习 2.6.4：修正项 D 什么时候为 0。3 个位置的因果自注意力，V 两列；给定的上游梯度 dO。
 CORR_Q = [[0.5, 1.0], [1.0, -1.0], [0.0, 1.0]]
 CORR_K = [[1.0, 0.0], [0.5, 0.5], [-1.0, 1.0]]
 CORR_V = [[1.0, 2.0], [0.0, -1.0], [2.0, 1.0]]
 CORR_D_OUT = [[0.3, -0.7], [0.9, 0.2], [-0.4, 0.6]]
 
 
-# -- 练习 1 ---------------------------------------------------------------------------------------------
+# -- 练习 2.6.1 ------------------------------------------------------------------------------------
 def jacobian_row(scores: list[float] = JAC_SCORES, d_weights: list[float] = JAC_D_WEIGHTS) -> dict:
-    """练习 1 的答案：权重 p、雅可比矩阵 J 与它的行和、对角线 p(1 − p)，以及 ds = J dp 的两种算法。
+    """练习 2.6.1 的答案：权重 p、雅可比矩阵 J 与行和、对角线 p(1 − p)，及 ds = J dp 的两种算法。
 
     >>> a = jacobian_row()
     >>> [round(x, 4) for x in a["p"]]
@@ -54,14 +54,15 @@ def jacobian_row(scores: list[float] = JAC_SCORES, d_weights: list[float] = JAC_
     ds = bp.softmax_backward(p, d_weights)  # p * (dp − Σ p dp)
     by_matrix = [sum(row[b] * d_weights[b] for b in range(len(p))) for row in jac]  # J dp
     return {
-        "p": p, "jacobian": jac, "row_sums": [sum(row) for row in jac], "diagonal": [x * (1 - x) for x in p],
-        "dot": sum(a * b for a, b in zip(p, d_weights)), "ds": ds, "ds_by_matrix": by_matrix, "ds_sum": sum(ds),
+        "p": p, "jacobian": jac, "row_sums": [sum(row) for row in jac],
+        "diagonal": [x * (1 - x) for x in p], "dot": sum(a * b for a, b in zip(p, d_weights)),
+        "ds": ds, "ds_by_matrix": by_matrix, "ds_sum": sum(ds),
     }  # fmt: skip
 
 
-# -- 练习 2 ---------------------------------------------------------------------------------------------
+# -- 练习 2.6.2 ------------------------------------------------------------------------------------
 def hand_steps(q=HAND_Q, k=HAND_K, v=HAND_V, d_out=HAND_D_OUT, row: int = HAND_ROW) -> dict:
-    """练习 2 的答案：因果规则下的前向与反向的每个中间量，外加 dV 第 0 行第 0 列与 dS 第 ``row`` 行的算式。
+    """练习 2.6.2 的答案：因果规则下前向与反向的每个中间量，及 dV[0][0] 与 dS 第 ``row`` 行的算式。
 
     >>> a = hand_steps()
     >>> [[round(x, 4) for x in r] for r in a["steps"]["weights"]]
@@ -86,27 +87,27 @@ def hand_steps(q=HAND_Q, k=HAND_K, v=HAND_V, d_out=HAND_D_OUT, row: int = HAND_R
     }
 
 
-# -- 练习 3 ---------------------------------------------------------------------------------------------
+# -- 练习 2.6.3 ------------------------------------------------------------------------------------
 def mask_zeros(
     q=ZERO_Q, k=ZERO_K, v=ZERO_V, d_out=ZERO_D_OUT, past: int = ZERO_PAST, key_valid=ZERO_VALID
 ) -> dict:
-    """练习 3 的答案：可见性表、每个 Key 被哪些查询读，以及 dK 与 dV 恰为 0 的 Key。
+    """练习 2.6.3 的答案：可见性表、每个 Key 被哪些查询读，以及 dK 与 dV 恰为 0 的 Key。
 
     >>> a = mask_zeros()
     >>> a["readers"], a["zero_keys"]
     ([[], [0, 1], [0, 1], [1]], [0])
     """
     q, k = att.as_matrix(q, "q"), att.as_matrix(k, "k")
-    visible = att.visibility(len(q), len(k), past=past, key_valid=key_valid)  # 校验 past 与 key_valid
+    visible = att.visibility(len(q), len(k), past=past, key_valid=key_valid)  # 查 past、key_valid
     steps = bp.backward_steps(q, k, v, d_out, visible)
     readers = [[i for i in range(len(q)) if visible[i][j]] for j in range(len(k))]
     zero_keys = [j for j in range(len(k)) if all(x == 0.0 for x in steps["dk"][j] + steps["dv"][j])]
     return {"visible": visible, "steps": steps, "readers": readers, "zero_keys": zero_keys}
 
 
-# -- 练习 4 ---------------------------------------------------------------------------------------------
+# -- 练习 2.6.4 ------------------------------------------------------------------------------------
 def correction_cases(q=CORR_Q, k=CORR_K, v=CORR_V, d_out=CORR_D_OUT) -> dict:
-    """练习 4 的答案：给定的 dO 与每行都和 O 正交的 dO⊥ = (−O_i1, O_i0) 各自的修正项 D，
+    """练习 2.6.4 的答案：给定的 dO 与每行都和 O 正交的 dO⊥ = (−O_i1, O_i0) 各自的修正项 D，
     以及丢掉 D 的反向（``dS = P * dP``）与正确反向之差。
 
     D_i = rowsum(dO * O) 是 dO 的第 i 行在 O 的第 i 行上的点积：两者正交时它恰为 0，丢不丢它都一样。
@@ -115,7 +116,7 @@ def correction_cases(q=CORR_Q, k=CORR_K, v=CORR_V, d_out=CORR_D_OUT) -> dict:
     >>> [([round(x, 4) for x in case["D"]], case["gap"] > 0) for case in c["cases"].values()]
     [([-1.1, 0.8046, -0.1033], True), ([0.0, 0.0, 0.0], False)]
     """
-    q, k, v, d_out = (att.as_matrix(m, name) for m, name in ((q, "q"), (k, "k"), (v, "v"), (d_out, "d_out")))
+    q, k, v, d_out = map(att.as_matrix, (q, k, v, d_out), ("q", "k", "v", "d_out"))
     if len(v[0]) != 2:
         raise ValueError(f"v 必须恰有两列（dO⊥ 的每行取 (−O_i1, O_i0)），收到 {len(v[0])} 列")
     _, out = att.attention(q, k, v)  # 因果规则；形状也在这里检查
@@ -128,9 +129,9 @@ def correction_cases(q=CORR_Q, k=CORR_K, v=CORR_V, d_out=CORR_D_OUT) -> dict:
     return {"outputs": out, "cases": cases}
 
 
-# -- 练习 5：写一个函数 ----------------------------------------------------------------------------------
+# -- 练习 2.6.5：写一个函数 ------------------------------------------------------------------------
 def rowsum_correction(d_out: list[list[float]], out: list[list[float]]) -> list[float]:
-    """每个查询行的修正项 ``D_i = Σ_c dO[i][c]·O[i][c]``，即 ``rowsum(dO * O)``（``*`` 是逐元素相乘）。
+    """每个查询行的修正项 ``D_i = Σ_c dO[i][c]·O[i][c]``，即 ``rowsum(dO * O)``（``*`` 逐元素乘）。
 
     >>> rowsum_correction([[1.0, -1.0], [0.5, 2.0]], [[2.0, 3.0], [4.0, 0.5]])
     [-1.0, 3.0]
@@ -142,37 +143,40 @@ def rowsum_correction(d_out: list[list[float]], out: list[list[float]]) -> list[
     d_out, out = att.as_matrix(d_out, "d_out"), att.as_matrix(out, "out")
     if len(d_out) != len(out) or len(d_out[0]) != len(out[0]):
         raise ValueError(
-            f"d_out 与 out 的形状必须相同，收到 ({len(d_out)}, {len(d_out[0])}) 与 ({len(out)}, {len(out[0])})"
+            f"d_out 与 out 的形状必须相同，"
+            f"收到 ({len(d_out)}, {len(d_out[0])}) 与 ({len(out)}, {len(out[0])})"
         )
     return [sum(a * b for a, b in zip(do_i, o_i)) for do_i, o_i in zip(d_out, out)]
 
 
 def answers() -> dict:
-    """每道题的答案（JSON 可打印）；练习 4 给出两种 dO 的修正项 D 与丢掉 D 之后梯度差多少。
+    """每道题的答案（JSON 可打印）；练习 2.6.4 给出两种 dO 的修正项 D 与丢掉 D 之后梯度差多少。
 
     >>> sorted(answers())
-    ['练习1', '练习2', '练习3', '练习4', '练习5']
+    ['练习 2.6.1', '练习 2.6.2', '练习 2.6.3', '练习 2.6.4', '练习 2.6.5']
     """
     hand = hand_steps()["steps"]
     cases = correction_cases()["cases"]
     return {
-        "练习1": jacobian_row()["ds"],
-        "练习2": {"dV[0][0]": hand["dv"][0][0], f"dS[{HAND_ROW}]": hand["ds"][HAND_ROW]},
-        "练习3": mask_zeros()["zero_keys"],
-        "练习4": {name: {"D": case["D"], "丢掉D后的最大差": case["gap"]} for name, case in cases.items()},
-        "练习5": rowsum_correction(HAND_D_OUT, hand["outputs"]),
+        "练习 2.6.1": jacobian_row()["ds"],
+        "练习 2.6.2": {"dV[0][0]": hand["dv"][0][0], f"dS[{HAND_ROW}]": hand["ds"][HAND_ROW]},
+        "练习 2.6.3": mask_zeros()["zero_keys"],
+        "练习 2.6.4": {n: {"D": c["D"], "丢掉D后的最大差": c["gap"]} for n, c in cases.items()},
+        "练习 2.6.5": rowsum_correction(HAND_D_OUT, hand["outputs"]),
     }
 
 
 def self_test() -> None:
     """核对答案：两种 ds 算法一致，修正项两种写法相等，D 为 0 时丢掉它不改变梯度。"""
     a1, hand = jacobian_row(), hand_steps()["steps"]
-    att.check(att.max_abs_diff([a1["ds"]], [a1["ds_by_matrix"]]) < 1e-12, "J dp 与 p * (dp − Σ p dp) 应当相同")
+    same = lambda a, b: att.max_abs_diff([a], [b]) < 1e-12  # noqa: E731
+    att.check(same(a1["ds"], a1["ds_by_matrix"]), "J dp 与 p * (dp − Σ p dp) 应当相同")
     correction = rowsum_correction(HAND_D_OUT, hand["outputs"])
-    att.check(att.max_abs_diff([correction], [hand["rowsum_dp_p"]]) < 1e-12, "rowsum(dO * O) 应当等于 rowsum(dP * P)")
+    att.check(same(correction, hand["rowsum_dp_p"]), "rowsum(dO * O) 应当等于 rowsum(dP * P)")
     att.check(mask_zeros()["zero_keys"] == [0], "只有句首的 PAD Key 0 没有任何查询读")
     given, orthogonal = correction_cases()["cases"].values()
-    att.check(given["gap"] > 1e-3 and orthogonal["gap"] == 0.0 == max(map(abs, orthogonal["D"])), "D 为 0 时丢掉它才不改变梯度")
+    att.check(given["gap"] > 1e-3 and orthogonal["gap"] == 0.0 == max(map(abs, orthogonal["D"])),
+              "D 为 0 时丢掉它才不改变梯度")
 
 
 if __name__ == "__main__":

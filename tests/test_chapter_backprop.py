@@ -39,10 +39,12 @@ def rows_of(md: str) -> list[list[str]]:
 
 
 # -- numbers ------------------------------------------------------------------------------------------------
-def test_a_cell_writes_exact_zero_as_0_and_a_rounded_zero_with_its_digits():
-    assert page.cell(0.0) == page.cell(-0.0) == "0"
-    assert page.cell(1e-7) == "0.0000" and page.cell(-1e-7) == "0.0000"
+def test_a_cell_is_a_computed_value_with_four_decimals_whole_or_not():
+    assert page.cell(0.0) == page.cell(-0.0) == page.cell(1e-7) == page.cell(-1e-7) == "0.0000"
     assert page.cell(-0.25) == f"{fmt.MINUS}0.2500" and page.cell(math.nan) == "NaN"
+    assert page.cell(1.0) == "1.0000"  # a computed whole number keeps its decimals
+    assert page.exact_zero([0.0, -0.0]) == "恰为 0" and page.exact_zero([0.0, 1e-17]) == "不全为 0"
+    assert page.power_of_two(2.0 ** -52) == "2⁻⁵²"
 
 
 def test_scientific_and_powers_use_one_minus_sign_and_superscripts():
@@ -64,17 +66,6 @@ def test_a_written_out_product_says_approximately_when_rounding_moved_the_last_d
 
 
 # -- sections on other inputs ---------------------------------------------------------------------------------
-def test_the_jacobian_table_and_what_the_prose_reads_off_it():
-    values = page.jacobian_values([2.0, -1.0, 0.5, 0.0])
-    J = bp.softmax_jacobian([2.0, -1.0, 0.5, 0.0])
-    table = rows_of(values["tbl_jac"])
-    assert [r[0] for r in table] == ["∂p0", "∂p1", "∂p2", "∂p3"]
-    assert table[1][1:5] == [page.cell(x) for x in J[1]]
-    assert values["jac_symmetric"] == "J 与 Jᵀ 逐格相等" and values["jac_dominant"] == "每一格都不超过所在行的对角线"
-    assert values["jac_max"] == fmt.fmt(max(abs(x) for row in J for x in row))
-    assert values["jac_scores"] == "2, −1, 0.5, 0" and len(values["jac_p"].split(", ")) == 4
-
-
 def test_the_worked_example_writes_out_the_cells_its_tables_show():
     values = page.worked_values(Q4, K4, V4, D4)
     steps = bp.backward_steps(Q4, K4, V4, D4, att.visibility(4, 4))
@@ -84,15 +75,20 @@ def test_the_worked_example_writes_out_the_cells_its_tables_show():
     assert values["calc_dv"].count("×") == 4  # one product per query that reads Key 0
     assert values["calc_dq"].startswith("(") and "/ √3" in values["calc_dq"]
     assert values["calc_ds"].endswith(page.cell(steps["ds"][1][0]))
-    assert rows_of(values["tbl_ex_dq"])[0] == ["查询 0（位置 0）", "0", "0", "0"]  # reads only itself
+    assert rows_of(values["tbl_ex_dq"])[0] == ["查询 0（位置 0）"] + ["0.0000"] * 3  # reads only itself
+    assert values["dq0_exact"] == "恰为 0" and steps["dq"][0] == [0.0] * 3
+    assert values["masked_p_exact"] == values["masked_ds_exact"] == "恰为 0"
+    fig = values["fig_chain"]  # the figure shows the tables' values, forbidden scores as −∞
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert len(fig.axes) == 9 and page.cell(steps["dk"][3][2]) in texts and texts.count("−∞") == 6
     assert rows_of(values["tbl_ex_s"])[0][2:] == ["−∞"] * 3
     assert values["ex_n"] == "4" and values["ex_d"] == "3"
 
 
 def test_the_pad_example_counts_the_zeros_its_tables_show():
     values = page.pad_values(Q4, K4, V4, D4, [True, True, False, True])
-    assert values["pad_key"] == "2" and values["pad_fd"] == "也全部恰为 0"
-    assert rows_of(values["tbl_pad_kv"])[2] == ["Key 2"] + ["0"] * 4
+    assert values["pad_key"] == "2" and values["pad_fd"] == values["pad_dkv"] == "恰为 0"
+    assert rows_of(values["tbl_pad_kv"])[2] == ["Key 2"] + ["0.0000"] * 4
     # the causal rule forbids 6 cells; the PAD key adds the 2 queries at or after it
     assert values["pad_sentence"].startswith("可见性表禁止了 8 个格子，其中权重恰为 0 的有 8 个，dS 恰为 0 的有 8 个")
     assert "（Key 2）" in values["pad_sentence"]
@@ -117,20 +113,21 @@ def test_zero_sentence_counts_what_the_tables_show(n_query, past, data):
         assert "没有哪个 Key 被所有查询禁止" in text
 
 
-def test_check_sentence_names_what_each_check_caught():
-    text = page.check_sentence({"正确": (0.0, 0.0), "甲": (0.5, 0.5), "乙": (0.0, 0.5), "丙": (0.0, 0.0)})
-    assert "随机 dO 的核对认出了 2 个错误实现（甲、乙）" in text
-    assert "dO 全为 1 的核对只认出 1 个（甲）" in text
-    assert "在两种核对下都通过的是：正确、丙" in text
+def test_check_facts_name_what_each_check_caught():
+    facts = page.check_facts({"正确": (0.0, 0.0), "甲": (0.5, 0.5), "乙": (0.0, 0.5), "丙": (0.0, 0.0)})
+    assert facts == {"caught_rand": "2 个（甲、乙）", "caught_ones": "1 个（甲）", "passed_both": "正确、丙"}
+    assert page.check_facts({"甲": (0.5, 0.5)})["passed_both"] == "无"
     with pytest.raises(ValueError, match="results 必须是非空字典"):
-        page.check_sentence({})
+        page.check_facts({})
 
 
 def test_the_mutant_table_and_its_sentence_agree_on_another_example():
     values = page.mutant_values(Q4, K4, V4, 3, -2, 2)
     verdicts = {r[0]: (r[2], r[4]) for r in rows_of(values["tbl_mutants"])}
-    assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过")}
-    assert values["mutant_sentence"].startswith("随机 dO 的核对认出了 2 个错误实现（丢掉修正项、忘乘 dO）")
+    assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过"),
+                        "dV 漏了转置": ("未通过", "未通过")}  # all ones do catch a missing transpose
+    assert values["caught_rand"] == "3 个（丢掉修正项、忘乘 dO、dV 漏了转置）"
+    assert values["caught_ones"] == "2 个（丢掉修正项、dV 漏了转置）" and values["passed_both"] == "正确"
     assert values["mutant_same"] == "逐位相同" and values["rand_lo"] == "−2" and values["fd_tol"] == "10⁻⁶"
     assert values["rand_do"] == fmt.vectors(page.random_d_out(3, -2, 2, 4, 1))
 
@@ -145,17 +142,16 @@ def test_policy_sentence_counts_what_the_policies_computed(n_pad, n_real, d, d_v
     d_out = data.draw(matrix(n, d_v, st.floats(0.5, 2)))
     excluded = [[0.0] * d_v if not any(row) else list(g) for row, g in zip(visible, d_out)]
     counted, left_out = page.policies(q, k, v, d_out, visible), page.policies(q, k, v, excluded, visible)
-    text = page.policy_sentence(counted, left_out, visible)
+    facts = page.policy_facts(counted, left_out, visible)
     nan_dv = n * d_v  # masked_fill / where: only dV, where every key meets a NaN weight
     nan_added = n_pad * d + n * d + n * d_v  # S + M: also the empty rows' dQ and every key's dK
-    assert f"梯度 dQ、dK、dV 共 {n * d + n * d + n * d_v} 个元素" in text
-    assert f"换成 −∞ 时其中 {nan_dv} 个是 NaN，加上 −∞ 时 {nan_added} 个" in text
-    assert f"排除出损失后仍是 {nan_dv} 个和 {nan_added} 个" in text
+    assert facts["pol_total"] == str(n * d + n * d + n * d_v)
+    assert facts["pol_nan"] == (str(nan_dv), str(nan_added)) * 2  # leaving the rows out saves nothing
     assert (counted["fill=-inf"]["nan"], counted["additive"]["nan"]) == (nan_dv, nan_added)
-    assert "全屏蔽的是" + "、".join(f"第 {i} 行" for i in range(n_pad)) + "，" in text
+    assert facts["pol_rows"] == "、".join(f"第 {i} 行" for i in range(n_pad))
     pad_keys = "、".join(f"Key {j}" for j in range(n_pad))
-    assert f"换成 −1e9 没有 NaN，但被所有查询禁止的 {pad_keys} 拿到了不为 0 的 dV" in text
-    assert text.endswith("zero 没有 NaN，全屏蔽行的输出与 dQ 恰为 0。")
+    assert facts["pol_big"] == f"没有 NaN，但被所有查询禁止的 {pad_keys} 拿到了不为 0 的 dV"
+    assert facts["pol_zero"] == "恰为 0"
     assert counted["error"]["raised"].startswith("第 0 个查询行没有任何可见的 Key")
 
 
@@ -163,7 +159,8 @@ def test_policy_sentence_without_empty_rows_and_bad_input_is_not_swallowed():
     visible = att.visibility(3, 3)
     r = page.policies(bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT, visible)
     assert r["error"]["raised"] is None
-    assert page.policy_sentence(r, r, visible) == "没有全屏蔽的行：五种做法的结果相同。"
+    with pytest.raises(ValueError, match="没有全屏蔽的行"):
+        page.policy_facts(r, r, visible)
     with pytest.raises(ValueError, match="V 的行数"):
         page.policies(bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V[:2], bp.EXAMPLE_D_OUT, visible)
 
@@ -174,12 +171,12 @@ def test_the_policy_table_follows_the_empty_row_and_the_pad_key():
     assert "查询 0 的输出" in header and "Key 0（PAD）的 dV" in header
     table = {r[0]: r for r in rows_of(values["tbl_policies"])}
     assert table["error：报错"][1:] == ["报错，不计算"] + ["—"] * 4  # said once, not in every cell
-    assert table["zero：输出 0"][1:4] == ["(0)", "(0, 0, 0)", "(0)"]
+    assert table["zero：输出 0"][1:4] == ["(0.0000)", "(0.0000, 0.0000, 0.0000)", "(0.0000)"]
     assert table["演示：换成 −∞（masked_fill / where）"][4] == "4"  # every key's dV is NaN: 4 keys × 1 column
     assert table["演示：加上 −∞（S + M）"][2] == "(NaN, NaN, NaN)"  # the gradient flows through M into dQ
     assert table["演示：加上 −∞（S + M）"][4] == str(2 * 3 + 4 * 3 + 4)  # 2 empty rows' dQ, every dK and dV
-    assert values["policy_error"].startswith("第 0 个查询行") and values["left_row"] == "0"
-    assert values["policy_sentence"].startswith("全屏蔽的是第 0 行、第 1 行，")
+    assert values["left_row"] == "0" and values["pol_rows"] == "第 0 行、第 1 行"
+    assert (values["nan_inf"], values["nan_add"]) == ("4", str(2 * 3 + 4 * 3 + 4))
     assert (values["nan_w_total"], values["nan_w_count"]) == ("2", "2")  # X's zero column too: 0 × NaN is NaN
 
 
@@ -200,7 +197,8 @@ def test_the_exercise_sentences_come_from_the_answers():
     assert values["x4_sentence"] == page.correction_sentence(ex.correction_cases()["cases"])
     assert values["x3_zero_keys"] == "Key 0"
     d_perp = [row[-1] for row in rows_of(values["x4_rows"])]
-    assert all(cell.endswith("= 0") for cell in d_perp)  # each row of dO⊥ is orthogonal to O's row
+    assert all(cell.endswith("= 0.0000") for cell in d_perp)  # each row of dO⊥ is orthogonal to O's row
+    assert all(x == 0.0 for x in list(ex.correction_cases()["cases"].values())[1]["D"])
     assert values["x5_doctest"].startswith("```pycon\n>>> rowsum_correction(")
     assert all("-" not in values[name] for name in ("x1_scores", "x2_do", "x3_k", "x4_q", "x1_offdiag"))
 
@@ -214,7 +212,7 @@ def test_correction_sentence_reads_its_cases():
 
 def test_no_generated_sentence_asks_and_answers_itself():
     """No 「…吗？是。」: a generated clause states the fact (the kind of item 33 of the review)."""
-    values = page.jacobian_values([0.0, 1.0, 2.0]) | page.exercise_values()
+    values = page.exercise_values()
     texts = [v for v in values.values() if isinstance(v, str)]
     assert not any(t in ("是", "不是") for t in texts)
     assert not any("吗？" in t for t in texts)

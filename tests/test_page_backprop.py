@@ -22,7 +22,7 @@ att = importlib.import_module("02_attention")
 
 PAGE = "ch02/backprop.html"
 EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
-cell = page.cell  # an exact zero as 0, NaN as NaN, else four digits with U+2212 for minus
+cell = page.cell  # a computed value: four decimals (whole or not), U+2212 for minus, NaN as NaN
 
 
 def article(book_html: Path):
@@ -45,11 +45,24 @@ def test_every_example_states_its_inputs_first(book_html):
 
 
 @pytest.mark.build
-def test_the_jacobian_table_holds_the_computed_jacobian(book_html):
-    J = bp.softmax_jacobian([0, 1, 2])
-    table = rows(book_html)
-    for a, row in enumerate(J):
-        assert [f"∂p{a}"] + [cell(x) for x in row] == next(r for r in table if r and r[0] == f"∂p{a}")[:4]
+def test_the_chain_figure_is_an_image_with_alt_text_and_the_jacobian_is_a_pointer(book_html):
+    art = article(book_html)
+    figure = art.find(id="fig-backprop-chain")
+    img = figure.find("img")
+    assert img is not None and "dV、dP、D、dS、dQ、dK" in img.get("alt", "")
+    assert any(a.get("href", "").startswith("scaling.html") for a in art.find_all("a"))
+    body = art.get_text().split("练习 2.6.1")[0]
+    assert "∂p0" not in body  # the Jacobian's table is the scaling page's (an exercise still uses it)
+
+
+@pytest.mark.build
+def test_the_masked_gradient_condition_has_its_label_and_the_page_ends_with_what_to_remember(book_html):
+    art = article(book_html)
+    assert art.find(id="ch02-backprop-masked-grad") is not None
+    remember = art.find_all(class_="remember")
+    assert len(remember) == 1 and 3 <= len(remember[0].find_all("li")) <= 5
+    later = remember[0].find_all_next(class_=["exercise", "solution", "admonition"])
+    assert all(el in remember[0].find_all(True) for el in later)  # nothing after it but its own items
 
 
 @pytest.mark.build
@@ -62,9 +75,9 @@ def test_the_worked_example_tables_hold_the_computed_gradients(book_html):
         assert [f"查询 {i}（位置 {i}）"] + [cell(x) for x in row] in table
     for i, row in enumerate(steps["ds"]):
         assert [f"查询 {i}（位置 {i}）"] + [cell(x) for x in row] in table
-    # the first query reads only itself: its dQ is exactly zero, and the page writes it as 0
+    # the first query reads only itself: its dQ is exactly zero, written as a computed value is
     assert steps["dq"][0] == [0.0, 0.0]
-    assert ["查询 0（位置 0）", "0", "0"] in table
+    assert ["查询 0（位置 0）", "0.0000", "0.0000"] in table
     assert not any("-" in c for r in table for c in r if re.fullmatch(r"[-−]?\d+\.\d{4}", c))  # one minus sign
 
 
@@ -81,7 +94,7 @@ def test_a_worked_cell_is_written_out_with_its_numbers(book_html):
 def test_the_pad_key_row_is_exactly_zero_and_the_sentence_counts_it(book_html):
     steps = bp.backward_steps(*EX, att.visibility(3, 3, key_valid=[True, True, False]))
     assert steps["dk"][2] == [0.0, 0.0] and steps["dv"][2] == [0.0, 0.0]
-    assert ["Key 2", "0", "0", "0", "0"] in rows(book_html)
+    assert ["Key 2"] + ["0.0000"] * 4 in rows(book_html)
     assert page.zero_sentence(steps) in text_of(book_html)
 
 
@@ -91,7 +104,9 @@ def test_the_policy_table_and_sentence_come_from_the_code(book_html):
     counted = page.policies(*EX, visible)
     excluded = page.policies(*EX[:3], [[0.0, 0.0]] + bp.EXAMPLE_D_OUT[1:], visible)
     text = text_of(book_html)
-    assert page.policy_sentence(counted, excluded, visible) in text
+    facts = page.policy_facts(counted, excluded, visible)
+    assert flat(f"换成−1e9{facts['pol_big']}。") in flat(text)
+    assert flat(f"{facts['pol_nan'][0]}个是NaN") in flat(text)
     # The error policy's message is the mask page's; here the page says which row it names.
     assert counted["error"]["raised"].startswith("第 0 个查询行")
     assert "指出第 0 个查询行没有任何可见的 Key" in text
@@ -105,9 +120,10 @@ def test_the_policy_table_and_sentence_come_from_the_code(book_html):
 @pytest.mark.build
 def test_the_mutant_table_and_sentence_come_from_the_code(book_html):
     table = rows(book_html)
-    verdicts = {r[0]: (r[2], r[4]) for r in table if r and r[0] in ("正确", "丢掉修正项", "忘乘 dO")}
-    assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过")}
-    assert "随机 dO 的核对认出了 2 个错误实现（丢掉修正项、忘乘 dO）" in text_of(book_html)
+    verdicts = {r[0]: (r[2], r[4]) for r in table if r and r[0] in page.MUTANTS}
+    assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过"),
+                        "dV 漏了转置": ("未通过", "未通过")}
+    assert "只认出 2 个（丢掉修正项、dV 漏了转置）" in text_of(book_html)
     assert "逐位相同" in text_of(book_html)
 
 

@@ -1,14 +1,12 @@
-"""The backpropagation page's book side: its tables, written-out calculations and sentences.
+"""The backpropagation page's book side: the facts, tables and few sentences its examples decide.
 
-``code/02_backprop.py`` computes the gradients; this module writes them into the page
-(``book/ch02/backprop.md``). Each ``*_values`` function takes one example's inputs, runs the teaching
-code once and returns every name the page glues for that example: plain strings for ``{glue:text}``
-and :class:`Md` for ``{glue:md}`` (tables, lists). The sentences are computed from the same results
-as the tables next to them, so a table and its sentence cannot disagree. Numbers are written by
-``chapter.fmt`` (small errors and steps in scientific notation by ``fmt.sci`` and ``fmt.power``).
+``code/02_backprop.py`` computes the gradients. Each ``*_values`` function runs it once on one
+example and returns every name the page (``book/ch02/backprop.md``) glues: strings, :class:`Md`
+tables and the figure (``chapter.backprop_figure``). A sentence that depends on the data is built
+here from the same results as its table. Values by ``fmt.fmt``, errors by ``fmt.difference``.
 
->>> cell(0.0), cell(-0.25), cell(float("nan")), fmt.sci(2.3e-11), fmt.power(1e-5)
-('0', '−0.2500', 'NaN', '2.3 × 10⁻¹¹', '10⁻⁵')
+>>> cell(0.0), cell(-0.25), cell(float("nan")), fmt.difference(2.3e-11), fmt.power(1e-5)
+('0.0000', '−0.2500', 'NaN', '2.3 × 10⁻¹¹', '10⁻⁵')
 """
 
 from __future__ import annotations
@@ -19,25 +17,22 @@ import random
 import sys
 
 from chapter import fmt
-from chapter.fmt import Md, glue_all
+from chapter.backprop_figure import chain_figure
+from chapter.fmt import Md, glue_all  # noqa: F401 (the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
 ex = importlib.import_module("02_exercises_backprop")
 
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 # The five ways of treating a fully masked row: the two policies of masked_attention, then three demos:
 # the forbidden scores replaced by −∞ (masked_fill / where: no gradient through them), the additive mask
 # S + M of this chapter (the gradient of S flows through M), and a large negative replacement.
 POLICY_NAMES = ("error", "zero", "fill=-inf", "additive", "fill=-1e9")
 POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-inf": "演示：换成 −∞（masked_fill / where）",
                  "additive": "演示：加上 −∞（S + M）", "fill=-1e9": "演示：换成 −1e9"}
-SHORT_LABELS = {"fill=-inf": "换成 −∞", "additive": "加上 −∞", "fill=-1e9": "换成 −1e9"}
 
 
-def cell(x: float) -> str:
-    """A table cell: an exact zero is written 0 (a rounded one keeps its four zeros), NaN as NaN."""
-    return "0" if x == 0.0 else fmt.fmt(x)
+cell = fmt.fmt  # a computed value, whole or not: four decimals (an exact zero is said in words)
 
 
 def paren(text: str) -> str:
@@ -99,6 +94,10 @@ def verdict(error: float) -> str:
     return "通过" if error <= bp.TOLERANCE else "未通过"
 
 
+def exact_zero(xs) -> str:
+    return "恰为 0" if all(x == 0.0 for x in xs) else "不全为 0"
+
+
 # -- sentences computed from the results ------------------------------------------------------------------
 def zero_sentence(steps: dict) -> str:
     """Count the forbidden cells of ``bp.backward_steps``'s result and the gradients that are exactly 0.
@@ -122,25 +121,18 @@ def zero_sentence(steps: dict) -> str:
     return text + f"所有查询都不许读的 Key 有 {len(unread)} 个（{names}），{it}的 dK 与 dV {verdict_}。"
 
 
-def check_sentence(results: dict) -> str:
-    """``{implementation: (max error with dO all ones, with a random dO)}`` as one conclusion.
+def check_facts(results: dict) -> dict:
+    """``{implementation: (max error with dO all ones, with a random dO)}``: what each check caught.
 
-    >>> check_sentence({"正确": (1e-10, 1e-10), "丢掉修正项": (0.3, 0.4), "忘乘 dO": (0.0, 0.2)})
-    '随机 dO 的核对认出了 2 个错误实现（丢掉修正项、忘乘 dO），dO 全为 1 的核对只认出 1 个（丢掉修正项）；正确实现在两种核对下都通过。'
+    >>> check_facts({"正确": (1e-10, 1e-10), "丢掉修正项": (0.3, 0.4), "忘乘 dO": (0.0, 0.2)})["caught_ones"]
+    '1 个（丢掉修正项）'
     """
     if not isinstance(results, dict) or not results:
         raise ValueError("results 必须是非空字典：实现名 → (全 1 误差, 随机误差)")
-    caught_ones = [name for name, (ones, _) in results.items() if ones > bp.TOLERANCE]
-    caught_rand = [name for name, (_, rand) in results.items() if rand > bp.TOLERANCE]
-    passed_both = [name for name, (ones, rand) in results.items() if max(ones, rand) <= bp.TOLERANCE]
-    names = lambda found: "、".join(found) if found else "无"  # noqa: E731
-    text = (
-        f"随机 dO 的核对认出了 {len(caught_rand)} 个错误实现（{names(caught_rand)}），"
-        f"dO 全为 1 的核对只认出 {len(caught_ones)} 个（{names(caught_ones)}）；"
-    )
-    if passed_both == ["正确"]:
-        return text + "正确实现在两种核对下都通过。"
-    return text + f"在两种核对下都通过的是：{names(passed_both)}。"
+    found = lambda names: f"{len(names)} 个（{'、'.join(names) or '无'}）"  # noqa: E731
+    return {"caught_rand": found([n for n, (_, rand) in results.items() if rand > bp.TOLERANCE]),
+            "caught_ones": found([n for n, (ones, _) in results.items() if ones > bp.TOLERANCE]),
+            "passed_both": "、".join(n for n, e in results.items() if max(e) <= bp.TOLERANCE) or "无"}
 
 
 def _nan_count(m) -> int:
@@ -176,39 +168,34 @@ def policies(q, k, v, d_out, visible) -> dict:
     return results
 
 
-def policy_sentence(counted: dict, excluded: dict, visible) -> str:
-    """Compare two :func:`policies` results (the fully masked rows counted in the loss, then left out).
+def policy_facts(counted: dict, excluded: dict, visible) -> dict:
+    """Two :func:`policies` results (the fully masked rows counted in the loss, then left out): the facts
+    the page's sentence states, and the one clause on the −1e9 fill that the data decide.
 
     >>> vis = [[False, False], [True, True]]
     >>> a = policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[1.0], [1.0]], vis)
     >>> b = policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[0.0], [1.0]], vis)
-    >>> policy_sentence(a, b, vis)
-    '全屏蔽的是第 0 行，梯度 dQ、dK、dV 共 6 个元素。换成 −∞ 时其中 2 个是 NaN，加上 −∞ 时 5 个，把这一行排除出损失后仍是 2 个和 5 个。换成 −1e9 没有 NaN，但读了被禁止的 Key，第 0 行的输出不为 0。zero 没有 NaN，全屏蔽行的输出与 dQ 恰为 0。'
+    >>> f = policy_facts(a, b, vis)
+    >>> f["pol_rows"], f["pol_total"], f["pol_nan"], f["pol_big"], f["pol_zero"]
+    ('第 0 行', '6', ('2', '5', '2', '5'), '没有 NaN，但读了被禁止的 Key，第 0 行的输出不为 0', '恰为 0')
     """
     empty = [i for i, row in enumerate(visible) if not any(row)]
     if not empty:
-        return "没有全屏蔽的行：五种做法的结果相同。"
+        raise ValueError("visible 里没有全屏蔽的行：五种做法的结果相同，没有可比的")
     rows = "、".join(f"第 {i} 行" for i in empty)
     zero, big = counted["zero"], counted["fill=-1e9"]
-    total = sum(len(m) * len(m[0]) for m in (zero["dq"], zero["dk"], zero["dv"]))
-    these = "这一行" if len(empty) == 1 else "这些行"
-    nan = {name: (counted[name]["nan"], excluded[name]["nan"]) for name in ("fill=-inf", "additive")}
-    text = (f"全屏蔽的是{rows}，梯度 dQ、dK、dV 共 {total} 个元素。"
-            f"换成 −∞ 时其中 {nan['fill=-inf'][0]} 个是 NaN，加上 −∞ 时 {nan['additive'][0]} 个，"
-            f"把{these}排除出损失后仍是 {nan['fill=-inf'][1]} 个和 {nan['additive'][1]} 个。")
-    reads = any(x != 0.0 for i in empty for x in big["outputs"][i])
     unread = [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
-    pad_grad = [j for j in unread if any(x != 0.0 for x in big["dv"][j])]
-    text += "换成 −1e9 " + ("有 NaN" if big["nan"] else "没有 NaN")
-    if pad_grad:
-        keys = "、".join(f"Key {j}" for j in pad_grad)
-        text += f"，但被所有查询禁止的 {keys} 拿到了不为 0 的 dV。"
-    elif reads:
-        text += f"，但读了被禁止的 Key，{rows}的输出不为 0。"
-    else:
-        text += "。"
-    clean = zero["nan"] == 0 and all(x == 0.0 for i in empty for x in zero["outputs"][i] + zero["dq"][i])
-    return text + "zero " + ("没有 NaN，全屏蔽行的输出与 dQ 恰为 0。" if clean else "的结果不符合“输出与梯度为 0”的约定。")
+    pad_grad = "、".join(f"Key {j}" for j in unread if any(x != 0.0 for x in big["dv"][j]))
+    reads = any(x != 0.0 for i in empty for x in big["outputs"][i])
+    big_text = ("有 NaN" if big["nan"] else "没有 NaN") + (
+        f"，但被所有查询禁止的 {pad_grad} 拿到了不为 0 的 dV" if pad_grad
+        else f"，但读了被禁止的 Key，{rows}的输出不为 0" if reads else "")
+    return {"pol_rows": rows, "pol_total": fmt.count(sum(len(m) * len(m[0]) for m in
+                                                          (zero["dq"], zero["dk"], zero["dv"]))),
+            "pol_nan": tuple(fmt.count(r[name]["nan"]) for r in (counted, excluded)
+                             for name in ("fill=-inf", "additive")),
+            "pol_big": big_text,
+            "pol_zero": exact_zero([zero["nan"]] + [x for i in empty for x in zero["outputs"][i] + zero["dq"][i]])}
 
 
 def correction_sentence(cases: dict) -> str:
@@ -222,33 +209,12 @@ def correction_sentence(cases: dict) -> str:
     parts = []
     for name, case in cases.items():
         zero = all(x == 0.0 for x in case["D"])
-        same = "逐位相同" if case["gap"] == 0.0 else f"最多差 {fmt.sci(case['gap'])}"
+        same = "逐位相同" if case["gap"] == 0.0 else f"最多差 {fmt.difference(case['gap'])}"
         parts.append(f"对{name}，D {'每行恰为 0' if zero else '不全为 0'}，丢掉 D 的梯度与正确梯度{same}")
     return "；".join(parts) + "。"
 
 
 # -- the page's examples, one function each ----------------------------------------------------------------
-def jacobian_values(scores) -> dict:
-    """The softmax Jacobian of one row of scores: its table and what the prose reads off it."""
-    J, p = bp.softmax_jacobian(scores), att.softmax(scores)
-    rows = [
-        [f"∂p{a}"] + [cell(x) for x in row] + [fmt.sci(abs(sum(row))), cell(p[a] * (1 - p[a]))]
-        for a, row in enumerate(J)
-    ]
-    n = len(p)
-    return {
-        "jac_scores": ", ".join(fmt.short(s) for s in scores),
-        "tbl_jac": Md(fmt.md_table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(n)] + ["行和", "p(1 − p)"], rows)),
-        "jac_p": ", ".join(fmt.fmt(x) for x in p),
-        "jac_symmetric": ("J 与 Jᵀ 逐格相等" if all(J[a][b] == J[b][a] for a in range(n) for b in range(n))
-                          else "J 与 Jᵀ 并不逐格相等"),
-        "jac_max": fmt.fmt(max(abs(x) for row in J for x in row)),
-        "jac_dominant": ("每一格都不超过所在行的对角线" if all(abs(x) <= row[a] for a, row in enumerate(J) for x in row)
-                         else "有的格子超过了所在行的对角线"),
-        "jac_rowsum": fmt.sci(max(abs(sum(row)) for row in J)),
-    }
-
-
 def worked_values(q, k, v, d_out) -> dict:
     """The causal worked example, step by step: every table, and one cell of each step written out.
 
@@ -260,8 +226,12 @@ def worked_values(q, k, v, d_out) -> dict:
     s = bp.backward_steps(q, k, v, d_out, visible)
     p, o, rows, key_cols = s["weights"], s["outputs"], queries(n), fmt.keys(n, corner="")[1:]
     masked = [[a + m for a, m in zip(sr, mr)] for sr, mr in zip(att.scaled_scores(q, k), att.additive_mask(visible))]
-    rowsum = [[r, cell(a), cell(b), fmt.sci(abs(a - b))] for r, a, b in zip(rows, s["rowsum_do_o"], s["rowsum_dp_p"])]
+    rowsum = [[r, cell(a), cell(b), fmt.difference(abs(a - b))]
+              for r, a, b in zip(rows, s["rowsum_do_o"], s["rowsum_dp_p"])]
     return {
+        "fig_chain": chain_figure(s, att.scaled_scores(q, k)), "dq0_exact": exact_zero(s["dq"][0]),
+        "masked_p_exact": exact_zero(p[i][j] for i, r in enumerate(visible) for j, ok in enumerate(r) if not ok),
+        "masked_ds_exact": exact_zero(s["ds"][i][j] for i, r in enumerate(visible) for j, ok in enumerate(r) if not ok),
         "ex_d": fmt.count(d), "ex_n": fmt.count(n),
         "ex_q": fmt.vectors(q), "ex_k": fmt.vectors(k), "ex_v": fmt.vectors(v), "ex_do": fmt.vectors(d_out),
         "tbl_ex_s": Md(fmt.md_table(["S"] + key_cols, [[r] + [fmt.fmt(x) for x in row] for r, row in zip(rows, masked)])),
@@ -294,7 +264,7 @@ def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
         "pj_x": fmt.vectors(x), "pj_n": fmt.count(len(x)),
         "pj_wq": fmt.vectors(w_q), "pj_wk": fmt.vectors(w_k), "pj_wv": fmt.vectors(w_v),
         "tbl_pj": Md(fmt.md_table(header, rows)),
-        "pj_err": fmt.sci(check["max"]), "pj_pass": "通过" if check["passed"] else "没有通过",
+        "pj_err": fmt.difference(check["max"]), "pj_pass": "通过" if check["passed"] else "没有通过",
     }
 
 
@@ -312,7 +282,7 @@ def pad_values(q, k, v, d_out, key_valid) -> dict:
         "tbl_pad_ds": table("dS", key_cols, s["ds"], queries(n)),
         "tbl_pad_kv": Md(fmt.md_table(header, [[r] + [cell(x) for x in a + b] for r, a, b in zip(key_cols, s["dk"], s["dv"])])),
         "pad_sentence": zero_sentence(s),
-        "pad_fd": "也全部恰为 0" if all(x == 0.0 for x in fd_k[j] + fd_v[j]) else "并不全为 0",
+        "pad_fd": exact_zero(fd_k[j] + fd_v[j]), "pad_dkv": exact_zero(s["dk"][j] + s["dv"][j]),
     }
 
 
@@ -338,16 +308,21 @@ def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
                      fmt.count(a["nan"]), fmt.count(b["nan"])])
     header = ["做法", f"查询 {row} 的输出", f"查询 {row} 的 dQ", f"Key {key}（PAD）的 dV", "梯度中 NaN 的个数",
               f"排除第 {row} 行后 NaN 的个数"]
+    facts = policy_facts(counted, excluded, visible)
     dv_nan = counted["fill=-inf"]["dv"]  # dW_v = Xᵀ dV by hand: att.matmul refuses the NaN on purpose
     dw_v = [[sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v)] for a in range(len(x[0]))]
     return {
         "left_valid": flags(key_valid), "left_row": fmt.count(row), "left_key": fmt.count(key),
         "zero_do": fmt.count(0), "big_fill": f"{fmt.MINUS}1e9",  # as the demo's code types it
         "tbl_policies": Md(fmt.md_table(header, rows)),
-        "policy_error": counted["error"]["raised"] or "",
-        "policy_sentence": policy_sentence(counted, excluded, visible),
+        **{k: v for k, v in facts.items() if k != "pol_nan"},
+        **dict(zip(("nan_inf", "nan_add", "nan_inf_ex", "nan_add_ex"), facts["pol_nan"])),
         "nan_w_total": fmt.count(len(dw_v) * len(dw_v[0])), "nan_w_count": fmt.count(_nan_count(dw_v)),
     }
+
+
+MUTANTS = {"正确": bp.attention_backward, "丢掉修正项": bp.wrong_backward_no_rowsum,
+           "忘乘 dO": bp.wrong_backward_forgets_d_out, "dV 漏了转置": bp.wrong_backward_transposes_p}
 
 
 def random_d_out(seed: int, lo: int, hi: int, n: int, d_v: int) -> list[list[float]]:
@@ -360,22 +335,20 @@ def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
     """Three backwards, each checked with dO all ones and with a random dO: the table and its sentence."""
     n, d_v = len(q), len(v[0])
     rand, ones = random_d_out(seed, lo, hi, n, d_v), [[1.0] * d_v for _ in range(n)]
-    impls = {"正确": bp.attention_backward, "丢掉修正项": bp.wrong_backward_no_rowsum,
-             "忘乘 dO": bp.wrong_backward_forgets_d_out}
-    results = {name: (bp.gradient_check(q, k, v, ones, backward=f)["max"], bp.gradient_check(q, k, v, rand, backward=f)["max"])
-               for name, f in impls.items()}
+    check = lambda d, f: bp.gradient_check(q, k, v, d, backward=f)["max"]  # noqa: E731
+    results = {name: (check(ones, f), check(rand, f)) for name, f in MUTANTS.items()}
     same = bp.wrong_backward_forgets_d_out(q, k, v, ones) == bp.attention_backward(q, k, v, ones)
     return {
         "ones_value": fmt.count(1), "rand_lo": fmt.count(lo), "rand_hi": fmt.count(hi), "rand_seed": fmt.count(seed),
         "rand_do": fmt.vectors(rand), "fd_h": fmt.power(bp.STEP), "fd_tol": fmt.power(bp.TOLERANCE),
         "tbl_mutants": mutant_table(results),
-        "mutant_sentence": check_sentence(results), "mutant_same": "逐位相同" if same else "并不相同",
+        **check_facts(results), "mutant_same": "逐位相同" if same else "并不相同",
     }
 
 
 def mutant_table(results: dict) -> Md:
     header = ["反向实现", "dO 全为 1：最大相对误差", "结论", "随机 dO：最大相对误差", "结论"]
-    return Md(fmt.md_table(header, [[name, fmt.sci(a), verdict(a), fmt.sci(b), verdict(b)]
+    return Md(fmt.md_table(header, [[name, fmt.difference(a), verdict(a), fmt.difference(b), verdict(b)]
                                     for name, (a, b) in results.items()]))
 
 
@@ -391,8 +364,11 @@ def config_values(q, k, v, d_out, cache_past: int, pad, left) -> dict:
     rows = []
     for name, (q_, d_), options in configs:
         r = bp.gradient_check(q_, k, v, d_, **options)
-        rows.append([name, fmt.sci(r["dq"]), fmt.sci(r["dk"]), fmt.sci(r["dv"]), verdict(r["max"])])
+        rows.append([name] + [fmt.difference(r[g]) for g in ("dq", "dk", "dv")] + [verdict(r["max"])])
+    passed = sum(row[-1] == "通过" for row in rows)
     return {
+        "configs_passed": "都通过" if passed == len(rows) else f"只有 {fmt.count(passed)} 种通过",
+        "configs_n": fmt.count(len(rows)),
         "cache_past": fmt.count(cache_past), "cache_new": fmt.count(len(q) - cache_past),
         "tbl_configs": Md(fmt.md_table(["条件", "dQ 相对误差", "dK 相对误差", "dV 相对误差", "结论"], rows)),
     }
@@ -404,10 +380,17 @@ def step_values(q, k, v, d_out, steps) -> dict:
     best = min(range(len(steps)), key=lambda i: errors[i])
     return {
         "tbl_h": Md(fmt.md_table(["步长 ε", "最大相对误差", "结论"],
-                                 [[fmt.power(eps), fmt.sci(e), verdict(e)] for eps, e in zip(steps, errors)])),
-        "h_best": fmt.power(steps[best]), "h_best_err": fmt.sci(errors[best]),
-        "eps_cbrt": fmt.sci(sys.float_info.epsilon ** (1 / 3)), "eps32": fmt.sci(2.0 ** -23),
+                                 [[fmt.power(eps), fmt.difference(e), verdict(e)]
+                                  for eps, e in zip(steps, errors)])),
+        "h_best": fmt.power(steps[best]), "h_best_err": fmt.difference(errors[best]),
+        "eps64": power_of_two(sys.float_info.epsilon), "eps32": power_of_two(2.0 ** -23),
+        "eps_cbrt": fmt.sci(sys.float_info.epsilon ** (1 / 3)),
     }
+
+
+def power_of_two(x: float) -> str:
+    """A machine precision as the page writes it: ``2⁻⁵²``."""
+    return "2" + str(round(math.log2(x))).replace("-", "⁻").translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
 # -- the exercises ----------------------------------------------------------------------------------------------
@@ -415,7 +398,7 @@ def exercise_values() -> dict:
     """Every number, table and sentence of the five exercises and their solutions."""
     values = {}
     a1, m1 = ex.jacobian_row(), len(ex.JAC_SCORES)
-    rows = [[f"∂p{a}"] + [cell(x) for x in row] + [fmt.sci(abs(s)), cell(dg)]
+    rows = [[f"∂p{a}"] + [cell(x) for x in row] + [fmt.difference(abs(s)), cell(dg)]
             for a, (row, s, dg) in enumerate(zip(a1["jacobian"], a1["row_sums"], a1["diagonal"]))]
     p0, p1 = a1["p"][0], a1["p"][1]
     values |= {
@@ -425,10 +408,10 @@ def exercise_values() -> dict:
         "x1_jac": Md(fmt.md_table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(m1)] + ["行和", "p(1 − p)"], rows)),
         "x1_offdiag": f"J₀₁ = −p₀p₁ = {fmt.MINUS}{cell(p0)}×{cell(p1)} = {cell(a1['jacobian'][0][1])}",
         "x1_dot": " + ".join(f"{val(p)}×{inp(x)}" for p, x in zip(a1["p"], ex.JAC_D_WEIGHTS)) + f" = {cell(a1['dot'])}",
-        "x1_agree": fmt.sci(max(abs(a - b) for a, b in zip(a1["ds"], a1["ds_by_matrix"]))),
+        "x1_agree": fmt.difference(max(abs(a - b) for a, b in zip(a1["ds"], a1["ds_by_matrix"]))),
         "x1_ds": Md(fmt.md_table(["算法"] + [f"ds{b}" for b in range(m1)] + ["之和"], [
-            ["p ∘ (dp − Σ p dp)"] + [cell(x) for x in a1["ds"]] + [fmt.sci(abs(a1["ds_sum"]))],
-            ["J · dp"] + [cell(x) for x in a1["ds_by_matrix"]] + [fmt.sci(abs(sum(a1["ds_by_matrix"])))],
+            ["p ∘ (dp − Σ p dp)"] + [cell(x) for x in a1["ds"]] + [fmt.difference(abs(a1["ds_sum"]))],
+            ["J · dp"] + [cell(x) for x in a1["ds_by_matrix"]] + [fmt.difference(abs(sum(a1["ds_by_matrix"])))],
         ])),
     }
     a2 = ex.hand_steps()
@@ -447,7 +430,7 @@ def exercise_values() -> dict:
         "x2_dv": products([(val(p), inp(x)) for p, x in a2["dv_terms"]], s2["dv"][0][0]),
         "x2_ds": Md("\n".join(f"- Key {j}：{ds_cell(p, dp, big, s2['ds'][r2][j])}"
                               for j, (p, dp, big) in enumerate(a2["ds_terms"]))),
-        "x2_ds_sum": "恰为 0" if row_sum == 0 else f"是 {fmt.sci(abs(row_sum))}，舍入误差以内为 0",
+        "x2_ds_sum": "恰为 0" if row_sum == 0 else f"是 {fmt.difference(abs(row_sum))}，舍入误差以内为 0",
         "x2_ds_first": "、".join(cell(x) for x in s2["ds"][0]),
     }
     a3 = ex.mask_zeros()
@@ -477,7 +460,7 @@ def exercise_values() -> dict:
         "x4_rows": Md(fmt.md_table(["查询", "O 的这一行", "dO 的这一行", "D = rowsum(dO ∘ O)", "dO⊥ 的这一行",
                                     "D⊥ = rowsum(dO⊥ ∘ O)"], rows4)),
         "x4_gaps": Md(fmt.md_table(["上游梯度", "D 的最大绝对值", "丢掉 D 后与正确梯度的最大差"],
-                                   [[name, cell(max(map(abs, case["D"]))), fmt.sci(case["gap"])]
+                                   [[name, cell(max(map(abs, case["D"]))), fmt.difference(case["gap"])]
                                     for name, case in c4["cases"].items()])),
         "x4_sentence": correction_sentence(c4["cases"]),
         "x5_doctest": Md(fmt.doctest_block(ex.rowsum_correction)),

@@ -1,6 +1,6 @@
-"""The backpropagation page's exercises: every answer against an independent computation (numpy), bad input.
+"""The backprop page's exercises: each answer against an independent computation (numpy), bad input.
 
-The solution sentences the page builds from these answers are tested in tests/test_chapter_backprop.py.
+The solution sentences the page builds from these answers: tests/test_chapter_backprop.py.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ def numpy_backward(q, k, v, d_out, visible):
     dv = p.T @ d_out
     dp = d_out @ v.T
     ds = p * (dp - (dp * p).sum(axis=1, keepdims=True))  # the softmax formula, not rowsum(dO ∘ O)
-    return {"p": p, "o": o, "dv": dv, "dp": dp, "ds": ds, "dq": ds @ k / np.sqrt(q.shape[1]), "dk": ds.T @ q / np.sqrt(q.shape[1])}
+    scale = np.sqrt(q.shape[1])
+    dq, dk = ds @ k / scale, ds.T @ q / scale
+    return {"p": p, "o": o, "dv": dv, "dp": dp, "ds": ds, "dq": dq, "dk": dk}
 
 
 def test_the_jacobian_row_equals_numpy():
@@ -42,16 +44,19 @@ def test_the_jacobian_row_equals_numpy():
     assert np.allclose(a["p"], p) and np.allclose(a["jacobian"], jac, atol=1e-15)
     assert np.allclose(a["row_sums"], 0.0, atol=1e-15)
     assert np.allclose(a["diagonal"], np.diag(jac))
-    assert np.allclose(a["ds"], jac @ np.asarray(ex.JAC_D_WEIGHTS)) and np.allclose(a["ds_by_matrix"], a["ds"])
+    assert np.allclose(a["ds"], jac @ np.asarray(ex.JAC_D_WEIGHTS))
+    assert np.allclose(a["ds_by_matrix"], a["ds"])
     assert abs(a["ds_sum"]) < 1e-15
 
 
 def test_the_hand_steps_equal_numpy():
     a = ex.hand_steps()
     n = len(ex.HAND_Q)
-    ref = numpy_backward(ex.HAND_Q, ex.HAND_K, ex.HAND_V, ex.HAND_D_OUT, np.tril(np.ones((n, n), dtype=bool)))
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    ref = numpy_backward(ex.HAND_Q, ex.HAND_K, ex.HAND_V, ex.HAND_D_OUT, causal)
     s = a["steps"]
-    for key, mine in (("p", "weights"), ("o", "outputs"), ("dv", "dv"), ("dp", "dp"), ("ds", "ds"), ("dq", "dq"), ("dk", "dk")):
+    pairs = (("p", "weights"), ("o", "outputs"), *((g, g) for g in ("dv", "dp", "ds", "dq", "dk")))
+    for key, mine in pairs:
         assert np.allclose(s[mine], ref[key], atol=1e-12), key
     assert np.isclose(sum(p * g for p, g in a["dv_terms"]), ref["dv"][0, 0])
     assert np.allclose([p * (dp - d) for p, dp, d in a["ds_terms"]], ref["ds"][ex.HAND_ROW])
@@ -64,7 +69,8 @@ def test_the_mask_zeros_equal_numpy_and_are_exact():
     visible = np.tril(np.ones((new, n_key), dtype=bool), ex.ZERO_PAST) & np.asarray(ex.ZERO_VALID)
     assert np.array_equal(np.asarray(a["visible"]), visible)
     ref = numpy_backward(ex.ZERO_Q, ex.ZERO_K, ex.ZERO_V, ex.ZERO_D_OUT, visible)
-    assert np.allclose(a["steps"]["dk"], ref["dk"], atol=1e-12) and np.allclose(a["steps"]["dv"], ref["dv"], atol=1e-12)
+    assert np.allclose(a["steps"]["dk"], ref["dk"], atol=1e-12)
+    assert np.allclose(a["steps"]["dv"], ref["dv"], atol=1e-12)
     unread = np.flatnonzero(~visible.any(axis=0)).tolist()
     assert a["zero_keys"] == unread
     assert a["readers"] == [np.flatnonzero(visible[:, j]).tolist() for j in range(n_key)]
@@ -85,10 +91,12 @@ def test_the_correction_term_is_zero_exactly_when_d_out_is_orthogonal_to_o():
     assert np.allclose(orthogonal["d_out"], np.stack([-o[:, 1], o[:, 0]], axis=1), atol=1e-12)
     for case in (given, orthogonal):
         ref = numpy_backward(q, k, v, case["d_out"], causal)
-        assert np.allclose(case["D"], (np.asarray(case["d_out"]) * ref["o"]).sum(axis=1), atol=1e-12)
+        d_out = np.asarray(case["d_out"])
+        assert np.allclose(case["D"], (d_out * ref["o"]).sum(axis=1), atol=1e-12)
         # dropping D is dS = P ∘ dP: the gap to the right dQ, dK, dV, computed here with numpy
         ds = ref["p"] * ref["dp"]
-        gap = max(np.abs(ds @ np.asarray(k) / np.sqrt(2) - ref["dq"]).max(), np.abs(ds.T @ np.asarray(q) / np.sqrt(2) - ref["dk"]).max())
+        gap = max(np.abs(ds @ np.asarray(k) / np.sqrt(2) - ref["dq"]).max(),
+                  np.abs(ds.T @ np.asarray(q) / np.sqrt(2) - ref["dk"]).max())
         assert np.isclose(case["gap"], gap, atol=1e-12)
     assert orthogonal["D"] == [0.0] * n and orthogonal["gap"] == 0.0 and given["gap"] > 1e-3
 
@@ -96,7 +104,7 @@ def test_the_correction_term_is_zero_exactly_when_d_out_is_orthogonal_to_o():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_rowsum_correction_equals_rowsum_dp_p(seed):
     rng = np.random.default_rng(seed)
-    q, k, v, d_out = rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
+    q, k, v, d_out = (rng.normal(size=(3, 2)) for _ in range(4))
     ref = numpy_backward(q, k, v, d_out, np.tril(np.ones((3, 3), dtype=bool)))
     got = ex.rowsum_correction(d_out.tolist(), ref["o"].tolist())
     assert np.allclose(got, (ref["dp"] * ref["p"]).sum(axis=1), atol=1e-12)
@@ -124,7 +132,7 @@ def test_bad_input_is_named(call, words):
 
 
 def test_the_solution_listing_is_exactly_the_reference_function():
-    # The page shows rowsum_correction with :start-at: / :end-before: "def answers(": nothing else in between.
+    # The page shows rowsum_correction by :start-at: / :end-before: "def answers(": nothing between.
     import inspect
 
     source = inspect.getsource(ex)
@@ -134,13 +142,14 @@ def test_the_solution_listing_is_exactly_the_reference_function():
 
 def test_the_answers_are_json_and_say_when_dropping_d_changes_nothing():
     a = json.loads(json.dumps(ex.answers(), ensure_ascii=False))
-    assert a["练习3"] == [0]
-    assert a["练习4"]["与 O 逐行正交的 dO⊥"] == {"D": [0.0, 0.0, 0.0], "丢掉D后的最大差": 0.0}
-    assert a["练习4"]["给定的 dO"]["丢掉D后的最大差"] > 1e-3
+    assert a["练习 2.6.3"] == [0]
+    assert a["练习 2.6.4"]["与 O 逐行正交的 dO⊥"] == {"D": [0.0, 0.0, 0.0], "丢掉D后的最大差": 0.0}
+    assert a["练习 2.6.4"]["给定的 dO"]["丢掉D后的最大差"] > 1e-3
 
 
 def test_running_the_file_checks_itself_and_prints_the_answers():
-    run = subprocess.run([sys.executable, "-E", "-s", ex.__file__], capture_output=True, text=True, check=True)
+    command = [sys.executable, "-E", "-s", ex.__file__]
+    run = subprocess.run(command, capture_output=True, text=True, check=True)
     assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers()))
     assert run.stderr == ""
 
@@ -151,12 +160,12 @@ def test_the_self_test_fails_when_an_answer_is_wrong(monkeypatch):
         ex.self_test()
 
 
-# -- fuzz: every public function, one argument at a time replaced by bad input ------------------------------
+# -- fuzz: every public function, one argument at a time replaced by bad input ---------------------
 VALID = {  # one valid call of each public function, every argument named
     "jacobian_row": dict(scores=ex.JAC_SCORES, d_weights=ex.JAC_D_WEIGHTS),
     "hand_steps": dict(q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, d_out=ex.HAND_D_OUT, row=ex.HAND_ROW),
-    "mask_zeros": dict(q=ex.ZERO_Q, k=ex.ZERO_K, v=ex.ZERO_V, d_out=ex.ZERO_D_OUT, past=ex.ZERO_PAST,
-                       key_valid=ex.ZERO_VALID),
+    "mask_zeros": dict(q=ex.ZERO_Q, k=ex.ZERO_K, v=ex.ZERO_V, d_out=ex.ZERO_D_OUT,
+                       past=ex.ZERO_PAST, key_valid=ex.ZERO_VALID),
     "correction_cases": dict(q=ex.CORR_Q, k=ex.CORR_K, v=ex.CORR_V, d_out=ex.CORR_D_OUT),
     "rowsum_correction": dict(d_out=[[1.0, -1.0]], out=[[2.0, 3.0]]),
     "answers": {},
@@ -166,4 +175,5 @@ VALID = {  # one valid call of each public function, every argument named
 
 def test_bad_input_anywhere_is_a_value_error_naming_the_argument():
     assert public_functions(ex) == set(VALID), "every public function needs a valid call here"
-    assert [failure for name, kwargs in VALID.items() for failure in fuzz_failures(getattr(ex, name), kwargs)] == []
+    failures = (f for name, call in VALID.items() for f in fuzz_failures(getattr(ex, name), call))
+    assert list(failures) == []
