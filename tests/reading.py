@@ -1,7 +1,8 @@
 """How long the core of a built page takes to read: one rule, applied to the HTML a reader opens.
 
 The core is what shows before the reader opens anything. Folded away, and not counted: the 深入 blocks
-(closed ``<details>``), the exercises' solutions (hidden until opened), scripts, and the page's own list of
+(closed ``<details>``), the exercises' solutions (hidden until opened), scripts, a figure player's help
+line and buttons, and the page's own list of
 references (「本页参考文献」, looked up rather than read). Of the rest:
 
 - prose: every character that is not white space, outside code, tables and formulas, at 300 a minute;
@@ -25,7 +26,9 @@ CODE_LINES_PER_MINUTE = 12
 PAGE_BUDGET = 15.0  # minutes of core per page
 CHAPTER_BUDGET = 120.0  # minutes for the chapter's opening, its pages and its summary together
 # What a reader does not see until opening it: a 深入 block that is closed, a solution, scripts.
-FOLDED = "script, style, a.headerlink, details:not([open]), div.solution"
+# The step figures' interface help (how to use the player: said once in the preface) and their buttons
+# are not reading either.
+FOLDED = "script, style, a.headerlink, details:not([open]), div.solution, .step-figure-help, button"
 FORMULAS = "code, span.math, div.math, mjx-container"
 # The rubric over each page's own bibliography (book/_ext/page_refs.py).
 BIBLIOGRAPHY_TITLE = "本页参考文献"
