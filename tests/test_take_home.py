@@ -106,3 +106,14 @@ def test_the_notebook_runs_beside_the_files_and_prints_the_pages_number(book_htm
     # The exercises' tasks follow, each with an empty cell under it.
     titles = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## 练习")]
     assert titles and all(t.startswith("## 练习 2.") for t in titles), titles
+
+
+def test_the_notebooks_first_example_cell_holds_the_inputs_the_page_invites_to_change():
+    """自己动手改 (scaling) says: the first cell under 「例子」 holds F13's q, k, v."""
+    nb = take_home.notebook("scaling", "缩放与混合", [])
+    heading = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## 例子"))
+    inputs = nb.cells[heading + 1]
+    assert inputs.cell_type == "code" and all(f"{name} = " in inputs.source for name in ("q", "k", "v"))
+    text = (Path(__file__).resolve().parents[1] / "book" / "ch02" / "scaling.md").read_text(encoding="utf-8")
+    invitation = text.split("### 自己动手改", 1)[1].split("##", 1)[0]
+    assert "notebook" in invitation and "“例子”一节的第一格" in invitation
