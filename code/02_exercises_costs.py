@@ -69,8 +69,7 @@ def window_rows(model: dict = EX_MODEL, window: int = WINDOW,
 
 def generation_cells(prompt: int, steps: int, cache: bool = True) -> int:
     """练习 2.8.4 的参考解：先处理 ``prompt`` 个 token 的提示（一张 ``prompt × prompt`` 的表），
-    再逐个
-    生成 ``steps`` 个 token，朴素实现一共算多少个分数格。用缓存时，第 t 步只有一个新查询，
+    再逐个生成 ``steps`` 个 token，朴素实现一共算多少个分数格。用缓存时，第 t 步只有一个新查询，
     与此前的 ``prompt + t`` 个 Key 各比一次；不用缓存时，每一步把整段重算一遍。
 
     >>> generation_cells(4, 0)
@@ -80,10 +79,11 @@ def generation_cells(prompt: int, steps: int, cache: bool = True) -> int:
     >>> generation_cells(0, 3)
     Traceback (most recent call last):
     ...
-    ValueError: prompt 必须是不小于 1 的整数，收到 0
+    ValueError: prompt 必须是 1 到 4096 的整数，收到 0
     """
-    att.check_count(prompt, "prompt", maximum=att.MAX_POSITIONS)
-    att.check_count(steps, "steps", minimum=0, maximum=att.MAX_POSITIONS)
+    for name, n, least in (("prompt", prompt, 1), ("steps", steps, 0)):  # 只用标准库：自己检查输入
+        if isinstance(n, bool) or not isinstance(n, int) or not least <= n <= 4096:
+            raise ValueError(f"{name} 必须是 {least} 到 4096 的整数，收到 {n!r}")
     if not isinstance(cache, bool):
         raise ValueError(f"cache 必须是 True 或 False，收到 {cache!r}")
     lengths = range(prompt + 1, prompt + steps + 1)  # 第 t 步之后序列的长度

@@ -27,7 +27,7 @@ CODE_SCORES = [1000.0, 1001.0, 1002.0]
 
 def hand_row(q: list[float] = HAND_Q, k: list[list[float]] = HAND_K,
              g: list[float] = HAND_G) -> dict:
-    """“雅可比矩阵”一题的答案：一行的权重 p、J = diag(p) − p pᵀ 与 J·g。
+    """“雅可比矩阵”一题的答案：一行的权重 p、J = diag(p) − p p^T 与 J·g。
 
     >>> s = hand_row()
     >>> s["dots"], s["scaled"], [round(w, 4) for w in s["weights"]]

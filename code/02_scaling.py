@@ -5,7 +5,7 @@
 
 - ``visible_steps``：不加 mask 时一个查询行的每一步（由 ``02_attention.row_steps`` 算出），
   动态图解 F13 的每一帧就是其中一步；``scaled_by``：按另一个维数缩放，作“用错了 d”的对照；
-- ``mix``：输出 = Σ 权重 × V 行；``softmax_jacobian``：softmax 的雅可比矩阵 diag(p) − p pᵀ；
+- ``mix``：输出 = Σ 权重 × V 行；``softmax_jacobian``：softmax 的雅可比矩阵 diag(p) − p p^T；
 - ``measure_scaling``：用固定种子的随机向量，实测点积的方差随 d 增长、softmax 随之饱和；
 - ``naive_softmax`` 与 ``exp_limit``：不减最大值的写法在哪里溢出；
 - ``softmax_over_queries``：故意写错的轴，只用于对照和测试。
@@ -183,7 +183,7 @@ def exp_limit(largest: float = sys.float_info.max) -> float:
 
 
 def softmax_jacobian(weights: list[float]) -> list[list[float]]:
-    """softmax 的雅可比矩阵 J = diag(p) − p pᵀ，J[i][j] = ∂p_i/∂s_j。
+    """softmax 的雅可比矩阵 J = diag(p) − p p^T，J[i][j] = ∂p_i/∂s_j。
 
     每个元素的绝对值不超过 max p_j(1 − p_j) ≤ 1/4：一个分数对一个权重的影响。
 
@@ -202,7 +202,7 @@ def softmax_jacobian(weights: list[float]) -> list[list[float]]:
 
 
 def _jacobian_peak(p: list[float]) -> float:
-    # J = diag(p) − p pᵀ 绝对值最大的元素是对角元 max p_j(1 − p_j) ≤ 1/4。
+    # J = diag(p) − p p^T 绝对值最大的元素是对角元 max p_j(1 − p_j) ≤ 1/4。
     return max(pj * (1 - pj) for pj in p)
 
 

@@ -155,12 +155,12 @@ def test_the_configuration_sentences_on_other_models():
                                  _model("A", 4, 2), _model("W", 4, 2, sliding_window=512)])
     assert "use_sliding_window = false，不启用" in off and "W 的配置也写了" in off
     # Every configuration that writes a window is named, with its value: the data of the table, not a choice.
-    named = re.findall(r"([\w.-]+) 的配置也?写了 sliding_window = (\d+)", page.sliding_sentence(costs.MODELS))
-    assert named == [(m["name"], str(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")]
+    named = re.findall(r"([\w.-]+) 的配置也?写了 sliding_window = ([\d,]+)", page.sliding_sentence(costs.MODELS))
+    assert named == [(m["name"], fmt.count(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")]
     header, body = page.configs_table([with_key])
     assert body == [["G", "2", "16", "4", "4", "8", "64", "—", "bfloat16"]] and len(header) == 9
     assert [row[-1] for row in page.configs_table(costs.MODELS)[1]] == [m["dtype"] for m in costs.MODELS]
-    assert page.configs_table(costs.MODELS)[1][3][-2] == "131072（未启用）"
+    assert page.configs_table(costs.MODELS)[1][3][-2] == "131,072（未启用）"
 
 
 def test_query_heads_sentence_on_other_models():

@@ -45,7 +45,7 @@ def test_the_page_teaches_the_row_first_and_owns_its_labels(article, page_text):
     # This page is the first to work a row through ÷√d, the max and exp: it does not say "again".
     assert "再手算" not in page_text and "一行从头算到尾" not in page_text
     # Other pages link to these: temperature, the Jacobian, the stable softmax, the head dimension.
-    for label in ("ch02-scaling-temperature", "ch02-scaling-jacobian", "ch02-scaling-stable", "ch02-scaling-wrong-d"):
+    for label in ("ch02-scaling-temperature", "ch02-scaling-jacobian", "ch02-scaling-stable"):
         assert article.find(id=label) is not None, label
 
 

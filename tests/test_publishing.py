@@ -21,7 +21,9 @@ pytestmark = pytest.mark.build
 
 def scores_row(project: Path, position: int) -> list[str]:
     soup = BeautifulSoup((project / "_build/html/ch02/mask.html").read_text(encoding="utf-8"), "html.parser")
-    for tr in soup.find_all("tr"):
+    # The raw scores are the first table of the 深入 block that holds them (屏蔽之前的分数).
+    block = next(d for d in soup.select("details") if "屏蔽之前的分数" in d.find("summary").get_text())
+    for tr in block.find_all("tr"):
         cells = [td.get_text(strip=True) for td in tr.find_all("td")]
         if cells and cells[0] == f"绝对位置 {position}":
             return cells[1:]  # the first such row is the raw scores table

@@ -202,7 +202,7 @@ def correction_sentence(cases: dict) -> str:
     """Exercise 4: for each upstream gradient, whether its correction term D is zero and what dropping D changed.
 
     >>> correction_sentence({"甲": {"D": [0.5, 0.0], "gap": 0.25}, "乙": {"D": [0.0, 0.0], "gap": 0.0}})
-    '对甲，D 不全为 0，丢掉 D 的梯度与正确梯度最多差 2.5 × 10⁻¹；对乙，D 每行恰为 0，丢掉 D 的梯度与正确梯度逐位相同。'
+    '对甲，D 不全为 0，丢掉 D 的梯度与正确梯度最多差 0.2500；对乙，D 每行恰为 0，丢掉 D 的梯度与正确梯度逐位相同。'
     """
     if not isinstance(cases, dict) or not cases:
         raise ValueError("cases 必须是非空字典：上游梯度的名字 → {\"D\", \"gap\"}")

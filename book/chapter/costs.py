@@ -53,8 +53,8 @@ def share(part: int, whole: int) -> str:
 
 
 def listing(values: list) -> str:
-    """Inputs listed the way the prose lists them: 1024、4096、16384."""
-    return "、".join(fmt.short(x) for x in att.as_list(values, "values"))
+    """Inputs listed the way the prose lists them: 1024、4096、16,384 (a count groups its thousands)."""
+    return "、".join(fmt.count(x) if isinstance(x, int) else fmt.short(x) for x in att.as_list(values, "values"))
 
 
 def put_in(*counts: int) -> str:

@@ -35,7 +35,7 @@ def imports(name: str, code: Path = CODE) -> list[str]:
     """The files of ``code/`` that ``name`` needs beside it, itself first, then what it imports, in order.
 
     >>> imports("02_exercises_rope.py")
-    ['02_exercises_rope.py', '02_rope.py', '02_attention.py']
+    ['02_exercises_rope.py', '02_attention.py', '02_rope.py']
     """
     found = [name]
     for file in found:  # grows while it is read: each new file's own imports are followed too
@@ -49,7 +49,7 @@ def files(page: str, code: Path = CODE) -> list[str]:
     """Every file of the page's zip but its README: the teaching file, the answers, what both import.
 
     >>> files("scaling")
-    ['02_scaling.py', '02_exercises_scaling.py', '02_attention.py']
+    ['02_scaling.py', '02_attention.py', '02_exercises_scaling.py']
     """
     if page not in TEACHING:
         raise ValueError(f"page 必须是 {'、'.join(TEACHING)} 之一，收到 {page!r}")
@@ -213,9 +213,10 @@ def _costs_example() -> dict:
         "inputs": f"context = {costs.CONTEXT}\nbatch = {costs.BATCH}",
         "run": 'for model in costs.MODELS:\n'
                '    n = costs.kv_cache_bytes(model, context, batch)\n'
-               '    print(model["name"], "KV 缓存", f"{n:,}", "字节")',
+               '    print(model["name"], "KV 缓存", f"{n:,}", "字节，即", f"{n / 2**30:g} GiB")',
         "module": ("costs", "02_costs"),
-        "shown": lambda: f"{costs.kv_cache_bytes(costs.MODELS[0], costs.CONTEXT, costs.BATCH):,}",
+        # The first model's cache as the page's table writes it (fmt.size: 2 GiB).
+        "shown": lambda: fmt.size(costs.kv_cache_bytes(costs.MODELS[0], costs.CONTEXT, costs.BATCH)),
     }
 
 
@@ -228,11 +229,12 @@ def _tensors_example() -> dict:
         "inputs": "inputs = tn.demo_inputs()\nprint(inputs[\"attention_mask\"].tolist(), inputs[\"past\"])",
         "run": 'r = tn.forward(inputs)\n'
                'print("位置编号", r["positions"].tolist())\n'
+               'print("序列 0 的位置编号", "、".join(str(p) for p in r["positions"][0].tolist()))\n'
                'for b, table in enumerate(r["visible"][:, 0]):\n'
                '    print(f"序列 {b} 每个新查询可读的 Key 数", table.sum(axis=-1).tolist())\n'
                'print("序列 0、头 0 第一个新查询的输出", [format(float(x), ".4f") for x in r["outputs"][0, 0, 0]])',
         "module": ("tn", "02_tensors"),
-        "shown": lambda: fmt.fmt(float(r["outputs"][0, 0, 0, 0])),
+        "shown": lambda: "、".join(str(p) for p in r["positions"][0].tolist()),  # the positions table
     }
 
 
