@@ -239,8 +239,8 @@ def test_a_table_that_does_not_match_batch_and_n_key_is_refused(rule, name):
 @pytest.mark.parametrize("x, positions, words", [
     (np.ones((1, 1, 2, 3)), [[0, 1]], "d 必须是偶数"),
     (np.ones((1, 1, 2, 2)), [[0, 1, 2]], "positions 的形状"),
-    (np.ones((1, 1, 2, 2)), [[0, -1]], "0 到 2⁵³"),
-    (np.ones((1, 1, 1, 2)), [[2**53 + 1]], "0 到 2⁵³")])
+    (np.ones((1, 1, 2, 2)), [[0, -1]], r"0 到 2\*\*53"),
+    (np.ones((1, 1, 1, 2)), [[2**53 + 1]], r"0 到 2\*\*53")])
 def test_rope_batched_names_each_condition_on_its_own(x, positions, words):
     with pytest.raises(ValueError, match=words):
         tn.rope_batched(x, positions)
