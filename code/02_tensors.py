@@ -208,7 +208,7 @@ def rope_batched(x, positions, base: float = 10000.0) -> np.ndarray:
     if pos.shape != (x.shape[0], x.shape[2]):
         raise ValueError(f"positions 的形状须为 (batch, n) {x.shape[::2]}，收到 {pos.shape}")
     if (pos < 0).any() or (pos > MAX_POSITION).any():
-        raise ValueError(f"positions 必须在 0 到 2**53 之间，收到最小 {pos.min()}、最大 {pos.max()}")
+        raise ValueError(f"positions 必须在 0 到 2**53 之间，收到 {pos.min()} 到 {pos.max()}")
     if isinstance(base, bool) or not isinstance(base, (int, float)) or not 1 < base < float("inf"):
         raise ValueError(f"base 必须是大于 1 的有限数，收到 {base!r}")
     theta = float(base) ** (-np.arange(0, x.shape[-1], 2) / x.shape[-1])  # 第 i 对的频率 θ_i

@@ -54,7 +54,7 @@ def test_the_score_table_holds_the_computed_counts(book_html):
     table = rows(book_html)
     for n in costs.SCORE_NS:
         c = costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES, batch=costs.SCORE_BATCH)
-        row = next(r for r in table if r[:3] == [str(n), f"{c['entries']:,}", fmt.size(c["bytes"])])
+        row = next(r for r in table if r[:3] == [fmt.count(n), f"{c['entries']:,}", fmt.size(c["bytes"])])
         forbidden, share = re.fullmatch(r"([\d,]+)（([\d.]+)%）", row[3]).groups()
         assert forbidden == f"{c['forbidden']:,}"
         exact = 100 * c["forbidden"] / c["entries"]
