@@ -40,12 +40,13 @@ class DepthBoxes(SphinxPostTransform):
 
     def run(self, **kwargs: Any) -> None:
         for node in list(self.document.findall(is_dropdown)):
-            box = nodes.admonition("", classes=["depth"])
+            # The box keeps the dropdown's ids: a label put just above the dropdown points at them.
+            box = nodes.admonition("", classes=["depth"], ids=list(node["ids"]))
             children = list(node.children)
             if node.get("has_title") and children and isinstance(children[0], nodes.rubric):
                 rubric = children.pop(0)
                 box += nodes.title(rubric.rawsource, "", *rubric.children)
-                box["ids"] = rubric["ids"]
+                box["ids"] += rubric["ids"]
             box.extend(children)
             node.replace_self(box)
 
