@@ -11,30 +11,15 @@ from __future__ import annotations
 import importlib
 
 from chapter import fmt
+from chapter.costs import figure_fonts  # the figures' one font list (Noto Sans CJK SC)
 
 mh = importlib.import_module("02_multihead")
 
-FONT = "Noto Sans CJK SC"
 COLOURS = ["#cfe2f3", "#fce5cd", "#d9ead3", "#ead1dc"]  # one per head (light: the numbers stay legible)
 EDGES = ["#1f5fa8", "#b45f06", "#38761d", "#741b47"]
 FORBIDDEN_FILL = "#d9d9d9"
 W, H = 1.0, 0.62  # a cell's width and height in the figure's own units
 LABEL, GAP = 0.85, 0.7  # room for 位置 i left of a table; an arrow's length
-
-
-def fonts() -> list[str]:
-    """The text's fonts: DejaVu Sans for Latin letters and digits, then the Chinese font.
-
-    >>> fonts()
-    ['DejaVu Sans', 'Noto Sans CJK SC']
-    """
-    from matplotlib import font_manager
-
-    try:
-        font_manager.findfont(font_manager.FontProperties(family=FONT), fallback_to_default=False)
-    except ValueError:
-        raise ValueError(f"图里的中文要用字体 {FONT}：请安装 Debian 的 fonts-noto-cjk") from None
-    return ["DejaVu Sans", FONT]
 
 
 def _grid(ax, x0: float, y0: float, cells: list[list[str]], fills: list[list[str]], title: str,
@@ -84,7 +69,7 @@ def split_figure(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads: int | No
     ax.set_axis_off()
     import matplotlib as mpl
 
-    with mpl.rc_context({"font.family": fonts()}):
+    with mpl.rc_context({"font.family": figure_fonts()}):
         col_names = [f"列 {c}" for c in range(cols)]
         mid_top, mid_bottom = top - n * H / 2, bottom - n * H / 2
         right = _grid(ax, LABEL, top, [[fmt.fmt(v) for v in row] for row in s["q"]], by_head,

@@ -13,25 +13,11 @@ import importlib
 
 import numpy as np
 
+from chapter.costs import figure_fonts  # the figures' one font list (Noto Sans CJK SC)
+
 tn = importlib.import_module("02_tensors")
 
-FIGURE_FONT = "Noto Sans CJK SC"  # Debian's fonts-noto-cjk, which the PDF edition needs too
 ALLOWED, FORBIDDEN, PAD = "#1f5fa8", "#e8e8e8", "#c0392b"
-
-
-def fonts() -> list[str]:
-    """The figures' font list; a clear error when the Chinese font is missing.
-
-    >>> fonts()
-    ['DejaVu Sans', 'Noto Sans CJK SC']
-    """
-    from matplotlib import font_manager
-
-    try:
-        font_manager.findfont(font_manager.FontProperties(family=FIGURE_FONT), fallback_to_default=False)
-    except ValueError:
-        raise ValueError(f"图里的中文要用字体 {FIGURE_FONT}：请安装 Debian 的 fonts-noto-cjk") from None
-    return ["DejaVu Sans", FIGURE_FONT]
 
 
 def top_left(n_query: int, n_key: int) -> np.ndarray:
@@ -46,7 +32,7 @@ def top_left(n_query: int, n_key: int) -> np.ndarray:
 
 def _grid(ax, table: np.ndarray, title: str, valid=None) -> None:
     """One visibility table: a cell per (query, key), the cache left of a dashed line, PAD keys in red."""
-    family = fonts()
+    family = figure_fonts()
     n_query, n_key = table.shape
     past = n_key - n_query
     valid = [True] * n_key if valid is None else list(valid)
