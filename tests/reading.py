@@ -36,6 +36,16 @@ BIBLIOGRAPHY_TITLE = "本页参考文献"
 DEPTH_TITLE = "深入："
 
 
+def drop_bibliography(article) -> None:
+    """Take the page's own bibliography (the rubric 「本页参考文献」 and the list after it) out of ``article``."""
+    for rubric in article.select("p.rubric"):
+        if rubric.get_text(strip=True) == BIBLIOGRAPHY_TITLE:
+            entries = rubric.find_next_sibling()
+            if entries is not None and entries.name in ("ul", "ol", "dl", "div"):
+                entries.decompose()
+            rubric.decompose()
+
+
 class Reading(NamedTuple):
     chars: int
     tables: int
@@ -62,11 +72,7 @@ def reading(html: str) -> Reading:
     article = BeautifulSoup(html, "html.parser").find("article")
     for folded in article.select(FOLDED):
         folded.decompose()
-    for rubric in article.select("p.rubric"):
-        if rubric.get_text(strip=True) == BIBLIOGRAPHY_TITLE:
-            for entries in rubric.find_next_siblings(limit=1):
-                entries.decompose()
-            rubric.decompose()
+    drop_bibliography(article)
     tables = [t for t in article.find_all("table") if t.find_parent("table") is None]
     for table in tables:
         table.decompose()

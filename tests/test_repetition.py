@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CHAPTER_PAGES, MECHANISM_SECTIONS, article_of
+from reading import drop_bibliography
 
 PAGES = [f"ch02/{name}.html" for name in ("index", *(page for page, _ in CHAPTER_PAGES), "summary")] + ["glossary.html"]
 MIN_LENGTH = 25
@@ -95,12 +96,7 @@ def _split(block: str) -> list[str]:
 def sentences(article) -> list[str]:
     """The sentences of a page's <article> (see the module docstring), in order, whitespace removed,
     inline maths kept as ``$TeX$``; only those of at least MIN_LENGTH characters (maths not counted)."""
-    for rubric in article.select("p.rubric"):  # 「本页参考文献」 and the list of entries after it
-        if rubric.get_text(strip=True) == "本页参考文献":
-            entries = rubric.find_next_sibling()
-            if entries is not None and entries.name in ("ul", "ol", "dl", "div"):
-                entries.decompose()
-            rubric.decompose()
+    drop_bibliography(article)  # 「本页参考文献」 and the list of entries after it
     for tag in article.select(LEFT_OUT):
         tag.decompose()
     found = []

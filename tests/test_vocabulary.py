@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, article_of
+from reading import drop_bibliography
 
 from chapter import fmt
 
@@ -23,20 +24,13 @@ BOOK_SIDE = sorted((ROOT / "book" / "chapter").glob("*.py"))
 CODE_NAMES = ("head_dim", "d_head", "d_model", "n_heads", "num_heads", "kv_heads")
 
 
-# The rubric over each page's own bibliography (book/_ext/page_refs.py, ``page_refs_title``).
-BIBLIOGRAPHY_TITLE = "本页参考文献"
 
 
 def prose(book_html: Path, page: str) -> str:
     """The page's running text: code, run output, maths, scripts and the page's bibliography left out
     (an entry's title, such as "LlamaAttention (head_dim)", is the source's own words)."""
     article = article_of(book_html, f"ch02/{page}.html")
-    for rubric in article.select("p.rubric"):
-        if rubric.get_text(strip=True) == BIBLIOGRAPHY_TITLE:
-            entries = rubric.find_next_sibling()
-            if entries is not None and (entries.name == "ul" or "citation-list" in entries.get("class", [])):
-                entries.decompose()
-            rubric.decompose()
+    drop_bibliography(article)
     for node in article.select("code, pre, div.highlight, span.math, div.math, script, .headerlink"):
         node.decompose()
     return article.get_text(" ")
@@ -190,9 +184,7 @@ BLOCKS = ["p", "li", "dd", "dt", "caption", "figcaption"]
 def unsourced_library_claims(article) -> list[str]:
     """Blocks of text (a paragraph, a list item; a table as a whole) that name a library but neither say
     where it was observed nor cite a source. The page's bibliography is a list of sources itself."""
-    for rubric in article.select("p.rubric"):
-        if rubric.get_text(strip=True) == BIBLIOGRAPHY_TITLE and rubric.find_next_sibling() is not None:
-            rubric.find_next_sibling().decompose()
+    drop_bibliography(article)
     for node in article.select("script, pre, div.highlight, div.citation"):
         node.decompose()
 

@@ -44,17 +44,11 @@ def numpy_needed(code_dir: Path | None = None) -> list[str]:
     >>> numpy_needed()
     ['02_costs.py', '02_exercises_costs.py', '02_exercises_tensors.py', '02_exercises_training.py', '02_tensors.py', '02_training.py']
     """
-    import re
+    from chapter.take_home import imports  # the one follower of ``import_module("02_…")``
 
-    needed = set(numpy_users(code_dir))
+    users = set(numpy_users(code_dir))
     code_dir = CODE_DIR if code_dir is None else Path(code_dir)
-    imports = {path.name: {f"{m}.py" for m in re.findall(r'import_module\("(02_\w+)"\)', path.read_text(encoding="utf-8"))}
-               for path in code_dir.glob("02_*.py")}
-    while True:  # until no file is added: a file that imports a numpy user needs numpy too
-        more = {name for name, used in imports.items() if used & needed} - needed
-        if not more:
-            return sorted(needed)
-        needed |= more
+    return sorted(p.name for p in code_dir.glob("02_*.py") if users & set(imports(p.name, code_dir)))
 
 
 def opening() -> dict:

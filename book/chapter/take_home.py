@@ -20,7 +20,7 @@ import re
 import zipfile
 from pathlib import Path
 
-from chapter import fmt
+from chapter import fmt, opening
 
 CODE = Path(importlib.import_module("02_attention").__file__).parent
 PYTHON = "3.11"  # the oldest Python the teaching code is run with (README.md)
@@ -59,12 +59,6 @@ def files(page: str, code: Path = CODE) -> list[str]:
     return out
 
 
-def needs_numpy(name: str, code: Path = CODE) -> bool:
-    """Whether a file, or one it imports, imports numpy."""
-    return any(re.search(r"^\s*import numpy|^\s*from numpy", (code / f).read_text(encoding="utf-8"), re.M)
-               for f in imports(name, code))
-
-
 def zip_name(page: str) -> str:
     return f"ch02_{page}.zip"
 
@@ -76,7 +70,8 @@ def notebook_name(page: str) -> str:
 def readme(page: str, title: str, code: Path = CODE) -> str:
     """The zip's README.txt: what each file is, how to run it, what it needs."""
     names = files(page, code)
-    numpy = [n for n in names if needs_numpy(n, code)]
+    needed = set(opening.numpy_needed(code))  # a file that imports numpy, or imports one that does
+    numpy = [n for n in names if n in needed]
     lines = [f"《手算注意力与因果掩码》第 2 章：{title}", "",
              "这个压缩包里的文件放在同一个文件夹里就能运行，不需要别的文件：", ""]
     for name in names:
