@@ -32,6 +32,7 @@ extensions = [
     "book_exercises",          # 练习 2.3.1 (sphinx-exercise), solutions hidden in HTML, 练习答案 in the PDF
     "depth_blocks",            # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
     "take_home",               # each page's zip of files and its notebook, made from code/ at build time
+    "figure_formats",          # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
     "read_order",              # with -j auto, each reading process gets about the same work
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]
@@ -90,6 +91,12 @@ nb_merge_streams = True
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
     filter(None, [str(ROOT / "book" / "_ext"), os.environ.get("JUPYTER_PATH")])
 )
+# A page's kernel keeps nothing worth saving (no history: --HistoryManager.enabled=False in its kernel.json),
+# so the build stops it at once rather than asking it to shut down and waiting for it to exit: about half a
+# second per page. MyST-NB passes no options to nbclient's NotebookClient, hence its default is set here.
+import nbclient  # noqa: E402
+
+nbclient.NotebookClient.shutdown_kernel.default_value = "immediate"
 
 # -- HTML -------------------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"

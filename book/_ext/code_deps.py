@@ -11,6 +11,7 @@ use it, on the very next build, with MyST-NB executing them afresh.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -25,7 +26,9 @@ def modules(code_dir: Path, package_dir: Path | None = None) -> dict[str, Path]:
     return found
 
 
-def _named(text: str, found: dict[str, Path]) -> set[str]:
+@functools.lru_cache(maxsize=512)
+def _named(text: str, found: tuple[str, ...]) -> frozenset[str]:
+    """The import names of ``found`` that ``text`` mentions (cached: every page follows the same files)."""
     names = set()
     for name in found:
         package, _, leaf = name.rpartition(".")
@@ -33,17 +36,17 @@ def _named(text: str, found: dict[str, Path]) -> set[str]:
             names.add(name)
         elif package and re.search(rf"from\s+{package}\s+import\s+[^\n]*(?<![\w.]){re.escape(leaf)}\b", text):
             names.add(name)
-    return names
+    return frozenset(names)
 
 
 def used_code_files(text: str, code_dir: Path, package_dir: Path | None = None) -> list[Path]:
     """The files that ``text`` names, followed through the files' own mentions."""
     found = modules(code_dir, package_dir)
-    todo, seen = _named(text, found), set()
+    todo, seen = set(_named(text, tuple(found))), set()
     while todo:
         name = todo.pop()
         seen.add(name)
-        todo |= _named(found[name].read_text(encoding="utf-8"), found) - seen
+        todo |= _named(found[name].read_text(encoding="utf-8"), tuple(found)) - seen
     return [found[name] for name in sorted(seen)]
 
 

@@ -22,7 +22,7 @@ from sphinx.util.parallel import make_chunks
 
 KERNEL_SECONDS = 0.8  # start and stop one kernel, nbclient's waits included
 SECONDS_PER_BYTE = 1 / 40_000  # parsing, rendering and running the cells of a page
-PLOT_SECONDS = 1.0  # importing matplotlib and drawing a figure in two formats
+PLOT_SECONDS = 1.0  # importing matplotlib and drawing a page's figures (book/_ext/figure_formats.py)
 
 
 def estimated_seconds(text: str) -> float:
@@ -31,7 +31,7 @@ def estimated_seconds(text: str) -> float:
     head = text.split("\n---", 1)[0] if text.startswith("---") else ""
     if "file_format: mystnb" in head:
         seconds += KERNEL_SECONDS
-        if "matplotlib" in text or "InlineBackend" in text:
+        if "{glue:figure}" in text or "matplotlib" in text:
             seconds += PLOT_SECONDS
     return round(seconds, 4)
 

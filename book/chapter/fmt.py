@@ -368,11 +368,33 @@ class Table(NamedTuple):
     rows: list[list[str]]
 
 
+class FigureImage:
+    """A matplotlib figure as the page shows it: SVG in the HTML, PDF in the PDF edition.
+
+    The build says which format its builder takes (``BOOK_FIGURE_FORMATS``, set by book/_ext/figure_formats.py
+    before the pages run); outside a build both are made. Drawn as IPython's inline backend draws a figure
+    (``bbox_inches="tight"``), without importing pyplot or the backend into the page's kernel.
+    """
+
+    def __init__(self, figure):
+        self.figure = figure
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        import os
+
+        from IPython.core.pylabtools import print_figure
+
+        mime = {"svg": "image/svg+xml", "pdf": "application/pdf"}
+        formats = os.environ.get("BOOK_FIGURE_FORMATS", "svg,pdf").split(",")
+        return {mime[f]: print_figure(self.figure, f, base64=True) for f in formats} | {"text/plain": "<图>"}
+
+
 def glue_all(values: dict) -> None:
     """Glue every value of an example under its name (inside a page's notebook run only).
 
     A :class:`Table` (or a ``(header, rows)`` pair) and :class:`Md` become Markdown, a figure is glued as
-    an image and closed, text is glued as text. A float is refused: it must be written by this module first.
+    an image (:class:`FigureImage`), text is glued as text. A float is refused: it must be written by this
+    module first.
     """
     from IPython.display import Markdown
     from myst_nb import glue
@@ -384,11 +406,9 @@ def glue_all(values: dict) -> None:
             value = Markdown(md_table(*value))  # a Table, or a (header, rows) pair
         elif isinstance(value, Md):
             value = Markdown(str(value))
+        elif hasattr(value, "savefig"):
+            value = FigureImage(value)
         glue(name, value, display=False)
-        if hasattr(value, "savefig"):
-            import matplotlib.pyplot as plt
-
-            plt.close(value)
 
 
 def run_output(teaching_file: str) -> Md:

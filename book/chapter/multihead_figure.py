@@ -51,10 +51,10 @@ def split_figure(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads: int | No
     >>> "0.3302" in texts, "禁止" in texts, any(t.startswith("头 1 的权重") for t in texts)
     (True, True, True)
     """
-    import matplotlib.pyplot as plt  # in the page's kernel, this sets up how a figure is shown
+    import matplotlib
     from matplotlib.figure import Figure  # a Figure, not pyplot's: no global list of figures to close
 
-    plt.rcParams["svg.hashsalt"] = "multihead"  # fixed ids in the SVG: the same HTML on every build
+    matplotlib.rcParams["svg.hashsalt"] = "multihead"  # fixed ids in the SVG: the same HTML on every build
 
     args = [d if a is None else a for a, d in zip((x, w_q, w_k, w_v, w_o), mh.DEMO)]
     s = mh.multihead_steps(*args, mh.DEMO_HEADS if heads is None else heads)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
 from pathlib import Path
 
@@ -19,21 +21,23 @@ def numpy_users(code_dir: Path | None = None) -> list[str]:
     >>> numpy_users()
     ['02_costs.py', '02_exercises_tensors.py', '02_tensors.py', '02_training.py']
     """
-    import ast
-
     if code_dir is not None and not isinstance(code_dir, (str, Path)):
         raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
     code_dir = CODE_DIR if code_dir is None else Path(code_dir)
     if not code_dir.is_dir():
         raise ValueError(f"code_dir 必须是一个文件夹，收到 {str(code_dir)!r}")
-    users = []
-    for path in sorted(code_dir.glob("02_*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        names = [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
-        names += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    return [path.name for path in sorted(code_dir.glob("02_*.py")) if _imports_numpy(path.read_text(encoding="utf-8"))]
+
+
+@functools.lru_cache(maxsize=256)
+def _imports_numpy(source: str) -> bool:
+    """Whether a file's syntax tree imports numpy (the build asks once per page: each file is parsed once)."""
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
         if any(name == "numpy" or name.startswith("numpy.") for name in names):
-            users.append(path.name)
-    return users
+            return True
+    return False
 
 
 def numpy_needed(code_dir: Path | None = None) -> list[str]:

@@ -169,18 +169,19 @@ def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, fir
     } | ({"fig_d2": d2_figure(q, k, groups)} if figure else {})
 
 
-def _pyplot():  # Chinese labels (Noto Sans CJK SC after DejaVu Sans); fixed SVG ids keep the HTML the same
-    import matplotlib.pyplot as plt
+def _figure():  # Chinese labels (Noto Sans CJK SC after DejaVu Sans); fixed SVG ids keep the HTML the same
+    import matplotlib
+    from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
 
-    plt.rcParams.update({"svg.hashsalt": "rope", "font.size": 10, "axes.titlesize": 10,
-                         "font.family": ["DejaVu Sans", "Noto Sans CJK SC"]})
-    return plt
+    matplotlib.rcParams.update({"svg.hashsalt": "rope", "font.size": 10, "axes.titlesize": 10,
+                                "font.family": ["DejaVu Sans", "Noto Sans CJK SC"]})
+    return Figure(figsize=(7.2, 3.6))
 
 
 def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):
     """Two panels: q and k before (dashed) and after (solid) rotation, one panel per group of positions."""
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.6))
+    fig = _figure()
+    axes = fig.subplots(1, 2)
     radius = max(math.hypot(*q), math.hypot(*k))
     circle = [(radius * math.cos(2 * math.pi * t / 120), radius * math.sin(2 * math.pi * t / 120)) for t in range(121)]
     for ax, (m, n) in zip(axes, groups):
@@ -379,10 +380,10 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
 
 def long_figure(ones: list[float], offsets: list[int], models: list[dict]):
     """The score against the offset on a log axis, one curve per base."""
-    plt = _pyplot()
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    fig, ax = plt.subplots(figsize=(7.2, 3.6))
+    fig = _figure()
+    ax = fig.subplots()
     for row, style in zip(models, ["-", "--", ":"]):
         ax.plot(offsets, offset_scores(ones, ones, offsets, row["base"]), style, lw=1.4,
                 label=f"{row['model']}：底数 {fmt.grouped(row['base'])}")

@@ -15,6 +15,7 @@ the cell has to say what it means on its own.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import re
 import sys
@@ -109,25 +110,43 @@ def check_frames(data: Any) -> list[dict]:
     return frames
 
 
+_LAST_PURGE: dict[str, Any] = {}  # the folders and their contents' hash when modules were last dropped
+
+
+def _contents_hash(folders: list[Path]) -> bytes:
+    """A hash of every ``.py`` file's name and bytes in the folders (the book-side package recursively)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for i, folder in enumerate(folders):
+        for path in sorted(folder.rglob("*.py") if i else folder.glob("*.py")):
+            digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.digest()
+
+
 def load_fresh(module: str, code_dir: Path, package_dir: Path | None = None):
     """Import ``module`` (a teaching file or ``<package>.<name>``), re-reading files cached earlier.
 
     One process can build several times (sphinx-autobuild, tests). Without this, the second
     build would keep running the first version of an edited file from ``sys.modules``, or a
-    module of the same name from another folder.
+    module of the same name from another folder. The modules are dropped only when the folders or
+    a file in them changed (names and bytes) since they were last dropped: the pages of one build
+    ask for the same modules many times.
     """
-    folders = [code_dir.resolve()] + ([package_dir.resolve().parent] if package_dir else [])
-    local = {p.stem for p in folders[0].glob("*.py")} | ({package_dir.name} if package_dir else set())
-    for name, loaded in list(sys.modules.items()):
-        file = getattr(loaded, "__file__", None)
-        if name.split(".")[0] in local or (file and Path(file).resolve().parent == folders[0]):
-            del sys.modules[name]
+    folders = [code_dir.resolve()] + ([package_dir.resolve()] if package_dir else [])
+    state = {"folders": folders, "contents": _contents_hash(folders)}
+    folders = folders[:1] + [folder.parent for folder in folders[1:]]  # the package's parent on sys.path
+    if _LAST_PURGE != state:
+        local = {p.stem for p in folders[0].glob("*.py")} | ({package_dir.name} if package_dir else set())
+        for name, loaded in list(sys.modules.items()):
+            file = getattr(loaded, "__file__", None)
+            if name.split(".")[0] in local or (file and Path(file).resolve().parent == folders[0]):
+                del sys.modules[name]
+        importlib.invalidate_caches()
+        _LAST_PURGE.update(state)
     # First on the path, so that these folders' files win over any other of the same name.
     for folder in reversed(folders):
         if str(folder) in sys.path:
             sys.path.remove(str(folder))
         sys.path.insert(0, str(folder))
-    importlib.invalidate_caches()
     return importlib.import_module(module)
 
 
