@@ -64,7 +64,7 @@ def hf_masks(attention_mask, past: int):
 @torch.no_grad()
 def _mha(q, k, v, key_padding_mask, attn_mask) -> torch.Tensor:
     """MultiheadAttention 算 (batch, heads, n, d) 的一批：投影是单位矩阵、没有偏置，它算的就是
-    softmax(q kᵀ/√d) v。它不分组 K/V 头：K、V 先复制成 heads 份。"""
+    softmax(q @ k.T / √d) @ v。它不分组 K/V 头：K、V 先复制成 heads 份。"""
     (_, heads, _, d), eye = q.shape, torch.eye(q.shape[1] * q.shape[3], dtype=q.dtype)
     layer = torch.nn.MultiheadAttention(heads * d, heads, bias=False, batch_first=True).to(q.dtype)
     layer.in_proj_weight.copy_(eye.repeat(3, 1)), layer.out_proj.weight.copy_(eye)
