@@ -672,7 +672,7 @@ def test_the_opening_names_every_teaching_file_that_imports_numpy(tmp_path):
     (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
     assert opening.numpy_users(tmp_path) == ["02_b.py", "02_c.py"]
     # The opening names them and says what the training, costs and tensors pages use numpy for.
-    users = ["02_costs.py", "02_exercises_tensors.py", "02_tensors.py", "02_training.py"]
+    users = ["02_costs.py", "02_exercises_tensors.py", "02_tensors.py", "02_tensors_torch.py", "02_training.py"]
     assert opening.numpy_users() == users
     # The opening names every file that needs numpy, those that import such a file too.
     needed = sorted([*users, "02_exercises_costs.py", "02_exercises_training.py"])

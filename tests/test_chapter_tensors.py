@@ -166,3 +166,77 @@ def test_the_exercise_values_are_the_answers():
     assert v["x2_table"].rows[0][2:] == ["0、0、0、0、1", "2"]
     assert v["x3_table"].rows == [["左侧 PAD", "0、0、1、1", "查询 0、查询 1", "查询 0、查询 1"], ["右侧 PAD", "1、1、0、0", "无", "无"]]
     assert v["x4_doctest"].startswith("```pycon\n>>> window_counts(5, 2)")
+
+
+# -- code/02_tensors_torch.json: what make crosscheck recorded, checked against numpy's own answers ----------------
+ex = importlib.import_module("02_exercises_tensors")
+ROOT = conventions.OBSERVED_FILE.parents[1]
+
+
+def _numpy_answers(mask, past: int) -> dict:
+    """What the record must say for a batch, recomputed here from the visibility rules alone."""
+    a = ex.library_masks(mask, past)  # the SDPA table, the key_padding_mask, is_causal's wrong rows
+    visible, (batch, n_key) = a["attn_mask"], np.shape(mask)
+    n_query = n_key - past
+    causal = tn.visibility_batch(tn.causal, 1, 1, n_query, n_key)[0, 0]  # causal_lower_right: bottom-right only
+    lower = [np.flatnonzero((causal != visible[b, 0]).any(-1)).tolist() for b in range(batch)]
+    empty = int((~visible.any(-1)).sum())
+    sdpa = conventions.observed()["cpu"]["torch"]["sdpa_fully_masked"]["default"]["float64"]["bool"]
+    return {"mask": visible.astype(int).tolist(), "mask_equal": True,
+            "key_padding_mask": a["key_padding_mask"].astype(int).tolist(),
+            "mha_attn_mask": (~causal).astype(int).tolist(), "empty_rows": empty,
+            "sdpa_on_empty_rows": sdpa if empty else "none",
+            "wrong_rows": {"is_causal": a["wrong"], "causal_lower_right": lower, "attn_mask": [[]] * batch}}
+
+
+def check_torch_record(record: dict) -> None:
+    """Every claim of the record against numpy, the conventions record and the pins."""
+    x = tn.demo_inputs()
+    for name, past in (("batch", x["past"]), ("prefill", 0)):
+        seen = {key: value for key, value in record[name].items() if not key.endswith("_gap")}
+        assert seen == _numpy_answers(x["attention_mask"], past), name
+        assert max(record[name]["sdpa_gap"], record[name]["mha_gap"]) < page.TOLERANCE, name
+    assert record["hf_mask"] == record["batch"]["mask"] and record["hf_equal"] and record["hf_eager_equal"]
+    assert record["hf_eager_fill"] == [float(np.finfo(np.float16).min), 0.0]
+    pins = dict(line.split("#")[0].strip().split("==") for line in
+                (ROOT / "tests" / "crosscheck" / "requirements.txt").read_text(encoding="utf-8").splitlines()
+                if "==" in line.split("#")[0])
+    assert record["torch"] == conventions.observed()["cpu"]["torch"]["version"]
+    assert record["torch"].split("+")[0] == pins["torch"] and record["transformers"] == pins["transformers"]
+    assert (record["device"], record["dtype"]) == ("cpu", "float64")
+
+
+def test_the_pytorch_record_is_numpys_answer():
+    check_torch_record(page.torch_record())
+
+
+@pytest.mark.parametrize("edit", [
+    lambda r: r["batch"]["wrong_rows"]["is_causal"][1].pop(),
+    lambda r: r["batch"]["wrong_rows"].update(causal_lower_right=[[0, 1], [0]]),
+    lambda r: r["batch"]["mask"][0][0][0].__setitem__(0, 1),
+    lambda r: r["prefill"].update(empty_rows=0),
+    lambda r: r["prefill"].update(sdpa_on_empty_rows="nan"),
+    lambda r: r.update(hf_mask=r["prefill"]["mask"]),
+    lambda r: r["batch"].update(sdpa_gap=0.5),
+    lambda r: r.update(transformers="4.0.0"),
+])
+def test_an_edited_pytorch_record_fails(edit):
+    record = copy.deepcopy(page.torch_record())
+    edit(record)
+    with pytest.raises(AssertionError):
+        check_torch_record(record)
+
+
+def test_the_pytorch_section_reads_the_record():
+    v = page.torch_values()
+    assert v["t_where"] == "PyTorch 2.13.0+cpu、Transformers 5.17.0，CPU，float64"
+    assert v["t_wrong_causal"] == "序列 0：查询 0、查询 1；序列 1：查询 0、查询 1"
+    assert v["t_wrong_lower"] == "序列 0：查询 0、查询 1；序列 1：无" and v["t_wrong_mask"] == "序列 0：无；序列 1：无"
+    assert (v["t_hf_same"], v["t_prefill_empty"], v["t_prefill_gave"]) == ("逐格相同", "2", "全 0")
+    assert (v["t_mha_kpm"], v["t_mha_attn"]) == ("True = 禁止", "True = 禁止")
+    assert fmt.printed(v["t_sdpa_gap"]) < 1e-12 and v["t_eager_fill"] == "−65504、0"
+    other = copy.deepcopy(page.torch_record())
+    other["hf_equal"], other["batch"]["wrong_rows"]["is_causal"] = False, [[1], []]
+    w = page.torch_values(other)
+    assert (w["t_hf_same"], w["t_wrong_causal"]) == ("并不相同", "序列 0：查询 1；序列 1：无")
+    assert '"hf_equal": false' in w["t_record"]

@@ -8,6 +8,7 @@ one. And no number that the teaching code computes may appear in the prose in an
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from pathlib import Path
 
@@ -36,9 +37,15 @@ CODE = BOOK.parent / "code"
 
 
 def demo_results() -> list:
-    """The demo of every teaching file that has one (code/02_*.py with run_demo)."""
-    modules = (importlib.import_module(p.stem) for p in sorted(CODE.glob("[0-9][0-9]_*.py")))
-    return [m.run_demo() for m in modules if hasattr(m, "run_demo")]
+    """The demo of every teaching file that has one (code/02_*.py with run_demo); a file that needs PyTorch
+    (``take_home.needs_torch``) is read from the record make crosscheck keeps beside it instead."""
+    from chapter import take_home
+
+    files = sorted(CODE.glob("[0-9][0-9]_*.py"))
+    records = [json.loads(p.with_suffix(".json").read_text(encoding="utf-8")) for p in files
+               if take_home.needs_torch(p.name)]
+    modules = (importlib.import_module(p.stem) for p in files if not take_home.needs_torch(p.name))
+    return records + [m.run_demo() for m in modules if hasattr(m, "run_demo")]
 
 
 def computed_spellings() -> set[str]:

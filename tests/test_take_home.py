@@ -30,6 +30,14 @@ def test_every_page_has_a_teaching_file_and_an_example():
         assert take_home.example(page) is not None, f"{page}: no worked example for its notebook"
 
 
+def test_a_teaching_files_pytorch_companion_goes_into_its_zip():
+    torch_files = {page: [f for f in take_home.files(page) if take_home.needs_torch(f)] for page in PAGES}
+    assert torch_files["tensors"] == ["02_tensors_torch.py"]
+    assert all(not files for page, files in torch_files.items() if page != "tensors")
+    readme = take_home.readme("tensors", "从手算到张量")
+    assert "02_tensors_torch.py 另要 PyTorch（CPU 版即可）与 transformers，notebook 不用它" in readme
+
+
 def test_the_zip_follows_imports_through_every_file(tmp_path):
     (tmp_path / "02_a.py").write_text('import importlib\nb = importlib.import_module("02_b")\n', encoding="utf-8")
     (tmp_path / "02_b.py").write_text('import importlib\nc = importlib.import_module("02_c")\n', encoding="utf-8")
@@ -66,6 +74,10 @@ def test_every_file_of_the_zip_runs_alone_in_an_empty_folder(book_html, page, tm
     readme = (folder / "README.txt").read_text(encoding="utf-8")
     for name in take_home.files(page):
         assert name in readme
+    # A file that needs PyTorch (*_torch.py) is carried and named with what it needs, but not run here:
+    # make crosscheck runs it (tests/crosscheck/test_tensors_record.py).
+    for name in filter(take_home.needs_torch, take_home.files(page)):
+        assert f"{name} 另要 PyTorch" in readme and f"python3 {name}" in readme
     for name in (take_home.TEACHING[page], f"02_exercises_{page}.py"):
         assert f"python3 {name}" in readme
         run = subprocess.run([sys.executable, "-E", "-s", name], cwd=folder, capture_output=True, text=True,

@@ -19,7 +19,7 @@ def numpy_users(code_dir: Path | None = None) -> list[str]:
     function is.
 
     >>> numpy_users()
-    ['02_costs.py', '02_exercises_tensors.py', '02_tensors.py', '02_training.py']
+    ['02_costs.py', '02_exercises_tensors.py', '02_tensors.py', '02_tensors_torch.py', '02_training.py']
     """
     if code_dir is not None and not isinstance(code_dir, (str, Path)):
         raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
@@ -46,7 +46,7 @@ def numpy_needed(code_dir: Path | None = None) -> list[str]:
     ``02_exercises_training.py`` does not import numpy itself, but it imports ``02_training``, which does.
 
     >>> numpy_needed()
-    ['02_costs.py', '02_exercises_costs.py', '02_exercises_tensors.py', '02_exercises_training.py', '02_tensors.py', '02_training.py']
+    ['02_costs.py', '02_exercises_costs.py', '02_exercises_tensors.py', '02_exercises_training.py', '02_tensors.py', '02_tensors_torch.py', '02_training.py']
     """
     from chapter.take_home import imports  # the one follower of ``import_module("02_…")``
 

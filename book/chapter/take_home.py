@@ -31,6 +31,21 @@ TEACHING = {"mask": "02_attention.py", "scaling": "02_scaling.py", "multihead": 
             "costs": "02_costs.py", "tensors": "02_tensors.py"}
 
 
+# Teaching files that need PyTorch are named ``*_torch.py`` (the rule .pytest.ini states): a teaching file's
+# companion ``<stem>_torch.py`` goes into its page's zip, and the README says it needs PyTorch. The notebook
+# never uses it, and `make crosscheck` (not the zip test) runs it.
+TORCH_SUFFIX = "_torch.py"
+
+
+def needs_torch(name: str) -> bool:
+    """Whether a teaching file needs PyTorch, by the naming rule.
+
+    >>> needs_torch("02_tensors_torch.py"), needs_torch("02_tensors.py")
+    (True, False)
+    """
+    return name.endswith(TORCH_SUFFIX)
+
+
 def imports(name: str, code: Path = CODE) -> list[str]:
     """The files of ``code/`` that ``name`` needs beside it, itself first, then what it imports, in order.
 
@@ -53,9 +68,10 @@ def files(page: str, code: Path = CODE) -> list[str]:
     """
     if page not in TEACHING:
         raise ValueError(f"page 必须是 {'、'.join(TEACHING)} 之一，收到 {page!r}")
-    out = []
-    for name in (TEACHING[page], f"02_exercises_{page}.py"):
-        out += [f for f in imports(name, code) if f not in out]
+    out, companion = [], TEACHING[page].replace(".py", TORCH_SUFFIX)
+    for name in (TEACHING[page], f"02_exercises_{page}.py", companion):
+        if (code / name).is_file():
+            out += [f for f in imports(name, code) if f not in out]
     return out
 
 
@@ -83,6 +99,10 @@ def readme(page: str, title: str, code: Path = CODE) -> str:
     lines += ["", "每个文件先自检，再以 JSON 打印结果。",
               f"需要 Python {PYTHON} 或更新的版本"
               + (f"，以及 numpy（{'、'.join(numpy)} 要用它）。" if numpy else "；只用 Python 标准库。"), ""]
+    for name in filter(needs_torch, names):
+        hf = "与 transformers" if "transformers" in (code / name).read_text(encoding="utf-8") else ""
+        lines += [f"{name} 另要 PyTorch（CPU 版即可）{hf}，notebook 不用它。装好之后运行：", "",
+                  f"  python3 {name}", ""]
     return "\n".join(lines)
 
 

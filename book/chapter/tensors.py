@@ -8,6 +8,9 @@ same results as its tables and tested on other inputs in ``tests/test_chapter_te
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
+
 import numpy as np
 
 from chapter import fmt
@@ -32,6 +35,12 @@ def visible_keys(row) -> str:
 
 def flags(values) -> str:
     return "、".join(str(int(v)) for v in values)
+
+
+def rows_text(rows_per_sequence) -> str:
+    """Query rows per sequence: ``[[0, 1], []]`` → 「序列 0：查询 0、查询 1；序列 1：无」."""
+    return "；".join(f"序列 {b}：" + ("、".join(f"查询 {i}" for i in rows) or "无")
+                    for b, rows in enumerate(rows_per_sequence))
 
 
 def masks_text(masks) -> str:
@@ -356,6 +365,40 @@ def library_values(seen: dict | None = None) -> dict:
             "lib_torch": f"PyTorch {torch['version']}，{conventions.DEVICE_NAMES[torch['device']]}"}
 
 
+# -- the same batch through PyTorch and Hugging Face: what make crosscheck recorded --------------------------------
+TORCH_RECORD = Path(tn.__file__).with_name("02_tensors_torch.json")
+
+
+def torch_record() -> dict:
+    """What ``code/02_tensors_torch.py`` printed when ``make crosscheck`` last ran it (the build never imports torch;
+    tests/crosscheck/test_tensors_record.py fails when the file prints something else now)."""
+    return json.loads(TORCH_RECORD.read_text(encoding="utf-8"))
+
+
+def torch_values(record: dict | None = None) -> dict:
+    """The PyTorch section: the largest differences, the masks' equality, the pitfall's wrong rows, and where."""
+    r = torch_record() if record is None else record
+    b, p, mha = r["batch"], r["prefill"], conventions.observed()["cpu"]["torch"]["mha"]
+    same = lambda ok: "逐格相同" if ok else "并不相同"  # noqa: E731
+    text = json.dumps(r, ensure_ascii=False, indent=1) if record is not None else TORCH_RECORD.read_text(encoding="utf-8")
+    return {
+        "t_where": f"PyTorch {r['torch']}、Transformers {r['transformers']}，{conventions.DEVICE_NAMES[r['device']]}，{r['dtype']}",
+        "t_mha_kpm": conventions.TRUE_MEANS[mha["key_padding_mask_true"]],
+        "t_mha_attn": conventions.TRUE_MEANS[mha["attn_mask_bool_true"]],
+        "t_sdpa_gap": fmt.difference(b["sdpa_gap"]), "t_mha_gap": fmt.difference(b["mha_gap"]),
+        "t_mask_same": same(b["mask_equal"]), "t_hf_same": same(r["hf_equal"] and b["mask_equal"]),
+        "t_eager_same": same(r["hf_eager_equal"]), "t_eager_fill": "、".join(fmt.short(x) for x in r["hf_eager_fill"]),
+        "t_wrong_causal": rows_text(b["wrong_rows"]["is_causal"]),
+        "t_wrong_lower": rows_text(b["wrong_rows"]["causal_lower_right"]),
+        "t_wrong_mask": rows_text(b["wrong_rows"]["attn_mask"]),
+        "t_prefill_empty": fmt.count(p["empty_rows"]),
+        "t_prefill_gave": conventions.FULLY_MASKED.get(p["sdpa_on_empty_rows"], p["sdpa_on_empty_rows"]),
+        "t_prefill_gap": fmt.difference(max(p["sdpa_gap"], p["mha_gap"])),
+        "t_prefill_wrong": rows_text(p["wrong_rows"]["is_causal"]),
+        "t_record": Md(f"```json\n{text.rstrip()}\n```"),
+    }
+
+
 # -- the exercises -----------------------------------------------------------------------------------------------------
 def exercise_values() -> dict:
     """Every number, table and sentence of the four exercises and their solutions."""
@@ -394,7 +437,7 @@ def library_exercise(seen: dict | None = None) -> dict:
                            "is_causal=True 对不对"], rows),
         "x5_kpm": Table(["序列", "key_padding_mask"],
                         [[f"序列 {b}", bools(r)] for b, r in enumerate(a["key_padding_mask"])]),
-        "x5_wrong": "；".join(f"序列 {b}：" + ("、".join(f"查询 {i}" for i in w) or "无") for b, w in enumerate(a["wrong"])),
+        "x5_wrong": rows_text(a["wrong"]),
         "x5_sdpa_true": lib["lib_sdpa_true"], "x5_causal": lib["lib_causal"],
         "x5_kpm_true": conventions.TRUE_MEANS[torch["mha"]["key_padding_mask_true"]],
     }
