@@ -56,12 +56,18 @@ def numpy_needed(code_dir: Path | None = None) -> list[str]:
 
 
 def opening() -> dict:
-    """The chapter opening (book/ch02/index.md): the sizes of the demo data, and which teaching files use numpy."""
+    """The chapter opening (book/ch02/index.md): the sizes of the demo data, which teaching files need numpy, and
+    which of them need PyTorch too (named ``*_torch.py``)."""
     q, k, v = (att.as_matrix(m, name) for m, name in ((att.DEMO_Q, "Q"), (att.DEMO_K, "K"), (att.DEMO_V, "V")))
     n_query, d, n_key, d_v = len(q), len(q[0]), len(k), len(v[0])
+    from chapter.take_home import needs_torch
+
     users = numpy_needed()
+    torch_files = [name for name in users if needs_torch(name)]
+    plain = [name for name in users if not needs_torch(name)]
     return {"n_query": n_query, "n_key": n_key, "d": d, "d_v": d_v,
-            "numpy_files": "、".join(users) if users else "没有哪个文件",
+            "numpy_files": "、".join(plain) if plain else "没有哪个文件",
+            "torch_files": "、".join(torch_files) if torch_files else "没有哪个文件",
             "fig_projections": projection_figure()}
 
 
