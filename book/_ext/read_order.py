@@ -8,7 +8,7 @@ out so that each chunk gets about the same estimated work.
 
 The estimate, in seconds, is rough but enough for balancing: an executed page (front matter with
 ``file_format: mystnb``) costs a kernel start plus time in proportion to its length, and one that
-draws with matplotlib about a second more; any other page costs only its length. Serial builds
+draws with matplotlib about a second more, a step figure a little more; any other page costs only its length. Serial builds
 are left alone.
 """
 
@@ -20,8 +20,12 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util.parallel import make_chunks
 
-KERNEL_SECONDS = 0.8  # start and stop one kernel, nbclient's waits included
-SECONDS_PER_BYTE = 1 / 40_000  # parsing, rendering and running the cells of a page
+# Measured on a 2-core machine (Python 3.11): an empty notebook costs about 1.4 s; the rest of a page's
+# cost grows with its length; a page with figures imports matplotlib; a step figure (F12) computes its
+# frames and explore states in the reading process.
+KERNEL_SECONDS = 1.4  # start and stop one kernel, nbclient's waits included
+SECONDS_PER_BYTE = 1 / 15_000  # parsing, rendering and running the cells of a page
+STEP_FIGURE_SECONDS = 0.6  # one {step-figure}: its frames (and explore panel) computed while the page is read
 PLOT_SECONDS = 1.0  # importing matplotlib and drawing a page's figures (book/_ext/figure_formats.py)
 
 
@@ -33,6 +37,7 @@ def estimated_seconds(text: str) -> float:
         seconds += KERNEL_SECONDS
         if "{glue:figure}" in text or "matplotlib" in text:
             seconds += PLOT_SECONDS
+        seconds += STEP_FIGURE_SECONDS * text.count("{step-figure}")
     return round(seconds, 4)
 
 
@@ -49,13 +54,20 @@ def makespan(loads: list[float], nproc: int) -> float:
 def balanced_order(costs: dict[str, float], nproc: int) -> list[str]:
     """The pages in an order whose ``make_chunks`` chunks finish as early as possible together.
 
-    The chunks keep Sphinx's sizes. The costliest page goes first, each into the chunk (with room
-    left) that makes the whole read end earliest; among equals, the chunk with the least work.
+    The chunks keep Sphinx's sizes. The chunks after the first ``nproc`` go to whichever process is
+    free first, so they hold the cheapest pages: an estimate that is off then costs little at the end
+    of the read (a page that really takes twice its estimate, alone in the last chunk, would keep one
+    process busy while the other waits). The other pages go costliest first, each into the chunk (with
+    room left) that makes the whole read end earliest; among equals, the chunk with the least work.
     """
     sizes = [len(chunk) for chunk in make_chunks(list(costs), nproc)]
     chunks: list[list[str]] = [[] for _ in sizes]
     loads = [0.0] * len(sizes)
-    for page in sorted(costs, key=lambda p: (-costs[p], p)):
+    cheapest = sorted(costs, key=lambda p: (costs[p], p))
+    for i in range(nproc, len(sizes)):
+        chunks[i], cheapest = cheapest[: sizes[i]], cheapest[sizes[i] :]
+        loads[i] = sum(costs[page] for page in chunks[i])
+    for page in sorted(cheapest, key=lambda p: (-costs[p], p)):
 
         def end_if_added(i: int) -> tuple[float, float, int]:
             trial = loads[:i] + [loads[i] + costs[page]] + loads[i + 1 :]
