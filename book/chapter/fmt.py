@@ -414,13 +414,22 @@ def glue_all(values: dict) -> None:
 def run_output(teaching_file: str) -> Md:
     """What ``python3 code/<teaching_file>`` prints, as a JSON code block a page glues (``{glue:md}``).
 
-    The page shows it inside its 深入 block under 运行结果示例: a real run at build time, never a copy.
+    The page shows it inside its 深入 block under 运行结果示例: a real run at build time, never a copy. The
+    file runs as ``__main__`` in the page's own kernel (no second interpreter to start), in ``code/`` as
+    its working folder; tests/test_pages.py checks that the page shows what a separate ``python3`` prints.
     """
-    import subprocess
+    import contextlib
+    import io
+    import runpy
     import sys
     from pathlib import Path
 
     code = Path(__file__).resolve().parents[2] / "code"
-    run = subprocess.run([sys.executable, str(code / teaching_file)], capture_output=True, text=True,
-                         check=True, cwd=code)
-    return Md(f"```json\n{run.stdout.rstrip()}\n```")
+    printed, argv = io.StringIO(), sys.argv
+    try:
+        sys.argv = [str(code / teaching_file)]
+        with contextlib.chdir(code), contextlib.redirect_stdout(printed):
+            runpy.run_path(str(code / teaching_file), run_name="__main__")
+    finally:
+        sys.argv = argv
+    return Md(f"```json\n{printed.getvalue().rstrip()}\n```")
