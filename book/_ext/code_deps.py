@@ -5,7 +5,8 @@ imports ``02_attention`` (``code/``) or ``chapter.mask`` (the book-side package 
 would otherwise keep the numbers of the last run. While a page is read, this extension looks in its
 source for the name of every teaching file (``02_attention``) and every module of the package
 (``chapter.mask``, ``from chapter import fmt, mask``) and notes that file, and the files it names in
-turn, as dependencies of the page. A change in either folder then re-reads exactly the pages that
+turn, as dependencies of the page. The records in ``code/`` that the book side reads (``02_library_conventions.json``) count
+as such files too, by their file names. A change in either folder then re-reads exactly the pages that
 use it, on the very next build, with MyST-NB executing them afresh.
 """
 
@@ -19,8 +20,10 @@ from sphinx.application import Sphinx
 
 
 def modules(code_dir: Path, package_dir: Path | None = None) -> dict[str, Path]:
-    """Import name → file: ``02_attention`` for ``code/``, ``chapter.mask`` for the package."""
+    """Import name → file: ``02_attention`` for ``code/``, ``chapter.mask`` for the package; a record that
+    the book side reads (``02_library_conventions.json`` in ``code/``) under its file name."""
     found = {p.stem: p for p in sorted(code_dir.glob("*.py")) if not p.stem.startswith("test_")}
+    found |= {p.name: p for p in sorted(code_dir.glob("*.json"))}
     if package_dir is not None and package_dir.is_dir():
         found |= {f"{package_dir.name}.{p.stem}": p for p in sorted(package_dir.glob("*.py")) if p.stem != "__init__"}
     return found
