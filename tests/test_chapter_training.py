@@ -167,6 +167,37 @@ def test_the_floor_and_none_sentences_on_made_up_losses():
     assert page.none_use_sentence([9.0, 0.5], [0.1, 1.0], 2).endswith("答对了，却不够有把握。")
 
 
+# The off-by-one model's use-time loss against the unmasked one's goes either way: above on seeds 1, 2
+# and 5, below on seed 4 (and on the page's seed 0); the solution's word is chosen from the numbers.
+AHEAD_VS_NONE = {1: "高于", 2: "高于", 4: "低于", 5: "高于"}
+
+
+@pytest.mark.parametrize("seed", sorted(AHEAD_VS_NONE))
+def test_the_off_by_one_exercise_says_what_its_run_shows_on_other_seeds(runs, seed):
+    r = runs[seed] if seed in runs else page.run(seed)
+    values = page.ahead_values(r, seed=seed, eval_seed=seed + 10)
+    a = ex.ahead_answers(seed=seed, eval_seed=seed + 10, tail=page.LAST)
+    s = page.summary(r, eval_seed=seed + 10)
+    c, n = s["causal"], s["none"]
+    table = rows_of(values["x5_table"])
+    assert [row[0] for row in table] == [page.RULE_NAMES[k] for k in ("causal", tr.AHEAD, "none")]
+    assert table[0] == page.loss_rows({"causal": c})[0] and table[2] == page.loss_rows({"none": n})[0]
+    assert table[1][1:] == [page.value(a["train_loss"]), page.value(a["whole_loss"]), page.value(a["use_loss"]),
+                            fmt.percent(a["use_accuracy"])]
+    # the facts the solution's fixed sentences state hold on these seeds
+    assert a["train_loss"] < tr.loss_floor() and a["train_loss"] < c["train"] / 2  # 低于下限，远低于因果规则
+    assert a["use_loss"] > LN_V and a["use_loss"] > c["use"] and a["leak"] > 0.0
+    assert all(x > 2 * LN_V for x in a["losses"][: tr.LAG - 1])  # the first positions: the answer is only ahead
+    # the one comparison that goes either way is read from the numbers
+    assert values["x5_vs_none"] == page.compare(a["use_loss"], n["use"]) == AHEAD_VS_NONE[seed]
+    assert values["x5_none_use"] == fmt.fmt(n["use"]) and values["x5_use"] == fmt.fmt(a["use_loss"])
+    assert str(values["x5_positions"]) == page.none_use_sentence(a["losses"], a["accuracies"], tr.LAG)
+
+
+def test_the_comparison_word_follows_the_printed_numbers():
+    assert [page.compare(*ab) for ab in ((2.0, 1.0), (1.0, 2.0), (1.00004, 1.0))] == ["高于", "低于", "等于"]
+
+
 def test_the_closed_form_of_exercise_2_reproduces_its_numbers():
     g = ex.guess_answers()
     for t, loss in zip(ex.GUESS_TARGETS, g["losses"]):

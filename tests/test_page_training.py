@@ -50,6 +50,21 @@ def test_the_row_index_floor_leak_and_map_sentences_are_on_the_page(book_html, r
 
 
 @pytest.mark.build
+def test_the_off_by_one_exercise_shows_the_build_time_run(book_html, runs):
+    article = article_of(book_html, PAGE)
+    values = page.ahead_values(runs)
+    solution = article.find(id="ex-training-ahead").find_next_sibling("div")
+    assert "solution" in solution["class"]
+    rows, text = table_rows(solution)[1:], solution.get_text()
+    md = [[c.strip() for c in line.strip("|").split("|")] for line in str(values["x5_table"]).splitlines()[2:]]
+    assert rows == md and rows[::2] == page.loss_rows(page.summary(runs))  # the page's two models, unchanged
+    assert [r[0] for r in rows] == [page.RULE_NAMES[k] for k in ("causal", tr.AHEAD, "none")]
+    for name in ("x5_train", "x5_use", "x5_leak", "x5_none_use", "x5_positions"):
+        assert str(values[name]) in text, name
+    assert f"{values['x5_vs_none']}不加规则的模型" in text
+
+
+@pytest.mark.build
 def test_the_core_ends_with_what_to_remember_and_folds_the_listings(book_html):
     article = article_of(book_html, PAGE)
     last = article.select("div.admonition")[-1]

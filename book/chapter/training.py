@@ -24,7 +24,7 @@ TRAIN_SEED, EVAL_SEED, SHOW_SEED = 0, 1, 0  # init and batches; use-time sequenc
 # (the map's sequence has lag distinct first tokens: a target there has no earlier copy)
 LAST = 20  # the training loss is the mean of the last LAST steps (one step's batch is noisy)
 CHECKPOINTS = (10, 25, 50, 100, 150)  # steps at which the chart also shows the use-time loss
-RULE_NAMES = {"causal": "因果规则", "none": "不加规则"}
+RULE_NAMES = {"causal": "因果规则", "none": "不加规则", tr.AHEAD: "多看一个 Key（j ≤ i + 1）"}
 EXACT = 1e-12  # two losses this close are the same computation in another order
 SMALL = 0.1  # a per-position loss at most this is a target the model gets right
 LN_V = math.log(tr.VOCAB)
@@ -202,8 +202,8 @@ def row_repeat_sentence(right: list[float], wrong: list[float], lag: int) -> str
 
 
 def none_use_sentence(losses: list[float], accuracies: list[float], lag: int) -> str:
-    """Where the unmasked model's use-time loss comes from: the first ``lag − 1`` positions (their
-    answer is only ahead) and the others above ``SMALL``, with their accuracy.
+    """Where a leaking model's use-time loss comes from (the unmasked one's, exercise 5's): the first
+    ``lag − 1`` positions (their answer is only ahead) and the others above ``SMALL``, with their accuracy.
 
     >>> none_use_sentence([20.0, 18.0, 0.0, 0.01, 2.5], [0.1, 0.2, 1.0, 1.0, 0.5], 3)
     '前 2 个位置的答案只在后面，损失是 20.0000、18.0000，都比瞎猜的 2.0794 高得多；平均损失 8.1020 里，它们就占了 7.6000。其余位置里损失超过 0.1000 的只有位置 4（损失 2.5000，准确率 50.00%），别的最多 0.0100。这些位置的答案在前面也有一份，逐词算时它只能读前面那一份，并不总能答对。'
@@ -247,6 +247,15 @@ def floor_sentence(losses: list[float], lag: int) -> str:
     over_first, over_rest = sum(x - LN_V for x in first) / len(losses), sum(rest) / len(losses)
     return text + (f"平均损失比下限多出 {fmt.fmt(over_first + over_rest)}，其中前 {fmt.count(len(first))} 个位置占 "
                    f"{fmt.fmt(over_first)}，其余位置占 {fmt.fmt(over_rest)}。")
+
+
+def compare(a: float, b: float) -> str:
+    """``a`` against ``b`` as the page prints them (four decimals).
+
+    >>> compare(7.45, 8.57), compare(8.57, 7.45), compare(1.00001, 1.0)
+    ('低于', '高于', '等于')
+    """
+    return "等于" if fmt.fmt(a) == fmt.fmt(b) else "高于" if a > b else "低于"
 
 
 def leak_sentence(causal: float, none: float) -> str:
@@ -367,18 +376,25 @@ def settings_values() -> dict:
     }
 
 
+def loss_header() -> list[str]:
+    return ["模型", f"训练损失（最后 {fmt.count(LAST)} 步的平均）", "新序列，整段一次算（训练时的算法）",
+            "新序列，逐词算（使用时的算法）", "逐词算的准确率"]
+
+
+def loss_rows(s: dict) -> list[list[str]]:
+    """One row per rule of a summary: training loss, the loss computed whole and in use, accuracy."""
+    return [[RULE_NAMES[rule], value(v["train"]), value(v["full"]), value(v["use"]), fmt.percent(v["accuracy"])]
+            for rule, v in s.items()]
+
+
 def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """The chart, the loss table (train, whole, in use, accuracy) and the sentences that read them."""
     s, floor, turns = summary(runs, eval_seed), tr.loss_floor(), checkpoints(runs, eval_seed=eval_seed)
-    rows = [[RULE_NAMES[rule], value(v["train"]), value(v["full"]), value(v["use"]), fmt.percent(v["accuracy"])]
-            for rule, v in s.items()]
-    rows.append(["瞎猜（每个 token 的概率相同）", fmt.fmt(LN_V), fmt.fmt(LN_V), fmt.fmt(LN_V),
-                 fmt.percent(GUESS)])
-    header = ["模型", f"训练损失（最后 {fmt.count(LAST)} 步的平均）", "新序列，整段一次算（训练时的算法）",
-              "新序列，逐词算（使用时的算法）", "逐词算的准确率"]
+    rows = [*loss_rows(s), ["瞎猜（每个 token 的概率相同）", fmt.fmt(LN_V), fmt.fmt(LN_V), fmt.fmt(LN_V),
+                              fmt.percent(GUESS)]]
     return {
         "fig_curves": curves_figure(runs, turns, floor), "floor": fmt.fmt(floor),
-        "tbl_losses": Md(fmt.md_table(header, rows)), "loss_sentence": Md(loss_sentence(s)),
+        "tbl_losses": Md(fmt.md_table(loss_header(), rows)), "loss_sentence": Md(loss_sentence(s)),
         "curve_sentence": Md(curve_sentence(runs, turns, floor)),
         "below_floor": Md(below_floor_sentence(s["none"]["train"], floor)),
     }
@@ -447,6 +463,19 @@ def run_values() -> dict:
 
 
 # -- the exercises ---------------------------------------------------------------------------------
+def ahead_values(runs: dict, seed: int = TRAIN_SEED, eval_seed: int = EVAL_SEED) -> dict:
+    """Exercise 5: the off-by-one rule (key i + 1 visible), trained from ``seed`` like the page's two
+    models ``runs``; its losses in a table beside theirs, and where its use-time loss comes from."""
+    a, s = ex.ahead_answers(seed=seed, eval_seed=eval_seed, tail=LAST), summary(runs, eval_seed)
+    ahead = {"train": a["train_loss"], "full": a["whole_loss"], "use": a["use_loss"], "accuracy": a["use_accuracy"]}
+    return {"x5_table": Md(fmt.md_table(loss_header(), loss_rows({"causal": s["causal"], tr.AHEAD: ahead,
+                                                                   "none": s["none"]}))),
+            "x5_train": value(a["train_loss"]), "x5_use": fmt.fmt(a["use_loss"]), "x5_leak": fmt.fmt(a["leak"]),
+            "x5_vs_none": compare(a["use_loss"], s["none"]["use"]), "x5_none_use": fmt.fmt(s["none"]["use"]),
+            "x5_positions": Md(none_use_sentence(a["losses"], a["accuracies"], tr.LAG))}
+
+
+
 def exercise_values() -> dict:
     values, cases = {}, ex.floor_answers()
     rows = [[fmt.count(c["vocab"]), fmt.count(c["length"]), fmt.count(c["lag"]), fmt.count(c["targets"]),
