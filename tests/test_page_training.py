@@ -44,8 +44,11 @@ def test_the_row_index_floor_leak_and_map_sentences_are_on_the_page(book_html, r
     text = article_of(book_html, PAGE).get_text()
     for values, name in ((page.row_index_values(runs), "row_sentence"), (page.floor_values(runs), "floor_sentence"),
                          (page.row_index_values(runs), "row_repeat"), (page.floor_values(runs), "none_sentence"),
-                         (page.check_values(runs), "leak_sentence"), (page.map_values(runs), "map_sentence")):
+                         (page.map_values(runs), "map_sentence")):
         assert str(values[name]) in text, name
+    leak = page.check_values(runs)
+    assert f"最大变化是 {leak['leak_causal']}）" in text and f"最多变了 {leak['leak_none']}。" in text
+    assert leak["leak_causal"] == "0"
     assert f"本例是 {fmt.fmt(tr.loss_floor())}" in text
 
 
