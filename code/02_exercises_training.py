@@ -21,6 +21,9 @@ GUESS_TARGETS = [0, 1]
 CACHE_PAST = 5
 # 练习 2.7.4：不加规则时一条 3 个位置的序列上的注意力权重（人工构造，每行之和为 1）。
 LEAK_WEIGHTS = [[0.5, 0.25, 0.25], [0.0, 0.5, 0.5], [0.25, 0.25, 0.5]]
+# 练习 2.7.5：训练时多看一个 Key（规则 "ahead"），与正文的两个模型同一个种子、同样的步数；
+# 逐词算用正文的新序列。训练损失取最后 TAIL 步的平均（一步只有一批序列，噪声大）。
+AHEAD_SEED, AHEAD_EVAL_SEED, TAIL = 0, 1, 20
 
 
 # -- 练习 2.7.1 ----------------------------------------------------------------------------------
@@ -100,11 +103,35 @@ def predictable_targets(length: int, lag: int) -> list[bool]:
     return [t + 1 >= lag for t in range(length - 1)]
 
 
+# -- 练习 2.7.5 ----------------------------------------------------------------------------------
+def ahead_answers(*, seed: int = AHEAD_SEED, eval_seed: int = AHEAD_EVAL_SEED,
+                  tail: int = TAIL) -> dict:
+    """按 ``"ahead"`` 规则（查询 i 读得到 Key 0 … i + 1）训练一次：训练损失（最后 ``tail`` 步的
+    平均），新序列上整段算与逐词算的损失、逐词算的准确率与每个位置的损失和准确率，泄漏检查，
+    以及因果规则的下限和瞎猜的 ln |V|。
+
+    >>> a = ahead_answers()
+    >>> a["train_loss"] < a["floor"] < a["ln_vocab"] < a["use_loss"], a["leak"] > 0
+    (True, True)
+    """
+    tail = att.check_count(tail, "tail", maximum=tr.STEPS, why="训练的步数")
+    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)  # 也校验 eval_seed
+    params = (run := tr.train(tr.AHEAD, seed=seed))["params"]
+    use = tr.use_time(params, tr.AHEAD, seed=eval_seed)  # 逐词算：Key t + 1 还不在缓存里
+    return {"train_loss": sum(run["train_loss"][-tail:]) / tail,
+            "whole_loss": tr.loss_and_grads(params, tokens, tr.AHEAD)[0],
+            "use_loss": use["mean_loss"], "use_accuracy": use["mean_accuracy"],
+            "losses": use["loss"], "accuracies": use["accuracy"],
+            "leak": tr.leak_check(params, tr.AHEAD, seed=eval_seed),
+            "floor": tr.loss_floor(), "ln_vocab": math.log(tr.VOCAB)}
+
+
 def answers() -> dict:
     """每道题的答案（运行本文件时以 JSON 打印）。"""
     return {"练习 2.7.1": floor_answers(), "练习 2.7.2": guess_answers(),
             "练习 2.7.3": cache_answers(),
-            "练习 2.7.4": {"weights": LEAK_WEIGHTS, "future_weight": future_weight(LEAK_WEIGHTS)}}
+            "练习 2.7.4": {"weights": LEAK_WEIGHTS, "future_weight": future_weight(LEAK_WEIGHTS)},
+            "练习 2.7.5": ahead_answers()}
 
 
 def self_test() -> None:
@@ -117,6 +144,9 @@ def self_test() -> None:
     att.check(c["absolute"] == (CACHE_PAST, [True] * (CACHE_PAST + 1)), "正确的位置是 past")
     att.check(c["row_index"][1] == [True] + [False] * CACHE_PAST, "用行号时只读得到 Key 0")
     att.check(future_weight(LEAK_WEIGHTS)[-1] == 0.0, "最后一个查询后面没有 Key")
+    a = ahead_answers()
+    att.check(a["train_loss"] < a["floor"] and a["use_loss"] > a["ln_vocab"],
+              "多看一个 Key：训练损失低于下限，逐词算的损失高于瞎猜")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ D_MODEL = 8  # 嵌入宽度，也是注意力头的宽度
 BATCH, STEPS, LEARNING_RATE = 32, 200, 0.05  # 每步的序列数、训练步数、Adam 的学习率
 BETA1, BETA2, ADAM_EPS = 0.9, 0.999, 1e-8  # Adam 的两个滑动平均系数与分母里防止除以 0 的常数
 EVAL_SEQUENCES, MAX_STEPS, MAX_SEQUENCES = 256, 2000, 100_000  # 评估的序列数；两个上限（构建时间）
-RULES = ("causal", "none")  # 训练时的规则：因果，或不加规则（每个位置读整条序列）
+RULES = ("causal", "none")  # 正文的两个模型：因果规则，或不加规则（每个位置读整条序列）
+AHEAD = "ahead"  # 练习里的第三种规则：因果规则错了一位，查询 i 还读得到 Key i + 1
 POSITIONS = ("absolute", "row_index")  # 逐词算时的位置：past + 行号（正确），或只用行号（错误）
 PARAM_NAMES = ("embed", "position", "w_q", "w_k", "w_v", "w_out")
 
@@ -29,11 +30,6 @@ def _count(n: object, name: str, minimum: int = 1, maximum=None, why: str = "") 
     if maximum is not None and n > maximum:
         raise ValueError(f"{name} 不能超过 {maximum}{why}，收到 {n}")
     return int(n)
-
-def _causal(rule: object) -> bool:
-    if rule not in RULES:
-        raise ValueError(f"rule 必须是 \"causal\" 或 \"none\"，收到 {rule!r}")
-    return rule == "causal"
 
 def _params(params: object) -> dict:
     if not isinstance(params, dict):
@@ -97,7 +93,19 @@ def loss_floor(vocab: int = VOCAB, length: int = LENGTH, lag: int = LAG) -> floa
     _task(0, vocab, length, lag)
     return (lag - 1) / (length - 1) * math.log(vocab)
 
-# -- 模型：前向、交叉熵与反向 ------------------------------------------------------------------
+# -- 模型：可见性表、前向、交叉熵与反向 --------------------------------------------------------
+def visible_table(rule: str, n: int) -> np.ndarray:
+    """训练时的可见性表 (n, n)：``"causal"`` 与 ``"none"`` 是 Mask 一页的 ``visibility``；
+    ``"ahead"`` 是错了一位的因果规则（j ≤ i + 1：还读得到下一个 Key）。
+    >>> visible_table("ahead", 3).astype(int).tolist()
+    [[1, 1, 0], [1, 1, 1], [1, 1, 1]]
+    """
+    if rule not in (*RULES, AHEAD):
+        raise ValueError(f"rule 必须是 \"causal\"、\"none\" 或 \"ahead\"，收到 {rule!r}")
+    n = _count(n, "n", 1, att.MAX_POSITIONS, "（可见性表的上限）")
+    ahead = np.eye(n, k=1, dtype=bool) if rule == AHEAD else False  # 对角线右边紧挨着的一格
+    return np.array(att.visibility(n, n, causal=rule != "none")) | ahead  # (n, n)
+
 def init_params(*, seed, vocab=VOCAB, length=LENGTH, d_model=D_MODEL) -> dict:
     """随机初始化的参数：嵌入的标准差 1，投影的标准差 1/√d_model。
     >>> init_params(seed=0, vocab=3, length=4, d_model=2)["w_out"].shape
@@ -164,7 +172,7 @@ def loss_and_grads(params: dict, tokens, rule: str) -> tuple[float, dict]:
     p = _params(params)
     tokens = _tokens(tokens, p)
     n = tokens.shape[1]
-    return _loss_and_grads(p, tokens, np.array(att.visibility(n, n, causal=_causal(rule))))
+    return _loss_and_grads(p, tokens, visible_table(rule, n))
 
 def _loss_and_grads(p, tokens, visible):
     f = _forward(p, tokens, visible)
@@ -186,7 +194,6 @@ def _loss_and_grads(p, tokens, visible):
 # -- 训练 --------------------------------------------------------------------------------------
 def train(rule: str, *, seed: int, steps: int = STEPS, keep=()) -> dict:
     """从 ``init_params(seed=seed)`` 出发，每步 ``BATCH`` 条新序列，按 ``rule`` 训练（Adam）。
-
     返回 ``{"train_loss": 每步更新前的损失, "params": 训练后的参数, "kept": {k: 第 k 步后的参数}}``
     （k 取 ``keep`` 里的步数）。
     >>> r = train("causal", seed=0, steps=3, keep=[2])
@@ -196,7 +203,7 @@ def train(rule: str, *, seed: int, steps: int = STEPS, keep=()) -> dict:
     steps = _count(steps, "steps", 1, MAX_STEPS, "（构建时间）")
     keep = {_count(k, "keep 里的步数", 1, steps, "（steps）") for k in att.as_list(keep, "keep")}
     p = init_params(seed=seed)
-    visible = np.array(att.visibility(LENGTH, LENGTH, causal=_causal(rule)))
+    visible = visible_table(rule, LENGTH)
     rng = np.random.default_rng([seed, 1])  # 训练序列的随机数流：与初始化、评估的不同
     m, s = ({n: np.zeros_like(a) for n, a in p.items()} for _ in "ms")  # 梯度与梯度平方的滑动平均
     losses, kept = [], {}
@@ -215,19 +222,17 @@ def train(rule: str, *, seed: int, steps: int = STEPS, keep=()) -> dict:
 # -- 评估：逐词算（使用时的算法；整段一次算就是 loss_and_grads） -------------------------------
 def cache_step(past: int, rule: str, positions: str = "absolute") -> tuple[int, list[bool]]:
     """逐词算的一步：缓存里已有 ``past`` 个位置，新来一个 token；返回它的位置嵌入行号与可见性行。
-
-    ``"absolute"`` 按 ``past + 0`` 算；``"row_index"`` 用批内行号 0，可见性表也按行号造。
+    ``"absolute"`` 按 ``past + 0`` 算，``"row_index"`` 用批内行号 0；可见性行取整段表的那一行。
     >>> cache_step(3, "causal"), cache_step(3, "causal", "row_index")
     ((3, [True, True, True, True]), (0, [True, False, False, False]))
+    >>> cache_step(3, "ahead") == cache_step(3, "causal")  # Key 4 还不在缓存里：多看的那个不存在
+    True
     """
-    causal = _causal(rule)
     past = _count(past, "past", 0, att.MAX_POSITIONS - 1, "（可见性表的上限）")
     if positions not in POSITIONS:
         raise ValueError(f"positions 必须是 \"absolute\" 或 \"row_index\"，收到 {positions!r}")
-    if positions == "absolute":
-        return past, att.visibility(1, past + 1, causal=causal, past=past)[0]
-    rows = att.row_index_visibility(1, past + 1) if causal else [[True] * (past + 1)]
-    return 0, rows[0]
+    row = past if positions == "absolute" else 0  # 行号当位置：缓存再长，新 token 也在第 0 行
+    return row, visible_table(rule, past + 1)[row].tolist()
 
 def use_time(params: dict, rule: str, *, seed: int, positions="absolute", prompt=None) -> dict:
     """逐词算、带 KV 缓存：每个位置的平均损失、top-1 准确率与两者的平均，每条序列的预测
@@ -267,12 +272,10 @@ def attention_map(params: dict, rule: str, tokens) -> list[list[float]]:
     """
     p = _params(params)
     t = _tokens([att.as_list(tokens, "tokens")], p)
-    visible = att.visibility(t.shape[1], t.shape[1], causal=_causal(rule))
-    return _forward(p, t, np.array(visible))["weights"][0].tolist()
+    return _forward(p, t, visible_table(rule, t.shape[1]))["weights"][0].tolist()
 
 def leak_check(params: dict, rule: str, *, seed: int) -> float:
     """泄漏检查：把位置 t 之后的 token 全换掉，位置 0 … t 的 logits 最多变了多少（取遍 t）。
-
     因果规则下必须恰为 0：一个位置的输出不能依赖它之后的 token。
     >>> p = init_params(seed=0)
     >>> leak_check(p, "causal", seed=1), leak_check(p, "none", seed=1) > 0
@@ -281,7 +284,7 @@ def leak_check(params: dict, rule: str, *, seed: int) -> float:
     p = _params(params)
     tokens = _tokens(sequences(EVAL_SEQUENCES, seed=seed), p)
     n, vocab = tokens.shape[1], p["embed"].shape[0]
-    visible = np.array(att.visibility(n, n, causal=_causal(rule)))
+    visible = visible_table(rule, n)
     base, worst = _forward(p, tokens, visible)["logits"], 0.0
     for t in range(n - 1):
         changed = tokens.copy()
@@ -294,7 +297,6 @@ def leak_check(params: dict, rule: str, *, seed: int) -> float:
 def gradient_check(*, seed: int = 0, eps: float = 1e-5) -> float:
     """在很小的模型（|V| 3、长度 4、宽度 2）上用中心有限差分核对 ``loss_and_grads``。
     返回每个参数 ``‖解析 − 数值‖ / max(‖解析‖, ‖数值‖, 1)`` 的最大值（分母不小于 1）。
-
     >>> gradient_check() < 1e-6
     True
     """
@@ -323,8 +325,8 @@ def self_test() -> None:
     att.check(gradient_check() < 1e-6, "loss_and_grads 应当通过有限差分核对")
     p = init_params(seed=0)
     use = lambda pos: use_time(p, "causal", seed=1, positions=pos)["mean_loss"]  # noqa: E731
-    leak = leak_check(p, "causal", seed=1), leak_check(p, "none", seed=1)
-    att.check(leak[0] == 0.0 < leak[1], "只有因果规则挡得住后面的 token")
+    leak = [leak_check(p, rule, seed=1) for rule in (*RULES, AHEAD)]
+    att.check(leak[0] == 0.0 < min(leak[1:]), "只有因果规则挡得住后面的 token")
     whole = loss_and_grads(p, sequences(EVAL_SEQUENCES, seed=1), "causal")[0]
     att.check(abs(use("absolute") - whole) < 1e-12, "逐词算应与整段算一致")
     att.check(use("row_index") != use("absolute"), "行号当位置应当出错")

@@ -44,9 +44,27 @@ def test_the_row_index_floor_leak_and_map_sentences_are_on_the_page(book_html, r
     text = article_of(book_html, PAGE).get_text()
     for values, name in ((page.row_index_values(runs), "row_sentence"), (page.floor_values(runs), "floor_sentence"),
                          (page.row_index_values(runs), "row_repeat"), (page.floor_values(runs), "none_sentence"),
-                         (page.check_values(runs), "leak_sentence"), (page.map_values(runs), "map_sentence")):
+                         (page.map_values(runs), "map_sentence")):
         assert str(values[name]) in text, name
+    leak = page.check_values(runs)
+    assert f"最大变化是 {leak['leak_causal']}）" in text and f"最多变了 {leak['leak_none']}。" in text
+    assert leak["leak_causal"] == "0"
     assert f"本例是 {fmt.fmt(tr.loss_floor())}" in text
+
+
+@pytest.mark.build
+def test_the_off_by_one_exercise_shows_the_build_time_run(book_html, runs):
+    article = article_of(book_html, PAGE)
+    values = page.ahead_values(runs)
+    solution = article.find(id="ex-training-ahead").find_next_sibling("div")
+    assert "solution" in solution["class"]
+    rows, text = table_rows(solution)[1:], solution.get_text()
+    md = [[c.strip() for c in line.strip("|").split("|")] for line in str(values["x5_table"]).splitlines()[2:]]
+    assert rows == md and rows[::2] == page.loss_rows(page.summary(runs))  # the page's two models, unchanged
+    assert [r[0] for r in rows] == [page.RULE_NAMES[k] for k in ("causal", tr.AHEAD, "none")]
+    for name in ("x5_train", "x5_use", "x5_leak", "x5_none_use", "x5_positions"):
+        assert str(values[name]) in text, name
+    assert f"{values['x5_vs_none']}不加规则的模型" in text
 
 
 @pytest.mark.build

@@ -24,7 +24,7 @@ TRAIN_SEED, EVAL_SEED, SHOW_SEED = 0, 1, 0  # init and batches; use-time sequenc
 # (the map's sequence has lag distinct first tokens: a target there has no earlier copy)
 LAST = 20  # the training loss is the mean of the last LAST steps (one step's batch is noisy)
 CHECKPOINTS = (10, 25, 50, 100, 150)  # steps at which the chart also shows the use-time loss
-RULE_NAMES = {"causal": "因果规则", "none": "不加规则"}
+RULE_NAMES = {"causal": "因果规则", "none": "不加规则", tr.AHEAD: "多看一个 Key（j ≤ i + 1）"}
 EXACT = 1e-12  # two losses this close are the same computation in another order
 SMALL = 0.1  # a per-position loss at most this is a target the model gets right
 LN_V = math.log(tr.VOCAB)
@@ -121,17 +121,6 @@ def curve_sentence(runs: dict, turns: dict, floor: float) -> str:
     return text + f"它逐词算的损失到第 {fmt.count(last)} 步是 {fmt.fmt(use[last])}，不高于瞎猜的 {fmt.fmt(LN_V)}。"
 
 
-def below_floor_sentence(train: float, floor: float) -> str:
-    """The unmasked model's training loss against the causal floor.
-
-    >>> below_floor_sentence(0.001, 0.89), below_floor_sentence(1.0, 0.89)
-    ('不加规则的模型降到了 0.0010，低于这个下限。', '不加规则的模型停在 1.0000，没有低于这个下限。')
-    """
-    if train < floor:
-        return f"不加规则的模型降到了 {value(train)}，低于这个下限。"
-    return f"不加规则的模型停在 {value(train)}，没有低于这个下限。"
-
-
 def lag_weight(weights, lag: int) -> float:
     """The mean weight that queries ``lag − 1 … n − 2`` (whose target repeats a token) give the key
     ``lag − 1`` positions back, where that token is."""
@@ -202,8 +191,8 @@ def row_repeat_sentence(right: list[float], wrong: list[float], lag: int) -> str
 
 
 def none_use_sentence(losses: list[float], accuracies: list[float], lag: int) -> str:
-    """Where the unmasked model's use-time loss comes from: the first ``lag − 1`` positions (their
-    answer is only ahead) and the others above ``SMALL``, with their accuracy.
+    """Where a leaking model's use-time loss comes from (the unmasked one's, exercise 5's): the first
+    ``lag − 1`` positions (their answer is only ahead) and the others above ``SMALL``, with their accuracy.
 
     >>> none_use_sentence([20.0, 18.0, 0.0, 0.01, 2.5], [0.1, 0.2, 1.0, 1.0, 0.5], 3)
     '前 2 个位置的答案只在后面，损失是 20.0000、18.0000，都比瞎猜的 2.0794 高得多；平均损失 8.1020 里，它们就占了 7.6000。其余位置里损失超过 0.1000 的只有位置 4（损失 2.5000，准确率 50.00%），别的最多 0.0100。这些位置的答案在前面也有一份，逐词算时它只能读前面那一份，并不总能答对。'
@@ -249,24 +238,13 @@ def floor_sentence(losses: list[float], lag: int) -> str:
                    f"{fmt.fmt(over_first)}，其余位置占 {fmt.fmt(over_rest)}。")
 
 
-def leak_sentence(causal: float, none: float) -> str:
-    """The leak check of both trained models.
+def compare(a: float, b: float) -> str:
+    """``a`` against ``b`` as the page prints them (four decimals).
 
-    >>> leak_sentence(0.0, 12.5)
-    '因果规则的模型：前面各位置的 logits 一点都没变（最大变化恰为 0）。不加规则的模型：最多变了 12.5000。'
+    >>> compare(7.45, 8.57), compare(8.57, 7.45), compare(1.00001, 1.0)
+    ('低于', '高于', '等于')
     """
-    one = lambda x: "前面各位置的 logits 一点都没变（最大变化恰为 0）" if x == 0.0 else f"最多变了 {fmt.fmt(x)}"  # noqa: E731
-    return f"因果规则的模型：{one(causal)}。不加规则的模型：{one(none)}。"
-
-
-def guess_sentence(targets, losses, ln_v: float) -> str:
-    """Exercise 2: each target's loss against guessing.
-
-    >>> guess_sentence([0, 1], [0.14, 3.14], 1.39)
-    '目标是 token 0 时损失 0.1400，比瞎猜低；目标是 token 1 时损失 3.1400，比瞎猜高。'
-    """
-    return "；".join(f"目标是 token {fmt.count(t)} 时损失 {fmt.fmt(x)}，比瞎猜{'高' if x > ln_v else '低'}"
-                    for t, x in zip(targets, losses)) + "。"
+    return "等于" if fmt.fmt(a) == fmt.fmt(b) else "高于" if a > b else "低于"
 
 
 def closed_form(logits, target: int) -> str:
@@ -367,20 +345,27 @@ def settings_values() -> dict:
     }
 
 
+def loss_header() -> list[str]:
+    return ["模型", f"训练损失（最后 {fmt.count(LAST)} 步的平均）", "新序列，整段一次算（训练时的算法）",
+            "新序列，逐词算（使用时的算法）", "逐词算的准确率"]
+
+
+def loss_rows(s: dict) -> list[list[str]]:
+    """One row per rule of a summary: training loss, the loss computed whole and in use, accuracy."""
+    return [[RULE_NAMES[rule], value(v["train"]), value(v["full"]), value(v["use"]), fmt.percent(v["accuracy"])]
+            for rule, v in s.items()]
+
+
 def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """The chart, the loss table (train, whole, in use, accuracy) and the sentences that read them."""
     s, floor, turns = summary(runs, eval_seed), tr.loss_floor(), checkpoints(runs, eval_seed=eval_seed)
-    rows = [[RULE_NAMES[rule], value(v["train"]), value(v["full"]), value(v["use"]), fmt.percent(v["accuracy"])]
-            for rule, v in s.items()]
-    rows.append(["瞎猜（每个 token 的概率相同）", fmt.fmt(LN_V), fmt.fmt(LN_V), fmt.fmt(LN_V),
-                 fmt.percent(GUESS)])
-    header = ["模型", f"训练损失（最后 {fmt.count(LAST)} 步的平均）", "新序列，整段一次算（训练时的算法）",
-              "新序列，逐词算（使用时的算法）", "逐词算的准确率"]
+    rows = [*loss_rows(s), ["瞎猜（每个 token 的概率相同）", fmt.fmt(LN_V), fmt.fmt(LN_V), fmt.fmt(LN_V),
+                              fmt.percent(GUESS)]]
     return {
         "fig_curves": curves_figure(runs, turns, floor), "floor": fmt.fmt(floor),
-        "tbl_losses": Md(fmt.md_table(header, rows)), "loss_sentence": Md(loss_sentence(s)),
+        "tbl_losses": Md(fmt.md_table(loss_header(), rows)), "loss_sentence": Md(loss_sentence(s)),
         "curve_sentence": Md(curve_sentence(runs, turns, floor)),
-        "below_floor": Md(below_floor_sentence(s["none"]["train"], floor)),
+        "none_train": value(s["none"]["train"]),
     }
 
 
@@ -438,7 +423,8 @@ def floor_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
 def check_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """The leak check of both models and the finite-difference check of the backward."""
     leak = {rule: tr.leak_check(r["params"], rule, seed=eval_seed) for rule, r in runs.items()}
-    return {"leak_sentence": Md(leak_sentence(leak["causal"], leak["none"])),
+    return {"leak_causal": "0" if leak["causal"] == 0.0 else value(leak["causal"]),  # exactly 0 is 0
+            "leak_none": fmt.fmt(leak["none"]),
             "fd_error": fmt.difference(tr.gradient_check()), "fd_tol": fmt.power(1e-6)}
 
 
@@ -447,6 +433,19 @@ def run_values() -> dict:
 
 
 # -- the exercises ---------------------------------------------------------------------------------
+def ahead_values(runs: dict, seed: int = TRAIN_SEED, eval_seed: int = EVAL_SEED) -> dict:
+    """Exercise 5: the off-by-one rule (key i + 1 visible), trained from ``seed`` like the page's two
+    models ``runs``; its losses in a table beside theirs, and where its use-time loss comes from."""
+    a, s = ex.ahead_answers(seed=seed, eval_seed=eval_seed, tail=LAST), summary(runs, eval_seed)
+    ahead = {"train": a["train_loss"], "full": a["whole_loss"], "use": a["use_loss"], "accuracy": a["use_accuracy"]}
+    return {"x5_table": Md(fmt.md_table(loss_header(), loss_rows({"causal": s["causal"], tr.AHEAD: ahead,
+                                                                   "none": s["none"]}))),
+            "x5_train": value(a["train_loss"]), "x5_use": fmt.fmt(a["use_loss"]), "x5_leak": fmt.fmt(a["leak"]),
+            "x5_vs_none": compare(a["use_loss"], s["none"]["use"]), "x5_none_use": fmt.fmt(s["none"]["use"]),
+            "x5_positions": Md(none_use_sentence(a["losses"], a["accuracies"], tr.LAG))}
+
+
+
 def exercise_values() -> dict:
     values, cases = {}, ex.floor_answers()
     rows = [[fmt.count(c["vocab"]), fmt.count(c["length"]), fmt.count(c["lag"]), fmt.count(c["targets"]),
@@ -468,7 +467,8 @@ def exercise_values() -> dict:
                                   for t, x in zip(ex.GUESS_TARGETS, g["losses"]))),
         "x2_top": fmt.count(max(range(len(g["p"])), key=g["p"].__getitem__)),
         "x2_ln": fmt.fmt(g["ln_vocab"]), "x2_uniform": fmt.fmt(g["uniform"]),
-        "x2_compare": Md(guess_sentence(ex.GUESS_TARGETS, g["losses"], g["ln_vocab"])),
+        **{f"x2_t{k}": fmt.count(t) for k, t in enumerate(ex.GUESS_TARGETS)},
+        **{f"x2_loss{k}": fmt.fmt(x) for k, x in enumerate(g["losses"])},
     }
     c = ex.cache_answers()
     keys = lambda row: positions(j for j, ok in enumerate(row) if ok)  # noqa: E731

@@ -56,6 +56,24 @@ def test_future_weight_is_the_strict_upper_triangle_of_each_row(seed):
     assert ex.future_weight(np.tril(w).tolist()) == [0.0] * 5
 
 
+@pytest.mark.parametrize("seed", [4, 9])  # seeds the page does not use
+def test_the_ahead_answers_against_a_mask_built_here_on_other_seeds(seed):
+    a = ex.ahead_answers(seed=seed, eval_seed=seed + 1, tail=10)
+    run = tr.train("ahead", seed=seed)
+    assert a["train_loss"] == pytest.approx(np.mean(run["train_loss"][-10:]), rel=1e-12)
+    # the whole-sequence loss with the off-by-one mask written out here: key j visible when j <= i + 1
+    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=seed + 1)
+    rows, cols = np.indices((tr.LENGTH, tr.LENGTH))
+    logits = tr._forward(run["params"], tokens, cols <= rows + 1)["logits"][:, :-1]
+    assert a["whole_loss"] == pytest.approx(tr.cross_entropy(logits, tokens[:, 1:])[0], rel=1e-12)
+    # at use time the key ahead is not in the cache: the same computation as under the causal rule
+    assert a["losses"] == tr.use_time(run["params"], "causal", seed=seed + 1)["loss"]
+    # the facts the solution states hold on these seeds too
+    assert a["whole_loss"] < a["floor"] and a["train_loss"] < a["floor"]
+    assert a["use_loss"] > a["ln_vocab"] and a["leak"] > 0
+    assert all(x > 2 * a["ln_vocab"] for x in a["losses"][: tr.LAG - 1])  # the answer only ahead
+
+
 def test_the_reference_solution_uses_only_the_standard_library():
     source = inspect.getsource(ex.future_weight)
     assert "att." not in source and "tr." not in source and "np." not in source
@@ -75,6 +93,7 @@ def test_the_solution_listing_is_exactly_the_reference_function():
         (lambda: ex.guess_answers(targets=[4]), "targets"),
         (lambda: ex.cache_answers(past=-1), "past"),
         (lambda: ex.predictable_targets(1, 1), "length"),
+        (lambda: ex.ahead_answers(tail=201), "tail 不能超过"),
     ],
 )
 def test_bad_input_is_named(call, words):
@@ -101,6 +120,7 @@ VALID = {  # one valid call of each public function, every argument named
     "cache_answers": dict(past=ex.CACHE_PAST),
     "future_weight": dict(weights=ex.LEAK_WEIGHTS),
     "predictable_targets": dict(length=8, lag=4),
+    "ahead_answers": dict(seed=0, eval_seed=1, tail=20),
     "answers": {},
     "self_test": {},
 }

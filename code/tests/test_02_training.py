@@ -177,6 +177,30 @@ def test_the_row_index_cache_uses_row_zero_and_only_key_zero():
         assert tr.cache_step(past, "causal", "row_index") == (0, [True] + [False] * past)
 
 
+def test_the_visible_tables_are_the_mask_pages_and_one_key_more_for_ahead():
+    for n in (1, 2, 5):
+        causal, none, ahead = (tr.visible_table(r, n) for r in ("causal", "none", "ahead"))
+        assert causal.tolist() == att.visibility(n, n) and none.all()
+        rows, cols = np.indices((n, n))
+        assert (ahead == (cols <= rows + 1)).all()  # key j visible to query i when j ≤ i + 1
+        assert (ahead & ~causal).sum() == n - 1  # one key more per query, none for the last
+
+
+def test_the_ahead_rule_leaks_one_step_and_vanishes_at_use_time():
+    p = tr.init_params(seed=2)
+    assert tr.leak_check(p, "ahead", seed=3) > 0.0
+    # at use time the key ahead is not in the cache yet: the step is the causal rule's
+    for past in (0, 3, 7):
+        assert tr.cache_step(past, "ahead") == tr.cache_step(past, "causal")
+    assert tr.cache_step(3, "ahead", "row_index") == (0, [True, True, False, False])
+    u = tr.use_time(p, "ahead", seed=4)
+    assert u["loss"] == tr.use_time(p, "causal", seed=4)["loss"]
+    # trained, the next key gives every target away: below the causal floor, far above guessing in use
+    trained = tr.train("ahead", seed=3)
+    assert sum(trained["train_loss"][-20:]) / 20 < tr.loss_floor()
+    assert tr.use_time(trained["params"], "ahead", seed=4)["mean_loss"] > math.log(tr.VOCAB)
+
+
 # -- the command, the self-test and bad input ----------------------------------------------------
 def test_running_the_file_self_tests_and_prints_the_demo_as_json():
     result = subprocess.run([sys.executable, str(CODE)], capture_output=True, text=True, check=True)
@@ -196,6 +220,7 @@ P = tr.init_params(seed=0, vocab=3, length=4, d_model=2)
     "call, words",
     [
         (lambda: tr.train("mask", seed=0), "rule 必须是"),
+        (lambda: tr.visible_table("ahead", 0), "n 必须是不小于 1"),
         (lambda: tr.train("causal", seed=0, steps=10**6), "steps 不能超过"),
         (lambda: tr.sequences(2, seed=0, length=4, lag=4), "lag 不能超过"),
         (lambda: tr.use_time(P8, "causal", seed=0, positions="row"), "positions 必须是"),
@@ -228,6 +253,7 @@ VALID = {  # one valid call of each public function, every argument named
     "init_params": dict(seed=0, vocab=3, length=4, d_model=2),
     "cross_entropy": dict(logits=[[0.0, 0.0], [2.0, 0.0]], targets=[1, 0]),
     "loss_and_grads": dict(params=P, tokens=[[0, 1, 2, 0]], rule="causal"),
+    "visible_table": dict(rule="ahead", n=4),
     "train": dict(rule="none", seed=0, steps=2),
     "cache_step": dict(past=3, rule="causal", positions="row_index"),
     "use_time": dict(params=tr.init_params(seed=0), rule="causal", seed=1, positions="row_index"),
