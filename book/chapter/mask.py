@@ -26,11 +26,9 @@ ex = importlib.import_module("02_exercises_mask")
 # -- the wording the data decides, all in one place ---------------------------------------------------
 TEMPLATES = {
     "hand_approx": "（各项印出时已四舍五入，用印出的数相加，最后一位会差一点，所以写 ≈）",
-    "rounding_total": "表中的权重四舍五入到小数点后 {digits} 位，{n}相加是 {total}，而不是 1。",
+    "rounding_total": "表中的权重四舍五入到小数点后 4 位，{n}相加是 {total}，而不是 1。",
     "rounding_output": "用这些印出的权重去乘 V 再相加，得到 {approx}，比精确的输出 {output} 差 {gap}；"
                        "纸笔复算时多带几位小数，差就更小。",
-    "align_cache": {True: "所以 KV 缓存要的是右下对齐", False: "两种对齐都不等于本书的偏移"},
-    "same": {True: "相同", False: "不同"},
     "next_layer": {True: "它与“输出置零”给出的真实输出逐个相同：下一层里真实查询给这一行的权重是 0，"
                          "有限的数乘 0 仍是 0，它没有传开",
                    False: "它与“输出置零”给出的真实输出不同：这一行的输出已经传进了下一层"},
@@ -62,34 +60,22 @@ def slashed(xs) -> str:
 
 
 def column(matrix) -> str:
-    """
-    >>> column([[10.0], [-2.5]])
-    '10、−2.5'
-    """
+    """A one-column V as typed: ``10、−2.5``."""
     return "、".join(fmt.short(row[0]) for row in att.as_matrix(matrix, "matrix"))
 
 
 def row_text(values) -> str:
-    """
-    >>> row_text([0.0, 1.0, -2.0])
-    '[0, 1, −2]'
-    """
+    """A row of scores as typed: ``[0, 1, −2]``."""
     return "[" + ", ".join(fmt.short(x) for x in att.as_vector(values, "values")) + "]"
 
 
 def symbols(row) -> str:
-    """
-    >>> symbols([True, False])
-    '✓ ✗'
-    """
+    """A visibility row in symbols only: ``✓ ✗``."""
     return " ".join("✓" if flag else "✗" for flag in att.flags(row, "row"))
 
 
 def quoted(names) -> str:
-    """
-    >>> quoted(["不泄漏", "与整段重算一致"])
-    '“不泄漏”、“与整段重算一致”'
-    """
+    """Names in Chinese quotation marks: ``“不泄漏”、“与整段重算一致”``."""
     return "、".join(f"“{name}”" for name in names)
 
 
@@ -182,8 +168,8 @@ def hand_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
             ["权重 = exp ÷ 总和"] + cells(weights), ["V"] + [fmt.short(x[0]) for x in v], ["权重 × V"] + cells(weighted)]),
         "hand_total": fmt.fmt(sum(exps)), "hand_sum": " + ".join(cells(weighted)), "hand_output": fmt.fmt(output),
         "hand_equals": sign, "hand_equals_note": "" if sign == "=" else TEMPLATES["hand_approx"],
-        "hand_rounding": ("" if r["total_is_one"] else TEMPLATES["rounding_total"].format(
-            digits=4, n=count_words(len(weights)), **r)) + ("" if r["same"] else TEMPLATES["rounding_output"].format(**r)),
+        "hand_rounding": ("" if r["total_is_one"] else TEMPLATES["rounding_total"].format(n=count_words(len(v)), **r))
+        + ("" if r["same"] else TEMPLATES["rounding_output"].format(**r)),
     }
 
 
@@ -260,6 +246,8 @@ def conventions_section(seen: dict | None = None, past: int = PAST, new: int = N
     """The libraries' conventions and fully masked rows as observed; the two alignments on F12's last step."""
     att.check_count(past, "past")  # with a cache: without one the two alignments coincide
     align = alignment_facts(past, new)
+    if not (align["bottom_right_is_past"] and align["top_left_is_row_index"]):
+        raise AssertionError("右下对齐应当是本书的偏移，左上对齐应当是把行号当位置")
     seen = observed() if seen is None else seen
     return {
         "tbl_conventions": Table(HEADER, conventions_rows(seen)),
@@ -267,9 +255,6 @@ def conventions_section(seen: dict | None = None, past: int = PAST, new: int = N
         "fully_masked_versions": versions_words(seen), "float_mask_sentence": Md(float_mask_sentence(seen)),
         "unavailable_sentence": Md(unavailable_sentence(seen)), "gpu_sentence": Md(gpu_sentence(seen)),
         "align_past": past, "align_new": new, "align_lost": align["top_left_lost_cells"],
-        "align_bottom_right": TEMPLATES["same"][align["bottom_right_is_past"]],
-        "align_top_left": TEMPLATES["same"][align["top_left_is_row_index"]],
-        "align_cache": TEMPLATES["align_cache"][align["bottom_right_is_past"]],
     }
 
 
@@ -300,8 +285,9 @@ def policies_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID, big: float = BIG) -> 
     w_big, out_big = results[big_name]
     return {
         "policy_empty_rows": positions_text(empty), "policy_big": big_text,
-        "tbl_policies": Table(["策略", f"位置 {first} 的权重", f"位置 {first} 的输出", f"真实查询{positions_text(real)} 的输出",
-                               "下一层后真实查询的输出"], rows + [["报错（\"error\"，本书默认）", "报错", "报错", "—", "—"]]),
+        "tbl_policies": Table(["策略", f"位置 {first} 的权重", f"位置 {first} 的输出",
+                               f"真实查询{positions_text(real)} 的输出", "下一层后真实查询的输出"],
+                              rows + [["报错（\"error\"，本书默认）", "报错", "报错", "—", "—"]]),
         "empty_row_error": message, "policy_uniform": fmt.fmt(w_big[first][0]), "policy_big_out": fmt.fmt(out_big[first][0]),
         "policy_big_reads": keys_text([j for j in range(len(q)) if w_big[first][j] > 0]),
         "policy_pad_rows": positions_text([i for i, ok in enumerate(valid) if not ok]),
@@ -335,28 +321,19 @@ def dtype_section(dtype: str = "float16", q=LEFT_Q, valid=LEFT_VALID, big: float
     t = np.dtype(dtype)
     fmin = np.finfo(t).min
     causal_ok, both_ok = att.visibility(n, n)[row], facts["visible"][row]
-    scores = np.asarray(att.scaled_scores(q, q)[row], dtype=t)
-
-    def fill(ok: list[bool], value) -> "np.ndarray":
-        with np.errstate(over="ignore"):  # float16(−1e9) overflows to −∞: that is what this section shows
-            return np.asarray([0.0 if flag else value for flag in ok], dtype=np.float64).astype(t)
-
-    def softmax_in(x) -> list[float]:
-        with np.errstate(over="ignore", invalid="ignore"):  # (−∞) − (−∞) is NaN: the case shown
-            e = np.exp(x - x.max())
-            return [float(w) for w in e / e.sum()]
-
-    ok, big_in = np.asarray(both_ok), fill([False], big)[0]
-    with np.errstate(over="ignore"):
-        twice = float(fmin + fmin)  # in dtype: numpy keeps the type of its operands
+    scores, ok = np.asarray(att.scaled_scores(q, q)[row], dtype=t), np.asarray(both_ok)
+    fill = lambda flags, value: np.asarray([0.0 if f else value for f in flags]).astype(t)  # noqa: E731
+    # float16(−1e9) overflows to −∞ and (−∞) − (−∞) is NaN: the cases this section shows.
+    with np.errstate(over="ignore", invalid="ignore"):
+        softmax_in = lambda x: [float(w) for w in np.exp(x - x.max()) / np.exp(x - x.max()).sum()]  # noqa: E731
+        big_in, twice = fill([False], big)[0], float(fmin + fmin)  # numpy keeps the dtype of its operands
         cases = {f"禁止的格子换成 {big_text}": np.where(ok, scores, big_in),
                  f"禁止的格子换成 finfo({dtype}).min": np.where(ok, scores, fmin),
                  f"因果 mask 与 PAD mask 各取 finfo({dtype}).min，都加到分数上":
                      scores + (fill(causal_ok, fmin) + fill(valid, fmin))}
-    weights = {name: softmax_in(x) for name, x in cases.items()}
-    w_big, w_min, w_two = weights.values()
-    with np.errstate(over="ignore"):
+        weights = {name: softmax_in(x) for name, x in cases.items()}
         row_twice = softmax_in(np.full(n, fmin, dtype=t) + np.full(n, fmin, dtype=t))  # every cell blocked twice
+    w_big, w_min, w_two = weights.values()
     if not (all(math.isfinite(x) for x in w_min) and len(set(w_min)) == 1 and math.isinf(twice)
             and all(math.isnan(x) for x in row_twice)):
         raise AssertionError("finfo.min 应当给出平均的权重，两个 finfo.min 相加应当是 −∞，整行如此时是 NaN")

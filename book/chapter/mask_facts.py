@@ -150,7 +150,8 @@ def pad_change_sentence(before: dict, after: dict, query_valid: list[bool]) -> s
     unchanged = [a["position"] for b, a, real in rows if real and b["readable"] == a["readable"]]
     if unchanged and parts:
         text += f"；{positions_text(unchanged)} 不变"
-    pad_rows = {flag: [a["position"] for _, a, real in rows if not real and a["empty"] == flag] for flag in (True, False)}
+    pad_rows = {flag: [a["position"] for _, a, real in rows if not real and a["empty"] == flag]
+                for flag in (True, False)}
     if pad_rows[True]:
         text += f"；PAD 查询{positions_text(pad_rows[True])} 整行被屏蔽"
     if pad_rows[False]:

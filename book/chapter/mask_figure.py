@@ -1,8 +1,8 @@
 """F12, the visibility-table player of the mask page, and its explore panel.
 
 ``f12_frames`` returns plain dicts and lists (the HTML player and the PDF render the same data);
-``f12_explore_states`` precomputes every setting the panel can reach, and ``explore_state`` decodes one
-the way the page's script does.
+``f12_explore_states`` precomputes every setting the panel can reach (tests/test_chapter_mask.py decodes
+each the way the page's script does).
 """
 
 from __future__ import annotations
@@ -272,8 +272,9 @@ def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_
 
     sentence_id("")  # id 0: the empty note, when no row is fully masked
     pasts, news = range(max_past + 1), range(1, max_new + 1)
-    states = [[[[[state(past, new, causal, pad, count) for count in ([0] if pad == "none" else range(1, past + new + 1))]
-                 for pad in PAD_PLACES] for causal in (True, False)] for new in news] for past in pasts]
+    counts = lambda pad, n_key: [0] if pad == "none" else range(1, n_key + 1)  # noqa: E731
+    states = [[[[[state(past, new, causal, pad, count) for count in counts(pad, past + new)] for pad in PAD_PLACES]
+                for causal in (True, False)] for new in news] for past in pasts]
     return {
         "choices": {"past": list(pasts), "new": list(news), "causal": [True, False], "pad": list(PAD_PLACES)},
         "start": {"past": min(PAST, max_past), "new": min(NEW, max_new), "pad": "none", "causal": True},
@@ -290,41 +291,3 @@ def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_
         "states": states,
     }
 
-
-def explore_state(data: dict, past: int, new: int, pad: str = "none", count: int = 0, causal: bool = True) -> dict:
-    """One setting of ``f12_explore_states``' data, decoded into its tables and sentences (as the script does).
-
-    >>> s = explore_state(f12_explore_states(max_past=3, max_new=2), 3, 2)
-    >>> s["status"], s["rows"][0]["sentence"], s["rows"][0]["lost_cached"]
-    ('2 个查询行、5 个 Key，每行都有可读的 Key。', '行 0（绝对位置 3）可读 Key 0–3；Key 4 在它之后。', 2)
-    """
-    choices = data["choices"]
-    for name, value in (("past", past), ("new", new), ("pad", pad), ("causal", causal)):
-        if isinstance(value, bool) != (name == "causal") or value not in choices[name]:
-            raise ValueError(f"{name} 必须是 {'、'.join(str(c) for c in choices[name])} 之一，收到 {value!r}")
-    p = choices["past"].index(past)
-    by_count = data["states"][p][choices["new"].index(new)][choices["causal"].index(causal)][choices["pad"].index(pad)]
-    index = 0 if pad == "none" else count - 1
-    if not isinstance(count, int) or isinstance(count, bool) or (pad == "none") != (count == 0) \
-            or not 0 <= index < len(by_count):
-        raise ValueError(f"count 必须是 0（没有 PAD）或 1 到 {len(by_count)}，收到 {count!r}")
-    n_key, ids, status, lost, note = by_count[index]
-
-    def bits(b: int) -> list[bool]:
-        return [bool(b >> j & 1) for j in range(n_key)]
-
-    def words(s: int) -> str:
-        return "".join(data["text"][t] for t in data["sentences"][s])
-
-    rows = []
-    for i, rid in enumerate(ids):
-        visible, minus, wrong, lost_bits, lost_cached, lost_new, empty, sentence, lost_text = data["rows"][rid]
-        rows.append({
-            "label": data["labels"][p][i], "wrong_label": data["wrong_labels"][i], "visible": bits(visible),
-            "cells": [data["cells"][b] for b in bits(visible)], "mask": [data["mask_cells"][b] for b in bits(minus)],
-            "wrong": bits(wrong), "lost": bits(lost_bits), "lost_cached": lost_cached, "lost_new": lost_new,
-            "empty": bool(empty), "sentence": data["prefix"][p][i] + words(sentence),
-            "lost_sentence": data["lost_prefix"][i] + words(lost_text),
-        })
-    return {"keys": data["keys"][:n_key], "rows": rows, "status": words(status), "lost_status": words(lost),
-            "note": words(note)}
