@@ -159,8 +159,8 @@ def test_the_dtype_paragraph_shows_float16(book_html):
     text = article_of(book_html, "ch02/mask.html").get_text()
     with np.errstate(over="ignore"):
         assert np.isinf(np.float16(-1e9)) and np.isinf(np.finfo(np.float16).min + np.finfo(np.float16).min)
-    assert mask.dtype_section("float16")["dtype_big_sentence"] in text
-    assert mask.dtype_section("float16")["dtype_two_sentence"] in text
+    values = mask.dtype_section("float16")
+    assert values["dtype_big_sentence"] in text and values["dtype_doubled"] in text and values["dtype_doubled"]
     assert fmt.short(float(np.finfo(np.float16).min)) in text
 
 
@@ -244,7 +244,8 @@ def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
     # F12's last frame explains the rows; the section says the moral once and the worst case in its own words.
     assert mask.cache_moral(mask.visibility_facts(mask.NEW, past=mask.PAST)) in text
-    assert mask.cache_section()["worst_reads"] in text
+    cache = mask.cache_section()
+    assert f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}" in text
     worst = mask.visibility_facts(1, past=mask.PAST)
     assert mask.cache_explanation(worst).split("\n")[-1] not in text
     # new = 2 is F12's last step; the text names it and does not draw its two tables again
@@ -275,8 +276,10 @@ def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
     assert hand["exp"] == [fmt.fmt(math.exp(x)) for x in steps["masked"]]
     assert hand["权重 = exp ÷ 总和"] == [fmt.fmt(w) for w in steps["weights"]]
     assert hand["权重 × V"] == [fmt.fmt(x[0]) for x in steps["weighted"]]
-    note = mask.rounding_note(steps["weights"], [x[0] for x in v], steps["output"][0])
+    note = mask.hand_section()["hand_rounding"]
     assert note and note in soup.find("article").get_text()
+    facts = mask.rounding_facts(steps["weights"], [x[0] for x in v], steps["output"][0])
+    assert not facts["same"] and facts["approx"] in note and facts["gap"] in note
 
 
 def test_the_pad_examples_say_which_real_queries_changed(book_html):

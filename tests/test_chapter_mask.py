@@ -6,7 +6,7 @@ independent of the helpers that wrote the sentences: a sentence that claims a ke
 or a split into cached and new keys that its table does not show fails.
 
 The explore panel on the mask page only looks states up in ``f12_explore_states()``. Every state
-the controls can reach is decoded with ``explore_state`` and compared with what ``02_attention``
+the controls can reach is decoded with ``explore_state`` (below, as the page's script does) and compared with what ``02_attention``
 computes directly. The conventions table follows the stored observations; the two causal
 alignments are compared cell by cell with the book's offsets. No build, no browser.
 """
@@ -267,6 +267,42 @@ def test_bad_input_gets_a_value_error_that_names_it(call, words):
 # -- the explore panel's data ----------------------------------------------------------------------
 
 
+def explore_state(data: dict, past: int, new: int, pad: str = "none", count: int = 0, causal: bool = True) -> dict:
+    """One setting of ``f12_explore_states``' data, decoded into its tables and sentences as the page's
+    script (book/_ext/step_figure/static/step_figure_explore.js) decodes it."""
+    choices = data["choices"]
+    for name, value in (("past", past), ("new", new), ("pad", pad), ("causal", causal)):
+        if isinstance(value, bool) != (name == "causal") or value not in choices[name]:
+            raise ValueError(f"{name} 必须是 {'、'.join(str(c) for c in choices[name])} 之一，收到 {value!r}")
+    p = choices["past"].index(past)
+    by_count = data["states"][p][choices["new"].index(new)][choices["causal"].index(causal)][choices["pad"].index(pad)]
+    index = 0 if pad == "none" else count - 1
+    if not isinstance(count, int) or isinstance(count, bool) or (pad == "none") != (count == 0) \
+            or not 0 <= index < len(by_count):
+        raise ValueError(f"count 必须是 0（没有 PAD）或 1 到 {len(by_count)}，收到 {count!r}")
+    n_key, ids, status, lost, note = by_count[index]
+
+    def bits(b: int) -> list[bool]:
+        return [bool(b >> j & 1) for j in range(n_key)]
+
+    def words(s: int) -> str:
+        return "".join(data["text"][t] for t in data["sentences"][s])
+
+    rows = []
+    for i, rid in enumerate(ids):
+        visible, minus, wrong, lost_bits, lost_cached, lost_new, empty, sentence, lost_text = data["rows"][rid]
+        rows.append({
+            "label": data["labels"][p][i], "wrong_label": data["wrong_labels"][i], "visible": bits(visible),
+            "cells": [data["cells"][b] for b in bits(visible)], "mask": [data["mask_cells"][b] for b in bits(minus)],
+            "wrong": bits(wrong), "lost": bits(lost_bits), "lost_cached": lost_cached, "lost_new": lost_new,
+            "empty": bool(empty), "sentence": data["prefix"][p][i] + words(sentence),
+            "lost_sentence": data["lost_prefix"][i] + words(lost_text),
+        })
+    return {"keys": data["keys"][:n_key], "rows": rows, "status": words(status), "lost_status": words(lost),
+            "note": words(note)}
+
+
+
 @pytest.fixture(scope="module")
 def data():
     return page.f12_explore_states()
@@ -303,7 +339,7 @@ def test_every_state_equals_the_teaching_code(data):
     for past, new, pad, count, causal in reachable(data):
         n_key = past + new
         valid = valid_keys(n_key, pad, count)
-        state = page.explore_state(data, past, new, pad, count, causal)
+        state = explore_state(data, past, new, pad, count, causal)
         where = (past, new, pad, count, causal)
         visible = att.visibility(new, n_key, causal=causal, past=past, key_valid=valid)
         mask = att.additive_mask(visible)
@@ -343,7 +379,7 @@ def test_every_state_equals_the_teaching_code(data):
 def test_every_shown_text_spaces_chinese_from_latin_and_digits(data):
     texts = set(data["words"]["pad_options"]) | {w for w in data["words"].values() if isinstance(w, str)}
     for state in reachable(data):
-        s = page.explore_state(data, *state)
+        s = explore_state(data, *state)
         texts |= {s["status"], s["lost_status"], s["note"]}
         texts |= {t for r in s["rows"] for t in (r["label"], r["wrong_label"], r["sentence"], r["lost_sentence"])}
     bad = sorted(t for t in texts if CJK_NEXT_TO_LATIN.search(t))
@@ -353,7 +389,7 @@ def test_every_shown_text_spaces_chinese_from_latin_and_digits(data):
 def test_the_wrong_offset_only_loses_history_with_a_cache(data):
     # With a cache and the causal rule, every row loses keys; without a cache, none.
     for past, new, pad, count, causal in reachable(data):
-        state = page.explore_state(data, past, new, pad, count, causal)
+        state = explore_state(data, past, new, pad, count, causal)
         lost = sum(r["lost_cached"] + r["lost_new"] for r in state["rows"])
         if not causal or past == 0:
             assert lost == 0 and state["lost_status"] == "把行号当位置时一个也不少读。"
@@ -369,7 +405,7 @@ def test_the_data_is_small_and_plain(data):
     assert size < 120_000, size
     assert len(zlib.compress(text.encode(), 9)) < 30_000
     # Compressed by structure: far fewer stored rows and sentences than rows shown.
-    shown = sum(len(page.explore_state(data, *s)["rows"]) for s in reachable(data))
+    shown = sum(len(explore_state(data, *s)["rows"]) for s in reachable(data))
     assert len(data["rows"]) < shown / 3 and len(data["sentences"]) < shown / 3
 
 
@@ -422,7 +458,7 @@ def test_the_status_sentences_count_what_the_table_shows(past, new, front, causa
 )
 def test_a_state_outside_the_controls_is_a_clear_error(data, args, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        page.explore_state(data, *args)
+        explore_state(data, *args)
 
 
 @pytest.mark.parametrize(
@@ -460,9 +496,9 @@ def test_bottom_right_is_the_books_offset_and_top_left_the_wrong_one(past, new):
     assert facts["bottom_right_is_past"] and facts["top_left_is_row_index"]
     assert facts["top_left_lost_cells"] == past * new  # every row misses exactly the cached keys
     if past:
-        assert f"少了 {past * new} 格" in facts["sentence"]
-    else:
-        assert "两种对齐方式重合" in facts["sentence"]
+        values = page.conventions_section(past=past, new=new)
+        assert (values["align_lost"], values["align_past"], values["align_new"]) == (past * new, past, new)
+
 
 
 @pytest.mark.parametrize(
@@ -485,35 +521,40 @@ def test_alignment_facts_rejects_a_bad_cache():
 
 
 # -- the page's sections: sentences and tables from the same data, on other inputs -------------------
-@pytest.mark.parametrize("past, new", [(0, 2), (1, 2), (2, 3), (3, 4)])
-def test_the_checks_sentence_names_what_the_checks_table_shows(past, new):
+@pytest.mark.parametrize("past, new", [(1, 2), (2, 3), (3, 4)])
+def test_the_checks_facts_name_what_the_checks_table_shows(past, new):
     values = page.checks_section(past, new)
     rows = values["tbl_checks"].rows
     leaking = [r[0] for r in rows if r[3].startswith("是")]
     missing = [r[0] for r in rows if r[3] == "否" and r[5] == "不一致"]
     passing = [r[0] for r in rows if r[3] == "否" and r[5] == "一致"]
-    text = values["checks_sentence"]
-    assert "正确偏移 past + i" in passing and text.endswith(f"只有{page.quoted(passing)}两项都通过。")
-    assert (page.quoted(leaking) + "时，") in text if leaking else "泄漏；" not in text
-    assert (page.quoted(missing) + "时没有泄漏") in text if missing else "没有泄漏" not in text
-    # Without a cache the row-index offset is the right one: it must not be called wrong.
-    assert ("写错偏移（行号 i）" in passing) == (past == 0)
+    assert [values[f"checks_{k}"] for k in ("leaking", "missing", "passing")] == [
+        page.quoted(leaking), page.quoted(missing), page.quoted(passing)]
+    assert (leaking, missing, passing) == (["不加 mask"], ["写错偏移（行号 i）"], ["正确偏移 past + i"])
 
 
-def test_the_checks_sentence_without_a_passing_plan():
-    assert page.checks_sentence({"甲": (True, True)}, 0, 1).endswith("没有哪种算法两项都通过。")
+def test_the_checks_need_a_cache():
+    # Without a cache the row-index offset is the right one: the section would have no wrong offset to show.
+    with pytest.raises(ValueError, match="past"):
+        page.checks_section(0, 2)
 
 
 @pytest.mark.parametrize("scores, visible", [([2.0, 0.0, 1.0], [True, True, False]),
                                              ([1.0, 3.0], [True, True]), ([0.0, 0.0, 5.0], [False, True, True])])
 def test_the_row_sentence_compares_with_the_softmax_of_the_visible_scores(scores, visible):
     steps = ex.masked_softmax_steps(scores, visible)
-    text = page.row_compare_sentence(scores, visible, steps["weights"])
-    printed = [fmt.printed(x) for x in re.search(r"\[([^\]]+)\] 做 softmax", text).group(1).split(", ")]
-    assert printed == [x for x, ok in zip(scores, visible) if ok]
-    shown = re.search(r"(?:也|却)是 \[(.+?)\]", text).group(1).split(", ")
-    assert shown == [fmt.fmt(w) for w, ok in zip(steps["weights"], visible) if ok]
-    assert "拿掉" in text  # masking a key equals removing it from the row: the same weights
+    kept = att.softmax([x for x, ok in zip(scores, visible) if ok])
+    # masking a key equals removing it from the row: the same weights (what the solution's sentence says)
+    assert [fmt.fmt(w) for w in kept] == [fmt.fmt(w) for w, ok in zip(steps["weights"], visible) if ok]
+
+
+def test_the_exercise_facts_are_the_solutions():
+    values, c3 = page.exercises(), ex.decoding_checks()
+    kept = [x for x, ok in zip(ex.SCORES, ex.VISIBLE) if ok]
+    assert values["ex2_kept"] == page.row_text(kept) and values["ex2_kept_n"] == page.count_words(len(kept))
+    assert values["ex2_plain"] == "[" + ", ".join(fmt.fmt(w) for w in att.softmax(kept)) + "]"
+    assert (values["ex3_passed"], values["ex3_caught"]) == (page.quoted(c3["passed"]), page.quoted(c3["caught_by"]))
+    assert c3["passed"] == ["不泄漏"] and c3["caught_by"] == ["与整段重算一致"]
 
 
 @pytest.mark.parametrize("past, new, pad", [(0, 2, 1), (2, 3, 1), (3, 2, 4), (1, 1, 0)])
@@ -526,18 +567,11 @@ def test_the_exercise_sentences_read_the_exercise_table(past, new, pad):
         assert ("整行被屏蔽" in sentence) == (not readable)
 
 
-@pytest.mark.parametrize("passed, caught", [(["不泄漏"], ["与整段重算一致"]), ([], ["不泄漏"]), (["不泄漏", "与整段重算一致"], [])])
-def test_the_decoding_sentence_says_what_was_caught(passed, caught):
-    text = page.decoding_sentence(passed, caught)
-    assert ("两种写法都通过" in text) == bool(passed)
-    assert ("认不出" in text) == (not caught)
-
-
 def test_the_hand_row_is_a_masked_row_and_adds_up():
     values = page.hand_section()  # the first row with two readable keys and a forbidden one
     columns = dict(zip(values["tbl_hand"].header, zip(*values["tbl_hand"].rows)))
     steps = [row[0] for row in values["tbl_hand"].rows]
-    assert values["hand_keys"] == "Key 0、Key 1" and values["hand_row"] == 1 and values["hand_forbidden"] == "Key 2"
+    assert values["hand_row"] == 1 and values["hand_forbidden"] == "Key 2"
     masked = columns["Key 2"]
     assert masked[steps.index("加 mask")] == "−∞" and masked[steps.index("exp")] == "0.0000"
     assert masked[steps.index("权重 = exp ÷ 总和")] == "0.0000"
@@ -581,7 +615,7 @@ def test_the_gap_section_is_the_seeds_softmax_only():
 
 # -- the big negative number in other dtypes (numpy) ------------------------------------------------
 @pytest.mark.parametrize("dtype", page.FILL_DTYPES)
-def test_the_dtype_sentences_say_what_numpy_computes(dtype):
+def test_the_dtype_facts_are_what_numpy_computes(dtype):
     import numpy as np
 
     values = page.dtype_section(dtype)
@@ -591,22 +625,22 @@ def test_the_dtype_sentences_say_what_numpy_computes(dtype):
         twice = np.finfo(t).min + np.finfo(t).min
     rows = values["tbl_dtype"].rows
     weights = [[fmt.printed(x) if x != "NaN" else math.nan for x in row[2].split(" / ")] for row in rows]
-    assert (rows[0][1] == "−∞") == big_is_inf
-    assert ("就是 −∞" in values["dtype_big_sentence"]) == big_is_inf
-    assert ("全是 NaN" in values["dtype_big_sentence"]) == all(math.isnan(w) for w in weights[0])
+    assert (rows[0][1] == "−∞") == big_is_inf == values["dtype_big_is_inf"]
+    assert values["dtype_big_sentence"] == page.TEMPLATES["big_inf" if big_is_inf else "big_finite"].format(
+        big="−1e9", min=values["dtype_min"], dtype=dtype, row=0,
+        nan=page.TEMPLATES["nan"][all(math.isnan(w) for w in weights[0])],
+        uniform=page.TEMPLATES["uniform"][len(set(weights[0])) == 1])
     assert not any(math.isnan(w) for w in weights[1]) and len(set(weights[1])) == 1  # finfo.min: uniform
-    assert "权重平均分配" in values["dtype_min_sentence"]
-    assert bool(np.isinf(twice)) and values["dtype_twice"] == "−∞" and "在 " + dtype + " 里是 −∞" in values["dtype_two_sentence"]
-    # the two masks: Key 1 is PAD and after position 0, so it is the cell the sentence names
-    assert "同时挡住的 Key 1 又成了 −∞" in values["dtype_two_sentence"] and weights[2][1] == 0.0
-    assert "−∞" in rows[2][1]
+    assert bool(np.isinf(twice)) and values["dtype_twice"] == "−∞"
+    # the two masks: Key 1 is PAD and after position 0, so it is the doubled cell, with weight 0
+    assert values["dtype_doubled"] == page.TEMPLATES["doubled"].format(keys="Key 1", weight="0.0000")
+    assert weights[2][1] == 0.0 and "−∞" in rows[2][1]
 
 
 def test_the_dtype_section_on_a_row_with_no_doubled_cell():
     values = page.dtype_section("float16", valid=[False, True, True, True, True])
     # position 0 reads nothing; Key 0 is PAD but not after it, the rest are after it but not PAD
-    assert "同时挡住的" not in values["dtype_two_sentence"] and "−∞" not in values["tbl_dtype"].rows[2][1]
-    assert values["dtype_two_sentence"].endswith("这一行又是 NaN。")
+    assert values["dtype_doubled"] == "" and "−∞" not in values["tbl_dtype"].rows[2][1]
 
 
 def test_the_big_negative_bullet_compares_the_next_layer_it_shows():
@@ -614,7 +648,8 @@ def test_the_big_negative_bullet_compares_the_next_layer_it_shows():
     rows = {row[0]: row for row in values["tbl_policies"].rows}
     big = next(r for name, r in rows.items() if "大负数" in name)
     zero = next(r for name, r in rows.items() if "置零" in name)
-    assert ("逐个相同" in values["policy_big_next"]) == (big[4] == zero[4])
+    assert big[4] == zero[4] and values["policy_big_next"] == page.TEMPLATES["next_layer"][True]
+    assert (values["policy_pad_rows"], values["policy_real_rows"]) == ("位置 0、1", "位置 2、3、4")
 
 
 def test_every_section_glues_plain_values():
@@ -646,8 +681,7 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
     page.positions_text: {"ps": [0, 1]},
     page.visibility_facts: {"n_query": 2, "past": 1, "key_valid": [True, True, True], "causal": True},
     page.explain_rows: {"new": 2, "past": 1},
-    page.loss_rows_sentence: {"query_valid": [False, True]},
-    page.rounding_note: {"weights": [0.5, 0.5], "values": [1.0, 2.0], "output": 1.5, "digits": 4},
+    page.rounding_facts: {"weights": [0.5, 0.5], "values": [1.0, 2.0], "output": 1.5, "digits": 4},
     page.count_words: {"n": 2},
     page.f12_frames: {"n_positions": 3, "score_row": [0.0, 1.0, 2.0], "score_query": 1, "past": 3, "new": 2},
     page.pad_valid: {"n_key": 4, "pad": "front", "count": 1},
@@ -730,9 +764,12 @@ def test_the_step_by_step_tables_put_the_mask_beside_its_rule_and_the_output_bes
         assert cells[1:] == [fmt.fmt(x) for x in w] + [fmt.fmt(out[0])]
 
 
-@pytest.mark.parametrize("past", [0, 2, 5])
+@pytest.mark.parametrize("past", [1, 2, 5])
 def test_the_worst_case_table_shows_the_right_row_above_the_wrong_one(past):
     values = page.cache_section(past=past)
     right, wrong = values["tbl_worst"].rows
     assert right == [f"正确：行 0（绝对位置 {past}）"] + [fmt.mark(ok) for ok in att.visibility(1, past + 1, past=past)[0]]
     assert wrong == ["写错：行 0（误当位置 0）"] + [fmt.mark(ok) for ok in att.row_index_visibility(1, past + 1)[0]]
+    # the sentence under the table names what it shows: all keys up to the query against key 0 alone
+    assert (values["worst_right"], values["worst_wrong"], values["worst_wrong_n"]) == (
+        page.keys_text(list(range(past + 1))), "Key 0", 1)

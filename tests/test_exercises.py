@@ -81,7 +81,9 @@ def test_the_mask_exercises_show_the_computed_answers(book_html):
     for sentence in mask.pad_cache_sentences():
         assert sentence in text
     c = ex.decoding_checks()
-    assert mask.decoding_sentence(c["passed"], c["caught_by"]) in text
+    values = mask.exercises()
+    assert (values["ex3_passed"], values["ex3_caught"]) == (mask.quoted(c["passed"]), mask.quoted(c["caught_by"]))
+    assert f"两种写法都通过{values['ex3_passed']}检查；只有{values['ex3_caught']}一项能认出写法 B。" in text
     assert ">>> visible_counts(2, 3, 1)" in text
 
 
