@@ -49,7 +49,7 @@ W_HEADS, TOEPLITZ_N = 2, 5
 V_SEQ, V_V, V_START, V_SHIFT = rope.DEMO_SEQ[:3], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], 0, 5
 PAST, NEW = 3, 2  # the cache example: past positions in the cache, new queries
 PADS, PAD_FILL, LONG_FILL, CHECKPOINTS = 2, 0.0, 1.0, [0, 10, 100, 1000, 10000]
-LONG_OFFSETS = sorted({int(round(10 ** (e / 50))) for e in range(0, 251)})  # even on a log axis
+LONG_OFFSETS = sorted({int(round(10 ** (e / 25))) for e in range(0, 126)})  # even on a log axis
 
 
 def factor(x: float, digits: int = 4) -> str:
