@@ -210,7 +210,10 @@ def test_the_exercises_show_the_computed_answers(article):
     table = rows(exercises)
     text = re.sub(r"\s+", " ", exercises.get_text(" "))
     s = ex.offset_score()
-    assert page.offset_sentence(s["score"], s["both"]) in text
+    glued = page.exercises()  # the page shows the glued facts inside its own sentence
+    assert f"只转k得到的分数{fmt.fmt(s['score'])}，与两个向量各按自己的位置旋转后的分数{glued['rx4_agree']}。" in text.replace(" ", "")
+    assert f"{glued['rx3_same']}；不旋转时这对向量的分数是{glued['rx3_plain']}，{glued['rx3_changed']}{glued['rx3_by']}".replace(" ", "") \
+        in text.replace(" ", "")
     assert [r[-1] for r in table if r and r[0].startswith("第 ") and len(r) == 7] == [fmt.fmt(t) for t in s["terms"]]
     original = ex.undo_steps()["original"]
     assert {fmt.fmt(original[0]), fmt.fmt(original[1])} <= {r[-1].split(" ")[-1] for r in table if r}

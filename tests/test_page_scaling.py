@@ -138,7 +138,9 @@ def test_the_run_section_offers_the_files_with_02_attention_beside_them(article)
 
 def test_the_exercises_show_the_computed_answers(page_text):
     ex = importlib.import_module("02_exercises_scaling")
-    assert book_page.grow_sentence(ex.copied_row()) in page_text
+    v = book_page.exercise_grow()
+    assert (f"时的权重{v['ex2_same']}；不缩放相当于 T = {v['ex2_t_raw']}，最大权重 {v['ex2_peak_raw']}，"
+            f"{v['ex2_how']} Key {v['ex2_top']}。") in page_text
     assert ">>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]" in page_text
     h = ex.hand_row()
     assert "(" + ", ".join(f"{x:.4f}" for x in h["jg"]).replace("-", "−") + ")" in page_text

@@ -1,11 +1,7 @@
 """The rotary position page (book/ch02/rope.md): the values it glues, from ``code/02_rope.py``.
 
-One function per example (``d2_example`` … ``toeplitz_example``) and ``exercises`` return strings,
-integers, ``Md``, ``Table`` and figures; the sentences whose wording the data decides are the few
-templates under "sentences". Nothing here computes what the chapter states.
-
->>> factor(-0.41615), exponent(1, 6), places([0, 1, 2, 3])
-('(−0.4162)', '−1/3', '0 至 3')
+One function per example (``d2_example`` … ``toeplitz_example``) and ``exercises`` return text, integers,
+``Md``, ``Table`` and figures; the wording the data decides comes from ``SAY``, the rest is in the page.
 """
 
 from __future__ import annotations
@@ -26,6 +22,21 @@ TOL = 1e-9  # two scores closer than this are "the same" in a sentence or a verd
 SAME, DIFFERENT = "一致", "不一致"
 PASSED, CAUGHT = "通过", "被认出"
 
+# -- the wording the data decides ----------------------------------------------------------------------
+SAY = {
+    "steady": "{names}{n}列在各组位置上分数相同，只依赖位置差", "moving": "{names}{n}列随位置变化，不只依赖位置差",
+    "norm_changed": "错配之后的长度（上表最后一列）与它不同：同一对的两个分量转了不同的角度，这已经不是旋转。",
+    "norm_kept": "这几组位置上，错配之后的长度恰好没变。",
+    "rounding": "，只是浮点舍入", "beyond": "，超出了浮点舍入的量级",
+    "signs_differ": "两者不同：RoPE 分得清“前面第几个”和“后面第几个”。", "signs_equal": "这一对向量上两者恰好相同。",
+    "outside": "（其中 Δ = {offsets} 不在图的横轴范围内，只见于表中）",
+    "same_score": "两组位置给出同一个分数", "other_score": "两组位置的分数不同",
+    "changed": "旋转改变了分数，", "unchanged": "旋转恰好没有改变分数，",
+    "by_offset": "但只随位置差改变。", "by_position": "而且随位置本身改变。",
+    "back": "回到了 x′。", "not_back": "没有回到 x′。",
+}
+NUMERALS = "一两三四五六七八九十"
+
 # -- the inputs of the page's examples (constructed by hand, each example states them first) ------------
 D2_FIRST, D2_SHIFT = (3, 1), 3  # d = 2: the first (m, n), then both moved by the shift
 D4_X, D4_M, D8 = [1.0, 0.0, 0.5, -1.0], 2, 8
@@ -38,7 +49,7 @@ W_HEADS, TOEPLITZ_N = 2, 5
 V_SEQ, V_V, V_START, V_SHIFT = rope.DEMO_SEQ[:3], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], 0, 5
 PAST, NEW = 3, 2  # the cache example: past positions in the cache, new queries
 PADS, PAD_FILL, LONG_FILL, CHECKPOINTS = 2, 0.0, 1.0, [0, 10, 100, 1000, 10000]
-LONG_OFFSETS = sorted({int(round(10 ** (e / 50))) for e in range(0, 251)})  # even on a log axis
+LONG_OFFSETS = sorted({int(round(10 ** (e / 25))) for e in range(0, 126)})  # even on a log axis
 
 
 def factor(x: float, digits: int = 4) -> str:
@@ -49,14 +60,13 @@ def factor(x: float, digits: int = 4) -> str:
 
 def exponent(i: int, d: int) -> str:
     """The exponent −2i/d of the i-th frequency, as a reduced fraction."""
-    i = att.check_count(i, "i", minimum=0)
-    e = Fraction(-2 * i, att.check_count(d, "d"))
+    e = Fraction(-2 * i, d)
     return "0" if e == 0 else fmt.MINUS + str(abs(e))
 
 
-def places(positions: list[int]) -> str:
+def places(positions) -> str:
     """Positions as an input box names them: ``0、1、2``, or ``0 至 4`` for a longer unbroken run."""
-    ps = [att.check_count(p, f"positions[{j}]", minimum=0) for j, p in enumerate(att.as_list(positions, "positions"))]
+    ps = list(positions)
     if len(ps) >= 4 and ps == list(range(ps[0], ps[0] + len(ps))):
         return f"{ps[0]} 至 {ps[-1]}"
     return "、".join(fmt.count(p) for p in ps)
@@ -82,62 +92,23 @@ def pair(m: int, n: int) -> str:
     return f"m = {fmt.count(m)}，n = {fmt.count(n)}"
 
 
-# -- sentences -----------------------------------------------------------------------------------------
-def offset_verdict(columns: dict[str, list[float]], tol: float = TOL) -> str:
-    """Which columns of scores stay the same over groups of positions with one offset, and which move.
-
-    >>> offset_verdict({"甲": [0.5, 0.5], "乙": [0.5, 0.7]})
-    '“甲”一列在各组位置上分数相同，只依赖位置差；“乙”一列随位置变化，不只依赖位置差。'
-    """
-    if not isinstance(columns, dict) or not columns:
-        raise ValueError(f"columns 必须是非空的字典（列名 → 分数列表），收到 {columns!r}")
-    steady, moving = [], []
-    for name, values in columns.items():
-        xs = att.as_vector(values, f"columns[{name!r}]")
-        (steady if max(xs) - min(xs) <= tol else moving).append(name)
-    named = lambda ns: "".join(f"“{n}”" for n in ns) + "一两三四五六七八九十"[len(ns) - 1] + "列"  # noqa: E731
-    parts = [named(steady) + "在各组位置上分数相同，只依赖位置差"] if steady else []
-    parts += [named(moving) + "随位置变化，不只依赖位置差"] if moving else []
-    return "；".join(parts) + "。"
+def offset_verdict(columns: dict[str, list[float]]) -> str:
+    """Which columns of scores stay the same over groups of positions with one offset, and which move."""
+    steady = [name for name, xs in columns.items() if max(xs) - min(xs) <= TOL]
+    moving = [name for name in columns if name not in steady]
+    said = lambda key, ns: SAY[key].format(names="".join(f"“{n}”" for n in ns), n=NUMERALS[len(ns) - 1])  # noqa: E731
+    return "；".join([said("steady", steady)] * bool(steady) + [said("moving", moving)] * bool(moving)) + "。"
 
 
-def norm_note(norm: float, mixed_norms: list[float]) -> str:
-    """Whether the mixed layout changed the length of q (the last column of the layouts table)."""
-    changed = any(abs(x - norm) > TOL for x in att.as_vector(mixed_norms, "mixed_norms"))
-    return ("错配之后的长度（上表最后一列）与它不同：同一对的两个分量转了不同的角度，这已经不是旋转。" if changed
-            else "这几组位置上，错配之后的长度恰好没变。")
+def same(a: float, b: float) -> bool:
+    return abs(a - b) <= TOL
 
 
-def diagonal_note(spread: float) -> str:
-    """What the largest difference along the diagonals of a score table is."""
-    return "，只是浮点舍入" if att.real(spread, "spread") < 1e-12 else "，超出了浮点舍入的量级"
-
-
-def sign_sentence(ahead: float, behind: float) -> str:
-    """The scores at offsets +1 and −1: RoPE tells "before" from "after" when they differ."""
-    differ = abs(ahead - behind) > TOL
-    return (f"位置差为 +1 的分数是 {fmt.fmt(ahead)}，为 −1 的是 {fmt.fmt(behind)}，"
-            + ("两者不同：RoPE 分得清“前面第几个”和“后面第几个”。" if differ else "这一对向量上两者恰好相同。"))
-
-
-def outside_note(checkpoints: list[int], shown: list[int]) -> str:
-    """Which offsets of the table are off the plot's axis (an empty string when none is)."""
-    outside = [m for m in checkpoints if not shown[0] <= m <= shown[-1]]
-    return f"（其中 Δ = {'、'.join(map(fmt.grouped, outside))} 不在图的横轴范围内，只见于表中）" if outside else ""
-
-
-def shift_sentence(scores: list[float], plain: float) -> str:
+def shift_words(first: float, second: float, plain: float) -> dict:
     """Exercise 3: the two groups' scores against each other and against the score without rotation."""
-    same, changed = abs(scores[0] - scores[1]) < TOL, abs(plain - scores[0]) > TOL
-    return (("两组位置给出同一个分数" if same else "两组位置的分数不同") + f"；不旋转时这对向量的分数是 {fmt.fmt(plain)}，"
-            + ("旋转改变了分数，" if changed else "旋转恰好没有改变分数，") + ("但只随位置差改变。" if same else "而且随位置本身改变。"))
-
-
-def offset_sentence(score: float, both: float) -> str:
-    """Exercise 4: the score from turning k alone by −Δ = n − m, against rotating both at their own positions."""
-    score, both = att.real(score, "score"), att.real(both, "both")
-    tail = SAME if abs(score - both) <= TOL else f" {fmt.fmt(both)} {DIFFERENT}"
-    return f"只转 k 得到的分数 {fmt.fmt(score)}，与两个向量各按自己的位置旋转后的分数{tail}。"
+    return {"rx3_same": SAY["same_score" if same(first, second) else "other_score"], "rx3_plain": fmt.fmt(plain),
+            "rx3_changed": SAY["unchanged" if same(plain, first) else "changed"],
+            "rx3_by": SAY["by_offset" if same(first, second) else "by_position"]}
 
 
 # -- data for the tables -------------------------------------------------------------------------------
@@ -239,7 +210,7 @@ def layouts_example(q: list[float] = rope.DEMO_Q8, k: list[float] = rope.DEMO_K8
         "tbl_pairs": Table(["第 i 对", "相邻成对", "前后两半成对", "重排后落在"], pairs_rows),
         "tbl_layouts": Table(["位置", "相邻成对", "前后两半成对（重排后）", "错配", "错配后 q 的长度"], rows),
         "lay_verdict": offset_verdict(columns), "lay_norm": fmt.fmt(math.hypot(*q)),
-        "lay_norm_note": norm_note(math.hypot(*q), mixed_norms),
+        "lay_norm_note": SAY["norm_kept" if all(same(x, math.hypot(*q)) for x in mixed_norms) else "norm_changed"],
     }
 
 
@@ -363,10 +334,11 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
     """One pair of vectors (all entries ``fill``) at growing offsets, for each published base (and the plot)."""
     models = model_bases()
     ones = [fill] * models[0]["head_dim"]
+    outside = [m for m in checkpoints if not offsets[0] <= m <= offsets[-1]]
     values = {
         "lr_fill": fmt.short(fill), "lr_n_models": len(models), "lr_d": len(ones), "lr_max": fmt.grouped(offsets[-1]),
         "lr_min": offsets[0], "lr_checkpoints": "、".join(fmt.grouped(m) for m in checkpoints),
-        "lr_table_note": outside_note(checkpoints, offsets),
+        "lr_table_note": SAY["outside"].format(offsets="、".join(map(fmt.grouped, outside))) if outside else "",
         "tbl_long": Table(["底数"] + [f"Δ = {fmt.grouped(m)}" for m in checkpoints],
                           [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in offset_scores(ones, ones, checkpoints, row["base"])]
                            for row in models]),
@@ -408,7 +380,9 @@ def toeplitz_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K
             ["q 的位置 ＼ k 的位置"] + [f"n = {j}" for j in positions],
             [[f"m = {m}"] + [fmt.fmt(x) for x in row] for m, row in zip(positions, table)],
         ),
-        "toe_spread": fmt.difference(spread), "toe_note": diagonal_note(spread), "toe_sign": sign_sentence(table[1][0], table[0][1]),
+        "toe_spread": fmt.difference(spread), "toe_note": SAY["rounding" if spread < 1e-12 else "beyond"],
+        "toe_ahead": fmt.fmt(table[1][0]), "toe_behind": fmt.fmt(table[0][1]),
+        "toe_sign": SAY["signs_equal" if same(table[1][0], table[0][1]) else "signs_differ"],
     }
 
 
@@ -433,10 +407,9 @@ def exercise_rotation(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITI
         ["b = b′·cos + a′·sin", f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}", written(b * c + a * s_, original[1])],
         ["长度（x′ → x）", "√(a′² + b′²) → √(a² + b²)", f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}"],
     ]
-    back = att.max_abs_diff([r["back"]], [list(x)]) < TOL
-    check = f"把求出的 x 再转 {fmt.count(position)} 个位置，得到 {vec(r['back'])}，" + ("回到了 x′。" if back else "没有回到 x′。")
     return {"rx1_d": len(x), "rx1_theta": fmt.fmt(r["theta"]), "rx1_x": fmt.vector(x),
-            "rx1_m": position, "rx1_steps": Table(["步骤", "算式", "值"], steps), "rx1_check": check}
+            "rx1_m": position, "rx1_steps": Table(["步骤", "算式", "值"], steps), "rx1_back": vec(r["back"]),
+            "rx1_back_ok": SAY["back" if att.max_abs_diff([r["back"]], [list(x)]) < TOL else "not_back"]}
 
 
 def exercises() -> dict:
@@ -460,12 +433,12 @@ def exercises() -> dict:
         "rx3_d": s3["d"], "rx3_base": base_text(ex.SHIFT_D_BASE), "rx3_q": fmt.vector(ex.SHIFT_Q),
         "rx3_k": fmt.vector(ex.SHIFT_K), "rx3_m": m, "rx3_n": n, "rx3_s": ex.SHIFT_BY, "rx3_shifted": pair(ms, ns),
         "rx3_table": Table(["", pair(m, n), pair(ms, ns)], [[label] + [cell(g[key]) for g in (g0, g1)] for label, key, cell in cells]),
-        "rx3_sentence": shift_sentence([g0["score"], g1["score"]], s3["plain"]),
+        **shift_words(g0["score"], g1["score"], s3["plain"]),
         "rx4_d": len(q), "rx4_base": base_text(ex.PAIR_BASE), "rx4_q": fmt.vector(q), "rx4_k": fmt.vector(k),
         "rx4_m": ex.PAIR_M, "rx4_n": ex.PAIR_N, "rx4_offset": fmt.count(s4["offset"]),
         "rx4_table": Table(["对", "频率 θ_i", "转角 −Δ·θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"], rx4),
         "rx4_sum": fmt.fmt(sum(s4["terms"])), "rx4_score": fmt.fmt(s4["score"]),
-        "rx4_sentence": offset_sentence(s4["score"], s4["both"]),
+        "rx4_agree": SAME if same(s4["score"], s4["both"]) else f" {fmt.fmt(s4['both'])} {DIFFERENT}",
         "rx5_doctest": Md(fmt.doctest_block(ex.rotation_angles)),
         "rx5_base": base_text(inspect.signature(ex.rotation_angles).parameters["base"].default),
     }
