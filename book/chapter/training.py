@@ -77,24 +77,25 @@ def checkpoints(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
 
 # -- sentences: the wording the data decides, kept together ----------------------------------------
 def loss_sentence(s: dict) -> str:
-    """What the loss table says: which model trains lower, each in use against guessing.
+    """What the loss table says: which model trains lower, each in use against guessing; then the accuracy.
 
     >>> s = {"causal": {"train": 1.3, "full": 1.31, "use": 1.31, "accuracy": 0.6},
     ...      "none": {"train": 0.001, "full": 0.0, "use": 9.0, "accuracy": 0.5}}
     >>> loss_sentence(s)
-    '不加规则的模型训练损失降到 0.0010，远低于因果规则的 1.3000；可是逐词算时它的损失是 9.0000，比瞎猜的 2.0794 还高，准确率 50.00%，却高于瞎猜的 12.50%，低于因果规则的 60.00%。因果规则的模型两种算法的损失相同。'
+    '不加规则的模型训练损失降到 0.0010，远低于因果规则的 1.3000；可是逐词算时它的损失是 9.0000，比瞎猜的 2.0794 还高。它逐词算的准确率是 50.00%，高于瞎猜的 12.50%，但低于因果规则的 60.00%。因果规则的模型两种算法的损失相同。'
     """
     c, n = s["causal"], s["none"]
     text = f"不加规则的模型训练损失降到 {value(n['train'])}，"
     text += ("远低于" if n["train"] < c["train"] / 2 else "低于" if n["train"] < c["train"] else "并不低于")
     text += f"因果规则的 {value(c['train'])}；可是逐词算时它的损失是 {value(n['use'])}，"
     if n["use"] > LN_V:
-        text += f"比瞎猜的 {fmt.fmt(LN_V)} 还高"
+        text += f"比瞎猜的 {fmt.fmt(LN_V)} 还高。"
     else:
-        text += f"不及瞎猜的 {fmt.fmt(LN_V)}，{'高于' if n['use'] > c['use'] else '不高于'}因果规则的模型"
-    text += f"，准确率 {fmt.percent(n['accuracy'])}，"
-    text += f"{'却高于' if n['accuracy'] > GUESS else '不高于'}瞎猜的 {fmt.percent(GUESS)}，"
-    text += f"{'低于' if n['accuracy'] < c['accuracy'] else '不低于'}因果规则的 {fmt.percent(c['accuracy'])}。"
+        text += f"不及瞎猜的 {fmt.fmt(LN_V)}，{'高于' if n['use'] > c['use'] else '不高于'}因果规则的模型。"
+    above, below = n["accuracy"] > GUESS, n["accuracy"] < c["accuracy"]
+    text += (f"它逐词算的准确率是 {fmt.percent(n['accuracy'])}，{'高于' if above else '不高于'}瞎猜的 "
+             f"{fmt.percent(GUESS)}，{'但' if above and below else ''}{'低于' if below else '不低于'}因果规则的 "
+             f"{fmt.percent(c['accuracy'])}。")
     gap = abs(c["use"] - c["full"])
     return text + f"因果规则的模型两种算法的损失{'相同' if gap < EXACT else '相差 ' + fmt.difference(gap)}。"
 
@@ -133,6 +134,20 @@ def target_weight(weights, tokens) -> float:
     return mean(sum(w for j, w in enumerate(weights[t]) if tokens[j] == tokens[t + 1]) for t in range(n - 1))
 
 
+def copies_clause(tokens, lag: int) -> str:
+    """How many keys hold each query's target on ``tokens``: the task repeats every token once, ``lag`` apart.
+
+    >>> copies_clause([1, 2, 1, 2], 2), copies_clause([1, 0, 1], 2)
+    ('（按任务的构造，每个目标 token 都存在两个 Key 上：紧挨着的下一个，和与它相隔 2 个位置的另一个）', '')
+    """
+    n = len(tokens)
+    copies = {sum(tokens[j] == tokens[t + 1] for j in range(n)) for t in range(n - 1)}
+    if copies != {2}:
+        return ""
+    return (f"（按任务的构造，每个目标 token 都存在两个 Key 上：紧挨着的下一个，"
+            f"和与它相隔 {fmt.count(lag)} 个位置的另一个）")
+
+
 def attention_sentence(causal_map, none_map, lag: int, tokens) -> str:
     """Where each model looks on the shown sequence.
 
@@ -147,7 +162,8 @@ def attention_sentence(causal_map, none_map, lag: int, tokens) -> str:
     text = (f"因果规则的模型，查询 {fmt.count(lag - 1)} 到 {fmt.count(n - 2)} 平均把 "
             f"{fmt.fmt(lag_weight(causal_map, lag))} 的权重放在 {fmt.count(lag - 1)} 个位置之前的 Key 上，"
             f"目标 token 正在那里。不加规则的模型，查询 0 到 {fmt.count(n - 2)} 平均把 "
-            f"{fmt.fmt(target_weight(none_map, tokens))} 的权重放在存着目标 token 的 Key 上，其中 "
+            f"{fmt.fmt(target_weight(none_map, tokens))} 的权重放在存着目标 token 的 Key 上"
+            f"{copies_clause(tokens, lag)}，其中 "
             f"{fmt.fmt(behind)} 在自己后面（使用时那些 Key 还不存在），紧挨着的下一个 Key "
             f"{'只' if ahead < behind else ''}占 {fmt.fmt(ahead)}")
     if lag > 1:
