@@ -152,8 +152,8 @@ def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
 
 def test_the_shape_table_measures_the_steps():
     s = mh.multihead_steps(*mh.DEMO, 4)
-    rows = {r[0]: r[3] for r in page.shape_rows(mh.DEMO_X, s).rows}
-    assert rows["切成头"] == "4 块 3 × 1" and rows["每头分数"] == "4 张 3 × 3" and rows["输出"] == "3 × 4"
+    size = page.sizes(mh.DEMO_X, s)
+    assert (size["size_split"], size["size_scores"], size["size_output"]) == ("4 块 3 × 1", "4 张 3 × 3", "3 × 4")
 
 
 def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():

@@ -36,18 +36,13 @@ WORDS = {
 }
 
 
-def paren(text: str) -> str:
-    return f"({text})" if text.startswith(fmt.MINUS) else text
-
-
-def inp(x: float) -> str:
-    """An input inside a product: as typed, negatives in brackets."""
-    return paren(fmt.short(x))
+def inp(x: float, write=fmt.short) -> str:
+    """A factor inside a product: an input as typed (``val``: a computed value), negatives in brackets."""
+    return f"({write(x)})" if x < 0 and write(x) != write(0.0) else write(x)
 
 
 def val(x: float) -> str:
-    """A computed value inside a product: four decimals, negatives in brackets."""
-    return paren(fmt.fmt(x))
+    return inp(x, fmt.fmt)
 
 
 def products(pairs, exact: float, sqrt_of: int | None = None) -> str:
@@ -69,21 +64,17 @@ def ds_cell(p: float, dp: float, d: float, exact: float) -> str:
     return f"{val(p)}×({fmt.fmt(dp)} − {val(d)}) {fmt.equals(value, exact)} {fmt.fmt(exact)}"
 
 
-def queries(n: int, past: int = 0) -> list[str]:
-    return [f"查询 {i}（位置 {past + i}）" for i in range(n)]
-
-
 def table(corner: str, columns: list[str], matrix, labels: list[str]) -> fmt.Table:
     """A matrix as a table: one row per label, every entry a computed value."""
     return fmt.Table([corner] + columns, [[r] + [fmt.fmt(x) for x in line] for r, line in zip(labels, matrix)])
 
 
+def queries(n: int, past: int = 0) -> list[str]:
+    return [f"查询 {i}（位置 {past + i}）" for i in range(n)]
+
+
 def dims(n: int, word: str = "维") -> list[str]:
     return [f"第 {c} {word}" for c in range(n)]
-
-
-def names(word: str, items) -> str:
-    return "、".join(f"{word} {i}" for i in items) or "无"
 
 
 def verdict(error: float) -> str:
@@ -94,13 +85,17 @@ def exact_zero(xs) -> str:
     return WORDS["zero" if all(x == 0.0 for x in xs) else "not_zero"]
 
 
-def nan_count(m) -> int:
-    return sum(math.isnan(x) for row in m for x in row)
-
-
 def unread(visible) -> list[int]:
     """The keys no query may read."""
     return [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
+
+
+def names(word: str, items) -> str:
+    return "、".join(f"{word} {i}" for i in items) or "无"
+
+
+def nan_count(m) -> int:
+    return sum(math.isnan(x) for row in m for x in row)
 
 
 def zero_facts(steps: dict, prefix: str) -> dict:

@@ -82,22 +82,13 @@ def steps(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> dict:
 
 
 # -- facts the sections are built from --------------------------------------------------------------------
-def shape_rows(x, s: dict) -> fmt.Table:
-    """Every step's shape (``s`` from ``multihead_steps``): the general case, then this example's size."""
+def sizes(x, s: dict) -> dict:
+    """Each step's size in this example (``s`` from ``multihead_steps``), for the page's table of shapes."""
     n, heads = fmt.count(len(s["q"])), fmt.count(s["heads"])
-    rows = [
-        ["输入", "X", "`(n, d_model)`", dims(x)],
-        ["投影", "Q = X·W_q，K = X·W_k，V = X·W_v", "`(n, h·d_head)`", f"{dims(s['q'])}（Q、K、V 各一个）"],
-        ["切成头", r"头 $c$ 取 Q、K、V 第 $c \cdot d_{\text{head}}$ 列起的 $d_{\text{head}}$ 列", "h 块 `(n, d_head)`",
-         f"{heads} 块 {dims(s['q_heads'][0])}"],
-        ["每头分数", r"$Q_c K_c^{\top} / \sqrt{d_{\text{head}}}$", "每头一张 `(n, n)`", f"{heads} 张 {n} × {n}"],
-        ["可见性表", "所有头共用一张", "`(n, n)`", dims(s["visible"])],
-        ["每头权重", "softmax（分数 + 加性 mask）", "每头一张 `(n, n)`", f"{heads} 张 {dims(s['weights'][0])}"],
-        ["每头输出", "权重 · V_c", "h 块 `(n, d_head)`", f"{heads} 块 {dims(s['head_outputs'][0])}"],
-        ["拼接", "各头输出左右相接", "`(n, h·d_head)`", dims(s["concat"])],
-        ["输出", "拼接 · W_o", "`(n, d_model)`", dims(s["output"])],
-    ]  # fmt: skip
-    return fmt.Table(["步骤", "算式", "形状", "本例大小"], rows)
+    return {"size_x": dims(x), "size_q": dims(s["q"]), "size_split": f"{heads} 块 {dims(s['q_heads'][0])}",
+            "size_scores": f"{heads} 张 {n} × {n}", "size_visible": dims(s["visible"]),
+            "size_weights": f"{heads} 张 {dims(s['weights'][0])}", "size_concat": dims(s["concat"]),
+            "size_heads_out": f"{heads} 块 {dims(s['head_outputs'][0])}", "size_output": dims(s["output"])}
 
 
 def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
@@ -270,7 +261,7 @@ def steps_values() -> dict:
     header = ["位置 ＼ 列"] + [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
     mixes = output_heads(DEMO[4], heads)
     return {
-        "tbl_shapes": shape_rows(DEMO[0], s), "fig_split": split_figure(s),
+        **sizes(DEMO[0], s), "fig_split": split_figure(s),
         "tbl_k": fmt.Table(header, positions(s["k"])), "tbl_v": fmt.Table(header, positions(s["v"])),
         **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))
            for h in range(heads)},
@@ -282,10 +273,8 @@ def steps_values() -> dict:
 def two_ways_values() -> dict:
     """两种常见写法: the fused version's shapes, both outputs and their largest difference."""
     both = two_ways(*DEMO, mh.DEMO_HEADS)
-    steps_ = ["一次投影 X·W_q", "reshape 成 `(n, h, d_head)`", "transpose 成 `(h, n, d_head)`",
-              "逐头注意力后 transpose 回 `(n, h, d_head)`", "reshape 成 `(n, h·d_head)`，再乘 W_o"]
-    return {"tbl_fused_shapes": fmt.Table(["步骤", "本例形状"], [list(r) for r in zip(steps_, fused_shapes(
-                DEMO[0], DEMO[1], mh.DEMO_HEADS))]),
+    shapes = fused_shapes(DEMO[0], DEMO[1], mh.DEMO_HEADS)
+    return {**{f"fused_{i}": text for i, text in enumerate(shapes)},
             "tbl_two_ways": fmt.Table(["位置", "头的列表：输出", "大投影：输出"], both["rows"]),
             "two_ways_diff": fmt.difference(both["diff"])}  # fmt: skip
 
