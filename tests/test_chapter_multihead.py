@@ -139,14 +139,15 @@ def test_the_page_s_w_o_mixes_some_columns_and_not_others():
 
 def test_gqa_tables_follow_the_checks():
     wk = [[1.0], [0.0], [2.0], [-1.0]]  # one K/V head for four query heads: MQA on other inputs than the page's
-    tables = page.gqa_tables(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WO, 4, {"甲": (wk, wk)})
-    assert tables["checks"].rows[1] == ["甲", "1", "(4, 1)", "0"]
-    assert tables["groups"].rows == [["甲", "1"] + ["K/V 头 0"] * 4]
+    tables = page.gqa_values(4, {"甲": (wk, wk)})
+    assert tables["tbl_gqa"].rows[1] == ["甲", "1", "(4, 1)", "0"]
+    assert tables["tbl_groups"].rows == [["甲", "1"] + ["K/V 头 0"] * 4]
 
 
 def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
-    both = page.two_ways(*mh.DEMO, 4)  # four heads of one column: not the page's two
-    assert both["diff"] == 0.0 and page.two_ways_values()["two_ways_diff"] == "0"
+    both = page.two_ways_values(*mh.DEMO, 4)  # four heads of one column: not the page's two
+    assert both["two_ways_diff"] == page.two_ways_values()["two_ways_diff"] == "0"
+    assert [r[1] for r in both["tbl_two_ways"].rows] == [r[2] for r in both["tbl_two_ways"].rows]
     assert page.fused_shapes(mh.DEMO_X, mh.DEMO_WQ, 4) == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
 
 

@@ -107,28 +107,6 @@ def fused_shapes(x, w_q, heads: int) -> list[str]:
             shape(len(back), sum(len(part) for part in back[0]))]
 
 
-def two_ways(x, w_q, w_k, w_v, w_o, heads: int) -> dict:
-    """Both versions on the same numbers: the output rows and the largest difference of outputs and weights."""
-    w_list, out_list = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
-    w_fused, out_fused = mh.multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads)
-    diff = max([att.max_abs_diff(out_list, out_fused)] + [att.max_abs_diff(a, b) for a, b in zip(w_list, w_fused)])
-    rows = [[f"位置 {i}", slashed(a), slashed(b)] for i, (a, b) in enumerate(zip(out_list, out_fused))]
-    return {"rows": rows, "diff": diff}
-
-
-def gqa_tables(x, w_q, w_o, heads: int, plans: dict) -> dict:
-    """Who uses which K/V head, and the largest difference from repeated K/V, for ``{name: (w_k, w_v)}``."""
-    d = len(w_q[0]) // heads
-    groups, checks = [], [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—"]]
-    for name, (w_k, w_v) in plans.items():
-        kv = len(w_k[0]) // d
-        diff = mh.check_rows(x, w_q, w_k, w_v, w_o, heads, kv)[2]["detail"]  # 分组 K/V 等于重复 K/V
-        groups.append([name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)])
-        checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), fmt.difference(diff)])
-    return {"groups": fmt.Table(["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups),
-            "checks": fmt.Table(["方案", "K/V 头数", "W_k 形状", "与重复 K/V 后的普通多头的最大差"], checks)}
-
-
 def head_view(s: dict, i: int) -> dict:
     """How the heads read query row ``i``: the keys each may read, its columns, the key it weighs most."""
     keys = [[j for j, ok in enumerate(s["visible"][i]) if ok] for _ in s["weights"]]
@@ -270,25 +248,34 @@ def steps_values() -> dict:
     }  # fmt: skip
 
 
-def two_ways_values() -> dict:
-    """两种常见写法: the fused version's shapes, both outputs and their largest difference."""
-    both = two_ways(*DEMO, mh.DEMO_HEADS)
-    shapes = fused_shapes(DEMO[0], DEMO[1], mh.DEMO_HEADS)
-    return {**{f"fused_{i}": text for i, text in enumerate(shapes)},
-            "tbl_two_ways": fmt.Table(["位置", "头的列表：输出", "大投影：输出"], both["rows"]),
-            "two_ways_diff": fmt.difference(both["diff"])}  # fmt: skip
+def two_ways_values(x=DEMO[0], w_q=DEMO[1], w_k=DEMO[2], w_v=DEMO[3], w_o=DEMO[4], heads=mh.DEMO_HEADS) -> dict:
+    """两种常见写法: the fused version's shapes, both outputs and their largest difference (outputs and weights)."""
+    w_list, out_list = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
+    w_fused, out_fused = mh.multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads)
+    diff = max([att.max_abs_diff(out_list, out_fused)] + [att.max_abs_diff(a, b) for a, b in zip(w_list, w_fused)])
+    rows = [[f"位置 {i}", slashed(a), slashed(b)] for i, (a, b) in enumerate(zip(out_list, out_fused))]
+    return {**{f"fused_{i}": text for i, text in enumerate(fused_shapes(x, w_q, heads))},
+            "tbl_two_ways": fmt.Table(["位置", "头的列表：输出", "大投影：输出"], rows), "two_ways_diff": fmt.difference(diff)}
 
 
-def gqa_values() -> dict:
-    """分组 K/V 头: the inputs, who uses which K/V head, the check against repeated K/V."""
-    heads, d = mh.GQA_HEADS, len(DEMO[1][0]) // mh.GQA_HEADS
-    plans = {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
-    tables = gqa_tables(DEMO[0], DEMO[1], DEMO[4], heads, plans)
+def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
+    """分组 K/V 头 (``plans``: ``{name: (w_k, w_v)}``): who uses which K/V head, the largest difference from
+    ordinary multi-head attention on repeated K/V."""
+    plans = plans or {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
+    (x, w_q, *_, w_o), d = DEMO, len(DEMO[1][0]) // heads
+    groups, checks = [], [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—"]]
+    for name, (w_k, w_v) in plans.items():
+        kv = len(w_k[0]) // d
+        diff = mh.check_rows(x, w_q, w_k, w_v, w_o, heads, kv)[2]["detail"]  # 分组 K/V 等于重复 K/V
+        groups.append([name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)])
+        checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), fmt.difference(diff)])
     gqa_kv = len(mh.GQA_WK[0]) // d
     return {"gqa_heads": fmt.count(heads), "gqa_head_dim": fmt.count(d), "gqa_kv": fmt.count(gqa_kv),
             "gqa_wk_rows": fmt.vectors(mh.GQA_WK), "gqa_wv_rows": fmt.vectors(mh.GQA_WV),
             "mqa_kv": fmt.count(len(mh.MQA_WK[0]) // d), "mqa_wk_rows": fmt.vectors(mh.MQA_WK),
-            "mqa_wv_rows": fmt.vectors(mh.MQA_WV), "tbl_groups": tables["groups"], "tbl_gqa": tables["checks"],
+            "mqa_wv_rows": fmt.vectors(mh.MQA_WV),
+            "tbl_groups": fmt.Table(["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups),
+            "tbl_gqa": fmt.Table(["方案", "K/V 头数", "W_k 形状", "与重复 K/V 后的普通多头的最大差"], checks),
             "gqa_repeat_example": fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, heads, gqa_kv))}
 
 
