@@ -1,14 +1,13 @@
-"""The multi-head page's book side (book/chapter/multihead.py): its sentences follow their tables.
+"""The multi-head page's book side (book/chapter/multihead.py): the facts its sentences are built from.
 
-Fast unit tests, no build: every sentence is tested on inputs other than the page's, against the
-rows it is written from; figure F14's sentences against the numbers in its own tables.
+Fast unit tests, no build: facts on inputs other than the page's, a clause the data choose on inputs
+that go each way; figure F14's sentences against the numbers in its own tables.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -78,103 +77,84 @@ def test_f14_needs_two_heads():
         page.f14_frames(heads=1, w_q=mh.DEMO_WQ)
 
 
-# -- tables and sentences --------------------------------------------------------------------------------
-@QUICK
-@given(st.lists(st.booleans(), min_size=1, max_size=6))
-def test_check_sentence_counts_what_the_table_shows(flags):
-    rows = [{"check": f"检查{i}", "holds": f, "detail": 0.0} for i, f in enumerate(flags)]
-    sentence = page.check_sentence(rows)
-    assert sentence.startswith(f"{len(rows)} 项检查")
-    failed = [r["check"] for r in rows if not r["holds"]]
-    if failed:
-        assert f"{len(rows) - len(failed)} 项通过" in sentence and "、".join(failed) in sentence
-    else:
-        assert "全部通过" in sentence
-    assert [r[2] for r in page.checks_table(rows)[1]] == ["是" if f else "否" for f in flags]
+# -- facts the page's sentences are built from ----------------------------------------------------------------
+def test_the_checks_count_what_the_table_shows():
+    v = page.checks_values()
+    rows = v["tbl_checks"].rows
+    assert v["checks_n"] == str(len(rows)) and v["checks_passed"] == str(sum(r[2] == "是" for r in rows))
+    assert rows[0][1] == "0" and rows[1][1] == "头 0"  # the two ways agree exactly; only head 0 moved
+
+
+@pytest.mark.parametrize("values, word", [([3, 3, 3], "same"), ([1, 2, 4], "moves")])
+def test_a_quantity_is_said_to_stay_or_to_move_as_its_rows_do(values, word):
+    rows = [{"x": x} for x in values]
+    assert page.change(rows, "x") == page.WORDS[word].format(a=str(values[0]), b=str(values[-1]))
 
 
 @QUICK
-@given(st.integers(1, 32), st.sampled_from([[1, 2, 4], [2, 4, 8], [1, 8]]), st.integers(1, 8), st.booleans())
-def test_cost_sentence_follows_its_table(n, heads_list, head_dim, fixed):
-    d_model = max(heads_list) * head_dim
-    rows = page.cost_rows(n, d_model, heads_list, head_dim if fixed else None)
-    sentence = page.cost_sentence(rows)
-    table = page.cost_table(rows)[1]
-    for column, (key, name) in ((2, ("params", "参数个数")), (3, ("multiply_adds", "乘加次数")), (4, ("score_cells", "分数表格子数"))):
-        values = [r[column] for r in table]
-        assert values == [fmt.count(r[key]) for r in rows]
-        expected = f"{name}都是 {values[0]}" if len(set(values)) == 1 else f"{name}从 {values[0]} 变到 {values[-1]}"
-        assert expected in sentence
+@given(st.integers(1, 32), st.sampled_from([[1, 2, 4], [2, 4, 8], [1, 8]]), st.integers(1, 8))
+def test_the_cost_facts_follow_their_table(n, heads_list, head_dim):
+    split, fixed = page.cost_rows(n, max(heads_list) * head_dim, heads_list), page.cost_rows(n, 64, heads_list, head_dim)
+    assert len({r["params"] for r in split}) == len({r["multiply_adds"] for r in split}) == 1  # d_head = d_model / h
+    assert len({r["params"] for r in fixed}) == len(heads_list)  # a fixed head dimension: more heads, more weights
+    assert [r["score_cells"] for r in split] == [h * n * n for h in heads_list]
+    v = page.cost_values()
+    assert v["cost_split_params"] == page.WORDS["same"].format(a=v["tbl_cost_split"].rows[0][2])
+    assert v["cost_fixed_params"] == page.WORDS["moves"].format(a="4096", b="65,536")
 
 
 @settings(max_examples=15, deadline=None)
 @given(layers(), st.data())
-def test_head_view_sentence_follows_its_rows(p, data):
+def test_every_head_reads_the_same_keys_with_its_own_columns(p, data):
     x, w_q, w_k, w_v, w_o, heads, head_dim = p
-    steps = mh.multihead_steps(x, w_q, w_k, w_v, w_o, heads)
-    i = data.draw(st.integers(0, len(x) - 1))
-    rows = page.head_view_rows(steps, i)
-    assert [r["keys"] for r in rows] == [list(range(i + 1))] * heads  # causal: the same keys for every head
-    assert [r["favourite"] for r in rows] == [int(np.argmax(steps["weights"][h][i])) for h in range(heads)]
-    said = page.head_view_sentence(rows)
-    assert said.startswith(f"{heads} 个头") and "完全相同" in said and "互不重叠" in said
-    assert all(f"头 {h} 最看重 Key {r['favourite']}" in said for h, r in enumerate(rows))
-    other = page.head_view_sentence([dict(rows[0], keys=[0]), dict(rows[0], keys=[0, 1])])
-    assert "并不相同" in other and "有重叠" in other
+    s = mh.multihead_steps(x, w_q, w_k, w_v, w_o, heads)
+    view = page.head_view(s, data.draw(st.integers(0, len(x) - 1)))
+    assert view["same_keys"] and view["apart"]  # what the page says of every example (误解一)
+    i = len(x) - 1
+    assert page.head_view(s, i)["favourites"] == [int(np.argmax(s["weights"][h][i])) for h in range(heads)]
+
+
+def test_the_experts_facts_are_the_figure_s():
+    s = mh.multihead_steps(*mh.DEMO, mh.DEMO_HEADS)
+    favs = page.head_view(s, len(mh.DEMO_X) - 1)["favourites"]
+    assert page.experts_values()["experts_favs"] == "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs))
 
 
 @QUICK
 @given(st.integers(2, 4), st.integers(1, 3), st.integers(1, 5), st.data())
-def test_output_heads_and_its_sentences_follow_w_o(heads, head_dim, out_cols, data):
-    # A sparse W_o (whole numbers, many zeros), as a hand-made one is.
-    cells = st.sampled_from([0.0, 0.0, 0.0, 1.0, -2.0])
+def test_output_heads_follow_w_o(heads, head_dim, out_cols, data):
+    cells = st.sampled_from([0.0, 0.0, 0.0, 1.0, -2.0])  # sparse whole numbers, as a hand-made W_o
     w_o = data.draw(st.lists(st.lists(cells, min_size=out_cols, max_size=out_cols),
                              min_size=heads * head_dim, max_size=heads * head_dim))  # fmt: skip
-    used = page.output_heads(w_o, heads)
     w = np.array(w_o)
     expected = [[h for h in range(heads) if np.any(w[h * head_dim:(h + 1) * head_dim, j] != 0)] for j in range(out_cols)]
-    assert used == expected
-    sentence = page.mixing_sentence(used, heads)
-    mixed = [j for j, u in enumerate(used) if len(u) >= 2]
-    if len(mixed) == len(used):
-        assert sentence.startswith("输出的每一列都同时取了")
-    elif not mixed:
-        assert sentence.startswith("输出没有一列同时取两个头的列")
-    else:
-        assert sentence.startswith("输出的" + "、".join(f"列 {j}" for j in mixed) + " 同时取了")
-    for j, u in enumerate(used):
-        if len(u) == 1 and len(mixed) < len(used):
-            assert f"列 {j} 只取头 {u[0]}" in sentence
-        if not u:
-            assert f"列 {j} 全是 0" in sentence
+    assert page.output_heads(w_o, heads) == expected
 
 
-@pytest.mark.parametrize("diff, words", [(0.0, "逐元素完全相同（最大差为 0）"), (3.3e-16, "最大差为 3.3 × 10⁻¹⁶"), (0.5, "最大差为 0.5000")])
-def test_compare_text_says_exact_only_when_it_is(diff, words):
-    assert page.compare_text(diff) == words
+def test_the_page_s_w_o_mixes_some_columns_and_not_others():
+    used = page.output_heads(mh.DEMO_WO, mh.DEMO_HEADS)
+    assert {len(u) for u in used} == {1, 2}  # the sentence's 取自不止一个头 has cases on both sides
+    assert page.steps_values()["mix_cols"].split("；")[0] == f"列 0 ← {page.names('头', used[0])}"
 
 
 def test_gqa_tables_follow_the_checks():
     wk = [[1.0], [0.0], [2.0], [-1.0]]  # one K/V head for four query heads: MQA on other inputs than the page's
-    tables = page.gqa_tables(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WO, 4, {"甲": (wk, wk)})
-    header, rows = tables["checks"]
-    assert rows[1] == ["甲", "1", "(4, 1)", page.compare_text(0.0)] and len(header) == 4  # no cache here: costs'
-    assert tables["groups"][1] == [["甲", "1"] + ["K/V 头 0"] * 4]
+    tables = page.gqa_values(4, {"甲": (wk, wk)})
+    assert tables["tbl_gqa"].rows[1] == ["甲", "1", "(4, 1)", "0"]
+    assert tables["tbl_groups"].rows == [["甲", "1"] + ["K/V 头 0"] * 4]
 
 
 def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
-    x, w_q, w_k, w_v, w_o = mh.DEMO
-    both = page.two_ways(x, w_q, w_k, w_v, w_o, 4)  # four heads of one column: not the page's two
-    assert both["sentence"] == "两者的输出与各头的权重表都逐元素完全相同（最大差为 0）。"
-    _, rows = page.fused_shape_rows(x, w_q, 4)
-    assert [r[1] for r in rows] == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
+    both = page.two_ways_values(*mh.DEMO, 4)  # four heads of one column: not the page's two
+    assert both["two_ways_diff"] == page.two_ways_values()["two_ways_diff"] == "0"
+    assert [r[1] for r in both["tbl_two_ways"].rows] == [r[2] for r in both["tbl_two_ways"].rows]
+    assert page.fused_shapes(mh.DEMO_X, mh.DEMO_WQ, 4) == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
 
 
 def test_the_shape_table_measures_the_steps():
-    x, w_q, w_k, w_v, w_o = mh.DEMO
-    s = mh.multihead_steps(x, w_q, w_k, w_v, w_o, 4)
-    rows = {r[0]: r[3] for r in page.shape_rows(x, s)[1]}
-    assert rows["切成头"] == "4 块 3 × 1" and rows["每头分数"] == "4 张 3 × 3" and rows["输出"] == "3 × 4"
+    s = mh.multihead_steps(*mh.DEMO, 4)
+    size = page.sizes(mh.DEMO_X, s)
+    assert (size["size_split"], size["size_scores"], size["size_output"]) == ("4 块 3 × 1", "4 张 3 × 3", "3 × 4")
 
 
 def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():
@@ -190,25 +170,20 @@ def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():
         page.config_head_dim({"hidden_size": 8})
 
 
-# -- the exercises' solution sentences -------------------------------------------------------------------
-@QUICK
-@given(st.integers(1, 5).flatmap(lambda n: st.tuples(*[st.lists(st.floats(0.01, 1), min_size=n, max_size=n)] * 2)))
-def test_the_other_head_sentence_follows_the_two_rows(rows):
-    mine, other = ([x / sum(r) for x in r] for r in rows)
-    sentence = page.other_head_sentence(1, mine, 0, other)
-    assert sentence.startswith(f"头 0 在同一位置读的是同样的 {len(mine)} 个 Key，权重却是 {page.slashed(other)}：")
+# -- the exercises' facts -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mine, other, word", [([0.2, 0.8], [0.4, 0.6], "fav_same"), ([0.7, 0.3], [0.4, 0.6], "fav_apart")])
+def test_the_other_head_clause_says_whether_the_favourites_agree(mine, other, word):
     a, b = page.favourite(mine), page.favourite(other)
-    if a == b:
-        assert f"两个头都最看重 Key {a}" in sentence
-    else:
-        assert f"头 1 最看重 Key {a}，头 0 最看重 Key {b}" in sentence
-    with pytest.raises(ValueError, match="other_weights"):
-        page.other_head_sentence(1, mine, 0, other + [0.5])
+    expected = page.WORDS[word].format(a=a, b=b, h=1, o=0, w=fmt.fmt(mine[a]), v=fmt.fmt(other[b]))
+    assert page.other_head(1, mine, 0, other) == expected
 
 
 def test_the_exercise_compares_two_heads_that_read_the_same_keys():
     a = ex.split_and_row()
     assert len(a["weights"]) == len(a["other_weights"]) == ex.ROW_POS + 1 and a["weights"] != a["other_weights"]
+    v = page.exercise_split()
+    assert v["ex1_other_w"] == page.slashed(a["other_weights"])
+    assert v["ex1_fav"] == page.other_head(ex.ROW_HEAD, a["weights"], a["other_head"], a["other_weights"])
 
 
 @pytest.mark.parametrize("n, text", [(1, "= √1 = 1"), (2, "= √2 ≈ 1.4142"), (4, "= √4 = 2"), (8, "= √8 ≈ 2.8284")])
@@ -216,29 +191,18 @@ def test_a_square_root_says_approximately_only_when_it_is_rounded(n, text):
     assert page.root(n) == text
 
 
-def test_the_two_ways_sentence_says_each_verdict_once():
-    assert page.two_ways_sentence(0.0, 0.0).count("完全相同") == 1
-    both = page.two_ways_sentence(2.5e-16, 0.0)
-    assert "输出最大差为 2.5 × 10⁻¹⁶" in both and "权重表逐元素完全相同" in both
-
-
 @pytest.mark.parametrize("heads, kv_choices", [(8, [8, 4, 2, 1]), (6, [3, 1])])
-def test_the_columns_sentence_follows_its_table(heads, kv_choices):
+def test_the_columns_shrink_by_the_group_size(heads, kv_choices):
     rows = ex.gqa_plan(heads, kv_choices, 2, 5)
-    sentence = page.cols_sentence(rows)
-    assert sentence.startswith(f"{len(kv_choices)} 种") and "都等于" in sentence
-    assert "、".join(str(heads // kv) for kv in kv_choices) in sentence
-    rows[0]["fraction"] += 1  # a table where one row disagrees
-    assert "并不都等于" in page.cols_sentence(rows)
+    assert all(r["fraction"] == r["group_size"] == heads // r["kv_heads"] for r in rows)  # what the page says
+    assert page.exercise_gqa()["ex2_sizes"] == "、".join(str(r["group_size"]) for r in ex.gqa_plan())
 
 
 def test_the_reshape_exercise_says_what_the_split_found():
-    v = page.exercise_reshape()
-    a = ex.reshape_split()
-    assert v["ex3_touched"] == "、".join(f"头 {c}" for c in a["touched"])
-    assert ("认得出" in v["ex3_verdict"]) == (a["touched"] != [0])
-    assert "认不出" in page.reshape_verdict([0])
-    _, rows = v["ex3_table"]
+    v, a = page.exercise_reshape(), ex.reshape_split()
+    assert v["ex3_touched"] == page.names("头", a["touched"]) and a["touched"] != [0]
+    assert v["ex3_verdict"] == page.WORDS["caught"] and page.reshape_verdict([0]) == page.WORDS["missed"]
+    rows = v["ex3_table"].rows
     assert [r[2] for r in rows] == [fmt.vector(part) for part in a["right"]]
     assert [r[4] for r in rows] == [fmt.vector(part) for part in a["wrong"]]
 
@@ -252,32 +216,15 @@ def test_the_wrong_root_row_is_flatter_than_the_right_one():
 def test_the_split_figure_shows_every_weight_of_the_example():
     from chapter.multihead_figure import split_figure
 
-    fig = split_figure()
-    texts = {t.get_text() for t in fig.axes[0].texts}
     s = mh.multihead_steps(*mh.DEMO, mh.DEMO_HEADS)
+    texts = {t.get_text() for t in split_figure(s).axes[0].texts}
     for table in s["weights"]:
         for row, vis in zip(table, s["visible"]):
             assert all((fmt.fmt(p) if ok else "禁止") in texts for p, ok in zip(row, vis))
     assert all(fmt.fmt(x) in texts for row in s["output"] for x in row)
     five = [[1.0] * 5] * 5  # five heads of one column: more heads than the figure has colours
     with pytest.raises(ValueError, match="heads 至多为"):
-        split_figure([[1.0] * 5], five, five, five, five, 5)
-
-
-# -- bad input to the functions this pass added: a ValueError that names the argument -----------------------
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "code" / "tests"))
-from reference import fuzz_failures  # noqa: E402
-
-NEW_CALLS = {
-    page.root: {"n": 2},
-    page.two_ways_sentence: {"diff_out": 0.0, "diff_w": 0.0},
-    page.other_head_sentence: {"head": 1, "weights": [0.7, 0.3], "other": 0, "other_weights": [0.4, 0.6]},
-}
-
-
-@pytest.mark.parametrize("function", list(NEW_CALLS), ids=lambda f: f.__name__)
-def test_bad_arguments_get_a_value_error_that_names_them(function):
-    assert fuzz_failures(function, NEW_CALLS[function]) == []
+        split_figure(mh.multihead_steps([[1.0] * 5], five, five, five, five, 5))
 
 
 def test_the_page_glues_only_through_the_book_side():

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from chapter import backprop as page
+from chapter import fmt
 from conftest import article_of, flat, table_rows
 
 bp = importlib.import_module("02_backprop")
@@ -22,7 +23,8 @@ att = importlib.import_module("02_attention")
 
 PAGE = "ch02/backprop.html"
 EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
-cell = page.cell  # a computed value: four decimals (whole or not), U+2212 for minus, NaN as NaN
+cell = fmt.fmt  # a computed value: four decimals (whole or not), U+2212 for minus, NaN as NaN
+PAD, LEFT = [True, True, False], [False, True, True]
 
 
 def article(book_html: Path):
@@ -95,18 +97,19 @@ def test_the_pad_key_row_is_exactly_zero_and_the_sentence_counts_it(book_html):
     steps = bp.backward_steps(*EX, att.visibility(3, 3, key_valid=[True, True, False]))
     assert steps["dk"][2] == [0.0, 0.0] and steps["dv"][2] == [0.0, 0.0]
     assert ["Key 2"] + ["0.0000"] * 4 in rows(book_html)
-    assert page.zero_sentence(steps) in text_of(book_html)
+    v = page.pad_values(*EX, PAD)
+    assert flat(f"禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个") in flat(text_of(book_html))
 
 
 @pytest.mark.build
 def test_the_policy_table_and_sentence_come_from_the_code(book_html):
-    visible = att.visibility(3, 3, key_valid=[False, True, True])
+    visible = att.visibility(3, 3, key_valid=LEFT)
     counted = page.policies(*EX, visible)
     excluded = page.policies(*EX[:3], [[0.0, 0.0]] + bp.EXAMPLE_D_OUT[1:], visible)
     text = text_of(book_html)
-    facts = page.policy_facts(counted, excluded, visible)
+    facts = page.empty_row_values(*EX, LEFT, bp.PROJ_X)
     assert flat(f"换成−1e9{facts['pol_big']}。") in flat(text)
-    assert flat(f"{facts['pol_nan'][0]}个是NaN") in flat(text)
+    assert flat(f"{facts['nan_inf']}个是NaN") in flat(text)
     # The error policy's message is the mask page's; here the page says which row it names.
     assert counted["error"]["raised"].startswith("第 0 个查询行")
     assert "指出第 0 个查询行没有任何可见的 Key" in text
@@ -124,7 +127,23 @@ def test_the_mutant_table_and_sentence_come_from_the_code(book_html):
     assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过"),
                         "dV 漏了转置": ("未通过", "未通过")}
     assert "只认出 2 个（丢掉修正项、dV 漏了转置）" in text_of(book_html)
-    assert "逐位相同" in text_of(book_html)
+    assert page.mutant_values(*EX[:3], 7, -1, 1)["mutant_gap"] == "0"  # dO all ones: forgetting it changes nothing
+
+
+@pytest.mark.build
+def test_every_glued_text_is_on_the_page(book_html):
+    # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
+    q, k, v, d_out = EX
+    d_rand = page.random_d_out(7, -1, 1, len(q), len(v[0]))
+    sections = [page.worked_values(*EX), page.pad_values(*EX, PAD), page.empty_row_values(*EX, LEFT, bp.PROJ_X),
+                page.projection_values(bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, d_out),
+                page.mutant_values(q, k, v, 7, -1, 1), page.config_values(q, k, v, d_rand, 1, PAD, LEFT),
+                page.exercise_values()]
+    glued = {name: value for values in sections for name, value in values.items() if type(value) is str}
+    assert len(glued) > 70
+    text = flat(text_of(book_html))
+    assert [name for name, value in glued.items() if flat(value) not in text] == []
+    assert flat(f"所有查询都不许读的Key是{glued['pad_unread']}") in text
 
 
 @pytest.mark.build
@@ -154,16 +173,14 @@ def test_the_exercises_show_the_answers_the_code_computes(book_html):
     assert re.search(rf"[=≈] {re.escape(cell(hand['dv'][0][0]))}", text)
     for x in hand["ds"][ex.HAND_ROW]:
         assert re.search(rf"[=≈] {re.escape(cell(x))}", text)
-    assert page.zero_sentence(ex.mask_zeros()["steps"]) in text
-    assert page.correction_sentence(ex.correction_cases()["cases"]) in text
     assert ">>> rowsum_correction(" in text
 
 
 # -- PDF -------------------------------------------------------------------------------------------------
 @pytest.mark.pdf
 def test_the_pdf_shows_the_generated_sentences(text):
-    steps = bp.backward_steps(*EX, att.visibility(3, 3, key_valid=[True, True, False]))
-    assert flat(page.zero_sentence(steps)) in text
+    v = page.pad_values(*EX, PAD)
+    assert flat(f"可见性表禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个") in text
 
 
 # -- in a browser ------------------------------------------------------------------------------------------
