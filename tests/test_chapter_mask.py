@@ -146,7 +146,7 @@ def test_the_cache_moral_says_what_the_two_tables_show(past, new, front):
     if not any(keys for _, keys in lost):
         assert text == ""
         return
-    assert text.startswith("这种写法不会泄漏未来")
+    assert text.startswith("按行号造表的写法不会泄漏未来")
     assert ("丢掉了缓存里的历史" in text) == any(j < past for _, keys in lost for j in keys)
     assert ("连查询自己的位置也读不到" in text) == any(pos in keys for pos, keys in lost)
 
@@ -531,6 +531,12 @@ def test_the_checks_facts_name_what_the_checks_table_shows(past, new):
     assert [values[f"checks_{k}"] for k in ("leaking", "missing", "passing")] == [
         page.quoted(leaking), page.quoted(missing), page.quoted(passing)]
     assert (leaking, missing, passing) == (["不加 mask"], ["写错偏移（行号 i）"], ["正确偏移 past + i"])
+    # The core's line gives each algorithm's output at the first new position, before and after the change.
+    firsts = values["checks_first_outputs"].split("，")
+    assert [f.split("” ")[0].lstrip("“") for f in firsts] == [r[0] for r in rows]
+    for f, r in zip(firsts, rows):
+        assert f.endswith(f"{r[1]} → {r[2]}" if r[3].startswith("是") else f"{r[1]}（不变）")
+        assert ("→" in f) == (r[1] != r[2])
 
 
 def test_the_checks_need_a_cache():
