@@ -124,7 +124,7 @@ def test_no_long_sentence_of_the_mask_page_is_said_twice(book_html):
 
 def test_the_wrong_offset_is_summed_up_once(book_html):
     text = article_of(book_html, "ch02/mask.html").get_text()
-    assert text.count("这种写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到") == 1
+    assert text.count("按行号造表的写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到") == 1
     # and the temperature table is the scaling page's: no table on the mask page has a temperature row
     rows = table_rows(article_of(book_html, "ch02/mask.html"))
     assert not any(cell.startswith("基准 [") for row in rows for cell in row)

@@ -146,7 +146,7 @@ def test_the_cache_moral_says_what_the_two_tables_show(past, new, front):
     if not any(keys for _, keys in lost):
         assert text == ""
         return
-    assert text.startswith("这种写法不会泄漏未来")
+    assert text.startswith("按行号造表的写法不会泄漏未来")
     assert ("丢掉了缓存里的历史" in text) == any(j < past for _, keys in lost for j in keys)
     assert ("连查询自己的位置也读不到" in text) == any(pos in keys for pos, keys in lost)
 
@@ -528,9 +528,16 @@ def test_the_checks_facts_name_what_the_checks_table_shows(past, new):
     leaking = [r[0] for r in rows if r[3].startswith("是")]
     missing = [r[0] for r in rows if r[3] == "否" and r[5] == "不一致"]
     passing = [r[0] for r in rows if r[3] == "否" and r[5] == "一致"]
-    assert [values[f"checks_{k}"] for k in ("leaking", "missing", "passing")] == [
-        page.quoted(leaking), page.quoted(missing), page.quoted(passing)]
+    assert values["checks_passing"] == page.quoted(passing)
     assert (leaking, missing, passing) == (["不加 mask"], ["写错偏移（行号 i）"], ["正确偏移 past + i"])
+    # The core's line gives each algorithm's output at the first new position, before and after the change.
+    firsts = values["checks_first_outputs"].split("；")
+    assert [f.split("” ")[0].lstrip("“") for f in firsts] == [r[0] for r in rows]
+    for f, r in zip(firsts, rows):
+        leaks = r[3].startswith("是")
+        assert f.split("” ")[1].startswith(f"{r[1]} → {r[2]}，泄漏" if leaks else f"{r[1]}，不变")
+        assert ("→" in f) == (r[1] != r[2]) == leaks
+        assert ("与整段重算不同" in f) == (not leaks and r[1] != values["ref_first"])
 
 
 def test_the_checks_need_a_cache():

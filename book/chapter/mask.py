@@ -385,10 +385,15 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
     plans = {"不加 mask": att.visibility(new, past + new, causal=False),
              "正确偏移 past + i": att.visibility(new, past + new, past=past),
              "写错偏移（行号 i）": att.row_index_visibility(new, past + new)}
-    rows, verdict = [], {}
+    rows, verdict, firsts = [], {}, []
     for plan, table in plans.items():
         out, out_future = (att.masked_attention(q[past:], q, values, table)[1] for values in (v, v_future))
         verdict[plan] = (out[0] != out_future[0], out == reference[past:])
+        before, after = fmt.fmt(out[0][0]), fmt.fmt(out_future[0][0])
+        if verdict[plan][0]:
+            firsts.append(f"“{plan}” {before} → {after}，泄漏")
+        else:  # the line shows position `first` only: it compares that row with the reference
+            firsts.append(f"“{plan}” {before}，不变" + ("" if out[0] == reference[first] else "，却与整段重算不同"))
         rows.append([plan, fmt.fmt(out[0][0]), fmt.fmt(out_future[0][0]), "是（泄漏）" if verdict[plan][0] else "否",
                      fmt.fmt(out[-1][0]), "一致" if verdict[plan][1] else "不一致"])
     return {
@@ -398,8 +403,7 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
                              f"位置 {last} 输出", "与整段重算"], rows),
         "ref_first_pos": first, "ref_last_pos": last,
         "ref_first": fmt.fmt(reference[first][0]), "ref_last": fmt.fmt(reference[last][0]),
-        "checks_leaking": quoted(p for p, (leaks, _) in verdict.items() if leaks),
-        "checks_missing": quoted(p for p, (leaks, same) in verdict.items() if not leaks and not same),
+        "checks_first_outputs": "；".join(firsts),  # the core's line: position `first` before → after
         "checks_passing": quoted(p for p, (leaks, same) in verdict.items() if not leaks and same),
     }
 

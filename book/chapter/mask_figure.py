@@ -96,14 +96,14 @@ def cache_moral(facts: dict) -> str:
     """The mistake's consequence, said once on the page (the cache section); empty when nothing is lost.
 
     >>> cache_moral(visibility_facts(1, past=3))
-    '这种写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到。'
+    '按行号造表的写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到。'
     """
     rows = facts["rows"]
     if not _loses(facts):
         return ""
     lost = "丢掉了缓存里的历史" if any(r["lost_cached"] for r in rows) else "少读了本批的 Key"
     own = any(r["position"] in r["lost_new"] for r in rows)
-    return f"这种写法不会泄漏未来，却悄悄{lost}" + ("，连查询自己的位置也读不到。" if own else "。")
+    return f"按行号造表的写法不会泄漏未来，却悄悄{lost}" + ("，连查询自己的位置也读不到。" if own else "。")
 
 
 def _cache_frame(past: int, new: int) -> dict:
