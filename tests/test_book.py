@@ -167,7 +167,9 @@ def test_the_dtype_paragraph_shows_float16(book_html):
 def test_the_opening_says_which_teaching_file_uses_numpy(book_html):
     text = article_of(book_html, "ch02/index.html").get_text()
     assert "没有用到任何矩阵库" not in text
-    assert f"要 numpy 才能运行的只有 {'、'.join(opening.numpy_needed())}：" in text
+    values = opening.opening()
+    assert f"要 numpy 才能运行的只有 {values['numpy_files']}：" in text
+    assert f"{values['torch_files']} 另要 PyTorch 与 transformers" in text
 
 
 def _html_files(book_html: Path):
