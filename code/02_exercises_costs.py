@@ -18,6 +18,7 @@ FLOAT16_BYTES, INT8_BYTES = costs.FLOAT16_BYTES, costs.INT8_BYTES
 KV_CONTEXT, KV_BATCH = 1000, 2  # 练习 2.8.2
 WINDOW, WINDOW_CONTEXTS = 256, [100, 256, 1000, 4000]  # 练习 2.8.3：滑动窗口与几个上下文长度
 PROMPT, STEPS = 4, 3  # 练习 2.8.4 的例子：提示 4 个 token，再生成 3 个
+LIMITS = {"prompt": (1, 4096), "steps": (0, 4096)}  # 练习 2.8.4：两个输入的取值范围（含两端）
 
 
 def table_beats_cache(model: dict = EX_MODEL) -> dict:
@@ -81,9 +82,10 @@ def generation_cells(prompt: int, steps: int, cache: bool = True) -> int:
     ...
     ValueError: prompt 必须是 1 到 4096 的整数，收到 0
     """
-    for name, n, least in (("prompt", prompt, 1), ("steps", steps, 0)):  # 只用标准库：自己检查输入
-        if isinstance(n, bool) or not isinstance(n, int) or not least <= n <= 4096:
-            raise ValueError(f"{name} 必须是 {least} 到 4096 的整数，收到 {n!r}")
+    for name, n in (("prompt", prompt), ("steps", steps)):  # 只用标准库：自己检查输入
+        least, most = LIMITS[name]
+        if isinstance(n, bool) or not isinstance(n, int) or not least <= n <= most:
+            raise ValueError(f"{name} 必须是 {least} 到 {most} 的整数，收到 {n!r}")
     if not isinstance(cache, bool):
         raise ValueError(f"cache 必须是 True 或 False，收到 {cache!r}")
     lengths = range(prompt + 1, prompt + steps + 1)  # 第 t 步之后序列的长度

@@ -377,6 +377,7 @@ def exercise_values() -> dict:
     return {**counts({key: m[key] for key in ("layers", "heads", "kv_heads", "head_dim")}, "cx_"),
             **counts({"context": ex.KV_CONTEXT, "batch": ex.KV_BATCH, "fp16": ex.FLOAT16_BYTES, "int8": ex.INT8_BYTES,
                       "window": ex.WINDOW, "threshold": crossing["threshold"],
+                      **{f"{name}_{end}": n for name, pair in ex.LIMITS.items() for end, n in zip(("min", "max"), pair)},
                       "first": crossing["first"], "per_position": 2 * m["layers"] * m["kv_heads"] * m["head_dim"]}, "cx_"),
             "cx_contexts": listing(ex.WINDOW_CONTEXTS), "cx1_table": crossover_table(m), "cx2_table": kv_plan_table(plans, m),
             "cx2_mha": times(full / grouped), "cx2_bits_ratio": times(grouped / low), "cx3_table": window_table(ex.window_rows()),

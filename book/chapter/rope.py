@@ -289,6 +289,7 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
     return {
         "tbl_invariant": Table(["做法", "逐段", "与整段重算的最大差", "检查结果"], checks),
         "plain_gap": fmt.difference(att.max_abs_diff(rope.row_index_decode(seq, seq, v, [1] * n), att.attention(seq, seq, v)[1])),
+        "row_step_gap": fmt.difference(att.max_abs_diff(rope.row_index_decode(seq, seq, v, [1] * n), full)),
         "off_d": len(seq[0]), "off_n": n, "off_seq": fmt.vectors(seq), "off_v": "、".join(fmt.short(r[0]) for r in v),
         "off_past": past, "off_new": new, "off_cached": places(range(past)),
         "tbl_offset_scores": Table(["做法", "查询"] + [f"Key {j}" for j in range(past + new)], rows),
@@ -342,11 +343,11 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
         "tbl_long": Table(["底数"] + [f"Δ = {fmt.grouped(m)}" for m in checkpoints],
                           [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in offset_scores(ones, ones, checkpoints, row["base"])]
                            for row in models]),
-        "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0]),
+        "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0]), "lr_models": "、".join(row["model"] for row in models),
     }
     for j, row in enumerate(models):
         values |= {f"lr_base_{j}": fmt.grouped(row["base"]), f"lr_wave_{j}": fmt.multiple(row["slowest_wavelength"]),
-                   f"lr_dim_{j}": row["head_dim"]}
+                   f"lr_dim_{j}": row["head_dim"], f"lr_model_{j}": row["model"]}
     return values | ({"fig_long": long_figure(ones, offsets, models)} if figure else {})
 
 

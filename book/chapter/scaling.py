@@ -221,7 +221,15 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
             ["每行权重之和为 1", off[0], "沿查询（列）做 softmax", off[1]],
             [f"分数加 {fmt.short(shift)}，权重不变", gap([att.softmax(scaled)], [att.softmax(moved)]), "不减最大值的原式", naive],
             ["Key 与 V 一起重排，输出不变", gap(out, both), "只重排 Key", gap(out, keys_only)],
-            ["与 numpy 参照一致", gap(out, reference), f"按模型宽度 {fmt.count(width)} 缩放", gap(by_width, reference)]])}
+            ["与 numpy 参照一致", gap(out, reference), by_width_name(heads, width), gap(by_width, reference)]])}
+
+
+def by_width_name(heads: int, width: int) -> str:
+    """The variant that divides by √(model width) instead of √d, with the width it assumes and the root it uses."""
+    root = math.sqrt(width)
+    shown = fmt.count(int(root)) if root.is_integer() else fmt.fmt(root)
+    return (f"按模型宽度缩放（假设共 {fmt.count(heads)} 个头、模型宽度 {fmt.count(width)}，"
+            f"误用 √{fmt.count(width)} = {shown}，而不是 √d）")
 
 
 # -- temperature -------------------------------------------------------------------------------------------
