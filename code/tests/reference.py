@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import pickle
 import signal
 
 import numpy as np
@@ -92,6 +93,44 @@ def _hang(signum, frame):
     raise _Hang
 
 
+# What each call answered, kept for the whole run: the per-file fuzz tests and test_bad_input.py
+# replace the arguments of the same functions by the same ``BAD`` values, often in the same calls
+# (the doctests' calls and the per-file tables overlap once the defaults are filled in). A call is
+# made once; a repeat reads its answer here. Keyed by the function object and the pickled bound
+# arguments, so only calls equal argument for argument (``True`` is not ``1``) share an answer;
+# arguments that cannot be pickled (a lambda) are simply called again.
+_ANSWERS: dict = {}
+
+
+def answer(function, args: tuple = (), kwargs: dict | None = None) -> tuple[str, str] | None:
+    """What ``function(*args, **kwargs)`` does: ``None`` for a result, else ``(kind, message)``
+    with kind the exception's name, or ``"hang"`` when no answer came within 5 s."""
+    kwargs = kwargs or {}
+    try:
+        bound = inspect.signature(function).bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = (function, pickle.dumps(bound.arguments))
+    except Exception:  # noqa: BLE001 - arguments that do not bind or pickle: no sharing
+        key = None
+    if key is not None and key in _ANSWERS:
+        return _ANSWERS[key]
+    old = signal.signal(signal.SIGALRM, _hang)
+    signal.alarm(5)
+    try:
+        function(*args, **kwargs)
+        result = None
+    except _Hang:
+        result = ("hang", "")
+    except Exception as error:  # noqa: BLE001 - what the fuzz looks for
+        result = (type(error).__name__, str(error))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    if key is not None:
+        _ANSWERS[key] = result
+    return result
+
+
 def public_functions(module) -> set[str]:
     """The names of the public functions ``module`` defines: what a fuzz must cover."""
     return {name for name, f in vars(module).items()
@@ -107,39 +146,40 @@ def fuzz_failures(function, kwargs: dict, *, args: tuple = (), names: bool = Tru
     result or a ``ValueError``; with ``names`` the message must contain, case aside, the name of an
     argument of the call (the replaced one, or another whose rule it breaks) or the word ``spoken``
     gives for it. ``entries`` also replaces the first entry of each list argument. Returns one
-    sentence per failure.
+    sentence per failure. A call without arguments has nothing to replace: it is not made here
+    (``self_test``, ``run_demo``, ``answers``: each file's run, a test of its own, calls them).
     """
-    function(*args, **kwargs)  # the valid call itself works
+    if not args and not kwargs:
+        return []
+    valid = answer(function, args, kwargs)
+    if valid is not None:  # the valid call itself works
+        return [f"{function.__name__}(…): the valid call raised {valid[0]}: {valid[1]}"]
     positional = [p.name for p in inspect.signature(function).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     labels = [*(positional[i] if i < len(positional) else f"args[{i}]" for i in range(len(args))),
         *kwargs]
     words = [w.lower() for label in labels for w in (label, (spoken or {}).get(label, label))]
     slots = [*enumerate(args), *kwargs.items()]
-    failures, old = [], signal.signal(signal.SIGALRM, _hang)
-    try:
-        for (slot, good), label in zip(slots, labels):
-            lists = [[bad, *good[1:]] for bad in BAD] if entries and isinstance(good,
-                list) and good else []
-            for bad in BAD + lists:
-                a, kw = list(args), dict(kwargs)
-                if isinstance(slot, int):
-                    a[slot] = bad
-                else:
-                    kw[slot] = bad
-                call = f"{function.__name__}({label}={bad!r})"
-                signal.alarm(5)
-                try:
-                    function(*a, **kw)
-                except ValueError as error:
-                    if names and not any(w in str(error).lower() for w in words):
-                        failures.append(f"{call}: ValueError naming no argument: {error}")
-                except _Hang:
-                    failures.append(f"{call}: no answer within 5 s")
-                except Exception as error:  # noqa: BLE001 - what the fuzz looks for
-                    failures.append(f"{call}: {type(error).__name__}: {error}")
-                finally:
-                    signal.alarm(0)
-    finally:
-        signal.signal(signal.SIGALRM, old)
+    failures = []
+    for (slot, good), label in zip(slots, labels):
+        lists = [[bad, *good[1:]] for bad in BAD] if entries and isinstance(good,
+            list) and good else []
+        for bad in BAD + lists:
+            a, kw = list(args), dict(kwargs)
+            if isinstance(slot, int):
+                a[slot] = bad
+            else:
+                kw[slot] = bad
+            call = f"{function.__name__}({label}={bad!r})"
+            got = answer(function, tuple(a), kw)
+            if got is None:
+                continue
+            kind, message = got
+            if kind == "ValueError":
+                if names and not any(w in message.lower() for w in words):
+                    failures.append(f"{call}: ValueError naming no argument: {message}")
+            elif kind == "hang":
+                failures.append(f"{call}: no answer within 5 s")
+            else:
+                failures.append(f"{call}: {kind}: {message}")
     return failures

@@ -58,7 +58,7 @@ def numpy_attention(q, k, v, visible):
 
 
 # -- softmax ---------------------------------------------------------------------------------------
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(scores_row)
 def test_softmax_sums_to_one_and_is_positive(xs):
     p = att.softmax(xs)
@@ -66,13 +66,13 @@ def test_softmax_sums_to_one_and_is_positive(xs):
     assert all(0.0 < pj <= 1.0 for pj in p)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(scores_row, st.floats(min_value=-1e6, max_value=1e6))
 def test_softmax_ignores_a_constant_shift(xs, c):
     assert np.allclose(att.softmax(xs), att.softmax([x + c for x in xs]), atol=1e-9)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(scores_row, st.floats(min_value=0.05, max_value=20))
 def test_softmax_keeps_order(xs, temperature):
     p = att.softmax(xs, temperature=temperature)
@@ -82,7 +82,7 @@ def test_softmax_keeps_order(xs, temperature):
                 assert p[i] <= p[j]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(scores_row)
 def test_softmax_minus_infinity_gets_exactly_zero(xs):
     p = att.softmax(xs + [-math.inf])
@@ -100,7 +100,7 @@ def test_smaller_temperature_concentrates_weights():
 
 
 # -- attention against numpy -----------------------------------------------------------------------
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(problems(), st.booleans(), st.data())
 def test_attention_equals_numpy_for_every_mask_combination(problem, causal, data):
     q, k, v, past = problem
@@ -191,7 +191,7 @@ def cached_problems(draw):
     return draw(matrix(n_query)), k, v, past
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(cached_problems())
 def test_on_random_inputs_the_checks_pass_the_right_offset_and_catch_the_wrong_one(problem):
     """What the page claims: both checks run on random Q, K, V; the row-index mutant is caught."""
@@ -204,7 +204,7 @@ def test_on_random_inputs_the_checks_pass_the_right_offset_and_catch_the_wrong_o
     assert np.allclose(correct_run(past)(q, k, v)[1], full[past:], atol=1e-9)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(problems(), st.data())
 def test_changing_an_invisible_key_never_changes_that_query(problem, data):
     q, k, v, past = problem
@@ -223,7 +223,7 @@ def test_changing_an_invisible_key_never_changes_that_query(problem, data):
             assert changed[i] == base[i]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(problems(with_past=False), st.data())
 def test_pad_keys_never_influence_any_output(problem, data):
     q, k, v, _ = problem
@@ -245,7 +245,7 @@ def test_pad_keys_never_influence_any_output(problem, data):
         assert a == b
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(problems())
 def test_cached_rows_equal_the_full_recomputation(problem):
     q_new, k, v, past = problem
@@ -256,7 +256,7 @@ def test_cached_rows_equal_the_full_recomputation(problem):
 
 
 # -- a fully masked row: the two named policies, and what unguarded code does ----------------------
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(problems(), st.booleans(), st.data())
 def test_zero_policy_zeroes_exactly_the_empty_rows_and_leaves_the_others(problem, causal, data):
     q, k, v, past = problem
@@ -287,7 +287,7 @@ def test_an_unknown_policy_is_refused(policy):
         att.masked_attention(GOOD, GOOD, GOOD, [[True, True]] * 2, empty_row=policy)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(problems(), st.data())
 def test_unguarded_attention_agrees_where_a_row_has_a_visible_key(problem, data):
     q, k, v, past = problem
