@@ -61,7 +61,7 @@ def test_the_ahead_answers_against_a_mask_built_here_on_other_seeds(seed):
     a = ex.ahead_answers(seed=seed, eval_seed=seed + 1, tail=10)
     run = tr.train("ahead", seed=seed)
     assert a["train_loss"] == pytest.approx(np.mean(run["train_loss"][-10:]), rel=1e-12)
-    # the whole-sequence loss with the off-by-one mask written out here: key j visible when j <= i + 1
+    # the whole-sequence loss with the off-by-one mask written out here: key j seen when j <= i + 1
     tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=seed + 1)
     rows, cols = np.indices((tr.LENGTH, tr.LENGTH))
     logits = tr._forward(run["params"], tokens, cols <= rows + 1)["logits"][:, :-1]
