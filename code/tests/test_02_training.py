@@ -195,7 +195,7 @@ def test_the_ahead_rule_leaks_one_step_and_vanishes_at_use_time():
     assert tr.cache_step(3, "ahead", "row_index") == (0, [True, True, False, False])
     u = tr.use_time(p, "ahead", seed=4)
     assert u["loss"] == tr.use_time(p, "causal", seed=4)["loss"]
-    # trained, the next key gives each target away: below the causal floor, far above guessing at use
+    # trained, the next key gives each target away (below the causal floor), not so in use
     trained = tr.train("ahead", seed=3)
     assert sum(trained["train_loss"][-20:]) / 20 < tr.loss_floor()
     assert tr.use_time(trained["params"], "ahead", seed=4)["mean_loss"] > math.log(tr.VOCAB)
