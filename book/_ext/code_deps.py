@@ -45,11 +45,12 @@ def _named(text: str, found: tuple[str, ...]) -> frozenset[str]:
 def used_code_files(text: str, code_dir: Path, package_dir: Path | None = None) -> list[Path]:
     """The files that ``text`` names, followed through the files' own mentions."""
     found = modules(code_dir, package_dir)
-    todo, seen = set(_named(text, tuple(found))), set()
+    names = tuple(found)
+    todo, seen = set(_named(text, names)), set()
     while todo:
         name = todo.pop()
         seen.add(name)
-        todo |= _named(found[name].read_text(encoding="utf-8"), tuple(found)) - seen
+        todo |= _named(found[name].read_text(encoding="utf-8"), names) - seen
     return [found[name] for name in sorted(seen)]
 
 

@@ -210,12 +210,17 @@ def nan_sentence(counts: dict) -> str:
     return text + "。"
 
 
+def torch_where(torch: dict) -> str:
+    """Where a PyTorch observation of ``02_library_conventions.json`` was made: ``PyTorch 2.13.0+cpu，CPU``."""
+    return f"PyTorch {torch['version']}，{conventions.DEVICE_NAMES[torch['device']]}"
+
+
 def sdpa_empty_rows(seen: dict | None = None) -> dict:
     """The recorded SDPA result for a fully masked row (float16, boolean mask, default path), and where."""
     torch = (conventions.observed() if seen is None else seen)["cpu"]["torch"]
     got = torch["sdpa_fully_masked"]["default"]["float16"]["bool"]
     return {"f_sdpa_empty": conventions.FULLY_MASKED[got],
-            "f_torch": f"PyTorch {torch['version']}，{conventions.DEVICE_NAMES[torch['device']]}"}
+            "f_torch": torch_where(torch)}
 
 
 def dtype_values(mask, scores=(-10.0, -20.0)) -> dict:
@@ -362,7 +367,7 @@ def library_values(seen: dict | None = None) -> dict:
     return {"fig_align": figures.alignment_figure(n_key - tn.DEMO_PAST, n_key),
             "lib_sdpa_true": conventions.TRUE_MEANS[torch["sdpa"]["bool_true"]],
             "lib_causal": conventions.ALIGNMENT[torch["sdpa"]["is_causal"]].split("（")[0],
-            "lib_torch": f"PyTorch {torch['version']}，{conventions.DEVICE_NAMES[torch['device']]}"}
+            "lib_torch": torch_where(torch)}
 
 
 # -- the same batch through PyTorch and Hugging Face: what make crosscheck recorded --------------------------------
