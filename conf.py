@@ -34,6 +34,7 @@ extensions = [
     "take_home",               # each page's zip of files and its notebook, made from code/ at build time
     "figure_formats",          # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
     "read_order",              # with -j auto, each reading process gets about the same work
+    "kernel_server",           # the pages' kernels forked from one process that has imported IPython
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]
 
@@ -87,7 +88,8 @@ nb_execution_show_tb = True
 nb_execution_timeout = 120
 nb_merge_streams = True
 # The pages' "python3" kernel is book/_ext/kernels/python3: the ordinary ipykernel, told to keep
-# its start-up notices (e.g. about its local TCP transport) out of the build output.
+# its start-up notices (e.g. about its local TCP transport) out of the build output, and forked from
+# a warm process when the build runs several pages (book/_ext/kernel_server.py).
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
     filter(None, [str(ROOT / "book" / "_ext"), os.environ.get("JUPYTER_PATH")])
 )

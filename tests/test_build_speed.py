@@ -3,6 +3,9 @@
 - Parallel reading (`-j auto`): book/_ext/read_order.py reorders the pages before Sphinx cuts them into
   one chunk per process; every page is still read once, and the chunks share the work. The whole
   book's build in the other tests is a parallel build, so what they show is what `make html` shows.
+- Writing (`-j` over 1): the main process, which the build waits for, writes the smallest page itself
+  (read_order.write_order); the search index remembers what it segmented (book/_ext/zh_search.py) and
+  gives what Sphinx's Chinese search gives.
 - Bibliography styles are looked up once per build (book/_ext/page_refs.py), not in the installed
   packages' entry points on every use.
 - The saved build environment holds no page's whole document (book/_ext/book_exercises.py).
@@ -22,7 +25,7 @@ from sphinx.util.parallel import make_chunks
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from read_order import balanced_order, estimated_seconds, makespan  # noqa: E402
+from read_order import balanced_order, estimated_seconds, makespan, one_per_chunk, write_order  # noqa: E402
 
 NOTEBOOK_HEAD = "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n---\n"
 
@@ -84,6 +87,28 @@ def test_an_executed_page_costs_a_kernel_and_a_plotting_page_more():
     assert plain < 0.01 < executed < plotting
     # file_format outside the front matter does not make a page executed
     assert estimated_seconds(text + "file_format: mystnb\n") < 0.01
+
+
+def test_the_main_process_writes_the_smallest_page_and_the_rest_go_in_sphinx_order():
+    sizes = {"ch02/mask": 400, "ch02/backprop": 280, "references": 7, "index": 27, "glossary": 41}
+    assert write_order(sizes) == ["references", "ch02/backprop", "ch02/mask", "glossary", "index"]
+    assert write_order({"b": 5, "a": 5}) == ["a", "b"]  # a tie keeps the name order
+    assert write_order({}) == []
+    assert one_per_chunk(["a", "b", "c"], 1) == [["a"], ["b"], ["c"]]
+
+
+def test_the_chinese_search_segments_and_stems_as_sphinx_does_however_often_it_is_asked():
+    from sphinx.search.zh import SearchChinese
+    from zh_search import SearchChineseFixed
+
+    words = str(ROOT / "book" / "_ext" / "zh_terms.txt")
+    ours, sphinx = SearchChineseFixed({"dict": words}), SearchChinese({"dict": words})
+    texts = ["因果掩码让第 i 行只读 j ≤ i 的 Key", "softmax([0, 1, 2]) ≈ 0.6652", "Attention masks", "可见性表"] * 2
+    for text in texts:
+        assert ours.split(text) == sphinx.split(text)
+    assert ours.latin_terms == sphinx.latin_terms
+    for word in ["masks", "Attention", "KV", "ids", "running", "掩码", "ids"]:
+        assert ours.stem(word) == sphinx.stem(word)
 
 
 def test_make_html_and_the_tests_build_with_the_same_options():

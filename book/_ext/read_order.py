@@ -1,4 +1,5 @@
-"""Share the executed pages fairly between Sphinx's reading processes (``-j auto``).
+"""Share the executed pages fairly between Sphinx's reading processes (``-j auto``), and write the
+smallest page first.
 
 With ``-j N`` Sphinx cuts the list of pages to read into consecutive chunks (its ``make_chunks``)
 and gives each chunk to one process. The list is sorted by name, so one process may get most of
@@ -10,12 +11,19 @@ The estimate, in seconds, is rough but enough for balancing: an executed page (f
 ``file_format: mystnb``) costs a kernel start plus time in proportion to its length, and one that
 draws with matplotlib about a second more, a step figure a little more; any other page costs only its length. Serial builds
 are left alone.
+
+Writing (``-j`` over 1): Sphinx writes the first page of its sorted list in the main process before any
+writing process starts, to warm its caches; then the main process resolves and indexes every other page,
+one after another, while the writing processes write them. The main process is the one the build waits
+for, so the page it writes itself should be the cheapest: this extension puts the page with the smallest
+doctree first (the order of the rest is Sphinx's).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from sphinx import builders
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util.parallel import make_chunks
@@ -86,6 +94,41 @@ def _reorder(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     docnames[:] = balanced_order(costs, app.parallel)
 
 
+def write_order(sizes: dict[str, int]) -> list[str]:
+    """The pages sorted by name, the one with the smallest doctree (``sizes``: bytes) moved to the front."""
+    names = sorted(sizes)
+    if names:
+        names.insert(0, names.pop(names.index(min(names, key=lambda name: (sizes[name], name)))))
+    return names
+
+
+def one_per_chunk(arguments: list[str], nproc: int, maxbatch: int = 10) -> list[list[str]]:
+    return [[argument] for argument in arguments]
+
+
+def _write_smallest_first(app: Sphinx) -> None:
+    builder = app.builder
+    write_documents = builder.write_documents
+
+    def write_smallest_first(docnames) -> None:
+        if not builder.parallel_ok or len(docnames) < 2:
+            return write_documents(docnames)
+        doctrees = Path(builder.doctreedir)
+        files = {name: doctrees / f"{name}.doctree" for name in docnames}
+        sizes = {name: path.stat().st_size if path.is_file() else 0 for name, path in files.items()}
+        # Sphinx's own parallel writer (write_documents sorts the names and calls it), with our order,
+        # and one page per writing process: the first is written while the main process resolves the
+        # second (Sphinx's chunks of up to ten pages leave the writer waiting for the main process).
+        builders.make_chunks = one_per_chunk
+        try:
+            builder._write_parallel(write_order(sizes), nproc=app.parallel - 1)
+        finally:
+            builders.make_chunks = make_chunks
+
+    builder.write_documents = write_smallest_first
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("env-before-read-docs", _reorder)
+    app.connect("builder-inited", _write_smallest_first)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

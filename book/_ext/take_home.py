@@ -2,7 +2,7 @@
 
 A page asks for its downloads with the directive ``{take-home}`` (in its 运行命令 section):
 
-- **HTML.** When the page is written, its zip and notebook are written into ``<outdir>/take-home/``; the
+- **HTML.** When the page is written (``html-page-context``), its zip and notebook are written into ``<outdir>/take-home/``; the
   directive becomes a paragraph with the two download links. The notebook's exercises are the page's own
   exercise texts, read from the page as it was built (glued numbers filled in), under their numbers.
 - **PDF and text.** The same paragraph names the two files (there is no file to link to on paper).
@@ -96,8 +96,8 @@ def _exercises(env, doctree: nodes.document, docname: str) -> list[tuple[str, st
     return found
 
 
-def _write(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    if app.builder.format != "html" or not any(True for _ in doctree.findall(take_home_node)):
+def _write(app: Sphinx, docname: str, templatename: str, context: dict, doctree: nodes.document | None) -> None:
+    if doctree is None or app.builder.format != "html" or not any(True for _ in doctree.findall(take_home_node)):
         return
     take_home = _module(app)
     page = _page(docname)
@@ -111,5 +111,7 @@ def _write(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(take_home_node, html=(visit_html, None), latex=(visit_latex, None), text=(visit_text, None))
     app.add_directive("take-home", TakeHome)
-    app.connect("doctree-resolved", _write)
+    # When the page is written: in a writing process, beside the others (the main process, which
+    # resolves and indexes every page in turn, is the one an HTML build waits for).
+    app.connect("html-page-context", _write)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
