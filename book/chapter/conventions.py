@@ -1,9 +1,5 @@
-"""The libraries' mask conventions, as `make crosscheck` observed them: the words and the tables.
-
-``code/02_library_conventions.json`` holds what ``tests/crosscheck/observe.py`` saw PyTorch, JAX and
-Keras do (with version, device, dtype and kernel); this module turns it into the conventions table
-(``conventions_rows``), the fully masked rows (``fully_masked_rows``) and their sentences. It only
-reads the record.
+"""The libraries' mask conventions as `make crosscheck` observed them (``code/02_library_conventions.json``,
+written by ``tests/crosscheck/observe.py``): the conventions table, the fully masked rows, their sentences.
 """
 
 from __future__ import annotations
@@ -11,8 +7,6 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
-
-from chapter import fmt
 
 att = importlib.import_module("02_attention")
 
@@ -70,6 +64,20 @@ def _link(text: str, key: str) -> str:
     return f"[{text}]({DOCS[key]})"
 
 
+def _spaced(*parts: str) -> str:
+    """Join pieces of a sentence, with a space only where Latin (or code) meets Chinese."""
+    latin = lambda ch: ch.isascii() and (ch.isalnum() or ch in "`_")  # noqa: E731
+    text = ""
+    for part in parts:
+        text += (" " if text and part and (latin(text[-1]) or latin(part[0])) else "") + part
+    return text
+
+
+def _names(items: list[str]) -> str:
+    """``a``、``b`` 与 ``c``。"""
+    return items[0] if len(items) == 1 else _spaced("、".join(items[:-1]), "与", items[-1])
+
+
 def device_words(lib: dict) -> str:
     """``CPU``，或 ``CUDA（GPU 的名字）``。"""
     name = DEVICE_NAMES[lib["device"]]
@@ -77,98 +85,56 @@ def device_words(lib: dict) -> str:
 
 
 def kernel_words(kernels: list[str]) -> str:
-    """Profiler 里看到的 SDPA 内核：``flash``、``math 与 flash``；一个也没有时说不经过 SDPA。
-
-    >>> kernel_words(["flash"]), kernel_words(["math", "flash"]), kernel_words([])
-    ('flash 内核', 'math 与 flash 内核', '不经过 SDPA')
-    """
-    if not kernels:
-        return "不经过 SDPA"
-    return _names([KERNELS[k] for k in kernels]) + " 内核"
+    """Profiler 里看到的 SDPA 内核（``math 与 flash 内核``）；一个也没有时说不经过 SDPA。"""
+    return _names([KERNELS[k] for k in kernels]) + " 内核" if kernels else "不经过 SDPA"
 
 
 def where_words(library: str, lib: dict, extra: str = "", precision: str | None = None) -> str:
-    """“依据”一格：库与版本、设备、dtype（计算精度 ``precision`` 不同时照实写出），再加 ``extra``。
-
-    >>> where_words("JAX 0.10.2", {"device": "cpu", "dtype": "float64"}, "实现 `xla`", "float32")
-    '观察记录：JAX 0.10.2，CPU，float64 输入（结果只有 float32 的精度），实现 `xla`'
-    """
+    """“依据”一格：库与版本、设备、dtype（计算精度 ``precision`` 不同时照实写出），再加 ``extra``。"""
     dtype = lib["dtype"] if precision in (None, lib["dtype"]) else f"{lib['dtype']} 输入（结果只有 {precision} 的精度）"
-    text = f"观察记录：{library}，{device_words(lib)}，{dtype}"
-    return text + (f"，{extra}" if extra else "")
+    return f"观察记录：{library}，{device_words(lib)}，{dtype}" + (f"，{extra}" if extra else "")
 
 
 def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list[str]]:
-    """约定表的各行（与 ``HEADER`` 对应）：除 Hugging Face 一行据文档外，每格都由 ``device`` 上的观察生成。
-
-    >>> rows = conventions_rows()
-    >>> [row[1] for row in rows[:2]]
-    ['`attn_mask`：True = 允许', '`attn_mask`：True = 禁止；`key_padding_mask`：True = 禁止']
-    >>> rows[0][4]
-    '观察记录：PyTorch 2.13.0+cpu，CPU，float64，SDPA 走 flash 内核'
-    """
+    """约定表的各行（与 ``HEADER`` 对应）：除 Hugging Face 一行据文档外，每格都由 ``device`` 上的观察生成。"""
     here = _on(seen, device)
     torch, jax, keras = here["torch"], here["jax"], here["keras"]
     sdpa, bias, mha = torch["sdpa"], torch["attn_bias"], torch["mha"]
     mha_paths = torch["mha_fully_masked"][torch["dtype"]]
     dpa, kmha = jax["dot_product_attention"], keras["MultiHeadAttention"]
     pytorch = f"PyTorch {torch['version']}"
+    hint = lambda key: CAUSAL_HINT[mha[f"is_causal_{key}"]]  # noqa: E731
     return [
-        [
-            _link("`scaled_dot_product_attention`", "pytorch_sdpa"),
-            f"`attn_mask`：{TRUE_MEANS[sdpa['bool_true']]}",
-            FLOAT_MASK[sdpa["float_mask"]],
-            f"`is_causal=True`：{ALIGNMENT[sdpa['is_causal']]}",
-            where_words(pytorch, torch, f"SDPA 走 {kernel_words(sdpa['kernels'])}", sdpa["precision"]),
-        ],
-        [
-            _link("`nn.MultiheadAttention`", "pytorch_mha"),
-            f"`attn_mask`：{TRUE_MEANS[mha['attn_mask_bool_true']]}；"
-            f"`key_padding_mask`：{TRUE_MEANS[mha['key_padding_mask_true']]}",
-            FLOAT_MASK[mha["float_mask"]],
-            f"`is_causal=True` 只是提示：不给 `attn_mask` 时{CAUSAL_HINT[mha['is_causal_without_mask']]}；"
-            f"给了 `attn_mask`，返回权重（默认）时{CAUSAL_HINT[mha['is_causal_with_mask']]}，"
-            f"`need_weights=False` 且不给 `key_padding_mask` 时"
-            f"{CAUSAL_HINT[mha['is_causal_with_mask_no_weights']]}，同时给了 `key_padding_mask` 时"
-            f"{CAUSAL_HINT[mha['is_causal_with_mask_and_padding_no_weights']]}",
-            where_words(
-                pytorch, torch,
-                f"返回权重时{kernel_words(mha_paths['weights_kernels'])}，"
-                f"`need_weights=False` 时走 {kernel_words(mha_paths['no_weights_kernels'])}"
-            ),
-        ],
-        [
-            _link("`torch.nn.attention.bias`", "pytorch_attn_bias"),
-            "—（两个函数直接造因果偏置）",
-            "—",
-            f"`causal_upper_left`：{ALIGNMENT[bias['causal_upper_left']]}；"
-            f"`causal_lower_right`：{ALIGNMENT[bias['causal_lower_right']]}",
-            where_words(pytorch, torch, f"SDPA 走 {kernel_words(bias['kernels'])}"),
-        ],
-        [
-            _link("Hugging Face `attention_mask`", "hf_attention_mask"),
-            "1 = 内容，0 = PAD",
-            "文档没有规定（它只讲 1 与 0 的表）",
-            "由模型内部构造",
-            "据文档（未运行）",
-        ],
-        [
-            _link("`jax.nn.dot_product_attention`", "jax_dot_product_attention"),
-            f"`mask`：{TRUE_MEANS[dpa['mask_true']]}",
-            f"`bias`：{FLOAT_MASK[dpa['bias']]}",
-            f"`is_causal=True`：{ALIGNMENT[dpa['is_causal']]}",
-            where_words(f"JAX {jax['version']}", jax, f"实现 `{dpa['implementation']}`", dpa["precision"]),
-        ],
-        [
-            _link("Keras `MultiHeadAttention`", "keras_mha"),
-            f"`attention_mask`：{TRUE_MEANS[kmha['attention_mask_true']]}",
-            f"`attention_mask` 传浮点表：{FLOAT_MASK[kmha['float_mask']]}",
-            f"`use_causal_mask=True`：{ALIGNMENT[kmha['use_causal_mask']]}",
-            where_words(
-                f"Keras {keras['version']}（{keras['backend']} {keras['backend_version']} 后端）", keras,
-                precision=kmha["precision"],
-            ),
-        ],
+        [_link("`scaled_dot_product_attention`", "pytorch_sdpa"),
+         f"`attn_mask`：{TRUE_MEANS[sdpa['bool_true']]}",
+         FLOAT_MASK[sdpa["float_mask"]], f"`is_causal=True`：{ALIGNMENT[sdpa['is_causal']]}",
+         where_words(pytorch, torch, f"SDPA 走 {kernel_words(sdpa['kernels'])}", sdpa["precision"])],
+        [_link("`nn.MultiheadAttention`", "pytorch_mha"),
+         f"`attn_mask`：{TRUE_MEANS[mha['attn_mask_bool_true']]}；"
+         f"`key_padding_mask`：{TRUE_MEANS[mha['key_padding_mask_true']]}",
+         FLOAT_MASK[mha["float_mask"]],
+         f"`is_causal=True` 只是提示：不给 `attn_mask` 时{hint('without_mask')}；"
+         f"给了 `attn_mask`，返回权重（默认）时{hint('with_mask')}，"
+         f"`need_weights=False` 且不给 `key_padding_mask` 时{hint('with_mask_no_weights')}，"
+         f"同时给了 `key_padding_mask` 时{hint('with_mask_and_padding_no_weights')}",
+         where_words(pytorch, torch, f"返回权重时{kernel_words(mha_paths['weights_kernels'])}，"
+                     f"`need_weights=False` 时走 {kernel_words(mha_paths['no_weights_kernels'])}")],
+        [_link("`torch.nn.attention.bias`", "pytorch_attn_bias"), "—（两个函数直接造因果偏置）", "—",
+         f"`causal_upper_left`：{ALIGNMENT[bias['causal_upper_left']]}；"
+         f"`causal_lower_right`：{ALIGNMENT[bias['causal_lower_right']]}",
+         where_words(pytorch, torch, f"SDPA 走 {kernel_words(bias['kernels'])}")],
+        [_link("Hugging Face `attention_mask`", "hf_attention_mask"), "1 = 内容，0 = PAD",
+         "文档没有规定（它只讲 1 与 0 的表）", "由模型内部构造", "据文档（未运行）"],
+        [_link("`jax.nn.dot_product_attention`", "jax_dot_product_attention"),
+         f"`mask`：{TRUE_MEANS[dpa['mask_true']]}",
+         f"`bias`：{FLOAT_MASK[dpa['bias']]}", f"`is_causal=True`：{ALIGNMENT[dpa['is_causal']]}",
+         where_words(f"JAX {jax['version']}", jax, f"实现 `{dpa['implementation']}`", dpa["precision"])],
+        [_link("Keras `MultiHeadAttention`", "keras_mha"),
+         f"`attention_mask`：{TRUE_MEANS[kmha['attention_mask_true']]}",
+         f"`attention_mask` 传浮点表：{FLOAT_MASK[kmha['float_mask']]}",
+         f"`use_causal_mask=True`：{ALIGNMENT[kmha['use_causal_mask']]}",
+         where_words(f"Keras {keras['version']}（{keras['backend']} {keras['backend_version']} 后端）", keras,
+                     precision=kmha["precision"])],
     ]
 
 
@@ -176,34 +142,55 @@ def float_mask_readings(seen: dict | None = None, device: str = "cpu") -> list[t
     """每个收浮点 mask 的接口观察到的读法：``[(接口, "added" 或 "nonzero_allowed" …), ...]``。"""
     here = _on(seen, device)
     torch, jax, keras = here["torch"], here["jax"], here["keras"]
-    return [
-        ("PyTorch 的 `scaled_dot_product_attention`", torch["sdpa"]["float_mask"]),
-        ("`nn.MultiheadAttention`", torch["mha"]["float_mask"]),
-        ("JAX 的 `bias`", jax["dot_product_attention"]["bias"]),
-        ("Keras 的 `MultiHeadAttention`", keras["MultiHeadAttention"]["float_mask"]),
-    ]
+    return [("PyTorch 的 `scaled_dot_product_attention`", torch["sdpa"]["float_mask"]),
+            ("`nn.MultiheadAttention`", torch["mha"]["float_mask"]),
+            ("JAX 的 `bias`", jax["dot_product_attention"]["bias"]),
+            ("Keras 的 `MultiHeadAttention`", keras["MultiHeadAttention"]["float_mask"])]
 
 
 def float_mask_sentence(seen: dict | None = None, device: str = "cpu") -> str:
-    """约定表下面那句：同一张 0/−∞ 的浮点表，哪些接口加到分数上、哪些读反了，从约定表的同一份观察生成。
-
-    >>> print(float_mask_sentence())
-    浮点 mask 一列里最要小心的是 Keras 的 `MultiHeadAttention`：同一张 0/−∞ 的表，PyTorch 的 `scaled_dot_product_attention`、`nn.MultiheadAttention` 与 JAX 的 `bias` 把它加到分数上，Keras 的 `MultiHeadAttention` 却把允许与禁止读反了，而且不报错。
-    """
+    """约定表下面那句：同一张 0/−∞ 的浮点表，哪些接口加到分数上、哪些读反了、哪些报错。"""
     readings = float_mask_readings(seen, device)
-    cast = [api for api, r in readings if r == "nonzero_allowed"]
-    added = [api for api, r in readings if r == "added"]
-    refused = [api for api, r in readings if r == "error"]
+    cast, added, refused = ([a for a, r in readings if r == k] for k in ("nonzero_allowed", "added", "error"))
     if not cast:
         text = _spaced(_names(added), "都把 0/−∞ 的表加到分数上") if added else ""
     else:
         text = _spaced("浮点 mask 一列里最要小心的是", _names(cast)) + "：同一张 0/−∞ 的表，"
-        if added:
-            text += _spaced(_names(added), "把它加到分数上，")
+        text += _spaced(_names(added), "把它加到分数上，") if added else ""
         text += _spaced(_names(cast), "却把允许与禁止读反了，而且不报错")
     if refused:
         text += ("；" if text else "") + _spaced(_names(refused), "收到浮点表时报错")
     return text + "。"
+
+
+def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
+    """整行都被禁止时每条路径（接口、表里与句子里的写法、``{dtype: {"bool"/"float" 或 "all": r}}``）
+    的结果，以及 ``device`` 上没有的内核。"""
+    here = _on(seen, device)
+    torch, jax, keras = here["torch"], here["jax"], here["keras"]
+    sdpa, mha, kgrid = torch["sdpa_fully_masked"], torch["mha_fully_masked"], keras["fully_masked"]
+    one = lambda grid, key=None: {d: {"all": grid[d] if key is None else grid[d][key]} for d in DTYPES}  # noqa: E731
+    default = {d: {k: sdpa["default"][d][k] for k in ("bool", "float")} for d in DTYPES}
+    kernels = sorted({k for d in DTYPES for k in sdpa["default"][d]["kernels"]})
+    api, unavailable = "`scaled_dot_product_attention`", []
+    paths = [(api, f"不指定内核（PyTorch 选用 {kernel_words(kernels)}）", "不指定内核时", default)]
+    for kernel, name in KERNELS.items():
+        if all(r == UNAVAILABLE for d in DTYPES for r in sdpa[kernel][d].values()):
+            unavailable.append(f"SDPA 的 {name} 内核")
+        else:
+            paths.append((api, f"强制 {name} 内核", f"强制 {name} 内核时", sdpa[kernel]))
+    paths += [("`nn.MultiheadAttention`", "返回权重（默认）", "返回权重时", one(mha, "weights")),
+              ("`nn.MultiheadAttention`", "`need_weights=False`", "`need_weights=False` 时",
+               one(mha, "no_weights"))]
+    for impl, grid in jax["fully_masked"].items():
+        if all(grid[d] == UNAVAILABLE for d in DTYPES):
+            unavailable.append(f"JAX 的 {impl} 实现")
+        else:
+            paths.append(("`jax.nn.dot_product_attention`", f'`implementation="{impl}"`', f"{impl} 实现", one(grid)))
+    paths += [("Keras `MultiHeadAttention`", "默认", "不返回分数时", one(kgrid, "fused")),
+              ("Keras `MultiHeadAttention`", "`return_attention_scores=True`", "返回分数时",
+               one(kgrid, "with_scores"))]
+    return {"device": device_words(torch), "paths": paths, "unavailable": unavailable}
 
 
 def _masked_cell(results: dict) -> str:
@@ -213,56 +200,11 @@ def _masked_cell(results: dict) -> str:
     return "；".join(f"{'布尔' if kind == 'bool' else '−∞'}：{FULLY_MASKED[r]}" for kind, r in results.items())
 
 
-def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
-    """整行都被禁止时每条路径（接口、表里与句子里的写法、``{dtype: {"bool"/"float" 或 "all": r}}``）
-    的结果，以及 ``device`` 上没有的内核。
-
-    >>> [p[2] for p in fully_masked_paths()["paths"]][:3], fully_masked_paths()["unavailable"]
-    (['不指定内核时', '强制 math 内核时', '强制 flash 内核时'], ['SDPA 的 memory-efficient 内核', 'SDPA 的 cuDNN 内核', 'JAX 的 cudnn 实现'])
-    """
-    here = _on(seen, device)
-    torch, jax, keras = here["torch"], here["jax"], here["keras"]
-    sdpa, mha, kgrid = torch["sdpa_fully_masked"], torch["mha_fully_masked"], keras["fully_masked"]
-    one = lambda grid, key=None: {d: {"all": grid[d] if key is None else grid[d][key]} for d in DTYPES}  # noqa: E731
-    default = {d: {k: sdpa["default"][d][k] for k in ("bool", "float")} for d in DTYPES}
-    kernels = sorted({k for d in DTYPES for k in sdpa["default"][d]["kernels"]})
-    api = "`scaled_dot_product_attention`"
-    paths = [(api, f"不指定内核（PyTorch 选用 {kernel_words(kernels)}）", "不指定内核时", default)]
-    unavailable = []
-    for kernel in KERNELS:
-        grid = sdpa[kernel]
-        if all(r == UNAVAILABLE for d in DTYPES for r in grid[d].values()):
-            unavailable.append(f"SDPA 的 {KERNELS[kernel]} 内核")
-        else:
-            paths.append((api, f"强制 {KERNELS[kernel]} 内核", f"强制 {KERNELS[kernel]} 内核时", grid))
-    paths += [
-        ("`nn.MultiheadAttention`", "返回权重（默认）", "返回权重时", one(mha, "weights")),
-        ("`nn.MultiheadAttention`", "`need_weights=False`", "`need_weights=False` 时", one(mha, "no_weights")),
-    ]
-    for impl, grid in jax["fully_masked"].items():
-        if all(grid[d] == UNAVAILABLE for d in DTYPES):
-            unavailable.append(f"JAX 的 {impl} 实现")
-        else:
-            paths.append(("`jax.nn.dot_product_attention`", f'`implementation="{impl}"`', f"{impl} 实现", one(grid)))
-    paths += [
-        ("Keras `MultiHeadAttention`", "默认", "不返回分数时", one(kgrid, "fused")),
-        ("Keras `MultiHeadAttention`", "`return_attention_scores=True`", "返回分数时", one(kgrid, "with_scores")),
-    ]
-    return {"device": device_words(torch), "paths": paths, "unavailable": unavailable}
-
-
 def fully_masked_rows(seen: dict | None = None) -> list[list[str]]:
-    """全屏蔽的行那张表（与 ``FULLY_MASKED_HEADER`` 对应），每个记下的设备各占几行，每格都是观察。
-
-    >>> rows = fully_masked_rows()
-    >>> rows[0][:3]
-    ['CPU', '`scaled_dot_product_attention`，不指定内核（PyTorch 选用 flash 内核）', '全 0']
-    """
+    """全屏蔽的行那张表（与 ``FULLY_MASKED_HEADER`` 对应），每个记下的设备各占几行，每格都是观察。"""
     seen = observed() if seen is None else seen
     rows = []
-    for device in DEVICE_NAMES:
-        if device not in seen:
-            continue
+    for device in filter(seen.__contains__, DEVICE_NAMES):
         facts = fully_masked_paths(seen, device)
         for api, path, _, cells in facts["paths"]:
             shown = ["强制时报错" if UNAVAILABLE in cells[d].values() else _masked_cell(cells[d]) for d in DTYPES]
@@ -270,44 +212,24 @@ def fully_masked_rows(seen: dict | None = None) -> list[list[str]]:
     return rows
 
 
-def _spaced(left: str, right: str) -> str:
-    """Join two pieces of a sentence with a space only where Latin (or code) meets Chinese."""
-    latin = lambda ch: ch.isascii() and (ch.isalnum() or ch in "`_")  # noqa: E731
-    return left + (" " if left and right and (latin(left[-1]) or latin(right[0])) else "") + right
-
-
-def _names(items: list[str]) -> str:
-    """``a``、``b`` 与 ``c``：空格只加在中文与西文之间。"""
-    if len(items) == 1:
-        return items[0]
-    return _spaced(_spaced("、".join(items[:-1]), "与"), items[-1])
-
-
 def unavailable_sentence(seen: dict | None = None, device: str = "cpu") -> str:
-    """强制使用时报错、因而表里没有的内核与实现。
-
-    >>> print(unavailable_sentence())
-    在 CPU 上强制使用 SDPA 的 memory-efficient 内核、SDPA 的 cuDNN 内核与 JAX 的 cudnn 实现时报错，表里也就没有它们的行。
-    """
+    """强制使用时报错、因而表里没有的内核与实现。"""
     facts = fully_masked_paths(seen, device)
     if not facts["unavailable"]:
-        return _spaced(_spaced("在", facts["device"]), "上每个内核都能强制运行，表里每条路径都有观察。")
-    return _spaced(_spaced("在", facts["device"]), _spaced("上强制使用", _names(facts["unavailable"]))) + "时报错，表里也就没有它们的行。"
+        return _spaced("在", facts["device"], "上每个内核都能强制运行，表里每条路径都有观察。")
+    unavailable = _names(facts["unavailable"])
+    return _spaced("在", facts["device"], "上强制使用", unavailable) + "时报错，表里也就没有它们的行。"
 
 
 def gpu_sentence(seen: dict | None = None) -> str:
-    """有没有 CUDA 上的观察：没有时明说本页的表只在 CPU 上观察过，GPU 的情况只能引用别处的报告。
-
-    >>> print(gpu_sentence())
-    这两张表里的观察都是在 CPU 上做的，本书还没有在 GPU 上运行过这些库；CUDA 上的融合内核（flash、memory-efficient、cuDNN）怎样处理全屏蔽的行，只能引用别处的报告。
-    """
+    """有没有 CUDA 上的观察：没有时明说本页的表只在 CPU 上观察过，GPU 的情况只能引用别处的报告。"""
     seen = observed() if seen is None else seen
     if "cuda" not in seen:
         return ("这两张表里的观察都是在 CPU 上做的，本书还没有在 GPU 上运行过这些库；"
                 "CUDA 上的融合内核（flash、memory-efficient、cuDNN）怎样处理全屏蔽的行，只能引用别处的报告。")
     torch = seen["cuda"]["torch"]
-    where = _spaced(_spaced("表里标着 CUDA 的几行是在", device_words(torch)), _spaced("上用 PyTorch", torch["version"]))
-    return _spaced(where, "观察到的，只说明那一个版本、那一块卡上的行为。")
+    return _spaced("表里标着 CUDA 的几行是在", device_words(torch), "上用 PyTorch", torch["version"],
+                   "观察到的，只说明那一个版本、那一块卡上的行为。")
 
 
 def versions_words(seen: dict | None = None, device: str = "cpu") -> str:

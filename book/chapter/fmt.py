@@ -1,31 +1,21 @@
-"""How the book prints a number, one format per kind, and the tables and vectors built from them.
+"""How the book prints a number, one format per kind (``DECIMALS``), and the tables and vectors of them.
 
-Every number the book prints goes through this module, so one page looks like the next: a minus is
-U+2212 (−), a forbidden score is −∞, and
-
-- a computed value has a fixed number of decimals (``fmt``: ``0.0900``, ``−1.5000``), and so has each
-  other kind of quantity (``DECIMALS``: ratios and slopes, multiples, times, percentages; the preface
-  states them, ``decimals_sentence``);
-- an input is written as one types it (``short``: ``10``, ``0.25``, ``−1``);
-- a count is a plain integer (``count``);
-- a size in bytes uses binary units (``size``: ``1.5 GiB``);
-- a small number is in scientific notation (``sci``: ``2.2 × 10⁻¹⁶``; ``power``: ``10⁻⁵``);
-- a large whole number has thousands separators (``grouped``: ``1,099,511,627,776``).
-
-Nothing here computes a number the chapter states; it only writes them.
-
->>> fmt(0.0900305731), fmt(-1.5), fmt(float("-inf")), fmt(-0.00001)
-('0.0900', '−1.5000', '−∞', '0.0000')
->>> short(10.0), short(-0.25), short(1 / 3)
-('10', '−0.25', '0.3333')
+A minus is U+2212 (−), a forbidden score −∞; an input is written as typed (``short``), a count as an
+integer, a size in binary units, a small number in scientific notation. Nothing here computes a number.
 """
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import inspect
+import io
 import math
+import os
+import runpy
+import sys
 from numbers import Real
+from pathlib import Path
 from typing import NamedTuple
 
 MINUS = "−"  # U+2212, the minus sign of printed mathematics (not the hyphen "-")
@@ -52,41 +42,29 @@ DECIMALS = {
 }
 
 
-def _digits(digits: object) -> int:
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
-        raise ValueError(f"digits 必须是 0 到 12 的整数，收到 {digits!r}")
-    return digits
-
-
 def _signed(text: str) -> str:
     return text.replace("-", MINUS)
 
 
 def fmt(x: float, digits: int = DECIMALS["value"][0]) -> str:
-    """A computed value: ``digits`` decimals, U+2212 for minus, ±∞ and NaN spelled out.
+    """A computed value: ``digits`` decimals, U+2212 for minus, ±∞ and NaN spelled out, zero unsigned.
 
-    A value that rounds to zero prints as zero, without a sign.
-
-    >>> fmt(2.3395, 2), fmt(float("nan")), fmt(float("inf"))
-    ('2.34', 'NaN', '∞')
+    >>> fmt(0.0900305731), fmt(-1.5), fmt(float("-inf")), fmt(-0.00001), fmt(2.3395, 2), fmt(float("nan"))
+    ('0.0900', '−1.5000', '−∞', '0.0000', '2.34', 'NaN')
     """
-    x, digits = _number(x, "fmt 的 x"), _digits(digits)
+    x = _number(x, "fmt 的 x")
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
+        raise ValueError(f"digits 必须是 0 到 12 的整数，收到 {digits!r}")
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
         return "∞" if x > 0 else MINUS + "∞"
     text = f"{x:.{digits}f}"
-    if float(text) == 0:
-        text = text.lstrip("-")
-    return _signed(text)
+    return _signed(text.lstrip("-") if float(text) == 0 else text)
 
 
 def ratio(x: float) -> str:
-    """A ratio of two quantities, or a fitted slope.
-
-    >>> ratio(4.0), ratio(2.0 ** 0.5)
-    ('4.00', '1.41')
-    """
+    """A ratio of two quantities, or a fitted slope: ``4.00``."""
     return fmt(x, DECIMALS["ratio"][0])
 
 
@@ -97,46 +75,28 @@ def multiple(x: float) -> str:
     ('4', '2.8', '54,410.3')
     """
     x = _number(x, "multiple 的 x")
-    text = short(x) if x.is_integer() else fmt(x, DECIMALS["multiple"][0])
-    if math.isfinite(x) and abs(x) >= 10_000:  # a long period or a large multiple: 54,410.3
-        whole, _, decimals = text.lstrip(MINUS).partition(".")
-        text = (MINUS if x < 0 else "") + f"{int(whole):,}" + (f".{decimals}" if decimals else "")
-    return text
+    if not math.isfinite(x) or abs(x) < 10_000:
+        return short(x) if x.is_integer() else fmt(x, DECIMALS["multiple"][0])
+    return _signed(f"{x:,.0f}" if x.is_integer() else f"{x:,.{DECIMALS['multiple'][0]}f}")  # 54,410.3
 
 
 def ms(seconds: float) -> str:
-    """A time given in seconds, printed in milliseconds.
-
-    >>> ms(0.0012345)
-    '1.234'
-    """
+    """A time given in seconds, printed in milliseconds: 0.0012345 → ``1.234``."""
     return fmt(1000 * _number(seconds, "ms 的 seconds"), DECIMALS["ms"][0])
 
 
 def seconds(x: float) -> str:
-    """A time in seconds.
-
-    >>> seconds(1.234)
-    '1.23'
-    """
+    """A time in seconds: ``1.23``."""
     return fmt(x, DECIMALS["seconds"][0])
 
 
 def percent(share: float) -> str:
-    """A share (0.25) as a percentage.
-
-    >>> percent(0.25), percent(1 / 3)
-    ('25.00%', '33.33%')
-    """
+    """A share (0.25) as a percentage: ``25.00%``."""
     return fmt(100 * _number(share, "percent 的 share"), DECIMALS["percent"][0]) + "%"
 
 
 def decimals_sentence() -> str:
-    """The preface's statement of how the book prints numbers: the decimals of each kind, then the rest.
-
-    >>> decimals_sentence().startswith("算出的分数、权重、输出、梯度和频率（算出的整数也写成 5.0000）")
-    True
-    """
+    """The preface's statement of how the book prints numbers: the decimals of each kind, then the rest."""
     kinds = "；".join(f"{what}保留 {digits} 位小数" for digits, what in DECIMALS.values())
     return (f"{kinds}。输入照原样写，例子给定的分数和温度也是输入（{short(0.5)}、{short(-2.0)}）；"
             f"小于 10⁻³ 的差（舍入误差、有限差分的步长）和浮点数的极限（如 float32 能表示的最大数）"
@@ -148,16 +108,15 @@ def decimals_sentence() -> str:
 def short(x: float) -> str:
     """An input as one types it: whole numbers without decimals, others with at most four.
 
-    >>> short(3.0), short(0.5), short(-2.75), short(float("-inf"))
-    ('3', '0.5', '−2.75', '−∞')
+    >>> short(3.0), short(0.5), short(-2.75), short(float("-inf")), short(1 / 3)
+    ('3', '0.5', '−2.75', '−∞', '0.3333')
     """
     x = _number(x, "short 的 x")
-    if math.isinf(x) or math.isnan(x):
+    if not math.isfinite(x):
         return fmt(x)
     if x.is_integer() and abs(x) < 1e15:
         return _signed(str(int(x)))
-    text = fmt(x, 4)
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return fmt(x, 4).rstrip("0").rstrip(".")
 
 
 def count(n: int) -> str:
@@ -188,7 +147,7 @@ def size(nbytes: int) -> str:
 
 
 def printed(text: str) -> float:
-    """The value of a number as a page prints it: ``"(−2.3395)"`` → −2.3395.
+    """The value of a number as a page prints it.
 
     >>> printed("(-2.3395)"), printed("−1.5000"), printed("0"), printed("−∞"), printed("2.5 × 10⁻¹⁶")
     (-2.3395, -1.5, 0.0, -inf, 2.5e-16)
@@ -206,25 +165,16 @@ def printed(text: str) -> float:
 
 
 def equals(from_printed: float, exact: float, digits: int = 4) -> str:
-    """The sign between a calculation written with printed (rounded) numbers and its printed result.
+    """``=`` if a calculation with the printed (rounded) numbers prints as the exact result, else ``≈``.
 
-    ``=`` when what the printed numbers give prints the same as the exact result, ``≈`` when
-    rounding the inputs moved the last digit: nobody is told that a rounded sum is exact.
-
-    >>> equals(0.3302 * (-1.0 - (-2.3395)), 0.44245)  # the printed factors give 0.44230…
-    '≈'
-    >>> equals(0.2500 * 2.0, 0.5), equals(-1e-9, 0.0)
-    ('=', '=')
+    >>> equals(0.3302 * (-1.0 - (-2.3395)), 0.44245), equals(0.2500 * 2.0, 0.5), equals(-1e-9, 0.0)
+    ('≈', '=', '=')
     """
     return "=" if fmt(from_printed, digits) == fmt(exact, digits) else "≈"
 
 
 def mark(flag: bool) -> str:
-    """A visibility cell in words as well as a symbol: colour never carries meaning alone.
-
-    >>> mark(True), mark(False)
-    ('✓ 允许', '✗ 禁止')
-    """
+    """A visibility cell in words as well as a symbol (``✓ 允许``): colour never carries meaning alone."""
     if not isinstance(flag, bool):
         raise ValueError(f"mark 需要 True 或 False，收到 {flag!r}")
     return ALLOWED if flag else FORBIDDEN
@@ -240,11 +190,7 @@ def vector(xs, cell=short) -> str:
 
 
 def vectors(matrix, cell=short) -> str:
-    """The rows of a matrix as vectors, joined by 、 the way an input box lists them.
-
-    >>> vectors([[1.0, 0.0], [0.0, -1.0]])
-    '(1, 0)、(0, −1)'
-    """
+    """The rows of a matrix as vectors, joined by 、 the way an input box lists them: ``(1, 0)、(0, −1)``."""
     return "、".join(vector(row, cell) for row in matrix)
 
 
@@ -259,8 +205,7 @@ def md_table(header: list[str], rows: list[list[str]]) -> str:
     if not header or any(len(row) != len(header) for row in rows):
         raise ValueError("md_table 的每一行都要和表头一样多列")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
 
 
 def keys(n: int, corner: str = "查询 ＼ Key") -> list[str]:
@@ -275,9 +220,7 @@ def keys(n: int, corner: str = "查询 ＼ Key") -> list[str]:
 
 
 def doctest_block(function) -> str:
-    """The ``>>>`` examples of ``function``'s docstring as a Markdown ``pycon`` block, for a page.
-
-    The page shows exactly the examples that ``pytest code/`` runs, prompts and output included.
+    """The ``>>>`` examples of ``function``'s docstring (those ``pytest`` runs) as a Markdown ``pycon`` block.
 
     >>> doctest_block(count).splitlines()[:2]
     ['```pycon', '>>> count(4096), count(-3), count(131072)']
@@ -293,20 +236,8 @@ def doctest_block(function) -> str:
     return "```pycon\n" + "\n".join(lines) + "\n```"
 
 
-def glue_md(name: str, header: list[str], rows: list[list[str]]) -> None:
-    """Glue a Markdown table under ``name`` for ``{glue:md}`` (inside a page's notebook run only)."""
-    from IPython.display import Markdown
-    from myst_nb import glue
-
-    glue(name, Markdown(md_table(header, rows)), display=False)
-
-
-
-
 def sci(x: float) -> str:
-    """A small number (a rounding difference, an error, a step) in scientific notation, one decimal.
-
-    An exact zero is ``0``: it says that two computations agree to the last bit.
+    """A small number (a rounding difference, an error, a step) in scientific notation; exact zero ``0``.
 
     >>> sci(2.220446049250313e-16), sci(0.0), sci(0.31), sci(-2e-3)
     ('2.2 × 10⁻¹⁶', '0', '3.1 × 10⁻¹', '−2.0 × 10⁻³')
@@ -323,8 +254,6 @@ def sci(x: float) -> str:
 def difference(x: float) -> str:
     """A difference or an error between two computations: a value while it is 10⁻³ or larger, else ``sci``.
 
-    One rule for every page: 0.36 is ``0.3600`` (never ``3.6 × 10⁻¹``), 2.6e-5 is ``2.6 × 10⁻⁵``.
-
     >>> difference(0.36), difference(2.637), difference(2.6e-5), difference(0.0)
     ('0.3600', '2.6370', '2.6 × 10⁻⁵', '0')
     """
@@ -333,11 +262,7 @@ def difference(x: float) -> str:
 
 
 def power(x: float) -> str:
-    """A power of ten as a page states a step or a tolerance: ``10⁻⁵``.
-
-    >>> power(1e-5), power(100.0)
-    ('10⁻⁵', '10²')
-    """
+    """A power of ten as a page states a step or a tolerance: ``10⁻⁵``."""
     text = sci(x)
     if not text.startswith("1.0 × "):
         raise ValueError(f"power 需要 10 的整数次幂，收到 {x!r}")
@@ -345,11 +270,7 @@ def power(x: float) -> str:
 
 
 def grouped(x: float) -> str:
-    """A large whole number with thousands separators, as model cards write it.
-
-    >>> grouped(1099511627776), grouped(10000.0), grouped(-4096)
-    ('1,099,511,627,776', '10,000', '−4,096')
-    """
+    """A large whole number with thousands separators, as model cards write it: ``1,099,511,627,776``."""
     x = _number(x, "grouped 的 x")
     if not math.isfinite(x) or not x.is_integer():
         raise ValueError(f"grouped 需要整数，收到 {x!r}")
@@ -369,19 +290,13 @@ class Table(NamedTuple):
 
 
 class FigureImage:
-    """A matplotlib figure as the page shows it: SVG in the HTML, PDF in the PDF edition.
-
-    The build says which format its builder takes (``BOOK_FIGURE_FORMATS``, set by book/_ext/figure_formats.py
-    before the pages run); outside a build both are made. Drawn as IPython's inline backend draws a figure
-    (``bbox_inches="tight"``), without importing pyplot or the backend into the page's kernel.
-    """
+    """A matplotlib figure drawn as IPython's inline backend would, in the formats the build asks for
+    (``BOOK_FIGURE_FORMATS``, set by book/_ext/figure_formats.py; both outside a build), without pyplot."""
 
     def __init__(self, figure):
         self.figure = figure
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        import os
-
         from IPython.core.pylabtools import print_figure
 
         mime = {"svg": "image/svg+xml", "pdf": "application/pdf"}
@@ -390,12 +305,8 @@ class FigureImage:
 
 
 def glue_all(values: dict) -> None:
-    """Glue every value of an example under its name (inside a page's notebook run only).
-
-    A :class:`Table` (or a ``(header, rows)`` pair) and :class:`Md` become Markdown, a figure is glued as
-    an image (:class:`FigureImage`), text is glued as text. A float is refused: it must be written by this
-    module first.
-    """
+    """Glue every value under its name (in a page's notebook run): a Table or (header, rows) pair and Md as
+    Markdown, a figure as an image, text as text; a float is refused (``fmt`` writes it first)."""
     from IPython.display import Markdown
     from myst_nb import glue
 
@@ -412,24 +323,14 @@ def glue_all(values: dict) -> None:
 
 
 def run_output(teaching_file: str) -> Md:
-    """What ``python3 code/<teaching_file>`` prints, as a JSON code block a page glues (``{glue:md}``).
-
-    The page shows it inside its 深入 block under 运行结果示例: a real run at build time, never a copy. The
-    file runs as ``__main__`` in the page's own kernel (no second interpreter to start), in ``code/`` as
-    its working folder; tests/test_pages.py checks that the page shows what a separate ``python3`` prints.
-    """
-    import contextlib
-    import io
-    import runpy
-    import sys
-    from pathlib import Path
-
+    """What ``python3 code/<teaching_file>`` prints, as a JSON block: run as ``__main__`` in the page's
+    kernel, in ``code/`` (tests/test_pages.py checks it against a separate ``python3``)."""
     code = Path(__file__).resolve().parents[2] / "code"
-    printed, argv = io.StringIO(), sys.argv
+    out, argv = io.StringIO(), sys.argv
     try:
         sys.argv = [str(code / teaching_file)]
-        with contextlib.chdir(code), contextlib.redirect_stdout(printed):
+        with contextlib.chdir(code), contextlib.redirect_stdout(out):
             runpy.run_path(str(code / teaching_file), run_name="__main__")
     finally:
         sys.argv = argv
-    return Md(f"```json\n{printed.getvalue().rstrip()}\n```")
+    return Md(f"```json\n{out.getvalue().rstrip()}\n```")

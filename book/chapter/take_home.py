@@ -1,16 +1,6 @@
-"""What a reader takes home from a page: one ``.zip`` of the page's files and one notebook to change and rerun.
-
-Both are made at build time from ``code/`` (never committed copies), by ``book/_ext/take_home.py``:
-
-- **the zip** (``ch02_<page>.zip``) holds the page's teaching file, its exercise answers, every file of
-  ``code/`` they import (followed through ``importlib.import_module("02_…")``), and a ``README.txt``
-  that says what each file is, the run command and what it needs;
-- **the notebook** (``ch02_<page>.ipynb``) holds the page's worked example as cells, its inputs first, so a
-  learner changes an input and reruns, then each exercise's task with an empty code cell under it. It
-  stores no output: the learner runs it, and its first run prints the numbers the page shows. It imports
-  the teaching code from the files beside it, so the zip and the notebook unpack into one folder.
-
-The worked examples are written here (``EXAMPLES``) from the teaching code's own constants, never typed.
+"""What a reader takes home from a page, made at build time from ``code/`` by ``book/_ext/take_home.py``:
+``ch02_<page>.zip`` (its teaching file, exercise answers, every file of ``code/`` they import, a README.txt)
+and ``ch02_<page>.ipynb`` (its worked example, inputs first, then each exercise's task; no outputs stored).
 """
 
 from __future__ import annotations
@@ -29,29 +19,18 @@ IMPORT = re.compile(r'import_module\("(02_\w+)"\)')
 TEACHING = {"mask": "02_attention.py", "scaling": "02_scaling.py", "multihead": "02_multihead.py",
             "rope": "02_rope.py", "backprop": "02_backprop.py", "training": "02_training.py",
             "costs": "02_costs.py", "tensors": "02_tensors.py"}
-
-
-# Teaching files that need PyTorch are named ``*_torch.py`` (the rule .pytest.ini states): a teaching file's
-# companion ``<stem>_torch.py`` goes into its page's zip, and the README says it needs PyTorch. The notebook
-# never uses it, and `make crosscheck` (not the zip test) runs it.
+# A teaching file's companion ``<stem>_torch.py`` needs PyTorch (.pytest.ini's rule): it goes into the zip
+# and the README says so; the notebook never uses it, and `make crosscheck` runs it.
 TORCH_SUFFIX = "_torch.py"
 
 
 def needs_torch(name: str) -> bool:
-    """Whether a teaching file needs PyTorch, by the naming rule.
-
-    >>> needs_torch("02_tensors_torch.py"), needs_torch("02_tensors.py")
-    (True, False)
-    """
+    """Whether a teaching file needs PyTorch, by the naming rule."""
     return name.endswith(TORCH_SUFFIX)
 
 
 def imports(name: str, code: Path = CODE) -> list[str]:
-    """The files of ``code/`` that ``name`` needs beside it, itself first, then what it imports, in order.
-
-    >>> imports("02_exercises_rope.py")
-    ['02_exercises_rope.py', '02_attention.py', '02_rope.py']
-    """
+    """The files of ``code/`` that ``name`` needs beside it, itself first, then what it imports, in order."""
     found = [name]
     for file in found:  # grows while it is read: each new file's own imports are followed too
         for module in IMPORT.findall((code / file).read_text(encoding="utf-8")):
@@ -118,8 +97,7 @@ def write_zip(page: str, title: str, folder: Path, code: Path = CODE) -> Path:
 
 
 # -- the notebooks' worked examples ------------------------------------------------------------------------
-def _mask_example() -> dict:
-    att = importlib.import_module("02_attention")
+def _mask_example(att) -> dict:
     return {
         "intro": "输入与本页“一步一步”一节相同：三个有效位置，没有缓存，没有 PAD，使用因果规则。"
                  "改下面一格里的 `q`、`k`、`v`（或把 `causal` 改成 `False`），再从这一格往下运行。",
@@ -127,14 +105,11 @@ def _mask_example() -> dict:
         "run": 'weights, outputs = att.attention(q, k, v, causal=causal)\n'
                'for i, (row, out) in enumerate(zip(weights, outputs)):\n'
                '    print(f"行 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
-        "module": ("att", "02_attention"),
         # A number the first run prints that the page shows too (a function: a test asks for it).
-        "shown": lambda: fmt.fmt(att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)[1][-1][0]),
-    }
+        "shown": lambda: fmt.fmt(att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)[1][-1][0])}
 
 
-def _scaling_example() -> dict:
-    sc = importlib.import_module("02_scaling")
+def _scaling_example(sc) -> dict:
     q, k, v = sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V
     return {
         "intro": "输入与本页 F13 相同：一个查询行，三个 Key 和它们的 V，不加 mask。"
@@ -143,13 +118,10 @@ def _scaling_example() -> dict:
         "run": 's = sc.visible_steps(q, k, v)\n'
                'for name in ("dots", "scaled", "shifted", "weights", "output"):\n'
                '    print(name, [format(x, ".4f") for x in s[name]])',
-        "module": ("sc", "02_scaling"),
-        "shown": lambda: fmt.fmt(sc.visible_steps(q, k, v)["output"][0]),
-    }
+        "shown": lambda: fmt.fmt(sc.visible_steps(q, k, v)["output"][0])}
 
 
-def _multihead_example() -> dict:
-    mh = importlib.import_module("02_multihead")
+def _multihead_example(mh) -> dict:
     x, w_q, w_k, w_v, w_o = mh.DEMO
     return {
         "intro": "输入与本页“从 X 到输出”一节相同：X 与四个权重矩阵，两个头，因果规则。"
@@ -159,13 +131,10 @@ def _multihead_example() -> dict:
         "run": 'weights, output = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)\n'
                'for i, row in enumerate(output):\n'
                '    print(f"位置 {i} 的输出", [format(c, ".4f") for c in row])',
-        "module": ("mh", "02_multihead"),
-        "shown": lambda: fmt.fmt(mh.multihead_attention(x, w_q, w_k, w_v, w_o, mh.DEMO_HEADS)[1][-1][0]),
-    }
+        "shown": lambda: fmt.fmt(mh.multihead_attention(x, w_q, w_k, w_v, w_o, mh.DEMO_HEADS)[1][-1][0])}
 
 
-def _rope_example() -> dict:
-    rope = importlib.import_module("02_rope")
+def _rope_example(rope) -> dict:
     from chapter import rope as page
 
     (m, n), shift = page.D2_FIRST, page.D2_SHIFT
@@ -177,13 +146,10 @@ def _rope_example() -> dict:
         "run": 'for a, b in ((m, n), (m + shift, n + shift)):\n'
                '    score = rope.rope_scores([q], [k], [a], [b])[0][0]\n'
                '    print(f"位置 {a}、{b}：位置差 {a - b}，分数", format(score, ".4f"))',
-        "module": ("rope", "02_rope"),
-        "shown": lambda: fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0]),
-    }
+        "shown": lambda: fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0])}
 
 
-def _backprop_example() -> dict:
-    bp = importlib.import_module("02_backprop")
+def _backprop_example(bp) -> dict:
     q, k, v, d_out = bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT
     return {
         "intro": "输入与本页“按推导顺序”一节相同：三个位置，因果规则，给定的上游梯度 dO。"
@@ -193,13 +159,10 @@ def _backprop_example() -> dict:
                'for name, m in (("dQ", dq), ("dK", dk), ("dV", dv)):\n'
                '    print(name, [[format(x, ".4f") for x in row] for row in m])\n'
                'print("梯度检查通过：", bp.gradient_check(q, k, v, d_out)["passed"])',
-        "module": ("bp", "02_backprop"),
-        "shown": lambda: fmt.fmt(bp.attention_backward(q, k, v, d_out)[2][0][0]),
-    }
+        "shown": lambda: fmt.fmt(bp.attention_backward(q, k, v, d_out)[2][0][0])}
 
 
-def _training_example() -> dict:
-    tr = importlib.import_module("02_training")
+def _training_example(tr) -> dict:
     from chapter import training as page
 
     def shown() -> str:  # trains: only a test asks for it, never the build
@@ -215,13 +178,10 @@ def _training_example() -> dict:
                '    use = tr.use_time(run["params"], rule, seed=eval_seed)\n'
                '    print(rule, "最后的训练损失", format(run["train_loss"][-1], ".4f"),\n'
                '          "逐词算的平均损失", format(use["mean_loss"], ".4f"))',
-        "module": ("tr", "02_training"),
-        "shown": shown,
-    }
+        "shown": shown}
 
 
-def _costs_example() -> dict:
-    costs = importlib.import_module("02_costs")
+def _costs_example(costs) -> dict:
     return {
         "intro": "输入与本页 KV 缓存一节相同：四个公开模型的配置、同样的上下文长度与批大小，每元素 2 字节。"
                  "改 `context` 或 `batch`，再运行。",
@@ -229,14 +189,11 @@ def _costs_example() -> dict:
         "run": 'for model in costs.MODELS:\n'
                '    n = costs.kv_cache_bytes(model, context, batch)\n'
                '    print(model["name"], "KV 缓存", f"{n:,}", "字节，即", f"{n / 2**30:g} GiB")',
-        "module": ("costs", "02_costs"),
         # The first model's cache as the page's table writes it (fmt.size: 2 GiB).
-        "shown": lambda: fmt.size(costs.kv_cache_bytes(costs.MODELS[0], costs.CONTEXT, costs.BATCH)),
-    }
+        "shown": lambda: fmt.size(costs.kv_cache_bytes(costs.MODELS[0], costs.CONTEXT, costs.BATCH))}
 
 
-def _tensors_example() -> dict:
-    tn = importlib.import_module("02_tensors")
+def _tensors_example(tn) -> dict:
     r = tn.forward(tn.demo_inputs())
     return {
         "intro": "输入与本页整批的例子相同：两个序列，左侧补了 PAD，缓存里已有几个位置，分组的 K/V 头。"
@@ -248,19 +205,23 @@ def _tensors_example() -> dict:
                'for b, table in enumerate(r["visible"][:, 0]):\n'
                '    print(f"序列 {b} 每个新查询可读的 Key 数", table.sum(axis=-1).tolist())\n'
                'print("序列 0、头 0 第一个新查询的输出", [format(float(x), ".4f") for x in r["outputs"][0, 0, 0]])',
-        "module": ("tn", "02_tensors"),
-        "shown": lambda: "、".join(str(p) for p in r["positions"][0].tolist()),  # the positions table
-    }
+        "shown": lambda: "、".join(str(p) for p in r["positions"][0].tolist())}  # the positions table
 
 
-EXAMPLES = {"mask": _mask_example, "scaling": _scaling_example, "multihead": _multihead_example,
-            "rope": _rope_example, "backprop": _backprop_example, "training": _training_example,
-            "costs": _costs_example, "tensors": _tensors_example}
+# Each page's example, built from its teaching module under the name the notebook imports it as.
+EXAMPLES = {"mask": ("att", _mask_example), "scaling": ("sc", _scaling_example),
+            "multihead": ("mh", _multihead_example), "rope": ("rope", _rope_example),
+            "backprop": ("bp", _backprop_example), "training": ("tr", _training_example),
+            "costs": ("costs", _costs_example), "tensors": ("tn", _tensors_example)}
 
 
 def example(page: str) -> dict | None:
-    """The page's worked example for its notebook: intro, input cell, the cell that runs it, its import."""
-    return EXAMPLES[page]() if page in EXAMPLES else None
+    """The page's worked example for its notebook: intro, input and run cells, its import, a number shown."""
+    if page not in EXAMPLES:
+        return None
+    alias, build = EXAMPLES[page]
+    module = TEACHING[page].removesuffix(".py")
+    return {**build(importlib.import_module(module)), "module": (alias, module)}
 
 
 def notebook(page: str, title: str, exercises: list[tuple[str, str]]):
