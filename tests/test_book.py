@@ -159,7 +159,7 @@ def test_the_dtype_paragraph_shows_float16(book_html):
     text = article_of(book_html, "ch02/mask.html").get_text()
     with np.errstate(over="ignore"):
         assert np.isinf(np.float16(-1e9)) and np.isinf(np.finfo(np.float16).min + np.finfo(np.float16).min)
-    values = mask.dtype_section("float16")
+    values = mask.empty_rows_section("float16")
     assert values["dtype_big_sentence"] in text and values["dtype_doubled"] in text and values["dtype_doubled"]
     assert fmt.short(float(np.finfo(np.float16).min)) in text
 
@@ -249,7 +249,7 @@ def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     cache = mask.cache_section()
     assert f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}" in text
     worst = mask.visibility_facts(1, past=mask.PAST)
-    assert mask.cache_explanation(worst).split("\n")[-1] not in text
+    assert f"把行号当位置时，{mask.lost_sentence(worst['rows'][0])}。" not in text  # F12 says it for new = 2
     # new = 2 is F12's last step; the text names it and does not draw its two tables again
     label = f"行 1（绝对位置 {mask.PAST + 1}）"  # the second new query of F12's last step
     shown = [t for t in tables(soup_of(book_html, "ch02/mask.html")) if any(row[0] == label for row in t)]
@@ -268,7 +268,7 @@ def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
     soup = soup_of(book_html, "ch02/mask.html")
     (hand,) = [{row[0]: row[1:] for row in t[1:]} for t in tables(soup) if t[0][0] == "步骤 ＼ Key"]
     q, k, v = att.DEMO_Q, att.DEMO_K, att.DEMO_V
-    row = mask.hand_section()["hand_row"]
+    row = mask.demo_section()["hand_row"]
     visible = att.visibility(len(q), len(k))[row]
     assert 2 <= sum(visible) < len(k)  # a row with a forbidden key: the mask page's row
     steps = att.row_steps(q[row], k, v, visible)
@@ -278,10 +278,12 @@ def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
     assert hand["exp"] == [fmt.fmt(math.exp(x)) for x in steps["masked"]]
     assert hand["权重 = exp ÷ 总和"] == [fmt.fmt(w) for w in steps["weights"]]
     assert hand["权重 × V"] == [fmt.fmt(x[0]) for x in steps["weighted"]]
-    note = mask.hand_section()["hand_rounding"]
+    note = mask.demo_section()["hand_rounding"]
     assert note and note in soup.find("article").get_text()
-    facts = mask.rounding_facts(steps["weights"], [x[0] for x in v], steps["output"][0])
-    assert not facts["same"] and facts["approx"] in note and facts["gap"] in note
+    # Recomputed from the weights as printed: the output they give, and how far it is from the exact one.
+    approx = sum(fmt.printed(fmt.fmt(w)) * x[0] for w, x in zip(steps["weights"], v))
+    assert fmt.fmt(approx) != fmt.fmt(steps["output"][0]) and fmt.fmt(approx) in note
+    assert fmt.difference(abs(approx - steps["output"][0])) in note
 
 
 def test_the_pad_examples_say_which_real_queries_changed(book_html):

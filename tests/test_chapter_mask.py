@@ -347,7 +347,9 @@ def test_every_state_equals_the_teaching_code(data):
             wrong = [[a and ok for a, ok in zip(row, valid)] for row in att.row_index_visibility(new, n_key)]
         else:
             wrong = visible
-        explained = page.explain_rows(new, past=past, key_valid=None if pad == "none" else valid, causal=causal)
+        rows = page.visibility_facts(new, past=past, key_valid=None if pad == "none" else valid,
+                                     causal=causal)["rows"]
+        explained = [{"sentence": page.row_sentence(r, past), "lost": page.lost_sentence(r)} for r in rows]
         assert state["keys"] == [f"Key {j}" for j in range(n_key)], where
         assert len(state["rows"]) == new, where
         for i, row in enumerate(state["rows"]):
@@ -492,10 +494,7 @@ def test_bottom_right_is_the_books_offset_and_top_left_the_wrong_one(past, new):
     n_key = past + new
     assert page.causal_table(new, n_key, "bottom-right") == att.visibility(new, n_key, past=past)
     assert page.causal_table(new, n_key, "top-left") == att.row_index_visibility(new, n_key)
-    facts = page.alignment_facts(past, new)
-    assert facts["bottom_right_is_past"] and facts["top_left_is_row_index"]
-    assert facts["top_left_lost_cells"] == past * new  # every row misses exactly the cached keys
-    if past:
+    if past:  # every row of the top-left table misses exactly the cached keys
         values = page.conventions_section(past=past, new=new)
         assert (values["align_lost"], values["align_past"], values["align_new"]) == (past * new, past, new)
 
@@ -515,9 +514,9 @@ def test_bad_input_is_named(args, words):
         page.causal_table(*args)
 
 
-def test_alignment_facts_rejects_a_bad_cache():
+def test_the_alignments_need_a_cache():
     with pytest.raises(ValueError, match="past"):
-        page.alignment_facts(-1, 2)
+        page.conventions_section(past=0)
 
 
 # -- the page's sections: sentences and tables from the same data, on other inputs -------------------
@@ -567,7 +566,9 @@ def test_the_exercise_facts_are_the_solutions():
 @pytest.mark.parametrize("past, new, pad", [(0, 2, 1), (2, 3, 1), (3, 2, 4), (1, 1, 0)])
 def test_the_exercise_sentences_read_the_exercise_table(past, new, pad):
     table = ex.pad_cache_table(past, new, pad)
-    for sentence, row in zip(page.pad_cache_sentences(past, new, pad), table["visible"]):
+    sentences = str(page.exercises(past, new, pad)["ex1_sentences"]).splitlines()
+    assert len(sentences) == len(table["visible"])
+    for sentence, row in zip(sentences, table["visible"]):
         readable = {j for j, ok in enumerate(row) if ok}
         said = re.search(rf"可读 ({KEYS})", sentence)
         assert (parse_keys(said.group(1)) if said else set()) == readable, sentence
@@ -575,7 +576,7 @@ def test_the_exercise_sentences_read_the_exercise_table(past, new, pad):
 
 
 def test_the_hand_row_is_a_masked_row_and_adds_up():
-    values = page.hand_section()  # the first row with two readable keys and a forbidden one
+    values = page.demo_section()  # the first row with two readable keys and a forbidden one
     columns = dict(zip(values["tbl_hand"].header, zip(*values["tbl_hand"].rows)))
     steps = [row[0] for row in values["tbl_hand"].rows]
     assert values["hand_row"] == 1 and values["hand_forbidden"] == "Key 2"
@@ -588,7 +589,7 @@ def test_the_hand_row_is_a_masked_row_and_adds_up():
 
 @pytest.mark.parametrize("row", [0, 2])
 def test_the_hand_section_adds_up_on_other_rows(row):
-    values = page.hand_section(row=row)
+    values = page.demo_section(row=row)
     total = sum(fmt.printed(x) for x in values["hand_sum"].split(" + "))
     # "=" only when the printed terms give the printed result (fmt.equals), "≈" otherwise
     assert values["hand_equals"] == fmt.equals(total, fmt.printed(values["hand_output"]))
@@ -598,26 +599,26 @@ def test_the_hand_section_adds_up_on_other_rows(row):
 
 def test_the_left_padding_sections_on_other_padding():
     valid = [False, True, True, True, True]
-    left = page.left_section(valid=valid)
+    left = page.padding_section(valid=valid)
     assert left["left_pad_keys"] == "Key 0" and left["left_real_keys"] == "Key 1–4"
     heads = [row[0] for row in left["tbl_left_weights"].rows]
     assert heads[0] == "绝对位置 0（整行被屏蔽）" and all("屏蔽" not in h for h in heads[1:])
     assert "不再读 Key 0" in left["left_change"]
-    encoder = page.encoder_section(valid=valid)
-    assert encoder["enc_valid"] == 4 and encoder["enc_real_keys"] == "Key 0–3"
-    policies = page.policies_section(valid=valid)
+    assert left["enc_valid"] == 4 and left["enc_real_keys"] == "Key 0–3"
+    policies = page.empty_rows_section(valid=valid)
     assert policies["policy_empty_rows"] == "位置 0" and len(policies["tbl_policies"].rows) == 4
     assert policies["policy_uniform"] == fmt.fmt(1 / 5)  # row 0 may read no key: −1e9 spreads over all five
     with pytest.raises(ValueError, match="整行被屏蔽"):
-        page.policies_section(valid=[True] * 5)
+        page.empty_rows_section(valid=[True] * 5)
 
 
 def test_the_gap_section_is_the_seeds_softmax_only():
-    values = page.gap_section(base=[1.0, -1.0, 0.5])
+    values = page.observe_section(base=[1.0, -1.0, 0.5])
     assert values["gap_base"] == "[1, −1, 0.5]"
     p = att.softmax([1.0, -1.0, 0.5])
     assert [values[f"p{j}"] for j in range(3)] == [fmt.fmt(x) for x in p]
-    assert not any(isinstance(x, page.Table) for x in values.values())  # the temperature table is the scaling page's
+    # the causal-against-open table only: the temperature table is the scaling page's
+    assert [name for name, x in values.items() if isinstance(x, page.Table)] == ["tbl_causal_vs_open"]
 
 
 # -- the big negative number in other dtypes (numpy) ------------------------------------------------
@@ -625,7 +626,7 @@ def test_the_gap_section_is_the_seeds_softmax_only():
 def test_the_dtype_facts_are_what_numpy_computes(dtype):
     import numpy as np
 
-    values = page.dtype_section(dtype)
+    values = page.empty_rows_section(dtype)
     t = np.dtype(dtype)
     with np.errstate(over="ignore"):
         big_is_inf = bool(np.isinf(np.asarray(-1e9).astype(t)))
@@ -645,13 +646,13 @@ def test_the_dtype_facts_are_what_numpy_computes(dtype):
 
 
 def test_the_dtype_section_on_a_row_with_no_doubled_cell():
-    values = page.dtype_section("float16", valid=[False, True, True, True, True])
+    values = page.empty_rows_section("float16", valid=[False, True, True, True, True])
     # position 0 reads nothing; Key 0 is PAD but not after it, the rest are after it but not PAD
     assert values["dtype_doubled"] == "" and "−∞" not in values["tbl_dtype"].rows[2][1]
 
 
 def test_the_big_negative_bullet_compares_the_next_layer_it_shows():
-    values = page.policies_section()
+    values = page.empty_rows_section()
     rows = {row[0]: row for row in values["tbl_policies"].rows}
     big = next(r for name, r in rows.items() if "大负数" in name)
     zero = next(r for name, r in rows.items() if "置零" in name)
@@ -660,10 +661,9 @@ def test_the_big_negative_bullet_compares_the_next_layer_it_shows():
 
 
 def test_every_section_glues_plain_values():
-    for section in (page.figure_inputs, page.demo_section, page.hand_section, page.left_section,
-                    page.encoder_section, page.conventions_section, page.policies_section, page.cache_section,
-                    page.checks_section, page.causal_vs_open_section, page.gap_section, page.exercises, opening.opening,
-                    page.dtype_section):
+    for section in (page.figure_inputs, page.demo_section, page.padding_section, page.conventions_section,
+                    page.empty_rows_section, page.cache_section, page.checks_section, page.observe_section,
+                    page.exercises, opening.opening):
         for name, value in section().items():
             assert re.fullmatch(r"[a-z][a-z0-9_]*", name), name
             if name.startswith("fig_") and hasattr(value, "savefig"):  # the opening's projections figure
@@ -676,10 +676,11 @@ def test_every_section_glues_plain_values():
                 assert not any(re.search(r"-\d|-∞", c) for c in cells), (name, cells)  # one minus sign, U+2212
 
 
-def test_power_of_ten_refuses_other_numbers():
-    for x in (0, 5e8, math.inf, math.nan):
-        with pytest.raises(ValueError, match="x"):
-            page.power_of_ten(x)
+def test_the_big_negative_number_must_be_a_power_of_ten():
+    for x in (0, 5e8, -2e9, math.inf, math.nan):
+        with pytest.raises(ValueError, match="big"):
+            page.empty_rows_section(big=x)
+    assert page.empty_rows_section(big=-1e4)["policy_big"] == "−1e4"
 
 
 # -- bad input: the builders answer with a ValueError that names the argument, and never hang -------
@@ -687,21 +688,20 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
     page.keys_text: {"js": [0, 1]},
     page.positions_text: {"ps": [0, 1]},
     page.visibility_facts: {"n_query": 2, "past": 1, "key_valid": [True, True, True], "causal": True},
-    page.explain_rows: {"new": 2, "past": 1},
-    page.rounding_facts: {"weights": [0.5, 0.5], "values": [1.0, 2.0], "output": 1.5, "digits": 4},
     page.count_words: {"n": 2},
     page.f12_frames: {"n_positions": 3, "score_row": [0.0, 1.0, 2.0], "score_query": 1, "past": 3, "new": 2},
     page.pad_valid: {"n_key": 4, "pad": "front", "count": 1},
     page.f12_explore_states: {"max_past": 1, "max_new": 1},
     page.causal_table: {"n_query": 2, "n_key": 5, "align": "top-left"},
-    page.alignment_facts: {"past": 3, "new": 2},
     page.column: {"matrix": [[1.0]]},
     page.row_text: {"values": [1.0]},
     page.symbols: {"row": [True]},
-    page.power_of_ten: {"x": -1e9},
     page.checks_section: {"past": 2, "new": 2, "poison": 100.0},
     page.cache_section: {"past": 2, "new": 1},
-    page.dtype_section: {"dtype": "float16", "q": page.LEFT_Q, "valid": page.LEFT_VALID, "big": -1e9},
+    page.empty_rows_section: {"dtype": "float16", "q": page.LEFT_Q, "v": page.LEFT_V,
+                              "valid": page.LEFT_VALID, "big": -1e9},
+    page.demo_section: {"q": att.DEMO_Q, "k": att.DEMO_K, "v": att.DEMO_V, "row": 1},
+    page.observe_section: {"q": att.DEMO_Q, "k": att.DEMO_K, "v": att.DEMO_V, "base": [0.0, 1.0, 2.0]},
     opening.numpy_users: {"code_dir": str(Path(att.__file__).parent)},
 }
 

@@ -46,7 +46,8 @@ def expected(past: int, new: int, pad: str, count: int, causal: bool) -> dict:
     mask = att.additive_mask(visible)
     wrong = [[a and ok for a, ok in zip(row, flags)] for row in att.row_index_visibility(new, n_key)] if causal else visible
     facts = mask_page.visibility_facts(new, past=past, key_valid=valid, causal=causal)
-    rows = mask_page.explain_rows(new, past=past, key_valid=valid, causal=causal)
+    rows = [{**r, "sentence": mask_page.row_sentence(r, past), "lost": mask_page.lost_sentence(r)}
+            for r in facts["rows"]]
     empty = [not any(row) for row in visible]
     return {
         "status": mask_page.explore_status(facts) + mask_page.lost_status(facts),

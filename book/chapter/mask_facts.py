@@ -1,34 +1,21 @@
-"""The facts of a visibility table, row by row, and the few row sentences written from exactly those lists.
-
-``visibility_facts`` counts what a table shows; ``row_sentence``, ``lost_sentence`` and
-``pad_change_sentence`` read only those lists, so a sentence never names a key its table does not show.
-"""
+"""A visibility table's facts row by row, and the row sentences written from exactly those lists."""
 
 from __future__ import annotations
 
 import importlib
 
-from chapter import fmt
-
 att = importlib.import_module("02_attention")
 
 
 def _indices(values: object, name: str) -> list[int]:
-    out = att.as_list(values, name)
-    for j, x in enumerate(out):
-        if not isinstance(x, int) or isinstance(x, bool) or x < 0:
-            raise ValueError(f"{name}[{j}] 必须是非负整数，收到 {x!r}")
+    out = [att.check_count(x, f"{name}[{j}]", minimum=0) for j, x in enumerate(att.as_list(values, name))]
     if not out:
         raise ValueError(f"{name} 不能为空：没有可写的 Key 或位置")
     return out
 
 
 def keys_text(js: list[int]) -> str:
-    """Keys as a sentence names them: three or more in a run as a span.
-
-    >>> keys_text([1, 2, 3]), keys_text([3, 4])
-    ('Key 1–3', 'Key 3、Key 4')
-    """
+    """Keys as a sentence names them: a run of three or more as a span (``Key 1–3``), or ``Key 3、Key 4``."""
     js = _indices(js, "js")
     if len(js) > 2 and js == list(range(js[0], js[-1] + 1)):
         return f"Key {js[0]}–{js[-1]}"
@@ -36,31 +23,20 @@ def keys_text(js: list[int]) -> str:
 
 
 def positions_text(ps: list[int]) -> str:
-    """
-    >>> positions_text([1, 2, 3])
-    '位置 1、2、3'
-    """
+    """Positions as a sentence names them: ``位置 1、2、3``."""
     return "位置 " + "、".join(str(p) for p in _indices(ps, "ps"))
 
 
 def count_words(n: int) -> str:
-    """
-    >>> count_words(2), count_words(3), count_words(12)
-    ('两个', '三个', '12 个')
-    """
+    """A count as a sentence says it: ``两个``, ``三个``, then in digits (``12 个``)."""
     n = att.check_count(n, "n")
     return {2: "两个", 3: "三个"}.get(n, f"{n} 个")
 
 
 def visibility_facts(n_query: int, *, past: int = 0, key_valid: list[bool] | None = None,
                      causal: bool = True) -> dict:
-    """Row by row: which keys a row reads, which the causal or the PAD rule forbids, and which the
-    row-index mistake (``row_index``, PAD rule kept) loses, split into cached and new keys.
-
-    >>> f = visibility_facts(2, past=3)
-    >>> [(r["position"], r["readable"], r["future"], r["lost_cached"], r["lost_new"]) for r in f["rows"]]
-    [(3, [0, 1, 2, 3], [4], [1, 2], [3]), (4, [0, 1, 2, 3, 4], [], [2], [3, 4])]
-    """
+    """Per row: the keys it reads, those the causal or the PAD rule forbids, and those the row-index mistake
+    (``row_index``, PAD rule kept) loses, cached and new apart."""
     att.check_count(n_query, "n_query", maximum=att.MAX_POSITIONS)
     att.check_count(past, "past", minimum=0, maximum=att.MAX_POSITIONS)
     n_key = past + n_query
@@ -94,11 +70,7 @@ def gap(label: str) -> str:
 
 
 def row_sentence(fact: dict, past: int = 0) -> str:
-    """What one row reads and why it reads no more.
-
-    >>> print(row_sentence(visibility_facts(2, key_valid=[False, True])["rows"][0]))
-    位置 0 没有可读的 Key：Key 0 是 PAD；Key 1 在它之后。整行被屏蔽。
-    """
+    """What one row reads and why it reads no more (``Key 0 是 PAD；Key 1 在它之后``)."""
     parts = [f"{keys_text(fact[kind])} {says}" for kind, says in (("pad", "是 PAD"), ("future", "在它之后"))
              if fact[kind]]
     if fact["empty"]:
@@ -107,11 +79,7 @@ def row_sentence(fact: dict, past: int = 0) -> str:
 
 
 def lost_sentence(fact: dict) -> str:
-    """What one row loses under the row-index mistake.
-
-    >>> print(lost_sentence(visibility_facts(2, past=3)["rows"][1]))
-    行 1 少读 3 个：Key 2 早已在缓存里，Key 3、Key 4 是本批新来的（含它自己）
-    """
+    """What one row loses under the row-index mistake, cached and new apart (and whether itself)."""
     cached, new = fact["lost_cached"], fact["lost_new"]
     if not cached + new:
         return f"行 {fact['row']} 一个也不少读"
@@ -122,58 +90,35 @@ def lost_sentence(fact: dict) -> str:
     return f"行 {fact['row']} 少读 {len(cached + new)} 个：" + "，".join(parts)
 
 
-def explain_rows(new: int, *, past: int = 0, key_valid: list[bool] | None = None, causal: bool = True) -> list[dict]:
-    """``visibility_facts``' rows with their ``sentence`` (``row_sentence``) and ``lost`` (``lost_sentence``)."""
-    att.check_count(new, "new", maximum=att.MAX_POSITIONS)
-    facts = visibility_facts(new, past=past, key_valid=key_valid, causal=causal)
-    return [{**r, "sentence": row_sentence(r, past), "lost": lost_sentence(r)} for r in facts["rows"]]
-
-
 def pad_change_sentence(before: dict, after: dict, query_valid: list[bool]) -> str:
-    """Which real queries the PAD rule changes, and what the PAD queries do (``before``, ``after``: facts).
-
-    >>> pad_change_sentence(visibility_facts(3), visibility_facts(3, key_valid=[False, True, True]),
-    ...                     [False, True, True])
-    '真实查询中，位置 1、2 因 PAD 规则不再读 Key 0；PAD 查询位置 0 整行被屏蔽。'
-    """
+    """Which real queries the PAD rule changes, and what the PAD queries do (``before``, ``after``: facts)."""
     query_valid = att.flags(query_valid, "query_valid")
     if not len(query_valid) == len(after["rows"]) == len(before["rows"]):
         raise ValueError("query_valid、before、after 的行数必须相同")
     rows = list(zip(before["rows"], after["rows"], query_valid))
     lost_by: dict = {}
     for b, a, real in rows:
-        gone = [j for j in b["readable"] if j not in a["readable"]]
-        if real and gone:
-            lost_by.setdefault(tuple(gone), []).append(a["position"])
+        if gone := real and tuple(j for j in b["readable"] if j not in a["readable"]):
+            lost_by.setdefault(gone, []).append(a["position"])
     parts = [f"{positions_text(ps)} 因 PAD 规则不再读 {keys_text(list(gone))}" for gone, ps in lost_by.items()]
     text = "真实查询中，" + "；".join(parts) if parts else "没有哪个真实查询因 PAD 规则而改变"
     unchanged = [a["position"] for b, a, real in rows if real and b["readable"] == a["readable"]]
     if unchanged and parts:
         text += f"；{positions_text(unchanged)} 不变"
-    pad_rows = {flag: [a["position"] for _, a, real in rows if not real and a["empty"] == flag]
-                for flag in (True, False)}
-    if pad_rows[True]:
-        text += f"；PAD 查询{positions_text(pad_rows[True])} 整行被屏蔽"
-    if pad_rows[False]:
-        they = "它" if len(pad_rows[False]) == 1 else "它们"
-        text += f"；PAD 查询{positions_text(pad_rows[False])} 仍读真实的 Key，但{they}的输出不是内容"
+    pad = {flag: [a["position"] for _, a, real in rows if not real and a["empty"] == flag]
+           for flag in (True, False)}
+    if pad[True]:
+        text += f"；PAD 查询{positions_text(pad[True])} 整行被屏蔽"
+    if pad[False]:
+        they = "它" if len(pad[False]) == 1 else "它们"
+        text += f"；PAD 查询{positions_text(pad[False])} 仍读真实的 Key，但{they}的输出不是内容"
     return text + "。"
 
 
-def rounding_facts(weights: list[float], values: list[float], output: float, digits: int = 4) -> dict:
-    """Recomputing a row from the weights as printed: their sum and the output they give.
-
-    >>> rounding_facts([0.24825507, 0.24825507, 0.50348984], [10.0, 20.0, 30.0], 22.55234765)
-    {'total': '1.0001', 'total_is_one': False, 'approx': '22.5540', 'output': '22.5523', 'gap': '0.0017', 'same': False}
-    """
-    weights, values = att.as_vector(weights, "weights"), att.as_vector(values, "values")
-    output = att.real(output, "output")
-    if len(weights) != len(values):
-        raise ValueError(f"weights 与 values 必须一样长，收到 {len(weights)} 与 {len(values)} 个")
-    att.check_count(digits, "digits", maximum=12)
-    shown = [fmt.printed(fmt.fmt(w, digits)) for w in weights]  # what the reader sees in the table
-    approx = sum(w * x for w, x in zip(shown, values))
-    total = fmt.fmt(sum(shown), digits)
-    return {"total": total, "total_is_one": total == fmt.fmt(1.0, digits), "approx": fmt.fmt(approx, digits),
-            "output": fmt.fmt(output, digits), "gap": fmt.difference(abs(approx - output)),
-            "same": fmt.fmt(approx, digits) == fmt.fmt(output, digits)}
+def error_of(call, *args, **kwargs) -> str:
+    """The message of the ValueError that a call of the teaching code must raise."""
+    try:
+        call(*args, **kwargs)
+    except ValueError as error:
+        return str(error)
+    raise AssertionError(f"{call.__name__} 应当报错")

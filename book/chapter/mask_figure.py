@@ -1,9 +1,5 @@
-"""F12, the visibility-table player of the mask page, and its explore panel.
-
-``f12_frames`` returns plain dicts and lists (the HTML player and the PDF render the same data);
-``f12_explore_states`` precomputes every setting the panel can reach (tests/test_chapter_mask.py decodes
-each the way the page's script does).
-"""
+"""F12, the mask page's visibility-table player, in plain dicts and lists (HTML and PDF render the same
+data), and every state of its explore panel, precomputed."""
 
 from __future__ import annotations
 
@@ -11,7 +7,8 @@ import importlib
 import re
 
 from chapter import fmt
-from chapter.mask_facts import gap, keys_text, lost_sentence, row_label, row_sentence, visibility_facts
+from chapter.mask_facts import (error_of, gap, keys_text, lost_sentence, row_label, row_sentence,
+                                visibility_facts)
 
 att = importlib.import_module("02_attention")
 
@@ -53,12 +50,11 @@ def _causal_frame(facts: dict, n: int) -> dict:
 
 
 def _score_frame(facts: dict, scores: list[float], query: int) -> dict:
-    visible = facts["visible"][query]
+    visible, fact = facts["visible"][query], facts["rows"][query]
+    allowed, forbidden = fact["readable"], fact["future"]
     mask = att.additive_mask([visible])[0]
     masked = [s + m for s, m in zip(scores, mask)]
     open_w, masked_w = att.softmax(scores), att.softmax(masked)  # without and with the mask
-    fact = facts["rows"][query]
-    allowed, forbidden = fact["readable"], fact["future"]
     numbers = lambda w, js, sep="、": sep.join(fmt.fmt(w[j]) for j in js)  # noqa: E731
     if forbidden:
         text = (f"{keys_text(forbidden)} 在位置 {query} 之后，分数加 −∞：不加 mask 时分走 {numbers(open_w, forbidden)} "
@@ -77,29 +73,10 @@ def _score_frame(facts: dict, scores: list[float], query: int) -> dict:
             "rule": f"允许 Key 位置 ≤ {query}", "explanation": text}
 
 
-def _loses(facts: dict) -> bool:
-    return any(r["lost_cached"] or r["lost_new"] for r in facts["rows"])
-
-
-def cache_explanation(facts: dict) -> str:
-    """F12's last caption: the right rows, then what the row-index mistake loses (a line of its own)."""
-    rows, past = facts["rows"], facts["past"]
-    text = (f"缓存里已有 {past} 个位置，新来的 {len(rows)} 个查询从行 0 数起，"
-            f"绝对位置{'却' if past else '也'}是 {'、'.join(str(r['position']) for r in rows)}："
-            + "，".join(f"行 {r['row']} 能读 {keys_text(r['readable'])}" for r in rows) + "。")
-    if not _loses(facts):
-        return text + "没有缓存时行号就是位置，两张表完全相同，一个 Key 也不少读。"
-    return text + "\n把行号当位置时，" + "；".join(lost_sentence(r) for r in rows) + "。"
-
-
 def cache_moral(facts: dict) -> str:
-    """The mistake's consequence, said once on the page (the cache section); empty when nothing is lost.
-
-    >>> cache_moral(visibility_facts(1, past=3))
-    '按行号造表的写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到。'
-    """
+    """The mistake's consequence, said once on the page (the cache section); empty when nothing is lost."""
     rows = facts["rows"]
-    if not _loses(facts):
+    if not any(r["lost_cached"] or r["lost_new"] for r in rows):
         return ""
     lost = "丢掉了缓存里的历史" if any(r["lost_cached"] for r in rows) else "少读了本批的 Key"
     own = any(r["position"] in r["lost_new"] for r in rows)
@@ -107,8 +84,16 @@ def cache_moral(facts: dict) -> str:
 
 
 def _cache_frame(past: int, new: int) -> dict:
+    """F12's last frame: the right rows, then what the row-index mistake loses (the moral: the section's)."""
     facts = visibility_facts(new, past=past)
     rows = facts["rows"]
+    text = (f"缓存里已有 {past} 个位置，新来的 {len(rows)} 个查询从行 0 数起，"
+            f"绝对位置{'却' if past else '也'}是 {'、'.join(str(r['position']) for r in rows)}："
+            + "，".join(f"行 {r['row']} 能读 {keys_text(r['readable'])}" for r in rows) + "。")
+    if cache_moral(facts):
+        text += "把行号当位置时，" + "；".join(lost_sentence(r) for r in rows) + "。"
+    else:
+        text += "没有缓存时行号就是位置，两张表完全相同，一个 Key 也不少读。"
     return {
         "condition": f"带缓存：past = {past}，new = {new}",
         "tables": [_visibility_table("正确：按绝对位置 past + 行号判断", facts["visible"],
@@ -116,17 +101,13 @@ def _cache_frame(past: int, new: int) -> dict:
                    _visibility_table("写错：把本批行号当成位置", facts["row_index"],
                                      [f"行 {r['row']}（误当位置 {r['row']}）" for r in rows], set())],
         "rule": "允许 Key 位置 ≤ past + 行号：" + "，".join(f"行 {r['row']} ≤ {r['position']}" for r in rows),
-        "explanation": cache_explanation(facts).replace("\n", ""),  # the moral is the cache section's
+        "explanation": text,
     }
 
 
 def f12_frames(n_positions: int = N_POSITIONS, score_row: list[float] = SCORE_ROW, score_query: int = SCORE_QUERY,
                past: int = PAST, new: int = NEW) -> list[dict]:
-    """F12: a causal frame per position, the score row with and without the mask, the cache's two tables.
-
-    >>> [f["condition"] for f in f12_frames(n_positions=2, score_row=[0.0, 1.0], score_query=0, past=1, new=1)]
-    ['处理绝对位置 0', '处理绝对位置 1', '绝对位置 0 的一行分数，加 mask 与不加 mask 对照', '带缓存：past = 1，new = 1']
-    """
+    """F12: a causal frame per position, the score row with and without the mask, the cache's two tables."""
     att.check_count(n_positions, "n_positions", maximum=FIGURE_MAX_POSITIONS)
     att.check_count(past, "past", minimum=0, maximum=FIGURE_MAX_POSITIONS)
     att.check_count(new, "new", maximum=FIGURE_MAX_POSITIONS)
@@ -150,11 +131,7 @@ _PIECES = re.compile(r"(Key \d+(?:–\d+|(?:、Key \d+)*)|行 \d+（绝对位置
 
 
 def pad_valid(n_key: int, pad: str = "none", count: int = 0) -> list[bool] | None:
-    """``key_valid`` with ``count`` PAD in front or at the end; None without PAD.
-
-    >>> pad_valid(4, "front", 1), pad_valid(4, "end", 2), pad_valid(4)
-    ([False, True, True, True], [True, True, False, False], None)
-    """
+    """``key_valid`` with ``count`` PAD in front or at the end; None without PAD."""
     if pad not in PAD_PLACES:
         raise ValueError(f"pad 必须是 {'、'.join(PAD_PLACES)} 之一，收到 {pad!r}")
     if pad == "none":
@@ -169,19 +146,14 @@ def pad_valid(n_key: int, pad: str = "none", count: int = 0) -> list[bool] | Non
 
 
 def empty_row_note(facts: dict) -> str:
-    """What the book's policy does with the fully masked rows: the error and the zeros come from
-    ``masked_attention`` (Q = K = 0, V = 1, 2, 3 …, so the zero is no coincidence); empty without such rows."""
+    """The book's policy on the fully masked rows, from ``masked_attention`` (Q = K = 0, V = 1, 2, 3 …: the
+    zero is no coincidence); empty without such rows."""
     rows, past, n_key = facts["rows"], facts["past"], facts["n_key"]
     empty = [r for r in rows if r["empty"]]
     if not empty:
         return ""
     q, k, v = [[0.0]] * len(rows), [[0.0]] * n_key, [[float(j + 1)] for j in range(n_key)]
-    try:
-        att.masked_attention(q, k, v, facts["visible"])  # the book's default, empty_row="error"
-    except ValueError as error:
-        message = str(error)
-    else:
-        raise AssertionError("masked_attention 应当对整行被屏蔽的行报错")
+    message = error_of(att.masked_attention, q, k, v, facts["visible"])  # the default, empty_row="error"
     _, out = att.masked_attention(q, k, v, facts["visible"], empty_row="zero")
     one = len(empty) == 1
     zeros = "、".join(fmt.short(out[r["row"]][0]) for r in empty)
@@ -226,27 +198,16 @@ EXPLORE_WORDS = {  # the panel's controls, table titles and legend
 }
 
 
-def _bits(flags: list[bool]) -> int:
-    return sum(1 << j for j, flag in enumerate(flags) if flag)  # bit j is Key j
-
-
 def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_MAX_NEW) -> dict:
     """Every setting the panel reaches (past, new, causal on/off, PAD place and count), each string, sentence
     and table row stored once: ``states[past][new − 1][causal 0 / 1][pad][count − 1 or 0]`` is
     ``[n_key, row ids, status, lost status, policy note]``; a row is ``[visible, mask −∞, wrong, lost`` (bits)
-    ``, lost cached, lost new, empty, sentence, lost sentence]``; a sentence is a list of ``text`` pieces.
-
-    >>> data = f12_explore_states(max_past=1, max_new=1)
-    >>> n_key, ids, *_ = data["states"][1][0][0][1][0]  # past = 1, new = 1, causal, one PAD in front
-    >>> n_key, data["rows"][ids[0]][:4]
-    (2, [2, 1, 0, 2])
-    """
+    ``, lost cached, lost new, empty, sentence, lost sentence]``; a sentence is a list of ``text`` pieces."""
     for name, value, low in (("max_past", max_past, 0), ("max_new", max_new, 1)):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= 9:
             raise ValueError(f"{name} 必须是 {low} 到 9 之间的整数，收到 {value!r}")
-    pool: dict = {}
-    sentences: dict = {}
-    records: dict = {}
+    pool, sentences, records = {}, {}, {}  # each text piece, sentence and row once, numbered in order
+    bits = lambda flags: sum(1 << j for j, flag in enumerate(flags) if flag)  # noqa: E731 - bit j is Key j
 
     def sentence_id(s: str) -> int:
         pieces = tuple(pool.setdefault(p, len(pool)) for p in _PIECES.split(s) if p)
@@ -258,9 +219,10 @@ def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_
         if not (sentence.startswith(prefix) and lost.startswith(lost_prefix)):
             raise AssertionError(f"句首与行名对不上：{sentence!r}、{lost!r}")
         lost_keys = r["lost_cached"] + r["lost_new"]
-        record = (_bits(visible), _bits([m == float("-inf") for m in minus]), _bits(wrong),
-                  _bits([j in lost_keys for j in range(len(visible))]), len(r["lost_cached"]), len(r["lost_new"]),
-                  int(r["empty"]), sentence_id(sentence[len(prefix):]), sentence_id(lost[len(lost_prefix):]))
+        record = (bits(visible), bits([m == float("-inf") for m in minus]), bits(wrong),
+                  bits([j in lost_keys for j in range(len(visible))]), len(r["lost_cached"]),
+                  len(r["lost_new"]), int(r["empty"]), sentence_id(sentence[len(prefix):]),
+                  sentence_id(lost[len(lost_prefix):]))
         return records.setdefault(record, len(records))
 
     def state(past: int, new: int, causal: bool, pad: str, count: int) -> list:
