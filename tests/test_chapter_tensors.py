@@ -120,18 +120,18 @@ def test_the_library_cells_read_the_observations():
     torch["sdpa"]["bool_true"], torch["sdpa"]["is_causal"], torch["version"] = "forbidden", "bottom-right", "9.9"
     torch["mha"]["key_padding_mask_true"] = "allowed"
     torch["sdpa_fully_masked"]["default"]["float16"]["bool"] = "nan"
-    v, x = page.library_values(seen), page.library_exercise(seen)
+    v, t = page.library_values(seen), page.torch_values(seen=seen)
     assert (v["lib_sdpa_true"], v["lib_causal"], v["lib_torch"]) == ("True = 禁止", "右下对齐", "PyTorch 9.9，CPU")
-    assert (x["x5_sdpa_true"], x["x5_kpm_true"], x["x5_causal"]) == ("True = 禁止", "True = 允许", "右下对齐")
-    assert page.sdpa_empty_rows(seen)["f_sdpa_empty"] == "NaN"
+    assert t["t_mha_kpm"] == "True = 允许"  # exercise 5 reads these too
+    assert page.dtype_values(page.tn.DEMO_MASK, seen=seen)["f_sdpa_empty"] == "NaN"
     real = page.library_values()
     assert (real["lib_sdpa_true"], real["lib_causal"]) == ("True = 允许", "左上对齐")
-    assert page.library_exercise()["x5_kpm_true"] == "True = 禁止"
-    assert page.sdpa_empty_rows()["f_sdpa_empty"] == "全 0"
+    assert page.torch_values()["t_mha_kpm"] == "True = 禁止"
+    assert page.dtype_values(page.tn.DEMO_MASK)["f_sdpa_empty"] == "全 0"
 
 
 def test_the_library_exercise_table_is_the_masks_row_by_row():
-    x = page.library_exercise()
+    x = page.exercise_values()
     rows = x["x5_table"].rows
     assert [r[3] for r in rows] == ["1、2", "1、2、3", "0、1、2", "0、1、2、3"]  # bottom-right, PAD 0 cut
     assert [r[4] for r in rows] == ["0", "0、1", "0", "0、1"] and {r[5] for r in rows} == {"错"}

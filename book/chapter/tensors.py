@@ -59,9 +59,8 @@ def torch_where(torch: dict) -> str:
 
 # -- one batch, end to end -------------------------------------------------------------------------
 def pure_rows(inputs: dict) -> dict:
-    """Every (sequence, head) of the batch by the earlier pages' pure-Python functions, row by row:
-    ``02_rope``'s rotation at its padded positions, ``02_multihead.kv_group``, ``02_attention.attention``.
-    Returns ``{(b, h): (weights, outputs)}``."""
+    """Every (sequence, head) of the batch by the earlier pages' pure-Python functions, row by row (RoPE at
+    the padded positions, ``kv_group``, ``02_attention.attention``): ``{(b, h): (weights, outputs)}``."""
     q, k, v, past = inputs["q"], inputs["k"], inputs["v"], inputs["past"]
     (batch, heads, _, _), kv_heads = q.shape, k.shape[1]
     out = {}
@@ -92,11 +91,10 @@ def batch_values(inputs: dict) -> dict:
     every = [x for ds in diffs.values() for x in ds]
     if max(every) > TOLERANCE:  # the page says every row agrees
         raise ValueError(f"整批结果与纯 Python 的逐行结果不符：{diffs}")
-    positions = []
-    for b in range(batch):
-        pure_positions = rope.padded_positions([m == 1 for m in mask[b].tolist()])
-        same = r["positions"][b, mask[b] == 1].tolist() == [p for p, m in zip(pure_positions, mask[b]) if m]
-        positions.append([f"序列 {b}", flags(mask[b]), flags(r["positions"][b]), "相同" if same else "不同"])
+    rope_positions = [np.array(rope.padded_positions((m == 1).tolist())) for m in mask]
+    same = [(r["positions"][b] == p)[mask[b] == 1].all() for b, p in enumerate(rope_positions)]  # real tokens
+    positions = [[f"序列 {b}", flags(m), flags(r["positions"][b]), "相同" if same[b] else "不同"]
+                 for b, m in enumerate(mask)]
     index = np.arange(kv_heads, dtype=float).reshape(1, kv_heads, 1, 1)
     repeated = tn.repeat_kv(index, heads // kv_heads)[0, :, 0, 0]
     groups = [[f"头 {h}", f"K/V 头 {int(repeated[h])}", f"K/V 头 {mh.kv_group(h, heads, kv_heads)}"]
@@ -135,9 +133,8 @@ def _nan_rows(masked, score: float, dtype: str) -> int:
 
 
 def fill_counts(mask, dtype: str, scores=(-10.0, -20.0)) -> dict:
-    """Prefill of a batch (queries = keys): the causal and the PAD mask filled with finfo.min each and
-    added, against one boolean table (``and_rules``) filled once. Counts of −∞ cells, of fully masked
-    query rows, and of the rows softmax turns into NaN at each score (``nan[s] = (summed, once)``)."""
+    """A batch's prefill: the causal and PAD masks filled with finfo.min and added, against one bool table
+    filled once. Counts of −∞ cells, fully masked rows and NaN rows per score (``nan[s] = (summed, once)``)."""
     mask = np.asarray(mask)
     batch, n = mask.shape
     causal = tn.visibility_batch(tn.causal, batch, 1, n, n)
@@ -162,15 +159,10 @@ def overflow_threshold(dtype: str = "float16") -> int:
     return 0
 
 
-def sdpa_empty_rows(seen: dict | None = None) -> dict:
-    """The recorded SDPA result for a fully masked row (float16, boolean mask, default path), and where."""
+def dtype_values(mask, scores=(-10.0, -20.0), seen: dict | None = None) -> dict:
+    """The dtype section: −∞ counts and NaN rows per dtype in a left-padded prefill, the float16 threshold,
+    and the recorded SDPA result for a fully masked row (float16, boolean mask, default path)."""
     torch = observed_torch(seen)
-    got = torch["sdpa_fully_masked"]["default"]["float16"]["bool"]
-    return {"f_sdpa_empty": conventions.FULLY_MASKED[got], "f_torch": torch_where(torch)}
-
-
-def dtype_values(mask, scores=(-10.0, -20.0)) -> dict:
-    """The dtype section: −∞ counts and NaN rows per dtype in a left-padded prefill, the float16 threshold."""
     counts = {t: fill_counts(mask, t, scores) for t in tn.FLOAT_DTYPES}
     c16, (low, high) = counts["float16"], (float(s) for s in scores)
     nan_types = [t for t, c in counts.items() if any(c["nan"][high])]
@@ -189,11 +181,11 @@ def dtype_values(mask, scores=(-10.0, -20.0)) -> dict:
     with np.errstate(over="ignore"):
         shifted = [(s, float(fmin + np.float16(s))) for s in scores]
     return {
-        "f_mask": masks_text(mask), **sdpa_empty_rows(), "f_cells": fmt.count(c16["cells"]),
+        "f_mask": masks_text(mask), "f_cells": fmt.count(c16["cells"]), "f_torch": torch_where(torch),
+        "f_sdpa_empty": conventions.FULLY_MASKED[torch["sdpa_fully_masked"]["default"]["float16"]["bool"]],
         "f_empty": fmt.count(c16["empty_rows"]), "f_both": fmt.count(c16["both"]),
         "f_types": "、".join(counts), "f_nan_types": "、".join(nan_types),
         "f_low": fmt.short(low), "f_high": fmt.short(high),
-        "f_scores_list": "、".join(map(fmt.short, scores)),
         "tbl_fill": Table(["dtype", "两条规则都禁止的格子", "相加后 −∞ 的格子", "填一次后 −∞ 的格子"]
                           + [f"分数 {fmt.short(s)} 时 NaN 的行（相加 / 填一次）" for s in scores], rows),
         "f_threshold": fmt.count(overflow_threshold("float16")), "f_min16": fmt.short(float(fmin)),
@@ -328,10 +320,10 @@ def torch_record() -> dict:
     return json.loads(TORCH_RECORD.read_text(encoding="utf-8"))
 
 
-def torch_values(record: dict | None = None) -> dict:
+def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
     """The PyTorch section: largest differences, the masks' equality, the pitfall's wrong rows, and where."""
     r = torch_record() if record is None else record
-    b, p, mha = r["batch"], r["prefill"], observed_torch()["mha"]
+    b, p, mha = r["batch"], r["prefill"], observed_torch(seen)["mha"]
     same = lambda ok: "逐格相同" if ok else "并不相同"  # noqa: E731
     text = TORCH_RECORD.read_text(encoding="utf-8") if record is None else json.dumps(r, ensure_ascii=False,
                                                                                        indent=1)
@@ -367,6 +359,12 @@ def exercise_values() -> dict:
              for name, a in a3.items()]
     score = fmt.short(ex.FILL_SCORE)
     empty = f"分数为 {score} 时整行成了 −∞ 的行"
+    a5, past = ex.library_masks(), ex.LIB_PAST  # exercise 5: the SDPA mask and what is_causal=True reads
+    bools = lambda row: "、".join(str(bool(x)) for x in row)  # noqa: E731  as torch prints a bool tensor
+    rows5 = [[f"序列 {b}", f"查询 {i}（绝对位置 {past + i}）", bools(a5["attn_mask"][b, 0, i]),
+              visible_keys(a5["attn_mask"][b, 0, i]), visible_keys(a5["is_causal"][i]),
+              "对" if i not in a5["wrong"][b] else "错"]
+             for b in range(len(ex.LIB_MASK)) for i in range(len(a5["is_causal"]))]
     return {
         "x1_n": fmt.count(ex.SINK_N), "x1_sinks": fmt.count(ex.SINK_SINKS), "x1_w": fmt.count(ex.SINK_W),
         "x1_table": Table(["查询", "可见的 Key", "个数"], rows1), "x1_cache": fmt.count(a1["cache"]),
@@ -374,26 +372,10 @@ def exercise_values() -> dict:
         "x2_table": Table(["序列", "attention_mask", "预填时的位置", "下一个 token 的位置"], rows2),
         "x3_masks": "；".join(f"{name} 为 {flags(m[0])}" for name, m in ex.FILL_MASKS.items()),
         "x3_score": score, "x3_table": Table(["批", "attention_mask", "整行被屏蔽的查询行", empty], rows3),
-        "x4_doctest": Md(fmt.doctest_block(ex.window_counts)), **library_exercise(),
-    }
-
-
-def library_exercise(seen: dict | None = None) -> dict:
-    """Exercise 5: the SDPA mask and what is_causal=True reads, row by row; the key_padding_mask."""
-    lib, torch = library_values(seen), observed_torch(seen)
-    a, past = ex.library_masks(), ex.LIB_PAST
-    bools = lambda row: "、".join(str(bool(x)) for x in row)  # noqa: E731  as torch prints a bool tensor
-    rows = [[f"序列 {b}", f"查询 {i}（绝对位置 {past + i}）", bools(a["attn_mask"][b, 0, i]),
-             visible_keys(a["attn_mask"][b, 0, i]), visible_keys(a["is_causal"][i]),
-             "对" if i not in a["wrong"][b] else "错"]
-            for b in range(len(ex.LIB_MASK)) for i in range(len(a["is_causal"]))]
-    return {
-        "x5_masks": masks_text(ex.LIB_MASK), "x5_past": fmt.count(past), "x5_torch": lib["lib_torch"],
+        "x4_doctest": Md(fmt.doctest_block(ex.window_counts)),
+        "x5_masks": masks_text(ex.LIB_MASK), "x5_past": fmt.count(past), "x5_wrong": rows_text(a5["wrong"]),
         "x5_table": Table(["序列", "查询", "attn_mask 的这一行", "应读的 Key", "is_causal=True 读的 Key",
-                           "is_causal=True 对不对"], rows),
+                           "is_causal=True 对不对"], rows5),
         "x5_kpm": Table(["序列", "key_padding_mask"],
-                        [[f"序列 {b}", bools(r)] for b, r in enumerate(a["key_padding_mask"])]),
-        "x5_wrong": rows_text(a["wrong"]),
-        "x5_sdpa_true": lib["lib_sdpa_true"], "x5_causal": lib["lib_causal"],
-        "x5_kpm_true": conventions.TRUE_MEANS[torch["mha"]["key_padding_mask_true"]],
+                        [[f"序列 {b}", bools(r)] for b, r in enumerate(a5["key_padding_mask"])]),
     }

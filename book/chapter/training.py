@@ -71,8 +71,7 @@ def run(seed: int = TRAIN_SEED) -> dict:
 
 
 def summary(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
-    """Per rule: the training loss (mean of the last steps), the loss computed whole, and at use time
-    the mean loss and top-1 accuracy with their per-position lists."""
+    """Per rule: the training loss (last LAST steps), the whole loss, and the use-time loss and accuracy."""
     tokens, out = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed), {}
     for rule, r in runs.items():
         u = tr.use_time(r["params"], rule, seed=eval_seed)
@@ -89,22 +88,6 @@ def checkpoints(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
         params = {**r["kept"], len(r["train_loss"]): r["params"]}
         out[rule] = {k: tr.use_time(p, rule, seed=eval_seed)["mean_loss"] for k, p in params.items()}
     return out
-
-
-def lag_weight(weights, lag: int) -> float:
-    """The mean weight that queries ``lag − 1 … n − 2`` give the key ``lag − 1`` positions back."""
-    return mean(weights[t][t + 1 - lag] for t in range(lag - 1, len(weights) - 1))
-
-
-def target_weight(weights, tokens) -> float:
-    """The mean weight that queries ``0 … n − 2`` give the keys holding their target token."""
-    n = len(weights)
-    return mean(sum(w for j, w in enumerate(weights[t]) if tokens[j] == tokens[t + 1]) for t in range(n - 1))
-
-
-def repeated_rows(losses: list[float], lag: int) -> list[int]:
-    """The positions ``t ≥ lag`` whose loss is exactly that of position ``t − lag``."""
-    return [t for t in range(lag, len(losses)) if abs(losses[t] - losses[t - lag]) < EXACT]
 
 
 def use_facts(losses: list[float], accuracies: list[float], prefix: str, lag: int = tr.LAG) -> dict:
@@ -149,14 +132,8 @@ def closed_form(logits, target: int) -> str:
 
 
 # -- figures ---------------------------------------------------------------------------------------
-def _fonts(ax, fonts) -> None:
-    for label in (*ax.get_xticklabels(), *ax.get_yticklabels()):
-        label.set_fontfamily(fonts["family"])
-
-
 def curves_figure(runs: dict, turns: dict, floor: float):
-    """Both training curves (loss per step) and both use-time losses at the checkpoints, with
-    guessing (ln |V|) and the causal floor as horizontal lines."""
+    """Both training curves, both use-time losses at the checkpoints, guessing and the causal floor."""
     from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
 
     fonts, fig = {"family": figure_fonts()}, Figure(figsize=(6.0, 3.6))
@@ -175,7 +152,7 @@ def curves_figure(runs: dict, turns: dict, floor: float):
     ax.set_xlabel("训练步数", fontdict=fonts)
     ax.set_ylabel("交叉熵损失", fontdict=fonts)
     ax.set_ylim(bottom=0)
-    _fonts(ax, fonts)
+    ax.tick_params(labelfontfamily=fonts["family"])
     ax.legend(loc="center right", prop={**fonts, "size": 7})
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
@@ -198,7 +175,7 @@ def maps_figure(causal_map, none_map, tokens):
         ax.set_xticks(range(n), ticks, fontsize=7)
         ax.set_yticks(range(n), [fmt.count(t) for t in range(n)], fontsize=7)
         ax.set_xlabel("Key 位置（token）", fontdict={**fonts, "fontsize": 9})
-        _fonts(ax, fonts)
+        ax.tick_params(labelfontfamily=fonts["family"])
     axes[0].set_ylabel("查询位置", fontdict={**fonts, "fontsize": 9})
     bar = fig.colorbar(image, ax=list(axes), shrink=0.85)
     bar.set_label("注意力权重", fontdict={**fonts, "fontsize": 9})
@@ -278,17 +255,18 @@ def generation_values(runs: dict, eval_seed: int = EVAL_SEED, index: int = 0) ->
 
 
 def map_values(runs: dict, seed: int = SHOW_SEED) -> dict:
-    """Where each model looks on the shown sequence: the weights the map's paragraph reads."""
+    """Where each model looks on the shown sequence: the mean weights the map's paragraph reads (the causal
+    model's on the key lag − 1 back, the unmasked one's on the keys holding the target, behind, ahead)."""
     tokens, n, lag = tr.sequences(1, seed=seed)[0].tolist(), tr.LENGTH, tr.LAG
-    maps = {rule: tr.attention_map(r["params"], rule, tokens) for rule, r in runs.items()}
-    none, future = maps["none"], ex.future_weight(maps["none"])[: n - 1]  # the last query has no target
+    causal, none = (tr.attention_map(runs[rule]["params"], rule, tokens) for rule in ("causal", "none"))
+    future = ex.future_weight(none)[: n - 1]  # the last query has no target
     ahead, behind = mean(none[t][t + 1] for t in range(n - 1)), mean(future)
-    copies = {sum(tokens[j] == tokens[t + 1] for j in range(n)) for t in range(n - 1)}
-    holds(two_keys_hold_each_target=copies == {2}, next_key_only_part=ahead < behind)
-    causal = maps["causal"]
+    targets = [[tokens[j] == tokens[t + 1] for j in range(n)] for t in range(n - 1)]  # keys holding it
+    holds(two_keys_hold_each_target={sum(row) for row in targets} == {2}, next_key_only_part=ahead < behind)
+    held = mean(sum(w for w, ok in zip(none[t], row) if ok) for t, row in enumerate(targets))
     return {"fig_maps": maps_figure(causal, none, tokens), "map_back": fmt.fmt(causal[lag - 1][0]),
-            "map_lag": fmt.fmt(lag_weight(causal, lag)), "map_target": fmt.fmt(target_weight(none, tokens)),
-            "map_behind": fmt.fmt(behind), "map_ahead": fmt.fmt(ahead),
+            "map_lag": fmt.fmt(mean(causal[t][t + 1 - lag] for t in range(lag - 1, n - 1))),
+            "map_target": fmt.fmt(held), "map_behind": fmt.fmt(behind), "map_ahead": fmt.fmt(ahead),
             "map_first": fmt.fmt(mean(future[: lag - 1]))}
 
 
@@ -297,7 +275,7 @@ def row_index_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     params, lag = runs["causal"]["params"], tr.LAG
     right = tr.use_time(params, "causal", seed=eval_seed)["loss"]
     wrong = tr.use_time(params, "causal", seed=eval_seed, positions="row_index")["loss"]
-    rows = repeated_rows(wrong, lag)
+    rows = [t for t in range(lag, len(wrong)) if abs(wrong[t] - wrong[t - lag]) < EXACT]  # repeats t − lag
     holds(loss_rises_above_guessing=mean(wrong) > max(mean(right), LN_V), rows_repeat=bool(rows),
           right_by_chance=wrong[lag - 1] < LN_V / 2)
     step = lambda t, how: keys(tr.cache_step(t, "causal", how)[1])  # noqa: E731
@@ -340,8 +318,7 @@ def check_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
 
 # -- the exercises ---------------------------------------------------------------------------------
 def ahead_values(runs: dict, seed: int = TRAIN_SEED, eval_seed: int = EVAL_SEED) -> dict:
-    """Exercise 5: the off-by-one rule (key i + 1 visible), trained from ``seed`` like the page's two
-    models ``runs``; its losses in a table beside theirs, and where its use-time loss comes from."""
+    """Exercise 5: the off-by-one rule (key i + 1 visible) trained like ``runs``, its losses beside theirs."""
     a, s = ex.ahead_answers(seed=seed, eval_seed=eval_seed, tail=LAST), summary(runs, eval_seed)
     ahead = {"train": a["train_loss"], "full": a["whole_loss"], "use": a["use_loss"],
              "accuracy": a["use_accuracy"]}
@@ -353,40 +330,31 @@ def ahead_values(runs: dict, seed: int = TRAIN_SEED, eval_seed: int = EVAL_SEED)
 
 
 def exercise_values() -> dict:
-    values, cases = {}, ex.floor_answers()
+    cases, g, cache = ex.floor_answers(), ex.guess_answers(), ex.cache_answers()
+    fw = ex.future_weight(ex.LEAK_WEIGHTS)
     rows = [[fmt.count(c["vocab"]), fmt.count(c["length"]), fmt.count(c["lag"]), fmt.count(c["targets"]),
              positions(c["unpredictable"]) or "没有", fmt.count(len(c["unpredictable"])),
              f"{fmt.count(len(c['unpredictable']))}/{fmt.count(c['targets'])} × {fmt.fmt(c['ln_vocab'])} = "
              + ("0" if c["floor"] == 0.0 else fmt.fmt(c["floor"]))] for c in cases]  # an exact 0 is 0
-    zero = [c["lag"] for c in cases if not c["unpredictable"]]
-    holds(one_case_without_unpredictable_targets=len(zero) == 1)
-    values |= {
-        "x1_cases": "；".join(f"词表大小 {fmt.count(v)}、T = {fmt.count(t)}、lag = {fmt.count(g)}"
-                             for v, t, g in ex.FLOOR_CASES),
+    zero, losses = [c["lag"] for c in cases if not c["unpredictable"]], g["losses"]
+    holds(one_case_without_unpredictable_targets=len(zero) == 1, two_targets=len(losses) == 2,
+          below_then_above_guessing=losses[0] < g["ln_vocab"] < losses[1])
+    return {
+        "x1_cases": "；".join(f"词表大小 {fmt.count(v)}、T = {fmt.count(t)}、lag = {fmt.count(lag)}"
+                             for v, t, lag in ex.FLOOR_CASES),
         "x1_table": Table(["词表大小", "T", "lag", "目标数", "无从预测的目标", "个数", "下限"], rows),
         "x1_zero_lag": fmt.count(zero[0]),
-    }
-    g = ex.guess_answers()
-    losses = g["losses"]
-    holds(two_targets=len(losses) == 2, below_then_above_guessing=losses[0] < g["ln_vocab"] < losses[1])
-    values |= {
         "x2_logits": fmt.vector(ex.GUESS_LOGITS), "x2_vocab": fmt.count(len(ex.GUESS_LOGITS)),
         "x2_targets": positions(ex.GUESS_TARGETS), "x2_p": fmt.vector(g["p"], cell=fmt.fmt),
         "x2_top": fmt.count(max(range(len(g["p"])), key=g["p"].__getitem__)),
         "x2_ln": fmt.fmt(g["ln_vocab"]), "x2_uniform": fmt.fmt(g["uniform"]),
         **{f"x2_t{k}": fmt.count(t) for k, t in enumerate(ex.GUESS_TARGETS)},
         **{f"x2_form{k}": closed_form(ex.GUESS_LOGITS, t) for k, t in enumerate(ex.GUESS_TARGETS)},
-        **{f"x2_loss{k}": fmt.fmt(x) for k, x in enumerate(g["losses"])},
-    }
-    c = ex.cache_answers()
-    values |= {
-        "x3_past": fmt.count(ex.CACHE_PAST), "x3_lag": fmt.count(tr.LAG), "x3_keys": keys(c["row_index"][1]),
-        "x3_table": Table(["写法", "位置嵌入的行", "能读的 Key"], [
-            ["位置 = past + 行号", fmt.count(c["absolute"][0]), keys(c["absolute"][1])],
-            ["位置 = 行号", fmt.count(c["row_index"][0]), keys(c["row_index"][1])]]),
-    }
-    fw = ex.future_weight(ex.LEAK_WEIGHTS)
-    return values | {
+        **{f"x2_loss{k}": fmt.fmt(x) for k, x in enumerate(losses)},
+        "x3_past": fmt.count(ex.CACHE_PAST), "x3_lag": fmt.count(tr.LAG),
+        "x3_keys": keys(cache["row_index"][1]), "x3_table": Table(["写法", "位置嵌入的行", "能读的 Key"], [
+            ["位置 = past + 行号", fmt.count(cache["absolute"][0]), keys(cache["absolute"][1])],
+            ["位置 = 行号", fmt.count(cache["row_index"][0]), keys(cache["row_index"][1])]]),
         "x4_weights": fmt.vectors(ex.LEAK_WEIGHTS),
         "x4_future": Table(["查询", "它之后的 Key 上的权重之和"],
                            [[f"查询 {fmt.count(i)}", fmt.short(x)] for i, x in enumerate(fw)]),
