@@ -134,7 +134,7 @@ def _nan_rows(masked, score: float, dtype: str) -> int:
 
 def fill_counts(mask, dtype: str, scores=(-10.0, -20.0)) -> dict:
     """A batch's prefill: the causal and PAD masks filled with finfo.min and added, against one bool table
-    filled once. Counts of −∞ cells, fully masked rows and NaN rows per score (``nan[s] = (summed, once)``)."""
+    filled once. Counts −∞ cells, fully masked rows and NaN rows per score (``nan[s] = (summed, once)``)."""
     mask = np.asarray(mask)
     batch, n = mask.shape
     causal = tn.visibility_batch(tn.causal, batch, 1, n, n)
