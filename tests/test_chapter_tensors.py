@@ -1,4 +1,4 @@
-"""The tensors page's book side (book/chapter/tensors.py): its tables and sentences on other inputs than the page's.
+"""The tensors page's book side (book/chapter/tensors.py): its tables and facts on other inputs than the page's.
 
 Fast unit tests, no build. The page's own numbers are checked in tests/test_page_tensors.py.
 """
@@ -32,8 +32,8 @@ def test_the_batch_tables_and_sentence_on_another_batch():
     assert len(rows) == 9 and {r[2] for r in rows} == {"K/V 头 0"}
     diffs = [fmt.printed(c) for r in rows for c in r[3:]]
     assert max(diffs) < 1e-12
-    assert v["b_sentence"].startswith("9 个（序列，头）共 18 行，每一行都与纯 Python 的结果相符")
-    assert f"其中 {sum(d == 0.0 for d in diffs)} 行逐位相同" in v["b_sentence"]
+    assert (v["b_pairs"], v["b_rows"], v["b_worst"]) == ("9", "18", fmt.difference(max(diffs)))
+    assert v["b_exact"] == str(sum(d == 0.0 for d in diffs))
     assert [r[3] for r in v["tbl_b_positions"].rows] == ["相同"] * 3
     assert [r[1] for r in v["tbl_b_groups"].rows] == ["K/V 头 0"] * 3
     # the visible keys of the third sequence's new queries: its three PADs are never read
@@ -41,13 +41,12 @@ def test_the_batch_tables_and_sentence_on_another_batch():
     assert [r[2:5] for r in third] == [["3", "0", "3"], ["4", "1", "3、4"]]  # 绝对位置, 位置编号, keys
 
 
-def test_the_agreement_sentence_names_the_rows_that_disagree():
-    diffs = {(0, 0): [0.0, 0.0], (0, 1): [1e-3, 0.0], (1, 0): [0.0, 2e-3]}
-    text = page.agreement_sentence(diffs)
-    assert "有 2 行与纯 Python 的结果不符（序列 0 头 1 的第 0 行、序列 1 头 0 的第 1 行）" in text
-    assert text.endswith(f"最大的差是 {fmt.difference(2e-3)}。") and fmt.difference(2e-3) == "0.0020"
-    with pytest.raises(ValueError, match="diffs"):
-        page.agreement_sentence({})
+def test_a_batch_that_disagrees_with_the_pure_python_rows_stops_the_build(monkeypatch):
+    # the page says every row agrees: a batched result off by 10⁻³ must not be printed as agreeing
+    forward = tn.forward
+    monkeypatch.setattr(tn, "forward", lambda x: {**(r := forward(x)), "outputs": r["outputs"] + 1e-3})
+    with pytest.raises(ValueError, match="不符"):
+        page.batch_values(other_batch())
 
 
 @pytest.mark.parametrize("mask, both", [([[1, 1, 0]], 2), ([[0, 1, 1]], 0), ([[1, 0, 0, 0]], 6)])
@@ -57,24 +56,22 @@ def test_the_fill_counts_and_sentence_on_other_batches(mask, both):
     assert expected == both
     counts = {t: page.fill_counts(mask, t) for t in tn.FLOAT_DTYPES}
     assert all(c["both"] == c["summed_inf"] == both and c["once_inf"] == 0 for c in counts.values())
-    text = page.fill_sentence(counts)
-    assert text.startswith(f"两条规则同时挡住的 {both} 个格子")
-    assert ("float16、float32、float64 里都成了 −∞" in text) == (both > 0)
-    assert "三种类型里都没有 −∞。" in text
     empty = sum(all(k > q or mask[0][k] == 0 for k in range(n)) for q in range(n))  # no key both earlier and content
     assert {c["empty_rows"] for c in counts.values()} == {empty}
-    assert text.endswith("这一批没有整行被屏蔽的查询行，softmax 也就不会给出 NaN。") == (empty == 0)
+    if both == 0 or empty == 0:  # the page's sentences need both: −∞ where the masks add, and empty rows
+        with pytest.raises(ValueError, match="页面的说法"):
+            page.dtype_values(mask)
 
 
-def test_the_left_padded_batch_has_nan_rows_in_float16_only_and_the_sentence_says_the_score_did_it():
+def test_the_left_padded_batch_has_nan_rows_in_float16_only_and_the_score_did_it():
     v = page.dtype_values([[0, 0, 0, 1, 1], [1, 1, 1, 1, 1]], scores=(-8.0, -40.0))
     rows = {r[0]: r for r in v["tbl_fill"].rows}
     assert v["f_empty"] == "3" and rows["float16"][4:] == ["0 / 0", "3 / 3"]
     assert rows["float32"][4:] == rows["float64"][4:] == ["0 / 0", "0 / 0"]
-    assert v["f_sentence"].endswith("整行被屏蔽的 3 个查询行，分数为 −8 时哪种类型里都不是 NaN；分数为 −40 时在 float16 里成了 NaN，"
-                                    "相加与只填一次都一样：让这一行变成 NaN 的是分数，不是第二份 finfo.min。")
-    differ = {"float16": {"empty_rows": 1, "nan": {-1.0: (1, 0)}}}
-    assert page.nan_sentence(differ).endswith("而相加与只填一次的结果不同：第二份 finfo.min 也起了作用。")
+    assert (v["f_both"], v["f_types"], v["f_low"], v["f_high"], v["f_nan_types"]) == (
+        "3", "float16、float32、float64", "−8", "−40", "float16")
+    with pytest.raises(ValueError, match="时有 NaN"):  # a score that overflows nowhere
+        page.dtype_values([[0, 0, 0, 1, 1], [1, 1, 1, 1, 1]], scores=(-8.0, -9.0))
 
 
 def test_the_float16_overflow_threshold_is_where_the_sum_first_is_minus_infinity():
@@ -96,22 +93,19 @@ def test_the_rules_table_is_the_predicates_on_another_sequence():
             keys = [k for k in range(7) if bool(rule(0, 0, i, k))]
             assert rows[i][c] == ("、".join(map(str, keys)) or "无")
     assert rows[-1][1:] == ["7", "2", "2", "7", "4"] and v["r_sink_cache"] == "4"
-    assert v["r_doc_positions"] == "0、1、0、1、2、0、1"
 
 
-def test_the_packing_sentence_follows_its_table_on_another_packing():
+def test_the_packing_table_bears_out_the_pages_sentence_on_another_packing(monkeypatch):
     v = page.packing_values([0, 0, 1, 1, 1], 7)
     rows = v["tbl_packing"].rows
     gaps = {(r[0], r[1]): (fmt.printed(r[2]), fmt.printed(r[3])) for r in rows}
     assert gaps["有", "重新从 0 数"] == (0.0, 0.0)
     assert gaps["有", "接着数"][0] < 1e-12 < gaps["有", "接着数"][1]  # RoPE: shift harmless; absolute: not
     assert min(gaps["没有", "接着数"] + gaps["没有", "重新从 0 数"]) > 1e-3
-    assert v["p_sentence"].startswith("没有文档 mask 时，两种位置编码都读进了前面的文档")
-    g = {(True, True, "rope"): 0.0, (True, False, "rope"): 0.1, (False, True, "rope"): 0.0,
-         (False, False, "rope"): 0.0, (True, True, "absolute"): 0.0, (True, False, "absolute"): 0.0,
-         (False, True, "absolute"): 0.2, (False, False, "absolute"): 0.2}
-    assert page.packing_sentence(g) == ("没有文档 mask 时，读进前面文档的是：absolute；有了文档 mask，RoPE 下不重数位置仍不相符，"
-                                        "绝对位置向量下不重数位置也相符。")
+    # a packing where the documents do not see each other anyway: the page's sentence would be false
+    monkeypatch.setattr(page.tn, "causal", lambda b, h, q, k: (q == k) | (k < 0))
+    with pytest.raises(ValueError, match="打包"):
+        page.packing_values([0, 0, 1, 1, 1], 7)
 
 
 def test_the_window_check_catches_the_off_by_one():
@@ -126,18 +120,18 @@ def test_the_library_cells_read_the_observations():
     torch["sdpa"]["bool_true"], torch["sdpa"]["is_causal"], torch["version"] = "forbidden", "bottom-right", "9.9"
     torch["mha"]["key_padding_mask_true"] = "allowed"
     torch["sdpa_fully_masked"]["default"]["float16"]["bool"] = "nan"
-    v, x = page.library_values(seen), page.library_exercise(seen)
+    v, t = page.library_values(seen), page.torch_values(seen=seen)
     assert (v["lib_sdpa_true"], v["lib_causal"], v["lib_torch"]) == ("True = 禁止", "右下对齐", "PyTorch 9.9，CPU")
-    assert (x["x5_sdpa_true"], x["x5_kpm_true"], x["x5_causal"]) == ("True = 禁止", "True = 允许", "右下对齐")
-    assert page.sdpa_empty_rows(seen)["f_sdpa_empty"] == "NaN"
+    assert t["t_mha_kpm"] == "True = 允许"  # exercise 5 reads these too
+    assert page.dtype_values(page.tn.DEMO_MASK, seen=seen)["f_sdpa_empty"] == "NaN"
     real = page.library_values()
     assert (real["lib_sdpa_true"], real["lib_causal"]) == ("True = 允许", "左上对齐")
-    assert page.library_exercise()["x5_kpm_true"] == "True = 禁止"
-    assert page.sdpa_empty_rows()["f_sdpa_empty"] == "全 0"
+    assert page.torch_values()["t_mha_kpm"] == "True = 禁止"
+    assert page.dtype_values(page.tn.DEMO_MASK)["f_sdpa_empty"] == "全 0"
 
 
 def test_the_library_exercise_table_is_the_masks_row_by_row():
-    x = page.library_exercise()
+    x = page.exercise_values()
     rows = x["x5_table"].rows
     assert [r[3] for r in rows] == ["1、2", "1、2、3", "0、1、2", "0、1、2、3"]  # bottom-right, PAD 0 cut
     assert [r[4] for r in rows] == ["0", "0、1", "0", "0、1"] and {r[5] for r in rows} == {"错"}

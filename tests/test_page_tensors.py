@@ -28,7 +28,7 @@ def test_the_page_shows_the_batch_checked_row_by_row_and_states_every_input_firs
     for row in values["tbl_b_diffs"].rows + values["tbl_b_positions"].rows:
         assert row in rows
     text = flat(article.get_text())
-    assert flat(values["b_sentence"]) in text
+    assert flat(f"{values['b_pairs']}个（序列，头）共{values['b_rows']}行，每一行都与纯Python的结果相符") in text
 
 
 @pytest.mark.build
@@ -41,8 +41,20 @@ def test_the_rules_dtype_and_packing_tables_are_the_computed_ones(book_html):
     for table in (rules["tbl_rules"], packing["tbl_packing"], dtype["tbl_fill"]):
         for row in table.rows:
             assert row in rows
-    for sentence in (packing["p_sentence"], dtype["f_sentence"]):
-        assert flat(sentence) in text
+    assert flat(f"两条规则同时挡住的{dtype['f_both']}个格子，两张mask相加后在{dtype['f_types']}里都成了−∞") in text
+
+
+@pytest.mark.build
+def test_every_glued_text_is_on_the_page(book_html):
+    # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
+    sections = [page.batch_values(tn.demo_inputs()), page.rules_values(6, 3, 2, 1, [0, 0, 0, 1, 1, 1]),
+                page.dtype_values([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]), page.window_values(6, 3, 1),
+                page.packing_values([0, 0, 0, 1, 1, 1], 3), page.library_values(), page.torch_values(),
+                page.exercise_values()]
+    glued = {name: value for values in sections for name, value in values.items() if type(value) is str}
+    assert len(glued) > 70
+    text = flat(article_of(book_html, PAGE).get_text())
+    assert [name for name, value in glued.items() if flat(value) not in text] == []
 
 
 @pytest.mark.build

@@ -1,9 +1,5 @@
-"""The tensors page's two figures, drawn at build time from what ``code/02_tensors.py`` computes.
-
-``alignment_figure``: the causal table of a few new queries after a cache, aligned top-left (what a
-causal flag does when it counts the queries from 0) and bottom-right (row i at absolute position
-past + i, what the cache needs). ``batch_figure``: the page's batch as one visibility table per
-sequence (every head reads the same one), with the cache, the new rows and the PAD keys marked.
+"""The tensors page's two figures, drawn at build time from what ``code/02_tensors.py`` computes: a causal
+table after a cache aligned top-left and bottom-right, and the page's batch, one table per sequence.
 Each cell says ✓ or ✗ as well as its colour; every word is Chinese (Noto Sans CJK SC).
 """
 
@@ -30,21 +26,17 @@ def top_left(n_query: int, n_key: int) -> np.ndarray:
     return tn.visibility_batch(lambda b, h, q, k: tn.causal(b, h, q - past, k), 1, 1, n_query, n_key)[0, 0]
 
 
-def _grid(ax, table: np.ndarray, title: str, valid=None) -> None:
+def _grid(ax, table: np.ndarray, title: str, valid) -> None:
     """One visibility table: a cell per (query, key), the cache left of a dashed line, PAD keys in red."""
-    family = figure_fonts()
-    n_query, n_key = table.shape
+    from matplotlib.patches import Rectangle
+
+    family, (n_query, n_key) = figure_fonts(), table.shape
     past = n_key - n_query
-    valid = [True] * n_key if valid is None else list(valid)
-    for i in range(n_query):
-        for k in range(n_key):
-            ok = bool(table[i, k])
-            ax.add_patch(_cell(k, i, ALLOWED if ok else FORBIDDEN))
-            ax.text(k + 0.5, i + 0.5, "✓" if ok else "✗", ha="center", va="center", fontsize=11,
-                    color="white" if ok else "#555555", family=family)
-    ax.set_xlim(0, n_key)
-    ax.set_ylim(n_query, -0.9)
-    ax.set_aspect("equal")
+    for (i, k), ok in np.ndenumerate(table):
+        ax.add_patch(Rectangle((k + 0.04, i + 0.04), 0.92, 0.92, color=ALLOWED if ok else FORBIDDEN))
+        ax.text(k + 0.5, i + 0.5, "✓" if ok else "✗", ha="center", va="center", fontsize=11,
+                color="white" if ok else "#555555", family=family)
+    ax.set(xlim=(0, n_key), ylim=(n_query, -0.9), aspect="equal")
     ax.set_xticks([k + 0.5 for k in range(n_key)],
                   [f"{k}" if valid[k] else f"{k}\nPAD" for k in range(n_key)], family=family, fontsize=8)
     for k, label in enumerate(ax.get_xticklabels()):
@@ -52,8 +44,7 @@ def _grid(ax, table: np.ndarray, title: str, valid=None) -> None:
     ax.set_yticks([i + 0.5 for i in range(n_query)],
                   [f"查询 {i}（绝对位置 {past + i}）" for i in range(n_query)], family=family, fontsize=8)
     ax.tick_params(length=0)
-    for side in ax.spines.values():
-        side.set_visible(False)
+    ax.spines[:].set_visible(False)
     if past:
         ax.axvline(past, color="black", linestyle="--", linewidth=1)
         ax.text(past / 2, -0.45, f"缓存（past = {past}）", ha="center", family=family, fontsize=8)
@@ -62,46 +53,37 @@ def _grid(ax, table: np.ndarray, title: str, valid=None) -> None:
     ax.set_xlabel("Key 的位置", family=family, fontsize=8)
 
 
-def _cell(x: float, y: float, color: str):
-    from matplotlib.patches import Rectangle
+def _panels(panels: list[tuple]):
+    """A figure of visibility tables side by side, one ``(table, title, valid keys)`` each."""
+    from matplotlib.figure import Figure  # a Figure, not pyplot: nothing global to close
 
-    return Rectangle((x + 0.04, y + 0.04), 0.92, 0.92, color=color)
+    fig = Figure(figsize=(7.2, 2.1))
+    for ax, panel in zip(np.atleast_1d(fig.subplots(1, len(panels))), panels):
+        _grid(ax, *panel)
+    fig.tight_layout()
+    return fig
 
 
 def alignment_figure(n_query: int, n_key: int):
     """Two panels: top-left against bottom-right alignment of a causal table with a cache.
 
-    >>> fig = alignment_figure(2, 6)
-    >>> [ax.get_title() for ax in fig.axes]
+    >>> [ax.get_title() for ax in alignment_figure(2, 6).axes]
     ['左上对齐：查询 i 读 Key 0…i', '右下对齐：查询 i 读 Key 0…past + i']
     """
-    from matplotlib.figure import Figure  # a Figure, not pyplot: nothing global to close
-
     right = tn.visibility_batch(tn.causal, 1, 1, n_query, n_key)[0, 0]
-    fig = Figure(figsize=(7.2, 2.1))
-    left_ax, right_ax = fig.subplots(1, 2)
-    _grid(left_ax, top_left(n_query, n_key), "左上对齐：查询 i 读 Key 0…i")
-    _grid(right_ax, right, "右下对齐：查询 i 读 Key 0…past + i")
-    fig.tight_layout()
-    return fig
+    return _panels([(top_left(n_query, n_key), "左上对齐：查询 i 读 Key 0…i", [True] * n_key),
+                    (right, "右下对齐：查询 i 读 Key 0…past + i", [True] * n_key)])
 
 
-def batch_figure(visible: np.ndarray, attention_mask) -> object:
+def batch_figure(visible: np.ndarray, attention_mask):
     """The batch's (batch, heads, n_query, n_key) table, one panel per sequence (heads broadcast).
 
     >>> x = tn.demo_inputs()
-    >>> fig = batch_figure(tn.forward(x)["visible"], x["attention_mask"])
-    >>> [ax.get_title() for ax in fig.axes]
+    >>> [ax.get_title() for ax in batch_figure(tn.forward(x)["visible"], x["attention_mask"]).axes]
     ['序列 0（4 个头共用这张表）', '序列 1（4 个头共用这张表）']
     """
-    from matplotlib.figure import Figure
-
-    batch, heads = visible.shape[:2]
     if not (visible == visible[:, :1]).all():
         raise ValueError("visible 的各个头必须相同：图里每个序列只画一张表")
-    mask = np.asarray(attention_mask)
-    fig = Figure(figsize=(7.2, 2.1))
-    for b, ax in enumerate(np.atleast_1d(fig.subplots(1, batch))):
-        _grid(ax, visible[b, 0], f"序列 {b}（{heads} 个头共用这张表）", valid=mask[b] == 1)
-    fig.tight_layout()
-    return fig
+    heads, mask = visible.shape[1], np.asarray(attention_mask)
+    return _panels([(table[0], f"序列 {b}（{heads} 个头共用这张表）", mask[b] == 1)
+                    for b, table in enumerate(visible)])
