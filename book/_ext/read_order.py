@@ -21,6 +21,7 @@ doctree first (the order of the rest is Sphinx's).
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 from sphinx import builders
@@ -120,10 +121,14 @@ def _write_smallest_first(app: Sphinx) -> None:
         # and one page per writing process: the first is written while the main process resolves the
         # second (Sphinx's chunks of up to ten pages leave the writer waiting for the main process).
         builders.make_chunks = one_per_chunk
+        # What exists now is never collected in a writing process: its garbage collector would otherwise
+        # walk (and so copy) the main process's memory in every process forked from it.
+        gc.freeze()
         try:
             builder._write_parallel(write_order(sizes), nproc=app.parallel - 1)
         finally:
             builders.make_chunks = make_chunks
+            gc.unfreeze()
 
     builder.write_documents = write_smallest_first
 

@@ -108,10 +108,18 @@ def _write(app: Sphinx, docname: str, templatename: str, context: dict, doctree:
     take_home.write_notebook(page, title, _exercises(app.env, doctree, docname), folder)
 
 
+def _import_before_writing(app: Sphinx, builder) -> None:
+    """Import ``chapter.take_home`` (and what it imports) in the main process, once: each writing process
+    is forked from it and starts with the modules there instead of importing them again."""
+    if builder.format == "html":
+        _module(app)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(take_home_node, html=(visit_html, None), latex=(visit_latex, None), text=(visit_text, None))
     app.add_directive("take-home", TakeHome)
     # When the page is written: in a writing process, beside the others (the main process, which
     # resolves and indexes every page in turn, is the one an HTML build waits for).
     app.connect("html-page-context", _write)
+    app.connect("write-started", _import_before_writing)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
