@@ -214,7 +214,7 @@ def test_the_wrong_root_row_is_flatter_than_the_right_one():
 
 
 def test_the_split_figure_shows_every_weight_of_the_example():
-    from chapter.multihead_figure import split_figure
+    from chapter.grid_figures import split_figure
 
     s = mh.multihead_steps(*mh.DEMO, mh.DEMO_HEADS)
     texts = {t.get_text() for t in split_figure(s).axes[0].texts}

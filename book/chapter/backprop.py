@@ -13,7 +13,7 @@ import random
 import sys
 
 from chapter import fmt
-from chapter.backprop_figure import chain_figure
+from chapter.grid_figures import chain_figure
 from chapter.fmt import Md, glue_all  # noqa: F401 (the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")

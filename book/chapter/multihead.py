@@ -11,7 +11,7 @@ import math
 
 from chapter import fmt
 from chapter.fmt import glue_all  # noqa: F401 (the page calls page.glue_all)
-from chapter.multihead_figure import split_figure
+from chapter.grid_figures import split_figure
 
 att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
