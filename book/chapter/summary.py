@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import math
 
 from chapter import conventions, fmt
 from chapter.fmt import Table, glue_all  # noqa: F401  (the page calls page.glue_all)
@@ -19,21 +20,20 @@ N = 6
 W, PREFIX, N_SINK = 3, 2, 1
 DOCS = [0, 0, 0, 1, 1, 1]
 VALID = [False, True, True, True, True, True]
+PAD = tn.padding([[int(x) for x in VALID]])
 
 # rule: (what it says, its predicate in the page's variables, the teaching code's rule, where taught).
 # In the predicates q is the query's 绝对位置 (past + i) and k the key's.
 RULES = {
-    "因果": ("只读自己和更早的位置", "k <= q", lambda: tn.causal, "ch02-mask"),
-    "PAD": ("只读有内容的 Key", "valid[k]", lambda: tn.padding([[int(x) for x in VALID]]), "ch02-mask"),
-    "因果 + PAD": ("两条同时生效，取“与”", "valid[k] and k <= q",
-                 lambda: tn.and_rules(tn.causal, tn.padding([[int(x) for x in VALID]])), "ch02-mask"),
-    "滑动窗口": (f"只读最近的 w 个（这里 w = {W}）", "q - w < k <= q", lambda: tn.sliding_window(W),
-             "ch02-tensors"),
-    "前缀语言模型": (f"前 n 个对所有人可见（这里 n = {PREFIX}）", "k < n or k <= q",
-                lambda: tn.prefix_lm(PREFIX), "ch02-tensors"),
+    "因果": ("只读自己和更早的位置", "k <= q", tn.causal, "ch02-mask"),
+    "PAD": ("只读有内容的 Key", "valid[k]", PAD, "ch02-mask"),
+    "因果 + PAD": ("两条同时生效，取“与”", "valid[k] and k <= q", tn.and_rules(tn.causal, PAD), "ch02-mask"),
+    "滑动窗口": (f"只读最近的 w 个（这里 w = {W}）", "q - w < k <= q", tn.sliding_window(W), "ch02-tensors"),
+    "前缀语言模型": (f"前 n 个对所有人可见（这里 n = {PREFIX}）", "k < n or k <= q", tn.prefix_lm(PREFIX),
+                "ch02-tensors"),
     "汇点加窗口": (f"因果，且是前 {N_SINK} 个之一或在窗口里", "k <= q and (k < n_sink or k > q - w)",
-              lambda: tn.sinks(N_SINK, W), "ch02-tensors"),
-    "同一文档": ("打包时只读同一篇文档", "doc[k] == doc[q]", lambda: tn.document([DOCS]), "ch02-tensors"),
+              tn.sinks(N_SINK, W), "ch02-tensors"),
+    "同一文档": ("打包时只读同一篇文档", "doc[k] == doc[q]", tn.document([DOCS]), "ch02-tensors"),
 }
 # How a table names the page a label points to (short: a table cell is narrow).
 PAGE_NAMES = {"ch02-mask": "mask 一页", "ch02-mask-cache": "mask 一页", "ch02-mask-empty-rows": "mask 一页",
@@ -46,7 +46,7 @@ def link(label: str) -> str:
 
 def rule_table(name: str) -> list[list[bool]]:
     """The example's visibility table under the teaching code's rule ``name``."""
-    return tn.visibility_batch(RULES[name][2](), 1, 1, N, N)[0, 0].tolist()
+    return tn.visibility_batch(RULES[name][2], 1, 1, N, N)[0, 0].tolist()
 
 
 def predicate_agrees(name: str) -> bool:
@@ -144,42 +144,25 @@ def attend(mistake: str, q, v, past: int = 0, valid=None):
     return att.masked_attention(q, Q, v, visible, empty_row="zero")
 
 
-def _same(a, b) -> bool:
-    return all(x == y for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+CHECKS = {"泄漏探针（改后面的 V）": "ch02-mask", "PAD 探针（改 PAD 的 V）": "ch02-mask",
+          "缓存对整段重算": "ch02-mask-cache", "权重有限、行和为 1": "ch02-mask-empty-rows"}
 
 
-def leak_probe(mistake: str) -> bool:
-    """Passes when no output moves after the V of a later position changes (no cache, no PAD)."""
-    out = attend(mistake, Q, V)[1]
-    return all(_same(attend(mistake, Q, [row if j <= i else [POISON] for j, row in enumerate(V)])[1][: i + 1],
-                     out[: i + 1]) for i in range(len(Q) - 1))
+def passes(mistake: str) -> list[bool]:
+    """Which of the four :data:`CHECKS` the way of writing ``mistake`` passes, in order."""
+    out, (weights, padded) = attend(mistake, Q, V)[1], attend(mistake, Q, V, 0, PADDED)
+    # no output moves after the V of a later position changes (no cache, no PAD)
+    leak = all(attend(mistake, Q, [row if j <= i else [POISON] for j, row in enumerate(V)])[1][: i + 1]
+               == out[: i + 1] for i in range(len(Q) - 1))
+    pad = attend(mistake, Q, [[POISON], *V[1:]], 0, PADDED)[1][1:] == padded[1:]  # the content rows stay put
+    # the new rows computed with a cache are the same rows of a full recomputation
+    cache = all(abs(x - y) <= 1e-12 for a, b in zip(attend(mistake, Q[PAST:], V, PAST)[1], out[PAST:])
+                for x, y in zip(a, b))
+    # every weight is finite and every content row's weights add up to 1
+    rows = all(map(math.isfinite, sum(weights, []))) and all(abs(sum(r) - 1.0) <= 1e-12 for r in weights[1:])
+    return [leak, pad, cache, rows]
 
 
-def pad_probe(mistake: str) -> bool:
-    """Passes when the content rows' outputs stay put after the PAD key's V changes."""
-    poisoned = attend(mistake, Q, [[POISON], *V[1:]], 0, PADDED)[1]
-    return _same(attend(mistake, Q, V, 0, PADDED)[1][1:], poisoned[1:])
-
-
-def cache_check(mistake: str) -> bool:
-    """Passes when the new rows computed with a cache equal the same rows of a full recomputation."""
-    with_cache, full = attend(mistake, Q[PAST:], V, PAST)[1], attend(mistake, Q, V)[1][PAST:]
-    return all(abs(x - y) <= 1e-12 for a, b in zip(with_cache, full) for x, y in zip(a, b))
-
-
-def rows_check(mistake: str) -> bool:
-    """Passes when every weight is finite and every content row's weights add up to 1."""
-    weights = attend(mistake, Q, V, 0, PADDED)[0]
-    finite = all(w == w and abs(w) != float("inf") for row in weights for w in row)
-    return finite and all(abs(sum(row) - 1.0) <= 1e-12 for row in weights[1:])
-
-
-CHECKS = {
-    "泄漏探针（改后面的 V）": (leak_probe, "ch02-mask"),
-    "PAD 探针（改 PAD 的 V）": (pad_probe, "ch02-mask"),
-    "缓存对整段重算": (cache_check, "ch02-mask-cache"),
-    "权重有限、行和为 1": (rows_check, "ch02-mask-empty-rows"),
-}
 # The backward pass's mistake and the check that catches it (the backprop page's gradient check).
 GRAD_QK = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
 GRAD_X = (GRAD_QK, GRAD_QK, [[10.0], [20.0], [30.0]], [[0.3], [-1.2], [0.7]])
@@ -187,7 +170,7 @@ GRAD_X = (GRAD_QK, GRAD_QK, [[10.0], [20.0], [30.0]], [[0.3], [-1.2], [0.7]])
 
 def checks_facts() -> dict:
     """Which check caught which mistake: ``{mistake: {check: caught}}``; the right version is never caught."""
-    facts = {name: {check: not run(name) for check, (run, _) in CHECKS.items()} for name in MISTAKES}
+    facts = {name: {check: not ok for check, ok in zip(CHECKS, passes(name))} for name in MISTAKES}
     right = bp.gradient_check(*GRAD_X)["passed"]
     wrong = bp.gradient_check(*GRAD_X, backward=bp.wrong_backward_no_rowsum)["passed"]
     return {"forward": facts, "gradient": {"正确的写法": not right, "反向传播漏掉修正项": not wrong}}
@@ -195,7 +178,7 @@ def checks_facts() -> dict:
 
 def checks_table() -> Table:
     facts, caught = checks_facts(), {True: "认出", False: "—"}
-    header = ["写法", *(f"{name}（{link(label)}）" for name, (_, label) in CHECKS.items()),
+    header = ["写法", *(f"{name}（{link(label)}）" for name, label in CHECKS.items()),
               f"梯度检查（{link('ch02-backprop')}）"]
     rows = [[name, *(caught[c] for c in row.values()), "只查反向"] for name, row in facts["forward"].items()]
     rows[0][-1] = caught[facts["gradient"]["正确的写法"]]
