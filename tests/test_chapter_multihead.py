@@ -148,7 +148,8 @@ def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
     both = page.two_ways_values(*mh.DEMO, 4)  # four heads of one column: not the page's two
     assert both["two_ways_diff"] == page.two_ways_values()["two_ways_diff"] == "0"
     assert [r[1] for r in both["tbl_two_ways"].rows] == [r[2] for r in both["tbl_two_ways"].rows]
-    assert [both[f"fused_{i}"] for i in range(5)] == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
+    shapes = [both[f"fused_{i}"] for i in range(5)]
+    assert shapes == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
 
 
 def test_the_shape_table_measures_the_steps():

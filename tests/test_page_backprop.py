@@ -137,7 +137,8 @@ def test_every_glued_text_is_on_the_page(book_html):
     d_rand = page.random_d_out(7, -1, 1, len(q), len(v[0]))
     sections = [page.worked_values(*EX), page.pad_values(*EX, PAD), page.empty_row_values(*EX, LEFT, bp.PROJ_X),
                 page.projection_values(bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, d_out),
-                page.mutant_values(q, k, v, 7, -1, 1), page.config_values(q, k, v, d_rand, 1, PAD, LEFT),
+                page.mutant_values(q, k, v, 7, -1, 1),
+                page.check_values(q, k, v, d_rand, 1, PAD, LEFT, [10.0 ** -e for e in range(1, 10, 2)]),
                 page.exercise_values()]
     glued = {name: value for values in sections for name, value in values.items() if type(value) is str}
     assert len(glued) > 70

@@ -124,8 +124,7 @@ def big_fill(big: dict, visible) -> str:
 
 # -- the page's examples, one function each ----------------------------------------------------------------
 def worked_values(q, k, v, d_out) -> dict:
-    """The causal worked example step by step: every table, and the cells the prose writes out (dV[0][0],
-    dP[1][0], D[1], dS[1][0], dQ[2][0], dK[0][1]: at least three positions and two dimensions)."""
+    """The causal example step by step: every table, and the cells the prose writes out (three positions)."""
     n, d, d_v = len(q), len(q[0]), len(v[0])
     visible = att.visibility(n, n)
     s, scores = bp.backward_steps(q, k, v, d_out, visible), att.scaled_scores(q, k)
@@ -217,7 +216,8 @@ def random_d_out(seed: int, lo: int, hi: int, n: int, d_v: int) -> list[list[flo
 
 
 def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
-    """Four backwards, each checked with dO all ones and with a random dO: the table and what it caught."""
+    """The backwards of :data:`MUTANTS`, each checked with dO all ones and with a random dO: the table, and
+    which check caught which."""
     n, d_v = len(q), len(v[0])
     rand, ones = random_d_out(seed, lo, hi, n, d_v), [[1.0] * d_v for _ in range(n)]
     check = lambda d, f: bp.gradient_check(q, k, v, d, backward=f)["max"]  # noqa: E731
@@ -225,44 +225,37 @@ def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
     same = [att.max_abs_diff(a, b) for a, b in zip(bp.wrong_backward_forgets_d_out(q, k, v, ones),
                                                     bp.attention_backward(q, k, v, ones))]
     header = ["反向实现", "dO 全为 1：最大相对误差", "结论", "随机 dO：最大相对误差", "结论"]
+    found = lambda ns: f"{len(ns)} 个（{'、'.join(ns) or '无'}）"  # noqa: E731
     return {
         "ones_value": fmt.count(1), "rand_lo": fmt.count(lo), "rand_hi": fmt.count(hi), "rand_seed": fmt.count(seed),
         "rand_do": fmt.vectors(rand), "fd_h": fmt.power(bp.STEP), "fd_tol": fmt.power(bp.TOLERANCE),
         "tbl_mutants": fmt.Table(header, [[name, fmt.difference(a), verdict(a), fmt.difference(b), verdict(b)]
                                           for name, (a, b) in results.items()]),
-        **check_facts(results), "mutant_gap": fmt.difference(max(same)),
+        "caught_rand": found([name for name, (_, e) in results.items() if e > bp.TOLERANCE]),
+        "caught_ones": found([name for name, (e, _) in results.items() if e > bp.TOLERANCE]),
+        "passed_both": "、".join(name for name, e in results.items() if max(e) <= bp.TOLERANCE) or "无",
+        "mutant_gap": fmt.difference(max(same)),
     }  # fmt: skip
 
 
-def check_facts(results: dict) -> dict:
-    """``{implementation: (max error with dO all ones, with a random dO)}``: what each check caught."""
-    found = lambda ns: f"{len(ns)} 个（{'、'.join(ns) or '无'}）"  # noqa: E731
-    return {"caught_rand": found([n for n, (_, rand) in results.items() if rand > bp.TOLERANCE]),
-            "caught_ones": found([n for n, (ones, _) in results.items() if ones > bp.TOLERANCE]),
-            "passed_both": "、".join(n for n, e in results.items() if max(e) <= bp.TOLERANCE) or "无"}
-
-
-def config_values(q, k, v, d_out, cache_past: int, pad, left) -> dict:
-    """The finite-difference check under five masks (none, causal, PAD, a cache, left PAD with zero)."""
+def check_values(q, k, v, d_out, cache_past: int, pad, left, steps) -> dict:
+    """The finite-difference check under five masks (none, causal, PAD, a cache, left PAD with zero), and
+    its error for each step ε of ``steps`` (truncation for a large step, rounding for a small one)."""
     configs = [("不加 mask", (q, d_out), dict(causal=False)), ("因果", (q, d_out), dict()),
                ("因果 + PAD", (q, d_out), dict(key_valid=pad)),
                (f"缓存 past = {fmt.count(cache_past)}", (q[cache_past:], d_out[cache_past:]), dict(past=cache_past)),
                ("左侧 PAD + zero", (q, d_out), dict(key_valid=left, empty_row="zero"))]
     checks = [(name, bp.gradient_check(q_, k, v, d_, **options)) for name, (q_, d_), options in configs]
+    errors = [bp.gradient_check(q, k, v, d_out, eps=eps)["max"] for eps in steps]
+    best = min(range(len(steps)), key=lambda i: errors[i])
+    two = lambda x: "2" + str(round(math.log2(x))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))  # noqa: E731
     return {"configs_n": fmt.count(len(checks)),
             "configs_passed": fmt.count(sum(r["max"] <= bp.TOLERANCE for _, r in checks)),
             "cache_past": fmt.count(cache_past), "cache_new": fmt.count(len(q) - cache_past),
             "tbl_configs": fmt.Table(["条件", "dQ 相对误差", "dK 相对误差", "dV 相对误差", "结论"],
                                      [[name] + [fmt.difference(r[g]) for g in ("dq", "dk", "dv")] + [verdict(r["max"])]
-                                      for name, r in checks])}
-
-
-def step_values(q, k, v, d_out, steps) -> dict:
-    """The check's error for each step ε: truncation for a large step, rounding for a small one."""
-    errors = [bp.gradient_check(q, k, v, d_out, eps=eps)["max"] for eps in steps]
-    best = min(range(len(steps)), key=lambda i: errors[i])
-    two = lambda x: "2" + str(round(math.log2(x))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))  # noqa: E731
-    return {"tbl_h": fmt.Table(["步长 ε", "最大相对误差", "结论"],
+                                      for name, r in checks]),
+            "tbl_h": fmt.Table(["步长 ε", "最大相对误差", "结论"],
                                [[fmt.power(eps), fmt.difference(e), verdict(e)] for eps, e in zip(steps, errors)]),
             "h_best": fmt.power(steps[best]), "h_best_err": fmt.difference(errors[best]),
             "eps64": two(sys.float_info.epsilon), "eps32": two(2.0 ** -23),
