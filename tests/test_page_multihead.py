@@ -82,7 +82,7 @@ def test_gemma_numbers_and_the_error_come_from_the_code(book_html):
     assert str(error.value) in text
 
 
-SECTIONS = ("inputs", "steps_values", "two_ways_values", "gqa_values", "misreadings", "checks_values", "cost_values",
+SECTIONS = ("steps_values", "two_ways_values", "gqa_values", "misreadings", "checks_values",
             "exercise_values")
 
 
@@ -93,7 +93,7 @@ def test_every_glued_text_is_on_the_page(book_html):
     glued = {k: v for f in SECTIONS for k, v in getattr(page_side, f)().items() if type(v) is str}
     assert len(glued) > 60
     assert [k for k, v in glued.items() if flat(v) not in text] == []
-    cost = page_side.cost_values()
+    cost = page_side.checks_values()
     assert flat(f"参数个数{cost['cost_split_params']}，乘加次数{cost['cost_split_multiply_adds']}") in text
     assert flat(f"{page_side.checks_values()['checks_n']}项检查通过了") in text
 

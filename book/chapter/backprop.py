@@ -15,9 +15,8 @@ att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
 ex = importlib.import_module("02_exercises_backprop")
 
-# The five ways of treating a fully masked row: masked_attention's two policies, then three demos: the
-# forbidden scores replaced by −∞ (masked_fill / where: no gradient through them), the additive mask
-# S + M (the gradient of S flows through M), and a large negative replacement.
+# A fully masked row five ways: masked_attention's two policies, then the forbidden scores replaced by −∞
+# (masked_fill / where: no gradient through them), −∞ added (S + M: it flows through M), replaced by −1e9.
 POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-inf": "演示：换成 −∞（masked_fill / where）",
                  "additive": "演示：加上 −∞（S + M）", "fill=-1e9": "演示：换成 −1e9"}
 MUTANTS = {"正确": bp.attention_backward, "丢掉修正项": bp.wrong_backward_no_rowsum,
@@ -180,8 +179,7 @@ def pad_values(q, k, v, d_out, key_valid) -> dict:
 
 
 def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
-    """Left padding makes a fully masked row: the five ways, counted in the loss and left out of it; ``x`` an
-    input X as in the projection example: were V = X W_v, how much of dW_v = Xᵀ dV is NaN."""
+    """A fully masked row five ways, in the loss and out of it; the NaN in dW_v = Xᵀ dV were V = X W_v."""
     n, d_v = len(q), len(v[0])
     visible = att.visibility(n, n, key_valid=key_valid)
     row, key = [any(r) for r in visible].index(False), key_valid.index(False)
@@ -216,8 +214,7 @@ def random_d_out(seed: int, lo: int, hi: int, n: int, d_v: int) -> list[list[flo
 
 
 def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
-    """The backwards of :data:`MUTANTS`, each checked with dO all ones and with a random dO: the table, and
-    which check caught which."""
+    """The backwards of :data:`MUTANTS` checked with dO all ones and with a random dO: what each caught."""
     n, d_v = len(q), len(v[0])
     rand, ones = random_d_out(seed, lo, hi, n, d_v), [[1.0] * d_v for _ in range(n)]
     check = lambda d, f: bp.gradient_check(q, k, v, d, backward=f)["max"]  # noqa: E731
@@ -239,8 +236,7 @@ def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
 
 
 def check_values(q, k, v, d_out, cache_past: int, pad, left, steps) -> dict:
-    """The finite-difference check under five masks (none, causal, PAD, a cache, left PAD with zero), and
-    its error for each step ε of ``steps`` (truncation for a large step, rounding for a small one)."""
+    """The finite-difference check under five masks, and its error for each step ε of ``steps``."""
     configs = [("不加 mask", (q, d_out), dict(causal=False)), ("因果", (q, d_out), dict()),
                ("因果 + PAD", (q, d_out), dict(key_valid=pad)),
                (f"缓存 past = {fmt.count(cache_past)}", (q[cache_past:], d_out[cache_past:]), dict(past=cache_past)),

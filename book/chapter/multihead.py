@@ -112,12 +112,6 @@ def cost_rows(n: int, d_model: int, heads_list: list[int], head_dim: int | None 
              "score_cells": m["score_cells"]} for h in heads_list]
 
 
-def change(rows: list[dict], key: str) -> str:
-    """``都是 a`` when a quantity is the same on every row, else ``从 a 变到 b``."""
-    values = [fmt.count(r[key]) for r in rows]
-    return WORDS["same" if len(set(values)) == 1 else "moves"].format(a=values[0], b=values[-1])
-
-
 def other_head(head: int, weights: list[float], other: int, other_weights: list[float]) -> str:
     """Exercise 1: which key each of two heads weighs most at the same query position."""
     a, b = favourite(weights), favourite(other_weights)
@@ -146,8 +140,7 @@ def _weight_table(title: str, w, visible, current: int) -> dict:
 
 
 def f14_frames(*inputs, heads: int = mh.DEMO_HEADS) -> list[dict]:
-    """动态图解 F14（``inputs``: X, W_q, W_k, W_v, W_o, the page's by default）：Q 按列切成头；头 0 与头 1
-    各用自己的列算出自己的权重表；拼接后乘 W_o。"""
+    """动态图解 F14（默认用本页的 X 与四个投影）：Q 按列切成头，头 0、头 1 各算自己的权重表，拼接后乘 W_o。"""
     s = mh.multihead_steps(*(inputs or DEMO), heads)
     d, n, width = s["head_dim"], len(s["q"]), heads * s["head_dim"]
     if heads < 2:
@@ -197,22 +190,17 @@ def f14_frames(*inputs, heads: int = mh.DEMO_HEADS) -> list[dict]:
 
 
 # -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
-def inputs() -> dict:
-    """The worked example's inputs as the 输入与适用条件 boxes name them."""
-    x, d_model, heads = DEMO[0], len(DEMO[0][0]), mh.DEMO_HEADS
-    return {"n": fmt.count(len(x)), "d_model": fmt.count(d_model), "heads": fmt.count(heads),
-            "head_dim": fmt.count(d_model // heads), "last": fmt.count(len(x) - 1), "x_rows": fmt.vectors(x),
-            "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:]))} | {
-        f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])}
-
-
 def steps_values() -> dict:
-    """从 X 到输出: the shapes, K, V and each head's scores; Q, weights and output are the figure's."""
+    """从 X 到输出: the inputs, the shapes, K, V and each head's scores (Q, weights, output: the figure's)."""
     s = mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
     heads, d, n = s["heads"], s["head_dim"], len(s["q"])
     header = ["位置 ＼ 列"] + [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
     mixes = output_heads(DEMO[4], heads)
     return {
+        "n": fmt.count(n), "d_model": fmt.count(len(DEMO[0][0])), "heads": fmt.count(heads),
+        "head_dim": fmt.count(d), "last": fmt.count(n - 1), "x_rows": fmt.vectors(DEMO[0]),
+        "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:])),
+        **{f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])},
         **sizes(DEMO[0], s), "fig_split": split_figure(s),
         "tbl_k": fmt.Table(header, positions(s["k"])), "tbl_v": fmt.Table(header, positions(s["v"])),
         **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))
@@ -223,8 +211,7 @@ def steps_values() -> dict:
 
 
 def two_ways_values(x=DEMO[0], w_q=DEMO[1], w_k=DEMO[2], w_v=DEMO[3], w_o=DEMO[4], heads=mh.DEMO_HEADS) -> dict:
-    """两种常见写法: the shapes Q takes in the fused version (measured on the teaching code's reshape and
-    transpose), both outputs and their largest difference (outputs and weights)."""
+    """两种常见写法: the fused version's shapes of Q, both outputs and their largest difference."""
     w_list, out_list = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
     w_fused, out_fused = mh.multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads)
     diff = max([att.max_abs_diff(out_list, out_fused)] + [att.max_abs_diff(a, b) for a, b in zip(w_list, w_fused)])
@@ -238,8 +225,7 @@ def two_ways_values(x=DEMO[0], w_q=DEMO[1], w_k=DEMO[2], w_v=DEMO[3], w_o=DEMO[4
 
 
 def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
-    """分组 K/V 头 (``plans``: ``{name: (w_k, w_v)}``): who uses which K/V head, the largest difference from
-    ordinary multi-head attention on repeated K/V."""
+    """分组 K/V 头 (``plans``: ``{name: (w_k, w_v)}``): who uses which K/V head; the gap to repeated K/V."""
     plans = plans or {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
     (x, w_q, *_, w_o), d = DEMO, len(DEMO[1][0]) // heads
     groups, checks = [], [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—"]]
@@ -249,18 +235,17 @@ def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
         groups.append([name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)])
         checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), fmt.difference(diff)])
     gqa_kv = len(mh.GQA_WK[0]) // d
+    rows = {"gqa_wk": mh.GQA_WK, "gqa_wv": mh.GQA_WV, "mqa_wk": mh.MQA_WK, "mqa_wv": mh.MQA_WV}
     return {"gqa_heads": fmt.count(heads), "gqa_head_dim": fmt.count(d), "gqa_kv": fmt.count(gqa_kv),
-            "gqa_wk_rows": fmt.vectors(mh.GQA_WK), "gqa_wv_rows": fmt.vectors(mh.GQA_WV),
-            "mqa_kv": fmt.count(len(mh.MQA_WK[0]) // d), "mqa_wk_rows": fmt.vectors(mh.MQA_WK),
-            "mqa_wv_rows": fmt.vectors(mh.MQA_WV),
+            "mqa_kv": fmt.count(len(mh.MQA_WK[0]) // d),
+            **{f"{k}_rows": fmt.vectors(w) for k, w in rows.items()},
             "tbl_groups": fmt.Table(["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups),
             "tbl_gqa": fmt.Table(["方案", "K/V 头数", "W_k 形状", "与重复 K/V 后的普通多头的最大差"], checks),
             "gqa_repeat_example": fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, heads, gqa_kv))}
 
 
 def misreadings(config: dict = GEMMA_7B) -> dict:
-    """误解一: the key each head weighs most at the last position; 误解二、三: √d_model against √d_head,
-    a stated head_dim beside hidden_size / heads, the error on 3 heads."""
+    """误解一、二、三: each head's favourite key, √d_model against √d_head, a stated head_dim, 3 heads."""
     c, s = config_head_dim(config), mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
     pos, d_model = WRONG_D_POS, len(DEMO[0][0])
     favs = head_view(s, len(DEMO[0]) - 1)["favourites"]
@@ -279,31 +264,29 @@ def misreadings(config: dict = GEMMA_7B) -> dict:
             "experts_favs": "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs))}
 
 
-def checks_values() -> dict:
-    """如何判断是否做对: the checks on the worked example and how many passed."""
+def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=COST_FIXED) -> dict:
+    """如何判断是否做对 and 怎样观察: the checks on the example; the cost tables, how each quantity moves."""
     rows = mh.check_rows(*DEMO, mh.DEMO_HEADS, mh.DEMO_HEADS, head=BUMP_HEAD, delta=BUMP_DELTA)
     seen = [names("头", r["detail"]) if isinstance(r["detail"], list) else fmt.difference(r["detail"]) for r in rows]
-    return {"bump_head": fmt.count(BUMP_HEAD), "bump_delta": fmt.short(BUMP_DELTA),
+    values = {"bump_head": fmt.count(BUMP_HEAD), "bump_delta": fmt.short(BUMP_DELTA),
             "tbl_checks": fmt.Table(["检查", "看到的量（最大差，或权重变了的头）", "通过？"],
                                     [[r["check"], v, "是" if r["holds"] else "否"] for r, v in zip(rows, seen)]),
-            "checks_n": fmt.count(len(rows)), "checks_passed": fmt.count(sum(r["holds"] for r in rows))}
-
-
-def cost_values(n: int = COST_N, d_model: int = COST_D_MODEL, heads_list=COST_HEADS, fixed: int = COST_FIXED) -> dict:
-    """头数变了，什么不变: the two cost tables and how each quantity moves over their rows."""
-    values = {"cost_n": fmt.count(n), "cost_d_model": fmt.count(d_model), "cost_fixed": fmt.count(fixed),
-              "cost_h0": fmt.count(heads_list[0]), "cost_h1": fmt.count(heads_list[-1])}
+            "checks_n": fmt.count(len(rows)), "checks_passed": fmt.count(sum(r["holds"] for r in rows)),
+            "cost_n": fmt.count(n), "cost_d_model": fmt.count(d_model), "cost_fixed": fmt.count(fixed),
+            "cost_h0": fmt.count(heads_list[0]), "cost_h1": fmt.count(heads_list[-1])}
     keys = ("heads", "head_dim", "params", "multiply_adds", "score_cells")
     header = ["头数 h", "头维度", "四个投影的参数", "乘加次数", "分数表格子数（softmax 的指数个数）"]
     for name, rows in (("split", cost_rows(n, d_model, heads_list)), ("fixed", cost_rows(n, d_model, heads_list, fixed))):
         values[f"tbl_cost_{name}"] = fmt.Table(header, [[fmt.count(r[k]) for k in keys] for r in rows])
-        values |= {f"cost_{name}_{key}": change(rows, key) for key in ("params", "multiply_adds", "score_cells")}
+        for key in ("params", "multiply_adds", "score_cells"):  # 都是 a, or 从 a 变到 b over the rows
+            seen = [fmt.count(r[key]) for r in rows]
+            word = "same" if len(set(seen)) == 1 else "moves"
+            values[f"cost_{name}_{key}"] = WORDS[word].format(a=seen[0], b=seen[-1])
     return values
 
 
 def exercise_values() -> dict:
-    """The exercises: 1 cut Q into heads and one head's row of weights, the other head beside it; 2 which K/V
-    head each query head uses; 3 the right and the swapped reshape of a row of Q; 4 the reader's doctest."""
+    """The four exercises: a head's row of weights, K/V groups, a swapped reshape, the reader's doctest."""
     a, keys = ex.split_and_row(), [f"Key {j}" for j in range(ex.ROW_POS + 1)]
     values = {
         "ex1_heads": fmt.count(ex.SPLIT_HEADS), "ex1_q": fmt.vectors(ex.SPLIT_Q), "ex1_k": fmt.vectors(ex.SPLIT_K),
