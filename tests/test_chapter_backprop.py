@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,6 +28,12 @@ Q4 = [[0.5, -1.0, 0.0], [1.0, 0.5, -0.5], [0.0, 1.0, 1.0], [-1.0, 0.0, 0.5]]
 K4 = [[1.0, 0.0, 0.5], [-0.5, 1.0, 0.0], [0.0, -1.0, 1.0], [1.0, 1.0, -1.0]]
 V4 = [[2.0], [-1.0], [0.5], [1.5]]
 D4 = [[0.3], [-0.8], [1.2], [-0.4]]
+PAD4, LEFT4 = [True, True, True, False], [False, True, True, True]
+
+
+def checks(seed=3, lo=-2, hi=2, steps=(1e-5,)):
+    """The gradient-check section on the four-position example (a cache of 2)."""
+    return page.check_values(Q4, K4, V4, seed, lo, hi, 2, PAD4, LEFT4, list(steps))
 
 
 def matrix(rows, cols, elements=small):
@@ -36,7 +43,7 @@ def matrix(rows, cols, elements=small):
 # -- numbers ------------------------------------------------------------------------------------------------
 def test_exact_zero_and_the_machine_precision_are_written_as_the_page_does():
     assert page.exact_zero([0.0, -0.0]) == page.WORDS["zero"] and page.exact_zero([0.0, 1e-17]) == page.WORDS["not_zero"]
-    v = page.step_values(Q4, K4, V4, D4, [1e-5])
+    v = checks()
     assert (v["eps64"], v["eps32"]) == ("2⁻⁵²", "2⁻²³")
 
 
@@ -100,21 +107,22 @@ def test_the_zero_facts_count_what_the_tables_show(n_query, past, data):
     assert facts["t_dkv"] == page.WORDS["zero"]
 
 
-def test_check_facts_name_what_each_check_caught():
-    facts = page.check_facts({"正确": (0.0, 0.0), "甲": (0.5, 0.5), "乙": (0.0, 0.5), "丙": (0.0, 0.0)})
-    assert facts == {"caught_rand": "2 个（甲、乙）", "caught_ones": "1 个（甲）", "passed_both": "正确、丙"}
-    assert page.check_facts({"甲": (0.5, 0.5)})["passed_both"] == "无"
+def test_the_mutant_facts_name_what_each_check_caught(monkeypatch):
+    monkeypatch.setattr(page, "MUTANTS", {"甲": bp.wrong_backward_no_rowsum, "乙": bp.wrong_backward_forgets_d_out})
+    facts = checks()
+    assert (facts["caught_rand"], facts["caught_ones"], facts["passed_both"]) == ("2 个（甲、乙）", "1 个（甲）", "无")
 
 
 def test_the_mutant_table_and_its_facts_agree_on_another_example():
-    values = page.mutant_values(Q4, K4, V4, 3, -2, 2)
+    values = checks()
     verdicts = {r[0]: (r[2] == page.WORDS["pass"], r[4] == page.WORDS["pass"]) for r in values["tbl_mutants"].rows}
     assert verdicts == {"正确": (True, True), "丢掉修正项": (False, False), "忘乘 dO": (True, False),
                         "dV 漏了转置": (False, False)}  # all ones do catch a missing transpose
     assert values["caught_rand"].startswith("3 个") and values["caught_ones"].startswith("2 个")
     assert values["passed_both"] == "正确" and values["mutant_gap"] == "0"  # times 1 is no multiplication
     assert values["rand_lo"] == "−2" and values["fd_tol"] == "10⁻⁶"
-    assert values["rand_do"] == fmt.vectors(page.random_d_out(3, -2, 2, 4, 1))
+    rng = random.Random(3)  # the random dO: uniform in [lo, hi], one decimal
+    assert values["rand_do"] == fmt.vectors([[round(rng.uniform(-2, 2), 1)] for _ in range(4)])
 
 
 @fast
@@ -164,11 +172,11 @@ def test_the_policy_table_follows_the_empty_row_and_the_pad_key():
 
 
 def test_the_check_passes_under_every_mask_and_the_best_step_is_in_the_table():
-    configs = page.config_values(Q4, K4, V4, D4, 2, [True, True, True, False], [False, True, True, True])
+    configs = checks(steps=(1e-2, 1e-5, 1e-8))
     assert [r[-1] for r in configs["tbl_configs"].rows] == [page.WORDS["pass"]] * 5
     assert configs["configs_passed"] == configs["configs_n"] == "5"
     assert configs["tbl_configs"].rows[3][0] == "缓存 past = 2" and configs["cache_new"] == "2"
-    steps = page.step_values(Q4, K4, V4, D4, [1e-2, 1e-5, 1e-8])
+    steps = configs
     table = steps["tbl_h"].rows
     assert [r[0] for r in table] == ["10⁻²", "10⁻⁵", "10⁻⁸"]
     assert steps["h_best"] in [r[0] for r in table] and steps["h_best_err"] in [r[1] for r in table]

@@ -47,7 +47,7 @@ def test_f14_sentences_follow_the_frame_tables(p):
     x, w_q, w_k, w_v, w_o, heads, head_dim = p
     if heads < 2:
         return
-    frames = page.f14_frames(x, w_q, w_k, w_v, w_o, heads)
+    frames = page.f14_frames(x, w_q, w_k, w_v, w_o, heads=heads)
     weights, _ = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
     for h, frame in ((0, frames[1]), (1, frames[2])):
         last = [c["text"] for c in frame["tables"][2]["rows"][-1][1:]]
@@ -74,7 +74,7 @@ def test_f14_forbidden_cells_say_so_in_words_and_a_minus_is_a_minus():
 
 def test_f14_needs_two_heads():
     with pytest.raises(ValueError, match="heads 至少为 2"):
-        page.f14_frames(heads=1, w_q=mh.DEMO_WQ)
+        page.f14_frames(heads=1)
 
 
 # -- facts the page's sentences are built from ----------------------------------------------------------------
@@ -85,10 +85,11 @@ def test_the_checks_count_what_the_table_shows():
     assert rows[0][1] == "0" and rows[1][1] == "头 0"  # the two ways agree exactly; only head 0 moved
 
 
-@pytest.mark.parametrize("values, word", [([3, 3, 3], "same"), ([1, 2, 4], "moves")])
-def test_a_quantity_is_said_to_stay_or_to_move_as_its_rows_do(values, word):
-    rows = [{"x": x} for x in values]
-    assert page.change(rows, "x") == page.WORDS[word].format(a=str(values[0]), b=str(values[-1]))
+@pytest.mark.parametrize("key, word", [("params", "same"), ("score_cells", "moves")])
+def test_a_quantity_is_said_to_stay_or_to_move_as_its_rows_do(key, word):
+    column = ["heads", "head_dim", "params", "multiply_adds", "score_cells"].index(key)
+    values = [row[column] for row in page.checks_values()["tbl_cost_split"].rows]  # d_head = d_model / h
+    assert page.checks_values()[f"cost_split_{key}"] == page.WORDS[word].format(a=values[0], b=values[-1])
 
 
 @QUICK
@@ -98,7 +99,7 @@ def test_the_cost_facts_follow_their_table(n, heads_list, head_dim):
     assert len({r["params"] for r in split}) == len({r["multiply_adds"] for r in split}) == 1  # d_head = d_model / h
     assert len({r["params"] for r in fixed}) == len(heads_list)  # a fixed head dimension: more heads, more weights
     assert [r["score_cells"] for r in split] == [h * n * n for h in heads_list]
-    v = page.cost_values()
+    v = page.checks_values()
     assert v["cost_split_params"] == page.WORDS["same"].format(a=v["tbl_cost_split"].rows[0][2])
     assert v["cost_fixed_params"] == page.WORDS["moves"].format(a="4096", b="65,536")
 
@@ -117,7 +118,7 @@ def test_every_head_reads_the_same_keys_with_its_own_columns(p, data):
 def test_the_experts_facts_are_the_figure_s():
     s = mh.multihead_steps(*mh.DEMO, mh.DEMO_HEADS)
     favs = page.head_view(s, len(mh.DEMO_X) - 1)["favourites"]
-    assert page.experts_values()["experts_favs"] == "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs))
+    assert page.misreadings()["experts_favs"] == "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs))
 
 
 @QUICK
@@ -148,7 +149,8 @@ def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
     both = page.two_ways_values(*mh.DEMO, 4)  # four heads of one column: not the page's two
     assert both["two_ways_diff"] == page.two_ways_values()["two_ways_diff"] == "0"
     assert [r[1] for r in both["tbl_two_ways"].rows] == [r[2] for r in both["tbl_two_ways"].rows]
-    assert page.fused_shapes(mh.DEMO_X, mh.DEMO_WQ, 4) == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
+    shapes = [both[f"fused_{i}"] for i in range(5)]
+    assert shapes == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
 
 
 def test_the_shape_table_measures_the_steps():
@@ -181,7 +183,7 @@ def test_the_other_head_clause_says_whether_the_favourites_agree(mine, other, wo
 def test_the_exercise_compares_two_heads_that_read_the_same_keys():
     a = ex.split_and_row()
     assert len(a["weights"]) == len(a["other_weights"]) == ex.ROW_POS + 1 and a["weights"] != a["other_weights"]
-    v = page.exercise_split()
+    v = page.exercise_values()
     assert v["ex1_other_w"] == page.slashed(a["other_weights"])
     assert v["ex1_fav"] == page.other_head(ex.ROW_HEAD, a["weights"], a["other_head"], a["other_weights"])
 
@@ -195,26 +197,28 @@ def test_a_square_root_says_approximately_only_when_it_is_rounded(n, text):
 def test_the_columns_shrink_by_the_group_size(heads, kv_choices):
     rows = ex.gqa_plan(heads, kv_choices, 2, 5)
     assert all(r["fraction"] == r["group_size"] == heads // r["kv_heads"] for r in rows)  # what the page says
-    assert page.exercise_gqa()["ex2_sizes"] == "、".join(str(r["group_size"]) for r in ex.gqa_plan())
+    assert page.exercise_values()["ex2_sizes"] == "、".join(str(r["group_size"]) for r in ex.gqa_plan())
 
 
-def test_the_reshape_exercise_says_what_the_split_found():
-    v, a = page.exercise_reshape(), ex.reshape_split()
+def test_the_reshape_exercise_says_what_the_split_found(monkeypatch):
+    v, a = page.exercise_values(), ex.reshape_split()
     assert v["ex3_touched"] == page.names("头", a["touched"]) and a["touched"] != [0]
-    assert v["ex3_verdict"] == page.WORDS["caught"] and page.reshape_verdict([0]) == page.WORDS["missed"]
+    assert v["ex3_verdict"] == page.WORDS["caught"]
+    monkeypatch.setattr(page.ex, "reshape_split", lambda: {**a, "touched": [0]})  # a split that touches head 0 only
+    assert page.exercise_values()["ex3_verdict"] == page.WORDS["missed"]
     rows = v["ex3_table"].rows
     assert [r[2] for r in rows] == [fmt.vector(part) for part in a["right"]]
     assert [r[4] for r in rows] == [fmt.vector(part) for part in a["wrong"]]
 
 
 def test_the_wrong_root_row_is_flatter_than_the_right_one():
-    v = page.head_dim_values()
+    v = page.misreadings()
     right, wrong = ([fmt.printed(x) for x in v[k].split(" / ")] for k in ("right_row", "wrong_row"))
     assert max(wrong) < max(right) and v["sqrt_d_model"] == page.root(len(mh.DEMO_X[0]))
 
 
 def test_the_split_figure_shows_every_weight_of_the_example():
-    from chapter.multihead_figure import split_figure
+    from chapter.grid_figures import split_figure
 
     s = mh.multihead_steps(*mh.DEMO, mh.DEMO_HEADS)
     texts = {t.get_text() for t in split_figure(s).axes[0].texts}

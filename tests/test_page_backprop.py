@@ -127,17 +127,16 @@ def test_the_mutant_table_and_sentence_come_from_the_code(book_html):
     assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过"),
                         "dV 漏了转置": ("未通过", "未通过")}
     assert "只认出 2 个（丢掉修正项、dV 漏了转置）" in text_of(book_html)
-    assert page.mutant_values(*EX[:3], 7, -1, 1)["mutant_gap"] == "0"  # dO all ones: forgetting it changes nothing
+    assert page.check_values(*EX[:3], 7, -1, 1, 1, PAD, LEFT, [1e-5])["mutant_gap"] == "0"  # dO all ones: forgetting it changes nothing
 
 
 @pytest.mark.build
 def test_every_glued_text_is_on_the_page(book_html):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
     q, k, v, d_out = EX
-    d_rand = page.random_d_out(7, -1, 1, len(q), len(v[0]))
     sections = [page.worked_values(*EX), page.pad_values(*EX, PAD), page.empty_row_values(*EX, LEFT, bp.PROJ_X),
                 page.projection_values(bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, d_out),
-                page.mutant_values(q, k, v, 7, -1, 1), page.config_values(q, k, v, d_rand, 1, PAD, LEFT),
+                page.check_values(q, k, v, 7, -1, 1, 1, PAD, LEFT, [10.0 ** -e for e in range(1, 10, 2)]),
                 page.exercise_values()]
     glued = {name: value for values in sections for name, value in values.items() if type(value) is str}
     assert len(glued) > 70

@@ -82,8 +82,8 @@ def test_gemma_numbers_and_the_error_come_from_the_code(book_html):
     assert str(error.value) in text
 
 
-SECTIONS = ("inputs", "steps_values", "two_ways_values", "gqa_values", "experts_values", "head_dim_values",
-            "checks_values", "cost_values", "exercise_split", "exercise_gqa", "exercise_reshape")
+SECTIONS = ("steps_values", "two_ways_values", "gqa_values", "misreadings", "checks_values",
+            "exercise_values")
 
 
 @pytest.mark.build
@@ -93,7 +93,7 @@ def test_every_glued_text_is_on_the_page(book_html):
     glued = {k: v for f in SECTIONS for k, v in getattr(page_side, f)().items() if type(v) is str}
     assert len(glued) > 60
     assert [k for k, v in glued.items() if flat(v) not in text] == []
-    cost = page_side.cost_values()
+    cost = page_side.checks_values()
     assert flat(f"参数个数{cost['cost_split_params']}，乘加次数{cost['cost_split_multiply_adds']}") in text
     assert flat(f"{page_side.checks_values()['checks_n']}项检查通过了") in text
 
@@ -104,7 +104,7 @@ def test_d_head_is_taught_here_under_its_label(book_html):
     art = article(book_html)
     heading = art.find(id="ch02-multihead-dhead")
     assert heading is not None and art.find(id="ch02-multihead-head-dim") is not None
-    v = page_side.head_dim_values()
+    v = page_side.misreadings()
     text = art.get_text()
     assert v["right_row"] in text and v["wrong_row"] in text and v["right_row"] != v["wrong_row"]
 

@@ -1,9 +1,4 @@
-"""The backpropagation page's book side: the facts (numbers, lists, tables) that book/ch02/backprop.md glues.
-
-``code/02_backprop.py`` computes the gradients; each ``*_values`` function runs it on one example and
-returns the page's names. The prose is the page's; wording is chosen here only where the data decide
-it (``WORDS``). Values by ``fmt.fmt``, errors by ``fmt.difference``.
-"""
+"""The backprop page's book side: the facts book/ch02/backprop.md glues; wording only in ``WORDS``."""
 
 from __future__ import annotations
 
@@ -13,16 +8,15 @@ import random
 import sys
 
 from chapter import fmt
-from chapter.backprop_figure import chain_figure
 from chapter.fmt import Md, glue_all  # noqa: F401 (the page calls page.glue_all)
+from chapter.grid_figures import chain_figure
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
 ex = importlib.import_module("02_exercises_backprop")
 
-# The five ways of treating a fully masked row: the two policies of masked_attention, then three demos:
-# the forbidden scores replaced by −∞ (masked_fill / where: no gradient through them), the additive mask
-# S + M of this chapter (the gradient of S flows through M), and a large negative replacement.
+# A fully masked row five ways: masked_attention's two policies, then the forbidden scores replaced by −∞
+# (masked_fill / where: no gradient through them), −∞ added (S + M: it flows through M), replaced by −1e9.
 POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-inf": "演示：换成 −∞（masked_fill / where）",
                  "additive": "演示：加上 −∞（S + M）", "fill=-1e9": "演示：换成 −1e9"}
 MUTANTS = {"正确": bp.attention_backward, "丢掉修正项": bp.wrong_backward_no_rowsum,
@@ -32,7 +26,8 @@ MUTANTS = {"正确": bp.attention_backward, "丢掉修正项": bp.wrong_backward
 WORDS = {
     "zero": "恰为 0", "not_zero": "不全为 0", "pass": "通过", "fail": "未通过",
     "big_nan": "有 NaN", "big_no_nan": "没有 NaN",  # the −1e9 fill, then what it did instead
-    "big_pad": "，但被所有查询禁止的 {keys} 拿到了不为 0 的 dV", "big_reads": "，但读了被禁止的 Key，{rows}的输出不为 0",
+    "big_pad": "，但被所有查询禁止的 {keys} 拿到了不为 0 的 dV",
+    "big_reads": "，但读了被禁止的 Key，{rows}的输出不为 0",
 }
 
 
@@ -46,11 +41,7 @@ def val(x: float) -> str:
 
 
 def products(pairs, exact: float, sqrt_of: int | None = None) -> str:
-    """``a×b + c×d = r`` from pairs of printed factors (``≈`` where rounding moved the last digit).
-
-    >>> products([("0.5000", "2"), ("0.5000", "(−1)")], 0.5), products([("1.0000", "1")], 0.7071, sqrt_of=2)
-    ('0.5000×2 + 0.5000×(−1) = 0.5000', '(1.0000×1) / √2 = 0.7071')
-    """
+    """``a×b + c×d = r`` from pairs of printed factors (``≈`` where rounding moved the last digit)."""
     text = " + ".join(f"{a}×{b}" for a, b in pairs)
     value = sum(fmt.printed(a) * fmt.printed(b) for a, b in pairs)
     if sqrt_of is not None:
@@ -65,7 +56,6 @@ def ds_cell(p: float, dp: float, d: float, exact: float) -> str:
 
 
 def table(corner: str, columns: list[str], matrix, labels: list[str]) -> fmt.Table:
-    """A matrix as a table: one row per label, every entry a computed value."""
     return fmt.Table([corner] + columns, [[r] + [fmt.fmt(x) for x in line] for r, line in zip(labels, matrix)])
 
 
@@ -73,8 +63,8 @@ def queries(n: int, past: int = 0) -> list[str]:
     return [f"查询 {i}（位置 {past + i}）" for i in range(n)]
 
 
-def dims(n: int, word: str = "维") -> list[str]:
-    return [f"第 {c} {word}" for c in range(n)]
+def inputs(prefix: str, **matrices) -> dict:
+    return {f"{prefix}_{name}": fmt.vectors(m) for name, m in matrices.items()}
 
 
 def verdict(error: float) -> str:
@@ -85,25 +75,15 @@ def exact_zero(xs) -> str:
     return WORDS["zero" if all(x == 0.0 for x in xs) else "not_zero"]
 
 
-def unread(visible) -> list[int]:
-    """The keys no query may read."""
-    return [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
-
-
 def names(word: str, items) -> str:
     return "、".join(f"{word} {i}" for i in items) or "无"
 
 
-def nan_count(m) -> int:
-    return sum(math.isnan(x) for row in m for x in row)
-
-
 def zero_facts(steps: dict, prefix: str) -> dict:
-    """Of ``bp.backward_steps``'s result: the forbidden cells, how many have weight and dS exactly 0, the keys
-    no query reads and whether their dK and dV are exactly 0."""
+    """The forbidden cells, how many have weight and dS exactly 0; the keys no query reads, their dK, dV."""
     visible = steps["visible"]
     cells = [(i, j) for i, row in enumerate(visible) for j, ok in enumerate(row) if not ok]
-    keys = unread(visible)
+    keys = [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
     return {f"{prefix}_forbidden": fmt.count(len(cells)),
             f"{prefix}_zero_p": fmt.count(sum(steps["weights"][i][j] == 0.0 for i, j in cells)),
             f"{prefix}_zero_ds": fmt.count(sum(steps["ds"][i][j] == 0.0 for i, j in cells)),
@@ -111,27 +91,8 @@ def zero_facts(steps: dict, prefix: str) -> dict:
             f"{prefix}_dkv": exact_zero(x for j in keys for x in steps["dk"][j] + steps["dv"][j])}
 
 
-def check_facts(results: dict) -> dict:
-    """``{implementation: (max error with dO all ones, with a random dO)}``: what each check caught.
-
-    >>> check_facts({"正确": (1e-10, 1e-10), "丢掉修正项": (0.3, 0.4), "忘乘 dO": (0.0, 0.2)})["caught_ones"]
-    '1 个（丢掉修正项）'
-    """
-    found = lambda ns: f"{len(ns)} 个（{'、'.join(ns) or '无'}）"  # noqa: E731
-    return {"caught_rand": found([n for n, (_, rand) in results.items() if rand > bp.TOLERANCE]),
-            "caught_ones": found([n for n, (ones, _) in results.items() if ones > bp.TOLERANCE]),
-            "passed_both": "、".join(n for n, e in results.items() if max(e) <= bp.TOLERANCE) or "无"}
-
-
 def policies(q, k, v, d_out, visible) -> dict:
-    """The same inputs under the five ways of :data:`POLICY_LABELS`: forward, gradients, NaN count.
-
-    >>> r = policies([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[1.0]], [[False, False]])
-    >>> r["error"]["raised"].startswith("第 0 个查询行没有任何可见的 Key")
-    True
-    >>> r["zero"]["dv"], r["fill=-inf"]["nan"], r["additive"]["nan"], r["fill=-1e9"]["dv"]
-    ([[0.0], [0.0]], 2, 5, [[0.5], [0.5]])
-    """
+    """The same inputs under the five ways of :data:`POLICY_LABELS`: forward, gradients, NaN count."""
     try:
         att.masked_attention(q, k, v, visible, empty_row="error")
         results = {"error": {"raised": None}}
@@ -140,17 +101,19 @@ def policies(q, k, v, d_out, visible) -> dict:
             raise
         results = {"error": {"raised": str(error)}}
     results["zero"] = bp.backward_steps(q, k, v, d_out, visible, empty_row="zero")
-    for name, fill, added in (("fill=-inf", -math.inf, False), ("additive", -math.inf, True), ("fill=-1e9", -1e9, False)):
+    for name, fill, added in (("fill=-inf", -math.inf, False), ("additive", -math.inf, True),
+                              ("fill=-1e9", -1e9, False)):
         results[name] = bp.fill_backward_demo(q, k, v, d_out, visible, fill=fill, added=added)
-    for name in list(POLICY_LABELS)[1:]:
-        results[name] |= {"raised": None, "nan": sum(nan_count(results[name][g]) for g in ("dq", "dk", "dv"))}
+    for r in list(results.values())[1:]:
+        grads = [x for g in ("dq", "dk", "dv") for row in r[g] for x in row]
+        r |= {"raised": None, "nan": sum(map(math.isnan, grads))}
     return results
 
 
 def big_fill(big: dict, visible) -> str:
     """What the −1e9 fill did to a fully masked row: NaN or not, then a PAD key's dV or the row's output."""
     empty = [i for i, row in enumerate(visible) if not any(row)]
-    pad = [j for j in unread(visible) if any(x != 0.0 for x in big["dv"][j])]
+    pad = [j for j in range(len(visible[0])) if not any(r[j] for r in visible) and any(big["dv"][j])]
     text = WORDS["big_nan" if big["nan"] else "big_no_nan"]
     if pad:
         return text + WORDS["big_pad"].format(keys=names("Key", pad))
@@ -160,34 +123,33 @@ def big_fill(big: dict, visible) -> str:
 
 # -- the page's examples, one function each ----------------------------------------------------------------
 def worked_values(q, k, v, d_out) -> dict:
-    """The causal worked example step by step: every table, and the cells the prose writes out (dV[0][0],
-    dP[1][0], D[1], dS[1][0], dQ[2][0], dK[0][1]: at least three positions and two dimensions)."""
+    """The causal example step by step: every table, and the cells the prose writes out (three positions)."""
     n, d, d_v = len(q), len(q[0]), len(v[0])
     visible = att.visibility(n, n)
     s, scores = bp.backward_steps(q, k, v, d_out, visible), att.scaled_scores(q, k)
-    p, o, rows, key_cols = s["weights"], s["outputs"], queries(n), fmt.keys(n, corner="")[1:]
+    p, o, ds, rows, key_cols = s["weights"], s["outputs"], s["ds"], queries(n), fmt.keys(n, corner="")[1:]
     masked = [[a + m for a, m in zip(sr, mr)] for sr, mr in zip(scores, att.additive_mask(visible))]
     forbidden = [(i, j) for i, r in enumerate(visible) for j, ok in enumerate(r) if not ok]
+    dims, cols = [f"第 {c} 维" for c in range(d)], [f"第 {c} 列" for c in range(d_v)]
     return {
         "fig_chain": chain_figure(s, scores), "dq0_exact": exact_zero(s["dq"][0]),
         "masked_p_exact": exact_zero(p[i][j] for i, j in forbidden),
-        "masked_ds_exact": exact_zero(s["ds"][i][j] for i, j in forbidden),
-        "ex_d": fmt.count(d), "ex_n": fmt.count(n),
-        "ex_q": fmt.vectors(q), "ex_k": fmt.vectors(k), "ex_v": fmt.vectors(v), "ex_do": fmt.vectors(d_out),
+        "masked_ds_exact": exact_zero(ds[i][j] for i, j in forbidden),
+        "ex_d": fmt.count(d), "ex_n": fmt.count(n), **inputs("ex", q=q, k=k, v=v, do=d_out),
         "tbl_ex_s": table("S", key_cols, masked, rows), "tbl_ex_p": table("P", key_cols, p, rows),
-        "tbl_ex_o": table("O", dims(d_v, "列"), o, rows), "tbl_ex_dv": table("dV", dims(d_v, "列"), s["dv"], key_cols),
+        "tbl_ex_o": table("O", cols, o, rows), "tbl_ex_dv": table("dV", cols, s["dv"], key_cols),
         "tbl_ex_dp": table("dP", key_cols, s["dp"], rows),
         "tbl_ex_rowsum": fmt.Table(["查询", "dO 与 O 同一行的点积", "dP 与 P 同一行的点积", "两者之差"],
                                    [[r, fmt.fmt(a), fmt.fmt(b), fmt.difference(abs(a - b))]
                                     for r, a, b in zip(rows, s["rowsum_do_o"], s["rowsum_dp_p"])]),
-        "tbl_ex_ds": table("dS", key_cols, s["ds"], rows),
-        "tbl_ex_dq": table("dQ", dims(d), s["dq"], rows), "tbl_ex_dk": table("dK", dims(d), s["dk"], key_cols),
+        "tbl_ex_ds": table("dS", key_cols, ds, rows),
+        "tbl_ex_dq": table("dQ", dims, s["dq"], rows), "tbl_ex_dk": table("dK", dims, s["dk"], key_cols),
         "calc_dv": products([(val(p[i][0]), inp(d_out[i][0])) for i in range(n)], s["dv"][0][0]),
         "calc_dp": products([(inp(d_out[1][c]), inp(v[0][c])) for c in range(d_v)], s["dp"][1][0]),
         "calc_d": products([(inp(d_out[1][c]), val(o[1][c])) for c in range(d_v)], s["rowsum_do_o"][1]),
-        "calc_ds": ds_cell(p[1][0], s["dp"][1][0], s["rowsum_do_o"][1], s["ds"][1][0]),
-        "calc_dq": products([(val(s["ds"][2][j]), inp(k[j][0])) for j in range(n)], s["dq"][2][0], sqrt_of=d),
-        "calc_dk": products([(val(s["ds"][i][0]), inp(q[i][1])) for i in range(n)], s["dk"][0][1], sqrt_of=d),
+        "calc_ds": ds_cell(p[1][0], s["dp"][1][0], s["rowsum_do_o"][1], ds[1][0]),
+        "calc_dq": products([(val(ds[2][j]), inp(k[j][0])) for j in range(n)], s["dq"][2][0], sqrt_of=d),
+        "calc_dk": products([(val(ds[i][0]), inp(q[i][1])) for i in range(n)], s["dk"][0][1], sqrt_of=d),
     }  # fmt: skip
 
 
@@ -197,32 +159,27 @@ def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
     grads = bp.projection_backward(x, w_q, w_k, w_v, *bp.attention_backward(q, k, v, d_out))
     header = ["梯度"] + [f"第 {a} 行 · 第 {c} 列" for a in range(len(x[0])) for c in range(len(w_q[0]))]
     rows = [[name] + [fmt.fmt(g) for row in grads[name.lower()] for g in row] for name in ("dW_q", "dW_k", "dW_v")]
-    check = bp.projection_gradient_check(x, w_q, w_k, w_v, d_out)
-    return {"pj_x": fmt.vectors(x), "pj_n": fmt.count(len(x)), "pj_wq": fmt.vectors(w_q), "pj_wk": fmt.vectors(w_k),
-            "pj_wv": fmt.vectors(w_v), "tbl_pj": fmt.Table(header, rows), "pj_err": fmt.difference(check["max"]),
-            "pj_pass": verdict(check["max"])}
+    check = bp.projection_gradient_check(x, w_q, w_k, w_v, d_out)["max"]
+    return {"pj_n": fmt.count(len(x)), **inputs("pj", x=x, wq=w_q, wk=w_k, wv=w_v),
+            "tbl_pj": fmt.Table(header, rows), "pj_err": fmt.difference(check), "pj_pass": verdict(check)}
 
 
 def pad_values(q, k, v, d_out, key_valid) -> dict:
     """A PAD key under the causal rule: its exact zeros in the tables and under finite differences."""
-    n, d, d_v = len(q), len(q[0]), len(v[0])
+    n, d, d_v, j = len(q), len(q[0]), len(v[0]), key_valid.index(False)
     s = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=key_valid))
-    j = key_valid.index(False)
     _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=key_valid)
     key_cols = fmt.keys(n, corner="")[1:]
-    header = ["Key"] + [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
+    header = [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
     return {"pad_valid": "、".join(map(str, key_valid)), "pad_key": fmt.count(j),
             "tbl_pad_p": table("P", key_cols, s["weights"], queries(n)),
             "tbl_pad_ds": table("dS", key_cols, s["ds"], queries(n)),
-            "tbl_pad_kv": table("Key", header[1:], [a + b for a, b in zip(s["dk"], s["dv"])], key_cols),
+            "tbl_pad_kv": table("Key", header, [a + b for a, b in zip(s["dk"], s["dv"])], key_cols),
             "pad_fd": exact_zero(fd_k[j] + fd_v[j]), **zero_facts(s, "pad")}
 
 
 def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
-    """Left padding makes a fully masked row: the five ways, counted in the loss and left out of it.
-
-    ``x`` is an input X as in the projection example: were V = X W_v, how much of dW_v = Xᵀ dV is NaN.
-    """
+    """A fully masked row five ways, in the loss and out of it; the NaN in dW_v = Xᵀ dV were V = X W_v."""
     n, d_v = len(q), len(v[0])
     visible = att.visibility(n, n, key_valid=key_valid)
     row, key = [any(r) for r in visible].index(False), key_valid.index(False)
@@ -236,7 +193,7 @@ def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
     header = ["做法", f"查询 {row} 的输出", f"查询 {row} 的 dQ", f"Key {key}（PAD）的 dV", "梯度中 NaN 的个数",
               f"排除第 {row} 行后 NaN 的个数"]
     zero, dv_nan = counted["zero"], counted["fill=-inf"]["dv"]  # dW_v = Xᵀ dV by hand: att.matmul refuses NaN
-    dw_v = [[sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v)] for a in range(len(x[0]))]
+    dw_v = [sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v) for a in range(len(x[0]))]
     return {
         "left_valid": "、".join(map(str, key_valid)), "left_row": fmt.count(row), "left_key": fmt.count(key),
         "zero_do": fmt.count(0), "big_fill": f"{fmt.MINUS}1e9",  # as the demo's code types it
@@ -246,55 +203,49 @@ def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
         "nan_inf_ex": fmt.count(excluded["fill=-inf"]["nan"]), "nan_add_ex": fmt.count(excluded["additive"]["nan"]),
         "pol_big": big_fill(counted["fill=-1e9"], visible),
         "pol_zero": exact_zero([zero["nan"]] + [x for i in empty for x in zero["outputs"][i] + zero["dq"][i]]),
-        "nan_w_total": fmt.count(len(dw_v) * len(dw_v[0])), "nan_w_count": fmt.count(nan_count(dw_v)),
+        "nan_w_total": fmt.count(len(dw_v)), "nan_w_count": fmt.count(sum(map(math.isnan, dw_v))),
     }  # fmt: skip
 
 
-def random_d_out(seed: int, lo: int, hi: int, n: int, d_v: int) -> list[list[float]]:
-    """A pseudo-random upstream gradient, each entry uniform in [lo, hi] and rounded to one decimal."""
-    rng = random.Random(seed)
-    return [[round(rng.uniform(lo, hi), 1) for _ in range(d_v)] for _ in range(n)]
-
-
-def mutant_values(q, k, v, seed: int, lo: int, hi: int) -> dict:
-    """Four backwards, each checked with dO all ones and with a random dO: the table and what it caught."""
-    n, d_v = len(q), len(v[0])
-    rand, ones = random_d_out(seed, lo, hi, n, d_v), [[1.0] * d_v for _ in range(n)]
+def check_values(q, k, v, seed: int, lo: int, hi: int, cache_past: int, pad, left, steps) -> dict:
+    """The gradient check: the backwards of :data:`MUTANTS` with dO all ones and with a random dO (uniform in
+    [lo, hi], one decimal), what each caught; the right one under five masks and for each step ε."""
+    n, d_v, rng = len(q), len(v[0]), random.Random(seed)
+    rand = [[round(rng.uniform(lo, hi), 1) for _ in range(d_v)] for _ in range(n)]
+    ones = [[1.0] * d_v for _ in range(n)]
     check = lambda d, f: bp.gradient_check(q, k, v, d, backward=f)["max"]  # noqa: E731
     results = {name: (check(ones, f), check(rand, f)) for name, f in MUTANTS.items()}
     same = [att.max_abs_diff(a, b) for a, b in zip(bp.wrong_backward_forgets_d_out(q, k, v, ones),
                                                     bp.attention_backward(q, k, v, ones))]
     header = ["反向实现", "dO 全为 1：最大相对误差", "结论", "随机 dO：最大相对误差", "结论"]
-    return {
+    found = lambda ns: f"{len(ns)} 个（{'、'.join(ns) or '无'}）"  # noqa: E731
+    values = {
         "ones_value": fmt.count(1), "rand_lo": fmt.count(lo), "rand_hi": fmt.count(hi), "rand_seed": fmt.count(seed),
         "rand_do": fmt.vectors(rand), "fd_h": fmt.power(bp.STEP), "fd_tol": fmt.power(bp.TOLERANCE),
         "tbl_mutants": fmt.Table(header, [[name, fmt.difference(a), verdict(a), fmt.difference(b), verdict(b)]
                                           for name, (a, b) in results.items()]),
-        **check_facts(results), "mutant_gap": fmt.difference(max(same)),
+        "caught_rand": found([name for name, (_, e) in results.items() if e > bp.TOLERANCE]),
+        "caught_ones": found([name for name, (e, _) in results.items() if e > bp.TOLERANCE]),
+        "passed_both": "、".join(name for name, e in results.items() if max(e) <= bp.TOLERANCE) or "无",
+        "mutant_gap": fmt.difference(max(same)),
     }  # fmt: skip
-
-
-def config_values(q, k, v, d_out, cache_past: int, pad, left) -> dict:
-    """The finite-difference check under five masks (none, causal, PAD, a cache, left PAD with zero)."""
-    configs = [("不加 mask", (q, d_out), dict(causal=False)), ("因果", (q, d_out), dict()),
-               ("因果 + PAD", (q, d_out), dict(key_valid=pad)),
-               (f"缓存 past = {fmt.count(cache_past)}", (q[cache_past:], d_out[cache_past:]), dict(past=cache_past)),
-               ("左侧 PAD + zero", (q, d_out), dict(key_valid=left, empty_row="zero"))]
+    configs = [("不加 mask", (q, rand), dict(causal=False)), ("因果", (q, rand), dict()),
+               ("因果 + PAD", (q, rand), dict(key_valid=pad)),
+               (f"缓存 past = {fmt.count(cache_past)}", (q[cache_past:], rand[cache_past:]),
+                dict(past=cache_past)),
+               ("左侧 PAD + zero", (q, rand), dict(key_valid=left, empty_row="zero"))]
     checks = [(name, bp.gradient_check(q_, k, v, d_, **options)) for name, (q_, d_), options in configs]
-    return {"configs_n": fmt.count(len(checks)),
+    errors = [bp.gradient_check(q, k, v, rand, eps=eps)["max"] for eps in steps]
+    best = min(range(len(steps)), key=lambda i: errors[i])
+    two = lambda x: "2" + str(round(math.log2(x))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))  # noqa: E731
+    return values | {
+            "configs_n": fmt.count(len(checks)),
             "configs_passed": fmt.count(sum(r["max"] <= bp.TOLERANCE for _, r in checks)),
             "cache_past": fmt.count(cache_past), "cache_new": fmt.count(len(q) - cache_past),
             "tbl_configs": fmt.Table(["条件", "dQ 相对误差", "dK 相对误差", "dV 相对误差", "结论"],
                                      [[name] + [fmt.difference(r[g]) for g in ("dq", "dk", "dv")] + [verdict(r["max"])]
-                                      for name, r in checks])}
-
-
-def step_values(q, k, v, d_out, steps) -> dict:
-    """The check's error for each step ε: truncation for a large step, rounding for a small one."""
-    errors = [bp.gradient_check(q, k, v, d_out, eps=eps)["max"] for eps in steps]
-    best = min(range(len(steps)), key=lambda i: errors[i])
-    two = lambda x: "2" + str(round(math.log2(x))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))  # noqa: E731
-    return {"tbl_h": fmt.Table(["步长 ε", "最大相对误差", "结论"],
+                                      for name, r in checks]),
+            "tbl_h": fmt.Table(["步长 ε", "最大相对误差", "结论"],
                                [[fmt.power(eps), fmt.difference(e), verdict(e)] for eps, e in zip(steps, errors)]),
             "h_best": fmt.power(steps[best]), "h_best_err": fmt.difference(errors[best]),
             "eps64": two(sys.float_info.epsilon), "eps32": two(2.0 ** -23),
@@ -323,9 +274,8 @@ def exercise_values() -> dict:
     s2, n2, r2 = a2["steps"], len(ex.HAND_Q), a2["row"]
     slash = lambda xs: " / ".join(fmt.fmt(x) for x in xs)  # noqa: E731
     values |= {
-        "x2_n": fmt.count(n2), "x2_d": fmt.count(len(ex.HAND_Q[0])), "x2_q": fmt.vectors(ex.HAND_Q),
-        "x2_k": fmt.vectors(ex.HAND_K), "x2_v": fmt.vectors(ex.HAND_V), "x2_do": fmt.vectors(ex.HAND_D_OUT),
-        "x2_row": fmt.count(r2), "x2_zero": fmt.count(0),
+        "x2_n": fmt.count(n2), "x2_d": fmt.count(len(ex.HAND_Q[0])), "x2_row": fmt.count(r2),
+        "x2_zero": fmt.count(0), **inputs("x2", q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, do=ex.HAND_D_OUT),
         "x2_forward": fmt.Table(["查询", "分数（可见的 Key）", "权重 P", "输出 O"], [
             [queries(n2)[i], slash(x for x, ok in zip(a2["scores"][i], vis) if ok), slash(s2["weights"][i]),
              slash(s2["outputs"][i])] for i, vis in enumerate(s2["visible"])]),
@@ -340,8 +290,8 @@ def exercise_values() -> dict:
     s3, nq3, nk3 = a3["steps"], len(ex.ZERO_Q), len(ex.ZERO_K)
     values |= {
         "x3_past": fmt.count(ex.ZERO_PAST), "x3_new": fmt.count(ex.ZERO_NEW), "x3_valid": "、".join(map(str, ex.ZERO_VALID)),
-        "x3_q": fmt.vectors(ex.ZERO_Q), "x3_k": fmt.vectors(ex.ZERO_K), "x3_v": fmt.vectors(ex.ZERO_V),
-        "x3_do": fmt.vectors(ex.ZERO_D_OUT), "x3_keys": f"Key 0 到 Key {nk3 - 1}",
+        **inputs("x3", q=ex.ZERO_Q, k=ex.ZERO_K, v=ex.ZERO_V, do=ex.ZERO_D_OUT),
+        "x3_keys": f"Key 0 到 Key {nk3 - 1}",
         "x3_table": fmt.Table(fmt.keys(nk3), [[queries(nq3, ex.ZERO_PAST)[i]] + [fmt.mark(ok) for ok in row]
                                               for i, row in enumerate(a3["visible"])]),
         "x3_grads": fmt.Table(["Key", "被哪些查询读"] + [f"dK {c}" for c in range(len(ex.ZERO_K[0]))]
@@ -353,8 +303,8 @@ def exercise_values() -> dict:
     c4 = ex.correction_cases()
     (_, given), (_, orth) = c4["cases"].items()
     values |= {
-        "x4_n": fmt.count(len(ex.CORR_Q)), "x4_q": fmt.vectors(ex.CORR_Q), "x4_k": fmt.vectors(ex.CORR_K),
-        "x4_v": fmt.vectors(ex.CORR_V), "x4_do": fmt.vectors(ex.CORR_D_OUT),
+        "x4_n": fmt.count(len(ex.CORR_Q)),
+        **inputs("x4", q=ex.CORR_Q, k=ex.CORR_K, v=ex.CORR_V, do=ex.CORR_D_OUT),
         "x4_rows": fmt.Table(["查询", "O 的这一行", "dO 的这一行", "D = rowsum(dO ∘ O)", "dO⊥ 的这一行",
                               "D⊥ = rowsum(dO⊥ ∘ O)"], [
             [f"查询 {i}", fmt.vector(o, cell=fmt.fmt), fmt.vector(g), products([(inp(a), val(b)) for a, b in zip(g, o)],

@@ -1,8 +1,4 @@
-"""The multi-head page's book side: the facts (numbers, lists, tables) that book/ch02/multihead.md glues.
-
-The prose is the page's; wording is chosen here only where the data decide it (``WORDS``). Every value
-comes from ``code/02_multihead.py`` and its exercises, written by ``chapter.fmt``.
-"""
+"""The multi-head page's book side: the facts book/ch02/multihead.md glues; wording only in ``WORDS``."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ import math
 
 from chapter import fmt
 from chapter.fmt import glue_all  # noqa: F401 (the page calls page.glue_all)
-from chapter.multihead_figure import split_figure
+from chapter.grid_figures import split_figure
 
 att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
@@ -37,12 +33,10 @@ WORDS = {
 
 
 def names(word: str, items) -> str:
-    """``列 0、列 1`` for ``names("列", [0, 1])``; ``无`` for none."""
     return "、".join(f"{word} {i}" for i in items) or "无"
 
 
 def span(columns) -> str:
-    """A head's run of columns: ``列 0–1``, or ``列 2`` for a single one."""
     columns = list(columns)
     return f"列 {columns[0]}–{columns[-1]}" if len(columns) > 1 else f"列 {columns[0]}"
 
@@ -66,24 +60,18 @@ def root(n: int) -> str:
 
 
 def positions(matrix, digits: int = 4) -> list[list[str]]:
-    """A matrix as table rows, each led by its position (``位置 0``); ``digits=0`` for whole numbers."""
+    """A matrix as table rows led by ``位置 i``; ``digits=0`` for whole numbers."""
     return [[f"位置 {i}"] + [fmt.fmt(x, digits) for x in row] for i, row in enumerate(matrix)]
 
 
 def favourite(row: list[float]) -> int:
-    """The key a weight row weighs most (the first one on a tie)."""
+    """The key a weight row weighs most (the first on a tie)."""
     return max(range(len(row)), key=lambda j: row[j])
-
-
-def steps(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> dict:
-    """``multihead_steps`` on the page's example, or on other inputs where one is given."""
-    args = [d if a is None else a for a, d in zip((x, w_q, w_k, w_v, w_o), DEMO)]
-    return mh.multihead_steps(*args, mh.DEMO_HEADS if heads is None else heads)
 
 
 # -- facts the sections are built from --------------------------------------------------------------------
 def sizes(x, s: dict) -> dict:
-    """Each step's size in this example (``s`` from ``multihead_steps``), for the page's table of shapes."""
+    """Each step's size in this example (``s`` from ``multihead_steps``)."""
     n, heads = fmt.count(len(s["q"])), fmt.count(s["heads"])
     return {"size_x": dims(x), "size_q": dims(s["q"]), "size_split": f"{heads} 块 {dims(s['q_heads'][0])}",
             "size_scores": f"{heads} 张 {n} × {n}", "size_visible": dims(s["visible"]),
@@ -93,18 +81,8 @@ def sizes(x, s: dict) -> dict:
 
 def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
     """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows."""
-    d = len(w_o) // heads
-    return [[h for h in range(heads) if any(w_o[r][j] for r in mh.head_columns(h, d))] for j in range(len(w_o[0]))]
-
-
-def fused_shapes(x, w_q, heads: int) -> list[str]:
-    """The shapes Q takes in the fused version, measured on the teaching code's reshape / transpose."""
-    q_flat = att.matmul(x, w_q)
-    q_3d = mh.reshape_heads(q_flat, heads)
-    q_first, back = mh.swap_01(q_3d), mh.swap_01(mh.swap_01(q_3d))
-    three = lambda t: shape(len(t), len(t[0]), len(t[0][0]))  # noqa: E731
-    return [shape(len(q_flat), len(q_flat[0])), three(q_3d), three(q_first), three(back),
-            shape(len(back), sum(len(part) for part in back[0]))]
+    rows = [mh.head_columns(h, len(w_o) // heads) for h in range(heads)]
+    return [[h for h in range(heads) if any(w_o[r][j] for r in rows[h])] for j in range(len(w_o[0]))]
 
 
 def head_view(s: dict, i: int) -> dict:
@@ -128,19 +106,10 @@ def config_head_dim(config: dict) -> dict:
 
 def cost_rows(n: int, d_model: int, heads_list: list[int], head_dim: int | None = None) -> list[dict]:
     """Parameters and multiply-adds for each number of heads (``head_dim`` defaults to ``d_model // heads``)."""
-    rows = []
-    for heads in heads_list:
-        macs = mh.multiply_adds(n, d_model, heads, head_dim)
-        rows.append({"heads": heads, "head_dim": head_dim or d_model // heads, "multiply_adds": macs["total"],
-                     "params": mh.projection_params(d_model, heads, head_dim)["total"],
-                     "score_cells": macs["score_cells"]})
-    return rows
-
-
-def change(rows: list[dict], key: str) -> str:
-    """``都是 a`` when a quantity is the same on every row, else ``从 a 变到 b``."""
-    values = [fmt.count(r[key]) for r in rows]
-    return WORDS["same" if len(set(values)) == 1 else "moves"].format(a=values[0], b=values[-1])
+    return [{"heads": h, "head_dim": head_dim or d_model // h,
+             "params": mh.projection_params(d_model, h, head_dim)["total"],
+             "multiply_adds": (m := mh.multiply_adds(n, d_model, h, head_dim))["total"],
+             "score_cells": m["score_cells"]} for h in heads_list]
 
 
 def other_head(head: int, weights: list[float], other: int, other_weights: list[float]) -> str:
@@ -148,11 +117,6 @@ def other_head(head: int, weights: list[float], other: int, other_weights: list[
     a, b = favourite(weights), favourite(other_weights)
     key = "fav_same" if a == b else "fav_apart"
     return WORDS[key].format(a=a, b=b, h=head, o=other, w=fmt.fmt(weights[a]), v=fmt.fmt(other_weights[b]))
-
-
-def reshape_verdict(touched: list[int]) -> str:
-    """Exercise 3: whether changing head 0's columns moves other heads too (the check then fails)."""
-    return WORDS["missed" if list(touched) == [0] else "caught"]
 
 
 # -- 图 F14：一个头的列切片与它自己的权重表，旁边是另一个头 ----------------------------------------------------
@@ -175,14 +139,15 @@ def _weight_table(title: str, w, visible, current: int) -> dict:
                      for i, (row, vis) in enumerate(zip(w, visible))]}
 
 
-def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> list[dict]:
-    """动态图解 F14：Q 按列切成头；头 0 与头 1 各用自己的列算出自己的权重表；拼接后乘 W_o。"""
-    s = steps(x, w_q, w_k, w_v, w_o, heads)
-    heads, d, n = s["heads"], s["head_dim"], len(s["q"])
+def f14_frames(*inputs, heads: int = mh.DEMO_HEADS) -> list[dict]:
+    """动态图解 F14（默认用本页的 X 与四个投影）：Q 按列切成头，头 0、头 1 各算自己的权重表，拼接后乘 W_o。"""
+    s = mh.multihead_steps(*(inputs or DEMO), heads)
+    d, n, width = s["head_dim"], len(s["q"]), heads * s["head_dim"]
     if heads < 2:
         raise ValueError("图 F14 要并排比较两个头：heads 至少为 2")
     cols = [span(mh.head_columns(h, d)) for h in range(heads)]
     last, favs = n - 1, [favourite(w[n - 1]) for w in s["weights"]]
+    header = [f"列 {c}（头 {c // d}）" for c in range(width)]
 
     def head_frame(h: int, other: int | None) -> dict:
         sub = [f"列 {c}" for c in mh.head_columns(h, d)]
@@ -200,45 +165,42 @@ def f14_frames(x=None, w_q=None, w_k=None, w_v=None, w_o=None, heads=None) -> li
                 "rule": f"头 {h} = {cols[h]}；每行在可见的 Key 上求 softmax", "explanation": text}
 
     first = {
-        "condition": f"投影后的 Q：{shape(n, heads * d)}，按列分给 {heads} 个头",
-        "tables": [_matrix_table(f"Q = X · W_q，{shape(n, heads * d)}；头 0 的列加粗", s["q"],
-                                 [f"列 {c}（头 {c // d}）" for c in range(heads * d)], set(mh.head_columns(0, d)))],
+        "condition": f"投影后的 Q：{shape(n, width)}，按列分给 {heads} 个头",
+        "tables": [_matrix_table(f"Q = X · W_q，{shape(n, width)}；头 0 的列加粗", s["q"], header,
+                                 set(mh.head_columns(0, d)))],
         "rule": "；".join(f"头 {h} 用{cols[h]}" for h in range(heads)),
-        "explanation": (f"Q 有 {n} 行（{'位置 0–' + str(last) if n > 1 else '位置 0'}）、{heads * d} 列。切成头只切列，"
-                        "不切行：" + "，".join(f"头 {h} 拿{cols[h]}" for h in range(heads))
+        "explanation": (f"Q 有 {n} 行（{f'位置 0–{last}' if n > 1 else '位置 0'}）、{width} 列。"
+                        "切成头只切列，不切行："
+                        + "，".join(f"头 {h} 拿{cols[h]}" for h in range(heads))
                         + f"，每个头都拿到全部 {n} 个位置。K、V 也按同样的列切开。"),
     }
     out_cols = len(s["output"][0])
     final = {
-        "condition": f"拼接各头输出 {shape(n, heads * d)}，再乘输出矩阵",
-        "tables": [_matrix_table(f"各头输出左右拼接，{shape(n, heads * d)}", s["concat"],
-                                 [f"头 {c // d} · 列 {c}" for c in range(heads * d)]),
+        "condition": f"拼接各头输出 {shape(n, width)}，再乘输出矩阵",
+        "tables": [_matrix_table(f"各头输出左右拼接，{shape(n, width)}", s["concat"],
+                                 [f"头 {c // d} · 列 {c}" for c in range(width)]),
                    _matrix_table(f"输出 = 拼接 · W_o，{shape(n, out_cols)}", s["output"],
                                  [f"列 {c}" for c in range(out_cols)])],
-        "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, heads * d)}；输出矩阵：{shape(heads * d, out_cols)}",
-        "explanation": (f"每个头交出 {shape(n, d)} 的输出，按头的顺序左右拼回 {heads * d} 列，列的位置正是它在 Q 里"
-                        "占的位置。输出矩阵再把各头的列混在一起：输出的每一列都可以同时用到所有头。"),
+        "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, width)}；输出矩阵：{shape(width, out_cols)}",
+        "explanation": (f"每个头交出 {shape(n, d)} 的输出，按头的顺序左右拼回 {width} 列，"
+                        "列的位置正是它在 Q 里占的位置。输出矩阵再把各头的列混在一起："
+                        "输出的每一列都可以同时用到所有头。"),
     }
     return [first, head_frame(0, None), head_frame(1, 0), final]
 
 
 # -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
-def inputs() -> dict:
-    """The worked example's inputs as the 输入与适用条件 boxes name them."""
-    x, d_model, heads = DEMO[0], len(DEMO[0][0]), mh.DEMO_HEADS
-    return {"n": fmt.count(len(x)), "d_model": fmt.count(d_model), "heads": fmt.count(heads),
-            "head_dim": fmt.count(d_model // heads), "last": fmt.count(len(x) - 1), "x_rows": fmt.vectors(x),
-            "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:]))} | {
-        f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])}
-
-
 def steps_values() -> dict:
-    """从 X 到输出: the shapes, K, V and each head's scores; Q, weights and output are the figure's."""
-    s = steps()
+    """从 X 到输出: the inputs, the shapes, K, V and each head's scores (Q, weights, output: the figure's)."""
+    s = mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
     heads, d, n = s["heads"], s["head_dim"], len(s["q"])
     header = ["位置 ＼ 列"] + [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
     mixes = output_heads(DEMO[4], heads)
     return {
+        "n": fmt.count(n), "d_model": fmt.count(len(DEMO[0][0])), "heads": fmt.count(heads),
+        "head_dim": fmt.count(d), "last": fmt.count(n - 1), "x_rows": fmt.vectors(DEMO[0]),
+        "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:])),
+        **{f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])},
         **sizes(DEMO[0], s), "fig_split": split_figure(s),
         "tbl_k": fmt.Table(header, positions(s["k"])), "tbl_v": fmt.Table(header, positions(s["v"])),
         **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))
@@ -249,18 +211,21 @@ def steps_values() -> dict:
 
 
 def two_ways_values(x=DEMO[0], w_q=DEMO[1], w_k=DEMO[2], w_v=DEMO[3], w_o=DEMO[4], heads=mh.DEMO_HEADS) -> dict:
-    """两种常见写法: the fused version's shapes, both outputs and their largest difference (outputs and weights)."""
+    """两种常见写法: the fused version's shapes of Q, both outputs and their largest difference."""
     w_list, out_list = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
     w_fused, out_fused = mh.multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads)
     diff = max([att.max_abs_diff(out_list, out_fused)] + [att.max_abs_diff(a, b) for a, b in zip(w_list, w_fused)])
     rows = [[f"位置 {i}", slashed(a), slashed(b)] for i, (a, b) in enumerate(zip(out_list, out_fused))]
-    return {**{f"fused_{i}": text for i, text in enumerate(fused_shapes(x, w_q, heads))},
-            "tbl_two_ways": fmt.Table(["位置", "头的列表：输出", "大投影：输出"], rows), "two_ways_diff": fmt.difference(diff)}
+    q_3d = mh.reshape_heads(att.matmul(x, w_q), heads)
+    back = mh.swap_01(mh.swap_01(q_3d))
+    three = [shape(len(t), len(t[0]), len(t[0][0])) for t in (q_3d, mh.swap_01(q_3d), back)]
+    shapes = [shape(len(x), len(w_q[0])), *three, shape(len(back), sum(len(part) for part in back[0]))]
+    return {**{f"fused_{i}": text for i, text in enumerate(shapes)}, "two_ways_diff": fmt.difference(diff),
+            "tbl_two_ways": fmt.Table(["位置", "头的列表：输出", "大投影：输出"], rows)}
 
 
 def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
-    """分组 K/V 头 (``plans``: ``{name: (w_k, w_v)}``): who uses which K/V head, the largest difference from
-    ordinary multi-head attention on repeated K/V."""
+    """分组 K/V 头 (``plans``: ``{name: (w_k, w_v)}``): who uses which K/V head; the gap to repeated K/V."""
     plans = plans or {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
     (x, w_q, *_, w_o), d = DEMO, len(DEMO[1][0]) // heads
     groups, checks = [], [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—"]]
@@ -270,24 +235,20 @@ def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
         groups.append([name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)])
         checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), fmt.difference(diff)])
     gqa_kv = len(mh.GQA_WK[0]) // d
+    rows = {"gqa_wk": mh.GQA_WK, "gqa_wv": mh.GQA_WV, "mqa_wk": mh.MQA_WK, "mqa_wv": mh.MQA_WV}
     return {"gqa_heads": fmt.count(heads), "gqa_head_dim": fmt.count(d), "gqa_kv": fmt.count(gqa_kv),
-            "gqa_wk_rows": fmt.vectors(mh.GQA_WK), "gqa_wv_rows": fmt.vectors(mh.GQA_WV),
-            "mqa_kv": fmt.count(len(mh.MQA_WK[0]) // d), "mqa_wk_rows": fmt.vectors(mh.MQA_WK),
-            "mqa_wv_rows": fmt.vectors(mh.MQA_WV),
+            "mqa_kv": fmt.count(len(mh.MQA_WK[0]) // d),
+            **{f"{k}_rows": fmt.vectors(w) for k, w in rows.items()},
             "tbl_groups": fmt.Table(["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups),
             "tbl_gqa": fmt.Table(["方案", "K/V 头数", "W_k 形状", "与重复 K/V 后的普通多头的最大差"], checks),
             "gqa_repeat_example": fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, heads, gqa_kv))}
 
 
-def experts_values() -> dict:
-    """误解一: the key each head weighs most at the last position."""
-    view = head_view(steps(), len(DEMO[0]) - 1)
-    return {"experts_favs": "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(view["favourites"]))}
-
-
-def head_dim_values(config: dict = GEMMA_7B) -> dict:
-    """误解二: a stated head_dim beside hidden_size / heads, √d_model against √d_head, the error on 3 heads."""
-    c, s, pos, d_model = config_head_dim(config), steps(), WRONG_D_POS, len(DEMO[0][0])
+def misreadings(config: dict = GEMMA_7B) -> dict:
+    """误解一、二、三: each head's favourite key, √d_model against √d_head, a stated head_dim, 3 heads."""
+    c, s = config_head_dim(config), mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
+    pos, d_model = WRONG_D_POS, len(DEMO[0][0])
+    favs = head_view(s, len(DEMO[0]) - 1)["favourites"]
     dots = [sum(a * b for a, b in zip(s["q_heads"][0][pos], k)) for k in s["k_heads"][0][: pos + 1]]  # causal row
     right, wrong = (att.softmax([x / math.sqrt(r) for x in dots]) for r in (s["head_dim"], d_model))
     try:
@@ -299,35 +260,35 @@ def head_dim_values(config: dict = GEMMA_7B) -> dict:
             "gemma_derived": fmt.short(c["derived"]), "gemma_product": fmt.count(c["heads_times_head_dim"]),
             "gemma_params": fmt.count(c["params_stated"]), "gemma_params_derived": fmt.count(c["params_if_derived"]),
             "divide_error": fmt.Md(f"`ValueError: {divide_error}`"), "sqrt_d_model": root(d_model),
-            "wrong_pos": fmt.count(pos), "right_row": slashed(right), "wrong_row": slashed(wrong)}
+            "wrong_pos": fmt.count(pos), "right_row": slashed(right), "wrong_row": slashed(wrong),
+            "experts_favs": "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs))}
 
 
-def checks_values() -> dict:
-    """如何判断是否做对: the checks on the worked example and how many passed."""
+def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=COST_FIXED) -> dict:
+    """如何判断是否做对 and 怎样观察: the checks on the example; the cost tables, how each quantity moves."""
     rows = mh.check_rows(*DEMO, mh.DEMO_HEADS, mh.DEMO_HEADS, head=BUMP_HEAD, delta=BUMP_DELTA)
     seen = [names("头", r["detail"]) if isinstance(r["detail"], list) else fmt.difference(r["detail"]) for r in rows]
-    return {"bump_head": fmt.count(BUMP_HEAD), "bump_delta": fmt.short(BUMP_DELTA),
+    values = {"bump_head": fmt.count(BUMP_HEAD), "bump_delta": fmt.short(BUMP_DELTA),
             "tbl_checks": fmt.Table(["检查", "看到的量（最大差，或权重变了的头）", "通过？"],
                                     [[r["check"], v, "是" if r["holds"] else "否"] for r, v in zip(rows, seen)]),
-            "checks_n": fmt.count(len(rows)), "checks_passed": fmt.count(sum(r["holds"] for r in rows))}
-
-
-def cost_values(n: int = COST_N, d_model: int = COST_D_MODEL, heads_list=COST_HEADS, fixed: int = COST_FIXED) -> dict:
-    """头数变了，什么不变: the two cost tables and how each quantity moves over their rows."""
-    values = {"cost_n": fmt.count(n), "cost_d_model": fmt.count(d_model), "cost_fixed": fmt.count(fixed),
-              "cost_h0": fmt.count(heads_list[0]), "cost_h1": fmt.count(heads_list[-1])}
+            "checks_n": fmt.count(len(rows)), "checks_passed": fmt.count(sum(r["holds"] for r in rows)),
+            "cost_n": fmt.count(n), "cost_d_model": fmt.count(d_model), "cost_fixed": fmt.count(fixed),
+            "cost_h0": fmt.count(heads_list[0]), "cost_h1": fmt.count(heads_list[-1])}
     keys = ("heads", "head_dim", "params", "multiply_adds", "score_cells")
     header = ["头数 h", "头维度", "四个投影的参数", "乘加次数", "分数表格子数（softmax 的指数个数）"]
     for name, rows in (("split", cost_rows(n, d_model, heads_list)), ("fixed", cost_rows(n, d_model, heads_list, fixed))):
         values[f"tbl_cost_{name}"] = fmt.Table(header, [[fmt.count(r[k]) for k in keys] for r in rows])
-        values |= {f"cost_{name}_{key}": change(rows, key) for key in ("params", "multiply_adds", "score_cells")}
+        for key in ("params", "multiply_adds", "score_cells"):  # 都是 a, or 从 a 变到 b over the rows
+            seen = [fmt.count(r[key]) for r in rows]
+            word = "same" if len(set(seen)) == 1 else "moves"
+            values[f"cost_{name}_{key}"] = WORDS[word].format(a=seen[0], b=seen[-1])
     return values
 
 
-def exercise_split() -> dict:
-    """Exercise 1: cut Q into heads, then one head's row of weights step by step; the other head beside it."""
+def exercise_values() -> dict:
+    """The four exercises: a head's row of weights, K/V groups, a swapped reshape, the reader's doctest."""
     a, keys = ex.split_and_row(), [f"Key {j}" for j in range(ex.ROW_POS + 1)]
-    return {
+    values = {
         "ex1_heads": fmt.count(ex.SPLIT_HEADS), "ex1_q": fmt.vectors(ex.SPLIT_Q), "ex1_k": fmt.vectors(ex.SPLIT_K),
         "ex1_head": fmt.count(ex.ROW_HEAD), "ex1_pos": fmt.count(ex.ROW_POS), "ex1_d": fmt.count(a["head_dim"]),
         "ex1_columns": "；".join(f"头 {h} 拿" + names("列", cols) for h, cols in enumerate(a["columns"])),
@@ -341,13 +302,10 @@ def exercise_split() -> dict:
         "ex1_total": fmt.fmt(a["total"]), "ex1_other": fmt.count(a["other_head"]),
         "ex1_other_w": slashed(a["other_weights"]),
         "ex1_fav": other_head(ex.ROW_HEAD, a["weights"], a["other_head"], a["other_weights"]),
+        "ex4_doctest": fmt.Md(fmt.doctest_block(ex.attention_params)),
     }  # fmt: skip
-
-
-def exercise_gqa() -> dict:
-    """Exercise 2: which K/V head each query head uses, and the K/V columns for each number of K/V heads."""
     plan = ex.gqa_plan()
-    return {
+    values |= {
         "ex2_heads": fmt.count(ex.GQA_HEADS), "ex2_kv_list": "、".join(fmt.count(kv) for kv in ex.GQA_KV_CHOICES),
         "ex2_d": fmt.count(ex.GQA_HEAD_DIM), "ex2_ask_kv": fmt.count(ex.GQA_ASK_KV),
         "ex2_ask_group": fmt.count(ex.GQA_ASK_GROUP),
@@ -360,19 +318,12 @@ def exercise_gqa() -> dict:
         "ex2_sharing": names("查询头", ex.sharing_heads()),
         "ex2_sizes": "、".join(fmt.count(r["group_size"]) for r in plan),
     }  # fmt: skip
-
-
-def exercise_reshape() -> dict:
-    """Exercise 3: the right and the swapped reshape of one row of Q, and what changing head 0 moves."""
     a = ex.reshape_split()
     rows = [[f"头 {c}", names("列", a["right_cols"][c]), fmt.vector(a["right"][c]), names("列", a["wrong_cols"][c]),
              fmt.vector(a["wrong"][c])] for c in range(ex.RESHAPE_HEADS)]
-    return {"ex3_row": fmt.vector(ex.RESHAPE_ROW), "ex3_heads": fmt.count(ex.RESHAPE_HEADS),
-            "ex3_d": fmt.count(a["head_dim"]), "ex3_head0_cols": names("列", a["right_cols"][0]),
-            "ex3_table": fmt.Table(["头", "`(n, h, d_head)`：列", "数", "`(n, d_head, h)`：列", "数"], rows),
-            "ex3_touched": names("头", a["touched"]), "ex3_verdict": reshape_verdict(a["touched"])}
-
-
-def exercise_code() -> dict:
-    """Exercise 4: the doctest the reader's function must pass."""
-    return {"ex4_doctest": fmt.Md(fmt.doctest_block(ex.attention_params))}
+    return values | {  # 3: changing head 0's columns moves other heads too when the reshape is swapped
+        "ex3_row": fmt.vector(ex.RESHAPE_ROW), "ex3_heads": fmt.count(ex.RESHAPE_HEADS),
+        "ex3_d": fmt.count(a["head_dim"]), "ex3_head0_cols": names("列", a["right_cols"][0]),
+        "ex3_table": fmt.Table(["头", "`(n, h, d_head)`：列", "数", "`(n, d_head, h)`：列", "数"], rows),
+        "ex3_touched": names("头", a["touched"]),
+        "ex3_verdict": WORDS["missed" if a["touched"] == [0] else "caught"]}
