@@ -372,7 +372,8 @@ def test_the_wrong_axis_outputs_are_said_inside_or_outside_from_the_numbers():
 
 
 def test_the_rounding_note_appears_only_when_a_printed_total_is_not_the_sum_of_its_cells():
-    assert page.sums_exact([[0.5, 0.5], [0.25, 0.75]]) and not page.sums_exact([[0.13534, 0.60653, 1.0]])
+    assert page.printed_sum([0.5, 0.5], 1.0) == "= 1.0000"
+    assert page.printed_sum([0.13534, 0.60653, 1.0], 1.74187) == "≈ 1.7419"  # the printed cells add up to 1.7418
     right, _ = att.attention(sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, causal=False)
     wrong = sc.softmax_over_queries(att.scaled_scores(sc.EXAMPLE_Q, sc.EXAMPLE_K))
     lines = right + wrong + [list(c) for c in zip(*right)] + [list(c) for c in zip(*wrong)]

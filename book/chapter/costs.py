@@ -28,8 +28,7 @@ SAY = {
     "ratios_equal": "相邻两行之比都是 {low}，折成斜率都是 {s_low}",
     "ratios_range": "相邻两行之比在 {low} 到 {high} 之间，折成斜率是 {s_low} 到 {s_high}",
     "steady": "与拟合斜率一致", "uneven": "并不整齐：单看某一个比值说明不了什么",
-    "near": "与分数表格子数的 n² 增长相符", "low": "明显低于 2", "high": "明显高于 2",
-}
+    "near": "与分数表格子数的 n² 增长相符", "low": "明显低于 2", "high": "明显高于 2"}
 BITS, BITS_8 = f"{8 * costs.FLOAT16_BYTES} 位", f"{8 * costs.INT8_BYTES} 位"
 CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and the width of each Q and K
 
