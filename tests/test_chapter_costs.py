@@ -138,10 +138,11 @@ def test_the_configuration_sentences_on_other_models():
     # Every configuration that writes a window is named, with its value: the data of the table, not a choice.
     named = re.findall(r"([\w.-]+) 的配置也?写了 sliding_window = ([\d,]+)", page.sliding_sentence(costs.MODELS))
     assert named == [(m["name"], fmt.count(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")]
-    header, body = page.configs_table([with_key])
-    assert body == [["G", "2", "16", "4", "4", "8", "64", "—", "bfloat16"]] and len(header) == 9
-    assert [row[-1] for row in page.configs_table(costs.MODELS)[1]] == [m["dtype"] for m in costs.MODELS]
-    assert page.configs_table(costs.MODELS)[1][3][-2] == "131,072（未启用）"
+    header, body = page.kv_values([with_key, _model("B", heads=4, kv_heads=2)])["tbl_configs"]
+    assert body[0] == ["G", "2", "16", "4", "4", "8", "64", "—", "bfloat16"] and len(header) == 9
+    configs = page.kv_values()["tbl_configs"]
+    assert [row[-1] for row in configs.rows] == [m["dtype"] for m in costs.MODELS]
+    assert configs.rows[3][-2] == "131,072（未启用）"
 
 
 def query_heads(models):
@@ -170,9 +171,9 @@ def test_every_configuration_has_a_citation_in_the_bibliography_and_on_the_page(
 # -- the direct counts -------------------------------------------------------------------------------
 def test_the_tiny_table_counts_both_ways_on_another_configuration():
     tiny = {"layers": 3, "kv_heads": 1, "head_dim": 2, "context": 4, "batch": 1}
-    _, body = page.count_check_values(tiny)["tbl_tiny"]
-    assert body == [["公式：每 token 字节 × 上下文 × 批大小", "96 字节"], ["造出全部 K、V 数组，逐个数元素", "48 个元素"],
-                    ["元素数 × 每元素字节", "96 字节"], ["两者一致", "是"]]
+    values = page.count_check_values(tiny)
+    facts = [values[f"tiny_{k}"] for k in ("formula", "elements", "bytes", "same")]
+    assert facts == ["96", "48", "96", "是"]
 
 
 def test_the_table_check_counts_what_it_built():
@@ -215,8 +216,8 @@ def test_the_formula_shown_is_the_law_used(law):
     for n in (3.0, 100.0):
         # six significant digits are shown, of the coefficient and of the power
         assert latex_value(formula, n) == pytest.approx(law["coefficient"] * n ** law["power"], rel=2e-4)
-    label = page.fit_check(NS, [{"coefficient": 1e-9, "power": 2, "noise": ()}, law | {"noise": (1.2, 1.0, 0.9)}])
-    assert label["table"].rows[1][0].startswith(f"${formula}$，依次轮流乘以 1.2、1、0.9")
+    laws = [{"coefficient": 1e-9, "power": 2, "noise": ()}, law | {"noise": (1.2, 1.0, 0.9)}]
+    assert page.count_check_values(laws=laws)["tbl_fit"].rows[1][0].startswith(f"${formula}$，依次轮流乘以 1.2、1、0.9")
 
 
 def test_the_pages_noisy_law_actually_moves_the_slope():
@@ -224,18 +225,21 @@ def test_the_pages_noisy_law_actually_moves_the_slope():
     # fitted slope exactly as it was, so it would test nothing. The page's noisy law must move it.
     symmetric = {"coefficient": 3e-9, "power": 2, "noise": (1.1, 0.9)}
     assert costs.fit_slope(NS, page.synthetic_seconds(NS, symmetric))[0] == pytest.approx(2, abs=1e-12)
-    check = page.fit_check()
-    for law, slope in zip(page.SYNTHETIC_LAWS, check["slopes"]):
+    slopes = [costs.fit_slope(NS, page.synthetic_seconds(NS, law))[0] for law in page.SYNTHETIC_LAWS]
+    for law, slope in zip(page.SYNTHETIC_LAWS, slopes):
         if law["noise"]:
             assert abs(slope - law["power"]) > 1e-3
         else:
             assert slope == pytest.approx(law["power"], abs=1e-9)
-    assert [row[2] for row in check["table"][1]] == [fmt.ratio(s) for s in check["slopes"]]
+    values = page.count_check_values()
+    assert [row[2] for row in values["tbl_fit"].rows] == [fmt.ratio(s) for s in slopes]
+    noisy = [abs(s - law["power"]) for law, s in zip(page.SYNTHETIC_LAWS, slopes) if law["noise"]]
+    assert values["fit_noise_gap"] == fmt.ratio(max(noisy))
 
 
 def test_a_fit_check_without_a_noisy_law_is_refused():
     with pytest.raises(ValueError, match="带噪声"):
-        page.fit_check(NS, [law for law in page.SYNTHETIC_LAWS if not law["noise"]])
+        page.count_check_values(laws=[law for law in page.SYNTHETIC_LAWS if not law["noise"]])
 
 
 # -- the measurement ---------------------------------------------------------------------------------
@@ -271,7 +275,7 @@ def test_the_timing_table_shows_milliseconds_and_ratios():
 
 
 def test_every_word_on_the_figure_is_chinese():
-    fig = page.scaling_figure([100, 200, 400], [1.0, 3.0, 9.0])
+    fig = page.measured(_timed([100, 200, 400], [1.0, 3.0, 9.0]))["fig_scaling"]
     ax = fig.axes[0]
     words = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), *(t.get_text() for t in ax.get_legend().get_texts())]
     assert all(re.search(r"[\u4e00-\u9fff]", w) for w in words), words
@@ -282,7 +286,7 @@ def test_every_word_on_the_figure_is_chinese():
 
 def test_the_figure_plots_the_data_and_the_fit():
     ns, seconds = [100, 200, 400], [1.0, 3.0, 9.0]
-    fig = page.scaling_figure(ns, seconds)
+    fig = page.measured(_timed(ns, seconds))["fig_scaling"]
     lines = fig.axes[0].get_lines()
     assert list(lines[0].get_xdata()) == ns and list(lines[0].get_ydata()) == seconds
     slope, _ = costs.fit_slope(ns, seconds)

@@ -1,7 +1,4 @@
-"""The costs page (代价与规模): what each section glues, from ``code/02_costs.py``, and its figure.
-
-Each section's function returns the page's facts; the wording the data decides comes from ``SAY``.
-"""
+"""The costs page (代价与规模): what each section glues, from ``code/02_costs.py``, and its figure."""
 
 from __future__ import annotations
 
@@ -33,7 +30,7 @@ BITS, BITS_8 = f"{8 * costs.FLOAT16_BYTES} 位", f"{8 * costs.INT8_BYTES} 位"
 CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and the width of each Q and K
 
 
-def times(ratio: float) -> str:
+def times(ratio: float) -> str:  # 4 倍, 4.4 倍
     return f"{fmt.multiple(ratio)} 倍"
 
 
@@ -88,17 +85,6 @@ def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
 
 
 # -- KV 缓存 -----------------------------------------------------------------------------------------
-def configs_table(models: list[dict]) -> Table:
-    """The published configurations as data: one row a model, its published dtype last."""
-    keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
-    off = lambda m: "（未启用）" if m.get("use_sliding_window") is False else ""  # noqa: E731
-    return Table(["模型", "层数", "hidden", "查询头", "K/V 头", "头维度", "最大位置数", "滑动窗口",
-                  "发布的 dtype"],
-                 [[m["name"], *(fmt.count(m[key]) for key in keys),
-                   fmt.count(m["sliding_window"]) + off(m) if m.get("sliding_window") else "—", m["dtype"]]
-                  for m in models])
-
-
 def sliding_sentence(models: list[dict]) -> str:
     """Every sliding_window a configuration writes, and whether it is switched on; empty when none."""
     parts = [SAY["window_off" if m.get("use_sliding_window") is False else "window_on"].format(
@@ -123,9 +109,16 @@ def ranking(rows: list[dict], key: str) -> dict:
 
 
 def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
-    """The inputs, the configurations, each model's cache (16 bits unless said), the two rankings, and
-    the first two models with as many query heads and different K/V heads."""
+    """The inputs, the configurations (as data, the published dtype last), each model's cache (16 bits
+    unless said), the two rankings, and the first two models with as many query heads, other K/V heads."""
     b, b8, c = costs.FLOAT16_BYTES, costs.INT8_BYTES, fmt.count(context)
+    keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
+    off = lambda m: "（未启用）" if m.get("use_sliding_window") is False else ""  # noqa: E731
+    configs = Table(["模型", "层数", "hidden", "查询头", "K/V 头", "头维度", "最大位置数", "滑动窗口",
+                     "发布的 dtype"],
+                    [[m["name"], *(fmt.count(m[key]) for key in keys),
+                      fmt.count(m["sliding_window"]) + off(m) if m.get("sliding_window") else "—", m["dtype"]]
+                     for m in models])
     rows = [{"model": m, "per_token": costs.kv_cache_bytes(m, 1, 1, b),
              "at_context": costs.kv_cache_bytes(m, context, batch, b),
              "at_context_8": costs.kv_cache_bytes(m, context, batch, b8),
@@ -143,7 +136,7 @@ def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, b
                   if a["heads"] == b["heads"] and a["kv_heads"] != b["kv_heads"])
     per_a, per_b = costs.kv_cache_bytes(qa, 1), costs.kv_cache_bytes(qb, 1)
     return {**counts("kv_", context=context, batch=batch, fp16=b, int8=b8, int8_bits=8 * b8, bits=8 * b),
-            "tbl_configs": configs_table(models), "sliding": Md(sliding_sentence(models)), "tbl_kv": table,
+            "tbl_configs": configs, "sliding": Md(sliding_sentence(models)), "tbl_kv": table,
             **{f"kv_{k}": v for k, v in ranking(rows, "at_context").items()},
             **{f"kv_max_{k}": v for k, v in ranking(rows, "at_max").items()}, "kv_capped": capped,
             "fp16_over_int8": times(b / b8),  # the formula changes only b
@@ -173,24 +166,17 @@ def law_formula(law: dict) -> str:
     return f"t = {mantissa.rstrip('0').rstrip('.')} \\times 10^{{{int(exponent)}}} \\, n^{{{law['power']:.6g}}}"
 
 
-def fit_check(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict:
-    """Each law's fitted slope, the fit table, and how far the noisy slopes moved (the noiseless must not)."""
-    fitted = [costs.fit_slope(ns, synthetic_seconds(ns, law))[0] for law in laws]
+def count_check_values(tiny: dict = costs.TINY, ns: list[int] = CHECK_NS, d: int = CHECK_D,
+                       laws: list[dict] = SYNTHETIC_LAWS) -> dict:
+    """The tiny cache by the formula and by building every array; n² and n(n−1)/2 against the cells of
+    a score table and a visibility table really computed; the wrong versions kept; each law's fitted
+    slope and how far the noisy ones moved (the noiseless must not)."""
+    fitted = [costs.fit_slope(FIT_NS, synthetic_seconds(FIT_NS, law))[0] for law in laws]
     off = [(bool(law["noise"]), abs(s - law["power"])) for law, s in zip(laws, fitted)]
     if max((gap for noisy, gap in off if not noisy), default=1.0) > 1e-9 or not any(noisy for noisy, _ in off):
         raise ValueError(f"合成计时应当既有不带噪声的（斜率恰是指数），也有带噪声的：{laws}，{fitted}")
     noise = lambda law: f"，依次轮流乘以 {listing(list(law['noise']))}" if law["noise"] else ""  # noqa: E731
-    return {"slopes": fitted, "noise_gap": fmt.ratio(max(gap for noisy, gap in off if noisy)),
-            "table": Table(["合成计时", "指数", "拟合斜率"],
-                           [[f"${law_formula(law)}$" + noise(law), fmt.short(law["power"]), fmt.ratio(s)]
-                            for law, s in zip(laws, fitted)])}
-
-
-def count_check_values(tiny: dict = costs.TINY, ns: list[int] = CHECK_NS, d: int = CHECK_D) -> dict:
-    """The tiny cache by the formula and by building every array; n² and n(n−1)/2 against the cells of
-    a score table and a visibility table really computed; the wrong versions kept; the fitted laws."""
-    b, fit = costs.FLOAT16_BYTES, fit_check()
-    counted = costs.count_elements(costs.build_kv_cache(**tiny))
+    b, counted = costs.FLOAT16_BYTES, costs.count_elements(costs.build_kv_cache(**tiny))
     per_token = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b)
     formula = per_token * tiny["context"] * tiny["batch"]
     checked = []
@@ -200,17 +186,17 @@ def count_check_values(tiny: dict = costs.TINY, ns: list[int] = CHECK_NS, d: int
         checked.append([fmt.count(x) for x in (n, c["entries"], costs.count_elements(att.scaled_scores(q, q)),
                                                c["forbidden"], sum(not x for row in visible for x in row))])
     return {**counts("tiny_", **{k: tiny[k] for k in ("layers", "kv_heads", "head_dim", "context", "batch")}),
-            "tbl_tiny": Table(["做法", "结果"], [
-                ["公式：每 token 字节 × 上下文 × 批大小", f"{fmt.grouped(formula)} 字节"],
-                ["造出全部 K、V 数组，逐个数元素", f"{fmt.grouped(counted)} 个元素"],
-                ["元素数 × 每元素字节", f"{fmt.grouped(counted * b)} 字节"],
-                ["两者一致", "是" if counted * b == formula else "否"]]),
+            "tiny_formula": fmt.grouped(formula), "tiny_elements": fmt.grouped(counted),
+            "tiny_bytes": fmt.grouped(counted * b), "tiny_same": "是" if counted * b == formula else "否",
             "check_ns": listing(ns), "check_d": fmt.count(d),
             "tbl_table_check": Table(["n", "公式 n²", "分数表里数出的格子", "公式 n(n−1)/2",
                                       "可见性表里数出的禁止格"], checked),
             "wrong_count": fmt.count(len(costs.WRONG_VERSIONS)),
             "wrong_names": "；".join(costs.WRONG_VERSIONS),
-            "fit_ns": listing(FIT_NS), "fit_noise_gap": fit["noise_gap"], "tbl_fit": fit["table"]}
+            "fit_ns": listing(FIT_NS), "fit_noise_gap": fmt.ratio(max(gap for noisy, gap in off if noisy)),
+            "tbl_fit": Table(["合成计时", "指数", "拟合斜率"],
+                             [[f"${law_formula(law)}$" + noise(law), fmt.short(law["power"]), fmt.ratio(s)]
+                              for law, s in zip(laws, fitted)])}
 
 
 # -- 实测 ---------------------------------------------------------------------------------------------
@@ -230,12 +216,14 @@ def figure_fonts() -> list[str]:
     return ["DejaVu Sans", FIGURE_FONT]
 
 
-def scaling_figure(ns: list[int], seconds: list[float]):
-    """Log-log plot: the measured medians, the fitted line and its slope, a slope-2 reference (no mathtext)."""
+def measured(timed: list[dict]) -> dict:
+    """A timing's table (medians in milliseconds, each over the one before), those ratios read as local
+    slopes and whether they stay within 0.25 of the fit, the fitted slope against 2, and the log-log plot
+    of the medians, the fitted line with its slope, and a slope-2 reference (no mathtext)."""
     from matplotlib.figure import Figure  # not pyplot: no global list of figures to close
 
-    fonts = {"family": figure_fonts()}
-    slope, c = costs.fit_slope(ns, seconds)
+    ns, seconds = [r["n"] for r in timed], [r["median"] for r in timed]
+    fonts, (slope, c) = {"family": figure_fonts()}, costs.fit_slope(ns, seconds)
     fig = Figure(figsize=(6.0, 3.6))
     ax = fig.subplots()
     ax.loglog(ns, seconds, "o", color="#1f5fa8", label="实测（中位数）")
@@ -255,14 +243,6 @@ def scaling_figure(ns: list[int], seconds: list[float]):
     ax.legend(loc="upper left", prop={**fonts, "size": 9})
     ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()
-    return fig
-
-
-def measured(timed: list[dict]) -> dict:
-    """A timing's table (medians in milliseconds, each over the one before), those ratios read as local
-    slopes and whether they stay within 0.25 of the fit, the fitted slope against 2, and the figure."""
-    ns, seconds = [r["n"] for r in timed], [r["median"] for r in timed]
-    slope, _ = costs.fit_slope(ns, seconds)
     ratios = [b / a for a, b in zip(seconds, seconds[1:])]
     local = [math.log(r) / math.log(b / a) for r, a, b in zip(ratios, ns, ns[1:])]
     (low, high), (s_low, s_high) = ([fmt.ratio(min(x)), fmt.ratio(max(x))] for x in (ratios, local))
@@ -273,15 +253,12 @@ def measured(timed: list[dict]) -> dict:
                                  for r, ratio in zip(timed, ["—"] + [fmt.ratio(x) for x in ratios])]),
             "obs_ratios": f"{told}，{steady}。", "obs_slope": fmt.ratio(slope),
             "obs_verdict": SAY["near" if abs(slope - 2) <= 0.25 else "low" if slope < 2 else "high"],
-            "obs_doubling": fmt.multiple(2**slope), "obs_points": fmt.count(len(timed)),
-            "fig_scaling": scaling_figure(ns, seconds)}
+            "obs_doubling": fmt.multiple(2**slope), "obs_points": fmt.count(len(timed)), "fig_scaling": fig}
 
 
 def timing_values(timing: dict = costs.TIMING) -> dict:
     """Time ``numpy_attention`` on this machine now (``measured``), with the settings and the machine.
-
-    The page must have set the BLAS thread count before numpy was imported (its first cell does).
-    """
+    The page must have set the BLAS thread count before numpy was imported (its first cell does)."""
     import numpy as np
 
     start = time.perf_counter()
