@@ -208,7 +208,8 @@ def test_cache_example_right_and_wrong_rows_share_the_mask():
 @pytest.mark.parametrize("pads", [1, 3])
 def test_padding_example_counts_real_tokens(pads):
     values = page.padding_example(pads=pads)
-    assert [r[-1] for r in values["tbl_pad"].rows] == ["一致", "一致", "不一致", "不一致"]
+    assert [values[f"pad_{i}_ok"] for i in range(4)] == ["一致", "一致", "不一致", "不一致"]
+    assert [values[f"pad_{i}_at"] for i in range(4)] == [str(3), str(pads + 3), str(pads + 3), str(3)]
     assert values["tbl_pad_positions"].rows[1][1:] == [fmt.count(p) for p in rope.padded_positions([False] * pads + [True] * 3)]
 
 

@@ -40,8 +40,7 @@ def about(verb: str, ratio: float) -> str:
 
 
 def share(part: int, whole: int) -> str:
-    """``part ÷ whole`` as a percentage, with more decimals where two would show a whole percentage that
-    the share is not: 4,294,705,152 of 8,589,934,592 is 49.997%, not 50.00%."""
+    """``part ÷ whole`` in percent, never a whole one it is not: 4,294,705,152 of 8,589,934,592 is 49.997%."""
     value = Fraction(100 * part, whole)
     for digits in range(fmt.DECIMALS["percent"][0], 16):
         shown = round(value, digits)
@@ -60,10 +59,8 @@ def counts(prefix: str, **values: int) -> dict:
     return {prefix + key: fmt.count(n) for key, n in values.items()}
 
 
-# -- 分数表：n² 个格子 ---------------------------------------------------------------------------------
 def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
-    """The inputs, the table at each length, how every count grows from the first length to the second
-    (one ratio for all), and the largest length's row for the mask section."""
+    """The table at each length, how every count grows (one ratio), and the largest length for the mask."""
     rows = [{"n": n, **costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES,
                                          batch=costs.SCORE_BATCH)} for n in ns]
     first, second, last = rows[0], rows[1], rows[-1]
@@ -84,7 +81,6 @@ def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
             "mis_entries": fmt.grouped(last["entries"]), "mis_madds": fmt.grouped(last["qk_madds"])}
 
 
-# -- KV 缓存 -----------------------------------------------------------------------------------------
 def sliding_sentence(models: list[dict]) -> str:
     """Every sliding_window a configuration writes, and whether it is switched on; empty when none."""
     parts = [SAY["window_off" if m.get("use_sliding_window") is False else "window_on"].format(
@@ -109,8 +105,7 @@ def ranking(rows: list[dict], key: str) -> dict:
 
 
 def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
-    """The inputs, the configurations (as data, the published dtype last), each model's cache (16 bits
-    unless said), the two rankings, and the first two models with as many query heads, other K/V heads."""
+    """The configurations, each model's cache (16 bits unless said), two rankings, the query heads."""
     b, b8, c = costs.FLOAT16_BYTES, costs.INT8_BYTES, fmt.count(context)
     keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
     off = lambda m: "（未启用）" if m.get("use_sliding_window") is False else ""  # noqa: E731
@@ -146,7 +141,6 @@ def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, b
             "mis_ratio": about("相差", max(per_a, per_b) / min(per_a, per_b))}
 
 
-# -- 公式对照直接计数，用合成计时检验拟合 ----------------------------------------------------------------
 # Each law is t = coefficient × n^power, the lengths multiplied in turn by its noise factors. Three
 # factors: 1.1 and 0.9 alternating over five lengths are symmetric and leave the slope as it was.
 FIT_NS = costs.TIMING["ns"]
@@ -168,9 +162,7 @@ def law_formula(law: dict) -> str:
 
 def count_check_values(tiny: dict = costs.TINY, ns: list[int] = CHECK_NS, d: int = CHECK_D,
                        laws: list[dict] = SYNTHETIC_LAWS) -> dict:
-    """The tiny cache by the formula and by building every array; n² and n(n−1)/2 against the cells of
-    a score table and a visibility table really computed; the wrong versions kept; each law's fitted
-    slope and how far the noisy ones moved (the noiseless must not)."""
+    """Formulas against what is built and counted; each synthetic law's fitted slope (noiseless: exact)."""
     fitted = [costs.fit_slope(FIT_NS, synthetic_seconds(FIT_NS, law))[0] for law in laws]
     off = [(bool(law["noise"]), abs(s - law["power"])) for law, s in zip(laws, fitted)]
     if max((gap for noisy, gap in off if not noisy), default=1.0) > 1e-9 or not any(noisy for noisy, _ in off):
@@ -199,7 +191,6 @@ def count_check_values(tiny: dict = costs.TINY, ns: list[int] = CHECK_NS, d: int
                               for law, s in zip(laws, fitted)])}
 
 
-# -- 实测 ---------------------------------------------------------------------------------------------
 # The figures' words are Chinese, set in Noto Sans CJK SC (Debian: fonts-noto-cjk, which the PDF needs
 # too); Latin letters and digits come from DejaVu Sans, first in the list. Other pages import this list.
 FIGURE_FONT = "Noto Sans CJK SC"
@@ -217,9 +208,7 @@ def figure_fonts() -> list[str]:
 
 
 def measured(timed: list[dict]) -> dict:
-    """A timing's table (medians in milliseconds, each over the one before), those ratios read as local
-    slopes and whether they stay within 0.25 of the fit, the fitted slope against 2, and the log-log plot
-    of the medians, the fitted line with its slope, and a slope-2 reference (no mathtext)."""
+    """A timing's table, its ratios as local slopes, the fitted slope against 2, and the log-log plot."""
     from matplotlib.figure import Figure  # not pyplot: no global list of figures to close
 
     ns, seconds = [r["n"] for r in timed], [r["median"] for r in timed]
@@ -257,8 +246,7 @@ def measured(timed: list[dict]) -> dict:
 
 
 def timing_values(timing: dict = costs.TIMING) -> dict:
-    """Time ``numpy_attention`` on this machine now (``measured``), with the settings and the machine.
-    The page must have set the BLAS thread count before numpy was imported (its first cell does)."""
+    """Time ``numpy_attention`` here and now (the page's first cell set one BLAS thread before numpy)."""
     import numpy as np
 
     start = time.perf_counter()
@@ -269,10 +257,8 @@ def timing_values(timing: dict = costs.TIMING) -> dict:
             "obs_numpy": np.__version__, "obs_elapsed": fmt.seconds(time.perf_counter() - start)}
 
 
-# -- 练习 ---------------------------------------------------------------------------------------------
 def exercise_values(m: dict = ex.EX_MODEL) -> dict:
-    """The four exercises' inputs and solutions: 1 the score table against the whole cache just below and
-    at the crossover; 2 each way of storing the cache, the formula put in; 3 the window against none."""
+    """The four exercises' inputs and solutions."""
     plans, crossing = ex.kv_plans(m), ex.table_beats_cache(m)
     grouped, full, low = (p["total"] for p in plans)
     per, first = 2 * m["layers"] * m["kv_heads"] * m["head_dim"], crossing["first"]

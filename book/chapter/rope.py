@@ -81,18 +81,16 @@ def offset_scores(q: list[float], k: list[float], offsets: list[int], base: floa
     return [row[0] for row in rope.rope_scores([q] * len(offsets), [k], list(offsets), [0], base)]
 
 
-# -- the page's examples, in its order -------------------------------------------------------------------
 def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, first=D2_FIRST, shift: int = D2_SHIFT,
                n: int = TOEPLITZ_N, figure: bool = True) -> dict:
-    """d = 2: one pair of vectors at two groups of positions with the same offset (and the plot of both);
-    then all their scores at positions 0 … n − 1, where every diagonal holds one number."""
+    """d = 2: q and k at two groups of positions with one offset (plotted); all scores at 0 … n − 1."""
     (m0, n0), groups = first, [first, (first[0] + shift, first[1] + shift)]
     rows = [[pair(m, n), fmt.count(m - n), vec(rope.rotate(q, m)), vec(rope.rotate(k, n)),
              fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0])] for m, n in groups]
     positions = list(range(n))
     table = rope.rope_scores([q] * n, [k] * n, positions, positions)
     spread = max(abs(table[i][j] - table[i + 1][j + 1]) for i in range(n - 1) for j in range(n - 1))
-    return {
+    values = {
         "d2_d": len(q), "d2_theta": fmt.fmt(rope.frequencies(len(q))[0]), "d2_q": fmt.vector(q),
         "d2_k": fmt.vector(k), "d2_m0": m0, "d2_n0": n0, "d2_shift": shift,
         "tbl_d2": Table(["位置", "Δ = m − n", "转后的 q", "转后的 k", "分数 q·k/√d"], rows),
@@ -101,8 +99,10 @@ def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, fir
                               [[f"m = {m}"] + [fmt.fmt(x) for x in row] for m, row in zip(positions, table)]),
         "toe_spread": fmt.difference(spread), "toe_note": SAY["rounding" if spread < 1e-12 else "beyond"],
         "toe_ahead": fmt.fmt(table[1][0]), "toe_behind": fmt.fmt(table[0][1]),
-        "toe_sign": SAY["signs_equal" if same(table[1][0], table[0][1]) else "signs_differ"],
-    } | ({"fig_d2": d2_figure(q, k, groups)} if figure else {})
+        "toe_sign": SAY["signs_equal" if same(table[1][0], table[0][1]) else "signs_differ"]}
+    if figure:
+        values["fig_d2"] = d2_figure(q, k, groups)
+    return values
 
 
 def _figure():  # Chinese labels (Noto Sans CJK SC after DejaVu Sans); fixed SVG ids keep the HTML the same
@@ -158,17 +158,13 @@ def layouts_example(q: list[float] = rope.DEMO_Q8, k: list[float] = rope.DEMO_K8
     pairs_rows = [[fmt.count(i), f"({a}, {b})", f"({c}, {e})", f"({order.index(a)}, {order.index(b)})"]
                   for i, ((a, b), (c, e)) in enumerate(zip(rope.pairs(d), rope.pairs(d, "half")))]
     qh, kh = rope.permute(q, order), rope.permute(k, order)
-    columns = {"相邻成对": [], "前后两半成对（重排后）": [], "错配": []}
-    rows, mixed_norms = [], []
-    for m in m_list:
-        n = m - offset
-        adjacent = rope.rope_scores([q], [k], [m], [n])[0][0]
-        half = rope.rope_scores([qh], [kh], [m], [n], layout="half")[0][0]
-        mixed = att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, n)])[0][0]
-        for name, value in zip(columns, (adjacent, half, mixed)):
-            columns[name].append(value)
-        mixed_norms.append(math.hypot(*rope.mixed_rotate(q, m)))
-        rows.append([pair(m, n), fmt.fmt(adjacent), fmt.fmt(half), fmt.fmt(mixed), fmt.fmt(mixed_norms[-1])])
+    found = [(rope.rope_scores([q], [k], [m], [n])[0][0],
+              rope.rope_scores([qh], [kh], [m], [n], layout="half")[0][0],
+              att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, n)])[0][0],
+              math.hypot(*rope.mixed_rotate(q, m))) for m, n in ((m, m - offset) for m in m_list)]
+    *scores, mixed_norms = zip(*found)  # each column of the table, then the mixed q's length at each m
+    columns = dict(zip(["相邻成对", "前后两半成对（重排后）", "错配"], scores))
+    rows = [[pair(m, m - offset)] + [fmt.fmt(x) for x in row] for m, row in zip(m_list, found)]
     return {
         "lay_d": d, "lay_m": places(m_list), "lay_n": places(m - offset for m in m_list),
         "lay_q": fmt.vector(q), "lay_k": fmt.vector(k), "lay_offset": offset,
@@ -226,8 +222,7 @@ def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> d
 
 
 def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
-    """New queries rotated at past + i (right) or at the row index i (wrong); decoding against the full
-    recomputation one at a time, in the example's split and all at once."""
+    """New queries rotated at past + i (right) or at the row index i (wrong), against full recomputation."""
     n = len(seq)
     mask = att.additive_mask(att.visibility(new, past + new, past=past))
     masked = lambda scores, m: [[x + y for x, y in zip(r, mr)] for r, mr in zip(scores, m)]  # noqa: E731
@@ -270,22 +265,21 @@ def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, 
         last = seq[n_pre]
         return rope.cached_step(ck, cv, [last], [last], [v[n_pre]], [new_position], key_valid=valid + [True])[3][0][0]
 
-    plans = [
-        ("预填与新 token 都按位置编号", counted, n_pre),
-        ("预填与新 token 都按绝对位置", absolute, pads + n_pre),
-        ("预填按位置编号，新 token 按绝对位置", counted, pads + n_pre),
-        ("预填按绝对位置，新 token 按位置编号", absolute, n_pre)]
-    rows = [[plan, "、".join(fmt.count(p) for p in prefill[pads:]), fmt.count(new_position), fmt.fmt(out),
-             SAME if abs(out - reference[n_pre][0]) < TOL else DIFFERENT]
-            for plan, prefill, new_position in plans for out in [padded_decode(prefill, new_position)]]
-    return {
+    values = {
         "pad_d": len(seq[0]), "pad_real": len(seq), "pad_pre": n_pre, "pad_fill": fmt.short(fill),
         "pad_seq": fmt.vectors(seq), "pad_v": "、".join(fmt.short(r[0]) for r in v), "pad_n": pads,
         "tbl_pad_positions": Table(["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
                                    [["内容"] + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid)],
                                     ["位置编号（前面真实 token 的个数）"] + [fmt.count(p) for p in counted]]),
-        "tbl_pad": Table(["做法", "预填的真实 token 转的位置", "新 token 转的位置", "新 token 的输出", "与参照"], rows),
         "pad_reference": fmt.fmt(reference[n_pre][0])}
+    # The page's four plans, in its order: prefill and new token both counted, both absolute, then mixed.
+    plans = [(counted, n_pre), (absolute, pads + n_pre), (counted, pads + n_pre), (absolute, n_pre)]
+    for i, (prefill, at) in enumerate(plans):
+        out = padded_decode(prefill, at)
+        ok = SAME if same(out, reference[n_pre][0]) else DIFFERENT
+        values |= {f"pad_{i}_pre": "、".join(map(fmt.count, prefill[pads:])), f"pad_{i}_at": fmt.count(at),
+                   f"pad_{i}_out": fmt.fmt(out), f"pad_{i}_ok": ok}
+    return values
 
 
 def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, checkpoints: list[int] = CHECKPOINTS,
@@ -307,32 +301,26 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
         wave = rope.slowest_wavelength(row["head_dim"], row["base"])
         values |= {f"lr_base_{j}": fmt.grouped(row["base"]), f"lr_wave_{j}": fmt.multiple(wave),
                    f"lr_dim_{j}": row["head_dim"], f"lr_model_{j}": row["model"]}
-    return values | ({"fig_long": long_figure(ones, offsets, models)} if figure else {})
+    if figure:  # the score against the offset on a log axis, one curve per base
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        values["fig_long"] = fig = _figure()
+        ax = fig.subplots()
+        for row, style in zip(models, ["-", "--", ":"]):
+            ax.plot(offsets, offset_scores(ones, ones, offsets, row["base"]), style, lw=1.4,
+                    label=f"{row['model']}：底数 {fmt.grouped(row['base'])}")
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: base_text(x)))  # 1, 10, 100, not mathtext
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set(xlabel="位置差 Δ = m − n（对数刻度）", ylabel="分数 q·k / √d")
+        ax.axhline(0, color="0.6", lw=0.6)
+        ax.legend(frameon=False)
+        fig.subplots_adjust(left=0.1, right=98 / 100, bottom=14 / 100, top=97 / 100)
+    return values
 
 
-def long_figure(ones: list[float], offsets: list[int], models: list[dict]):
-    """The score against the offset on a log axis, one curve per base."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    fig = _figure()
-    ax = fig.subplots()
-    for row, style in zip(models, ["-", "--", ":"]):
-        ax.plot(offsets, offset_scores(ones, ones, offsets, row["base"]), style, lw=1.4,
-                label=f"{row['model']}：底数 {fmt.grouped(row['base'])}")
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: base_text(x)))  # plain 1, 10, 100: no slow mathtext
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set(xlabel="位置差 Δ = m − n（对数刻度）", ylabel="分数 q·k / √d")
-    ax.axhline(0, color="0.6", lw=0.6)
-    ax.legend(frameon=False)
-    fig.subplots_adjust(left=0.1, right=98 / 100, bottom=14 / 100, top=97 / 100)
-    return fig
-
-
-# -- the exercises ------------------------------------------------------------------------------------
 def exercise_rotation(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> dict:
-    """Exercise 1: undo a rotation by hand, step by step; each step's value is "= v" when its printed terms
-    give the printed value, else "≈ v"; a negative factor is put in parentheses."""
+    """Exercise 1, step by step: "= v" when a step's printed terms give its printed value, else "≈ v"."""
     r, (a, b) = ex.undo_steps(x, position), x
     cos, sin = (f"({t})" if t.startswith(fmt.MINUS) else t for t in (fmt.fmt(r["cos"]), fmt.fmt(r["sin"])))
     c, s_, angle = fmt.printed(cos), fmt.printed(sin), fmt.printed(fmt.fmt(r["angle"]))

@@ -99,8 +99,7 @@ def measurement(dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASUR
 
 
 def overflow(scores=sc.BIG_SCORES, small=sc.SMALL_SCORES) -> dict:
-    """What Python, numpy and the naive formula make of a row whose exp overflows; each format's limit;
-    a second row where exp(x − max) underflows to exactly 0, though in exact arithmetic it is positive."""
+    """A row whose exp overflows in Python, numpy and the naive formula; each format's limit; an underflow."""
     under = [math.exp(y - max(small)) for y in small]
     if max(scores) <= sc.exp_limit() or all(e > 0 for e in under):
         raise ValueError("这一节要一行会溢出的分数（scores）和一行减去最大值后会下溢的分数（small）")
@@ -178,23 +177,19 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
     reference = ((e / e.sum(axis=1, keepdims=True)) @ np.asarray(v, dtype=float)).tolist()
     by_width = [sc.scaled_by(qi, k, v, width)["output"] for qi in q]
     root = math.sqrt(width)  # the variant divides by √(model width) instead of √d
-    root = fmt.count(int(root)) if root.is_integer() else fmt.fmt(root)
-    gap = lambda a, b: "差 " + fmt.difference(att.max_abs_diff(a, b))  # noqa: E731
-    off = ["与 1 差 " + fmt.difference(max(abs(sum(r) - 1) for r in w)) for w in (right, wrong)]
-    by_width_name = (f"按模型宽度缩放（假设共 {fmt.count(heads)} 个头、模型宽度 {fmt.count(width)}，"
-                     f"误用 √{fmt.count(width)} = {root}，而不是 √d）")
+    gap = lambda a, b: fmt.difference(att.max_abs_diff(a, b))  # noqa: E731
+    sums = lambda w: gap([[sum(r) for r in w]], [[1.0] * len(w)])  # noqa: E731  (each row's total against 1)
     return {"chk_shift": fmt.short(shift), "chk_order": "、".join(f"Key {j}" for j in order),
-            "tbl_checks": Table(["检查", "正确实现", "故意写错的变体", "变体的结果"], [
-            ["每行权重之和为 1", off[0], "沿查询（列）做 softmax", off[1]],
-            [f"分数加 {fmt.short(shift)}，权重不变", gap([att.softmax(scaled)], [att.softmax(moved)]),
-             "不减最大值的原式", naive],
-            ["Key 与 V 一起重排，输出不变", gap(out, both), "只重排 Key", gap(out, keys_only)],
-            ["与 numpy 参照一致", gap(out, reference), by_width_name, gap(by_width, reference)]])}
+            "chk_naive": naive, "chk_heads": fmt.count(heads), "chk_width": fmt.count(width),
+            "chk_root": fmt.count(int(root)) if root.is_integer() else fmt.fmt(root),
+            "chk_sum_right": sums(right), "chk_sum_wrong": sums(wrong),
+            "chk_shift_right": gap([att.softmax(scaled)], [att.softmax(moved)]),
+            "chk_order_right": gap(out, both), "chk_order_wrong": gap(out, keys_only),
+            "chk_numpy_right": gap(out, reference), "chk_numpy_wrong": gap(by_width, reference)}
 
 
 def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
-    """The temperature table (weights, peak, output per T) and, from the same rows, the coldest and the
-    hottest: their peak weights, and the output's distance to the top key's V row and to V's mean."""
+    """The temperature table and, from its rows, the coldest's and hottest's peaks and distances."""
     scaled = sc.visible_steps(q[row], k, v)["scaled"]
     rows = sc.temperature_sweep(scaled, v, temperatures)
     ends = [min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])]
@@ -213,7 +208,6 @@ def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
         **{f"sweep_{name}_{i}": cell(r) for i, r in enumerate(ends) for name, cell in cells.items()}}
 
 
-# -- figure F13 --------------------------------------------------------------------------------------------
 def f13_explanations(s: dict, v) -> list[str]:
     """One sentence a step, written from its numbers (which key is largest, = or ≈, inside V's range)."""
     scores, total = s["dots"], printed_sum(s["exps"], s["total"])
