@@ -128,15 +128,17 @@ def test_the_ranking_at_the_maximum_length_counts_the_sliding_window():
 
 def test_the_configuration_sentences_on_other_models():
     with_key = _model("G", heads=4, kv_heads=4, head_dim=8, hidden=16, dtype="bfloat16")
-    assert page.sliding_sentence([_model("A", 4, 2)]) == ""
-    on = page.sliding_sentence([_model("W", 4, 2, sliding_window=512)])
+    partner = _model("P", 4, 4)  # kv_values compares caches: another model, as many query heads, no window
+    sliding = lambda models: page.kv_values(models + [partner])["sliding"]  # noqa: E731
+    assert sliding([_model("A", 4, 2)]) == ""
+    on = sliding([_model("W", 4, 2, sliding_window=512)])
     assert on == page.SAY["window_on"].format(name="W", also="", w="512") + "。"
-    off = page.sliding_sentence([_model("X", 4, 2, sliding_window=64, use_sliding_window=False),
-                                 _model("A", 4, 2), _model("W", 4, 2, sliding_window=512)])
+    off = sliding([_model("X", 4, 2, sliding_window=64, use_sliding_window=False),
+                   _model("A", 4, 2), _model("W", 4, 2, sliding_window=512)])
     assert off == (page.SAY["window_off"].format(name="X", also="", w="64") + "；"
                    + page.SAY["window_on"].format(name="W", also="也", w="512") + "。")
     # Every configuration that writes a window is named, with its value: the data of the table, not a choice.
-    named = re.findall(r"([\w.-]+) 的配置也?写了 sliding_window = ([\d,]+)", page.sliding_sentence(costs.MODELS))
+    named = re.findall(r"([\w.-]+) 的配置也?写了 sliding_window = ([\d,]+)", page.kv_values()["sliding"])
     assert named == [(m["name"], fmt.count(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")]
     header, body = page.kv_values([with_key, _model("B", heads=4, kv_heads=2)])["tbl_configs"]
     assert body[0] == ["G", "2", "16", "4", "4", "8", "64", "—", "bfloat16"] and len(header) == 9

@@ -35,9 +35,9 @@ def test_grouped_writes_thousands_like_a_model_card():
 
 
 def test_only_negative_factors_are_put_in_parentheses():
-    steps = page.exercise_rotation([2.0, 1.0], 4)["rx1_steps"].rows  # cos(−4) < 0 < sin(−4)
+    steps = page.exercises([2.0, 1.0], 4)["rx1_steps"].rows  # cos(−4) < 0 < sin(−4)
     assert steps[3][1] == f"2 × ({MINUS}0.6536) − 1 × 0.7568"
-    steps = page.exercise_rotation([2.0, 1.0], 0)["rx1_steps"].rows  # sin(−0) prints as zero: no sign, no parentheses
+    steps = page.exercises([2.0, 1.0], 0)["rx1_steps"].rows  # sin(−0) prints as zero: no sign, no parentheses
     assert steps[3][1] == "2 × 1.0000 − 1 × 0.0000"
 
 
@@ -108,10 +108,11 @@ def test_the_long_example_states_each_models_slowest_wavelength():
         assert values[f"lr_wave_{j}"] == fmt.multiple(rope.slowest_wavelength(row["head_dim"], row["base"]))
 
 
-def test_offset_scores_equal_rope_scores_with_the_key_at_zero():
-    q, k = [1.0, -0.5, 0.25, 2.0], [0.5, 0.5, -1.0, 1.0]
-    expected = [rope.rope_scores([q], [k], [m], [0], 100.0)[0][0] for m in (0, 3, 40)]
-    assert page.offset_scores(q, k, [0, 3, 40], 100.0) == pytest.approx(expected, abs=1e-12)
+def test_the_long_table_holds_the_scores_with_the_key_at_zero():
+    values = page.long_example(fill=0.5, offsets=[1, 10], checkpoints=[0, 3, 40], figure=False)
+    q = [0.5] * rope.MODEL_BASES[0]["head_dim"]
+    for row, model in zip(values["tbl_long"].rows, rope.MODEL_BASES):
+        assert row[1:] == [fmt.fmt(rope.rope_scores([q], [q], [m], [0], model["base"])[0][0]) for m in (0, 3, 40)]
 
 
 def test_d2_example_table_holds_the_scores_of_both_groups():
@@ -259,17 +260,17 @@ def printed_value(expression: str) -> float:
 @pytest.mark.parametrize("x, position", [([2.0, 1.0], 2), ([1.0, -0.5], 3), ([0.3, 0.7], 5), ([1.0, 0.0], 0)])
 def test_a_written_out_step_says_equals_only_when_its_printed_terms_give_its_printed_value(x, position):
     """The kind of review item 26: 「2 × (−0.4161) − 1 × 0.9093 = −1.7416」 where the digits give −1.7415."""
-    for step, expression, value in page.exercise_rotation(x, position)["rx1_steps"].rows:
+    for step, expression, value in page.exercises(x, position)["rx1_steps"].rows:
         if "→" in value:  # the lengths: a symbolic formula, no printed terms
             continue
         sign, shown = value.split(" ", 1)
         agrees = fmt.fmt(printed_value(expression)) == shown
         assert sign == ("=" if agrees else "≈"), (step, expression, value)
-    assert page.exercise_rotation([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")  # the review's instance
+    assert page.exercises([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")  # the review's instance
 
 def test_the_exercise_tables_come_from_the_reference_solutions():
     r = ex.undo_steps()
-    values = page.exercise_rotation()
+    values = page.exercises()
     steps = values["rx1_steps"].rows
     assert steps[3][2].endswith(fmt.fmt(r["original"][0])) and f"({MINUS}" in steps[3][1]  # cos(−4) < 0: in parentheses
     assert fmt.fmt(r["angle"]) == f"{MINUS}4.0000"

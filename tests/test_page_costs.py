@@ -90,7 +90,7 @@ def test_the_page_shows_the_glued_rankings_and_query_heads(book_html):
 
 
 def test_the_sliding_windows_of_the_configurations_are_all_said(book_html):
-    assert page.sliding_sentence(costs.MODELS) in prose(book_html)
+    assert page.kv_values()["sliding"] in prose(book_html)
     for m in costs.MODELS:
         if m.get("sliding_window"):
             assert f"{m['name']} 的配置" in prose(book_html)

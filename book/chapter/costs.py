@@ -30,13 +30,10 @@ BITS, BITS_8 = f"{8 * costs.FLOAT16_BYTES} 位", f"{8 * costs.INT8_BYTES} 位"
 CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and the width of each Q and K
 
 
-def times(ratio: float) -> str:  # 4 倍, 4.4 倍
-    return f"{fmt.multiple(ratio)} 倍"
-
-
-def about(verb: str, ratio: float) -> str:
-    """``verb`` and a ratio in 倍, with 约 in front when the ratio is not whole (it has been rounded)."""
-    return ("" if float(ratio).is_integer() else "约") + f"{verb} {times(ratio)}"
+def times(ratio: float, verb: str = "") -> str:
+    """4 倍, 4.4 倍; after a verb, with 约 in front when the ratio is not whole (it has been rounded)."""
+    about = "约" if verb and not float(ratio).is_integer() else ""
+    return f"{about}{verb} {fmt.multiple(ratio)} 倍" if verb else f"{fmt.multiple(ratio)} 倍"
 
 
 def share(part: int, whole: int) -> str:
@@ -81,31 +78,22 @@ def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
             "mis_entries": fmt.grouped(last["entries"]), "mis_madds": fmt.grouped(last["qk_madds"])}
 
 
-def sliding_sentence(models: list[dict]) -> str:
-    """Every sliding_window a configuration writes, and whether it is switched on; empty when none."""
-    parts = [SAY["window_off" if m.get("use_sliding_window") is False else "window_on"].format(
-        name=m["name"], also="也" if i else "", w=fmt.count(m["sliding_window"]))
-        for i, m in enumerate(m for m in models if m.get("sliding_window"))]
-    return "；".join(parts) + "。" if parts else ""
-
-
 def ranking(rows: list[dict], key: str) -> dict:
     """The smallest and the largest cache of ``rows[...][key]`` (names, sizes) and how many times larger."""
     sizes = [r[key] for r in rows]
     low, high = min(sizes), max(sizes)
     if low == high:
         raise ValueError(f"各模型的 {key} 一样大：这一句要比较大小不同的缓存")
-
     def named(size: int) -> str:  # 甲、乙与丙
         found = [r["model"]["name"] for r in rows if r[key] == size]
         return "、".join(found[:-1]) + "与" + found[-1] if len(found) > 1 else found[0]
-
     return {"small": named(low), "small_size": fmt.size(low), "large": named(high), "large_size": fmt.size(high),
-            "ratio": about("是最小者的", high / low)}
+            "ratio": times(high / low, "是最小者的")}
 
 
 def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
-    """The configurations, each model's cache (16 bits unless said), two rankings, the query heads."""
+    """The configurations and every sliding_window they write (on or off), each model's cache (16 bits
+    unless said), two rankings, the first two models with as many query heads and other K/V heads."""
     b, b8, c = costs.FLOAT16_BYTES, costs.INT8_BYTES, fmt.count(context)
     keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
     off = lambda m: "（未启用）" if m.get("use_sliding_window") is False else ""  # noqa: E731
@@ -125,20 +113,23 @@ def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, b
                   [[r["model"]["name"], *(fmt.size(r[k]) for k in ("per_token", "at_context", "at_context_8",
                                                                    "as_mha")),
                     saving(r["model"]), fmt.size(r["at_max"])] for r in rows])
+    windows = "；".join(SAY["window_off" if m.get("use_sliding_window") is False else "window_on"].format(
+        name=m["name"], also="也" if i else "", w=fmt.count(m["sliding_window"]))
+        for i, m in enumerate(m for m in models if m.get("sliding_window")))
     capped = "".join(SAY["capped"].format(name=m["name"], w=fmt.count(m["sliding_window"])) for m in models
                      if costs.cached_positions(m, m["max_positions"]) < m["max_positions"])
     qa, qb = next((a, b) for i, a in enumerate(models) for b in models[i + 1:]
                   if a["heads"] == b["heads"] and a["kv_heads"] != b["kv_heads"])
     per_a, per_b = costs.kv_cache_bytes(qa, 1), costs.kv_cache_bytes(qb, 1)
     return {**counts("kv_", context=context, batch=batch, fp16=b, int8=b8, int8_bits=8 * b8, bits=8 * b),
-            "tbl_configs": configs, "sliding": Md(sliding_sentence(models)), "tbl_kv": table,
+            "tbl_configs": configs, "tbl_kv": table, "sliding": Md(windows and windows + "。"),
             **{f"kv_{k}": v for k, v in ranking(rows, "at_context").items()},
             **{f"kv_max_{k}": v for k, v in ranking(rows, "at_max").items()}, "kv_capped": capped,
             "fp16_over_int8": times(b / b8),  # the formula changes only b
             "mis_a": qa["name"], "mis_b": qb["name"], "mis_heads": fmt.count(qa["heads"]),
             "mis_kv_a": fmt.count(qa["kv_heads"]), "mis_kv_b": fmt.count(qb["kv_heads"]),
             "mis_per_a": fmt.size(per_a), "mis_per_b": fmt.size(per_b),
-            "mis_ratio": about("相差", max(per_a, per_b) / min(per_a, per_b))}
+            "mis_ratio": times(max(per_a, per_b) / min(per_a, per_b), "相差")}
 
 
 # Each law is t = coefficient × n^power, the lengths multiplied in turn by its noise factors. Three
@@ -199,7 +190,6 @@ FIGURE_FONT = "Noto Sans CJK SC"
 def figure_fonts() -> list[str]:
     """The font list of a figure's text (the other pages' figures too); a clear error without the font."""
     from matplotlib import font_manager
-
     try:
         font_manager.findfont(font_manager.FontProperties(family=FIGURE_FONT), fallback_to_default=False)
     except ValueError:
@@ -210,7 +200,6 @@ def figure_fonts() -> list[str]:
 def measured(timed: list[dict]) -> dict:
     """A timing's table, its ratios as local slopes, the fitted slope against 2, and the log-log plot."""
     from matplotlib.figure import Figure  # not pyplot: no global list of figures to close
-
     ns, seconds = [r["n"] for r in timed], [r["median"] for r in timed]
     fonts, (slope, c) = {"family": figure_fonts()}, costs.fit_slope(ns, seconds)
     fig = Figure(figsize=(6.0, 3.6))
@@ -248,7 +237,6 @@ def measured(timed: list[dict]) -> dict:
 def timing_values(timing: dict = costs.TIMING) -> dict:
     """Time ``numpy_attention`` here and now (the page's first cell set one BLAS thread before numpy)."""
     import numpy as np
-
     start = time.perf_counter()
     facts = measured(costs.time_attention(**timing))
     return {**counts("obs_", **{key: timing[key] for key in ("d", "seed", "repeats")}), **facts,

@@ -76,11 +76,6 @@ def offset_verdict(columns: dict[str, list[float]]) -> str:
     return "；".join(said) + "。"
 
 
-def offset_scores(q: list[float], k: list[float], offsets: list[int], base: float = rope.BASE) -> list[float]:
-    """The scores of one q and k, the key at position 0 and the query ``offset`` positions later."""
-    return [row[0] for row in rope.rope_scores([q] * len(offsets), [k], list(offsets), [0], base)]
-
-
 def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, first=D2_FIRST, shift: int = D2_SHIFT,
                n: int = TOEPLITZ_N, figure: bool = True) -> dict:
     """d = 2: q and k at two groups of positions with one offset (plotted); all scores at 0 … n − 1."""
@@ -108,7 +103,6 @@ def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, fir
 def _figure():  # Chinese labels (Noto Sans CJK SC after DejaVu Sans); fixed SVG ids keep the HTML the same
     import matplotlib
     from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
-
     matplotlib.rcParams.update({"svg.hashsalt": "rope", "font.size": 10, "axes.titlesize": 10,
                                 "font.family": ["DejaVu Sans", "Noto Sans CJK SC"]})
     return Figure(figsize=(7.2, 3.6))
@@ -181,12 +175,10 @@ def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int =
     width = len(w_q[0])
     d_head, ps = width // n_heads, list(range(len(x)))
     columns = lambda w, order: [rope.permute(row, order) for row in w]  # noqa: E731  (q = x @ W: a column per component)
-
     def scores(wq, wk, layout):  # every head's score table, one after the other
         q, k = att.matmul(x, wq), att.matmul(x, wk)
         block = lambda m, h: [row[h * d_head:(h + 1) * d_head] for row in m]  # noqa: E731
         return [row for h in range(n_heads) for row in rope.rope_scores(block(q, h), block(k, h), ps, ps, layout=layout)]
-
     reference = scores(w_q, w_k, "adjacent")
     per_head, whole = rope.head_permutation(n_heads, d_head), rope.layout_permutation(width)
     plans = {
@@ -210,7 +202,6 @@ def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> d
         ps = [first + i for i in range(len(seq))]
         values = rope.rotate_rows(v, ps) if rotate_v else v
         return rope.cached_step([], [], seq, seq, values, ps)[3][-1]
-
     rows = [[plan, vec(a), vec(b), "不变" if att.max_abs_diff([a], [b]) < TOL else "变了"]
             for plan, rotate_v in [("只转 Q、K", False), ("连 V 也转", True)]
             for a, b in [(last_output(start, rotate_v), last_output(start + shift, rotate_v))]]
@@ -228,7 +219,6 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
     masked = lambda scores, m: [[x + y for x, y in zip(r, mr)] for r, mr in zip(scores, m)]  # noqa: E731
     def step_scores(ps):  # the cached keys were rotated once, at their own positions; the new rows at ps
         return masked(rope.rope_scores(seq[past:], seq, ps, list(range(past)) + ps), mask)
-
     full_scores = rope.rope_scores(seq, seq, list(range(n)), list(range(n)))
     variants = [
         ("整段重算（参照）", lambda i: f"绝对位置 {past + i}", masked(full_scores, att.additive_mask(att.visibility(n, n)))[past:]),
@@ -258,13 +248,11 @@ def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, 
     valid = [False] * pads + [True] * n_pre
     counted, absolute = rope.padded_positions(valid), list(range(pads + n_pre))  # rotation vs absolute positions
     _, reference = rope.full_attention(seq, seq, v)
-
     def padded_decode(prefill, new_position):
         keys = [[fill] * len(seq[0])] * pads + seq[:n_pre]
         ck, cv = rope.rotate_rows(keys, prefill), [[fill] * len(v[0])] * pads + v[:n_pre]
         last = seq[n_pre]
         return rope.cached_step(ck, cv, [last], [last], [v[n_pre]], [new_position], key_valid=valid + [True])[3][0][0]
-
     values = {
         "pad_d": len(seq[0]), "pad_real": len(seq), "pad_pre": n_pre, "pad_fill": fmt.short(fill),
         "pad_seq": fmt.vectors(seq), "pad_v": "、".join(fmt.short(r[0]) for r in v), "pad_n": pads,
@@ -287,15 +275,17 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
     """One pair of vectors (all entries ``fill``) at growing offsets, for each published base (and the plot)."""
     models = rope.MODEL_BASES
     ones = [fill] * models[0]["head_dim"]
+    def scores(at, base=rope.BASE):  # the key at position 0, the query ``at`` positions later
+        return [row[0] for row in rope.rope_scores([ones] * len(at), [ones], list(at), [0], base)]
     outside = [m for m in checkpoints if not offsets[0] <= m <= offsets[-1]]
     values = {
         "lr_fill": fmt.short(fill), "lr_n_models": len(models), "lr_d": len(ones), "lr_max": fmt.grouped(offsets[-1]),
         "lr_min": offsets[0], "lr_checkpoints": "、".join(fmt.grouped(m) for m in checkpoints),
         "lr_table_note": SAY["outside"].format(offsets="、".join(map(fmt.grouped, outside))) if outside else "",
         "tbl_long": Table(["底数"] + [f"Δ = {fmt.grouped(m)}" for m in checkpoints],
-                          [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in offset_scores(ones, ones, checkpoints, row["base"])]
+                          [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in scores(checkpoints, row["base"])]
                            for row in models]),
-        "lr_start": fmt.fmt(offset_scores(ones, ones, [0])[0]), "lr_models": "、".join(row["model"] for row in models),
+        "lr_start": fmt.fmt(scores([0])[0]), "lr_models": "、".join(row["model"] for row in models),
     }
     for j, row in enumerate(models):
         wave = rope.slowest_wavelength(row["head_dim"], row["base"])
@@ -303,11 +293,10 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
                    f"lr_dim_{j}": row["head_dim"], f"lr_model_{j}": row["model"]}
     if figure:  # the score against the offset on a log axis, one curve per base
         from matplotlib.ticker import FuncFormatter, NullFormatter
-
         values["fig_long"] = fig = _figure()
         ax = fig.subplots()
         for row, style in zip(models, ["-", "--", ":"]):
-            ax.plot(offsets, offset_scores(ones, ones, offsets, row["base"]), style, lw=1.4,
+            ax.plot(offsets, scores(offsets, row["base"]), style, lw=1.4,
                     label=f"{row['model']}：底数 {fmt.grouped(row['base'])}")
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: base_text(x)))  # 1, 10, 100, not mathtext
@@ -319,8 +308,16 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
     return values
 
 
-def exercise_rotation(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> dict:
-    """Exercise 1, step by step: "= v" when a step's printed terms give its printed value, else "≈ v"."""
+def shift_words(first: float, second: float, plain: float) -> dict:
+    """Exercise 3: the two groups' scores against each other and against the score without rotation."""
+    return {"rx3_same": SAY["same_score" if same(first, second) else "other_score"], "rx3_plain": fmt.fmt(plain),
+            "rx3_changed": SAY["unchanged" if same(plain, first) else "changed"],
+            "rx3_by": SAY["by_offset" if same(first, second) else "by_position"]}
+
+
+def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> dict:
+    """Every exercise's values (1: undoing the rotation of ``x``), from the reference solutions; a step of
+    exercise 1 says "= v" when its printed terms give its printed value, else "≈ v"."""
     r, (a, b) = ex.undo_steps(x, position), x
     cos, sin = (f"({t})" if t.startswith(fmt.MINUS) else t for t in (fmt.fmt(r["cos"]), fmt.fmt(r["sin"])))
     c, s_, angle = fmt.printed(cos), fmt.printed(sin), fmt.printed(fmt.fmt(r["angle"]))
@@ -336,20 +333,6 @@ def exercise_rotation(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITI
          written(b * c + a * s_, r["original"][1])],
         ["长度（x′ → x）", "√(a′² + b′²) → √(a² + b²)", f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}"],
     ]
-    return {"rx1_d": len(x), "rx1_theta": fmt.fmt(r["theta"]), "rx1_x": fmt.vector(x),
-            "rx1_m": position, "rx1_steps": Table(["步骤", "算式", "值"], steps), "rx1_back": vec(r["back"]),
-            "rx1_back_ok": SAY["back" if att.max_abs_diff([r["back"]], [list(x)]) < TOL else "not_back"]}
-
-
-def shift_words(first: float, second: float, plain: float) -> dict:
-    """Exercise 3: the two groups' scores against each other and against the score without rotation."""
-    return {"rx3_same": SAY["same_score" if same(first, second) else "other_score"], "rx3_plain": fmt.fmt(plain),
-            "rx3_changed": SAY["unchanged" if same(plain, first) else "changed"],
-            "rx3_by": SAY["by_offset" if same(first, second) else "by_position"]}
-
-
-def exercises() -> dict:
-    """Every exercise's values: 1 (``exercise_rotation``), 2 to 5 from their reference solutions."""
     t, s3, s4 = ex.frequency_table(), ex.shift_scores(), ex.offset_score()
     exponent = lambda i: fmt.MINUS + str(Fraction(2 * i, ex.FREQ_D)) if i else "0"  # noqa: E731  (−2i/d)
     rx2 = [[fmt.count(i), f"({a}, {b})", exponent(i), fmt.fmt(r["theta"]), fmt.fmt(r["angle"]),
@@ -363,7 +346,10 @@ def exercises() -> dict:
     rx4 = [[f"第 {i} 对", fmt.short(theta), fmt.fmt(angle), fmt.vector(k[2 * i:2 * i + 2]),
             vec(s4["k_turned"][2 * i:2 * i + 2]), fmt.vector(q[2 * i:2 * i + 2]), fmt.fmt(term)]
            for i, (theta, angle, term) in enumerate(zip(rope.frequencies(len(k), ex.PAIR_BASE), s4["angles"], s4["terms"]))]
-    return exercise_rotation() | {
+    return {
+        "rx1_d": len(x), "rx1_theta": fmt.fmt(r["theta"]), "rx1_x": fmt.vector(x), "rx1_m": position,
+        "rx1_steps": Table(["步骤", "算式", "值"], steps), "rx1_back": vec(r["back"]),
+        "rx1_back_ok": SAY["back" if att.max_abs_diff([r["back"]], [list(x)]) < TOL else "not_back"],
         "rx2_d": ex.FREQ_D, "rx2_base": base_text(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
         "rx2_table": Table(["第 i 对", "相邻成对的分量", "指数 −2i/d", "θ_i = base^(−2i/d)", "转角 m·θ_i",
                             "波长 2π/θ_i（位置数）"], rx2),

@@ -212,11 +212,9 @@ def f13_explanations(s: dict, v) -> list[str]:
     """One sentence a step, written from its numbers (which key is largest, = or ≈, inside V's range)."""
     scores, total = s["dots"], printed_sum(s["exps"], s["total"])
     top = "、".join(f"Key {j}" for j, x in enumerate(scores) if x == max(scores))
-
     def product(w, vj, exact):  # a weight times a V row: 0.6225 × (4, 0) ≈ (2.4898, 0.0000)
         sign = "=" if all(fmt.equals(printed(w) * y, c) == "=" for y, c in zip(vj, exact)) else "≈"
         return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
-
     sums = "；".join(f"q·k_{j} = {products(s['query'], kj)} = {fmt.fmt(x)}" for j, (kj, x) in enumerate(zip(s["keys"], scores)))
     return [
         f"逐分量相乘再相加：{sums}" + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
