@@ -46,13 +46,11 @@ def share(part: int, whole: int) -> str:
     return fmt.fmt(float(value), digits) + "%"
 
 
-def listing(values: list) -> str:
-    """Inputs listed the way the prose lists them: 1024、4096、16,384."""
+def listing(values: list) -> str:  # inputs as the prose lists them: 1024、4096、16,384
     return "、".join(fmt.count(x) if isinstance(x, int) else fmt.short(x) for x in values)
 
 
-def counts(prefix: str, **values: int) -> dict:
-    """Glue names ``prefix + key`` for the whole numbers of an input box."""
+def counts(prefix: str, **values: int) -> dict:  # an input box's whole numbers, glued as prefix + key
     return {prefix + key: fmt.count(n) for key, n in values.items()}
 
 

@@ -53,13 +53,11 @@ same = functools.partial(math.isclose, rel_tol=0.0, abs_tol=TOL)
 def places(positions) -> str:
     """Positions as an input box names them: ``0、1、2``, or ``0 至 4`` for a longer unbroken run."""
     ps = list(positions)
-    if len(ps) >= 4 and ps == list(range(ps[0], ps[0] + len(ps))):
-        return f"{ps[0]} 至 {ps[-1]}"
-    return "、".join(fmt.count(p) for p in ps)
+    run = len(ps) >= 4 and ps == list(range(ps[0], ps[0] + len(ps)))
+    return f"{ps[0]} 至 {ps[-1]}" if run else "、".join(map(fmt.count, ps))
 
 
-def base_text(base: float) -> str:
-    """A base as model cards write it: thousands separated (``10,000``), a small one as typed (``64``)."""
+def base_text(base: float) -> str:  # a base as model cards write it (10,000), a small one as typed (64)
     return fmt.grouped(base) if float(base).is_integer() else fmt.short(base)
 
 
@@ -108,8 +106,7 @@ def _figure():  # Chinese labels (Noto Sans CJK SC after DejaVu Sans); fixed SVG
     return Figure(figsize=(7.2, 3.6))
 
 
-def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):
-    """Two panels: q and k before (dashed) and after (solid) rotation, one panel per group of positions."""
+def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):  # q, k before and after, per group
     fig = _figure()
     axes = fig.subplots(1, 2)
     radius = max(math.hypot(*q), math.hypot(*k))
@@ -308,8 +305,7 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
     return values
 
 
-def shift_words(first: float, second: float, plain: float) -> dict:
-    """Exercise 3: the two groups' scores against each other and against the score without rotation."""
+def shift_words(first: float, second: float, plain: float) -> dict:  # exercise 3's scores against each other
     return {"rx3_same": SAY["same_score" if same(first, second) else "other_score"], "rx3_plain": fmt.fmt(plain),
             "rx3_changed": SAY["unchanged" if same(plain, first) else "changed"],
             "rx3_by": SAY["by_offset" if same(first, second) else "by_position"]}

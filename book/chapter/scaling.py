@@ -49,24 +49,17 @@ def slashed(xs) -> str:
     return " / ".join(fmt.fmt(x) for x in xs)
 
 
-def same_or_gap(diff: float) -> str:
-    """Two results' largest difference in words: 完全相同 only when it is exactly 0."""
+def same_or_gap(diff: float) -> str:  # two results' largest difference: 完全相同 only when exactly 0
     return SAY["same"] if diff == 0 else SAY["gap"].format(gap=fmt.difference(diff))
 
 
-def inside(outputs, values) -> list[bool]:
-    """For each output row: whether every component stays within its column of V."""
+def inside(outputs, values) -> list[bool]:  # for each output row: is every component within V's column?
     cols = list(zip(*values))
     return [all(min(c) - TOL <= x <= max(c) + TOL for x, c in zip(o, cols)) for o in outputs]
 
 
-def printed(x: float) -> float:
-    return fmt.printed(fmt.fmt(x))
-
-
-def printed_sum(xs, total: float) -> str:
-    """``= total`` or ``≈ total``: whether the printed terms add up to the printed total."""
-    return f"{fmt.equals(sum(printed(x) for x in xs), total)} {fmt.fmt(total)}"
+def printed_sum(xs, total: float) -> str:  # "= total" when the printed terms add up to it, else "≈ total"
+    return f"{fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in xs), total)} {fmt.fmt(total)}"
 
 
 def inputs(q=Q, k=K, v=V, row=ROW) -> dict:
@@ -213,14 +206,15 @@ def f13_explanations(s: dict, v) -> list[str]:
     scores, total = s["dots"], printed_sum(s["exps"], s["total"])
     top = "、".join(f"Key {j}" for j, x in enumerate(scores) if x == max(scores))
     def product(w, vj, exact):  # a weight times a V row: 0.6225 × (4, 0) ≈ (2.4898, 0.0000)
-        sign = "=" if all(fmt.equals(printed(w) * y, c) == "=" for y, c in zip(vj, exact)) else "≈"
+        signs = {fmt.equals(fmt.printed(fmt.fmt(w)) * y, c) for y, c in zip(vj, exact)}
+        sign = "=" if signs == {"="} else "≈"
         return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
     sums = "；".join(f"q·k_{j} = {products(s['query'], kj)} = {fmt.fmt(x)}" for j, (kj, x) in enumerate(zip(s["keys"], scores)))
     return [
         f"逐分量相乘再相加：{sums}" + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
         + f"再除以 √d = {fmt.fmt(s['scale'])}：顺序不变，差距缩成原来的 1/√d。",
         f"减去最大值 {fmt.fmt(s['max'])}，再取指数："
-        + "，".join(f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(printed(x)), e)} {fmt.fmt(e)}"
+        + "，".join(f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
                    for x, e in zip(s["shifted"], s["exps"]))
         + f"；和 {total}{'' if total[0] == '=' else '（由未舍入的指数相加）'}。每一项除以和，得到和为 1 的权重。",
         "V 行乘以权重："
