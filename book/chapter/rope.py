@@ -106,7 +106,7 @@ def _figure():  # Chinese labels (Noto Sans CJK SC after DejaVu Sans); fixed SVG
     return Figure(figsize=(7.2, 3.6))
 
 
-def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):  # q, k before and after, per group
+def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):  # before/after, per group
     fig = _figure()
     axes = fig.subplots(1, 2)
     radius = max(math.hypot(*q), math.hypot(*k))
