@@ -130,9 +130,10 @@ def test_a_written_out_calculation_says_equals_only_when_its_printed_terms_give_
 def test_the_tiny_configuration_is_counted_both_ways(book_html):
     t = costs.TINY
     formula = costs.kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], 2) * t["context"] * t["batch"]
-    table = rows(book_html)
+    table = table_rows(article(book_html), cells=("td",), sep=" ")  # the page's table: glued numbers, typed words
+    assert ["公式：每 token 字节 × 上下文 × 批大小", f"{formula:,} 字节"] in table
     assert ["造出全部 K、V 数组，逐个数元素", f"{formula // 2:,} 个元素"] in table
-    assert ["两者一致", "是"] in table
+    assert ["元素数 × 每元素字节", f"{formula:,} 字节"] in table and ["两者一致", "是"] in table
 
 
 def input_box(book_html: Path, words: str):
