@@ -29,7 +29,7 @@ SOURCE = ROOT / "book" / "ch02" / "costs.md"
 def _model(name, heads, kv_heads, layers=2, head_dim=4, hidden=None, **extra):
     return {"name": name, "layers": layers, "hidden": hidden or heads * head_dim, "heads": heads,
             "kv_heads": kv_heads, "head_dim": head_dim, "head_dim_in_config": hidden is not None,
-            "max_positions": 64, **extra}
+            "max_positions": 64, "dtype": "float16", **extra}
 
 
 # -- kinds of number ---------------------------------------------------------------------------------
@@ -52,9 +52,8 @@ def test_a_share_never_prints_as_a_whole_percentage_it_is_not(whole, data):
 
 
 def test_the_forbidden_share_of_the_largest_table_is_not_rounded_to_a_half():
-    rows = page.score_rows([16384])
-    assert page.score_values([1024, 16384])["mis_share"] == "49.997%"
-    assert page.score_table(rows)[1][0][3].endswith("（49.997%）")
+    values = page.score_values([1024, 16384])
+    assert values["mis_share"] == "49.997%" and values["tbl_scores"].rows[1][3].endswith("（49.997%）")
 
 
 def test_percent_and_grouped_print_the_one_minus_sign():
@@ -66,17 +65,17 @@ def test_percent_and_grouped_print_the_one_minus_sign():
 
 # -- the score table and its growth ------------------------------------------------------------------
 def test_the_score_tables_show_the_counts_of_their_rows():
-    rows = page.score_rows([8, 32])
-    header, body = page.score_table(rows)
+    values = page.score_values([8, 32])
+    header, body = values["tbl_scores"]
     assert len(header) == 5 and [r[0] for r in body] == ["8", "32"]
-    first = rows[0]
+    first = costs.score_costs(8, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES, batch=costs.SCORE_BATCH)
     # 7/16 of the cells are forbidden: (n − 1)/(2n) at n = 8
     assert body[0] == ["8", fmt.grouped(first["entries"]), fmt.size(first["bytes"]),
                        f"{fmt.grouped(first['forbidden'])}（43.75%）", fmt.grouped(first["qk_madds"])]
-    assert rows[1]["qk_madds"] == rows[1]["mix_madds"]  # one column says both
-    assert page.growth(rows) == {"n0": "8", "n1": "32", "n_ratio": "4 倍", "growth": "16 倍"}
-    largest = page.score_values([8, 32])
-    assert largest["mis_n"] == "32" and largest["mis_share"] == fmt.percent(31 / 64)
+    assert first["qk_madds"] == first["mix_madds"]  # one column says both
+    growth = {k: values[f"sc_{k}"] for k in ("n0", "n1", "n_ratio", "growth")}
+    assert growth == {"n0": "8", "n1": "32", "n_ratio": "4 倍", "growth": "16 倍"}
+    assert values["mis_n"] == "32" and values["mis_share"] == fmt.percent(31 / 64)
 
 
 # -- the KV cache ------------------------------------------------------------------------------------
@@ -104,52 +103,60 @@ def test_ranking_refuses_caches_of_one_size():
 
 def test_the_kv_table_and_its_sentences_come_from_the_same_rows():
     models = [_model("A", heads=8, kv_heads=2, max_positions=10), _model("B", heads=8, kv_heads=8)]
-    rows = page.kv_rows(models, context=16, batch=2)
-    header, body = page.kv_table(rows, context=16)
+    values = page.kv_values(models, context=16, batch=2)
+    header, body = values["tbl_kv"]
     assert header[2] == "上下文 16（16 位）" and header[3] == "上下文 16（8 位）"
     assert body[0] == ["A", "64 B", "2 KiB", "1 KiB", "8 KiB", "4 倍", "1.25 KiB"]
     assert body[1][5] == "不分组" and body[1][4] == body[1][2]  # without grouping, full multi-head is itself
-    assert {k: page.ranking(rows, "at_context")[k] for k in ("small", "small_size", "large", "large_size")} == \
+    assert {k: values[f"kv_{k}"] for k in ("small", "small_size", "large", "large_size")} == \
         {"small": "A", "small_size": "2 KiB", "large": "B", "large_size": "8 KiB"}
-    assert (page.ranking(rows, "at_max")["small_size"], page.ranking(rows, "at_max")["large_size"]) == ("1.25 KiB", "32 KiB")
+    assert (values["kv_max_small_size"], values["kv_max_large_size"]) == ("1.25 KiB", "32 KiB")
 
 def test_the_ranking_at_the_maximum_length_counts_the_sliding_window():
     # Mistral-7B-v0.1's window of 4096 caps its cache at 512 MiB: the smallest at the maximum lengths.
-    rows = page.kv_rows(costs.MODELS)
-    at_max = {r["model"]["name"]: r["at_max"] for r in rows}
+    values = page.kv_values()
+    at_max = {m["name"]: costs.kv_cache_bytes(m, m["max_positions"], costs.BATCH) for m in costs.MODELS}
     mistral = costs.MODELS[2]
     assert at_max[mistral["name"]] == costs.kv_bytes_per_token(32, 8, 128, 2) * mistral["sliding_window"]
     assert min(at_max, key=at_max.get) == mistral["name"]
-    assert page.ranking(rows, "at_max")["small"] == mistral["name"]
-    note = page.capped_note(costs.MODELS)  # the caveat names Mistral's window, not Qwen2's (switched off)
+    assert values["kv_max_small"] == mistral["name"]
+    note = values["kv_capped"]  # the caveat names Mistral's window, not Qwen2's (switched off)
     assert note == page.SAY["capped"].format(name=mistral["name"], w=fmt.count(mistral["sliding_window"]))
-    header, body = page.kv_table(rows)
+    header, body = values["tbl_kv"]
     assert "计入滑动窗口" in header[-1] and body[2][-1] == fmt.size(at_max[mistral["name"]])
 
 
 def test_the_configuration_sentences_on_other_models():
     with_key = _model("G", heads=4, kv_heads=4, head_dim=8, hidden=16, dtype="bfloat16")
-    assert page.sliding_sentence([_model("A", 4, 2)]) == ""
-    on = page.sliding_sentence([_model("W", 4, 2, sliding_window=512)])
+    partner = _model("P", 4, 4)  # kv_values compares caches: another model, as many query heads, no window
+    sliding = lambda models: page.kv_values(models + [partner])["sliding"]  # noqa: E731
+    assert sliding([_model("A", 4, 2)]) == ""
+    on = sliding([_model("W", 4, 2, sliding_window=512)])
     assert on == page.SAY["window_on"].format(name="W", also="", w="512") + "。"
-    off = page.sliding_sentence([_model("X", 4, 2, sliding_window=64, use_sliding_window=False),
-                                 _model("A", 4, 2), _model("W", 4, 2, sliding_window=512)])
+    off = sliding([_model("X", 4, 2, sliding_window=64, use_sliding_window=False),
+                   _model("A", 4, 2), _model("W", 4, 2, sliding_window=512)])
     assert off == (page.SAY["window_off"].format(name="X", also="", w="64") + "；"
                    + page.SAY["window_on"].format(name="W", also="也", w="512") + "。")
     # Every configuration that writes a window is named, with its value: the data of the table, not a choice.
-    named = re.findall(r"([\w.-]+) 的配置也?写了 sliding_window = ([\d,]+)", page.sliding_sentence(costs.MODELS))
+    named = re.findall(r"([\w.-]+) 的配置也?写了 sliding_window = ([\d,]+)", page.kv_values()["sliding"])
     assert named == [(m["name"], fmt.count(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")]
-    header, body = page.configs_table([with_key])
-    assert body == [["G", "2", "16", "4", "4", "8", "64", "—", "bfloat16"]] and len(header) == 9
-    assert [row[-1] for row in page.configs_table(costs.MODELS)[1]] == [m["dtype"] for m in costs.MODELS]
-    assert page.configs_table(costs.MODELS)[1][3][-2] == "131,072（未启用）"
+    header, body = page.kv_values([with_key, _model("B", heads=4, kv_heads=2)])["tbl_configs"]
+    assert body[0] == ["G", "2", "16", "4", "4", "8", "64", "—", "bfloat16"] and len(header) == 9
+    configs = page.kv_values()["tbl_configs"]
+    assert [row[-1] for row in configs.rows] == [m["dtype"] for m in costs.MODELS]
+    assert configs.rows[3][-2] == "131,072（未启用）"
+
+
+def query_heads(models):
+    return {k.removeprefix("mis_"): v for k, v in page.kv_values(models).items()
+            if k.startswith("mis_") and k.removeprefix("mis_") in ("a", "b", "heads", "kv_a", "kv_b", "per_a", "per_b", "ratio")}
 
 
 def test_query_heads_on_other_models():
     a, b = _model("A", heads=12, kv_heads=12), _model("B", heads=12, kv_heads=3)
-    assert page.query_heads([_model("E", heads=8, kv_heads=2), a, b]) == {
+    assert query_heads([_model("E", heads=8, kv_heads=2), a, b]) == {
         "a": "A", "b": "B", "heads": "12", "kv_a": "12", "kv_b": "3", "per_a": "384 B", "per_b": "96 B", "ratio": "相差 4 倍"}
-    odd = page.query_heads([_model("C", heads=6, kv_heads=3, head_dim=4), _model("D", heads=6, kv_heads=2, head_dim=5)])
+    odd = query_heads([_model("C", heads=6, kv_heads=3, head_dim=4), _model("D", heads=6, kv_heads=2, head_dim=5)])
     assert (odd["per_a"], odd["per_b"], odd["ratio"]) == ("96 B", "80 B", "约相差 1.2 倍")  # 3×4 against 2×5 numbers
 
 
@@ -166,13 +173,13 @@ def test_every_configuration_has_a_citation_in_the_bibliography_and_on_the_page(
 # -- the direct counts -------------------------------------------------------------------------------
 def test_the_tiny_table_counts_both_ways_on_another_configuration():
     tiny = {"layers": 3, "kv_heads": 1, "head_dim": 2, "context": 4, "batch": 1}
-    _, body = page.tiny_table(tiny)
-    assert body == [["公式：每 token 字节 × 上下文 × 批大小", "96 字节"], ["造出全部 K、V 数组，逐个数元素", "48 个元素"],
-                    ["元素数 × 每元素字节", "96 字节"], ["两者一致", "是"]]
+    values = page.count_check_values(tiny)
+    facts = [values[f"tiny_{k}"] for k in ("formula", "elements", "bytes", "same")]
+    assert facts == ["96", "48", "96", "是"]
 
 
 def test_the_table_check_counts_what_it_built():
-    _, body = page.table_check([2, 6], d=3)
+    _, body = page.count_check_values(ns=[2, 6], d=3)["tbl_table_check"]
     assert body == [["2", "4", "4", "1", "1"], ["6", "36", "36", "15", "15"]]
 
 
@@ -211,8 +218,8 @@ def test_the_formula_shown_is_the_law_used(law):
     for n in (3.0, 100.0):
         # six significant digits are shown, of the coefficient and of the power
         assert latex_value(formula, n) == pytest.approx(law["coefficient"] * n ** law["power"], rel=2e-4)
-    label = page.fit_check(NS, [{"coefficient": 1e-9, "power": 2, "noise": ()}, law | {"noise": (1.2, 1.0, 0.9)}])
-    assert label["table"].rows[1][0].startswith(f"${formula}$，依次轮流乘以 1.2、1、0.9")
+    laws = [{"coefficient": 1e-9, "power": 2, "noise": ()}, law | {"noise": (1.2, 1.0, 0.9)}]
+    assert page.count_check_values(laws=laws)["tbl_fit"].rows[1][0].startswith(f"${formula}$，依次轮流乘以 1.2、1、0.9")
 
 
 def test_the_pages_noisy_law_actually_moves_the_slope():
@@ -220,54 +227,57 @@ def test_the_pages_noisy_law_actually_moves_the_slope():
     # fitted slope exactly as it was, so it would test nothing. The page's noisy law must move it.
     symmetric = {"coefficient": 3e-9, "power": 2, "noise": (1.1, 0.9)}
     assert costs.fit_slope(NS, page.synthetic_seconds(NS, symmetric))[0] == pytest.approx(2, abs=1e-12)
-    check = page.fit_check()
-    for law, slope in zip(page.SYNTHETIC_LAWS, check["slopes"]):
+    slopes = [costs.fit_slope(NS, page.synthetic_seconds(NS, law))[0] for law in page.SYNTHETIC_LAWS]
+    for law, slope in zip(page.SYNTHETIC_LAWS, slopes):
         if law["noise"]:
             assert abs(slope - law["power"]) > 1e-3
         else:
             assert slope == pytest.approx(law["power"], abs=1e-9)
-    assert [row[2] for row in check["table"][1]] == [fmt.ratio(s) for s in check["slopes"]]
+    values = page.count_check_values()
+    assert [row[2] for row in values["tbl_fit"].rows] == [fmt.ratio(s) for s in slopes]
+    noisy = [abs(s - law["power"]) for law, s in zip(page.SYNTHETIC_LAWS, slopes) if law["noise"]]
+    assert values["fit_noise_gap"] == fmt.ratio(max(noisy))
 
 
 def test_a_fit_check_without_a_noisy_law_is_refused():
     with pytest.raises(ValueError, match="带噪声"):
-        page.fit_check(NS, [law for law in page.SYNTHETIC_LAWS if not law["noise"]])
+        page.count_check_values(laws=[law for law in page.SYNTHETIC_LAWS if not law["noise"]])
 
 
 # -- the measurement ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("slope, verdict", [(2.0, "near"), (1.8, "near"), (2.25, "near"), (1.0, "low"),
-                                            (3.0, "high"), (-0.5, "low")])
-def test_slope_verdict_reads_the_slope(slope, verdict):
-    assert page.slope_verdict(slope) == page.SAY[verdict]
-
-
 def _timed(ns, seconds):
     return [{"n": n, "runs": 3, "median": t} for n, t in zip(ns, seconds)]
 
 
-def test_ratios_sentence_reads_the_last_column_of_the_timing_table():
-    steady = _timed([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0])
-    slope = costs.fit_slope([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0])[0]
-    ratios = [r[3] for r in page.timing_table(steady)[1][1:]]
-    sentence = page.ratios_sentence(steady, slope)
+@pytest.mark.parametrize("slope, verdict", [(2.0, "near"), (1.76, "near"), (2.24, "near"), (1.74, "low"),
+                                            (2.26, "high"), (3.0, "high"), (-0.5, "low")])
+def test_the_verdict_reads_the_fitted_slope(slope, verdict):
+    values = page.measured(_timed([100, 200], [1.0, 2.0**slope]))  # two points: the fit is their slope
+    assert values["obs_slope"] == fmt.ratio(slope) and values["obs_verdict"] == page.SAY[verdict]
+
+
+def test_the_ratios_sentence_reads_the_last_column_of_the_timing_table():
+    steady = page.measured(_timed([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0]))
+    ratios = [r[3] for r in steady["tbl_timing"].rows[1:]]
+    sentence = steady["obs_ratios"]
     assert f" {min(ratios, key=float)} 到 {max(ratios, key=float)} " in sentence and page.SAY["steady"] in sentence
     # The alternating ratios of a build on a busy machine (3.26 / 5.11 / 3.30 / 5.11): said, not passed over.
     jumpy = _timed([128, 256, 512, 1024, 2048], [1.0, 3.26, 3.26 * 5.11, 3.26 * 5.11 * 3.30, 3.26 * 5.11 * 3.30 * 5.11])
-    slope = costs.fit_slope([128, 256, 512, 1024, 2048], [r["median"] for r in jumpy])[0]
-    sentence = page.ratios_sentence(jumpy, slope)
-    assert sentence == page.SAY["ratios_range"].format(low="3.26", high="5.11", s_low="1.70", s_high="2.35") + \
-        "，" + page.SAY["uneven"] + "。"
-    even = _timed([100, 200, 400], [1.0, 4.0, 16.0])
-    assert page.ratios_sentence(even, 2.0).startswith(page.SAY["ratios_equal"].format(low="4.00", s_low="2.00"))
+    assert page.measured(jumpy)["obs_ratios"] == page.SAY["ratios_range"].format(
+        low="3.26", high="5.11", s_low="1.70", s_high="2.35") + "，" + page.SAY["uneven"] + "。"
+    even = page.measured(_timed([100, 200, 400], [1.0, 4.0, 16.0]))["obs_ratios"]
+    assert even == page.SAY["ratios_equal"].format(low="4.00", s_low="2.00") + "，" + page.SAY["steady"] + "。"
 
 
 def test_the_timing_table_shows_milliseconds_and_ratios():
     timed = [{"n": 100, "runs": 5, "median": 2e-4}, {"n": 200, "runs": 2, "median": 9e-4}]
-    assert page.timing_table(timed)[1] == [["100", "5", "0.200", "—"], ["200", "2", "0.900", "4.50"]]
+    values = page.measured(timed)
+    assert values["tbl_timing"].rows == [["100", "5", "0.200", "—"], ["200", "2", "0.900", "4.50"]]
+    assert values["obs_points"] == "2" and values["obs_doubling"] == fmt.multiple(4.5)
 
 
 def test_every_word_on_the_figure_is_chinese():
-    fig = page.scaling_figure([100, 200, 400], [1.0, 3.0, 9.0])
+    fig = page.measured(_timed([100, 200, 400], [1.0, 3.0, 9.0]))["fig_scaling"]
     ax = fig.axes[0]
     words = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), *(t.get_text() for t in ax.get_legend().get_texts())]
     assert all(re.search(r"[\u4e00-\u9fff]", w) for w in words), words
@@ -278,7 +288,7 @@ def test_every_word_on_the_figure_is_chinese():
 
 def test_the_figure_plots_the_data_and_the_fit():
     ns, seconds = [100, 200, 400], [1.0, 3.0, 9.0]
-    fig = page.scaling_figure(ns, seconds)
+    fig = page.measured(_timed(ns, seconds))["fig_scaling"]
     lines = fig.axes[0].get_lines()
     assert list(lines[0].get_xdata()) == ns and list(lines[0].get_ydata()) == seconds
     slope, _ = costs.fit_slope(ns, seconds)
@@ -292,11 +302,12 @@ def test_the_figure_plots_the_data_and_the_fit():
 def test_the_exercise_tables_show_the_answers():
     m = ex.EX_MODEL
     first = ex.table_beats_cache()["first"]
-    header, body = page.crossover_table(m)
+    values = page.exercise_values()
+    header, body = values["cx1_table"]
     assert [r[0] for r in body] == [str(first - 1), str(first)] and [r[-1] for r in body] == ["否", "是"]
-    assert page.kv_plan_table(ex.kv_plans(), m)[1][0][1] == f"2 × {m['layers']} × {m['kv_heads']} × {m['head_dim']} × 2"
+    assert values["cx2_table"].rows[0][1] == f"2 × {m['layers']} × {m['kv_heads']} × {m['head_dim']} × 2"
     rows = ex.window_rows()
-    _, body = page.window_table(rows)
+    _, body = values["cx3_table"]
     assert [r[1] for r in body] == [str(min(c, ex.WINDOW)) for c in ex.WINDOW_CONTEXTS]
     assert body[0][-1] == "0.00%" and body[-1][-1] == page.share(rows[-1]["full"] - rows[-1]["windowed"], rows[-1]["full"])
 

@@ -34,15 +34,11 @@ def test_grouped_writes_thousands_like_a_model_card():
     assert [fmt.grouped(x) for x in (1.0, 999.0, 12345.0, 5e5, -2500.0)] == ["1", "999", "12,345", "500,000", f"{MINUS}2,500"]
 
 
-def test_factor_puts_only_negative_factors_in_parentheses():
-    assert page.factor(0.25) == "0.2500"
-    assert page.factor(-0.25, 2) == f"({MINUS}0.25)"
-    assert page.factor(-0.00001) == "0.0000"  # prints as zero: no sign, no parentheses
-
-
-@pytest.mark.parametrize("i, d, text", [(0, 8, "0"), (1, 8, f"{MINUS}1/4"), (3, 8, f"{MINUS}3/4"), (2, 10, f"{MINUS}2/5")])
-def test_exponent_is_the_reduced_fraction(i, d, text):
-    assert page.exponent(i, d) == text
+def test_only_negative_factors_are_put_in_parentheses():
+    steps = page.exercises([2.0, 1.0], 4)["rx1_steps"].rows  # cos(−4) < 0 < sin(−4)
+    assert steps[3][1] == f"2 × ({MINUS}0.6536) − 1 × 0.7568"
+    steps = page.exercises([2.0, 1.0], 0)["rx1_steps"].rows  # sin(−0) prints as zero: no sign, no parentheses
+    assert steps[3][1] == "2 × 1.0000 − 1 × 0.0000"
 
 
 def test_places_names_a_run_or_lists_the_positions():
@@ -51,10 +47,9 @@ def test_places_names_a_run_or_lists_the_positions():
     assert page.places([0, 2, 3, 4]) == "0、2、3、4"
 
 
-def test_vec_pair_and_verdict():
-    assert page.vec([-1.0, 0.123456], 2) == f"({MINUS}1.00, 0.12)"
+def test_vec_and_pair():
+    assert page.vec([-1.0, 0.123456]) == f"({MINUS}1.0000, 0.1235)"
     assert page.pair(10, 0) == "m = 10，n = 0"
-    assert (page.verdict(False), page.verdict(True, page.PASSED, page.CAUGHT)) == ("不一致", "通过")
 
 
 def test_glue_all_refuses_an_unformatted_float():
@@ -106,18 +101,18 @@ def test_shift_words_follow_the_scores(scores, plain, keys):
 
 
 # -- the examples, on other inputs than the page's ----------------------------------------------------------
-def test_model_bases_add_the_slowest_wavelength_to_the_data():
-    rows = page.model_bases()
-    assert [r["model"] for r in rows] == [r["model"] for r in rope.MODEL_BASES]
-    for row in rows:
-        assert row["slowest_wavelength"] == rope.slowest_wavelength(row["head_dim"], row["base"])
+def test_the_long_example_states_each_models_slowest_wavelength():
+    values = page.long_example(figure=False)
+    for j, row in enumerate(rope.MODEL_BASES):
+        assert values[f"lr_model_{j}"] == row["model"] and values[f"lr_dim_{j}"] == row["head_dim"]
+        assert values[f"lr_wave_{j}"] == fmt.multiple(rope.slowest_wavelength(row["head_dim"], row["base"]))
 
 
-def test_offset_scores_equal_rope_scores_with_the_key_at_zero():
-    q, k = [1.0, -0.5, 0.25, 2.0], [0.5, 0.5, -1.0, 1.0]
-    expected = [rope.rope_scores([q], [k], [m], [0], 100.0)[0][0] for m in (0, 3, 40)]
-    assert page.offset_scores(q, k, [0, 3, 40], 100.0) == pytest.approx(expected, abs=1e-12)
-    assert page.offset_scores(q, k, []) == []
+def test_the_long_table_holds_the_scores_with_the_key_at_zero():
+    values = page.long_example(fill=0.5, offsets=[1, 10], checkpoints=[0, 3, 40], figure=False)
+    q = [0.5] * rope.MODEL_BASES[0]["head_dim"]
+    for row, model in zip(values["tbl_long"].rows, rope.MODEL_BASES):
+        assert row[1:] == [fmt.fmt(rope.rope_scores([q], [q], [m], [0], model["base"])[0][0]) for m in (0, 3, 40)]
 
 
 def test_d2_example_table_holds_the_scores_of_both_groups():
@@ -214,7 +209,8 @@ def test_cache_example_right_and_wrong_rows_share_the_mask():
 @pytest.mark.parametrize("pads", [1, 3])
 def test_padding_example_counts_real_tokens(pads):
     values = page.padding_example(pads=pads)
-    assert [r[-1] for r in values["tbl_pad"].rows] == ["一致", "一致", "不一致", "不一致"]
+    assert [values[f"pad_{i}_ok"] for i in range(4)] == ["一致", "一致", "不一致", "不一致"]
+    assert [values[f"pad_{i}_at"] for i in range(4)] == [str(3), str(pads + 3), str(pads + 3), str(3)]
     assert values["tbl_pad_positions"].rows[1][1:] == [fmt.count(p) for p in rope.padded_positions([False] * pads + [True] * 3)]
 
 
@@ -236,14 +232,14 @@ def test_long_example_table_and_note():
     assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d))
 
 
-def test_toeplitz_example_diagonals_and_sign():
+def test_the_d2_table_of_all_positions_diagonals_and_sign():
     q, k = [1.0, 0.0], [0.0, 1.0]
-    values = page.toeplitz_example(q, k, n=4)
+    values = page.d2_example(q, k, n=4, figure=False)
     assert values["toe_note"] == page.SAY["rounding"]
     table = rope.rope_scores([q] * 4, [k] * 4, list(range(4)), list(range(4)))
     assert (values["toe_ahead"], values["toe_behind"]) == (fmt.fmt(table[1][0]), fmt.fmt(table[0][1]))
     assert values["toe_sign"] == page.SAY["signs_differ"]
-    assert page.toeplitz_example([1.0, 0.0], [1.0, 0.0], n=3)["toe_sign"] == page.SAY["signs_equal"]  # q = k: symmetric
+    assert page.d2_example([1.0, 0.0], [1.0, 0.0], n=3, figure=False)["toe_sign"] == page.SAY["signs_equal"]  # q = k
     assert values["tbl_toeplitz"].rows[2][1:] == [fmt.fmt(x) for x in table[2]]
 
 
@@ -264,17 +260,17 @@ def printed_value(expression: str) -> float:
 @pytest.mark.parametrize("x, position", [([2.0, 1.0], 2), ([1.0, -0.5], 3), ([0.3, 0.7], 5), ([1.0, 0.0], 0)])
 def test_a_written_out_step_says_equals_only_when_its_printed_terms_give_its_printed_value(x, position):
     """The kind of review item 26: 「2 × (−0.4161) − 1 × 0.9093 = −1.7416」 where the digits give −1.7415."""
-    for step, expression, value in page.exercise_rotation(x, position)["rx1_steps"].rows:
+    for step, expression, value in page.exercises(x, position)["rx1_steps"].rows:
         if "→" in value:  # the lengths: a symbolic formula, no printed terms
             continue
         sign, shown = value.split(" ", 1)
         agrees = fmt.fmt(printed_value(expression)) == shown
         assert sign == ("=" if agrees else "≈"), (step, expression, value)
-    assert page.exercise_rotation([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")  # the review's instance
+    assert page.exercises([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")  # the review's instance
 
 def test_the_exercise_tables_come_from_the_reference_solutions():
     r = ex.undo_steps()
-    values = page.exercise_rotation()
+    values = page.exercises()
     steps = values["rx1_steps"].rows
     assert steps[3][2].endswith(fmt.fmt(r["original"][0])) and f"({MINUS}" in steps[3][1]  # cos(−4) < 0: in parentheses
     assert fmt.fmt(r["angle"]) == f"{MINUS}4.0000"

@@ -82,9 +82,8 @@ def test_computed_numbers_print_with_four_decimals_and_differences_by_the_rule()
     _, rows = page.exercise_grow()["ex2_table"]
     assert [r[2] for r in rows] == [fmt.fmt(t) for t in (1.0, 1 / math.sqrt(ex.COPIES), 1 / (ex.COPIES * math.sqrt(2)))]
     # A difference of 10⁻³ or more is a plain four-decimal number, never 3.6 × 10⁻¹.
-    _, checks = page.checks()["tbl_checks"]
-    assert "差 " + fmt.difference(0.36) == "差 0.3600"
-    assert all("× 10⁻¹ " not in c and not c.endswith("× 10⁻¹") for r in checks for c in r)
+    assert fmt.difference(0.36) == "0.3600"
+    assert all(not c.endswith("× 10⁻¹") for c in page.checks().values())
 
 
 # -- the wrong axis, the wrong d, the checks ----------------------------------------------------------------
@@ -117,12 +116,13 @@ def test_the_checks_table_catches_each_mistake_on_other_inputs():
     q = [[1.0, 0.0, 2.0], [0.0, 3.0, 1.0]]
     k = [[1.0, 1.0, 0.0], [2.0, 0.0, 1.0], [0.0, 1.0, 3.0]]
     v = [[1.0], [5.0], [9.0]]
-    _, rows = page.checks(q, k, v, row=1, shift=1000, order=(1, 2, 0))["tbl_checks"]
-    right = [r[1].split("差 ")[1] for r in rows if "差" in r[1]]
-    assert len(right) == 4 and all(x == "0" or "× 10⁻" in x for x in right)  # rounding only
-    assert rows[1][3] == "ValueError：exp 溢出"
-    wrong = [fmt.printed(r[3].split("差 ")[1]) for r in rows if "差" in r[3]]
-    assert len(wrong) == 3 and all(x > 1e-3 for x in wrong)
+    values = page.checks(q, k, v, row=1, shift=1000, order=(1, 2, 0))
+    right = [values[f"chk_{name}_right"] for name in ("sum", "shift", "order", "numpy")]
+    assert all(x == "0" or "× 10⁻" in x for x in right)  # rounding only
+    assert values["chk_naive"] == "ValueError：exp 溢出"
+    wrong = [fmt.printed(values[f"chk_{name}_wrong"]) for name in ("sum", "order", "numpy")]
+    assert all(x > 1e-3 for x in wrong)
+    assert (values["chk_heads"], values["chk_width"], values["chk_root"]) == ("4", "12", fmt.fmt(12**0.5))
 
 
 # -- the temperature sweep: the sentence's numbers -------------------------------------------------------
@@ -372,7 +372,8 @@ def test_the_wrong_axis_outputs_are_said_inside_or_outside_from_the_numbers():
 
 
 def test_the_rounding_note_appears_only_when_a_printed_total_is_not_the_sum_of_its_cells():
-    assert page.sums_exact([[0.5, 0.5], [0.25, 0.75]]) and not page.sums_exact([[0.13534, 0.60653, 1.0]])
+    assert page.printed_sum([0.5, 0.5], 1.0) == "= 1.0000"
+    assert page.printed_sum([0.13534, 0.60653, 1.0], 1.74187) == "≈ 1.7419"  # the printed cells add up to 1.7418
     right, _ = att.attention(sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, causal=False)
     wrong = sc.softmax_over_queries(att.scaled_scores(sc.EXAMPLE_Q, sc.EXAMPLE_K))
     lines = right + wrong + [list(c) for c in zip(*right)] + [list(c) for c in zip(*wrong)]

@@ -90,7 +90,7 @@ def test_the_page_shows_the_glued_rankings_and_query_heads(book_html):
 
 
 def test_the_sliding_windows_of_the_configurations_are_all_said(book_html):
-    assert page.sliding_sentence(costs.MODELS) in prose(book_html)
+    assert page.kv_values()["sliding"] in prose(book_html)
     for m in costs.MODELS:
         if m.get("sliding_window"):
             assert f"{m['name']} 的配置" in prose(book_html)
@@ -130,9 +130,10 @@ def test_a_written_out_calculation_says_equals_only_when_its_printed_terms_give_
 def test_the_tiny_configuration_is_counted_both_ways(book_html):
     t = costs.TINY
     formula = costs.kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], 2) * t["context"] * t["batch"]
-    table = rows(book_html)
+    table = table_rows(article(book_html), cells=("td",), sep=" ")  # the page's table: glued numbers, typed words
+    assert ["公式：每 token 字节 × 上下文 × 批大小", f"{formula:,} 字节"] in table
     assert ["造出全部 K、V 数组，逐个数元素", f"{formula // 2:,} 个元素"] in table
-    assert ["两者一致", "是"] in table
+    assert ["元素数 × 每元素字节", f"{formula:,} 字节"] in table and ["两者一致", "是"] in table
 
 
 def input_box(book_html: Path, words: str):
@@ -170,7 +171,7 @@ def timing_rows(book_html: Path) -> list[list[str]]:
 def test_the_measured_slope_is_fitted_from_the_timing_table(book_html):
     measured = timing_rows(book_html)
     ns = [int(row[0]) for row in measured]
-    assert ns == page.TIMING["ns"]
+    assert ns == costs.TIMING["ns"]
     assert all(int(row[1]) >= 1 for row in measured)
     seconds = [float(row[2]) / 1000 for row in measured]
     slope, _ = costs.fit_slope(ns, seconds)
@@ -178,7 +179,8 @@ def test_the_measured_slope_is_fitted_from_the_timing_table(book_html):
     assert shown, "no slope sentence"
     # The table rounds each median to a microsecond; the slope from it agrees to the shown digits.
     assert float(shown.group(1)) == pytest.approx(slope, abs=0.02)
-    assert page.slope_verdict(float(shown.group(1))) in prose(book_html)
+    slope = float(shown.group(1))
+    assert page.SAY["near" if abs(slope - 2) <= 0.25 else "low" if slope < 2 else "high"] in prose(book_html)
     assert f"一次构建、{len(ns)}个长度、一台" in prose(book_html).replace(" ", "")
     # The ratios per doubling are read out, not passed over: the range said is the table's last column.
     ratios = [row[3] for row in measured[1:]]

@@ -131,11 +131,12 @@ def test_left_padding_positions_and_verdicts(article):
 @pytest.mark.build
 def test_the_bases_table_holds_the_codes_wavelengths_and_cites_each_source(article):
     table = rows(article)
-    for row in page.model_bases():
+    for row in rope.MODEL_BASES:
         found = [r for r in table if r and r[0] == row["model"]]
         assert found, row["model"]
         cells = found[0]
-        assert cells[1:4] == [fmt.grouped(row["base"]), str(row["head_dim"]), fmt.multiple(row["slowest_wavelength"])]
+        wave = rope.slowest_wavelength(row["head_dim"], row["base"])
+        assert cells[1:4] == [fmt.grouped(row["base"]), str(row["head_dim"]), fmt.multiple(wave)]
         assert "[" in cells[4]  # a citation, linked to the references
     text = article.get_text()
     assert "Meta, 2023" in text and "Meta, 2024" in text and "Qwen Team, 2024" in text
@@ -189,8 +190,8 @@ def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
 
 @pytest.mark.pdf
 def test_the_wavelengths_and_the_offset_numbers_are_in_the_pdf(text):
-    for row in page.model_bases():
-        assert fmt.multiple(row["slowest_wavelength"]) in text
+    for row in rope.MODEL_BASES:
+        assert fmt.multiple(rope.slowest_wavelength(row["head_dim"], row["base"])) in text
     seq, v = rope.DEMO_SEQ, rope.DEMO_V
     wrong = rope.row_index_decode(seq, seq, v, [3, 2])
     assert fmt.fmt(wrong[3][0]) in text

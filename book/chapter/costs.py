@@ -1,9 +1,4 @@
-"""The costs page (代价与规模): the facts its tables and sentences are written from, and its figure.
-
-``code/02_costs.py`` counts (score tables, KV-cache bytes) and times a plain numpy attention. Each
-section's function (``score_values``, ``kv_values`` …) returns what the page glues; the wording that the
-data decides comes from ``SAY``, every other sentence is in the page.
-"""
+"""The costs page (代价与规模): what each section glues, from ``code/02_costs.py``, and its figure."""
 
 from __future__ import annotations
 
@@ -16,7 +11,7 @@ import time
 from fractions import Fraction
 
 from chapter import fmt
-from chapter.fmt import Md, glue_all  # noqa: F401 (the page calls page.glue_all)
+from chapter.fmt import Md, Table, glue_all  # noqa: F401 (the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
 costs = importlib.import_module("02_costs")
@@ -30,24 +25,19 @@ SAY = {
     "ratios_equal": "相邻两行之比都是 {low}，折成斜率都是 {s_low}",
     "ratios_range": "相邻两行之比在 {low} 到 {high} 之间，折成斜率是 {s_low} 到 {s_high}",
     "steady": "与拟合斜率一致", "uneven": "并不整齐：单看某一个比值说明不了什么",
-    "near": "与分数表格子数的 n² 增长相符", "low": "明显低于 2", "high": "明显高于 2",
-}
+    "near": "与分数表格子数的 n² 增长相符", "low": "明显低于 2", "high": "明显高于 2"}
 BITS, BITS_8 = f"{8 * costs.FLOAT16_BYTES} 位", f"{8 * costs.INT8_BYTES} 位"
+CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and the width of each Q and K
 
 
-def times(ratio: float) -> str:
-    """A positive ratio in 倍 (``fmt.multiple``): 4 倍, 4.4 倍."""
-    return f"{fmt.multiple(ratio)} 倍"
-
-
-def about(verb: str, ratio: float) -> str:
-    """``verb`` and a ratio, with 约 in front when the ratio is not whole (it has been rounded)."""
-    return ("" if float(ratio).is_integer() else "约") + f"{verb} {times(ratio)}"
+def times(ratio: float, verb: str = "") -> str:
+    """4 倍, 4.4 倍; after a verb, with 约 in front when the ratio is not whole (it has been rounded)."""
+    about = "约" if verb and not float(ratio).is_integer() else ""
+    return f"{about}{verb} {fmt.multiple(ratio)} 倍" if verb else f"{fmt.multiple(ratio)} 倍"
 
 
 def share(part: int, whole: int) -> str:
-    """``part ÷ whole`` as a percentage, with more decimals where ``fmt.percent``'s would show a whole
-    percentage that the share is not: 4,294,705,152 of 8,589,934,592 is 49.997%, not 50.00%."""
+    """``part ÷ whole`` in percent, never a whole one it is not: 4,294,705,152 of 8,589,934,592 is 49.997%."""
     value = Fraction(100 * part, whole)
     for digits in range(fmt.DECIMALS["percent"][0], 16):
         shown = round(value, digits)
@@ -56,85 +46,34 @@ def share(part: int, whole: int) -> str:
     return fmt.fmt(float(value), digits) + "%"
 
 
-def listing(values: list) -> str:
-    """Inputs listed the way the prose lists them: 1024、4096、16,384."""
+def listing(values: list) -> str:  # inputs as the prose lists them: 1024、4096、16,384
     return "、".join(fmt.count(x) if isinstance(x, int) else fmt.short(x) for x in values)
 
 
-def put_in(*counts: int) -> str:
-    """Counts put into a product, the way a calculation is written out: 3 × 2 × 6."""
-    return " × ".join(fmt.count(n) for n in counts)
-
-
-def names(items: list[str]) -> str:
-    return "、".join(items[:-1]) + "与" + items[-1] if len(items) > 1 else items[0]
-
-
-def counts(values: dict, prefix: str) -> dict:
-    """Glue names ``prefix + key`` for the whole numbers of an input box."""
+def counts(prefix: str, **values: int) -> dict:  # an input box's whole numbers, glued as prefix + key
     return {prefix + key: fmt.count(n) for key, n in values.items()}
 
 
-# -- 分数表：n² 个格子 ---------------------------------------------------------------------------------
-def score_rows(ns: list[int] = costs.SCORE_NS) -> list[dict]:
-    """The score-table counts at each length (one sequence, the page's heads and head_dim)."""
-    return [{"n": n, **costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES,
+def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
+    """The table at each length, how every count grows (one ratio), and the largest length for the mask."""
+    rows = [{"n": n, **costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES,
                                          batch=costs.SCORE_BATCH)} for n in ns]
-
-
-def score_table(rows: list[dict]) -> fmt.Table:
-    return fmt.Table(["序列长度 n", "分数表格子数", "字节（float32）", "因果禁止的格子（占比）", "乘加：算分数、混合 V 各"],
-                     [[fmt.count(r["n"]), fmt.grouped(r["entries"]), fmt.size(r["bytes"]),
-                       f"{fmt.grouped(r['forbidden'])}（{share(r['forbidden'], r['entries'])}）",
-                       fmt.grouped(r["qk_madds"])] for r in rows])
-
-
-def growth(rows: list[dict]) -> dict:
-    """From the first length to the second: how much n grew, and how much every count grew (one ratio)."""
-    first, second = rows[0], rows[1]
+    first, second, last = rows[0], rows[1], rows[-1]
     ratios = {second[key] / first[key] for key in ("entries", "bytes", "qk_madds", "mix_madds")}
     if len(ratios) != 1:
         raise ValueError(f"格子、字节与乘加的增长倍数应当相同：{ratios}")
-    return {"n0": fmt.count(first["n"]), "n1": fmt.count(second["n"]),
-            "n_ratio": times(second["n"] / first["n"]), "growth": times(ratios.pop())}
-
-
-# -- KV 缓存 -----------------------------------------------------------------------------------------
-def configs_table(models: list[dict]) -> fmt.Table:
-    """The published configurations as data: one row a model, its published dtype last."""
-    keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
-    window = lambda m: (fmt.count(m["sliding_window"]) + ("（未启用）" if m.get("use_sliding_window") is False else "")  # noqa: E731
-                        if m.get("sliding_window") else "—")
-    return fmt.Table(["模型", "层数", "hidden", "查询头", "K/V 头", "头维度", "最大位置数", "滑动窗口", "发布的 dtype"],
-                     [[m["name"], *(fmt.count(m[key]) for key in keys), window(m), m["dtype"]] for m in models])
-
-
-def sliding_sentence(models: list[dict]) -> str:
-    """Every sliding_window a configuration writes, and whether it is switched on; empty when none."""
-    parts = [SAY["window_off" if m.get("use_sliding_window") is False else "window_on"].format(
-        name=m["name"], also="也" if i else "", w=fmt.count(m["sliding_window"]))
-        for i, m in enumerate(m for m in models if m.get("sliding_window"))]
-    return "；".join(parts) + "。" if parts else ""
-
-
-def kv_rows(models: list[dict], context: int = costs.CONTEXT, batch: int = costs.BATCH) -> list[dict]:
-    """Each model's KV-cache bytes under the page's conditions (16 bits unless said)."""
-    b, b8 = costs.FLOAT16_BYTES, costs.INT8_BYTES
-    return [{"model": m, "per_token": costs.kv_cache_bytes(m, 1, 1, b),
-             "at_context": costs.kv_cache_bytes(m, context, batch, b),
-             "at_context_8": costs.kv_cache_bytes(m, context, batch, b8),
-             "as_mha": costs.kv_cache_bytes(costs.full_mha(m), context, batch, b),
-             "at_max": costs.kv_cache_bytes(m, m["max_positions"], batch, b)} for m in models]
-
-
-def kv_table(rows: list[dict], context: int = costs.CONTEXT) -> fmt.Table:
-    """Per token, at the context, in 8 bits, as full multi-head, what grouping saves, at the maximum."""
-    c = fmt.count(context)
-    saving = lambda m: times(m["heads"] // m["kv_heads"]) if m["heads"] > m["kv_heads"] else "不分组"  # noqa: E731
-    return fmt.Table(["模型", f"每 token（{BITS}）", f"上下文 {c}（{BITS}）", f"上下文 {c}（{BITS_8}）",
-                      f"同宽全多头（{BITS}）", "分组省下", f"最大位置数下（{BITS}，计入滑动窗口）"],
-                     [[r["model"]["name"], *(fmt.size(r[k]) for k in ("per_token", "at_context", "at_context_8", "as_mha")),
-                       saving(r["model"]), fmt.size(r["at_max"])] for r in rows])
+    table = Table(["序列长度 n", "分数表格子数", "字节（float32）", "因果禁止的格子（占比）",
+                   "乘加：算分数、混合 V 各"],
+                  [[fmt.count(r["n"]), fmt.grouped(r["entries"]), fmt.size(r["bytes"]),
+                    f"{fmt.grouped(r['forbidden'])}（{share(r['forbidden'], r['entries'])}）",
+                    fmt.grouped(r["qk_madds"])] for r in rows])
+    return {**counts("sc_", batch=costs.SCORE_BATCH, heads=costs.SCORE_HEADS, d=costs.SCORE_HEAD_DIM,
+                     bytes=costs.SCORE_BYTES),
+            "sc_ns": listing(ns), "tbl_scores": table, "sc_n0": fmt.count(first["n"]),
+            "sc_n1": fmt.count(second["n"]), "sc_n_ratio": times(second["n"] / first["n"]),
+            "sc_growth": times(ratios.pop()), "mis_n": fmt.count(last["n"]),
+            "mis_share": share(last["forbidden"], last["entries"]),
+            "mis_entries": fmt.grouped(last["entries"]), "mis_madds": fmt.grouped(last["qk_madds"])}
 
 
 def ranking(rows: list[dict], key: str) -> dict:
@@ -143,54 +82,54 @@ def ranking(rows: list[dict], key: str) -> dict:
     low, high = min(sizes), max(sizes)
     if low == high:
         raise ValueError(f"各模型的 {key} 一样大：这一句要比较大小不同的缓存")
-    named = lambda b: names([r["model"]["name"] for r in rows if r[key] == b])  # noqa: E731
+    def named(size: int) -> str:  # 甲、乙与丙
+        found = [r["model"]["name"] for r in rows if r[key] == size]
+        return "、".join(found[:-1]) + "与" + found[-1] if len(found) > 1 else found[0]
     return {"small": named(low), "small_size": fmt.size(low), "large": named(high), "large_size": fmt.size(high),
-            "ratio": about("是最小者的", high / low)}
+            "ratio": times(high / low, "是最小者的")}
 
 
-def capped_note(models: list[dict]) -> str:
-    """The models whose sliding window caps the cache at their maximum length (an empty string if none)."""
-    return "".join(SAY["capped"].format(name=m["name"], w=fmt.count(m["sliding_window"])) for m in models
-                   if costs.cached_positions(m, m["max_positions"]) < m["max_positions"])
+def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
+    """The configurations and every sliding_window they write (on or off), each model's cache (16 bits
+    unless said), two rankings, the first two models with as many query heads and other K/V heads."""
+    b, b8, c = costs.FLOAT16_BYTES, costs.INT8_BYTES, fmt.count(context)
+    keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
+    off = lambda m: "（未启用）" if m.get("use_sliding_window") is False else ""  # noqa: E731
+    configs = Table(["模型", "层数", "hidden", "查询头", "K/V 头", "头维度", "最大位置数", "滑动窗口",
+                     "发布的 dtype"],
+                    [[m["name"], *(fmt.count(m[key]) for key in keys),
+                      fmt.count(m["sliding_window"]) + off(m) if m.get("sliding_window") else "—", m["dtype"]]
+                     for m in models])
+    rows = [{"model": m, "per_token": costs.kv_cache_bytes(m, 1, 1, b),
+             "at_context": costs.kv_cache_bytes(m, context, batch, b),
+             "at_context_8": costs.kv_cache_bytes(m, context, batch, b8),
+             "as_mha": costs.kv_cache_bytes(costs.full_mha(m), context, batch, b),
+             "at_max": costs.kv_cache_bytes(m, m["max_positions"], batch, b)} for m in models]
+    saving = lambda m: times(m["heads"] // m["kv_heads"]) if m["heads"] > m["kv_heads"] else "不分组"  # noqa: E731
+    table = Table(["模型", f"每 token（{BITS}）", f"上下文 {c}（{BITS}）", f"上下文 {c}（{BITS_8}）",
+                   f"同宽全多头（{BITS}）", "分组省下", f"最大位置数下（{BITS}，计入滑动窗口）"],
+                  [[r["model"]["name"], *(fmt.size(r[k]) for k in ("per_token", "at_context", "at_context_8",
+                                                                   "as_mha")),
+                    saving(r["model"]), fmt.size(r["at_max"])] for r in rows])
+    windows = "；".join(SAY["window_off" if m.get("use_sliding_window") is False else "window_on"].format(
+        name=m["name"], also="也" if i else "", w=fmt.count(m["sliding_window"]))
+        for i, m in enumerate(m for m in models if m.get("sliding_window")))
+    capped = "".join(SAY["capped"].format(name=m["name"], w=fmt.count(m["sliding_window"])) for m in models
+                     if costs.cached_positions(m, m["max_positions"]) < m["max_positions"])
+    qa, qb = next((a, b) for i, a in enumerate(models) for b in models[i + 1:]
+                  if a["heads"] == b["heads"] and a["kv_heads"] != b["kv_heads"])
+    per_a, per_b = costs.kv_cache_bytes(qa, 1), costs.kv_cache_bytes(qb, 1)
+    return {**counts("kv_", context=context, batch=batch, fp16=b, int8=b8, int8_bits=8 * b8, bits=8 * b),
+            "tbl_configs": configs, "tbl_kv": table, "sliding": Md(windows and windows + "。"),
+            **{f"kv_{k}": v for k, v in ranking(rows, "at_context").items()},
+            **{f"kv_max_{k}": v for k, v in ranking(rows, "at_max").items()}, "kv_capped": capped,
+            "fp16_over_int8": times(b / b8),  # the formula changes only b
+            "mis_a": qa["name"], "mis_b": qb["name"], "mis_heads": fmt.count(qa["heads"]),
+            "mis_kv_a": fmt.count(qa["kv_heads"]), "mis_kv_b": fmt.count(qb["kv_heads"]),
+            "mis_per_a": fmt.size(per_a), "mis_per_b": fmt.size(per_b),
+            "mis_ratio": times(max(per_a, per_b) / min(per_a, per_b), "相差")}
 
 
-def query_heads(models: list[dict]) -> dict:
-    """The first two models with as many query heads and different K/V heads: their cache per token."""
-    a, b = next((a, b) for i, a in enumerate(models) for b in models[i + 1:]
-                if a["heads"] == b["heads"] and a["kv_heads"] != b["kv_heads"])
-    per_a, per_b = costs.kv_cache_bytes(a, 1), costs.kv_cache_bytes(b, 1)
-    return {"a": a["name"], "b": b["name"], "heads": fmt.count(a["heads"]), "kv_a": fmt.count(a["kv_heads"]),
-            "kv_b": fmt.count(b["kv_heads"]), "per_a": fmt.size(per_a), "per_b": fmt.size(per_b),
-            "ratio": about("相差", max(per_a, per_b) / min(per_a, per_b))}
-
-
-# -- 公式对照直接计数 ---------------------------------------------------------------------------------
-def tiny_table(tiny: dict = costs.TINY) -> fmt.Table:
-    """The tiny cache two ways: by the formula, and by building every array and counting its elements."""
-    b = costs.FLOAT16_BYTES
-    counted = costs.count_elements(costs.build_kv_cache(**tiny))
-    formula = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b) * tiny["context"] * tiny["batch"]
-    return fmt.Table(["做法", "结果"], [["公式：每 token 字节 × 上下文 × 批大小", f"{fmt.grouped(formula)} 字节"],
-                                     ["造出全部 K、V 数组，逐个数元素", f"{fmt.grouped(counted)} 个元素"],
-                                     ["元素数 × 每元素字节", f"{fmt.grouped(counted * b)} 字节"],
-                                     ["两者一致", "是" if counted * b == formula else "否"]])
-
-
-CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and the width of each Q and K
-
-
-def table_check(ns: list[int] = CHECK_NS, d: int = CHECK_D) -> fmt.Table:
-    """For each n: n² against the cells of a score table really computed, n(n−1)/2 against a visibility table."""
-    rows = []
-    for n in ns:
-        q = [[float(i)] + [1.0] * (d - 1) for i in range(n)]  # (n, d)
-        c, visible = costs.score_costs(n, head_dim=d), att.visibility(n, n)
-        rows.append([fmt.count(x) for x in (n, c["entries"], costs.count_elements(att.scaled_scores(q, q)),
-                                            c["forbidden"], sum(not x for row in visible for x in row))])
-    return fmt.Table(["n", "公式 n²", "分数表里数出的格子", "公式 n(n−1)/2", "可见性表里数出的禁止格"], rows)
-
-
-# -- 用合成计时检验拟合 -------------------------------------------------------------------------------
 # Each law is t = coefficient × n^power, the lengths multiplied in turn by its noise factors. Three
 # factors: 1.1 and 0.9 alternating over five lengths are symmetric and leave the slope as it was.
 FIT_NS = costs.TIMING["ns"]
@@ -210,41 +149,35 @@ def law_formula(law: dict) -> str:
     return f"t = {mantissa.rstrip('0').rstrip('.')} \\times 10^{{{int(exponent)}}} \\, n^{{{law['power']:.6g}}}"
 
 
-def fit_check(ns: list[int] = FIT_NS, laws: list[dict] = SYNTHETIC_LAWS) -> dict:
-    """Each law's fitted slope, the fit table, and how far the noisy slopes moved (the noiseless must not)."""
-    fitted = [costs.fit_slope(ns, synthetic_seconds(ns, law))[0] for law in laws]
+def count_check_values(tiny: dict = costs.TINY, ns: list[int] = CHECK_NS, d: int = CHECK_D,
+                       laws: list[dict] = SYNTHETIC_LAWS) -> dict:
+    """Formulas against what is built and counted; each synthetic law's fitted slope (noiseless: exact)."""
+    fitted = [costs.fit_slope(FIT_NS, synthetic_seconds(FIT_NS, law))[0] for law in laws]
     off = [(bool(law["noise"]), abs(s - law["power"])) for law, s in zip(laws, fitted)]
     if max((gap for noisy, gap in off if not noisy), default=1.0) > 1e-9 or not any(noisy for noisy, _ in off):
         raise ValueError(f"合成计时应当既有不带噪声的（斜率恰是指数），也有带噪声的：{laws}，{fitted}")
-    label = lambda law: f"${law_formula(law)}$" + (f"，依次轮流乘以 {listing(list(law['noise']))}" if law["noise"] else "")  # noqa: E731
-    return {"slopes": fitted, "noise_gap": fmt.ratio(max(gap for noisy, gap in off if noisy)),
-            "table": fmt.Table(["合成计时", "指数", "拟合斜率"],
-                               [[label(law), fmt.short(law["power"]), fmt.ratio(s)] for law, s in zip(laws, fitted)])}
-
-
-# -- 实测 ---------------------------------------------------------------------------------------------
-TIMING = costs.TIMING  # the page's measurement: the settings a reader's own run uses too
-
-
-def timing_table(timed: list[dict]) -> fmt.Table:
-    """The measured medians in milliseconds, and each one over the one before."""
-    return fmt.Table(["n", "计时次数", "中位数（毫秒）", "与上一行之比"], [
-        [fmt.count(r["n"]), fmt.count(r["runs"]), fmt.ms(r["median"]),
-         "—" if i == 0 else fmt.ratio(r["median"] / timed[i - 1]["median"])] for i, r in enumerate(timed)])
-
-
-def ratios_sentence(timed: list[dict], slope: float) -> str:
-    """The timing table's last column read as local slopes, and whether they stay within 0.25 of the fit."""
-    ratios = [b["median"] / a["median"] for a, b in zip(timed, timed[1:])]
-    local = [math.log(r) / math.log(b["n"] / a["n"]) for r, a, b in zip(ratios, timed, timed[1:])]
-    (low, high), (s_low, s_high) = ([fmt.ratio(min(x)), fmt.ratio(max(x))] for x in (ratios, local))
-    told = SAY["ratios_equal" if low == high else "ratios_range"].format(low=low, high=high, s_low=s_low, s_high=s_high)
-    return f"{told}，{SAY['steady' if max(abs(x - slope) for x in local) <= 0.25 else 'uneven']}。"
-
-
-def slope_verdict(slope: float) -> str:
-    """Where a fitted slope lies against 2 (within 0.25, below, above)."""
-    return SAY["near" if abs(slope - 2) <= 0.25 else "low" if slope < 2 else "high"]
+    noise = lambda law: f"，依次轮流乘以 {listing(list(law['noise']))}" if law["noise"] else ""  # noqa: E731
+    b, counted = costs.FLOAT16_BYTES, costs.count_elements(costs.build_kv_cache(**tiny))
+    per_token = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b)
+    formula = per_token * tiny["context"] * tiny["batch"]
+    checked = []
+    for n in ns:
+        q = [[float(i)] + [1.0] * (d - 1) for i in range(n)]  # (n, d)
+        c, visible = costs.score_costs(n, head_dim=d), att.visibility(n, n)
+        checked.append([fmt.count(x) for x in (n, c["entries"], costs.count_elements(att.scaled_scores(q, q)),
+                                               c["forbidden"], sum(not x for row in visible for x in row))])
+    return {**counts("tiny_", **{k: tiny[k] for k in ("layers", "kv_heads", "head_dim", "context", "batch")}),
+            "tiny_formula": fmt.grouped(formula), "tiny_elements": fmt.grouped(counted),
+            "tiny_bytes": fmt.grouped(counted * b), "tiny_same": "是" if counted * b == formula else "否",
+            "check_ns": listing(ns), "check_d": fmt.count(d),
+            "tbl_table_check": Table(["n", "公式 n²", "分数表里数出的格子", "公式 n(n−1)/2",
+                                      "可见性表里数出的禁止格"], checked),
+            "wrong_count": fmt.count(len(costs.WRONG_VERSIONS)),
+            "wrong_names": "；".join(costs.WRONG_VERSIONS),
+            "fit_ns": listing(FIT_NS), "fit_noise_gap": fmt.ratio(max(gap for noisy, gap in off if noisy)),
+            "tbl_fit": Table(["合成计时", "指数", "拟合斜率"],
+                             [[f"${law_formula(law)}$" + noise(law), fmt.short(law["power"]), fmt.ratio(s)]
+                              for law, s in zip(laws, fitted)])}
 
 
 # The figures' words are Chinese, set in Noto Sans CJK SC (Debian: fonts-noto-cjk, which the PDF needs
@@ -255,7 +188,6 @@ FIGURE_FONT = "Noto Sans CJK SC"
 def figure_fonts() -> list[str]:
     """The font list of a figure's text (the other pages' figures too); a clear error without the font."""
     from matplotlib import font_manager
-
     try:
         font_manager.findfont(font_manager.FontProperties(family=FIGURE_FONT), fallback_to_default=False)
     except ValueError:
@@ -263,12 +195,11 @@ def figure_fonts() -> list[str]:
     return ["DejaVu Sans", FIGURE_FONT]
 
 
-def scaling_figure(ns: list[int], seconds: list[float]):
-    """Log-log plot: the measured medians, the fitted line and its slope, a slope-2 reference (no mathtext)."""
+def measured(timed: list[dict]) -> dict:
+    """A timing's table, its ratios as local slopes, the fitted slope against 2, and the log-log plot."""
     from matplotlib.figure import Figure  # not pyplot: no global list of figures to close
-
-    fonts = {"family": figure_fonts()}
-    slope, c = costs.fit_slope(ns, seconds)
+    ns, seconds = [r["n"] for r in timed], [r["median"] for r in timed]
+    fonts, (slope, c) = {"family": figure_fonts()}, costs.fit_slope(ns, seconds)
     fig = Figure(figsize=(6.0, 3.6))
     ax = fig.subplots()
     ax.loglog(ns, seconds, "o", color="#1f5fa8", label="实测（中位数）")
@@ -288,97 +219,56 @@ def scaling_figure(ns: list[int], seconds: list[float]):
     ax.legend(loc="upper left", prop={**fonts, "size": 9})
     ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()
-    return fig
+    ratios = [b / a for a, b in zip(seconds, seconds[1:])]
+    local = [math.log(r) / math.log(b / a) for r, a, b in zip(ratios, ns, ns[1:])]
+    (low, high), (s_low, s_high) = ([fmt.ratio(min(x)), fmt.ratio(max(x))] for x in (ratios, local))
+    told = SAY["ratios_equal" if low == high else "ratios_range"].format(low=low, high=high, s_low=s_low, s_high=s_high)
+    steady = SAY["steady" if max(abs(x - slope) for x in local) <= 0.25 else "uneven"]
+    return {"tbl_timing": Table(["n", "计时次数", "中位数（毫秒）", "与上一行之比"],
+                                [[fmt.count(r["n"]), fmt.count(r["runs"]), fmt.ms(r["median"]), ratio]
+                                 for r, ratio in zip(timed, ["—"] + [fmt.ratio(x) for x in ratios])]),
+            "obs_ratios": f"{told}，{steady}。", "obs_slope": fmt.ratio(slope),
+            "obs_verdict": SAY["near" if abs(slope - 2) <= 0.25 else "low" if slope < 2 else "high"],
+            "obs_doubling": fmt.multiple(2**slope), "obs_points": fmt.count(len(timed)), "fig_scaling": fig}
 
 
-# -- 练习 ---------------------------------------------------------------------------------------------
-def crossover_table(model: dict = ex.EX_MODEL) -> fmt.Table:
-    """Exercise 1: one layer's score table against the whole cache, just below and at the crossover."""
-    m, first = model, ex.table_beats_cache(model)["first"]
-    per = 2 * m["layers"] * m["kv_heads"] * m["head_dim"]
-    return fmt.Table(["n", "分数表：h × n²", "格数", "缓存：2·L·h_kv·d × n", "个数", "分数表更多"],
-                     [[fmt.count(n), f"{put_in(m['heads'], n)}²", fmt.grouped(m["heads"] * n * n), put_in(per, n),
-                       fmt.grouped(per * n), "是" if m["heads"] * n > per else "否"] for n in (first - 1, first)])
-
-
-def kv_plan_table(plans: list[dict], model: dict = ex.EX_MODEL) -> fmt.Table:
-    """Exercise 2: each way of storing the cache, with the formula put in."""
-    return fmt.Table(["做法", "每 token：2 × L × h_kv × d × b", "每 token",
-                      f"× 上下文 {fmt.count(ex.KV_CONTEXT)} × 批大小 {fmt.count(ex.KV_BATCH)}", "换成二进制单位"],
-                     [[p["name"], f"2 × {put_in(model['layers'], p['kv_heads'], model['head_dim'], p['bytes'])}",
-                       f"{fmt.grouped(p['per_token'])} 字节", f"{fmt.grouped(p['total'])} 字节", fmt.size(p["total"])]
-                      for p in plans])
-
-
-def window_table(rows: list[dict]) -> fmt.Table:
-    """Exercise 3: positions stored and bytes with the window, against without it."""
-    return fmt.Table(["上下文", "缓存的位置数", "有窗口", "无窗口", "省下"], [
-        [fmt.count(r["context"]), fmt.count(r["positions"]), fmt.size(r["windowed"]), fmt.size(r["full"]),
-         share(r["full"] - r["windowed"], r["full"])] for r in rows])
-
-
-# -- what each section of the page glues (``page.glue_all(page.<section>())``) ----------------------
-def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
-    """分数表：n² 个格子: the inputs, the table, how it grows, and the largest row for the mask section."""
-    rows, last = score_rows(ns), score_rows(ns[-1:])[0]
-    return {**counts({"batch": costs.SCORE_BATCH, "heads": costs.SCORE_HEADS, "d": costs.SCORE_HEAD_DIM,
-                      "bytes": costs.SCORE_BYTES}, "sc_"),
-            "sc_ns": listing(ns), "tbl_scores": score_table(rows), **{f"sc_{k}": v for k, v in growth(rows).items()},
-            "mis_n": fmt.count(last["n"]), "mis_share": share(last["forbidden"], last["entries"]),
-            "mis_entries": fmt.grouped(last["entries"]), "mis_madds": fmt.grouped(last["qk_madds"])}
-
-
-def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
-    """KV 缓存: the inputs, the configurations, the cache per model, the two rankings, the query heads."""
-    rows = kv_rows(models, context, batch)
-    return {**counts({"context": context, "batch": batch, "fp16": costs.FLOAT16_BYTES, "int8": costs.INT8_BYTES,
-                      "int8_bits": 8 * costs.INT8_BYTES, "bits": 8 * costs.FLOAT16_BYTES}, "kv_"),
-            "tbl_configs": configs_table(models), "sliding": Md(sliding_sentence(models)), "tbl_kv": kv_table(rows, context),
-            **{f"kv_{k}": v for k, v in ranking(rows, "at_context").items()},
-            **{f"kv_max_{k}": v for k, v in ranking(rows, "at_max").items()}, "kv_capped": capped_note(models),
-            "fp16_over_int8": times(costs.FLOAT16_BYTES / costs.INT8_BYTES),  # the formula changes only b
-            **{f"mis_{k}": v for k, v in query_heads(models).items()}}
-
-
-def count_check_values(tiny: dict = costs.TINY) -> dict:
-    """公式对照直接计数 and 用合成计时检验拟合: both counts, the wrong versions kept, the fitted laws."""
-    fit = fit_check()
-    return {**counts({key: tiny[key] for key in ("layers", "kv_heads", "head_dim", "context", "batch")}, "tiny_"),
-            "tbl_tiny": tiny_table(tiny), "check_ns": listing(CHECK_NS), "check_d": fmt.count(CHECK_D),
-            "tbl_table_check": table_check(), "wrong_count": fmt.count(len(costs.WRONG_VERSIONS)),
-            "wrong_names": "；".join(costs.WRONG_VERSIONS),
-            "fit_ns": listing(FIT_NS), "fit_noise_gap": fit["noise_gap"], "tbl_fit": fit["table"]}
-
-
-def timing_values(timing: dict = TIMING) -> dict:
-    """实测: time ``numpy_attention`` on this machine now; the table, figure, slope and what they say.
-
-    The page must have set the BLAS thread count before numpy was imported (its first cell does).
-    """
+def timing_values(timing: dict = costs.TIMING) -> dict:
+    """Time ``numpy_attention`` here and now (the page's first cell set one BLAS thread before numpy)."""
     import numpy as np
-
     start = time.perf_counter()
-    timed = costs.time_attention(**timing)
-    seconds = [row["median"] for row in timed]
-    slope, _ = costs.fit_slope(timing["ns"], seconds)
-    figure = scaling_figure(timing["ns"], seconds)
-    return {**counts({key: timing[key] for key in ("d", "seed", "repeats")}, "obs_"), "obs_ns": listing(timing["ns"]),
-            "obs_budget": fmt.short(timing["budget"]), "obs_cpus": fmt.count(os.cpu_count() or 1),
-            "obs_python": platform.python_version(), "obs_numpy": np.__version__, "fig_scaling": figure,
-            "obs_elapsed": fmt.seconds(time.perf_counter() - start), "tbl_timing": timing_table(timed),
-            "obs_ratios": ratios_sentence(timed, slope), "obs_slope": fmt.ratio(slope), "obs_verdict": slope_verdict(slope),
-            "obs_doubling": fmt.multiple(2**slope), "obs_points": fmt.count(len(timed))}
+    facts = measured(costs.time_attention(**timing))
+    return {**counts("obs_", **{key: timing[key] for key in ("d", "seed", "repeats")}), **facts,
+            "obs_ns": listing(timing["ns"]), "obs_budget": fmt.short(timing["budget"]),
+            "obs_cpus": fmt.count(os.cpu_count() or 1), "obs_python": platform.python_version(),
+            "obs_numpy": np.__version__, "obs_elapsed": fmt.seconds(time.perf_counter() - start)}
 
 
-def exercise_values() -> dict:
-    """The four exercises: inputs and solutions."""
-    m, plans, crossing = ex.EX_MODEL, ex.kv_plans(), ex.table_beats_cache()
+def exercise_values(m: dict = ex.EX_MODEL) -> dict:
+    """The four exercises' inputs and solutions."""
+    plans, crossing = ex.kv_plans(m), ex.table_beats_cache(m)
     grouped, full, low = (p["total"] for p in plans)
-    return {**counts({key: m[key] for key in ("layers", "heads", "kv_heads", "head_dim")}, "cx_"),
-            **counts({"context": ex.KV_CONTEXT, "batch": ex.KV_BATCH, "fp16": ex.FLOAT16_BYTES, "int8": ex.INT8_BYTES,
-                      "window": ex.WINDOW, "threshold": crossing["threshold"],
-                      **{f"{name}_{end}": n for name, pair in ex.LIMITS.items() for end, n in zip(("min", "max"), pair)},
-                      "first": crossing["first"], "per_position": 2 * m["layers"] * m["kv_heads"] * m["head_dim"]}, "cx_"),
-            "cx_contexts": listing(ex.WINDOW_CONTEXTS), "cx1_table": crossover_table(m), "cx2_table": kv_plan_table(plans, m),
-            "cx2_mha": times(full / grouped), "cx2_bits_ratio": times(grouped / low), "cx3_table": window_table(ex.window_rows()),
+    per, first = 2 * m["layers"] * m["kv_heads"] * m["head_dim"], crossing["first"]
+    put_in = lambda *ns: " × ".join(fmt.count(n) for n in ns)  # noqa: E731  (3 × 2 × 6)
+    return {**counts("cx_", **{key: m[key] for key in ("layers", "heads", "kv_heads", "head_dim")}),
+            **counts("cx_", context=ex.KV_CONTEXT, batch=ex.KV_BATCH, fp16=ex.FLOAT16_BYTES,
+                     int8=ex.INT8_BYTES, window=ex.WINDOW, threshold=crossing["threshold"], first=first,
+                     per_position=per, **{f"{name}_{end}": n for name, pair in ex.LIMITS.items()
+                                          for end, n in zip(("min", "max"), pair)}),
+            "cx_contexts": listing(ex.WINDOW_CONTEXTS),
+            "cx1_table": Table(["n", "分数表：h × n²", "格数", "缓存：2·L·h_kv·d × n", "个数", "分数表更多"],
+                               [[fmt.count(n), f"{put_in(m['heads'], n)}²", fmt.grouped(m["heads"] * n * n),
+                                 put_in(per, n), fmt.grouped(per * n), "是" if m["heads"] * n > per else "否"]
+                                for n in (first - 1, first)]),
+            "cx2_table": Table(["做法", "每 token：2 × L × h_kv × d × b", "每 token",
+                                f"× 上下文 {fmt.count(ex.KV_CONTEXT)} × 批大小 {fmt.count(ex.KV_BATCH)}",
+                                "换成二进制单位"],
+                               [[p["name"], "2 × " + put_in(m["layers"], p["kv_heads"], m["head_dim"],
+                                                            p["bytes"]),
+                                 f"{fmt.grouped(p['per_token'])} 字节", f"{fmt.grouped(p['total'])} 字节",
+                                 fmt.size(p["total"])] for p in plans]),
+            "cx2_mha": times(full / grouped), "cx2_bits_ratio": times(grouped / low),
+            "cx3_table": Table(["上下文", "缓存的位置数", "有窗口", "无窗口", "省下"],
+                               [[fmt.count(r["context"]), fmt.count(r["positions"]), fmt.size(r["windowed"]),
+                                 fmt.size(r["full"]), share(r["full"] - r["windowed"], r["full"])]
+                                for r in ex.window_rows(m)]),
             "cx4_doctest": Md(fmt.doctest_block(ex.generation_cells))}

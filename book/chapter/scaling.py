@@ -1,9 +1,4 @@
-"""What the scaling page (ch02/scaling.md) glues: its tables, the facts of its sentences, F13's frames.
-
-The teaching code computes every number; this module writes them through ``chapter.fmt``. Each function
-takes its example's inputs (the page's by default) and returns ``{glue name: text or table}``; the
-wording the data decides comes from ``SAY``, every other sentence is in the page.
-"""
+"""What the scaling page (ch02/scaling.md) glues, from ``code/02_scaling.py``, and F13's frames."""
 
 from __future__ import annotations
 
@@ -36,12 +31,13 @@ SAY = {
     "inside": "本例里它们都还在 V 各列的范围之内，但已不是 V 各行的加权平均，合计不是 1 时并没有什么能把输出留在这个范围里。",
     "jg_over": "它绝对值最大的分量是最大元的 {x} 倍：最大元只管一个分数对一个权重，g 的各个分量一起变时，影响叠加了起来。",
     "jg_within": "它的分量都不超过最大元：这个 g 的各个分量的影响互相抵消了一部分。",
-    "almost_all": "几乎全给了", "most": "最多的给了",
-}
+    "almost_all": "几乎全给了", "most": "最多的给了"}
+# F13: each step's name and rule
+STEP_NAMES = ["分数（点积、除以 √d）", "权重（减去最大值、取指数、除以总和）", "输出（按权重混合 V 的行）"]
+RULES = ["s_j = q·k_j ÷ √d", "w_j = exp(s_j − max s) ÷ Σ exp", "o = Σ w_j v_j"]
 
 
-def python_list(xs, cell=fmt.short) -> str:
-    """A row of scores written as a Python list, each entry by ``cell`` (as typed, by default)."""
+def python_list(xs, cell=fmt.short) -> str:  # a row of scores as Python prints a list
     return "[" + ", ".join(cell(x) for x in xs) + "]"
 
 
@@ -49,64 +45,30 @@ def products(q, k) -> str:
     return " + ".join(f"{fmt.short(a)}×{fmt.short(b)}" for a, b in zip(q, k))
 
 
-def keys_word(js) -> str:
-    return "、".join(f"Key {j}" for j in js)
-
-
 def slashed(xs) -> str:
     return " / ".join(fmt.fmt(x) for x in xs)
 
 
-def same_or_gap(diff: float) -> str:
-    """Two results' largest difference in words: 完全相同 only when it is exactly 0."""
+def same_or_gap(diff: float) -> str:  # two results' largest difference: 完全相同 only when exactly 0
     return SAY["same"] if diff == 0 else SAY["gap"].format(gap=fmt.difference(diff))
 
 
-def inside(outputs, values) -> list[bool]:
-    """For each output row: whether every component stays within its column of V."""
+def inside(outputs, values) -> list[bool]:  # for each output row: is every component within V's column?
     cols = list(zip(*values))
     return [all(min(c) - TOL <= x <= max(c) + TOL for x, c in zip(o, cols)) for o in outputs]
 
 
-def shown_sign(printed_result: float, exact: float) -> str:
-    """``=`` when the printed terms give the printed result, else ``≈``."""
-    return fmt.equals(printed_result, exact)
-
-
-def printed(x: float) -> float:
-    return fmt.printed(fmt.fmt(x))
-
-
-def scaled_product(w: float, vj, exact) -> str:
-    """A weight times a V row, written out: ``0.6225 × (4, 0) ≈ (2.4898, 0.0000)``."""
-    sign = "=" if all(shown_sign(printed(w) * y, c) == "=" for y, c in zip(vj, exact)) else "≈"
-    return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
-
-
-def exp_term(x: float, e: float) -> str:
-    """``exp(x) = e``, with ``≈`` when exp of the printed x does not print as the printed e."""
-    return f"exp({fmt.fmt(x)}) {shown_sign(math.exp(printed(x)), e)} {fmt.fmt(e)}"
-
-
-def printed_sum(xs, total: float) -> str:
-    """``= total`` or ``≈ total``: whether the printed terms add up to the printed total."""
-    return f"{shown_sign(sum(printed(x) for x in xs), total)} {fmt.fmt(total)}"
-
-
-def sums_exact(matrix) -> bool:
-    """Whether every printed row and column total of ``matrix`` is the sum of its printed cells."""
-    rows = [list(r) for r in matrix]
-    return all(shown_sign(sum(printed(x) for x in r), sum(r)) == "=" for r in rows + list(zip(*rows)))
+def printed_sum(xs, total: float) -> str:  # "= total" when the printed terms add up to it, else "≈ total"
+    return f"{fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in xs), total)} {fmt.fmt(total)}"
 
 
 def inputs(q=Q, k=K, v=V, row=ROW) -> dict:
-    """F13's and the page's inputs as its 输入与适用条件 boxes name them."""
+    """F13's inputs, as its 输入与适用条件 box names them."""
     return {"f13_q": fmt.vector(q[row]), "f13_k": fmt.vectors(k), "f13_v": fmt.vectors(v), "ex_q": fmt.vectors(q),
             "n_queries": fmt.count(len(q)), "f13_frames": fmt.count(len(STEP_NAMES)), "f13_d": fmt.count(len(q[0])),
             "f13_n": fmt.count(len(k)), "f13_row": fmt.count(row)}
 
 
-# -- why divide by √d: the measurement, and √d as a temperature ---------------------------------------------
 def measurement(dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASURE_KEYS, seed=sc.MEASURE_SEED) -> dict:
     """The tables of ``measure_scaling``, their sentence's numbers (largest d), and F13's ÷√d against T = √d."""
     measured = [sc.measure_scaling(d, trials=trials, n_keys=n_keys, seed=seed) for d in dims]
@@ -126,14 +88,11 @@ def measurement(dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASUR
         "meas_big_d": fmt.count(big["d"]),
         **{f"meas_big_{tag}": fmt.fmt(big[key]) for tag, key in zip(("w_raw", "w_scaled", "g_raw", "g_scaled"), keys)},
         "temp_equal_diff": same_or_gap(att.max_abs_diff([s["weights"]], [att.softmax(s["dots"], temperature=s["scale"])])),
-        "temp_sqrt_d": fmt.fmt(s["scale"]),
-    }
+        "temp_sqrt_d": fmt.fmt(s["scale"])}
 
 
-# -- the stable softmax ------------------------------------------------------------------------------------
 def overflow(scores=sc.BIG_SCORES, small=sc.SMALL_SCORES) -> dict:
-    """What Python, numpy and the naive formula make of a row whose exp overflows; each format's limit;
-    a second row where exp(x − max) underflows to exactly 0, though in exact arithmetic it is positive."""
+    """A row whose exp overflows in Python, numpy and the naive formula; each format's limit; an underflow."""
     under = [math.exp(y - max(small)) for y in small]
     if max(scores) <= sc.exp_limit() or all(e > 0 for e in under):
         raise ValueError("这一节要一行会溢出的分数（scores）和一行减去最大值后会下溢的分数（small）")
@@ -183,21 +142,13 @@ def axis(q=Q, k=K, v=V) -> dict:
                       + [["列之和"] + [fmt.fmt(sum(col)) for col in zip(*m)] + [""]])
     outputs = att.matmul(wrong, v)
     outside = [i for i, ok in enumerate(inside(outputs, v)) if not ok]
+    lines = right + wrong + [list(c) for c in zip(*right)] + [list(c) for c in zip(*wrong)]  # every total
     return {
         "tbl_axis_right": Table(header, sums(right)), "tbl_axis_wrong": Table(header, sums(wrong)),
-        "axis_sum_note": "" if sums_exact(right + wrong) else SAY["rounded_sums"],
+        "axis_sum_note": "" if all(printed_sum(r, sum(r))[0] == "=" for r in lines) else SAY["rounded_sums"],
         "axis_wrong_sentence": row_sum_sentence(wrong), "axis_wrong_shown": "、".join(fmt.vector(o, fmt.fmt) for o in outputs),
         "axis_wrong_outputs": SAY["outside"].format(rows="、".join(f"查询 {i}" for i in outside)) if outside else SAY["inside"],
     }
-
-
-# -- how to tell it is right ------------------------------------------------------------------------------
-def numpy_attention(q, k, v) -> list[list[float]]:
-    """The independent reference the page compares with: softmax(Q Kᵀ / √d) V in float64 numpy arrays."""
-    q, k, v = (np.asarray(x, dtype=float) for x in (q, k, v))
-    s = q @ k.T / np.sqrt(k.shape[1])  # (n_query, n_key)
-    e = np.exp(s - s.max(axis=1, keepdims=True))
-    return ((e / e.sum(axis=1, keepdims=True)) @ v).tolist()
 
 
 def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS) -> dict:
@@ -212,30 +163,26 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
         naive = "ValueError：exp 溢出"
     _, both = att.attention(q, [k[j] for j in order], [v[j] for j in order], causal=False)
     _, keys_only = att.attention(q, [k[j] for j in order], v, causal=False)
-    reference, width = numpy_attention(q, k, v), heads * len(q[0])
+    # The independent reference: softmax(Q Kᵀ / √d) V in float64 numpy arrays.
+    qa, ka, width = np.asarray(q, dtype=float), np.asarray(k, dtype=float), heads * len(q[0])
+    s = qa @ ka.T / np.sqrt(ka.shape[1])  # (n_query, n_key)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    reference = ((e / e.sum(axis=1, keepdims=True)) @ np.asarray(v, dtype=float)).tolist()
     by_width = [sc.scaled_by(qi, k, v, width)["output"] for qi in q]
-    gap = lambda a, b: "差 " + fmt.difference(att.max_abs_diff(a, b))  # noqa: E731
-    off = ["与 1 差 " + fmt.difference(max(abs(sum(r) - 1) for r in w)) for w in (right, wrong)]
-    return {"chk_shift": fmt.short(shift), "chk_order": keys_word(order), "tbl_checks": Table(
-        ["检查", "正确实现", "故意写错的变体", "变体的结果"], [
-            ["每行权重之和为 1", off[0], "沿查询（列）做 softmax", off[1]],
-            [f"分数加 {fmt.short(shift)}，权重不变", gap([att.softmax(scaled)], [att.softmax(moved)]), "不减最大值的原式", naive],
-            ["Key 与 V 一起重排，输出不变", gap(out, both), "只重排 Key", gap(out, keys_only)],
-            ["与 numpy 参照一致", gap(out, reference), by_width_name(heads, width), gap(by_width, reference)]])}
+    root = math.sqrt(width)  # the variant divides by √(model width) instead of √d
+    gap = lambda a, b: fmt.difference(att.max_abs_diff(a, b))  # noqa: E731
+    sums = lambda w: gap([[sum(r) for r in w]], [[1.0] * len(w)])  # noqa: E731  (each row's total against 1)
+    return {"chk_shift": fmt.short(shift), "chk_order": "、".join(f"Key {j}" for j in order),
+            "chk_naive": naive, "chk_heads": fmt.count(heads), "chk_width": fmt.count(width),
+            "chk_root": fmt.count(int(root)) if root.is_integer() else fmt.fmt(root),
+            "chk_sum_right": sums(right), "chk_sum_wrong": sums(wrong),
+            "chk_shift_right": gap([att.softmax(scaled)], [att.softmax(moved)]),
+            "chk_order_right": gap(out, both), "chk_order_wrong": gap(out, keys_only),
+            "chk_numpy_right": gap(out, reference), "chk_numpy_wrong": gap(by_width, reference)}
 
 
-def by_width_name(heads: int, width: int) -> str:
-    """The variant that divides by √(model width) instead of √d, with the width it assumes and the root it uses."""
-    root = math.sqrt(width)
-    shown = fmt.count(int(root)) if root.is_integer() else fmt.fmt(root)
-    return (f"按模型宽度缩放（假设共 {fmt.count(heads)} 个头、模型宽度 {fmt.count(width)}，"
-            f"误用 √{fmt.count(width)} = {shown}，而不是 √d）")
-
-
-# -- temperature -------------------------------------------------------------------------------------------
 def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
-    """The temperature table (weights, peak, output per T) and, from the same rows, the coldest and the
-    hottest: their peak weights, and the output's distance to the top key's V row and to V's mean."""
+    """The temperature table and, from its rows, the coldest's and hottest's peaks and distances."""
     scaled = sc.visible_steps(q[row], k, v)["scaled"]
     rows = sc.temperature_sweep(scaled, v, temperatures)
     ends = [min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])]
@@ -251,19 +198,39 @@ def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
                            [[fmt.short(r["temperature"]), slashed(r["weights"]), fmt.fmt(max(r["weights"])),
                              fmt.vector(r["output"], fmt.fmt)] for r in rows]),
         "sweep_top": fmt.count(top), "sweep_top_v": fmt.vector(v[top]), "sweep_mean": fmt.vector(mean, fmt.fmt),
-        **{f"sweep_{name}_{i}": cell(r) for i, r in enumerate(ends) for name, cell in cells.items()},
-    }
+        **{f"sweep_{name}_{i}": cell(r) for i, r in enumerate(ends) for name, cell in cells.items()}}
 
 
-# -- figure F13 --------------------------------------------------------------------------------------------
-STEP_NAMES = ["分数（点积、除以 √d）", "权重（减去最大值、取指数、除以总和）", "输出（按权重混合 V 的行）"]
-RULES = ["s_j = q·k_j ÷ √d", "w_j = exp(s_j − max s) ÷ Σ exp", "o = Σ w_j v_j"]
-
-
-def f13_rows(s: dict, v) -> list[tuple[int, str, list[str], str]]:
-    """The table's rows: (the step that adds it, label, one cell per key, the whole row's cell)."""
-    cells = lambda key: [fmt.fmt(x) for x in s[key]]  # noqa: E731
+def f13_explanations(s: dict, v) -> list[str]:
+    """One sentence a step, written from its numbers (which key is largest, = or ≈, inside V's range)."""
+    scores, total = s["dots"], printed_sum(s["exps"], s["total"])
+    top = "、".join(f"Key {j}" for j, x in enumerate(scores) if x == max(scores))
+    def product(w, vj, exact):  # a weight times a V row: 0.6225 × (4, 0) ≈ (2.4898, 0.0000)
+        signs = {fmt.equals(fmt.printed(fmt.fmt(w)) * y, c) for y, c in zip(vj, exact)}
+        sign = "=" if signs == {"="} else "≈"
+        return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
+    sums = "；".join(f"q·k_{j} = {products(s['query'], kj)} = {fmt.fmt(x)}" for j, (kj, x) in enumerate(zip(s["keys"], scores)))
     return [
+        f"逐分量相乘再相加：{sums}" + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
+        + f"再除以 √d = {fmt.fmt(s['scale'])}：顺序不变，差距缩成原来的 1/√d。",
+        f"减去最大值 {fmt.fmt(s['max'])}，再取指数："
+        + "，".join(f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
+                   for x, e in zip(s["shifted"], s["exps"]))
+        + f"；和 {total}{'' if total[0] == '=' else '（由未舍入的指数相加）'}。每一项除以和，得到和为 1 的权重。",
+        "V 行乘以权重："
+        + "；".join(f"Key {j}：{product(*t)}" for j, t in enumerate(zip(s["weights"], v, s["weighted"])))
+        + f"。逐分量相加，输出是 {fmt.vector(s['output'], fmt.fmt)}"
+        + ("，每个分量都在 V 那一列的范围之内。" if inside([s["output"]], v)[0] else "——不对，它跑到了 V 的范围之外，权重算错了。"),
+    ]
+
+
+def f13_frames(query=None, keys=None, values=None) -> list[dict]:
+    """Figure F13's frames (the page's query row by default): each step adds its rows to one table, marked."""
+    q = Q[ROW] if query is None else query
+    k, v = K if keys is None else keys, V if values is None else values
+    s = {**sc.visible_steps(q, k, v), "query": q, "keys": k}
+    cells = lambda key: [fmt.fmt(x) for x in s[key]]  # noqa: E731
+    rows = [  # (the step that adds it, label, one cell per key, the whole row's cell)
         (0, "分数 q·k", cells("dots"), f"q = {fmt.vector(s['query'])}"),
         (0, "÷ √d", cells("scaled"), f"d = {s['d']}，√d = {fmt.fmt(s['scale'])}"),
         (1, "− 最大值", cells("shifted"), f"最大值 = {fmt.fmt(s['max'])}"),
@@ -272,35 +239,7 @@ def f13_rows(s: dict, v) -> list[tuple[int, str, list[str], str]]:
         (2, "V 行", [fmt.vector(vj) for vj in v], ""),
         (2, "权重 × V 行", [fmt.vector(c, fmt.fmt) for c in s["weighted"]], f"输出 = {fmt.vector(s['output'], fmt.fmt)}"),
     ]
-
-
-def f13_explanations(s: dict, v) -> list[str]:
-    """One sentence a step, written from its numbers (which key is largest, = or ≈, inside V's range)."""
-    scores, total = s["dots"], printed_sum(s["exps"], s["total"])
-    top = keys_word([j for j, x in enumerate(scores) if x == max(scores)])
-    sums = "；".join(f"q·k_{j} = {products(s['query'], kj)} = {fmt.fmt(x)}" for j, (kj, x) in enumerate(zip(s["keys"], scores)))
-    return [
-        f"逐分量相乘再相加：{sums}" + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
-        + f"再除以 √d = {fmt.fmt(s['scale'])}：顺序不变，差距缩成原来的 1/√d。",
-        f"减去最大值 {fmt.fmt(s['max'])}，再取指数：" + "，".join(exp_term(x, e) for x, e in zip(s["shifted"], s["exps"]))
-        + f"；和 {total}{'' if total[0] == '=' else '（由未舍入的指数相加）'}。每一项除以和，得到和为 1 的权重。",
-        "V 行乘以权重：" + "；".join(f"Key {j}：{scaled_product(x, vj, c)}" for j, (x, vj, c) in enumerate(zip(s["weights"], v, s["weighted"])))
-        + f"。逐分量相加，输出是 {fmt.vector(s['output'], fmt.fmt)}"
-        + ("，每个分量都在 V 那一列的范围之内。" if inside([s["output"]], v)[0] else "——不对，它跑到了 V 的范围之外，权重算错了。"),
-    ]
-
-
-def f13_frames(query=None, keys=None, values=None) -> list[dict]:
-    """Figure F13's frames: one query row from scores to output, one step of the row per frame, marked.
-
-    Without arguments: the page's example (query 0). Every sentence is built from its frame's numbers.
-    """
-    q = Q[ROW] if query is None else query
-    k, v = K if keys is None else keys, V if values is None else values
-    s = {**sc.visible_steps(q, k, v), "query": q, "keys": k}
-    rows, texts = f13_rows(s, v), f13_explanations(s, v)
-    header = fmt.keys(len(k), corner="步骤 ＼ Key") + ["整行"]
-    # Each step adds its rows to the one table, marked; the earlier rows stay.
+    texts, header = f13_explanations(s, v), fmt.keys(len(k), corner="步骤 ＼ Key") + ["整行"]
     return [{"condition": f"第{step + 1}步：{name}", "rule": RULES[step], "explanation": texts[step],
              "tables": [{"title": "一个查询行", "header": header,
                          "rows": [[{"text": t, "state": None, "highlight": at == step} for t in [label, *cells, whole]]
@@ -308,7 +247,6 @@ def f13_frames(query=None, keys=None, values=None) -> list[dict]:
             for step, name in enumerate(STEP_NAMES)]
 
 
-# -- the exercises ---------------------------------------------------------------------------------------
 def exercise_hand(q=ex.HAND_Q, k=ex.HAND_K, g=ex.HAND_G) -> dict:
     """Exercise 1: the inputs, the steps to the weights, J row by row, J·g and how it compares with J's peak."""
     h = ex.hand_row(q, k, g)
@@ -344,8 +282,7 @@ def exercise_grow(q=ex.GROW_Q, k=ex.GROW_K, copies=ex.COPIES) -> dict:
                            [[name, slashed(r[s]), fmt.fmt(t), slashed(r[w]), fmt.fmt(max(r[w]))] for name, s, t, w in rows]),
         "ex2_t_big": fmt.fmt(r["temperature_big"]), "ex2_t_raw": fmt.fmt(r["temperature_raw"]),
         "ex2_same": same_or_gap(att.max_abs_diff([r["weights_big"]], [same])), "ex2_peak_raw": fmt.fmt(raw[top]),
-        "ex2_how": SAY["almost_all" if raw[top] > 0.9 else "most"], "ex2_top": fmt.count(top),
-    }
+        "ex2_how": SAY["almost_all" if raw[top] > 0.9 else "most"], "ex2_top": fmt.count(top)}
 
 
 def exercise_code() -> dict:
