@@ -16,6 +16,10 @@ use, a scan of every installed distribution (a few milliseconds each, dozens of 
 even when nothing changed). When the builder starts, the styles this configuration uses are looked
 up once and registered as runtime plugins (both libraries' ``register_plugin``), which they consult
 first. A style missing from that list is still found the slow way.
+
+sphinxcontrib-bibtex formats every bibliography's entries on every build, nothing changed or not, and
+each page's own list formats its entries again. The same style formats the same entry under the same
+label the same way, so each is formatted once per build (``_format_once``).
 """
 
 from __future__ import annotations
@@ -101,7 +105,26 @@ def _register_styles(app: Sphinx) -> None:
         sphinxcontrib.bibtex.plugin.register_plugin(group, name, plugin, force=True)
 
 
+def _format_once(format_entry):
+    """pybtex's ``BaseStyle.format_entry``, remembered per (style, label, entry) for this process."""
+    done: dict = {}
+
+    def format_entry_once(style, label, entry, bib_data=None):
+        how = (type(style), type(style.name_style), type(style.label_style), style.abbreviate_names, style.min_crossrefs)
+        key = (*how, label, id(entry), id(bib_data))
+        if key not in done:  # the entry is kept with its result: its id stays its own
+            done[key] = format_entry(style, label, entry, bib_data=bib_data), entry, bib_data
+        return done[key][0]
+
+    format_entry_once.formats_once = True
+    return format_entry_once
+
+
 def setup(app: Sphinx) -> dict:
+    from pybtex.style.formatting import BaseStyle
+
+    if not getattr(BaseStyle.format_entry, "formats_once", False):
+        BaseStyle.format_entry = _format_once(BaseStyle.format_entry)
     app.setup_extension("sphinxcontrib.bibtex")
     app.connect("builder-inited", _register_styles, priority=400)  # before sphinxcontrib-bibtex's own
     app.add_config_value("page_refs_title", "本页参考文献", "env", types=[str])

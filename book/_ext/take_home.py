@@ -97,9 +97,13 @@ def _exercises(env, doctree: nodes.document, docname: str) -> list[tuple[str, st
 
 
 def _write(app: Sphinx, docname: str, templatename: str, context: dict, doctree: nodes.document | None) -> None:
-    if doctree is None or app.builder.format != "html" or not any(True for _ in doctree.findall(take_home_node)):
+    if doctree is None or app.builder.format != "html":
         return
+    # Imported on every page, so on the first, which the main process writes (book/_ext/read_order.py):
+    # the writing processes forked after it find the module there instead of importing it again.
     take_home = _module(app)
+    if not any(True for _ in doctree.findall(take_home_node)):
+        return
     page = _page(docname)
     folder = Path(app.outdir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
@@ -108,18 +112,10 @@ def _write(app: Sphinx, docname: str, templatename: str, context: dict, doctree:
     take_home.write_notebook(page, title, _exercises(app.env, doctree, docname), folder)
 
 
-def _import_before_writing(app: Sphinx, builder) -> None:
-    """Import ``chapter.take_home`` (and what it imports) in the main process, once: each writing process
-    is forked from it and starts with the modules there instead of importing them again."""
-    if builder.format == "html":
-        _module(app)
-
-
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(take_home_node, html=(visit_html, None), latex=(visit_latex, None), text=(visit_text, None))
     app.add_directive("take-home", TakeHome)
     # When the page is written: in a writing process, beside the others (the main process, which
     # resolves and indexes every page in turn, is the one an HTML build waits for).
     app.connect("html-page-context", _write)
-    app.connect("write-started", _import_before_writing)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
