@@ -107,6 +107,23 @@ def one_per_chunk(arguments: list[str], nproc: int, maxbatch: int = 10) -> list[
     return [[argument] for argument in arguments]
 
 
+# The languages of the book's code blocks (listings, cells and their output, doctests, commands, records).
+LANGUAGES = ("python", "ipython3", "pycon", "bash", "json", "myst-ansi")
+
+
+def _compile_lexers() -> None:
+    """Compile the Pygments lexers of LANGUAGES here (a lexer compiles its rules when first made), so that
+    the writing processes forked from this one do not each compile them again."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    for language in LANGUAGES:
+        try:
+            get_lexer_by_name(language)
+        except ClassNotFound:
+            pass
+
+
 def _write_smallest_first(app: Sphinx) -> None:
     builder = app.builder
     write_documents = builder.write_documents
@@ -121,6 +138,7 @@ def _write_smallest_first(app: Sphinx) -> None:
         # and one page per writing process: the first is written while the main process resolves the
         # second (Sphinx's chunks of up to ten pages leave the writer waiting for the main process).
         builders.make_chunks = one_per_chunk
+        _compile_lexers()
         # What exists now is never collected in a writing process: its garbage collector would otherwise
         # walk (and so copy) the main process's memory in every process forked from it.
         gc.freeze()

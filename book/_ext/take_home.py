@@ -24,7 +24,16 @@ def _module(app: Sphinx):
     """``chapter.take_home``, read afresh from the book's folders (as the figure directive reads its data)."""
     from step_figure.directive import load_fresh
 
-    return load_fresh("chapter.take_home", Path(app.config.code_deps_dir), Path(app.config.code_deps_package))
+    module = load_fresh("chapter.take_home", Path(app.config.code_deps_dir), Path(app.config.code_deps_package))
+    # What every page's zip and notebook need, worked out in the main process as it writes the first page:
+    # the writing processes forked after that find it done (which files need numpy; nbformat's schema;
+    # numpy, which most pages' examples import).
+    module.opening.numpy_needed(module.CODE)
+    import nbformat
+    import numpy  # noqa: F401
+
+    nbformat.v4.new_code_cell("")
+    return module
 
 
 class take_home_node(nodes.General, nodes.Element):
