@@ -154,8 +154,7 @@ def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
 
 
 def test_the_shape_table_measures_the_steps():
-    s = mh.multihead_steps(*mh.DEMO, 4)
-    size = page.sizes(mh.DEMO_X, s)
+    size = page.steps_values(heads=4)
     assert (size["size_split"], size["size_scores"], size["size_output"]) == ("4 块 3 × 1", "4 张 3 × 3", "3 × 4")
 
 

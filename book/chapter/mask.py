@@ -12,7 +12,7 @@ import math
 from chapter import fmt
 from chapter.conventions import (ALIGNMENT, FULLY_MASKED_HEADER, HEADER, conventions_rows, float_mask_sentence,
                                  fully_masked_rows, gpu_sentence, observed, unavailable_sentence, versions_words)
-from chapter.fmt import Md, Table, glue_all  # noqa: F401 - glue_all is what the page's cells call
+from chapter.fmt import Md, Table, glue_all, slashed  # noqa: F401 - glue_all is what the page's cells call
 from chapter.mask_facts import *  # noqa: F401,F403 - the page and its tests reach the facts here
 from chapter.mask_figure import *  # noqa: F401,F403
 
@@ -42,11 +42,6 @@ position = "绝对位置 {}".format  # a row label by absolute position: positio
 def rows_of(matrix, label, cell=fmt.fmt) -> list[list[str]]:
     """A table's rows: ``label(i)``, then the row's entries written by ``cell``."""
     return [[label(i)] + [cell(x) for x in row] for i, row in enumerate(matrix)]
-
-
-def slashed(xs) -> str:
-    """Computed values in one cell: ``0.5000 / 0.5000``."""
-    return " / ".join(fmt.fmt(x) for x in xs)
 
 
 def column(matrix) -> str:

@@ -6,7 +6,7 @@ import importlib
 import math
 
 from chapter import fmt
-from chapter.fmt import glue_all  # noqa: F401 (the page calls page.glue_all)
+from chapter.fmt import cell, glue_all, names, slashed  # noqa: F401 (the page calls page.glue_all)
 from chapter.grid_figures import split_figure
 
 att = importlib.import_module("02_attention")
@@ -32,10 +32,6 @@ WORDS = {
 }
 
 
-def names(word: str, items) -> str:
-    return "、".join(f"{word} {i}" for i in items) or "无"
-
-
 def span(columns) -> str:
     columns = list(columns)
     return f"列 {columns[0]}–{columns[-1]}" if len(columns) > 1 else f"列 {columns[0]}"
@@ -47,10 +43,6 @@ def dims(m) -> str:
 
 def shape(*sizes: int) -> str:
     return "(" + ", ".join(fmt.count(n) for n in sizes) + ")"
-
-
-def slashed(row) -> str:
-    return " / ".join(fmt.fmt(p) for p in row)
 
 
 def root(n: int) -> str:
@@ -70,15 +62,6 @@ def favourite(row: list[float]) -> int:
 
 
 # -- facts the sections are built from --------------------------------------------------------------------
-def sizes(x, s: dict) -> dict:
-    """Each step's size in this example (``s`` from ``multihead_steps``)."""
-    n, heads = fmt.count(len(s["q"])), fmt.count(s["heads"])
-    return {"size_x": dims(x), "size_q": dims(s["q"]), "size_split": f"{heads} 块 {dims(s['q_heads'][0])}",
-            "size_scores": f"{heads} 张 {n} × {n}", "size_visible": dims(s["visible"]),
-            "size_weights": f"{heads} 张 {dims(s['weights'][0])}", "size_concat": dims(s["concat"]),
-            "size_heads_out": f"{heads} 块 {dims(s['head_outputs'][0])}", "size_output": dims(s["output"])}
-
-
 def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
     """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows."""
     rows = [mh.head_columns(h, len(w_o) // heads) for h in range(heads)]
@@ -120,22 +103,18 @@ def other_head(head: int, weights: list[float], other: int, other_weights: list[
 
 
 # -- 图 F14：一个头的列切片与它自己的权重表，旁边是另一个头 ----------------------------------------------------
-def _cell(text: str, state: str | None = None, highlight: bool = False) -> dict:
-    return {"text": text, "state": state, "highlight": highlight}
-
-
 def _matrix_table(title: str, m, header: list[str], lit=frozenset()) -> dict:
     return {"title": title, "header": ["位置 ＼ 列"] + header,
-            "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
+            "rows": [[cell(f"位置 {i}")] + [cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
                      for i, row in enumerate(m)]}
 
 
 def _weight_table(title: str, w, visible, current: int) -> dict:
     # A forbidden cell says 禁止 in words (colour only adds to it); the row the explanation names is bold.
     return {"title": title, "header": fmt.keys(len(w[0])),
-            "rows": [[_cell(f"位置 {i}", None, i == current)]
-                     + [_cell(f"✓ {fmt.fmt(p)}", "allowed", i == current) if ok
-                        else _cell(fmt.FORBIDDEN, "forbidden", i == current) for p, ok in zip(row, vis)]
+            "rows": [[cell(f"位置 {i}", None, i == current)]
+                     + [cell(f"✓ {fmt.fmt(p)}", "allowed", i == current) if ok
+                        else cell(fmt.FORBIDDEN, "forbidden", i == current) for p, ok in zip(row, vis)]
                      for i, (row, vis) in enumerate(zip(w, visible))]}
 
 
@@ -190,18 +169,21 @@ def f14_frames(*inputs, heads: int = mh.DEMO_HEADS) -> list[dict]:
 
 
 # -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
-def steps_values() -> dict:
-    """从 X 到输出: the inputs, the shapes, K, V and each head's scores (Q, weights, output: the figure's)."""
-    s = mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
-    heads, d, n = s["heads"], s["head_dim"], len(s["q"])
+def steps_values(heads: int = mh.DEMO_HEADS) -> dict:
+    """从 X 到输出: the inputs, each step's size, K, V and each head's scores (the rest: the figure's)."""
+    s = mh.multihead_steps(*DEMO, heads)
+    d, n, h = s["head_dim"], len(s["q"]), fmt.count(heads)
     header = ["位置 ＼ 列"] + [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
     mixes = output_heads(DEMO[4], heads)
     return {
-        "n": fmt.count(n), "d_model": fmt.count(len(DEMO[0][0])), "heads": fmt.count(heads),
+        "n": fmt.count(n), "d_model": fmt.count(len(DEMO[0][0])), "heads": h,
         "head_dim": fmt.count(d), "last": fmt.count(n - 1), "x_rows": fmt.vectors(DEMO[0]),
         "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:])),
         **{f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])},
-        **sizes(DEMO[0], s), "fig_split": split_figure(s),
+        **{f"size_{k}": dims(s[k]) for k in ("q", "visible", "concat", "output")}, "size_x": dims(DEMO[0]),
+        "size_split": f"{h} 块 {dims(s['q_heads'][0])}", "size_heads_out": f"{h} 块 {dims(s['head_outputs'][0])}",
+        "size_scores": f"{h} 张 {fmt.count(n)} × {fmt.count(n)}", "size_weights": f"{h} 张 {dims(s['weights'][0])}",
+        "fig_split": split_figure(s),
         "tbl_k": fmt.Table(header, positions(s["k"])), "tbl_v": fmt.Table(header, positions(s["v"])),
         **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))
            for h in range(heads)},

@@ -38,8 +38,7 @@ def flags(values) -> str:
 
 def rows_text(rows_per_sequence) -> str:
     """Query rows per sequence: ``[[0, 1], []]`` → 「序列 0：查询 0、查询 1；序列 1：无」."""
-    return "；".join(f"序列 {b}：" + ("、".join(f"查询 {i}" for i in rows) or "无")
-                    for b, rows in enumerate(rows_per_sequence))
+    return "；".join(f"序列 {b}：{fmt.names('查询', rows)}" for b, rows in enumerate(rows_per_sequence))
 
 
 def masks_text(masks) -> str:
@@ -354,8 +353,7 @@ def exercise_values() -> dict:
     rows2 = [[f"序列 {b}", flags(m), flags(p), fmt.count(nxt)] for b, (m, p, nxt) in
              enumerate(zip(ex.POS_MASK, a2["prefill"], a2["next"]))]
     a3 = {name: ex.empty_rows(m) for name, m in ex.FILL_MASKS.items()}
-    rows_of = lambda rows: "、".join(f"查询 {i}" for i in rows) or "无"  # noqa: E731
-    rows3 = [[name, flags(ex.FILL_MASKS[name][0]), rows_of(a["empty"]), rows_of(a["nan"])]
+    rows3 = [[name, flags(ex.FILL_MASKS[name][0]), fmt.names("查询", a["empty"]), fmt.names("查询", a["nan"])]
              for name, a in a3.items()]
     score = fmt.short(ex.FILL_SCORE)
     empty = f"分数为 {score} 时整行成了 −∞ 的行"
