@@ -84,7 +84,7 @@ def test_the_worked_example_writes_out_the_cells_its_tables_show():
 
 
 def test_the_pad_example_counts_the_zeros_its_tables_show():
-    values = page.masked_values(Q4, K4, V4, D4, [True, True, False, True], [False, True, True, True], [[1.0]] * 4)
+    values = page.masked_values(Q4, K4, V4, D4, [True, True, False, True], [False] + [True] * 3, [[1.0]] * 4)
     assert values["pad_key"] == "2" and values["pad_fd"] == values["pad_dkv"] == page.WORDS["zero"]
     assert values["tbl_pad_kv"].rows[2] == ["Key 2"] + ["0.0000"] * 4
     # the causal rule forbids 6 cells; the PAD key adds the 2 queries at or after it
@@ -145,11 +145,13 @@ def test_the_policies_count_their_nans(n_pad, n_real, d, d_v, data):
 
 def test_the_big_fill_clause_goes_each_way(monkeypatch):
     # dO's row 0 is 0: no key gets a dV from the −1e9 row, which reads forbidden keys instead
-    two = ([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[0.0], [1.0]], [True, False], [False, True], [[1.0]] * 2)
+    q, v, d_out = [[0.0], [1.0]], [[1.0], [3.0]], [[0.0], [1.0]]
+    two = (q, q, v, d_out, [True, False], [False, True], [[1.0]] * 2)
     said = page.masked_values(*two)["pol_big"]
     assert said == page.WORDS["big_no_nan"] + page.WORDS["big_reads"].format(rows="第 0 行")
     demo = bp.fill_backward_demo  # were the −1e9 fill to give a NaN gradient
-    spoilt = lambda *a, fill, **kw: demo(*a, fill=fill, **kw) | ({"dq": [[math.nan]] * 2} if fill == -1e9 else {})  # noqa: E731
+    nan = {"dq": [[math.nan]] * 2}
+    spoilt = lambda *a, fill, **kw: demo(*a, fill=fill, **kw) | (nan if fill == -1e9 else {})  # noqa: E731
     monkeypatch.setattr(bp, "fill_backward_demo", spoilt)
     assert page.masked_values(*two)["pol_big"].startswith(page.WORDS["big_nan"])
 
@@ -162,7 +164,8 @@ def test_policies_without_empty_rows_and_bad_input_is_not_swallowed():
 
 
 def test_the_policy_table_follows_the_empty_row_and_the_pad_key():
-    values = page.masked_values(Q4, K4, V4, D4, [True, True, True, False], [False, False, True, True], [[1.0, 0.0]] * 4)
+    pad, left = [True, True, True, False], [False, False, True, True]
+    values = page.masked_values(Q4, K4, V4, D4, pad, left, [[1.0, 0.0]] * 4)
     header, rows = values["tbl_policies"]
     assert "查询 0 的输出" in header and "Key 0（PAD）的 dV" in header
     table = {r[0]: r for r in rows}

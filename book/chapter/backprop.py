@@ -150,8 +150,7 @@ def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
 
 
 def masked_values(q, k, v, d_out, pad, left, x) -> dict:
-    """A PAD key (``pad``): its exact zeros and finite differences; a fully masked row (``left``) five ways, in
-    the loss and out of it, and the NaN in dW_v = Xᵀ dV were V = X W_v."""
+    """A PAD key (``pad``): its exact zeros; a fully masked row (``left``) five ways; the NaN in dW_v."""
     n, d, d_v, j = len(q), len(q[0]), len(v[0]), pad.index(False)
     s = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=pad))
     _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=pad)
@@ -168,7 +167,8 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
     header = ["做法", f"查询 {row} 的输出", f"查询 {row} 的 dQ", f"Key {key}（PAD）的 dV", "梯度中 NaN 的个数",
               f"排除第 {row} 行后 NaN 的个数"]
     zero, dv_nan, big = counted["zero"], counted["fill=-inf"]["dv"], counted["fill=-1e9"]
-    dw_v = [sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v) for a in range(len(x[0]))]  # Xᵀ dV
+    # dW_v = Xᵀ dV by hand: att.matmul refuses NaN
+    dw_v = [sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v) for a in range(len(x[0]))]
     pad_read = [j for j in range(n) if not any(r[j] for r in visible) and any(big["dv"][j])]  # a PAD key's dV
     pol_rows = "、".join(f"第 {i} 行" for i in empty)
     reads = any(x != 0.0 for i in empty for x in big["outputs"][i])  # else: the row's outputs
@@ -193,8 +193,7 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
 
 
 def check_values(q, k, v, seed: int, lo: int, hi: int, cache_past: int, pad, left, steps) -> dict:
-    """The gradient check: the backwards of :data:`MUTANTS` with dO all ones and with a random dO (uniform in
-    [lo, hi], one decimal), what each caught; the right one under five masks and for each step ε."""
+    """The gradient check: each of MUTANTS on dO all ones and on a random dO; five masks; each ε."""
     n, d_v, rng = len(q), len(v[0]), random.Random(seed)
     rand = [[round(rng.uniform(lo, hi), 1) for _ in range(d_v)] for _ in range(n)]
     ones = [[1.0] * d_v for _ in range(n)]
@@ -261,10 +260,10 @@ def exercise_values() -> dict:
         "x2_n": fmt.count(n2), "x2_d": fmt.count(len(ex.HAND_Q[0])), "x2_row": fmt.count(r2),
         "x2_zero": fmt.count(0), **inputs("x2", q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, do=ex.HAND_D_OUT),
         "x2_forward": fmt.Table(["查询", "分数（可见的 Key）", "权重 P", "输出 O"], [
-            [queries(n2)[i], slashed(x for x, ok in zip(a2["scores"][i], vis) if ok), slashed(s2["weights"][i]),
-             slashed(s2["outputs"][i])] for i, vis in enumerate(s2["visible"])]),
-        "x2_backward": fmt.Table(["查询", "dP（dO 乘 V 的转置）", "D（dO 与 O 逐行点积）"],
-                                 [[queries(n2)[i], slashed(s2["dp"][i]), fmt.fmt(s2["rowsum_do_o"][i])] for i in range(n2)]),
+            [queries(n2)[i], slashed(x for x, ok in zip(a2["scores"][i], vis) if ok),
+             slashed(s2["weights"][i]), slashed(s2["outputs"][i])] for i, vis in enumerate(s2["visible"])]),
+        "x2_backward": fmt.Table(["查询", "dP（dO 乘 V 的转置）", "D（dO 与 O 逐行点积）"], [
+            [queries(n2)[i], slashed(s2["dp"][i]), fmt.fmt(s2["rowsum_do_o"][i])] for i in range(n2)]),
         "x2_dv": products([(val(p), inp(x)) for p, x in a2["dv_terms"]], s2["dv"][0][0]),
         "x2_ds": Md("\n".join(f"- Key {j}：{ds_cell(p, dp, big, s2['ds'][r2][j])}"
                               for j, (p, dp, big) in enumerate(a2["ds_terms"]))),

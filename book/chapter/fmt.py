@@ -1,8 +1,4 @@
-"""How the book prints a number, one format per kind (``DECIMALS``), and the tables and vectors of them.
-
-A minus is U+2212 (−), a forbidden score −∞; an input is written as typed (``short``), a count as an
-integer, a size in binary units, a small number in scientific notation. Nothing here computes a number.
-"""
+"""How the book prints a number, one format per kind (``DECIMALS``), and the tables and vectors of them."""
 
 from __future__ import annotations
 

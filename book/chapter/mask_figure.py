@@ -1,5 +1,4 @@
-"""F12, the mask page's visibility-table player, in plain dicts and lists (HTML and PDF render the same
-data), and every state of its explore panel, precomputed."""
+"""F12, the mask page's visibility-table player, as plain data, and every state of its explore panel."""
 
 from __future__ import annotations
 
@@ -64,7 +63,7 @@ def _score_frame(facts: dict, scores: list[float], query: int) -> dict:
     table = {"title": f"分数行 [{', '.join(fmt.short(s) for s in scores)}]，查询在绝对位置 {query}",
              "header": fmt.keys(len(scores), "项目 ＼ Key"),
              "rows": [[fmt.cell("可见性")] + [_flag(flag) for flag in visible]]
-             + [[fmt.cell(t, None, label == "加 mask 的权重") for t in [label, *cells]] for label, cells in rows]}
+             + [[fmt.cell(t, None, k == "加 mask 的权重") for t in [k, *cells]] for k, cells in rows]}
     return {"condition": f"绝对位置 {query} 的一行分数，加 mask 与不加 mask 对照", "tables": [table],
             "rule": f"允许 Key 位置 ≤ {query}", "explanation": text}
 
@@ -142,7 +141,7 @@ def pad_valid(n_key: int, pad: str = "none", count: int = 0) -> list[bool] | Non
 
 
 def empty_row_note(facts: dict) -> str:
-    """The policy on fully masked rows, from ``masked_attention`` (Q = K = 0, V = 1, 2, 3 …); empty without."""
+    """The policy on fully masked rows, by ``masked_attention`` (Q = K = 0, V = 1, 2, 3 …); empty if none."""
     rows, past, n_key = facts["rows"], facts["past"], facts["n_key"]
     empty = [r for r in rows if r["empty"]]
     if not empty:

@@ -181,8 +181,8 @@ def steps_values(heads: int = mh.DEMO_HEADS) -> dict:
         "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:])),
         **{f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])},
         **{f"size_{k}": dims(s[k]) for k in ("q", "visible", "concat", "output")}, "size_x": dims(DEMO[0]),
-        "size_split": f"{h} 块 {dims(s['q_heads'][0])}", "size_heads_out": f"{h} 块 {dims(s['head_outputs'][0])}",
-        "size_scores": f"{h} 张 {fmt.count(n)} × {fmt.count(n)}", "size_weights": f"{h} 张 {dims(s['weights'][0])}",
+        **{f"size_{k}": f"{h} 块 {dims(s[k][0])}" for k in ("q_heads", "head_outputs")},
+        **{f"size_{k}": f"{h} 张 {dims(s['weights'][0])}" for k in ("scores", "weights")},
         "fig_split": split_figure(s),
         "tbl_k": fmt.Table(header, positions(s["k"])), "tbl_v": fmt.Table(header, positions(s["v"])),
         **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))

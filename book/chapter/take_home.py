@@ -1,7 +1,4 @@
-"""What a reader takes home from a page, made at build time from ``code/`` by ``book/_ext/take_home.py``:
-``ch02_<page>.zip`` (its teaching file, exercise answers, every file of ``code/`` they import, a README.txt)
-and ``ch02_<page>.ipynb`` (its worked example, inputs first, then each exercise's task; no outputs stored).
-"""
+"""A page's downloads, made at build time from ``code/``: ``ch02_<page>.zip`` and ``ch02_<page>.ipynb``."""
 
 from __future__ import annotations
 

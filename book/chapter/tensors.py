@@ -1,9 +1,4 @@
-"""The tensors page's book side (``book/ch02/tensors.md``): what it glues, from ``code/02_tensors.py``.
-
-Each ``*_values`` function runs one example once and returns the facts, :class:`Table` s and figures
-(``chapter.tensors_figures``) the page glues; the prose is in the page, and a ``*_values`` function
-raises where a fixed sentence of the page would no longer be true of its example.
-"""
+"""The tensors page's facts, tables and figures; a section raises where the page's words would be false."""
 
 from __future__ import annotations
 
@@ -58,8 +53,7 @@ def torch_where(torch: dict) -> str:
 
 # -- one batch, end to end -------------------------------------------------------------------------
 def pure_rows(inputs: dict) -> dict:
-    """Every (sequence, head) of the batch by the earlier pages' pure-Python functions, row by row (RoPE at
-    the padded positions, ``kv_group``, ``02_attention.attention``): ``{(b, h): (weights, outputs)}``."""
+    """Each (sequence, head) by the earlier pages' pure-Python functions: ``{(b, h): (weights, outputs)}``."""
     q, k, v, past = inputs["q"], inputs["k"], inputs["v"], inputs["past"]
     (batch, heads, _, _), kv_heads = q.shape, k.shape[1]
     out = {}
@@ -121,8 +115,7 @@ def batch_values(inputs: dict) -> dict:
 
 # -- dtype: two fills added in a batch -------------------------------------------------------------
 def _nan_rows(masked, score: float, dtype: str) -> int:
-    """Rows that softmax turns into NaN when every score is ``score``: the score is added to the mask in
-    ``dtype`` (where the overflow happens), the softmax then runs in float64."""
+    """Rows softmax turns into NaN when every score is ``score`` (added to the mask in ``dtype``)."""
     t = np.dtype(dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         x = (np.full(masked.shape, score, dtype=t) + masked).astype(np.float64)
@@ -132,8 +125,7 @@ def _nan_rows(masked, score: float, dtype: str) -> int:
 
 
 def fill_counts(mask, dtype: str, scores=(-10.0, -20.0)) -> dict:
-    """A batch's prefill: the causal and PAD masks filled with finfo.min and added, against one bool table
-    filled once. Counts −∞ cells, fully masked rows and NaN rows per score (``nan[s] = (summed, once)``)."""
+    """Causal and PAD masks of finfo.min added, against one table filled once: −∞ cells, empty, NaN rows."""
     mask = np.asarray(mask)
     batch, n = mask.shape
     causal = tn.visibility_batch(tn.causal, batch, 1, n, n)
@@ -159,8 +151,7 @@ def overflow_threshold(dtype: str = "float16") -> int:
 
 
 def dtype_values(mask, scores=(-10.0, -20.0), seen: dict | None = None) -> dict:
-    """The dtype section: −∞ counts and NaN rows per dtype in a left-padded prefill, the float16 threshold,
-    and the recorded SDPA result for a fully masked row (float16, boolean mask, default path)."""
+    """The dtype section: −∞ and NaN counts per dtype, the float16 threshold, SDPA's fully masked row."""
     torch = observed_torch(seen)
     counts = {t: fill_counts(mask, t, scores) for t in tn.FLOAT_DTYPES}
     c16, (low, high) = counts["float16"], (float(s) for s in scores)
@@ -314,8 +305,7 @@ TORCH_RECORD = Path(tn.__file__).with_name("02_tensors_torch.json")
 
 
 def torch_record() -> dict:
-    """What ``code/02_tensors_torch.py`` printed when ``make crosscheck`` last ran it (the build never
-    imports torch; tests/crosscheck/test_tensors_record.py fails when the file prints something else now)."""
+    """What ``code/02_tensors_torch.py`` printed when ``make crosscheck`` last ran it (a build: no torch)."""
     return json.loads(TORCH_RECORD.read_text(encoding="utf-8"))
 
 

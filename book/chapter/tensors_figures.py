@@ -1,7 +1,4 @@
-"""The tensors page's two figures, drawn at build time from what ``code/02_tensors.py`` computes: a causal
-table after a cache aligned top-left and bottom-right, and the page's batch, one table per sequence.
-Each cell says ✓ or ✗ as well as its colour; every word is Chinese (Noto Sans CJK SC).
-"""
+"""The tensors page's two figures (top-left against bottom-right; the batch); each cell says ✓ or ✗ too."""
 
 from __future__ import annotations
 
