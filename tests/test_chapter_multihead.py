@@ -155,7 +155,8 @@ def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
 
 def test_the_shape_table_measures_the_steps():
     size = page.steps_values(heads=4)
-    assert [size[f"size_{k}"] for k in ("q_heads", "scores", "output")] == ["4 块 3 × 1", "4 张 3 × 3", "3 × 4"]
+    shown = [size[f"size_{k}"] for k in ("q_heads", "scores", "output")]
+    assert shown == ["4 块 3 × 1", "4 张 3 × 3", "3 × 4"]
 
 
 def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():

@@ -224,15 +224,6 @@ def _draws(prefix: str, seed: int, n: int) -> tuple:
     return text, *(np.round(rng.uniform(LO, HI, (1, 1, n, D)), 1) for _ in range(3))
 
 
-def absolute_embed(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Absolute position embeddings for comparison: each position's sinusoidal vector added to its row."""
-    d = x.shape[-1]
-    angle = positions[..., None] / 10000.0 ** (np.arange(0, d, 2) / d)  # (batch, n, d/2)
-    e = np.empty(positions.shape + (d,))
-    e[..., 0::2], e[..., 1::2] = np.sin(angle), np.cos(angle)
-    return x + e[:, None]
-
-
 def packed_output(q, k, v, doc_ids, *, doc_mask: bool, reset: bool, embedding: str) -> np.ndarray:
     """One packed sequence (batch 1, one head): its outputs for a choice of mask, positions and embedding."""
     doc_ids = list(doc_ids)
@@ -240,8 +231,12 @@ def packed_output(q, k, v, doc_ids, *, doc_mask: bool, reset: bool, embedding: s
     positions = np.array([[i - doc_ids.index(d) if reset else i for i, d in enumerate(doc_ids)]])
     if embedding == "rope":
         q, k = tn.rope_batched(q, positions), tn.rope_batched(k, positions)
-    else:
-        q, k, v = (absolute_embed(x, positions) for x in (q, k, v))
+    else:  # for comparison: each position's sinusoidal vector added to its row
+        d = q.shape[-1]
+        angle = positions[..., None] / 10000.0 ** (np.arange(0, d, 2) / d)  # (batch, n, d/2)
+        e = np.empty(positions.shape + (d,))
+        e[..., 0::2], e[..., 1::2] = np.sin(angle), np.cos(angle)
+        q, k, v = (x + e[:, None] for x in (q, k, v))
     rule = tn.and_rules(tn.causal, tn.document([doc_ids])) if doc_mask else tn.causal
     return tn.attention_batched(q, k, v, tn.visibility_batch(rule, 1, 1, n, n))[1]
 
