@@ -24,7 +24,7 @@ def top_left(n_query: int, n_key: int) -> np.ndarray:
 
 
 def _panels(panels: list[tuple]):
-    """Visibility tables side by side, one ``(table, title, valid keys)`` each; a dashed line after a cache."""
+    """Visibility tables side by side, one ``(table, title, valid)`` each; a dashed line after the cache."""
     from matplotlib.figure import Figure  # a Figure, not pyplot: nothing global to close
     from matplotlib.patches import Rectangle
 
