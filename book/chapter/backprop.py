@@ -56,7 +56,7 @@ def ds_cell(p: float, dp: float, d: float, exact: float) -> str:
 
 
 def table(corner: str, columns: list[str], matrix, labels: list[str]) -> fmt.Table:
-    return fmt.Table([corner] + columns, [[r] + [fmt.fmt(x) for x in line] for r, line in zip(labels, matrix)])
+    return fmt.Table([corner] + columns, fmt.rows_of(matrix, labels.__getitem__))
 
 
 def queries(n: int, past: int = 0) -> list[str]:

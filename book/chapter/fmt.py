@@ -205,6 +205,11 @@ def cell(text: str, state: str | None = None, highlight: bool = False) -> dict:
     return {"text": text, "state": state, "highlight": highlight}
 
 
+def rows_of(matrix, label, cell=fmt) -> list[list[str]]:
+    """A table's rows: ``label(i)``, then the row's entries written by ``cell``."""
+    return [[label(i)] + [cell(x) for x in row] for i, row in enumerate(matrix)]
+
+
 def md_table(header: list[str], rows: list[list[str]]) -> str:
     """A GitHub-flavoured Markdown table (for ``{glue:md}`` with ``:format: gfm``).
 

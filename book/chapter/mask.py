@@ -9,7 +9,7 @@ import math
 from chapter import fmt
 from chapter.conventions import (ALIGNMENT, FULLY_MASKED_HEADER, HEADER, conventions_rows, float_mask_sentence,
                                  fully_masked_rows, gpu_sentence, observed, unavailable_sentence, versions_words)
-from chapter.fmt import Md, Table, glue_all, slashed  # noqa: F401 - glue_all is what the page's cells call
+from chapter.fmt import Md, Table, glue_all, rows_of, slashed  # noqa: F401 - the page's cells call glue_all
 from chapter.mask_facts import *  # noqa: F401,F403 - the page and its tests reach the facts here
 from chapter.mask_figure import *  # noqa: F401,F403
 
@@ -34,11 +34,6 @@ TEMPLATES = {
 }
 
 position = "绝对位置 {}".format  # a row label by absolute position: position(2) is 绝对位置 2
-
-
-def rows_of(matrix, label, cell=fmt.fmt) -> list[list[str]]:
-    """A table's rows: ``label(i)``, then the row's entries written by ``cell``."""
-    return [[label(i)] + [cell(x) for x in row] for i, row in enumerate(matrix)]
 
 
 def column(matrix) -> str:

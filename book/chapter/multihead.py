@@ -6,14 +6,16 @@ import importlib
 import math
 
 from chapter import fmt
-from chapter.fmt import cell, glue_all, names, slashed  # noqa: F401 (the page calls page.glue_all)
+from chapter.fmt import cell, glue_all, names, rows_of, slashed  # noqa: F401 (the page calls page.glue_all)
 from chapter.grid_figures import split_figure
+from chapter.mask_facts import error_of
 
 att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
 ex = importlib.import_module("02_exercises_multihead")
 
 DEMO = mh.DEMO  # X, W_q, W_k, W_v, W_o of the page's worked example
+AT = "位置 {}".format  # a table row's label: AT(2) is 位置 2
 WRONG_D_POS = 1  # 误解二: head 0's row at this position, divided by √d_head and by √d_model
 BUMP_HEAD, BUMP_DELTA = 0, 1.0  # “只动一个头”: this head's W_q columns, each plus this
 COST_N, COST_D_MODEL, COST_FIXED, COST_HEADS = 16, 64, 16, [1, 2, 4, 8, 16]
@@ -49,11 +51,6 @@ def root(n: int) -> str:
     """``= √n = r`` when the square root is whole, ``= √n ≈ r`` when it is rounded."""
     r = math.isqrt(n)
     return f"= √{n} = {r}" if r * r == n else f"= √{n} ≈ {fmt.fmt(math.sqrt(n))}"
-
-
-def positions(matrix, digits: int = 4) -> list[list[str]]:
-    """A matrix as table rows led by ``位置 i``; ``digits=0`` for whole numbers."""
-    return [[f"位置 {i}"] + [fmt.fmt(x, digits) for x in row] for i, row in enumerate(matrix)]
 
 
 def favourite(row: list[float]) -> int:
@@ -184,9 +181,9 @@ def steps_values(heads: int = mh.DEMO_HEADS) -> dict:
         **{f"size_{k}": f"{h} 块 {dims(s[k][0])}" for k in ("q_heads", "head_outputs")},
         **{f"size_{k}": f"{h} 张 {dims(s['weights'][0])}" for k in ("scores", "weights")},
         "fig_split": split_figure(s),
-        "tbl_k": fmt.Table(header, positions(s["k"])), "tbl_v": fmt.Table(header, positions(s["v"])),
-        **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))
-           for h in range(heads)},
+        "tbl_k": fmt.Table(header, rows_of(s["k"], AT)), "tbl_v": fmt.Table(header, rows_of(s["v"], AT)),
+        **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), rows_of(att.scaled_scores(q, k), AT))
+           for h, (q, k) in enumerate(zip(s["q_heads"], s["k_heads"]))},
         "sqrt_head_dim": root(d), "split_cols": "，".join(f"头 {h} 用{span(mh.head_columns(h, d))}" for h in range(heads)),
         "mix_cols": "；".join(f"列 {j} ← {names('头', u)}" for j, u in enumerate(mixes)),
     }  # fmt: skip
@@ -233,10 +230,7 @@ def misreadings(config: dict = GEMMA_7B) -> dict:
     favs = head_view(s, len(DEMO[0]) - 1)["favourites"]
     dots = [sum(a * b for a, b in zip(s["q_heads"][0][pos], k)) for k in s["k_heads"][0][: pos + 1]]  # causal row
     right, wrong = (att.softmax([x / math.sqrt(r) for x in dots]) for r in (s["head_dim"], d_model))
-    try:
-        mh.multihead_attention(*DEMO, 3)
-    except ValueError as error:
-        divide_error = str(error)
+    divide_error = error_of(mh.multihead_attention, *DEMO, 3)  # 3 heads do not divide d_model
     return {"gemma_hidden": fmt.count(config["hidden_size"]), "gemma_heads": fmt.count(config["num_attention_heads"]),
             "gemma_head_dim": fmt.count(config["head_dim"]), "gemma_kv": fmt.count(config["num_key_value_heads"]),
             "gemma_derived": fmt.short(c["derived"]), "gemma_product": fmt.count(c["heads_times_head_dim"]),
@@ -274,8 +268,9 @@ def exercise_values() -> dict:
         "ex1_heads": fmt.count(ex.SPLIT_HEADS), "ex1_q": fmt.vectors(ex.SPLIT_Q), "ex1_k": fmt.vectors(ex.SPLIT_K),
         "ex1_head": fmt.count(ex.ROW_HEAD), "ex1_pos": fmt.count(ex.ROW_POS), "ex1_d": fmt.count(a["head_dim"]),
         "ex1_columns": "；".join(f"头 {h} 拿" + names("列", cols) for h, cols in enumerate(a["columns"])),
-        **{f"ex1_block_{h}": fmt.Table(["位置 ＼ 列"] + [f"列 {c}" for c in a["columns"][h]], positions(block, 0))
-           for h, block in enumerate(a["q_heads"])},
+        **{f"ex1_block_{h}": fmt.Table(["位置 ＼ 列"] + [f"列 {c}" for c in cols],
+                                       rows_of(block, AT, fmt.short))
+           for h, (cols, block) in enumerate(zip(a["columns"], a["q_heads"]))},
         "ex1_q_row": fmt.vector(a["q_row"]), "ex1_k_rows": fmt.vectors(a["k_rows"]),
         "ex1_visible_keys": "、".join(keys), "ex1_sqrt": root(a["head_dim"]),
         "ex1_steps": fmt.Table(["步骤"] + keys, [[label] + [fmt.fmt(x) for x in xs] for label, xs in (

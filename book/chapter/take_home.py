@@ -51,12 +51,7 @@ def files(page: str, code: Path = CODE) -> list[str]:
     return out
 
 
-def zip_name(page: str) -> str:
-    return f"ch02_{page}.zip"
-
-
-def notebook_name(page: str) -> str:
-    return f"ch02_{page}.ipynb"
+zip_name, notebook_name = "ch02_{}.zip".format, "ch02_{}.ipynb".format  # a page's two downloads
 
 
 def readme(page: str, title: str, code: Path = CODE) -> str:
