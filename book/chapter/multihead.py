@@ -65,14 +65,6 @@ def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
     return [[h for h in range(heads) if any(w_o[r][j] for r in rows[h])] for j in range(len(w_o[0]))]
 
 
-def head_view(s: dict, i: int) -> dict:
-    """How the heads read query row ``i``: the keys each may read, its columns, the key it weighs most."""
-    keys = [[j for j, ok in enumerate(s["visible"][i]) if ok] for _ in s["weights"]]
-    columns = [c for h in range(s["heads"]) for c in mh.head_columns(h, s["head_dim"])]
-    return {"same_keys": all(k == keys[0] for k in keys), "apart": len(columns) == len(set(columns)),
-            "favourites": [favourite(w[i]) for w in s["weights"]]}
-
-
 def config_head_dim(config: dict) -> dict:
     """A configuration's stated head_dim beside ``hidden_size / num_attention_heads``, and both parameter counts."""
     d_model, heads, stated = (att.check_count(config.get(k), k) for k in ("hidden_size", "num_attention_heads", "head_dim"))
@@ -227,7 +219,7 @@ def misreadings(config: dict = GEMMA_7B) -> dict:
     """误解一、二、三: each head's favourite key, √d_model against √d_head, a stated head_dim, 3 heads."""
     c, s = config_head_dim(config), mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
     pos, d_model = WRONG_D_POS, len(DEMO[0][0])
-    favs = head_view(s, len(DEMO[0]) - 1)["favourites"]
+    favs = [favourite(w[-1]) for w in s["weights"]]  # at the last position
     dots = [sum(a * b for a, b in zip(s["q_heads"][0][pos], k)) for k in s["k_heads"][0][: pos + 1]]  # causal row
     right, wrong = (att.softmax([x / math.sqrt(r) for x in dots]) for r in (s["head_dim"], d_model))
     divide_error = error_of(mh.multihead_attention, *DEMO, 3)  # 3 heads do not divide d_model
