@@ -84,7 +84,7 @@ def test_the_worked_example_writes_out_the_cells_its_tables_show():
 
 
 def test_the_pad_example_counts_the_zeros_its_tables_show():
-    values = page.pad_values(Q4, K4, V4, D4, [True, True, False, True])
+    values = page.masked_values(Q4, K4, V4, D4, [True, True, False, True], [False] + [True] * 3, [[1.0]] * 4)
     assert values["pad_key"] == "2" and values["pad_fd"] == values["pad_dkv"] == page.WORDS["zero"]
     assert values["tbl_pad_kv"].rows[2] == ["Key 2"] + ["0.0000"] * 4
     # the causal rule forbids 6 cells; the PAD key adds the 2 queries at or after it
@@ -132,7 +132,7 @@ def test_the_policies_count_their_nans(n_pad, n_real, d, d_v, data):
     key_valid = [False] * n_pad + [True] * n_real  # left padding: the first rows see nothing under causal
     q, k = data.draw(matrix(n, d)), data.draw(matrix(n, d))
     v, d_out = data.draw(matrix(n, d_v, st.floats(0.5, 2))), data.draw(matrix(n, d_v, st.floats(0.5, 2)))
-    values = page.empty_row_values(q, k, v, d_out, key_valid, [[1.0] * 2] * n)
+    values = page.masked_values(q, k, v, d_out, [True] * (n - 1) + [False], key_valid, [[1.0] * 2] * n)
     nan_dv, nan_added = n * d_v, n_pad * d + n * d + n * d_v  # S + M: also the empty rows' dQ and every dK
     assert values["pol_total"] == str(n * d + n * d + n * d_v)
     assert (values["nan_inf"], values["nan_add"]) == (values["nan_inf_ex"], values["nan_add_ex"]) == (
@@ -143,11 +143,17 @@ def test_the_policies_count_their_nans(n_pad, n_real, d, d_v, data):
     assert values["pol_zero"] == page.WORDS["zero"]
 
 
-def test_the_big_fill_clause_goes_each_way():
-    visible = [[False, False], [True, True]]  # no key is unread: the −1e9 row reads forbidden keys instead
-    r = page.policies([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[1.0], [1.0]], visible)
-    assert page.big_fill(r["fill=-1e9"], visible) == page.WORDS["big_no_nan"] + page.WORDS["big_reads"].format(rows="第 0 行")
-    assert page.big_fill({"nan": 1, "dv": [[0.0], [0.0]], "outputs": [[0.0], [0.0]]}, visible) == page.WORDS["big_nan"]
+def test_the_big_fill_clause_goes_each_way(monkeypatch):
+    # dO's row 0 is 0: no key gets a dV from the −1e9 row, which reads forbidden keys instead
+    q, v, d_out = [[0.0], [1.0]], [[1.0], [3.0]], [[0.0], [1.0]]
+    two = (q, q, v, d_out, [True, False], [False, True], [[1.0]] * 2)
+    said = page.masked_values(*two)["pol_big"]
+    assert said == page.WORDS["big_no_nan"] + page.WORDS["big_reads"].format(rows="第 0 行")
+    demo = bp.fill_backward_demo  # were the −1e9 fill to give a NaN gradient
+    nan = {"dq": [[math.nan]] * 2}
+    spoilt = lambda *a, fill, **kw: demo(*a, fill=fill, **kw) | (nan if fill == -1e9 else {})  # noqa: E731
+    monkeypatch.setattr(bp, "fill_backward_demo", spoilt)
+    assert page.masked_values(*two)["pol_big"].startswith(page.WORDS["big_nan"])
 
 
 def test_policies_without_empty_rows_and_bad_input_is_not_swallowed():
@@ -158,7 +164,8 @@ def test_policies_without_empty_rows_and_bad_input_is_not_swallowed():
 
 
 def test_the_policy_table_follows_the_empty_row_and_the_pad_key():
-    values = page.empty_row_values(Q4, K4, V4, D4, [False, False, True, True], [[1.0, 0.0]] * 4)
+    pad, left = [True, True, True, False], [False, False, True, True]
+    values = page.masked_values(Q4, K4, V4, D4, pad, left, [[1.0, 0.0]] * 4)
     header, rows = values["tbl_policies"]
     assert "查询 0 的输出" in header and "Key 0（PAD）的 dV" in header
     table = {r[0]: r for r in rows}

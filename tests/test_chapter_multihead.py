@@ -109,15 +109,15 @@ def test_the_cost_facts_follow_their_table(n, heads_list, head_dim):
 def test_every_head_reads_the_same_keys_with_its_own_columns(p, data):
     x, w_q, w_k, w_v, w_o, heads, head_dim = p
     s = mh.multihead_steps(x, w_q, w_k, w_v, w_o, heads)
-    view = page.head_view(s, data.draw(st.integers(0, len(x) - 1)))
-    assert view["same_keys"] and view["apart"]  # what the page says of every example (误解一)
-    i = len(x) - 1
-    assert page.head_view(s, i)["favourites"] == [int(np.argmax(s["weights"][h][i])) for h in range(heads)]
+    columns = [c for h in range(heads) for c in mh.head_columns(h, s["head_dim"])]
+    assert sorted(columns) == list(range(heads * s["head_dim"]))  # each column one head's (误解一)
+    i = data.draw(st.integers(0, len(x) - 1))
+    assert [page.favourite(w[i]) for w in s["weights"]] == [int(np.argmax(w[i])) for w in s["weights"]]
 
 
 def test_the_experts_facts_are_the_figure_s():
     s = mh.multihead_steps(*mh.DEMO, mh.DEMO_HEADS)
-    favs = page.head_view(s, len(mh.DEMO_X) - 1)["favourites"]
+    favs = [page.favourite(w[-1]) for w in s["weights"]]
     assert page.misreadings()["experts_favs"] == "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs))
 
 
@@ -154,9 +154,9 @@ def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
 
 
 def test_the_shape_table_measures_the_steps():
-    s = mh.multihead_steps(*mh.DEMO, 4)
-    size = page.sizes(mh.DEMO_X, s)
-    assert (size["size_split"], size["size_scores"], size["size_output"]) == ("4 块 3 × 1", "4 张 3 × 3", "3 × 4")
+    size = page.steps_values(heads=4)
+    shown = [size[f"size_{k}"] for k in ("q_heads", "scores", "output")]
+    assert shown == ["4 块 3 × 1", "4 张 3 × 3", "3 × 4"]
 
 
 def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():

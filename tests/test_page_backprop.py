@@ -97,7 +97,7 @@ def test_the_pad_key_row_is_exactly_zero_and_the_sentence_counts_it(book_html):
     steps = bp.backward_steps(*EX, att.visibility(3, 3, key_valid=[True, True, False]))
     assert steps["dk"][2] == [0.0, 0.0] and steps["dv"][2] == [0.0, 0.0]
     assert ["Key 2"] + ["0.0000"] * 4 in rows(book_html)
-    v = page.pad_values(*EX, PAD)
+    v = page.masked_values(*EX, PAD, LEFT, bp.PROJ_X)
     assert flat(f"禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个") in flat(text_of(book_html))
 
 
@@ -107,7 +107,7 @@ def test_the_policy_table_and_sentence_come_from_the_code(book_html):
     counted = page.policies(*EX, visible)
     excluded = page.policies(*EX[:3], [[0.0, 0.0]] + bp.EXAMPLE_D_OUT[1:], visible)
     text = text_of(book_html)
-    facts = page.empty_row_values(*EX, LEFT, bp.PROJ_X)
+    facts = page.masked_values(*EX, PAD, LEFT, bp.PROJ_X)
     assert flat(f"换成−1e9{facts['pol_big']}。") in flat(text)
     assert flat(f"{facts['nan_inf']}个是NaN") in flat(text)
     # The error policy's message is the mask page's; here the page says which row it names.
@@ -134,7 +134,7 @@ def test_the_mutant_table_and_sentence_come_from_the_code(book_html):
 def test_every_glued_text_is_on_the_page(book_html):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
     q, k, v, d_out = EX
-    sections = [page.worked_values(*EX), page.pad_values(*EX, PAD), page.empty_row_values(*EX, LEFT, bp.PROJ_X),
+    sections = [page.worked_values(*EX), page.masked_values(*EX, PAD, LEFT, bp.PROJ_X),
                 page.projection_values(bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, d_out),
                 page.check_values(q, k, v, 7, -1, 1, 1, PAD, LEFT, [10.0 ** -e for e in range(1, 10, 2)]),
                 page.exercise_values()]
@@ -178,7 +178,7 @@ def test_the_exercises_show_the_answers_the_code_computes(book_html):
 # -- PDF -------------------------------------------------------------------------------------------------
 @pytest.mark.pdf
 def test_the_pdf_shows_the_generated_sentences(text):
-    v = page.pad_values(*EX, PAD)
+    v = page.masked_values(*EX, PAD, LEFT, bp.PROJ_X)
     assert flat(f"可见性表禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个") in text
 
 

@@ -8,7 +8,7 @@ import random
 import sys
 
 from chapter import fmt
-from chapter.fmt import Md, glue_all  # noqa: F401 (the page calls page.glue_all)
+from chapter.fmt import Md, glue_all, names, slashed  # noqa: F401 (the page calls page.glue_all)
 from chapter.grid_figures import chain_figure
 
 att = importlib.import_module("02_attention")
@@ -56,7 +56,7 @@ def ds_cell(p: float, dp: float, d: float, exact: float) -> str:
 
 
 def table(corner: str, columns: list[str], matrix, labels: list[str]) -> fmt.Table:
-    return fmt.Table([corner] + columns, [[r] + [fmt.fmt(x) for x in line] for r, line in zip(labels, matrix)])
+    return fmt.Table([corner] + columns, fmt.rows_of(matrix, labels.__getitem__))
 
 
 def queries(n: int, past: int = 0) -> list[str]:
@@ -73,10 +73,6 @@ def verdict(error: float) -> str:
 
 def exact_zero(xs) -> str:
     return WORDS["zero" if all(x == 0.0 for x in xs) else "not_zero"]
-
-
-def names(word: str, items) -> str:
-    return "、".join(f"{word} {i}" for i in items) or "无"
 
 
 def zero_facts(steps: dict, prefix: str) -> dict:
@@ -108,17 +104,6 @@ def policies(q, k, v, d_out, visible) -> dict:
         grads = [x for g in ("dq", "dk", "dv") for row in r[g] for x in row]
         r |= {"raised": None, "nan": sum(map(math.isnan, grads))}
     return results
-
-
-def big_fill(big: dict, visible) -> str:
-    """What the −1e9 fill did to a fully masked row: NaN or not, then a PAD key's dV or the row's output."""
-    empty = [i for i, row in enumerate(visible) if not any(row)]
-    pad = [j for j in range(len(visible[0])) if not any(r[j] for r in visible) and any(big["dv"][j])]
-    text = WORDS["big_nan" if big["nan"] else "big_no_nan"]
-    if pad:
-        return text + WORDS["big_pad"].format(keys=names("Key", pad))
-    reads = any(x != 0.0 for i in empty for x in big["outputs"][i])
-    return text + (WORDS["big_reads"].format(rows="、".join(f"第 {i} 行" for i in empty)) if reads else "")
 
 
 # -- the page's examples, one function each ----------------------------------------------------------------
@@ -164,25 +149,14 @@ def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
             "tbl_pj": fmt.Table(header, rows), "pj_err": fmt.difference(check), "pj_pass": verdict(check)}
 
 
-def pad_values(q, k, v, d_out, key_valid) -> dict:
-    """A PAD key under the causal rule: its exact zeros in the tables and under finite differences."""
-    n, d, d_v, j = len(q), len(q[0]), len(v[0]), key_valid.index(False)
-    s = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=key_valid))
-    _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=key_valid)
-    key_cols = fmt.keys(n, corner="")[1:]
-    header = [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
-    return {"pad_valid": "、".join(map(str, key_valid)), "pad_key": fmt.count(j),
-            "tbl_pad_p": table("P", key_cols, s["weights"], queries(n)),
-            "tbl_pad_ds": table("dS", key_cols, s["ds"], queries(n)),
-            "tbl_pad_kv": table("Key", header, [a + b for a, b in zip(s["dk"], s["dv"])], key_cols),
-            "pad_fd": exact_zero(fd_k[j] + fd_v[j]), **zero_facts(s, "pad")}
-
-
-def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
-    """A fully masked row five ways, in the loss and out of it; the NaN in dW_v = Xᵀ dV were V = X W_v."""
-    n, d_v = len(q), len(v[0])
-    visible = att.visibility(n, n, key_valid=key_valid)
-    row, key = [any(r) for r in visible].index(False), key_valid.index(False)
+def masked_values(q, k, v, d_out, pad, left, x) -> dict:
+    """A PAD key (``pad``): its exact zeros; a fully masked row (``left``) five ways; the NaN in dW_v."""
+    n, d, d_v, j = len(q), len(q[0]), len(v[0]), pad.index(False)
+    s = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=pad))
+    _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=pad)
+    key_cols, kv = fmt.keys(n, corner="")[1:], [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
+    visible = att.visibility(n, n, key_valid=left)
+    row, key = [any(r) for r in visible].index(False), left.index(False)
     empty = [i for i, r in enumerate(visible) if not any(r)]
     counted = policies(q, k, v, d_out, visible)
     excluded = policies(q, k, v, [list(g) if any(vis) else [0.0] * d_v for g, vis in zip(d_out, visible)], visible)
@@ -192,24 +166,34 @@ def empty_row_values(q, k, v, d_out, key_valid, x) -> dict:
              fmt.count(counted[name]["nan"]), fmt.count(excluded[name]["nan"])] for name, label in POLICY_LABELS.items()]
     header = ["做法", f"查询 {row} 的输出", f"查询 {row} 的 dQ", f"Key {key}（PAD）的 dV", "梯度中 NaN 的个数",
               f"排除第 {row} 行后 NaN 的个数"]
-    zero, dv_nan = counted["zero"], counted["fill=-inf"]["dv"]  # dW_v = Xᵀ dV by hand: att.matmul refuses NaN
+    zero, dv_nan, big = counted["zero"], counted["fill=-inf"]["dv"], counted["fill=-1e9"]
+    # dW_v = Xᵀ dV by hand: att.matmul refuses NaN
     dw_v = [sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v) for a in range(len(x[0]))]
+    pad_read = [j for j in range(n) if not any(r[j] for r in visible) and any(big["dv"][j])]  # a PAD key's dV
+    pol_rows = "、".join(f"第 {i} 行" for i in empty)
+    reads = any(x != 0.0 for i in empty for x in big["outputs"][i])  # else: the row's outputs
     return {
-        "left_valid": "、".join(map(str, key_valid)), "left_row": fmt.count(row), "left_key": fmt.count(key),
+        "pad_valid": "、".join(map(str, pad)), "pad_key": fmt.count(j),
+        "tbl_pad_p": table("P", key_cols, s["weights"], queries(n)),
+        "tbl_pad_ds": table("dS", key_cols, s["ds"], queries(n)),
+        "tbl_pad_kv": table("Key", kv, [a + b for a, b in zip(s["dk"], s["dv"])], key_cols),
+        "pad_fd": exact_zero(fd_k[j] + fd_v[j]), **zero_facts(s, "pad"),
+        "left_valid": "、".join(map(str, left)), "left_row": fmt.count(row), "left_key": fmt.count(key),
         "zero_do": fmt.count(0), "big_fill": f"{fmt.MINUS}1e9",  # as the demo's code types it
-        "tbl_policies": fmt.Table(header, rows), "pol_rows": "、".join(f"第 {i} 行" for i in empty),
+        "tbl_policies": fmt.Table(header, rows), "pol_rows": pol_rows,
         "pol_total": fmt.count(sum(len(zero[g]) * len(zero[g][0]) for g in ("dq", "dk", "dv"))),
         "nan_inf": fmt.count(counted["fill=-inf"]["nan"]), "nan_add": fmt.count(counted["additive"]["nan"]),
         "nan_inf_ex": fmt.count(excluded["fill=-inf"]["nan"]), "nan_add_ex": fmt.count(excluded["additive"]["nan"]),
-        "pol_big": big_fill(counted["fill=-1e9"], visible),
+        "pol_big": WORDS["big_nan" if big["nan"] else "big_no_nan"]
+        + (WORDS["big_pad"].format(keys=names("Key", pad_read)) if pad_read
+           else WORDS["big_reads"].format(rows=pol_rows) if reads else ""),
         "pol_zero": exact_zero([zero["nan"]] + [x for i in empty for x in zero["outputs"][i] + zero["dq"][i]]),
         "nan_w_total": fmt.count(len(dw_v)), "nan_w_count": fmt.count(sum(map(math.isnan, dw_v))),
     }  # fmt: skip
 
 
 def check_values(q, k, v, seed: int, lo: int, hi: int, cache_past: int, pad, left, steps) -> dict:
-    """The gradient check: the backwards of :data:`MUTANTS` with dO all ones and with a random dO (uniform in
-    [lo, hi], one decimal), what each caught; the right one under five masks and for each step ε."""
+    """The gradient check: each of MUTANTS on dO all ones and on a random dO; five masks; each ε."""
     n, d_v, rng = len(q), len(v[0]), random.Random(seed)
     rand = [[round(rng.uniform(lo, hi), 1) for _ in range(d_v)] for _ in range(n)]
     ones = [[1.0] * d_v for _ in range(n)]
@@ -272,15 +256,14 @@ def exercise_values() -> dict:
     }  # fmt: skip
     a2 = ex.hand_steps()
     s2, n2, r2 = a2["steps"], len(ex.HAND_Q), a2["row"]
-    slash = lambda xs: " / ".join(fmt.fmt(x) for x in xs)  # noqa: E731
     values |= {
         "x2_n": fmt.count(n2), "x2_d": fmt.count(len(ex.HAND_Q[0])), "x2_row": fmt.count(r2),
         "x2_zero": fmt.count(0), **inputs("x2", q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, do=ex.HAND_D_OUT),
         "x2_forward": fmt.Table(["查询", "分数（可见的 Key）", "权重 P", "输出 O"], [
-            [queries(n2)[i], slash(x for x, ok in zip(a2["scores"][i], vis) if ok), slash(s2["weights"][i]),
-             slash(s2["outputs"][i])] for i, vis in enumerate(s2["visible"])]),
-        "x2_backward": fmt.Table(["查询", "dP（dO 乘 V 的转置）", "D（dO 与 O 逐行点积）"],
-                                 [[queries(n2)[i], slash(s2["dp"][i]), fmt.fmt(s2["rowsum_do_o"][i])] for i in range(n2)]),
+            [queries(n2)[i], slashed(x for x, ok in zip(a2["scores"][i], vis) if ok),
+             slashed(s2["weights"][i]), slashed(s2["outputs"][i])] for i, vis in enumerate(s2["visible"])]),
+        "x2_backward": fmt.Table(["查询", "dP（dO 乘 V 的转置）", "D（dO 与 O 逐行点积）"], [
+            [queries(n2)[i], slashed(s2["dp"][i]), fmt.fmt(s2["rowsum_do_o"][i])] for i in range(n2)]),
         "x2_dv": products([(val(p), inp(x)) for p, x in a2["dv_terms"]], s2["dv"][0][0]),
         "x2_ds": Md("\n".join(f"- Key {j}：{ds_cell(p, dp, big, s2['ds'][r2][j])}"
                               for j, (p, dp, big) in enumerate(a2["ds_terms"]))),

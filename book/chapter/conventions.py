@@ -1,6 +1,4 @@
-"""The libraries' mask conventions as `make crosscheck` observed them (``code/02_library_conventions.json``,
-written by ``tests/crosscheck/observe.py``): the conventions table, the fully masked rows, their sentences.
-"""
+"""The libraries' mask conventions as `make crosscheck` observed them (code/02_library_conventions.json)."""
 
 from __future__ import annotations
 
@@ -164,8 +162,7 @@ def float_mask_sentence(seen: dict | None = None, device: str = "cpu") -> str:
 
 
 def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
-    """整行都被禁止时每条路径（接口、表里与句子里的写法、``{dtype: {"bool"/"float" 或 "all": r}}``）
-    的结果，以及 ``device`` 上没有的内核。"""
+    """Each path's words and results by dtype on a fully masked row; the kernels ``device`` lacks."""
     here = _on(seen, device)
     torch, jax, keras = here["torch"], here["jax"], here["keras"]
     sdpa, mha, kgrid = torch["sdpa_fully_masked"], torch["mha_fully_masked"], keras["fully_masked"]

@@ -1,8 +1,4 @@
-"""How the book prints a number, one format per kind (``DECIMALS``), and the tables and vectors of them.
-
-A minus is U+2212 (−), a forbidden score −∞; an input is written as typed (``short``), a count as an
-integer, a size in binary units, a small number in scientific notation. Nothing here computes a number.
-"""
+"""How the book prints a number, one format per kind (``DECIMALS``), and the tables and vectors of them."""
 
 from __future__ import annotations
 
@@ -194,6 +190,26 @@ def vectors(matrix, cell=short) -> str:
     return "、".join(vector(row, cell) for row in matrix)
 
 
+def names(word: str, items) -> str:
+    """Numbered names (``Key 0、Key 2``); ``无`` when there are none."""
+    return "、".join(f"{word} {i}" for i in items) or "无"
+
+
+def slashed(xs) -> str:
+    """Computed values in one cell: ``0.5000 / 0.5000``."""
+    return " / ".join(fmt(x) for x in xs)
+
+
+def cell(text: str, state: str | None = None, highlight: bool = False) -> dict:
+    """A figure frame's table cell: its text, its colour (``allowed``, ``forbidden``) and whether bold."""
+    return {"text": text, "state": state, "highlight": highlight}
+
+
+def rows_of(matrix, label, cell=fmt) -> list[list[str]]:
+    """A table's rows: ``label(i)``, then the row's entries written by ``cell``."""
+    return [[label(i)] + [cell(x) for x in row] for i, row in enumerate(matrix)]
+
+
 def md_table(header: list[str], rows: list[list[str]]) -> str:
     """A GitHub-flavoured Markdown table (for ``{glue:md}`` with ``:format: gfm``).
 
@@ -290,8 +306,7 @@ class Table(NamedTuple):
 
 
 class FigureImage:
-    """A matplotlib figure drawn as IPython's inline backend would, in the formats the build asks for
-    (``BOOK_FIGURE_FORMATS``, set by book/_ext/figure_formats.py; both outside a build), without pyplot."""
+    """A matplotlib figure drawn as IPython's inline backend would, in ``BOOK_FIGURE_FORMATS`` (svg,pdf)."""
 
     def __init__(self, figure):
         self.figure = figure
@@ -305,8 +320,7 @@ class FigureImage:
 
 
 def glue_all(values: dict) -> None:
-    """Glue every value under its name (in a page's notebook run): a Table or (header, rows) pair and Md as
-    Markdown, a figure as an image, text as text; a float is refused (``fmt`` writes it first)."""
+    """Glue each value under its name: tables and Md as Markdown, a figure as an image; a float is refused."""
     from IPython.display import Markdown
     from myst_nb import glue
 
@@ -323,8 +337,7 @@ def glue_all(values: dict) -> None:
 
 
 def run_output(teaching_file: str) -> Md:
-    """What ``python3 code/<teaching_file>`` prints, as a JSON block: run as ``__main__`` in the page's
-    kernel, in ``code/`` (tests/test_pages.py checks it against a separate ``python3``)."""
+    """What ``python3 code/<teaching_file>`` prints, as a JSON block (run as ``__main__`` in the kernel)."""
     code = Path(__file__).resolve().parents[2] / "code"
     out, argv = io.StringIO(), sys.argv
     try:

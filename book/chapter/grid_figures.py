@@ -64,8 +64,7 @@ def arrow(ax, x_from: float, x_to: float, y: float, **style) -> None:
 
 
 def split_figure(s: dict):
-    """The column split of ``02_multihead.multihead_steps``'s result ``s``: Q coloured by head, each head's
-    weights (forbidden cells grey), then the heads' outputs joined and the output after W_o."""
+    """The column split of a ``multihead_steps`` result: Q by head, the heads' weights, outputs, W_o."""
     heads, d, n = s["heads"], s["head_dim"], len(s["q"])
     if heads > len(COLOURS):
         raise ValueError(f"图里每个头一种颜色：heads 至多为 {len(COLOURS)}，收到 {heads}")
@@ -126,8 +125,7 @@ def _chain_row(ax, panels, values: dict, y0: float) -> list[tuple[float, float]]
 
 
 def chain_figure(steps: dict, scores):
-    """backprop's chain: ``steps`` from ``02_backprop.backward_steps``, ``scores`` QKᵀ/√d unmasked. Top, the
-    forward S → P → O; bottom, the backward steps from dO. A forbidden score is −∞ on grey, negatives red."""
+    """backprop's chain: forward S → P → O above, the backward steps from dO below (``scores``: QKᵀ/√d)."""
     n, h = len(steps["weights"]), CHAIN_H
     masked = [[x if ok else -math.inf for x, ok in zip(r, vis)] for r, vis in zip(scores, steps["visible"])]
     values = dict(steps, scores=masked, rowsum_do_o=[[x] for x in steps["rowsum_do_o"]])

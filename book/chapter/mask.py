@@ -1,8 +1,5 @@
-"""The mask page (book/ch02/mask.md): one function per cell of the page, each returning the facts it glues.
-
-Row facts and sentences are ``chapter.mask_facts``; F12 and its panel ``chapter.mask_figure`` (re-exported:
-the page names ``chapter.mask:f12_frames``); the library observations ``chapter.conventions``.
-"""
+"""The mask page (book/ch02/mask.md): one function per cell of the page, each returning the facts it glues;
+row facts in ``mask_facts``, F12 and its panel in ``mask_figure`` (re-exported: the page names them here)."""
 
 from __future__ import annotations
 
@@ -12,7 +9,7 @@ import math
 from chapter import fmt
 from chapter.conventions import (ALIGNMENT, FULLY_MASKED_HEADER, HEADER, conventions_rows, float_mask_sentence,
                                  fully_masked_rows, gpu_sentence, observed, unavailable_sentence, versions_words)
-from chapter.fmt import Md, Table, glue_all  # noqa: F401 - glue_all is what the page's cells call
+from chapter.fmt import Md, Table, glue_all, rows_of, slashed  # noqa: F401 - the page's cells call glue_all
 from chapter.mask_facts import *  # noqa: F401,F403 - the page and its tests reach the facts here
 from chapter.mask_figure import *  # noqa: F401,F403
 
@@ -37,16 +34,6 @@ TEMPLATES = {
 }
 
 position = "绝对位置 {}".format  # a row label by absolute position: position(2) is 绝对位置 2
-
-
-def rows_of(matrix, label, cell=fmt.fmt) -> list[list[str]]:
-    """A table's rows: ``label(i)``, then the row's entries written by ``cell``."""
-    return [[label(i)] + [cell(x) for x in row] for i, row in enumerate(matrix)]
-
-
-def slashed(xs) -> str:
-    """Computed values in one cell: ``0.5000 / 0.5000``."""
-    return " / ".join(fmt.fmt(x) for x in xs)
 
 
 def column(matrix) -> str:
@@ -88,8 +75,7 @@ def figure_inputs() -> dict:
 
 
 def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = None) -> dict:
-    """一步一步 (the scores, the table beside its additive mask, the masked scores, the weights), then
-    一行从头算到尾, by default on the first row with two readable keys and a forbidden one."""
+    """一步一步, then 一行从头算到尾 (by default a row with two readable keys and a forbidden one)."""
     q, k, v = att.as_matrix(q, "Q"), att.as_matrix(k, "K"), att.as_matrix(v, "V")
     n, keys = len(q), fmt.keys(len(k))
     scores, table = att.scaled_scores(q, k), att.visibility(len(q), len(k))
@@ -130,8 +116,7 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
 
 
 def padding_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID) -> dict:
-    """Left padding (the causal, the PAD and the combined table; which real queries change; their weights),
-    then the encoder: the same rows, PAD moved to the end, no causal rule, with and without the PAD rule."""
+    """Left padding (three tables, the changed queries, the weights), then the encoder, PAD at the end."""
     q, v = att.as_matrix(q, "Q"), att.as_matrix(v, "V")
     n, valid = len(q), att.flags(valid, "valid", len(q))
     before, after = visibility_facts(n), visibility_facts(n, key_valid=valid)
@@ -164,8 +149,7 @@ def padding_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID) -> dict:
 
 
 def causal_table(n_query: int, n_key: int, align: str) -> list[list[bool]]:
-    """A causal table aligned as the libraries document it: row i reads keys 0 … i (``"top-left"``) or
-    0 … i + n_key − n_query (``"bottom-right"``)."""
+    """A causal table aligned ``"top-left"`` (row i reads keys 0 … i) or ``"bottom-right"`` (0 … i + past)."""
     if not isinstance(align, str) or align not in ALIGNMENT:
         raise ValueError(f"align 必须是 'top-left' 或 'bottom-right'，收到 {align!r}")
     att.check_count(n_query, "n_query", maximum=att.MAX_POSITIONS)
@@ -177,8 +161,7 @@ def causal_table(n_query: int, n_key: int, align: str) -> list[list[bool]]:
 
 
 def conventions_section(seen: dict | None = None, past: int = PAST, new: int = NEW) -> dict:
-    """The libraries' conventions and fully masked rows as observed; the two alignments on F12's last step,
-    cell by cell against the book's offset and the row-index mistake."""
+    """The libraries' conventions and fully masked rows as observed; the two alignments on F12's last step."""
     att.check_count(past, "past", maximum=att.MAX_POSITIONS)  # with a cache: without one the two coincide
     n_key = past + att.check_count(new, "new", maximum=att.MAX_POSITIONS)
     right, top_left = att.visibility(new, n_key, past=past), causal_table(new, n_key, "top-left")
@@ -196,9 +179,7 @@ def conventions_section(seen: dict | None = None, past: int = PAST, new: int = N
 
 
 def empty_rows_section(dtype: str = "float16", q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID, big: float = BIG):
-    """A fully masked row four ways (−∞ with a plain softmax, a big negative fill, zeros, an error), then in
-    numpy's ``dtype``, everything cast to it first: the forbidden scores replaced by ``big``, by
-    ``finfo(dtype).min``, and a causal and a PAD mask of ``finfo.min`` both added."""
+    """A fully masked row four ways, then in numpy's ``dtype``: ``big``, ``finfo.min``, two masks added."""
     import numpy as np  # only the dtypes need numpy: Python's float is float64 alone
 
     q, v = att.as_matrix(q, "Q"), att.as_matrix(v, "V")
@@ -324,8 +305,7 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
 
 
 def observe_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, base=SCORE_ROW) -> dict:
-    """The same Q, K, V with the causal rule and with no mask; F12's row of scores through softmax and the
-    output it mixes (the gap, shift and temperature are the scaling page's)."""
+    """Causal against no mask on the same Q, K, V; F12's row of scores through softmax and what it mixes."""
     (w_c, out_c), (w_o, out_o) = att.attention(q, k, v), att.attention(q, k, v, causal=False)
     same = [i for i in range(len(out_c)) if out_c[i] == out_o[i]]
     base, v = att.as_vector(base, "base"), att.as_matrix(v, "V")
@@ -344,8 +324,7 @@ def observe_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, base=SCORE_ROW) ->
 
 # -- the exercises' solutions (the numbers come from code/02_exercises_mask.py) -----------------------
 def exercises(past: int = ex.PAST, new: int = ex.NEW, pad_front: int = ex.PAD_FRONT) -> dict:
-    """Everything the exercises glue: the inputs, the solutions' tables, facts and steps (exercise 1 for
-    ``past``, ``new`` and ``pad_front``)."""
+    """Everything the exercises glue: inputs, the solutions' tables, facts and steps."""
     t1, s2, c3 = ex.pad_cache_table(past, new, pad_front), ex.masked_softmax_steps(), ex.decoding_checks()
     facts = visibility_facts(new, past=past, key_valid=t1["key_valid"])
     if facts["visible"] != t1["visible"]:

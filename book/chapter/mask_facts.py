@@ -35,8 +35,7 @@ def count_words(n: int) -> str:
 
 def visibility_facts(n_query: int, *, past: int = 0, key_valid: list[bool] | None = None,
                      causal: bool = True) -> dict:
-    """Per row: the keys it reads, those the causal or the PAD rule forbids, and those the row-index mistake
-    (``row_index``, PAD rule kept) loses, cached and new apart."""
+    """Per row: the keys it reads, those the causal or PAD rule forbids, those the row-index mistake loses."""
     att.check_count(n_query, "n_query", maximum=att.MAX_POSITIONS)
     att.check_count(past, "past", minimum=0, maximum=att.MAX_POSITIONS)
     n_key = past + n_query

@@ -1,5 +1,4 @@
-"""F12, the mask page's visibility-table player, in plain dicts and lists (HTML and PDF render the same
-data), and every state of its explore panel, precomputed."""
+"""F12, the mask page's visibility-table player, as plain data, and every state of its explore panel."""
 
 from __future__ import annotations
 
@@ -19,18 +18,14 @@ FIGURE_MAX_POSITIONS = 16  # a figure's tables fit a page
 
 
 # -- F12's frames -----------------------------------------------------------------------------------
-def _cell(text: str, state: str | None = None, highlight: bool = False) -> dict:
-    return {"text": text, "state": state, "highlight": highlight}
-
-
 def _flag(flag: bool, highlight: bool = False) -> dict:
     # The symbol and the word (fmt.mark) carry the meaning; the state only adds a colour.
-    return _cell(fmt.mark(flag), "allowed" if flag else "forbidden", highlight)
+    return fmt.cell(fmt.mark(flag), "allowed" if flag else "forbidden", highlight)
 
 
 def _visibility_table(title: str, table: list[list[bool]], labels: list[str], current: set[int]) -> dict:
     return {"title": title, "header": fmt.keys(len(table[0])),
-            "rows": [[_cell(label, None, i in current)] + [_flag(flag, i in current) for flag in row]
+            "rows": [[fmt.cell(label, None, i in current)] + [_flag(flag, i in current) for flag in row]
                      for i, (label, row) in enumerate(zip(labels, table))]}
 
 
@@ -67,8 +62,8 @@ def _score_frame(facts: dict, scores: list[float], query: int) -> dict:
             ("加 mask 的权重", [fmt.fmt(w) for w in masked_w])]
     table = {"title": f"分数行 [{', '.join(fmt.short(s) for s in scores)}]，查询在绝对位置 {query}",
              "header": fmt.keys(len(scores), "项目 ＼ Key"),
-             "rows": [[_cell("可见性")] + [_flag(flag) for flag in visible]]
-             + [[_cell(t, None, label == "加 mask 的权重") for t in [label, *cells]] for label, cells in rows]}
+             "rows": [[fmt.cell("可见性")] + [_flag(flag) for flag in visible]]
+             + [[fmt.cell(t, None, k == "加 mask 的权重") for t in [k, *cells]] for k, cells in rows]}
     return {"condition": f"绝对位置 {query} 的一行分数，加 mask 与不加 mask 对照", "tables": [table],
             "rule": f"允许 Key 位置 ≤ {query}", "explanation": text}
 
@@ -146,8 +141,7 @@ def pad_valid(n_key: int, pad: str = "none", count: int = 0) -> list[bool] | Non
 
 
 def empty_row_note(facts: dict) -> str:
-    """The book's policy on the fully masked rows, from ``masked_attention`` (Q = K = 0, V = 1, 2, 3 …: the
-    zero is no coincidence); empty without such rows."""
+    """The policy on fully masked rows, by ``masked_attention`` (Q = K = 0, V = 1, 2, 3 …); empty if none."""
     rows, past, n_key = facts["rows"], facts["past"], facts["n_key"]
     empty = [r for r in rows if r["empty"]]
     if not empty:

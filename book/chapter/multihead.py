@@ -6,14 +6,16 @@ import importlib
 import math
 
 from chapter import fmt
-from chapter.fmt import glue_all  # noqa: F401 (the page calls page.glue_all)
+from chapter.fmt import cell, glue_all, names, rows_of, slashed  # noqa: F401 (the page calls page.glue_all)
 from chapter.grid_figures import split_figure
+from chapter.mask_facts import error_of
 
 att = importlib.import_module("02_attention")
 mh = importlib.import_module("02_multihead")
 ex = importlib.import_module("02_exercises_multihead")
 
 DEMO = mh.DEMO  # X, W_q, W_k, W_v, W_o of the page's worked example
+AT = "位置 {}".format  # a table row's label: AT(2) is 位置 2
 WRONG_D_POS = 1  # 误解二: head 0's row at this position, divided by √d_head and by √d_model
 BUMP_HEAD, BUMP_DELTA = 0, 1.0  # “只动一个头”: this head's W_q columns, each plus this
 COST_N, COST_D_MODEL, COST_FIXED, COST_HEADS = 16, 64, 16, [1, 2, 4, 8, 16]
@@ -32,10 +34,6 @@ WORDS = {
 }
 
 
-def names(word: str, items) -> str:
-    return "、".join(f"{word} {i}" for i in items) or "无"
-
-
 def span(columns) -> str:
     columns = list(columns)
     return f"列 {columns[0]}–{columns[-1]}" if len(columns) > 1 else f"列 {columns[0]}"
@@ -49,19 +47,10 @@ def shape(*sizes: int) -> str:
     return "(" + ", ".join(fmt.count(n) for n in sizes) + ")"
 
 
-def slashed(row) -> str:
-    return " / ".join(fmt.fmt(p) for p in row)
-
-
 def root(n: int) -> str:
     """``= √n = r`` when the square root is whole, ``= √n ≈ r`` when it is rounded."""
     r = math.isqrt(n)
     return f"= √{n} = {r}" if r * r == n else f"= √{n} ≈ {fmt.fmt(math.sqrt(n))}"
-
-
-def positions(matrix, digits: int = 4) -> list[list[str]]:
-    """A matrix as table rows led by ``位置 i``; ``digits=0`` for whole numbers."""
-    return [[f"位置 {i}"] + [fmt.fmt(x, digits) for x in row] for i, row in enumerate(matrix)]
 
 
 def favourite(row: list[float]) -> int:
@@ -70,27 +59,10 @@ def favourite(row: list[float]) -> int:
 
 
 # -- facts the sections are built from --------------------------------------------------------------------
-def sizes(x, s: dict) -> dict:
-    """Each step's size in this example (``s`` from ``multihead_steps``)."""
-    n, heads = fmt.count(len(s["q"])), fmt.count(s["heads"])
-    return {"size_x": dims(x), "size_q": dims(s["q"]), "size_split": f"{heads} 块 {dims(s['q_heads'][0])}",
-            "size_scores": f"{heads} 张 {n} × {n}", "size_visible": dims(s["visible"]),
-            "size_weights": f"{heads} 张 {dims(s['weights'][0])}", "size_concat": dims(s["concat"]),
-            "size_heads_out": f"{heads} 块 {dims(s['head_outputs'][0])}", "size_output": dims(s["output"])}
-
-
 def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
     """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows."""
     rows = [mh.head_columns(h, len(w_o) // heads) for h in range(heads)]
     return [[h for h in range(heads) if any(w_o[r][j] for r in rows[h])] for j in range(len(w_o[0]))]
-
-
-def head_view(s: dict, i: int) -> dict:
-    """How the heads read query row ``i``: the keys each may read, its columns, the key it weighs most."""
-    keys = [[j for j, ok in enumerate(s["visible"][i]) if ok] for _ in s["weights"]]
-    columns = [c for h in range(s["heads"]) for c in mh.head_columns(h, s["head_dim"])]
-    return {"same_keys": all(k == keys[0] for k in keys), "apart": len(columns) == len(set(columns)),
-            "favourites": [favourite(w[i]) for w in s["weights"]]}
 
 
 def config_head_dim(config: dict) -> dict:
@@ -120,22 +92,18 @@ def other_head(head: int, weights: list[float], other: int, other_weights: list[
 
 
 # -- 图 F14：一个头的列切片与它自己的权重表，旁边是另一个头 ----------------------------------------------------
-def _cell(text: str, state: str | None = None, highlight: bool = False) -> dict:
-    return {"text": text, "state": state, "highlight": highlight}
-
-
 def _matrix_table(title: str, m, header: list[str], lit=frozenset()) -> dict:
     return {"title": title, "header": ["位置 ＼ 列"] + header,
-            "rows": [[_cell(f"位置 {i}")] + [_cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
+            "rows": [[cell(f"位置 {i}")] + [cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
                      for i, row in enumerate(m)]}
 
 
 def _weight_table(title: str, w, visible, current: int) -> dict:
     # A forbidden cell says 禁止 in words (colour only adds to it); the row the explanation names is bold.
     return {"title": title, "header": fmt.keys(len(w[0])),
-            "rows": [[_cell(f"位置 {i}", None, i == current)]
-                     + [_cell(f"✓ {fmt.fmt(p)}", "allowed", i == current) if ok
-                        else _cell(fmt.FORBIDDEN, "forbidden", i == current) for p, ok in zip(row, vis)]
+            "rows": [[cell(f"位置 {i}", None, i == current)]
+                     + [cell(f"✓ {fmt.fmt(p)}", "allowed", i == current) if ok
+                        else cell(fmt.FORBIDDEN, "forbidden", i == current) for p, ok in zip(row, vis)]
                      for i, (row, vis) in enumerate(zip(w, visible))]}
 
 
@@ -190,21 +158,24 @@ def f14_frames(*inputs, heads: int = mh.DEMO_HEADS) -> list[dict]:
 
 
 # -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
-def steps_values() -> dict:
-    """从 X 到输出: the inputs, the shapes, K, V and each head's scores (Q, weights, output: the figure's)."""
-    s = mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
-    heads, d, n = s["heads"], s["head_dim"], len(s["q"])
+def steps_values(heads: int = mh.DEMO_HEADS) -> dict:
+    """从 X 到输出: the inputs, each step's size, K, V and each head's scores (the rest: the figure's)."""
+    s = mh.multihead_steps(*DEMO, heads)
+    d, n, h = s["head_dim"], len(s["q"]), fmt.count(heads)
     header = ["位置 ＼ 列"] + [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
     mixes = output_heads(DEMO[4], heads)
     return {
-        "n": fmt.count(n), "d_model": fmt.count(len(DEMO[0][0])), "heads": fmt.count(heads),
+        "n": fmt.count(n), "d_model": fmt.count(len(DEMO[0][0])), "heads": h,
         "head_dim": fmt.count(d), "last": fmt.count(n - 1), "x_rows": fmt.vectors(DEMO[0]),
         "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:])),
         **{f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])},
-        **sizes(DEMO[0], s), "fig_split": split_figure(s),
-        "tbl_k": fmt.Table(header, positions(s["k"])), "tbl_v": fmt.Table(header, positions(s["v"])),
-        **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), positions(att.scaled_scores(s["q_heads"][h], s["k_heads"][h])))
-           for h in range(heads)},
+        **{f"size_{k}": dims(s[k]) for k in ("q", "visible", "concat", "output")}, "size_x": dims(DEMO[0]),
+        **{f"size_{k}": f"{h} 块 {dims(s[k][0])}" for k in ("q_heads", "head_outputs")},
+        **{f"size_{k}": f"{h} 张 {dims(s['weights'][0])}" for k in ("scores", "weights")},
+        "fig_split": split_figure(s),
+        "tbl_k": fmt.Table(header, rows_of(s["k"], AT)), "tbl_v": fmt.Table(header, rows_of(s["v"], AT)),
+        **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), rows_of(att.scaled_scores(q, k), AT))
+           for h, (q, k) in enumerate(zip(s["q_heads"], s["k_heads"]))},
         "sqrt_head_dim": root(d), "split_cols": "，".join(f"头 {h} 用{span(mh.head_columns(h, d))}" for h in range(heads)),
         "mix_cols": "；".join(f"列 {j} ← {names('头', u)}" for j, u in enumerate(mixes)),
     }  # fmt: skip
@@ -248,13 +219,10 @@ def misreadings(config: dict = GEMMA_7B) -> dict:
     """误解一、二、三: each head's favourite key, √d_model against √d_head, a stated head_dim, 3 heads."""
     c, s = config_head_dim(config), mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
     pos, d_model = WRONG_D_POS, len(DEMO[0][0])
-    favs = head_view(s, len(DEMO[0]) - 1)["favourites"]
+    favs = [favourite(w[-1]) for w in s["weights"]]  # at the last position
     dots = [sum(a * b for a, b in zip(s["q_heads"][0][pos], k)) for k in s["k_heads"][0][: pos + 1]]  # causal row
     right, wrong = (att.softmax([x / math.sqrt(r) for x in dots]) for r in (s["head_dim"], d_model))
-    try:
-        mh.multihead_attention(*DEMO, 3)
-    except ValueError as error:
-        divide_error = str(error)
+    divide_error = error_of(mh.multihead_attention, *DEMO, 3)  # 3 heads do not divide d_model
     return {"gemma_hidden": fmt.count(config["hidden_size"]), "gemma_heads": fmt.count(config["num_attention_heads"]),
             "gemma_head_dim": fmt.count(config["head_dim"]), "gemma_kv": fmt.count(config["num_key_value_heads"]),
             "gemma_derived": fmt.short(c["derived"]), "gemma_product": fmt.count(c["heads_times_head_dim"]),
@@ -292,8 +260,9 @@ def exercise_values() -> dict:
         "ex1_heads": fmt.count(ex.SPLIT_HEADS), "ex1_q": fmt.vectors(ex.SPLIT_Q), "ex1_k": fmt.vectors(ex.SPLIT_K),
         "ex1_head": fmt.count(ex.ROW_HEAD), "ex1_pos": fmt.count(ex.ROW_POS), "ex1_d": fmt.count(a["head_dim"]),
         "ex1_columns": "；".join(f"头 {h} 拿" + names("列", cols) for h, cols in enumerate(a["columns"])),
-        **{f"ex1_block_{h}": fmt.Table(["位置 ＼ 列"] + [f"列 {c}" for c in a["columns"][h]], positions(block, 0))
-           for h, block in enumerate(a["q_heads"])},
+        **{f"ex1_block_{h}": fmt.Table(["位置 ＼ 列"] + [f"列 {c}" for c in cols],
+                                       rows_of(block, AT, fmt.short))
+           for h, (cols, block) in enumerate(zip(a["columns"], a["q_heads"]))},
         "ex1_q_row": fmt.vector(a["q_row"]), "ex1_k_rows": fmt.vectors(a["k_rows"]),
         "ex1_visible_keys": "、".join(keys), "ex1_sqrt": root(a["head_dim"]),
         "ex1_steps": fmt.Table(["步骤"] + keys, [[label] + [fmt.fmt(x) for x in xs] for label, xs in (

@@ -1,7 +1,4 @@
-"""What a reader takes home from a page, made at build time from ``code/`` by ``book/_ext/take_home.py``:
-``ch02_<page>.zip`` (its teaching file, exercise answers, every file of ``code/`` they import, a README.txt)
-and ``ch02_<page>.ipynb`` (its worked example, inputs first, then each exercise's task; no outputs stored).
-"""
+"""A page's downloads, made at build time from ``code/``: ``ch02_<page>.zip`` and ``ch02_<page>.ipynb``."""
 
 from __future__ import annotations
 
@@ -54,12 +51,7 @@ def files(page: str, code: Path = CODE) -> list[str]:
     return out
 
 
-def zip_name(page: str) -> str:
-    return f"ch02_{page}.zip"
-
-
-def notebook_name(page: str) -> str:
-    return f"ch02_{page}.ipynb"
+zip_name, notebook_name = "ch02_{}.zip".format, "ch02_{}.ipynb".format  # a page's two downloads
 
 
 def readme(page: str, title: str, code: Path = CODE) -> str:

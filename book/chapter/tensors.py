@@ -1,9 +1,4 @@
-"""The tensors page's book side (``book/ch02/tensors.md``): what it glues, from ``code/02_tensors.py``.
-
-Each ``*_values`` function runs one example once and returns the facts, :class:`Table` s and figures
-(``chapter.tensors_figures``) the page glues; the prose is in the page, and a ``*_values`` function
-raises where a fixed sentence of the page would no longer be true of its example.
-"""
+"""The tensors page's facts, tables and figures; a section raises where the page's words would be false."""
 
 from __future__ import annotations
 
@@ -38,8 +33,7 @@ def flags(values) -> str:
 
 def rows_text(rows_per_sequence) -> str:
     """Query rows per sequence: ``[[0, 1], []]`` → 「序列 0：查询 0、查询 1；序列 1：无」."""
-    return "；".join(f"序列 {b}：" + ("、".join(f"查询 {i}" for i in rows) or "无")
-                    for b, rows in enumerate(rows_per_sequence))
+    return "；".join(f"序列 {b}：{fmt.names('查询', rows)}" for b, rows in enumerate(rows_per_sequence))
 
 
 def masks_text(masks) -> str:
@@ -59,8 +53,7 @@ def torch_where(torch: dict) -> str:
 
 # -- one batch, end to end -------------------------------------------------------------------------
 def pure_rows(inputs: dict) -> dict:
-    """Every (sequence, head) of the batch by the earlier pages' pure-Python functions, row by row (RoPE at
-    the padded positions, ``kv_group``, ``02_attention.attention``): ``{(b, h): (weights, outputs)}``."""
+    """Each (sequence, head) by the earlier pages' pure-Python functions: ``{(b, h): (weights, outputs)}``."""
     q, k, v, past = inputs["q"], inputs["k"], inputs["v"], inputs["past"]
     (batch, heads, _, _), kv_heads = q.shape, k.shape[1]
     out = {}
@@ -122,8 +115,7 @@ def batch_values(inputs: dict) -> dict:
 
 # -- dtype: two fills added in a batch -------------------------------------------------------------
 def _nan_rows(masked, score: float, dtype: str) -> int:
-    """Rows that softmax turns into NaN when every score is ``score``: the score is added to the mask in
-    ``dtype`` (where the overflow happens), the softmax then runs in float64."""
+    """Rows softmax turns into NaN when every score is ``score`` (added to the mask in ``dtype``)."""
     t = np.dtype(dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         x = (np.full(masked.shape, score, dtype=t) + masked).astype(np.float64)
@@ -133,8 +125,7 @@ def _nan_rows(masked, score: float, dtype: str) -> int:
 
 
 def fill_counts(mask, dtype: str, scores=(-10.0, -20.0)) -> dict:
-    """A batch's prefill: the causal and PAD masks filled with finfo.min and added, against one bool table
-    filled once. Counts −∞ cells, fully masked rows and NaN rows per score (``nan[s] = (summed, once)``)."""
+    """Causal and PAD masks of finfo.min added, against one table filled once: −∞ cells, empty, NaN rows."""
     mask = np.asarray(mask)
     batch, n = mask.shape
     causal = tn.visibility_batch(tn.causal, batch, 1, n, n)
@@ -160,8 +151,7 @@ def overflow_threshold(dtype: str = "float16") -> int:
 
 
 def dtype_values(mask, scores=(-10.0, -20.0), seen: dict | None = None) -> dict:
-    """The dtype section: −∞ counts and NaN rows per dtype in a left-padded prefill, the float16 threshold,
-    and the recorded SDPA result for a fully masked row (float16, boolean mask, default path)."""
+    """The dtype section: −∞ and NaN counts per dtype, the float16 threshold, SDPA's fully masked row."""
     torch = observed_torch(seen)
     counts = {t: fill_counts(mask, t, scores) for t in tn.FLOAT_DTYPES}
     c16, (low, high) = counts["float16"], (float(s) for s in scores)
@@ -234,15 +224,6 @@ def _draws(prefix: str, seed: int, n: int) -> tuple:
     return text, *(np.round(rng.uniform(LO, HI, (1, 1, n, D)), 1) for _ in range(3))
 
 
-def absolute_embed(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Absolute position embeddings for comparison: each position's sinusoidal vector added to its row."""
-    d = x.shape[-1]
-    angle = positions[..., None] / 10000.0 ** (np.arange(0, d, 2) / d)  # (batch, n, d/2)
-    e = np.empty(positions.shape + (d,))
-    e[..., 0::2], e[..., 1::2] = np.sin(angle), np.cos(angle)
-    return x + e[:, None]
-
-
 def packed_output(q, k, v, doc_ids, *, doc_mask: bool, reset: bool, embedding: str) -> np.ndarray:
     """One packed sequence (batch 1, one head): its outputs for a choice of mask, positions and embedding."""
     doc_ids = list(doc_ids)
@@ -250,8 +231,12 @@ def packed_output(q, k, v, doc_ids, *, doc_mask: bool, reset: bool, embedding: s
     positions = np.array([[i - doc_ids.index(d) if reset else i for i, d in enumerate(doc_ids)]])
     if embedding == "rope":
         q, k = tn.rope_batched(q, positions), tn.rope_batched(k, positions)
-    else:
-        q, k, v = (absolute_embed(x, positions) for x in (q, k, v))
+    else:  # for comparison: each position's sinusoidal vector added to its row
+        d = q.shape[-1]
+        angle = positions[..., None] / 10000.0 ** (np.arange(0, d, 2) / d)  # (batch, n, d/2)
+        e = np.empty(positions.shape + (d,))
+        e[..., 0::2], e[..., 1::2] = np.sin(angle), np.cos(angle)
+        q, k, v = (x + e[:, None] for x in (q, k, v))
     rule = tn.and_rules(tn.causal, tn.document([doc_ids])) if doc_mask else tn.causal
     return tn.attention_batched(q, k, v, tn.visibility_batch(rule, 1, 1, n, n))[1]
 
@@ -315,8 +300,7 @@ TORCH_RECORD = Path(tn.__file__).with_name("02_tensors_torch.json")
 
 
 def torch_record() -> dict:
-    """What ``code/02_tensors_torch.py`` printed when ``make crosscheck`` last ran it (the build never
-    imports torch; tests/crosscheck/test_tensors_record.py fails when the file prints something else now)."""
+    """What ``code/02_tensors_torch.py`` printed when ``make crosscheck`` last ran it (a build: no torch)."""
     return json.loads(TORCH_RECORD.read_text(encoding="utf-8"))
 
 
@@ -354,8 +338,7 @@ def exercise_values() -> dict:
     rows2 = [[f"序列 {b}", flags(m), flags(p), fmt.count(nxt)] for b, (m, p, nxt) in
              enumerate(zip(ex.POS_MASK, a2["prefill"], a2["next"]))]
     a3 = {name: ex.empty_rows(m) for name, m in ex.FILL_MASKS.items()}
-    rows_of = lambda rows: "、".join(f"查询 {i}" for i in rows) or "无"  # noqa: E731
-    rows3 = [[name, flags(ex.FILL_MASKS[name][0]), rows_of(a["empty"]), rows_of(a["nan"])]
+    rows3 = [[name, flags(ex.FILL_MASKS[name][0]), fmt.names("查询", a["empty"]), fmt.names("查询", a["nan"])]
              for name, a in a3.items()]
     score = fmt.short(ex.FILL_SCORE)
     empty = f"分数为 {score} 时整行成了 −∞ 的行"

@@ -1,7 +1,4 @@
-"""The tensors page's two figures, drawn at build time from what ``code/02_tensors.py`` computes: a causal
-table after a cache aligned top-left and bottom-right, and the page's batch, one table per sequence.
-Each cell says ✓ or ✗ as well as its colour; every word is Chinese (Noto Sans CJK SC).
-"""
+"""The tensors page's two figures (top-left against bottom-right; the batch); each cell says ✓ or ✗ too."""
 
 from __future__ import annotations
 
@@ -26,40 +23,34 @@ def top_left(n_query: int, n_key: int) -> np.ndarray:
     return tn.visibility_batch(lambda b, h, q, k: tn.causal(b, h, q - past, k), 1, 1, n_query, n_key)[0, 0]
 
 
-def _grid(ax, table: np.ndarray, title: str, valid) -> None:
-    """One visibility table: a cell per (query, key), the cache left of a dashed line, PAD keys in red."""
+def _panels(panels: list[tuple]):
+    """Visibility tables side by side, one ``(table, title, valid)`` each; a dashed line after the cache."""
+    from matplotlib.figure import Figure  # a Figure, not pyplot: nothing global to close
     from matplotlib.patches import Rectangle
 
-    family, (n_query, n_key) = figure_fonts(), table.shape
-    past = n_key - n_query
-    for (i, k), ok in np.ndenumerate(table):
-        ax.add_patch(Rectangle((k + 0.04, i + 0.04), 0.92, 0.92, color=ALLOWED if ok else FORBIDDEN))
-        ax.text(k + 0.5, i + 0.5, "✓" if ok else "✗", ha="center", va="center", fontsize=11,
-                color="white" if ok else "#555555", family=family)
-    ax.set(xlim=(0, n_key), ylim=(n_query, -0.9), aspect="equal")
-    ax.set_xticks([k + 0.5 for k in range(n_key)],
-                  [f"{k}" if valid[k] else f"{k}\nPAD" for k in range(n_key)], family=family, fontsize=8)
-    for k, label in enumerate(ax.get_xticklabels()):
-        label.set_color("black" if valid[k] else PAD)
-    ax.set_yticks([i + 0.5 for i in range(n_query)],
-                  [f"查询 {i}（绝对位置 {past + i}）" for i in range(n_query)], family=family, fontsize=8)
-    ax.tick_params(length=0)
-    ax.spines[:].set_visible(False)
-    if past:
-        ax.axvline(past, color="black", linestyle="--", linewidth=1)
-        ax.text(past / 2, -0.45, f"缓存（past = {past}）", ha="center", family=family, fontsize=8)
-    ax.text(past + n_query / 2, -0.45, "新位置", ha="center", family=family, fontsize=8)
-    ax.set_title(title, family=family, fontsize=9)
-    ax.set_xlabel("Key 的位置", family=family, fontsize=8)
-
-
-def _panels(panels: list[tuple]):
-    """A figure of visibility tables side by side, one ``(table, title, valid keys)`` each."""
-    from matplotlib.figure import Figure  # a Figure, not pyplot: nothing global to close
-
-    fig = Figure(figsize=(7.2, 2.1))
-    for ax, panel in zip(np.atleast_1d(fig.subplots(1, len(panels))), panels):
-        _grid(ax, *panel)
+    fig, family = Figure(figsize=(7.2, 2.1)), figure_fonts()
+    for ax, (table, title, valid) in zip(np.atleast_1d(fig.subplots(1, len(panels))), panels):
+        n_query, n_key = table.shape
+        past = n_key - n_query
+        for (i, k), ok in np.ndenumerate(table):
+            ax.add_patch(Rectangle((k + 0.04, i + 0.04), 0.92, 0.92, color=ALLOWED if ok else FORBIDDEN))
+            ax.text(k + 0.5, i + 0.5, "✓" if ok else "✗", ha="center", va="center", fontsize=11,
+                    color="white" if ok else "#555555", family=family)
+        ax.set(xlim=(0, n_key), ylim=(n_query, -0.9), aspect="equal")
+        ax.set_xticks([k + 0.5 for k in range(n_key)],
+                      [f"{k}" if valid[k] else f"{k}\nPAD" for k in range(n_key)], family=family, fontsize=8)
+        for k, label in enumerate(ax.get_xticklabels()):
+            label.set_color("black" if valid[k] else PAD)
+        ax.set_yticks([i + 0.5 for i in range(n_query)],
+                      [f"查询 {i}（绝对位置 {past + i}）" for i in range(n_query)], family=family, fontsize=8)
+        ax.tick_params(length=0)
+        ax.spines[:].set_visible(False)
+        if past:
+            ax.axvline(past, color="black", linestyle="--", linewidth=1)
+            ax.text(past / 2, -0.45, f"缓存（past = {past}）", ha="center", family=family, fontsize=8)
+        ax.text(past + n_query / 2, -0.45, "新位置", ha="center", family=family, fontsize=8)
+        ax.set_title(title, family=family, fontsize=9)
+        ax.set_xlabel("Key 的位置", family=family, fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -1,9 +1,5 @@
-"""The training page (真的训练一次): the facts, tables and figures it glues, from code/02_training.py.
-
-:func:`run` trains both models once and each ``*_values`` function returns what one section glues. The
-prose is in the page; ``SAY`` holds the words the data choose, and :func:`holds` stops the build when a
-fixed sentence of the page no longer states what the runs show (tests/test_chapter_training.py: other seeds).
-"""
+"""The training page (真的训练一次): what it glues, from code/02_training.py; ``SAY`` holds the words the data
+choose, and :func:`holds` stops the build when a fixed sentence no longer states what the runs show."""
 
 from __future__ import annotations
 
@@ -91,8 +87,7 @@ def checkpoints(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
 
 
 def use_facts(losses: list[float], accuracies: list[float], prefix: str, lag: int = tr.LAG) -> dict:
-    """Where a leaking model's use-time loss comes from: the first ``lag − 1`` targets (their answer is
-    only ahead: far above guessing), then the other positions whose loss is above ``SMALL``."""
+    """Where a leaking model's use-time loss comes from: the first ``lag − 1`` targets, then those > SMALL."""
     first, rest = losses[: lag - 1], list(enumerate(losses))[lag - 1 :]
     holds(**{f"{prefix}_first_targets_far_above_guessing": all(x > 2 * LN_V for x in first)})
     high, low = [(t, x) for t, x in rest if x > SMALL], [x for _, x in rest if x <= SMALL]
@@ -239,8 +234,7 @@ def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
 
 
 def generation_values(runs: dict, eval_seed: int = EVAL_SEED, index: int = 0) -> dict:
-    """Greedy generation with the cache: the first lag tokens of a new sequence as the prompt, each
-    model continuing with its own most likely token; each generated token against the truth, ✓ or ✗."""
+    """Greedy generation with the cache from the first lag tokens: each model's tokens against the truth."""
     tokens, lag = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)[index].tolist(), tr.LAG
     made = {r: tr.use_time(runs[r]["params"], r, seed=eval_seed, prompt=lag)["predicted"][index][lag - 1 :]
             for r in tr.RULES}
@@ -255,8 +249,7 @@ def generation_values(runs: dict, eval_seed: int = EVAL_SEED, index: int = 0) ->
 
 
 def map_values(runs: dict, seed: int = SHOW_SEED) -> dict:
-    """Where each model looks on the shown sequence: the mean weights the map's paragraph reads (the causal
-    model's on the key lag − 1 back, the unmasked one's on the keys holding the target, behind, ahead)."""
+    """Where each model looks on the shown sequence: the mean weights the map's paragraph reads."""
     tokens, n, lag = tr.sequences(1, seed=seed)[0].tolist(), tr.LENGTH, tr.LAG
     causal, none = (tr.attention_map(runs[rule]["params"], rule, tokens) for rule in ("causal", "none"))
     future = ex.future_weight(none)[: n - 1]  # the last query has no target
