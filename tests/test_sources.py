@@ -207,3 +207,16 @@ def test_the_prose_scan_catches_a_typed_number():
     text = "不加 mask 时，位置 3 的输出随位置 4 的 V 而变。"
     assert stray_digits(words(text), MASK_PROSE_DIGITS_ALLOWED)
     assert CJK_NEXT_TO_LATIN.search(words("查询在位置3"))
+
+
+# The book side (book/chapter/) writes the book from code/: facts, tables, figure frames and the wording the
+# data decides; a sentence whose words do not depend on the data lives in its page. It stays small.
+BOOK_SIDE_LINES = 4_500
+MODULE_LINES = 700
+
+
+def test_the_book_side_stays_small():
+    modules = {path.name: len(path.read_text(encoding="utf-8").splitlines())
+               for path in sorted((BOOK / "chapter").glob("*.py"))}
+    assert sum(modules.values()) <= BOOK_SIDE_LINES, modules
+    assert max(modules.values()) <= MODULE_LINES, modules
