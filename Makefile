@@ -50,7 +50,7 @@ pdf: venv
 # typeset in the background while the other tests run. TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 3
 test: venv
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) code/ book/chapter/ tests/
+	$(BIN)/python -m pytest -p xdist.plugin -n $(TEST_WORKERS) code/ book/chapter/ tests/
 
 bench: venv
 	$(BIN)/python tests/bench.py
