@@ -142,7 +142,8 @@ def test_enlarge_opens_a_dialog_and_escape_returns_focus(open_mask):
     assert dialog.locator("[role=status]").inner_text() == "第2步，共5步"
     page.keyboard.press("Escape")
     page.wait_for_function("!document.querySelector('dialog.step-figure-dialog').open", timeout=2_000)
-    assert page.evaluate("document.activeElement.textContent.includes('放大图形')")
+    # Focus goes back in the dialog's "close" event, a task after `open` turns false: wait for it.
+    page.wait_for_function("document.activeElement.textContent.includes('放大图形')", timeout=2_000)
     assert page.locator(f"{FIGURE} .step-figure-stage").count() == 1  # the player is back in the figure
     assert status(page) == "第2步，共5步"
 
