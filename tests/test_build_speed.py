@@ -97,6 +97,19 @@ def test_the_main_process_writes_the_smallest_page_and_the_rest_go_in_sphinx_ord
     assert one_per_chunk(["a", "b", "c"], 1) == [["a"], ["b"], ["c"]]
 
 
+def test_a_builder_that_writes_its_own_way_keeps_its_own_writer():
+    from sphinx.builders import Builder
+    from read_order import _write_smallest_first
+
+    class OnePage(Builder):  # as singlehtml: one page gathered from all
+        def write_documents(self, docnames):
+            return "its own"
+
+    builder = OnePage.__new__(OnePage)
+    _write_smallest_first(SimpleNamespace(builder=builder, parallel=2))
+    assert builder.write_documents(["a", "b"]) == "its own"
+
+
 def test_the_chinese_search_segments_and_stems_as_sphinx_does_however_often_it_is_asked():
     from sphinx.search.zh import SearchChinese
     from zh_search import SearchChineseFixed

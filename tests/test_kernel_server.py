@@ -29,10 +29,10 @@ print(sys.path)
 """
 
 
-def run(source: str, cwd: Path) -> tuple[list[str], str]:
+def run(source: str, cwd: Path, shutdown: str = "immediate") -> tuple[list[str], str]:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source)]
-    NotebookClient(nb, kernel_name="python3", shutdown_kernel="immediate", allow_errors=True,
+    NotebookClient(nb, kernel_name="python3", shutdown_kernel=shutdown, allow_errors=True,
                    resources={"metadata": {"path": str(cwd)}}).execute()
     outputs = nb.cells[0].outputs
     return "".join(o.get("text", "") for o in outputs).splitlines(), "".join(o.get("ename", "") for o in outputs)
@@ -91,3 +91,27 @@ def test_a_cell_that_fails_fails_as_in_a_plain_kernel(kernels):
     start, cwd = kernels
     start(["a", "b"])
     assert run("1 / 0", cwd)[1] == "ZeroDivisionError"
+
+
+def test_what_a_kernel_registers_at_exit_runs_as_in_a_plain_kernel(kernels, tmp_path):
+    start, cwd = kernels
+    start(["a", "b"])
+    mark = tmp_path / "exited"
+    # A kernel asked to shut down (not the build's way: it stops a page's kernel at once) exits as usual.
+    run(f"import atexit\natexit.register(lambda: open({str(mark)!r}, 'w').write('x'))", cwd, "graceful")
+    for _ in range(100):
+        if mark.exists():
+            break
+        time.sleep(0.05)
+    assert mark.read_text() == "x"
+
+
+def test_a_socket_that_cannot_be_made_leaves_plain_kernels_and_no_folder(kernels, tmp_path, monkeypatch):
+    start, cwd = kernels
+    deep = tmp_path / ("d" * 120)  # longer than a Unix socket's path may be
+    deep.mkdir()
+    monkeypatch.setattr(kernel_server.tempfile, "tempdir", str(deep))
+    start(["a", "b"])
+    assert not kernel_server._SERVER and "BOOK_KERNEL_SERVER" not in os.environ
+    assert list(deep.iterdir()) == []
+    assert run("print(1 + 1)", cwd)[0] == ["2"]

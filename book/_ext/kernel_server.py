@@ -14,19 +14,23 @@ numpy is imported before any kernel exists, so its BLAS thread count is fixed in
 (OPENBLAS_NUM_THREADS=1 and kin, set before the import and passed on to each kernel's environment). The
 costs page times numpy with one thread and checks these variables.
 
-Run as a script, this file is the server: ``python kernel_server.py FD`` (FD: a listening Unix socket).
+Run as a script, this file is the server: ``python kernel_server.py FD FOLDER`` (FD: a listening Unix
+socket in FOLDER, which the server removes when it stops).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -63,8 +67,11 @@ def _kernel(request: dict, fds: list[int], others: list) -> None:
         IPKernelApp.launch_instance(argv)
         code = 0
     except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
+        code = 0 if stop.code is None else stop.code if isinstance(stop.code, int) else 1
+    except BaseException:  # as a plain kernel would: the reason on its standard error
+        traceback.print_exc()
     finally:
+        atexit._run_exitfuncs()  # what the kernel's code registered, as at a plain interpreter's exit
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
@@ -83,7 +90,16 @@ def _read_request(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(data), fds
 
 
-def serve(listener: socket.socket) -> None:
+def serve(listener: socket.socket, folder: str) -> None:
+    """Fork kernels until the build ends; then remove the socket's folder (also when the build was
+    interrupted and did not get to it)."""
+    try:
+        _serve(listener)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _serve(listener: socket.socket) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C stops the build; the build's end stops this
     os.environ.update(ONE_THREAD)
     # The backend ipykernel chooses for a kernel before its cells run (matplotlib reads it on import).
@@ -112,14 +128,18 @@ def serve(listener: socket.socket) -> None:
                     for fd in fds:
                         os.close(fd)
                     kernels[conn] = pid
+                    try:
+                        conn.sendall(f"started {pid}\n".encode())
+                    except OSError:
+                        pass
                     selector.register(conn, selectors.EVENT_READ, "launcher")
                     continue
                 conn = key.fileobj
                 message = conn.recv(4096)
-                if message:  # signals for the kernel, forwarded by its launcher
+                if message:  # signals for the kernel and what it started, forwarded by its launcher
                     for line in message.decode().split("\n"):
                         if line.startswith("signal "):
-                            os.kill(kernels[conn], int(line.split()[1]))
+                            _signal(kernels[conn], int(line.split()[1]))
                     continue
                 selector.unregister(conn)  # the launcher was killed: so is its kernel
                 _kill(kernels.pop(conn))
@@ -142,11 +162,19 @@ def serve(listener: socket.socket) -> None:
             _kill(pid)
 
 
-def _kill(pid: int) -> None:
+def _signal(pid: int, signum: int) -> None:
+    """Signal the kernel's process group (it leads one, as a plain kernel does): the kernel and what it started."""
     try:
-        os.kill(pid, signal.SIGKILL)
+        os.killpg(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill(pid: int) -> None:
+    _signal(pid, signal.SIGKILL)
+    try:
         os.waitpid(pid, 0)
-    except (ProcessLookupError, ChildProcessError):
+    except ChildProcessError:
         pass
 
 
@@ -170,10 +198,15 @@ def _start(app, env, docnames: list[str]) -> None:
     path = os.path.join(folder, "socket")
     # Listening before the server has started: a request made while it imports waits in the queue.
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(16)
-    process = subprocess.Popen([sys.executable, __file__, str(listener.fileno())], stdin=subprocess.PIPE,
-                               pass_fds=[listener.fileno()])
+    try:
+        listener.bind(path)
+        listener.listen(16)
+    except OSError:  # e.g. a temporary folder whose path is too long for a socket: plain kernels, then
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    process = subprocess.Popen([sys.executable, __file__, str(listener.fileno()), folder],
+                               stdin=subprocess.PIPE, pass_fds=[listener.fileno()])
     listener.close()
     _SERVER.update(process=process, folder=folder)
     os.environ["BOOK_KERNEL_SERVER"] = path  # the reading processes and their kernels inherit it
@@ -185,9 +218,7 @@ def _stop(app=None, exception=None) -> None:
         process.stdin.close()
         process.wait()
         os.environ.pop("BOOK_KERNEL_SERVER", None)
-        for name in os.listdir(_SERVER["folder"]):
-            os.unlink(os.path.join(_SERVER["folder"], name))
-        os.rmdir(_SERVER.pop("folder"))
+        shutil.rmtree(_SERVER.pop("folder"), ignore_errors=True)
 
 
 def setup(app) -> dict:
@@ -198,4 +229,4 @@ def setup(app) -> dict:
 
 
 if __name__ == "__main__":
-    serve(socket.socket(fileno=int(sys.argv[1])))
+    serve(socket.socket(fileno=int(sys.argv[1])), sys.argv[2])

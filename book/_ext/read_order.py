@@ -126,6 +126,8 @@ def _compile_lexers() -> None:
 
 def _write_smallest_first(app: Sphinx) -> None:
     builder = app.builder
+    if type(builder).write_documents is not builders.Builder.write_documents:
+        return  # a builder that writes its own way (singlehtml gathers every page into one)
     write_documents = builder.write_documents
 
     def write_smallest_first(docnames) -> None:
@@ -137,7 +139,7 @@ def _write_smallest_first(app: Sphinx) -> None:
         # Sphinx's own parallel writer (write_documents sorts the names and calls it), with our order,
         # and one page per writing process: the first is written while the main process resolves the
         # second (Sphinx's chunks of up to ten pages leave the writer waiting for the main process).
-        builders.make_chunks = one_per_chunk
+        chunks, builders.make_chunks = builders.make_chunks, one_per_chunk
         _compile_lexers()
         # What exists now is never collected in a writing process: its garbage collector would otherwise
         # walk (and so copy) the main process's memory in every process forked from it.
@@ -145,7 +147,7 @@ def _write_smallest_first(app: Sphinx) -> None:
         try:
             builder._write_parallel(write_order(sizes), nproc=app.parallel - 1)
         finally:
-            builders.make_chunks = make_chunks
+            builders.make_chunks = chunks
             gc.unfreeze()
 
     builder.write_documents = write_smallest_first

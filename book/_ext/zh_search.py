@@ -18,11 +18,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 
 import jieba
 from sphinx.application import Sphinx
 from sphinx.search import _MINIFIED_JS_PATH, languages
-from sphinx.search.zh import SearchChinese
+from sphinx.search.zh import JIEBA_DEFAULT_DICT, SearchChinese
 
 # jieba logs its model loading at DEBUG level on stderr; the build output stays clean.
 jieba.setLogLevel(logging.WARNING)
@@ -38,7 +39,7 @@ DELAY_SECONDS = 0.5
 def _load(words: str, delay: float) -> None:
     time.sleep(delay)
     jieba.initialize()
-    if words:
+    if words and Path(words).is_file():  # as Sphinx: a word list that is not there is skipped
         jieba.load_userdict(words)
 
 
@@ -61,7 +62,7 @@ class SearchChineseFixed(SearchChinese):
 
     def __init__(self, options: dict[str, str]) -> None:
         # The parent loads jieba here; this one waits until the first text is segmented.
-        self._words = options.get("dict", "")
+        self._words = options.get("dict", JIEBA_DEFAULT_DICT)
         super().__init__({**options, "dict": ""})
         self._split: dict[str, tuple[list[str], list[str]]] = {}
         self._stem: dict[str, str] = {}
@@ -90,7 +91,7 @@ class SearchChineseFixed(SearchChinese):
 
 def _preload(app: Sphinx, env, docnames: list[str]) -> None:
     if docnames and app.builder.format == "html" and app.config.html_search_language == "zh":
-        preload(app.config.html_search_options.get("dict", ""), DELAY_SECONDS)
+        preload(app.config.html_search_options.get("dict", JIEBA_DEFAULT_DICT), DELAY_SECONDS)
 
 
 def setup(app: Sphinx) -> dict:

@@ -36,21 +36,27 @@ def main() -> None:
     server.sendmsg([json.dumps(request).encode() + b"\n"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
 
     def forward(signum, frame) -> None:
-        server.sendall(f"signal {signum}\n".encode())
+        try:
+            server.sendall(f"signal {signum}\n".encode())
+        except OSError:  # the server has already let go of the kernel
+            pass
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, forward)
-    reply = b""
+    reply, started = b"", False
     while True:
         try:
             data = server.recv(4096)
         except InterruptedError:
             continue
-        if not data:  # the server went away with the kernel
+        if not data:  # the server went away: before starting the kernel, start a plain one instead
+            if not started:
+                plain_kernel()
             sys.exit(1)
         reply += data
         for line in reply.split(b"\n")[:-1]:
             word, _, value = line.decode().partition(" ")
+            started = started or word == "started"
             if word == "exit":
                 sys.exit(int(value))
         reply = reply.rsplit(b"\n", 1)[-1]
