@@ -19,7 +19,8 @@ first. A style missing from that list is still found the slow way.
 
 sphinxcontrib-bibtex formats every bibliography's entries on every build, nothing changed or not, and
 each page's own list formats its entries again. The same style formats the same entry under the same
-label the same way, so each is formatted once per build (``_format_once``).
+label the same way, so each is formatted once per build (``_format_once``); and a build that reads and
+removes no page keeps the citations its saved environment holds (``_when_pages_changed``).
 """
 
 from __future__ import annotations
@@ -120,8 +121,38 @@ def _format_once(format_entry):
     return format_entry_once
 
 
+_CHANGED: dict[str, bool] = {}  # whether this build read or removed a page
+
+
+def _when_pages_changed(env_updated):
+    """sphinxcontrib-bibtex's ``BibtexDomain.env_updated``, skipped when no page was read or removed: the
+    citations it would compute again are those of the saved environment."""
+
+    def env_updated_if_changed(domain):
+        if not _CHANGED.get("pages", True) and domain.citations:
+            return []
+        return env_updated(domain)
+
+    env_updated_if_changed.when_pages_changed = True
+    return env_updated_if_changed
+
+
+def _note_read(app: Sphinx, env, docnames: list[str]) -> None:
+    _CHANGED["pages"] = bool(docnames) or _CHANGED.get("purged", False)
+
+
+def _note_purge(app: Sphinx, env, docname: str) -> None:
+    _CHANGED["purged"] = _CHANGED["pages"] = True
+
+
 def setup(app: Sphinx) -> dict:
     from pybtex.style.formatting import BaseStyle
+    from sphinxcontrib.bibtex.domain import BibtexDomain
+
+    if not getattr(BibtexDomain.env_updated, "when_pages_changed", False):
+        BibtexDomain.env_updated = _when_pages_changed(BibtexDomain.env_updated)
+    app.connect("env-purge-doc", _note_purge)
+    app.connect("env-before-read-docs", _note_read)
 
     if not getattr(BaseStyle.format_entry, "formats_once", False):
         BaseStyle.format_entry = _format_once(BaseStyle.format_entry)
