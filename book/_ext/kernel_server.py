@@ -182,17 +182,12 @@ def _kill(pid: int) -> None:
 _SERVER: dict = {}
 
 
-def _executed(app, env, docnames: list[str]) -> int:
-    count = 0
-    for name in docnames:
-        text = Path(env.doc2path(name)).read_text(encoding="utf-8")
-        count += text.startswith("---") and "file_format: mystnb" in text.split("\n---", 1)[0]
-    return count
-
-
 def _start(app, env, docnames: list[str]) -> None:
     """Start the server if this build runs two pages or more (for one, a plain kernel is as quick)."""
-    if _SERVER or app.config.nb_execution_mode == "off" or _executed(app, env, docnames) < 2:
+    from read_order import executed
+
+    texts = (Path(env.doc2path(name)).read_text(encoding="utf-8") for name in docnames)
+    if _SERVER or app.config.nb_execution_mode == "off" or sum(map(executed, texts)) < 2:
         return
     folder = tempfile.mkdtemp(prefix="book-kernels-")
     path = os.path.join(folder, "socket")

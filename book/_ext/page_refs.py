@@ -111,7 +111,8 @@ def _format_once(format_entry):
     done: dict = {}
 
     def format_entry_once(style, label, entry, bib_data=None):
-        how = (type(style), type(style.name_style), type(style.label_style), style.abbreviate_names, style.min_crossrefs)
+        how = (type(style), type(style.name_style), type(style.label_style),
+               style.abbreviate_names, style.min_crossrefs)
         key = (*how, label, id(entry), id(bib_data))
         if key not in done:  # the entry is kept with its result: its id stays its own
             done[key] = format_entry(style, label, entry, bib_data=bib_data), entry, bib_data
@@ -138,11 +139,11 @@ def _when_pages_changed(env_updated):
 
 
 def _note_read(app: Sphinx, env, docnames: list[str]) -> None:
-    _CHANGED["pages"] = bool(docnames) or _CHANGED.get("purged", False)
+    _CHANGED["pages"] = _CHANGED.get("pages", False) or bool(docnames)  # pages removed before: purged
 
 
 def _note_purge(app: Sphinx, env, docname: str) -> None:
-    _CHANGED["purged"] = _CHANGED["pages"] = True
+    _CHANGED["pages"] = True
 
 
 def setup(app: Sphinx) -> dict:

@@ -38,11 +38,15 @@ STEP_FIGURE_SECONDS = 0.6  # one {step-figure}: its frames (and explore panel) c
 PLOT_SECONDS = 1.0  # importing matplotlib and drawing a page's figures (book/_ext/figure_formats.py)
 
 
+def executed(text: str) -> bool:
+    """Whether the page whose source is ``text`` is a notebook MyST-NB runs (its front matter says so)."""
+    return text.startswith("---") and "file_format: mystnb" in text.split("\n---", 1)[0]
+
+
 def estimated_seconds(text: str) -> float:
     """The rough reading time of a page whose source is ``text`` (tests/test_build_speed.py)."""
     seconds = len(text.encode("utf-8")) * SECONDS_PER_BYTE
-    head = text.split("\n---", 1)[0] if text.startswith("---") else ""
-    if "file_format: mystnb" in head:
+    if executed(text):
         seconds += KERNEL_SECONDS
         if "{glue:figure}" in text or "matplotlib" in text:
             seconds += PLOT_SECONDS

@@ -10,6 +10,7 @@ A page asks for its downloads with the directive ``{take-home}`` (in its 运行�
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +26,20 @@ def _module(app: Sphinx):
     from step_figure.directive import load_fresh
 
     module = load_fresh("chapter.take_home", Path(app.config.code_deps_dir), Path(app.config.code_deps_package))
-    # What every page's zip and notebook need, worked out in the main process as it writes the first page:
-    # the writing processes forked after that find it done (which files need numpy; nbformat's schema;
-    # numpy, which most pages' examples import).
-    module.opening.numpy_needed(module.CODE)
+    _warm_up(module)
+    return module
+
+
+@functools.lru_cache(maxsize=None)
+def _warm_up(take_home) -> None:
+    """What every page's zip and notebook need, worked out once, in the main process as it writes the first
+    page: the writing processes forked after that find it done (which files need numpy; nbformat's schema;
+    numpy, which most pages' examples import)."""
+    take_home.opening.numpy_needed(take_home.CODE)
     import nbformat
     import numpy  # noqa: F401
 
     nbformat.v4.new_code_cell("")
-    return module
 
 
 class take_home_node(nodes.General, nodes.Element):
