@@ -50,6 +50,8 @@ pdf: venv
 # typeset in the background while the other tests run. TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 3
 test: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -p xdist.plugin -n $(TEST_WORKERS) code/ book/chapter/ tests/
 
 bench: venv

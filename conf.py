@@ -19,22 +19,22 @@ copyright = "2026, " + author
 language = "zh_CN"
 
 extensions = [
-    "myst_nb",                 # MyST pages, executed at build time (includes myst_parser)
-    "mathjax_local",           # MathJax (sphinx-mathjax-offline's copy) in _static: maths without the network
-    "code_deps",               # a page is re-read (and re-run) when a file it uses in code/ changes
-    "zh_search",               # Chinese search that works in Sphinx 9.0
-    "step_figure",             # figures whose frames are computed by code/ (the F12 player)
-    "pdf_chapters",            # PDF: chapters numbered by their folder (ch02 is 第2章), pages as sections
-    "sphinxcontrib.bibtex",    # {cite} and the bibliography from book/references.bib
-    "page_refs",               # HTML: each page that cites lists its own references at its end
-    "book_index",              # index entries for the functions a page shows; pinyin-sorted PDF index
-    "sphinx_copybutton",       # copy buttons that leave out prompts and output
-    "book_exercises",          # 练习 2.3.1 (sphinx-exercise), solutions hidden in HTML, 练习答案 in the PDF
-    "depth_blocks",            # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
-    "take_home",               # each page's zip of files and its notebook, made from code/ at build time
-    "figure_formats",          # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
-    "read_order",              # with -j auto, each reading process gets about the same work
-    "kernel_server",           # the pages' kernels forked from one process that has imported IPython
+    "myst_nb",  # MyST pages, executed at build time (includes myst_parser)
+    "mathjax_local",  # MathJax (sphinx-mathjax-offline's copy) in _static: maths without the network
+    "code_deps",  # a page is re-read (and re-run) when a file it uses in code/ changes
+    "zh_search",  # Chinese search that works in Sphinx 9.0
+    "step_figure",  # figures whose frames are computed by code/ (the F12 player)
+    "pdf_chapters",  # PDF: chapters numbered by their folder (ch02 is 第2章), pages as sections
+    "sphinxcontrib.bibtex",  # {cite} and the bibliography from book/references.bib
+    "page_refs",  # HTML: each page that cites lists its own references at its end
+    "book_index",  # index entries for the functions a page shows; pinyin-sorted PDF index
+    "sphinx_copybutton",  # copy buttons that leave out prompts and output
+    "book_exercises",  # 练习 2.3.1 (sphinx-exercise), solutions hidden in HTML, 练习答案 in the PDF
+    "depth_blocks",  # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
+    "take_home",  # each page's zip of files and its notebook, made from code/ at build time
+    "figure_formats",  # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
+    "read_order",  # with -j auto, each reading process gets about the same work
+    "kernel_server",  # the pages' kernels forked from one process that has imported IPython
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]
 
@@ -140,8 +140,10 @@ latex_domain_indices = False
 # (Pygments sets comments in italics).
 # The preamble (fonts, Chinese chapter heads, captions, table of contents) is LaTeX, so it lives in a
 # .tex file of its own: book/latex/preamble.tex, with the fonts first.
-_LATEX_FONTS, _LATEX_PREAMBLE = (ROOT / "book" / "latex" / "preamble.tex").read_text(encoding="utf-8").split(
-    "% -- preamble --\n", 1
+_LATEX_FONTS, _LATEX_PREAMBLE = (
+    (ROOT / "book" / "latex" / "preamble.tex")
+    .read_text(encoding="utf-8")
+    .split("% -- preamble --\n", 1)
 )
 latex_elements = {
     "papersize": "a4paper",

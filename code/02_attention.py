@@ -38,6 +38,7 @@ def real(x: object, name: str) -> float:
     except OverflowError:
         raise ValueError(f"{name} 超出浮点数的范围，收到 {x!r}") from None
 
+
 def as_list(values: object, name: str) -> list:
     """有序的一串值复制成列表（生成器也只读一次）；集合、字符串、字典不算。"""
     if isinstance(values, _NOT_A_LIST) or not hasattr(values, "__iter__"):
@@ -46,6 +47,7 @@ def as_list(values: object, name: str) -> list:
         return list(values)
     except TypeError as error:  # 例如 0 维 numpy 数组
         raise ValueError(f"{name} 必须是有序的列表：{error}") from None
+
 
 def as_vector(x: object, name: str, *, masked: bool = False) -> list[float]:
     """非空的一行实数，复制成 float 的列表：须有限；``masked=True`` 时另许 −∞（被屏蔽）。"""
@@ -58,9 +60,11 @@ def as_vector(x: object, name: str, *, masked: bool = False) -> list[float]:
         raise ValueError(f"{name}[{bad[0]}] 是 {cells[bad[0]]}：必须是{allowed}")
     return cells
 
+
 def as_matrix(a: object, name: str) -> list[list[float]]:
     """非空、矩形、全部有限的实数矩阵，逐行复制成 float 的列表。"""
-    rows, out = as_list(a, name), []
+    rows = as_list(a, name)
+    out = []
     if not rows:
         raise ValueError(f"{name} 不能为空：至少需要一行")
     for i, row in enumerate(rows):
@@ -71,10 +75,20 @@ def as_matrix(a: object, name: str) -> list[list[float]]:
         raise ValueError(f"{name} 不是矩形矩阵：各行的列数是 {[len(row) for row in out]}")
     return out
 
-def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None = None,
-                why: str = "这里的表是纯 Python 列表") -> int:
+
+def check_count(
+    n: object,
+    name: str,
+    *,
+    minimum: int = 1,
+    maximum: int | None = None,
+    why: str = "这里的表是纯 Python 列表",
+) -> int:
     """一个计数（维度、头数、位置数）：``minimum`` 到 ``maximum`` 之间的整数；``why`` 说明上限。"""
-    whole = lambda b: isinstance(b, int) and not isinstance(b, bool)
+
+    def whole(b):
+        return isinstance(b, int) and not isinstance(b, bool)
+
     if not whole(minimum) or not (maximum is None or whole(maximum) and maximum >= minimum):
         raise ValueError(f"minimum={minimum!r}、maximum={maximum!r}：须为整数且 minimum ≤ maximum")
     if not whole(n) or n < minimum:
@@ -82,6 +96,7 @@ def check_count(n: object, name: str, *, minimum: int = 1, maximum: int | None =
     if maximum is not None and n > maximum:
         raise ValueError(f"{name} 不能超过 {maximum}（{why}），收到 {n}")
     return n
+
 
 def flags(values: object, name: str, n_key: int | None = None) -> list[bool]:
     """一串 True/False（PAD 标记、可见性表的一行），可要求长度为 ``n_key``。"""
@@ -93,31 +108,42 @@ def flags(values: object, name: str, n_key: int | None = None) -> list[bool]:
             raise ValueError(f"{name}[{j}] 必须是 True 或 False，收到 {flag!r}")
     return out
 
+
 def check(condition: bool, message: str) -> None:
     """自检用的断言：不用 assert，因为 ``python -O`` 会删掉 assert。"""
     if not condition:
         raise AssertionError(message)
 
+
 def matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
     """矩阵乘积 ``a @ b``；本章的投影都写成“行向量乘权重”：``x @ W``。"""
-    a, b = as_matrix(a, "a"), as_matrix(b, "b")
+    a = as_matrix(a, "a")
+    b = as_matrix(b, "b")
     if len(a[0]) != len(b):
         raise ValueError(f"a 的列数 {len(a[0])} 必须等于 b 的行数 {len(b)}")
     return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
+
 
 def print_json(result: dict) -> None:
     """以 JSON 打印演示结果：一个键一行，数组不拆开（各 02_*.py 运行时都这样打印）。"""
     if not isinstance(result, dict):
         raise ValueError(f"result 必须是字典，收到 {type(result).__name__}")
-    dumps = lambda x: json.dumps(x, ensure_ascii=False)  # 中文照原样写出
+
+    def dumps(x):
+        # 中文照原样写出
+        return json.dumps(x, ensure_ascii=False)
+
     print("{\n" + ",\n".join(f"  {dumps(key)}: {dumps(x)}" for key, x in result.items()) + "\n}")
+
 
 def max_abs_diff(a: list[list[float]], b: list[list[float]]) -> float:
     """两个同形矩阵逐格差的绝对值的最大者：本章比较两种算法用的唯一尺子。"""
-    a, b = as_matrix(a, "a"), as_matrix(b, "b")
+    a = as_matrix(a, "a")
+    b = as_matrix(b, "b")
     if len(a) != len(b) or len(a[0]) != len(b[0]):
         raise ValueError(f"两个矩阵形状不同：{len(a)}×{len(a[0])} 与 {len(b)}×{len(b[0])}")
     return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+
 
 # -- 注意力：softmax、分数、可见性表，再按权重混合 V -----------------------------------------
 def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
@@ -143,6 +169,7 @@ def softmax(values: list[float], temperature: float = 1.0) -> list[float]:
     total = sum(exps)
     return [e / total for e in exps]
 
+
 def score_scale(d: int) -> float:
     """缩放点积的除数 √d（d 是一个头里 Q、K 的维度）：d 项独立、方差为 1 的乘积之和，方差是 d。
     >>> score_scale(4), score_scale(2)
@@ -150,12 +177,14 @@ def score_scale(d: int) -> float:
     """
     return math.sqrt(check_count(d, "d"))
 
+
 def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float]]:
     """缩放点积分数 ``scores[i][j] = q[i]·k[j] / √d``，形状 ``(n_query, n_key)``。
     >>> scaled_scores([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     [[0.7071067811865475, 0.0, 0.7071067811865475]]
     """
-    q, k = as_matrix(q, "Q"), as_matrix(k, "K")
+    q = as_matrix(q, "Q")
+    k = as_matrix(k, "K")
     if len(q[0]) != len(k[0]):
         raise ValueError(f"Q 与 K 的列数（向量维度）必须相同，收到 {len(q[0])} 与 {len(k[0])}")
     scale = score_scale(len(k[0]))
@@ -164,6 +193,7 @@ def scaled_scores(q: list[list[float]], k: list[list[float]]) -> list[list[float
     if bad:  # 元素都有限，点积仍可能溢出
         raise ValueError("Q[{}]·K[{}] 超出浮点数的范围：请缩小 Q 或 K 的数值".format(*bad[0]))
     return scores  # (n_query, n_key)
+
 
 def key_padding(valid_len: int, n_key: int) -> list[bool]:
     """PAD 规则：前 ``valid_len`` 个 Key 是内容，其余只为凑齐批次长度。
@@ -174,8 +204,15 @@ def key_padding(valid_len: int, n_key: int) -> list[bool]:
     check_count(valid_len, "valid_len", minimum=0, maximum=n_key, why="内容不会多于 n_key 个 Key")
     return [j < valid_len for j in range(n_key)]
 
-def visibility(n_query: int, n_key: int, *, causal: bool = True, past: int = 0,
-               key_valid: list[bool] | None = None) -> list[list[bool]]:
+
+def visibility(
+    n_query: int,
+    n_key: int,
+    *,
+    causal: bool = True,
+    past: int = 0,
+    key_valid: list[bool] | None = None,
+) -> list[list[bool]]:
     """可见性表：``visible[i][j]`` 为 True 表示第 i 个查询行可以读第 j 个 Key。
 
     因果规则按 *绝对位置* 判断：查询行 i 的位置是 ``past + i``，只能读位置不大于它的 Key；
@@ -193,11 +230,15 @@ def visibility(n_query: int, n_key: int, *, causal: bool = True, past: int = 0,
     if not isinstance(causal, bool):
         raise ValueError(f"causal 必须是 True 或 False，收到 {causal!r}")
     if (causal or past) and n_key != past + n_query:
-        raise ValueError("长度对不上：使用缓存或因果规则时 n_key 必须等于 past + n_query，"
-                         f"收到 n_key={n_key}、past={past}、n_query={n_query}")
+        raise ValueError(
+            "长度对不上：使用缓存或因果规则时 n_key 必须等于 past + n_query，"
+            f"收到 n_key={n_key}、past={past}、n_query={n_query}"
+        )
     valid = [True] * n_key if key_valid is None else flags(key_valid, "key_valid", n_key)
-    return [[valid[j] and (not causal or j <= past + i) for j in range(n_key)]
-            for i in range(n_query)]  # (n_query, n_key)
+    return [
+        [valid[j] and (not causal or j <= past + i) for j in range(n_key)] for i in range(n_query)
+    ]  # (n_query, n_key)
+
 
 def row_index_visibility(n_query: int, n_key: int) -> list[list[bool]]:
     """故意写错的偏移：把批内行号 i 当成位置，只许读 Key ``0 … i``（只用于对照）。
@@ -207,6 +248,7 @@ def row_index_visibility(n_query: int, n_key: int) -> list[list[bool]]:
     check_count(n_query, "n_query", maximum=MAX_POSITIONS)
     check_count(n_key, "n_key", maximum=MAX_POSITIONS)
     return [[j <= i for j in range(n_key)] for i in range(n_query)]
+
 
 def additive_mask(visible: list[list[bool]]) -> list[list[float]]:
     """把可见性表变成加性 mask：允许处加 0，禁止处加 −∞。
@@ -218,15 +260,19 @@ def additive_mask(visible: list[list[bool]]) -> list[list[float]]:
         raise ValueError(f"visible 必须是非空的矩形表，收到各行的长度 {[len(row) for row in rows]}")
     return [[0.0 if flag else -math.inf for flag in row] for row in rows]
 
+
 def _masked_scores(q, k, v, visible) -> tuple[list[list[float]], ...]:
     """检查 Q、K、V 与可见性表的形状，返回 (V, 分数, 加性 mask)。"""
-    q, k, v = as_matrix(q, "Q"), as_matrix(k, "K"), as_matrix(v, "V")
+    q = as_matrix(q, "Q")
+    k = as_matrix(k, "K")
+    v = as_matrix(v, "V")
     if len(v) != len(k):
         raise ValueError(f"V 的行数必须等于 K 的行数，收到 V 为 {len(v)}、K 为 {len(k)}")
     mask = additive_mask(visible)  # (n_query, n_key)
     if len(mask) != len(q) or len(mask[0]) != len(k):
         raise ValueError(f"visible 的形状应为 {len(q)}×{len(k)}，收到 {len(mask)}×{len(mask[0])}")
     return v, scaled_scores(q, k), mask
+
 
 def masked_attention(q, k, v, visible, *, empty_row: str = "error"):
     """按给定可见性表计算注意力，返回 ``(weights, outputs)``。
@@ -239,21 +285,32 @@ def masked_attention(q, k, v, visible, *, empty_row: str = "error"):
     ([[0.0]], [[0.0]])
     """
     if empty_row not in EMPTY_ROW_POLICIES:
-        raise ValueError(f"empty_row 必须是 \"error\" 或 \"zero\"，收到 {empty_row!r}")
+        raise ValueError(f'empty_row 必须是 "error" 或 "zero"，收到 {empty_row!r}')
     v, scores, mask = _masked_scores(q, k, v, visible)
     weights = []
     for i, (srow, mrow) in enumerate(zip(scores, mask)):
         if all(m == -math.inf for m in mrow):  # 分母会是 0：0/0 没有意义，必须选一种策略
             if empty_row == "error":
-                raise ValueError(f"第 {i} 个查询行没有任何可见的 Key，不能对它做普通 softmax；"
-                                 "可用 empty_row=\"zero\" 让这一行输出 0")
+                raise ValueError(
+                    f"第 {i} 个查询行没有任何可见的 Key，不能对它做普通 softmax；"
+                    '可用 empty_row="zero" 让这一行输出 0'
+                )
             weights.append([0.0] * len(mrow))  # 一个 Value 也不读，输出也就全是 0
         else:
             weights.append(softmax([s + m for s, m in zip(srow, mrow)]))
     return weights, matmul(weights, v)  # (n_query, n_key), (n_query, d_v)
 
-def attention(q, k, v, causal: bool = True, *, past: int = 0, key_valid: list[bool] | None = None,
-              empty_row: str = "error"):
+
+def attention(
+    q,
+    k,
+    v,
+    causal: bool = True,
+    *,
+    past: int = 0,
+    key_valid: list[bool] | None = None,
+    empty_row: str = "error",
+):
     """缩放点积注意力，返回 ``(weights, outputs)``。
 
     新查询行 i 的绝对位置是 ``past + i``，所以 Key 的个数必须等于 ``past + n_query``；
@@ -263,9 +320,11 @@ def attention(q, k, v, causal: bool = True, *, past: int = 0, key_valid: list[bo
     >>> [[round(x, 4) for x in row] for row in w], [round(row[0], 4) for row in out]
     ([[1.0, 0.0, 0.0], [0.3302, 0.6698, 0.0], [0.2483, 0.2483, 0.5035]], [10.0, 16.6976, 22.5523])
     """
-    q, k = as_matrix(q, "Q"), as_matrix(k, "K")
+    q = as_matrix(q, "Q")
+    k = as_matrix(k, "K")
     visible = visibility(len(q), len(k), causal=causal, past=past, key_valid=key_valid)
     return masked_attention(q, k, v, visible, empty_row=empty_row)
+
 
 def row_steps(query: list[float], k, v, visible_row: list[bool]) -> dict:
     """一个查询行的全部中间值，供纸笔逐步核对（与 ``masked_attention`` 算的是同一件事）。
@@ -273,7 +332,9 @@ def row_steps(query: list[float], k, v, visible_row: list[bool]) -> dict:
     >>> s["products"], s["dots"], s["masked"][1], s["exps"], s["weights"], s["output"]
     ([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0], -inf, [1.0, 0.0], [1.0, 0.0], [10.0])
     """
-    qi, k, v = as_vector(query, "query"), as_matrix(k, "K"), as_matrix(v, "V")
+    qi = as_vector(query, "query")
+    k = as_matrix(k, "K")
+    v = as_matrix(v, "V")
     mask = [0.0 if flag else -math.inf for flag in flags(visible_row, "visible_row")]
     if len(mask) != len(k) or len(v) != len(k):
         raise ValueError(f"visible_row、K、V 的长度必须相同，收到 {len(mask)}、{len(k)}、{len(v)}")
@@ -287,10 +348,21 @@ def row_steps(query: list[float], k, v, visible_row: list[bool]) -> dict:
     exps = [math.exp(x) for x in shifted]  # 禁止处 exp(−∞) = 0
     weights = [e / sum(exps) for e in exps]
     weighted = [[w * x for x in vj] for w, vj in zip(weights, v)]  # (n_key, d_v)
-    return {"products": products, "dots": [sum(p) for p in products], "scale": score_scale(len(qi)),
-            "scaled": scaled, "masked": masked, "max": top, "shifted": shifted, "exps": exps,
-            "total": sum(exps), "weights": weights, "weighted": weighted,
-            "output": [sum(col) for col in zip(*weighted)]}
+    return {
+        "products": products,
+        "dots": [sum(p) for p in products],
+        "scale": score_scale(len(qi)),
+        "scaled": scaled,
+        "masked": masked,
+        "max": top,
+        "shifted": shifted,
+        "exps": exps,
+        "total": sum(exps),
+        "weights": weights,
+        "weighted": weighted,
+        "output": [sum(col) for col in zip(*weighted)],
+    }
+
 
 def unguarded_attention(q, k, v, visible, *, fill: float = -math.inf):
     """只为演示：许多代码库的写法，把禁止格子的分数 *换成* ``fill`` 再做普通 softmax，不检查整行。
@@ -313,15 +385,18 @@ def unguarded_attention(q, k, v, visible, *, fill: float = -math.inf):
     # 不经 matmul：它拒绝 NaN，而这里正要让读者看见 NaN。
     return weights, [[sum(w * x for w, x in zip(row, col)) for col in zip(*v)] for row in weights]
 
+
 # -- 自检与演示 ------------------------------------------------------------------------------------
 DEMO_Q = DEMO_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]  # 三个二维向量
 DEMO_V = [[10.0], [20.0], [30.0]]  # V 的值一眼可辨：输出混合了谁，一看便知
+
 
 def self_test() -> None:
     """快速自检：稳定性、无未来泄漏、缓存偏移与 PAD。出错时抛 AssertionError。"""
     check(abs(sum(softmax([1000, 1001, 1002])) - 1) < 1e-12, "大分数下 softmax 之和应为 1")
     v_future = [[10.0], [20.0], [9999.0]]
-    (w, a), (_, b) = attention(DEMO_Q, DEMO_K, DEMO_V), attention(DEMO_Q, DEMO_K, v_future)
+    w, a = attention(DEMO_Q, DEMO_K, DEMO_V)
+    _, b = attention(DEMO_Q, DEMO_K, v_future)
     check(a[:2] == b[:2] and a[2] != b[2], "改动未来位置的 Value 只应改变最后一个位置的输出")
     check(w[0][1:] == [0.0, 0.0] and w[1][2] == 0.0, "被屏蔽的权重必须恰为 0")
     _, cached = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)  # 只算最后两行
@@ -332,7 +407,8 @@ def self_test() -> None:
     left = [False, True, True]  # 左侧 PAD：第 0 行无 Key 可读，"zero" 只把这一行置零
     _, z = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=left, empty_row="zero")
     _, y = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1, key_valid=left)
-    check(z[0] == [0.0] and z[1:] == y, "empty_row=\"zero\" 只应把整行被屏蔽的那一行置零")
+    check(z[0] == [0.0] and z[1:] == y, 'empty_row="zero" 只应把整行被屏蔽的那一行置零')
+
 
 def run_demo() -> dict:
     """演示结果：softmax([0,1,2])、因果权重与输出、缓存偏移、PAD（运行本文件时以 JSON 打印）。"""
@@ -340,9 +416,15 @@ def run_demo() -> dict:
     weights, outputs = attention(DEMO_Q, DEMO_K, DEMO_V)
     _, cached_outputs = attention(DEMO_Q[1:], DEMO_K, DEMO_V, past=1)  # 权重就是因果权重的后两行
     pad_weights, _ = attention(DEMO_Q, DEMO_K, DEMO_V, key_valid=[True, True, False])
-    return {"性质": "人工构造的小矩阵，没有训练过的模型", "softmax_0_1_2": p,
-            "加权10_20_30": sum(pj * x for pj, x in zip(p, [10, 20, 30])), "因果权重": weights,
-            "输出": outputs, "缓存_past1_输出": cached_outputs, "PAD_末位无效_权重": pad_weights}
+    return {
+        "性质": "人工构造的小矩阵，没有训练过的模型",
+        "softmax_0_1_2": p,
+        "加权10_20_30": sum(pj * x for pj, x in zip(p, [10, 20, 30])),
+        "因果权重": weights,
+        "输出": outputs,
+        "缓存_past1_输出": cached_outputs,
+        "PAD_末位无效_权重": pad_weights,
+    }
 
 
 if __name__ == "__main__":

@@ -13,17 +13,21 @@ import math
 
 att = importlib.import_module("02_attention")
 
-TOLERANCE, STEP = 1e-6, 1e-5  # 有限差分核对的标准（float64 下的相对误差）与中心差分的步长
+TOLERANCE = 1e-6
+STEP = 1e-5  # 有限差分核对的标准（float64 下的相对误差）与中心差分的步长
+
 
 # -- 边界上的校验 ----------------------------------------------------------------------------------
 def _shapes(q, k, v, d_out, visible, empty_row, rule=None):
     """校验全部输入，返回 float 矩阵、可见性表与策略；给了 ``rule`` 就按它造可见性表。"""
     if empty_row not in att.EMPTY_ROW_POLICIES:  # 全屏蔽行的两种明确策略
-        raise ValueError(f"empty_row 必须是 \"error\" 或 \"zero\"，收到 {empty_row!r}")
+        raise ValueError(f'empty_row 必须是 "error" 或 "zero"，收到 {empty_row!r}')
     q, k, v, d_out = map(att.as_matrix, (q, k, v, d_out), ("Q", "K", "V", "d_out"))
     if len(q[0]) != len(k[0]) or len(v) != len(k):
-        raise ValueError(f"Q 与 K 的列数、V 与 K 的行数必须相同，"
-                         f"收到 Q {_shape(q)}、K {_shape(k)}、V {_shape(v)}")
+        raise ValueError(
+            f"Q 与 K 的列数、V 与 K 的行数必须相同，"
+            f"收到 Q {_shape(q)}、K {_shape(k)}、V {_shape(v)}"
+        )
     visible = att.visibility(len(q), len(k), **rule) if rule is not None else visible
     visible = [[m == 0.0 for m in row] for row in att.additive_mask(visible)]  # 查布尔与矩形
     shapes = ((d_out, "d_out", (len(q), len(v[0]))), (visible, "visible", (len(q), len(k))))
@@ -33,8 +37,10 @@ def _shapes(q, k, v, d_out, visible, empty_row, rule=None):
             raise ValueError(f"{name} 的形状必须是 {dims} = {want}，收到 {_shape(m)}")
     return q, k, v, d_out, visible, empty_row
 
+
 def _shape(m: list[list]) -> tuple[int, int]:
     return len(m), len(m[0])
+
 
 # -- softmax 的一行 --------------------------------------------------------------------------------
 def softmax_jacobian(scores: list[float]) -> list[list[float]]:
@@ -50,6 +56,7 @@ def softmax_jacobian(scores: list[float]) -> list[list[float]]:
     p = att.softmax(s)
     return [[pa * (float(a == b) - pb) for b, pb in enumerate(p)] for a, pa in enumerate(p)]
 
+
 def softmax_backward(weights: list[float], d_weights: list[float]) -> list[float]:
     """一行 softmax 的反向：``ds = J dp = p * (dp − Σ_b p_b dp_b)``，不必造出整张 J。
 
@@ -58,23 +65,30 @@ def softmax_backward(weights: list[float], d_weights: list[float]) -> list[float
     >>> softmax_backward([0.5, 0.5], [1.0, 0.0]), softmax_backward([1.0, 0.0], [3.0, 4.0])
     ([0.25, -0.25], [0.0, 0.0])
     """
-    p, dp = att.as_vector(weights, "weights"), att.as_vector(d_weights, "d_weights")
+    p = att.as_vector(weights, "weights")
+    dp = att.as_vector(d_weights, "d_weights")
     if len(p) != len(dp):
         raise ValueError(f"weights 与 d_weights 的长度必须相同，收到 {len(p)} 和 {len(dp)}")
     dot = sum(pb * x for pb, x in zip(p, dp))  # Σ_b p_b dp_b
     return [pa * (x - dot) for pa, x in zip(p, dp)]
+
 
 # -- 反向：按推导顺序的每一步 ----------------------------------------------------------------------
 def _rowsum_d_out_out(p, dp, out, d_out):
     # 正确的修正项：D_i = Σ_c dO[i][c]·O[i][c]（等于 Σ_j P[i][j]·dP[i][j]）。
     return [sum(a * b for a, b in zip(do_i, o_i)) for do_i, o_i in zip(d_out, out)]
 
-def _backward(q, k, v, d_out, visible, empty_row, correction=_rowsum_d_out_out, weights=None,
-              outputs=None):
+
+def _backward(
+    q, k, v, d_out, visible, empty_row, correction=_rowsum_d_out_out, weights=None, outputs=None
+):
     """已校验的输入上做反向，返回全部中间量。``correction`` 只为保留故意写错的变体而可换。"""
     if weights is None:  # 前向就是 02_attention 的 masked_attention，全屏蔽行按 empty_row 处理
         weights, outputs = att.masked_attention(q, k, v, visible, empty_row=empty_row)
-    nq, nk, d, d_v = len(q), len(k), len(q[0]), len(v[0])  # n_query, n_key
+    nq = len(q)
+    nk = len(k)
+    d = len(q[0])
+    d_v = len(v[0])  # n_query, n_key
     scale = att.score_scale(d)  # the forward's own √d (02_attention)
     p = weights  # (nq, nk)；dv (nk, d_v)，dp 与 ds (nq, nk)，dq (nq, d)，dk (nk, d)
     # O = P V  ⇒  dV = P^T dO，dP = dO V^T
@@ -88,8 +102,19 @@ def _backward(q, k, v, d_out, visible, empty_row, correction=_rowsum_d_out_out, 
     # S = Q K^T / √d  ⇒  dQ = dS K / √d，dK = dS^T Q / √d
     dq = [[sum(ds[i][j] * k[j][c] for j in range(nk)) / scale for c in range(d)] for i in range(nq)]
     dk = [[sum(ds[i][j] * q[i][c] for i in range(nq)) / scale for c in range(d)] for j in range(nk)]
-    return {"weights": p, "outputs": outputs, "dv": dv, "dp": dp, "rowsum_do_o": rowsum_do_o,
-            "rowsum_dp_p": rowsum_dp_p, "ds": ds, "dq": dq, "dk": dk, "visible": visible}
+    return {
+        "weights": p,
+        "outputs": outputs,
+        "dv": dv,
+        "dp": dp,
+        "rowsum_do_o": rowsum_do_o,
+        "rowsum_dp_p": rowsum_dp_p,
+        "ds": ds,
+        "dq": dq,
+        "dk": dk,
+        "visible": visible,
+    }
+
 
 def backward_steps(q, k, v, d_out, visible, *, empty_row: str = "error") -> dict:
     """按给定可见性表做一次前向和反向，返回推导顺序里的每个中间量（供逐格手算核对）。
@@ -103,10 +128,12 @@ def backward_steps(q, k, v, d_out, visible, *, empty_row: str = "error") -> dict
     """
     return _backward(*_shapes(q, k, v, d_out, visible, empty_row))
 
+
 def _run(q, k, v, d_out, causal, past, key_valid, empty_row, correction=_rowsum_d_out_out):
     rule = dict(causal=causal, past=past, key_valid=key_valid)
     steps = _backward(*_shapes(q, k, v, d_out, None, empty_row, rule), correction)
     return steps["dq"], steps["dk"], steps["dv"]
+
 
 def attention_backward(q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"):
     """一次注意力调用的反向传播，返回 ``(dq, dk, dv)``（嵌套列表，形状同 q、k、v）。
@@ -122,20 +149,27 @@ def attention_backward(q, k, v, d_out, *, causal=True, past=0, key_valid=None, e
     """
     return _run(q, k, v, d_out, causal, past, key_valid, empty_row)
 
+
 # 故意写错的两个反向（参数与 attention_backward 相同）：只用于对照和测试，证明核对真的会失败。
-def wrong_backward_no_rowsum(q, k, v, d_out, *, causal=True, past=0, key_valid=None,
-                             empty_row="error"):
+def wrong_backward_no_rowsum(
+    q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"
+):
     """故意写错：丢掉修正项，写成 ``dS = P * dP``（下例正确的 dQ 是 5）。
 
     >>> q, k, v = [[0.0]], [[0.0], [1.0]], [[10.0], [30.0]]
     >>> wrong_backward_no_rowsum(q, k, v, [[1.0]], causal=False)[0]
     [[15.0]]
     """
-    no_rowsum = lambda p, dp, out, d_out: [0.0] * len(p)  # noqa: E731
+
+    def no_rowsum(p, dp, out, d_out):
+        return [0.0] * len(p)
+
     return _run(q, k, v, d_out, causal, past, key_valid, empty_row, no_rowsum)
 
-def wrong_backward_forgets_d_out(q, k, v, d_out, *, causal=True, past=0, key_valid=None,
-                                 empty_row="error"):
+
+def wrong_backward_forgets_d_out(
+    q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"
+):
     """故意写错：修正项写成 ``rowsum(O)``，忘了乘上游梯度 dO。
 
     dO 全为 1 时 ``rowsum(dO * O) = rowsum(O)``，这个错误完全看不出来；只有随机的 dO 才能暴露它。
@@ -146,17 +180,24 @@ def wrong_backward_forgets_d_out(q, k, v, d_out, *, causal=True, past=0, key_val
     ...  for d in ([[1.0, 1.0]], [[0.5, -1.0]])]  # dO 全为 1 / 随机
     [True, False]
     """
-    rowsum_of_out = lambda p, dp, out, d_out: [sum(o_i) for o_i in out]  # noqa: E731  (忘了乘 dO)
+
+    def rowsum_of_out(p, dp, out, d_out):
+        # (忘了乘 dO)
+        return [sum(o_i) for o_i in out]
+
     return _run(q, k, v, d_out, causal, past, key_valid, empty_row, rowsum_of_out)
 
-def wrong_backward_transposes_p(q, k, v, d_out, *, causal=True, past=0, key_valid=None,
-                                empty_row="error"):
+
+def wrong_backward_transposes_p(
+    q, k, v, d_out, *, causal=True, past=0, key_valid=None, empty_row="error"
+):
     """故意写错：``dV = P dO``，漏了转置（n_query = n_key 时形状仍对得上）。dO 全为 1 也认得出。"""
     rule = dict(causal=causal, past=past, key_valid=key_valid)
     steps = _backward(*_shapes(q, k, v, d_out, None, empty_row, rule))
     if len(q) != len(k):
         raise ValueError(f"Q 与 K 的行数必须相同（P dO 才有意义），收到 {len(q)} 和 {len(k)}")
     return steps["dq"], steps["dk"], att.matmul(steps["weights"], d_out)
+
 
 # -- 再往前一步：投影矩阵 --------------------------------------------------------------------------
 def _projection_inputs(x, w_q, w_k, w_v):
@@ -168,6 +209,7 @@ def _projection_inputs(x, w_q, w_k, w_v):
     if len(ws[0][0]) != len(ws[1][0]):
         raise ValueError(f"W_q 与 W_k 的列数必须相同，收到 {len(ws[0][0])} 和 {len(ws[1][0])}")
     return (x, *ws)
+
 
 def projection_backward(x, w_q, w_k, w_v, dq, dk, dv) -> dict:
     """由 dQ、dK、dV 算出投影矩阵与输入的梯度（单头）。
@@ -190,6 +232,7 @@ def projection_backward(x, w_q, w_k, w_v, dq, dk, dv) -> dict:
     dx = [[a + b + c for a, b, c in zip(*rows)] for rows in zip(*dx_parts)]
     dw_q, dw_k, dw_v = (att.matmul(xt, g) for g in (dq, dk, dv))
     return {"dw_q": dw_q, "dw_k": dw_k, "dw_v": dw_v, "dx": dx}
+
 
 # -- 演示：不加保护的全屏蔽行 ----------------------------------------------------------------------
 def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = False) -> dict:
@@ -218,11 +261,14 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = Fa
     steps = _backward(q, k, v, d_out, visible, "zero", weights=weights, outputs=outputs)
     # 换掉的格子与 Q、K 无关，dS 不向前传（masked_fill 的反向置 0）；加上的 M 是常数，dS 照传。
     ds = [[x if ok or added else 0.0 for x, ok in zip(r, m)] for r, m in zip(steps["ds"], visible)]
-    nq, nk, d = len(q), len(k), len(q[0])
+    nq = len(q)
+    nk = len(k)
+    d = len(q[0])
     scale = att.score_scale(d)
     dq = [[sum(ds[i][j] * k[j][c] for j in range(nk)) / scale for c in range(d)] for i in range(nq)]
     dk = [[sum(ds[i][j] * q[i][c] for i in range(nq)) / scale for c in range(d)] for j in range(nk)]
     return {"weights": weights, "outputs": outputs, "dq": dq, "dk": dk, "dv": steps["dv"]}
+
 
 # -- 核对：中心有限差分 ----------------------------------------------------------------------------
 def _numeric(outputs, d_out, m: list[list[float]], eps: object) -> list[list[float]]:
@@ -230,7 +276,10 @@ def _numeric(outputs, d_out, m: list[list[float]], eps: object) -> list[list[flo
     step = att.real(eps, "eps")
     if not (math.isfinite(step) and step > 0):
         raise ValueError(f"eps 必须是正的有限数，收到 {eps!r}")
-    loss = lambda: sum(a * b for o, g in zip(outputs(), d_out) for a, b in zip(o, g))  # noqa: E731
+
+    def loss():
+        return sum(a * b for o, g in zip(outputs(), d_out) for a, b in zip(o, g))
+
     g = [[0.0] * len(m[0]) for _ in m]
     for i, row in enumerate(m):
         for c, saved in enumerate(row):
@@ -242,8 +291,10 @@ def _numeric(outputs, d_out, m: list[list[float]], eps: object) -> list[list[flo
             g[i][c] = (up - down) / (2 * step)
     return g
 
-def finite_difference(q, k, v, d_out, *, eps=STEP, causal=True, past=0, key_valid=None,
-                      empty_row="error"):
+
+def finite_difference(
+    q, k, v, d_out, *, eps=STEP, causal=True, past=0, key_valid=None, empty_row="error"
+):
     """中心有限差分 ``(L(x + ε) − L(x − ε)) / 2ε``（``L = Σ d_out * O``），逐元素估计 dq、dk、dv。
 
     >>> dv = finite_difference([[0.0]], [[0.0]] * 2, [[10.0], [30.0]], [[1.0]], causal=False)[2]
@@ -252,8 +303,12 @@ def finite_difference(q, k, v, d_out, *, eps=STEP, causal=True, past=0, key_vali
     """
     rule = dict(causal=causal, past=past, key_valid=key_valid)
     q, k, v, d_out, visible, policy = _shapes(q, k, v, d_out, None, empty_row, rule)
-    outputs = lambda: att.masked_attention(q, k, v, visible, empty_row=policy)[1]  # noqa: E731
+
+    def outputs():
+        return att.masked_attention(q, k, v, visible, empty_row=policy)[1]
+
     return tuple(_numeric(outputs, d_out, m, eps) for m in (q, k, v))
+
 
 def relative_error(a: list[list[float]], b: list[list[float]]) -> float:
     """两个同形矩阵的相对误差 ``‖a − b‖ / max(‖a‖, ‖b‖, 1)``（范数是全部元素的平方和开方）。
@@ -263,15 +318,31 @@ def relative_error(a: list[list[float]], b: list[list[float]]) -> float:
     >>> relative_error([[3.0, 4.0]], [[0.0, 0.0]]), relative_error([[1e-9]], [[2e-9]])
     (1.0, 1e-09)
     """
-    a, b = att.as_matrix(a, "a"), att.as_matrix(b, "b")
+    a = att.as_matrix(a, "a")
+    b = att.as_matrix(b, "b")
     if _shape(a) != _shape(b):
         raise ValueError(f"a 与 b 的形状必须相同，收到 {_shape(a)} 和 {_shape(b)}")
-    norm = lambda m: math.sqrt(sum(x * x for row in m for x in row))  # noqa: E731
+
+    def norm(m):
+        return math.sqrt(sum(x * x for row in m for x in row))
+
     diff = math.sqrt(sum((x - y) ** 2 for ra, rb in zip(a, b) for x, y in zip(ra, rb)))
     return diff / max(norm(a), norm(b), 1.0)
 
-def gradient_check(q, k, v, d_out, *, backward=None, eps=STEP, causal=True, past=0, key_valid=None,
-                   empty_row="error"):
+
+def gradient_check(
+    q,
+    k,
+    v,
+    d_out,
+    *,
+    backward=None,
+    eps=STEP,
+    causal=True,
+    past=0,
+    key_valid=None,
+    empty_row="error",
+):
     """用中心有限差分核对一个反向实现：每个梯度的相对误差、最大值、是否通过（≤ ``TOLERANCE``）。
 
     ``backward`` 默认是 ``attention_backward``；换成故意写错的版本，核对应当失败。
@@ -291,8 +362,10 @@ def gradient_check(q, k, v, d_out, *, backward=None, eps=STEP, causal=True, past
     worst = max(errors.values())
     return {**errors, "max": worst, "passed": worst <= TOLERANCE}
 
-def projection_gradient_check(x, w_q, w_k, w_v, d_out, *, eps=STEP, causal=True, key_valid=None,
-                              empty_row="error"):
+
+def projection_gradient_check(
+    x, w_q, w_k, w_v, d_out, *, eps=STEP, causal=True, key_valid=None, empty_row="error"
+):
     """用中心有限差分核对投影矩阵与输入的梯度（``projection_backward``），返回各自的相对误差。
 
     >>> projection_gradient_check(PROJ_X, PROJ_W_Q, PROJ_W_K, PROJ_W_V, EXAMPLE_D_OUT)["passed"]
@@ -301,14 +374,22 @@ def projection_gradient_check(x, w_q, w_k, w_v, d_out, *, eps=STEP, causal=True,
     options = dict(causal=causal, key_valid=key_valid, empty_row=empty_row)
     x, w_q, w_k, w_v = _projection_inputs(x, w_q, w_k, w_v)
     d_out = att.as_matrix(d_out, "d_out")  # 形状由 attention_backward 检查
-    qkv = lambda: [att.matmul(x, w) for w in (w_q, w_k, w_v)]  # noqa: E731  Q = X W_q，K、V 同理
+
+    def qkv():
+        # Q = X W_q，K、V 同理
+        return [att.matmul(x, w) for w in (w_q, w_k, w_v)]
+
     hand = projection_backward(x, w_q, w_k, w_v, *attention_backward(*qkv(), d_out, **options))
     mask = dict(key_valid=key_valid, empty_row=empty_row)
-    outputs = lambda: att.attention(*qkv(), causal, **mask)[1]  # noqa: E731
+
+    def outputs():
+        return att.attention(*qkv(), causal, **mask)[1]
+
     params = (("dw_q", w_q), ("dw_k", w_k), ("dw_v", w_v), ("dx", x))
     errors = {n: relative_error(hand[n], _numeric(outputs, d_out, m, eps)) for n, m in params}
     worst = max(errors.values())
     return {**errors, "max": worst, "passed": worst <= TOLERANCE}
+
 
 # -- 自检与演示 ------------------------------------------------------------------------------------
 # 3 个位置的例子（人工构造）：Q 与 K 不同，V 两列，随机挑选的上游梯度 dO。
@@ -318,13 +399,19 @@ EXAMPLE_V = [[1.0, 2.0], [3.0, 0.0], [0.0, 1.0]]
 EXAMPLE_D_OUT = [[1.0, -1.0], [0.5, 2.0], [-1.0, 0.5]]
 # 投影的例子：3 个位置的输入 X（每行 2 维）与三个 2×2 的投影矩阵。
 PROJ_X = [[1.0, 0.0], [0.5, 1.0], [-1.0, 1.0]]
-PROJ_W_Q, PROJ_W_K = [[1.0, 0.5], [0.0, 1.0]], [[0.5, 0.0], [1.0, -0.5]]
+PROJ_W_Q = [[1.0, 0.5], [0.0, 1.0]]
+PROJ_W_K = [[0.5, 0.0], [1.0, -0.5]]
 PROJ_W_V = [[1.0, 2.0], [-1.0, 1.0]]
+
 
 def self_test() -> None:
     """快速自检：有限差分核对、故意写错的变体被认出、禁止格子的梯度恰为 0。"""
-    ex, ones = (EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V, EXAMPLE_D_OUT), [[1.0] * 2 for _ in range(3)]
-    passes = lambda d, f=None: gradient_check(*ex[:3], d, backward=f)["passed"]  # noqa: E731
+    ex = (EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V, EXAMPLE_D_OUT)
+    ones = [[1.0] * 2 for _ in range(3)]
+
+    def passes(d, f=None):
+        return gradient_check(*ex[:3], d, backward=f)["passed"]
+
     att.check(passes(ex[3]), "手推的梯度应当通过有限差分核对")
     att.check(not passes(ex[3], wrong_backward_no_rowsum), "丢掉修正项的变体应当被认出")
     att.check(passes(ones, wrong_backward_forgets_d_out), "dO 全为 1 时忘乘 dO 看不出来")
@@ -333,16 +420,21 @@ def self_test() -> None:
     steps = backward_steps(*ex, att.visibility(3, 3, key_valid=[True, True, False]))
     att.check(all(x == 0.0 for x in steps["dk"][2] + steps["dv"][2]), "PAD Key 的 dK、dV 须恰为 0")
 
+
 def run_demo() -> dict:
     """演示结果：[0, 1, 2] 的雅可比矩阵、3 个位置例子的梯度、有限差分误差与 PAD Key 的梯度。"""
     ex = (EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V, EXAMPLE_D_OUT)
-    (dq, dk, dv), check = attention_backward(*ex), gradient_check(*ex)
+    dq, dk, dv = attention_backward(*ex)
+    check = gradient_check(*ex)
     _, dk_pad, dv_pad = attention_backward(*ex, key_valid=[True, True, False])
     fd = {"最大相对误差": check["max"], "标准": TOLERANCE, "通过": check["passed"]}
-    return {"性质": "人工构造的小矩阵，没有训练过的模型",
-            "softmax_jacobian_0_1_2": softmax_jacobian([0, 1, 2]),
-            "例子_因果": {"dQ": dq, "dK": dk, "dV": dv}, "有限差分核对": fd,
-            "PAD_Key_2": {"dK": dk_pad[2], "dV": dv_pad[2]}}
+    return {
+        "性质": "人工构造的小矩阵，没有训练过的模型",
+        "softmax_jacobian_0_1_2": softmax_jacobian([0, 1, 2]),
+        "例子_因果": {"dQ": dq, "dK": dk, "dV": dv},
+        "有限差分核对": fd,
+        "PAD_Key_2": {"dK": dk_pad[2], "dV": dv_pad[2]},
+    }
 
 
 if __name__ == "__main__":

@@ -22,22 +22,53 @@ _HF = "https://huggingface.co/{}/blob/main/config.json"
 
 
 def _config(name, repo, layers, hidden, heads, kv_heads, head_dim, max_positions, dtype, **extra):
-    return {"name": name, "source": _HF.format(repo), "layers": layers, "hidden": hidden,
-            "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim,
-            "head_dim_in_config": extra.pop("head_dim_in_config", False),
-            "max_positions": max_positions, "dtype": dtype, **extra}
+    return {
+        "name": name,
+        "source": _HF.format(repo),
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "head_dim_in_config": extra.pop("head_dim_in_config", False),
+        "max_positions": max_positions,
+        "dtype": dtype,
+        **extra,
+    }
 
 
 MODELS = [
     _config("Llama-2-7B", "meta-llama/Llama-2-7b-hf", 32, 4096, 32, 32, 128, 4096, "float16"),
     _config("Llama-3-8B", "meta-llama/Meta-Llama-3-8B", 32, 4096, 32, 8, 128, 8192, "bfloat16"),
-    _config("Mistral-7B-v0.1", "mistralai/Mistral-7B-v0.1", 32, 4096, 32, 8, 128, 32768,
-            "bfloat16", sliding_window=4096),
-    _config("Qwen2-7B", "Qwen/Qwen2-7B", 28, 3584, 28, 4, 128, 131072, "bfloat16",
-            sliding_window=131072, use_sliding_window=False),
+    _config(
+        "Mistral-7B-v0.1",
+        "mistralai/Mistral-7B-v0.1",
+        32,
+        4096,
+        32,
+        8,
+        128,
+        32768,
+        "bfloat16",
+        sliding_window=4096,
+    ),
+    _config(
+        "Qwen2-7B",
+        "Qwen/Qwen2-7B",
+        28,
+        3584,
+        28,
+        4,
+        128,
+        131072,
+        "bfloat16",
+        sliding_window=131072,
+        use_sliding_window=False,
+    ),
 ]
-GEMMA_7B = _config("Gemma-7B", "google/gemma-7b", 28, 3072, 16, 16, 256, 8192, "bfloat16",
-                   head_dim_in_config=True)
+GEMMA_7B = _config(
+    "Gemma-7B", "google/gemma-7b", 28, 3072, 16, 16, 256, 8192, "bfloat16", head_dim_in_config=True
+)
 MAX_BUILT_ELEMENTS = 10**6  # build_kv_cache 造的是纯 Python 列表：一个笔误不该吃光内存
 _MODEL_COUNTS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
 
@@ -50,8 +81,9 @@ def _model(model: object) -> dict:  # 像 MODELS 里的条目：各项计数都�
     for key in _MODEL_COUNTS:
         att.check_count(model[key], f"model[{key!r}]")
     if model["heads"] % model["kv_heads"]:
-        raise ValueError(f"model 的查询头数 heads={model['heads']} "
-                         f"必须是 kv_heads={model['kv_heads']} 的整数倍")
+        raise ValueError(
+            f"model 的查询头数 heads={model['heads']} 必须是 kv_heads={model['kv_heads']} 的整数倍"
+        )
     return model
 
 
@@ -80,8 +112,9 @@ def causal_forbidden(n: int) -> int:
     return n * (n - 1) // 2
 
 
-def score_costs(n: int, head_dim: int, heads: int = 1, bytes_per_element: int = 4, *,
-                batch: int = 1) -> dict:
+def score_costs(
+    n: int, head_dim: int, heads: int = 1, bytes_per_element: int = 4, *, batch: int = 1
+) -> dict:
     """批里 ``batch`` 个长为 ``n`` 的序列，一层注意力的分数表按最朴素的实现计数：``entries``
     格子数，``bytes`` 字节，``qk_madds`` 与 ``mix_madds`` 算 QK^T 与混合 V 的乘加次数，
     ``forbidden`` 因果规则禁止的格子——朴素实现照样算它、存它。
@@ -94,22 +127,28 @@ def score_costs(n: int, head_dim: int, heads: int = 1, bytes_per_element: int = 
     _counts(n=n, head_dim=head_dim, heads=heads, bytes_per_element=bytes_per_element, batch=batch)
     entries = batch * heads * n * n  # 每个序列的每个头一张 (n, n) 的表
     # QK^T：每格一次长为 head_dim 的点积。混合 V：n × head_dim 个输出，每个 n 次乘加。
-    return {"entries": entries, "bytes": entries * bytes_per_element,
-            "qk_madds": entries * head_dim, "mix_madds": entries * head_dim,
-            "forbidden": batch * heads * causal_forbidden(n)}
+    return {
+        "entries": entries,
+        "bytes": entries * bytes_per_element,
+        "qk_madds": entries * head_dim,
+        "mix_madds": entries * head_dim,
+        "forbidden": batch * heads * causal_forbidden(n),
+    }
 
 
 # -- KV 缓存的字节数 -------------------------------------------------------------------------------
-def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int,
-                       bytes_per_element: int = 2) -> int:
+def kv_bytes_per_token(
+    layers: int, kv_heads: int, head_dim: int, bytes_per_element: int = 2
+) -> int:
     """每个 token 在 KV 缓存里占的字节：2（K 和 V）× 层数 × K/V 头数 × head_dim × 每元素字节。
     16 位格式（float16、bfloat16）每元素 2 字节，8 位 1 字节。公式里没有查询头数。
 
     >>> kv_bytes_per_token(layers=32, kv_heads=8, head_dim=128)
     131072
     """
-    _counts(layers=layers, kv_heads=kv_heads, head_dim=head_dim,
-            bytes_per_element=bytes_per_element)
+    _counts(
+        layers=layers, kv_heads=kv_heads, head_dim=head_dim, bytes_per_element=bytes_per_element
+    )
     return 2 * layers * kv_heads * head_dim * bytes_per_element
 
 
@@ -156,8 +195,11 @@ def build_kv_cache(layers: int, kv_heads: int, head_dim: int, context: int, batc
     """
     _counts(layers=layers, kv_heads=kv_heads, head_dim=head_dim, context=context, batch=batch)
     total = 2 * layers * batch * kv_heads * context * head_dim
-    att.check_count(total, "元素总数 2 × layers × batch × kv_heads × context × head_dim",
-                    maximum=MAX_BUILT_ELEMENTS)
+    att.check_count(
+        total,
+        "元素总数 2 × layers × batch × kv_heads × context × head_dim",
+        maximum=MAX_BUILT_ELEMENTS,
+    )
     shape = (batch, kv_heads, context, head_dim)
     return [{kv: _zeros(shape) for kv in ("K", "V")} for _ in range(layers)]  # 每层一对 K、V
 
@@ -182,11 +224,14 @@ def count_elements(nested: object) -> int:
 
 
 # -- 实测：朴素的 numpy 注意力 ---------------------------------------------------------------------
-MAX_TIMED_N, MAX_TIMED_D, MAX_REPEATS = 8192, 1024, 1000  # 8192 × 8192 个 float64 已是 512 MiB
+MAX_TIMED_N = 8192
+MAX_TIMED_D = 1024
+MAX_REPEATS = 1000  # 8192 × 8192 个 float64 已是 512 MiB
 
 
 def _array(x: object, name: str):
     import numpy as np  # 只有计时需要 numpy
+
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError):  # None、字符串、参差不齐的行
@@ -207,10 +252,14 @@ def numpy_attention(q, k, v):
     [10.0, 16.6976, 22.5523]
     """
     import numpy as np  # 只有计时需要 numpy
-    q, k, v = _array(q, "q"), _array(k, "k"), _array(v, "v")
+
+    q = _array(q, "q")
+    k = _array(k, "k")
+    v = _array(v, "v")
     if q.shape != k.shape or v.shape[0] != k.shape[0]:
-        raise ValueError(f"q、k 必须同形状 (n, d)，v 是 (n, d_v)；"
-                         f"收到 {q.shape}、{k.shape}、{v.shape}")
+        raise ValueError(
+            f"q、k 必须同形状 (n, d)，v 是 (n, d_v)；收到 {q.shape}、{k.shape}、{v.shape}"
+        )
     with np.errstate(over="ignore", invalid="ignore"):  # 溢出在下面统一报告
         scores = q @ k.T / np.sqrt(q.shape[1])  # (n, n)：禁止的格子也算了
         scores = np.where(np.tri(len(q), dtype=bool), scores, -np.inf)  # (n, n)：再覆盖成 −∞
@@ -223,8 +272,9 @@ def numpy_attention(q, k, v):
     return out
 
 
-def time_attention(ns: list[int], d: int = 32, repeats: int = 5, seed: int = 0,
-                   budget: float | None = None) -> list[dict]:
+def time_attention(
+    ns: list[int], d: int = 32, repeats: int = 5, seed: int = 0, budget: float | None = None
+) -> list[dict]:
     """在本机上给 ``numpy_attention`` 计时：每个 n 先热身一次，再跑至多 ``repeats`` 次，
     取中位数（秒）。每个 n 一条记录 ``{"n", "median", "runs"（实际计时的次数）}``；输入是
     固定种子的随机数。``budget``（秒）是整个测量的时限：过了时限，每个 n 只再计时一次。
@@ -234,8 +284,11 @@ def time_attention(ns: list[int], d: int = 32, repeats: int = 5, seed: int = 0,
     ([(8, 2), (16, 2)], True)
     """
     import numpy as np  # 只有计时需要 numpy
-    ns = [att.check_count(n, f"ns[{i}]", maximum=MAX_TIMED_N, why="分数表是 n × n 的")
-          for i, n in enumerate(att.as_list(ns, "ns"))]
+
+    ns = [
+        att.check_count(n, f"ns[{i}]", maximum=MAX_TIMED_N, why="分数表是 n × n 的")
+        for i, n in enumerate(att.as_list(ns, "ns"))
+    ]
     att.check_count(d, "d", maximum=MAX_TIMED_D, why="真实模型的 head_dim 不过几百")
     att.check_count(repeats, "repeats", maximum=MAX_REPEATS, why="免得一等不返")
     if not ns:
@@ -270,7 +323,8 @@ def fit_slope(ns: list[float], seconds: list[float]) -> tuple[float, float]:
         raise ValueError(f"ns 与 seconds 必须一样长，收到 {len(xs)} 个和 {len(ys)} 个")
     if len(set(xs)) < 2:
         raise ValueError("ns 至少要有两个不同的值，才能拟合斜率")
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    mx = statistics.fmean(xs)
+    my = statistics.fmean(ys)
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
     return slope, my - slope * mx
 
@@ -278,23 +332,39 @@ def fit_slope(ns: list[float], seconds: list[float]) -> tuple[float, float]:
 # -- 自检与演示 ------------------------------------------------------------------------------------
 TINY = {"layers": 2, "kv_heads": 2, "head_dim": 3, "context": 5, "batch": 2}  # 小到可以真的造出来
 # 分数表一节：一个序列（批大小 1），每层 32 个头、head_dim 128，分数按 float32 存（每格 4 字节）。
-SCORE_BATCH, SCORE_HEADS, SCORE_HEAD_DIM, SCORE_BYTES = 1, 32, 128, 4
+SCORE_BATCH = 1
+SCORE_HEADS = 32
+SCORE_HEAD_DIM = 128
+SCORE_BYTES = 4
 SCORE_NS = [1024, 4096, 16384]
-FLOAT16_BYTES, INT8_BYTES = 2, 1  # KV 缓存每个元素的字节数：16 位格式与 8 位格式
-CONTEXT, BATCH = 4096, 1  # KV 缓存一节的比较条件：上下文 4096 个 token、批大小 1
+FLOAT16_BYTES = 2
+INT8_BYTES = 1  # KV 缓存每个元素的字节数：16 位格式与 8 位格式
+CONTEXT = 4096
+BATCH = 1  # KV 缓存一节的比较条件：上下文 4096 个 token、批大小 1
 # 本页的计时设置：time_attention(**TIMING)
 TIMING = {"ns": [128, 256, 512, 1024, 2048], "d": 32, "repeats": 3, "seed": 0, "budget": 0.5}
 # 一个 head_dim ≠ hidden ÷ heads、又小到能造出来的配置：认出“头维度取 hidden ÷ heads”要靠它
-CHECK_MODEL = {"name": "对照配置", "layers": 2, "hidden": 6, "heads": 3, "kv_heads": 1,
-               "head_dim": 4, "max_positions": 8}
+CHECK_MODEL = {
+    "name": "对照配置",
+    "layers": 2,
+    "hidden": 6,
+    "heads": 3,
+    "kv_heads": 1,
+    "head_dim": 4,
+    "max_positions": 8,
+}
 
 
 # 故意写错的版本：自检与测试都必须认出它们，这说明直接计数的对照确实会失败。
 WRONG_VERSIONS = {  # 名字：(写错的是哪个公式, 写错的版本)
     "漏了 K 和 V 各一份的因子 2": (
-        "kv", lambda m, b: m["layers"] * m["kv_heads"] * m["head_dim"] * b),
+        "kv",
+        lambda m, b: m["layers"] * m["kv_heads"] * m["head_dim"] * b,
+    ),
     "头维度取 hidden ÷ heads": (
-        "kv", lambda m, b: 2 * m["layers"] * m["kv_heads"] * (m["hidden"] // m["heads"]) * b),
+        "kv",
+        lambda m, b: 2 * m["layers"] * m["kv_heads"] * (m["hidden"] // m["heads"]) * b,
+    ),
     "禁止格写成 n(n+1)/2": ("forbidden", lambda n: n * (n + 1) // 2),
 }
 
@@ -310,12 +380,16 @@ def self_test() -> None:
         scores = att.scaled_scores([[1.0, 0.0]] * n, [[0.0, 1.0]] * n)  # (n, n)
         entries = score_costs(n, head_dim=2)["entries"]
         att.check(count_elements(scores) == entries, "分数表应有 n² 格")
-    m, b = CHECK_MODEL, FLOAT16_BYTES
+    m = CHECK_MODEL
+    b = FLOAT16_BYTES
     built = count_elements(build_kv_cache(m["layers"], m["kv_heads"], m["head_dim"], 1)) * b
     att.check(built == kv_cache_bytes(m, 1), "KV 缓存公式应等于元素数 × 每元素字节")
     for name, (formula, wrong) in WRONG_VERSIONS.items():
-        caught = wrong(m, b) != built if formula == "kv" else any(
-            wrong(n) != c for n, c in counted.items())
+        caught = (
+            wrong(m, b) != built
+            if formula == "kv"
+            else any(wrong(n) != c for n, c in counted.items())
+        )
         att.check(caught, f"对照应当认出写错的版本：{name}")
     for power in (1, 2, 3):  # 答案已知的“时间”t = 1e-9 · n**power：拟合出的斜率应当恰是 power
         slope, _ = fit_slope([1, 2, 4], [1e-9 * n**power for n in (1, 2, 4)])
@@ -333,15 +407,22 @@ def run_demo() -> dict:
     per_token = kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"])
     return {
         "性质": "按公式计数与公开配置推算；不含任何计时",
-        "分数表": [{"n": n, **score_costs(n, SCORE_HEAD_DIM, SCORE_HEADS, SCORE_BYTES,
-                                          batch=SCORE_BATCH)} for n in SCORE_NS],
+        "分数表": [
+            {"n": n, **score_costs(n, SCORE_HEAD_DIM, SCORE_HEADS, SCORE_BYTES, batch=SCORE_BATCH)}
+            for n in SCORE_NS
+        ],
         "KV缓存_每token字节_16位": {m["name"]: kv_cache_bytes(m, context=1) for m in MODELS},
-        f"KV缓存_上下文{CONTEXT}_16位_字节": {m["name"]: kv_cache_bytes(m, CONTEXT, BATCH)
-                                          for m in MODELS},
-        "KV缓存_最大位置数_16位_字节": {m["name"]: kv_cache_bytes(m, m["max_positions"], BATCH)
-                                    for m in MODELS},
-        "小配置_直接计数": {"配置": dict(t), "公式字节": per_token * t["context"] * t["batch"],
-                      "逐个数出的元素": count_elements(build_kv_cache(**t))},
+        f"KV缓存_上下文{CONTEXT}_16位_字节": {
+            m["name"]: kv_cache_bytes(m, CONTEXT, BATCH) for m in MODELS
+        },
+        "KV缓存_最大位置数_16位_字节": {
+            m["name"]: kv_cache_bytes(m, m["max_positions"], BATCH) for m in MODELS
+        },
+        "小配置_直接计数": {
+            "配置": dict(t),
+            "公式字节": per_token * t["context"] * t["batch"],
+            "逐个数出的元素": count_elements(build_kv_cache(**t)),
+        },
     }
 
 

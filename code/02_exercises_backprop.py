@@ -22,7 +22,8 @@ HAND_V = [[1.0], [3.0]]
 HAND_D_OUT = [[0.5], [-1.0]]
 HAND_ROW = 1  # 问 dS 的这一行；dV 问第 0 行
 # 练习 2.6.3：缓存里有 past 个位置，新来 new 个查询；Key 0 是句首的 PAD。
-ZERO_PAST, ZERO_NEW = 2, 2
+ZERO_PAST = 2
+ZERO_NEW = 2
 ZERO_VALID = [False, True, True, True]
 ZERO_Q = [[1.0, 0.5], [0.5, 1.0]]
 ZERO_K = [[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, -1.0]]
@@ -48,7 +49,8 @@ def jacobian_row(scores: list[float] = JAC_SCORES, d_weights: list[float] = JAC_
     ([0.3855, -0.0379, -0.3476], 0.0)
     """
     jac = bp.softmax_jacobian(scores)  # 也校验 scores
-    p, d_weights = att.softmax(scores), att.as_vector(d_weights, "d_weights")
+    p = att.softmax(scores)
+    d_weights = att.as_vector(d_weights, "d_weights")
     if len(d_weights) != len(p):
         raise ValueError(f"d_weights 必须与 scores 一样长，收到 {len(d_weights)} 和 {len(p)}")
     ds = bp.softmax_backward(p, d_weights)  # p * (dp − Σ p dp)
@@ -70,14 +72,17 @@ def hand_steps(q=HAND_Q, k=HAND_K, v=HAND_V, d_out=HAND_D_OUT, row: int = HAND_R
     >>> round(a["steps"]["dv"][0][0], 4), [round(x, 4) for x in a["steps"]["ds"][1]]
     (0.1698, [0.4424, -0.4424])
     """
-    q, k = att.as_matrix(q, "q"), att.as_matrix(k, "k")
+    q = att.as_matrix(q, "q")
+    k = att.as_matrix(k, "k")
     if len(q) != len(k):
         raise ValueError(f"自注意力里 q 与 k 的行数必须相同，收到 {len(q)} 与 {len(k)}")
     n = len(q)
     if not isinstance(row, int) or isinstance(row, bool) or not 0 <= row < n:
         raise ValueError(f"row 必须是 0 到 {n - 1} 之间的整数，收到 {row!r}")
     steps = bp.backward_steps(q, k, v, d_out, att.visibility(n, n))  # 校验 v、d_out 的形状
-    p, dp, big_d = steps["weights"], steps["dp"], steps["rowsum_do_o"]
+    p = steps["weights"]
+    dp = steps["dp"]
+    big_d = steps["rowsum_do_o"]
     return {
         "steps": steps,
         "scores": att.scaled_scores(q, k),
@@ -97,7 +102,8 @@ def mask_zeros(
     >>> a["readers"], a["zero_keys"]
     ([[], [0, 1], [0, 1], [1]], [0])
     """
-    q, k = att.as_matrix(q, "q"), att.as_matrix(k, "k")
+    q = att.as_matrix(q, "q")
+    k = att.as_matrix(k, "k")
     visible = att.visibility(len(q), len(k), past=past, key_valid=key_valid)  # 查 past、key_valid
     steps = bp.backward_steps(q, k, v, d_out, visible)
     readers = [[i for i in range(len(q)) if visible[i][j]] for j in range(len(k))]
@@ -123,9 +129,13 @@ def correction_cases(q=CORR_Q, k=CORR_K, v=CORR_V, d_out=CORR_D_OUT) -> dict:
     orthogonal = [[-o[1], o[0]] for o in out]  # 每行与 O 的同一行正交
     cases = {}
     for name, g in (("给定的 dO", d_out), ("与 O 逐行正交的 dO⊥", orthogonal)):
-        right, dropped = bp.attention_backward(q, k, v, g), bp.wrong_backward_no_rowsum(q, k, v, g)
-        cases[name] = {"d_out": g, "D": rowsum_correction(g, out),
-                       "gap": max(att.max_abs_diff(a, b) for a, b in zip(right, dropped))}
+        right = bp.attention_backward(q, k, v, g)
+        dropped = bp.wrong_backward_no_rowsum(q, k, v, g)
+        cases[name] = {
+            "d_out": g,
+            "D": rowsum_correction(g, out),
+            "gap": max(att.max_abs_diff(a, b) for a, b in zip(right, dropped)),
+        }
     return {"outputs": out, "cases": cases}
 
 
@@ -140,7 +150,8 @@ def rowsum_correction(d_out: list[list[float]], out: list[list[float]]) -> list[
     ...
     ValueError: d_out 与 out 的形状必须相同，收到 (1, 1) 与 (1, 2)
     """
-    d_out, out = att.as_matrix(d_out, "d_out"), att.as_matrix(out, "out")
+    d_out = att.as_matrix(d_out, "d_out")
+    out = att.as_matrix(out, "out")
     if len(d_out) != len(out) or len(d_out[0]) != len(out[0]):
         raise ValueError(
             f"d_out 与 out 的形状必须相同，"
@@ -168,15 +179,21 @@ def answers() -> dict:
 
 def self_test() -> None:
     """核对答案：两种 ds 算法一致，修正项两种写法相等，D 为 0 时丢掉它不改变梯度。"""
-    a1, hand = jacobian_row(), hand_steps()["steps"]
-    same = lambda a, b: att.max_abs_diff([a], [b]) < 1e-12  # noqa: E731
+    a1 = jacobian_row()
+    hand = hand_steps()["steps"]
+
+    def same(a, b):
+        return att.max_abs_diff([a], [b]) < 1e-12
+
     att.check(same(a1["ds"], a1["ds_by_matrix"]), "J dp 与 p * (dp − Σ p dp) 应当相同")
     correction = rowsum_correction(HAND_D_OUT, hand["outputs"])
     att.check(same(correction, hand["rowsum_dp_p"]), "rowsum(dO * O) 应当等于 rowsum(dP * P)")
     att.check(mask_zeros()["zero_keys"] == [0], "只有句首的 PAD Key 0 没有任何查询读")
     given, orthogonal = correction_cases()["cases"].values()
-    att.check(given["gap"] > 1e-3 and orthogonal["gap"] == 0.0 == max(map(abs, orthogonal["D"])),
-              "D 为 0 时丢掉它才不改变梯度")
+    att.check(
+        given["gap"] > 1e-3 and orthogonal["gap"] == 0.0 == max(map(abs, orthogonal["D"])),
+        "D 为 0 时丢掉它才不改变梯度",
+    )
 
 
 if __name__ == "__main__":

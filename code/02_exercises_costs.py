@@ -12,12 +12,23 @@ att = importlib.import_module("02_attention")
 costs = importlib.import_module("02_costs")
 
 # 练习 2.8.1、2、3：一个虚构的小模型（不是任何公开模型），K/V 头分组。
-EX_MODEL = {"name": "练习模型", "layers": 4, "hidden": 128, "heads": 8, "kv_heads": 2,
-            "head_dim": 16, "max_positions": 8192}
-FLOAT16_BYTES, INT8_BYTES = costs.FLOAT16_BYTES, costs.INT8_BYTES
-KV_CONTEXT, KV_BATCH = 1000, 2  # 练习 2.8.2
-WINDOW, WINDOW_CONTEXTS = 256, [100, 256, 1000, 4000]  # 练习 2.8.3：滑动窗口与几个上下文长度
-PROMPT, STEPS = 4, 3  # 练习 2.8.4 的例子：提示 4 个 token，再生成 3 个
+EX_MODEL = {
+    "name": "练习模型",
+    "layers": 4,
+    "hidden": 128,
+    "heads": 8,
+    "kv_heads": 2,
+    "head_dim": 16,
+    "max_positions": 8192,
+}
+FLOAT16_BYTES = costs.FLOAT16_BYTES
+INT8_BYTES = costs.INT8_BYTES
+KV_CONTEXT = 1000
+KV_BATCH = 2  # 练习 2.8.2
+WINDOW = 256
+WINDOW_CONTEXTS = [100, 256, 1000, 4000]  # 练习 2.8.3：滑动窗口与几个上下文长度
+PROMPT = 4
+STEPS = 3  # 练习 2.8.4 的例子：提示 4 个 token，再生成 3 个
 LIMITS = {"prompt": (1, 4096), "steps": (0, 4096)}  # 练习 2.8.4：两个输入的取值范围（含两端）
 
 
@@ -42,16 +53,26 @@ def kv_plans(model: dict = EX_MODEL, context: int = KV_CONTEXT, batch: int = KV_
     >>> [(p["per_token"], p["total"]) for p in kv_plans()]
     [(512, 1024000), (2048, 4096000), (256, 512000)]
     """
-    plans = [("分组 K/V 头，16 位", model, FLOAT16_BYTES),
-             ("同宽全多头，16 位", costs.full_mha(model), FLOAT16_BYTES),
-             ("分组 K/V 头，8 位", model, INT8_BYTES)]
-    return [{"name": name, "kv_heads": m["kv_heads"], "bytes": b,
-             "per_token": costs.kv_cache_bytes(m, 1, 1, b),
-             "total": costs.kv_cache_bytes(m, context, batch, b)} for name, m, b in plans]
+    plans = [
+        ("分组 K/V 头，16 位", model, FLOAT16_BYTES),
+        ("同宽全多头，16 位", costs.full_mha(model), FLOAT16_BYTES),
+        ("分组 K/V 头，8 位", model, INT8_BYTES),
+    ]
+    return [
+        {
+            "name": name,
+            "kv_heads": m["kv_heads"],
+            "bytes": b,
+            "per_token": costs.kv_cache_bytes(m, 1, 1, b),
+            "total": costs.kv_cache_bytes(m, context, batch, b),
+        }
+        for name, m, b in plans
+    ]
 
 
-def window_rows(model: dict = EX_MODEL, window: int = WINDOW,
-                contexts: list = WINDOW_CONTEXTS) -> list:
+def window_rows(
+    model: dict = EX_MODEL, window: int = WINDOW, contexts: list = WINDOW_CONTEXTS
+) -> list:
     """练习 2.8.3：加上滑动窗口 ``window`` 之后，每个上下文长度下缓存存几个位置、多少字节（16 位，
     批大小 1），与不加窗口时相比。
 
@@ -61,11 +82,19 @@ def window_rows(model: dict = EX_MODEL, window: int = WINDOW,
     att.check_count(window, "window")
     costs.kv_cache_bytes(model, 1)  # 检查 model
     windowed = {**model, "sliding_window": window, "use_sliding_window": True}
-    cs = [att.check_count(c, f"contexts[{i}]")
-          for i, c in enumerate(att.as_list(contexts, "contexts"))]
-    return [{"context": c, "positions": costs.cached_positions(windowed, c),
-             "windowed": costs.kv_cache_bytes(windowed, c), "full": costs.kv_cache_bytes(model, c)}
-            for c in cs]
+    cs = [
+        att.check_count(c, f"contexts[{i}]")
+        for i, c in enumerate(att.as_list(contexts, "contexts"))
+    ]
+    return [
+        {
+            "context": c,
+            "positions": costs.cached_positions(windowed, c),
+            "windowed": costs.kv_cache_bytes(windowed, c),
+            "full": costs.kv_cache_bytes(model, c),
+        }
+        for c in cs
+    ]
 
 
 def generation_cells(prompt: int, steps: int, cache: bool = True) -> int:
@@ -104,8 +133,10 @@ def self_test() -> None:
         cache = costs.kv_bytes_per_token(m["layers"], m["kv_heads"], m["head_dim"], 1) * n
         att.check((table > cache) is more, "分数表应从 first 起多于整个缓存")
     grouped, full, _ = kv_plans()
-    att.check(full["total"] * m["kv_heads"] == grouped["total"] * m["heads"],
-              "全多头应是 heads/kv_heads 倍")
+    att.check(
+        full["total"] * m["kv_heads"] == grouped["total"] * m["heads"],
+        "全多头应是 heads/kv_heads 倍",
+    )
     # 用缓存的每一步：一个新查询（past = n − 1）那一行可见性表的格数，即 n 个 Key
     steps = [sum(len(row) for row in att.visibility(1, n, past=n - 1)) for n in (5, 6, 7)]
     att.check(generation_cells(4, 3) == 16 + sum(steps), "用缓存的一步：一个新查询 × 全部 Key")
@@ -121,8 +152,10 @@ def answers() -> dict:
         "练习 2.8.1": table_beats_cache(),
         "练习 2.8.2": {p["name"]: p["total"] for p in kv_plans()},
         "练习 2.8.3": {r["context"]: r["windowed"] for r in window_rows()},
-        "练习 2.8.4": [generation_cells(PROMPT, STEPS),
-                     generation_cells(PROMPT, STEPS, cache=False)],
+        "练习 2.8.4": [
+            generation_cells(PROMPT, STEPS),
+            generation_cells(PROMPT, STEPS, cache=False),
+        ],
     }
 
 

@@ -12,14 +12,17 @@ import math
 att = importlib.import_module("02_attention")
 
 # 练习 2.2.1：缓存里有 PAST 个位置（句首 PAD_FRONT 个是 PAD），新来 NEW 个查询，因果规则。
-PAST, NEW, PAD_FRONT = 2, 3, 1
+PAST = 2
+NEW = 3
+PAD_FRONT = 1
 # 练习 2.2.2：一行给定的分数、哪些 Key 可读。
 SCORES = [2.0, 0.0, 1.0]
 VISIBLE = [True, True, False]
 # 练习 2.2.3：带缓存的两种写法，用同一组 Q、K、V 比较。
 BUG_Q = BUG_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0]]
 BUG_V = [[1.0], [2.0], [3.0], [4.0]]
-BUG_PAST, BUG_NEW = 2, 2
+BUG_PAST = 2
+BUG_NEW = 2
 BUG_POISON = 100.0  # “改动未来”时给最后一个位置的 V
 CHECKS = ("不泄漏", "与整段重算一致")  # 练习 2.2.3 的两项检查
 
@@ -103,14 +106,19 @@ def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
     """
     att.check_count(past, "past", minimum=0)
     if att.check_count(new, "new") + past > len(BUG_Q):
-        raise ValueError(f"past + new 不能超过 {len(BUG_Q)}（练习只有这么多个位置），"
-                         f"收到 {past + new}")
+        raise ValueError(
+            f"past + new 不能超过 {len(BUG_Q)}（练习只有这么多个位置），收到 {past + new}"
+        )
     n_key = past + new
-    q, k, v = BUG_Q[past:n_key], BUG_K[:n_key], BUG_V[:n_key]
+    q = BUG_Q[past:n_key]
+    k = BUG_K[:n_key]
+    v = BUG_V[:n_key]
     poisoned = v[:-1] + [[BUG_POISON]]
     _, full = att.attention(BUG_Q[:n_key], k, v)
-    plans = [("A：按 past + i", att.visibility(new, n_key, past=past)),
-             ("B：按行号 i", att.row_index_visibility(new, n_key))]
+    plans = [
+        ("A：按 past + i", att.visibility(new, n_key, past=past)),
+        ("B：按行号 i", att.row_index_visibility(new, n_key)),
+    ]
     rows = []
     for name, table in plans:
         _, out = att.masked_attention(q, k, v, table)
@@ -118,15 +126,28 @@ def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
         # 不泄漏：最后一个 Key 在它之后的查询行，输出不许随它的 V 变。
         future_rows = [i for i in range(new) if past + i < n_key - 1]
         no_leak = all(out[i] == out_poisoned[i] for i in future_rows)
-        lost = [[j for j in range(n_key) if right[j] and not mine[j]]
-                for right, mine in zip(plans[0][1], table)]  # 比按 past + i 少读的 Key
-        rows.append({"name": name, "no_leak": no_leak, "matches_full": out == full[past:],
-                     "output": out, "visible": table, "lost": lost})
+        lost = [
+            [j for j in range(n_key) if right[j] and not mine[j]]
+            for right, mine in zip(plans[0][1], table)
+        ]  # 比按 past + i 少读的 Key
+        rows.append(
+            {
+                "name": name,
+                "no_leak": no_leak,
+                "matches_full": out == full[past:],
+                "output": out,
+                "visible": table,
+                "lost": lost,
+            }
+        )
     keys = ("no_leak", "matches_full")
     results = [(label, [r[key] for r in rows]) for label, key in zip(CHECKS, keys)]
-    return {"rows": rows, "full": full[past:],
-            "passed": [label for label, (a, b) in results if a and b],
-            "caught_by": [label for label, (a, b) in results if a and not b]}
+    return {
+        "rows": rows,
+        "full": full[past:],
+        "passed": [label for label, (a, b) in results if a and b],
+        "caught_by": [label for label, (a, b) in results if a and not b],
+    }
 
 
 def answers() -> dict:
@@ -135,20 +156,25 @@ def answers() -> dict:
     >>> sorted(answers())
     ['练习2.2.1', '练习2.2.2', '练习2.2.3', '练习2.2.4']
     """
-    return {"练习2.2.1": pad_cache_table()["counts"],
-            "练习2.2.2": masked_softmax_steps()["weights"],
-            "练习2.2.3": decoding_checks()["caught_by"],
-            "练习2.2.4": visible_counts(PAST, NEW, PAD_FRONT)}
+    return {
+        "练习2.2.1": pad_cache_table()["counts"],
+        "练习2.2.2": masked_softmax_steps()["weights"],
+        "练习2.2.3": decoding_checks()["caught_by"],
+        "练习2.2.4": visible_counts(PAST, NEW, PAD_FRONT),
+    }
 
 
 def self_test() -> None:
     """参考解彼此核对：数格子与公式一致，权重和为 1，只有“与整段重算一致”认得出写法 B。"""
     for past, new, pad in ((0, 1, 0), (2, 3, 1), (3, 2, 4), (1, 2, 3)):
-        att.check(pad_cache_table(past, new, pad)["counts"] == visible_counts(past, new, pad),
-                  f"past={past}、new={new}、pad_front={pad}：数出的格子数应等于公式")
+        att.check(
+            pad_cache_table(past, new, pad)["counts"] == visible_counts(past, new, pad),
+            f"past={past}、new={new}、pad_front={pad}：数出的格子数应等于公式",
+        )
     steps = masked_softmax_steps()
-    att.check(abs(sum(steps["weights"]) - 1) < 1e-12 and steps["weights"][2] == 0.0,
-              "练习 2.2.2 的权重")
+    att.check(
+        abs(sum(steps["weights"]) - 1) < 1e-12 and steps["weights"][2] == 0.0, "练习 2.2.2 的权重"
+    )
     att.check(decoding_checks()["caught_by"] == [CHECKS[1]], "只有“与整段重算一致”应认出写法 B")
 
 

@@ -19,14 +19,16 @@ mh = importlib.import_module("02_multihead")
 SPLIT_Q = [[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 2.0]]
 SPLIT_K = [[0.0, 1.0, 1.0, 1.0], [1.0, 0.0, 2.0, 0.0], [1.0, 1.0, 0.0, 2.0]]
 SPLIT_HEADS = 2
-ROW_HEAD, ROW_POS = 1, 2
+ROW_HEAD = 1
+ROW_POS = 2
 OTHER_HEAD = 0
 # 练习 2.4.2：查询头数、几种 K/V 头数、头维度，以及（测试用的）缓存位置数。
 GQA_HEADS = 8
 GQA_KV_CHOICES = [8, 4, 2, 1]
 GQA_HEAD_DIM = 16
 GQA_TOKENS = 100
-GQA_ASK_KV, GQA_ASK_GROUP = 2, 1  # 问：kv_heads = 2 时，哪些查询头共用 K/V 头 1？
+GQA_ASK_KV = 2
+GQA_ASK_GROUP = 1  # 问：kv_heads = 2 时，哪些查询头共用 K/V 头 1？
 # 练习 2.4.3：一行 Q 切成 RESHAPE_HEADS 个头，按对的与写反的 reshape 各切一次。
 RESHAPE_ROW = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 RESHAPE_HEADS = 3
@@ -34,7 +36,8 @@ RESHAPE_HEADS = 3
 BUG_Q = [[1.0, 0.0, 2.0, -1.0, 0.0, 1.0, 1.0, 2.0], [0.0, 2.0, 1.0, 1.0, -1.0, 0.0, 2.0, 1.0]]
 BUG_K = [[1.0, -1.0, 0.0, 2.0], [2.0, 1.0, 1.0, -1.0]]
 BUG_V = [[1.0, 0.0, 2.0, 1.0], [0.0, 3.0, -1.0, 2.0]]
-BUG_HEADS, BUG_KV = 4, 2
+BUG_HEADS = 4
+BUG_KV = 2
 BUG_DELTA = 1.0  # “只改一个头”：头 BUMP_HEAD 的 Q 列都加上它
 BUMP_HEAD = 0
 VARIANTS = {
@@ -43,8 +46,12 @@ VARIANTS = {
     "concat": "B：拼回时各头倒序",
     "round_robin": "C：轮流分组 c mod h_kv",
 }
-CHECKS = ["只改一个头的 Q 列", "分组 K/V 等于重复 K/V", "只设一个头等于单头注意力",
-          "与独立参照一致"]
+CHECKS = [
+    "只改一个头的 Q 列",
+    "分组 K/V 等于重复 K/V",
+    "只设一个头等于单头注意力",
+    "与独立参照一致",
+]
 
 
 def _index(i: object, name: str, n: int) -> int:
@@ -54,8 +61,14 @@ def _index(i: object, name: str, n: int) -> int:
 
 
 # -- 练习 2.4.1 ---------------------------------------------------------------------------------
-def split_and_row(q=SPLIT_Q, k=SPLIT_K, heads: int = SPLIT_HEADS, head: int = ROW_HEAD,
-                  pos: int = ROW_POS, other: int = OTHER_HEAD) -> dict:
+def split_and_row(
+    q=SPLIT_Q,
+    k=SPLIT_K,
+    heads: int = SPLIT_HEADS,
+    head: int = ROW_HEAD,
+    pos: int = ROW_POS,
+    other: int = OTHER_HEAD,
+) -> dict:
     """练习 2.4.1：每个头拿哪几列、各头的 Q 块；
     再按因果规则算头 ``head`` 在位置 ``pos`` 的一行权重，
     以及头 ``other`` 在同一位置的一行权重（同样的 Key，不同的列）。
@@ -68,15 +81,21 @@ def split_and_row(q=SPLIT_Q, k=SPLIT_K, heads: int = SPLIT_HEADS, head: int = RO
     >>> [round(w, 4) for w in a["weights"]], [round(w, 4) for w in a["other_weights"]]
     ([0.284, 0.14, 0.576], [0.2483, 0.2483, 0.5035])
     """
-    q, k = att.as_matrix(q, "q"), att.as_matrix(k, "k")
+    q = att.as_matrix(q, "q")
+    k = att.as_matrix(k, "k")
     if len(q[0]) != len(k[0]) or len(q) != len(k):
-        raise ValueError(f"自注意力里 q 与 k 的形状必须相同，收到 ({len(q)}, {len(q[0])}) 与 "
-                         f"({len(k)}, {len(k[0])})")
-    q_heads, k_heads = mh.split_heads(q, heads), mh.split_heads(k, heads)  # 也校验 heads 与整除
+        raise ValueError(
+            f"自注意力里 q 与 k 的形状必须相同，收到 ({len(q)}, {len(q[0])}) 与 "
+            f"({len(k)}, {len(k[0])})"
+        )
+    q_heads = mh.split_heads(q, heads)
+    k_heads = mh.split_heads(k, heads)  # 也校验 heads 与整除
     d = len(q_heads[0][0])
-    head, other = _index(head, "head", heads), _index(other, "other", heads)
+    head = _index(head, "head", heads)
+    other = _index(other, "other", heads)
     pos = _index(pos, "pos", len(q))
-    q_row, k_rows = q_heads[head][pos], k_heads[head][: pos + 1]  # 因果：位置 pos 只读 Key 0 … pos
+    q_row = q_heads[head][pos]
+    k_rows = k_heads[head][: pos + 1]  # 因果：位置 pos 只读 Key 0 … pos
     dots = [sum(a * b for a, b in zip(q_row, kr)) for kr in k_rows]
     scaled = [x / math.sqrt(d) for x in dots]
     top = max(scaled)
@@ -94,8 +113,12 @@ def split_and_row(q=SPLIT_Q, k=SPLIT_K, heads: int = SPLIT_HEADS, head: int = RO
 
 
 # -- 练习 2.4.2 ---------------------------------------------------------------------------------
-def gqa_plan(heads: int = GQA_HEADS, kv_choices=GQA_KV_CHOICES, head_dim: int = GQA_HEAD_DIM,
-             tokens: int = GQA_TOKENS) -> list[dict]:
+def gqa_plan(
+    heads: int = GQA_HEADS,
+    kv_choices=GQA_KV_CHOICES,
+    head_dim: int = GQA_HEAD_DIM,
+    tokens: int = GQA_TOKENS,
+) -> list[dict]:
     """练习 2.4.2：每种 K/V 头数下，各查询头用哪个 K/V 头，一层缓存存多少个数，缩小到几分之一。
 
     >>> rows = gqa_plan(4, [4, 2, 1], 2, 10)
@@ -115,13 +138,22 @@ def gqa_plan(heads: int = GQA_HEADS, kv_choices=GQA_KV_CHOICES, head_dim: int = 
         groups = [mh.kv_group(h, heads, kv) for h in range(heads)]
         cache = mh.kv_cache_numbers(tokens, kv, head_dim)
         # kv 整除 heads，所以缓存正好缩小到 heads / kv 分之一。
-        rows.append({"kv_heads": kv, "group_size": heads // kv, "groups": groups,
-                     "kv_cols": kv * head_dim, "cache": cache, "fraction": full // cache})
+        rows.append(
+            {
+                "kv_heads": kv,
+                "group_size": heads // kv,
+                "groups": groups,
+                "kv_cols": kv * head_dim,
+                "cache": cache,
+                "fraction": full // cache,
+            }
+        )
     return rows
 
 
-def sharing_heads(heads: int = GQA_HEADS, kv_heads: int = GQA_ASK_KV,
-                  group: int = GQA_ASK_GROUP) -> list[int]:
+def sharing_heads(
+    heads: int = GQA_HEADS, kv_heads: int = GQA_ASK_KV, group: int = GQA_ASK_GROUP
+) -> list[int]:
     """共用第 ``group`` 个 K/V 头的查询头（``kv_group`` 反过来查）。
 
     >>> sharing_heads(8, 2, 1)
@@ -170,14 +202,17 @@ def suspect_heads(q, k, v, heads: int, kv_heads: int, variant: str = "right"):
     """
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ValueError(f"variant 必须是 {'、'.join(VARIANTS)} 之一，收到 {variant!r}")
-    q, k, v = att.as_matrix(q, "q"), att.as_matrix(k, "k"), att.as_matrix(v, "v")
+    q = att.as_matrix(q, "q")
+    k = att.as_matrix(k, "k")
+    v = att.as_matrix(v, "v")
     mh.kv_group(0, heads, kv_heads)  # 校验 heads 与 kv_heads
     if len(q[0]) % heads:
         raise ValueError(f"q 的列数 {len(q[0])} 不能被 heads={heads} 整除")
     d = len(q[0]) // heads
     if len(k[0]) != kv_heads * d or len(v[0]) != kv_heads * d:
-        raise ValueError(f"k 与 v 必须各有 kv_heads·d_head = {kv_heads * d} 列，"
-                         f"收到 {len(k[0])} 与 {len(v[0])}")
+        raise ValueError(
+            f"k 与 v 必须各有 kv_heads·d_head = {kv_heads * d} 列，收到 {len(k[0])} 与 {len(v[0])}"
+        )
     if not len(q) == len(k) == len(v):
         raise ValueError(f"q、k、v 的行数必须相同，收到 {len(q)}、{len(k)}、{len(v)}")
 
@@ -190,12 +225,14 @@ def suspect_heads(q, k, v, heads: int, kv_heads: int, variant: str = "right"):
         return [[row[c] for c in columns] for row in m]
 
     visible = att.visibility(len(q), len(k))
-    weights, concat = [], [[0.0] * (heads * d) for _ in q]
+    weights = []
+    concat = [[0.0] * (heads * d) for _ in q]
     for head in range(heads):
         g = head % kv_heads if variant == "round_robin" else mh.kv_group(head, heads, kv_heads)
         kv_cols = cols(g, kv_heads)
-        w, out = att.masked_attention(take(q, cols(head, heads)), take(k, kv_cols),
-                                      take(v, kv_cols), visible)
+        w, out = att.masked_attention(
+            take(q, cols(head, heads)), take(k, kv_cols), take(v, kv_cols), visible
+        )
         weights.append(w)
         back = heads - 1 - head if variant == "concat" else head  # 错：倒序拼回
         place = cols(back, heads)
@@ -205,15 +242,23 @@ def suspect_heads(q, k, v, heads: int, kv_heads: int, variant: str = "right"):
     return weights, concat
 
 
-def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, heads: int = BUG_HEADS, kv_heads: int = BUG_KV,
-               delta: float = BUG_DELTA) -> list[dict]:
+def bug_checks(
+    q=BUG_Q,
+    k=BUG_K,
+    v=BUG_V,
+    heads: int = BUG_HEADS,
+    kv_heads: int = BUG_KV,
+    delta: float = BUG_DELTA,
+) -> list[dict]:
     """每种写法过一遍正文的四项检查；``passed`` 与 ``details`` 依次对应 ``CHECKS``。
 
     >>> [(r["name"][0], r["passed"]) for r in bug_checks()]  # doctest: +NORMALIZE_WHITESPACE
     [('正', [True, True, True, True]), ('A', [False, False, True, False]),
      ('B', [True, True, True, False]), ('C', [True, False, True, False])]
     """
-    q, k, v = att.as_matrix(q, "q"), att.as_matrix(k, "k"), att.as_matrix(v, "v")
+    q = att.as_matrix(q, "q")
+    k = att.as_matrix(k, "k")
+    v = att.as_matrix(v, "v")
     if not math.isfinite(delta := att.real(delta, "delta")) or delta == 0:
         raise ValueError(f"delta 必须是非零的有限数，收到 {delta!r}")
     ref_w, ref_out = suspect_heads(q, k, v, heads, kv_heads, "right")
@@ -228,8 +273,9 @@ def bug_checks(q=BUG_Q, k=BUG_K, v=BUG_V, heads: int = BUG_HEADS, kv_heads: int 
         _, repeated = suspect_heads(q, k_rep, v_rep, heads, heads, key)
         _, one = suspect_heads(q, k_rep, v_rep, 1, 1, key)  # 一个头须与 Q 同宽：用重复后的 K、V
         _, single = att.attention(q, k_rep, v_rep)
-        ref = max([att.max_abs_diff(out, ref_out)]
-                  + [att.max_abs_diff(a, b) for a, b in zip(w, ref_w)])
+        ref = max(
+            [att.max_abs_diff(out, ref_out)] + [att.max_abs_diff(a, b) for a, b in zip(w, ref_w)]
+        )
         details = [moved, att.max_abs_diff(out, repeated), att.max_abs_diff(one, single), ref]
         passed = [set(moved) <= {BUMP_HEAD}] + [x <= 1e-12 for x in details[1:]]
         rows.append({"key": key, "name": name, "passed": passed, "details": details})
@@ -251,7 +297,8 @@ def attention_params(d_model: int, heads: int, kv_heads: int, head_dim: int) -> 
     ...
     ValueError: kv_heads=3 必须整除 heads=4
     """
-    d_model, heads = att.check_count(d_model, "d_model"), att.check_count(heads, "heads")
+    d_model = att.check_count(d_model, "d_model")
+    heads = att.check_count(heads, "heads")
     kv_heads = att.check_count(kv_heads, "kv_heads")
     head_dim = att.check_count(head_dim, "head_dim")
     if heads % kv_heads:

@@ -13,17 +13,25 @@ att = importlib.import_module("02_attention")
 rope = importlib.import_module("02_rope")
 
 # 练习 2.5.1：d = 2 的一个向量在位置 UNDO_POSITION 上转好之后是 UNDO_X；把它转回去。
-UNDO_X, UNDO_POSITION = [2.0, 1.0], 4
+UNDO_X = [2.0, 1.0]
+UNDO_POSITION = 4
 # 练习 2.5.2：新的头维度与底数，一个位置上的各对转角。
-FREQ_D, FREQ_BASE, FREQ_POSITION = 6, 64.0, 3
+FREQ_D = 6
+FREQ_BASE = 64.0
+FREQ_POSITION = 3
 # 练习 2.5.3：两组位置差相同的位置，分数相同。
 SHIFT_D_BASE = 100.0
-SHIFT_Q, SHIFT_K = [1.0, 2.0, 0.0, 1.0], [2.0, 0.0, 1.0, 1.0]
-SHIFT_M, SHIFT_N, SHIFT_BY = 4, 1, 5
+SHIFT_Q = [1.0, 2.0, 0.0, 1.0]
+SHIFT_K = [2.0, 0.0, 1.0, 1.0]
+SHIFT_M = 4
+SHIFT_N = 1
+SHIFT_BY = 5
 # 练习 2.5.4：查询在位置 PAIR_M、键在位置 PAIR_N；q 不转，只把 k 转过 −Δ·θ_i（Δ = m − n）。
 PAIR_BASE = 100.0
-PAIR_Q, PAIR_K = [1.0, 2.0, 0.0, 1.0], [1.0, 0.0, 2.0, 1.0]
-PAIR_M, PAIR_N = 5, 2
+PAIR_Q = [1.0, 2.0, 0.0, 1.0]
+PAIR_K = [1.0, 0.0, 2.0, 1.0]
+PAIR_M = 5
+PAIR_N = 2
 
 
 def undo_steps(x_rotated: list[float] = UNDO_X, position: int = UNDO_POSITION) -> dict:
@@ -38,14 +46,21 @@ def undo_steps(x_rotated: list[float] = UNDO_X, position: int = UNDO_POSITION) -
     v = att.as_vector(x_rotated, "x_rotated")
     if len(v) != 2:
         raise ValueError(f"x_rotated 必须是二维向量（d = 2），收到长度 {len(v)}")
-    (theta,), (angle, _) = rope.frequencies(2), rope.angles(2, position)
-    c, s = math.cos(-angle), math.sin(-angle)  # R_m 的转置是 R_{−m}：转回去就是转负角
+    (theta,) = rope.frequencies(2)
+    angle, _ = rope.angles(2, position)
+    c = math.cos(-angle)
+    s = math.sin(-angle)  # R_m 的转置是 R_{−m}：转回去就是转负角
     a, b = v
     original = [a * c - b * s, b * c + a * s]  # 与 rope.rotate 同一个公式，这里把每一步摊开
     return {
-        "theta": theta, "angle": -angle, "cos": c, "sin": s, "original": original,
+        "theta": theta,
+        "angle": -angle,
+        "cos": c,
+        "sin": s,
+        "original": original,
         "back": rope.rotate(original, position),  # 再转 m 个位置，应当回到 x_rotated
-        "norm_before": math.hypot(*v), "norm_after": math.hypot(*original),
+        "norm_before": math.hypot(*v),
+        "norm_after": math.hypot(*original),
     }
 
 
@@ -84,7 +99,8 @@ def frequency_table(d: int = FREQ_D, base: float = FREQ_BASE, position: int = FR
     >>> round(t["slowest"], 4)
     100.531
     """
-    thetas, angles = rope.frequencies(d, base), rotation_angles(position, d, base)
+    thetas = rope.frequencies(d, base)
+    angles = rotation_angles(position, d, base)
     rows = [
         {"pair": p, "theta": t, "angle": a, "wavelength": 2 * math.pi / t}
         for p, t, a in zip(rope.pairs(d), thetas, angles)
@@ -93,8 +109,12 @@ def frequency_table(d: int = FREQ_D, base: float = FREQ_BASE, position: int = FR
 
 
 def shift_scores(
-    q: list[float] = SHIFT_Q, k: list[float] = SHIFT_K, m: int = SHIFT_M, n: int = SHIFT_N,
-    shift: int = SHIFT_BY, base: float = SHIFT_D_BASE,
+    q: list[float] = SHIFT_Q,
+    k: list[float] = SHIFT_K,
+    m: int = SHIFT_M,
+    n: int = SHIFT_N,
+    shift: int = SHIFT_BY,
+    base: float = SHIFT_D_BASE,
 ) -> dict:
     """练习 2.5.3 的答案：(m, n) 与 (m + shift, n + shift) 上转后的 q、k 与分数，及不转时的分数。
 
@@ -104,24 +124,34 @@ def shift_scores(
     >>> [round(g["score"], 4) for g in s["groups"]], round(s["plain"], 4)
     ([-0.9423, -0.9423], 1.5)
     """
-    m, n, shift = (att.check_count(x, name, minimum=0)
-                   for x, name in ((m, "m"), (n, "n"), (shift, "shift")))
+    m, n, shift = (
+        att.check_count(x, name, minimum=0) for x, name in ((m, "m"), (n, "n"), (shift, "shift"))
+    )
     groups = []
     for mm, nn in ((m, n), (m + shift, n + shift)):
-        qr, kr = rope.rotate(q, mm, base), rope.rotate(k, nn, base)
-        groups.append({
-            "positions": (mm, nn),
-            "q_angles": rotation_angles(mm, len(qr), base),
-            "k_angles": rotation_angles(nn, len(kr), base),
-            "q": qr, "k": kr,
-            "dot": sum(a * b for a, b in zip(qr, kr)),
-            "score": rope.rope_scores([q], [k], [mm], [nn], base)[0][0],
-        })
+        qr = rope.rotate(q, mm, base)
+        kr = rope.rotate(k, nn, base)
+        groups.append(
+            {
+                "positions": (mm, nn),
+                "q_angles": rotation_angles(mm, len(qr), base),
+                "k_angles": rotation_angles(nn, len(kr), base),
+                "q": qr,
+                "k": kr,
+                "dot": sum(a * b for a, b in zip(qr, kr)),
+                "score": rope.rope_scores([q], [k], [mm], [nn], base)[0][0],
+            }
+        )
     return {"groups": groups, "plain": att.scaled_scores([q], [k])[0][0], "d": len(groups[0]["q"])}
 
 
-def offset_score(q: list[float] = PAIR_Q, k: list[float] = PAIR_K, m: int = PAIR_M, n: int = PAIR_N,
-                 base: float = PAIR_BASE) -> dict:
+def offset_score(
+    q: list[float] = PAIR_Q,
+    k: list[float] = PAIR_K,
+    m: int = PAIR_M,
+    n: int = PAIR_N,
+    base: float = PAIR_BASE,
+) -> dict:
     """练习 2.5.4 的答案：(R_m q)·(R_n k) = q·(R_{−Δ} k)，Δ = m − n：只把 k 转过 −Δ·θ_i，
     再与 q 做点积。
 
@@ -133,20 +163,27 @@ def offset_score(q: list[float] = PAIR_Q, k: list[float] = PAIR_K, m: int = PAIR
     >>> [round(t, 4) for t in s["terms"]], round(s["score"], 4), round(s["both"], 4)
     ([-1.2722, 0.3643], -0.454, -0.454)
     """
-    q, k = att.as_vector(q, "q"), att.as_vector(k, "k")
+    q = att.as_vector(q, "q")
+    k = att.as_vector(k, "k")
     if len(q) != len(k) or len(q) % 2:
         raise ValueError(f"q 与 k 必须一样长、长度为偶数（两两成对），收到 {len(q)} 与 {len(k)}")
-    m, n = att.check_count(m, "m", minimum=0), att.check_count(n, "n", minimum=0)
+    m = att.check_count(m, "m", minimum=0)
+    n = att.check_count(n, "n", minimum=0)
     delta = m - n  # 位置差 Δ：查询的位置减键的位置
     angles = [-delta * theta for theta in rope.frequencies(len(k), base)]  # 第 i 对转 −Δ·θ_i
-    k_turned, terms = [], []
+    k_turned = []
+    terms = []
     for (a, b), (qa, qb), phi in zip(zip(k[0::2], k[1::2]), zip(q[0::2], q[1::2]), angles):
-        c, s = math.cos(phi), math.sin(phi)
+        c = math.cos(phi)
+        s = math.sin(phi)
         turned = [a * c - b * s, b * c + a * s]  # 与 rope.rotate 同一个公式，角度换成位置差的
         k_turned += turned
         terms.append(qa * turned[0] + qb * turned[1])
     return {
-        "offset": delta, "angles": angles, "k_turned": k_turned, "terms": terms,
+        "offset": delta,
+        "angles": angles,
+        "k_turned": k_turned,
+        "terms": terms,
         "score": sum(terms) / math.sqrt(len(q)),
         "both": rope.rope_scores([q], [k], [m], [n], base)[0][0],
     }
@@ -175,8 +212,10 @@ def self_test() -> None:
     steps = undo_steps()
     att.check(att.max_abs_diff([steps["back"]], [UNDO_X]) < 1e-12, "转回去再转过来，应当回到原处")
     per_pair = rope.angles(FREQ_D, FREQ_POSITION, FREQ_BASE)[0::2]
-    att.check(rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE) == per_pair,
-              "练习 5 的转角应当与 02_rope.angles 一致")
+    att.check(
+        rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE) == per_pair,
+        "练习 5 的转角应当与 02_rope.angles 一致",
+    )
     first, second = (g["score"] for g in shift_scores()["groups"])
     att.check(abs(first - second) < 1e-12, "两组位置差相同的位置应当给出同一个分数")
     s = offset_score()

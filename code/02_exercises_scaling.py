@@ -25,8 +25,9 @@ COPIES = 4
 CODE_SCORES = [1000.0, 1001.0, 1002.0]
 
 
-def hand_row(q: list[float] = HAND_Q, k: list[list[float]] = HAND_K,
-             g: list[float] = HAND_G) -> dict:
+def hand_row(
+    q: list[float] = HAND_Q, k: list[list[float]] = HAND_K, g: list[float] = HAND_G
+) -> dict:
     """“雅可比矩阵”一题的答案：一行的权重 p、J = diag(p) − p p^T 与 J·g。
 
     >>> s = hand_row()
@@ -35,7 +36,9 @@ def hand_row(q: list[float] = HAND_Q, k: list[list[float]] = HAND_K,
     >>> round(s["peak"], 4), [round(x, 4) for x in s["jg"]]
     (0.235, [0.47, -0.47])
     """
-    q, k, g = att.as_vector(q, "q"), att.as_matrix(k, "k"), att.as_vector(g, "g")
+    q = att.as_vector(q, "q")
+    k = att.as_matrix(k, "k")
+    g = att.as_vector(g, "g")
     if len(g) != len(k):
         raise ValueError(f"g 的分量个数必须等于 Key 的个数 {len(k)}，收到 {len(g)}")
     s = sc.visible_steps(q, k, [[0.0]] * len(k))  # 只用到权重，V 不参与
@@ -45,8 +48,9 @@ def hand_row(q: list[float] = HAND_Q, k: list[list[float]] = HAND_K,
     return {**s, "jacobian": jac, "jg": jg, "peak": peak}
 
 
-def copied_row(q: list[float] = GROW_Q, k: list[list[float]] = GROW_K,
-               copies: int = COPIES) -> dict:
+def copied_row(
+    q: list[float] = GROW_Q, k: list[list[float]] = GROW_K, copies: int = COPIES
+) -> dict:
     """“维数变大”一题的答案：d 维与复制成 ``copies`` 倍维数后，缩放与不缩放的权重。
 
     ``temperature_big`` 与 ``temperature_raw`` 是两种分数相当于 d 维那一行（已除以 √d）的温度。
@@ -61,22 +65,32 @@ def copied_row(q: list[float] = GROW_Q, k: list[list[float]] = GROW_K,
     >>> r["temperature_big"], round(r["temperature_raw"], 4)
     (0.5, 0.1768)
     """
-    q, k = att.as_vector(q, "q"), att.as_matrix(k, "k")
+    q = att.as_vector(q, "q")
+    k = att.as_matrix(k, "k")
     copies = att.check_count(copies, "copies")
     if len(k[0]) != len(q):
         raise ValueError(f"k 的每一行必须与 q 一样长（{len(q)}），收到 {len(k[0])}")
-    q_big, k_big = q * copies, [row * copies for row in k]  # 复制出来的分量与原来的完全相关
-    d, d_big = len(q), len(q_big)
-    scaled, scaled_big = att.scaled_scores([q], k)[0], att.scaled_scores([q_big], k_big)[0]
+    q_big = q * copies
+    k_big = [row * copies for row in k]  # 复制出来的分量与原来的完全相关
+    d = len(q)
+    d_big = len(q_big)
+    scaled = att.scaled_scores([q], k)[0]
+    scaled_big = att.scaled_scores([q_big], k_big)[0]
     dots_big = att.matmul([q_big], [list(col) for col in zip(*k_big)])[0]  # 不缩放：(n_key,)
     return {
-        "d": d, "d_big": d_big, "dots": att.matmul([q], [list(col) for col in zip(*k)])[0],
+        "d": d,
+        "d_big": d_big,
+        "dots": att.matmul([q], [list(col) for col in zip(*k)])[0],
         "dots_big": dots_big,
-        "scaled": scaled, "scaled_big": scaled_big, "weights": att.softmax(scaled),
-        "weights_big": att.softmax(scaled_big), "weights_raw": att.softmax(dots_big),
+        "scaled": scaled,
+        "scaled_big": scaled_big,
+        "weights": att.softmax(scaled),
+        "weights_big": att.softmax(scaled_big),
+        "weights_raw": att.softmax(dots_big),
         # 点积恰好变成 copies 倍：除以 √(copies·d) 后是 d 维缩放分数的 √copies 倍，
         # 不缩放则是 copies·√d 倍。
-        "temperature_big": 1 / math.sqrt(copies), "temperature_raw": 1 / (copies * math.sqrt(d)),
+        "temperature_big": 1 / math.sqrt(copies),
+        "temperature_raw": 1 / (copies * math.sqrt(d)),
     }
 
 
@@ -115,13 +129,19 @@ def self_test() -> None:
     r = copied_row()
     for key in ("big", "raw"):
         same = att.softmax(r["scaled"], temperature=r[f"temperature_{key}"])
-        att.check(att.max_abs_diff([r[f"weights_{key}"]], [same]) < 1e-12,
-                  f"维数一题的 weights_{key} 应等于换了温度的一行")
-    att.check(max(r["weights"]) < max(r["weights_big"]) < max(r["weights_raw"]),
-              "维数一题：维数越大、不缩放，权重越集中")
+        att.check(
+            att.max_abs_diff([r[f"weights_{key}"]], [same]) < 1e-12,
+            f"维数一题的 weights_{key} 应等于换了温度的一行",
+        )
+    att.check(
+        max(r["weights"]) < max(r["weights_big"]) < max(r["weights_raw"]),
+        "维数一题：维数越大、不缩放，权重越集中",
+    )
     shifted = shifted_softmax(CODE_SCORES)
-    att.check(att.max_abs_diff([shifted], [att.softmax(CODE_SCORES)]) < 1e-12,
-              "不会溢出的 softmax 应与 softmax 一致")
+    att.check(
+        att.max_abs_diff([shifted], [att.softmax(CODE_SCORES)]) < 1e-12,
+        "不会溢出的 softmax 应与 softmax 一致",
+    )
 
 
 if __name__ == "__main__":

@@ -15,14 +15,17 @@ att = importlib.import_module("02_attention")
 tn = importlib.import_module("02_tensors")
 
 # 练习 2.9.1：汇点加窗口，n 个位置。
-SINK_N, SINK_SINKS, SINK_W = 7, 2, 2
+SINK_N = 7
+SINK_SINKS = 2
+SINK_W = 2
 # 练习 2.9.2：左侧 PAD 的一批，预填之后再解码一个新词元。
 POS_MASK = [[0, 0, 0, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]
 # 练习 2.9.3：哪一种 PAD 会有整行被屏蔽的查询行；float16 里分数为 FILL_SCORE 时，哪些行整行成了 −∞。
 FILL_MASKS = {"左侧 PAD": [[0, 0, 1, 1]], "右侧 PAD": [[1, 1, 0, 0]]}
 FILL_SCORE = -20.0
 # 练习 2.9.4：写一个函数。练习 2.9.5：由 attention_mask 与 past 造出库要的 mask。
-LIB_MASK, LIB_PAST = [[0, 1, 1, 1], [1, 1, 1, 1]], 2
+LIB_MASK = [[0, 1, 1, 1], [1, 1, 1, 1]]
+LIB_PAST = 2
 
 
 # -- 练习 2.9.1 ------------------------------------------------------------------------------------
@@ -70,7 +73,10 @@ def empty_rows(mask=FILL_MASKS["左侧 PAD"], score: float = FILL_SCORE, dtype: 
     filled = tn.additive(allowed, dtype)  # 也检查 dtype
     with np.errstate(over="ignore"):  # float16 里 finfo.min 加上分数会溢出：这正是这道题要看的
         x = filled + filled.dtype.type(score)
-    rows = lambda flags: np.flatnonzero(flags).tolist()  # noqa: E731
+
+    def rows(flags):
+        return np.flatnonzero(flags).tolist()
+
     return {"empty": rows(~allowed.any(-1)), "nan": rows(np.isneginf(x).all(-1))}
 
 
@@ -116,8 +122,12 @@ def library_masks(mask=LIB_MASK, past: int = LIB_PAST) -> dict:
     top_left = np.tril(np.ones((n_query, n_key), dtype=bool))  # is_causal=True：行 i 读 Key 0…i
     wrong = [np.flatnonzero((attn_mask[b, 0] != top_left).any(-1)).tolist() for b in range(batch)]
     padding = np.asarray(mask) == 0
-    return {"attn_mask": attn_mask, "key_padding_mask": padding, "is_causal": top_left,
-            "wrong": wrong}
+    return {
+        "attn_mask": attn_mask,
+        "key_padding_mask": padding,
+        "is_causal": top_left,
+        "wrong": wrong,
+    }
 
 
 def answers() -> dict:
@@ -126,11 +136,13 @@ def answers() -> dict:
     >>> sorted(answers())
     ['练习 2.9.1', '练习 2.9.2', '练习 2.9.3', '练习 2.9.4', '练习 2.9.5']
     """
-    return {"练习 2.9.1": sink_rows(), "练习 2.9.2": decode_positions(),
-            "练习 2.9.3": {name: empty_rows(m) for name, m in FILL_MASKS.items()},
-            "练习 2.9.4": [window_counts(SINK_N, SINK_W), window_counts(SINK_N, SINK_W, True)],
-            "练习 2.9.5": {k: np.asarray(v).astype(int).tolist()
-                          for k, v in library_masks().items()}}
+    return {
+        "练习 2.9.1": sink_rows(),
+        "练习 2.9.2": decode_positions(),
+        "练习 2.9.3": {name: empty_rows(m) for name, m in FILL_MASKS.items()},
+        "练习 2.9.4": [window_counts(SINK_N, SINK_W), window_counts(SINK_N, SINK_W, True)],
+        "练习 2.9.5": {k: np.asarray(v).astype(int).tolist() for k, v in library_masks().items()},
+    }
 
 
 def self_test() -> None:

@@ -23,7 +23,9 @@ CACHE_PAST = 5
 LEAK_WEIGHTS = [[0.5, 0.25, 0.25], [0.0, 0.5, 0.5], [0.25, 0.25, 0.5]]
 # 练习 2.7.5：训练时多看一个 Key（规则 "ahead"），与正文的两个模型同一个种子、同样的步数；
 # 逐词算用正文的新序列。训练损失取最后 TAIL 步的平均（一步只有一批序列，噪声大）。
-AHEAD_SEED, AHEAD_EVAL_SEED, TAIL = 0, 1, 20
+AHEAD_SEED = 0
+AHEAD_EVAL_SEED = 1
+TAIL = 20
 
 
 # -- 练习 2.7.1 ----------------------------------------------------------------------------------
@@ -40,8 +42,17 @@ def floor_answers(cases=FLOOR_CASES) -> list[dict]:
         vocab, length, lag = case
         floor = tr.loss_floor(vocab, length, lag)  # 也校验三个数
         unpredictable = [t for t, ok in enumerate(predictable_targets(length, lag)) if not ok]
-        out.append({"vocab": vocab, "length": length, "lag": lag, "unpredictable": unpredictable,
-                    "targets": length - 1, "floor": floor, "ln_vocab": math.log(vocab)})
+        out.append(
+            {
+                "vocab": vocab,
+                "length": length,
+                "lag": lag,
+                "unpredictable": unpredictable,
+                "targets": length - 1,
+                "floor": floor,
+                "ln_vocab": math.log(vocab),
+            }
+        )
     return out
 
 
@@ -68,8 +79,10 @@ def cache_answers(past: int = CACHE_PAST) -> dict:
     >>> a["absolute"][0], a["row_index"][0], sum(a["absolute"][1]), sum(a["row_index"][1])
     (5, 0, 6, 1)
     """
-    return {"absolute": tr.cache_step(past, "causal"),
-            "row_index": tr.cache_step(past, "causal", "row_index")}
+    return {
+        "absolute": tr.cache_step(past, "causal"),
+        "row_index": tr.cache_step(past, "causal", "row_index"),
+    }
 
 
 # -- 练习 2.7.4 ----------------------------------------------------------------------------------
@@ -104,8 +117,9 @@ def predictable_targets(length: int, lag: int) -> list[bool]:
 
 
 # -- 练习 2.7.5 ----------------------------------------------------------------------------------
-def ahead_answers(*, seed: int = AHEAD_SEED, eval_seed: int = AHEAD_EVAL_SEED,
-                  tail: int = TAIL) -> dict:
+def ahead_answers(
+    *, seed: int = AHEAD_SEED, eval_seed: int = AHEAD_EVAL_SEED, tail: int = TAIL
+) -> dict:
     """按 ``"ahead"`` 规则（查询 i 读得到 Key 0 … i + 1）训练一次：训练损失（最后 ``tail`` 步的
     平均），新序列上整段算与逐词算的损失、逐词算的准确率与每个位置的损失和准确率，泄漏检查，
     以及因果规则的下限和瞎猜的 ln |V|。
@@ -118,20 +132,28 @@ def ahead_answers(*, seed: int = AHEAD_SEED, eval_seed: int = AHEAD_EVAL_SEED,
     tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)  # 也校验 eval_seed
     params = (run := tr.train(tr.AHEAD, seed=seed))["params"]
     use = tr.use_time(params, tr.AHEAD, seed=eval_seed)  # 逐词算：Key t + 1 还不在缓存里
-    return {"train_loss": sum(run["train_loss"][-tail:]) / tail,
-            "whole_loss": tr.loss_and_grads(params, tokens, tr.AHEAD)[0],
-            "use_loss": use["mean_loss"], "use_accuracy": use["mean_accuracy"],
-            "losses": use["loss"], "accuracies": use["accuracy"],
-            "leak": tr.leak_check(params, tr.AHEAD, seed=eval_seed),
-            "floor": tr.loss_floor(), "ln_vocab": math.log(tr.VOCAB)}
+    return {
+        "train_loss": sum(run["train_loss"][-tail:]) / tail,
+        "whole_loss": tr.loss_and_grads(params, tokens, tr.AHEAD)[0],
+        "use_loss": use["mean_loss"],
+        "use_accuracy": use["mean_accuracy"],
+        "losses": use["loss"],
+        "accuracies": use["accuracy"],
+        "leak": tr.leak_check(params, tr.AHEAD, seed=eval_seed),
+        "floor": tr.loss_floor(),
+        "ln_vocab": math.log(tr.VOCAB),
+    }
 
 
 def answers() -> dict:
     """每道题的答案（运行本文件时以 JSON 打印）。"""
-    return {"练习 2.7.1": floor_answers(), "练习 2.7.2": guess_answers(),
-            "练习 2.7.3": cache_answers(),
-            "练习 2.7.4": {"weights": LEAK_WEIGHTS, "future_weight": future_weight(LEAK_WEIGHTS)},
-            "练习 2.7.5": ahead_answers()}
+    return {
+        "练习 2.7.1": floor_answers(),
+        "练习 2.7.2": guess_answers(),
+        "练习 2.7.3": cache_answers(),
+        "练习 2.7.4": {"weights": LEAK_WEIGHTS, "future_weight": future_weight(LEAK_WEIGHTS)},
+        "练习 2.7.5": ahead_answers(),
+    }
 
 
 def self_test() -> None:
@@ -145,8 +167,10 @@ def self_test() -> None:
     att.check(c["row_index"][1] == [True] + [False] * CACHE_PAST, "用行号时只读得到 Key 0")
     att.check(future_weight(LEAK_WEIGHTS)[-1] == 0.0, "最后一个查询后面没有 Key")
     a = ahead_answers()
-    att.check(a["train_loss"] < a["floor"] and a["use_loss"] > a["ln_vocab"],
-              "多看一个 Key：训练损失低于下限，逐词算的损失高于瞎猜")
+    att.check(
+        a["train_loss"] < a["floor"] and a["use_loss"] > a["ln_vocab"],
+        "多看一个 Key：训练损失低于下限，逐词算的损失高于瞎猜",
+    )
 
 
 if __name__ == "__main__":

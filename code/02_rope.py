@@ -15,10 +15,26 @@ import math
 
 att = importlib.import_module("02_attention")  # 同一章的注意力：softmax、可见性表、缩放点积
 
-__all__ = ["frequencies", "pairs", "angles", "rotate", "mixed_rotate", "rotate_rows", "rope_scores",
-           "layout_permutation", "head_permutation", "permute", "full_attention", "cached_step",
-           "decode", "row_index_decode", "padded_positions", "slowest_wavelength", "self_test",
-           "run_demo"]
+__all__ = [
+    "frequencies",
+    "pairs",
+    "angles",
+    "rotate",
+    "mixed_rotate",
+    "rotate_rows",
+    "rope_scores",
+    "layout_permutation",
+    "head_permutation",
+    "permute",
+    "full_attention",
+    "cached_step",
+    "decode",
+    "row_index_decode",
+    "padded_positions",
+    "slowest_wavelength",
+    "self_test",
+    "run_demo",
+]
 Matrix = list[list[float]]
 
 BASE = 10000.0  # RoFormer 论文取的底数，也是本页例子的默认值
@@ -70,7 +86,8 @@ def frequencies(d: int, base: float = BASE) -> list[float]:
     >>> [round(t, 4) for t in frequencies(4)]
     [1.0, 0.01]
     """
-    d, b = _dim(d), _base(base)
+    d = _dim(d)
+    b = _base(base)
     return [b ** (-2 * i / d) for i in range(d // 2)]
 
 
@@ -80,7 +97,8 @@ def pairs(d: int, layout: str = "adjacent") -> list[tuple[int, int]]:
     >>> pairs(8), pairs(8, "half")
     ([(0, 1), (2, 3), (4, 5), (6, 7)], [(0, 4), (1, 5), (2, 6), (3, 7)])
     """
-    d, layout = _dim(d), _layout(layout)
+    d = _dim(d)
+    layout = _layout(layout)
     return [(2 * i, 2 * i + 1) if layout == "adjacent" else (i, i + d // 2) for i in range(d // 2)]
 
 
@@ -90,7 +108,9 @@ def angles(d: int, position: int, base: float = BASE, layout: str = "adjacent") 
     >>> [round(a, 4) for a in angles(4, 2)], [round(a, 4) for a in angles(4, 2, layout="half")]
     ([2.0, 2.0, 0.02, 0.02], [2.0, 0.02, 2.0, 0.02])
     """
-    theta, m, adjacent = frequencies(d, base), _position(position), _layout(layout) == "adjacent"
+    theta = frequencies(d, base)
+    m = _position(position)
+    adjacent = _layout(layout) == "adjacent"
     return [m * theta[j // 2 if adjacent else j % (d // 2)] for j in range(d)]
 
 
@@ -133,15 +153,24 @@ def rotate_rows(x: Matrix, positions: list[int], base: float = BASE, layout="adj
     >>> [[round(c, 4) for c in row] for row in rotate_rows([[1.0, 0.0], [1.0, 0.0]], [0, 1])]
     [[1.0, 0.0], [0.5403, 0.8415]]
     """
-    m, ps = att.as_matrix(x, "x"), att.as_list(positions, "positions")
+    m = att.as_matrix(x, "x")
+    ps = att.as_list(positions, "positions")
     if len(ps) != len(m):
         raise ValueError(f"positions 的个数必须等于行数 {len(m)}，收到 {len(ps)} 个")
-    return [rotate(row, _position(p, f"positions[{i}]"), base, layout)
-            for i, (row, p) in enumerate(zip(m, ps))]
+    return [
+        rotate(row, _position(p, f"positions[{i}]"), base, layout)
+        for i, (row, p) in enumerate(zip(m, ps))
+    ]
 
 
-def rope_scores(q: Matrix, k: Matrix, q_positions: list[int], k_positions: list[int],
-                base: float = BASE, layout: str = "adjacent") -> Matrix:
+def rope_scores(
+    q: Matrix,
+    k: Matrix,
+    q_positions: list[int],
+    k_positions: list[int],
+    base: float = BASE,
+    layout: str = "adjacent",
+) -> Matrix:
     """先按各自的位置旋转 Q 和 K，再算同一章的缩放点积分数 ``q·k / √d``。形状 ``(n_query, n_key)``。
 
     >>> q = k = [[1.0, 0.0]]
@@ -182,7 +211,8 @@ def permute(x: list, order: list[int]) -> list:
     >>> permute([10.0, 11.0, 12.0, 13.0], layout_permutation(4))
     [10.0, 12.0, 11.0, 13.0]
     """
-    xs, idx = att.as_list(x, "x"), att.as_list(order, "order")
+    xs = att.as_list(x, "x")
+    idx = att.as_list(order, "order")
     ints = all(isinstance(i, int) and not isinstance(i, bool) for i in idx)
     if not ints or sorted(idx) != list(range(len(xs))):
         raise ValueError(f"order 必须是 0 … {len(xs) - 1} 的一个排列，收到 {idx!r}")
@@ -196,15 +226,25 @@ def full_attention(q: Matrix, k: Matrix, v: Matrix, base: float = BASE) -> tuple
     >>> [round(row[0], 4) for row in full_attention(q, k, [[10.0], [20.0], [30.0]])[1]]
     [10.0, 17.8619, 25.1965]
     """
-    qs, ks = att.as_matrix(q, "Q"), att.as_matrix(k, "K")
+    qs = att.as_matrix(q, "Q")
+    ks = att.as_matrix(k, "K")
     if len(qs) != len(ks):
         raise ValueError(f"整段重算时 Q 与 K 的行数必须相同，收到 Q 为 {len(qs)}、K 为 {len(ks)}")
     positions = list(range(len(qs)))
     return att.attention(rotate_rows(qs, positions, base), rotate_rows(ks, positions, base), v)
 
 
-def cached_step(cache_k: Matrix, cache_v: Matrix, q_new: Matrix, k_new: Matrix, v_new: Matrix,
-                positions: list[int], *, base: float = BASE, key_valid: list[bool] | None = None):
+def cached_step(
+    cache_k: Matrix,
+    cache_v: Matrix,
+    q_new: Matrix,
+    k_new: Matrix,
+    v_new: Matrix,
+    positions: list[int],
+    *,
+    base: float = BASE,
+    key_valid: list[bool] | None = None,
+):
     """解码一步：新的 Q、K 在 ``positions`` 上旋转，转好的 K 与原样的 V 接到缓存后面，
     新 Q 按因果规则（``past`` = 缓存长度）读全部键。返回 ``(cache_k, cache_v, weights, outputs)``，
     旧缓存不被改动。
@@ -226,21 +266,28 @@ def cached_step(cache_k: Matrix, cache_v: Matrix, q_new: Matrix, k_new: Matrix, 
 
 
 def _decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: float, by_row: bool):
-    qs, ks, vs = att.as_matrix(q, "Q"), att.as_matrix(k, "K"), att.as_matrix(v, "V")
+    qs = att.as_matrix(q, "Q")
+    ks = att.as_matrix(k, "K")
+    vs = att.as_matrix(v, "V")
     if not len(qs) == len(ks) == len(vs):
         raise ValueError(f"Q、K、V 的行数必须相同，收到 {len(qs)}、{len(ks)}、{len(vs)}")
-    sizes = [att.check_count(c, f"chunks[{j}]")
-             for j, c in enumerate(att.as_list(chunks, "chunks"))]
+    sizes = [
+        att.check_count(c, f"chunks[{j}]") for j, c in enumerate(att.as_list(chunks, "chunks"))
+    ]
     if sum(sizes) != len(qs):
         raise ValueError(f"chunks 之和必须等于序列长度 {len(qs)}，收到 {sizes!r}")
-    cache_k, cache_v, outputs, start = [], [], [], 0
+    cache_k = []
+    cache_v = []
+    outputs = []
+    start = 0
     for size in sizes:
         rows = slice(start, start + size)
         # 正确：本批第 i 行的绝对位置是 past + i（past = 缓存里已有的位置数）。
         # 写错（by_row）：把批内行号 i 当位置，每一步都从 0 数起。
         positions = [i if by_row else start + i for i in range(size)]
-        cache_k, cache_v, _, out = cached_step(cache_k, cache_v, qs[rows], ks[rows], vs[rows],
-                                               positions, base=base)
+        cache_k, cache_v, _, out = cached_step(
+            cache_k, cache_v, qs[rows], ks[rows], vs[rows], positions, base=base
+        )
         outputs += out
         start += size
     return outputs  # (n, d_v)
@@ -283,11 +330,13 @@ def slowest_wavelength(d: int, base: float = BASE) -> float:
     >>> round(slowest_wavelength(2), 4), round(slowest_wavelength(128, 10000.0))  # d = 2：θ = 1
     (6.2832, 54410)
     """
-    d, b = _dim(d), _base(base)
+    d = _dim(d)
+    b = _base(base)
     return 2 * math.pi * b ** ((d - 2) / d)
 
 
-DEMO_Q2, DEMO_K2 = [1.0, 0.5], [0.5, 1.0]  # d = 2 的一对查询与键
+DEMO_Q2 = [1.0, 0.5]
+DEMO_K2 = [0.5, 1.0]  # d = 2 的一对查询与键
 DEMO_Q8 = [1.0, 0.0, 0.5, -1.0, 0.0, 1.0, -0.5, 0.5]  # d = 8
 DEMO_K8 = [0.5, 1.0, -1.0, 0.0, 1.0, 0.5, 0.0, -0.5]
 DEMO_SEQ = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0], [2.0, 0.0]]  # 五个位置的 Q = K
@@ -299,18 +348,26 @@ def self_test() -> None:
 
     >>> self_test()
     """
-    q, k, seq, v = DEMO_Q8, DEMO_K8, DEMO_SEQ, DEMO_V
+    q = DEMO_Q8
+    k = DEMO_K8
+    seq = DEMO_SEQ
+    v = DEMO_V
     s, t = (rope_scores([q], [k], [m], [n])[0][0] for m, n in ((5, 2), (9, 6)))
     att.check(abs(s - t) < 1e-12, "两个位置同加一个数，分数应当不变")
     att.check(abs(math.hypot(*rotate(q, 7)) - math.hypot(*q)) < 1e-12, "旋转应当保持长度")
     a = permute(rotate(q, 3), order := layout_permutation(8))
     b = rotate(permute(q, order), 3, layout="half")
     att.check(att.max_abs_diff([a], [b]) < 1e-12, "两种配对应当只差一个置换")
-    mixed = [att.scaled_scores([mixed_rotate(q, m, 100.0)], [mixed_rotate(k, n, 100.0)])
-             for m, n in ((5, 2), (9, 6))]
+    mixed = [
+        att.scaled_scores([mixed_rotate(q, m, 100.0)], [mixed_rotate(k, n, 100.0)])
+        for m, n in ((5, 2), (9, 6))
+    ]
     att.check(att.max_abs_diff(*mixed) > 1e-6, "错配的旋转不应满足只依赖位置差")
     _, full = full_attention(seq, seq, v)
-    gap = lambda run, chunks: att.max_abs_diff(run(seq, seq, v, chunks), full)  # noqa: E731
+
+    def gap(run, chunks):
+        return att.max_abs_diff(run(seq, seq, v, chunks), full)
+
     att.check(gap(decode, [1] * 5) < 1e-12, "逐词解码必须等于整段重算")
     att.check(gap(decode, [3, 2]) < 1e-12, "分段解码必须等于整段重算")
     att.check(gap(row_index_decode, [3, 2]) > 1e-6, "按行号旋转应被认出")
@@ -323,7 +380,9 @@ def run_demo() -> dict:
     >>> demo["逐词解码与整段重算之差"] < 1e-12 < demo["按行号旋转与整段重算之差"]
     True
     """
-    seq, v, order = DEMO_SEQ, DEMO_V, layout_permutation(8)
+    seq = DEMO_SEQ
+    v = DEMO_V
+    order = layout_permutation(8)
     _, full = full_attention(seq, seq, v)
     return {
         "性质": "人工构造的小向量，没有训练过的模型",
@@ -331,9 +390,9 @@ def run_demo() -> dict:
         "d2_分数_位置6与4": rope_scores([DEMO_Q2], [DEMO_K2], [6], [4])[0][0],
         "d8_频率": frequencies(8),
         "d8_相邻成对_位置5与2": rope_scores([DEMO_Q8], [DEMO_K8], [5], [2])[0][0],
-        "d8_前后两半成对_置换后_位置5与2":
-            rope_scores([permute(DEMO_Q8, order)], [permute(DEMO_K8, order)], [5], [2],
-                        layout="half")[0][0],
+        "d8_前后两半成对_置换后_位置5与2": rope_scores(
+            [permute(DEMO_Q8, order)], [permute(DEMO_K8, order)], [5], [2], layout="half"
+        )[0][0],
         "整段重算输出": [row[0] for row in full],
         "逐词解码与整段重算之差": att.max_abs_diff(decode(seq, seq, v, [1] * 5), full),
         "按行号旋转与整段重算之差": att.max_abs_diff(row_index_decode(seq, seq, v, [1] * 5), full),

@@ -66,7 +66,8 @@ def mix(weights: list[float], values: list[list[float]]) -> list[float]:
     ...
     ValueError: weights 之和必须为 1，收到 1.1
     """
-    w, v = att.as_vector(weights, "weights"), att.as_matrix(values, "values")
+    w = att.as_vector(weights, "weights")
+    v = att.as_matrix(values, "values")
     if len(w) != len(v):
         raise ValueError(f"weights 的个数必须等于 values 的行数，收到 {len(w)} 与 {len(v)}")
     for j, x in enumerate(w):
@@ -77,8 +78,7 @@ def mix(weights: list[float], values: list[list[float]]) -> list[float]:
     return [sum(wj * vj[c] for wj, vj in zip(w, v)) for c in range(len(v[0]))]  # (d_v,)
 
 
-def visible_steps(query: list[float], keys: list[list[float]],
-                  values: list[list[float]]) -> dict:
+def visible_steps(query: list[float], keys: list[list[float]], values: list[list[float]]) -> dict:
     """不加 mask 的一个查询行：``02_attention.row_steps`` 在全部 Key 都可见时的每一步，另加 ``d``。
 
     >>> s = visible_steps([1, 2, 0, 1], [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]],
@@ -88,15 +88,17 @@ def visible_steps(query: list[float], keys: list[list[float]],
     >>> [round(x, 4) for x in s["weights"]], [round(x, 4) for x in s["output"]]
     ([0.0777, 0.5741, 0.3482], [2.5554, 5.5338])
     """
-    k, v = att.as_matrix(keys, "keys"), att.as_matrix(values, "values")
+    k = att.as_matrix(keys, "keys")
+    v = att.as_matrix(values, "values")
     if len(k) != len(v):
         raise ValueError(f"keys 与 values 的行数（Key 的个数）必须相同：{len(k)} 与 {len(v)}")
     steps = att.row_steps(query, k, v, [True] * len(k))
     return {"d": len(steps["products"][0]), **steps}
 
 
-def scaled_by(query: list[float], keys: list[list[float]], values: list[list[float]],
-              dim: int) -> dict:
+def scaled_by(
+    query: list[float], keys: list[list[float]], values: list[list[float]], dim: int
+) -> dict:
     """按维数 ``dim`` 缩放（除以 √dim）后的分数、权重与输出。``dim`` 取模型宽度，就是“用错了 d”。
 
     >>> k, v = [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]], [[6, 0], [0, 6], [6, 6]]
@@ -114,8 +116,13 @@ def scaled_by(query: list[float], keys: list[list[float]], values: list[list[flo
     scale = att.score_scale(dim)
     scaled = [x / scale for x in dots]
     weights = att.softmax(scaled)
-    return {"d": dim, "scale": scale, "scaled": scaled, "weights": weights,
-            "output": mix(weights, v)}
+    return {
+        "d": dim,
+        "scale": scale,
+        "scaled": scaled,
+        "weights": weights,
+        "output": mix(weights, v),
+    }
 
 
 def softmax_over_queries(scores: list[list[float]]) -> list[list[float]]:
@@ -156,8 +163,10 @@ def naive_softmax(values: list[float]) -> list[float]:
         try:
             exps.append(math.exp(x))
         except OverflowError:
-            raise ValueError(f"values[{j}] = {x:g}：exp 溢出（float 的 exp 只到 x ≈ "
-                             f"{exp_limit():.4f}），请先减去最大值") from None
+            raise ValueError(
+                f"values[{j}] = {x:g}：exp 溢出（float 的 exp 只到 x ≈ "
+                f"{exp_limit():.4f}），请先减去最大值"
+            ) from None
     total = sum(exps)
     if total == 0:
         raise ValueError("values 的 exp 全部下溢为 0，分母为 0：请先减去最大值")
@@ -196,8 +205,11 @@ def softmax_jacobian(weights: list[float]) -> list[list[float]]:
     """
     p = att.as_vector(weights, "weights")
     if any(x < 0 for x in p) or not math.isclose(sum(p), 1.0, rel_tol=0, abs_tol=1e-9):
-        raise ValueError(f"weights 之和必须为 1，收到 {sum(p):.6g}" if all(x >= 0 for x in p)
-                         else "weights 不可为负")
+        raise ValueError(
+            f"weights 之和必须为 1，收到 {sum(p):.6g}"
+            if all(x >= 0 for x in p)
+            else "weights 不可为负"
+        )
     return [[pi * ((i == j) - pj) for j, pj in enumerate(p)] for i, pi in enumerate(p)]
 
 
@@ -206,8 +218,9 @@ def _jacobian_peak(p: list[float]) -> float:
     return max(pj * (1 - pj) for pj in p)
 
 
-def measure_scaling(d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASURE_KEYS,
-                    seed: int = MEASURE_SEED) -> dict:
+def measure_scaling(
+    d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASURE_KEYS, seed: int = MEASURE_SEED
+) -> dict:
     """实测：分量独立、均值 0、方差 1 的随机 q 与 k，点积的方差约为 d；除以 √d 后约为 1。
 
     每次试验取一个查询和 ``n_keys`` 个 Key，分别不缩放、缩放地做 softmax，记录最大权重与
@@ -224,14 +237,21 @@ def measure_scaling(d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASU
     ...
     ValueError: d 必须是不小于 1 的整数，收到 0
     """
-    for n, name, least in ((d, "d", 1), (trials, "trials", 2), (n_keys, "n_keys", 2),
-                           (seed, "seed", 0)):
+    for n, name, least in (
+        (d, "d", 1),
+        (trials, "trials", 2),
+        (n_keys, "n_keys", 2),
+        (seed, "seed", 0),
+    ):
         att.check_count(n, name, minimum=least)
     if trials * n_keys * d > MAX_DRAWS:
-        raise ValueError(f"trials × n_keys × d 不能超过 {MAX_DRAWS}（纯 Python 逐个抽样），"
-                         f"收到 {trials * n_keys * d}")
+        raise ValueError(
+            f"trials × n_keys × d 不能超过 {MAX_DRAWS}（纯 Python 逐个抽样），"
+            f"收到 {trials * n_keys * d}"
+        )
     rng = random.Random(seed)
-    raw_all, scaled_all = [], []
+    raw_all = []
+    scaled_all = []
     peaks = {"max_weight_raw": [], "max_weight_scaled": [], "grad_raw": [], "grad_scaled": []}
     scale = math.sqrt(d)
     for _ in range(trials):
@@ -252,8 +272,9 @@ def measure_scaling(d: int, *, trials: int = MEASURE_TRIALS, n_keys: int = MEASU
     }
 
 
-def temperature_sweep(scores: list[float], values: list[list[float]],
-                      temperatures: list[float]) -> list[dict]:
+def temperature_sweep(
+    scores: list[float], values: list[list[float]], temperatures: list[float]
+) -> list[dict]:
     """同一行（有限的）分数在不同温度下的权重与输出（温度作用在已经除以 √d 的分数上）。
 
     >>> rows = temperature_sweep([0.5, 2.5, 2.0], [[6, 0], [0, 6], [6, 6]], [0.5, 4.0])
@@ -264,7 +285,8 @@ def temperature_sweep(scores: list[float], values: list[list[float]],
     ...
     ValueError: temperatures 不能为空
     """
-    s, v = att.as_vector(scores, "scores"), att.as_matrix(values, "values")
+    s = att.as_vector(scores, "scores")
+    v = att.as_matrix(values, "values")
     ts = att.as_list(temperatures, "temperatures")
     if not ts:
         raise ValueError("temperatures 不能为空")
@@ -283,7 +305,9 @@ def self_test() -> None:
 
     >>> self_test()
     """
-    q, k, v = EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V
+    q = EXAMPLE_Q
+    k = EXAMPLE_K
+    v = EXAMPLE_V
     weights, outputs = att.attention(q, k, v, causal=False)
     s = visible_steps(q[QUERY], k, v)
     att.check(att.max_abs_diff([s["weights"]], [weights[QUERY]]) < 1e-12, "逐步的权重应一致")
@@ -315,7 +339,9 @@ def run_demo() -> dict:
     >>> round(demo["float64_exp上限"], 4)
     709.7827
     """
-    q, k, v = EXAMPLE_Q, EXAMPLE_K, EXAMPLE_V
+    q = EXAMPLE_Q
+    k = EXAMPLE_K
+    v = EXAMPLE_V
     s = visible_steps(q[QUERY], k, v)
     wide = scaled_by(q[QUERY], k, v, N_HEADS * len(q[0]))
     weights, outputs = att.attention(q, k, v, causal=False)

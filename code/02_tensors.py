@@ -14,8 +14,13 @@ att = importlib.import_module("02_attention")  # score_scale、check_count 与�
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
 MAX_ELEMENTS = 10**7  # 一个笔误（batch = 10¹²）不该吃光内存
-_like = lambda table, index: (  # noqa: E731  FlexAttention 的下标是 torch 张量：表也换成张量
-    table if isinstance(index, (int, np.integer, np.ndarray)) else index.new_tensor(table))
+
+
+def _like(table, index):
+    # FlexAttention 的下标是 torch 张量：表也换成张量
+    return table if isinstance(index, (int, np.integer, np.ndarray)) else index.new_tensor(table)
+
+
 MAX_POSITION = 2**53  # float64 能逐个表示的整数到此为止：更大的位置编号转角不准
 
 
@@ -34,13 +39,15 @@ def _array(x: object, name: str, ndim: int, kinds: str) -> np.ndarray:
         a = np.asarray(None if isinstance(x, (str, bytes, dict, set)) else x)
     except ValueError:  # 参差不齐的列表
         a = np.asarray(None)
-    binary, want = kinds == "01", "iub" if kinds == "01" else kinds  # "01"：只含 0 与 1
+    binary = kinds == "01"
+    want = "iub" if kinds == "01" else kinds  # "01"：只含 0 与 1
     a = a.astype(np.float64) if "f" in want and a.dtype.kind in "iu" else a  # 整数按 float64
     known = a.dtype.kind in want and (a.dtype.kind != "f" or a.dtype.name in FLOAT_DTYPES)
     shape_ok = a.ndim == (ndim or a.ndim) and a.size > 0
     bad = binary and not np.isin(a, [0, 1]).all()
     if not known or not shape_ok or not np.isfinite(a).all() or bad:
-        dims, only = f"{ndim} 维" if ndim else "", "，只含 0（PAD）与 1（内容）" * binary
+        dims = f"{ndim} 维" if ndim else ""
+        only = "，只含 0（PAD）与 1（内容）" * binary
         what = f"非空、全部有限的{dims}{dict(f='浮点', b='布尔').get(kinds, '整数')}数组{only}"
         raise ValueError(f"{name} 必须是{what}，收到 {x!r}")
     return a.astype(np.int64) if binary else a
@@ -70,9 +77,11 @@ def document(doc_ids):
     array([False, False,  True,  True])
     """
     ids = _array(doc_ids, "doc_ids", 2, "iu")
+
     def rule(b, h, q_idx, kv_idx):
         table = _like(ids, _index(kv_idx, "kv_idx"))
         return table[b, _index(q_idx, "q_idx")] == table[b, kv_idx]
+
     rule.tables = [("doc_ids", ids.shape)]  # visibility_batch 核对它与 (batch, n_key) 相同
     return rule
 
@@ -91,9 +100,11 @@ def sinks(n_sink: int, w: int):
     >>> sinks(1, 2)(0, 0, 4, np.arange(6))
     array([ True, False, False,  True,  True, False])
     """
-    n_sink, w = att.check_count(n_sink, "n_sink", minimum=0), att.check_count(w, "w")
-    return lambda b, h, q_idx, kv_idx: causal(b, h, q_idx, kv_idx) & (
-        (kv_idx < n_sink) | (kv_idx > q_idx - w))
+    n_sink = att.check_count(n_sink, "n_sink", minimum=0)
+    w = att.check_count(w, "w")
+    return lambda b, h, q_idx, kv_idx: (
+        causal(b, h, q_idx, kv_idx) & ((kv_idx < n_sink) | (kv_idx > q_idx - w))
+    )
 
 
 def padding(attention_mask):
@@ -102,7 +113,10 @@ def padding(attention_mask):
     array([False,  True,  True])
     """
     mask = _array(attention_mask, "attention_mask", 2, "01")
-    rule = lambda b, h, q_idx, kv_idx: _like(mask, _index(kv_idx, "kv_idx"))[b, kv_idx] == 1  # noqa
+
+    def rule(b, h, q_idx, kv_idx):
+        return _like(mask, _index(kv_idx, "kv_idx"))[b, kv_idx] == 1
+
     rule.tables = [("attention_mask", mask.shape)]
     return rule
 
@@ -111,7 +125,10 @@ def _combine(rules: tuple, both: bool):
     if not rules or not all(callable(r) for r in rules):
         raise ValueError(f"rules 必须是一个或几个谓词 rule(b, h, q_idx, kv_idx)，收到 {rules!r}")
     op = operator.and_ if both else operator.or_  # & 或 |：numpy 数组与 torch 张量都认
-    rule = lambda b, h, q, k: functools.reduce(op, (r(b, h, q, k) for r in rules))  # noqa: E731
+
+    def rule(b, h, q, k):
+        return functools.reduce(op, (r(b, h, q, k) for r in rules))
+
     rule.tables = [t for r in rules for t in getattr(r, "tables", [])]
     return rule
 
@@ -153,7 +170,8 @@ def visibility_batch(rule, batch: int, heads: int, n_query: int, n_key: int) -> 
     for name, table in getattr(rule, "tables", []):  # padding、document 查的表
         if table != (batch, n_key):
             raise ValueError(f"rule 的 {name} 形状须为 (batch, n_key) {batch, n_key}，收到 {table}")
-    b, h = np.arange(batch)[:, None, None, None], np.arange(heads)[None, :, None, None]  # 各占一轴
+    b = np.arange(batch)[:, None, None, None]
+    h = np.arange(heads)[None, :, None, None]  # 各占一轴
     q = (n_key - n_query) + np.arange(n_query)[None, None, :, None]  # q 是绝对位置 past + i
     try:
         out = np.broadcast_to(np.asarray(rule(b, h, q, np.arange(n_key))), shape)
@@ -172,7 +190,8 @@ def additive(visible, dtype: str = "float32") -> np.ndarray:
     name = getattr(dtype, "name", getattr(dtype, "__name__", dtype))  # "float16"、np.float16 …
     if name not in FLOAT_DTYPES:
         raise ValueError(f"dtype 必须是 {'、'.join(FLOAT_DTYPES)} 之一，收到 {dtype!r}")
-    t, v = np.dtype(name), _array(visible, "visible", 0, "b")
+    t = np.dtype(name)
+    v = _array(visible, "visible", 0, "b")
     return np.where(v, t.type(0), np.finfo(t).min).astype(t)
 
 
@@ -202,7 +221,8 @@ def rope_batched(x, positions, base: float = 10000.0) -> np.ndarray:
     >>> np.round(rope_batched([[[[1.0, 0.0]]]], [[1]]), 4)  # d = 2 时 θ = 1：转 1 弧度
     array([[[[0.5403, 0.8415]]]])
     """
-    x, pos = _array(x, "x", 4, "f"), _array(positions, "positions", 2, "iu")
+    x = _array(x, "x", 4, "f")
+    pos = _array(positions, "positions", 2, "iu")
     if x.shape[-1] % 2:
         raise ValueError(f"x 的最后一维 d 必须是偶数（分量两两成对），收到 d = {x.shape[-1]}")
     if pos.shape != (x.shape[0], x.shape[2]):
@@ -213,7 +233,9 @@ def rope_batched(x, positions, base: float = 10000.0) -> np.ndarray:
         raise ValueError(f"base 必须是大于 1 的有限数，收到 {base!r}")
     theta = float(base) ** (-np.arange(0, x.shape[-1], 2) / x.shape[-1])  # 第 i 对的频率 θ_i
     phi = (pos[..., None] * theta)[:, None]  # (batch, 1, n, d/2)：每个头同样的转角
-    a, c, out = x[..., 0::2], x[..., 1::2], np.empty_like(x)  # 第 i 对是分量 (2i, 2i+1)
+    a = x[..., 0::2]
+    c = x[..., 1::2]
+    out = np.empty_like(x)  # 第 i 对是分量 (2i, 2i+1)
     out[..., 0::2] = a * np.cos(phi) - c * np.sin(phi)
     out[..., 1::2] = c * np.cos(phi) + a * np.sin(phi)
     return out
@@ -231,12 +253,17 @@ def attention_batched(q, k, v, visible, empty_row: str = "error"):
     ([[0.5, 0.5], [0.5, 0.5]], [2.0, 2.0])
     """
     if empty_row not in att.EMPTY_ROW_POLICIES:
-        raise ValueError(f"empty_row 必须是 \"error\" 或 \"zero\"，收到 {empty_row!r}")
-    q, k, v = _array(q, "q", 4, "f"), _array(k, "k", 4, "f"), _array(v, "v", 4, "f")
-    (batch, heads, n_query, d), (kb, kv_heads, n_key, kd) = q.shape, k.shape
+        raise ValueError(f'empty_row 必须是 "error" 或 "zero"，收到 {empty_row!r}')
+    q = _array(q, "q", 4, "f")
+    k = _array(k, "k", 4, "f")
+    v = _array(v, "v", 4, "f")
+    batch, heads, n_query, d = q.shape
+    kb, kv_heads, n_key, kd = k.shape
     if (kb, kd) != (batch, d) or v.shape[:3] != k.shape[:3] or heads % kv_heads:
-        raise ValueError(f"形状对不上：q {q.shape}、k {k.shape}、v {v.shape}（batch 与 d 相同，"
-                         "v 与 k 的前三维相同，heads 是 kv_heads 的整数倍）")
+        raise ValueError(
+            f"形状对不上：q {q.shape}、k {k.shape}、v {v.shape}（batch 与 d 相同，"
+            "v 与 k 的前三维相同，heads 是 kv_heads 的整数倍）"
+        )
     shape = (batch, heads, n_query, n_key)
     vis = _array(visible, "visible", 0, "b")  # True/False，或能广播的布尔数组
     if not all(a in (1, n) for a, n in zip(vis.shape[::-1], shape[::-1])) or vis.ndim > 4:
@@ -245,9 +272,12 @@ def attention_batched(q, k, v, visible, empty_row: str = "error"):
     empty = ~vis.any(axis=-1)  # (batch, heads, n_query)：整行被屏蔽的行
     if empty_row == "error" and empty.any():
         b, h, i = np.argwhere(empty)[0].tolist()
-        raise ValueError(f"序列 {b}、头 {h} 的第 {i} 个查询行没有可见的 Key，不能做普通 softmax；"
-                         "可用 empty_row=\"zero\" 让这一行输出 0")
-    k, v = repeat_kv(k, heads // kv_heads), repeat_kv(v, heads // kv_heads)  # 头 h 读 h // n_rep
+        raise ValueError(
+            f"序列 {b}、头 {h} 的第 {i} 个查询行没有可见的 Key，不能做普通 softmax；"
+            '可用 empty_row="zero" 让这一行输出 0'
+        )
+    k = repeat_kv(k, heads // kv_heads)
+    v = repeat_kv(v, heads // kv_heads)  # 头 h 读 h // n_rep
     with np.errstate(over="ignore", invalid="ignore"):  # 溢出由下面的检查指出，不只是一条警告
         scores = q @ k.swapaxes(-1, -2) / q.dtype.type(att.score_scale(d))
     if not np.isfinite(scores).all():
@@ -262,16 +292,24 @@ def attention_batched(q, k, v, visible, empty_row: str = "error"):
 
 # -- 自检与演示 ------------------------------------------------------------------------------------
 DEMO_MASK = [[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]  # 序列 0 左侧有两个 PAD
-DEMO_PAST, DEMO_HEADS, DEMO_KV_HEADS, DEMO_D, DEMO_SEED = 4, 4, 2, 2, 0
+DEMO_PAST = 4
+DEMO_HEADS = 4
+DEMO_KV_HEADS = 2
+DEMO_D = 2
+DEMO_SEED = 0
 
 
 def demo_inputs(seed: int = DEMO_SEED) -> dict:
     """演示的一批：Q (2, 4, 2, 2)，缓存与新位置的 K、V (2, 2, 6, 2)；依次取 q、k、v，一位小数。"""
     rng = np.random.default_rng(att.check_count(seed, "seed", minimum=0))
     batch, n_key = np.shape(DEMO_MASK)
-    draw = lambda *shape: np.round(rng.uniform(-1, 1, shape), 1)  # noqa: E731
+
+    def draw(*shape):
+        return np.round(rng.uniform(-1, 1, shape), 1)
+
     q = draw(batch, DEMO_HEADS, n_key - DEMO_PAST, DEMO_D)
-    k, v = draw(batch, DEMO_KV_HEADS, n_key, DEMO_D), draw(batch, DEMO_KV_HEADS, n_key, DEMO_D)
+    k = draw(batch, DEMO_KV_HEADS, n_key, DEMO_D)
+    v = draw(batch, DEMO_KV_HEADS, n_key, DEMO_D)
     return {"attention_mask": np.asarray(DEMO_MASK), "past": DEMO_PAST, "q": q, "k": k, "v": v}
 
 
@@ -281,7 +319,8 @@ def _batch(inputs: dict):
         raise ValueError("inputs 必须是含 attention_mask、past、q、k、v 的字典（如 demo_inputs()）")
     q, k, v = (_array(inputs[n], n, 4, "f") for n in "qkv")
     mask = _array(inputs["attention_mask"], "attention_mask", 2, "01")
-    (batch, _, n_query, _), n_key = q.shape, k.shape[2]
+    batch, _, n_query, _ = q.shape
+    n_key = k.shape[2]
     if mask.shape != (batch, n_key):
         raise ValueError(f"attention_mask 形状须为 (batch, n_key) {batch, n_key}：{mask.shape}")
     past = att.check_count(inputs["past"], "past", minimum=0)
@@ -297,9 +336,11 @@ def forward(inputs: dict, rule=None) -> dict:
     ([[0, 0, 0, 1, 2, 3], [0, 1, 2, 3, 4, 5]], (2, 4, 2, 6), (2, 4, 2, 2))
     """
     q, k, v, mask, past = _batch(inputs)
-    positions, rule = positions_from_mask(mask), rule or and_rules(causal, padding(mask))
+    positions = positions_from_mask(mask)
+    rule = rule or and_rules(causal, padding(mask))
     visible = visibility_batch(rule, *q.shape[:3], k.shape[2])  # batch, heads, n_query, n_key
-    q_rot, k_rot = rope_batched(q, positions[:, past:]), rope_batched(k, positions)  # 新查询在最后
+    q_rot = rope_batched(q, positions[:, past:])
+    k_rot = rope_batched(k, positions)  # 新查询在最后
     weights, outputs = attention_batched(q_rot, k_rot, v, visible, empty_row="zero")
     return {"positions": positions, "visible": visible, "weights": weights, "outputs": outputs}
 
@@ -310,14 +351,22 @@ def row_by_row_gap(inputs: dict) -> float:
     True
     """
     q, k, v, mask, past = _batch(inputs)
-    (batch, heads, n_query, _), (kv_heads, n_key) = q.shape, k.shape[1:3]
+    batch, heads, n_query, _ = q.shape
+    kv_heads, n_key = k.shape[1:3]
     visible = visibility_batch(and_rules(causal, padding(mask)), batch, heads, n_query, n_key)
     _, out = attention_batched(q, k, v, visible, empty_row="zero")
     gap = 0.0
     for b, h in ((b, h) for b in range(batch) for h in range(heads)):
-        g, valid = h // (heads // kv_heads), [m == 1 for m in mask[b].tolist()]  # K/V 头 h // n_rep
-        _, ref = att.attention(q[b, h].tolist(), k[b, g].tolist(), v[b, g].tolist(), past=past,
-                               key_valid=valid, empty_row="zero")
+        g = h // (heads // kv_heads)
+        valid = [m == 1 for m in mask[b].tolist()]  # K/V 头 h // n_rep
+        _, ref = att.attention(
+            q[b, h].tolist(),
+            k[b, g].tolist(),
+            v[b, g].tolist(),
+            past=past,
+            key_valid=valid,
+            empty_row="zero",
+        )
         gap = max(gap, float(np.abs(out[b, h] - ref).max()))
     return gap
 
@@ -325,7 +374,10 @@ def row_by_row_gap(inputs: dict) -> float:
 def self_test() -> None:
     """自检：整批逐行等于纯 Python 的注意力；几条规则的表；float16 里两份 finfo.min 相加是 −∞。"""
     att.check(row_by_row_gap(demo_inputs()) < 1e-12, "整批结果应逐行等于纯 Python 的注意力")
-    most = lambda rule: visibility_batch(rule, 1, 1, 6, 6).sum(-1).max()  # noqa: E731
+
+    def most(rule):
+        return visibility_batch(rule, 1, 1, 6, 6).sum(-1).max()
+
     att.check(most(sliding_window(2)) == 2 and most(sinks(1, 2)) == 3, "每行至多 w、n_sink + w 个")
     fill = additive(np.array([False]), "float16")
     with np.errstate(over="ignore"):
@@ -334,15 +386,31 @@ def self_test() -> None:
 
 def run_demo() -> dict:
     """演示结果（JSON）：位置编号、新查询可见的 Key 数、与逐行的最大差、几条规则每行的 Key 数。"""
-    x, line = demo_inputs(), lambda xs: " ".join(map(str, xs))  # noqa: E731
-    rules = {"因果": causal, "滑动窗口_w3": sliding_window(3), "前缀_n2": prefix_lm(2),
-             "汇点1_窗口3": sinks(1, 3)}
-    r, table = forward(x), lambda rule: visibility_batch(rule, 1, 1, 6, 6)[0, 0]  # noqa: E731
+    x = demo_inputs()
+
+    def line(xs):
+        return " ".join(map(str, xs))
+
+    rules = {
+        "因果": causal,
+        "滑动窗口_w3": sliding_window(3),
+        "前缀_n2": prefix_lm(2),
+        "汇点1_窗口3": sinks(1, 3),
+    }
+    r = forward(x)
+
+    def table(rule):
+        return visibility_batch(rule, 1, 1, 6, 6)[0, 0]
+
     counts = {name: line(table(rule).sum(-1)) for name, rule in rules.items()}
-    return {"性质": "人工构造的小数组", "位置编号": [line(p) for p in r["positions"]],
-            "新查询可见的Key数_头0": [line(c) for c in r["visible"][:, 0].sum(-1).tolist()],
-            "整批与逐行的最大差_不含RoPE": row_by_row_gap(x), "规则_每行可见的Key数": counts,
-            "float16_finfo_min": float(np.finfo(np.float16).min)}
+    return {
+        "性质": "人工构造的小数组",
+        "位置编号": [line(p) for p in r["positions"]],
+        "新查询可见的Key数_头0": [line(c) for c in r["visible"][:, 0].sum(-1).tolist()],
+        "整批与逐行的最大差_不含RoPE": row_by_row_gap(x),
+        "规则_每行可见的Key数": counts,
+        "float16_finfo_min": float(np.finfo(np.float16).min),
+    }
 
 
 if __name__ == "__main__":

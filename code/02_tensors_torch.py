@@ -55,49 +55,93 @@ def hf_masks(attention_mask, past: int):
 
     pad, causal = _parts(attention_mask, past)
     rule = mu.and_masks(mu.causal_mask_function, mu.padding_mask_function(pad))
-    size = dict(batch_size=pad.shape[0], q_length=causal.shape[0], kv_length=pad.shape[1],
-                q_offset=past, mask_function=rule)  # 查询从 past 数起：右下对齐
-    return (mu.sdpa_mask(**size, allow_is_causal_skip=False),
-            mu.eager_mask(**size, dtype=torch.float16))
+    size = dict(
+        batch_size=pad.shape[0],
+        q_length=causal.shape[0],
+        kv_length=pad.shape[1],
+        q_offset=past,
+        mask_function=rule,
+    )  # 查询从 past 数起：右下对齐
+    return (
+        mu.sdpa_mask(**size, allow_is_causal_skip=False),
+        mu.eager_mask(**size, dtype=torch.float16),
+    )
 
 
 @torch.no_grad()
 def _mha(q, k, v, key_padding_mask, attn_mask) -> torch.Tensor:
     """MultiheadAttention 算 (batch, heads, n, d) 的一批：投影是单位矩阵、没有偏置，它算的就是
     softmax(q @ k.T / √d) @ v。它不分组 K/V 头：K、V 先复制成 heads 份。"""
-    (_, heads, _, d), eye = q.shape, torch.eye(q.shape[1] * q.shape[3], dtype=q.dtype)
+    _, heads, _, d = q.shape
+    eye = torch.eye(q.shape[1] * q.shape[3], dtype=q.dtype)
     layer = torch.nn.MultiheadAttention(heads * d, heads, bias=False, batch_first=True).to(q.dtype)
-    layer.in_proj_weight.copy_(eye.repeat(3, 1)), layer.out_proj.weight.copy_(eye)
-    flat = lambda x: x.repeat_interleave(heads // x.shape[1], 1).transpose(1, 2).flatten(2)  # noqa
-    out = layer(flat(q), flat(k), flat(v), key_padding_mask=key_padding_mask,
-                attn_mask=attn_mask, need_weights=False)[0]  # 层把两张表合成一张
+    layer.in_proj_weight.copy_(eye.repeat(3, 1))
+    layer.out_proj.weight.copy_(eye)
+
+    def flat(x):
+        return x.repeat_interleave(heads // x.shape[1], 1).transpose(1, 2).flatten(2)
+
+    out = layer(
+        flat(q),
+        flat(k),
+        flat(v),
+        key_padding_mask=key_padding_mask,
+        attn_mask=attn_mask,
+        need_weights=False,
+    )[0]  # 层把两张表合成一张
     return out.unflatten(2, (heads, d)).transpose(1, 2)  # 换回 (batch, heads, n, d)
 
 
 def compare(inputs: dict) -> dict:
     """一批交给 SDPA（enable_gqa）、MultiheadAttention 与 is_causal，与 attention_batched 比较。"""
     q, k, v, mask, past = tn._batch(inputs)  # 形状与 past 的检查
-    allowed, (kpm, causal) = bool_mask(mask, past), mha_masks(mask, past)
+    allowed = bool_mask(mask, past)
+    kpm, causal = mha_masks(mask, past)
     ours = tn.attention_batched(q, k, v, allowed.numpy(), empty_row="zero")[1]
     tq, tk, tv = (torch.as_tensor(x) for x in (q, k, v))
     empty = ~allowed.any(dim=-1, keepdim=True)  # (batch, 1, n_query, 1)：整行被屏蔽
     sdpa = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=allowed, enable_gqa=True)
     got = sdpa[empty.expand_as(sdpa)]  # 先记下 SDPA 在整行被屏蔽的行给了什么，再把它们置 0
-    gave = ("none" if not got.numel() else "nan" if got.isnan().all() else
-            "zeros" if (got == 0).all() else "other")
-    sdpa, layer = sdpa.masked_fill(empty, 0.0), _mha(tq, tk, tv, kpm, causal).masked_fill(empty, 0)
-    top_left, lower = (F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True, **kw) for kw in (
-        {"is_causal": True}, {"attn_mask": causal_lower_right(*causal.shape)}))  # 坑与它的修法
+    gave = (
+        "none"
+        if not got.numel()
+        else "nan"
+        if got.isnan().all()
+        else "zeros"
+        if (got == 0).all()
+        else "other"
+    )
+    sdpa = sdpa.masked_fill(empty, 0.0)
+    layer = _mha(tq, tk, tv, kpm, causal).masked_fill(empty, 0)
+    top_left, lower = (
+        F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True, **kw)
+        for kw in ({"is_causal": True}, {"attn_mask": causal_lower_right(*causal.shape)})
+    )  # 坑与它的修法
     visible = tn.forward(inputs)["visible"][:, :1]  # 02_tensors 的表：因果与 PAD 取“与”
-    gap = lambda x: float(np.abs(x.numpy() - ours).max())  # noqa: E731
-    rows = lambda x: [np.flatnonzero(r).tolist() for r in (  # noqa: E731  与 ours 不符的查询行
-        np.abs(x.numpy() - ours) > 1e-12).any(axis=(1, 3))]  # 任一头差过 1e-12
-    return {"mask": allowed.int().tolist(), "mask_equal": bool((allowed.numpy() == visible).all()),
-            "key_padding_mask": kpm.int().tolist(), "mha_attn_mask": causal.int().tolist(),
-            "empty_rows": int(empty.sum()), "sdpa_on_empty_rows": gave,
-            "sdpa_gap": gap(sdpa), "mha_gap": gap(layer), "wrong_rows": {
-                "is_causal": rows(top_left), "causal_lower_right": rows(lower),
-                "attn_mask": rows(sdpa)}}
+
+    def gap(x):
+        return float(np.abs(x.numpy() - ours).max())
+
+    def rows(x):
+        # 与 ours 不符的查询行：任一头差过 1e-12
+        wrong = (np.abs(x.numpy() - ours) > 1e-12).any(axis=(1, 3))
+        return [np.flatnonzero(r).tolist() for r in wrong]
+
+    return {
+        "mask": allowed.int().tolist(),
+        "mask_equal": bool((allowed.numpy() == visible).all()),
+        "key_padding_mask": kpm.int().tolist(),
+        "mha_attn_mask": causal.int().tolist(),
+        "empty_rows": int(empty.sum()),
+        "sdpa_on_empty_rows": gave,
+        "sdpa_gap": gap(sdpa),
+        "mha_gap": gap(layer),
+        "wrong_rows": {
+            "is_causal": rows(top_left),
+            "causal_lower_right": rows(lower),
+            "attn_mask": rows(sdpa),
+        },
+    }
 
 
 def run_demo() -> dict:
@@ -105,12 +149,19 @@ def run_demo() -> dict:
     x = tn.demo_inputs()
     prefill = dict(x, past=0, q=tn.repeat_kv(x["k"], x["q"].shape[1] // x["k"].shape[1]))
     hf, eager = hf_masks(x["attention_mask"], x["past"])
-    return {"性质": "人工构造的小数组", "torch": torch.__version__, "dtype": "float64",
-            "transformers": importlib.import_module("transformers").__version__, "device": "cpu",
-            "batch": compare(x), "prefill": compare(prefill), "hf_mask": hf.int().tolist(),
-            "hf_equal": bool((hf == bool_mask(x["attention_mask"], x["past"])).all()),
-            "hf_eager_fill": eager.unique().tolist(),
-            "hf_eager_equal": bool(((eager == 0) == hf).all())}
+    return {
+        "性质": "人工构造的小数组",
+        "torch": torch.__version__,
+        "dtype": "float64",
+        "transformers": importlib.import_module("transformers").__version__,
+        "device": "cpu",
+        "batch": compare(x),
+        "prefill": compare(prefill),
+        "hf_mask": hf.int().tolist(),
+        "hf_equal": bool((hf == bool_mask(x["attention_mask"], x["past"])).all()),
+        "hf_eager_fill": eager.unique().tolist(),
+        "hf_eager_equal": bool(((eager == 0) == hf).all()),
+    }
 
 
 if __name__ == "__main__":

@@ -13,15 +13,24 @@ import numpy as np
 
 att = importlib.import_module("02_attention")
 
-VOCAB, LENGTH, LAG = 8, 8, 4  # 词表大小 |V|、序列长度 T、重复的间隔（T = 2·LAG：只重复一轮）
+VOCAB = 8
+LENGTH = 8
+LAG = 4  # 词表大小 |V|、序列长度 T、重复的间隔（T = 2·LAG：只重复一轮）
 D_MODEL = 8  # 嵌入宽度，也是注意力头的宽度
-BATCH, STEPS, LEARNING_RATE = 32, 200, 0.05  # 每步的序列数、训练步数、Adam 的学习率
-BETA1, BETA2, ADAM_EPS = 0.9, 0.999, 1e-8  # Adam 的两个滑动平均系数与分母里防止除以 0 的常数
-EVAL_SEQUENCES, MAX_STEPS, MAX_SEQUENCES = 256, 2000, 100_000  # 评估的序列数；两个上限（构建时间）
+BATCH = 32
+STEPS = 200
+LEARNING_RATE = 0.05  # 每步的序列数、训练步数、Adam 的学习率
+BETA1 = 0.9
+BETA2 = 0.999
+ADAM_EPS = 1e-8  # Adam 的两个滑动平均系数与分母里防止除以 0 的常数
+EVAL_SEQUENCES = 256
+MAX_STEPS = 2000
+MAX_SEQUENCES = 100_000  # 评估的序列数；两个上限（构建时间）
 RULES = ("causal", "none")  # 正文的两个模型：因果规则，或不加规则（每个位置读整条序列）
 AHEAD = "ahead"  # 练习里的第三种规则：因果规则错了一位，查询 i 还读得到 Key i + 1
 POSITIONS = ("absolute", "row_index")  # 逐词算时的位置：past + 行号（正确），或只用行号（错误）
 PARAM_NAMES = ("embed", "position", "w_q", "w_k", "w_v", "w_out")
+
 
 # -- 边界上的校验 ------------------------------------------------------------------------------
 def _count(n: object, name: str, minimum: int = 1, maximum=None, why: str = "") -> int:
@@ -31,23 +40,38 @@ def _count(n: object, name: str, minimum: int = 1, maximum=None, why: str = "") 
         raise ValueError(f"{name} 不能超过 {maximum}{why}，收到 {n}")
     return int(n)
 
+
 def _params(params: object) -> dict:
     if not isinstance(params, dict):
         raise ValueError(f"params 必须是含 {', '.join(PARAM_NAMES)} 的字典")
-    missing, extra = set(PARAM_NAMES) - set(params), set(params) - set(PARAM_NAMES)
+    missing = set(PARAM_NAMES) - set(params)
+    extra = set(params) - set(PARAM_NAMES)
     if missing or extra:
         raise ValueError(f"params 缺少 {sorted(missing)}、多出 {sorted(map(str, extra))}")
     for name, a in params.items():
-        if not (isinstance(a, np.ndarray) and a.ndim == 2 and a.size and a.dtype == np.float64
-                and np.isfinite(a).all()):
+        if not (
+            isinstance(a, np.ndarray)
+            and a.ndim == 2
+            and a.size
+            and a.dtype == np.float64
+            and np.isfinite(a).all()
+        ):
             raise ValueError(f"params[{name!r}] 必须是非空、有限的二维 float64 数组")
-    (vocab, d), n, d_head = params["embed"].shape, len(params["position"]), params["w_q"].shape[1]
-    want = {"position": (n, d), "w_q": (d, d_head), "w_k": (d, d_head), "w_v": (d, d_head),
-            "w_out": (d_head, vocab)}
+    vocab, d = params["embed"].shape
+    n = len(params["position"])
+    d_head = params["w_q"].shape[1]
+    want = {
+        "position": (n, d),
+        "w_q": (d, d_head),
+        "w_k": (d, d_head),
+        "w_v": (d, d_head),
+        "w_out": (d_head, vocab),
+    }
     for name, shape in want.items():
         if params[name].shape != shape:
             raise ValueError(f"params[{name!r}] 的形状必须是 {shape}，收到 {params[name].shape}")
     return params
+
 
 def _task(seed, vocab, length, lag=1) -> None:  # 种子与任务的大小
     _count(seed, "seed", 0, 2**63 - 1, "（numpy 种子的范围）")
@@ -55,15 +79,18 @@ def _task(seed, vocab, length, lag=1) -> None:  # 种子与任务的大小
     _count(length, "length", 2, att.MAX_POSITIONS, "（可见性表的上限）")
     _count(lag, "lag", 1, length - 1, "（length − 1：至少要有一个位置重复）")
 
+
 def _array(x: object, name: str, dtype=None) -> np.ndarray:
     try:
         return np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as error:  # 参差不齐的行、字符串、字典
         raise ValueError(f"{name} 必须是矩形的数值数组：{error}") from None
 
+
 def _tokens(tokens: object, params: dict) -> np.ndarray:  # (n, length) 的整数 token
     t = _array(tokens, "tokens")
-    vocab, rows = params["embed"].shape[0], len(params["position"])
+    vocab = params["embed"].shape[0]
+    rows = len(params["position"])
     if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 2 or t.dtype.kind not in "iu":
         raise ValueError(f"tokens 必须是 (n, length) 的整数矩阵，n ≥ 1、length ≥ 2，收到 {t.shape}")
     if t.shape[1] > rows:
@@ -71,6 +98,7 @@ def _tokens(tokens: object, params: dict) -> np.ndarray:  # (n, length) 的整�
     if t.min() < 0 or t.max() >= vocab:
         raise ValueError(f"tokens 必须在 0 到 {vocab - 1} 之间")
     return t
+
 
 # -- 任务 --------------------------------------------------------------------------------------
 def sequences(n, *, seed, vocab=VOCAB, length=LENGTH, lag=LAG) -> np.ndarray:
@@ -82,8 +110,10 @@ def sequences(n, *, seed, vocab=VOCAB, length=LENGTH, lag=LAG) -> np.ndarray:
     _task(seed, vocab, length, lag)
     return _sequences(np.random.default_rng(seed), n, vocab, length, lag)
 
+
 def _sequences(rng, n, vocab, length, lag):  # 前 lag 个重复下去：x[t] = x[t − lag]
     return np.tile(rng.integers(0, vocab, size=(n, lag)), (1, -(-length // lag)))[:, :length]
+
 
 def loss_floor(vocab: int = VOCAB, length: int = LENGTH, lag: int = LAG) -> float:
     """因果规则下平均损失的下限：前 ``lag − 1`` 个目标只能猜（各 ln vocab），其余的可趋近 0。
@@ -93,6 +123,7 @@ def loss_floor(vocab: int = VOCAB, length: int = LENGTH, lag: int = LAG) -> floa
     _task(0, vocab, length, lag)
     return (lag - 1) / (length - 1) * math.log(vocab)
 
+
 # -- 模型：可见性表、前向、交叉熵与反向 --------------------------------------------------------
 def visible_table(rule: str, n: int) -> np.ndarray:
     """训练时的可见性表 (n, n)：``"causal"`` 与 ``"none"`` 是 Mask 一页的 ``visibility``；
@@ -101,10 +132,11 @@ def visible_table(rule: str, n: int) -> np.ndarray:
     [[1, 1, 0], [1, 1, 1], [1, 1, 1]]
     """
     if rule not in (*RULES, AHEAD):
-        raise ValueError(f"rule 必须是 \"causal\"、\"none\" 或 \"ahead\"，收到 {rule!r}")
+        raise ValueError(f'rule 必须是 "causal"、"none" 或 "ahead"，收到 {rule!r}')
     n = _count(n, "n", 1, att.MAX_POSITIONS, "（可见性表的上限）")
     ahead = np.eye(n, k=1, dtype=bool) if rule == AHEAD else False  # 对角线右边紧挨着的一格
     return np.array(att.visibility(n, n, causal=rule != "none")) | ahead  # (n, n)
+
 
 def init_params(*, seed, vocab=VOCAB, length=LENGTH, d_model=D_MODEL) -> dict:
     """随机初始化的参数：嵌入的标准差 1，投影的标准差 1/√d_model。
@@ -113,24 +145,36 @@ def init_params(*, seed, vocab=VOCAB, length=LENGTH, d_model=D_MODEL) -> dict:
     """
     _task(seed, vocab, length)
     d_model = _count(d_model, "d_model", 1, 1024, "（演示用的小模型）")
-    rng, s = np.random.default_rng(seed), 1 / math.sqrt(d_model)
-    shapes = {"embed": (vocab, d_model), "position": (length, d_model),
-              **dict.fromkeys(("w_q", "w_k", "w_v"), (d_model, d_model)), "w_out": (d_model, vocab)}
-    return {name: rng.normal(0.0, 1.0 if name in ("embed", "position") else s, shape)
-            for name, shape in shapes.items()}
+    rng = np.random.default_rng(seed)
+    s = 1 / math.sqrt(d_model)
+    shapes = {
+        "embed": (vocab, d_model),
+        "position": (length, d_model),
+        **dict.fromkeys(("w_q", "w_k", "w_v"), (d_model, d_model)),
+        "w_out": (d_model, vocab),
+    }
+    return {
+        name: rng.normal(0.0, 1.0 if name in ("embed", "position") else s, shape)
+        for name, shape in shapes.items()
+    }
+
 
 def _softmax(s: np.ndarray) -> np.ndarray:
     e = np.exp(s - s.max(axis=-1, keepdims=True))  # 减去每行的最大值：不溢出；−∞ 得到恰好 0
     return e / e.sum(axis=-1, keepdims=True)
 
+
 def _forward(p: dict, tokens: np.ndarray, visible: np.ndarray) -> dict:
     x = p["embed"][tokens] + p["position"][: tokens.shape[1]]  # (B, T, d)：token 加位置嵌入
-    q, k, v = x @ p["w_q"], x @ p["w_k"], x @ p["w_v"]  # 每个 (B, T, d_head)
+    q = x @ p["w_q"]
+    k = x @ p["w_k"]
+    v = x @ p["w_v"]  # 每个 (B, T, d_head)
     s = np.where(visible, q @ k.swapaxes(1, 2) / math.sqrt(q.shape[-1]), -np.inf)  # (B, T, T)
     weights = _softmax(s)
     out = weights @ v  # (B, T, d_head)
     logits = out @ p["w_out"]  # (B, T, |V|)：每个 token 一个分数，softmax 后是概率
     return {"x": x, "q": q, "k": k, "v": v, "weights": weights, "out": out, "logits": logits}
+
 
 def cross_entropy(logits, targets) -> tuple[float, np.ndarray]:
     """平均交叉熵 ``−mean log softmax(logits)[target]`` 与它对 logits 的梯度。
@@ -138,20 +182,30 @@ def cross_entropy(logits, targets) -> tuple[float, np.ndarray]:
     >>> round(loss, 4), round(math.log(2), 4), np.round(grad, 4).tolist()
     (0.41, 0.6931, [[0.25, -0.25], [-0.0596, 0.0596]])
     """
-    z, y = _array(logits, "logits", float), _array(targets, "targets")
-    if (z.ndim < 2 or z.shape[:-1] != y.shape or z.shape[-1] < 2 or y.dtype.kind not in "iu"
-            or not np.isfinite(z).all()):
-        raise ValueError(f"logits 必须是 (…, |V|) 的有限数组，targets 是形状 (…) 的整数，"
-                         f"收到 {z.shape} 与 {y.shape}")
+    z = _array(logits, "logits", float)
+    y = _array(targets, "targets")
+    if (
+        z.ndim < 2
+        or z.shape[:-1] != y.shape
+        or z.shape[-1] < 2
+        or y.dtype.kind not in "iu"
+        or not np.isfinite(z).all()
+    ):
+        raise ValueError(
+            f"logits 必须是 (…, |V|) 的有限数组，targets 是形状 (…) 的整数，"
+            f"收到 {z.shape} 与 {y.shape}"
+        )
     if y.size == 0 or y.min() < 0 or y.max() >= z.shape[-1]:
         raise ValueError(f"targets 必须非空，且在 0 到 {z.shape[-1] - 1} 之间")
     return _cross_entropy(z, y)
+
 
 def _cross_entropy(z, y):
     log_p = z - z.max(axis=-1, keepdims=True)
     log_p -= np.log(np.exp(log_p).sum(axis=-1, keepdims=True))  # log softmax，不会下溢
     one_hot = np.eye(z.shape[-1])[y]  # (…, |V|)
     return float(-(log_p * one_hot).sum() / y.size), (np.exp(log_p) - one_hot) / y.size
+
 
 def _attention_backward(q, k, v, weights, out, d_out):
     """“反向传播”一页的五步，按批（最前面的维度）一次算完。"""
@@ -161,6 +215,7 @@ def _attention_backward(q, k, v, weights, out, d_out):
     correction = (d_out * out).sum(axis=-1, keepdims=True)  # D = rowsum(dO * O)
     d_s = weights * (d_p - correction)  # dS = P * (dP − D)：禁止的格子 P = 0，dS 恰为 0
     return d_s @ k / scale, d_s.swapaxes(-1, -2) @ q / scale, d_v  # dQ = dS K/√d，dK = dS^T Q/√d
+
 
 def loss_and_grads(params: dict, tokens, rule: str) -> tuple[float, dict]:
     """一批序列上的平均下一词损失，以及它对每个参数的梯度（字典，形状同 ``params``）。
@@ -174,6 +229,7 @@ def loss_and_grads(params: dict, tokens, rule: str) -> tuple[float, dict]:
     n = tokens.shape[1]
     return _loss_and_grads(p, tokens, visible_table(rule, n))
 
+
 def _loss_and_grads(p, tokens, visible):
     f = _forward(p, tokens, visible)
     # 位置 t 的目标是 tokens[t + 1]；最后一个位置没有目标，它的 logits 梯度为 0。
@@ -181,7 +237,11 @@ def _loss_and_grads(p, tokens, visible):
     loss, d_logits[:, :-1] = _cross_entropy(f["logits"][:, :-1], tokens[:, 1:])
     d_out = d_logits @ p["w_out"].T  # (B, T, d_head)
     d_q, d_k, d_v = _attention_backward(f["q"], f["k"], f["v"], f["weights"], f["out"], d_out)
-    flat = lambda a: a.reshape(-1, a.shape[-1])  # noqa: E731  摊平批与位置：dW = X^T dQ 对整批求和
+
+    def flat(a):
+        # 摊平批与位置：dW = X^T dQ 对整批求和
+        return a.reshape(-1, a.shape[-1])
+
     grads = {n: flat(f["x"]).T @ flat(g) for n, g in (("w_q", d_q), ("w_k", d_k), ("w_v", d_v))}
     grads["w_out"] = flat(f["out"]).T @ flat(d_logits)
     d_x = d_q @ p["w_q"].T + d_k @ p["w_k"].T + d_v @ p["w_v"].T  # X 产生 Q、K、V：三条路相加
@@ -190,6 +250,7 @@ def _loss_and_grads(p, tokens, visible):
     # 每一行 X 用到一行 token 嵌入：one_hot^T dX 把 dX 加回那一行（出现几次就加几次）
     grads["embed"] = flat(np.eye(len(p["embed"]))[tokens]).T @ flat(d_x)
     return loss, grads
+
 
 # -- 训练 --------------------------------------------------------------------------------------
 def train(rule: str, *, seed: int, steps: int = STEPS, keep=()) -> dict:
@@ -206,18 +267,21 @@ def train(rule: str, *, seed: int, steps: int = STEPS, keep=()) -> dict:
     visible = visible_table(rule, LENGTH)
     rng = np.random.default_rng([seed, 1])  # 训练序列的随机数流：与初始化、评估的不同
     m, s = ({n: np.zeros_like(a) for n, a in p.items()} for _ in "ms")  # 梯度与梯度平方的滑动平均
-    losses, kept = [], {}
+    losses = []
+    kept = {}
     for step in range(1, steps + 1):
         loss, grads = _loss_and_grads(p, _sequences(rng, BATCH, VOCAB, LENGTH, LAG), visible)
         losses.append(loss)  # 这一批是新抽的，损失在更新之前算：模型没见过它们
         for name, g in grads.items():
             m[name] = BETA1 * m[name] + (1 - BETA1) * g
             s[name] = BETA2 * s[name] + (1 - BETA2) * g * g
-            m_hat, s_hat = m[name] / (1 - BETA1**step), s[name] / (1 - BETA2**step)  # 起步修正
+            m_hat = m[name] / (1 - BETA1**step)
+            s_hat = s[name] / (1 - BETA2**step)  # 起步修正
             p[name] = p[name] - LEARNING_RATE * m_hat / (np.sqrt(s_hat) + ADAM_EPS)
         if step in keep:
             kept[step] = {n: a.copy() for n, a in p.items()}
     return {"train_loss": losses, "params": p, "kept": kept}
+
 
 # -- 评估：逐词算（使用时的算法；整段一次算就是 loss_and_grads） -------------------------------
 def cache_step(past: int, rule: str, positions: str = "absolute") -> tuple[int, list[bool]]:
@@ -230,9 +294,10 @@ def cache_step(past: int, rule: str, positions: str = "absolute") -> tuple[int, 
     """
     past = _count(past, "past", 0, att.MAX_POSITIONS - 1, "（可见性表的上限）")
     if positions not in POSITIONS:
-        raise ValueError(f"positions 必须是 \"absolute\" 或 \"row_index\"，收到 {positions!r}")
+        raise ValueError(f'positions 必须是 "absolute" 或 "row_index"，收到 {positions!r}')
     row = past if positions == "absolute" else 0  # 行号当位置：缓存再长，新 token 也在第 0 行
     return row, visible_table(rule, past + 1)[row].tolist()
+
 
 def use_time(params: dict, rule: str, *, seed: int, positions="absolute", prompt=None) -> dict:
     """逐词算、带 KV 缓存：每个位置的平均损失、top-1 准确率与两者的平均，每条序列的预测
@@ -244,14 +309,20 @@ def use_time(params: dict, rule: str, *, seed: int, positions="absolute", prompt
     """
     p = _params(params)
     truth = _tokens(sequences(EVAL_SEQUENCES, seed=seed), p)
-    tokens, prompt = truth.copy(), _count(truth.shape[1] if prompt is None else prompt, "prompt")
-    keys, values, losses, guesses = [], [], [], []
+    tokens = truth.copy()
+    prompt = _count(truth.shape[1] if prompt is None else prompt, "prompt")
+    keys = []
+    values = []
+    losses = []
+    guesses = []
     for t in range(tokens.shape[1] - 1):
         row, visible = cache_step(t, rule, positions)
         x = p["embed"][tokens[:, t]] + p["position"][row]  # (B, d)：只为新 token 算
         keys.append(x @ p["w_k"])
         values.append(x @ p["w_v"])  # 新的 K、V 接在缓存后面
-        k, v, q = np.stack(keys, axis=1), np.stack(values, axis=1), x @ p["w_q"]  # (B, t + 1, d)
+        k = np.stack(keys, axis=1)
+        v = np.stack(values, axis=1)
+        q = x @ p["w_q"]  # (B, t + 1, d)
         s = np.einsum("bd,btd->bt", q, k) / math.sqrt(q.shape[-1])
         logits = np.einsum("bt,btd->bd", _softmax(np.where(visible, s, -np.inf)), v) @ p["w_out"]
         losses.append(_cross_entropy(logits, truth[:, t + 1])[0])
@@ -260,8 +331,14 @@ def use_time(params: dict, rule: str, *, seed: int, positions="absolute", prompt
             tokens[:, t + 1] = guesses[-1]  # 生成：下一步喂进去的是自己的预测
     guess = np.stack(guesses, axis=1)  # (n, length − 1)
     right = (guess == truth[:, 1:]).mean(axis=0).tolist()
-    return {"loss": losses, "accuracy": right, "mean_loss": float(np.mean(losses)),
-            "mean_accuracy": float(np.mean(right)), "predicted": guess.tolist()}
+    return {
+        "loss": losses,
+        "accuracy": right,
+        "mean_loss": float(np.mean(losses)),
+        "mean_accuracy": float(np.mean(right)),
+        "predicted": guess.tolist(),
+    }
+
 
 # -- 看模型：注意力图与泄漏检查 ----------------------------------------------------------------
 def attention_map(params: dict, rule: str, tokens) -> list[list[float]]:
@@ -274,6 +351,7 @@ def attention_map(params: dict, rule: str, tokens) -> list[list[float]]:
     t = _tokens([att.as_list(tokens, "tokens")], p)
     return _forward(p, t, visible_table(rule, t.shape[1]))["weights"][0].tolist()
 
+
 def leak_check(params: dict, rule: str, *, seed: int) -> float:
     """泄漏检查：把位置 t 之后的 token 全换掉，位置 0 … t 的 logits 最多变了多少（取遍 t）。
     因果规则下必须恰为 0：一个位置的输出不能依赖它之后的 token。
@@ -283,15 +361,18 @@ def leak_check(params: dict, rule: str, *, seed: int) -> float:
     """
     p = _params(params)
     tokens = _tokens(sequences(EVAL_SEQUENCES, seed=seed), p)
-    n, vocab = tokens.shape[1], p["embed"].shape[0]
+    n = tokens.shape[1]
+    vocab = p["embed"].shape[0]
     visible = visible_table(rule, n)
-    base, worst = _forward(p, tokens, visible)["logits"], 0.0
+    base = _forward(p, tokens, visible)["logits"]
+    worst = 0.0
     for t in range(n - 1):
         changed = tokens.copy()
         changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % vocab  # 后面的 token 都换成另一个
         moved = np.abs(_forward(p, changed, visible)["logits"][:, : t + 1] - base[:, : t + 1]).max()
         worst = max(worst, float(moved))
     return worst
+
 
 # -- 核对：中心有限差分 ------------------------------------------------------------------------
 def gradient_check(*, seed: int = 0, eps: float = 1e-5) -> float:
@@ -303,13 +384,15 @@ def gradient_check(*, seed: int = 0, eps: float = 1e-5) -> float:
     if not 0 < att.real(eps, "eps") <= 0.1:
         raise ValueError(f"eps 必须是 (0, 0.1] 里的数，收到 {eps!r}")
     p = init_params(seed=seed, vocab=3, length=4, d_model=2)
-    tokens, worst = sequences(3, seed=seed, vocab=3, length=4, lag=2), 0.0
+    tokens = sequences(3, seed=seed, vocab=3, length=4, lag=2)
+    worst = 0.0
     for rule in RULES:
         _, grads = loss_and_grads(p, tokens, rule)
         for name, a in p.items():
             numeric = np.zeros_like(a)
             for i in np.ndindex(a.shape):  # 逐个元素原地扰动，用完即还原
-                saved, losses = a[i], []
+                saved = a[i]
+                losses = []
                 for shift in (eps, -eps):
                     a[i] = saved + shift
                     losses.append(loss_and_grads(p, tokens, rule)[0])
@@ -319,31 +402,46 @@ def gradient_check(*, seed: int = 0, eps: float = 1e-5) -> float:
             worst = max(worst, float(np.linalg.norm(grads[name] - numeric) / norm))
     return worst
 
+
 # -- 自检与演示 --------------------------------------------------------------------------------
 def self_test() -> None:
     """快速自检：梯度核对、因果模型不泄漏、整段算与逐词算一致、行号当位置改变结果。"""
     att.check(gradient_check() < 1e-6, "loss_and_grads 应当通过有限差分核对")
     p = init_params(seed=0)
-    use = lambda pos: use_time(p, "causal", seed=1, positions=pos)["mean_loss"]  # noqa: E731
+
+    def use(pos):
+        return use_time(p, "causal", seed=1, positions=pos)["mean_loss"]
+
     leak = [leak_check(p, rule, seed=1) for rule in (*RULES, AHEAD)]
     att.check(leak[0] == 0.0 < min(leak[1:]), "只有因果规则挡得住后面的 token")
     whole = loss_and_grads(p, sequences(EVAL_SEQUENCES, seed=1), "causal")[0]
     att.check(abs(use("absolute") - whole) < 1e-12, "逐词算应与整段算一致")
     att.check(use("row_index") != use("absolute"), "行号当位置应当出错")
 
+
 def run_demo() -> dict:
     """两种规则各训练一次，比较训练时与使用时的损失和准确率（运行本文件时以 JSON 打印）。"""
-    params_of, out = {}, {"性质": "人工构造的任务，构建时训练的小模型", "词表大小": VOCAB,
-                          "因果规则的损失下限": loss_floor(), "瞎猜的准确率": 1 / VOCAB}
+    params_of = {}
+    out = {
+        "性质": "人工构造的任务，构建时训练的小模型",
+        "词表大小": VOCAB,
+        "因果规则的损失下限": loss_floor(),
+        "瞎猜的准确率": 1 / VOCAB,
+    }
     for rule in RULES:
         params = params_of[rule] = train(rule, seed=0)["params"]
-        use, eval_tokens = use_time(params, rule, seed=1), sequences(EVAL_SEQUENCES, seed=1)
-        out[rule] = {"整段算的损失": loss_and_grads(params, eval_tokens, rule)[0],
-                     "逐词算的损失": use["mean_loss"], "逐词算的准确率": use["mean_accuracy"]}
+        use = use_time(params, rule, seed=1)
+        eval_tokens = sequences(EVAL_SEQUENCES, seed=1)
+        out[rule] = {
+            "整段算的损失": loss_and_grads(params, eval_tokens, rule)[0],
+            "逐词算的损失": use["mean_loss"],
+            "逐词算的准确率": use["mean_accuracy"],
+        }
         out[rule]["损失比瞎猜还高"] = use["mean_loss"] > math.log(VOCAB)
     row = use_time(params_of["causal"], "causal", seed=1, positions="row_index")  # 只许读 Key 0
     out["causal"]["用行号当位置的损失"] = row["mean_loss"]
     return out
+
 
 if __name__ == "__main__":
     self_test()

@@ -35,18 +35,23 @@ kernelspec:
   display_name: Python 3
 ---
 """
-FLOOR_PAGE = NOTEBOOK + """
+FLOOR_PAGE = (
+    NOTEBOOK
+    + """
 # 基准页
 
 ```{code-cell} ipython3
 print("一个单元")
 ```
 """
+)
 
 
 # A small book for tests that only need some page to use code/: the floor page, which does not, and
 # a page that prints a result of 02_attention, which does (tests/test_livehtml.py, tests/test_bench.py).
-MINI_PAGE = NOTEBOOK + """
+MINI_PAGE = (
+    NOTEBOOK
+    + """
 # 用到教学代码的页
 
 ```{code-cell} ipython3
@@ -57,6 +62,7 @@ pad = att.key_padding(2, 3)
 print(att.run_demo()["输出"])
 ```
 """
+)
 
 
 def make_mini_project(dest: Path) -> Path:
@@ -64,7 +70,9 @@ def make_mini_project(dest: Path) -> Path:
     make_project(dest, floor=True)
     (dest / "book" / "uses_code.md").write_text(MINI_PAGE, encoding="utf-8")
     index = dest / "book" / "index.md"
-    index.write_text(index.read_text(encoding="utf-8") + "\n```{toctree}\nuses_code\n```\n", encoding="utf-8")
+    index.write_text(
+        index.read_text(encoding="utf-8") + "\n```{toctree}\nuses_code\n```\n", encoding="utf-8"
+    )
     return dest
 
 
@@ -72,14 +80,22 @@ def make_project(dest: Path, *, floor: bool = False) -> Path:
     """A copy of the project in ``dest``: conf.py, code/ and the book (or the one-page floor book:
     the book's extensions, static files, LaTeX preamble and book-side package, and one page)."""
     shutil.copy(ROOT / "conf.py", dest / "conf.py")
-    shutil.copytree(ROOT / "code", dest / "code", ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    shutil.copytree(
+        ROOT / "code", dest / "code", ignore=shutil.ignore_patterns("__pycache__", "tests")
+    )
     if floor:  # the book's extensions, static files and bibliography; one page of its own
         for folder in ("_ext", "_static", "latex", "chapter"):
-            shutil.copytree(ROOT / "book" / folder, dest / "book" / folder, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                ROOT / "book" / folder,
+                dest / "book" / folder,
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
         shutil.copy(ROOT / "book" / "references.bib", dest / "book" / "references.bib")
         # The page every citation links to; outside any toctree here, hence orphan.
         references = (ROOT / "book" / "references.md").read_text(encoding="utf-8")
-        (dest / "book" / "references.md").write_text("---\norphan: true\n---\n" + references, encoding="utf-8")
+        (dest / "book" / "references.md").write_text(
+            "---\norphan: true\n---\n" + references, encoding="utf-8"
+        )
         (dest / "book" / "index.md").write_text(FLOOR_PAGE, encoding="utf-8")
     else:
         shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("__pycache__"))
@@ -89,7 +105,19 @@ def make_project(dest: Path, *, floor: bool = False) -> Path:
 def make_html(project: Path) -> subprocess.CompletedProcess:
     """What `make html` runs, in a copy of the project (tests/test_publishing.py uses it too)."""
     # --no-color: Sphinx colours its log when it sees CI=true, and the log is read afterwards.
-    cmd = [sys.executable, "-m", "sphinx", "-M", "html", "book", "_build", "-c", ".", *SPHINX_OPTS, "--no-color"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-M",
+        "html",
+        "book",
+        "_build",
+        "-c",
+        ".",
+        *SPHINX_OPTS,
+        "--no-color",
+    ]
     return subprocess.run(cmd, cwd=project, capture_output=True, text=True)
 
 
@@ -121,7 +149,8 @@ def measure(project: Path) -> dict:
         seconds, executed = build(project)
         clean.append(seconds)
     nochange = [build(project)[0] for _ in range(REPEATS)]
-    edits, reexecuted = [], []
+    edits = []
+    reexecuted = []
     for _ in range(REPEATS):
         code = project / "code" / "02_attention.py"
         os.utime(code)  # a touch: new mtime, same content
@@ -146,22 +175,31 @@ def pages_using(project: Path, filename: str) -> list[str]:
         page.relative_to(book).with_suffix("").as_posix()
         for page in book.rglob("*.md")
         if "_ext" not in page.parts
-        and filename in {
-            p.name for p in used_code_files(page.read_text(encoding="utf-8"), project / "code", project / "book" / "chapter")
+        and filename
+        in {
+            p.name
+            for p in used_code_files(
+                page.read_text(encoding="utf-8"), project / "code", project / "book" / "chapter"
+            )
         }
     )
 
 
 def time_pytest_code() -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "code/"], cwd=ROOT,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "code/"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - start
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="book-bench-") as tmp:
-        book_dir, floor_dir = Path(tmp, "book"), Path(tmp, "floor")
+        book_dir = Path(tmp, "book")
+        floor_dir = Path(tmp, "floor")
         book_dir.mkdir()
         floor_dir.mkdir()
         print(f"measuring (median of {REPEATS} runs each) …", flush=True)
@@ -172,10 +210,14 @@ def main() -> None:
     pytest_seconds = time_pytest_code()
 
     print()
-    print(f"{'':8}{'clean s':>10}{'no-change s':>14}{'code-edit s':>14}  executed (clean) / re-executed (edit)")
+    print(
+        f"{'':8}{'clean s':>10}{'no-change s':>14}{'code-edit s':>14}  executed (clean) / re-executed (edit)"
+    )
     for name, m in (("book", book), ("floor", floor)):
-        print(f"{name:8}{m['clean']:>10.2f}{m['nochange']:>14.2f}{m['edit']:>14.2f}  "
-              f"{', '.join(m['executed']) or '-'} / {', '.join(m['reexecuted']) or '-'}")
+        print(
+            f"{name:8}{m['clean']:>10.2f}{m['nochange']:>14.2f}{m['edit']:>14.2f}  "
+            f"{', '.join(m['executed']) or '-'} / {', '.join(m['reexecuted']) or '-'}"
+        )
     print()
 
     def verdict(ok: bool) -> str:
@@ -183,15 +225,23 @@ def main() -> None:
 
     ratio = book["nochange"] / floor["nochange"]
     budget = floor["clean"] + 1.5 * len(book["executed"])
-    print(f"no-change rebuild: book / floor = {ratio:.2f}   (target ≤ 1.30)  {verdict(ratio <= 1.3)}")
-    print(f"clean build: book {book['clean']:.2f} s vs floor + 1.5 s × {len(book['executed'])} executed pages "
-          f"= {budget:.2f} s  {verdict(book['clean'] <= budget)}")
-    print(f"code edit: re-executed {', '.join(book['reexecuted'])}; pages that use 02_attention.py: "
-          f"{', '.join(users)}; floor re-executed {len(floor['reexecuted'])}  "
-          f"{verdict(sorted(book['reexecuted']) == users and not floor['reexecuted'])}")
+    print(
+        f"no-change rebuild: book / floor = {ratio:.2f}   (target ≤ 1.30)  {verdict(ratio <= 1.3)}"
+    )
+    print(
+        f"clean build: book {book['clean']:.2f} s vs floor + 1.5 s × {len(book['executed'])} executed pages "
+        f"= {budget:.2f} s  {verdict(book['clean'] <= budget)}"
+    )
+    print(
+        f"code edit: re-executed {', '.join(book['reexecuted'])}; pages that use 02_attention.py: "
+        f"{', '.join(users)}; floor re-executed {len(floor['reexecuted'])}  "
+        f"{verdict(sorted(book['reexecuted']) == users and not floor['reexecuted'])}"
+    )
     print(f"pytest code/: {pytest_seconds:.2f} s   (target < 10 s)  {verdict(pytest_seconds < 10)}")
     print()
-    print("reading the core of each page (tests/reading.py; folded 深入 blocks and solutions not counted):")
+    print(
+        "reading the core of each page (tests/reading.py; folded 深入 blocks and solutions not counted):"
+    )
     print(reading.table(core))
 
 

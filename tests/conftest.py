@@ -53,7 +53,14 @@ CHAPTER_PAGES = [
 # Marks isolate what is slow or needs a tool: `-m "not build"` builds no book, `-m "not browser"` starts
 # no browser, `-m "not pdf"` runs no TeX. A test is marked by what its fixtures do; a browser or PDF test
 # builds the book first, so it is a build test too.
-_NEEDS = {"book_html": "build", "browser": "browser", "open_page": "browser", "pdf": "pdf", "pages": "pdf", "text": "pdf"}
+_NEEDS = {
+    "book_html": "build",
+    "browser": "browser",
+    "open_page": "browser",
+    "pdf": "pdf",
+    "pages": "pdf",
+    "text": "pdf",
+}
 _IMPLIES = {"browser": "build", "pdf": "build"}
 
 
@@ -74,7 +81,9 @@ def pytest_collection_modifyitems(config, items):
     # (see _build_book_html), while the other tests run.
     items.sort(key=lambda item: item.get_closest_marker("pdf") is not None)
     if unmarked:
-        raise pytest.UsageError("tests without the mark their fixtures need:\n  " + "\n  ".join(unmarked))
+        raise pytest.UsageError(
+            "tests without the mark their fixtures need:\n  " + "\n  ".join(unmarked)
+        )
 
 
 def load_module(path: Path, name: str = "edited_module"):
@@ -94,7 +103,18 @@ def need(reason: str) -> None:
 
 def sphinx(builder: str, out: Path, *extra: str, src: Path = ROOT) -> subprocess.CompletedProcess:
     """Run sphinx-build on a project laid out like this one (conf.py at the top, sources in book/)."""
-    cmd = [*SPHINX_BUILD, "-b", builder, *SPHINX_OPTS, "--no-color", "-c", str(src), str(src / "book"), str(out), *extra]
+    cmd = [
+        *SPHINX_BUILD,
+        "-b",
+        builder,
+        *SPHINX_OPTS,
+        "--no-color",
+        "-c",
+        str(src),
+        str(src / "book"),
+        str(out),
+        *extra,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=src)
 
 
@@ -184,7 +204,9 @@ CHROMIUM_ARGS = [
 def browser():
     """Debian's headless chromium driven by Playwright (never a downloaded browser)."""
     if not CHROMIUM.exists():
-        need("no browser at /usr/bin/chromium: install Debian's package `chromium` (apt-get install chromium)")
+        need(
+            "no browser at /usr/bin/chromium: install Debian's package `chromium` (apt-get install chromium)"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -206,12 +228,15 @@ def flat(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def assert_numbered_sections(text: str, title: str, sections: list[str] = MECHANISM_SECTIONS) -> int:
+def assert_numbered_sections(
+    text: str, title: str, sections: list[str] = MECHANISM_SECTIONS
+) -> int:
     """In the PDF's flat `text`, the page `title` is section 2.N and its sections follow as 2.N.1, 2.N.2 …
     in the order of `sections`. Returns N."""
     found = re.search(rf"2\.(\d+){re.escape(flat(title))}", text)
     assert found, f"{title} is not a section of 第2章"
-    number, at = found.group(1), found.end()
+    number = found.group(1)
+    at = found.end()
     for k, heading in enumerate(sections, start=1):
         where = text.find(f"2.{number}.{k}{flat(heading)}", at)
         assert where > at, f"2.{number}.{k} {heading}"
@@ -231,7 +256,10 @@ def _pdf_tools_missing() -> str | None:
 
 def _pdf_files() -> dict[str, Path]:
     """Where the PDF build's output, errors and exit status go (beside LATEX_BUILD)."""
-    return {kind: LATEX_BUILD.parent / f".{LATEX_BUILD.name}.{kind}" for kind in ("token", "out", "err", "rc")}
+    return {
+        kind: LATEX_BUILD.parent / f".{LATEX_BUILD.name}.{kind}"
+        for kind in ("token", "out", "err", "rc")
+    }
 
 
 def _run_token() -> str:
@@ -246,19 +274,34 @@ def _start_pdf(book_html: Path) -> None:
     LATEX_BUILD.parent.mkdir(parents=True, exist_ok=True)
     for path in files.values():
         path.unlink(missing_ok=True)
-    cmd = [*SPHINX_BUILD, "-M", "latexpdf", "book", str(LATEX_BUILD), "-c", ".", *SPHINX_OPTS, "--no-color",
-           "-d", str(doctrees_of(book_html))]
+    cmd = [
+        *SPHINX_BUILD,
+        "-M",
+        "latexpdf",
+        "book",
+        str(LATEX_BUILD),
+        "-c",
+        ".",
+        *SPHINX_OPTS,
+        "--no-color",
+        "-d",
+        str(doctrees_of(book_html)),
+    ]
     q = {kind: shlex.quote(str(path)) for kind, path in files.items()}
     # The exit status is written last, and renamed into place, so a reader never sees half of it.
     script = f"{shlex.join(cmd)} >{q['out']} 2>{q['err']}; echo $? >{q['rc']}.part && mv {q['rc']}.part {q['rc']}"
     files["token"].write_text(_run_token(), encoding="utf-8")
-    _RUN["pdf_build"] = subprocess.Popen(["sh", "-c", script], cwd=ROOT, env={**os.environ, "LATEXMKOPTS": "-silent"})
+    _RUN["pdf_build"] = subprocess.Popen(
+        ["sh", "-c", script], cwd=ROOT, env={**os.environ, "LATEXMKOPTS": "-silent"}
+    )
 
 
 def _finished_pdf(book_html: Path) -> Path:
     """The PDF this run typesets: wait for the background build (start it if no one has), then check it."""
     files = _pdf_files()
-    started = files["token"].is_file() and files["token"].read_text(encoding="utf-8") == _run_token()
+    started = (
+        files["token"].is_file() and files["token"].read_text(encoding="utf-8") == _run_token()
+    )
     if not started:
         _start_pdf(book_html)
     for _ in range(2400):  # at most 20 minutes: a TeX run that hangs fails here instead
@@ -267,11 +310,14 @@ def _finished_pdf(book_html: Path) -> Path:
         time.sleep(0.5)
     else:
         pytest.fail("the PDF build did not finish within 20 minutes")
-    out, err = files["out"].read_text(encoding="utf-8"), files["err"].read_text(encoding="utf-8")
+    out = files["out"].read_text(encoding="utf-8")
+    err = files["err"].read_text(encoding="utf-8")
     assert files["rc"].read_text().strip() == "0", (out + err)[-5000:]
     assert "WARNING" not in err, err
     # The book's PDF is the one typeset from a .tex; other PDFs there are figures it includes.
-    pdfs = sorted(p for p in (LATEX_BUILD / "latex").glob("*.pdf") if p.with_suffix(".tex").is_file())
+    pdfs = sorted(
+        p for p in (LATEX_BUILD / "latex").glob("*.pdf") if p.with_suffix(".tex").is_file()
+    )
     assert len(pdfs) == 1, pdfs
     return pdfs[0]
 
@@ -318,16 +364,25 @@ def heading_text(tag) -> str:
 
 def table_rows(node, cells=("th", "td"), sep: str = "") -> list[list[str]]:
     """Every table row under `node` as the texts of its cells (`cells`: which cells count)."""
-    return [[c.get_text(sep, strip=True) for c in tr.find_all(list(cells))] for tr in node.find_all("tr")]
+    return [
+        [c.get_text(sep, strip=True) for c in tr.find_all(list(cells))]
+        for tr in node.find_all("tr")
+    ]
 
 
 def section_of(node, title: str):
     """The <section> under `node` whose own h2 reads `title`."""
-    return next(s for s in node.find_all("section") if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title)
+    return next(
+        s
+        for s in node.find_all("section")
+        if s.find("h2", recursive=False) and heading_text(s.find("h2")) == title
+    )
 
 
 # -- pages in the browser (every browser test opens a built page through `open_page`) ------------
-PAUSED_AT = 3600  # seconds (Playwright reads a number as Unix time): an hour after the fake clock's start
+PAUSED_AT = (
+    3600  # seconds (Playwright reads a number as Unix time): an hour after the fake clock's start
+)
 
 
 @pytest.fixture()
@@ -344,16 +399,29 @@ def open_page(browser, book_html):
     """
     contexts = []
 
-    def open_(name: str, width: int = 1280, height: int = 900, ready: str | None = None, maths: bool = False,
-              theme: str | None = None, clock: bool = False, **context_options):
+    def open_(
+        name: str,
+        width: int = 1280,
+        height: int = 900,
+        ready: str | None = None,
+        maths: bool = False,
+        theme: str | None = None,
+        clock: bool = False,
+        **context_options,
+    ):
         if theme is not None:
             context_options["color_scheme"] = theme
-        context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
+        context = browser.new_context(
+            viewport={"width": width, "height": height}, **context_options
+        )
         contexts.append(context)
         page = context.new_page()
-        page.requests, page.errors = [], []
+        page.requests = []
+        page.errors = []
         page.on("request", lambda request: page.requests.append(request.url))
-        page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
+        page.on(
+            "console", lambda message: message.type == "error" and page.errors.append(message.text)
+        )
         page.on("pageerror", lambda error: page.errors.append(str(error)))
         if clock:
             page.clock.install(time=0)
@@ -392,7 +460,11 @@ def wait_for_maths(page) -> None:
 def assert_offline(page, book_html: Path, data: bool = True) -> None:
     """No request of `page` left the book folder (`data=False`: not even a data: URL)."""
     root = book_html.resolve().as_uri() + "/"
-    outside = [url for url in page.requests if not url.startswith(root) and not (data and url.startswith("data:"))]
+    outside = [
+        url
+        for url in page.requests
+        if not url.startswith(root) and not (data and url.startswith("data:"))
+    ]
     assert not outside, outside
 
 
@@ -419,6 +491,13 @@ def assert_axe_clean(page, context: str | None = None, note=None) -> None:
     found = Axe().run(page, context=context).response["violations"]
     where = f" in {context}" if context else ""
     for v in found:
-        print(f"axe{where} {v['impact']}: {v['id']} ({len(v['nodes'])}): {v['help']}", [n["target"] for n in v["nodes"]][:4])
-    serious = [(v["id"], [n["target"] for n in v["nodes"]][:4]) for v in found if v["impact"] in ("serious", "critical")]
+        print(
+            f"axe{where} {v['impact']}: {v['id']} ({len(v['nodes'])}): {v['help']}",
+            [n["target"] for n in v["nodes"]][:4],
+        )
+    serious = [
+        (v["id"], [n["target"] for n in v["nodes"]][:4])
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
     assert not serious, (note, serious) if note is not None else serious

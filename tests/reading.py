@@ -53,8 +53,11 @@ class Reading(NamedTuple):
 
     @property
     def minutes(self) -> float:
-        return (self.chars / CHARS_PER_MINUTE + self.tables * MINUTES_PER_TABLE
-                + self.code_lines / CODE_LINES_PER_MINUTE)
+        return (
+            self.chars / CHARS_PER_MINUTE
+            + self.tables * MINUTES_PER_TABLE
+            + self.code_lines / CODE_LINES_PER_MINUTE
+        )
 
 
 def reading(html: str) -> Reading:
@@ -96,15 +99,20 @@ def chapter_pages(html_dir: Path) -> list[str]:
 
 
 def report(html_dir: Path) -> list[tuple[str, Reading]]:
-    return [(name, reading((html_dir / name).read_text(encoding="utf-8"))) for name in chapter_pages(html_dir)]
+    return [
+        (name, reading((html_dir / name).read_text(encoding="utf-8")))
+        for name in chapter_pages(html_dir)
+    ]
 
 
 def table(rows: list[tuple[str, Reading]]) -> str:
     lines = [f"{'page':28} {'prose chars':>11} {'tables':>6} {'code lines':>10} {'minutes':>8}"]
     for name, r in rows:
         lines.append(f"{name:28} {r.chars:11d} {r.tables:6d} {r.code_lines:10d} {r.minutes:8.1f}")
-    lines.append(f"{'chapter':28} {'':11} {'':6} {'':10} {sum(r.minutes for _, r in rows):8.1f}"
-                 f"   (budget {PAGE_BUDGET:g} a page, {CHAPTER_BUDGET:g} in all)")
+    lines.append(
+        f"{'chapter':28} {'':11} {'':6} {'':10} {sum(r.minutes for _, r in rows):8.1f}"
+        f"   (budget {PAGE_BUDGET:g} a page, {CHAPTER_BUDGET:g} in all)"
+    )
     return "\n".join(lines)
 
 

@@ -15,7 +15,9 @@ import pytest
 pytestmark = pytest.mark.build
 
 
-def test_measure_times_each_build_and_a_code_edit_reruns_only_the_page_that_uses_it(tmp_path, monkeypatch):
+def test_measure_times_each_build_and_a_code_edit_reruns_only_the_page_that_uses_it(
+    tmp_path, monkeypatch
+):
     monkeypatch.setattr(bench, "REPEATS", 1)
     project = bench.make_mini_project(tmp_path)
     figures = bench.measure(project)

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import importlib
-import math
 import json
+import math
 import re
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-
 from conftest import ROOT, article_of, heading_text, section_of, soup_of, table_rows
 
-from chapter import fmt, mask, opening
+from chapter import fmt, mask, mask_facts, mask_figure, opening
 
 pytestmark = pytest.mark.build  # every test here reads the session's book build
 
@@ -67,7 +66,11 @@ def test_the_sidebar_shows_every_page_once_under_distinct_titles(book_html, name
 
 def test_every_example_states_its_inputs_first(book_html):
     soup = soup_of(book_html, "ch02/mask.html")
-    boxes = [a for a in soup.find("article").find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
+    boxes = [
+        a
+        for a in soup.find("article").find_all(class_="admonition")
+        if "输入与适用条件" in a.get_text()
+    ]
     assert len(boxes) >= 11
 
 
@@ -103,8 +106,11 @@ def _prose(book_html: Path, name: str) -> list:
     article = article_of(book_html, name)
     for tag in article.find_all(["pre", "script", "style", "mjx-container"]):
         tag.decompose()
-    return [t for t in article.find_all(["p", "li"])
-            if (t.name == "p" or not t.find("p")) and not t.find_parent(["table", "pre"])]
+    return [
+        t
+        for t in article.find_all(["p", "li"])
+        if (t.name == "p" or not t.find("p")) and not t.find_parent(["table", "pre"])
+    ]
 
 
 def _sentences(text: str) -> list[str]:
@@ -124,7 +130,12 @@ def test_no_long_sentence_of_the_mask_page_is_said_twice(book_html):
 
 def test_the_wrong_offset_is_summed_up_once(book_html):
     text = article_of(book_html, "ch02/mask.html").get_text()
-    assert text.count("按行号造表的写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到") == 1
+    assert (
+        text.count(
+            "按行号造表的写法不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到"
+        )
+        == 1
+    )
     # and the temperature table is the scaling page's: no table on the mask page has a temperature row
     rows = table_rows(article_of(book_html, "ch02/mask.html"))
     assert not any(cell.startswith("基准 [") for row in rows for cell in row)
@@ -134,7 +145,8 @@ def test_the_wrong_offset_is_summed_up_once(book_html):
 def test_glued_text_meets_the_prose_without_a_stray_space(book_html, name):
     """Where a glued value meets the text or another value: no space between Chinese characters or after
     Chinese punctuation (「第 4 步 只取」「。 真实查询」「。 所以 KV 缓存」 were such spaces)."""
-    left, right = f"[{CJK}。，；：！？）”]", f"[{CJK}“（]"
+    left = f"[{CJK}。，；：！？）”]"
+    right = f"[{CJK}“（]"
     stray = re.compile(f"{left}\x02\\s+\x01?{right}|{left}\x02?\\s+\x01{right}")
     bad = []
     for node in _prose(book_html, name):
@@ -142,8 +154,10 @@ def test_glued_text_meets_the_prose_without_a_stray_space(book_html, name):
             span.insert_before("\x01")
             span.insert_after("\x02")
         text = node.get_text()
-        bad += [text[max(m.start() - 8, 0):m.end() + 8].replace("\x01", "").replace("\x02", "")
-                for m in stray.finditer(text)]
+        bad += [
+            text[max(m.start() - 8, 0) : m.end() + 8].replace("\x01", "").replace("\x02", "")
+            for m in stray.finditer(text)
+        ]
     assert not bad, bad
 
 
@@ -158,9 +172,15 @@ def test_the_dtype_paragraph_shows_float16(book_html):
 
     text = article_of(book_html, "ch02/mask.html").get_text()
     with np.errstate(over="ignore"):
-        assert np.isinf(np.float16(-1e9)) and np.isinf(np.finfo(np.float16).min + np.finfo(np.float16).min)
+        assert np.isinf(np.float16(-1e9)) and np.isinf(
+            np.finfo(np.float16).min + np.finfo(np.float16).min
+        )
     values = mask.empty_rows_section("float16")
-    assert values["dtype_big_sentence"] in text and values["dtype_doubled"] in text and values["dtype_doubled"]
+    assert (
+        values["dtype_big_sentence"] in text
+        and values["dtype_doubled"] in text
+        and values["dtype_doubled"]
+    )
     assert fmt.short(float(np.finfo(np.float16).min)) in text
 
 
@@ -182,10 +202,16 @@ def test_no_page_loads_anything_from_the_network(book_html):
         for tag, attr in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src")):
             for el in soup.find_all(tag):
                 url = el.get(attr)
-                if not url or (tag == "link" and "stylesheet" not in el.get("rel", []) and "preload" not in el.get("rel", [])):
+                if not url or (
+                    tag == "link"
+                    and "stylesheet" not in el.get("rel", [])
+                    and "preload" not in el.get("rel", [])
+                ):
                     continue
                 assert not re.match(r"^(https?:)?//", url), f"{html.name}: {tag} {url}"
-                assert (html.parent / url.split("?")[0]).resolve().is_file(), f"{html.name}: {url} missing"
+                assert (html.parent / url.split("?")[0]).resolve().is_file(), (
+                    f"{html.name}: {url} missing"
+                )
 
 
 def test_maths_is_rendered_by_a_local_mathjax(book_html):
@@ -200,21 +226,31 @@ def test_search_index_holds_the_chinese_terms_of_the_mask_page(book_html):
     index = json.loads(raw[raw.index("(") + 1 : raw.rindex(")")])
     mask = index["docnames"].index("ch02/mask")
     for term in ("因果", "掩码", "可见性表", "缓存"):
-        docs = [index[kind].get(term) for kind in ("terms", "titleterms")]  # a word is in one of them
-        found = {d for hit in docs if hit is not None for d in (hit if isinstance(hit, list) else [hit])}
+        docs = [
+            index[kind].get(term) for kind in ("terms", "titleterms")
+        ]  # a word is in one of them
+        found = {
+            d for hit in docs if hit is not None for d in (hit if isinstance(hit, list) else [hit])
+        }
         assert mask in found, term
 
 
 def test_the_search_script_names_a_stemmer_that_exists(book_html):
     js = (book_html / "_static" / "language_data.js").read_text(encoding="utf-8")
     assigned = re.search(r"window\.Stemmer = (\w+);", js).group(1)
-    assert re.search(rf"\b{assigned}\b\s*=|class {assigned}|function {assigned}\b|var {assigned}\b", js.replace(f"window.Stemmer = {assigned};", ""))
+    assert re.search(
+        rf"\b{assigned}\b\s*=|class {assigned}|function {assigned}\b|var {assigned}\b",
+        js.replace(f"window.Stemmer = {assigned};", ""),
+    )
 
 
 def tables(soup: BeautifulSoup) -> list[list[list[str]]]:
     """Every table of the article as rows of cell texts (header row first)."""
     return [
-        [[c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
+        [
+            [c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])]
+            for tr in table.find_all("tr")
+        ]
         for table in soup.find("article").find_all("table")
     ]
 
@@ -228,7 +264,10 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
     (big,) = [r for name, r in rows.items() if "−1e9" in name]
     (zero,) = [r for name, r in rows.items() if '"zero"' in name]
     (error,) = [r for name, r in rows.items() if '"error"' in name]
-    weights = lambda cell: cell.split(" / ")
+
+    def weights(cell):
+        return cell.split(" / ")
+
     assert set(weights(minus_inf[0])) == {"NaN"} and minus_inf[1] == "NaN"
     assert set(weights(minus_inf[3])) == {"NaN"}  # one more product spreads it to every real query
     n = len(weights(big[0]))
@@ -245,29 +284,44 @@ def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     text = article_of(book_html, "ch02/mask.html").get_text()
     assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
     # F12's last frame explains the rows; the section says the moral once and the worst case in its own words.
-    assert mask.cache_moral(mask.visibility_facts(mask.NEW, past=mask.PAST)) in text
+    assert (
+        mask_figure.cache_moral(mask_facts.visibility_facts(mask_figure.NEW, past=mask_figure.PAST))
+        in text
+    )
     cache = mask.cache_section()
-    assert f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}" in text
-    worst = mask.visibility_facts(1, past=mask.PAST)
-    assert f"把行号当位置时，{mask.lost_sentence(worst['rows'][0])}。" not in text  # F12 says it for new = 2
+    assert (
+        f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}"
+        in text
+    )
+    worst = mask_facts.visibility_facts(1, past=mask_figure.PAST)
+    assert (
+        f"把行号当位置时，{mask_facts.lost_sentence(worst['rows'][0])}。" not in text
+    )  # F12 says it for new = 2
     # new = 2 is F12's last step; the text names it and does not draw its two tables again
-    label = f"行 1（绝对位置 {mask.PAST + 1}）"  # the second new query of F12's last step
-    shown = [t for t in tables(soup_of(book_html, "ch02/mask.html")) if any(row[0] == label for row in t)]
+    label = f"行 1（绝对位置 {mask_figure.PAST + 1}）"  # the second new query of F12's last step
+    shown = [
+        t for t in tables(soup_of(book_html, "ch02/mask.html")) if any(row[0] == label for row in t)
+    ]
     assert len(shown) == 1  # F12's own table, not a second copy in the text
-    assert f"past = {mask.PAST}、new = {mask.NEW} 时正确与写错的两张表" in text
+    assert f"past = {mask_figure.PAST}、new = {mask_figure.NEW} 时正确与写错的两张表" in text
 
 
 def test_the_figure_explanations_are_the_generated_ones(book_html):
     soup = soup_of(book_html, "ch02/mask.html")
-    shown = [e.get_text(strip=True) for e in soup.select("[data-step-figure='F12'] .step-figure-explanation")]
-    assert shown == [f["explanation"] for f in mask.f12_frames()]
+    shown = [
+        e.get_text(strip=True)
+        for e in soup.select("[data-step-figure='F12'] .step-figure-explanation")
+    ]
+    assert shown == [f["explanation"] for f in mask_figure.f12_frames()]
     assert "Key 3 是本批新来的" in shown[-1]  # not 「早已在缓存里」, as F12 once said
 
 
 def test_one_row_is_computed_through_every_step_with_a_rounding_note(book_html):
     soup = soup_of(book_html, "ch02/mask.html")
     (hand,) = [{row[0]: row[1:] for row in t[1:]} for t in tables(soup) if t[0][0] == "步骤 ＼ Key"]
-    q, k, v = att.DEMO_Q, att.DEMO_K, att.DEMO_V
+    q = att.DEMO_Q
+    k = att.DEMO_K
+    v = att.DEMO_V
     row = mask.demo_section()["hand_row"]
     visible = att.visibility(len(q), len(k))[row]
     assert 2 <= sum(visible) < len(k)  # a row with a forbidden key: the mask page's row
@@ -335,13 +389,19 @@ def printed_value(expression: str) -> float:
 
 
 def test_the_calculation_scan_reads_what_the_pages_write():
-    found = written_calculations("例如 J₀₁ = −p₀p₁ = −0.6652×0.0900 = -0.0599 ：而 0.5×1 + 2×2 = 4.5000。")
+    found = written_calculations(
+        "例如 J₀₁ = −p₀p₁ = −0.6652×0.0900 = -0.0599 ：而 0.5×1 + 2×2 = 4.5000。"
+    )
     assert found == [("−0.6652×0.0900", "=", "-0.0599"), ("0.5×1 + 2×2", "=", "4.5000")]
     assert written_calculations("于是 ln(e³ + 3) − 3 = 0.1392。") == []
-    assert printed_value("(0.3125×1 + (-0.5907)×0 + 0.2782×1) / √2") == pytest.approx(0.417688, abs=1e-6)
+    assert printed_value("(0.3125×1 + (-0.5907)×0 + 0.2782×1) / √2") == pytest.approx(
+        0.417688, abs=1e-6
+    )
 
 
-def test_a_written_out_calculation_says_equals_only_when_its_printed_numbers_give_the_result(book_html):
+def test_a_written_out_calculation_says_equals_only_when_its_printed_numbers_give_the_result(
+    book_html,
+):
     # Each term is printed rounded; when the printed terms do not give the printed result to its last
     # digit, the page writes ≈ (chapter.fmt.equals), so that a reader checking by hand is not misled.
     checked = 0
@@ -351,7 +411,9 @@ def test_a_written_out_calculation_says_equals_only_when_its_printed_numbers_giv
             continue
         for maths in article.find_all("math"):
             maths.decompose()
-        for expression, sign, result in written_calculations(" ".join(article.get_text(" ").split())):
+        for expression, sign, result in written_calculations(
+            " ".join(article.get_text(" ").split())
+        ):
             digits = len(result.split(".")[1])
             agrees = f"{printed_value(expression):.{digits}f}" == result.replace("−", "-")
             assert agrees == (sign == "="), f"{page.name}: {expression} {sign} {result}"

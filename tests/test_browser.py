@@ -141,10 +141,14 @@ def test_enlarge_opens_a_dialog_and_escape_returns_focus(open_mask):
     page.keyboard.press("ArrowRight")  # the player works in the dialog
     assert dialog.locator("[role=status]").inner_text() == "第2步，共5步"
     page.keyboard.press("Escape")
-    page.wait_for_function("!document.querySelector('dialog.step-figure-dialog').open", timeout=2_000)
+    page.wait_for_function(
+        "!document.querySelector('dialog.step-figure-dialog').open", timeout=2_000
+    )
     # Focus goes back in the dialog's "close" event, a task after `open` turns false: wait for it.
     page.wait_for_function("document.activeElement.textContent.includes('放大图形')", timeout=2_000)
-    assert page.locator(f"{FIGURE} .step-figure-stage").count() == 1  # the player is back in the figure
+    assert (
+        page.locator(f"{FIGURE} .step-figure-stage").count() == 1
+    )  # the player is back in the figure
     assert status(page) == "第2步，共5步"
 
 
@@ -155,7 +159,11 @@ def test_the_enlarged_view_opens_with_its_controls_in_view(open_mask, width, hei
     page.keyboard.press("End")  # the tallest frame
     button(page, "放大图形").click()
     dialog = page.locator("dialog.step-figure-dialog")
-    for part in ("[role=status]", ".step-figure-controls", ".step-figure-frame.is-current .step-figure-caption"):
+    for part in (
+        "[role=status]",
+        ".step-figure-controls",
+        ".step-figure-frame.is-current .step-figure-caption",
+    ):
         box = dialog.locator(part).bounding_box()
         assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height, (part, box)
     assert button(page, "关闭").is_visible()
@@ -171,7 +179,9 @@ def test_narrow_screen_scrolls_the_figure_not_the_page(open_mask):
     stage = page.locator(f"{FIGURE} .step-figure-stage")
     assert stage.evaluate("s => s.scrollWidth > s.clientWidth")
     page.keyboard.press("Shift+ArrowRight")
-    page.wait_for_function("document.querySelector('[data-step-figure=F12] .step-figure-stage').scrollLeft > 0")
+    page.wait_for_function(
+        "document.querySelector('[data-step-figure=F12] .step-figure-stage').scrollLeft > 0"
+    )
     assert status(page) == "第5步，共5步"  # Shift + arrow scrolls; it does not step
     page.keyboard.press("ArrowLeft")
     assert status(page) == "第4步，共5步"
@@ -212,7 +222,9 @@ def test_the_figure_has_no_serious_accessibility_violations(open_mask, scheme):
 def test_no_request_leaves_the_book(open_mask, book_html):
     page = open_mask()
     use_the_figure(page, FIGURE)
-    assert any("/_static/mathjax/" in url for url in page.requests), "maths comes from _static/mathjax"
+    assert any("/_static/mathjax/" in url for url in page.requests), (
+        "maths comes from _static/mathjax"
+    )
     assert any("/_static/step_figure.js" in url for url in page.requests)
     assert_offline(page, book_html)
 

@@ -39,14 +39,19 @@ def test_every_page_is_read_once_and_the_chunks_keep_sphinx_sizes(nproc):
     costs = {f"p{k}": float(k % 4) for k in range(11)}
     order = balanced_order(costs, nproc)
     assert sorted(order) == sorted(costs)
-    assert [len(c) for c in make_chunks(order, nproc)] == [len(c) for c in make_chunks(sorted(costs), nproc)]
+    assert [len(c) for c in make_chunks(order, nproc)] == [
+        len(c) for c in make_chunks(sorted(costs), nproc)
+    ]
 
 
 def test_the_costly_pages_are_spread_over_the_chunks():
     # Sorted by name, the four costly pages would all fall into the first chunk.
     costs = {"a": 3.0, "b": 3.0, "c": 2.0, "d": 2.0, "e": 0.1, "f": 0.1, "g": 0.1, "h": 0.1}
     assert chunk_loads(sorted(costs), costs, 2) == [10.0, pytest.approx(0.4)]
-    assert chunk_loads(balanced_order(costs, 2), costs, 2) == [pytest.approx(5.2), pytest.approx(5.2)]
+    assert chunk_loads(balanced_order(costs, 2), costs, 2) == [
+        pytest.approx(5.2),
+        pytest.approx(5.2),
+    ]
 
 
 def test_a_short_last_chunk_gets_what_keeps_the_end_early():
@@ -67,7 +72,9 @@ def test_makespan_follows_the_first_free_process():
 
 def test_two_processes_share_the_books_estimated_work_about_equally():
     pages = {
-        page.relative_to(ROOT / "book").with_suffix("").as_posix(): estimated_seconds(page.read_text(encoding="utf-8"))
+        page.relative_to(ROOT / "book").with_suffix("").as_posix(): estimated_seconds(
+            page.read_text(encoding="utf-8")
+        )
         for page in (ROOT / "book").rglob("*.md")
         if "_ext" not in page.parts
     }
@@ -75,7 +82,9 @@ def test_two_processes_share_the_books_estimated_work_about_equally():
     # processes take them in turn, so what counts is when the busier process is done.
     by_name = makespan(chunk_loads(sorted(pages), pages, 2), 2)
     balanced = makespan(chunk_loads(balanced_order(pages, 2), pages, 2), 2)
-    assert balanced <= sum(pages.values()) / 2 + max(pages.values()) / 2  # as even as one page allows
+    assert (
+        balanced <= sum(pages.values()) / 2 + max(pages.values()) / 2
+    )  # as even as one page allows
     assert balanced <= by_name
 
 
@@ -83,7 +92,9 @@ def test_an_executed_page_costs_a_kernel_and_a_plotting_page_more():
     text = "# 标题\n\n正文。\n"
     plain = estimated_seconds(text)
     executed = estimated_seconds(NOTEBOOK_HEAD + text)
-    plotting = estimated_seconds(NOTEBOOK_HEAD + text + "```{code-cell} ipython3\nimport matplotlib.pyplot as plt\n```\n")
+    plotting = estimated_seconds(
+        NOTEBOOK_HEAD + text + "```{code-cell} ipython3\nimport matplotlib.pyplot as plt\n```\n"
+    )
     assert plain < 0.01 < executed < plotting
     # file_format outside the front matter does not make a page executed
     assert estimated_seconds(text + "file_format: mystnb\n") < 0.01
@@ -98,8 +109,8 @@ def test_the_main_process_writes_the_smallest_page_and_the_rest_go_in_sphinx_ord
 
 
 def test_a_builder_that_writes_its_own_way_keeps_its_own_writer():
-    from sphinx.builders import Builder
     from read_order import _write_smallest_first
+    from sphinx.builders import Builder
 
     class OnePage(Builder):  # as singlehtml: one page gathered from all
         def write_documents(self, docnames):
@@ -115,8 +126,14 @@ def test_the_chinese_search_segments_and_stems_as_sphinx_does_however_often_it_i
     from zh_search import SearchChineseFixed
 
     words = str(ROOT / "book" / "_ext" / "zh_terms.txt")
-    ours, sphinx = SearchChineseFixed({"dict": words}), SearchChinese({"dict": words})
-    texts = ["因果掩码让第 i 行只读 j ≤ i 的 Key", "softmax([0, 1, 2]) ≈ 0.6652", "Attention masks", "可见性表"] * 2
+    ours = SearchChineseFixed({"dict": words})
+    sphinx = SearchChinese({"dict": words})
+    texts = [
+        "因果掩码让第 i 行只读 j ≤ i 的 Key",
+        "softmax([0, 1, 2]) ≈ 0.6652",
+        "Attention masks",
+        "可见性表",
+    ] * 2
     for text in texts:
         assert ours.split(text) == sphinx.split(text)
     assert ours.latin_terms == sphinx.latin_terms
@@ -137,11 +154,13 @@ def test_styles_are_found_without_scanning_entry_points_once_registered(monkeypa
     from page_refs import _register_styles
 
     conf = load_module(ROOT / "conf.py", "book_conf")
-    app = SimpleNamespace(config=SimpleNamespace(
-        bibtex_default_style=conf.bibtex_default_style,
-        bibtex_reference_style=conf.bibtex_reference_style,
-        bibtex_foot_reference_style="foot",
-    ))
+    app = SimpleNamespace(
+        config=SimpleNamespace(
+            bibtex_default_style=conf.bibtex_default_style,
+            bibtex_reference_style=conf.bibtex_reference_style,
+            bibtex_foot_reference_style="foot",
+        )
+    )
     _register_styles(app)
 
     def no_scan(**kwargs):
@@ -149,10 +168,16 @@ def test_styles_are_found_without_scanning_entry_points_once_registered(monkeypa
 
     monkeypatch.setattr(pybtex.plugin, "entry_points", no_scan)
     monkeypatch.setattr(sphinxcontrib.bibtex.plugin, "_entry_points", no_scan)
-    style = pybtex.plugin.find_plugin("pybtex.style.formatting", conf.bibtex_default_style)()  # its parts too
+    style = pybtex.plugin.find_plugin(
+        "pybtex.style.formatting", conf.bibtex_default_style
+    )()  # its parts too
     assert style.format_labels is not None
-    assert sphinxcontrib.bibtex.plugin.find_plugin("sphinxcontrib.bibtex.style.referencing", conf.bibtex_reference_style)
-    with pytest.raises(AssertionError, match="entry points scanned"):  # anything else: the usual way
+    assert sphinxcontrib.bibtex.plugin.find_plugin(
+        "sphinxcontrib.bibtex.style.referencing", conf.bibtex_reference_style
+    )
+    with pytest.raises(
+        AssertionError, match="entry points scanned"
+    ):  # anything else: the usual way
         pybtex.plugin.find_plugin("pybtex.backends", "html")
 
 

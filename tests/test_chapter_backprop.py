@@ -28,7 +28,8 @@ Q4 = [[0.5, -1.0, 0.0], [1.0, 0.5, -0.5], [0.0, 1.0, 1.0], [-1.0, 0.0, 0.5]]
 K4 = [[1.0, 0.0, 0.5], [-0.5, 1.0, 0.0], [0.0, -1.0, 1.0], [1.0, 1.0, -1.0]]
 V4 = [[2.0], [-1.0], [0.5], [1.5]]
 D4 = [[0.3], [-0.8], [1.2], [-0.4]]
-PAD4, LEFT4 = [True, True, True, False], [False, True, True, True]
+PAD4 = [True, True, True, False]
+LEFT4 = [False, True, True, True]
 
 
 def checks(seed=3, lo=-2, hi=2, steps=(1e-5,)):
@@ -42,7 +43,10 @@ def matrix(rows, cols, elements=small):
 
 # -- numbers ------------------------------------------------------------------------------------------------
 def test_exact_zero_and_the_machine_precision_are_written_as_the_page_does():
-    assert page.exact_zero([0.0, -0.0]) == page.WORDS["zero"] and page.exact_zero([0.0, 1e-17]) == page.WORDS["not_zero"]
+    assert (
+        page.exact_zero([0.0, -0.0]) == page.WORDS["zero"]
+        and page.exact_zero([0.0, 1e-17]) == page.WORDS["not_zero"]
+    )
     v = checks()
     assert (v["eps64"], v["eps32"]) == ("2⁻⁵²", "2⁻²³")
 
@@ -59,10 +63,12 @@ def test_scientific_and_powers_use_one_minus_sign_and_superscripts():
 def test_a_written_out_product_says_approximately_when_rounding_moved_the_last_digit():
     # 0.3302 × (−1 − (−2.3395)) with printed factors is 0.44230…, the exact cell 0.44236 prints 0.4424
     assert page.ds_cell(0.33022, -1.0, -2.33947, 0.44236) == "0.3302×(−1.0000 − (−2.3395)) ≈ 0.4424"
-    assert page.products([(page.val(0.5), page.inp(2.0)), (page.val(-0.25), page.inp(-1.0))], 1.25) == (
-        "0.5000×2 + (−0.2500)×(−1) = 1.2500"
+    assert page.products(
+        [(page.val(0.5), page.inp(2.0)), (page.val(-0.25), page.inp(-1.0))], 1.25
+    ) == ("0.5000×2 + (−0.2500)×(−1) = 1.2500")
+    assert (
+        page.products([("1.0000", "1")], 1 / math.sqrt(2), sqrt_of=2) == "(1.0000×1) / √2 = 0.7071"
     )
-    assert page.products([("1.0000", "1")], 1 / math.sqrt(2), sqrt_of=2) == "(1.0000×1) / √2 = 0.7071"
 
 
 # -- sections on other inputs ---------------------------------------------------------------------------------
@@ -77,14 +83,18 @@ def test_the_worked_example_writes_out_the_cells_its_tables_show():
     assert values["tbl_ex_dq"].rows[0] == ["查询 0（位置 0）"] + ["0.0000"] * 3  # reads only itself
     assert values["dq0_exact"] == page.WORDS["zero"] and steps["dq"][0] == [0.0] * 3
     assert values["masked_p_exact"] == values["masked_ds_exact"] == page.WORDS["zero"]
-    texts = [t.get_text() for t in values["fig_chain"].axes[0].texts]  # the tables' values, −∞ where forbidden
+    texts = [
+        t.get_text() for t in values["fig_chain"].axes[0].texts
+    ]  # the tables' values, −∞ where forbidden
     assert fmt.fmt(steps["dk"][3][2]) in texts and texts.count("−∞") == 6
     assert values["tbl_ex_s"].rows[0][2:] == ["−∞"] * 3
     assert values["ex_n"] == "4" and values["ex_d"] == "3"
 
 
 def test_the_pad_example_counts_the_zeros_its_tables_show():
-    values = page.masked_values(Q4, K4, V4, D4, [True, True, False, True], [False] + [True] * 3, [[1.0]] * 4)
+    values = page.masked_values(
+        Q4, K4, V4, D4, [True, True, False, True], [False] + [True] * 3, [[1.0]] * 4
+    )
     assert values["pad_key"] == "2" and values["pad_fd"] == values["pad_dkv"] == page.WORDS["zero"]
     assert values["tbl_pad_kv"].rows[2] == ["Key 2"] + ["0.0000"] * 4
     # the causal rule forbids 6 cells; the PAD key adds the 2 queries at or after it
@@ -97,29 +107,48 @@ def test_the_pad_example_counts_the_zeros_its_tables_show():
 def test_the_zero_facts_count_what_the_tables_show(n_query, past, data):
     n_key = past + n_query
     key_valid = data.draw(st.lists(st.booleans(), min_size=n_key, max_size=n_key))
-    q, k, v, d_out = (data.draw(matrix(r, c)) for r, c in ((n_query, 2), (n_key, 2), (n_key, 1), (n_query, 1)))
+    q, k, v, d_out = (
+        data.draw(matrix(r, c)) for r, c in ((n_query, 2), (n_key, 2), (n_key, 1), (n_query, 1))
+    )
     visible = att.visibility(n_query, n_key, past=past, key_valid=key_valid)
     facts = page.zero_facts(bp.backward_steps(q, k, v, d_out, visible, empty_row="zero"), "t")
     forbidden = str(sum(not ok for row in visible for ok in row))
-    assert facts["t_forbidden"] == facts["t_zero_p"] == facts["t_zero_ds"] == forbidden  # every one exactly 0
+    assert (
+        facts["t_forbidden"] == facts["t_zero_p"] == facts["t_zero_ds"] == forbidden
+    )  # every one exactly 0
     unread = [j for j in range(n_key) if not any(row[j] for row in visible)]
     assert facts["t_unread"] == ("、".join(f"Key {j}" for j in unread) or "无")
     assert facts["t_dkv"] == page.WORDS["zero"]
 
 
 def test_the_mutant_facts_name_what_each_check_caught(monkeypatch):
-    monkeypatch.setattr(page, "MUTANTS", {"甲": bp.wrong_backward_no_rowsum, "乙": bp.wrong_backward_forgets_d_out})
+    monkeypatch.setattr(
+        page, "MUTANTS", {"甲": bp.wrong_backward_no_rowsum, "乙": bp.wrong_backward_forgets_d_out}
+    )
     facts = checks()
-    assert (facts["caught_rand"], facts["caught_ones"], facts["passed_both"]) == ("2 个（甲、乙）", "1 个（甲）", "无")
+    assert (facts["caught_rand"], facts["caught_ones"], facts["passed_both"]) == (
+        "2 个（甲、乙）",
+        "1 个（甲）",
+        "无",
+    )
 
 
 def test_the_mutant_table_and_its_facts_agree_on_another_example():
     values = checks()
-    verdicts = {r[0]: (r[2] == page.WORDS["pass"], r[4] == page.WORDS["pass"]) for r in values["tbl_mutants"].rows}
-    assert verdicts == {"正确": (True, True), "丢掉修正项": (False, False), "忘乘 dO": (True, False),
-                        "dV 漏了转置": (False, False)}  # all ones do catch a missing transpose
+    verdicts = {
+        r[0]: (r[2] == page.WORDS["pass"], r[4] == page.WORDS["pass"])
+        for r in values["tbl_mutants"].rows
+    }
+    assert verdicts == {
+        "正确": (True, True),
+        "丢掉修正项": (False, False),
+        "忘乘 dO": (True, False),
+        "dV 漏了转置": (False, False),
+    }  # all ones do catch a missing transpose
     assert values["caught_rand"].startswith("3 个") and values["caught_ones"].startswith("2 个")
-    assert values["passed_both"] == "正确" and values["mutant_gap"] == "0"  # times 1 is no multiplication
+    assert (
+        values["passed_both"] == "正确" and values["mutant_gap"] == "0"
+    )  # times 1 is no multiplication
     assert values["rand_lo"] == "−2" and values["fd_tol"] == "10⁻⁶"
     rng = random.Random(3)  # the random dO: uniform in [lo, hi], one decimal
     assert values["rand_do"] == fmt.vectors([[round(rng.uniform(-2, 2), 1)] for _ in range(4)])
@@ -129,53 +158,85 @@ def test_the_mutant_table_and_its_facts_agree_on_another_example():
 @given(st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(1, 2), st.data())
 def test_the_policies_count_their_nans(n_pad, n_real, d, d_v, data):
     n = n_pad + n_real
-    key_valid = [False] * n_pad + [True] * n_real  # left padding: the first rows see nothing under causal
-    q, k = data.draw(matrix(n, d)), data.draw(matrix(n, d))
-    v, d_out = data.draw(matrix(n, d_v, st.floats(0.5, 2))), data.draw(matrix(n, d_v, st.floats(0.5, 2)))
-    values = page.masked_values(q, k, v, d_out, [True] * (n - 1) + [False], key_valid, [[1.0] * 2] * n)
-    nan_dv, nan_added = n * d_v, n_pad * d + n * d + n * d_v  # S + M: also the empty rows' dQ and every dK
+    key_valid = [False] * n_pad + [
+        True
+    ] * n_real  # left padding: the first rows see nothing under causal
+    q = data.draw(matrix(n, d))
+    k = data.draw(matrix(n, d))
+    v = data.draw(matrix(n, d_v, st.floats(0.5, 2)))
+    d_out = data.draw(matrix(n, d_v, st.floats(0.5, 2)))
+    values = page.masked_values(
+        q, k, v, d_out, [True] * (n - 1) + [False], key_valid, [[1.0] * 2] * n
+    )
+    nan_dv = n * d_v
+    nan_added = n_pad * d + n * d + n * d_v  # S + M: also the empty rows' dQ and every dK
     assert values["pol_total"] == str(n * d + n * d + n * d_v)
-    assert (values["nan_inf"], values["nan_add"]) == (values["nan_inf_ex"], values["nan_add_ex"]) == (
-        str(nan_dv), str(nan_added))  # leaving the rows out saves nothing
+    assert (
+        (values["nan_inf"], values["nan_add"])
+        == (values["nan_inf_ex"], values["nan_add_ex"])
+        == (str(nan_dv), str(nan_added))
+    )  # leaving the rows out saves nothing
     assert values["pol_rows"] == "、".join(f"第 {i} 行" for i in range(n_pad))
     pad_keys = "、".join(f"Key {j}" for j in range(n_pad))
-    assert values["pol_big"] == page.WORDS["big_no_nan"] + page.WORDS["big_pad"].format(keys=pad_keys)
+    assert values["pol_big"] == page.WORDS["big_no_nan"] + page.WORDS["big_pad"].format(
+        keys=pad_keys
+    )
     assert values["pol_zero"] == page.WORDS["zero"]
 
 
 def test_the_big_fill_clause_goes_each_way(monkeypatch):
     # dO's row 0 is 0: no key gets a dV from the −1e9 row, which reads forbidden keys instead
-    q, v, d_out = [[0.0], [1.0]], [[1.0], [3.0]], [[0.0], [1.0]]
+    q = [[0.0], [1.0]]
+    v = [[1.0], [3.0]]
+    d_out = [[0.0], [1.0]]
     two = (q, q, v, d_out, [True, False], [False, True], [[1.0]] * 2)
     said = page.masked_values(*two)["pol_big"]
     assert said == page.WORDS["big_no_nan"] + page.WORDS["big_reads"].format(rows="第 0 行")
     demo = bp.fill_backward_demo  # were the −1e9 fill to give a NaN gradient
     nan = {"dq": [[math.nan]] * 2}
-    spoilt = lambda *a, fill, **kw: demo(*a, fill=fill, **kw) | (nan if fill == -1e9 else {})  # noqa: E731
+
+    def spoilt(*a, fill, **kw):
+        return demo(*a, fill=fill, **kw) | (nan if fill == -1e9 else {})
+
     monkeypatch.setattr(bp, "fill_backward_demo", spoilt)
     assert page.masked_values(*two)["pol_big"].startswith(page.WORDS["big_nan"])
 
 
 def test_policies_without_empty_rows_and_bad_input_is_not_swallowed():
     visible = att.visibility(3, 3)
-    assert page.policies(bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT, visible)["error"]["raised"] is None
+    assert (
+        page.policies(bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT, visible)["error"][
+            "raised"
+        ]
+        is None
+    )
     with pytest.raises(ValueError, match="V 的行数"):
         page.policies(bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V[:2], bp.EXAMPLE_D_OUT, visible)
 
 
 def test_the_policy_table_follows_the_empty_row_and_the_pad_key():
-    pad, left = [True, True, True, False], [False, False, True, True]
+    pad = [True, True, True, False]
+    left = [False, False, True, True]
     values = page.masked_values(Q4, K4, V4, D4, pad, left, [[1.0, 0.0]] * 4)
     header, rows = values["tbl_policies"]
     assert "查询 0 的输出" in header and "Key 0（PAD）的 dV" in header
     table = {r[0]: r for r in rows}
     assert table["error：报错"][1:] == ["报错，不计算"] + ["—"] * 4  # said once, not in every cell
     assert table["zero：输出 0"][1:4] == ["(0.0000)", "(0.0000, 0.0000, 0.0000)", "(0.0000)"]
-    assert table["演示：换成 −∞（masked_fill / where）"][4] == "4"  # every key's dV is NaN: 4 keys × 1 column
-    assert table["演示：加上 −∞（S + M）"][2] == "(NaN, NaN, NaN)"  # the gradient flows through M into dQ
-    assert table["演示：加上 −∞（S + M）"][4] == str(2 * 3 + 4 * 3 + 4)  # 2 empty rows' dQ, every dK and dV
+    assert (
+        table["演示：换成 −∞（masked_fill / where）"][4] == "4"
+    )  # every key's dV is NaN: 4 keys × 1 column
+    assert (
+        table["演示：加上 −∞（S + M）"][2] == "(NaN, NaN, NaN)"
+    )  # the gradient flows through M into dQ
+    assert table["演示：加上 −∞（S + M）"][4] == str(
+        2 * 3 + 4 * 3 + 4
+    )  # 2 empty rows' dQ, every dK and dV
     assert values["left_row"] == "0" and values["pol_rows"] == "第 0 行、第 1 行"
-    assert (values["nan_w_total"], values["nan_w_count"]) == ("2", "2")  # X's zero column too: 0 × NaN is NaN
+    assert (values["nan_w_total"], values["nan_w_count"]) == (
+        "2",
+        "2",
+    )  # X's zero column too: 0 × NaN is NaN
 
 
 def test_the_check_passes_under_every_mask_and_the_best_step_is_in_the_table():
@@ -192,15 +253,28 @@ def test_the_check_passes_under_every_mask_and_the_best_step_is_in_the_table():
 def test_the_exercise_facts_come_from_the_answers():
     ex = importlib.import_module("02_exercises_backprop")
     values = page.exercise_values()
-    assert values["x3_zero_keys"] == values["x3_unread"] == "Key 0" and values["x3_dkv"] == page.WORDS["zero"]
+    assert (
+        values["x3_zero_keys"] == values["x3_unread"] == "Key 0"
+        and values["x3_dkv"] == page.WORDS["zero"]
+    )
     assert values["x3_forbidden"] == values["x3_zero_p"] == values["x3_zero_ds"]
     (_, given), (_, orth) = ex.correction_cases()["cases"].items()
-    assert (values["x4_given_d"], values["x4_orth_d"]) == (page.WORDS["not_zero"], page.WORDS["zero"])
-    assert values["x4_orth_gap"] == "0" and values["x4_given_gap"] == fmt.difference(given["gap"]) != "0"
-    assert all(cell.endswith("= 0.0000") for cell in [r[-1] for r in values["x4_rows"].rows])  # dO⊥ ⟂ O
+    assert (values["x4_given_d"], values["x4_orth_d"]) == (
+        page.WORDS["not_zero"],
+        page.WORDS["zero"],
+    )
+    assert (
+        values["x4_orth_gap"] == "0"
+        and values["x4_given_gap"] == fmt.difference(given["gap"]) != "0"
+    )
+    assert all(
+        cell.endswith("= 0.0000") for cell in [r[-1] for r in values["x4_rows"].rows]
+    )  # dO⊥ ⟂ O
     assert all(x == 0.0 for x in orth["D"])
     assert values["x5_doctest"].startswith("```pycon\n>>> rowsum_correction(")
-    assert all("-" not in values[name] for name in ("x1_scores", "x2_do", "x3_k", "x4_q", "x1_offdiag"))
+    assert all(
+        "-" not in values[name] for name in ("x1_scores", "x2_do", "x3_k", "x4_q", "x1_offdiag")
+    )
 
 
 def test_no_generated_text_asks_and_answers_itself():
@@ -212,7 +286,9 @@ def test_no_generated_text_asks_and_answers_itself():
 def test_glue_all_glues_tables_as_markdown_and_the_rest_as_text(monkeypatch):
     myst_nb = pytest.importorskip("myst_nb")
     glued = {}
-    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update({name: (value, display)}))
+    monkeypatch.setattr(
+        myst_nb, "glue", lambda name, value, display: glued.update({name: (value, display)})
+    )
     page.glue_all({"a": page.Md("| x |\n|---|\n| 1 |"), "b": "text"})
     assert type(glued["a"][0]).__name__ == "Markdown" and glued["a"][0].data.startswith("| x |")
     assert glued["b"] == ("text", False)

@@ -28,7 +28,12 @@ def test_every_documentation_link_is_the_bibliographys_address():
 
 def _observed_cells(rows):
     """The cells of the rows whose 依据 says they were observed here (all but Hugging Face's)."""
-    return [(i, j) for i, row in enumerate(rows) if row[-1].startswith("观察记录") for j in range(1, len(row))]
+    return [
+        (i, j)
+        for i, row in enumerate(rows)
+        if row[-1].startswith("观察记录")
+        for j in range(1, len(row))
+    ]
 
 
 def _every_leaf(tree, path=()):
@@ -40,9 +45,19 @@ def _every_leaf(tree, path=()):
 
 
 ALTERNATIVE = {  # for each kind of observed value, another value the page has words for
-    "allowed": "forbidden", "forbidden": "allowed", "top-left": "bottom-right", "bottom-right": "top-left",
-    "added": "nonzero_allowed", "nonzero_allowed": "added", "attn_mask": "top-left", "error": "attn_mask",
-    "zeros": "nan", "nan": "uniform", "uniform": "zeros", "float64": "float32", "float32": "float64",
+    "allowed": "forbidden",
+    "forbidden": "allowed",
+    "top-left": "bottom-right",
+    "bottom-right": "top-left",
+    "added": "nonzero_allowed",
+    "nonzero_allowed": "added",
+    "attn_mask": "top-left",
+    "error": "attn_mask",
+    "zeros": "nan",
+    "nan": "uniform",
+    "uniform": "zeros",
+    "float64": "float32",
+    "float32": "float64",
 }
 PLACE = {"version", "backend", "backend_version", "device", "dtype", "gpu"}  # where it was observed
 
@@ -56,7 +71,12 @@ def test_the_tables_are_made_from_the_observations():
     baseline = mask.conventions_section(seen)
     flips = 0
     for path, value in _every_leaf(seen["cpu"]):
-        if path[-1] in PLACE or isinstance(value, list) or value in ("unavailable",) or value not in ALTERNATIVE:
+        if (
+            path[-1] in PLACE
+            or isinstance(value, list)
+            or value in ("unavailable",)
+            or value not in ALTERNATIVE
+        ):
             continue
         flipped = copy.deepcopy(seen)
         node = flipped["cpu"]
@@ -76,14 +96,22 @@ def test_every_observed_cell_says_where_it_was_observed():
     torch, jax, keras = (seen["cpu"][lib] for lib in ("torch", "jax", "keras"))
     where = [row[-1] for row in page.conventions_rows(seen)]
     for text in where[:3]:
-        assert text.startswith(f"观察记录：PyTorch {torch['version']}，CPU，{torch['dtype']}，"), text
+        assert text.startswith(f"观察记录：PyTorch {torch['version']}，CPU，{torch['dtype']}，"), (
+            text
+        )
         assert "内核" in text or "不经过 SDPA" in text
     assert where[3] == "据文档（未运行）"
     dpa = jax["dot_product_attention"]
-    assert dpa["precision"] == "float32"  # JAX's softmax is float32 even for float64 inputs: said, not hidden
-    assert where[4] == (f"观察记录：JAX {jax['version']}，CPU，{jax['dtype']} 输入（结果只有 float32 的精度），"
-                        f"实现 `{dpa['implementation']}`")
-    assert where[5].startswith(f"观察记录：Keras {keras['version']}（jax {keras['backend_version']} 后端），CPU")
+    assert (
+        dpa["precision"] == "float32"
+    )  # JAX's softmax is float32 even for float64 inputs: said, not hidden
+    assert where[4] == (
+        f"观察记录：JAX {jax['version']}，CPU，{jax['dtype']} 输入（结果只有 float32 的精度），"
+        f"实现 `{dpa['implementation']}`"
+    )
+    assert where[5].startswith(
+        f"观察记录：Keras {keras['version']}（jax {keras['backend_version']} 后端），CPU"
+    )
     assert where[0].count("float64") == 1 and "精度" not in where[0]  # PyTorch's float64 is float64
     # Another place of observation is written as it is: a new version, another kernel.
     other = copy.deepcopy(seen)
@@ -119,14 +147,19 @@ def test_the_mha_causal_hint_cell_is_observed():
     mha = seen["cpu"]["torch"]["mha"]
     cell = page.conventions_rows(seen)[1][3]
     # need_weights=False is observed twice: without key_padding_mask and with one (C17); the cell says both.
-    alone, padded = (page.CAUSAL_HINT[mha[key]] for key in (
-        "is_causal_with_mask_no_weights", "is_causal_with_mask_and_padding_no_weights"))
+    alone, padded = (
+        page.CAUSAL_HINT[mha[key]]
+        for key in ("is_causal_with_mask_no_weights", "is_causal_with_mask_and_padding_no_weights")
+    )
     assert f"`need_weights=False` 且不给 `key_padding_mask` 时{alone}" in cell
     assert f"同时给了 `key_padding_mask` 时{padded}" in cell
     assert page.CAUSAL_HINT[mha["is_causal_with_mask"]] in cell
     flipped = copy.deepcopy(seen)
     flipped["cpu"]["torch"]["mha"]["is_causal_with_mask_and_padding_no_weights"] = "top-left"
-    assert f"同时给了 `key_padding_mask` 时{page.CAUSAL_HINT['top-left']}" in page.conventions_rows(flipped)[1][3]
+    assert (
+        f"同时给了 `key_padding_mask` 时{page.CAUSAL_HINT['top-left']}"
+        in page.conventions_rows(flipped)[1][3]
+    )
 
 
 def test_the_versions_sentence_names_every_library_observed():
@@ -141,13 +174,19 @@ def test_the_fully_masked_table_has_one_cell_per_path_and_dtype():
     seen = page.observed()
     rows = page.fully_masked_rows(seen)
     facts = page.fully_masked_paths(seen)
-    assert len(rows) == len(facts["paths"]) and all(len(r) == len(page.FULLY_MASKED_HEADER) for r in rows)
+    assert len(rows) == len(facts["paths"]) and all(
+        len(r) == len(page.FULLY_MASKED_HEADER) for r in rows
+    )
     words = set(page.FULLY_MASKED.values())
     for row, (api, path, _, cells) in zip(rows, facts["paths"]):
         assert row[0] == "CPU" and row[1] == f"{api}，{path}"
         for dtype, cell in zip(page.DTYPES, row[2:]):
             results = set(cells[dtype].values())
-            assert cell == page.FULLY_MASKED[results.pop()] if len(results) == 1 else set(re.findall(r"：(\S+?)(?:；|$)", cell)) <= words
+            assert (
+                cell == page.FULLY_MASKED[results.pop()]
+                if len(results) == 1
+                else set(re.findall(r"：(\S+?)(?:；|$)", cell)) <= words
+            )
     # A kernel the machine lacks gets no row, and the sentence names it.
     sdpa = seen["cpu"]["torch"]["sdpa_fully_masked"]
     for kernel, name in page.KERNELS.items():
@@ -173,10 +212,16 @@ def test_the_gpu_sentence_follows_the_cuda_observations():
         lib["device"] = "cuda"
     cuda["torch"].update(version="2.13.0+cu128", gpu="NVIDIA H200")
     seen["cuda"] = cuda
-    assert page.gpu_sentence(seen).startswith("表里标着 CUDA 的几行是在 CUDA（NVIDIA H200）上用 PyTorch 2.13.0+cu128 观察到的")
+    assert page.gpu_sentence(seen).startswith(
+        "表里标着 CUDA 的几行是在 CUDA（NVIDIA H200）上用 PyTorch 2.13.0+cu128 观察到的"
+    )
     rows = page.fully_masked_rows(seen)
-    assert [r[0] for r in rows].count("CUDA（NVIDIA H200）") == len(page.fully_masked_paths(seen, "cuda")["paths"])
-    assert page.conventions_rows(seen, "cuda")[0][-1].startswith("观察记录：PyTorch 2.13.0+cu128，CUDA（NVIDIA H200）")
+    assert [r[0] for r in rows].count("CUDA（NVIDIA H200）") == len(
+        page.fully_masked_paths(seen, "cuda")["paths"]
+    )
+    assert page.conventions_rows(seen, "cuda")[0][-1].startswith(
+        "观察记录：PyTorch 2.13.0+cu128，CUDA（NVIDIA H200）"
+    )
 
 
 @pytest.mark.parametrize("kernels", [["flash"], ["math", "flash"], []])
@@ -185,12 +230,16 @@ def test_the_conventions_text_spaces_chinese_from_latin(kernels):
     seen["cpu"]["torch"]["sdpa"]["kernels"] = kernels
     seen["cpu"]["torch"]["sdpa_fully_masked"]["default"]["float32"]["kernels"] = kernels
     section = mask.conventions_section(seen)
-    texts = [c for v in section.values() if isinstance(v, mask.Table) for row in v.rows for c in row]
+    texts = [
+        c for v in section.values() if isinstance(v, mask.Table) for row in v.rows for c in row
+    ]
     texts += [str(v) for v in section.values() if not isinstance(v, mask.Table)]
     for text in texts:
         plain = re.sub(r"\]\(.*?\)", "]", text).replace("`", "")
         assert not CJK_NEXT_TO_LATIN.search(plain), text
-        assert "  " not in text and not re.search(r"[，。；：、（）]\s|\s[，。；：、（）]", text), text
+        assert "  " not in text and not re.search(r"[，。；：、（）]\s|\s[，。；：、（）]", text), (
+            text
+        )
 
 
 @pytest.mark.parametrize("device", ["tpu", 0, "cuda"])
@@ -201,8 +250,14 @@ def test_a_device_that_was_not_observed_is_named(device):
 
 def test_every_observation_has_words():
     seen = page.observed()
-    words = {**page.TRUE_MEANS, **page.ALIGNMENT, **page.FLOAT_MASK, **page.CAUSAL_HINT, **page.FULLY_MASKED,
-             page.UNAVAILABLE: ""}
+    words = {
+        **page.TRUE_MEANS,
+        **page.ALIGNMENT,
+        **page.FLOAT_MASK,
+        **page.CAUSAL_HINT,
+        **page.FULLY_MASKED,
+        page.UNAVAILABLE: "",
+    }
     for path, value in _every_leaf(seen):
         if path[-1] in PLACE or path[-1] == "implementation":
             continue

@@ -7,7 +7,6 @@ Fast unit tests: no book build. The doctests of the module run too (``--doctest-
 from __future__ import annotations
 
 import importlib
-import math
 import re
 from pathlib import Path
 
@@ -27,13 +26,25 @@ SOURCE = ROOT / "book" / "ch02" / "costs.md"
 
 
 def _model(name, heads, kv_heads, layers=2, head_dim=4, hidden=None, **extra):
-    return {"name": name, "layers": layers, "hidden": hidden or heads * head_dim, "heads": heads,
-            "kv_heads": kv_heads, "head_dim": head_dim, "head_dim_in_config": hidden is not None,
-            "max_positions": 64, "dtype": "float16", **extra}
+    return {
+        "name": name,
+        "layers": layers,
+        "hidden": hidden or heads * head_dim,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "head_dim_in_config": hidden is not None,
+        "max_positions": 64,
+        "dtype": "float16",
+        **extra,
+    }
 
 
 # -- kinds of number ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("ratio, text", [(1, "1 倍"), (4.0, "4 倍"), (1.25, "1.2 倍"), (9.142857, "9.1 倍"), (1024, "1024 倍")])
+@pytest.mark.parametrize(
+    "ratio, text",
+    [(1, "1 倍"), (4.0, "4 倍"), (1.25, "1.2 倍"), (9.142857, "9.1 倍"), (1024, "1024 倍")],
+)
 def test_times(ratio, text):
     assert page.times(ratio) == text
 
@@ -53,7 +64,9 @@ def test_a_share_never_prints_as_a_whole_percentage_it_is_not(whole, data):
 
 def test_the_forbidden_share_of_the_largest_table_is_not_rounded_to_a_half():
     values = page.score_values([1024, 16384])
-    assert values["mis_share"] == "49.997%" and values["tbl_scores"].rows[1][3].endswith("（49.997%）")
+    assert values["mis_share"] == "49.997%" and values["tbl_scores"].rows[1][3].endswith(
+        "（49.997%）"
+    )
 
 
 def test_percent_and_grouped_print_the_one_minus_sign():
@@ -68,10 +81,17 @@ def test_the_score_tables_show_the_counts_of_their_rows():
     values = page.score_values([8, 32])
     header, body = values["tbl_scores"]
     assert len(header) == 5 and [r[0] for r in body] == ["8", "32"]
-    first = costs.score_costs(8, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES, batch=costs.SCORE_BATCH)
+    first = costs.score_costs(
+        8, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES, batch=costs.SCORE_BATCH
+    )
     # 7/16 of the cells are forbidden: (n − 1)/(2n) at n = 8
-    assert body[0] == ["8", fmt.grouped(first["entries"]), fmt.size(first["bytes"]),
-                       f"{fmt.grouped(first['forbidden'])}（43.75%）", fmt.grouped(first["qk_madds"])]
+    assert body[0] == [
+        "8",
+        fmt.grouped(first["entries"]),
+        fmt.size(first["bytes"]),
+        f"{fmt.grouped(first['forbidden'])}（43.75%）",
+        fmt.grouped(first["qk_madds"]),
+    ]
     assert first["qk_madds"] == first["mix_madds"]  # one column says both
     growth = {k: values[f"sc_{k}"] for k in ("n0", "n1", "n_ratio", "growth")}
     assert growth == {"n0": "8", "n1": "32", "n_ratio": "4 倍", "growth": "16 倍"}
@@ -87,9 +107,12 @@ sizes = st.lists(st.integers(1, 2**34), min_size=2, max_size=6).filter(lambda xs
 def test_ranking_names_the_smallest_and_largest_with_the_ratio(values):
     rows = [{"model": {"name": f"M{i}"}, "b": v} for i, v in enumerate(values)]
     r = page.ranking(rows, "b")
-    low, high = min(values), max(values)
+    low = min(values)
+    high = max(values)
     assert set(re.split("、|与", r["small"])) == {f"M{i}" for i, v in enumerate(values) if v == low}
-    assert set(re.split("、|与", r["large"])) == {f"M{i}" for i, v in enumerate(values) if v == high}
+    assert set(re.split("、|与", r["large"])) == {
+        f"M{i}" for i, v in enumerate(values) if v == high
+    }
     assert (r["small_size"], r["large_size"]) == (fmt.size(low), fmt.size(high))
     ratio = float(re.search(r"最小者的 ([\d.,]+) 倍", r["ratio"]).group(1).replace(",", ""))
     assert ratio == pytest.approx(high / low, abs=0.051)
@@ -107,39 +130,71 @@ def test_the_kv_table_and_its_sentences_come_from_the_same_rows():
     header, body = values["tbl_kv"]
     assert header[2] == "上下文 16（16 位）" and header[3] == "上下文 16（8 位）"
     assert body[0] == ["A", "64 B", "2 KiB", "1 KiB", "8 KiB", "4 倍", "1.25 KiB"]
-    assert body[1][5] == "不分组" and body[1][4] == body[1][2]  # without grouping, full multi-head is itself
-    assert {k: values[f"kv_{k}"] for k in ("small", "small_size", "large", "large_size")} == \
-        {"small": "A", "small_size": "2 KiB", "large": "B", "large_size": "8 KiB"}
+    assert (
+        body[1][5] == "不分组" and body[1][4] == body[1][2]
+    )  # without grouping, full multi-head is itself
+    assert {k: values[f"kv_{k}"] for k in ("small", "small_size", "large", "large_size")} == {
+        "small": "A",
+        "small_size": "2 KiB",
+        "large": "B",
+        "large_size": "8 KiB",
+    }
     assert (values["kv_max_small_size"], values["kv_max_large_size"]) == ("1.25 KiB", "32 KiB")
+
 
 def test_the_ranking_at_the_maximum_length_counts_the_sliding_window():
     # Mistral-7B-v0.1's window of 4096 caps its cache at 512 MiB: the smallest at the maximum lengths.
     values = page.kv_values()
-    at_max = {m["name"]: costs.kv_cache_bytes(m, m["max_positions"], costs.BATCH) for m in costs.MODELS}
+    at_max = {
+        m["name"]: costs.kv_cache_bytes(m, m["max_positions"], costs.BATCH) for m in costs.MODELS
+    }
     mistral = costs.MODELS[2]
-    assert at_max[mistral["name"]] == costs.kv_bytes_per_token(32, 8, 128, 2) * mistral["sliding_window"]
+    assert (
+        at_max[mistral["name"]]
+        == costs.kv_bytes_per_token(32, 8, 128, 2) * mistral["sliding_window"]
+    )
     assert min(at_max, key=at_max.get) == mistral["name"]
     assert values["kv_max_small"] == mistral["name"]
     note = values["kv_capped"]  # the caveat names Mistral's window, not Qwen2's (switched off)
-    assert note == page.SAY["capped"].format(name=mistral["name"], w=fmt.count(mistral["sliding_window"]))
+    assert note == page.SAY["capped"].format(
+        name=mistral["name"], w=fmt.count(mistral["sliding_window"])
+    )
     header, body = values["tbl_kv"]
     assert "计入滑动窗口" in header[-1] and body[2][-1] == fmt.size(at_max[mistral["name"]])
 
 
 def test_the_configuration_sentences_on_other_models():
     with_key = _model("G", heads=4, kv_heads=4, head_dim=8, hidden=16, dtype="bfloat16")
-    partner = _model("P", 4, 4)  # kv_values compares caches: another model, as many query heads, no window
-    sliding = lambda models: page.kv_values(models + [partner])["sliding"]  # noqa: E731
+    partner = _model(
+        "P", 4, 4
+    )  # kv_values compares caches: another model, as many query heads, no window
+
+    def sliding(models):
+        return page.kv_values(models + [partner])["sliding"]
+
     assert sliding([_model("A", 4, 2)]) == ""
     on = sliding([_model("W", 4, 2, sliding_window=512)])
     assert on == page.SAY["window_on"].format(name="W", also="", w="512") + "。"
-    off = sliding([_model("X", 4, 2, sliding_window=64, use_sliding_window=False),
-                   _model("A", 4, 2), _model("W", 4, 2, sliding_window=512)])
-    assert off == (page.SAY["window_off"].format(name="X", also="", w="64") + "；"
-                   + page.SAY["window_on"].format(name="W", also="也", w="512") + "。")
+    off = sliding(
+        [
+            _model("X", 4, 2, sliding_window=64, use_sliding_window=False),
+            _model("A", 4, 2),
+            _model("W", 4, 2, sliding_window=512),
+        ]
+    )
+    assert off == (
+        page.SAY["window_off"].format(name="X", also="", w="64")
+        + "；"
+        + page.SAY["window_on"].format(name="W", also="也", w="512")
+        + "。"
+    )
     # Every configuration that writes a window is named, with its value: the data of the table, not a choice.
-    named = re.findall(r"([\w.-]+) 的配置也?写了 sliding_window = ([\d,]+)", page.kv_values()["sliding"])
-    assert named == [(m["name"], fmt.count(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")]
+    named = re.findall(
+        r"([\w.-]+) 的配置也?写了 sliding_window = ([\d,]+)", page.kv_values()["sliding"]
+    )
+    assert named == [
+        (m["name"], fmt.count(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")
+    ]
     header, body = page.kv_values([with_key, _model("B", heads=4, kv_heads=2)])["tbl_configs"]
     assert body[0] == ["G", "2", "16", "4", "4", "8", "64", "—", "bfloat16"] and len(header) == 9
     configs = page.kv_values()["tbl_configs"]
@@ -148,23 +203,46 @@ def test_the_configuration_sentences_on_other_models():
 
 
 def query_heads(models):
-    return {k.removeprefix("mis_"): v for k, v in page.kv_values(models).items()
-            if k.startswith("mis_") and k.removeprefix("mis_") in ("a", "b", "heads", "kv_a", "kv_b", "per_a", "per_b", "ratio")}
+    return {
+        k.removeprefix("mis_"): v
+        for k, v in page.kv_values(models).items()
+        if k.startswith("mis_")
+        and k.removeprefix("mis_") in ("a", "b", "heads", "kv_a", "kv_b", "per_a", "per_b", "ratio")
+    }
 
 
 def test_query_heads_on_other_models():
-    a, b = _model("A", heads=12, kv_heads=12), _model("B", heads=12, kv_heads=3)
+    a = _model("A", heads=12, kv_heads=12)
+    b = _model("B", heads=12, kv_heads=3)
     assert query_heads([_model("E", heads=8, kv_heads=2), a, b]) == {
-        "a": "A", "b": "B", "heads": "12", "kv_a": "12", "kv_b": "3", "per_a": "384 B", "per_b": "96 B", "ratio": "相差 4 倍"}
-    odd = query_heads([_model("C", heads=6, kv_heads=3, head_dim=4), _model("D", heads=6, kv_heads=2, head_dim=5)])
-    assert (odd["per_a"], odd["per_b"], odd["ratio"]) == ("96 B", "80 B", "约相差 1.2 倍")  # 3×4 against 2×5 numbers
+        "a": "A",
+        "b": "B",
+        "heads": "12",
+        "kv_a": "12",
+        "kv_b": "3",
+        "per_a": "384 B",
+        "per_b": "96 B",
+        "ratio": "相差 4 倍",
+    }
+    odd = query_heads(
+        [_model("C", heads=6, kv_heads=3, head_dim=4), _model("D", heads=6, kv_heads=2, head_dim=5)]
+    )
+    assert (odd["per_a"], odd["per_b"], odd["ratio"]) == (
+        "96 B",
+        "80 B",
+        "约相差 1.2 倍",
+    )  # 3×4 against 2×5 numbers
 
 
 def test_every_configuration_has_a_citation_in_the_bibliography_and_on_the_page():
     keys = set(re.findall(r"^@\w+\{(\w+),", BIB.read_text(encoding="utf-8"), flags=re.M))
     source = SOURCE.read_text(encoding="utf-8")
-    citations = {"Llama-2-7B": "llama2_7b_config", "Llama-3-8B": "llama3_8b_config",
-                 "Mistral-7B-v0.1": "mistral7b_config", "Qwen2-7B": "qwen2_7b_config"}
+    citations = {
+        "Llama-2-7B": "llama2_7b_config",
+        "Llama-3-8B": "llama3_8b_config",
+        "Mistral-7B-v0.1": "mistral7b_config",
+        "Qwen2-7B": "qwen2_7b_config",
+    }
     for m in costs.MODELS:
         key = citations[m["name"]]
         assert key in keys and key in source, key
@@ -185,11 +263,13 @@ def test_the_table_check_counts_what_it_built():
 
 # -- the synthetic timings that check the fit --------------------------------------------------------
 NS = page.FIT_NS
-laws = st.fixed_dictionaries({
-    "coefficient": st.floats(1e-12, 1e-2),
-    "power": st.floats(0.5, 3.5),
-    "noise": st.lists(st.floats(0.5, 2.0), max_size=4).map(tuple),
-})
+laws = st.fixed_dictionaries(
+    {
+        "coefficient": st.floats(1e-12, 1e-2),
+        "power": st.floats(0.5, 3.5),
+        "noise": st.lists(st.floats(0.5, 2.0), max_size=4).map(tuple),
+    }
+)
 
 
 @given(law=laws)
@@ -197,8 +277,10 @@ laws = st.fixed_dictionaries({
 def test_synthetic_seconds_follow_their_law_and_a_noiseless_law_fits_exactly(law):
     seconds = page.synthetic_seconds(NS, law)
     noise = list(law["noise"]) or [1.0]
-    assert seconds == pytest.approx([law["coefficient"] * n ** law["power"] * noise[i % len(noise)]
-                                     for i, n in enumerate(NS)], rel=1e-12)
+    assert seconds == pytest.approx(
+        [law["coefficient"] * n ** law["power"] * noise[i % len(noise)] for i, n in enumerate(NS)],
+        rel=1e-12,
+    )
     slope, _ = costs.fit_slope(NS, page.synthetic_seconds(NS, {**law, "noise": ()}))
     assert slope == pytest.approx(law["power"], abs=1e-9)
 
@@ -217,17 +299,27 @@ def test_the_formula_shown_is_the_law_used(law):
     formula = page.law_formula(law)
     for n in (3.0, 100.0):
         # six significant digits are shown, of the coefficient and of the power
-        assert latex_value(formula, n) == pytest.approx(law["coefficient"] * n ** law["power"], rel=2e-4)
+        assert latex_value(formula, n) == pytest.approx(
+            law["coefficient"] * n ** law["power"], rel=2e-4
+        )
     laws = [{"coefficient": 1e-9, "power": 2, "noise": ()}, law | {"noise": (1.2, 1.0, 0.9)}]
-    assert page.count_check_values(laws=laws)["tbl_fit"].rows[1][0].startswith(f"${formula}$，依次轮流乘以 1.2、1、0.9")
+    assert (
+        page.count_check_values(laws=laws)["tbl_fit"]
+        .rows[1][0]
+        .startswith(f"${formula}$，依次轮流乘以 1.2、1、0.9")
+    )
 
 
 def test_the_pages_noisy_law_actually_moves_the_slope():
     # Mutant: a noise pattern symmetric about the middle length (1.1, 0.9, 1.1, 0.9, 1.1) leaves the
     # fitted slope exactly as it was, so it would test nothing. The page's noisy law must move it.
     symmetric = {"coefficient": 3e-9, "power": 2, "noise": (1.1, 0.9)}
-    assert costs.fit_slope(NS, page.synthetic_seconds(NS, symmetric))[0] == pytest.approx(2, abs=1e-12)
-    slopes = [costs.fit_slope(NS, page.synthetic_seconds(NS, law))[0] for law in page.SYNTHETIC_LAWS]
+    assert costs.fit_slope(NS, page.synthetic_seconds(NS, symmetric))[0] == pytest.approx(
+        2, abs=1e-12
+    )
+    slopes = [
+        costs.fit_slope(NS, page.synthetic_seconds(NS, law))[0] for law in page.SYNTHETIC_LAWS
+    ]
     for law, slope in zip(page.SYNTHETIC_LAWS, slopes):
         if law["noise"]:
             assert abs(slope - law["power"]) > 1e-3
@@ -249,10 +341,22 @@ def _timed(ns, seconds):
     return [{"n": n, "runs": 3, "median": t} for n, t in zip(ns, seconds)]
 
 
-@pytest.mark.parametrize("slope, verdict", [(2.0, "near"), (1.76, "near"), (2.24, "near"), (1.74, "low"),
-                                            (2.26, "high"), (3.0, "high"), (-0.5, "low")])
+@pytest.mark.parametrize(
+    "slope, verdict",
+    [
+        (2.0, "near"),
+        (1.76, "near"),
+        (2.24, "near"),
+        (1.74, "low"),
+        (2.26, "high"),
+        (3.0, "high"),
+        (-0.5, "low"),
+    ],
+)
 def test_the_verdict_reads_the_fitted_slope(slope, verdict):
-    values = page.measured(_timed([100, 200], [1.0, 2.0**slope]))  # two points: the fit is their slope
+    values = page.measured(
+        _timed([100, 200], [1.0, 2.0**slope])
+    )  # two points: the fit is their slope
     assert values["obs_slope"] == fmt.ratio(slope) and values["obs_verdict"] == page.SAY[verdict]
 
 
@@ -260,13 +364,30 @@ def test_the_ratios_sentence_reads_the_last_column_of_the_timing_table():
     steady = page.measured(_timed([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0]))
     ratios = [r[3] for r in steady["tbl_timing"].rows[1:]]
     sentence = steady["obs_ratios"]
-    assert f" {min(ratios, key=float)} 到 {max(ratios, key=float)} " in sentence and page.SAY["steady"] in sentence
+    assert (
+        f" {min(ratios, key=float)} 到 {max(ratios, key=float)} " in sentence
+        and page.SAY["steady"] in sentence
+    )
     # The alternating ratios of a build on a busy machine (3.26 / 5.11 / 3.30 / 5.11): said, not passed over.
-    jumpy = _timed([128, 256, 512, 1024, 2048], [1.0, 3.26, 3.26 * 5.11, 3.26 * 5.11 * 3.30, 3.26 * 5.11 * 3.30 * 5.11])
-    assert page.measured(jumpy)["obs_ratios"] == page.SAY["ratios_range"].format(
-        low="3.26", high="5.11", s_low="1.70", s_high="2.35") + "，" + page.SAY["uneven"] + "。"
+    jumpy = _timed(
+        [128, 256, 512, 1024, 2048],
+        [1.0, 3.26, 3.26 * 5.11, 3.26 * 5.11 * 3.30, 3.26 * 5.11 * 3.30 * 5.11],
+    )
+    assert (
+        page.measured(jumpy)["obs_ratios"]
+        == page.SAY["ratios_range"].format(low="3.26", high="5.11", s_low="1.70", s_high="2.35")
+        + "，"
+        + page.SAY["uneven"]
+        + "。"
+    )
     even = page.measured(_timed([100, 200, 400], [1.0, 4.0, 16.0]))["obs_ratios"]
-    assert even == page.SAY["ratios_equal"].format(low="4.00", s_low="2.00") + "，" + page.SAY["steady"] + "。"
+    assert (
+        even
+        == page.SAY["ratios_equal"].format(low="4.00", s_low="2.00")
+        + "，"
+        + page.SAY["steady"]
+        + "。"
+    )
 
 
 def test_the_timing_table_shows_milliseconds_and_ratios():
@@ -279,7 +400,12 @@ def test_the_timing_table_shows_milliseconds_and_ratios():
 def test_every_word_on_the_figure_is_chinese():
     fig = page.measured(_timed([100, 200, 400], [1.0, 3.0, 9.0]))["fig_scaling"]
     ax = fig.axes[0]
-    words = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), *(t.get_text() for t in ax.get_legend().get_texts())]
+    words = [
+        ax.get_title(),
+        ax.get_xlabel(),
+        ax.get_ylabel(),
+        *(t.get_text() for t in ax.get_legend().get_texts()),
+    ]
     assert all(re.search(r"[\u4e00-\u9fff]", w) for w in words), words
     # Latin words are names (numpy) or symbols (n, t); nothing in English.
     assert {w for text in words for w in re.findall(r"[A-Za-z]{2,}", text)} <= {"numpy"}, words
@@ -287,13 +413,15 @@ def test_every_word_on_the_figure_is_chinese():
 
 
 def test_the_figure_plots_the_data_and_the_fit():
-    ns, seconds = [100, 200, 400], [1.0, 3.0, 9.0]
+    ns = [100, 200, 400]
+    seconds = [1.0, 3.0, 9.0]
     fig = page.measured(_timed(ns, seconds))["fig_scaling"]
     lines = fig.axes[0].get_lines()
     assert list(lines[0].get_xdata()) == ns and list(lines[0].get_ydata()) == seconds
     slope, _ = costs.fit_slope(ns, seconds)
     assert f"斜率 = {fmt.fmt(slope, 2)}" in fig.axes[0].get_legend().get_texts()[1].get_text()
-    fitted, reference = lines[1].get_ydata(), lines[2].get_ydata()
+    fitted = lines[1].get_ydata()
+    reference = lines[2].get_ydata()
     assert np.log(fitted[1] / fitted[0]) / np.log(4) == pytest.approx(slope)
     assert np.log(reference[1] / reference[0]) / np.log(4) == pytest.approx(2)
 
@@ -304,12 +432,20 @@ def test_the_exercise_tables_show_the_answers():
     first = ex.table_beats_cache()["first"]
     values = page.exercise_values()
     header, body = values["cx1_table"]
-    assert [r[0] for r in body] == [str(first - 1), str(first)] and [r[-1] for r in body] == ["否", "是"]
-    assert values["cx2_table"].rows[0][1] == f"2 × {m['layers']} × {m['kv_heads']} × {m['head_dim']} × 2"
+    assert [r[0] for r in body] == [str(first - 1), str(first)] and [r[-1] for r in body] == [
+        "否",
+        "是",
+    ]
+    assert (
+        values["cx2_table"].rows[0][1]
+        == f"2 × {m['layers']} × {m['kv_heads']} × {m['head_dim']} × 2"
+    )
     rows = ex.window_rows()
     _, body = values["cx3_table"]
     assert [r[1] for r in body] == [str(min(c, ex.WINDOW)) for c in ex.WINDOW_CONTEXTS]
-    assert body[0][-1] == "0.00%" and body[-1][-1] == page.share(rows[-1]["full"] - rows[-1]["windowed"], rows[-1]["full"])
+    assert body[0][-1] == "0.00%" and body[-1][-1] == page.share(
+        rows[-1]["full"] - rows[-1]["windowed"], rows[-1]["full"]
+    )
 
 
 def test_the_wrong_versions_are_counted_from_the_code():
@@ -320,6 +456,8 @@ def test_the_wrong_versions_are_counted_from_the_code():
 
 def test_the_page_glues_only_through_the_book_side():
     # One way to glue: the book module returns a section's values as a dict, the page calls page.glue_all.
-    source = (Path(__file__).resolve().parent.parent / "book" / "ch02" / "costs.md").read_text(encoding="utf-8")
+    source = (Path(__file__).resolve().parent.parent / "book" / "ch02" / "costs.md").read_text(
+        encoding="utf-8"
+    )
     assert re.findall(r"\b(?:glue|glue_md|Markdown)\(", source) == []
     assert source.count("page.glue_all(") >= 4

@@ -13,7 +13,6 @@ alignments are compared cell by cell with the book's offsets. No build, no brows
 
 from __future__ import annotations
 
-import copy
 import importlib
 import itertools
 import json
@@ -27,9 +26,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chapter import fmt
+from chapter import fmt, mask_facts, mask_figure, opening
 from chapter import mask as page
-from chapter import opening
 
 # code/tests/reference.py (the shared bad-input fuzz) is not on the path for tests/ by default.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "code" / "tests"))
@@ -114,18 +112,22 @@ def check_cache_frame(frame: dict) -> None:
     text = frame["explanation"]
     assert re.search(r"缓存里已有 (\d+) 个位置", text).group(1) == str(past)
     assert re.search(r"新来的 (\d+) 个查询", text).group(1) == str(len(right["rows"]))
-    any_lost, lost_self = False, False
+    any_lost = False
+    lost_self = False
     for i, (r_row, w_row) in enumerate(zip(right["rows"], wrong["rows"])):
-        r_keys, w_keys = allowed_keys(r_row), allowed_keys(w_row)
+        r_keys = allowed_keys(r_row)
+        w_keys = allowed_keys(w_row)
         said = re.search(rf"行 {i} 能读 ({KEYS})", text)
         assert said and parse_keys(said.group(1)) == r_keys, text
         lost = r_keys - w_keys
-        cached, new = {j for j in lost if j < past}, {j for j in lost if j >= past}
+        cached = {j for j in lost if j < past}
+        new = {j for j in lost if j >= past}
         claim = re.search(rf"行 {i} 少读 (\d+) 个：([^；。]*)", text)
         if not lost:
             assert claim is None
             continue
-        any_lost, lost_self = True, lost_self or (past + i) in lost
+        any_lost = True
+        lost_self = lost_self or (past + i) in lost
         assert claim and int(claim.group(1)) == len(lost), text
         parts = claim.group(2)
         said_cached = re.search(rf"({KEYS}) 早已在缓存里", parts)
@@ -138,11 +140,15 @@ def check_cache_frame(frame: dict) -> None:
     assert "不会泄漏未来" not in text
 
 
-@pytest.mark.parametrize("past, new, front", [(0, 2, 0), (3, 1, 0), (3, 2, 0), (2, 2, 3), (1, 3, 1), (4, 1, 5)])
+@pytest.mark.parametrize(
+    "past, new, front", [(0, 2, 0), (3, 1, 0), (3, 2, 0), (2, 2, 3), (1, 3, 1), (4, 1, 5)]
+)
 def test_the_cache_moral_says_what_the_two_tables_show(past, new, front):
-    facts = page.visibility_facts(new, past=past, key_valid=[j >= front for j in range(past + new)])
+    facts = mask_facts.visibility_facts(
+        new, past=past, key_valid=[j >= front for j in range(past + new)]
+    )
     lost = [(r["position"], set(r["lost_cached"]) | set(r["lost_new"])) for r in facts["rows"]]
-    text = page.cache_moral(facts)
+    text = mask_figure.cache_moral(facts)
     if not any(keys for _, keys in lost):
         assert text == ""
         return
@@ -156,7 +162,7 @@ CONFIGS = list(itertools.product([0, 1, 3, 5], [1, 2, 4]))
 
 @pytest.mark.parametrize("past, new", CONFIGS)
 def test_every_f12_sentence_agrees_with_its_tables(past, new):
-    frames = page.f12_frames(past=past, new=new)
+    frames = mask_figure.f12_frames(past=past, new=new)
     for frame in frames[:-2]:
         check_causal_frame(frame)
     check_score_frame(frames[-2])
@@ -166,10 +172,20 @@ def test_every_f12_sentence_agrees_with_its_tables(past, new):
 
 @pytest.mark.parametrize(
     "n_positions, score_row, score_query",
-    [(1, [0.5], 0), (2, [1.0, -1.0], 0), (3, [0.0, 1.0, 2.0], 2), (4, [3.0, 0.0, 1.0, 2.0], 1), (5, [0.0] * 5, 0)],
+    [
+        (1, [0.5], 0),
+        (2, [1.0, -1.0], 0),
+        (3, [0.0, 1.0, 2.0], 2),
+        (4, [3.0, 0.0, 1.0, 2.0], 1),
+        (5, [0.0] * 5, 0),
+    ],
 )
-def test_causal_and_score_frames_agree_with_their_tables_for_other_inputs(n_positions, score_row, score_query):
-    frames = page.f12_frames(n_positions=n_positions, score_row=score_row, score_query=score_query)
+def test_causal_and_score_frames_agree_with_their_tables_for_other_inputs(
+    n_positions, score_row, score_query
+):
+    frames = mask_figure.f12_frames(
+        n_positions=n_positions, score_row=score_row, score_query=score_query
+    )
     assert len(frames) == n_positions + 2
     for frame in frames[:n_positions]:
         check_causal_frame(frame)
@@ -179,24 +195,35 @@ def test_causal_and_score_frames_agree_with_their_tables_for_other_inputs(n_posi
 @pytest.mark.parametrize("n_positions", [2, 3, 5])
 def test_no_long_frame_sentence_is_said_twice(n_positions):
     """Frames 1 and 2 once shared the whole reason for the causal rule; it is given once now."""
-    frames = page.f12_frames(n_positions=n_positions, score_row=[0.0] * n_positions, score_query=0)
-    sentences = [s for f in frames for s in re.split(r"(?<=[。！？])", f["explanation"]) if len(s) >= 25]
+    frames = mask_figure.f12_frames(
+        n_positions=n_positions, score_row=[0.0] * n_positions, score_query=0
+    )
+    sentences = [
+        s for f in frames for s in re.split(r"(?<=[。！？])", f["explanation"]) if len(s) >= 25
+    ]
     assert len(sentences) == len(set(sentences)), sentences
     assert sum("偷看答案" in f["explanation"] for f in frames) == 1
 
 
 def test_the_checker_catches_the_old_false_sentence():
     """The sentence F12 once had: all lost keys called cached. The checker must reject it."""
-    frame = page.f12_frames()[-1]
-    frame = {**frame, "explanation": re.sub(r"把行号当位置时.*", "把行号当位置时，行 0 少读 3 个：Key 1–3 早已在缓存里；"
-                                             "行 1 少读 3 个：Key 2–4 早已在缓存里。", frame["explanation"])}
+    frame = mask_figure.f12_frames()[-1]
+    frame = {
+        **frame,
+        "explanation": re.sub(
+            r"把行号当位置时.*",
+            "把行号当位置时，行 0 少读 3 个：Key 1–3 早已在缓存里；"
+            "行 1 少读 3 个：Key 2–4 早已在缓存里。",
+            frame["explanation"],
+        ),
+    }
     with pytest.raises(AssertionError):
         check_cache_frame(frame)
 
 
 @pytest.mark.parametrize("past, new", CONFIGS)
 def test_generated_text_spaces_chinese_and_numbers(past, new):
-    for frame in page.f12_frames(past=past, new=new):
+    for frame in mask_figure.f12_frames(past=past, new=new):
         for text in texts(frame):
             assert not CJK_NEXT_TO_LATIN.search(text), text
 
@@ -207,7 +234,7 @@ def test_generated_text_spaces_chinese_and_numbers(past, new):
 def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, data):
     n_key = past + n_query
     valid = data.draw(st.lists(st.booleans(), min_size=n_key, max_size=n_key))
-    facts = page.visibility_facts(n_query, past=past, key_valid=valid, causal=causal)
+    facts = mask_facts.visibility_facts(n_query, past=past, key_valid=valid, causal=causal)
     visible = att.visibility(n_query, n_key, past=past, key_valid=valid, causal=causal)
     for i, fact in enumerate(facts["rows"]):
         reasons = [fact["readable"], fact["future"], fact["pad"]]
@@ -219,8 +246,10 @@ def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, da
         # Under the row-index mistake the row reads keys 0 … i that are valid.
         lost = [j for j in fact["readable"] if j > i] if causal else []
         assert fact["lost_cached"] + fact["lost_new"] == lost
-        assert all(j < past for j in fact["lost_cached"]) and all(j >= past for j in fact["lost_new"])
-        sentence = page.row_sentence(fact, past)
+        assert all(j < past for j in fact["lost_cached"]) and all(
+            j >= past for j in fact["lost_new"]
+        )
+        sentence = mask_facts.row_sentence(fact, past)
         assert not CJK_NEXT_TO_LATIN.search(sentence), sentence
 
 
@@ -229,17 +258,21 @@ def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, da
 def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
     causal = data.draw(st.booleans())
     valid = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
-    before = page.visibility_facts(n, causal=causal)
-    after = page.visibility_facts(n, key_valid=valid, causal=causal)
-    sentence = page.pad_change_sentence(before, after, valid)
+    before = mask_facts.visibility_facts(n, causal=causal)
+    after = mask_facts.visibility_facts(n, key_valid=valid, causal=causal)
+    sentence = mask_facts.pad_change_sentence(before, after, valid)
     # Independently: a real query changed when some key it could read is PAD.
     table = att.visibility(n, n, causal=causal)
-    changed = {i for i in range(n) if valid[i] and any(table[i][j] and not valid[j] for j in range(n))}
+    changed = {
+        i for i in range(n) if valid[i] and any(table[i][j] and not valid[j] for j in range(n))
+    }
     named = set()
     for group in re.findall(r"位置 ([\d、]+) 因 PAD 规则不再读", sentence):
         named |= {int(p) for p in group.split("、")}
     assert named == changed, sentence
-    empty = {i for i in range(n) if not valid[i] and not any(table[i][j] and valid[j] for j in range(n))}
+    empty = {
+        i for i in range(n) if not valid[i] and not any(table[i][j] and valid[j] for j in range(n))
+    }
     said_empty = re.search(r"PAD 查询位置 ([\d、]+) 整行被屏蔽", sentence)
     assert ({int(p) for p in said_empty.group(1).split("、")} if said_empty else set()) == empty
 
@@ -247,16 +280,24 @@ def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
 @pytest.mark.parametrize(
     "call, words",
     [
-        (lambda: page.f12_frames(score_row=[0.0, 1.0]), "score_row 必须有 n_positions = 3 个分数"),
-        (lambda: page.f12_frames(score_query=3), "score_query 必须是 0 到 2 之间的整数"),
-        (lambda: page.f12_frames(score_row=[0.0, float("nan"), 1.0]), r"score_row\[1\]"),
-        (lambda: page.f12_frames(n_positions=0), "n_positions 必须是不小于 1 的整数"),
-        (lambda: page.f12_frames(past=-1), "past 必须是不小于 0 的整数"),
-        (lambda: page.f12_frames(new=0), "new 必须是不小于 1 的整数"),
-        (lambda: page.f12_frames(new=True), "new 必须是不小于 1 的整数"),
-        (lambda: page.visibility_facts(0), "n_query 必须是不小于 1 的整数"),
-        (lambda: page.keys_text([]), "js 不能为空"),
-        (lambda: page.pad_change_sentence(page.visibility_facts(2), page.visibility_facts(2), [True]), "行数必须相同"),
+        (
+            lambda: mask_figure.f12_frames(score_row=[0.0, 1.0]),
+            "score_row 必须有 n_positions = 3 个分数",
+        ),
+        (lambda: mask_figure.f12_frames(score_query=3), "score_query 必须是 0 到 2 之间的整数"),
+        (lambda: mask_figure.f12_frames(score_row=[0.0, float("nan"), 1.0]), r"score_row\[1\]"),
+        (lambda: mask_figure.f12_frames(n_positions=0), "n_positions 必须是不小于 1 的整数"),
+        (lambda: mask_figure.f12_frames(past=-1), "past 必须是不小于 0 的整数"),
+        (lambda: mask_figure.f12_frames(new=0), "new 必须是不小于 1 的整数"),
+        (lambda: mask_figure.f12_frames(new=True), "new 必须是不小于 1 的整数"),
+        (lambda: mask_facts.visibility_facts(0), "n_query 必须是不小于 1 的整数"),
+        (lambda: mask_facts.keys_text([]), "js 不能为空"),
+        (
+            lambda: mask_facts.pad_change_sentence(
+                mask_facts.visibility_facts(2), mask_facts.visibility_facts(2), [True]
+            ),
+            "行数必须相同",
+        ),
     ],
 )
 def test_bad_input_gets_a_value_error_that_names_it(call, words):
@@ -267,18 +308,28 @@ def test_bad_input_gets_a_value_error_that_names_it(call, words):
 # -- the explore panel's data ----------------------------------------------------------------------
 
 
-def explore_state(data: dict, past: int, new: int, pad: str = "none", count: int = 0, causal: bool = True) -> dict:
+def explore_state(
+    data: dict, past: int, new: int, pad: str = "none", count: int = 0, causal: bool = True
+) -> dict:
     """One setting of ``f12_explore_states``' data, decoded into its tables and sentences as the page's
     script (book/_ext/step_figure/static/step_figure_explore.js) decodes it."""
     choices = data["choices"]
     for name, value in (("past", past), ("new", new), ("pad", pad), ("causal", causal)):
         if isinstance(value, bool) != (name == "causal") or value not in choices[name]:
-            raise ValueError(f"{name} 必须是 {'、'.join(str(c) for c in choices[name])} 之一，收到 {value!r}")
+            raise ValueError(
+                f"{name} 必须是 {'、'.join(str(c) for c in choices[name])} 之一，收到 {value!r}"
+            )
     p = choices["past"].index(past)
-    by_count = data["states"][p][choices["new"].index(new)][choices["causal"].index(causal)][choices["pad"].index(pad)]
+    by_count = data["states"][p][choices["new"].index(new)][choices["causal"].index(causal)][
+        choices["pad"].index(pad)
+    ]
     index = 0 if pad == "none" else count - 1
-    if not isinstance(count, int) or isinstance(count, bool) or (pad == "none") != (count == 0) \
-            or not 0 <= index < len(by_count):
+    if (
+        not isinstance(count, int)
+        or isinstance(count, bool)
+        or (pad == "none") != (count == 0)
+        or not 0 <= index < len(by_count)
+    ):
         raise ValueError(f"count 必须是 0（没有 PAD）或 1 到 {len(by_count)}，收到 {count!r}")
     n_key, ids, status, lost, note = by_count[index]
 
@@ -290,22 +341,37 @@ def explore_state(data: dict, past: int, new: int, pad: str = "none", count: int
 
     rows = []
     for i, rid in enumerate(ids):
-        visible, minus, wrong, lost_bits, lost_cached, lost_new, empty, sentence, lost_text = data["rows"][rid]
-        rows.append({
-            "label": data["labels"][p][i], "wrong_label": data["wrong_labels"][i], "visible": bits(visible),
-            "cells": [data["cells"][b] for b in bits(visible)], "mask": [data["mask_cells"][b] for b in bits(minus)],
-            "wrong": bits(wrong), "lost": bits(lost_bits), "lost_cached": lost_cached, "lost_new": lost_new,
-            "empty": bool(empty), "sentence": data["prefix"][p][i] + words(sentence),
-            "lost_sentence": data["lost_prefix"][i] + words(lost_text),
-        })
-    return {"keys": data["keys"][:n_key], "rows": rows, "status": words(status), "lost_status": words(lost),
-            "note": words(note)}
-
+        visible, minus, wrong, lost_bits, lost_cached, lost_new, empty, sentence, lost_text = data[
+            "rows"
+        ][rid]
+        rows.append(
+            {
+                "label": data["labels"][p][i],
+                "wrong_label": data["wrong_labels"][i],
+                "visible": bits(visible),
+                "cells": [data["cells"][b] for b in bits(visible)],
+                "mask": [data["mask_cells"][b] for b in bits(minus)],
+                "wrong": bits(wrong),
+                "lost": bits(lost_bits),
+                "lost_cached": lost_cached,
+                "lost_new": lost_new,
+                "empty": bool(empty),
+                "sentence": data["prefix"][p][i] + words(sentence),
+                "lost_sentence": data["lost_prefix"][i] + words(lost_text),
+            }
+        )
+    return {
+        "keys": data["keys"][:n_key],
+        "rows": rows,
+        "status": words(status),
+        "lost_status": words(lost),
+        "note": words(note),
+    }
 
 
 @pytest.fixture(scope="module")
 def data():
-    return page.f12_explore_states()
+    return mask_figure.f12_explore_states()
 
 
 def reachable(data):
@@ -344,12 +410,19 @@ def test_every_state_equals_the_teaching_code(data):
         visible = att.visibility(new, n_key, causal=causal, past=past, key_valid=valid)
         mask = att.additive_mask(visible)
         if causal:
-            wrong = [[a and ok for a, ok in zip(row, valid)] for row in att.row_index_visibility(new, n_key)]
+            wrong = [
+                [a and ok for a, ok in zip(row, valid)]
+                for row in att.row_index_visibility(new, n_key)
+            ]
         else:
             wrong = visible
-        rows = page.visibility_facts(new, past=past, key_valid=None if pad == "none" else valid,
-                                     causal=causal)["rows"]
-        explained = [{"sentence": page.row_sentence(r, past), "lost": page.lost_sentence(r)} for r in rows]
+        rows = mask_facts.visibility_facts(
+            new, past=past, key_valid=None if pad == "none" else valid, causal=causal
+        )["rows"]
+        explained = [
+            {"sentence": mask_facts.row_sentence(r, past), "lost": mask_facts.lost_sentence(r)}
+            for r in rows
+        ]
         assert state["keys"] == [f"Key {j}" for j in range(n_key)], where
         assert len(state["rows"]) == new, where
         for i, row in enumerate(state["rows"]):
@@ -360,7 +433,8 @@ def test_every_state_equals_the_teaching_code(data):
             lost = [j for j in range(n_key) if visible[i][j] and not wrong[i][j]]
             assert row["lost"] == [j in lost for j in range(n_key)], where
             assert (row["lost_cached"], row["lost_new"]) == (
-                sum(j < past for j in lost), sum(j >= past for j in lost)
+                sum(j < past for j in lost),
+                sum(j >= past for j in lost),
             ), where
             assert row["empty"] == (not any(visible[i])), where
             assert row["label"] == f"行 {i}（绝对位置 {past + i}）", where
@@ -372,18 +446,24 @@ def test_every_state_equals_the_teaching_code(data):
             with pytest.raises(ValueError) as error:
                 att.masked_attention([[0.0]] * new, [[0.0]] * n_key, [[1.0]] * n_key, visible)
             assert f"第 {empty[0]} 个查询行" in str(error.value)
-            assert str(error.value) in state["note"] and "empty_row=\"zero\"" in state["note"], where
+            assert str(error.value) in state["note"] and 'empty_row="zero"' in state["note"], where
             assert "整行被屏蔽" in state["status"], where
         else:
             assert state["note"] == "" and "每行都有可读的 Key" in state["status"], where
 
 
 def test_every_shown_text_spaces_chinese_from_latin_and_digits(data):
-    texts = set(data["words"]["pad_options"]) | {w for w in data["words"].values() if isinstance(w, str)}
+    texts = set(data["words"]["pad_options"]) | {
+        w for w in data["words"].values() if isinstance(w, str)
+    }
     for state in reachable(data):
         s = explore_state(data, *state)
         texts |= {s["status"], s["lost_status"], s["note"]}
-        texts |= {t for r in s["rows"] for t in (r["label"], r["wrong_label"], r["sentence"], r["lost_sentence"])}
+        texts |= {
+            t
+            for r in s["rows"]
+            for t in (r["label"], r["wrong_label"], r["sentence"], r["lost_sentence"])
+        }
     bad = sorted(t for t in texts if CJK_NEXT_TO_LATIN.search(t))
     assert bad == [], bad[:5]
 
@@ -423,18 +503,24 @@ def test_the_status_sentences_count_what_the_table_shows(past, new, front, causa
     n_key = past + new
     front = min(front, n_key)
     valid = [j >= front for j in range(n_key)]
-    facts = page.visibility_facts(new, past=past, key_valid=valid, causal=causal)
-    size, _, rest = page.explore_status(facts).partition("，")
+    facts = mask_facts.visibility_facts(new, past=past, key_valid=valid, causal=causal)
+    size, _, rest = mask_figure.explore_status(facts).partition("，")
     assert [int(n) for n in re.findall(r"\d+", size)] == [new, n_key]
     empty = [i for i, row in enumerate(facts["visible"]) if not any(row)]
     named = re.findall(r"行 (\d+)（绝对位置 \d+）" if past else r"位置 (\d+)", rest)
     assert [int(n) for n in named] == empty
     assert rest.endswith("整行被屏蔽。" if empty else "每行都有可读的 Key。")
-    lost = page.lost_status(facts)
-    cached = sum(facts["visible"][i][j] and not facts["row_index"][i][j] and j < past
-                 for i in range(new) for j in range(n_key))
-    fresh = sum(facts["visible"][i][j] and not facts["row_index"][i][j] and j >= past
-                for i in range(new) for j in range(n_key))
+    lost = mask_figure.lost_status(facts)
+    cached = sum(
+        facts["visible"][i][j] and not facts["row_index"][i][j] and j < past
+        for i in range(new)
+        for j in range(n_key)
+    )
+    fresh = sum(
+        facts["visible"][i][j] and not facts["row_index"][i][j] and j >= past
+        for i in range(new)
+        for j in range(n_key)
+    )
     if cached and fresh:
         assert [int(n) for n in re.findall(r"\d+", lost)] == [cached + fresh, cached, fresh]
     elif cached or fresh:
@@ -442,7 +528,7 @@ def test_the_status_sentences_count_what_the_table_shows(past, new, front, causa
         assert lost.endswith("全是缓存里的。" if cached else "全是本批新来的。")
     else:
         assert "一个也不少读" in lost
-    note = page.empty_row_note(facts)
+    note = mask_figure.empty_row_note(facts)
     assert bool(note) == bool(empty)
 
 
@@ -465,24 +551,30 @@ def test_a_state_outside_the_controls_is_a_clear_error(data, args, message):
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [((4, "middle", 1), "pad 必须是"), ((4, "none", 2), "没有 PAD 时 count 必须是 0"),
-     ((0, "front", 1), "n_key 必须是不小于 1 的整数"), ((3, "end", 0), "count 必须是 1 到 n_key = 3")],
+    [
+        ((4, "middle", 1), "pad 必须是"),
+        ((4, "none", 2), "没有 PAD 时 count 必须是 0"),
+        ((0, "front", 1), "n_key 必须是不小于 1 的整数"),
+        ((3, "end", 0), "count 必须是 1 到 n_key = 3"),
+    ],
 )
 def test_pad_valid_rejects_bad_input(args, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        page.pad_valid(*args)
+        mask_figure.pad_valid(*args)
 
 
 def test_pad_valid_uses_the_padding_rule():
     for n_key in range(1, 8):
         for count in range(1, n_key + 1):
-            assert page.pad_valid(n_key, "end", count) == att.key_padding(n_key - count, n_key)
-            assert page.pad_valid(n_key, "front", count) == valid_keys(n_key, "front", count)
+            assert mask_figure.pad_valid(n_key, "end", count) == att.key_padding(
+                n_key - count, n_key
+            )
+            assert mask_figure.pad_valid(n_key, "front", count) == valid_keys(n_key, "front", count)
 
 
 def test_the_explore_data_rejects_bad_ranges():
     with pytest.raises(ValueError, match="max_past 必须是 0 到 9 之间的整数"):
-        page.f12_explore_states(max_past=-1)
+        mask_figure.f12_explore_states(max_past=-1)
 
 
 # -- the two causal alignments ---------------------------------------------------------------------
@@ -496,8 +588,11 @@ def test_bottom_right_is_the_books_offset_and_top_left_the_wrong_one(past, new):
     assert page.causal_table(new, n_key, "top-left") == att.row_index_visibility(new, n_key)
     if past:  # every row of the top-left table misses exactly the cached keys
         values = page.conventions_section(past=past, new=new)
-        assert (values["align_lost"], values["align_past"], values["align_new"]) == (past * new, past, new)
-
+        assert (values["align_lost"], values["align_past"], values["align_new"]) == (
+            past * new,
+            past,
+            new,
+        )
 
 
 @pytest.mark.parametrize(
@@ -528,7 +623,11 @@ def test_the_checks_facts_name_what_the_checks_table_shows(past, new):
     missing = [r[0] for r in rows if r[3] == "否" and r[5] == "不一致"]
     passing = [r[0] for r in rows if r[3] == "否" and r[5] == "一致"]
     assert values["checks_passing"] == page.quoted(passing)
-    assert (leaking, missing, passing) == (["不加 mask"], ["写错偏移（行号 i）"], ["正确偏移 past + i"])
+    assert (leaking, missing, passing) == (
+        ["不加 mask"],
+        ["写错偏移（行号 i）"],
+        ["正确偏移 past + i"],
+    )
     # The core's line gives each algorithm's output at the first new position, before and after the change.
     firsts = values["checks_first_outputs"].split("；")
     assert [f.split("” ")[0].lstrip("“") for f in firsts] == [r[0] for r in rows]
@@ -545,21 +644,35 @@ def test_the_checks_need_a_cache():
         page.checks_section(0, 2)
 
 
-@pytest.mark.parametrize("scores, visible", [([2.0, 0.0, 1.0], [True, True, False]),
-                                             ([1.0, 3.0], [True, True]), ([0.0, 0.0, 5.0], [False, True, True])])
+@pytest.mark.parametrize(
+    "scores, visible",
+    [
+        ([2.0, 0.0, 1.0], [True, True, False]),
+        ([1.0, 3.0], [True, True]),
+        ([0.0, 0.0, 5.0], [False, True, True]),
+    ],
+)
 def test_the_row_sentence_compares_with_the_softmax_of_the_visible_scores(scores, visible):
     steps = ex.masked_softmax_steps(scores, visible)
     kept = att.softmax([x for x, ok in zip(scores, visible) if ok])
     # masking a key equals removing it from the row: the same weights (what the solution's sentence says)
-    assert [fmt.fmt(w) for w in kept] == [fmt.fmt(w) for w, ok in zip(steps["weights"], visible) if ok]
+    assert [fmt.fmt(w) for w in kept] == [
+        fmt.fmt(w) for w, ok in zip(steps["weights"], visible) if ok
+    ]
 
 
 def test_the_exercise_facts_are_the_solutions():
-    values, c3 = page.exercises(), ex.decoding_checks()
+    values = page.exercises()
+    c3 = ex.decoding_checks()
     kept = [x for x, ok in zip(ex.SCORES, ex.VISIBLE) if ok]
-    assert values["ex2_kept"] == page.row_text(kept) and values["ex2_kept_n"] == page.count_words(len(kept))
+    assert values["ex2_kept"] == page.row_text(kept) and values[
+        "ex2_kept_n"
+    ] == mask_facts.count_words(len(kept))
     assert values["ex2_plain"] == "[" + ", ".join(fmt.fmt(w) for w in att.softmax(kept)) + "]"
-    assert (values["ex3_passed"], values["ex3_caught"]) == (page.quoted(c3["passed"]), page.quoted(c3["caught_by"]))
+    assert (values["ex3_passed"], values["ex3_caught"]) == (
+        page.quoted(c3["passed"]),
+        page.quoted(c3["caught_by"]),
+    )
     assert c3["passed"] == ["不泄漏"] and c3["caught_by"] == ["与整段重算一致"]
 
 
@@ -607,7 +720,9 @@ def test_the_left_padding_sections_on_other_padding():
     assert left["enc_valid"] == 4 and left["enc_real_keys"] == "Key 0–3"
     policies = page.empty_rows_section(valid=valid)
     assert policies["policy_empty_rows"] == "位置 0" and len(policies["tbl_policies"].rows) == 4
-    assert policies["policy_uniform"] == fmt.fmt(1 / 5)  # row 0 may read no key: −1e9 spreads over all five
+    assert policies["policy_uniform"] == fmt.fmt(
+        1 / 5
+    )  # row 0 may read no key: −1e9 spreads over all five
     with pytest.raises(ValueError, match="整行被屏蔽"):
         page.empty_rows_section(valid=[True] * 5)
 
@@ -618,7 +733,9 @@ def test_the_gap_section_is_the_seeds_softmax_only():
     p = att.softmax([1.0, -1.0, 0.5])
     assert [values[f"p{j}"] for j in range(3)] == [fmt.fmt(x) for x in p]
     # the causal-against-open table only: the temperature table is the scaling page's
-    assert [name for name, x in values.items() if isinstance(x, page.Table)] == ["tbl_causal_vs_open"]
+    assert [name for name, x in values.items() if isinstance(x, page.Table)] == [
+        "tbl_causal_vs_open"
+    ]
 
 
 # -- the big negative number in other dtypes (numpy) ------------------------------------------------
@@ -632,16 +749,28 @@ def test_the_dtype_facts_are_what_numpy_computes(dtype):
         big_is_inf = bool(np.isinf(np.asarray(-1e9).astype(t)))
         twice = np.finfo(t).min + np.finfo(t).min
     rows = values["tbl_dtype"].rows
-    weights = [[fmt.printed(x) if x != "NaN" else math.nan for x in row[2].split(" / ")] for row in rows]
+    weights = [
+        [fmt.printed(x) if x != "NaN" else math.nan for x in row[2].split(" / ")] for row in rows
+    ]
     assert (rows[0][1] == "−∞") == big_is_inf == values["dtype_big_is_inf"]
-    assert values["dtype_big_sentence"] == page.TEMPLATES["big_inf" if big_is_inf else "big_finite"].format(
-        big="−1e9", min=values["dtype_min"], dtype=dtype, row=0,
+    assert values["dtype_big_sentence"] == page.TEMPLATES[
+        "big_inf" if big_is_inf else "big_finite"
+    ].format(
+        big="−1e9",
+        min=values["dtype_min"],
+        dtype=dtype,
+        row=0,
         nan=page.TEMPLATES["nan"][all(math.isnan(w) for w in weights[0])],
-        uniform=page.TEMPLATES["uniform"][len(set(weights[0])) == 1])
-    assert not any(math.isnan(w) for w in weights[1]) and len(set(weights[1])) == 1  # finfo.min: uniform
+        uniform=page.TEMPLATES["uniform"][len(set(weights[0])) == 1],
+    )
+    assert (
+        not any(math.isnan(w) for w in weights[1]) and len(set(weights[1])) == 1
+    )  # finfo.min: uniform
     assert bool(np.isinf(twice)) and values["dtype_twice"] == "−∞"
     # the two masks: Key 1 is PAD and after position 0, so it is the doubled cell, with weight 0
-    assert values["dtype_doubled"] == page.TEMPLATES["doubled"].format(keys="Key 1", weight="0.0000")
+    assert values["dtype_doubled"] == page.TEMPLATES["doubled"].format(
+        keys="Key 1", weight="0.0000"
+    )
     assert weights[2][1] == 0.0 and "−∞" in rows[2][1]
 
 
@@ -661,19 +790,40 @@ def test_the_big_negative_bullet_compares_the_next_layer_it_shows():
 
 
 def test_every_section_glues_plain_values():
-    for section in (page.figure_inputs, page.demo_section, page.padding_section, page.conventions_section,
-                    page.empty_rows_section, page.cache_section, page.checks_section, page.observe_section,
-                    page.exercises, opening.opening):
+    for section in (
+        page.figure_inputs,
+        page.demo_section,
+        page.padding_section,
+        page.conventions_section,
+        page.empty_rows_section,
+        page.cache_section,
+        page.checks_section,
+        page.observe_section,
+        page.exercises,
+        opening.opening,
+    ):
         for name, value in section().items():
             assert re.fullmatch(r"[a-z][a-z0-9_]*", name), name
-            if name.startswith("fig_") and hasattr(value, "savefig"):  # the opening's projections figure
+            if name.startswith("fig_") and hasattr(
+                value, "savefig"
+            ):  # the opening's projections figure
                 continue
             assert isinstance(value, (str, int, page.Table)), (section.__name__, name)
             if isinstance(value, page.Table):
                 assert all(len(row) == len(value.header) for row in value.rows), name
-            cells = [c for row in value.rows for c in row] if isinstance(value, page.Table) else [str(value)]
-            if name not in ("ex4_doctest", "empty_row_error"):  # code as typed keeps its ASCII minus
-                assert not any(re.search(r"-\d|-∞", c) for c in cells), (name, cells)  # one minus sign, U+2212
+            cells = (
+                [c for row in value.rows for c in row]
+                if isinstance(value, page.Table)
+                else [str(value)]
+            )
+            if name not in (
+                "ex4_doctest",
+                "empty_row_error",
+            ):  # code as typed keeps its ASCII minus
+                assert not any(re.search(r"-\d|-∞", c) for c in cells), (
+                    name,
+                    cells,
+                )  # one minus sign, U+2212
 
 
 def test_the_big_negative_number_must_be_a_power_of_ten():
@@ -685,23 +835,44 @@ def test_the_big_negative_number_must_be_a_power_of_ten():
 
 # -- bad input: the builders answer with a ValueError that names the argument, and never hang -------
 CALLS = {  # a valid call of each public builder whose arguments are plain values
-    page.keys_text: {"js": [0, 1]},
-    page.positions_text: {"ps": [0, 1]},
-    page.visibility_facts: {"n_query": 2, "past": 1, "key_valid": [True, True, True], "causal": True},
-    page.count_words: {"n": 2},
-    page.f12_frames: {"n_positions": 3, "score_row": [0.0, 1.0, 2.0], "score_query": 1, "past": 3, "new": 2},
-    page.pad_valid: {"n_key": 4, "pad": "front", "count": 1},
-    page.f12_explore_states: {"max_past": 1, "max_new": 1},
+    mask_facts.keys_text: {"js": [0, 1]},
+    mask_facts.positions_text: {"ps": [0, 1]},
+    mask_facts.visibility_facts: {
+        "n_query": 2,
+        "past": 1,
+        "key_valid": [True, True, True],
+        "causal": True,
+    },
+    mask_facts.count_words: {"n": 2},
+    mask_figure.f12_frames: {
+        "n_positions": 3,
+        "score_row": [0.0, 1.0, 2.0],
+        "score_query": 1,
+        "past": 3,
+        "new": 2,
+    },
+    mask_figure.pad_valid: {"n_key": 4, "pad": "front", "count": 1},
+    mask_figure.f12_explore_states: {"max_past": 1, "max_new": 1},
     page.causal_table: {"n_query": 2, "n_key": 5, "align": "top-left"},
     page.column: {"matrix": [[1.0]]},
     page.row_text: {"values": [1.0]},
     page.symbols: {"row": [True]},
     page.checks_section: {"past": 2, "new": 2, "poison": 100.0},
     page.cache_section: {"past": 2, "new": 1},
-    page.empty_rows_section: {"dtype": "float16", "q": page.LEFT_Q, "v": page.LEFT_V,
-                              "valid": page.LEFT_VALID, "big": -1e9},
+    page.empty_rows_section: {
+        "dtype": "float16",
+        "q": page.LEFT_Q,
+        "v": page.LEFT_V,
+        "valid": page.LEFT_VALID,
+        "big": -1e9,
+    },
     page.demo_section: {"q": att.DEMO_Q, "k": att.DEMO_K, "v": att.DEMO_V, "row": 1},
-    page.observe_section: {"q": att.DEMO_Q, "k": att.DEMO_K, "v": att.DEMO_V, "base": [0.0, 1.0, 2.0]},
+    page.observe_section: {
+        "q": att.DEMO_Q,
+        "k": att.DEMO_K,
+        "v": att.DEMO_V,
+        "base": [0.0, 1.0, 2.0],
+    },
     opening.numpy_users: {"code_dir": str(Path(att.__file__).parent)},
 }
 
@@ -713,7 +884,13 @@ def test_the_opening_names_every_teaching_file_that_imports_numpy(tmp_path):
     (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
     assert opening.numpy_users(tmp_path) == ["02_b.py", "02_c.py"]
     # The opening names them and says what the training, costs and tensors pages use numpy for.
-    users = ["02_costs.py", "02_exercises_tensors.py", "02_tensors.py", "02_tensors_torch.py", "02_training.py"]
+    users = [
+        "02_costs.py",
+        "02_exercises_tensors.py",
+        "02_tensors.py",
+        "02_tensors_torch.py",
+        "02_training.py",
+    ]
     assert opening.numpy_users() == users
     # The opening names every file that needs numpy, those that import such a file too.
     needed = sorted([*users, "02_exercises_costs.py", "02_exercises_training.py"])
@@ -730,15 +907,28 @@ def test_the_exercise_that_says_standard_library_only_calls_nothing_else():
     import builtins
     import inspect
 
-    text = (Path(__file__).resolve().parents[1] / "book" / "ch02" / "mask.md").read_text(encoding="utf-8")
-    blocks = [b for b in re.findall(r"::::\{exercise\}.*?::::\n\n::::\{solution\}.*?::::", text, re.S)
-              if "只用 Python 标准库" in b]
+    text = (Path(__file__).resolve().parents[1] / "book" / "ch02" / "mask.md").read_text(
+        encoding="utf-8"
+    )
+    blocks = [
+        b
+        for b in re.findall(r"::::\{exercise\}.*?::::\n\n::::\{solution\}.*?::::", text, re.S)
+        if "只用 Python 标准库" in b
+    ]
     assert [re.findall(r":pyobject: (\w+)", b) for b in blocks] == [["visible_counts"]]
     for block in blocks:
         (name,) = re.findall(r":pyobject: (\w+)", block)
         tree = ast.parse(inspect.getsource(getattr(ex, name)).lstrip())
-        modules = {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
-        called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        modules = {
+            n.value.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        }
+        called = {
+            n.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
         assert modules <= {"math"} and called <= set(dir(builtins)), (name, modules, called)
 
 
@@ -753,9 +943,18 @@ def test_the_cache_examples_take_their_inputs_from_the_figure():
 
     for section in (page.cache_section, page.checks_section, page.conventions_section):
         params = inspect.signature(section).parameters
-        assert (params["past"].default, params["new"].default) == (page.PAST, page.NEW), section.__name__
-    assert page.f12_frames()[-1]["condition"] == f"带缓存：past = {page.PAST}，new = {page.NEW}"
-    assert page.cache_section()["offset_past"] == page.PAST and page.checks_section()["leak_new"] == page.NEW
+        assert (params["past"].default, params["new"].default) == (
+            mask_figure.PAST,
+            mask_figure.NEW,
+        ), section.__name__
+    assert (
+        mask_figure.f12_frames()[-1]["condition"]
+        == f"带缓存：past = {mask_figure.PAST}，new = {mask_figure.NEW}"
+    )
+    assert (
+        page.cache_section()["offset_past"] == mask_figure.PAST
+        and page.checks_section()["leak_new"] == mask_figure.NEW
+    )
 
 
 @pytest.mark.parametrize("n", [1, 3, 5])
@@ -763,7 +962,8 @@ def test_the_step_by_step_tables_put_the_mask_beside_its_rule_and_the_output_bes
     q = [[float(i % 2), float(i // 2)] for i in range(n)]
     v = [[10.0 * (i + 1)] for i in range(n)]
     values = page.demo_section(q, q, v)
-    visible, (weights, outputs) = att.visibility(n, n), att.attention(q, q, v)
+    visible = att.visibility(n, n)
+    weights, outputs = att.attention(q, q, v)
     for flags, cells in zip(visible, values["tbl_visible_mask"].rows):
         # one cell says both: the rule in symbol and words, then what the additive mask adds there
         assert cells[1:] == [fmt.mark(ok) + " → " + ("0" if ok else "−∞") for ok in flags]
@@ -775,8 +975,15 @@ def test_the_step_by_step_tables_put_the_mask_beside_its_rule_and_the_output_bes
 def test_the_worst_case_table_shows_the_right_row_above_the_wrong_one(past):
     values = page.cache_section(past=past)
     right, wrong = values["tbl_worst"].rows
-    assert right == [f"正确：行 0（绝对位置 {past}）"] + [fmt.mark(ok) for ok in att.visibility(1, past + 1, past=past)[0]]
-    assert wrong == ["写错：行 0（误当位置 0）"] + [fmt.mark(ok) for ok in att.row_index_visibility(1, past + 1)[0]]
+    assert right == [f"正确：行 0（绝对位置 {past}）"] + [
+        fmt.mark(ok) for ok in att.visibility(1, past + 1, past=past)[0]
+    ]
+    assert wrong == ["写错：行 0（误当位置 0）"] + [
+        fmt.mark(ok) for ok in att.row_index_visibility(1, past + 1)[0]
+    ]
     # the sentence under the table names what it shows: all keys up to the query against key 0 alone
     assert (values["worst_right"], values["worst_wrong"], values["worst_wrong_n"]) == (
-        page.keys_text(list(range(past + 1))), "Key 0", 1)
+        mask_facts.keys_text(list(range(past + 1))),
+        "Key 0",
+        1,
+    )

@@ -33,7 +33,9 @@ def matrix(rows: int, cols: int):
 @st.composite
 def layers(draw):
     """Random x and four projections, heads · head_dim = d_model."""
-    heads, head_dim, n = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    heads = draw(st.integers(1, 4))
+    head_dim = draw(st.integers(1, 3))
+    n = draw(st.integers(1, 4))
     d_model = heads * head_dim
     x = draw(matrix(n, d_model))
     w_q, w_k, w_v = (draw(matrix(d_model, d_model)) for _ in range(3))
@@ -53,11 +55,16 @@ def test_f14_sentences_follow_the_frame_tables(p):
         last = [c["text"] for c in frame["tables"][2]["rows"][-1][1:]]
         numbers = [fmt.printed(t.split()[1]) if t.startswith("✓") else None for t in last]
         assert " / ".join(t.split()[1] for t in last if t.startswith("✓")) in frame["explanation"]
-        assert f"每个点积只有 {head_dim} 项（头维度为 {head_dim}），分数除以 √{head_dim}。" in frame["explanation"]
+        assert (
+            f"每个点积只有 {head_dim} 项（头维度为 {head_dim}），分数除以 √{head_dim}。"
+            in frame["explanation"]
+        )
         assert f"最看重 Key {page.favourite(weights[h][-1])}" in frame["explanation"]
         assert max(v for v in numbers if v is not None) == round(max(weights[h][-1]), 4)
     assert f"每个头都拿到全部 {len(x)} 个位置" in frames[0]["explanation"]
-    same = "同一个" if page.favourite(weights[0][-1]) == page.favourite(weights[1][-1]) else "不同的"
+    same = (
+        "同一个" if page.favourite(weights[0][-1]) == page.favourite(weights[1][-1]) else "不同的"
+    )
     assert f"两个头最看重的是{same} Key" in frames[2]["explanation"]
 
 
@@ -81,23 +88,36 @@ def test_f14_needs_two_heads():
 def test_the_checks_count_what_the_table_shows():
     v = page.checks_values()
     rows = v["tbl_checks"].rows
-    assert v["checks_n"] == str(len(rows)) and v["checks_passed"] == str(sum(r[2] == "是" for r in rows))
-    assert rows[0][1] == "0" and rows[1][1] == "头 0"  # the two ways agree exactly; only head 0 moved
+    assert v["checks_n"] == str(len(rows)) and v["checks_passed"] == str(
+        sum(r[2] == "是" for r in rows)
+    )
+    assert (
+        rows[0][1] == "0" and rows[1][1] == "头 0"
+    )  # the two ways agree exactly; only head 0 moved
 
 
 @pytest.mark.parametrize("key, word", [("params", "same"), ("score_cells", "moves")])
 def test_a_quantity_is_said_to_stay_or_to_move_as_its_rows_do(key, word):
     column = ["heads", "head_dim", "params", "multiply_adds", "score_cells"].index(key)
-    values = [row[column] for row in page.checks_values()["tbl_cost_split"].rows]  # d_head = d_model / h
-    assert page.checks_values()[f"cost_split_{key}"] == page.WORDS[word].format(a=values[0], b=values[-1])
+    values = [
+        row[column] for row in page.checks_values()["tbl_cost_split"].rows
+    ]  # d_head = d_model / h
+    assert page.checks_values()[f"cost_split_{key}"] == page.WORDS[word].format(
+        a=values[0], b=values[-1]
+    )
 
 
 @QUICK
 @given(st.integers(1, 32), st.sampled_from([[1, 2, 4], [2, 4, 8], [1, 8]]), st.integers(1, 8))
 def test_the_cost_facts_follow_their_table(n, heads_list, head_dim):
-    split, fixed = page.cost_rows(n, max(heads_list) * head_dim, heads_list), page.cost_rows(n, 64, heads_list, head_dim)
-    assert len({r["params"] for r in split}) == len({r["multiply_adds"] for r in split}) == 1  # d_head = d_model / h
-    assert len({r["params"] for r in fixed}) == len(heads_list)  # a fixed head dimension: more heads, more weights
+    split = page.cost_rows(n, max(heads_list) * head_dim, heads_list)
+    fixed = page.cost_rows(n, 64, heads_list, head_dim)
+    assert (
+        len({r["params"] for r in split}) == len({r["multiply_adds"] for r in split}) == 1
+    )  # d_head = d_model / h
+    assert len({r["params"] for r in fixed}) == len(
+        heads_list
+    )  # a fixed head dimension: more heads, more weights
     assert [r["score_cells"] for r in split] == [h * n * n for h in heads_list]
     v = page.checks_values()
     assert v["cost_split_params"] == page.WORDS["same"].format(a=v["tbl_cost_split"].rows[0][2])
@@ -112,13 +132,17 @@ def test_every_head_reads_the_same_keys_with_its_own_columns(p, data):
     columns = [c for h in range(heads) for c in mh.head_columns(h, s["head_dim"])]
     assert sorted(columns) == list(range(heads * s["head_dim"]))  # each column one head's (误解一)
     i = data.draw(st.integers(0, len(x) - 1))
-    assert [page.favourite(w[i]) for w in s["weights"]] == [int(np.argmax(w[i])) for w in s["weights"]]
+    assert [page.favourite(w[i]) for w in s["weights"]] == [
+        int(np.argmax(w[i])) for w in s["weights"]
+    ]
 
 
 def test_the_experts_facts_are_the_figure_s():
     s = mh.multihead_steps(*mh.DEMO, mh.DEMO_HEADS)
     favs = [page.favourite(w[-1]) for w in s["weights"]]
-    assert page.misreadings()["experts_favs"] == "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs))
+    assert page.misreadings()["experts_favs"] == "，".join(
+        f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs)
+    )
 
 
 @QUICK
@@ -128,7 +152,10 @@ def test_output_heads_follow_w_o(heads, head_dim, out_cols, data):
     w_o = data.draw(st.lists(st.lists(cells, min_size=out_cols, max_size=out_cols),
                              min_size=heads * head_dim, max_size=heads * head_dim))  # fmt: skip
     w = np.array(w_o)
-    expected = [[h for h in range(heads) if np.any(w[h * head_dim:(h + 1) * head_dim, j] != 0)] for j in range(out_cols)]
+    expected = [
+        [h for h in range(heads) if np.any(w[h * head_dim : (h + 1) * head_dim, j] != 0)]
+        for j in range(out_cols)
+    ]
     assert page.output_heads(w_o, heads) == expected
 
 
@@ -139,7 +166,12 @@ def test_the_page_s_w_o_mixes_some_columns_and_not_others():
 
 
 def test_gqa_tables_follow_the_checks():
-    wk = [[1.0], [0.0], [2.0], [-1.0]]  # one K/V head for four query heads: MQA on other inputs than the page's
+    wk = [
+        [1.0],
+        [0.0],
+        [2.0],
+        [-1.0],
+    ]  # one K/V head for four query heads: MQA on other inputs than the page's
     tables = page.gqa_values(4, {"甲": (wk, wk)})
     assert tables["tbl_gqa"].rows[1] == ["甲", "1", "(4, 1)", "0"]
     assert tables["tbl_groups"].rows == [["甲", "1"] + ["K/V 头 0"] * 4]
@@ -162,33 +194,52 @@ def test_the_shape_table_measures_the_steps():
 def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():
     g = page.GEMMA_7B
     c = page.config_head_dim(g)
-    assert c["stated"] == g["head_dim"] != g["hidden_size"] // g["num_attention_heads"] == c["derived"]
+    assert (
+        c["stated"] == g["head_dim"] != g["hidden_size"] // g["num_attention_heads"] == c["derived"]
+    )
     assert c["params_stated"] == 4 * g["hidden_size"] * g["num_attention_heads"] * g["head_dim"]
     assert c["params_if_derived"] == 4 * g["hidden_size"] ** 2
     assert g["source"].startswith("https://huggingface.co/google/gemma-7b")
-    other = page.config_head_dim({"hidden_size": 10, "num_attention_heads": 4, "head_dim": 3, "num_key_value_heads": 2})
-    assert other["derived"] == 2.5 and other["params_if_derived"] is None and other["heads_times_head_dim"] == 12
+    other = page.config_head_dim(
+        {"hidden_size": 10, "num_attention_heads": 4, "head_dim": 3, "num_key_value_heads": 2}
+    )
+    assert (
+        other["derived"] == 2.5
+        and other["params_if_derived"] is None
+        and other["heads_times_head_dim"] == 12
+    )
     with pytest.raises(ValueError, match="num_attention_heads"):
         page.config_head_dim({"hidden_size": 8})
 
 
 # -- the exercises' facts -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("mine, other, word", [([0.2, 0.8], [0.4, 0.6], "fav_same"), ([0.7, 0.3], [0.4, 0.6], "fav_apart")])
+@pytest.mark.parametrize(
+    "mine, other, word",
+    [([0.2, 0.8], [0.4, 0.6], "fav_same"), ([0.7, 0.3], [0.4, 0.6], "fav_apart")],
+)
 def test_the_other_head_clause_says_whether_the_favourites_agree(mine, other, word):
-    a, b = page.favourite(mine), page.favourite(other)
+    a = page.favourite(mine)
+    b = page.favourite(other)
     expected = page.WORDS[word].format(a=a, b=b, h=1, o=0, w=fmt.fmt(mine[a]), v=fmt.fmt(other[b]))
     assert page.other_head(1, mine, 0, other) == expected
 
 
 def test_the_exercise_compares_two_heads_that_read_the_same_keys():
     a = ex.split_and_row()
-    assert len(a["weights"]) == len(a["other_weights"]) == ex.ROW_POS + 1 and a["weights"] != a["other_weights"]
+    assert (
+        len(a["weights"]) == len(a["other_weights"]) == ex.ROW_POS + 1
+        and a["weights"] != a["other_weights"]
+    )
     v = page.exercise_values()
     assert v["ex1_other_w"] == page.slashed(a["other_weights"])
-    assert v["ex1_fav"] == page.other_head(ex.ROW_HEAD, a["weights"], a["other_head"], a["other_weights"])
+    assert v["ex1_fav"] == page.other_head(
+        ex.ROW_HEAD, a["weights"], a["other_head"], a["other_weights"]
+    )
 
 
-@pytest.mark.parametrize("n, text", [(1, "= √1 = 1"), (2, "= √2 ≈ 1.4142"), (4, "= √4 = 2"), (8, "= √8 ≈ 2.8284")])
+@pytest.mark.parametrize(
+    "n, text", [(1, "= √1 = 1"), (2, "= √2 ≈ 1.4142"), (4, "= √4 = 2"), (8, "= √8 ≈ 2.8284")]
+)
 def test_a_square_root_says_approximately_only_when_it_is_rounded(n, text):
     assert page.root(n) == text
 
@@ -196,15 +247,22 @@ def test_a_square_root_says_approximately_only_when_it_is_rounded(n, text):
 @pytest.mark.parametrize("heads, kv_choices", [(8, [8, 4, 2, 1]), (6, [3, 1])])
 def test_the_columns_shrink_by_the_group_size(heads, kv_choices):
     rows = ex.gqa_plan(heads, kv_choices, 2, 5)
-    assert all(r["fraction"] == r["group_size"] == heads // r["kv_heads"] for r in rows)  # what the page says
-    assert page.exercise_values()["ex2_sizes"] == "、".join(str(r["group_size"]) for r in ex.gqa_plan())
+    assert all(
+        r["fraction"] == r["group_size"] == heads // r["kv_heads"] for r in rows
+    )  # what the page says
+    assert page.exercise_values()["ex2_sizes"] == "、".join(
+        str(r["group_size"]) for r in ex.gqa_plan()
+    )
 
 
 def test_the_reshape_exercise_says_what_the_split_found(monkeypatch):
-    v, a = page.exercise_values(), ex.reshape_split()
+    v = page.exercise_values()
+    a = ex.reshape_split()
     assert v["ex3_touched"] == page.names("头", a["touched"]) and a["touched"] != [0]
     assert v["ex3_verdict"] == page.WORDS["caught"]
-    monkeypatch.setattr(page.ex, "reshape_split", lambda: {**a, "touched": [0]})  # a split that touches head 0 only
+    monkeypatch.setattr(
+        page.ex, "reshape_split", lambda: {**a, "touched": [0]}
+    )  # a split that touches head 0 only
     assert page.exercise_values()["ex3_verdict"] == page.WORDS["missed"]
     rows = v["ex3_table"].rows
     assert [r[2] for r in rows] == [fmt.vector(part) for part in a["right"]]
@@ -233,6 +291,8 @@ def test_the_split_figure_shows_every_weight_of_the_example():
 
 def test_the_page_glues_only_through_the_book_side():
     # One way to glue: the book module returns a section's values as a dict, the page calls page.glue_all.
-    source = (Path(__file__).resolve().parent.parent / "book" / "ch02" / "multihead.md").read_text(encoding="utf-8")
+    source = (Path(__file__).resolve().parent.parent / "book" / "ch02" / "multihead.md").read_text(
+        encoding="utf-8"
+    )
     assert re.findall(r"\b(?:glue|glue_md|Markdown)\(", source) == []
     assert source.count("page.glue_all(") >= 4

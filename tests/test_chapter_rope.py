@@ -31,13 +31,21 @@ def test_gap_is_scientific_with_the_printed_minus():
 
 
 def test_grouped_writes_thousands_like_a_model_card():
-    assert [fmt.grouped(x) for x in (1.0, 999.0, 12345.0, 5e5, -2500.0)] == ["1", "999", "12,345", "500,000", f"{MINUS}2,500"]
+    assert [fmt.grouped(x) for x in (1.0, 999.0, 12345.0, 5e5, -2500.0)] == [
+        "1",
+        "999",
+        "12,345",
+        "500,000",
+        f"{MINUS}2,500",
+    ]
 
 
 def test_only_negative_factors_are_put_in_parentheses():
     steps = page.exercises([2.0, 1.0], 4)["rx1_steps"].rows  # cos(−4) < 0 < sin(−4)
     assert steps[3][1] == f"2 × ({MINUS}0.6536) − 1 × 0.7568"
-    steps = page.exercises([2.0, 1.0], 0)["rx1_steps"].rows  # sin(−0) prints as zero: no sign, no parentheses
+    steps = page.exercises([2.0, 1.0], 0)[
+        "rx1_steps"
+    ].rows  # sin(−0) prints as zero: no sign, no parentheses
     assert steps[3][1] == "2 × 1.0000 − 1 × 0.0000"
 
 
@@ -59,42 +67,65 @@ def test_glue_all_refuses_an_unformatted_float():
 
 # -- sentences -----------------------------------------------------------------------------------------
 def steady(*names):
-    return page.SAY["steady"].format(names="".join(f"“{n}”" for n in names), n=page.NUMERALS[len(names) - 1])
+    return page.SAY["steady"].format(
+        names="".join(f"“{n}”" for n in names), n=page.NUMERALS[len(names) - 1]
+    )
 
 
 def moving(*names):
-    return page.SAY["moving"].format(names="".join(f"“{n}”" for n in names), n=page.NUMERALS[len(names) - 1])
+    return page.SAY["moving"].format(
+        names="".join(f"“{n}”" for n in names), n=page.NUMERALS[len(names) - 1]
+    )
 
 
-@pytest.mark.parametrize("columns, parts", [
-    ({"A": [1.0, 1.0, 1.0]}, [steady("A")]),
-    ({"A": [1.0, 2.0]}, [moving("A")]),
-    ({"A": [1.0, 2.0], "B": [0.0, 0.0], "C": [3.0, 3.0 + 1e-12]}, [steady("B", "C"), moving("A")]),
-])
+@pytest.mark.parametrize(
+    "columns, parts",
+    [
+        ({"A": [1.0, 1.0, 1.0]}, [steady("A")]),
+        ({"A": [1.0, 2.0]}, [moving("A")]),
+        (
+            {"A": [1.0, 2.0], "B": [0.0, 0.0], "C": [3.0, 3.0 + 1e-12]},
+            [steady("B", "C"), moving("A")],
+        ),
+    ],
+)
 def test_offset_verdict_reads_its_columns(columns, parts):
     assert page.offset_verdict(columns) == "；".join(parts) + "。"
 
 
 def test_offset_verdict_on_the_layouts_names_only_the_mixed_one_as_moving():
-    q, k = [0.5, -1.0, 2.0, 0.0], [1.0, 1.0, -0.5, 0.5]
+    q = [0.5, -1.0, 2.0, 0.0]
+    k = [1.0, 1.0, -0.5, 0.5]
     cols = {
         "right": [rope.rope_scores([q], [k], [m], [m - 2], 100.0)[0][0] for m in (2, 6, 11)],
-        "mixed": [att.scaled_scores([rope.mixed_rotate(q, m, 100.0)], [rope.mixed_rotate(k, m - 2, 100.0)])[0][0]
-                  for m in (2, 6, 11)],
+        "mixed": [
+            att.scaled_scores(
+                [rope.mixed_rotate(q, m, 100.0)], [rope.mixed_rotate(k, m - 2, 100.0)]
+            )[0][0]
+            for m in (2, 6, 11)
+        ],
     }
     assert page.offset_verdict(cols) == f"{steady('right')}；{moving('mixed')}。"
 
 
 def test_the_length_note_goes_each_way():
-    assert page.layouts_example()["lay_norm_note"] == page.SAY["norm_changed"]  # the mixed layout is no rotation
+    assert (
+        page.layouts_example()["lay_norm_note"] == page.SAY["norm_changed"]
+    )  # the mixed layout is no rotation
     q = [1.0, 1.0, 1.0, 1.0]  # at m = 0 nothing turns, in any layout: the length stays
-    assert page.layouts_example(q=q, k=q, offset=0, m_list=[0])["lay_norm_note"] == page.SAY["norm_kept"]
+    assert (
+        page.layouts_example(q=q, k=q, offset=0, m_list=[0])["lay_norm_note"]
+        == page.SAY["norm_kept"]
+    )
 
 
-@pytest.mark.parametrize("scores, plain, keys", [
-    ((0.5, 0.5), 0.7, ("same_score", "changed", "by_offset")),
-    ((0.5, 0.6), 0.5, ("other_score", "unchanged", "by_position")),
-])
+@pytest.mark.parametrize(
+    "scores, plain, keys",
+    [
+        ((0.5, 0.5), 0.7, ("same_score", "changed", "by_offset")),
+        ((0.5, 0.6), 0.5, ("other_score", "unchanged", "by_position")),
+    ],
+)
 def test_shift_words_follow_the_scores(scores, plain, keys):
     words = page.shift_words(*scores, plain)
     assert [words["rx3_same"], words["rx3_changed"], words["rx3_by"]] == [page.SAY[k] for k in keys]
@@ -105,18 +136,23 @@ def test_the_long_example_states_each_models_slowest_wavelength():
     values = page.long_example(figure=False)
     for j, row in enumerate(rope.MODEL_BASES):
         assert values[f"lr_model_{j}"] == row["model"] and values[f"lr_dim_{j}"] == row["head_dim"]
-        assert values[f"lr_wave_{j}"] == fmt.multiple(rope.slowest_wavelength(row["head_dim"], row["base"]))
+        assert values[f"lr_wave_{j}"] == fmt.multiple(
+            rope.slowest_wavelength(row["head_dim"], row["base"])
+        )
 
 
 def test_the_long_table_holds_the_scores_with_the_key_at_zero():
     values = page.long_example(fill=0.5, offsets=[1, 10], checkpoints=[0, 3, 40], figure=False)
     q = [0.5] * rope.MODEL_BASES[0]["head_dim"]
     for row, model in zip(values["tbl_long"].rows, rope.MODEL_BASES):
-        assert row[1:] == [fmt.fmt(rope.rope_scores([q], [q], [m], [0], model["base"])[0][0]) for m in (0, 3, 40)]
+        assert row[1:] == [
+            fmt.fmt(rope.rope_scores([q], [q], [m], [0], model["base"])[0][0]) for m in (0, 3, 40)
+        ]
 
 
 def test_d2_example_table_holds_the_scores_of_both_groups():
-    q, k = [0.0, 1.0], [2.0, -1.0]
+    q = [0.0, 1.0]
+    k = [2.0, -1.0]
     values = page.d2_example(q, k, first=(5, 2), shift=4, figure=False)
     rows = values["tbl_d2"].rows
     assert [r[0] for r in rows] == ["m = 5，n = 2", "m = 9，n = 6"]
@@ -142,7 +178,12 @@ def test_the_plots_are_figures_with_their_panels_and_chinese_labels():
 
 
 def test_theta_has_the_chapters_four_decimals():
-    assert [row[2] for row in page.d4_example()["tbl_d8"].rows] == ["1.0000", "0.1000", "0.0100", "0.0010"]
+    assert [row[2] for row in page.d4_example()["tbl_d8"].rows] == [
+        "1.0000",
+        "0.1000",
+        "0.0100",
+        "0.0010",
+    ]
     assert page.d4_example()["d4_base"] == "10,000"  # as the model table and the plot write it
 
 
@@ -157,12 +198,15 @@ def test_d4_and_d8_tables_follow_the_frequencies():
 
 
 def test_layouts_example_verdict_is_written_from_its_own_table():
-    q, k = [1.0, 2.0, -1.0, 0.5], [0.0, 1.0, 1.0, -2.0]
+    q = [1.0, 2.0, -1.0, 0.5]
+    k = [0.0, 1.0, 1.0, -2.0]
     values = page.layouts_example(q, k, offset=2, m_list=[2, 9])
     rows = values["tbl_layouts"].rows
     assert [r[0] for r in rows] == ["m = 2，n = 0", "m = 9，n = 7"]
     assert all(r[1] == r[2] for r in rows)  # the two layouts give the same score
-    assert values["lay_verdict"].startswith("“相邻成对”“前后两半成对（重排后）”两列在各组位置上分数相同")
+    assert values["lay_verdict"].startswith(
+        "“相邻成对”“前后两半成对（重排后）”两列在各组位置上分数相同"
+    )
     assert values["lay_m"] == "2、9" and values["lay_order"] == "[0, 2, 1, 3]"
 
 
@@ -182,14 +226,23 @@ def test_weights_example_with_two_heads_permutes_inside_each_head():
     w_k = [[2, 1, 0, 1, 1, 0, -1, 1], [-1, 0, 1, 2, 0, 1, 2, 0]]
     values = page.weights_example(x, w_q, w_k, n_heads=2)
     verdicts = {r[0]: r[-1] for r in values["tbl_weights"].rows}
-    assert verdicts == {"相邻成对，原权重（参照）": "一致", "前后两半，每个头的块里重排 W_q、W_k 的列": "一致",
-                        "前后两半，整个宽度一次重排": "不一致", "前后两半，权重不重排": "不一致"}
+    assert verdicts == {
+        "相邻成对，原权重（参照）": "一致",
+        "前后两半，每个头的块里重排 W_q、W_k 的列": "一致",
+        "前后两半，整个宽度一次重排": "不一致",
+        "前后两半，权重不重排": "不一致",
+    }
     assert (values["w_heads"], values["w_dhead"]) == (2, 4)
-    assert values["w_order"] == "[0, 2, 1, 3, 4, 6, 5, 7]" and values["w_whole"] == "[0, 2, 4, 6, 1, 3, 5, 7]"
+    assert (
+        values["w_order"] == "[0, 2, 1, 3, 4, 6, 5, 7]"
+        and values["w_whole"] == "[0, 2, 4, 6, 1, 3, 5, 7]"
+    )
 
 
 def test_v_example_rotating_v_moves_the_output():
-    values = page.v_example(seq=[[1.0, 0.0], [0.5, 0.5]], v=[[1.0, 2.0], [0.0, -1.0]], start=2, shift=3)
+    values = page.v_example(
+        seq=[[1.0, 0.0], [0.5, 0.5]], v=[[1.0, 2.0], [0.0, -1.0]], start=2, shift=3
+    )
     assert [r[-1] for r in values["tbl_v"].rows] == ["不变", "变了"]
     assert values["tbl_v"].header[1:3] == ["从位置 2 开始", "后移 3 个位置"]
 
@@ -200,7 +253,9 @@ def test_cache_example_right_and_wrong_rows_share_the_mask():
     right = [r for r in rows if r[0] == "正确：转 past + i"]
     wrong = [r for r in rows if r[0] == "写错：转行号 i"]
     assert len(right) == len(wrong) == 3
-    assert [[c == fmt.fmt(-math.inf) for c in r[2:]] for r in right] == [[c == "−∞" for c in r[2:]] for r in wrong]
+    assert [[c == fmt.fmt(-math.inf) for c in r[2:]] for r in right] == [
+        [c == "−∞" for c in r[2:]] for r in wrong
+    ]
     reference = [r for r in rows if r[0] == "整段重算（参照）"]
     assert [r[2:] for r in reference] == [r[2:] for r in right]
     assert values["off_cached"] == "0、1"
@@ -210,12 +265,20 @@ def test_cache_example_right_and_wrong_rows_share_the_mask():
 def test_padding_example_counts_real_tokens(pads):
     values = page.padding_example(pads=pads)
     assert [values[f"pad_{i}_ok"] for i in range(4)] == ["一致", "一致", "不一致", "不一致"]
-    assert [values[f"pad_{i}_at"] for i in range(4)] == [str(3), str(pads + 3), str(pads + 3), str(3)]
-    assert values["tbl_pad_positions"].rows[1][1:] == [fmt.count(p) for p in rope.padded_positions([False] * pads + [True] * 3)]
+    assert [values[f"pad_{i}_at"] for i in range(4)] == [
+        str(3),
+        str(pads + 3),
+        str(pads + 3),
+        str(3),
+    ]
+    assert values["tbl_pad_positions"].rows[1][1:] == [
+        fmt.count(p) for p in rope.padded_positions([False] * pads + [True] * 3)
+    ]
 
 
 def test_invariant_example_catches_the_row_index_only_with_a_cache():
-    seq, v = [[1.0, 1.0], [0.0, -1.0], [2.0, 0.5], [1.0, 0.0]], [[1.0], [0.0], [2.0], [3.0]]
+    seq = [[1.0, 1.0], [0.0, -1.0], [2.0, 0.5], [1.0, 0.0]]
+    v = [[1.0], [0.0], [2.0], [3.0]]
     rows = page.cache_example(seq, v, past=1, new=3)["tbl_invariant"].rows
     verdicts = {(r[0], r[1]): r[3] for r in rows}
     assert verdicts[("正确：转 past + i", "1 + 3")] == "通过"
@@ -224,22 +287,34 @@ def test_invariant_example_catches_the_row_index_only_with_a_cache():
 
 
 def test_long_example_table_and_note():
-    values = page.long_example(fill=0.5, offsets=[1, 10, 100], checkpoints=[0, 10, 1000], figure=False)
+    values = page.long_example(
+        fill=0.5, offsets=[1, 10, 100], checkpoints=[0, 10, 1000], figure=False
+    )
     assert values["lr_table_note"] == page.SAY["outside"].format(offsets="0、1,000")
-    assert page.long_example(offsets=[1, 10, 100], checkpoints=[1, 10], figure=False)["lr_table_note"] == ""
+    assert (
+        page.long_example(offsets=[1, 10, 100], checkpoints=[1, 10], figure=False)["lr_table_note"]
+        == ""
+    )
     assert [r[0] for r in values["tbl_long"].rows] == ["10,000", "500,000", "1,000,000"]
     d = rope.MODEL_BASES[0]["head_dim"]
     assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d))
 
 
 def test_the_d2_table_of_all_positions_diagonals_and_sign():
-    q, k = [1.0, 0.0], [0.0, 1.0]
+    q = [1.0, 0.0]
+    k = [0.0, 1.0]
     values = page.d2_example(q, k, n=4, figure=False)
     assert values["toe_note"] == page.SAY["rounding"]
     table = rope.rope_scores([q] * 4, [k] * 4, list(range(4)), list(range(4)))
-    assert (values["toe_ahead"], values["toe_behind"]) == (fmt.fmt(table[1][0]), fmt.fmt(table[0][1]))
+    assert (values["toe_ahead"], values["toe_behind"]) == (
+        fmt.fmt(table[1][0]),
+        fmt.fmt(table[0][1]),
+    )
     assert values["toe_sign"] == page.SAY["signs_differ"]
-    assert page.d2_example([1.0, 0.0], [1.0, 0.0], n=3, figure=False)["toe_sign"] == page.SAY["signs_equal"]  # q = k
+    assert (
+        page.d2_example([1.0, 0.0], [1.0, 0.0], n=3, figure=False)["toe_sign"]
+        == page.SAY["signs_equal"]
+    )  # q = k
     assert values["tbl_toeplitz"].rows[2][1:] == [fmt.fmt(x) for x in table[2]]
 
 
@@ -253,12 +328,16 @@ def printed_value(expression: str) -> float:
     text = expression.split("=")[-1].replace(MINUS, "-").replace("×", "*").strip()
     for name in ("cos", "sin"):
         if text.startswith(name):
-            return getattr(math, name)(float(text[len(name):].strip("() ")))
+            return getattr(math, name)(float(text[len(name) :].strip("() ")))
     return eval(text, {"__builtins__": {}})  # only digits, brackets and + − × from fmt
 
 
-@pytest.mark.parametrize("x, position", [([2.0, 1.0], 2), ([1.0, -0.5], 3), ([0.3, 0.7], 5), ([1.0, 0.0], 0)])
-def test_a_written_out_step_says_equals_only_when_its_printed_terms_give_its_printed_value(x, position):
+@pytest.mark.parametrize(
+    "x, position", [([2.0, 1.0], 2), ([1.0, -0.5], 3), ([0.3, 0.7], 5), ([1.0, 0.0], 0)]
+)
+def test_a_written_out_step_says_equals_only_when_its_printed_terms_give_its_printed_value(
+    x, position
+):
     """The kind of review item 26: 「2 × (−0.4161) − 1 × 0.9093 = −1.7416」 where the digits give −1.7415."""
     for step, expression, value in page.exercises(x, position)["rx1_steps"].rows:
         if "→" in value:  # the lengths: a symbolic formula, no printed terms
@@ -266,20 +345,27 @@ def test_a_written_out_step_says_equals_only_when_its_printed_terms_give_its_pri
         sign, shown = value.split(" ", 1)
         agrees = fmt.fmt(printed_value(expression)) == shown
         assert sign == ("=" if agrees else "≈"), (step, expression, value)
-    assert page.exercises([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")  # the review's instance
+    assert (
+        page.exercises([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")
+    )  # the review's instance
+
 
 def test_the_exercise_tables_come_from_the_reference_solutions():
     r = ex.undo_steps()
     values = page.exercises()
     steps = values["rx1_steps"].rows
-    assert steps[3][2].endswith(fmt.fmt(r["original"][0])) and f"({MINUS}" in steps[3][1]  # cos(−4) < 0: in parentheses
+    assert (
+        steps[3][2].endswith(fmt.fmt(r["original"][0])) and f"({MINUS}" in steps[3][1]
+    )  # cos(−4) < 0: in parentheses
     assert fmt.fmt(r["angle"]) == f"{MINUS}4.0000"
     assert values["rx1_back_ok"] == page.SAY["back"] and values["rx1_back"] == vec_of(r["back"])
     freq = shift = offset = page.exercises()
     assert [row[2] for row in freq["rx2_table"].rows] == ["0", f"{MINUS}1/3", f"{MINUS}2/3"]
     s3 = ex.shift_scores()
     assert (shift["rx3_same"], shift["rx3_by"]) == (page.SAY["same_score"], page.SAY["by_offset"])
-    assert shift["rx3_changed"] == page.SAY["changed"] and shift["rx3_plain"] == fmt.fmt(s3["plain"])
+    assert shift["rx3_changed"] == page.SAY["changed"] and shift["rx3_plain"] == fmt.fmt(
+        s3["plain"]
+    )
     s = ex.offset_score()
     assert offset["rx4_agree"] == page.SAME and abs(s["score"] - s["both"]) < 1e-9
     assert [r[-1] for r in offset["rx4_table"].rows] == [fmt.fmt(t) for t in s["terms"]]

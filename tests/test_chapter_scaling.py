@@ -22,7 +22,7 @@ from chapter import scaling as page
 
 # The teaching code's tests keep the shared strategies and the fuzz (code/tests/reference.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "code" / "tests"))
-from reference import fuzz_failures, matrices, reals, unmasked_problems  # noqa: E402
+from reference import matrices, reals, unmasked_problems  # noqa: E402
 
 att = importlib.import_module("02_attention")
 sc = importlib.import_module("02_scaling")
@@ -61,11 +61,21 @@ def test_a_difference_has_one_digit_and_the_printed_minus():
 
 def test_the_float_limits_are_numpys_in_scientific_notation():
     _, rows = page.overflow()["tbl_limits"]
-    assert [r[1] for r in rows] == [fmt.sci(float(np.finfo(t).max)) for t in ("float16", "float32", "float64")]
+    assert [r[1] for r in rows] == [
+        fmt.sci(float(np.finfo(t).max)) for t in ("float16", "float32", "float64")
+    ]
 
 
-SECTIONS = ("inputs", "measurement", "overflow", "axis", "checks", "sweep", "exercise_hand",
-            "exercise_grow")  # exercise_code: a doctest, typed as Python
+SECTIONS = (
+    "inputs",
+    "measurement",
+    "overflow",
+    "axis",
+    "checks",
+    "sweep",
+    "exercise_hand",
+    "exercise_grow",
+)  # exercise_code: a doctest, typed as Python
 
 
 def test_every_printed_number_of_the_page_uses_the_one_minus_sign():
@@ -80,7 +90,9 @@ def test_computed_numbers_print_with_four_decimals_and_differences_by_the_rule()
     assert [c["text"] for c in f13[0][1:-1]] == [fmt.fmt(x) for x in s["dots"]]  # 5.0000, not 5
     assert page.measurement()["temp_sqrt_d"] == fmt.fmt(s["scale"])
     _, rows = page.exercise_grow()["ex2_table"]
-    assert [r[2] for r in rows] == [fmt.fmt(t) for t in (1.0, 1 / math.sqrt(ex.COPIES), 1 / (ex.COPIES * math.sqrt(2)))]
+    assert [r[2] for r in rows] == [
+        fmt.fmt(t) for t in (1.0, 1 / math.sqrt(ex.COPIES), 1 / (ex.COPIES * math.sqrt(2)))
+    ]
     # A difference of 10⁻³ or more is a plain four-decimal number, never 3.6 × 10⁻¹.
     assert fmt.difference(0.36) == "0.3600"
     assert all(not c.endswith("× 10⁻¹") for c in page.checks().values())
@@ -98,18 +110,33 @@ def test_the_row_sum_sentence_reads_its_table(problem):
     assert sentence == page.row_sum_sentence(wrong)
     for i, row in enumerate(table[:-1]):
         total = row[-1]
-        clause = next(c for c in sentence.rstrip("。").split("；") if f"查询 {i}、" in c or f"查询 {i} " in c)
+        clause = next(
+            c for c in sentence.rstrip("。").split("；") if f"查询 {i}、" in c or f"查询 {i} " in c
+        )
         assert f"合计为 {total}" in clause
         x = fmt.printed(total)
         assert clause.endswith(page.SAY["exact" if x == 1 else ("over" if x > 1 else "under")])
     assert sentence.count("查询 ") == len(q)
-    assert values["axis_wrong_sentence"].count("合计为") == len({row[-1] for row in table[:-1]})  # each total said once
+    assert values["axis_wrong_sentence"].count("合计为") == len(
+        {row[-1] for row in table[:-1]}
+    )  # each total said once
 
 
 def test_the_row_sum_sentence_says_exactly_one_when_the_printed_total_is_one():
-    rows = lambda r, t, v: page.SAY["row_total"].format(rows=r, total=t, verdict=page.SAY[v])  # noqa: E731
-    assert page.row_sum_sentence([[0.5, 0.5], [0.25, 0.25], [0.75, 0.5]]) == \
-        "；".join([rows("查询 0", "1.0000", "exact"), rows("查询 1", "0.5000", "under"), rows("查询 2", "1.2500", "over")]) + "。"
+    def rows(r, t, v):
+        return page.SAY["row_total"].format(rows=r, total=t, verdict=page.SAY[v])
+
+    assert (
+        page.row_sum_sentence([[0.5, 0.5], [0.25, 0.25], [0.75, 0.5]])
+        == "；".join(
+            [
+                rows("查询 0", "1.0000", "exact"),
+                rows("查询 1", "0.5000", "under"),
+                rows("查询 2", "1.2500", "over"),
+            ]
+        )
+        + "。"
+    )
 
 
 def test_the_checks_table_catches_each_mistake_on_other_inputs():
@@ -122,7 +149,11 @@ def test_the_checks_table_catches_each_mistake_on_other_inputs():
     assert values["chk_naive"] == "ValueError：exp 溢出"
     wrong = [fmt.printed(values[f"chk_{name}_wrong"]) for name in ("sum", "order", "numpy")]
     assert all(x > 1e-3 for x in wrong)
-    assert (values["chk_heads"], values["chk_width"], values["chk_root"]) == ("4", "12", fmt.fmt(12**0.5))
+    assert (values["chk_heads"], values["chk_width"], values["chk_root"]) == (
+        "4",
+        "12",
+        fmt.fmt(12**0.5),
+    )
 
 
 # -- the temperature sweep: the sentence's numbers -------------------------------------------------------
@@ -132,17 +163,24 @@ def test_the_temperature_sentence_states_the_sweeps_own_numbers(problem, ts):
     q, k, v = problem
     values = page.sweep(q, k, v, 0, ts)
     rows = sc.temperature_sweep(sc.visible_steps(q[0], k, v)["scaled"], v, ts)
-    cold, hot = min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])
+    cold = min(rows, key=lambda r: r["temperature"])
+    hot = max(rows, key=lambda r: r["temperature"])
     top = int(np.argmax(cold["weights"]))
     mean = np.mean(v, axis=0)
     assert [values["sweep_t_0"], values["sweep_t_1"]] == [fmt.short(min(ts)), fmt.short(max(ts))]
-    assert [values["sweep_peak_0"], values["sweep_peak_1"]] == [fmt.fmt(max(r["weights"])) for r in (cold, hot)]
-    assert max(hot["weights"]) <= max(cold["weights"]) + 1e-12  # "降到" is true: the peak never grows with T
+    assert [values["sweep_peak_0"], values["sweep_peak_1"]] == [
+        fmt.fmt(max(r["weights"])) for r in (cold, hot)
+    ]
+    assert (
+        max(hot["weights"]) <= max(cold["weights"]) + 1e-12
+    )  # "降到" is true: the peak never grows with T
     assert values["sweep_top"] == str(top) and values["sweep_top_v"] == fmt.vector(v[top])
     assert [values["sweep_to_top_0"], values["sweep_to_top_1"]] == [
-        fmt.fmt(math.dist(r["output"], v[top])) for r in (cold, hot)]
+        fmt.fmt(math.dist(r["output"], v[top])) for r in (cold, hot)
+    ]
     assert [values["sweep_to_mean_0"], values["sweep_to_mean_1"]] == [
-        fmt.fmt(float(np.linalg.norm(np.asarray(r["output"]) - mean))) for r in (cold, hot)]
+        fmt.fmt(float(np.linalg.norm(np.asarray(r["output"]) - mean))) for r in (cold, hot)
+    ]
 
 
 def test_the_sweep_table_and_sentence_come_from_the_same_rows():
@@ -160,7 +198,11 @@ def test_the_sweep_needs_two_temperatures():
 # -- the overflow section and the measurement --------------------------------------------------------------
 def test_the_overflow_section_on_another_row():
     values = page.overflow([800.0, 799.0])
-    assert values["big_max"] == "800" and values["np_exp"] == "[inf, inf]" and values["np_naive"] == "[nan, nan]"
+    assert (
+        values["big_max"] == "800"
+        and values["np_exp"] == "[inf, inf]"
+        and values["np_naive"] == "[nan, nan]"
+    )
     assert values["naive_error"].startswith("values[0] = 800：exp 溢出")
     assert values["stable_big"] == page.python_list(att.softmax([800.0, 799.0]), cell=fmt.fmt)
     with pytest.raises(ValueError, match="scores"):
@@ -172,7 +214,10 @@ def test_the_measurement_tables_on_other_settings():
     _, variance = values["tbl_variance"]
     m = sc.measure_scaling(5, trials=20, n_keys=4, seed=1)
     assert variance[-1] == ["5", fmt.fmt(m["var_raw"]), fmt.fmt(m["var_scaled"])]
-    assert values["meas_big_w_raw"] == fmt.fmt(m["max_weight_raw"]) and values["meas_uniform"] == "0.2500"
+    assert (
+        values["meas_big_w_raw"] == fmt.fmt(m["max_weight_raw"])
+        and values["meas_uniform"] == "0.2500"
+    )
 
 
 # -- figure F13: every sentence from its frame's numbers, on other inputs too --------------------------------
@@ -210,16 +255,23 @@ def check_frames(frames, q, k, v):
         sign = "=" if fmt.fmt(shown) == fmt.fmt(exact) else "≈"
         assert cells(last, row)[-1] == f"{word} {sign} {fmt.fmt(exact)}"
     for j in range(n_key):
-        weight, row, contribution = cells(last, 4)[1 + j], cells(last, 5)[1 + j], cells(last, 6)[1 + j]
-        assert re.search(f"Key {j}：{re.escape(weight)} × {re.escape(row)} [=≈] {re.escape(contribution)}",
-                         frames[2]["explanation"])
+        weight = cells(last, 4)[1 + j]
+        row = cells(last, 5)[1 + j]
+        contribution = cells(last, 6)[1 + j]
+        assert re.search(
+            f"Key {j}：{re.escape(weight)} × {re.escape(row)} [=≈] {re.escape(contribution)}",
+            frames[2]["explanation"],
+        )
     out = cells(last, 6)[-1].removeprefix("输出 = ")
     assert out == fmt.vector(s["output"], fmt.fmt) and f"输出是 {out}" in frames[2]["explanation"]
     assert "不对" not in frames[2]["explanation"]
     for frame in frames:
         assert not re.search(r"-\d", frame["explanation"])  # one minus sign, U+2212
         assert_signs_true(frame["explanation"])
-    assert written_out(frames[1]["explanation"]) >= n_key + 1 and written_out(frames[2]["explanation"]) == n_key
+    assert (
+        written_out(frames[1]["explanation"]) >= n_key + 1
+        and written_out(frames[2]["explanation"]) == n_key
+    )
 
 
 # -- a written-out calculation says "=" only when its printed terms give its printed result -------------------
@@ -248,7 +300,9 @@ def assert_signs_true(text: str) -> None:
     """Every weight × V row, exp(x) and sum of the printed exps in ``text`` has its true sign."""
     for w, row, sign, result in re.findall(rf"({NUMBER}) × {VECTOR} ([=≈]) {VECTOR}", text):
         shown = result.split(", ")
-        signs = {"=" if fmt.fmt(fmt.printed(w) * x) == r else "≈" for x, r in zip(_numbers(row), shown)}
+        signs = {
+            "=" if fmt.fmt(fmt.printed(w) * x) == r else "≈" for x, r in zip(_numbers(row), shown)
+        }
         assert sign == ("=" if signs == {"="} else "≈"), (w, row, sign, result)
     exps = re.findall(rf"exp\(({NUMBER})\) ([=≈]) ({NUMBER})", text)
     for x, sign, e in exps:
@@ -263,8 +317,12 @@ def test_the_sign_checker_catches_a_rounded_equals():
     with pytest.raises(AssertionError):
         assert_signs_true("0.6225 × (4, 0) = (2.4898, 0.0000)")  # 0.6225 × 4 is 2.4900
     with pytest.raises(AssertionError):
-        assert_signs_true("exp(−2.0000) = 0.1353，exp(0.0000) = 1.0000，exp(−0.5000) = 0.6065；它们的和 = 1.7419")
-    assert_signs_true("exp(−2.0000) = 0.1353，exp(0.0000) = 1.0000，exp(−0.5000) = 0.6065；它们的和 ≈ 1.7419")
+        assert_signs_true(
+            "exp(−2.0000) = 0.1353，exp(0.0000) = 1.0000，exp(−0.5000) = 0.6065；它们的和 = 1.7419"
+        )
+    assert_signs_true(
+        "exp(−2.0000) = 0.1353，exp(0.0000) = 1.0000，exp(−0.5000) = 0.6065；它们的和 ≈ 1.7419"
+    )
 
 
 def test_every_written_out_calculation_of_the_page_has_its_true_sign():
@@ -288,14 +346,20 @@ def test_f13_frames_on_other_inputs(problem):
 def test_f13_sentence_flags_an_output_outside_the_values():
     s = dict(sc.visible_steps([1.0], [[1.0], [0.0]], [[0.0], [1.0]]))
     s["output"] = [5.0]  # a wrong mix
-    s["query"], s["keys"] = [1.0], [[1.0], [0.0]]
+    s["query"] = [1.0]
+    s["keys"] = [[1.0], [0.0]]
     assert "不对" in page.f13_explanations(s, [[0.0], [1.0]])[-1]
 
 
 @pytest.mark.parametrize(
     "args, words",
-    [(([1.0, 2.0], [[1.0]], [[1.0]]), "列数"), ((None, None, None), None), (("x", None, None), "query"),
-     (([1.0], [[math.inf]], [[1.0]]), "keys"), (([1.0], [[1.0]], [[1.0], [2.0]]), "values")],
+    [
+        (([1.0, 2.0], [[1.0]], [[1.0]]), "列数"),
+        ((None, None, None), None),
+        (("x", None, None), "query"),
+        (([1.0], [[math.inf]], [[1.0]]), "keys"),
+        (([1.0], [[1.0]], [[1.0], [2.0]]), "values"),
+    ],
 )
 def test_f13_frames_name_bad_input(args, words):
     if words is None:  # no arguments: the page's example
@@ -307,14 +371,20 @@ def test_f13_frames_name_bad_input(args, words):
 
 # -- the exercises ------------------------------------------------------------------------------------------
 def test_exercise_one_on_other_inputs():
-    q, k, g = [1.0, -1.0], [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]], [1.0, 0.0, -1.0]
+    q = [1.0, -1.0]
+    k = [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]
+    g = [1.0, 0.0, -1.0]
     values = page.exercise_hand(q, k, g)
     header, rows = values["ex1_steps"]
     h = ex.hand_row(q, k, g)
     assert header == ["步骤", "Key 0", "Key 1", "Key 2"]
-    assert rows[0][2] == "1×0 + −1×2 = −2.0000" and rows[2][1:] == [fmt.fmt(x) for x in h["shifted"]]
+    assert rows[0][2] == "1×0 + −1×2 = −2.0000" and rows[2][1:] == [
+        fmt.fmt(x) for x in h["shifted"]
+    ]
     assert [r[1:] for r in rows[-3:]] == [[fmt.fmt(x) for x in r] for r in h["jacobian"]]
-    assert values["ex1_jg"] == fmt.vector(h["jg"], fmt.fmt) and values["ex1_peak"] == fmt.fmt(h["peak"])
+    assert values["ex1_jg"] == fmt.vector(h["jg"], fmt.fmt) and values["ex1_peak"] == fmt.fmt(
+        h["peak"]
+    )
     assert values["ex1_total"].endswith(fmt.fmt(h["total"]))
 
 
@@ -328,14 +398,22 @@ def test_the_jg_sentence_says_how_far_past_the_largest_entry():
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.integers(-3, 3), min_size=2, max_size=2), st.lists(st.lists(st.integers(-3, 3), min_size=2, max_size=2),
-       min_size=2, max_size=4), st.integers(1, 6))
+@given(
+    st.lists(st.integers(-3, 3), min_size=2, max_size=2),
+    st.lists(st.lists(st.integers(-3, 3), min_size=2, max_size=2), min_size=2, max_size=4),
+    st.integers(1, 6),
+)
 def test_the_growth_table_and_sentence_follow_the_copied_row(q, k, copies):
-    q, k = [float(x) for x in q], [[float(x) for x in row] for row in k]
+    q = [float(x) for x in q]
+    k = [[float(x) for x in row] for row in k]
     values = page.exercise_grow(q, k, copies)
     r = ex.copied_row(q, k, copies)
     header, rows = values["ex2_table"]
-    assert [row[0] for row in rows] == ["d = 2，除以 √2", f"d = {2 * copies}，除以 √{2 * copies}", f"d = {2 * copies}，不缩放"]
+    assert [row[0] for row in rows] == [
+        "d = 2，除以 √2",
+        f"d = {2 * copies}，除以 √{2 * copies}",
+        f"d = {2 * copies}，不缩放",
+    ]
     for row, key in zip(rows, ("weights", "weights_big", "weights_raw")):
         assert row[3] == " / ".join(fmt.fmt(x) for x in r[key]) and row[4] == fmt.fmt(max(r[key]))
     assert rows[1][2] == fmt.fmt(1 / math.sqrt(copies))
@@ -349,31 +427,51 @@ def test_the_growth_table_and_sentence_follow_the_copied_row(q, k, copies):
 
 def test_the_growth_comparison_goes_both_ways():
     assert page.exercise_grow(copies=1)["ex2_how"] in (page.SAY["almost_all"], page.SAY["most"])
-    assert page.exercise_grow(q=[1.0, 0.0], k=[[1.0, 0.0], [0.0, 1.0]], copies=1)["ex2_how"] == page.SAY["most"]
-    assert page.exercise_grow(q=[3.0, 3.0], k=[[3.0, 3.0], [-3.0, 0.0]], copies=6)["ex2_how"] == page.SAY["almost_all"]
+    assert (
+        page.exercise_grow(q=[1.0, 0.0], k=[[1.0, 0.0], [0.0, 1.0]], copies=1)["ex2_how"]
+        == page.SAY["most"]
+    )
+    assert (
+        page.exercise_grow(q=[3.0, 3.0], k=[[3.0, 3.0], [-3.0, 0.0]], copies=6)["ex2_how"]
+        == page.SAY["almost_all"]
+    )
 
 
 # -- sentences added in the editorial pass, on other inputs ---------------------------------------------------
 def test_the_wrong_axis_outputs_are_said_inside_or_outside_from_the_numbers():
     v = [[0.0, 0.0], [6.0, 6.0]]
-    assert page.inside([[1.0, 2.0], [7.0, 2.0], [0.0, -1.0], [6.0, 0.0]], v) == [True, False, False, True]
+    assert page.inside([[1.0, 2.0], [7.0, 2.0], [0.0, -1.0], [6.0, 0.0]], v) == [
+        True,
+        False,
+        False,
+        True,
+    ]
     # Key 0 gives almost all of itself to query 0, key 1 a third to each: the rows sum to about 4/3, 1/3
     # and 1/3, and with V = (1), (1) every output leaves V's range.
-    outside = page.axis(q=[[5.0, 0.0], [0.0, 0.0], [0.0, 0.0]], k=[[5.0, 0.0], [0.0, 0.0]], v=[[1.0], [1.0]])
-    assert outside["axis_wrong_outputs"] == page.SAY["outside"].format(rows="查询 0、查询 1、查询 2")
+    outside = page.axis(
+        q=[[5.0, 0.0], [0.0, 0.0], [0.0, 0.0]], k=[[5.0, 0.0], [0.0, 0.0]], v=[[1.0], [1.0]]
+    )
+    assert outside["axis_wrong_outputs"] == page.SAY["outside"].format(
+        rows="查询 0、查询 1、查询 2"
+    )
     # On the page's example the sentence must not claim what the numbers do not show.
     values = page.axis()
     wrong = sc.softmax_over_queries(att.scaled_scores(sc.EXAMPLE_Q, sc.EXAMPLE_K))
     out = np.asarray(wrong) @ np.asarray(sc.EXAMPLE_V)
     v = np.asarray(sc.EXAMPLE_V)
     outside = ((out < v.min(0) - 1e-12) | (out > v.max(0) + 1e-12)).any(axis=1)
-    assert values["axis_wrong_outputs"] == (page.SAY["outside"].format(rows="、".join(f"查询 {i}" for i in np.flatnonzero(outside)))
-                                            if outside.any() else page.SAY["inside"])
+    assert values["axis_wrong_outputs"] == (
+        page.SAY["outside"].format(rows="、".join(f"查询 {i}" for i in np.flatnonzero(outside)))
+        if outside.any()
+        else page.SAY["inside"]
+    )
 
 
 def test_the_rounding_note_appears_only_when_a_printed_total_is_not_the_sum_of_its_cells():
     assert page.printed_sum([0.5, 0.5], 1.0) == "= 1.0000"
-    assert page.printed_sum([0.13534, 0.60653, 1.0], 1.74187) == "≈ 1.7419"  # the printed cells add up to 1.7418
+    assert (
+        page.printed_sum([0.13534, 0.60653, 1.0], 1.74187) == "≈ 1.7419"
+    )  # the printed cells add up to 1.7418
     right, _ = att.attention(sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, causal=False)
     wrong = sc.softmax_over_queries(att.scaled_scores(sc.EXAMPLE_Q, sc.EXAMPLE_K))
     lines = right + wrong + [list(c) for c in zip(*right)] + [list(c) for c in zip(*wrong)]
@@ -416,9 +514,9 @@ def test_the_variance_is_measured_on_the_scaled_scores():
 
 
 def test_a_difference_of_exactly_zero_reads_as_the_same():
-    assert page.same_or_gap(0.0) == page.SAY["same"] and page.same_or_gap(1e-16) == page.SAY["gap"].format(gap=fmt.sci(1e-16))
+    assert page.same_or_gap(0.0) == page.SAY["same"] and page.same_or_gap(1e-16) == page.SAY[
+        "gap"
+    ].format(gap=fmt.sci(1e-16))
     s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
     diff = att.max_abs_diff([s["weights"]], [att.softmax(s["dots"], temperature=s["scale"])])
     assert page.measurement(dims=[2], trials=2)["temp_equal_diff"] == page.same_or_gap(diff)
-
-

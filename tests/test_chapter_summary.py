@@ -10,9 +10,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import article_of, table_rows
 
 from chapter import conventions, summary
-from conftest import article_of, table_rows
 
 
 @pytest.mark.parametrize("name", list(summary.RULES))
@@ -23,7 +23,12 @@ def test_every_printed_predicate_is_the_teaching_codes_rule(name):
 def test_a_predicate_that_differs_from_the_code_is_refused(monkeypatch):
     rules = dict(summary.RULES)
     says, _, rule, label = rules["滑动窗口"]
-    rules["滑动窗口"] = (says, "q - w <= k <= q", rule, label)  # one key too many: the off-by-one window
+    rules["滑动窗口"] = (
+        says,
+        "q - w <= k <= q",
+        rule,
+        label,
+    )  # one key too many: the off-by-one window
     monkeypatch.setattr(summary, "RULES", rules)
     assert not summary.predicate_agrees("滑动窗口")
     with pytest.raises(AssertionError, match="滑动窗口"):
@@ -34,7 +39,9 @@ def test_the_counts_column_counts_the_rules_table():
     table = summary.rules_table()
     causal_pad = next(row for row in table.rows if row[0] == "因果 + PAD")
     assert causal_pad[3].split() == [str(sum(r)) for r in summary.rule_table("因果 + PAD")]
-    assert causal_pad[3].split()[0] == "0"  # the PAD query reads nothing: the page's sentence says so
+    assert (
+        causal_pad[3].split()[0] == "0"
+    )  # the PAD query reads nothing: the page's sentence says so
 
 
 def test_each_mistake_is_caught_by_exactly_one_check_and_the_right_version_by_none():
@@ -45,7 +52,16 @@ def test_each_mistake_is_caught_by_exactly_one_check_and_the_right_version_by_no
         if name != "正确的写法":
             assert sum(caught.values()) == 1, (name, caught)
     # Each forward check catches a different mistake, and the gradient check the backward one.
-    assert len({next(c for c, hit in row.items() if hit) for n, row in forward.items() if n != "正确的写法"}) == 4
+    assert (
+        len(
+            {
+                next(c for c, hit in row.items() if hit)
+                for n, row in forward.items()
+                if n != "正确的写法"
+            }
+        )
+        == 4
+    )
     assert facts["gradient"]["反向传播漏掉修正项"]
 
 
@@ -81,4 +97,6 @@ def test_the_summary_page_comes_last_and_shows_its_three_tables(book_html):
     assert len(tables) == 3
     rules = table_rows(tables[0])
     assert [r[0] for r in rules[1:]] == list(summary.RULES)
-    assert all(a.get("href") for a in tables[2].find_all("a")), "the checks table links to where each is taught"
+    assert all(a.get("href") for a in tables[2].find_all("a")), (
+        "the checks table links to where each is taught"
+    )

@@ -11,8 +11,7 @@ import importlib
 import numpy as np
 import pytest
 
-from chapter import fmt
-from chapter import conventions
+from chapter import conventions, fmt
 from chapter import tensors as page
 
 tn = importlib.import_module("02_tensors")
@@ -22,8 +21,17 @@ def other_batch(seed: int = 5) -> dict:
     """Another batch than the page's: three sequences, right and left PAD, one K/V head for three query heads."""
     rng = np.random.default_rng(seed)
     mask = np.array([[0, 1, 1, 1, 1], [1, 1, 1, 1, 1], [0, 0, 0, 1, 1]])
-    draw = lambda *shape: np.round(rng.uniform(-1, 1, shape), 1)  # noqa: E731
-    return {"attention_mask": mask, "past": 3, "q": draw(3, 3, 2, 4), "k": draw(3, 1, 5, 4), "v": draw(3, 1, 5, 2)}
+
+    def draw(*shape):
+        return np.round(rng.uniform(-1, 1, shape), 1)
+
+    return {
+        "attention_mask": mask,
+        "past": 3,
+        "q": draw(3, 3, 2, 4),
+        "k": draw(3, 1, 5, 4),
+        "v": draw(3, 1, 5, 2),
+    }
 
 
 def test_the_batch_tables_and_sentence_on_another_batch():
@@ -38,13 +46,18 @@ def test_the_batch_tables_and_sentence_on_another_batch():
     assert [r[1] for r in v["tbl_b_groups"].rows] == ["K/V 头 0"] * 3
     # the visible keys of the third sequence's new queries: its three PADs are never read
     third = [r for r in v["tbl_b_visible"].rows if r[0] == "序列 2"]
-    assert [r[2:5] for r in third] == [["3", "0", "3"], ["4", "1", "3、4"]]  # 绝对位置, 位置编号, keys
+    assert [r[2:5] for r in third] == [
+        ["3", "0", "3"],
+        ["4", "1", "3、4"],
+    ]  # 绝对位置, 位置编号, keys
 
 
 def test_a_batch_that_disagrees_with_the_pure_python_rows_stops_the_build(monkeypatch):
     # the page says every row agrees: a batched result off by 10⁻³ must not be printed as agreeing
     forward = tn.forward
-    monkeypatch.setattr(tn, "forward", lambda x: {**(r := forward(x)), "outputs": r["outputs"] + 1e-3})
+    monkeypatch.setattr(
+        tn, "forward", lambda x: {**(r := forward(x)), "outputs": r["outputs"] + 1e-3}
+    )
     with pytest.raises(ValueError, match="不符"):
         page.batch_values(other_batch())
 
@@ -52,13 +65,19 @@ def test_a_batch_that_disagrees_with_the_pure_python_rows_stops_the_build(monkey
 @pytest.mark.parametrize("mask, both", [([[1, 1, 0]], 2), ([[0, 1, 1]], 0), ([[1, 0, 0, 0]], 6)])
 def test_the_fill_counts_and_sentence_on_other_batches(mask, both):
     n = len(mask[0])
-    expected = sum(k > q and mask[0][k] == 0 for q in range(n) for k in range(n))  # future PAD: both rules
+    expected = sum(
+        k > q and mask[0][k] == 0 for q in range(n) for k in range(n)
+    )  # future PAD: both rules
     assert expected == both
     counts = {t: page.fill_counts(mask, t) for t in tn.FLOAT_DTYPES}
     assert all(c["both"] == c["summed_inf"] == both and c["once_inf"] == 0 for c in counts.values())
-    empty = sum(all(k > q or mask[0][k] == 0 for k in range(n)) for q in range(n))  # no key both earlier and content
+    empty = sum(
+        all(k > q or mask[0][k] == 0 for k in range(n)) for q in range(n)
+    )  # no key both earlier and content
     assert {c["empty_rows"] for c in counts.values()} == {empty}
-    if both == 0 or empty == 0:  # the page's sentences need both: −∞ where the masks add, and empty rows
+    if (
+        both == 0 or empty == 0
+    ):  # the page's sentences need both: −∞ where the masks add, and empty rows
         with pytest.raises(ValueError, match="页面的说法"):
             page.dtype_values(mask)
 
@@ -69,7 +88,12 @@ def test_the_left_padded_batch_has_nan_rows_in_float16_only_and_the_score_did_it
     assert v["f_empty"] == "3" and rows["float16"][4:] == ["0 / 0", "3 / 3"]
     assert rows["float32"][4:] == rows["float64"][4:] == ["0 / 0", "0 / 0"]
     assert (v["f_both"], v["f_types"], v["f_low"], v["f_high"], v["f_nan_types"]) == (
-        "3", "float16、float32、float64", "−8", "−40", "float16")
+        "3",
+        "float16、float32、float64",
+        "−8",
+        "−40",
+        "float16",
+    )
     with pytest.raises(ValueError, match="时有 NaN"):  # a score that overflows nowhere
         page.dtype_values([[0, 0, 0, 1, 1], [1, 1, 1, 1, 1]], scores=(-8.0, -9.0))
 
@@ -100,7 +124,9 @@ def test_the_packing_table_bears_out_the_pages_sentence_on_another_packing(monke
     rows = v["tbl_packing"].rows
     gaps = {(r[0], r[1]): (fmt.printed(r[2]), fmt.printed(r[3])) for r in rows}
     assert gaps["有", "重新从 0 数"] == (0.0, 0.0)
-    assert gaps["有", "接着数"][0] < 1e-12 < gaps["有", "接着数"][1]  # RoPE: shift harmless; absolute: not
+    assert (
+        gaps["有", "接着数"][0] < 1e-12 < gaps["有", "接着数"][1]
+    )  # RoPE: shift harmless; absolute: not
     assert min(gaps["没有", "接着数"] + gaps["没有", "重新从 0 数"]) > 1e-3
     # a packing where the documents do not see each other anyway: the page's sentence would be false
     monkeypatch.setattr(page.tn, "causal", lambda b, h, q, k: (q == k) | (k < 0))
@@ -110,18 +136,28 @@ def test_the_packing_table_bears_out_the_pages_sentence_on_another_packing(monke
 
 def test_the_window_check_catches_the_off_by_one():
     rows = page.window_values(8, 2, 4)["tbl_window"].rows
-    assert [r[1:3] for r in rows] == [["2", "8"], ["3", "2"]]  # the first w rows agree, the rest do not
+    assert [r[1:3] for r in rows] == [
+        ["2", "8"],
+        ["3", "2"],
+    ]  # the first w rows agree, the rest do not
     assert rows[0][3] == "0" and fmt.printed(rows[1][3]) > 0
 
 
 def test_the_library_cells_read_the_observations():
     seen = copy.deepcopy(conventions.observed())
     torch = seen["cpu"]["torch"]
-    torch["sdpa"]["bool_true"], torch["sdpa"]["is_causal"], torch["version"] = "forbidden", "bottom-right", "9.9"
+    torch["sdpa"]["bool_true"] = "forbidden"
+    torch["sdpa"]["is_causal"] = "bottom-right"
+    torch["version"] = "9.9"
     torch["mha"]["key_padding_mask_true"] = "allowed"
     torch["sdpa_fully_masked"]["default"]["float16"]["bool"] = "nan"
-    v, t = page.library_values(seen), page.torch_values(seen=seen)
-    assert (v["lib_sdpa_true"], v["lib_causal"], v["lib_torch"]) == ("True = 禁止", "右下对齐", "PyTorch 9.9，CPU")
+    v = page.library_values(seen)
+    t = page.torch_values(seen=seen)
+    assert (v["lib_sdpa_true"], v["lib_causal"], v["lib_torch"]) == (
+        "True = 禁止",
+        "右下对齐",
+        "PyTorch 9.9，CPU",
+    )
     assert t["t_mha_kpm"] == "True = 允许"  # exercise 5 reads these too
     assert page.dtype_values(page.tn.DEMO_MASK, seen=seen)["f_sdpa_empty"] == "NaN"
     real = page.library_values()
@@ -133,7 +169,12 @@ def test_the_library_cells_read_the_observations():
 def test_the_library_exercise_table_is_the_masks_row_by_row():
     x = page.exercise_values()
     rows = x["x5_table"].rows
-    assert [r[3] for r in rows] == ["1、2", "1、2、3", "0、1、2", "0、1、2、3"]  # bottom-right, PAD 0 cut
+    assert [r[3] for r in rows] == [
+        "1、2",
+        "1、2、3",
+        "0、1、2",
+        "0、1、2、3",
+    ]  # bottom-right, PAD 0 cut
     assert [r[4] for r in rows] == ["0", "0、1", "0", "0、1"] and {r[5] for r in rows} == {"错"}
     assert x["x5_kpm"].rows[0] == ["序列 0", "True、False、False、False"]
     assert x["x5_wrong"] == "序列 0：查询 0、查询 1；序列 1：查询 0、查询 1"
@@ -147,7 +188,10 @@ def test_the_figures_are_drawn_from_the_tables():
     assert [ax.get_title() for ax in fig.axes][1].startswith("右下对齐")
     x = tn.demo_inputs()
     visible = tn.forward(x)["visible"].copy()
-    labels = [t.get_text() for t in figures.batch_figure(visible, x["attention_mask"]).axes[0].get_xticklabels()]
+    labels = [
+        t.get_text()
+        for t in figures.batch_figure(visible, x["attention_mask"]).axes[0].get_xticklabels()
+    ]
     assert labels[:3] == ["0\nPAD", "1\nPAD", "2"]
     visible[0, 1, 0, 2] = False
     with pytest.raises(ValueError, match="各个头必须相同"):
@@ -158,7 +202,10 @@ def test_the_exercise_values_are_the_answers():
     v = page.exercise_values()
     assert v["x1_cache"] == "4"
     assert v["x2_table"].rows[0][2:] == ["0、0、0、0、1", "2"]
-    assert v["x3_table"].rows == [["左侧 PAD", "0、0、1、1", "查询 0、查询 1", "查询 0、查询 1"], ["右侧 PAD", "1、1、0、0", "无", "无"]]
+    assert v["x3_table"].rows == [
+        ["左侧 PAD", "0、0、1、1", "查询 0、查询 1", "查询 0、查询 1"],
+        ["右侧 PAD", "1、1、0、0", "无", "无"],
+    ]
     assert v["x4_doctest"].startswith("```pycon\n>>> window_counts(5, 2)")
 
 
@@ -170,17 +217,28 @@ ROOT = conventions.OBSERVED_FILE.parents[1]
 def _numpy_answers(mask, past: int) -> dict:
     """What the record must say for a batch, recomputed here from the visibility rules alone."""
     a = ex.library_masks(mask, past)  # the SDPA table, the key_padding_mask, is_causal's wrong rows
-    visible, (batch, n_key) = a["attn_mask"], np.shape(mask)
+    visible = a["attn_mask"]
+    batch, n_key = np.shape(mask)
     n_query = n_key - past
-    causal = tn.visibility_batch(tn.causal, 1, 1, n_query, n_key)[0, 0]  # causal_lower_right: bottom-right only
+    causal = tn.visibility_batch(tn.causal, 1, 1, n_query, n_key)[
+        0, 0
+    ]  # causal_lower_right: bottom-right only
     lower = [np.flatnonzero((causal != visible[b, 0]).any(-1)).tolist() for b in range(batch)]
     empty = int((~visible.any(-1)).sum())
     sdpa = conventions.observed()["cpu"]["torch"]["sdpa_fully_masked"]["default"]["float64"]["bool"]
-    return {"mask": visible.astype(int).tolist(), "mask_equal": True,
-            "key_padding_mask": a["key_padding_mask"].astype(int).tolist(),
-            "mha_attn_mask": (~causal).astype(int).tolist(), "empty_rows": empty,
-            "sdpa_on_empty_rows": sdpa if empty else "none",
-            "wrong_rows": {"is_causal": a["wrong"], "causal_lower_right": lower, "attn_mask": [[]] * batch}}
+    return {
+        "mask": visible.astype(int).tolist(),
+        "mask_equal": True,
+        "key_padding_mask": a["key_padding_mask"].astype(int).tolist(),
+        "mha_attn_mask": (~causal).astype(int).tolist(),
+        "empty_rows": empty,
+        "sdpa_on_empty_rows": sdpa if empty else "none",
+        "wrong_rows": {
+            "is_causal": a["wrong"],
+            "causal_lower_right": lower,
+            "attn_mask": [[]] * batch,
+        },
+    }
 
 
 def check_torch_record(record: dict) -> None:
@@ -190,13 +248,24 @@ def check_torch_record(record: dict) -> None:
         seen = {key: value for key, value in record[name].items() if not key.endswith("_gap")}
         assert seen == _numpy_answers(x["attention_mask"], past), name
         assert max(record[name]["sdpa_gap"], record[name]["mha_gap"]) < page.TOLERANCE, name
-    assert record["hf_mask"] == record["batch"]["mask"] and record["hf_equal"] and record["hf_eager_equal"]
+    assert (
+        record["hf_mask"] == record["batch"]["mask"]
+        and record["hf_equal"]
+        and record["hf_eager_equal"]
+    )
     assert record["hf_eager_fill"] == [float(np.finfo(np.float16).min), 0.0]
-    pins = dict(line.split("#")[0].strip().split("==") for line in
-                (ROOT / "tests" / "crosscheck" / "requirements.txt").read_text(encoding="utf-8").splitlines()
-                if "==" in line.split("#")[0])
+    pins = dict(
+        line.split("#")[0].strip().split("==")
+        for line in (ROOT / "tests" / "crosscheck" / "requirements.txt")
+        .read_text(encoding="utf-8")
+        .splitlines()
+        if "==" in line.split("#")[0]
+    )
     assert record["torch"] == conventions.observed()["cpu"]["torch"]["version"]
-    assert record["torch"].split("+")[0] == pins["torch"] and record["transformers"] == pins["transformers"]
+    assert (
+        record["torch"].split("+")[0] == pins["torch"]
+        and record["transformers"] == pins["transformers"]
+    )
     assert (record["device"], record["dtype"]) == ("cpu", "float64")
 
 
@@ -204,16 +273,19 @@ def test_the_pytorch_record_is_numpys_answer():
     check_torch_record(page.torch_record())
 
 
-@pytest.mark.parametrize("edit", [
-    lambda r: r["batch"]["wrong_rows"]["is_causal"][1].pop(),
-    lambda r: r["batch"]["wrong_rows"].update(causal_lower_right=[[0, 1], [0]]),
-    lambda r: r["batch"]["mask"][0][0][0].__setitem__(0, 1),
-    lambda r: r["prefill"].update(empty_rows=0),
-    lambda r: r["prefill"].update(sdpa_on_empty_rows="nan"),
-    lambda r: r.update(hf_mask=r["prefill"]["mask"]),
-    lambda r: r["batch"].update(sdpa_gap=0.5),
-    lambda r: r.update(transformers="4.0.0"),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda r: r["batch"]["wrong_rows"]["is_causal"][1].pop(),
+        lambda r: r["batch"]["wrong_rows"].update(causal_lower_right=[[0, 1], [0]]),
+        lambda r: r["batch"]["mask"][0][0][0].__setitem__(0, 1),
+        lambda r: r["prefill"].update(empty_rows=0),
+        lambda r: r["prefill"].update(sdpa_on_empty_rows="nan"),
+        lambda r: r.update(hf_mask=r["prefill"]["mask"]),
+        lambda r: r["batch"].update(sdpa_gap=0.5),
+        lambda r: r.update(transformers="4.0.0"),
+    ],
+)
 def test_an_edited_pytorch_record_fails(edit):
     record = copy.deepcopy(page.torch_record())
     edit(record)
@@ -225,12 +297,16 @@ def test_the_pytorch_section_reads_the_record():
     v = page.torch_values()
     assert v["t_where"] == "PyTorch 2.13.0+cpu、Transformers 5.17.0，CPU，float64"
     assert v["t_wrong_causal"] == "序列 0：查询 0、查询 1；序列 1：查询 0、查询 1"
-    assert v["t_wrong_lower"] == "序列 0：查询 0、查询 1；序列 1：无" and v["t_wrong_mask"] == "序列 0：无；序列 1：无"
+    assert (
+        v["t_wrong_lower"] == "序列 0：查询 0、查询 1；序列 1：无"
+        and v["t_wrong_mask"] == "序列 0：无；序列 1：无"
+    )
     assert (v["t_hf_same"], v["t_prefill_empty"], v["t_prefill_gave"]) == ("逐格相同", "2", "全 0")
     assert (v["t_mha_kpm"], v["t_mha_attn"]) == ("True = 禁止", "True = 禁止")
     assert fmt.printed(v["t_sdpa_gap"]) < 1e-12 and v["t_eager_fill"] == "−65504、0"
     other = copy.deepcopy(page.torch_record())
-    other["hf_equal"], other["batch"]["wrong_rows"]["is_causal"] = False, [[1], []]
+    other["hf_equal"] = False
+    other["batch"]["wrong_rows"]["is_causal"] = [[1], []]
     w = page.torch_values(other)
     assert (w["t_hf_same"], w["t_wrong_causal"]) == ("并不相同", "序列 0：查询 1；序列 1：无")
     assert '"hf_equal": false' in w["t_record"]

@@ -34,17 +34,29 @@ def test_the_loss_table_and_sentence_say_what_the_runs_show_on_other_seeds(runs,
     table = values["tbl_losses"].rows
     for row, rule in zip(table, tr.RULES):
         v = s[rule]
-        assert row == [page.RULE_NAMES[rule], *(page.value(v[k]) for k in ("train", "full", "use")),
-                       fmt.percent(v["accuracy"])]
+        assert row == [
+            page.RULE_NAMES[rule],
+            *(page.value(v[k]) for k in ("train", "full", "use")),
+            fmt.percent(v["accuracy"]),
+        ]
     assert table[2][-1] == fmt.percent(1 / tr.VOCAB)
-    assert "0.0000" not in table[1]  # a tiny leaked loss is written in scientific notation, not as zero
+    assert (
+        "0.0000" not in table[1]
+    )  # a tiny leaked loss is written in scientific notation, not as zero
     # the page's claims hold on these seeds too: the facts the sentence's words are chosen from
-    c, n = s["causal"], s["none"]
+    c = s["causal"]
+    n = s["none"]
     assert n["train"] < c["train"] / 2 and n["use"] > LN_V
-    assert 1 / tr.VOCAB < n["accuracy"] < c["accuracy"]  # the loss is above guessing, the accuracy is not
+    assert (
+        1 / tr.VOCAB < n["accuracy"] < c["accuracy"]
+    )  # the loss is above guessing, the accuracy is not
     assert abs(c["use"] - c["full"]) < page.EXACT
     assert (values["none_train"], values["none_use"], values["none_acc"], values["causal_acc"]) == (
-        page.value(n["train"]), fmt.fmt(n["use"]), fmt.percent(n["accuracy"]), fmt.percent(c["accuracy"]))
+        page.value(n["train"]),
+        fmt.fmt(n["use"]),
+        fmt.percent(n["accuracy"]),
+        fmt.percent(c["accuracy"]),
+    )
     # the page's fixed sentence: the unmasked model's training loss is below the causal floor
     assert n["train"] < tr.loss_floor() and values["causal_train"] == page.value(c["train"])
 
@@ -59,9 +71,12 @@ def test_the_use_time_loss_turns_above_guessing_while_training_loss_falls(runs, 
     kept = runs[seed]["none"]["kept"][page.CHECKPOINTS[0]]
     assert all((short[k] == kept[k]).all() for k in tr.PARAM_NAMES)
     # the glued step is the first checkpoint from which the use-time loss stays above guessing
-    step, use = int(page.loss_values(runs[seed], eval_seed=seed + 10)["turn_step"]), turns["none"]
+    step = int(page.loss_values(runs[seed], eval_seed=seed + 10)["turn_step"])
+    use = turns["none"]
     before = [k for k in sorted(use) if k < step]
-    assert all(x > LN_V for k, x in use.items() if k >= step) and (not before or use[before[-1]] <= LN_V)
+    assert all(x > LN_V for k, x in use.items() if k >= step) and (
+        not before or use[before[-1]] <= LN_V
+    )
 
 
 def test_the_build_stops_when_a_fixed_sentence_is_no_longer_true():
@@ -78,12 +93,16 @@ def test_where_a_leaking_models_loss_comes_from_is_worded_from_the_losses():
     assert (v["x_first"], v["x_mean"], v["x_share"]) == ("20.0000、18.0000", "8.1020", "7.6000")
     row = page.SAY["row"].format(t=4, loss="2.5000", acc="50.00%")
     assert row in v["x_rest"] and page.SAY["only"][True] + row in v["x_rest"]
-    assert page.SAY["others"].format(low="0.0100") in v["x_rest"] and v["x_rest"].endswith(page.SAY["how"][True] + "。")
+    assert page.SAY["others"].format(low="0.0100") in v["x_rest"] and v["x_rest"].endswith(
+        page.SAY["how"][True] + "。"
+    )
     # every other position above SMALL and right every time: 是 …；答对了，却不够有把握
     v = page.use_facts([9.0, 0.5], [0.1, 1.0], "x", lag=2)["x_rest"]
     assert page.SAY["only"][False] + page.SAY["row"].format(t=1, loss="0.5000", acc="100.00%") in v
     assert v.endswith(page.SAY["how"][False] + "。")
-    assert page.use_facts([9.0, 0.0], [0.1, 1.0], "x", lag=2)["x_rest"] == page.SAY["rest_low"].format(small="0.1000")
+    assert page.use_facts([9.0, 0.0], [0.1, 1.0], "x", lag=2)["x_rest"] == page.SAY[
+        "rest_low"
+    ].format(small="0.1000")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -92,16 +111,23 @@ def test_the_map_paragraph_reads_the_maps_it_describes(runs, seed):
     c = tr.attention_map(runs[seed]["causal"]["params"], "causal", tokens)
     n = tr.attention_map(runs[seed]["none"]["params"], "none", tokens)
     values = page.map_values(runs[seed], seed=seed + 20)  # the fixed words hold here too (holds)
-    back = sum(c[t][t + 1 - tr.LAG] for t in range(tr.LAG - 1, tr.LENGTH - 1)) / (tr.LENGTH - tr.LAG)
+    back = sum(c[t][t + 1 - tr.LAG] for t in range(tr.LAG - 1, tr.LENGTH - 1)) / (
+        tr.LENGTH - tr.LAG
+    )
     first = sum(ex.future_weight(n)[: tr.LAG - 1]) / (tr.LAG - 1)
     assert (values["map_lag"], values["map_first"]) == (fmt.fmt(back), fmt.fmt(first))
     assert back > 0.7 and first > 0.7  # what the page's figure shows holds on these seeds as well
     # every key holding the target counts (the next one and the one lag apart)
-    held = sum(sum(w for j, w in enumerate(n[t]) if tokens[j] == tokens[t + 1]) for t in range(tr.LENGTH - 1))
+    held = sum(
+        sum(w for j, w in enumerate(n[t]) if tokens[j] == tokens[t + 1])
+        for t in range(tr.LENGTH - 1)
+    )
     held /= tr.LENGTH - 1
     assert values["map_target"] == fmt.fmt(held) and held > 0.9
     ahead = sum(n[t][t + 1] for t in range(tr.LENGTH - 1)) / (tr.LENGTH - 1)
-    assert ahead < held and values["map_ahead"] == fmt.fmt(ahead)  # it does not just read the next key
+    assert ahead < held and values["map_ahead"] == fmt.fmt(
+        ahead
+    )  # it does not just read the next key
 
 
 def test_the_map_sequence_has_distinct_first_tokens():
@@ -117,15 +143,21 @@ def test_the_row_index_table_and_sentence_on_other_seeds(runs, seed):
     params = runs[seed]["causal"]["params"]
     right = tr.use_time(params, "causal", seed=seed + 10)
     wrong = tr.use_time(params, "causal", seed=seed + 10, positions="row_index")
-    assert (values["row_right"], values["row_wrong"]) == (fmt.fmt(right["mean_loss"]), fmt.fmt(wrong["mean_loss"]))
+    assert (values["row_right"], values["row_wrong"]) == (
+        fmt.fmt(right["mean_loss"]),
+        fmt.fmt(wrong["mean_loss"]),
+    )
     assert wrong["mean_loss"] > max(right["mean_loss"], LN_V)  # 升到 …，比瞎猜的 … 还高
     # every new token outputs what position 0 outputs: rows lag … 2·lag − 2 repeat rows 0 … lag − 2
     w = wrong["loss"]
     assert [t for t in range(tr.LAG, len(w)) if abs(w[t] - w[t - tr.LAG]) < page.EXACT] == list(
-        range(tr.LAG, tr.LENGTH - 1))
+        range(tr.LAG, tr.LENGTH - 1)
+    )
     assert values["row_repeats"] == page.positions(range(tr.LAG, tr.LENGTH - 1))
     assert values["row_repeated"] == page.positions(range(tr.LENGTH - 1 - tr.LAG))
-    assert w[tr.LAG - 1] < LN_V / 2  # its target is token 0: the row the sentence calls right by chance
+    assert (
+        w[tr.LAG - 1] < LN_V / 2
+    )  # its target is token 0: the row the sentence calls right by chance
     assert values["row_hit"] == fmt.fmt(w[tr.LAG - 1])
 
 
@@ -135,7 +167,9 @@ def test_the_row_index_position_row_has_no_effect_once_only_key_0_is_visible():
     wrong = tr.use_time(params, "causal", seed=4, positions="row_index")["loss"]
     moved = {**params, "position": params["position"].copy()}
     moved["position"][1:] += 5.0  # every row but position 0's
-    assert tr.use_time(moved, "causal", seed=4, positions="row_index")["loss"] == pytest.approx(wrong)
+    assert tr.use_time(moved, "causal", seed=4, positions="row_index")["loss"] == pytest.approx(
+        wrong
+    )
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -143,22 +177,29 @@ def test_the_floor_table_and_sentences_on_other_seeds(runs, seed):
     values = page.floor_values(runs[seed], eval_seed=seed + 10)
     s = page.summary(runs[seed], eval_seed=seed + 10)
     table = values["tbl_floor"].rows
-    c, n = s["causal"], s["none"]
+    c = s["causal"]
+    n = s["none"]
     assert [r[3] for r in table] == [page.value(x) for x in c["losses"]]
     assert [r[-2] for r in table] == [page.value(x) for x in n["losses"]]
     assert [r[-1] for r in table] == [fmt.percent(x) for x in n["accuracies"]]
     assert [r[1] for r in table][: tr.LAG] == ["无从得知"] * (tr.LAG - 1) + ["Key 0"]
-    first, rest = c["losses"][: tr.LAG - 1], c["losses"][tr.LAG - 1 :]
-    assert sum(first) / len(first) > LN_V > sum(rest) / len(rest)  # the depth block's prose relies on both
+    first = c["losses"][: tr.LAG - 1]
+    rest = c["losses"][tr.LAG - 1 :]
+    assert (
+        sum(first) / len(first) > LN_V > sum(rest) / len(rest)
+    )  # the depth block's prose relies on both
     assert c["use"] > tr.loss_floor()  # no model goes below the floor
     assert values["floor_over"] == fmt.fmt(c["use"] - tr.loss_floor())
     assert values["floor_first"] == fmt.fmt(sum(first) / len(first))
     # the unmasked model: its first positions carry most of the mean, the others are named with accuracy
-    text, lost = values["none_rest"], n["losses"]
+    text = values["none_rest"]
+    lost = n["losses"]
     assert all(x > 2 * LN_V for x in lost[: tr.LAG - 1])  # 都比瞎猜的 … 高得多
     assert sum(lost[: tr.LAG - 1]) / len(lost) > 0.7 * n["use"]
     for t in range(tr.LAG - 1, tr.LENGTH - 1):
-        row = page.SAY["row"].format(t=t, loss=fmt.fmt(lost[t]), acc=fmt.percent(n["accuracies"][t]))
+        row = page.SAY["row"].format(
+            t=t, loss=fmt.fmt(lost[t]), acc=fmt.percent(n["accuracies"][t])
+        )
         assert (row in text) == (lost[t] > page.SMALL)
 
 
@@ -173,16 +214,27 @@ def test_the_off_by_one_exercise_says_what_its_run_shows_on_other_seeds(runs, se
     values = page.ahead_values(r, seed=seed, eval_seed=seed + 10)
     a = ex.ahead_answers(seed=seed, eval_seed=seed + 10, tail=page.LAST)
     s = page.summary(r, eval_seed=seed + 10)
-    c, n = s["causal"], s["none"]
+    c = s["causal"]
+    n = s["none"]
     table = values["x5_table"].rows
     assert [row[0] for row in table] == [page.RULE_NAMES[k] for k in ("causal", tr.AHEAD, "none")]
-    assert table[0] == page.loss_rows({"causal": c})[0] and table[2] == page.loss_rows({"none": n})[0]
-    assert table[1][1:] == [page.value(a["train_loss"]), page.value(a["whole_loss"]), page.value(a["use_loss"]),
-                            fmt.percent(a["use_accuracy"])]
+    assert (
+        table[0] == page.loss_rows({"causal": c})[0] and table[2] == page.loss_rows({"none": n})[0]
+    )
+    assert table[1][1:] == [
+        page.value(a["train_loss"]),
+        page.value(a["whole_loss"]),
+        page.value(a["use_loss"]),
+        fmt.percent(a["use_accuracy"]),
+    ]
     # the facts the solution's fixed sentences state hold on these seeds
-    assert a["train_loss"] < tr.loss_floor() and a["train_loss"] < c["train"] / 2  # 低于下限，远低于因果规则
+    assert (
+        a["train_loss"] < tr.loss_floor() and a["train_loss"] < c["train"] / 2
+    )  # 低于下限，远低于因果规则
     assert a["use_loss"] > LN_V and a["use_loss"] > c["use"] and a["leak"] > 0.0
-    assert all(x > 2 * LN_V for x in a["losses"][: tr.LAG - 1])  # the first positions: the answer is only ahead
+    assert all(
+        x > 2 * LN_V for x in a["losses"][: tr.LAG - 1]
+    )  # the first positions: the answer is only ahead
     # the one comparison that goes either way is read from the numbers
     assert values["x5_vs_none"] == page.compare(a["use_loss"], n["use"]) == AHEAD_VS_NONE[seed]
     assert values["x5_none_use"] == fmt.fmt(n["use"]) and values["x5_use"] == fmt.fmt(a["use_loss"])
@@ -190,7 +242,11 @@ def test_the_off_by_one_exercise_says_what_its_run_shows_on_other_seeds(runs, se
 
 
 def test_the_comparison_word_follows_the_printed_numbers():
-    assert [page.compare(*ab) for ab in ((2.0, 1.0), (1.0, 2.0), (1.00004, 1.0))] == ["高于", "低于", "等于"]
+    assert [page.compare(*ab) for ab in ((2.0, 1.0), (1.0, 2.0), (1.00004, 1.0))] == [
+        "高于",
+        "低于",
+        "等于",
+    ]
 
 
 def test_the_closed_form_of_exercise_2_reproduces_its_numbers():
@@ -218,19 +274,28 @@ def test_the_curves_and_the_maps_are_labelled_in_chinese(runs):
     ax = fig.axes[0]
     assert ax.get_xlabel() == "训练步数" and "交叉熵" in ax.get_ylabel()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels[:4] == ["因果规则：训练损失", "不加规则：训练损失", "因果规则：逐词算的损失", "不加规则：逐词算的损失"]
+    assert labels[:4] == [
+        "因果规则：训练损失",
+        "不加规则：训练损失",
+        "因果规则：逐词算的损失",
+        "不加规则：逐词算的损失",
+    ]
     assert len(ax.lines) == 6  # two curves, two checkpoint lines, guessing and the floor
     tokens = tr.sequences(1, seed=2)[0].tolist()
     maps = page.maps_figure([[1.0] + [0.0] * 7] * 8, [[0.0] * 7 + [1.0]] * 8, tokens)
     assert [a.get_title() for a in maps.axes[:2]] == ["因果规则", "不加规则"]
-    assert maps.axes[0].get_xlabel() == "Key 位置（token）" and maps.axes[0].get_ylabel() == "查询位置"
+    assert (
+        maps.axes[0].get_xlabel() == "Key 位置（token）" and maps.axes[0].get_ylabel() == "查询位置"
+    )
 
 
 def test_the_task_table_marks_where_each_answer_is():
     values = page.task_values(seed=7)
     tokens = tr.sequences(1, seed=7)[0].tolist()
     token_row, target_row, where_row = values["tbl_task"].rows
-    assert token_row[1:] == [str(x) for x in tokens] and target_row[1:-1] == [str(x) for x in tokens[1:]]
+    assert token_row[1:] == [str(x) for x in tokens] and target_row[1:-1] == [
+        str(x) for x in tokens[1:]
+    ]
     for t, where in enumerate(where_row[1:-1]):
         if t + 1 < tr.LAG:
             assert where == "无从得知"
@@ -243,7 +308,9 @@ def test_the_exercise_solutions_come_from_the_answers():
     values = page.exercise_values()
     floor_rows = values["x1_table"].rows
     for row, a in zip(floor_rows, ex.floor_answers()):
-        assert row[-1].endswith(f"= {fmt.fmt(a['floor']) if a['floor'] else 0}") and row[5] == str(len(a["unpredictable"]))
+        assert row[-1].endswith(f"= {fmt.fmt(a['floor']) if a['floor'] else 0}") and row[5] == str(
+            len(a["unpredictable"])
+        )
     assert floor_rows[1][-1].endswith("= 0") and values["x1_zero_lag"] == str(ex.FLOOR_CASES[1][2])
     g = ex.guess_answers()
     # the solution's fixed sentence: the first target's loss is below guessing, the second's above
@@ -254,8 +321,10 @@ def test_the_exercise_solutions_come_from_the_answers():
     assert values["x2_top"] == str(max(range(len(g["p"])), key=g["p"].__getitem__))
     c = ex.cache_answers()
     assert values["x3_keys"] == "0" and c["row_index"][1] == [True] + [False] * ex.CACHE_PAST
-    assert [r[1:] for r in values["x3_table"].rows] == [[str(ex.CACHE_PAST), page.positions(range(ex.CACHE_PAST + 1))],
-                                                          ["0", "0"]]
+    assert [r[1:] for r in values["x3_table"].rows] == [
+        [str(ex.CACHE_PAST), page.positions(range(ex.CACHE_PAST + 1))],
+        ["0", "0"],
+    ]
     assert values["x4_leaking"] == "0、1"
     assert ">>> future_weight(" in str(values["x4_doctest"])
 
@@ -265,7 +334,9 @@ def test_the_generated_tokens_are_marked_against_the_true_continuation(runs, see
     values = page.generation_values(runs[seed], eval_seed=seed + 10, index=3)
     tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=seed + 10)[3].tolist()
     truth, *made = values["tbl_generation"].rows
-    assert truth[1:] == [str(x) for x in tokens[tr.LAG :]] and values["gen_prompt"] == page.positions(tokens[: tr.LAG])
+    assert truth[1:] == [str(x) for x in tokens[tr.LAG :]] and values[
+        "gen_prompt"
+    ] == page.positions(tokens[: tr.LAG])
     for row, rule in zip(made, tr.RULES):
         assert row[0] == page.RULE_NAMES[rule]
         marks = [cell.endswith("✓") for cell in row[1:]]

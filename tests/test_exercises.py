@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, article_of, assert_axe_clean, flat
 
 STDLIB_ONLY = "只用 Python 标准库"
@@ -16,7 +15,9 @@ def chapter_pages() -> list[str]:
     """The chapter's pages in reading order, from the toctree of book/ch02/index.md."""
     text = (ROOT / "book" / "ch02" / "index.md").read_text(encoding="utf-8")
     block = re.search(r"```\{toctree\}\n(.*?)```", text, flags=re.S).group(1)
-    return [line.strip() for line in block.splitlines() if line.strip() and not line.startswith(":")]
+    return [
+        line.strip() for line in block.splitlines() if line.strip() and not line.startswith(":")
+    ]
 
 
 # The pages with exercises: every page of the chapter but its closing summary.
@@ -64,7 +65,9 @@ def test_the_find_the_bug_exercise_is_on_at_most_three_pages(book_html):
     for page in PAGES:
         for exercise in article(book_html, page).select("div.exercise"):
             name = title(exercise)
-            if exercise["id"].endswith("-find-bug") or ("检查" in name and re.search(r"认(得|不)?出", name)):
+            if exercise["id"].endswith("-find-bug") or (
+                "检查" in name and re.search(r"认(得|不)?出", name)
+            ):
                 found.setdefault(page, []).append(name)
     assert all(len(names) == 1 for names in found.values()), found
     assert 1 <= len(found) <= FIND_BUG_PAGES, found
@@ -82,8 +85,14 @@ def test_the_mask_exercises_show_the_computed_answers(book_html):
     values = mask.exercises()
     for sentence in str(values["ex1_sentences"]).splitlines():
         assert sentence.removeprefix("- ") in text
-    assert (values["ex3_passed"], values["ex3_caught"]) == (mask.quoted(c["passed"]), mask.quoted(c["caught_by"]))
-    assert f"两种写法都通过{values['ex3_passed']}检查；只有{values['ex3_caught']}一项能认出写法 B。" in text
+    assert (values["ex3_passed"], values["ex3_caught"]) == (
+        mask.quoted(c["passed"]),
+        mask.quoted(c["caught_by"]),
+    )
+    assert (
+        f"两种写法都通过{values['ex3_passed']}检查；只有{values['ex3_caught']}一项能认出写法 B。"
+        in text
+    )
     assert ">>> visible_counts(2, 3, 1)" in text
 
 
@@ -124,7 +133,9 @@ def test_the_exercises_pass_axe(open_page):
 def test_the_pdf_collects_the_solutions_in_an_appendix(pages):
     toc = flat(next(p for p in pages if "目录" in p))
     assert "练习答案" in toc
-    start = next(i for i, p in enumerate(pages) if flat(p).startswith("附录") and "练习答案" in flat(p)[:12])
+    start = next(
+        i for i, p in enumerate(pages) if flat(p).startswith("附录") and "练习答案" in flat(p)[:12]
+    )
     appendix = flat("".join(pages[start:]))
     body = flat("".join(pages[:start]))
     for page in PAGES:
@@ -140,9 +151,15 @@ def stdlib_only_solutions(page: str) -> list[str]:
     """The solution functions (``:pyobject:`` of the solution's listing) of the page's exercises that say
     「只用 Python 标准库」."""
     text = (ROOT / "book" / "ch02" / f"{page}.md").read_text(encoding="utf-8")
-    pairs = re.findall(r"(:{3,}\{exercise\}.*?)\n:{3,}\n\s*(:{3,}\{solution\}.*?)\n:{3,}\n", text, flags=re.S)
-    return [name for exercise, solution in pairs if STDLIB_ONLY in exercise
-            for name in re.findall(r":pyobject: (\w+)", solution)]
+    pairs = re.findall(
+        r"(:{3,}\{exercise\}.*?)\n:{3,}\n\s*(:{3,}\{solution\}.*?)\n:{3,}\n", text, flags=re.S
+    )
+    return [
+        name
+        for exercise, solution in pairs
+        if STDLIB_ONLY in exercise
+        for name in re.findall(r":pyobject: (\w+)", solution)
+    ]
 
 
 def outside_the_standard_library(module, name: str, seen: set | None = None) -> list[str]:
@@ -159,7 +176,11 @@ def outside_the_standard_library(module, name: str, seen: set | None = None) -> 
     used = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
             used += [n for n in names if n.split(".")[0] not in sys.stdlib_module_names]
         if not isinstance(node, ast.Name) or node.id not in vars(module):
             continue
@@ -170,8 +191,11 @@ def outside_the_standard_library(module, name: str, seen: set | None = None) -> 
         elif callable(value) and getattr(value, "__module__", None) == module.__name__:
             if node.id not in seen and inspect.isfunction(value):
                 used += outside_the_standard_library(module, node.id, seen)
-        elif callable(value) and (getattr(value, "__module__", None) or "builtins").split(".")[0] \
-                not in sys.stdlib_module_names:
+        elif (
+            callable(value)
+            and (getattr(value, "__module__", None) or "builtins").split(".")[0]
+            not in sys.stdlib_module_names
+        ):
             used.append(f"{value.__module__}.{node.id}")
     return used
 
@@ -192,7 +216,9 @@ def test_the_standard_library_check_catches_a_helper_from_the_teaching_code(tmp_
         "import importlib\nimport math\natt = importlib.import_module('02_attention')\n"
         "def helper(n):\n    return att.check_count(n, 'n')\n"
         "def plain(n):\n    return math.sqrt(n)\n"
-        "def solution(n):\n    return helper(n) + plain(n)\n", encoding="utf-8")
+        "def solution(n):\n    return helper(n) + plain(n)\n",
+        encoding="utf-8",
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     module = importlib.import_module("02_planted")
     assert outside_the_standard_library(module, "plain") == []
@@ -210,14 +236,18 @@ def short_exercise_names(text: str) -> list[str]:
 
     found = []
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        docstring = token.type == tokenize.STRING and token.string.lstrip("rbuf").startswith(('"""', "'''"))
+        docstring = token.type == tokenize.STRING and token.string.lstrip("rbuf").startswith(
+            ('"""', "'''")
+        )
         if token.type == tokenize.COMMENT or docstring:
             found += SHORT_NAME.findall(token.string)
     return found
 
 
 def test_a_short_exercise_name_is_found_in_a_docstring_or_a_comment():
-    planted = 'def f():\n    """练习 4 的参考解。"""\n    # 第 3 道练习\n    return "练习 1 练习 2.2.4"\n'
+    planted = (
+        'def f():\n    """练习 4 的参考解。"""\n    # 第 3 道练习\n    return "练习 1 练习 2.2.4"\n'
+    )
     assert short_exercise_names(planted) == ["练习 4", "第 3 道练习"]
 
 

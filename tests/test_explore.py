@@ -13,10 +13,9 @@ import importlib
 import pytest
 from conftest import BUILD, assert_axe_clean, assert_offline, settle
 
-pytestmark = pytest.mark.browser
+from chapter import fmt, mask_facts, mask_figure
 
-from chapter import fmt
-from chapter import mask as mask_page
+pytestmark = pytest.mark.browser
 
 att = importlib.import_module("02_attention")
 
@@ -32,7 +31,11 @@ def open_mask(open_page):
     """Open ch02/mask.html once the panel is built (ready=False: do not wait; see conftest.open_page)."""
 
     def open_(ready: bool = True, **options):
-        return open_page("ch02/mask.html", ready=f"{PANEL} .step-figure-explore-panel" if ready else None, **options)
+        return open_page(
+            "ch02/mask.html",
+            ready=f"{PANEL} .step-figure-explore-panel" if ready else None,
+            **options,
+        )
 
     return open_
 
@@ -40,18 +43,27 @@ def open_mask(open_page):
 # -- what Python says a state shows --------------------------------------------------------------
 def expected(past: int, new: int, pad: str, count: int, causal: bool) -> dict:
     n_key = past + new
-    valid = mask_page.pad_valid(n_key, pad, count)
+    valid = mask_figure.pad_valid(n_key, pad, count)
     flags = valid or [True] * n_key
     visible = att.visibility(new, n_key, causal=causal, past=past, key_valid=valid)
     mask = att.additive_mask(visible)
-    wrong = [[a and ok for a, ok in zip(row, flags)] for row in att.row_index_visibility(new, n_key)] if causal else visible
-    facts = mask_page.visibility_facts(new, past=past, key_valid=valid, causal=causal)
-    rows = [{**r, "sentence": mask_page.row_sentence(r, past), "lost": mask_page.lost_sentence(r)}
-            for r in facts["rows"]]
+    wrong = (
+        [[a and ok for a, ok in zip(row, flags)] for row in att.row_index_visibility(new, n_key)]
+        if causal
+        else visible
+    )
+    facts = mask_facts.visibility_facts(new, past=past, key_valid=valid, causal=causal)
+    rows = [
+        {**r, "sentence": mask_facts.row_sentence(r, past), "lost": mask_facts.lost_sentence(r)}
+        for r in facts["rows"]
+    ]
     empty = [not any(row) for row in visible]
     return {
-        "status": mask_page.explore_status(facts) + mask_page.lost_status(facts),
-        "heads": [f"行 {i}（绝对位置 {past + i}）" + ("（整行被屏蔽）" if empty[i] else "") for i in range(new)],
+        "status": mask_figure.explore_status(facts) + mask_figure.lost_status(facts),
+        "heads": [
+            f"行 {i}（绝对位置 {past + i}）" + ("（整行被屏蔽）" if empty[i] else "")
+            for i in range(new)
+        ],
         "keys": [f"Key {j}" for j in range(n_key)],
         "visible": [[fmt.mark(f) for f in row] for row in visible],
         "mask": [[fmt.short(m) for m in row] for row in mask],
@@ -60,7 +72,7 @@ def expected(past: int, new: int, pad: str, count: int, causal: bool) -> dict:
         "counts": [[str(len(r["lost_cached"])), str(len(r["lost_new"]))] for r in rows],
         "sentences": [r["sentence"] for r in rows],
         "lost": [r["lost"] for r in rows],
-        "note": mask_page.empty_row_note(facts),
+        "note": mask_figure.empty_row_note(facts),
     }
 
 
@@ -127,14 +139,16 @@ def test_every_reachable_state_shows_what_the_teaching_code_computes(open_mask):
 
 def test_it_opens_where_f12_ends_and_its_lost_sentences_are_the_fifth_frames(open_mask):
     page = open_mask()
-    assert page.locator(f"{ID}past").input_value() == str(mask_page.PAST)
-    assert page.locator(f"{ID}new").input_value() == str(mask_page.NEW - 1)
-    facts = mask_page.visibility_facts(mask_page.NEW, past=mask_page.PAST)
-    assert page.locator(STATUS).inner_text() == mask_page.explore_status(facts)
+    assert page.locator(f"{ID}past").input_value() == str(mask_figure.PAST)
+    assert page.locator(f"{ID}new").input_value() == str(mask_figure.NEW - 1)
+    facts = mask_facts.visibility_facts(mask_figure.NEW, past=mask_figure.PAST)
+    assert page.locator(STATUS).inner_text() == mask_figure.explore_status(facts)
     page.get_by_label("把本批行号当位置（写错的偏移）").check()
-    fifth = page.locator(f"{FIGURE} .step-figure-frame[data-step='5'] .step-figure-explanation").text_content()
+    fifth = page.locator(
+        f"{FIGURE} .step-figure-frame[data-step='5'] .step-figure-explanation"
+    ).text_content()
     lost = page.locator(f"{PANEL} ul").nth(1).locator("li").all_text_contents()
-    assert lost == [mask_page.lost_sentence(r) for r in facts["rows"]]
+    assert lost == [mask_facts.lost_sentence(r) for r in facts["rows"]]
     assert all(sentence in fifth for sentence in lost)  # the same words as F12's fifth frame
 
 
@@ -160,7 +174,7 @@ def test_a_fully_masked_row_is_flagged_with_the_books_policy(open_mask):
     with pytest.raises(ValueError) as error:
         att.attention([[0.0]] * 5, [[0.0]] * 5, [[1.0]] * 5, key_valid=[False] * 5)
     assert str(error.value).startswith("第 0 个查询行")
-    assert "empty_row=\"error\"" in seen["note"] and "empty_row=\"zero\"" in seen["note"]
+    assert 'empty_row="error"' in seen["note"] and 'empty_row="zero"' in seen["note"]
     assert "ValueError: 第 0 个查询行没有任何可见的 Key" in seen["note"]
 
 
@@ -170,7 +184,9 @@ def focused(page) -> str:
 
 def outline(page) -> str:
     """The focused element's outline: the panel draws a thick solid ring (not the browser's default)."""
-    return page.evaluate("(s => s.outlineStyle + ' ' + s.outlineWidth)(getComputedStyle(document.activeElement))")
+    return page.evaluate(
+        "(s => s.outlineStyle + ' ' + s.outlineWidth)(getComputedStyle(document.activeElement))"
+    )
 
 
 def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
@@ -181,13 +197,22 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
         page.keyboard.press("Tab")
         order.append(focused(page).rsplit("-", 1)[-1])
         assert outline(page) == "solid 3px", order
-    assert order == ["past", "new", "pad", "causal", "wrong", ""]  # count is hidden with no PAD; then the tables
+    assert order == [
+        "past",
+        "new",
+        "pad",
+        "causal",
+        "wrong",
+        "",
+    ]  # count is hidden with no PAD; then the tables
     status = page.locator(STATUS)
 
     page.locator(f"{ID}past").focus()
     page.keyboard.press("ArrowDown")
-    assert page.locator(f"{ID}past").input_value() == str(mask_page.PAST + 1)
-    assert status.inner_text() == mask_page.explore_status(mask_page.visibility_facts(mask_page.NEW, past=mask_page.PAST + 1))
+    assert page.locator(f"{ID}past").input_value() == str(mask_figure.PAST + 1)
+    assert status.inner_text() == mask_figure.explore_status(
+        mask_facts.visibility_facts(mask_figure.NEW, past=mask_figure.PAST + 1)
+    )
 
     page.keyboard.press("Tab")
     page.keyboard.press("ArrowUp")  # new: 2 → 1
@@ -200,8 +225,10 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     for _ in range(4):
         page.keyboard.press("ArrowDown")  # 1 → 5 PAD in front of 5 keys
     assert page.locator(f"{ID}count").input_value() == "4"
-    facts = mask_page.visibility_facts(1, past=mask_page.PAST + 1, key_valid=mask_page.pad_valid(5, "front", 5))
-    assert status.inner_text() == mask_page.explore_status(facts)
+    facts = mask_facts.visibility_facts(
+        1, past=mask_figure.PAST + 1, key_valid=mask_figure.pad_valid(5, "front", 5)
+    )
+    assert status.inner_text() == mask_figure.explore_status(facts)
     assert page.locator(f"{PANEL} .step-figure-explore-note").is_visible()
 
     page.keyboard.press("Tab")
@@ -211,8 +238,10 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     page.keyboard.press("Tab")
     page.keyboard.press("Space")
     assert page.locator(f"{ID}wrong").is_checked()
-    facts = mask_page.visibility_facts(1, past=mask_page.PAST + 1, key_valid=mask_page.pad_valid(5, "front", 5), causal=False)
-    assert status.inner_text() == mask_page.explore_status(facts) + mask_page.lost_status(facts)
+    facts = mask_facts.visibility_facts(
+        1, past=mask_figure.PAST + 1, key_valid=mask_figure.pad_valid(5, "front", 5), causal=False
+    )
+    assert status.inner_text() == mask_figure.explore_status(facts) + mask_figure.lost_status(facts)
     # The tables' own box takes focus, so a keyboard can scroll a wide table sideways.
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.classList.contains('step-figure-explore-tables')")
@@ -222,7 +251,10 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
 def test_the_status_announces_one_short_sentence(open_mask):
     page = open_mask()
     status = page.locator(STATUS)
-    assert status.get_attribute("aria-live") == "polite" and status.get_attribute("aria-atomic") == "true"
+    assert (
+        status.get_attribute("aria-live") == "polite"
+        and status.get_attribute("aria-atomic") == "true"
+    )
     # The player keeps the figure's one role=status ("第k步，共n步"); the panel's region is its own.
     assert page.locator(f"{FIGURE} [role=status]").all_inner_texts() == ["第1步，共5步"]
     page.locator(f"{ID}new").select_option(label="6")
@@ -238,31 +270,43 @@ def test_controls_are_labelled_native_elements(open_mask):
         assert page.locator(f"{ID}{name}").evaluate("e => e.tagName") == "SELECT"
         assert page.locator(f"label[for='step-figure-explore-1-{name}']").count() == 1
     for name in ("causal", "wrong"):
-        assert page.locator(f"{ID}{name}").evaluate("e => e.tagName + ':' + e.type") == "INPUT:checkbox"
+        assert (
+            page.locator(f"{ID}{name}").evaluate("e => e.tagName + ':' + e.type")
+            == "INPUT:checkbox"
+        )
         assert page.locator(f"label[for='step-figure-explore-1-{name}']").count() == 1
 
 
 def test_narrow_screen_scrolls_the_tables_not_the_page(open_mask):
     page = open_mask(width=360, height=800)
     width = "document.scrollingElement.scrollWidth"
-    before = page.evaluate(width)  # the page's own width (its reference list may be wider than a phone)
+    before = page.evaluate(
+        width
+    )  # the page's own width (its reference list may be wider than a phone)
     page.locator(f"{ID}past").select_option(label="6")
     page.locator(f"{ID}new").select_option(label="6")
     page.get_by_label("把本批行号当位置（写错的偏移）").check()
     assert page.evaluate(width) == before  # the widest state widens nothing
     panel = page.locator(f"{PANEL} .step-figure-explore-panel")
-    assert panel.evaluate("p => p.getBoundingClientRect().right <= window.innerWidth && p.scrollWidth <= p.clientWidth")
+    assert panel.evaluate(
+        "p => p.getBoundingClientRect().right <= window.innerWidth && p.scrollWidth <= p.clientWidth"
+    )
     box = page.locator(f"{PANEL} .step-figure-explore-tables")
     assert box.evaluate("b => b.scrollWidth > b.clientWidth")
     box.focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("s => document.querySelector(s).scrollLeft > 0", arg=f"{PANEL} .step-figure-explore-tables")
+    page.wait_for_function(
+        "s => document.querySelector(s).scrollLeft > 0", arg=f"{PANEL} .step-figure-explore-tables"
+    )
 
 
 def test_reduced_motion_nothing_animates(open_mask):
     page = open_mask(reduced_motion="reduce")
     page.locator(f"{ID}past").select_option(label="0")
-    assert page.evaluate("s => document.querySelector(s).getAnimations({subtree: true}).length", PANEL) == 0
+    assert (
+        page.evaluate("s => document.querySelector(s).getAnimations({subtree: true}).length", PANEL)
+        == 0
+    )
 
 
 def test_no_panel_in_print(open_mask):
@@ -297,8 +341,15 @@ def test_no_request_leaves_the_book_and_no_console_error(open_mask, book_html):
 
 def test_the_figures_own_script_and_styles_stay_small(book_html):
     static = book_html / "_static"
-    sizes = {p.name: p.stat().st_size for p in static.glob("step_figure*") if p.suffix in {".js", ".css"}}
-    assert set(sizes) == {"step_figure.js", "step_figure.css", "step_figure_explore.js", "step_figure_explore.css"}
+    sizes = {
+        p.name: p.stat().st_size for p in static.glob("step_figure*") if p.suffix in {".js", ".css"}
+    }
+    assert set(sizes) == {
+        "step_figure.js",
+        "step_figure.css",
+        "step_figure_explore.js",
+        "step_figure_explore.css",
+    }
     assert sum(sizes.values()) < 30_000, sizes
 
 
@@ -316,5 +367,8 @@ def test_screenshots(open_mask):
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         for control in page.locator(f"{PANEL} select, {PANEL} input, {PANEL} button").all():
             box = control.bounding_box()
-            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (width, box)
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (
+                width,
+                box,
+            )
         panel.screenshot(path=str(SHOTS / name))

@@ -32,10 +32,17 @@ print(sys.path)
 def run(source: str, cwd: Path, shutdown: str = "immediate") -> tuple[list[str], str]:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source)]
-    NotebookClient(nb, kernel_name="python3", shutdown_kernel=shutdown, allow_errors=True,
-                   resources={"metadata": {"path": str(cwd)}}).execute()
+    NotebookClient(
+        nb,
+        kernel_name="python3",
+        shutdown_kernel=shutdown,
+        allow_errors=True,
+        resources={"metadata": {"path": str(cwd)}},
+    ).execute()
     outputs = nb.cells[0].outputs
-    return "".join(o.get("text", "") for o in outputs).splitlines(), "".join(o.get("ename", "") for o in outputs)
+    return "".join(o.get("text", "") for o in outputs).splitlines(), "".join(
+        o.get("ename", "") for o in outputs
+    )
 
 
 @pytest.fixture
@@ -55,13 +62,17 @@ def kernels(monkeypatch, tmp_path):
 
 def test_a_forked_kernel_has_the_plain_kernels_path_and_cwd_and_one_blas_thread(kernels):
     start, cwd = kernels
-    (plain_ppid, plain_cwd, plain_numpy, _), plain_path = (lambda lines: (lines[0].split(), lines[1]))(run(PROBE, cwd)[0])
+    (plain_ppid, plain_cwd, plain_numpy, _), plain_path = (
+        lambda lines: (lines[0].split(), lines[1])
+    )(run(PROBE, cwd)[0])
     start(["a", "b"])
     server = kernel_server._SERVER["process"].pid
     lines, error = run(PROBE, cwd)
     ppid, where, numpy, threads = lines[0].split()
     assert not error
-    assert int(ppid) == server and int(plain_ppid) != server  # forked by the server, started by the client
+    assert (
+        int(ppid) == server and int(plain_ppid) != server
+    )  # forked by the server, started by the client
     assert where == plain_cwd == str(cwd)
     assert lines[1] == plain_path  # the same sys.path as `python -m ipykernel_launcher`
     assert (plain_numpy, numpy, threads) == ("False", "True", "1")
@@ -79,12 +90,19 @@ def test_a_forked_kernel_has_the_plain_kernels_path_and_cwd_and_one_blas_thread(
 def test_the_server_starts_for_two_executed_pages_and_stops_with_the_build(kernels):
     start, _ = kernels
     start(["a", "plain"])
-    assert not kernel_server._SERVER and "BOOK_KERNEL_SERVER" not in os.environ  # one page: plain kernel
+    assert (
+        not kernel_server._SERVER and "BOOK_KERNEL_SERVER" not in os.environ
+    )  # one page: plain kernel
     start(["a", "b", "plain"])
-    process, folder = kernel_server._SERVER["process"], kernel_server._SERVER["folder"]
+    process = kernel_server._SERVER["process"]
+    folder = kernel_server._SERVER["folder"]
     assert os.environ["BOOK_KERNEL_SERVER"].startswith(folder)
     kernel_server._stop()
-    assert process.returncode == 0 and not Path(folder).exists() and "BOOK_KERNEL_SERVER" not in os.environ
+    assert (
+        process.returncode == 0
+        and not Path(folder).exists()
+        and "BOOK_KERNEL_SERVER" not in os.environ
+    )
 
 
 def test_a_cell_that_fails_fails_as_in_a_plain_kernel(kernels):
@@ -98,7 +116,11 @@ def test_what_a_kernel_registers_at_exit_runs_as_in_a_plain_kernel(kernels, tmp_
     start(["a", "b"])
     mark = tmp_path / "exited"
     # A kernel asked to shut down (not the build's way: it stops a page's kernel at once) exits as usual.
-    run(f"import atexit\natexit.register(lambda: open({str(mark)!r}, 'w').write('x'))", cwd, "graceful")
+    run(
+        f"import atexit\natexit.register(lambda: open({str(mark)!r}, 'w').write('x'))",
+        cwd,
+        "graceful",
+    )
     for _ in range(100):
         if mark.exists():
             break
@@ -106,7 +128,9 @@ def test_what_a_kernel_registers_at_exit_runs_as_in_a_plain_kernel(kernels, tmp_
     assert mark.read_text() == "x"
 
 
-def test_a_socket_that_cannot_be_made_leaves_plain_kernels_and_no_folder(kernels, tmp_path, monkeypatch):
+def test_a_socket_that_cannot_be_made_leaves_plain_kernels_and_no_folder(
+    kernels, tmp_path, monkeypatch
+):
     start, cwd = kernels
     deep = tmp_path / ("d" * 120)  # longer than a Unix socket's path may be
     deep.mkdir()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-
 from conftest import CHAPTER_PAGES, ROOT
 
 MAX_COLUMNS = 100
@@ -45,7 +44,8 @@ def test_no_line_of_the_code_is_wider_than_100_columns(path):
 @pytest.mark.parametrize("page", [p for p, _ in CHAPTER_PAGES])
 def test_a_100_column_line_fits_the_listing_at_1280_px(open_page, page):
     shown = open_page(f"ch02/{page}.html", width=1280)
-    fit = shown.evaluate("""(n) => {
+    fit = shown.evaluate(
+        """(n) => {
       const pre = [...document.querySelectorAll('article details.sd-dropdown pre')]
         .find(p => p.querySelector('span.linenos'));
       pre.closest('details').open = true;
@@ -62,6 +62,8 @@ def test_a_100_column_line_fits_the_listing_at_1280_px(open_page, page):
       probe.remove(); number.remove(); pre.firstChild.remove();
       out.scroll_after = pre.scrollWidth;
       return out;
-    }""", MAX_COLUMNS)
+    }""",
+        MAX_COLUMNS,
+    )
     assert fit["probe_right"] <= fit["content_right"], fit
     assert fit["scroll_after"] <= fit["client"], f"{page}: a line of the listing scrolls: {fit}"

@@ -20,7 +20,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from bench import make_mini_project
 from conftest import ROOT, load_module
 
@@ -57,7 +56,8 @@ def listening_addresses(port: int) -> set[str]:
         if not os.path.exists(table):
             continue
         for line in Path(table).read_text().splitlines()[1:]:
-            local, state = line.split()[1], line.split()[3]
+            local = line.split()[1]
+            state = line.split()[3]
             address, hex_port = local.rsplit(":", 1)
             if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
                 found.add(address)
@@ -67,21 +67,31 @@ def listening_addresses(port: int) -> set[str]:
 def test_livehtml_serves_on_loopback_rebuilds_on_a_code_edit_and_stops(tmp_path):
     project = make_mini_project(tmp_path)
     for name in ("Makefile", "requirements.txt"):
-        shutil.copy2(ROOT / name, project / name)  # copy2 keeps the age: make sees .venv as up to date
+        shutil.copy2(
+            ROOT / name, project / name
+        )  # copy2 keeps the age: make sees .venv as up to date
     (project / ".venv").symlink_to(ROOT / ".venv")
     port = free_port()
     log_file = tmp_path / "livehtml.log"
     with open(log_file, "w") as log:
         server = subprocess.Popen(
-            ["make", "livehtml", f"LIVEPORT={port}"], cwd=project, stdout=log, stderr=subprocess.STDOUT,
+            ["make", "livehtml", f"LIVEPORT={port}"],
+            cwd=project,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    read_log = lambda: log_file.read_text(errors="replace")[-3000:]  # noqa: E731
+
+    def read_log():
+        return log_file.read_text(errors="replace")[-3000:]
+
     url = f"http://127.0.0.1:{port}/uses_code.html"
     try:
         wait_for(lambda: fetch(url) is not None, 180, "no page served", read_log)
         first = fetch(url)
-        title = re.search(r"^# (.+)$", (project / "book/uses_code.md").read_text(encoding="utf-8"), re.M).group(1)
+        title = re.search(
+            r"^# (.+)$", (project / "book/uses_code.md").read_text(encoding="utf-8"), re.M
+        ).group(1)
         assert title in first
         assert listening_addresses(port) == {"0100007F"}, "listens beyond 127.0.0.1"
 
@@ -89,10 +99,17 @@ def test_livehtml_serves_on_loopback_rebuilds_on_a_code_edit_and_stops(tmp_path)
         code = project / "code" / "02_attention.py"
         source = code.read_text(encoding="utf-8")
         assert "DEMO_V = [[10.0], [20.0], [30.0]]" in source
-        code.write_text(source.replace("DEMO_V = [[10.0], [20.0], [30.0]]", "DEMO_V = [[10.0], [20.0], [70.0]]"))
+        code.write_text(
+            source.replace("DEMO_V = [[10.0], [20.0], [30.0]]", "DEMO_V = [[10.0], [20.0], [70.0]]")
+        )
         new_output = json.dumps(load_module(code).run_demo()["输出"][-1][0])
         assert new_output not in first
-        wait_for(lambda: new_output in (fetch(url) or ""), 180, "the edit did not reach the served page", read_log)
+        wait_for(
+            lambda: new_output in (fetch(url) or ""),
+            180,
+            "the edit did not reach the served page",
+            read_log,
+        )
     finally:
         os.killpg(server.pid, signal.SIGINT)
         try:

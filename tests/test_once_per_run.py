@@ -15,7 +15,9 @@ def test_a_build_runs_once_per_run_and_again_in_the_next_run(tmp_path, monkeypat
 
     monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "run-a")
     first = once_per_run(tmp_path / "out", build)
-    assert once_per_run(tmp_path / "out", build) == first  # another worker of the same run reuses it
+    assert (
+        once_per_run(tmp_path / "out", build) == first
+    )  # another worker of the same run reuses it
     assert len(calls) == 1
     monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "run-b")
     assert once_per_run(tmp_path / "out", build) != first  # a new run builds afresh

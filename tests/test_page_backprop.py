@@ -13,10 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import article_of, flat, table_rows
 
 from chapter import backprop as page
 from chapter import fmt
-from conftest import article_of, flat, table_rows
 
 bp = importlib.import_module("02_backprop")
 att = importlib.import_module("02_attention")
@@ -24,7 +24,8 @@ att = importlib.import_module("02_attention")
 PAGE = "ch02/backprop.html"
 EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
 cell = fmt.fmt  # a computed value: four decimals (whole or not), U+2212 for minus, NaN as NaN
-PAD, LEFT = [True, True, False], [False, True, True]
+PAD = [True, True, False]
+LEFT = [False, True, True]
 
 
 def article(book_html: Path):
@@ -42,7 +43,11 @@ def text_of(book_html: Path) -> str:
 # -- HTML ------------------------------------------------------------------------------------------------
 @pytest.mark.build
 def test_every_example_states_its_inputs_first(book_html):
-    boxes = [a for a in article(book_html).find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
+    boxes = [
+        a
+        for a in article(book_html).find_all(class_="admonition")
+        if "输入与适用条件" in a.get_text()
+    ]
     assert len(boxes) >= 7
 
 
@@ -54,17 +59,23 @@ def test_the_chain_figure_is_an_image_with_alt_text_and_the_jacobian_is_a_pointe
     assert img is not None and "dV、dP、D、dS、dQ、dK" in img.get("alt", "")
     assert any(a.get("href", "").startswith("scaling.html") for a in art.find_all("a"))
     body = art.get_text().split("练习 2.6.1")[0]
-    assert "∂p0" not in body  # the Jacobian's table is the scaling page's (an exercise still uses it)
+    assert (
+        "∂p0" not in body
+    )  # the Jacobian's table is the scaling page's (an exercise still uses it)
 
 
 @pytest.mark.build
-def test_the_masked_gradient_condition_has_its_label_and_the_page_ends_with_what_to_remember(book_html):
+def test_the_masked_gradient_condition_has_its_label_and_the_page_ends_with_what_to_remember(
+    book_html,
+):
     art = article(book_html)
     assert art.find(id="ch02-backprop-masked-grad") is not None
     remember = art.find_all(class_="remember")
     assert len(remember) == 1 and 3 <= len(remember[0].find_all("li")) <= 5
     later = remember[0].find_all_next(class_=["exercise", "solution", "admonition"])
-    assert all(el in remember[0].find_all(True) for el in later)  # nothing after it but its own items
+    assert all(
+        el in remember[0].find_all(True) for el in later
+    )  # nothing after it but its own items
 
 
 @pytest.mark.build
@@ -80,14 +91,20 @@ def test_the_worked_example_tables_hold_the_computed_gradients(book_html):
     # the first query reads only itself: its dQ is exactly zero, written as a computed value is
     assert steps["dq"][0] == [0.0, 0.0]
     assert ["查询 0（位置 0）", "0.0000", "0.0000"] in table
-    assert not any("-" in c for r in table for c in r if re.fullmatch(r"[-−]?\d+\.\d{4}", c))  # one minus sign
+    assert not any(
+        "-" in c for r in table for c in r if re.fullmatch(r"[-−]?\d+\.\d{4}", c)
+    )  # one minus sign
 
 
 @pytest.mark.build
 def test_a_worked_cell_is_written_out_with_its_numbers(book_html):
     steps = bp.backward_steps(*EX, att.visibility(3, 3))
-    p, d_out = steps["weights"], bp.EXAMPLE_D_OUT
-    factor = lambda x: f"{x:g}" if x >= 0 else f"({x:g})".replace("-", "−")  # noqa: E731
+    p = steps["weights"]
+    d_out = bp.EXAMPLE_D_OUT
+
+    def factor(x):
+        return f"{x:g}" if x >= 0 else f"({x:g})".replace("-", "−")
+
     expected = " + ".join(f"{cell(p[i][0])}×{factor(d_out[i][0])}" for i in range(3))
     assert flat(f"{expected} = {cell(steps['dv'][0][0])}") in flat(text_of(book_html))
 
@@ -98,7 +115,9 @@ def test_the_pad_key_row_is_exactly_zero_and_the_sentence_counts_it(book_html):
     assert steps["dk"][2] == [0.0, 0.0] and steps["dv"][2] == [0.0, 0.0]
     assert ["Key 2"] + ["0.0000"] * 4 in rows(book_html)
     v = page.masked_values(*EX, PAD, LEFT, bp.PROJ_X)
-    assert flat(f"禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个") in flat(text_of(book_html))
+    assert flat(f"禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个") in flat(
+        text_of(book_html)
+    )
 
 
 @pytest.mark.build
@@ -124,21 +143,32 @@ def test_the_policy_table_and_sentence_come_from_the_code(book_html):
 def test_the_mutant_table_and_sentence_come_from_the_code(book_html):
     table = rows(book_html)
     verdicts = {r[0]: (r[2], r[4]) for r in table if r and r[0] in page.MUTANTS}
-    assert verdicts == {"正确": ("通过", "通过"), "丢掉修正项": ("未通过", "未通过"), "忘乘 dO": ("通过", "未通过"),
-                        "dV 漏了转置": ("未通过", "未通过")}
+    assert verdicts == {
+        "正确": ("通过", "通过"),
+        "丢掉修正项": ("未通过", "未通过"),
+        "忘乘 dO": ("通过", "未通过"),
+        "dV 漏了转置": ("未通过", "未通过"),
+    }
     assert "只认出 2 个（丢掉修正项、dV 漏了转置）" in text_of(book_html)
-    assert page.check_values(*EX[:3], 7, -1, 1, 1, PAD, LEFT, [1e-5])["mutant_gap"] == "0"  # dO all ones: forgetting it changes nothing
+    assert (
+        page.check_values(*EX[:3], 7, -1, 1, 1, PAD, LEFT, [1e-5])["mutant_gap"] == "0"
+    )  # dO all ones: forgetting it changes nothing
 
 
 @pytest.mark.build
 def test_every_glued_text_is_on_the_page(book_html):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
     q, k, v, d_out = EX
-    sections = [page.worked_values(*EX), page.masked_values(*EX, PAD, LEFT, bp.PROJ_X),
-                page.projection_values(bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, d_out),
-                page.check_values(q, k, v, 7, -1, 1, 1, PAD, LEFT, [10.0 ** -e for e in range(1, 10, 2)]),
-                page.exercise_values()]
-    glued = {name: value for values in sections for name, value in values.items() if type(value) is str}
+    sections = [
+        page.worked_values(*EX),
+        page.masked_values(*EX, PAD, LEFT, bp.PROJ_X),
+        page.projection_values(bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, d_out),
+        page.check_values(q, k, v, 7, -1, 1, 1, PAD, LEFT, [10.0**-e for e in range(1, 10, 2)]),
+        page.exercise_values(),
+    ]
+    glued = {
+        name: value for values in sections for name, value in values.items() if type(value) is str
+    }
     assert len(glued) > 70
     text = flat(text_of(book_html))
     assert [name for name, value in glued.items() if flat(value) not in text] == []
@@ -179,7 +209,10 @@ def test_the_exercises_show_the_answers_the_code_computes(book_html):
 @pytest.mark.pdf
 def test_the_pdf_shows_the_generated_sentences(text):
     v = page.masked_values(*EX, PAD, LEFT, bp.PROJ_X)
-    assert flat(f"可见性表禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个") in text
+    assert (
+        flat(f"可见性表禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个")
+        in text
+    )
 
 
 # -- in a browser ------------------------------------------------------------------------------------------

@@ -46,15 +46,23 @@ def section(book_html: Path, title: str):
 
 
 def test_every_example_states_its_inputs_first(book_html):
-    boxes = [a for a in article(book_html).find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
+    boxes = [
+        a
+        for a in article(book_html).find_all(class_="admonition")
+        if "输入与适用条件" in a.get_text()
+    ]
     assert len(boxes) >= 5
 
 
 def test_the_score_table_holds_the_computed_counts(book_html):
     table = rows(book_html)
     for n in costs.SCORE_NS:
-        c = costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES, batch=costs.SCORE_BATCH)
-        row = next(r for r in table if r[:3] == [fmt.count(n), f"{c['entries']:,}", fmt.size(c["bytes"])])
+        c = costs.score_costs(
+            n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES, batch=costs.SCORE_BATCH
+        )
+        row = next(
+            r for r in table if r[:3] == [fmt.count(n), f"{c['entries']:,}", fmt.size(c["bytes"])]
+        )
         forbidden, share = re.fullmatch(r"([\d,]+)（([\d.]+)%）", row[3]).groups()
         assert forbidden == f"{c['forbidden']:,}"
         exact = 100 * c["forbidden"] / c["entries"]
@@ -64,7 +72,9 @@ def test_the_score_table_holds_the_computed_counts(book_html):
 
 
 def test_the_kv_table_holds_the_computed_bytes_of_every_model(book_html):
-    kv = next(t for t in article(book_html).find_all("table") if "每 token" in t.find("tr").get_text())
+    kv = next(
+        t for t in article(book_html).find_all("table") if "每 token" in t.find("tr").get_text()
+    )
     table = {row[0]: row for row in table_rows(kv, cells=("td",)) if row}
     for m in costs.MODELS:
         row = table[m["name"]]
@@ -72,15 +82,30 @@ def test_the_kv_table_holds_the_computed_bytes_of_every_model(book_html):
         assert row[1] == fmt.size(per_token)
         assert row[2] == fmt.size(costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH, 2))
         assert row[3] == fmt.size(costs.kv_cache_bytes(m, costs.CONTEXT, costs.BATCH, 1))
-        assert row[4] == fmt.size(costs.kv_cache_bytes(costs.full_mha(m), costs.CONTEXT, costs.BATCH, 2))
+        assert row[4] == fmt.size(
+            costs.kv_cache_bytes(costs.full_mha(m), costs.CONTEXT, costs.BATCH, 2)
+        )
         assert row[6] == fmt.size(costs.kv_cache_bytes(m, m["max_positions"], costs.BATCH, 2))
 
 
 def test_the_page_shows_the_glued_rankings_and_query_heads(book_html):
     text = prose(book_html)
     values = page.kv_values()
-    for name in ("kv_small", "kv_small_size", "kv_large", "kv_large_size", "kv_ratio", "kv_max_small", "kv_capped",
-                 "kv_max_ratio", "mis_a", "mis_b", "mis_per_a", "mis_per_b", "mis_ratio"):
+    for name in (
+        "kv_small",
+        "kv_small_size",
+        "kv_large",
+        "kv_large_size",
+        "kv_ratio",
+        "kv_max_small",
+        "kv_capped",
+        "kv_max_ratio",
+        "mis_a",
+        "mis_b",
+        "mis_per_a",
+        "mis_per_b",
+        "mis_ratio",
+    ):
         assert values[name] in text, name
     # The ranking at the maximum lengths names the window that caps a cache (Mistral-7B-v0.1's).
     mistral = costs.MODELS[2]
@@ -106,7 +131,9 @@ def value(calculation: str) -> float:
     return eval(python.replace("×", "*").replace("÷", "/").replace("−", "-"), {})
 
 
-def test_a_written_out_calculation_says_equals_only_when_its_printed_terms_give_its_result(book_html):
+def test_a_written_out_calculation_says_equals_only_when_its_printed_terms_give_its_result(
+    book_html,
+):
     text = prose(book_html)
     found = CALCULATION.findall(text)
     assert found, "no written-out calculation found"
@@ -114,14 +141,28 @@ def test_a_written_out_calculation_says_equals_only_when_its_printed_terms_give_
         digits = len(result.split(".")[1]) if "." in result else 0
         exact = value(left) == float(result.replace(",", "").rstrip("²"))
         assert (sign == "=") == exact, f"{left} {sign} {result}"
-        assert round(value(left), digits) == float(result.replace(",", "")), f"{left} {sign} {result}"
+        assert round(value(left), digits) == float(result.replace(",", "")), (
+            f"{left} {sign} {result}"
+        )
     # The exercises' tables put the calculation and its result in two cells of one row.
     table = rows(book_html)
-    written = [(r[2], r[3]) for r in table if len(r) == 4 and re.fullmatch(rf"(?:{NUMBER} [×÷] )+{NUMBER}", r[2])]
-    written += [(r[1], r[2].removesuffix(" 字节")) for r in table
-                if len(r) == 5 and re.fullmatch(rf"(?:{NUMBER} × )+{NUMBER}", r[1])]
-    written += [pair for r in table if len(r) == 6 for pair in ((r[1], r[2]), (r[3], r[4]))
-                if re.fullmatch(rf"(?:{NUMBER} × )+{NUMBER}", pair[0])]
+    written = [
+        (r[2], r[3])
+        for r in table
+        if len(r) == 4 and re.fullmatch(rf"(?:{NUMBER} [×÷] )+{NUMBER}", r[2])
+    ]
+    written += [
+        (r[1], r[2].removesuffix(" 字节"))
+        for r in table
+        if len(r) == 5 and re.fullmatch(rf"(?:{NUMBER} × )+{NUMBER}", r[1])
+    ]
+    written += [
+        pair
+        for r in table
+        if len(r) == 6
+        for pair in ((r[1], r[2]), (r[3], r[4]))
+        if re.fullmatch(rf"(?:{NUMBER} × )+{NUMBER}", pair[0])
+    ]
     assert len(written) >= 7, written
     for left, result in written:
         assert value(left) == float(result.replace(",", "")), (left, result)
@@ -129,16 +170,25 @@ def test_a_written_out_calculation_says_equals_only_when_its_printed_terms_give_
 
 def test_the_tiny_configuration_is_counted_both_ways(book_html):
     t = costs.TINY
-    formula = costs.kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], 2) * t["context"] * t["batch"]
-    table = table_rows(article(book_html), cells=("td",), sep=" ")  # the page's table: glued numbers, typed words
+    formula = (
+        costs.kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"], 2)
+        * t["context"]
+        * t["batch"]
+    )
+    table = table_rows(
+        article(book_html), cells=("td",), sep=" "
+    )  # the page's table: glued numbers, typed words
     assert ["公式：每 token 字节 × 上下文 × 批大小", f"{formula:,} 字节"] in table
     assert ["造出全部 K、V 数组，逐个数元素", f"{formula // 2:,} 个元素"] in table
     assert ["元素数 × 每元素字节", f"{formula:,} 字节"] in table and ["两者一致", "是"] in table
 
 
 def input_box(book_html: Path, words: str):
-    return next(a for a in article(book_html).find_all(class_="admonition")
-                if "输入与适用条件" in a.get_text() and words in a.get_text())
+    return next(
+        a
+        for a in article(book_html).find_all(class_="admonition")
+        if "输入与适用条件" in a.get_text() and words in a.get_text()
+    )
 
 
 def test_the_input_boxes_show_the_constants_the_tables_use(book_html):
@@ -146,7 +196,9 @@ def test_the_input_boxes_show_the_constants_the_tables_use(book_html):
     assert f"上下文{costs.CONTEXT}、批大小{costs.BATCH}" in kv
     assert f"{8 * costs.FLOAT16_BYTES}位" in kv and f"每元素{costs.FLOAT16_BYTES}字节" in kv
     assert f"{8 * costs.INT8_BYTES}位{costs.INT8_BYTES}字节" in kv
-    assert {m["dtype"] for m in costs.MODELS} <= set(re.findall(r"b?float16", kv))  # the published dtypes
+    assert {m["dtype"] for m in costs.MODELS} <= set(
+        re.findall(r"b?float16", kv)
+    )  # the published dtypes
 
 
 def test_the_synthetic_laws_in_the_table_are_the_ones_fitted(book_html):
@@ -156,16 +208,28 @@ def test_the_synthetic_laws_in_the_table_are_the_ones_fitted(book_html):
     noisy = [law for law in page.SYNTHETIC_LAWS if law["noise"]]
     assert noisy and all(f"{x:g}" in table.get_text() for law in noisy for x in law["noise"])
     ns = page.FIT_NS
-    body = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.find_all("tr") if tr.find("td")]
-    slopes = [costs.fit_slope(ns, page.synthetic_seconds(ns, law))[0] for law in page.SYNTHETIC_LAWS]
-    assert [row[2] for row in body] == [fmt.ratio(slope) for slope in slopes]  # slopes are ratios: 2 decimals
+    body = [
+        [td.get_text(strip=True) for td in tr.find_all("td")]
+        for tr in table.find_all("tr")
+        if tr.find("td")
+    ]
+    slopes = [
+        costs.fit_slope(ns, page.synthetic_seconds(ns, law))[0] for law in page.SYNTHETIC_LAWS
+    ]
+    assert [row[2] for row in body] == [
+        fmt.ratio(slope) for slope in slopes
+    ]  # slopes are ratios: 2 decimals
     assert [row[1] for row in body] == [f"{law['power']:g}" for law in page.SYNTHETIC_LAWS]
 
 
 def timing_rows(book_html: Path) -> list[list[str]]:
     body = section(book_html, "怎样观察与验证")
     table = body.find("table")
-    return [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.find_all("tr") if tr.find("td")]
+    return [
+        [td.get_text(strip=True) for td in tr.find_all("td")]
+        for tr in table.find_all("tr")
+        if tr.find("td")
+    ]
 
 
 def test_the_measured_slope_is_fitted_from_the_timing_table(book_html):
@@ -182,12 +246,17 @@ def test_the_measured_slope_is_fitted_from_the_timing_table(book_html):
     # The verdict is chosen from the unrounded slope: a shown slope on a boundary (2.25 may be 2.2504)
     # allows the verdicts on both sides of it.
     shown = float(shown.group(1))
-    verdicts = {"near" if abs(s - 2) <= 0.25 else "low" if s < 2 else "high" for s in (shown - 0.005, shown + 0.005)}
+    verdicts = {
+        "near" if abs(s - 2) <= 0.25 else "low" if s < 2 else "high"
+        for s in (shown - 0.005, shown + 0.005)
+    }
     assert any(page.SAY[verdict] in prose(book_html) for verdict in verdicts)
     assert f"一次构建、{len(ns)}个长度、一台" in prose(book_html).replace(" ", "")
     # The ratios per doubling are read out, not passed over: the range said is the table's last column.
     ratios = [row[3] for row in measured[1:]]
-    said = re.search(r"相邻两行之比(?:都是 ([\d.]+)|在 ([\d.]+) 到 ([\d.]+) 之间)", prose(book_html))
+    said = re.search(
+        r"相邻两行之比(?:都是 ([\d.]+)|在 ([\d.]+) 到 ([\d.]+) 之间)", prose(book_html)
+    )
     assert said, "no sentence on the ratios"
     low, high = (said.group(1), said.group(1)) if said.group(1) else said.group(2, 3)
     assert (low, high) == (min(ratios, key=float), max(ratios, key=float))
@@ -212,7 +281,9 @@ def test_the_run_section_offers_the_teaching_file_with_02_attention_beside_it(bo
     assert "同一个文件夹" in run.get_text()
     for name, href in links.items():
         # The file offered is the teaching file itself, byte for byte.
-        assert (book_html / "ch02" / href).resolve().read_bytes() == (ROOT / "code" / name).read_bytes()
+        assert (book_html / "ch02" / href).resolve().read_bytes() == (
+            ROOT / "code" / name
+        ).read_bytes()
 
 
 # -- the PDF edition ---------------------------------------------------------------------------------
@@ -242,8 +313,10 @@ def test_the_page_shows_its_plot_without_console_errors(open_page):
     image = tab.locator("#fig-costs-scaling img")
     image.scroll_into_view_if_needed()
     # Wait for the image to finish loading instead of measuring it half-way.
-    tab.wait_for_function("() => { const img = document.querySelector('#fig-costs-scaling img');"
-                          " return img && img.complete; }")
+    tab.wait_for_function(
+        "() => { const img = document.querySelector('#fig-costs-scaling img');"
+        " return img && img.complete; }"
+    )
     assert image.evaluate("img => img.naturalWidth > 0")
     assert tab.errors == []
 
@@ -252,9 +325,14 @@ def test_the_page_shows_its_plot_without_console_errors(open_page):
 def test_the_exercises_show_the_computed_answers(book_html):
     ex = importlib.import_module("02_exercises_costs")
     exercises = section(book_html, "练习")
-    table = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in exercises.find_all("tr")]
+    table = [
+        [td.get_text(strip=True) for td in tr.find_all("td")] for tr in exercises.find_all("tr")
+    ]
     first = ex.table_beats_cache()["first"]
-    assert [r[-1] for r in table if len(r) == 6 and r[0] in {str(first - 1), str(first)}] == ["否", "是"]
+    assert [r[-1] for r in table if len(r) == 6 and r[0] in {str(first - 1), str(first)}] == [
+        "否",
+        "是",
+    ]
     for plan in ex.kv_plans():
         assert [plan["name"], f"{plan['per_token']:,} 字节", f"{plan['total']:,} 字节"] == next(
             r[:1] + r[2:4] for r in table if r and r[0] == plan["name"]

@@ -13,10 +13,10 @@ import importlib
 from pathlib import Path
 
 import pytest
+from conftest import article_of, assert_axe_clean, flat, table_rows, use_the_figure
 
 from chapter import fmt
 from chapter import multihead as page_side
-from conftest import article_of, assert_axe_clean, flat, table_rows, use_the_figure
 
 mh = importlib.import_module("02_multihead")
 PAGE = "ch02/multihead.html"
@@ -27,13 +27,19 @@ def article(book_html: Path):
 
 
 def demo_steps() -> dict:
-    return mh.multihead_steps(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WV, mh.DEMO_WO, mh.DEMO_HEADS)
+    return mh.multihead_steps(
+        mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WV, mh.DEMO_WO, mh.DEMO_HEADS
+    )
 
 
 # -- HTML ----------------------------------------------------------------------------------------------
 @pytest.mark.build
 def test_every_example_states_its_inputs_first(book_html):
-    boxes = [b for b in article(book_html).find_all(class_="admonition") if "输入与适用条件" in b.get_text()]
+    boxes = [
+        b
+        for b in article(book_html).find_all(class_="admonition")
+        if "输入与适用条件" in b.get_text()
+    ]
     assert len(boxes) >= 8
 
 
@@ -75,15 +81,26 @@ def test_gemma_numbers_and_the_error_come_from_the_code(book_html):
     c = page_side.config_head_dim(page_side.GEMMA_7B)
     for key in ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim"):
         assert f"{key} = {page_side.GEMMA_7B[key]}" in text
-    for value in (c["derived"], c["heads_times_head_dim"], c["params_stated"], c["params_if_derived"]):
+    for value in (
+        c["derived"],
+        c["heads_times_head_dim"],
+        c["params_stated"],
+        c["params_if_derived"],
+    ):
         assert fmt.count(value) in text
     with pytest.raises(ValueError) as error:
         mh.multihead_attention(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WV, mh.DEMO_WO, 3)
     assert str(error.value) in text
 
 
-SECTIONS = ("steps_values", "two_ways_values", "gqa_values", "misreadings", "checks_values",
-            "exercise_values")
+SECTIONS = (
+    "steps_values",
+    "two_ways_values",
+    "gqa_values",
+    "misreadings",
+    "checks_values",
+    "exercise_values",
+)
 
 
 @pytest.mark.build
@@ -94,7 +111,10 @@ def test_every_glued_text_is_on_the_page(book_html):
     assert len(glued) > 60
     assert [k for k, v in glued.items() if flat(v) not in text] == []
     cost = page_side.checks_values()
-    assert flat(f"参数个数{cost['cost_split_params']}，乘加次数{cost['cost_split_multiply_adds']}") in text
+    assert (
+        flat(f"参数个数{cost['cost_split_params']}，乘加次数{cost['cost_split_multiply_adds']}")
+        in text
+    )
     assert flat(f"{page_side.checks_values()['checks_n']}项检查通过了") in text
 
 
@@ -155,7 +175,12 @@ def test_the_page_cites_its_sources(book_html):
     a = article(book_html)
     assert len(a.select("a[href*='references.html#']")) >= 4
     listed = a.get_text().lower()
-    for title in ("attention is all you need", "gqa", "one write-head is all you need", "gemma-7b: config.json"):
+    for title in (
+        "attention is all you need",
+        "gqa",
+        "one write-head is all you need",
+        "gemma-7b: config.json",
+    ):
         assert title in listed, title
 
 
@@ -163,7 +188,9 @@ def test_the_page_cites_its_sources(book_html):
 @pytest.mark.pdf
 def test_pdf_has_the_f14_frames_in_order(text):
     frames = page_side.f14_frames()
-    where = [text.find(flat(f"{k} / {len(frames)} · {f['condition']}")) for k, f in enumerate(frames, 1)]
+    where = [
+        text.find(flat(f"{k} / {len(frames)} · {f['condition']}")) for k, f in enumerate(frames, 1)
+    ]
     assert -1 not in where, where
     assert where == sorted(where)
 
@@ -210,7 +237,9 @@ def test_f14_keys_step_and_the_status_announces_it(open_page):
     for k in range(2, total + 1):
         page.keyboard.press("ArrowRight")
         assert status.inner_text() == f"第{k}步，共{total}步"
-        current = page.locator(f"{FIGURE} .step-figure-frame.is-current .step-figure-caption").inner_text()
+        current = page.locator(
+            f"{FIGURE} .step-figure-frame.is-current .step-figure-caption"
+        ).inner_text()
         assert current.startswith(f"{k} / {total} · ")
     page.keyboard.press("Home")
     assert status.inner_text() == f"第1步，共{total}步"

@@ -12,10 +12,10 @@ import importlib
 import re
 
 import pytest
+from conftest import article_of, flat, section_of, table_rows
 
 from chapter import fmt
 from chapter import rope as page
-from conftest import article_of, flat, section_of, table_rows
 
 rope = importlib.import_module("02_rope")
 att = importlib.import_module("02_attention")
@@ -47,24 +47,32 @@ def test_every_example_states_its_inputs_first(article):
 
 @pytest.mark.build
 def test_the_d2_scores_come_from_the_code_and_agree(article):
-    q, k = rope.DEMO_Q2, rope.DEMO_K2
+    q = rope.DEMO_Q2
+    k = rope.DEMO_K2
     table = rows(article)
     for m, n in [(3, 1), (6, 4)]:
         score = rope.rope_scores([q], [k], [m], [n])[0][0]
-        assert any(r[:2] == [f"m = {m}，n = {n}", str(m - n)] and r[-1] == fmt.fmt(score) for r in table), (m, n)
+        assert any(
+            r[:2] == [f"m = {m}，n = {n}", str(m - n)] and r[-1] == fmt.fmt(score) for r in table
+        ), (m, n)
 
 
 @pytest.mark.build
 def test_the_layout_sentence_is_the_codes_verdict_on_the_tables_columns(article):
-    q, k = rope.DEMO_Q8, rope.DEMO_K8
+    q = rope.DEMO_Q8
+    k = rope.DEMO_K8
     order = rope.layout_permutation(8)
     columns = {"相邻成对": [], "前后两半成对（重排后）": [], "错配": []}
     for m in (3, 7, 12):
         columns["相邻成对"].append(rope.rope_scores([q], [k], [m], [m - 3])[0][0])
         columns["前后两半成对（重排后）"].append(
-            rope.rope_scores([rope.permute(q, order)], [rope.permute(k, order)], [m], [m - 3], layout="half")[0][0]
+            rope.rope_scores(
+                [rope.permute(q, order)], [rope.permute(k, order)], [m], [m - 3], layout="half"
+            )[0][0]
         )
-        columns["错配"].append(att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, m - 3)])[0][0])
+        columns["错配"].append(
+            att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, m - 3)])[0][0]
+        )
     text = article.get_text()
     assert page.offset_verdict(columns) in text
     assert "“错配”一列随位置变化" in text
@@ -80,29 +88,40 @@ def test_the_weights_example_permutes_the_columns_of_x_at_w(article):
     columns = "、".join(fmt.vector(c) for c in zip(*page.W_Q))
     assert f"W_q\\) 的列依次为 {columns}" in text and f"各有 {len(page.W_Q[0])} 列" in text
     verdicts = {r[0]: r[-1] for r in rows(article) if len(r) == 3 and r[-1] in ("一致", "不一致")}
-    assert verdicts == {  # two heads: permuting inside each head's block is the only conversion that works
-        "相邻成对，原权重（参照）": "一致",
-        "前后两半，每个头的块里重排 W_q、W_k 的列": "一致",
-        "前后两半，整个宽度一次重排": "不一致",
-        "前后两半，权重不重排": "不一致",
-    }
+    assert (
+        verdicts
+        == {  # two heads: permuting inside each head's block is the only conversion that works
+            "相邻成对，原权重（参照）": "一致",
+            "前后两半，每个头的块里重排 W_q、W_k 的列": "一致",
+            "前后两半，整个宽度一次重排": "不一致",
+            "前后两半，权重不重排": "不一致",
+        }
+    )
     assert "Hugging Face, 2026c" in text  # the conversion script that permutes per head
 
 
 @pytest.mark.build
 def test_the_offset_tables_show_right_and_wrong_side_by_side(article):
-    seq, v = rope.DEMO_SEQ, rope.DEMO_V
+    seq = rope.DEMO_SEQ
+    v = rope.DEMO_V
     _, full = rope.full_attention(seq, seq, v)
     right = rope.decode(seq, seq, v, [3, 2])
     wrong = rope.row_index_decode(seq, seq, v, [3, 2])
     table = rows(article)
     for i in (3, 4):
-        assert [f"绝对位置 {i}", fmt.fmt(full[i][0]), fmt.fmt(right[i][0]), fmt.fmt(wrong[i][0])] in table
+        assert [
+            f"绝对位置 {i}",
+            fmt.fmt(full[i][0]),
+            fmt.fmt(right[i][0]),
+            fmt.fmt(wrong[i][0]),
+        ] in table
     # The mask is the same in both: −∞ in the same cells of the right and the wrong rows.
     right_rows = [r for r in table if r and r[0] == "正确：转 past + i"]
     wrong_rows = [r for r in table if r and r[0] == "写错：转行号 i"]
     assert right_rows and len(right_rows) == len(wrong_rows)
-    assert [[c == "−∞" for c in r] for r in right_rows] == [[c == "−∞" for c in r] for r in wrong_rows]
+    assert [[c == "−∞" for c in r] for r in right_rows] == [
+        [c == "−∞" for c in r] for r in wrong_rows
+    ]
 
 
 @pytest.mark.build
@@ -153,7 +172,9 @@ def test_both_plots_are_images_with_their_chinese_captions(book_html, article):
         assert svg.is_file() and svg.stat().st_size > 1000
         caption = figure.find("figcaption").get_text()
         assert re.search(r"[\u4e00-\u9fff]", caption)
-        assert re.search(r"[\u4e00-\u9fff]", img["alt"]) and "/" not in img["alt"], img["alt"]  # not the path
+        assert re.search(r"[\u4e00-\u9fff]", img["alt"]) and "/" not in img["alt"], img[
+            "alt"
+        ]  # not the path
 
 
 # -- the browser -------------------------------------------------------------------------------------
@@ -176,7 +197,10 @@ def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
     page = tex[tex.index(r"\section{" + TITLE + "}") + len(r"\section{") :]
     ends = [page.find(mark) for mark in (r"\section{", r"\chapter{") if mark in page]
     page = page[: min(ends)] if ends else page
-    included = [name.replace("{", "").replace("}", "") for name in re.findall(r"\\sphinxincludegraphics(?:\[[^\]]*\])?\{(.+?)\}\s*$", page, re.M)]
+    included = [
+        name.replace("{", "").replace("}", "")
+        for name in re.findall(r"\\sphinxincludegraphics(?:\[[^\]]*\])?\{(.+?)\}\s*$", page, re.M)
+    ]
     # Both plots are included as PDF files: vector graphics, not a bitmap.
     assert len(included) == len(FIGURES), included
     for name in included:
@@ -192,7 +216,8 @@ def test_the_plots_are_vector_figures_in_the_pdf_in_order(pdf, text):
 def test_the_wavelengths_and_the_offset_numbers_are_in_the_pdf(text):
     for row in rope.MODEL_BASES:
         assert fmt.multiple(rope.slowest_wavelength(row["head_dim"], row["base"])) in text
-    seq, v = rope.DEMO_SEQ, rope.DEMO_V
+    seq = rope.DEMO_SEQ
+    v = rope.DEMO_V
     wrong = rope.row_index_decode(seq, seq, v, [3, 2])
     assert fmt.fmt(wrong[3][0]) in text
 
@@ -212,12 +237,23 @@ def test_the_exercises_show_the_computed_answers(article):
     text = re.sub(r"\s+", " ", exercises.get_text(" "))
     s = ex.offset_score()
     glued = page.exercises()  # the page shows the glued facts inside its own sentence
-    assert f"只转k得到的分数{fmt.fmt(s['score'])}，与两个向量各按自己的位置旋转后的分数{glued['rx4_agree']}。" in text.replace(" ", "")
-    assert f"{glued['rx3_same']}；不旋转时这对向量的分数是{glued['rx3_plain']}，{glued['rx3_changed']}{glued['rx3_by']}".replace(" ", "") \
+    assert (
+        f"只转k得到的分数{fmt.fmt(s['score'])}，与两个向量各按自己的位置旋转后的分数{glued['rx4_agree']}。"
         in text.replace(" ", "")
-    assert [r[-1] for r in table if r and r[0].startswith("第 ") and len(r) == 7] == [fmt.fmt(t) for t in s["terms"]]
+    )
+    assert (
+        f"{glued['rx3_same']}；不旋转时这对向量的分数是{glued['rx3_plain']}，{glued['rx3_changed']}{glued['rx3_by']}".replace(
+            " ", ""
+        )
+        in text.replace(" ", "")
+    )
+    assert [r[-1] for r in table if r and r[0].startswith("第 ") and len(r) == 7] == [
+        fmt.fmt(t) for t in s["terms"]
+    ]
     original = ex.undo_steps()["original"]
-    assert {fmt.fmt(original[0]), fmt.fmt(original[1])} <= {r[-1].split(" ")[-1] for r in table if r}
+    assert {fmt.fmt(original[0]), fmt.fmt(original[1])} <= {
+        r[-1].split(" ")[-1] for r in table if r
+    }
     scores = [fmt.fmt(g["score"]) for g in ex.shift_scores()["groups"]]
     assert ["分数 q·k/√d"] + scores in table
     assert ">>> rotation_angles(0, 4)" in text

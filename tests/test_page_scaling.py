@@ -14,9 +14,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import article_of, assert_axe_clean, flat, section_of, table_rows, use_the_figure
 
 from chapter import scaling as book_page
-from conftest import article_of, assert_axe_clean, flat, section_of, table_rows, use_the_figure
 
 pytestmark = pytest.mark.build
 
@@ -84,8 +84,10 @@ def test_the_variance_table_is_the_measurement_of_the_code(article):
     for d in sc.MEASURE_DIMS:
         m = sc.measure_scaling(d)
         assert [str(d)] + [f"{m[k]:.4f}" for k in ("var_raw", "var_scaled")] in rows, d
-        saturation = [str(d)] + [f"{m[k]:.4f}" for k in ("max_weight_raw", "max_weight_scaled",
-                                                          "grad_raw", "grad_scaled")]
+        saturation = [str(d)] + [
+            f"{m[k]:.4f}"
+            for k in ("max_weight_raw", "max_weight_scaled", "grad_raw", "grad_scaled")
+        ]
         assert saturation in rows, saturation
 
 
@@ -100,8 +102,16 @@ def test_the_overflow_limits_are_computed_from_each_formats_largest_value(articl
 
 
 def test_the_page_shows_the_texts_the_book_side_writes(page_text):
-    sections = ("inputs", "axis", "checks", "sweep", "overflow", "measurement", "exercise_hand",
-                "exercise_grow")
+    sections = (
+        "inputs",
+        "axis",
+        "checks",
+        "sweep",
+        "overflow",
+        "measurement",
+        "exercise_hand",
+        "exercise_grow",
+    )
     for section in sections:
         for name, value in getattr(book_page, section)().items():
             if isinstance(value, str):
@@ -124,8 +134,10 @@ def test_the_wrong_axis_row_sums_are_computed(page_text):
 
 def test_the_temperature_sentence_is_generated_from_the_sweep(page_text):
     v = book_page.sweep()
-    assert (f"T 从 {v['sweep_t_0']} 增到 {v['sweep_t_1']}，最大权重从 {v['sweep_peak_0']} 降到 {v['sweep_peak_1']}"
-            in page_text)
+    assert (
+        f"T 从 {v['sweep_t_0']} 增到 {v['sweep_t_1']}，最大权重从 {v['sweep_peak_0']} 降到 {v['sweep_peak_1']}"
+        in page_text
+    )
 
 
 def test_the_run_section_offers_the_files_with_02_attention_beside_them(article):
@@ -139,8 +151,10 @@ def test_the_run_section_offers_the_files_with_02_attention_beside_them(article)
 def test_the_exercises_show_the_computed_answers(page_text):
     ex = importlib.import_module("02_exercises_scaling")
     v = book_page.exercise_grow()
-    assert (f"时的权重{v['ex2_same']}；不缩放相当于 T = {v['ex2_t_raw']}，最大权重 {v['ex2_peak_raw']}，"
-            f"{v['ex2_how']} Key {v['ex2_top']}。") in page_text
+    assert (
+        f"时的权重{v['ex2_same']}；不缩放相当于 T = {v['ex2_t_raw']}，最大权重 {v['ex2_peak_raw']}，"
+        f"{v['ex2_how']} Key {v['ex2_top']}。"
+    ) in page_text
     assert ">>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]" in page_text
     h = ex.hand_row()
     assert "(" + ", ".join(f"{x:.4f}" for x in h["jg"]).replace("-", "−") + ")" in page_text
@@ -164,8 +178,10 @@ def test_f13_marks_the_cells_each_step_computes(article):
         assert len(tables) == len(data["tables"])
         for table, expected in zip(tables, data["tables"]):
             shown = [
-                [(td.get_text(strip=True), "step-figure-current" in td.get("class", []))
-                 for td in tr.find_all(["td", "th"])]
+                [
+                    (td.get_text(strip=True), "step-figure-current" in td.get("class", []))
+                    for td in tr.find_all(["td", "th"])
+                ]
                 for tr in table.find("tbody").find_all("tr")
             ]
             assert shown == [[(c["text"], c["highlight"]) for c in row] for row in expected["rows"]]
@@ -187,7 +203,9 @@ def test_f13_steps_with_the_keys_and_announces_each_step(open_page):
     for k in range(2, n + 1):
         page.keyboard.press("ArrowRight")
         assert _status(page) == f"第{k}步，共{n}步"
-        current = page.locator(f"{FIGURE} .step-figure-frame.is-current .step-figure-caption").inner_text()
+        current = page.locator(
+            f"{FIGURE} .step-figure-frame.is-current .step-figure-caption"
+        ).inner_text()
         assert current.startswith(f"{k} / {n} · ")
     page.keyboard.press("ArrowRight")  # the last step: stays
     assert _status(page) == f"第{n}步，共{n}步"
@@ -221,7 +239,9 @@ def test_f13s_fullest_frame_has_no_serious_accessibility_violations(open_page, t
 @pytest.mark.pdf
 def test_the_pdf_carries_f13s_frames_in_order(text):
     frames = book_page.f13_frames()
-    where = [text.find(flat(f"{k} / {len(frames)} · {f['condition']}")) for k, f in enumerate(frames, 1)]
+    where = [
+        text.find(flat(f"{k} / {len(frames)} · {f['condition']}")) for k, f in enumerate(frames, 1)
+    ]
     assert -1 not in where, where
     assert where == sorted(where)
     for k, f in enumerate(frames):  # each frame's sentence follows its caption

@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib
 
 import pytest
+from conftest import article_of, flat, table_rows
 
 from chapter import tensors as page
-from conftest import article_of, flat, table_rows
 
 tn = importlib.import_module("02_tensors")
 PAGE = "ch02/tensors.html"
@@ -28,30 +28,49 @@ def test_the_page_shows_the_batch_checked_row_by_row_and_states_every_input_firs
     for row in values["tbl_b_diffs"].rows + values["tbl_b_positions"].rows:
         assert row in rows
     text = flat(article.get_text())
-    assert flat(f"{values['b_pairs']}个（序列，头）共{values['b_rows']}行，每一行都与纯Python的结果相符") in text
+    assert (
+        flat(
+            f"{values['b_pairs']}个（序列，头）共{values['b_rows']}行，每一行都与纯Python的结果相符"
+        )
+        in text
+    )
 
 
 @pytest.mark.build
 def test_the_rules_dtype_and_packing_tables_are_the_computed_ones(book_html):
     article = article_of(book_html, PAGE)
-    rows, text = table_rows(article), flat(article.get_text())
+    rows = table_rows(article)
+    text = flat(article.get_text())
     rules = page.rules_values(6, 3, 2, 1, [0, 0, 0, 1, 1, 1])
     packing = page.packing_values([0, 0, 0, 1, 1, 1], 3)
     dtype = page.dtype_values([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
     for table in (rules["tbl_rules"], packing["tbl_packing"], dtype["tbl_fill"]):
         for row in table.rows:
             assert row in rows
-    assert flat(f"两条规则同时挡住的{dtype['f_both']}个格子，两张mask相加后在{dtype['f_types']}里都成了−∞") in text
+    assert (
+        flat(
+            f"两条规则同时挡住的{dtype['f_both']}个格子，两张mask相加后在{dtype['f_types']}里都成了−∞"
+        )
+        in text
+    )
 
 
 @pytest.mark.build
 def test_every_glued_text_is_on_the_page(book_html):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
-    sections = [page.batch_values(tn.demo_inputs()), page.rules_values(6, 3, 2, 1, [0, 0, 0, 1, 1, 1]),
-                page.dtype_values([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]), page.window_values(6, 3, 1),
-                page.packing_values([0, 0, 0, 1, 1, 1], 3), page.library_values(), page.torch_values(),
-                page.exercise_values()]
-    glued = {name: value for values in sections for name, value in values.items() if type(value) is str}
+    sections = [
+        page.batch_values(tn.demo_inputs()),
+        page.rules_values(6, 3, 2, 1, [0, 0, 0, 1, 1, 1]),
+        page.dtype_values([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]),
+        page.window_values(6, 3, 1),
+        page.packing_values([0, 0, 0, 1, 1, 1], 3),
+        page.library_values(),
+        page.torch_values(),
+        page.exercise_values(),
+    ]
+    glued = {
+        name: value for values in sections for name, value in values.items() if type(value) is str
+    }
     assert len(glued) > 70
     text = flat(article_of(book_html, PAGE).get_text())
     assert [name for name, value in glued.items() if flat(value) not in text] == []
@@ -75,5 +94,8 @@ def test_the_page_draws_the_batch_and_the_two_alignments_with_alt_text(book_html
     text = flat(article.get_text())
     assert flat(page.exercise_values()["x5_wrong"]) in text
     rows = table_rows(article)
-    for row in page.exercise_values()["x5_table"].rows + page.batch_values(tn.demo_inputs())["tbl_b_visible"].rows:
+    for row in (
+        page.exercise_values()["x5_table"].rows
+        + page.batch_values(tn.demo_inputs())["tbl_b_visible"].rows
+    ):
         assert row in rows

@@ -11,10 +11,10 @@ import importlib
 import math
 
 import pytest
+from conftest import article_of, flat, table_rows
 
 from chapter import fmt
 from chapter import training as page
-from conftest import article_of, flat, table_rows
 
 tr = importlib.import_module("02_training")
 PAGE = "ch02/training.html"
@@ -28,11 +28,13 @@ def runs():
 @pytest.mark.build
 def test_the_loss_table_is_the_build_time_runs(book_html, runs):
     article = article_of(book_html, PAGE)
-    text, rows = article.get_text(), table_rows(article)
+    text = article.get_text()
+    rows = table_rows(article)
     s = page.summary(runs)
     for rule in tr.RULES:
-        assert [page.RULE_NAMES[rule]] + [page.value(s[rule][k]) for k in ("train", "full", "use")] + [
-            fmt.percent(s[rule]["accuracy"])] in rows
+        assert [page.RULE_NAMES[rule]] + [
+            page.value(s[rule][k]) for k in ("train", "full", "use")
+        ] + [fmt.percent(s[rule]["accuracy"])] in rows
     assert page.value(s["none"]["train"]).endswith("× 10⁻⁵")  # printed as such, not as 0.0000
     assert fmt.fmt(math.log(tr.VOCAB)) in text and fmt.percent(1 / tr.VOCAB) in text
 
@@ -40,24 +42,40 @@ def test_the_loss_table_is_the_build_time_runs(book_html, runs):
 @pytest.mark.build
 def test_every_glued_text_is_on_the_page(book_html, runs):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
-    sections = [page.task_values(), page.settings_values(), page.loss_values(runs), page.generation_values(runs),
-                page.row_index_values(runs), page.check_values(runs), page.map_values(runs),
-                page.floor_values(runs), page.exercise_values(), page.ahead_values(runs)]
-    glued = {name: value for values in sections for name, value in values.items() if type(value) is str}
+    sections = [
+        page.task_values(),
+        page.settings_values(),
+        page.loss_values(runs),
+        page.generation_values(runs),
+        page.row_index_values(runs),
+        page.check_values(runs),
+        page.map_values(runs),
+        page.floor_values(runs),
+        page.exercise_values(),
+        page.ahead_values(runs),
+    ]
+    glued = {
+        name: value for values in sections for name, value in values.items() if type(value) is str
+    }
     assert len(glued) > 80
     text = flat(article_of(book_html, PAGE).get_text())
     assert [name for name, value in glued.items() if flat(value) not in text] == []
     # the data-chosen clause in its sentence: where the unmasked model's use-time loss comes from
     assert flat(f"它们就占了{glued['none_share']}。{glued['none_rest']}") in text
     assert flat(f"它们就占了{glued['x5_share']}。{glued['x5_rest']}") in text
-    assert flat(f"逐词算的平均损失是{glued['x5_use']}，高于瞎猜，{glued['x5_vs_none']}不加规则的模型") in text
+    assert (
+        flat(f"逐词算的平均损失是{glued['x5_use']}，高于瞎猜，{glued['x5_vs_none']}不加规则的模型")
+        in text
+    )
 
 
 @pytest.mark.build
 def test_the_leak_check_and_the_floor_are_on_the_page(book_html, runs):
     text = article_of(book_html, PAGE).get_text()
     leak = page.check_values(runs)
-    assert f"最大变化是 {leak['leak_causal']}）" in text and f"最多变了 {leak['leak_none']}。" in text
+    assert (
+        f"最大变化是 {leak['leak_causal']}）" in text and f"最多变了 {leak['leak_none']}。" in text
+    )
     assert leak["leak_causal"] == "0"
     assert f"本例是 {fmt.fmt(tr.loss_floor())}" in text
 
@@ -68,8 +86,11 @@ def test_the_off_by_one_exercise_shows_the_build_time_run(book_html, runs):
     values = page.ahead_values(runs)
     solution = article.find(id="ex-training-ahead").find_next_sibling("div")
     assert "solution" in solution["class"]
-    rows, text = table_rows(solution)[1:], solution.get_text()
-    assert rows == values["x5_table"].rows and rows[::2] == page.loss_rows(page.summary(runs))  # the two models
+    rows = table_rows(solution)[1:]
+    text = solution.get_text()
+    assert rows == values["x5_table"].rows and rows[::2] == page.loss_rows(
+        page.summary(runs)
+    )  # the two models
     assert [r[0] for r in rows] == [page.RULE_NAMES[k] for k in ("causal", tr.AHEAD, "none")]
     for name in ("x5_train", "x5_use", "x5_leak", "x5_none_use", "x5_first", "x5_rest"):
         assert str(values[name]) in text, name
@@ -82,17 +103,30 @@ def test_the_core_ends_with_what_to_remember_and_folds_the_listings(book_html):
     last = article.select("div.admonition")[-1]
     assert "remember" in last["class"] and 3 <= len(last.find_all("li")) <= 5
     titles = [s.get_text(strip=True) for s in article.select("details > summary")]
-    assert all(t.startswith("深入：") for t in titles) and "深入：02_training.py 的全部代码" in titles
-    listings = [d for d in article.select("div.highlight-python") if not d.find_parent(class_="solution")]
-    assert listings and all(d.find_parent("details") for d in listings)  # every body listing is folded
+    assert (
+        all(t.startswith("深入：") for t in titles) and "深入：02_training.py 的全部代码" in titles
+    )
+    listings = [
+        d for d in article.select("div.highlight-python") if not d.find_parent(class_="solution")
+    ]
+    assert listings and all(
+        d.find_parent("details") for d in listings
+    )  # every body listing is folded
 
 
 @pytest.mark.build
 def test_both_figures_are_drawn_and_the_downloads_name_02_attention(book_html):
     article = article_of(book_html, PAGE)
-    assert {f.get("id") for f in article.find_all("figure")} >= {"fig-training-curves", "fig-training-maps"}
-    assert all(f.find("img") is not None for f in article.find_all("figure") if f.get("id", "").startswith("fig-training"))
+    assert {f.get("id") for f in article.find_all("figure")} >= {
+        "fig-training-curves",
+        "fig-training-maps",
+    }
+    assert all(
+        f.find("img") is not None
+        for f in article.find_all("figure")
+        if f.get("id", "").startswith("fig-training")
+    )
     links = [a.get("href", "") for a in article.select("a.download")]
     for name in ("02_training.py", "02_exercises_training.py", "02_attention.py"):
         assert any(href.endswith(name) for href in links), name
-    assert 'ch02-mask-cache' in str(article) or "mask.html#ch02-mask-cache" in str(article)
+    assert "ch02-mask-cache" in str(article) or "mask.html#ch02-mask-cache" in str(article)

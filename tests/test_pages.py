@@ -17,9 +17,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import (
+    CHAPTER_PAGES,
+    MECHANISM_SECTIONS,
+    ROOT,
+    article_of,
+    assert_axe_clean,
+    assert_offline,
+    heading_text,
+    section_of,
+    soup_of,
+)
 
 from chapter import take_home
-from conftest import CHAPTER_PAGES, MECHANISM_SECTIONS, ROOT, article_of, assert_axe_clean, assert_offline, heading_text, section_of, soup_of
 
 PAGES = CHAPTER_PAGES
 NAMES = [page for page, _ in PAGES]
@@ -40,9 +50,14 @@ def test_the_sections_are_the_mechanism_sections_in_order(book_html, page):
 def test_the_chapter_contents_list_the_pages_in_reading_order(book_html):
     chapter = soup_of(book_html, "ch02/index.html")
     toc = [a["href"] for a in chapter.select(".toctree-wrapper a") if not a["href"].startswith("#")]
-    assert [href for href in toc if href.removesuffix(".html") in NAMES] == [f"{p}.html" for p in NAMES]
+    assert [href for href in toc if href.removesuffix(".html") in NAMES] == [
+        f"{p}.html" for p in NAMES
+    ]
     for before, after in zip(NAMES, NAMES[1:]):
-        assert soup_of(book_html, f"ch02/{before}.html").select_one("a.right-next")["href"] == f"{after}.html"
+        assert (
+            soup_of(book_html, f"ch02/{before}.html").select_one("a.right-next")["href"]
+            == f"{after}.html"
+        )
 
 
 @pytest.mark.build
@@ -59,8 +74,13 @@ def test_the_whole_teaching_file_is_shown_as_it_is(book_html, page, teaching):
 @pytest.mark.parametrize("page, teaching", PAGES)
 def test_the_run_output_is_what_the_file_prints(book_html, page, teaching):
     shown = section_of(_article(book_html, page), "运行结果示例").find("pre").get_text()
-    run = subprocess.run([sys.executable, str(ROOT / "code" / teaching)], capture_output=True, text=True,
-                         check=True, cwd=ROOT / "code")
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "code" / teaching)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT / "code",
+    )
     assert json.loads(shown) == json.loads(run.stdout)
 
 
@@ -80,19 +100,33 @@ def test_every_download_runs_alone_beside_the_others_it_names(book_html, page, t
     for f in files:
         shutil.copy(f, tmp_path / f.name)
     for name in names:
-        imported = set(re.findall(r'import_module\("(02_\w+)"\)', (tmp_path / name).read_text(encoding="utf-8")))
-        assert {f"{m}.py" for m in imported} <= set(names), f"{page}: {name} needs {imported}, the page offers {names}"
+        imported = set(
+            re.findall(
+                r'import_module\("(02_\w+)"\)', (tmp_path / name).read_text(encoding="utf-8")
+            )
+        )
+        assert {f"{m}.py" for m in imported} <= set(names), (
+            f"{page}: {name} needs {imported}, the page offers {names}"
+        )
         if take_home.needs_torch(name):
             continue  # it needs PyTorch: make crosscheck runs it (tests/crosscheck/test_tensors_record.py)
         # What a reader does: the folder holds nothing else, and no environment variable or user site helps.
-        run = subprocess.run([sys.executable, "-E", "-s", name], cwd=tmp_path, capture_output=True, text=True,
-                             timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-E", "-s", name],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert run.returncode == 0, f"{page}: {name}\n{run.stderr[-2000:]}"
         assert isinstance(json.loads(run.stdout), dict), name
     if "02_attention.py" in names and teaching != "02_attention.py":
         # The page says, next to the download, that the file needs 02_attention.py beside it.
-        paragraph = next(a.find_parent("p") for a in _article(book_html, page).select("a.download")
-                         if a.get_text(strip=True) == teaching)
+        paragraph = next(
+            a.find_parent("p")
+            for a in _article(book_html, page).select("a.download")
+            if a.get_text(strip=True) == teaching
+        )
         assert "02_attention.py" in paragraph.get_text(), paragraph.get_text()
 
 

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import texcheck
 from conftest import BUILD, MASK_SECTIONS, ROOT, assert_numbered_sections, flat
 
@@ -81,7 +80,10 @@ def test_softmax_numbers_come_from_the_code(text):
 
 def test_run_output_is_printed_with_its_chinese_keys(text):
     run = subprocess.run(
-        [sys.executable, str(ROOT / "code" / "02_attention.py")], capture_output=True, text=True, check=True
+        [sys.executable, str(ROOT / "code" / "02_attention.py")],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     demo = json.loads(run.stdout)
     for key in demo:
@@ -92,8 +94,11 @@ def test_run_output_is_printed_with_its_chinese_keys(text):
 def test_f12_frames_have_their_captions_in_order(text):
     # Figure F12 renders its five frames as static tables, each under a bold 「k / 5 · …」 caption
     # whose condition comes from the frames function.
-    frames = importlib.import_module("chapter.mask").f12_frames()
-    where = [text.find(flat(f"{k} / {len(frames)} · {frame['condition']}")) for k, frame in enumerate(frames, 1)]
+    frames = importlib.import_module("chapter.mask_figure").f12_frames()
+    where = [
+        text.find(flat(f"{k} / {len(frames)} · {frame['condition']}"))
+        for k, frame in enumerate(frames, 1)
+    ]
     assert -1 not in where, where
     assert where == sorted(where)
 
@@ -129,7 +134,16 @@ def test_nothing_runs_into_the_margin(pdf):
 def test_first_pages_render_for_review(pdf):
     shutil.rmtree(PAGES_DIR, ignore_errors=True)
     PAGES_DIR.mkdir(parents=True)
-    cmd = ["pdftoppm", "-png", "-r", "80", "-l", str(REVIEW_PAGES), str(pdf), str(PAGES_DIR / "page")]
+    cmd = [
+        "pdftoppm",
+        "-png",
+        "-r",
+        "80",
+        "-l",
+        str(REVIEW_PAGES),
+        str(pdf),
+        str(PAGES_DIR / "page"),
+    ]
     subprocess.run(cmd, check=True)
     assert len(list(PAGES_DIR.glob("page-*.png"))) == REVIEW_PAGES
 
@@ -138,7 +152,10 @@ def test_first_pages_render_for_review(pdf):
 PAGE_BUDGET = 20  # PDF pages for every page of the chapter after its opening (each mechanism page)
 CHAPTER_BUDGET = 120  # the opening and the six mechanism pages below, together
 MECHANISM_PAGES = ["mask", "scaling", "multihead", "rope", "backprop", "costs"]
-TOC_ENTRY = re.compile(r"^\\contentsline \{(chapter|section)\}\{(?:\\numberline \{([^}]*)\})?(.*)\}\{(\d+)\}\{[^{}]*\}%$", re.M)
+TOC_ENTRY = re.compile(
+    r"^\\contentsline \{(chapter|section)\}\{(?:\\numberline \{([^}]*)\})?(.*)\}\{(\d+)\}\{[^{}]*\}%$",
+    re.M,
+)
 
 
 def toc_spans(toc: str) -> list[tuple[str, str, int]]:
@@ -148,29 +165,42 @@ def toc_spans(toc: str) -> list[tuple[str, str, int]]:
     one section ends and the next begins counts once, for the first; a blank page before a chapter that
     opens on a right-hand page counts for the section before it (the budget is stricter, not looser).
     """
-    entries = [(number, re.sub(r"\\([_&%$#{}])", r"\1", title), int(page))
-               for _, number, title, page in TOC_ENTRY.findall(toc)]
-    return [(number, title, after[2] - page) for (number, title, page), after in zip(entries, entries[1:])]
+    entries = [
+        (number, re.sub(r"\\([_&%$#{}])", r"\1", title), int(page))
+        for _, number, title, page in TOC_ENTRY.findall(toc)
+    ]
+    return [
+        (number, title, after[2] - page)
+        for (number, title, page), after in zip(entries, entries[1:])
+    ]
 
 
 def test_toc_spans_count_the_pages_up_to_the_next_entry():
-    toc = "\n".join([r"\contentsline {chapter}{\numberline {2}章}{3}{chapter.2}%",
-                     r"\contentsline {section}{\numberline {2.1}开头}{3}{section.2.1}%",
-                     r"\contentsline {subsection}{\numberline {2.1.1}小节}{4}{subsection.2.1.1}%",
-                     r"\contentsline {section}{\numberline {2.2}Mask 与 a\_b}{4}{section.2.2}%",
-                     r"\contentsline {chapter}{\numberline {A}附录}{25}{appendix.A}%"])
+    toc = "\n".join(
+        [
+            r"\contentsline {chapter}{\numberline {2}章}{3}{chapter.2}%",
+            r"\contentsline {section}{\numberline {2.1}开头}{3}{section.2.1}%",
+            r"\contentsline {subsection}{\numberline {2.1.1}小节}{4}{subsection.2.1.1}%",
+            r"\contentsline {section}{\numberline {2.2}Mask 与 a\_b}{4}{section.2.2}%",
+            r"\contentsline {chapter}{\numberline {A}附录}{25}{appendix.A}%",
+        ]
+    )
     assert toc_spans(toc) == [("2", "章", 0), ("2.1", "开头", 1), ("2.2", "Mask 与 a_b", 21)]
 
 
 def chapter_2_spans(pdf: Path) -> dict[str, int]:
     """The PDF pages of chapter 2's own opening text and of each of its sections 2.N, by title."""
     spans = toc_spans(pdf.with_suffix(".toc").read_text(encoding="utf-8"))
-    return {flat(title): pages for number, title, pages in spans if re.fullmatch(r"2(\.\d+)?", number)}
+    return {
+        flat(title): pages for number, title, pages in spans if re.fullmatch(r"2(\.\d+)?", number)
+    }
 
 
 def opening_titles() -> list[str]:
     """The chapter opening (ch02/index.md) in the PDF: the chapter's title and the sections of that page."""
-    return [flat(title) for title in headings("ch02/index.md", 1)[:1] + headings("ch02/index.md", 2)]
+    return [
+        flat(title) for title in headings("ch02/index.md", 1)[:1] + headings("ch02/index.md", 2)
+    ]
 
 
 def test_every_page_of_chapter_2_after_its_opening_fits_in_20_pdf_pages(pdf):
@@ -183,7 +213,9 @@ def test_every_page_of_chapter_2_after_its_opening_fits_in_20_pdf_pages(pdf):
 
 def test_the_chapter_opening_and_its_six_mechanism_pages_fit_in_120_pdf_pages(pdf):
     spans = chapter_2_spans(pdf)
-    titles = opening_titles() + [flat(headings(f"ch02/{page}.md", 1)[0]) for page in MECHANISM_PAGES]
+    titles = opening_titles() + [
+        flat(headings(f"ch02/{page}.md", 1)[0]) for page in MECHANISM_PAGES
+    ]
     assert [t for t in titles if t not in spans] == [], spans
     counted = {title: spans[title] for title in titles}
     assert sum(counted.values()) <= CHAPTER_BUDGET, counted

@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
-
 from bench import executed_pages, make_html, make_mini_project, pages_using, reread_count
+from bs4 import BeautifulSoup
 from conftest import load_module
 
 pytestmark = pytest.mark.build
@@ -72,4 +71,4 @@ def test_a_failing_cell_stops_the_build_naming_page_cell_and_error(tmp_path):
     log = result.stderr
     assert "uses_code.md" in log and "Executing notebook failed" in log  # the page
     assert "pad = att.key_padding(2, 3)" in log  # the cell
-    assert 'RuntimeError: key_padding 坏了' in log  # the error
+    assert "RuntimeError: key_padding 坏了" in log  # the error

@@ -10,7 +10,6 @@ opened by the keyboard, and printed in the PDF in place. Every mechanism page cl
 from __future__ import annotations
 
 import pytest
-
 from conftest import CHAPTER_PAGES, article_of
 from reading import BIBLIOGRAPHY_TITLE, CHAPTER_BUDGET, DEPTH_TITLE, PAGE_BUDGET, report, table
 
@@ -27,12 +26,16 @@ def readings(book_html):
 def test_the_core_of_every_page_reads_in_one_sitting(readings, page):
     name = f"ch02/{page}.html"
     assert name in readings, f"{name} is not in the chapter's contents: {sorted(readings)}"
-    assert readings[name].minutes <= PAGE_BUDGET, f"{name}: {readings[name]} = {readings[name].minutes:.1f} min"
+    assert readings[name].minutes <= PAGE_BUDGET, (
+        f"{name}: {readings[name]} = {readings[name].minutes:.1f} min"
+    )
 
 
 @pytest.mark.build
 def test_the_whole_chapter_reads_in_two_hours(readings):
-    assert sum(r.minutes for r in readings.values()) <= CHAPTER_BUDGET, table(list(readings.items()))
+    assert sum(r.minutes for r in readings.values()) <= CHAPTER_BUDGET, table(
+        list(readings.items())
+    )
 
 
 @pytest.mark.build
@@ -47,8 +50,12 @@ def test_depth_is_folded_under_a_title_that_says_what_it_holds(book_html, page):
         assert not block.has_attr("open"), f"{page}: {title} is open by default"
     # The full listing and the run output are depth on every page.
     for section in ("完整教学代码", "运行结果示例"):
-        heading = next(h for h in article.find_all("h2") if h.get_text(strip=True).rstrip("#") == section)
-        assert heading.find_parent("section").select("details.sd-dropdown pre"), f"{page}: {section}"
+        heading = next(
+            h for h in article.find_all("h2") if h.get_text(strip=True).rstrip("#") == section
+        )
+        assert heading.find_parent("section").select("details.sd-dropdown pre"), (
+            f"{page}: {section}"
+        )
 
 
 @pytest.mark.build
@@ -60,12 +67,15 @@ def test_every_page_closes_its_core_with_what_to_remember(book_html, page):
     box = boxes[0]
     assert box.find(class_="admonition-title").get_text(strip=True) == "要记住"
     assert 3 <= len(box.find_all("li")) <= 5, box.get_text()
-    exercises = next(h for h in article.find_all("h2") if h.get_text(strip=True).rstrip("#") == "练习").parent
+    exercises = next(
+        h for h in article.find_all("h2") if h.get_text(strip=True).rstrip("#") == "练习"
+    ).parent
     assert box.parent is exercises, f"{page}: 要记住 is not in the 练习 section"
     # After it only the page's own bibliography may follow (book/_ext/page_refs.py appends it in HTML).
     after = box.find_next_siblings()
-    assert not after or (after[0].get_text(strip=True) == BIBLIOGRAPHY_TITLE and len(after) == 2), \
+    assert not after or (after[0].get_text(strip=True) == BIBLIOGRAPHY_TITLE and len(after) == 2), (
         f"{page}: 要记住 is not the last thing on the page: {[a.get_text()[:30] for a in after]}"
+    )
 
 
 @pytest.mark.browser

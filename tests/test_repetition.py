@@ -33,27 +33,71 @@ import pytest
 from conftest import CHAPTER_PAGES, MECHANISM_SECTIONS, article_of
 from reading import drop_bibliography
 
-PAGES = [f"ch02/{name}.html" for name in ("index", *(page for page, _ in CHAPTER_PAGES), "summary")] + ["glossary.html"]
+PAGES = [
+    f"ch02/{name}.html" for name in ("index", *(page for page, _ in CHAPTER_PAGES), "summary")
+] + ["glossary.html"]
 MIN_LENGTH = 25
 ASIDE = {*MECHANISM_SECTIONS, "输入与适用条件"}
 
 # Elements whose whole content is left out (CSS selectors).
-LEFT_OUT = ", ".join([
-    "h1", "h2", "h3", "h4", "h5", "h6", "p.admonition-title", "div.highlight", "pre", "table", "div.math",
-    "script", "style", "button", ".step-figure-help", "a.headerlink",
-])
+LEFT_OUT = ", ".join(
+    [
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "p.admonition-title",
+        "div.highlight",
+        "pre",
+        "table",
+        "div.math",
+        "script",
+        "style",
+        "button",
+        ".step-figure-help",
+        "a.headerlink",
+    ]
+)
 # Elements that start a new block of text: a sentence never crosses one of their boundaries.
-BLOCKS = {"p", "li", "dt", "dd", "div", "section", "figure", "figcaption", "caption", "blockquote", "ul", "ol",
-          "dl", "details", "summary", "aside", "header", "footer", "main", "article", "nav", "form", "br", "hr"}
-MATH_OPEN, MATH_CLOSE = "\ue000", "\ue001"  # private-use marks around inline maths while splitting
-END = re.compile(f"[。！？][”’」』）》\\)]*")
+BLOCKS = {
+    "p",
+    "li",
+    "dt",
+    "dd",
+    "div",
+    "section",
+    "figure",
+    "figcaption",
+    "caption",
+    "blockquote",
+    "ul",
+    "ol",
+    "dl",
+    "details",
+    "summary",
+    "aside",
+    "header",
+    "footer",
+    "main",
+    "article",
+    "nav",
+    "form",
+    "br",
+    "hr",
+}
+MATH_OPEN = "\ue000"
+MATH_CLOSE = "\ue001"  # private-use marks around inline maths while splitting
+END = re.compile("[。！？][”’」』）》\\)]*")
 
 
 def _blocks(node) -> list[str]:
     """The texts of ``node``'s blocks, in document order, inline maths marked."""
     from bs4 import NavigableString, Tag
 
-    out, current = [], []
+    out = []
+    current = []
 
     def flush():
         if current:
@@ -85,9 +129,10 @@ def _length(sentence: str) -> int:
 
 def _split(block: str) -> list[str]:
     text = re.sub(r"\s+", "", block)
-    parts, start = [], 0
+    parts = []
+    start = 0
     for end in END.finditer(text):
-        parts.append(text[start:end.end()])
+        parts.append(text[start : end.end()])
         start = end.end()
     parts.append(text[start:])
     return [p for p in parts if p]
@@ -126,20 +171,28 @@ def _article(html: str):
 
 def test_the_extraction_splits_sentences_and_leaves_out_what_is_not_prose():
     long = "这是一句足够长的句子，它的长度超过了二十五个字符，所以会被计入。"
-    html = (f"<h2>为什么需要<a class='headerlink'>#</a></h2><p>{long}短句。<code>x</code> 与 "
-            f"<span class='math'>\\(n^2\\)</span> 一起出现在这一段里，并且这一段一直没有句号就结束了：</p>"
-            f"<div class='admonition'><p class='admonition-title'>输入与适用条件</p><p>{long}</p></div>"
-            f"<table><tr><td>{long}</td></tr></table><div class='highlight'><pre>{long}</pre></div>"
-            f"<div class='math'>{long}</div><script>{long}</script>"
-            "<p class='rubric'>本页参考文献</p><ul><li>A very long bibliography entry that is not prose at all.</li></ul>")
+    html = (
+        f"<h2>为什么需要<a class='headerlink'>#</a></h2><p>{long}短句。<code>x</code> 与 "
+        f"<span class='math'>\\(n^2\\)</span> 一起出现在这一段里，并且这一段一直没有句号就结束了：</p>"
+        f"<div class='admonition'><p class='admonition-title'>输入与适用条件</p><p>{long}</p></div>"
+        f"<table><tr><td>{long}</td></tr></table><div class='highlight'><pre>{long}</pre></div>"
+        f"<div class='math'>{long}</div><script>{long}</script>"
+        "<p class='rubric'>本页参考文献</p><ul><li>A very long bibliography entry that is not prose at all.</li></ul>"
+    )
     found = sentences(_article(html))
-    assert found == [long, "x与$\\(n^2\\)$一起出现在这一段里，并且这一段一直没有句号就结束了：", long]
+    assert found == [
+        long,
+        "x与$\\(n^2\\)$一起出现在这一段里，并且这一段一直没有句号就结束了：",
+        long,
+    ]
 
 
 def test_a_sentence_never_runs_across_two_blocks_and_maths_does_not_count_towards_the_length():
-    html = ("<ul><li>第一项的文字写到这里还没有结束标点</li><li>第二项接着写下去也没有句号结束</li></ul>"
-            "<p><span class='math'>\\(a + b + c + d + e + f + g + h + i + j + k\\)</span>很短。</p>"
-            "<p>“引号里的一句话也要算进来，连同它后面的引号一起。”后面还有一句不够长。</p>")
+    html = (
+        "<ul><li>第一项的文字写到这里还没有结束标点</li><li>第二项接着写下去也没有句号结束</li></ul>"
+        "<p><span class='math'>\\(a + b + c + d + e + f + g + h + i + j + k\\)</span>很短。</p>"
+        "<p>“引号里的一句话也要算进来，连同它后面的引号一起。”后面还有一句不够长。</p>"
+    )
     assert sentences(_article(html)) == ["“引号里的一句话也要算进来，连同它后面的引号一起。”"]
 
 
@@ -153,5 +206,8 @@ def test_the_same_sentence_in_two_places_is_found():
 @pytest.mark.build
 def test_no_sentence_of_25_characters_or_more_appears_twice_in_the_chapter(book_html):
     found = repeated(book_html)
-    report = "\n".join(f"{len(pages)}× {', '.join(sorted(set(pages)))}: {s}" for s, pages in sorted(found.items(), key=lambda x: x[1]))
+    report = "\n".join(
+        f"{len(pages)}× {', '.join(sorted(set(pages)))}: {s}"
+        for s, pages in sorted(found.items(), key=lambda x: x[1])
+    )
     assert not found, f"{len(found)} sentences appear more than once:\n{report}"

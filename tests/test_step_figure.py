@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CODE = ROOT / "code"
 CHAPTER = ROOT / "book" / "chapter"
 
-FRAMES = '''
+FRAMES = """
 from tiny_helper import CONDITIONS
 
 
@@ -58,7 +58,7 @@ def short_row():
     data = frames()
     data[1]["tables"][0]["rows"][1].pop()
     return data
-'''
+"""
 
 HELPER = 'CONDITIONS = ["条件甲", "条件乙", "条件丙", "条件丁", "条件戊"]\n'
 
@@ -76,8 +76,12 @@ PAGE = """\
 """
 
 
-def project(tmp_path: Path, target: str = "tiny_figs:frames", code_dir: Path | None = None,
-            package_dir: Path | None = None) -> Path:
+def project(
+    tmp_path: Path,
+    target: str = "tiny_figs:frames",
+    code_dir: Path | None = None,
+    package_dir: Path | None = None,
+) -> Path:
     src = tmp_path / "src"
     code = tmp_path / "code"
     src.mkdir()
@@ -98,7 +102,9 @@ def project(tmp_path: Path, target: str = "tiny_figs:frames", code_dir: Path | N
         ),
         encoding="utf-8",
     )
-    (src / "index.md").write_text(PAGE.format(target=target) + "\n```{toctree}\nplain\n```\n", encoding="utf-8")
+    (src / "index.md").write_text(
+        PAGE.format(target=target) + "\n```{toctree}\nplain\n```\n", encoding="utf-8"
+    )
     (src / "plain.md").write_text("# 没有图的页\n\n正文。\n", encoding="utf-8")
     return src
 
@@ -112,7 +118,10 @@ def build(src: Path, builder: str) -> tuple[SphinxTestApp, str]:
     return app, strip_escape_sequences(app.warning.getvalue())
 
 
-CAPTIONS = [f"{k} / 5 · {c}" for k, c in enumerate(["条件甲", "条件乙", "条件丙", "条件丁", "条件戊"], start=1)]
+CAPTIONS = [
+    f"{k} / 5 · {c}"
+    for k, c in enumerate(["条件甲", "条件乙", "条件丙", "条件丁", "条件戊"], start=1)
+]
 
 
 def test_html_has_every_frame_and_the_hooks_the_script_uses(tmp_path):
@@ -123,7 +132,10 @@ def test_html_has_every_frame_and_the_hooks_the_script_uses(tmp_path):
     (figure,) = soup.select("[data-step-figure]")
     assert figure["id"] == "t1" and figure["data-step-figure"] == "T1"
     assert figure["data-dwell"] == "2000"  # step_figure_dwell, in milliseconds
-    assert [p.get_text() for p in figure.select(".step-figure-heading, .step-figure-title")] == ["动态图解 · T1", "测试图"]
+    assert [p.get_text() for p in figure.select(".step-figure-heading, .step-figure-title")] == [
+        "动态图解 · T1",
+        "测试图",
+    ]
     assert figure.select_one(".step-figure-body strong").get_text() == "说明"  # MyST body parsed
 
     stage = figure.select_one(".step-figure-stage")
@@ -131,16 +143,25 @@ def test_html_has_every_frame_and_the_hooks_the_script_uses(tmp_path):
     frames = stage.select(".step-figure-frame")
     assert [f["data-step"] for f in frames] == ["1", "2", "3", "4", "5"]
     assert [f.select_one(".step-figure-caption").get_text() for f in frames] == CAPTIONS
-    assert [f.select_one(".step-figure-rule").get_text() for f in frames] == [f"当前行规则：规则{k}" for k in range(1, 6)]
-    assert [f.select_one(".step-figure-explanation").get_text() for f in frames] == [f"说明{k}" for k in range(1, 6)]
+    assert [f.select_one(".step-figure-rule").get_text() for f in frames] == [
+        f"当前行规则：规则{k}" for k in range(1, 6)
+    ]
+    assert [f.select_one(".step-figure-explanation").get_text() for f in frames] == [
+        f"说明{k}" for k in range(1, 6)
+    ]
 
     # Cells: words for everyone, classes for colour; the current row is marked and bold.
     first = frames[0].select_one("table.step-figure-table")
     assert first.select_one("caption").get_text(strip=True).startswith("表1")
     rows = first.select("tbody tr")
-    assert "step-figure-current" in rows[0]["class"] and "step-figure-current" not in rows[1].get("class", [])
+    assert "step-figure-current" in rows[0]["class"] and "step-figure-current" not in rows[1].get(
+        "class", []
+    )
     assert [td.get_text(strip=True) for td in rows[0].select("td")] == ["✓ 允许", "✗ 禁止"]
-    assert [td["class"][0] for td in rows[0].select("td")] == ["step-figure-allowed", "step-figure-forbidden"]
+    assert [td["class"][0] for td in rows[0].select("td")] == [
+        "step-figure-allowed",
+        "step-figure-forbidden",
+    ]
     assert rows[0].select_one("th").get_text(strip=True) == "行 0"  # row header, not a data cell
     assert rows[0].select_one("td strong") is not None
 
@@ -165,7 +186,9 @@ def test_latex_is_a_static_sequence_without_html(tmp_path):
     positions = [body.index(r"\sphinxstylestrong{" + caption + "}") for caption in CAPTIONS]
     assert positions == sorted(positions), "the five captions, in order"
     assert body.count(r"\begin{tabulary}") == 5
-    assert "规则5" in body and "说明5" in body and r"\(\checkmark\) 允许" in body and "✗ 禁止" in body
+    assert (
+        "规则5" in body and "说明5" in body and r"\(\checkmark\) 允许" in body and "✗ 禁止" in body
+    )
     for html in ("<div", "<button", "<p ", "data-step", "颜色只帮助区分"):
         assert html not in tex
 
@@ -212,24 +235,32 @@ def test_a_change_in_code_changes_the_figure_on_the_next_build(tmp_path):
         ("tiny_figs", "the argument must be 'module:function'"),
         ("nowhere:frames", "no file"),
         ("tiny_figs:missing", "tiny_figs.py has no function missing()"),
-        ("tiny_figs:broken", "broken() failed: ZeroDivisionError: division by zero (at tiny_figs.py, line"),
-        ("tiny_figs:bad_state", "frames[0].tables[0].rows[0][1].state must be 'allowed', 'forbidden' or None"),
+        (
+            "tiny_figs:broken",
+            "broken() failed: ZeroDivisionError: division by zero (at tiny_figs.py, line",
+        ),
+        (
+            "tiny_figs:bad_state",
+            "frames[0].tables[0].rows[0][1].state must be 'allowed', 'forbidden' or None",
+        ),
         ("tiny_figs:short_row", "frames[1].tables[0].rows[1] has 2 cells, the header 3"),
     ],
 )
 def test_a_bad_argument_or_a_failing_function_is_a_clear_error(tmp_path, target, message):
     app, warnings = build(project(tmp_path, target), "html")
-    assert "ERROR" in warnings and f"step-figure {target}" in warnings and message in warnings, warnings
+    assert "ERROR" in warnings and f"step-figure {target}" in warnings and message in warnings, (
+        warnings
+    )
     assert "index.md" in warnings  # the page and line of the directive
 
 
 def test_the_books_f12_frames_build_from_the_teaching_code(tmp_path):
     att = importlib.import_module("02_attention")
-    src = project(tmp_path, "chapter.mask:f12_frames", code_dir=CODE, package_dir=CHAPTER)
+    src = project(tmp_path, "chapter.mask_figure:f12_frames", code_dir=CODE, package_dir=CHAPTER)
     app, warnings = build(src, "html")
     assert warnings == ""
     deps = {Path(p).name for p in app.env.dependencies["index"]}
-    assert {"mask.py", "fmt.py", "02_attention.py"} <= deps
+    assert {"mask_figure.py", "fmt.py", "02_attention.py"} <= deps
     soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
     frames = soup.select(".step-figure-frame")
     assert [f.select_one(".step-figure-caption").get_text() for f in frames[:3]] == [
@@ -249,7 +280,9 @@ def test_the_books_f12_frames_build_from_the_teaching_code(tmp_path):
     right, wrong = frames[4].select("table")
 
     def allowed(table):
-        return [["允许" in td.get_text() for td in tr.select("td")] for tr in table.select("tbody tr")]
+        return [
+            ["允许" in td.get_text() for td in tr.select("td")] for tr in table.select("tbody tr")
+        ]
 
     assert allowed(right) == att.visibility(2, 5, past=3)
     assert allowed(wrong) == att.row_index_visibility(2, 5)

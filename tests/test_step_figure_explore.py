@@ -13,7 +13,7 @@ import pytest
 from bs4 import BeautifulSoup
 from test_step_figure import CHAPTER, CODE, build, project
 
-EXPLORE = '''
+EXPLORE = """
 
 def explore():
     return {
@@ -39,18 +39,22 @@ def not_json():
     data = explore()
     data["words"]["bad"] = {1, 2}
     return data
-'''
+"""
 
 
 def explore_project(tmp_path, option: str | None = "tiny_figs:explore", code_dir=None):
     tmp_path.mkdir(exist_ok=True)
     src = project(tmp_path, code_dir=code_dir)
     code = tmp_path / "code"
-    (code / "tiny_figs.py").write_text((code / "tiny_figs.py").read_text(encoding="utf-8") + EXPLORE, encoding="utf-8")
+    (code / "tiny_figs.py").write_text(
+        (code / "tiny_figs.py").read_text(encoding="utf-8") + EXPLORE, encoding="utf-8"
+    )
     if option:
         page = src / "index.md"
         text = page.read_text(encoding="utf-8")
-        page.write_text(text.replace(":question:", f":explore: {option}\n:question:", 1), encoding="utf-8")
+        page.write_text(
+            text.replace(":question:", f":explore: {option}\n:question:", 1), encoding="utf-8"
+        )
     return src
 
 
@@ -94,10 +98,16 @@ def test_latex_and_text_leave_the_panel_out_and_are_unchanged(tmp_path, builder,
     assert warnings == ""
     without, warnings = build(explore_project(tmp_path / "without", option=None), builder)
     assert warnings == ""
-    (out,) = with_panel.outdir.glob(f"*{suffix}") if builder == "latex" else [with_panel.outdir / "index.txt"]
+    (out,) = (
+        with_panel.outdir.glob(f"*{suffix}")
+        if builder == "latex"
+        else [with_panel.outdir / "index.txt"]
+    )
     text = out.read_text(encoding="utf-8")
     assert "试一试" not in text and "可读" not in text and "explore" not in text
-    (same,) = without.outdir.glob(f"*{suffix}") if builder == "latex" else [without.outdir / "index.txt"]
+    (same,) = (
+        without.outdir.glob(f"*{suffix}") if builder == "latex" else [without.outdir / "index.txt"]
+    )
     assert text == same.read_text(encoding="utf-8")
 
 
@@ -119,15 +129,19 @@ def test_other_builders_leave_the_panel_out(tmp_path):
 )
 def test_a_bad_explore_function_is_a_clear_error(tmp_path, option, message):
     app, warnings = build(explore_project(tmp_path, option=option), "html")
-    assert "ERROR" in warnings and f":explore: {option}" in warnings and message in warnings, warnings
+    assert "ERROR" in warnings and f":explore: {option}" in warnings and message in warnings, (
+        warnings
+    )
 
 
 def test_the_books_explore_states_build_from_the_teaching_code(tmp_path):
-    figs = importlib.import_module("chapter.mask")
-    src = project(tmp_path, "chapter.mask:f12_frames", code_dir=CODE, package_dir=CHAPTER)
+    figs = importlib.import_module("chapter.mask_figure")
+    src = project(tmp_path, "chapter.mask_figure:f12_frames", code_dir=CODE, package_dir=CHAPTER)
     page = src / "index.md"
     page.write_text(
-        page.read_text(encoding="utf-8").replace(":question:", ":explore: chapter.mask:f12_explore_states\n:question:"),
+        page.read_text(encoding="utf-8").replace(
+            ":question:", ":explore: chapter.mask_figure:f12_explore_states\n:question:"
+        ),
         encoding="utf-8",
     )
     app, warnings = build(src, "html")

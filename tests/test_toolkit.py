@@ -6,9 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
-
 from bench import make_html, make_project
+from bs4 import BeautifulSoup
 from conftest import ROOT, flat
 
 pytestmark = pytest.mark.build  # every test here reads the session's book build
@@ -16,8 +15,25 @@ pytestmark = pytest.mark.build  # every test here reads the session's book build
 GLOSSARY = ROOT / "book" / "glossary.md"
 # The terms the glossary must define (each exactly once).
 TERMS = [
-    "查询", "Query", "键", "Key", "值", "Value", "分数", "可见性表", "因果", "加性 mask", "PAD", "绝对位置",
-    "KV 缓存", "多头", "头维度", "位置旋转（RoPE）", "反向传播", "softmax", "温度",
+    "查询",
+    "Query",
+    "键",
+    "Key",
+    "值",
+    "Value",
+    "分数",
+    "可见性表",
+    "因果",
+    "加性 mask",
+    "PAD",
+    "绝对位置",
+    "KV 缓存",
+    "多头",
+    "头维度",
+    "位置旋转（RoPE）",
+    "反向传播",
+    "softmax",
+    "温度",
 ]
 
 
@@ -28,7 +44,10 @@ def soup(book_html: Path, name: str) -> BeautifulSoup:
 def glossary_terms(book_html: Path) -> dict[str, str]:
     """Each term of the built glossary and its anchor."""
     page = soup(book_html, "glossary.html")
-    return {dt.get_text(strip=True).rstrip("¶#").strip(): dt["id"] for dt in page.select("dl.glossary dt")}
+    return {
+        dt.get_text(strip=True).rstrip("¶#").strip(): dt["id"]
+        for dt in page.select("dl.glossary dt")
+    }
 
 
 def test_the_glossary_defines_each_term_once(book_html):
@@ -47,8 +66,11 @@ def test_term_links_resolve_to_their_definition(book_html):
         page = soup(book_html, html.relative_to(book_html).as_posix())
         # An entry of the glossary may link another entry on the same page ("#term-8").
         here = "glossary.html" if html.name == "glossary.html" else ""
-        links += [here + a["href"] if a["href"].startswith("#") else a["href"]
-                  for a in page.select("a.reference.internal") if a.select_one("span.std-term")]
+        links += [
+            here + a["href"] if a["href"].startswith("#") else a["href"]
+            for a in page.select("a.reference.internal")
+            if a.select_one("span.std-term")
+        ]
     assert links, "no page links a glossary term"
     for href in links:
         page, _, anchor = href.partition("#")
@@ -96,16 +118,25 @@ def floor_book(tmp_path):
 
 def cite_page(project: Path, key: str) -> None:
     index = project / "book" / "index.md"
-    index.write_text(index.read_text(encoding="utf-8") + f"\n见 {{cite:p}}`{key}`。\n", encoding="utf-8")
+    index.write_text(
+        index.read_text(encoding="utf-8") + f"\n见 {{cite:p}}`{key}`。\n", encoding="utf-8"
+    )
 
 
 def test_names_in_reference_titles_keep_their_letters(book_html):
     # A documentation page or a configuration is cited by its name (torch.nn.MultiheadAttention,
     # Meta-Llama-3-8B); the bibliography style must not turn it into "Torch.nn.multiheadattention".
     bib = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
-    names = [t.replace("\\_", "_") for t in re.findall(r"^\s*title\s*=\s*\{\{([^{}]*)\}\},$", bib, flags=re.M)]
+    names = [
+        t.replace("\\_", "_")
+        for t in re.findall(r"^\s*title\s*=\s*\{\{([^{}]*)\}\},$", bib, flags=re.M)
+    ]
     assert len(names) >= 10
-    text = " ".join(BeautifulSoup((book_html / "references.html").read_text(encoding="utf-8"), "html.parser").get_text(" ").split())
+    text = " ".join(
+        BeautifulSoup((book_html / "references.html").read_text(encoding="utf-8"), "html.parser")
+        .get_text(" ")
+        .split()
+    )
     assert [name for name in names if name not in text] == []
 
 
@@ -135,14 +166,22 @@ def test_a_known_key_builds_with_the_pages_reference_list(floor_book):
     result = make_html(floor_book)
     assert result.returncode == 0, result.stderr
     page = soup(floor_book / "_build" / "html", "index.html")
-    assert "RoFormer" in page.find("p", class_="rubric", string="本页参考文献").find_next("ul").get_text()
+    assert (
+        "RoFormer"
+        in page.find("p", class_="rubric", string="本页参考文献").find_next("ul").get_text()
+    )
 
 
 @pytest.mark.pdf
 def test_the_pdf_has_glossary_bibliography_and_index_in_chinese(pages, text):
     toc = flat(next(p for p in pages if "目录" in p))
     assert "附录A" in toc and "术语表" in toc and "参考文献" in toc and "索引" in toc
-    for english in ("Bibliography", "Index", "Appendix", "APPENDIX"):  # as a word: IndexError in a listing is code
+    for english in (
+        "Bibliography",
+        "Index",
+        "Appendix",
+        "APPENDIX",
+    ):  # as a word: IndexError in a listing is code
         assert not re.search(rf"(?<![A-Za-z]){english}(?![A-Za-z])", text), english
     last = "".join(pages[-3:])
     assert "索引" in last and "visibility()（02_attention.py）" in last.replace(" ", "")
@@ -186,7 +225,8 @@ def test_the_copy_button_copies_a_doctest_without_prompts_or_output(browser, boo
 
     ex = importlib.import_module("02_exercises_mask")  # the mask page's exercise shows its doctest
     expected = "\n".join(
-        e.source.rstrip("\n") for e in doctest.DocTestParser().get_examples(ex.visible_counts.__doc__)
+        e.source.rstrip("\n")
+        for e in doctest.DocTestParser().get_examples(ex.visible_counts.__doc__)
     )
     context = browser.new_context()
     context.add_init_script(RECORD_COPIES)

@@ -24,14 +24,14 @@ BOOK_SIDE = sorted((ROOT / "book" / "chapter").glob("*.py"))
 CODE_NAMES = ("head_dim", "d_head", "d_model", "n_heads", "num_heads", "kv_heads")
 
 
-
-
 def prose(book_html: Path, page: str) -> str:
     """The page's running text: code, run output, maths, scripts and the page's bibliography left out
     (an entry's title, such as "LlamaAttention (head_dim)", is the source's own words)."""
     article = article_of(book_html, f"ch02/{page}.html")
     drop_bibliography(article)
-    for node in article.select("code, pre, div.highlight, span.math, div.math, script, .headerlink"):
+    for node in article.select(
+        "code, pre, div.highlight, span.math, div.math, script, .headerlink"
+    ):
         node.decompose()
     return article.get_text(" ")
 
@@ -40,7 +40,9 @@ def prose(book_html: Path, page: str) -> str:
 @pytest.mark.parametrize("page", CHAPTER)
 def test_a_printed_minus_is_the_minus_sign(book_html, page):
     ascii_minus = re.findall(r"(?<![\w\-.])-(?=[\d∞])\S*", prose(book_html, page))
-    assert not ascii_minus, f"{page}: ASCII '-' before a number (write U+2212 through fmt): {ascii_minus}"
+    assert not ascii_minus, (
+        f"{page}: ASCII '-' before a number (write U+2212 through fmt): {ascii_minus}"
+    )
 
 
 @pytest.mark.build
@@ -48,7 +50,9 @@ def test_a_printed_minus_is_the_minus_sign(book_html, page):
 def test_code_names_appear_only_as_code(book_html, page):
     text = prose(book_html, page)
     bare = {name for name in CODE_NAMES if re.search(rf"(?<![\w`]){name}(?!\w)", text)}
-    assert not bare, f"{page}: {sorted(bare)} written as a bare word; say 头维度 / 头数 or mark it as code"
+    assert not bare, (
+        f"{page}: {sorted(bare)} written as a bare word; say 头维度 / 头数 or mark it as code"
+    )
 
 
 def test_the_finite_difference_step_is_not_the_number_of_heads():
@@ -56,10 +60,14 @@ def test_the_finite_difference_step_is_not_the_number_of_heads():
     for page in CHAPTER:
         source = (ROOT / "book" / "ch02" / f"{page}.md").read_text(encoding="utf-8")
         display = re.findall(r"\$\$(.+?)\$\$", source, flags=re.S)
-        maths = display + re.findall(r"\$([^$\n]+)\$", re.sub(r"\$\$.+?\$\$", "", source, flags=re.S))
+        maths = display + re.findall(
+            r"\$([^$\n]+)\$", re.sub(r"\$\$.+?\$\$", "", source, flags=re.S)
+        )
         lone_h = [m for m in maths if re.search(r"(?<![\\\w{])h(?![\w}])", m)]
         if page not in {"multihead", "costs", "tensors", "index"}:
-            assert not lone_h, f"{page}: the symbol h (the number of heads) used for something else: {lone_h[:3]}"
+            assert not lone_h, (
+                f"{page}: the symbol h (the number of heads) used for something else: {lone_h[:3]}"
+            )
 
 
 @pytest.mark.parametrize("path", BOOK_SIDE, ids=lambda p: p.name)
@@ -87,9 +95,16 @@ def test_the_preface_shows_the_statement(book_html):
     assert fmt.decimals_sentence() in re.sub(r"\s+(?=[，。；])", "", text)
 
 
-@pytest.mark.parametrize("name, x, shown", [("ratio", 4.0, "4.00"), ("ms", 0.0021, "2.100"),
-                                            ("multiple", 2.83, "2.8"), ("percent", 0.5, "50.00%"),
-                                            ("seconds", 1.0, "1.00")])
+@pytest.mark.parametrize(
+    "name, x, shown",
+    [
+        ("ratio", 4.0, "4.00"),
+        ("ms", 0.0021, "2.100"),
+        ("multiple", 2.83, "2.8"),
+        ("percent", 0.5, "50.00%"),
+        ("seconds", 1.0, "1.00"),
+    ],
+)
 def test_each_kind_has_its_decimals(name, x, shown):
     assert getattr(fmt, name)(x) == shown
 
@@ -109,21 +124,34 @@ def sentences_of(text: str) -> list[str]:
 
 # Each rule: the symbol or word, and a pattern that finds it used in its other meaning.
 SYMBOL_RULES = {
-    "V is the Value matrix, not the vocabulary size": re.compile(r"\\ln\s*\{?\s*V\b|(?<![\w\\])ln\s*V\b|词表大小\s*\\?\(?\s*V\b"),
-    "h counts heads, it indexes none": re.compile(r"第\s*\\?\(?\s*h\s*\\?\)?\s*(个头|组)|头\s*\\?\(?\s*h\s*\\?\)?\s*的"),
-    "长度 is a norm, the number of components is 维数": re.compile(r"向量的长度\s*\\?\(?\s*d\b|长度\s*\\?\(?\s*d\s*\\?\)?\s*(维|个分量)"),
+    "V is the Value matrix, not the vocabulary size": re.compile(
+        r"\\ln\s*\{?\s*V\b|(?<![\w\\])ln\s*V\b|词表大小\s*\\?\(?\s*V\b"
+    ),
+    "h counts heads, it indexes none": re.compile(
+        r"第\s*\\?\(?\s*h\s*\\?\)?\s*(个头|组)|头\s*\\?\(?\s*h\s*\\?\)?\s*的"
+    ),
+    "长度 is a norm, the number of components is 维数": re.compile(
+        r"向量的长度\s*\\?\(?\s*d\b|长度\s*\\?\(?\s*d\s*\\?\)?\s*(维|个分量)"
+    ),
 }
 
 
 def symbol_misuses(text: str) -> dict[str, list[str]]:
     """For each rule, the sentences of ``text`` that use the symbol in its other meaning."""
-    found = {rule: [s for s in sentences_of(text) if pattern.search(s)] for rule, pattern in SYMBOL_RULES.items()}
+    found = {
+        rule: [s for s in sentences_of(text) if pattern.search(s)]
+        for rule, pattern in SYMBOL_RULES.items()
+    }
     # ε is the finite-difference step: never float64's machine precision in the same sentence.
     found["ε is the finite-difference step only"] = [
-        s for s in sentences_of(text) if re.search(r"ε|\\varepsilon|\\epsilon", s) and "机器" in s]
+        s for s in sentences_of(text) if re.search(r"ε|\\varepsilon|\\epsilon", s) and "机器" in s
+    ]
     # L is the number of layers: a sentence about the loss never calls it L.
     found["L is the layer count, not the loss"] = [
-        s for s in sentences_of(text) if "损失" in s and re.search(r"(?<![\\\w{])L(?![\w}])\s*\\?\)?\s*(=|是|为)", s)]
+        s
+        for s in sentences_of(text)
+        if "损失" in s and re.search(r"(?<![\\\w{])L(?![\w}])\s*\\?\)?\s*(=|是|为)", s)
+    ]
     return {rule: hits for rule, hits in found.items() if hits}
 
 
@@ -149,22 +177,34 @@ def test_one_symbol_one_meaning(book_html, page):
 # -- numbers outside the preface's rule (fmt's kinds) --------------------------------------------------------
 NUMBER_RULES = {
     # fmt.sci is for what is smaller than 10⁻³ and for float limits: 3.6 × 10⁻¹ is a value (fmt.difference).
-    "scientific notation for a number that is a value": re.compile(r"\d × 10(⁻[¹²³]|[⁰¹²³])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])"),
+    "scientific notation for a number that is a value": re.compile(
+        r"\d × 10(⁻[¹²³]|[⁰¹²³])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])"
+    ),
     "e-notation instead of × 10ⁿ": re.compile(r"(?<![\w.])\d+(\.\d+)?e[+\-−]\d+"),
     "more decimals than any kind has": re.compile(r"(?<![\d.])\d+\.\d{5,}(?!\d)"),
-    "a large whole number without thousands separators": re.compile(r"(?<![\w.,\-−/#])\d{5,}(?![\w.,])"),
+    "a large whole number without thousands separators": re.compile(
+        r"(?<![\w.,\-−/#])\d{5,}(?![\w.,])"
+    ),
 }
 
 
 def numbers_outside_the_rule(text: str) -> dict[str, list[str]]:
-    return {rule: [m.group(0) for m in pattern.finditer(text)] for rule, pattern in NUMBER_RULES.items()
-            if pattern.search(text)}
+    return {
+        rule: [m.group(0) for m in pattern.finditer(text)]
+        for rule, pattern in NUMBER_RULES.items()
+        if pattern.search(text)
+    }
 
 
 def test_each_number_rule_catches_a_planted_break():
     planted = "最大差 3.6 × 10⁻¹；finfo 是 3.40282e+38；权重 0.090031；周期 54410 个位置。"
     assert set(numbers_outside_the_rule(planted)) == set(NUMBER_RULES)
-    assert numbers_outside_the_rule("差 2.2 × 10⁻¹⁶，最大数 3.4 × 10³⁸，权重 0.0900，周期 54,410.3，2017 年。") == {}
+    assert (
+        numbers_outside_the_rule(
+            "差 2.2 × 10⁻¹⁶，最大数 3.4 × 10³⁸，权重 0.0900，周期 54,410.3，2017 年。"
+        )
+        == {}
+    )
 
 
 @pytest.mark.build
@@ -174,8 +214,10 @@ def test_the_built_page_prints_numbers_by_the_rule(book_html, page):
 
 
 # -- a sentence about a library says where it was observed, or cites its source ------------------------------
-LIBRARIES = re.compile(r"scaled_dot_product_attention|SDPA|MultiheadAttention|dot_product_attention|FlexAttention"
-                       r"|create_mask|Keras|transformers|Hugging Face|flash_attn|masking_utils|PyTorch|\bJAX\b")
+LIBRARIES = re.compile(
+    r"scaled_dot_product_attention|SDPA|MultiheadAttention|dot_product_attention|FlexAttention"
+    r"|create_mask|Keras|transformers|Hugging Face|flash_attn|masking_utils|PyTorch|\bJAX\b"
+)
 # A version (2.13.0), an observation, make crosscheck, or the documentation named.
 WHERE = re.compile(r"\d+\.\d+\.\d+|观察|crosscheck|文档")
 BLOCKS = ["p", "li", "dd", "dt", "caption", "figcaption"]
@@ -189,12 +231,18 @@ def unsourced_library_claims(article) -> list[str]:
         node.decompose()
 
     def sourced(node) -> bool:
-        return bool(WHERE.search(node.get_text(" ")) or node.select("a[href*='references.html'], span.cite"))
+        return bool(
+            WHERE.search(node.get_text(" ")) or node.select("a[href*='references.html'], span.cite")
+        )
 
     found = []
     for table in article.find_all("table"):
         before = table.find_previous(["p", "caption"])
-        if LIBRARIES.search(table.get_text(" ")) and not sourced(table) and not (before and sourced(before)):
+        if (
+            LIBRARIES.search(table.get_text(" "))
+            and not sourced(table)
+            and not (before and sourced(before))
+        ):
             found.append(table.get_text(" ", strip=True)[:120])
         table.decompose()
     for block in article.find_all(BLOCKS):
@@ -210,7 +258,8 @@ def test_an_unsourced_library_claim_is_found():
         "<article><p>SDPA 的布尔 True 表示允许。</p>"
         "<p>SDPA 的布尔 True 表示允许（PyTorch 2.13.0，CPU，float64 上观察）。</p>"
         "<p>见 <a href='../references.html#x'>文档</a>：Keras 把浮点 mask 转成布尔。</p></article>",
-        "html.parser").find("article")
+        "html.parser",
+    ).find("article")
     assert unsourced_library_claims(planted) == ["SDPA 的布尔 True 表示允许。"]
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections import Counter
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 # The Debian packages of the PDF edition, in the order the README gives them.
@@ -26,7 +26,12 @@ DEBIAN_PACKAGES = (
 ).split()
 APT_GET = "apt-get install " + " ".join(DEBIAN_PACKAGES)
 
-PROGRAMS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "xindy": "xindy", "fc-list": "fontconfig"}
+PROGRAMS = {
+    "xelatex": "texlive-xetex",
+    "latexmk": "latexmk",
+    "xindy": "xindy",
+    "fc-list": "fontconfig",
+}
 # LaTeX packages the book needs that Debian ships outside texlive-xetex.
 STYLES = {"xeCJK.sty": "texlive-lang-cjk", "titlesec.sty": "texlive-latex-extra"}
 # The fonts conf.py asks for by name.
@@ -47,7 +52,9 @@ LOG_PROBLEMS = re.compile(
 
 
 def _has_font(family: str) -> bool:
-    result = subprocess.run(["fc-list", f":family={family}", "family"], capture_output=True, text=True)
+    result = subprocess.run(
+        ["fc-list", f":family={family}", "family"], capture_output=True, text=True
+    )
     return any(family in line.split(",") for line in result.stdout.splitlines())
 
 
@@ -88,7 +95,9 @@ def log_problems(latex_dir: Path) -> list[str]:
             continue
         text = log.read_text(encoding="utf-8", errors="replace")
         found = Counter(m.group(0).strip() for m in LOG_PROBLEMS.finditer(text.replace("\n", "")))
-        problems += [f"{log.name}: {line}" + (f" ({n} times)" if n > 1 else "") for line, n in found.items()]
+        problems += [
+            f"{log.name}: {line}" + (f" ({n} times)" if n > 1 else "") for line, n in found.items()
+        ]
     return problems
 
 
@@ -102,9 +111,13 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["log"] and len(argv) == 2:
         problems = log_problems(Path(argv[1]))
         if problems:
-            print("The PDF was built, but LaTeX reported:", *problems, sep="\n    ", file=sys.stderr)
+            print(
+                "The PDF was built, but LaTeX reported:", *problems, sep="\n    ", file=sys.stderr
+            )
             return 1
-        for pdf in sorted(p for p in Path(argv[1]).glob("*.pdf") if p.with_suffix(".tex").is_file()):
+        for pdf in sorted(
+            p for p in Path(argv[1]).glob("*.pdf") if p.with_suffix(".tex").is_file()
+        ):
             print(f"{pdf}: every glyph found, every reference resolved")
         return 0
     print("usage: texcheck.py tools | texcheck.py log LATEX_DIR", file=sys.stderr)

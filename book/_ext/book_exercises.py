@@ -32,7 +32,11 @@ def _top_sections(env: BuildEnvironment, docname: str) -> int:
     """How many top-level sections (h2) a chapter opening has before its pages."""
     doctree = env.get_doctree(docname)
     title = next(doctree.findall(nodes.section), None)
-    return sum(isinstance(child, nodes.section) for child in title.children) if title is not None else 0
+    return (
+        sum(isinstance(child, nodes.section) for child in title.children)
+        if title is not None
+        else 0
+    )
 
 
 def section_numbers(env: BuildEnvironment) -> dict[str, tuple[int, int]]:
@@ -110,7 +114,10 @@ def _own_ids(solution: nodes.Element) -> None:
         renamed.update({i: prefix + i for i in node["ids"]})
         node["ids"] = [prefix + i for i in node["ids"]]
     for index in solution.findall(addnodes.index):
-        index["entries"] = [(t, text, renamed.get(tid, tid), main, key) for t, text, tid, main, key in index["entries"]]
+        index["entries"] = [
+            (t, text, renamed.get(tid, tid), main, key)
+            for t, text, tid, main, key in index["entries"]
+        ]
     for reference in solution.findall(nodes.reference):
         if reference.get("refid") in renamed:
             reference["refid"] = renamed[reference["refid"]]
@@ -119,10 +126,14 @@ def _own_ids(solution: nodes.Element) -> None:
 class ChineseParentheses(SphinxPostTransform):
     """Titles read 「练习 2.3.1（标题）」: sphinx-exercise writes the title's brackets the Latin way."""
 
-    default_priority = 22  # after sphinx-exercise has built the exercise and solution titles (20, 21)
+    default_priority = (
+        22  # after sphinx-exercise has built the exercise and solution titles (20, 21)
+    )
 
     def run(self, **kwargs: object) -> None:
-        for node in self.document.findall(lambda n: isinstance(n, (exercise_node, exercise_enumerable_node, solution_node))):
+        for node in self.document.findall(
+            lambda n: isinstance(n, (exercise_node, exercise_enumerable_node, solution_node))
+        ):
             for text in list(node[0].findall(nodes.Text)):
                 if text.astext() in {" (", ")"}:
                     text.parent.replace(text, nodes.Text("（" if text.astext() == " (" else "）"))
@@ -139,7 +150,9 @@ class CollectSolutions(SphinxPostTransform):
         # to "<docname>:<label>" (Sphinx's usual form): give each exercise that label as well.
         for exercise in list(self.document.findall(exercise_enumerable_node)):
             label = rf"\phantomsection\label{{\detokenize{{{exercise['docname']}:{exercise['label']}}}}}"
-            exercise.parent.insert(exercise.parent.index(exercise), nodes.raw("", label + "\n", format="latex"))
+            exercise.parent.insert(
+                exercise.parent.index(exercise), nodes.raw("", label + "\n", format="latex")
+            )
         solutions = list(self.document.findall(solution_node))
         if not solutions:
             return

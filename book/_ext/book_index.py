@@ -39,8 +39,12 @@ class IndexedLiteralInclude(LiteralInclude):
 def _escape(self: LaTeXTranslator, value: str) -> str:
     # As Sphinx escapes an index entry for makeindex/xindy (sphinx/writers/latex.py, visit_index).
     value = self.encode(value)
-    value = value.replace(r"\{", r"\sphinxleftcurlybrace{}").replace(r"\}", r"\sphinxrightcurlybrace{}")
-    return value.replace('"', '""').replace("@", '"@').replace("!", '"!').replace("|", r"\textbar{}")
+    value = value.replace(r"\{", r"\sphinxleftcurlybrace{}").replace(
+        r"\}", r"\sphinxrightcurlybrace{}"
+    )
+    return (
+        value.replace('"', '""').replace("@", '"@').replace("!", '"!').replace("|", r"\textbar{}")
+    )
 
 
 def visit_index_latex(self: LaTeXTranslator, node: addnodes.index) -> None:
@@ -51,7 +55,9 @@ def visit_index_latex(self: LaTeXTranslator, node: addnodes.index) -> None:
         self.body.append("\n")
     for _type, string, _target, main, key in keyed:
         text = _escape(self, string)
-        self.body.append(rf"\index{{{_escape(self, key.lower())}{text}@\spxentry{{{text}}}{'|spxpagem' if main else ''}}}")
+        self.body.append(
+            rf"\index{{{_escape(self, key.lower())}{text}@\spxentry{{{text}}}{'|spxpagem' if main else ''}}}"
+        )
     node["entries"] = [e for e in entries if e not in keyed]
     try:
         LaTeXTranslator.visit_index(self, node)  # the other entries, as Sphinx writes them

@@ -25,7 +25,11 @@ def modules(code_dir: Path, package_dir: Path | None = None) -> dict[str, Path]:
     found = {p.stem: p for p in sorted(code_dir.glob("*.py")) if not p.stem.startswith("test_")}
     found |= {p.name: p for p in sorted(code_dir.glob("*.json"))}
     if package_dir is not None and package_dir.is_dir():
-        found |= {f"{package_dir.name}.{p.stem}": p for p in sorted(package_dir.glob("*.py")) if p.stem != "__init__"}
+        found |= {
+            f"{package_dir.name}.{p.stem}": p
+            for p in sorted(package_dir.glob("*.py"))
+            if p.stem != "__init__"
+        }
     return found
 
 
@@ -37,7 +41,9 @@ def _named(text: str, found: tuple[str, ...]) -> frozenset[str]:
         package, _, leaf = name.rpartition(".")
         if re.search(rf"(?<![\w.]){re.escape(name)}\b", text):
             names.add(name)
-        elif package and re.search(rf"from\s+{package}\s+import\s+[^\n]*(?<![\w.]){re.escape(leaf)}\b", text):
+        elif package and re.search(
+            rf"from\s+{package}\s+import\s+[^\n]*(?<![\w.]){re.escape(leaf)}\b", text
+        ):
             names.add(name)
     return frozenset(names)
 
@@ -46,7 +52,8 @@ def used_code_files(text: str, code_dir: Path, package_dir: Path | None = None) 
     """The files that ``text`` names, followed through the files' own mentions."""
     found = modules(code_dir, package_dir)
     names = tuple(found)
-    todo, seen = set(_named(text, names)), set()
+    todo = set(_named(text, names))
+    seen = set()
     while todo:
         name = todo.pop()
         seen.add(name)

@@ -27,7 +27,11 @@ def _set(app: Sphinx) -> None:
 def _outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
     """Every page read with the other format is read again; then the environment records this one."""
     wanted = formats(app.builder.format)
-    stale = [] if getattr(env, "book_figure_formats", wanted) == wanted else sorted(env.found_docs - added)
+    stale = (
+        []
+        if getattr(env, "book_figure_formats", wanted) == wanted
+        else sorted(env.found_docs - added)
+    )
     env.book_figure_formats = wanted
     return stale
 
@@ -35,4 +39,9 @@ def _outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
 def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _set)
     app.connect("env-get-outdated", _outdated)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {
+        "version": "1.0",
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+        "env_version": 1,
+    }

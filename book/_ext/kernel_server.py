@@ -34,8 +34,15 @@ import traceback
 from pathlib import Path
 
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-WARM_IMPORTS = ("numpy", "matplotlib", "matplotlib.figure", "matplotlib.backends.backend_svg",
-                "IPython.core.pylabtools", "ipykernel.kernelapp", "ipykernel.ipkernel")
+WARM_IMPORTS = (
+    "numpy",
+    "matplotlib",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_svg",
+    "IPython.core.pylabtools",
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+)
 
 
 # -- the server (a separate process) -------------------------------------------------------------------
@@ -54,15 +61,25 @@ def _kernel(request: dict, fds: list[int], others: list) -> None:
         os.chdir(request["cwd"])
         # sys.path as ``python -m ipykernel_launcher`` has it: without this script's folder (IPython
         # adds '' before site-packages, as in any kernel).
-        sys.path[:] = [entry for entry in sys.path if entry != os.path.dirname(os.path.abspath(__file__))]
+        sys.path[:] = [
+            entry for entry in sys.path if entry != os.path.dirname(os.path.abspath(__file__))
+        ]
         os.environ.clear()
         os.environ.update({**request["env"], **ONE_THREAD})
         from ipykernel.kernelapp import IPKernelApp
 
         # Two settings ipykernel reads from the environment when it is imported (here: in the server).
-        argv = [*request["argv"], *(f"--IPKernelApp.{trait}={os.environ[name]}" for trait, name in
-                                    (("parent_handle", "JPY_PARENT_PID"), ("interrupt", "JPY_INTERRUPT_EVENT"))
-                                    if os.environ.get(name))]
+        argv = [
+            *request["argv"],
+            *(
+                f"--IPKernelApp.{trait}={os.environ[name]}"
+                for trait, name in (
+                    ("parent_handle", "JPY_PARENT_PID"),
+                    ("interrupt", "JPY_INTERRUPT_EVENT"),
+                )
+                if os.environ.get(name)
+            ),
+        ]
         sys.argv = ["ipykernel_launcher", *argv]
         IPKernelApp.launch_instance(argv)
         code = 0
@@ -78,7 +95,8 @@ def _kernel(request: dict, fds: list[int], others: list) -> None:
 
 
 def _read_request(conn: socket.socket) -> tuple[dict, list[int]]:
-    data, fds = b"", []
+    data = b""
+    fds = []
     while not data.endswith(b"\n"):
         chunk, ancillary, _, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(3 * 4))
         if not chunk:
@@ -100,7 +118,9 @@ def serve(listener: socket.socket, folder: str) -> None:
 
 
 def _serve(listener: socket.socket) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C stops the build; the build's end stops this
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl+C stops the build; the build's end stops this
     os.environ.update(ONE_THREAD)
     # The backend ipykernel chooses for a kernel before its cells run (matplotlib reads it on import).
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
@@ -119,7 +139,10 @@ def _serve(listener: socket.socket) -> None:
                     conn, _ = listener.accept()
                     try:
                         request, fds = _read_request(conn)
-                    except (OSError, ValueError):  # a launcher that died mid-request: nothing to start
+                    except (
+                        OSError,
+                        ValueError,
+                    ):  # a launcher that died mid-request: nothing to start
                         conn.close()
                         continue
                     pid = os.fork()
@@ -196,12 +219,17 @@ def _start(app, env, docnames: list[str]) -> None:
     try:
         listener.bind(path)
         listener.listen(16)
-    except OSError:  # e.g. a temporary folder whose path is too long for a socket: plain kernels, then
+    except (
+        OSError
+    ):  # e.g. a temporary folder whose path is too long for a socket: plain kernels, then
         listener.close()
         shutil.rmtree(folder, ignore_errors=True)
         return
-    process = subprocess.Popen([sys.executable, __file__, str(listener.fileno()), folder],
-                               stdin=subprocess.PIPE, pass_fds=[listener.fileno()])
+    process = subprocess.Popen(
+        [sys.executable, __file__, str(listener.fileno()), folder],
+        stdin=subprocess.PIPE,
+        pass_fds=[listener.fileno()],
+    )
     listener.close()
     _SERVER.update(process=process, folder=folder)
     os.environ["BOOK_KERNEL_SERVER"] = path  # the reading processes and their kernels inherit it

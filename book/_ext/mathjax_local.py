@@ -14,7 +14,9 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util.fileutil import copy_asset
 
-MATHJAX = Path(importlib.import_module("sphinx-mathjax-offline").__file__).parent / "static" / "mathjax"
+MATHJAX = (
+    Path(importlib.import_module("sphinx-mathjax-offline").__file__).parent / "static" / "mathjax"
+)
 
 
 def _copy_mathjax(app: Sphinx, exception: Exception | None) -> None:

@@ -74,7 +74,9 @@ class KeepOnlyEntries(SphinxPostTransform):
             # 参考文献 chapter starts (its \chapter* finds the page already cleared).
             ids = [i for section in page.findall(nodes.section) for i in section["ids"]]
             labels = "".join(rf"\label{{\detokenize{{{docname}:{i}}}}}" for i in ids)
-            anchor = nodes.raw("", rf"\cleardoublepage\phantomsection{labels}" + "\n", format="latex")
+            anchor = nodes.raw(
+                "", rf"\cleardoublepage\phantomsection{labels}" + "\n", format="latex"
+            )
             page.children = []
             page.extend([anchor, *entries])
 
@@ -93,13 +95,18 @@ def _register_styles(app: Sphinx) -> None:
         "pybtex.style.formatting": [app.config.bibtex_default_style],
         # A style that names no label, name or sorting style gets pybtex's defaults for the group.
         "pybtex.style.labels": [style.default_label_style or "number"],
-        "pybtex.style.names": [style.default_name_style or "plain", "last"],  # "last": author-year citations
+        "pybtex.style.names": [
+            style.default_name_style or "plain",
+            "last",
+        ],  # "last": author-year citations
         "pybtex.style.sorting": [style.default_sorting_style or "none"],
         "pybtex.backends": ["plaintext"],  # the tooltips and the labels of citations
     }
     for group, names in used.items():
         for name in names:
-            pybtex.plugin.register_plugin(group, name, pybtex.plugin.find_plugin(group, name), force=True)
+            pybtex.plugin.register_plugin(
+                group, name, pybtex.plugin.find_plugin(group, name), force=True
+            )
     group = "sphinxcontrib.bibtex.style.referencing"
     for name in (app.config.bibtex_reference_style, app.config.bibtex_foot_reference_style):
         plugin = sphinxcontrib.bibtex.plugin.find_plugin(group, name)
@@ -111,8 +118,13 @@ def _format_once(format_entry):
     done: dict = {}
 
     def format_entry_once(style, label, entry, bib_data=None):
-        how = (type(style), type(style.name_style), type(style.label_style),
-               style.abbreviate_names, style.min_crossrefs)
+        how = (
+            type(style),
+            type(style.name_style),
+            type(style.label_style),
+            style.abbreviate_names,
+            style.min_crossrefs,
+        )
         key = (*how, label, id(entry), id(bib_data))
         if key not in done:  # the entry is kept with its result: its id stays its own
             done[key] = format_entry(style, label, entry, bib_data=bib_data), entry, bib_data
@@ -139,7 +151,9 @@ def _when_pages_changed(env_updated):
 
 
 def _note_read(app: Sphinx, env, docnames: list[str]) -> None:
-    _CHANGED["pages"] = _CHANGED.get("pages", False) or bool(docnames)  # pages removed before: purged
+    _CHANGED["pages"] = _CHANGED.get("pages", False) or bool(
+        docnames
+    )  # pages removed before: purged
 
 
 def _note_purge(app: Sphinx, env, docname: str) -> None:
@@ -158,10 +172,14 @@ def setup(app: Sphinx) -> dict:
     if not getattr(BaseStyle.format_entry, "formats_once", False):
         BaseStyle.format_entry = _format_once(BaseStyle.format_entry)
     app.setup_extension("sphinxcontrib.bibtex")
-    app.connect("builder-inited", _register_styles, priority=400)  # before sphinxcontrib-bibtex's own
+    app.connect(
+        "builder-inited", _register_styles, priority=400
+    )  # before sphinxcontrib-bibtex's own
     app.add_config_value("page_refs_title", "本页参考文献", "env", types=[str])
     app.add_config_value("page_refs_bibliography", "references", "env", types=[str])
     app.connect("source-read", _append_page_references)
     app.add_post_transform(KeepOnlyEntries)
-    app.add_node(nodes.citation, override=True, html=(visit_citation_html, HTML5Translator.depart_citation))
+    app.add_node(
+        nodes.citation, override=True, html=(visit_citation_html, HTML5Translator.depart_citation)
+    )
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -40,7 +40,8 @@ def _container(node: nodes.Element) -> nodes.Element:
 
 def _top_section(node: nodes.Element, container: nodes.Element) -> nodes.section | None:
     """The outermost section between ``node`` and its page ``container``."""
-    top, parent = None, node.parent
+    top = None
+    parent = node.parent
     while parent is not container:
         if isinstance(parent, nodes.section):
             top = parent
@@ -66,11 +67,15 @@ class PdfChapters(SphinxPostTransform):
             match = pattern.fullmatch(page["docname"])
             if match:
                 number = int(match.group("number"))
-                counter = nodes.raw("", rf"\setcounter{{chapter}}{{{number - 1}}}" + "\n", format="latex")
+                counter = nodes.raw(
+                    "", rf"\setcounter{{chapter}}{{{number - 1}}}" + "\n", format="latex"
+                )
                 page.parent.insert(page.parent.index(page), counter)
             if not in_appendix and appendix.fullmatch(page["docname"]):
                 in_appendix = True
-                page.parent.insert(page.parent.index(page), nodes.raw("", "\\appendix\n", format="latex"))
+                page.parent.insert(
+                    page.parent.index(page), nodes.raw("", "\\appendix\n", format="latex")
+                )
 
 
 def setup(app: Sphinx) -> dict:

@@ -34,8 +34,12 @@ from sphinx.util.parallel import make_chunks
 # frames and explore states in the reading process.
 KERNEL_SECONDS = 1.4  # start and stop one kernel, nbclient's waits included
 SECONDS_PER_BYTE = 1 / 15_000  # parsing, rendering and running the cells of a page
-STEP_FIGURE_SECONDS = 0.6  # one {step-figure}: its frames (and explore panel) computed while the page is read
-PLOT_SECONDS = 1.0  # importing matplotlib and drawing a page's figures (book/_ext/figure_formats.py)
+STEP_FIGURE_SECONDS = (
+    0.6  # one {step-figure}: its frames (and explore panel) computed while the page is read
+)
+PLOT_SECONDS = (
+    1.0  # importing matplotlib and drawing a page's figures (book/_ext/figure_formats.py)
+)
 
 
 def executed(text: str) -> bool:
@@ -83,7 +87,7 @@ def balanced_order(costs: dict[str, float], nproc: int) -> list[str]:
     for page in sorted(cheapest, key=lambda p: (-costs[p], p)):
 
         def end_if_added(i: int) -> tuple[float, float, int]:
-            trial = loads[:i] + [loads[i] + costs[page]] + loads[i + 1 :]
+            trial = loads[:i] + [loads[i] + costs[page]] + loads[i + 1 :]  # noqa: B023
             return makespan(trial, nproc), loads[i], i
 
         i = min((i for i, size in enumerate(sizes) if len(chunks[i]) < size), key=end_if_added)
@@ -95,7 +99,10 @@ def balanced_order(costs: dict[str, float], nproc: int) -> list[str]:
 def _reorder(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     if app.parallel <= 1 or len(docnames) < 2:
         return
-    costs = {name: estimated_seconds(Path(env.doc2path(name)).read_text(encoding="utf-8")) for name in docnames}
+    costs = {
+        name: estimated_seconds(Path(env.doc2path(name)).read_text(encoding="utf-8"))
+        for name in docnames
+    }
     docnames[:] = balanced_order(costs, app.parallel)
 
 
@@ -143,7 +150,8 @@ def _write_smallest_first(app: Sphinx) -> None:
         # Sphinx's own parallel writer (write_documents sorts the names and calls it), with our order,
         # and one page per writing process: the first is written while the main process resolves the
         # second (Sphinx's chunks of up to ten pages leave the writer waiting for the main process).
-        chunks, builders.make_chunks = builders.make_chunks, one_per_chunk
+        chunks = builders.make_chunks
+        builders.make_chunks = one_per_chunk
         _compile_lexers()
         # What exists now is never collected in a writing process: its garbage collector would otherwise
         # walk (and so copy) the main process's memory in every process forked from it.

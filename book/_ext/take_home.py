@@ -25,12 +25,14 @@ def _module(app: Sphinx):
     """``chapter.take_home``, read afresh from the book's folders (as the figure directive reads its data)."""
     from step_figure.directive import load_fresh
 
-    module = load_fresh("chapter.take_home", Path(app.config.code_deps_dir), Path(app.config.code_deps_package))
+    module = load_fresh(
+        "chapter.take_home", Path(app.config.code_deps_dir), Path(app.config.code_deps_package)
+    )
     _warm_up(module)
     return module
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _warm_up(take_home) -> None:
     """What every page's zip and notebook need, worked out once, in the main process as it writes the first
     page: the writing processes forked after that find it done (which files need numpy; nbformat's schema;
@@ -58,7 +60,11 @@ class TakeHome(SphinxDirective):
         page = _page(self.env.docname)
         if page not in take_home.TEACHING:
             raise self.error(f"take-home: 页面 {page} 没有教学文件（chapter.take_home.TEACHING）")
-        return [take_home_node(page=page, zip=take_home.zip_name(page), notebook=take_home.notebook_name(page))]
+        return [
+            take_home_node(
+                page=page, zip=take_home.zip_name(page), notebook=take_home.notebook_name(page)
+            )
+        ]
 
 
 def _links(node: take_home_node) -> tuple[str, str]:
@@ -71,15 +77,18 @@ def visit_html(self, node: take_home_node) -> None:
     self.body.append(
         f'<p class="take-home">下载本页的全部文件（解压到一个空文件夹即可运行）：'
         f'<a class="reference external take-home-zip" href="{href}{zip_file}" download="">{zip_file}</a>；'
-        f'配套的 notebook（放进同一个文件夹，用 Jupyter 打开）：'
-        f'<a class="reference external take-home-notebook" href="{href}{notebook}" download="">{notebook}</a>。</p>\n')
+        f"配套的 notebook（放进同一个文件夹，用 Jupyter 打开）："
+        f'<a class="reference external take-home-notebook" href="{href}{notebook}" download="">{notebook}</a>。</p>\n'
+    )
     raise nodes.SkipNode
 
 
 def visit_latex(self, node: take_home_node) -> None:
     zip_file, notebook = (name.replace("_", r"\_") for name in _links(node))
-    self.body.append(f"\n\n网页版的这一节可以下载本页的全部文件 \\sphinxcode{{{zip_file}}}"
-                     f" 和配套的 notebook \\sphinxcode{{{notebook}}}：解压到同一个文件夹即可运行。\n\n")
+    self.body.append(
+        f"\n\n网页版的这一节可以下载本页的全部文件 \\sphinxcode{{{zip_file}}}"
+        f" 和配套的 notebook \\sphinxcode{{{notebook}}}：解压到同一个文件夹即可运行。\n\n"
+    )
     raise nodes.SkipNode
 
 
@@ -101,17 +110,32 @@ def _exercises(env, doctree: nodes.document, docname: str) -> list[tuple[str, st
         title = subtitle.astext() if subtitle is not None else node[0].astext()
         parts = []
         for child in node.children[1:]:
-            if isinstance(child, nodes.admonition) and child.children and isinstance(child[0], nodes.title):
-                parts.append(f"**{child[0].astext()}**：" + " ".join(c.astext() for c in child.children[1:]))
-            elif isinstance(child, nodes.literal_block):  # a doctest the learner's function must pass
+            if (
+                isinstance(child, nodes.admonition)
+                and child.children
+                and isinstance(child[0], nodes.title)
+            ):
+                parts.append(
+                    f"**{child[0].astext()}**：" + " ".join(c.astext() for c in child.children[1:])
+                )
+            elif isinstance(
+                child, nodes.literal_block
+            ):  # a doctest the learner's function must pass
                 parts.append("```python\n" + child.astext() + "\n```")
             else:
                 parts.append(child.astext())
-        found.append((f"练习 {number}（{title}）" if number else title, "\n\n".join(p.strip() for p in parts)))
+        found.append(
+            (
+                f"练习 {number}（{title}）" if number else title,
+                "\n\n".join(p.strip() for p in parts),
+            )
+        )
     return found
 
 
-def _write(app: Sphinx, docname: str, templatename: str, context: dict, doctree: nodes.document | None) -> None:
+def _write(
+    app: Sphinx, docname: str, templatename: str, context: dict, doctree: nodes.document | None
+) -> None:
     if doctree is None or app.builder.format != "html":
         return
     # Imported on every page, so on the first, which the main process writes (book/_ext/read_order.py):
@@ -128,7 +152,9 @@ def _write(app: Sphinx, docname: str, templatename: str, context: dict, doctree:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_node(take_home_node, html=(visit_html, None), latex=(visit_latex, None), text=(visit_text, None))
+    app.add_node(
+        take_home_node, html=(visit_html, None), latex=(visit_latex, None), text=(visit_text, None)
+    )
     app.add_directive("take-home", TakeHome)
     # When the page is written: in a writing process, beside the others (the main process, which
     # resolves and indexes every page in turn, is the one an HTML build waits for).

@@ -28,7 +28,9 @@ from sphinx.search.zh import JIEBA_DEFAULT_DICT, SearchChinese
 # jieba logs its model loading at DEBUG level on stderr; the build output stays clean.
 jieba.setLogLevel(logging.WARNING)
 
-_LOADED: dict[str, threading.Thread] = {}  # the word list's path -> the thread that loads jieba with it
+_LOADED: dict[
+    str, threading.Thread
+] = {}  # the word list's path -> the thread that loads jieba with it
 
 
 # Loading holds the interpreter lock for about a second, during which the main process could not start a
@@ -46,7 +48,9 @@ def _load(words: str, delay: float) -> None:
 def preload(words: str, delay: float = 0.0) -> None:
     """Start loading jieba's dictionary and the word list ``words`` in the background (once)."""
     if words not in _LOADED:
-        _LOADED[words] = threading.Thread(target=_load, args=(words, delay), name="jieba-load", daemon=True)
+        _LOADED[words] = threading.Thread(
+            target=_load, args=(words, delay), name="jieba-load", daemon=True
+        )
         _LOADED[words].start()
 
 
@@ -54,11 +58,13 @@ class SearchChineseFixed(SearchChinese):
     """Chinese segmentation; the page's stemmer is the English one the index was stemmed with."""
 
     js_stemmer_rawcode = ""  # use js_stemmer_code below instead of Sphinx's broken assembly
-    js_stemmer_code = "\n".join((
-        (_MINIFIED_JS_PATH / "base-stemmer.js").read_text(encoding="utf-8"),
-        (_MINIFIED_JS_PATH / "english-stemmer.js").read_text(encoding="utf-8"),
-        "window.Stemmer = EnglishStemmer;",
-    ))
+    js_stemmer_code = "\n".join(
+        (
+            (_MINIFIED_JS_PATH / "base-stemmer.js").read_text(encoding="utf-8"),
+            (_MINIFIED_JS_PATH / "english-stemmer.js").read_text(encoding="utf-8"),
+            "window.Stemmer = EnglishStemmer;",
+        )
+    )
 
     def __init__(self, options: dict[str, str]) -> None:
         # The parent loads jieba here; this one waits until the first text is segmented.
@@ -73,7 +79,10 @@ class SearchChineseFixed(SearchChinese):
                 preload(self._words)
                 _LOADED[self._words].join()
             chinese = list(jieba.cut_for_search(input))
-            self._split[input] = chinese, [term.strip() for term in self.latin1_letters.findall(input)]
+            self._split[input] = (
+                chinese,
+                [term.strip() for term in self.latin1_letters.findall(input)],
+            )
         chinese, latin1 = self._split[input]
         self.latin_terms.update(latin1)
         return chinese + latin1

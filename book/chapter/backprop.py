@@ -17,15 +17,28 @@ ex = importlib.import_module("02_exercises_backprop")
 
 # A fully masked row five ways: masked_attention's two policies, then the forbidden scores replaced by −∞
 # (masked_fill / where: no gradient through them), −∞ added (S + M: it flows through M), replaced by −1e9.
-POLICY_LABELS = {"error": "error：报错", "zero": "zero：输出 0", "fill=-inf": "演示：换成 −∞（masked_fill / where）",
-                 "additive": "演示：加上 −∞（S + M）", "fill=-1e9": "演示：换成 −1e9"}
-MUTANTS = {"正确": bp.attention_backward, "丢掉修正项": bp.wrong_backward_no_rowsum,
-           "忘乘 dO": bp.wrong_backward_forgets_d_out, "dV 漏了转置": bp.wrong_backward_transposes_p}
+POLICY_LABELS = {
+    "error": "error：报错",
+    "zero": "zero：输出 0",
+    "fill=-inf": "演示：换成 −∞（masked_fill / where）",
+    "additive": "演示：加上 −∞（S + M）",
+    "fill=-1e9": "演示：换成 −1e9",
+}
+MUTANTS = {
+    "正确": bp.attention_backward,
+    "丢掉修正项": bp.wrong_backward_no_rowsum,
+    "忘乘 dO": bp.wrong_backward_forgets_d_out,
+    "dV 漏了转置": bp.wrong_backward_transposes_p,
+}
 
 # The only wording the data choose: which of two (or three) clauses is true of this example.
 WORDS = {
-    "zero": "恰为 0", "not_zero": "不全为 0", "pass": "通过", "fail": "未通过",
-    "big_nan": "有 NaN", "big_no_nan": "没有 NaN",  # the −1e9 fill, then what it did instead
+    "zero": "恰为 0",
+    "not_zero": "不全为 0",
+    "pass": "通过",
+    "fail": "未通过",
+    "big_nan": "有 NaN",
+    "big_no_nan": "没有 NaN",  # the −1e9 fill, then what it did instead
     "big_pad": "，但被所有查询禁止的 {keys} 拿到了不为 0 的 dV",
     "big_reads": "，但读了被禁止的 Key，{rows}的输出不为 0",
 }
@@ -45,7 +58,8 @@ def products(pairs, exact: float, sqrt_of: int | None = None) -> str:
     text = " + ".join(f"{a}×{b}" for a, b in pairs)
     value = sum(fmt.printed(a) * fmt.printed(b) for a, b in pairs)
     if sqrt_of is not None:
-        text, value = f"({text}) / √{sqrt_of}", value / math.sqrt(sqrt_of)
+        text = f"({text}) / √{sqrt_of}"
+        value = value / math.sqrt(sqrt_of)
     return f"{text} {fmt.equals(value, exact)} {fmt.fmt(exact)}"
 
 
@@ -80,11 +94,13 @@ def zero_facts(steps: dict, prefix: str) -> dict:
     visible = steps["visible"]
     cells = [(i, j) for i, row in enumerate(visible) for j, ok in enumerate(row) if not ok]
     keys = [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
-    return {f"{prefix}_forbidden": fmt.count(len(cells)),
-            f"{prefix}_zero_p": fmt.count(sum(steps["weights"][i][j] == 0.0 for i, j in cells)),
-            f"{prefix}_zero_ds": fmt.count(sum(steps["ds"][i][j] == 0.0 for i, j in cells)),
-            f"{prefix}_unread": names("Key", keys),
-            f"{prefix}_dkv": exact_zero(x for j in keys for x in steps["dk"][j] + steps["dv"][j])}
+    return {
+        f"{prefix}_forbidden": fmt.count(len(cells)),
+        f"{prefix}_zero_p": fmt.count(sum(steps["weights"][i][j] == 0.0 for i, j in cells)),
+        f"{prefix}_zero_ds": fmt.count(sum(steps["ds"][i][j] == 0.0 for i, j in cells)),
+        f"{prefix}_unread": names("Key", keys),
+        f"{prefix}_dkv": exact_zero(x for j in keys for x in steps["dk"][j] + steps["dv"][j]),
+    }
 
 
 def policies(q, k, v, d_out, visible) -> dict:
@@ -93,12 +109,17 @@ def policies(q, k, v, d_out, visible) -> dict:
         att.masked_attention(q, k, v, visible, empty_row="error")
         results = {"error": {"raised": None}}
     except ValueError as error:
-        if not str(error).startswith("第 "):  # a bad input, not the fully masked row this table is about
+        if not str(error).startswith(
+            "第 "
+        ):  # a bad input, not the fully masked row this table is about
             raise
         results = {"error": {"raised": str(error)}}
     results["zero"] = bp.backward_steps(q, k, v, d_out, visible, empty_row="zero")
-    for name, fill, added in (("fill=-inf", -math.inf, False), ("additive", -math.inf, True),
-                              ("fill=-1e9", -1e9, False)):
+    for name, fill, added in (
+        ("fill=-inf", -math.inf, False),
+        ("additive", -math.inf, True),
+        ("fill=-1e9", -1e9, False),
+    ):
         results[name] = bp.fill_backward_demo(q, k, v, d_out, visible, fill=fill, added=added)
     for r in list(results.values())[1:]:
         grads = [x for g in ("dq", "dk", "dv") for row in r[g] for x in row]
@@ -109,13 +130,21 @@ def policies(q, k, v, d_out, visible) -> dict:
 # -- the page's examples, one function each ----------------------------------------------------------------
 def worked_values(q, k, v, d_out) -> dict:
     """The causal example step by step: every table, and the cells the prose writes out (three positions)."""
-    n, d, d_v = len(q), len(q[0]), len(v[0])
+    n = len(q)
+    d = len(q[0])
+    d_v = len(v[0])
     visible = att.visibility(n, n)
-    s, scores = bp.backward_steps(q, k, v, d_out, visible), att.scaled_scores(q, k)
-    p, o, ds, rows, key_cols = s["weights"], s["outputs"], s["ds"], queries(n), fmt.keys(n, corner="")[1:]
+    s = bp.backward_steps(q, k, v, d_out, visible)
+    scores = att.scaled_scores(q, k)
+    p = s["weights"]
+    o = s["outputs"]
+    ds = s["ds"]
+    rows = queries(n)
+    key_cols = fmt.keys(n, corner="")[1:]
     masked = [[a + m for a, m in zip(sr, mr)] for sr, mr in zip(scores, att.additive_mask(visible))]
     forbidden = [(i, j) for i, r in enumerate(visible) for j, ok in enumerate(r) if not ok]
-    dims, cols = [f"第 {c} 维" for c in range(d)], [f"第 {c} 列" for c in range(d_v)]
+    dims = [f"第 {c} 维" for c in range(d)]
+    cols = [f"第 {c} 列" for c in range(d_v)]
     return {
         "fig_chain": chain_figure(s, scores), "dq0_exact": exact_zero(s["dq"][0]),
         "masked_p_exact": exact_zero(p[i][j] for i, j in forbidden),
@@ -142,34 +171,76 @@ def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
     """The projection example: dW_q, dW_k, dW_v in one table, and the finite-difference check."""
     q, k, v = (att.matmul(x, w) for w in (w_q, w_k, w_v))  # Q = X W_q, K = X W_k, V = X W_v
     grads = bp.projection_backward(x, w_q, w_k, w_v, *bp.attention_backward(q, k, v, d_out))
-    header = ["梯度"] + [f"第 {a} 行 · 第 {c} 列" for a in range(len(x[0])) for c in range(len(w_q[0]))]
-    rows = [[name] + [fmt.fmt(g) for row in grads[name.lower()] for g in row] for name in ("dW_q", "dW_k", "dW_v")]
+    header = ["梯度"] + [
+        f"第 {a} 行 · 第 {c} 列" for a in range(len(x[0])) for c in range(len(w_q[0]))
+    ]
+    rows = [
+        [name] + [fmt.fmt(g) for row in grads[name.lower()] for g in row]
+        for name in ("dW_q", "dW_k", "dW_v")
+    ]
     check = bp.projection_gradient_check(x, w_q, w_k, w_v, d_out)["max"]
-    return {"pj_n": fmt.count(len(x)), **inputs("pj", x=x, wq=w_q, wk=w_k, wv=w_v),
-            "tbl_pj": fmt.Table(header, rows), "pj_err": fmt.difference(check), "pj_pass": verdict(check)}
+    return {
+        "pj_n": fmt.count(len(x)),
+        **inputs("pj", x=x, wq=w_q, wk=w_k, wv=w_v),
+        "tbl_pj": fmt.Table(header, rows),
+        "pj_err": fmt.difference(check),
+        "pj_pass": verdict(check),
+    }
 
 
 def masked_values(q, k, v, d_out, pad, left, x) -> dict:
     """A PAD key (``pad``): its exact zeros; a fully masked row (``left``) five ways; the NaN in dW_v."""
-    n, d, d_v, j = len(q), len(q[0]), len(v[0]), pad.index(False)
+    n = len(q)
+    d = len(q[0])
+    d_v = len(v[0])
+    j = pad.index(False)
     s = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=pad))
     _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=pad)
-    key_cols, kv = fmt.keys(n, corner="")[1:], [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
+    key_cols = fmt.keys(n, corner="")[1:]
+    kv = [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
     visible = att.visibility(n, n, key_valid=left)
-    row, key = [any(r) for r in visible].index(False), left.index(False)
+    row = [any(r) for r in visible].index(False)
+    key = left.index(False)
     empty = [i for i, r in enumerate(visible) if not any(r)]
     counted = policies(q, k, v, d_out, visible)
-    excluded = policies(q, k, v, [list(g) if any(vis) else [0.0] * d_v for g, vis in zip(d_out, visible)], visible)
-    vec = lambda xs: fmt.vector(xs, cell=fmt.fmt)  # noqa: E731
-    rows = [[label, "报错，不计算"] + ["—"] * 4 if counted[name]["raised"] else
-            [label, vec(counted[name]["outputs"][row]), vec(counted[name]["dq"][row]), vec(counted[name]["dv"][key]),
-             fmt.count(counted[name]["nan"]), fmt.count(excluded[name]["nan"])] for name, label in POLICY_LABELS.items()]
-    header = ["做法", f"查询 {row} 的输出", f"查询 {row} 的 dQ", f"Key {key}（PAD）的 dV", "梯度中 NaN 的个数",
-              f"排除第 {row} 行后 NaN 的个数"]
-    zero, dv_nan, big = counted["zero"], counted["fill=-inf"]["dv"], counted["fill=-1e9"]
+    excluded = policies(
+        q, k, v, [list(g) if any(vis) else [0.0] * d_v for g, vis in zip(d_out, visible)], visible
+    )
+
+    def vec(xs):
+        return fmt.vector(xs, cell=fmt.fmt)
+
+    rows = [
+        [label, "报错，不计算"] + ["—"] * 4
+        if counted[name]["raised"]
+        else [
+            label,
+            vec(counted[name]["outputs"][row]),
+            vec(counted[name]["dq"][row]),
+            vec(counted[name]["dv"][key]),
+            fmt.count(counted[name]["nan"]),
+            fmt.count(excluded[name]["nan"]),
+        ]
+        for name, label in POLICY_LABELS.items()
+    ]
+    header = [
+        "做法",
+        f"查询 {row} 的输出",
+        f"查询 {row} 的 dQ",
+        f"Key {key}（PAD）的 dV",
+        "梯度中 NaN 的个数",
+        f"排除第 {row} 行后 NaN 的个数",
+    ]
+    zero = counted["zero"]
+    dv_nan = counted["fill=-inf"]["dv"]
+    big = counted["fill=-1e9"]
     # dW_v = Xᵀ dV by hand: att.matmul refuses NaN
-    dw_v = [sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v) for a in range(len(x[0]))]
-    pad_read = [j for j in range(n) if not any(r[j] for r in visible) and any(big["dv"][j])]  # a PAD key's dV
+    dw_v = [
+        sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v) for a in range(len(x[0]))
+    ]
+    pad_read = [
+        j for j in range(n) if not any(r[j] for r in visible) and any(big["dv"][j])
+    ]  # a PAD key's dV
     pol_rows = "、".join(f"第 {i} 行" for i in empty)
     reads = any(x != 0.0 for i in empty for x in big["outputs"][i])  # else: the row's outputs
     return {
@@ -194,15 +265,27 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
 
 def check_values(q, k, v, seed: int, lo: int, hi: int, cache_past: int, pad, left, steps) -> dict:
     """The gradient check: each of MUTANTS on dO all ones and on a random dO; five masks; each ε."""
-    n, d_v, rng = len(q), len(v[0]), random.Random(seed)
+    n = len(q)
+    d_v = len(v[0])
+    rng = random.Random(seed)
     rand = [[round(rng.uniform(lo, hi), 1) for _ in range(d_v)] for _ in range(n)]
     ones = [[1.0] * d_v for _ in range(n)]
-    check = lambda d, f: bp.gradient_check(q, k, v, d, backward=f)["max"]  # noqa: E731
+
+    def check(d, f):
+        return bp.gradient_check(q, k, v, d, backward=f)["max"]
+
     results = {name: (check(ones, f), check(rand, f)) for name, f in MUTANTS.items()}
-    same = [att.max_abs_diff(a, b) for a, b in zip(bp.wrong_backward_forgets_d_out(q, k, v, ones),
-                                                    bp.attention_backward(q, k, v, ones))]
+    same = [
+        att.max_abs_diff(a, b)
+        for a, b in zip(
+            bp.wrong_backward_forgets_d_out(q, k, v, ones), bp.attention_backward(q, k, v, ones)
+        )
+    ]
     header = ["反向实现", "dO 全为 1：最大相对误差", "结论", "随机 dO：最大相对误差", "结论"]
-    found = lambda ns: f"{len(ns)} 个（{'、'.join(ns) or '无'}）"  # noqa: E731
+
+    def found(ns):
+        return f"{len(ns)} 个（{'、'.join(ns) or '无'}）"
+
     values = {
         "ones_value": fmt.count(1), "rand_lo": fmt.count(lo), "rand_hi": fmt.count(hi), "rand_seed": fmt.count(seed),
         "rand_do": fmt.vectors(rand), "fd_h": fmt.power(bp.STEP), "fd_tol": fmt.power(bp.TOLERANCE),
@@ -213,35 +296,61 @@ def check_values(q, k, v, seed: int, lo: int, hi: int, cache_past: int, pad, lef
         "passed_both": "、".join(name for name, e in results.items() if max(e) <= bp.TOLERANCE) or "无",
         "mutant_gap": fmt.difference(max(same)),
     }  # fmt: skip
-    configs = [("不加 mask", (q, rand), dict(causal=False)), ("因果", (q, rand), dict()),
-               ("因果 + PAD", (q, rand), dict(key_valid=pad)),
-               (f"缓存 past = {fmt.count(cache_past)}", (q[cache_past:], rand[cache_past:]),
-                dict(past=cache_past)),
-               ("左侧 PAD + zero", (q, rand), dict(key_valid=left, empty_row="zero"))]
-    checks = [(name, bp.gradient_check(q_, k, v, d_, **options)) for name, (q_, d_), options in configs]
+    configs = [
+        ("不加 mask", (q, rand), dict(causal=False)),
+        ("因果", (q, rand), dict()),
+        ("因果 + PAD", (q, rand), dict(key_valid=pad)),
+        (
+            f"缓存 past = {fmt.count(cache_past)}",
+            (q[cache_past:], rand[cache_past:]),
+            dict(past=cache_past),
+        ),
+        ("左侧 PAD + zero", (q, rand), dict(key_valid=left, empty_row="zero")),
+    ]
+    checks = [
+        (name, bp.gradient_check(q_, k, v, d_, **options)) for name, (q_, d_), options in configs
+    ]
     errors = [bp.gradient_check(q, k, v, rand, eps=eps)["max"] for eps in steps]
     best = min(range(len(steps)), key=lambda i: errors[i])
-    two = lambda x: "2" + str(round(math.log2(x))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))  # noqa: E731
+
+    def two(x):
+        return "2" + str(round(math.log2(x))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
     return values | {
-            "configs_n": fmt.count(len(checks)),
-            "configs_passed": fmt.count(sum(r["max"] <= bp.TOLERANCE for _, r in checks)),
-            "cache_past": fmt.count(cache_past), "cache_new": fmt.count(len(q) - cache_past),
-            "tbl_configs": fmt.Table(["条件", "dQ 相对误差", "dK 相对误差", "dV 相对误差", "结论"],
-                                     [[name] + [fmt.difference(r[g]) for g in ("dq", "dk", "dv")] + [verdict(r["max"])]
-                                      for name, r in checks]),
-            "tbl_h": fmt.Table(["步长 ε", "最大相对误差", "结论"],
-                               [[fmt.power(eps), fmt.difference(e), verdict(e)] for eps, e in zip(steps, errors)]),
-            "h_best": fmt.power(steps[best]), "h_best_err": fmt.difference(errors[best]),
-            "eps64": two(sys.float_info.epsilon), "eps32": two(2.0 ** -23),
-            "eps_cbrt": fmt.sci(sys.float_info.epsilon ** (1 / 3))}
+        "configs_n": fmt.count(len(checks)),
+        "configs_passed": fmt.count(sum(r["max"] <= bp.TOLERANCE for _, r in checks)),
+        "cache_past": fmt.count(cache_past),
+        "cache_new": fmt.count(len(q) - cache_past),
+        "tbl_configs": fmt.Table(
+            ["条件", "dQ 相对误差", "dK 相对误差", "dV 相对误差", "结论"],
+            [
+                [name] + [fmt.difference(r[g]) for g in ("dq", "dk", "dv")] + [verdict(r["max"])]
+                for name, r in checks
+            ],
+        ),
+        "tbl_h": fmt.Table(
+            ["步长 ε", "最大相对误差", "结论"],
+            [[fmt.power(eps), fmt.difference(e), verdict(e)] for eps, e in zip(steps, errors)],
+        ),
+        "h_best": fmt.power(steps[best]),
+        "h_best_err": fmt.difference(errors[best]),
+        "eps64": two(sys.float_info.epsilon),
+        "eps32": two(2.0**-23),
+        "eps_cbrt": fmt.sci(sys.float_info.epsilon ** (1 / 3)),
+    }
 
 
 # -- the exercises ----------------------------------------------------------------------------------------------
 def exercise_values() -> dict:
     """Every number and table of the five exercises and their solutions."""
-    a1, m1 = ex.jacobian_row(), len(ex.JAC_SCORES)
-    p0, p1 = a1["p"][0], a1["p"][1]
-    listed = lambda xs, cell=fmt.short: ", ".join(cell(x) for x in xs)  # noqa: E731
+    a1 = ex.jacobian_row()
+    m1 = len(ex.JAC_SCORES)
+    p0 = a1["p"][0]
+    p1 = a1["p"][1]
+
+    def listed(xs, cell=fmt.short):
+        return ", ".join(cell(x) for x in xs)
+
     values = {
         "x1_scores": listed(ex.JAC_SCORES), "x1_dp": listed(ex.JAC_D_WEIGHTS), "x1_p": listed(a1["p"], fmt.fmt),
         "x1_jac": fmt.Table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(m1)] + ["行和", "p(1 − p)"],
@@ -255,7 +364,9 @@ def exercise_values() -> dict:
             ["J · dp"] + [fmt.fmt(x) for x in a1["ds_by_matrix"]] + [fmt.difference(abs(sum(a1["ds_by_matrix"])))]]),
     }  # fmt: skip
     a2 = ex.hand_steps()
-    s2, n2, r2 = a2["steps"], len(ex.HAND_Q), a2["row"]
+    s2 = a2["steps"]
+    n2 = len(ex.HAND_Q)
+    r2 = a2["row"]
     values |= {
         "x2_n": fmt.count(n2), "x2_d": fmt.count(len(ex.HAND_Q[0])), "x2_row": fmt.count(r2),
         "x2_zero": fmt.count(0), **inputs("x2", q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, do=ex.HAND_D_OUT),
@@ -270,7 +381,9 @@ def exercise_values() -> dict:
         "x2_ds_sum": fmt.difference(abs(sum(s2["ds"][r2]))), "x2_ds_first": "、".join(fmt.fmt(x) for x in s2["ds"][0]),
     }  # fmt: skip
     a3 = ex.mask_zeros()
-    s3, nq3, nk3 = a3["steps"], len(ex.ZERO_Q), len(ex.ZERO_K)
+    s3 = a3["steps"]
+    nq3 = len(ex.ZERO_Q)
+    nk3 = len(ex.ZERO_K)
     values |= {
         "x3_past": fmt.count(ex.ZERO_PAST), "x3_new": fmt.count(ex.ZERO_NEW), "x3_valid": "、".join(map(str, ex.ZERO_VALID)),
         **inputs("x3", q=ex.ZERO_Q, k=ex.ZERO_K, v=ex.ZERO_V, do=ex.ZERO_D_OUT),

@@ -12,7 +12,10 @@ OBSERVED_FILE = Path(att.__file__).with_name("02_library_conventions.json")
 
 # Words for what the observations say; every observed cell of the tables is made from these.
 TRUE_MEANS = {"allowed": "True = 允许", "forbidden": "True = 禁止"}
-ALIGNMENT = {"top-left": "左上对齐（行 i 读 Key 0…i）", "bottom-right": "右下对齐（行 i 读 Key 0…past + i）"}
+ALIGNMENT = {
+    "top-left": "左上对齐（行 i 读 Key 0…i）",
+    "bottom-right": "右下对齐（行 i 读 Key 0…past + i）",
+}
 FLOAT_MASK = {
     "added": "加到分数上（0/−∞ 的表与任意偏置都是）",
     "nonzero_allowed": "不报错，转成布尔（非 0 = 允许），于是 0/−∞ 的表只读被禁止的 Key，任意偏置读所有 Key",
@@ -64,7 +67,10 @@ def _link(text: str, key: str) -> str:
 
 def _spaced(*parts: str) -> str:
     """Join pieces of a sentence, with a space only where Latin (or code) meets Chinese."""
-    latin = lambda ch: ch.isascii() and (ch.isalnum() or ch in "`_")  # noqa: E731
+
+    def latin(ch):
+        return ch.isascii() and (ch.isalnum() or ch in "`_")
+
     text = ""
     for part in parts:
         text += (" " if text and part and (latin(text[-1]) or latin(part[0])) else "") + part
@@ -89,67 +95,115 @@ def kernel_words(kernels: list[str]) -> str:
 
 def where_words(library: str, lib: dict, extra: str = "", precision: str | None = None) -> str:
     """“依据”一格：库与版本、设备、dtype（计算精度 ``precision`` 不同时照实写出），再加 ``extra``。"""
-    dtype = lib["dtype"] if precision in (None, lib["dtype"]) else f"{lib['dtype']} 输入（结果只有 {precision} 的精度）"
+    dtype = (
+        lib["dtype"]
+        if precision in (None, lib["dtype"])
+        else f"{lib['dtype']} 输入（结果只有 {precision} 的精度）"
+    )
     return f"观察记录：{library}，{device_words(lib)}，{dtype}" + (f"，{extra}" if extra else "")
 
 
 def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list[str]]:
     """约定表的各行（与 ``HEADER`` 对应）：除 Hugging Face 一行据文档外，每格都由 ``device`` 上的观察生成。"""
     here = _on(seen, device)
-    torch, jax, keras = here["torch"], here["jax"], here["keras"]
-    sdpa, bias, mha = torch["sdpa"], torch["attn_bias"], torch["mha"]
+    torch = here["torch"]
+    jax = here["jax"]
+    keras = here["keras"]
+    sdpa = torch["sdpa"]
+    bias = torch["attn_bias"]
+    mha = torch["mha"]
     mha_paths = torch["mha_fully_masked"][torch["dtype"]]
-    dpa, kmha = jax["dot_product_attention"], keras["MultiHeadAttention"]
+    dpa = jax["dot_product_attention"]
+    kmha = keras["MultiHeadAttention"]
     pytorch = f"PyTorch {torch['version']}"
-    hint = lambda key: CAUSAL_HINT[mha[f"is_causal_{key}"]]  # noqa: E731
+
+    def hint(key):
+        return CAUSAL_HINT[mha[f"is_causal_{key}"]]
+
     return [
-        [_link("`scaled_dot_product_attention`", "pytorch_sdpa"),
-         f"`attn_mask`：{TRUE_MEANS[sdpa['bool_true']]}",
-         FLOAT_MASK[sdpa["float_mask"]], f"`is_causal=True`：{ALIGNMENT[sdpa['is_causal']]}",
-         where_words(pytorch, torch, f"SDPA 走 {kernel_words(sdpa['kernels'])}", sdpa["precision"])],
-        [_link("`nn.MultiheadAttention`", "pytorch_mha"),
-         f"`attn_mask`：{TRUE_MEANS[mha['attn_mask_bool_true']]}；"
-         f"`key_padding_mask`：{TRUE_MEANS[mha['key_padding_mask_true']]}",
-         FLOAT_MASK[mha["float_mask"]],
-         f"`is_causal=True` 只是提示：不给 `attn_mask` 时{hint('without_mask')}；"
-         f"给了 `attn_mask`，返回权重（默认）时{hint('with_mask')}，"
-         f"`need_weights=False` 且不给 `key_padding_mask` 时{hint('with_mask_no_weights')}，"
-         f"同时给了 `key_padding_mask` 时{hint('with_mask_and_padding_no_weights')}",
-         where_words(pytorch, torch, f"返回权重时{kernel_words(mha_paths['weights_kernels'])}，"
-                     f"`need_weights=False` 时走 {kernel_words(mha_paths['no_weights_kernels'])}")],
-        [_link("`torch.nn.attention.bias`", "pytorch_attn_bias"), "—（两个函数直接造因果偏置）", "—",
-         f"`causal_upper_left`：{ALIGNMENT[bias['causal_upper_left']]}；"
-         f"`causal_lower_right`：{ALIGNMENT[bias['causal_lower_right']]}",
-         where_words(pytorch, torch, f"SDPA 走 {kernel_words(bias['kernels'])}")],
-        [_link("Hugging Face `attention_mask`", "hf_attention_mask"), "1 = 内容，0 = PAD",
-         "文档没有规定（它只讲 1 与 0 的表）", "由模型内部构造", "据文档（未运行）"],
-        [_link("`jax.nn.dot_product_attention`", "jax_dot_product_attention"),
-         f"`mask`：{TRUE_MEANS[dpa['mask_true']]}",
-         f"`bias`：{FLOAT_MASK[dpa['bias']]}", f"`is_causal=True`：{ALIGNMENT[dpa['is_causal']]}",
-         where_words(f"JAX {jax['version']}", jax, f"实现 `{dpa['implementation']}`", dpa["precision"])],
-        [_link("Keras `MultiHeadAttention`", "keras_mha"),
-         f"`attention_mask`：{TRUE_MEANS[kmha['attention_mask_true']]}",
-         f"`attention_mask` 传浮点表：{FLOAT_MASK[kmha['float_mask']]}",
-         f"`use_causal_mask=True`：{ALIGNMENT[kmha['use_causal_mask']]}",
-         where_words(f"Keras {keras['version']}（{keras['backend']} {keras['backend_version']} 后端）", keras,
-                     precision=kmha["precision"])],
+        [
+            _link("`scaled_dot_product_attention`", "pytorch_sdpa"),
+            f"`attn_mask`：{TRUE_MEANS[sdpa['bool_true']]}",
+            FLOAT_MASK[sdpa["float_mask"]],
+            f"`is_causal=True`：{ALIGNMENT[sdpa['is_causal']]}",
+            where_words(
+                pytorch, torch, f"SDPA 走 {kernel_words(sdpa['kernels'])}", sdpa["precision"]
+            ),
+        ],
+        [
+            _link("`nn.MultiheadAttention`", "pytorch_mha"),
+            f"`attn_mask`：{TRUE_MEANS[mha['attn_mask_bool_true']]}；"
+            f"`key_padding_mask`：{TRUE_MEANS[mha['key_padding_mask_true']]}",
+            FLOAT_MASK[mha["float_mask"]],
+            f"`is_causal=True` 只是提示：不给 `attn_mask` 时{hint('without_mask')}；"
+            f"给了 `attn_mask`，返回权重（默认）时{hint('with_mask')}，"
+            f"`need_weights=False` 且不给 `key_padding_mask` 时{hint('with_mask_no_weights')}，"
+            f"同时给了 `key_padding_mask` 时{hint('with_mask_and_padding_no_weights')}",
+            where_words(
+                pytorch,
+                torch,
+                f"返回权重时{kernel_words(mha_paths['weights_kernels'])}，"
+                f"`need_weights=False` 时走 {kernel_words(mha_paths['no_weights_kernels'])}",
+            ),
+        ],
+        [
+            _link("`torch.nn.attention.bias`", "pytorch_attn_bias"),
+            "—（两个函数直接造因果偏置）",
+            "—",
+            f"`causal_upper_left`：{ALIGNMENT[bias['causal_upper_left']]}；"
+            f"`causal_lower_right`：{ALIGNMENT[bias['causal_lower_right']]}",
+            where_words(pytorch, torch, f"SDPA 走 {kernel_words(bias['kernels'])}"),
+        ],
+        [
+            _link("Hugging Face `attention_mask`", "hf_attention_mask"),
+            "1 = 内容，0 = PAD",
+            "文档没有规定（它只讲 1 与 0 的表）",
+            "由模型内部构造",
+            "据文档（未运行）",
+        ],
+        [
+            _link("`jax.nn.dot_product_attention`", "jax_dot_product_attention"),
+            f"`mask`：{TRUE_MEANS[dpa['mask_true']]}",
+            f"`bias`：{FLOAT_MASK[dpa['bias']]}",
+            f"`is_causal=True`：{ALIGNMENT[dpa['is_causal']]}",
+            where_words(
+                f"JAX {jax['version']}", jax, f"实现 `{dpa['implementation']}`", dpa["precision"]
+            ),
+        ],
+        [
+            _link("Keras `MultiHeadAttention`", "keras_mha"),
+            f"`attention_mask`：{TRUE_MEANS[kmha['attention_mask_true']]}",
+            f"`attention_mask` 传浮点表：{FLOAT_MASK[kmha['float_mask']]}",
+            f"`use_causal_mask=True`：{ALIGNMENT[kmha['use_causal_mask']]}",
+            where_words(
+                f"Keras {keras['version']}（{keras['backend']} {keras['backend_version']} 后端）",
+                keras,
+                precision=kmha["precision"],
+            ),
+        ],
     ]
 
 
 def float_mask_readings(seen: dict | None = None, device: str = "cpu") -> list[tuple[str, str]]:
     """每个收浮点 mask 的接口观察到的读法：``[(接口, "added" 或 "nonzero_allowed" …), ...]``。"""
     here = _on(seen, device)
-    torch, jax, keras = here["torch"], here["jax"], here["keras"]
-    return [("PyTorch 的 `scaled_dot_product_attention`", torch["sdpa"]["float_mask"]),
-            ("`nn.MultiheadAttention`", torch["mha"]["float_mask"]),
-            ("JAX 的 `bias`", jax["dot_product_attention"]["bias"]),
-            ("Keras 的 `MultiHeadAttention`", keras["MultiHeadAttention"]["float_mask"])]
+    torch = here["torch"]
+    jax = here["jax"]
+    keras = here["keras"]
+    return [
+        ("PyTorch 的 `scaled_dot_product_attention`", torch["sdpa"]["float_mask"]),
+        ("`nn.MultiheadAttention`", torch["mha"]["float_mask"]),
+        ("JAX 的 `bias`", jax["dot_product_attention"]["bias"]),
+        ("Keras 的 `MultiHeadAttention`", keras["MultiHeadAttention"]["float_mask"]),
+    ]
 
 
 def float_mask_sentence(seen: dict | None = None, device: str = "cpu") -> str:
     """约定表下面那句：同一张 0/−∞ 的浮点表，哪些接口加到分数上、哪些读反了、哪些报错。"""
     readings = float_mask_readings(seen, device)
-    cast, added, refused = ([a for a, r in readings if r == k] for k in ("nonzero_allowed", "added", "error"))
+    cast, added, refused = (
+        [a for a, r in readings if r == k] for k in ("nonzero_allowed", "added", "error")
+    )
     if not cast:
         text = _spaced(_names(added), "都把 0/−∞ 的表加到分数上") if added else ""
     else:
@@ -164,29 +218,56 @@ def float_mask_sentence(seen: dict | None = None, device: str = "cpu") -> str:
 def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
     """Each path's words and results by dtype on a fully masked row; the kernels ``device`` lacks."""
     here = _on(seen, device)
-    torch, jax, keras = here["torch"], here["jax"], here["keras"]
-    sdpa, mha, kgrid = torch["sdpa_fully_masked"], torch["mha_fully_masked"], keras["fully_masked"]
-    one = lambda grid, key=None: {d: {"all": grid[d] if key is None else grid[d][key]} for d in DTYPES}  # noqa: E731
+    torch = here["torch"]
+    jax = here["jax"]
+    keras = here["keras"]
+    sdpa = torch["sdpa_fully_masked"]
+    mha = torch["mha_fully_masked"]
+    kgrid = keras["fully_masked"]
+
+    def one(grid, key=None):
+        return {d: {"all": grid[d] if key is None else grid[d][key]} for d in DTYPES}
+
     default = {d: {k: sdpa["default"][d][k] for k in ("bool", "float")} for d in DTYPES}
     kernels = sorted({k for d in DTYPES for k in sdpa["default"][d]["kernels"]})
-    api, unavailable = "`scaled_dot_product_attention`", []
+    api = "`scaled_dot_product_attention`"
+    unavailable = []
     paths = [(api, f"不指定内核（PyTorch 选用 {kernel_words(kernels)}）", "不指定内核时", default)]
     for kernel, name in KERNELS.items():
         if all(r == UNAVAILABLE for d in DTYPES for r in sdpa[kernel][d].values()):
             unavailable.append(f"SDPA 的 {name} 内核")
         else:
             paths.append((api, f"强制 {name} 内核", f"强制 {name} 内核时", sdpa[kernel]))
-    paths += [("`nn.MultiheadAttention`", "返回权重（默认）", "返回权重时", one(mha, "weights")),
-              ("`nn.MultiheadAttention`", "`need_weights=False`", "`need_weights=False` 时",
-               one(mha, "no_weights"))]
+    paths += [
+        ("`nn.MultiheadAttention`", "返回权重（默认）", "返回权重时", one(mha, "weights")),
+        (
+            "`nn.MultiheadAttention`",
+            "`need_weights=False`",
+            "`need_weights=False` 时",
+            one(mha, "no_weights"),
+        ),
+    ]
     for impl, grid in jax["fully_masked"].items():
         if all(grid[d] == UNAVAILABLE for d in DTYPES):
             unavailable.append(f"JAX 的 {impl} 实现")
         else:
-            paths.append(("`jax.nn.dot_product_attention`", f'`implementation="{impl}"`', f"{impl} 实现", one(grid)))
-    paths += [("Keras `MultiHeadAttention`", "默认", "不返回分数时", one(kgrid, "fused")),
-              ("Keras `MultiHeadAttention`", "`return_attention_scores=True`", "返回分数时",
-               one(kgrid, "with_scores"))]
+            paths.append(
+                (
+                    "`jax.nn.dot_product_attention`",
+                    f'`implementation="{impl}"`',
+                    f"{impl} 实现",
+                    one(grid),
+                )
+            )
+    paths += [
+        ("Keras `MultiHeadAttention`", "默认", "不返回分数时", one(kgrid, "fused")),
+        (
+            "Keras `MultiHeadAttention`",
+            "`return_attention_scores=True`",
+            "返回分数时",
+            one(kgrid, "with_scores"),
+        ),
+    ]
     return {"device": device_words(torch), "paths": paths, "unavailable": unavailable}
 
 
@@ -194,7 +275,9 @@ def _masked_cell(results: dict) -> str:
     """One cell of the fully-masked table: ``{"bool": r, "float": r}`` or a single result."""
     if len(set(results.values())) == 1:
         return FULLY_MASKED[next(iter(results.values()))]
-    return "；".join(f"{'布尔' if kind == 'bool' else '−∞'}：{FULLY_MASKED[r]}" for kind, r in results.items())
+    return "；".join(
+        f"{'布尔' if kind == 'bool' else '−∞'}：{FULLY_MASKED[r]}" for kind, r in results.items()
+    )
 
 
 def fully_masked_rows(seen: dict | None = None) -> list[list[str]]:
@@ -204,7 +287,10 @@ def fully_masked_rows(seen: dict | None = None) -> list[list[str]]:
     for device in filter(seen.__contains__, DEVICE_NAMES):
         facts = fully_masked_paths(seen, device)
         for api, path, _, cells in facts["paths"]:
-            shown = ["强制时报错" if UNAVAILABLE in cells[d].values() else _masked_cell(cells[d]) for d in DTYPES]
+            shown = [
+                "强制时报错" if UNAVAILABLE in cells[d].values() else _masked_cell(cells[d])
+                for d in DTYPES
+            ]
             rows.append([facts["device"], f"{api}，{path}", *shown])
     return rows
 
@@ -215,22 +301,34 @@ def unavailable_sentence(seen: dict | None = None, device: str = "cpu") -> str:
     if not facts["unavailable"]:
         return _spaced("在", facts["device"], "上每个内核都能强制运行，表里每条路径都有观察。")
     unavailable = _names(facts["unavailable"])
-    return _spaced("在", facts["device"], "上强制使用", unavailable) + "时报错，表里也就没有它们的行。"
+    return (
+        _spaced("在", facts["device"], "上强制使用", unavailable) + "时报错，表里也就没有它们的行。"
+    )
 
 
 def gpu_sentence(seen: dict | None = None) -> str:
     """有没有 CUDA 上的观察：没有时明说本页的表只在 CPU 上观察过，GPU 的情况只能引用别处的报告。"""
     seen = observed() if seen is None else seen
     if "cuda" not in seen:
-        return ("这两张表里的观察都是在 CPU 上做的，本书还没有在 GPU 上运行过这些库；"
-                "CUDA 上的融合内核（flash、memory-efficient、cuDNN）怎样处理全屏蔽的行，只能引用别处的报告。")
+        return (
+            "这两张表里的观察都是在 CPU 上做的，本书还没有在 GPU 上运行过这些库；"
+            "CUDA 上的融合内核（flash、memory-efficient、cuDNN）怎样处理全屏蔽的行，只能引用别处的报告。"
+        )
     torch = seen["cuda"]["torch"]
-    return _spaced("表里标着 CUDA 的几行是在", device_words(torch), "上用 PyTorch", torch["version"],
-                   "观察到的，只说明那一个版本、那一块卡上的行为。")
+    return _spaced(
+        "表里标着 CUDA 的几行是在",
+        device_words(torch),
+        "上用 PyTorch",
+        torch["version"],
+        "观察到的，只说明那一个版本、那一块卡上的行为。",
+    )
 
 
 def versions_words(seen: dict | None = None, device: str = "cpu") -> str:
     """哪几个版本、在哪种设备上观察的，如 ``PyTorch 2.13.0+cpu、JAX 0.10.2、Keras 3.15.1，CPU``。"""
     here = _on(seen, device)
     libs = (("torch", "PyTorch"), ("jax", "JAX"), ("keras", "Keras"))
-    return "、".join(f"{n} {here[k]['version']}" for k, n in libs if k in here) + f"，{DEVICE_NAMES[device]}"
+    return (
+        "、".join(f"{n} {here[k]['version']}" for k, n in libs if k in here)
+        + f"，{DEVICE_NAMES[device]}"
+    )

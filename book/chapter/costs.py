@@ -24,10 +24,16 @@ SAY = {
     "capped": "；{name} 只存最近 {w} 个位置",
     "ratios_equal": "相邻两行之比都是 {low}，折成斜率都是 {s_low}",
     "ratios_range": "相邻两行之比在 {low} 到 {high} 之间，折成斜率是 {s_low} 到 {s_high}",
-    "steady": "与拟合斜率一致", "uneven": "并不整齐：单看某一个比值说明不了什么",
-    "near": "与分数表格子数的 n² 增长相符", "low": "明显低于 2", "high": "明显高于 2"}
-BITS, BITS_8 = f"{8 * costs.FLOAT16_BYTES} 位", f"{8 * costs.INT8_BYTES} 位"
-CHECK_NS, CHECK_D = [1, 2, 3, 4, 5], 2  # the score-table check: lengths, and the width of each Q and K
+    "steady": "与拟合斜率一致",
+    "uneven": "并不整齐：单看某一个比值说明不了什么",
+    "near": "与分数表格子数的 n² 增长相符",
+    "low": "明显低于 2",
+    "high": "明显高于 2",
+}
+BITS = f"{8 * costs.FLOAT16_BYTES} 位"
+BITS_8 = f"{8 * costs.INT8_BYTES} 位"
+CHECK_NS = [1, 2, 3, 4, 5]
+CHECK_D = 2  # the score-table check: lengths, and the width of each Q and K
 
 
 def times(ratio: float, verb: str = "") -> str:
@@ -50,97 +56,222 @@ def listing(values: list) -> str:  # inputs as the prose lists them: 1024、4096
     return "、".join(fmt.count(x) if isinstance(x, int) else fmt.short(x) for x in values)
 
 
-def counts(prefix: str, **values: int) -> dict:  # an input box's whole numbers, glued as prefix + key
+def counts(
+    prefix: str, **values: int
+) -> dict:  # an input box's whole numbers, glued as prefix + key
     return {prefix + key: fmt.count(n) for key, n in values.items()}
 
 
 def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
     """The table at each length, how every count grows (one ratio), and the largest length for the mask."""
-    rows = [{"n": n, **costs.score_costs(n, costs.SCORE_HEAD_DIM, costs.SCORE_HEADS, costs.SCORE_BYTES,
-                                         batch=costs.SCORE_BATCH)} for n in ns]
-    first, second, last = rows[0], rows[1], rows[-1]
+    rows = [
+        {
+            "n": n,
+            **costs.score_costs(
+                n,
+                costs.SCORE_HEAD_DIM,
+                costs.SCORE_HEADS,
+                costs.SCORE_BYTES,
+                batch=costs.SCORE_BATCH,
+            ),
+        }
+        for n in ns
+    ]
+    first = rows[0]
+    second = rows[1]
+    last = rows[-1]
     ratios = {second[key] / first[key] for key in ("entries", "bytes", "qk_madds", "mix_madds")}
     if len(ratios) != 1:
         raise ValueError(f"格子、字节与乘加的增长倍数应当相同：{ratios}")
-    table = Table(["序列长度 n", "分数表格子数", "字节（float32）", "因果禁止的格子（占比）",
-                   "乘加：算分数、混合 V 各"],
-                  [[fmt.count(r["n"]), fmt.grouped(r["entries"]), fmt.size(r["bytes"]),
-                    f"{fmt.grouped(r['forbidden'])}（{share(r['forbidden'], r['entries'])}）",
-                    fmt.grouped(r["qk_madds"])] for r in rows])
-    return {**counts("sc_", batch=costs.SCORE_BATCH, heads=costs.SCORE_HEADS, d=costs.SCORE_HEAD_DIM,
-                     bytes=costs.SCORE_BYTES),
-            "sc_ns": listing(ns), "tbl_scores": table, "sc_n0": fmt.count(first["n"]),
-            "sc_n1": fmt.count(second["n"]), "sc_n_ratio": times(second["n"] / first["n"]),
-            "sc_growth": times(ratios.pop()), "mis_n": fmt.count(last["n"]),
-            "mis_share": share(last["forbidden"], last["entries"]),
-            "mis_entries": fmt.grouped(last["entries"]), "mis_madds": fmt.grouped(last["qk_madds"])}
+    table = Table(
+        [
+            "序列长度 n",
+            "分数表格子数",
+            "字节（float32）",
+            "因果禁止的格子（占比）",
+            "乘加：算分数、混合 V 各",
+        ],
+        [
+            [
+                fmt.count(r["n"]),
+                fmt.grouped(r["entries"]),
+                fmt.size(r["bytes"]),
+                f"{fmt.grouped(r['forbidden'])}（{share(r['forbidden'], r['entries'])}）",
+                fmt.grouped(r["qk_madds"]),
+            ]
+            for r in rows
+        ],
+    )
+    return {
+        **counts(
+            "sc_",
+            batch=costs.SCORE_BATCH,
+            heads=costs.SCORE_HEADS,
+            d=costs.SCORE_HEAD_DIM,
+            bytes=costs.SCORE_BYTES,
+        ),
+        "sc_ns": listing(ns),
+        "tbl_scores": table,
+        "sc_n0": fmt.count(first["n"]),
+        "sc_n1": fmt.count(second["n"]),
+        "sc_n_ratio": times(second["n"] / first["n"]),
+        "sc_growth": times(ratios.pop()),
+        "mis_n": fmt.count(last["n"]),
+        "mis_share": share(last["forbidden"], last["entries"]),
+        "mis_entries": fmt.grouped(last["entries"]),
+        "mis_madds": fmt.grouped(last["qk_madds"]),
+    }
 
 
 def ranking(rows: list[dict], key: str) -> dict:
     """The smallest and the largest cache of ``rows[...][key]`` (names, sizes) and how many times larger."""
     sizes = [r[key] for r in rows]
-    low, high = min(sizes), max(sizes)
+    low = min(sizes)
+    high = max(sizes)
     if low == high:
         raise ValueError(f"各模型的 {key} 一样大：这一句要比较大小不同的缓存")
+
     def named(size: int) -> str:  # 甲、乙与丙
         found = [r["model"]["name"] for r in rows if r[key] == size]
         return "、".join(found[:-1]) + "与" + found[-1] if len(found) > 1 else found[0]
-    return {"small": named(low), "small_size": fmt.size(low), "large": named(high), "large_size": fmt.size(high),
-            "ratio": times(high / low, "是最小者的")}
+
+    return {
+        "small": named(low),
+        "small_size": fmt.size(low),
+        "large": named(high),
+        "large_size": fmt.size(high),
+        "ratio": times(high / low, "是最小者的"),
+    }
 
 
-def kv_values(models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH) -> dict:
+def kv_values(
+    models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH
+) -> dict:
     """The configurations and every sliding_window they write (on or off), each model's cache (16 bits
     unless said), two rankings, the first two models with as many query heads and other K/V heads."""
-    b, b8, c = costs.FLOAT16_BYTES, costs.INT8_BYTES, fmt.count(context)
+    b = costs.FLOAT16_BYTES
+    b8 = costs.INT8_BYTES
+    c = fmt.count(context)
     keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
-    off = lambda m: "（未启用）" if m.get("use_sliding_window") is False else ""  # noqa: E731
-    configs = Table(["模型", "层数", "hidden", "查询头", "K/V 头", "头维度", "最大位置数", "滑动窗口",
-                     "发布的 dtype"],
-                    [[m["name"], *(fmt.count(m[key]) for key in keys),
-                      fmt.count(m["sliding_window"]) + off(m) if m.get("sliding_window") else "—", m["dtype"]]
-                     for m in models])
-    rows = [{"model": m, "per_token": costs.kv_cache_bytes(m, 1, 1, b),
-             "at_context": costs.kv_cache_bytes(m, context, batch, b),
-             "at_context_8": costs.kv_cache_bytes(m, context, batch, b8),
-             "as_mha": costs.kv_cache_bytes(costs.full_mha(m), context, batch, b),
-             "at_max": costs.kv_cache_bytes(m, m["max_positions"], batch, b)} for m in models]
-    saving = lambda m: times(m["heads"] // m["kv_heads"]) if m["heads"] > m["kv_heads"] else "不分组"  # noqa: E731
-    table = Table(["模型", f"每 token（{BITS}）", f"上下文 {c}（{BITS}）", f"上下文 {c}（{BITS_8}）",
-                   f"同宽全多头（{BITS}）", "分组省下", f"最大位置数下（{BITS}，计入滑动窗口）"],
-                  [[r["model"]["name"], *(fmt.size(r[k]) for k in ("per_token", "at_context", "at_context_8",
-                                                                   "as_mha")),
-                    saving(r["model"]), fmt.size(r["at_max"])] for r in rows])
-    windows = "；".join(SAY["window_off" if m.get("use_sliding_window") is False else "window_on"].format(
-        name=m["name"], also="也" if i else "", w=fmt.count(m["sliding_window"]))
-        for i, m in enumerate(m for m in models if m.get("sliding_window")))
-    capped = "".join(SAY["capped"].format(name=m["name"], w=fmt.count(m["sliding_window"])) for m in models
-                     if costs.cached_positions(m, m["max_positions"]) < m["max_positions"])
-    qa, qb = next((a, b) for i, a in enumerate(models) for b in models[i + 1:]
-                  if a["heads"] == b["heads"] and a["kv_heads"] != b["kv_heads"])
-    per_a, per_b = costs.kv_cache_bytes(qa, 1), costs.kv_cache_bytes(qb, 1)
-    return {**counts("kv_", context=context, batch=batch, fp16=b, int8=b8, int8_bits=8 * b8, bits=8 * b),
-            "tbl_configs": configs, "tbl_kv": table, "sliding": Md(windows and windows + "。"),
-            **{f"kv_{k}": v for k, v in ranking(rows, "at_context").items()},
-            **{f"kv_max_{k}": v for k, v in ranking(rows, "at_max").items()}, "kv_capped": capped,
-            "fp16_over_int8": times(b / b8),  # the formula changes only b
-            "mis_a": qa["name"], "mis_b": qb["name"], "mis_heads": fmt.count(qa["heads"]),
-            "mis_kv_a": fmt.count(qa["kv_heads"]), "mis_kv_b": fmt.count(qb["kv_heads"]),
-            "mis_per_a": fmt.size(per_a), "mis_per_b": fmt.size(per_b),
-            "mis_ratio": times(max(per_a, per_b) / min(per_a, per_b), "相差")}
+
+    def off(m):
+        return "（未启用）" if m.get("use_sliding_window") is False else ""
+
+    configs = Table(
+        [
+            "模型",
+            "层数",
+            "hidden",
+            "查询头",
+            "K/V 头",
+            "头维度",
+            "最大位置数",
+            "滑动窗口",
+            "发布的 dtype",
+        ],
+        [
+            [
+                m["name"],
+                *(fmt.count(m[key]) for key in keys),
+                fmt.count(m["sliding_window"]) + off(m) if m.get("sliding_window") else "—",
+                m["dtype"],
+            ]
+            for m in models
+        ],
+    )
+    rows = [
+        {
+            "model": m,
+            "per_token": costs.kv_cache_bytes(m, 1, 1, b),
+            "at_context": costs.kv_cache_bytes(m, context, batch, b),
+            "at_context_8": costs.kv_cache_bytes(m, context, batch, b8),
+            "as_mha": costs.kv_cache_bytes(costs.full_mha(m), context, batch, b),
+            "at_max": costs.kv_cache_bytes(m, m["max_positions"], batch, b),
+        }
+        for m in models
+    ]
+
+    def saving(m):
+        return times(m["heads"] // m["kv_heads"]) if m["heads"] > m["kv_heads"] else "不分组"
+
+    table = Table(
+        [
+            "模型",
+            f"每 token（{BITS}）",
+            f"上下文 {c}（{BITS}）",
+            f"上下文 {c}（{BITS_8}）",
+            f"同宽全多头（{BITS}）",
+            "分组省下",
+            f"最大位置数下（{BITS}，计入滑动窗口）",
+        ],
+        [
+            [
+                r["model"]["name"],
+                *(fmt.size(r[k]) for k in ("per_token", "at_context", "at_context_8", "as_mha")),
+                saving(r["model"]),
+                fmt.size(r["at_max"]),
+            ]
+            for r in rows
+        ],
+    )
+    windows = "；".join(
+        SAY["window_off" if m.get("use_sliding_window") is False else "window_on"].format(
+            name=m["name"], also="也" if i else "", w=fmt.count(m["sliding_window"])
+        )
+        for i, m in enumerate(m for m in models if m.get("sliding_window"))
+    )
+    capped = "".join(
+        SAY["capped"].format(name=m["name"], w=fmt.count(m["sliding_window"]))
+        for m in models
+        if costs.cached_positions(m, m["max_positions"]) < m["max_positions"]
+    )
+    qa, qb = next(
+        (a, b)
+        for i, a in enumerate(models)
+        for b in models[i + 1 :]
+        if a["heads"] == b["heads"] and a["kv_heads"] != b["kv_heads"]
+    )
+    per_a = costs.kv_cache_bytes(qa, 1)
+    per_b = costs.kv_cache_bytes(qb, 1)
+    return {
+        **counts(
+            "kv_", context=context, batch=batch, fp16=b, int8=b8, int8_bits=8 * b8, bits=8 * b
+        ),
+        "tbl_configs": configs,
+        "tbl_kv": table,
+        "sliding": Md(windows and windows + "。"),
+        **{f"kv_{k}": v for k, v in ranking(rows, "at_context").items()},
+        **{f"kv_max_{k}": v for k, v in ranking(rows, "at_max").items()},
+        "kv_capped": capped,
+        "fp16_over_int8": times(b / b8),  # the formula changes only b
+        "mis_a": qa["name"],
+        "mis_b": qb["name"],
+        "mis_heads": fmt.count(qa["heads"]),
+        "mis_kv_a": fmt.count(qa["kv_heads"]),
+        "mis_kv_b": fmt.count(qb["kv_heads"]),
+        "mis_per_a": fmt.size(per_a),
+        "mis_per_b": fmt.size(per_b),
+        "mis_ratio": times(max(per_a, per_b) / min(per_a, per_b), "相差"),
+    }
 
 
 # Each law is t = coefficient × n^power, the lengths multiplied in turn by its noise factors. Three
 # factors: 1.1 and 0.9 alternating over five lengths are symmetric and leave the slope as it was.
 FIT_NS = costs.TIMING["ns"]
-SYNTHETIC_LAWS = [{"coefficient": 3e-9, "power": 2, "noise": ()}, {"coefficient": 2e-6, "power": 1, "noise": ()},
-                  {"coefficient": 1e-10, "power": 3, "noise": ()}, {"coefficient": 3e-9, "power": 2, "noise": (1.1, 0.9, 1.0)}]
+SYNTHETIC_LAWS = [
+    {"coefficient": 3e-9, "power": 2, "noise": ()},
+    {"coefficient": 2e-6, "power": 1, "noise": ()},
+    {"coefficient": 1e-10, "power": 3, "noise": ()},
+    {"coefficient": 3e-9, "power": 2, "noise": (1.1, 0.9, 1.0)},
+]
 
 
 def synthetic_seconds(ns: list[float], law: dict) -> list[float]:
     """Timings made by a law: ``coefficient × n**power``, multiplied in turn by the ``noise`` factors."""
     noise = list(law["noise"]) or [1.0]
-    return [law["coefficient"] * n ** law["power"] * noise[i % len(noise)] for i, n in enumerate(ns)]
+    return [
+        law["coefficient"] * n ** law["power"] * noise[i % len(noise)] for i, n in enumerate(ns)
+    ]
 
 
 def law_formula(law: dict) -> str:
@@ -149,35 +280,72 @@ def law_formula(law: dict) -> str:
     return f"t = {mantissa.rstrip('0').rstrip('.')} \\times 10^{{{int(exponent)}}} \\, n^{{{law['power']:.6g}}}"
 
 
-def count_check_values(tiny: dict = costs.TINY, ns: list[int] = CHECK_NS, d: int = CHECK_D,
-                       laws: list[dict] = SYNTHETIC_LAWS) -> dict:
+def count_check_values(
+    tiny: dict = costs.TINY,
+    ns: list[int] = CHECK_NS,
+    d: int = CHECK_D,
+    laws: list[dict] = SYNTHETIC_LAWS,
+) -> dict:
     """Formulas against what is built and counted; each synthetic law's fitted slope (noiseless: exact)."""
     fitted = [costs.fit_slope(FIT_NS, synthetic_seconds(FIT_NS, law))[0] for law in laws]
     off = [(bool(law["noise"]), abs(s - law["power"])) for law, s in zip(laws, fitted)]
-    if max((gap for noisy, gap in off if not noisy), default=1.0) > 1e-9 or not any(noisy for noisy, _ in off):
-        raise ValueError(f"合成计时应当既有不带噪声的（斜率恰是指数），也有带噪声的：{laws}，{fitted}")
-    noise = lambda law: f"，依次轮流乘以 {listing(list(law['noise']))}" if law["noise"] else ""  # noqa: E731
-    b, counted = costs.FLOAT16_BYTES, costs.count_elements(costs.build_kv_cache(**tiny))
+    if max((gap for noisy, gap in off if not noisy), default=1.0) > 1e-9 or not any(
+        noisy for noisy, _ in off
+    ):
+        raise ValueError(
+            f"合成计时应当既有不带噪声的（斜率恰是指数），也有带噪声的：{laws}，{fitted}"
+        )
+
+    def noise(law):
+        return f"，依次轮流乘以 {listing(list(law['noise']))}" if law["noise"] else ""
+
+    b = costs.FLOAT16_BYTES
+    counted = costs.count_elements(costs.build_kv_cache(**tiny))
     per_token = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b)
     formula = per_token * tiny["context"] * tiny["batch"]
     checked = []
     for n in ns:
         q = [[float(i)] + [1.0] * (d - 1) for i in range(n)]  # (n, d)
-        c, visible = costs.score_costs(n, head_dim=d), att.visibility(n, n)
-        checked.append([fmt.count(x) for x in (n, c["entries"], costs.count_elements(att.scaled_scores(q, q)),
-                                               c["forbidden"], sum(not x for row in visible for x in row))])
-    return {**counts("tiny_", **{k: tiny[k] for k in ("layers", "kv_heads", "head_dim", "context", "batch")}),
-            "tiny_formula": fmt.grouped(formula), "tiny_elements": fmt.grouped(counted),
-            "tiny_bytes": fmt.grouped(counted * b), "tiny_same": "是" if counted * b == formula else "否",
-            "check_ns": listing(ns), "check_d": fmt.count(d),
-            "tbl_table_check": Table(["n", "公式 n²", "分数表里数出的格子", "公式 n(n−1)/2",
-                                      "可见性表里数出的禁止格"], checked),
-            "wrong_count": fmt.count(len(costs.WRONG_VERSIONS)),
-            "wrong_names": "；".join(costs.WRONG_VERSIONS),
-            "fit_ns": listing(FIT_NS), "fit_noise_gap": fmt.ratio(max(gap for noisy, gap in off if noisy)),
-            "tbl_fit": Table(["合成计时", "指数", "拟合斜率"],
-                             [[f"${law_formula(law)}$" + noise(law), fmt.short(law["power"]), fmt.ratio(s)]
-                              for law, s in zip(laws, fitted)])}
+        c = costs.score_costs(n, head_dim=d)
+        visible = att.visibility(n, n)
+        checked.append(
+            [
+                fmt.count(x)
+                for x in (
+                    n,
+                    c["entries"],
+                    costs.count_elements(att.scaled_scores(q, q)),
+                    c["forbidden"],
+                    sum(not x for row in visible for x in row),
+                )
+            ]
+        )
+    return {
+        **counts(
+            "tiny_", **{k: tiny[k] for k in ("layers", "kv_heads", "head_dim", "context", "batch")}
+        ),
+        "tiny_formula": fmt.grouped(formula),
+        "tiny_elements": fmt.grouped(counted),
+        "tiny_bytes": fmt.grouped(counted * b),
+        "tiny_same": "是" if counted * b == formula else "否",
+        "check_ns": listing(ns),
+        "check_d": fmt.count(d),
+        "tbl_table_check": Table(
+            ["n", "公式 n²", "分数表里数出的格子", "公式 n(n−1)/2", "可见性表里数出的禁止格"],
+            checked,
+        ),
+        "wrong_count": fmt.count(len(costs.WRONG_VERSIONS)),
+        "wrong_names": "；".join(costs.WRONG_VERSIONS),
+        "fit_ns": listing(FIT_NS),
+        "fit_noise_gap": fmt.ratio(max(gap for noisy, gap in off if noisy)),
+        "tbl_fit": Table(
+            ["合成计时", "指数", "拟合斜率"],
+            [
+                [f"${law_formula(law)}$" + noise(law), fmt.short(law["power"]), fmt.ratio(s)]
+                for law, s in zip(laws, fitted)
+            ],
+        ),
+    }
 
 
 # The figures' words are Chinese, set in Noto Sans CJK SC (Debian: fonts-noto-cjk, which the PDF needs
@@ -188,87 +356,179 @@ FIGURE_FONT = "Noto Sans CJK SC"
 def figure_fonts() -> list[str]:
     """The font list of a figure's text (the other pages' figures too); a clear error without the font."""
     from matplotlib import font_manager
+
     try:
-        font_manager.findfont(font_manager.FontProperties(family=FIGURE_FONT), fallback_to_default=False)
+        font_manager.findfont(
+            font_manager.FontProperties(family=FIGURE_FONT), fallback_to_default=False
+        )
     except ValueError:
-        raise ValueError(f"图里的中文要用字体 {FIGURE_FONT}：请安装 Debian 的 fonts-noto-cjk") from None
+        raise ValueError(
+            f"图里的中文要用字体 {FIGURE_FONT}：请安装 Debian 的 fonts-noto-cjk"
+        ) from None
     return ["DejaVu Sans", FIGURE_FONT]
 
 
 def measured(timed: list[dict]) -> dict:
     """A timing's table, its ratios as local slopes, the fitted slope against 2, and the log-log plot."""
     from matplotlib.figure import Figure  # not pyplot: no global list of figures to close
-    ns, seconds = [r["n"] for r in timed], [r["median"] for r in timed]
-    fonts, (slope, c) = {"family": figure_fonts()}, costs.fit_slope(ns, seconds)
+
+    ns = [r["n"] for r in timed]
+    seconds = [r["median"] for r in timed]
+    fonts = {"family": figure_fonts()}
+    slope, c = costs.fit_slope(ns, seconds)
     fig = Figure(figsize=(6.0, 3.6))
     ax = fig.subplots()
     ax.loglog(ns, seconds, "o", color="#1f5fa8", label="实测（中位数）")
     ends = [min(ns), max(ns)]
-    ax.loglog(ends, [math.exp(c) * n**slope for n in ends], "-", color="#c0392b", label=f"最小二乘拟合：斜率 = {fmt.ratio(slope)}")
+    ax.loglog(
+        ends,
+        [math.exp(c) * n**slope for n in ends],
+        "-",
+        color="#c0392b",
+        label=f"最小二乘拟合：斜率 = {fmt.ratio(slope)}",
+    )
     # The reference has slope exactly 2 through the fitted line's middle: only the tilt compares.
     mid = math.exp(statistics.fmean(math.log(n) for n in ends))
-    ax.loglog(ends, [math.exp(c) * mid**slope * (n / mid) ** 2 for n in ends], "--", color="#7f7f7f",
-              label="参照：斜率 = 2（t ∝ n²）")
+    ax.loglog(
+        ends,
+        [math.exp(c) * mid**slope * (n / mid) ** 2 for n in ends],
+        "--",
+        color="#7f7f7f",
+        label="参照：斜率 = 2（t ∝ n²）",
+    )
     ax.set_xlabel("序列长度 n", fontdict=fonts)
     ax.set_ylabel("每次调用耗时的中位数（秒）", fontdict=fonts)
     ax.set_xticks(ns, [fmt.count(n) for n in ns], minor=False)
     ax.minorticks_off()
     for label in (*ax.get_xticklabels(), *ax.get_yticklabels()):
         label.set_fontfamily(fonts["family"])
-    ax.set_title("构建时在构建机上实测的 numpy 因果注意力（不是任何产品的性能测试）", fontdict={**fonts, "fontsize": 9})
+    ax.set_title(
+        "构建时在构建机上实测的 numpy 因果注意力（不是任何产品的性能测试）",
+        fontdict={**fonts, "fontsize": 9},
+    )
     ax.legend(loc="upper left", prop={**fonts, "size": 9})
     ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()
     ratios = [b / a for a, b in zip(seconds, seconds[1:])]
     local = [math.log(r) / math.log(b / a) for r, a, b in zip(ratios, ns, ns[1:])]
     (low, high), (s_low, s_high) = ([fmt.ratio(min(x)), fmt.ratio(max(x))] for x in (ratios, local))
-    told = SAY["ratios_equal" if low == high else "ratios_range"].format(low=low, high=high, s_low=s_low, s_high=s_high)
+    told = SAY["ratios_equal" if low == high else "ratios_range"].format(
+        low=low, high=high, s_low=s_low, s_high=s_high
+    )
     steady = SAY["steady" if max(abs(x - slope) for x in local) <= 0.25 else "uneven"]
-    return {"tbl_timing": Table(["n", "计时次数", "中位数（毫秒）", "与上一行之比"],
-                                [[fmt.count(r["n"]), fmt.count(r["runs"]), fmt.ms(r["median"]), ratio]
-                                 for r, ratio in zip(timed, ["—"] + [fmt.ratio(x) for x in ratios])]),
-            "obs_ratios": f"{told}，{steady}。", "obs_slope": fmt.ratio(slope),
-            "obs_verdict": SAY["near" if abs(slope - 2) <= 0.25 else "low" if slope < 2 else "high"],
-            "obs_doubling": fmt.multiple(2**slope), "obs_points": fmt.count(len(timed)), "fig_scaling": fig}
+    return {
+        "tbl_timing": Table(
+            ["n", "计时次数", "中位数（毫秒）", "与上一行之比"],
+            [
+                [fmt.count(r["n"]), fmt.count(r["runs"]), fmt.ms(r["median"]), ratio]
+                for r, ratio in zip(timed, ["—"] + [fmt.ratio(x) for x in ratios])
+            ],
+        ),
+        "obs_ratios": f"{told}，{steady}。",
+        "obs_slope": fmt.ratio(slope),
+        "obs_verdict": SAY["near" if abs(slope - 2) <= 0.25 else "low" if slope < 2 else "high"],
+        "obs_doubling": fmt.multiple(2**slope),
+        "obs_points": fmt.count(len(timed)),
+        "fig_scaling": fig,
+    }
 
 
 def timing_values(timing: dict = costs.TIMING) -> dict:
     """Time ``numpy_attention`` here and now (the page's first cell set one BLAS thread before numpy)."""
     import numpy as np
+
     start = time.perf_counter()
     facts = measured(costs.time_attention(**timing))
-    return {**counts("obs_", **{key: timing[key] for key in ("d", "seed", "repeats")}), **facts,
-            "obs_ns": listing(timing["ns"]), "obs_budget": fmt.short(timing["budget"]),
-            "obs_cpus": fmt.count(os.cpu_count() or 1), "obs_python": platform.python_version(),
-            "obs_numpy": np.__version__, "obs_elapsed": fmt.seconds(time.perf_counter() - start)}
+    return {
+        **counts("obs_", **{key: timing[key] for key in ("d", "seed", "repeats")}),
+        **facts,
+        "obs_ns": listing(timing["ns"]),
+        "obs_budget": fmt.short(timing["budget"]),
+        "obs_cpus": fmt.count(os.cpu_count() or 1),
+        "obs_python": platform.python_version(),
+        "obs_numpy": np.__version__,
+        "obs_elapsed": fmt.seconds(time.perf_counter() - start),
+    }
 
 
 def exercise_values(m: dict = ex.EX_MODEL) -> dict:
     """The four exercises' inputs and solutions."""
-    plans, crossing = ex.kv_plans(m), ex.table_beats_cache(m)
+    plans = ex.kv_plans(m)
+    crossing = ex.table_beats_cache(m)
     grouped, full, low = (p["total"] for p in plans)
-    per, first = 2 * m["layers"] * m["kv_heads"] * m["head_dim"], crossing["first"]
-    put_in = lambda *ns: " × ".join(fmt.count(n) for n in ns)  # noqa: E731  (3 × 2 × 6)
-    return {**counts("cx_", **{key: m[key] for key in ("layers", "heads", "kv_heads", "head_dim")}),
-            **counts("cx_", context=ex.KV_CONTEXT, batch=ex.KV_BATCH, fp16=ex.FLOAT16_BYTES,
-                     int8=ex.INT8_BYTES, window=ex.WINDOW, threshold=crossing["threshold"], first=first,
-                     per_position=per, **{f"{name}_{end}": n for name, pair in ex.LIMITS.items()
-                                          for end, n in zip(("min", "max"), pair)}),
-            "cx_contexts": listing(ex.WINDOW_CONTEXTS),
-            "cx1_table": Table(["n", "分数表：h × n²", "格数", "缓存：2·L·h_kv·d × n", "个数", "分数表更多"],
-                               [[fmt.count(n), f"{put_in(m['heads'], n)}²", fmt.grouped(m["heads"] * n * n),
-                                 put_in(per, n), fmt.grouped(per * n), "是" if m["heads"] * n > per else "否"]
-                                for n in (first - 1, first)]),
-            "cx2_table": Table(["做法", "每 token：2 × L × h_kv × d × b", "每 token",
-                                f"× 上下文 {fmt.count(ex.KV_CONTEXT)} × 批大小 {fmt.count(ex.KV_BATCH)}",
-                                "换成二进制单位"],
-                               [[p["name"], "2 × " + put_in(m["layers"], p["kv_heads"], m["head_dim"],
-                                                            p["bytes"]),
-                                 f"{fmt.grouped(p['per_token'])} 字节", f"{fmt.grouped(p['total'])} 字节",
-                                 fmt.size(p["total"])] for p in plans]),
-            "cx2_mha": times(full / grouped), "cx2_bits_ratio": times(grouped / low),
-            "cx3_table": Table(["上下文", "缓存的位置数", "有窗口", "无窗口", "省下"],
-                               [[fmt.count(r["context"]), fmt.count(r["positions"]), fmt.size(r["windowed"]),
-                                 fmt.size(r["full"]), share(r["full"] - r["windowed"], r["full"])]
-                                for r in ex.window_rows(m)]),
-            "cx4_doctest": Md(fmt.doctest_block(ex.generation_cells))}
+    per = 2 * m["layers"] * m["kv_heads"] * m["head_dim"]
+    first = crossing["first"]
+
+    def put_in(*ns):
+        # (3 × 2 × 6)
+        return " × ".join(fmt.count(n) for n in ns)
+
+    return {
+        **counts("cx_", **{key: m[key] for key in ("layers", "heads", "kv_heads", "head_dim")}),
+        **counts(
+            "cx_",
+            context=ex.KV_CONTEXT,
+            batch=ex.KV_BATCH,
+            fp16=ex.FLOAT16_BYTES,
+            int8=ex.INT8_BYTES,
+            window=ex.WINDOW,
+            threshold=crossing["threshold"],
+            first=first,
+            per_position=per,
+            **{
+                f"{name}_{end}": n
+                for name, pair in ex.LIMITS.items()
+                for end, n in zip(("min", "max"), pair)
+            },
+        ),
+        "cx_contexts": listing(ex.WINDOW_CONTEXTS),
+        "cx1_table": Table(
+            ["n", "分数表：h × n²", "格数", "缓存：2·L·h_kv·d × n", "个数", "分数表更多"],
+            [
+                [
+                    fmt.count(n),
+                    f"{put_in(m['heads'], n)}²",
+                    fmt.grouped(m["heads"] * n * n),
+                    put_in(per, n),
+                    fmt.grouped(per * n),
+                    "是" if m["heads"] * n > per else "否",
+                ]
+                for n in (first - 1, first)
+            ],
+        ),
+        "cx2_table": Table(
+            [
+                "做法",
+                "每 token：2 × L × h_kv × d × b",
+                "每 token",
+                f"× 上下文 {fmt.count(ex.KV_CONTEXT)} × 批大小 {fmt.count(ex.KV_BATCH)}",
+                "换成二进制单位",
+            ],
+            [
+                [
+                    p["name"],
+                    "2 × " + put_in(m["layers"], p["kv_heads"], m["head_dim"], p["bytes"]),
+                    f"{fmt.grouped(p['per_token'])} 字节",
+                    f"{fmt.grouped(p['total'])} 字节",
+                    fmt.size(p["total"]),
+                ]
+                for p in plans
+            ],
+        ),
+        "cx2_mha": times(full / grouped),
+        "cx2_bits_ratio": times(grouped / low),
+        "cx3_table": Table(
+            ["上下文", "缓存的位置数", "有窗口", "无窗口", "省下"],
+            [
+                [
+                    fmt.count(r["context"]),
+                    fmt.count(r["positions"]),
+                    fmt.size(r["windowed"]),
+                    fmt.size(r["full"]),
+                    share(r["full"] - r["windowed"], r["full"]),
+                ]
+                for r in ex.window_rows(m)
+            ],
+        ),
+        "cx4_doctest": Md(fmt.doctest_block(ex.generation_cells)),
+    }

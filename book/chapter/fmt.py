@@ -29,12 +29,18 @@ def _number(x: object, what: str) -> float:
 
 # One number of decimals per kind of quantity, the same on every page (the preface states this table).
 DECIMALS = {
-    "value": (4, "算出的分数、权重、输出、梯度和频率（算出的整数也写成 5.0000），以及两次计算之间不小于 10⁻³ 的差"),
+    "value": (
+        4,
+        "算出的分数、权重、输出、梯度和频率（算出的整数也写成 5.0000），以及两次计算之间不小于 10⁻³ 的差",
+    ),
     "ratio": (2, "两个量之比和拟合的斜率"),
     "multiple": (1, "“约为几倍”的倍数和以位置计的周期（一万以上按千位分组，如 12,345.6）"),
     "ms": (3, "以毫秒计的时间"),
     "seconds": (2, "以秒计的时间"),
-    "percent": (2, "百分比（两位小数会把一个并非整数的百分比写成整数时，多保留几位，直到看得出差别）"),
+    "percent": (
+        2,
+        "百分比（两位小数会把一个并非整数的百分比写成整数时，多保留几位，直到看得出差别）",
+    ),
 }
 
 
@@ -73,7 +79,9 @@ def multiple(x: float) -> str:
     x = _number(x, "multiple 的 x")
     if not math.isfinite(x) or abs(x) < 10_000:
         return short(x) if x.is_integer() else fmt(x, DECIMALS["multiple"][0])
-    return _signed(f"{x:,.0f}" if x.is_integer() else f"{x:,.{DECIMALS['multiple'][0]}f}")  # 54,410.3
+    return _signed(
+        f"{x:,.0f}" if x.is_integer() else f"{x:,.{DECIMALS['multiple'][0]}f}"
+    )  # 54,410.3
 
 
 def ms(seconds: float) -> str:
@@ -94,11 +102,13 @@ def percent(share: float) -> str:
 def decimals_sentence() -> str:
     """The preface's statement of how the book prints numbers: the decimals of each kind, then the rest."""
     kinds = "；".join(f"{what}保留 {digits} 位小数" for digits, what in DECIMALS.values())
-    return (f"{kinds}。输入照原样写，例子给定的分数和温度也是输入（{short(0.5)}、{short(-2.0)}）；"
-            f"小于 10⁻³ 的差（舍入误差、有限差分的步长）和浮点数的极限（如 float32 能表示的最大数）"
-            f"写成科学记数法，如 {sci(2.0 ** -52)}、{sci(3.4028234663852886e38)}，两次计算逐位相同时写 {sci(0.0)}；"
-            f"计数是整数，一万以上按千位分组（{count(4096)}、{count(131072)}）；"
-            f"负号一律是“{MINUS}”，被禁止的分数是 {fmt(-math.inf)}。")
+    return (
+        f"{kinds}。输入照原样写，例子给定的分数和温度也是输入（{short(0.5)}、{short(-2.0)}）；"
+        f"小于 10⁻³ 的差（舍入误差、有限差分的步长）和浮点数的极限（如 float32 能表示的最大数）"
+        f"写成科学记数法，如 {sci(2.0**-52)}、{sci(3.4028234663852886e38)}，两次计算逐位相同时写 {sci(0.0)}；"
+        f"计数是整数，一万以上按千位分组（{count(4096)}、{count(131072)}）；"
+        f"负号一律是“{MINUS}”，被禁止的分数是 {fmt(-math.inf)}。"
+    )
 
 
 def short(x: float) -> str:
@@ -134,11 +144,13 @@ def size(nbytes: int) -> str:
     """
     if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
         raise ValueError(f"size 的 nbytes 必须是非负整数，收到 {nbytes!r}")
-    value, unit = float(nbytes), "B"
+    value = float(nbytes)
+    unit = "B"
     for next_unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
         if value < 1024:
             break
-        value, unit = value / 1024, next_unit
+        value = value / 1024
+        unit = next_unit
     return f"{value:.2f}".rstrip("0").rstrip(".") + f" {unit}"
 
 
@@ -316,7 +328,9 @@ class FigureImage:
 
         mime = {"svg": "image/svg+xml", "pdf": "application/pdf"}
         formats = os.environ.get("BOOK_FIGURE_FORMATS", "svg,pdf").split(",")
-        return {mime[f]: print_figure(self.figure, f, base64=True) for f in formats} | {"text/plain": "<图>"}
+        return {mime[f]: print_figure(self.figure, f, base64=True) for f in formats} | {
+            "text/plain": "<图>"
+        }
 
 
 def glue_all(values: dict) -> None:
@@ -327,7 +341,11 @@ def glue_all(values: dict) -> None:
     for name, value in values.items():
         if isinstance(value, float):
             raise ValueError(f"{name}：浮点数要先用 fmt 写成文字再贴到页面上")
-        if isinstance(value, tuple) and len(value) == 2 and all(isinstance(part, list) for part in value):
+        if (
+            isinstance(value, tuple)
+            and len(value) == 2
+            and all(isinstance(part, list) for part in value)
+        ):
             value = Markdown(md_table(*value))  # a Table, or a (header, rows) pair
         elif isinstance(value, Md):
             value = Markdown(str(value))
@@ -339,7 +357,8 @@ def glue_all(values: dict) -> None:
 def run_output(teaching_file: str) -> Md:
     """What ``python3 code/<teaching_file>`` prints, as a JSON block (run as ``__main__`` in the kernel)."""
     code = Path(__file__).resolve().parents[2] / "code"
-    out, argv = io.StringIO(), sys.argv
+    out = io.StringIO()
+    argv = sys.argv
     try:
         sys.argv = [str(code / teaching_file)]
         with contextlib.chdir(code), contextlib.redirect_stdout(out):

@@ -8,7 +8,10 @@ att = importlib.import_module("02_attention")
 
 
 def _indices(values: object, name: str) -> list[int]:
-    out = [att.check_count(x, f"{name}[{j}]", minimum=0) for j, x in enumerate(att.as_list(values, name))]
+    out = [
+        att.check_count(x, f"{name}[{j}]", minimum=0)
+        for j, x in enumerate(att.as_list(values, name))
+    ]
     if not out:
         raise ValueError(f"{name} 不能为空：没有可写的 Key 或位置")
     return out
@@ -33,8 +36,9 @@ def count_words(n: int) -> str:
     return {2: "两个", 3: "三个"}.get(n, f"{n} 个")
 
 
-def visibility_facts(n_query: int, *, past: int = 0, key_valid: list[bool] | None = None,
-                     causal: bool = True) -> dict:
+def visibility_facts(
+    n_query: int, *, past: int = 0, key_valid: list[bool] | None = None, causal: bool = True
+) -> dict:
     """Per row: the keys it reads, those the causal or PAD rule forbids, those the row-index mistake loses."""
     att.check_count(n_query, "n_query", maximum=att.MAX_POSITIONS)
     att.check_count(past, "past", minimum=0, maximum=att.MAX_POSITIONS)
@@ -46,21 +50,37 @@ def visibility_facts(n_query: int, *, past: int = 0, key_valid: list[bool] | Non
     visible = att.visibility(n_query, n_key, causal=causal, past=past, key_valid=key_valid)
     causal_only = att.visibility(n_query, n_key, causal=causal, past=past)
     valid = key_valid or [True] * n_key
-    wrong = ([[a and ok for a, ok in zip(row, valid)] for row in att.row_index_visibility(n_query, n_key)]
-             if causal else [list(row) for row in visible])  # without the causal rule nothing to confuse
+    wrong = (
+        [
+            [a and ok for a, ok in zip(row, valid)]
+            for row in att.row_index_visibility(n_query, n_key)
+        ]
+        if causal
+        else [list(row) for row in visible]
+    )  # without the causal rule nothing to confuse
     rows = []
     for i, (right, bad, early) in enumerate(zip(visible, wrong, causal_only)):
         lost = [j for j in range(n_key) if right[j] and not bad[j]]
-        rows.append({"row": i, "position": past + i, "readable": [j for j in range(n_key) if right[j]],
-                     "future": [j for j in range(n_key) if not early[j]],
-                     "pad": [j for j in range(n_key) if early[j] and not right[j]], "empty": not any(right),
-                     "lost_cached": [j for j in lost if j < past], "lost_new": [j for j in lost if j >= past]})
+        rows.append(
+            {
+                "row": i,
+                "position": past + i,
+                "readable": [j for j in range(n_key) if right[j]],
+                "future": [j for j in range(n_key) if not early[j]],
+                "pad": [j for j in range(n_key) if early[j] and not right[j]],
+                "empty": not any(right),
+                "lost_cached": [j for j in lost if j < past],
+                "lost_new": [j for j in lost if j >= past],
+            }
+        )
     return {"past": past, "n_key": n_key, "visible": visible, "row_index": wrong, "rows": rows}
 
 
 def row_label(fact: dict, past: int) -> str:
     """A query row's name: its position, and with a cache its row too (``行 1（绝对位置 4）``)."""
-    return f"行 {fact['row']}（绝对位置 {fact['position']}）" if past else f"位置 {fact['position']}"
+    return (
+        f"行 {fact['row']}（绝对位置 {fact['position']}）" if past else f"位置 {fact['position']}"
+    )
 
 
 def gap(label: str) -> str:
@@ -70,21 +90,35 @@ def gap(label: str) -> str:
 
 def row_sentence(fact: dict, past: int = 0) -> str:
     """What one row reads and why it reads no more (``Key 0 是 PAD；Key 1 在它之后``)."""
-    parts = [f"{keys_text(fact[kind])} {says}" for kind, says in (("pad", "是 PAD"), ("future", "在它之后"))
-             if fact[kind]]
+    parts = [
+        f"{keys_text(fact[kind])} {says}"
+        for kind, says in (("pad", "是 PAD"), ("future", "在它之后"))
+        if fact[kind]
+    ]
     if fact["empty"]:
         return f"{gap(row_label(fact, past))}没有可读的 Key：" + "；".join(parts) + "。整行被屏蔽。"
-    return f"{gap(row_label(fact, past))}可读 {keys_text(fact['readable'])}" + "".join(f"；{p}" for p in parts) + "。"
+    return (
+        f"{gap(row_label(fact, past))}可读 {keys_text(fact['readable'])}"
+        + "".join(f"；{p}" for p in parts)
+        + "。"
+    )
 
 
 def lost_sentence(fact: dict) -> str:
     """What one row loses under the row-index mistake, cached and new apart (and whether itself)."""
-    cached, new = fact["lost_cached"], fact["lost_new"]
+    cached = fact["lost_cached"]
+    new = fact["lost_new"]
     if not cached + new:
         return f"行 {fact['row']} 一个也不少读"
     parts = [f"{keys_text(cached)} 早已在缓存里"] if cached else []
     if new:
-        note = "" if fact["position"] not in new else "（它自己）" if new == [fact["position"]] else "（含它自己）"
+        note = (
+            ""
+            if fact["position"] not in new
+            else "（它自己）"
+            if new == [fact["position"]]
+            else "（含它自己）"
+        )
         parts.append(f"{keys_text(new)} 是本批新来的{note}")
     return f"行 {fact['row']} 少读 {len(cached + new)} 个：" + "，".join(parts)
 
@@ -99,13 +133,18 @@ def pad_change_sentence(before: dict, after: dict, query_valid: list[bool]) -> s
     for b, a, real in rows:
         if gone := real and tuple(j for j in b["readable"] if j not in a["readable"]):
             lost_by.setdefault(gone, []).append(a["position"])
-    parts = [f"{positions_text(ps)} 因 PAD 规则不再读 {keys_text(list(gone))}" for gone, ps in lost_by.items()]
+    parts = [
+        f"{positions_text(ps)} 因 PAD 规则不再读 {keys_text(list(gone))}"
+        for gone, ps in lost_by.items()
+    ]
     text = "真实查询中，" + "；".join(parts) if parts else "没有哪个真实查询因 PAD 规则而改变"
     unchanged = [a["position"] for b, a, real in rows if real and b["readable"] == a["readable"]]
     if unchanged and parts:
         text += f"；{positions_text(unchanged)} 不变"
-    pad = {flag: [a["position"] for _, a, real in rows if not real and a["empty"] == flag]
-           for flag in (True, False)}
+    pad = {
+        flag: [a["position"] for _, a, real in rows if not real and a["empty"] == flag]
+        for flag in (True, False)
+    }
     if pad[True]:
         text += f"；PAD 查询{positions_text(pad[True])} 整行被屏蔽"
     if pad[False]:

@@ -6,14 +6,23 @@ import importlib
 import re
 
 from chapter import fmt
-from chapter.mask_facts import (error_of, gap, keys_text, lost_sentence, row_label, row_sentence,
-                                visibility_facts)
+from chapter.mask_facts import (
+    error_of,
+    gap,
+    keys_text,
+    lost_sentence,
+    row_label,
+    row_sentence,
+    visibility_facts,
+)
 
 att = importlib.import_module("02_attention")
 
 N_POSITIONS = 3  # frames 1–3: valid positions, no cache, no PAD, the causal rule
-SCORE_ROW, SCORE_QUERY = (0.0, 1.0, 2.0), 1  # frame 4: a given row of scores, with and without the mask
-PAST, NEW = 3, 2  # frame 5: past positions in the cache, new queries
+SCORE_ROW = (0.0, 1.0, 2.0)
+SCORE_QUERY = 1  # frame 4: a given row of scores, with and without the mask
+PAST = 3
+NEW = 2  # frame 5: past positions in the cache, new queries
 FIGURE_MAX_POSITIONS = 16  # a figure's tables fit a page
 
 
@@ -23,49 +32,86 @@ def _flag(flag: bool, highlight: bool = False) -> dict:
     return fmt.cell(fmt.mark(flag), "allowed" if flag else "forbidden", highlight)
 
 
-def _visibility_table(title: str, table: list[list[bool]], labels: list[str], current: set[int]) -> dict:
-    return {"title": title, "header": fmt.keys(len(table[0])),
-            "rows": [[fmt.cell(label, None, i in current)] + [_flag(flag, i in current) for flag in row]
-                     for i, (label, row) in enumerate(zip(labels, table))]}
+def _visibility_table(
+    title: str, table: list[list[bool]], labels: list[str], current: set[int]
+) -> dict:
+    return {
+        "title": title,
+        "header": fmt.keys(len(table[0])),
+        "rows": [
+            [fmt.cell(label, None, i in current)] + [_flag(flag, i in current) for flag in row]
+            for i, (label, row) in enumerate(zip(labels, table))
+        ],
+    }
 
 
 def _causal_frame(facts: dict, n: int) -> dict:
-    fact, n_key = facts["rows"][n], facts["n_key"]
+    fact = facts["rows"][n]
+    n_key = facts["n_key"]
     text = f"位置 {n} 能读的是 {keys_text(fact['readable'])}"
     if len(fact["readable"]) == 1:
         text += "，也就是它自己，输出就是它自己的 V"
     if fact["future"]:  # the reason is given once, in the first frame that forbids a key
         first = next(r["row"] for r in facts["rows"] if r["future"])
-        text += f"；{keys_text(fact['future'])} 排在它后面" + ("：读了就是偷看答案，禁止。" if n == first else "，禁止。")
+        text += f"；{keys_text(fact['future'])} 排在它后面" + (
+            "：读了就是偷看答案，禁止。" if n == first else "，禁止。"
+        )
     else:
         text += "：没有更晚的 Key，整行都允许。"
-    table = _visibility_table(f"可见性表：{n_key} 个有效位置，当前行是绝对位置 {n}", facts["visible"],
-                              [f"绝对位置 {i}" for i in range(n_key)], {n})
-    return {"condition": f"处理绝对位置 {n}", "tables": [table], "rule": f"允许 Key 位置 ≤ {n}", "explanation": text}
+    table = _visibility_table(
+        f"可见性表：{n_key} 个有效位置，当前行是绝对位置 {n}",
+        facts["visible"],
+        [f"绝对位置 {i}" for i in range(n_key)],
+        {n},
+    )
+    return {
+        "condition": f"处理绝对位置 {n}",
+        "tables": [table],
+        "rule": f"允许 Key 位置 ≤ {n}",
+        "explanation": text,
+    }
 
 
 def _score_frame(facts: dict, scores: list[float], query: int) -> dict:
-    visible, fact = facts["visible"][query], facts["rows"][query]
-    allowed, forbidden = fact["readable"], fact["future"]
+    visible = facts["visible"][query]
+    fact = facts["rows"][query]
+    allowed = fact["readable"]
+    forbidden = fact["future"]
     mask = att.additive_mask([visible])[0]
     masked = [s + m for s, m in zip(scores, mask)]
-    open_w, masked_w = att.softmax(scores), att.softmax(masked)  # without and with the mask
-    numbers = lambda w, js, sep="、": sep.join(fmt.fmt(w[j]) for j in js)  # noqa: E731
+    open_w = att.softmax(scores)
+    masked_w = att.softmax(masked)  # without and with the mask
+
+    def numbers(w, js, sep="、"):
+        return sep.join(fmt.fmt(w[j]) for j in js)
+
     if forbidden:
-        text = (f"{keys_text(forbidden)} 在位置 {query} 之后，分数加 −∞：不加 mask 时分走 {numbers(open_w, forbidden)} "
-                f"的权重，加了 mask 权重恰好是 {numbers(masked_w, forbidden)}，{keys_text(allowed)} 重新分到 "
-                f"{numbers(masked_w, allowed, ' 与 ')}，每行之和仍是 1。")
+        text = (
+            f"{keys_text(forbidden)} 在位置 {query} 之后，分数加 −∞：不加 mask 时分走 {numbers(open_w, forbidden)} "
+            f"的权重，加了 mask 权重恰好是 {numbers(masked_w, forbidden)}，{keys_text(allowed)} 重新分到 "
+            f"{numbers(masked_w, allowed, ' 与 ')}，每行之和仍是 1。"
+        )
     else:
         text = f"位置 {query} 之后没有 Key，mask 全是 0，权重都是 {numbers(masked_w, range(len(scores)))}。"
-    rows = [("原始分数", [fmt.short(s) for s in scores]), ("加性 mask", [fmt.short(m) for m in mask]),
-            ("加 mask 后的分数", [fmt.fmt(s) for s in masked]), ("不加 mask 的权重", [fmt.fmt(w) for w in open_w]),
-            ("加 mask 的权重", [fmt.fmt(w) for w in masked_w])]
-    table = {"title": f"分数行 [{', '.join(fmt.short(s) for s in scores)}]，查询在绝对位置 {query}",
-             "header": fmt.keys(len(scores), "项目 ＼ Key"),
-             "rows": [[fmt.cell("可见性")] + [_flag(flag) for flag in visible]]
-             + [[fmt.cell(t, None, k == "加 mask 的权重") for t in [k, *cells]] for k, cells in rows]}
-    return {"condition": f"绝对位置 {query} 的一行分数，加 mask 与不加 mask 对照", "tables": [table],
-            "rule": f"允许 Key 位置 ≤ {query}", "explanation": text}
+    rows = [
+        ("原始分数", [fmt.short(s) for s in scores]),
+        ("加性 mask", [fmt.short(m) for m in mask]),
+        ("加 mask 后的分数", [fmt.fmt(s) for s in masked]),
+        ("不加 mask 的权重", [fmt.fmt(w) for w in open_w]),
+        ("加 mask 的权重", [fmt.fmt(w) for w in masked_w]),
+    ]
+    table = {
+        "title": f"分数行 [{', '.join(fmt.short(s) for s in scores)}]，查询在绝对位置 {query}",
+        "header": fmt.keys(len(scores), "项目 ＼ Key"),
+        "rows": [[fmt.cell("可见性")] + [_flag(flag) for flag in visible]]
+        + [[fmt.cell(t, None, k == "加 mask 的权重") for t in [k, *cells]] for k, cells in rows],
+    }
+    return {
+        "condition": f"绝对位置 {query} 的一行分数，加 mask 与不加 mask 对照",
+        "tables": [table],
+        "rule": f"允许 Key 位置 ≤ {query}",
+        "explanation": text,
+    }
 
 
 def cache_moral(facts: dict) -> str:
@@ -75,47 +121,80 @@ def cache_moral(facts: dict) -> str:
         return ""
     lost = "丢掉了缓存里的历史" if any(r["lost_cached"] for r in rows) else "少读了本批的 Key"
     own = any(r["position"] in r["lost_new"] for r in rows)
-    return f"按行号造表的写法不会泄漏未来，却悄悄{lost}" + ("，连查询自己的位置也读不到。" if own else "。")
+    return f"按行号造表的写法不会泄漏未来，却悄悄{lost}" + (
+        "，连查询自己的位置也读不到。" if own else "。"
+    )
 
 
 def _cache_frame(past: int, new: int) -> dict:
     """F12's last frame: the right rows, then what the row-index mistake loses (the moral: the section's)."""
     facts = visibility_facts(new, past=past)
     rows = facts["rows"]
-    text = (f"缓存里已有 {past} 个位置，新来的 {len(rows)} 个查询从行 0 数起，"
-            f"绝对位置{'却' if past else '也'}是 {'、'.join(str(r['position']) for r in rows)}："
-            + "，".join(f"行 {r['row']} 能读 {keys_text(r['readable'])}" for r in rows) + "。")
+    text = (
+        f"缓存里已有 {past} 个位置，新来的 {len(rows)} 个查询从行 0 数起，"
+        f"绝对位置{'却' if past else '也'}是 {'、'.join(str(r['position']) for r in rows)}："
+        + "，".join(f"行 {r['row']} 能读 {keys_text(r['readable'])}" for r in rows)
+        + "。"
+    )
     if cache_moral(facts):
         text += "把行号当位置时，" + "；".join(lost_sentence(r) for r in rows) + "。"
     else:
         text += "没有缓存时行号就是位置，两张表完全相同，一个 Key 也不少读。"
     return {
         "condition": f"带缓存：past = {past}，new = {new}",
-        "tables": [_visibility_table("正确：按绝对位置 past + 行号判断", facts["visible"],
-                                     [f"行 {r['row']}（绝对位置 {r['position']}）" for r in rows], set(range(new))),
-                   _visibility_table("写错：把本批行号当成位置", facts["row_index"],
-                                     [f"行 {r['row']}（误当位置 {r['row']}）" for r in rows], set())],
-        "rule": "允许 Key 位置 ≤ past + 行号：" + "，".join(f"行 {r['row']} ≤ {r['position']}" for r in rows),
+        "tables": [
+            _visibility_table(
+                "正确：按绝对位置 past + 行号判断",
+                facts["visible"],
+                [f"行 {r['row']}（绝对位置 {r['position']}）" for r in rows],
+                set(range(new)),
+            ),
+            _visibility_table(
+                "写错：把本批行号当成位置",
+                facts["row_index"],
+                [f"行 {r['row']}（误当位置 {r['row']}）" for r in rows],
+                set(),
+            ),
+        ],
+        "rule": "允许 Key 位置 ≤ past + 行号："
+        + "，".join(f"行 {r['row']} ≤ {r['position']}" for r in rows),
         "explanation": text,
     }
 
 
-def f12_frames(n_positions: int = N_POSITIONS, score_row: list[float] = SCORE_ROW, score_query: int = SCORE_QUERY,
-               past: int = PAST, new: int = NEW) -> list[dict]:
+def f12_frames(
+    n_positions: int = N_POSITIONS,
+    score_row: list[float] = SCORE_ROW,
+    score_query: int = SCORE_QUERY,
+    past: int = PAST,
+    new: int = NEW,
+) -> list[dict]:
     """F12: a causal frame per position, the score row with and without the mask, the cache's two tables."""
     att.check_count(n_positions, "n_positions", maximum=FIGURE_MAX_POSITIONS)
     att.check_count(past, "past", minimum=0, maximum=FIGURE_MAX_POSITIONS)
     att.check_count(new, "new", maximum=FIGURE_MAX_POSITIONS)
     if past + new > FIGURE_MAX_POSITIONS:
-        raise ValueError(f"past + new 不能超过 {FIGURE_MAX_POSITIONS}（一张图的表要排进一页），收到 {past + new}")
+        raise ValueError(
+            f"past + new 不能超过 {FIGURE_MAX_POSITIONS}（一张图的表要排进一页），收到 {past + new}"
+        )
     score_row = att.as_vector(score_row, "score_row")
     if len(score_row) != n_positions:
-        raise ValueError(f"score_row 必须有 n_positions = {n_positions} 个分数，收到 {len(score_row)} 个")
-    if not isinstance(score_query, int) or isinstance(score_query, bool) or not 0 <= score_query < n_positions:
-        raise ValueError(f"score_query 必须是 0 到 {n_positions - 1} 之间的整数，收到 {score_query!r}")
+        raise ValueError(
+            f"score_row 必须有 n_positions = {n_positions} 个分数，收到 {len(score_row)} 个"
+        )
+    if (
+        not isinstance(score_query, int)
+        or isinstance(score_query, bool)
+        or not 0 <= score_query < n_positions
+    ):
+        raise ValueError(
+            f"score_query 必须是 0 到 {n_positions - 1} 之间的整数，收到 {score_query!r}"
+        )
     facts = visibility_facts(n_positions)
-    return ([_causal_frame(facts, n) for n in range(n_positions)]
-            + [_score_frame(facts, score_row, score_query), _cache_frame(past, new)])
+    return [_causal_frame(facts, n) for n in range(n_positions)] + [
+        _score_frame(facts, score_row, score_query),
+        _cache_frame(past, new),
+    ]
 
 
 # -- F12's explore panel: every setting precomputed; the page only looks it up ---------------------
@@ -142,26 +221,35 @@ def pad_valid(n_key: int, pad: str = "none", count: int = 0) -> list[bool] | Non
 
 def empty_row_note(facts: dict) -> str:
     """The policy on fully masked rows, by ``masked_attention`` (Q = K = 0, V = 1, 2, 3 …); empty if none."""
-    rows, past, n_key = facts["rows"], facts["past"], facts["n_key"]
+    rows = facts["rows"]
+    past = facts["past"]
+    n_key = facts["n_key"]
     empty = [r for r in rows if r["empty"]]
     if not empty:
         return ""
-    q, k, v = [[0.0]] * len(rows), [[0.0]] * n_key, [[float(j + 1)] for j in range(n_key)]
-    message = error_of(att.masked_attention, q, k, v, facts["visible"])  # the default, empty_row="error"
+    q = [[0.0]] * len(rows)
+    k = [[0.0]] * n_key
+    v = [[float(j + 1)] for j in range(n_key)]
+    message = error_of(
+        att.masked_attention, q, k, v, facts["visible"]
+    )  # the default, empty_row="error"
     _, out = att.masked_attention(q, k, v, facts["visible"], empty_row="zero")
     one = len(empty) == 1
     zeros = "、".join(fmt.short(out[r["row"]][0]) for r in empty)
-    return (f"{gap('、'.join(row_label(r, past) for r in empty))}整行被屏蔽。本书默认 empty_row=\"error\"，"
-            f"算到{'这一行' if one else gap(row_label(empty[0], past))}就报错：ValueError: {message}。"
-            f"传 empty_row=\"zero\" 时，{'这一行' if one else '这些行'}的输出是 {zeros}，"
-            f"计算损失时要把{'它' if one else '它们'}排除。")
+    return (
+        f'{gap("、".join(row_label(r, past) for r in empty))}整行被屏蔽。本书默认 empty_row="error"，'
+        f"算到{'这一行' if one else gap(row_label(empty[0], past))}就报错：ValueError: {message}。"
+        f'传 empty_row="zero" 时，{"这一行" if one else "这些行"}的输出是 {zeros}，'
+        f"计算损失时要把{'它' if one else '它们'}排除。"
+    )
 
 
 def explore_status(facts: dict) -> str:
     """What a screen reader says after a change: the table's size and its fully masked rows."""
     empty = [row_label(r, facts["past"]) for r in facts["rows"] if r["empty"]]
-    return (f"{len(facts['rows'])} 个查询行、{facts['n_key']} 个 Key，"
-            + (f"{gap('、'.join(empty))}整行被屏蔽。" if empty else "每行都有可读的 Key。"))
+    return f"{len(facts['rows'])} 个查询行、{facts['n_key']} 个 Key，" + (
+        f"{gap('、'.join(empty))}整行被屏蔽。" if empty else "每行都有可读的 Key。"
+    )
 
 
 def lost_status(facts: dict) -> str:
@@ -170,8 +258,13 @@ def lost_status(facts: dict) -> str:
     new = sum(len(r["lost_new"]) for r in facts["rows"])
     if not cached + new:
         return "把行号当位置时一个也不少读。"
-    split = (f"：缓存里的 {cached} 个，本批新来的 {new} 个。" if cached and new
-             else "，全是缓存里的。" if cached else "，全是本批新来的。")
+    split = (
+        f"：缓存里的 {cached} 个，本批新来的 {new} 个。"
+        if cached and new
+        else "，全是缓存里的。"
+        if cached
+        else "，全是本批新来的。"
+    )
     return f"把行号当位置时共少读 {cached + new} 个{split}"
 
 
@@ -179,16 +272,27 @@ _MINUS_INF, _ZERO = (fmt.short(x) for x in att.additive_mask([[False, True]])[0]
 EXPLORE_WORDS = {  # the panel's controls, table titles and legend
     "title": "自己试一试：可见性表探索",
     "intro": "自己设定缓存、新查询、PAD 和因果规则，看可见性表怎样变。表、mask 和每一句说明，"
-             "都是构建本书时由教学代码对每一种设定预先算好的；这里只按你的选择把它们找出来。",
-    "past": "缓存里已有的位置数 past", "new": "新来的查询数 new", "pad": "PAD 放在哪里",
-    "pad_options": ["没有 PAD", "在前面（左侧填充）", "在末尾（右侧填充）"], "count": "PAD 个数",
-    "causal": "因果规则：不读之后的 Key", "wrong": "把本批行号当位置（写错的偏移）",
+    "都是构建本书时由教学代码对每一种设定预先算好的；这里只按你的选择把它们找出来。",
+    "past": "缓存里已有的位置数 past",
+    "new": "新来的查询数 new",
+    "pad": "PAD 放在哪里",
+    "pad_options": ["没有 PAD", "在前面（左侧填充）", "在末尾（右侧填充）"],
+    "count": "PAD 个数",
+    "causal": "因果规则：不读之后的 Key",
+    "wrong": "把本批行号当位置（写错的偏移）",
     "visible": "可见性表：按绝对位置 past + 行号判断",
     "mask": f"加性 mask：允许的格子加 {_ZERO}，禁止的格子加 {_MINUS_INF}",
-    "wrong_table": "写错：把本批行号当成位置", "corner": "查询 ＼ Key",
-    "lost_cached": "少读：缓存里的", "lost_new": "少读：本批新来的", "empty": "（整行被屏蔽）",
-    "diff": "与正确的表不同", "diff_mark": "◆", "legend": "◆ 标出与正确的表不同的格子：按绝对位置，这些 Key 本该可读。",
-    "sentences": "逐行说明", "lost_sentences": "把行号当位置时，每行少读的 Key", "tables": "探索面板的表格，可左右滚动",
+    "wrong_table": "写错：把本批行号当成位置",
+    "corner": "查询 ＼ Key",
+    "lost_cached": "少读：缓存里的",
+    "lost_new": "少读：本批新来的",
+    "empty": "（整行被屏蔽）",
+    "diff": "与正确的表不同",
+    "diff_mark": "◆",
+    "legend": "◆ 标出与正确的表不同的格子：按绝对位置，这些 Key 本该可读。",
+    "sentences": "逐行说明",
+    "lost_sentences": "把行号当位置时，每行少读的 Key",
+    "tables": "探索面板的表格，可左右滚动",
 }
 
 
@@ -200,50 +304,109 @@ def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_
     for name, value, low in (("max_past", max_past, 0), ("max_new", max_new, 1)):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= 9:
             raise ValueError(f"{name} 必须是 {low} 到 9 之间的整数，收到 {value!r}")
-    pool, sentences, records = {}, {}, {}  # each text piece, sentence and row once, numbered in order
-    bits = lambda flags: sum(1 << j for j, flag in enumerate(flags) if flag)  # noqa: E731 - bit j is Key j
+    pool = {}
+    sentences = {}
+    records = {}  # each text piece, sentence and row once, numbered in order
+
+    def bits(flags):
+        # - bit j is Key j
+        return sum(1 << j for j, flag in enumerate(flags) if flag)
 
     def sentence_id(s: str) -> int:
         pieces = tuple(pool.setdefault(p, len(pool)) for p in _PIECES.split(s) if p)
         return sentences.setdefault(pieces, len(sentences))
 
-    def row_id(r: dict, visible: list[bool], minus: list[float], wrong: list[bool], past: int) -> int:
-        sentence, lost = row_sentence(r, past), lost_sentence(r)
-        prefix, lost_prefix = gap(row_label(r, past)), f"行 {r['row']} "
+    def row_id(
+        r: dict, visible: list[bool], minus: list[float], wrong: list[bool], past: int
+    ) -> int:
+        sentence = row_sentence(r, past)
+        lost = lost_sentence(r)
+        prefix = gap(row_label(r, past))
+        lost_prefix = f"行 {r['row']} "
         if not (sentence.startswith(prefix) and lost.startswith(lost_prefix)):
             raise AssertionError(f"句首与行名对不上：{sentence!r}、{lost!r}")
         lost_keys = r["lost_cached"] + r["lost_new"]
-        record = (bits(visible), bits([m == float("-inf") for m in minus]), bits(wrong),
-                  bits([j in lost_keys for j in range(len(visible))]), len(r["lost_cached"]),
-                  len(r["lost_new"]), int(r["empty"]), sentence_id(sentence[len(prefix):]),
-                  sentence_id(lost[len(lost_prefix):]))
+        record = (
+            bits(visible),
+            bits([m == float("-inf") for m in minus]),
+            bits(wrong),
+            bits([j in lost_keys for j in range(len(visible))]),
+            len(r["lost_cached"]),
+            len(r["lost_new"]),
+            int(r["empty"]),
+            sentence_id(sentence[len(prefix) :]),
+            sentence_id(lost[len(lost_prefix) :]),
+        )
         return records.setdefault(record, len(records))
 
     def state(past: int, new: int, causal: bool, pad: str, count: int) -> list:
-        facts = visibility_facts(new, past=past, key_valid=pad_valid(past + new, pad, count), causal=causal)
-        ids = [row_id(*row, past) for row in zip(facts["rows"], facts["visible"],
-                                                 att.additive_mask(facts["visible"]), facts["row_index"])]
-        return [facts["n_key"], ids, sentence_id(explore_status(facts)), sentence_id(lost_status(facts)),
-                sentence_id(empty_row_note(facts))]
+        facts = visibility_facts(
+            new, past=past, key_valid=pad_valid(past + new, pad, count), causal=causal
+        )
+        ids = [
+            row_id(*row, past)
+            for row in zip(
+                facts["rows"],
+                facts["visible"],
+                att.additive_mask(facts["visible"]),
+                facts["row_index"],
+            )
+        ]
+        return [
+            facts["n_key"],
+            ids,
+            sentence_id(explore_status(facts)),
+            sentence_id(lost_status(facts)),
+            sentence_id(empty_row_note(facts)),
+        ]
 
     sentence_id("")  # id 0: the empty note, when no row is fully masked
-    pasts, news = range(max_past + 1), range(1, max_new + 1)
-    counts = lambda pad, n_key: [0] if pad == "none" else range(1, n_key + 1)  # noqa: E731
-    states = [[[[[state(past, new, causal, pad, count) for count in counts(pad, past + new)] for pad in PAD_PLACES]
-                for causal in (True, False)] for new in news] for past in pasts]
+    pasts = range(max_past + 1)
+    news = range(1, max_new + 1)
+
+    def counts(pad, n_key):
+        return [0] if pad == "none" else range(1, n_key + 1)
+
+    states = [
+        [
+            [
+                [
+                    [state(past, new, causal, pad, count) for count in counts(pad, past + new)]
+                    for pad in PAD_PLACES
+                ]
+                for causal in (True, False)
+            ]
+            for new in news
+        ]
+        for past in pasts
+    ]
     return {
-        "choices": {"past": list(pasts), "new": list(news), "causal": [True, False], "pad": list(PAD_PLACES)},
-        "start": {"past": min(PAST, max_past), "new": min(NEW, max_new), "pad": "none", "causal": True},
+        "choices": {
+            "past": list(pasts),
+            "new": list(news),
+            "causal": [True, False],
+            "pad": list(PAD_PLACES),
+        },
+        "start": {
+            "past": min(PAST, max_past),
+            "new": min(NEW, max_new),
+            "pad": "none",
+            "causal": True,
+        },
         "counts": [[list(range(1, past + new + 1)) for new in news] for past in pasts],
         "words": dict(EXPLORE_WORDS),
         "cells": [fmt.mark(False), fmt.mark(True)],  # by the visible bit: 0 forbidden, 1 allowed
         "mask_cells": [_ZERO, _MINUS_INF],  # by the mask bit
         "keys": [f"Key {j}" for j in range(max_past + max_new)],
         "labels": [[f"行 {i}（绝对位置 {past + i}）" for i in range(max_new)] for past in pasts],
-        "prefix": [[gap(row_label({"row": i, "position": past + i}, past)) for i in range(max_new)] for past in pasts],
+        "prefix": [
+            [gap(row_label({"row": i, "position": past + i}, past)) for i in range(max_new)]
+            for past in pasts
+        ],
         "lost_prefix": [f"行 {i} " for i in range(max_new)],
         "wrong_labels": [f"行 {i}（误当位置 {i}）" for i in range(max_new)],
-        "text": list(pool), "sentences": [list(s) for s in sentences], "rows": [list(r) for r in records],
+        "text": list(pool),
+        "sentences": [list(s) for s in sentences],
+        "rows": [list(r) for r in records],
         "states": states,
     }
-

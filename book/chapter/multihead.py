@@ -17,16 +17,26 @@ ex = importlib.import_module("02_exercises_multihead")
 DEMO = mh.DEMO  # X, W_q, W_k, W_v, W_o of the page's worked example
 AT = "位置 {}".format  # a table row's label: AT(2) is 位置 2
 WRONG_D_POS = 1  # 误解二: head 0's row at this position, divided by √d_head and by √d_model
-BUMP_HEAD, BUMP_DELTA = 0, 1.0  # “只动一个头”: this head's W_q columns, each plus this
-COST_N, COST_D_MODEL, COST_FIXED, COST_HEADS = 16, 64, 16, [1, 2, 4, 8, 16]
+BUMP_HEAD = 0
+BUMP_DELTA = 1.0  # “只动一个头”: this head's W_q columns, each plus this
+COST_N = 16
+COST_D_MODEL = 64
+COST_FIXED = 16
+COST_HEADS = [1, 2, 4, 8, 16]
 
 # The public configuration the page quotes (gemma7b_config): head_dim is an entry of its own.
-GEMMA_7B = {"source": "https://huggingface.co/google/gemma-7b/blob/main/config.json", "hidden_size": 3072,
-            "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256}
+GEMMA_7B = {
+    "source": "https://huggingface.co/google/gemma-7b/blob/main/config.json",
+    "hidden_size": 3072,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "head_dim": 256,
+}
 
 # The only wording the data choose: which of two clauses is true of this example.
 WORDS = {
-    "same": "都是 {a}", "moves": "从 {a} 变到 {b}",  # a quantity over the rows of a cost table
+    "same": "都是 {a}",
+    "moves": "从 {a} 变到 {b}",  # a quantity over the rows of a cost table
     "fav_same": "两个头都最看重 Key {a}，头 {h} 给它 {w}，头 {o} 给它 {v}",
     "fav_apart": "头 {h} 最看重 Key {a}，头 {o} 最看重 Key {b}",
     "caught": "改了它们，头 0 之外的头也变了：这项检查失败，认得出这个错。",
@@ -62,97 +72,167 @@ def favourite(row: list[float]) -> int:
 def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
     """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows."""
     rows = [mh.head_columns(h, len(w_o) // heads) for h in range(heads)]
-    return [[h for h in range(heads) if any(w_o[r][j] for r in rows[h])] for j in range(len(w_o[0]))]
+    return [
+        [h for h in range(heads) if any(w_o[r][j] for r in rows[h])] for j in range(len(w_o[0]))
+    ]
 
 
 def config_head_dim(config: dict) -> dict:
     """A configuration's stated head_dim beside ``hidden_size / num_attention_heads``, and both parameter counts."""
-    d_model, heads, stated = (att.check_count(config.get(k), k) for k in ("hidden_size", "num_attention_heads", "head_dim"))
+    d_model, heads, stated = (
+        att.check_count(config.get(k), k)
+        for k in ("hidden_size", "num_attention_heads", "head_dim")
+    )
     kv = config.get("num_key_value_heads", heads)
     whole = d_model % heads == 0
-    return {"stated": stated, "derived": d_model // heads if whole else d_model / heads,
-            "heads_times_head_dim": heads * stated,
-            "params_stated": mh.projection_params(d_model, heads, stated, kv)["total"],
-            "params_if_derived": mh.projection_params(d_model, heads, None, kv)["total"] if whole else None}
+    return {
+        "stated": stated,
+        "derived": d_model // heads if whole else d_model / heads,
+        "heads_times_head_dim": heads * stated,
+        "params_stated": mh.projection_params(d_model, heads, stated, kv)["total"],
+        "params_if_derived": mh.projection_params(d_model, heads, None, kv)["total"]
+        if whole
+        else None,
+    }
 
 
-def cost_rows(n: int, d_model: int, heads_list: list[int], head_dim: int | None = None) -> list[dict]:
+def cost_rows(
+    n: int, d_model: int, heads_list: list[int], head_dim: int | None = None
+) -> list[dict]:
     """Parameters and multiply-adds for each number of heads (``head_dim`` defaults to ``d_model // heads``)."""
-    return [{"heads": h, "head_dim": head_dim or d_model // h,
-             "params": mh.projection_params(d_model, h, head_dim)["total"],
-             "multiply_adds": (m := mh.multiply_adds(n, d_model, h, head_dim))["total"],
-             "score_cells": m["score_cells"]} for h in heads_list]
+    return [
+        {
+            "heads": h,
+            "head_dim": head_dim or d_model // h,
+            "params": mh.projection_params(d_model, h, head_dim)["total"],
+            "multiply_adds": (m := mh.multiply_adds(n, d_model, h, head_dim))["total"],
+            "score_cells": m["score_cells"],
+        }
+        for h in heads_list
+    ]
 
 
 def other_head(head: int, weights: list[float], other: int, other_weights: list[float]) -> str:
     """Exercise 1: which key each of two heads weighs most at the same query position."""
-    a, b = favourite(weights), favourite(other_weights)
+    a = favourite(weights)
+    b = favourite(other_weights)
     key = "fav_same" if a == b else "fav_apart"
-    return WORDS[key].format(a=a, b=b, h=head, o=other, w=fmt.fmt(weights[a]), v=fmt.fmt(other_weights[b]))
+    return WORDS[key].format(
+        a=a, b=b, h=head, o=other, w=fmt.fmt(weights[a]), v=fmt.fmt(other_weights[b])
+    )
 
 
 # -- 图 F14：一个头的列切片与它自己的权重表，旁边是另一个头 ----------------------------------------------------
 def _matrix_table(title: str, m, header: list[str], lit=frozenset()) -> dict:
-    return {"title": title, "header": ["位置 ＼ 列"] + header,
-            "rows": [[cell(f"位置 {i}")] + [cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
-                     for i, row in enumerate(m)]}
+    return {
+        "title": title,
+        "header": ["位置 ＼ 列"] + header,
+        "rows": [
+            [cell(f"位置 {i}")] + [cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
+            for i, row in enumerate(m)
+        ],
+    }
 
 
 def _weight_table(title: str, w, visible, current: int) -> dict:
     # A forbidden cell says 禁止 in words (colour only adds to it); the row the explanation names is bold.
-    return {"title": title, "header": fmt.keys(len(w[0])),
-            "rows": [[cell(f"位置 {i}", None, i == current)]
-                     + [cell(f"✓ {fmt.fmt(p)}", "allowed", i == current) if ok
-                        else cell(fmt.FORBIDDEN, "forbidden", i == current) for p, ok in zip(row, vis)]
-                     for i, (row, vis) in enumerate(zip(w, visible))]}
+    return {
+        "title": title,
+        "header": fmt.keys(len(w[0])),
+        "rows": [
+            [cell(f"位置 {i}", None, i == current)]
+            + [
+                cell(f"✓ {fmt.fmt(p)}", "allowed", i == current)
+                if ok
+                else cell(fmt.FORBIDDEN, "forbidden", i == current)
+                for p, ok in zip(row, vis)
+            ]
+            for i, (row, vis) in enumerate(zip(w, visible))
+        ],
+    }
 
 
 def f14_frames(*inputs, heads: int = mh.DEMO_HEADS) -> list[dict]:
     """动态图解 F14（默认用本页的 X 与四个投影）：Q 按列切成头，头 0、头 1 各算自己的权重表，拼接后乘 W_o。"""
     s = mh.multihead_steps(*(inputs or DEMO), heads)
-    d, n, width = s["head_dim"], len(s["q"]), heads * s["head_dim"]
+    d = s["head_dim"]
+    n = len(s["q"])
+    width = heads * s["head_dim"]
     if heads < 2:
         raise ValueError("图 F14 要并排比较两个头：heads 至少为 2")
     cols = [span(mh.head_columns(h, d)) for h in range(heads)]
-    last, favs = n - 1, [favourite(w[n - 1]) for w in s["weights"]]
+    last = n - 1
+    favs = [favourite(w[n - 1]) for w in s["weights"]]
     header = [f"列 {c}（头 {c // d}）" for c in range(width)]
 
     def head_frame(h: int, other: int | None) -> dict:
         sub = [f"列 {c}" for c in mh.head_columns(h, d)]
-        text = (f"头 {h} 只用 Q、K 的{cols[h]}，每个点积只有 {d} 项（头维度为 {d}），分数除以 √{d}。"
-                f"位置 {last} 在头 {h} 里的权重是 {slashed(s['weights'][h][last])}，最看重 Key {favs[h]}。")
+        text = (
+            f"头 {h} 只用 Q、K 的{cols[h]}，每个点积只有 {d} 项（头维度为 {d}），分数除以 √{d}。"
+            f"位置 {last} 在头 {h} 里的权重是 {slashed(s['weights'][h][last])}，最看重 Key {favs[h]}。"
+        )
         if other is not None:  # the other head's table is the frame before: compared in words only
-            text += (f"头 {other} 里它最看重 Key {favs[other]}：两个头最看重的是"
-                     f"{'同一个' if favs[h] == favs[other] else '不同的'} Key。"
-                     f"两张表的行、列都是同样的 {n} 个位置，禁止的格子也一样；不同的只是各自用的列。")
-        return {"condition": f"头 {h}：{cols[h]} 与它自己的权重表" + (f"，对照头 {other}" if other is not None else ""),
-                "tables": [_matrix_table(f"头 {h} 的 Q：Q 的{cols[h]}，{shape(n, d)}", s["q_heads"][h], sub),
-                           _matrix_table(f"头 {h} 的 K：K 的{cols[h]}，{shape(n, d)}", s["k_heads"][h], sub),
-                           _weight_table(f"头 {h} 的权重表 {shape(n, n)}，加粗的是位置 {last}", s["weights"][h],
-                                         s["visible"], last)],
-                "rule": f"头 {h} = {cols[h]}；每行在可见的 Key 上求 softmax", "explanation": text}
+            text += (
+                f"头 {other} 里它最看重 Key {favs[other]}：两个头最看重的是"
+                f"{'同一个' if favs[h] == favs[other] else '不同的'} Key。"
+                f"两张表的行、列都是同样的 {n} 个位置，禁止的格子也一样；不同的只是各自用的列。"
+            )
+        return {
+            "condition": f"头 {h}：{cols[h]} 与它自己的权重表"
+            + (f"，对照头 {other}" if other is not None else ""),
+            "tables": [
+                _matrix_table(f"头 {h} 的 Q：Q 的{cols[h]}，{shape(n, d)}", s["q_heads"][h], sub),
+                _matrix_table(f"头 {h} 的 K：K 的{cols[h]}，{shape(n, d)}", s["k_heads"][h], sub),
+                _weight_table(
+                    f"头 {h} 的权重表 {shape(n, n)}，加粗的是位置 {last}",
+                    s["weights"][h],
+                    s["visible"],
+                    last,
+                ),
+            ],
+            "rule": f"头 {h} = {cols[h]}；每行在可见的 Key 上求 softmax",
+            "explanation": text,
+        }
 
     first = {
         "condition": f"投影后的 Q：{shape(n, width)}，按列分给 {heads} 个头",
-        "tables": [_matrix_table(f"Q = X · W_q，{shape(n, width)}；头 0 的列加粗", s["q"], header,
-                                 set(mh.head_columns(0, d)))],
+        "tables": [
+            _matrix_table(
+                f"Q = X · W_q，{shape(n, width)}；头 0 的列加粗",
+                s["q"],
+                header,
+                set(mh.head_columns(0, d)),
+            )
+        ],
         "rule": "；".join(f"头 {h} 用{cols[h]}" for h in range(heads)),
-        "explanation": (f"Q 有 {n} 行（{f'位置 0–{last}' if n > 1 else '位置 0'}）、{width} 列。"
-                        "切成头只切列，不切行："
-                        + "，".join(f"头 {h} 拿{cols[h]}" for h in range(heads))
-                        + f"，每个头都拿到全部 {n} 个位置。K、V 也按同样的列切开。"),
+        "explanation": (
+            f"Q 有 {n} 行（{f'位置 0–{last}' if n > 1 else '位置 0'}）、{width} 列。"
+            "切成头只切列，不切行："
+            + "，".join(f"头 {h} 拿{cols[h]}" for h in range(heads))
+            + f"，每个头都拿到全部 {n} 个位置。K、V 也按同样的列切开。"
+        ),
     }
     out_cols = len(s["output"][0])
     final = {
         "condition": f"拼接各头输出 {shape(n, width)}，再乘输出矩阵",
-        "tables": [_matrix_table(f"各头输出左右拼接，{shape(n, width)}", s["concat"],
-                                 [f"头 {c // d} · 列 {c}" for c in range(width)]),
-                   _matrix_table(f"输出 = 拼接 · W_o，{shape(n, out_cols)}", s["output"],
-                                 [f"列 {c}" for c in range(out_cols)])],
+        "tables": [
+            _matrix_table(
+                f"各头输出左右拼接，{shape(n, width)}",
+                s["concat"],
+                [f"头 {c // d} · 列 {c}" for c in range(width)],
+            ),
+            _matrix_table(
+                f"输出 = 拼接 · W_o，{shape(n, out_cols)}",
+                s["output"],
+                [f"列 {c}" for c in range(out_cols)],
+            ),
+        ],
         "rule": f"拼接：{heads} 块 {shape(n, d)} → {shape(n, width)}；输出矩阵：{shape(width, out_cols)}",
-        "explanation": (f"每个头交出 {shape(n, d)} 的输出，按头的顺序左右拼回 {width} 列，"
-                        "列的位置正是它在 Q 里占的位置。输出矩阵再把各头的列混在一起："
-                        "输出的每一列都可以同时用到所有头。"),
+        "explanation": (
+            f"每个头交出 {shape(n, d)} 的输出，按头的顺序左右拼回 {width} 列，"
+            "列的位置正是它在 Q 里占的位置。输出矩阵再把各头的列混在一起："
+            "输出的每一列都可以同时用到所有头。"
+        ),
     }
     return [first, head_frame(0, None), head_frame(1, 0), final]
 
@@ -161,7 +241,9 @@ def f14_frames(*inputs, heads: int = mh.DEMO_HEADS) -> list[dict]:
 def steps_values(heads: int = mh.DEMO_HEADS) -> dict:
     """从 X 到输出: the inputs, each step's size, K, V and each head's scores (the rest: the figure's)."""
     s = mh.multihead_steps(*DEMO, heads)
-    d, n, h = s["head_dim"], len(s["q"]), fmt.count(heads)
+    d = s["head_dim"]
+    n = len(s["q"])
+    h = fmt.count(heads)
     header = ["位置 ＼ 列"] + [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
     mixes = output_heads(DEMO[4], heads)
     return {
@@ -181,72 +263,138 @@ def steps_values(heads: int = mh.DEMO_HEADS) -> dict:
     }  # fmt: skip
 
 
-def two_ways_values(x=DEMO[0], w_q=DEMO[1], w_k=DEMO[2], w_v=DEMO[3], w_o=DEMO[4], heads=mh.DEMO_HEADS) -> dict:
+def two_ways_values(
+    x=DEMO[0], w_q=DEMO[1], w_k=DEMO[2], w_v=DEMO[3], w_o=DEMO[4], heads=mh.DEMO_HEADS
+) -> dict:
     """两种常见写法: the fused version's shapes of Q, both outputs and their largest difference."""
     w_list, out_list = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
     w_fused, out_fused = mh.multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads)
-    diff = max([att.max_abs_diff(out_list, out_fused)] + [att.max_abs_diff(a, b) for a, b in zip(w_list, w_fused)])
-    rows = [[f"位置 {i}", slashed(a), slashed(b)] for i, (a, b) in enumerate(zip(out_list, out_fused))]
+    diff = max(
+        [att.max_abs_diff(out_list, out_fused)]
+        + [att.max_abs_diff(a, b) for a, b in zip(w_list, w_fused)]
+    )
+    rows = [
+        [f"位置 {i}", slashed(a), slashed(b)] for i, (a, b) in enumerate(zip(out_list, out_fused))
+    ]
     q_3d = mh.reshape_heads(att.matmul(x, w_q), heads)
     back = mh.swap_01(mh.swap_01(q_3d))
     three = [shape(len(t), len(t[0]), len(t[0][0])) for t in (q_3d, mh.swap_01(q_3d), back)]
-    shapes = [shape(len(x), len(w_q[0])), *three, shape(len(back), sum(len(part) for part in back[0]))]
-    return {**{f"fused_{i}": text for i, text in enumerate(shapes)}, "two_ways_diff": fmt.difference(diff),
-            "tbl_two_ways": fmt.Table(["位置", "头的列表：输出", "大投影：输出"], rows)}
+    shapes = [
+        shape(len(x), len(w_q[0])),
+        *three,
+        shape(len(back), sum(len(part) for part in back[0])),
+    ]
+    return {
+        **{f"fused_{i}": text for i, text in enumerate(shapes)},
+        "two_ways_diff": fmt.difference(diff),
+        "tbl_two_ways": fmt.Table(["位置", "头的列表：输出", "大投影：输出"], rows),
+    }
 
 
 def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
     """分组 K/V 头 (``plans``: ``{name: (w_k, w_v)}``): who uses which K/V head; the gap to repeated K/V."""
     plans = plans or {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
-    (x, w_q, *_, w_o), d = DEMO, len(DEMO[1][0]) // heads
-    groups, checks = [], [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—"]]
+    x, w_q, *_, w_o = DEMO
+    d = len(DEMO[1][0]) // heads
+    groups = []
+    checks = [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—"]]
     for name, (w_k, w_v) in plans.items():
         kv = len(w_k[0]) // d
         diff = mh.check_rows(x, w_q, w_k, w_v, w_o, heads, kv)[2]["detail"]  # 分组 K/V 等于重复 K/V
-        groups.append([name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)])
+        groups.append(
+            [name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)]
+        )
         checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), fmt.difference(diff)])
     gqa_kv = len(mh.GQA_WK[0]) // d
     rows = {"gqa_wk": mh.GQA_WK, "gqa_wv": mh.GQA_WV, "mqa_wk": mh.MQA_WK, "mqa_wv": mh.MQA_WV}
-    return {"gqa_heads": fmt.count(heads), "gqa_head_dim": fmt.count(d), "gqa_kv": fmt.count(gqa_kv),
-            "mqa_kv": fmt.count(len(mh.MQA_WK[0]) // d),
-            **{f"{k}_rows": fmt.vectors(w) for k, w in rows.items()},
-            "tbl_groups": fmt.Table(["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups),
-            "tbl_gqa": fmt.Table(["方案", "K/V 头数", "W_k 形状", "与重复 K/V 后的普通多头的最大差"], checks),
-            "gqa_repeat_example": fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, heads, gqa_kv))}
+    return {
+        "gqa_heads": fmt.count(heads),
+        "gqa_head_dim": fmt.count(d),
+        "gqa_kv": fmt.count(gqa_kv),
+        "mqa_kv": fmt.count(len(mh.MQA_WK[0]) // d),
+        **{f"{k}_rows": fmt.vectors(w) for k, w in rows.items()},
+        "tbl_groups": fmt.Table(
+            ["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups
+        ),
+        "tbl_gqa": fmt.Table(
+            ["方案", "K/V 头数", "W_k 形状", "与重复 K/V 后的普通多头的最大差"], checks
+        ),
+        "gqa_repeat_example": fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, heads, gqa_kv)),
+    }
 
 
 def misreadings(config: dict = GEMMA_7B) -> dict:
     """误解一、二、三: each head's favourite key, √d_model against √d_head, a stated head_dim, 3 heads."""
-    c, s = config_head_dim(config), mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
-    pos, d_model = WRONG_D_POS, len(DEMO[0][0])
+    c = config_head_dim(config)
+    s = mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
+    pos = WRONG_D_POS
+    d_model = len(DEMO[0][0])
     favs = [favourite(w[-1]) for w in s["weights"]]  # at the last position
-    dots = [sum(a * b for a, b in zip(s["q_heads"][0][pos], k)) for k in s["k_heads"][0][: pos + 1]]  # causal row
+    dots = [
+        sum(a * b for a, b in zip(s["q_heads"][0][pos], k)) for k in s["k_heads"][0][: pos + 1]
+    ]  # causal row
     right, wrong = (att.softmax([x / math.sqrt(r) for x in dots]) for r in (s["head_dim"], d_model))
     divide_error = error_of(mh.multihead_attention, *DEMO, 3)  # 3 heads do not divide d_model
-    return {"gemma_hidden": fmt.count(config["hidden_size"]), "gemma_heads": fmt.count(config["num_attention_heads"]),
-            "gemma_head_dim": fmt.count(config["head_dim"]), "gemma_kv": fmt.count(config["num_key_value_heads"]),
-            "gemma_derived": fmt.short(c["derived"]), "gemma_product": fmt.count(c["heads_times_head_dim"]),
-            "gemma_params": fmt.count(c["params_stated"]), "gemma_params_derived": fmt.count(c["params_if_derived"]),
-            "divide_error": fmt.Md(f"`ValueError: {divide_error}`"), "sqrt_d_model": root(d_model),
-            "wrong_pos": fmt.count(pos), "right_row": slashed(right), "wrong_row": slashed(wrong),
-            "experts_favs": "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs))}
+    return {
+        "gemma_hidden": fmt.count(config["hidden_size"]),
+        "gemma_heads": fmt.count(config["num_attention_heads"]),
+        "gemma_head_dim": fmt.count(config["head_dim"]),
+        "gemma_kv": fmt.count(config["num_key_value_heads"]),
+        "gemma_derived": fmt.short(c["derived"]),
+        "gemma_product": fmt.count(c["heads_times_head_dim"]),
+        "gemma_params": fmt.count(c["params_stated"]),
+        "gemma_params_derived": fmt.count(c["params_if_derived"]),
+        "divide_error": fmt.Md(f"`ValueError: {divide_error}`"),
+        "sqrt_d_model": root(d_model),
+        "wrong_pos": fmt.count(pos),
+        "right_row": slashed(right),
+        "wrong_row": slashed(wrong),
+        "experts_favs": "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs)),
+    }
 
 
 def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=COST_FIXED) -> dict:
     """如何判断是否做对 and 怎样观察: the checks on the example; the cost tables, how each quantity moves."""
     rows = mh.check_rows(*DEMO, mh.DEMO_HEADS, mh.DEMO_HEADS, head=BUMP_HEAD, delta=BUMP_DELTA)
-    seen = [names("头", r["detail"]) if isinstance(r["detail"], list) else fmt.difference(r["detail"]) for r in rows]
-    values = {"bump_head": fmt.count(BUMP_HEAD), "bump_delta": fmt.short(BUMP_DELTA),
-            "tbl_checks": fmt.Table(["检查", "看到的量（最大差，或权重变了的头）", "通过？"],
-                                    [[r["check"], v, "是" if r["holds"] else "否"] for r, v in zip(rows, seen)]),
-            "checks_n": fmt.count(len(rows)), "checks_passed": fmt.count(sum(r["holds"] for r in rows)),
-            "cost_n": fmt.count(n), "cost_d_model": fmt.count(d_model), "cost_fixed": fmt.count(fixed),
-            "cost_h0": fmt.count(heads_list[0]), "cost_h1": fmt.count(heads_list[-1])}
+    seen = [
+        names("头", r["detail"]) if isinstance(r["detail"], list) else fmt.difference(r["detail"])
+        for r in rows
+    ]
+    values = {
+        "bump_head": fmt.count(BUMP_HEAD),
+        "bump_delta": fmt.short(BUMP_DELTA),
+        "tbl_checks": fmt.Table(
+            ["检查", "看到的量（最大差，或权重变了的头）", "通过？"],
+            [[r["check"], v, "是" if r["holds"] else "否"] for r, v in zip(rows, seen)],
+        ),
+        "checks_n": fmt.count(len(rows)),
+        "checks_passed": fmt.count(sum(r["holds"] for r in rows)),
+        "cost_n": fmt.count(n),
+        "cost_d_model": fmt.count(d_model),
+        "cost_fixed": fmt.count(fixed),
+        "cost_h0": fmt.count(heads_list[0]),
+        "cost_h1": fmt.count(heads_list[-1]),
+    }
     keys = ("heads", "head_dim", "params", "multiply_adds", "score_cells")
-    header = ["头数 h", "头维度", "四个投影的参数", "乘加次数", "分数表格子数（softmax 的指数个数）"]
-    for name, rows in (("split", cost_rows(n, d_model, heads_list)), ("fixed", cost_rows(n, d_model, heads_list, fixed))):
-        values[f"tbl_cost_{name}"] = fmt.Table(header, [[fmt.count(r[k]) for k in keys] for r in rows])
-        for key in ("params", "multiply_adds", "score_cells"):  # 都是 a, or 从 a 变到 b over the rows
+    header = [
+        "头数 h",
+        "头维度",
+        "四个投影的参数",
+        "乘加次数",
+        "分数表格子数（softmax 的指数个数）",
+    ]
+    for name, rows in (
+        ("split", cost_rows(n, d_model, heads_list)),
+        ("fixed", cost_rows(n, d_model, heads_list, fixed)),
+    ):
+        values[f"tbl_cost_{name}"] = fmt.Table(
+            header, [[fmt.count(r[k]) for k in keys] for r in rows]
+        )
+        for key in (
+            "params",
+            "multiply_adds",
+            "score_cells",
+        ):  # 都是 a, or 从 a 变到 b over the rows
             seen = [fmt.count(r[key]) for r in rows]
             word = "same" if len(set(seen)) == 1 else "moves"
             values[f"cost_{name}_{key}"] = WORDS[word].format(a=seen[0], b=seen[-1])
@@ -255,7 +403,8 @@ def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=C
 
 def exercise_values() -> dict:
     """The four exercises: a head's row of weights, K/V groups, a swapped reshape, the reader's doctest."""
-    a, keys = ex.split_and_row(), [f"Key {j}" for j in range(ex.ROW_POS + 1)]
+    a = ex.split_and_row()
+    keys = [f"Key {j}" for j in range(ex.ROW_POS + 1)]
     values = {
         "ex1_heads": fmt.count(ex.SPLIT_HEADS), "ex1_q": fmt.vectors(ex.SPLIT_Q), "ex1_k": fmt.vectors(ex.SPLIT_K),
         "ex1_head": fmt.count(ex.ROW_HEAD), "ex1_pos": fmt.count(ex.ROW_POS), "ex1_d": fmt.count(a["head_dim"]),
@@ -288,11 +437,27 @@ def exercise_values() -> dict:
         "ex2_sizes": "、".join(fmt.count(r["group_size"]) for r in plan),
     }  # fmt: skip
     a = ex.reshape_split()
-    rows = [[f"头 {c}", names("列", a["right_cols"][c]), fmt.vector(a["right"][c]), names("列", a["wrong_cols"][c]),
-             fmt.vector(a["wrong"][c])] for c in range(ex.RESHAPE_HEADS)]
-    return values | {  # 3: changing head 0's columns moves other heads too when the reshape is swapped
-        "ex3_row": fmt.vector(ex.RESHAPE_ROW), "ex3_heads": fmt.count(ex.RESHAPE_HEADS),
-        "ex3_d": fmt.count(a["head_dim"]), "ex3_head0_cols": names("列", a["right_cols"][0]),
-        "ex3_table": fmt.Table(["头", "`(n, h, d_head)`：列", "数", "`(n, d_head, h)`：列", "数"], rows),
-        "ex3_touched": names("头", a["touched"]),
-        "ex3_verdict": WORDS["missed" if a["touched"] == [0] else "caught"]}
+    rows = [
+        [
+            f"头 {c}",
+            names("列", a["right_cols"][c]),
+            fmt.vector(a["right"][c]),
+            names("列", a["wrong_cols"][c]),
+            fmt.vector(a["wrong"][c]),
+        ]
+        for c in range(ex.RESHAPE_HEADS)
+    ]
+    return (
+        values
+        | {  # 3: changing head 0's columns moves other heads too when the reshape is swapped
+            "ex3_row": fmt.vector(ex.RESHAPE_ROW),
+            "ex3_heads": fmt.count(ex.RESHAPE_HEADS),
+            "ex3_d": fmt.count(a["head_dim"]),
+            "ex3_head0_cols": names("列", a["right_cols"][0]),
+            "ex3_table": fmt.Table(
+                ["头", "`(n, h, d_head)`：列", "数", "`(n, d_head, h)`：列", "数"], rows
+            ),
+            "ex3_touched": names("头", a["touched"]),
+            "ex3_verdict": WORDS["missed" if a["touched"] == [0] else "caught"],
+        }
+    )

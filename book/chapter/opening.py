@@ -7,7 +7,9 @@ import functools
 import importlib
 from pathlib import Path
 
-from chapter import take_home  # its ``imports`` follows ``import_module("02_…")``; it imports this module too
+from chapter import (
+    take_home,
+)  # its ``imports`` follows ``import_module("02_…")``; it imports this module too
 from chapter.fmt import glue_all  # noqa: F401  (the opening page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
@@ -21,7 +23,11 @@ def numpy_users(code_dir: Path | None = None) -> list[str]:
     code_dir = CODE_DIR if code_dir is None else Path(code_dir)
     if not code_dir.is_dir():
         raise ValueError(f"code_dir 必须是一个文件夹，收到 {str(code_dir)!r}")
-    return [path.name for path in sorted(code_dir.glob("02_*.py")) if _imports_numpy(path.read_text(encoding="utf-8"))]
+    return [
+        path.name
+        for path in sorted(code_dir.glob("02_*.py"))
+        if _imports_numpy(path.read_text(encoding="utf-8"))
+    ]
 
 
 @functools.lru_cache(maxsize=256)
@@ -37,17 +43,28 @@ def numpy_needed(code_dir: Path | None = None) -> list[str]:
     """The teaching files that import numpy, or import one that does (as 02_exercises_training does)."""
     users = set(numpy_users(code_dir))
     code_dir = CODE_DIR if code_dir is None else Path(code_dir)
-    return sorted(p.name for p in code_dir.glob("02_*.py") if users & {*take_home.imports(p.name, code_dir)})
+    return sorted(
+        p.name for p in code_dir.glob("02_*.py") if users & {*take_home.imports(p.name, code_dir)}
+    )
 
 
 def opening() -> dict:
     """The demo data's sizes, the files that need numpy, those that need PyTorch too (``*_torch.py``)."""
-    q, k, v = (att.as_matrix(m, name) for m, name in zip((att.DEMO_Q, att.DEMO_K, att.DEMO_V), "QKV"))
-    plain, torch_files = ([n for n in numpy_needed() if take_home.needs_torch(n) == t] for t in (False, True))
-    return {"n_query": len(q), "n_key": len(k), "d": len(q[0]), "d_v": len(v[0]),
-            "numpy_files": "、".join(plain) if plain else "没有哪个文件",
-            "torch_files": "、".join(torch_files) if torch_files else "没有哪个文件",
-            "fig_projections": projection_figure()}
+    q, k, v = (
+        att.as_matrix(m, name) for m, name in zip((att.DEMO_Q, att.DEMO_K, att.DEMO_V), "QKV")
+    )
+    plain, torch_files = (
+        [n for n in numpy_needed() if take_home.needs_torch(n) == t] for t in (False, True)
+    )
+    return {
+        "n_query": len(q),
+        "n_key": len(k),
+        "d": len(q[0]),
+        "d_v": len(v[0]),
+        "numpy_files": "、".join(plain) if plain else "没有哪个文件",
+        "torch_files": "、".join(torch_files) if torch_files else "没有哪个文件",
+        "fig_projections": projection_figure(),
+    }
 
 
 def projection_figure():
@@ -58,9 +75,13 @@ def projection_figure():
     from chapter.costs import figure_fonts
 
     mh = importlib.import_module("02_multihead")
-    n, d_model = len(mh.DEMO_X), len(mh.DEMO_X[0])
-    shapes = {name: len(w[0]) for name, w in (("Q", mh.DEMO_WQ), ("K", mh.DEMO_WK), ("V", mh.DEMO_WV))}
-    fonts, cell = {"family": figure_fonts()}, 0.4
+    n = len(mh.DEMO_X)
+    d_model = len(mh.DEMO_X[0])
+    shapes = {
+        name: len(w[0]) for name, w in (("Q", mh.DEMO_WQ), ("K", mh.DEMO_WK), ("V", mh.DEMO_WV))
+    }
+    fonts = {"family": figure_fonts()}
+    cell = 0.4
     fig = Figure(figsize=(6.4, 4.6), layout="tight")
     ax = fig.subplots()
     ax.set_axis_off()
@@ -68,11 +89,34 @@ def projection_figure():
     def grid(x0, y0, cols, name, colour):  # n rows; row 0, the one the caption follows, coloured
         for r in range(n):
             for c in range(cols):
-                ax.add_patch(Rectangle((x0 + c * cell, y0 - (r + 1) * cell), cell, cell, linewidth=0.8,
-                                       facecolor=colour if r == 0 else "#ffffff", edgecolor="#333333"))
-        ax.text(x0 + cols * cell / 2, y0 + 0.25, name, ha="center", va="bottom", fontsize=12, fontdict=fonts)
-        ax.text(x0 + cols * cell / 2, y0 - n * cell - 0.15, f"{n} × {cols}", ha="center", va="top",
-                fontsize=9, fontdict=fonts)
+                ax.add_patch(
+                    Rectangle(
+                        (x0 + c * cell, y0 - (r + 1) * cell),
+                        cell,
+                        cell,
+                        linewidth=0.8,
+                        facecolor=colour if r == 0 else "#ffffff",
+                        edgecolor="#333333",
+                    )
+                )
+        ax.text(
+            x0 + cols * cell / 2,
+            y0 + 0.25,
+            name,
+            ha="center",
+            va="bottom",
+            fontsize=12,
+            fontdict=fonts,
+        )
+        ax.text(
+            x0 + cols * cell / 2,
+            y0 - n * cell - 0.15,
+            f"{n} × {cols}",
+            ha="center",
+            va="top",
+            fontsize=9,
+            fontdict=fonts,
+        )
 
     gap = n * cell + 1.0  # one grid and its two labels
     grid(0.0, 0.0, d_model, "X", "#f5d7a1")
@@ -80,14 +124,27 @@ def projection_figure():
     x_right = d_model * cell + 3.2
     for row, (name, cols) in enumerate(shapes.items()):
         y = gap * (1 - row)  # Q above X's row, K level with it, V below
-        start, end = (d_model * cell + 0.1, -n * cell / 2), (x_right - 0.1, y - n * cell / 2)
+        start = (d_model * cell + 0.1, -n * cell / 2)
+        end = (x_right - 0.1, y - n * cell / 2)
         ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "->", "color": "#555555"})
-        ax.text(start[0] + 0.55 * (end[0] - start[0]), start[1] + 0.55 * (end[1] - start[1]) + 0.12,
-                f"乘 W_{name.lower()}（{d_model} × {cols}）", ha="center", va="bottom", fontsize=9,
-                fontdict=fonts, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+        ax.text(
+            start[0] + 0.55 * (end[0] - start[0]),
+            start[1] + 0.55 * (end[1] - start[1]) + 0.12,
+            f"乘 W_{name.lower()}（{d_model} × {cols}）",
+            ha="center",
+            va="bottom",
+            fontsize=9,
+            fontdict=fonts,
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1},
+        )
         grid(x_right, y, cols, name, colours[name])
-    ax.text(0.0, -gap - n * cell - 0.9, "着色的一行：X 的第 0 行投影成 Q、K、V 各自的第 0 行", fontsize=9,
-            fontdict=fonts)
+    ax.text(
+        0.0,
+        -gap - n * cell - 0.9,
+        "着色的一行：X 的第 0 行投影成 Q、K、V 各自的第 0 行",
+        fontsize=9,
+        fontdict=fonts,
+    )
     ax.set_xlim(-0.3, x_right + max(shapes.values()) * cell + 0.3)
     ax.set_ylim(-gap - n * cell - 1.1, gap + 0.7)
     ax.set_aspect("equal")

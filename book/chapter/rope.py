@@ -16,34 +16,57 @@ rope = importlib.import_module("02_rope")
 ex = importlib.import_module("02_exercises_rope")
 
 TOL = 1e-9  # two scores closer than this are "the same" in a sentence or a verdict
-SAME, DIFFERENT, PASSED, CAUGHT = "一致", "不一致", "通过", "被认出"
+SAME = "一致"
+DIFFERENT = "不一致"
+PASSED = "通过"
+CAUGHT = "被认出"
 
 # -- the wording the data decides ----------------------------------------------------------------------
 SAY = {
-    "steady": "{names}{n}列在各组位置上分数相同，只依赖位置差", "moving": "{names}{n}列随位置变化，不只依赖位置差",
+    "steady": "{names}{n}列在各组位置上分数相同，只依赖位置差",
+    "moving": "{names}{n}列随位置变化，不只依赖位置差",
     "norm_changed": "错配之后的长度（上表最后一列）与它不同：同一对的两个分量转了不同的角度，这已经不是旋转。",
     "norm_kept": "这几组位置上，错配之后的长度恰好没变。",
-    "rounding": "，只是浮点舍入", "beyond": "，超出了浮点舍入的量级",
-    "signs_differ": "两者不同：RoPE 分得清“前面第几个”和“后面第几个”。", "signs_equal": "这一对向量上两者恰好相同。",
+    "rounding": "，只是浮点舍入",
+    "beyond": "，超出了浮点舍入的量级",
+    "signs_differ": "两者不同：RoPE 分得清“前面第几个”和“后面第几个”。",
+    "signs_equal": "这一对向量上两者恰好相同。",
     "outside": "（其中 Δ = {offsets} 不在图的横轴范围内，只见于表中）",
-    "same_score": "两组位置给出同一个分数", "other_score": "两组位置的分数不同",
-    "changed": "旋转改变了分数，", "unchanged": "旋转恰好没有改变分数，",
-    "by_offset": "但只随位置差改变。", "by_position": "而且随位置本身改变。",
-    "back": "回到了 x′。", "not_back": "没有回到 x′。"}
+    "same_score": "两组位置给出同一个分数",
+    "other_score": "两组位置的分数不同",
+    "changed": "旋转改变了分数，",
+    "unchanged": "旋转恰好没有改变分数，",
+    "by_offset": "但只随位置差改变。",
+    "by_position": "而且随位置本身改变。",
+    "back": "回到了 x′。",
+    "not_back": "没有回到 x′。",
+}
 NUMERALS = "一两三四五六七八九十"
 
 # -- the inputs of the page's examples (constructed by hand, each example states them first) ------------
-D2_FIRST, D2_SHIFT = (3, 1), 3  # d = 2: the first (m, n), then both moved by the shift
-D4_X, D4_M, D8 = [1.0, 0.0, 0.5, -1.0], 2, 8
-LAYOUT_OFFSET, LAYOUT_M = 3, [3, 7, 12]
+D2_FIRST = (3, 1)
+D2_SHIFT = 3  # d = 2: the first (m, n), then both moved by the shift
+D4_X = [1.0, 0.0, 0.5, -1.0]
+D4_M = 2
+D8 = 8
+LAYOUT_OFFSET = 3
+LAYOUT_M = [3, 7, 12]
 # Three tokens, W_q and W_k (3 × 8) of two heads of width 4: q = x @ W_q, a column per component of q.
 W_X = [[1.0, 0.0, 2.0], [0.0, 1.0, -1.0], [1.0, 1.0, 0.0]]
 W_Q = [[1, 0, 2, -1, 0, 1, 2, 0], [0, 1, 1, 0, 2, -1, 0, 1], [2, -1, 0, 1, 1, 0, -1, 1]]
 W_K = [[0, 1, -1, 1, 2, 0, 1, 0], [1, 0, 2, 1, 0, -1, 0, 2], [1, -1, 0, 0, 1, 2, 0, -1]]
-W_HEADS, TOEPLITZ_N = 2, 5
-V_SEQ, V_V, V_START, V_SHIFT = rope.DEMO_SEQ[:3], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], 0, 5
-PAST, NEW = 3, 2  # the cache example: past positions in the cache, new queries
-PADS, PAD_FILL, LONG_FILL, CHECKPOINTS = 2, 0.0, 1.0, [0, 10, 100, 1000, 10000]
+W_HEADS = 2
+TOEPLITZ_N = 5
+V_SEQ = rope.DEMO_SEQ[:3]
+V_V = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+V_START = 0
+V_SHIFT = 5
+PAST = 3
+NEW = 2  # the cache example: past positions in the cache, new queries
+PADS = 2
+PAD_FILL = 0.0
+LONG_FILL = 1.0
+CHECKPOINTS = [0, 10, 100, 1000, 10000]
 LONG_OFFSETS = sorted({int(round(10 ** (e / 25))) for e in range(0, 126)})  # even on a log axis
 
 vec = functools.partial(fmt.vector, cell=fmt.fmt)  # a computed vector, four decimals
@@ -57,7 +80,9 @@ def places(positions) -> str:
     return f"{ps[0]} 至 {ps[-1]}" if run else "、".join(map(fmt.count, ps))
 
 
-def base_text(base: float) -> str:  # a base as model cards write it (10,000), a small one as typed (64)
+def base_text(
+    base: float,
+) -> str:  # a base as model cards write it (10,000), a small one as typed (64)
     return fmt.grouped(base) if float(base).is_integer() else fmt.short(base)
 
 
@@ -69,30 +94,59 @@ def offset_verdict(columns: dict[str, list[float]]) -> str:
     """Which columns of scores stay the same over groups of positions with one offset, and which move."""
     steady = [name for name, xs in columns.items() if max(xs) - min(xs) <= TOL]
     moving = [name for name in columns if name not in steady]
-    said = [SAY[key].format(names="".join(f"“{n}”" for n in ns), n=NUMERALS[len(ns) - 1])
-            for key, ns in (("steady", steady), ("moving", moving)) if ns]
+    said = [
+        SAY[key].format(names="".join(f"“{n}”" for n in ns), n=NUMERALS[len(ns) - 1])
+        for key, ns in (("steady", steady), ("moving", moving))
+        if ns
+    ]
     return "；".join(said) + "。"
 
 
-def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, first=D2_FIRST, shift: int = D2_SHIFT,
-               n: int = TOEPLITZ_N, figure: bool = True) -> dict:
+def d2_example(
+    q: list[float] = rope.DEMO_Q2,
+    k: list[float] = rope.DEMO_K2,
+    first=D2_FIRST,
+    shift: int = D2_SHIFT,
+    n: int = TOEPLITZ_N,
+    figure: bool = True,
+) -> dict:
     """d = 2: q and k at two groups of positions with one offset (plotted); all scores at 0 … n − 1."""
-    (m0, n0), groups = first, [first, (first[0] + shift, first[1] + shift)]
-    rows = [[pair(m, n), fmt.count(m - n), vec(rope.rotate(q, m)), vec(rope.rotate(k, n)),
-             fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0])] for m, n in groups]
+    m0, n0 = first
+    groups = [first, (first[0] + shift, first[1] + shift)]
+    rows = [
+        [
+            pair(m, n),
+            fmt.count(m - n),
+            vec(rope.rotate(q, m)),
+            vec(rope.rotate(k, n)),
+            fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0]),
+        ]
+        for m, n in groups
+    ]
     positions = list(range(n))
     table = rope.rope_scores([q] * n, [k] * n, positions, positions)
     spread = max(abs(table[i][j] - table[i + 1][j + 1]) for i in range(n - 1) for j in range(n - 1))
     values = {
-        "d2_d": len(q), "d2_theta": fmt.fmt(rope.frequencies(len(q))[0]), "d2_q": fmt.vector(q),
-        "d2_k": fmt.vector(k), "d2_m0": m0, "d2_n0": n0, "d2_shift": shift,
+        "d2_d": len(q),
+        "d2_theta": fmt.fmt(rope.frequencies(len(q))[0]),
+        "d2_q": fmt.vector(q),
+        "d2_k": fmt.vector(k),
+        "d2_m0": m0,
+        "d2_n0": n0,
+        "d2_shift": shift,
         "tbl_d2": Table(["位置", "Δ = m − n", "转后的 q", "转后的 k", "分数 q·k/√d"], rows),
-        "d2_plain": fmt.fmt(att.scaled_scores([q], [k])[0][0]), "toe_positions": places(positions),
-        "tbl_toeplitz": Table(["q 的位置 ＼ k 的位置"] + [f"n = {j}" for j in positions],
-                              [[f"m = {m}"] + [fmt.fmt(x) for x in row] for m, row in zip(positions, table)]),
-        "toe_spread": fmt.difference(spread), "toe_note": SAY["rounding" if spread < 1e-12 else "beyond"],
-        "toe_ahead": fmt.fmt(table[1][0]), "toe_behind": fmt.fmt(table[0][1]),
-        "toe_sign": SAY["signs_equal" if same(table[1][0], table[0][1]) else "signs_differ"]}
+        "d2_plain": fmt.fmt(att.scaled_scores([q], [k])[0][0]),
+        "toe_positions": places(positions),
+        "tbl_toeplitz": Table(
+            ["q 的位置 ＼ k 的位置"] + [f"n = {j}" for j in positions],
+            [[f"m = {m}"] + [fmt.fmt(x) for x in row] for m, row in zip(positions, table)],
+        ),
+        "toe_spread": fmt.difference(spread),
+        "toe_note": SAY["rounding" if spread < 1e-12 else "beyond"],
+        "toe_ahead": fmt.fmt(table[1][0]),
+        "toe_behind": fmt.fmt(table[0][1]),
+        "toe_sign": SAY["signs_equal" if same(table[1][0], table[0][1]) else "signs_differ"],
+    }
     if figure:
         values["fig_d2"] = d2_figure(q, k, groups)
     return values
@@ -101,111 +155,229 @@ def d2_example(q: list[float] = rope.DEMO_Q2, k: list[float] = rope.DEMO_K2, fir
 def _figure():  # Chinese labels (Noto Sans CJK SC after DejaVu Sans); fixed SVG ids keep the HTML the same
     import matplotlib
     from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
-    matplotlib.rcParams.update({"svg.hashsalt": "rope", "font.size": 10, "axes.titlesize": 10,
-                                "font.family": ["DejaVu Sans", "Noto Sans CJK SC"]})
+
+    matplotlib.rcParams.update(
+        {
+            "svg.hashsalt": "rope",
+            "font.size": 10,
+            "axes.titlesize": 10,
+            "font.family": ["DejaVu Sans", "Noto Sans CJK SC"],
+        }
+    )
     return Figure(figsize=(7.2, 3.6))
 
 
-def d2_figure(q: list[float], k: list[float], groups: list[tuple[int, int]]):  # before/after, per group
+def d2_figure(
+    q: list[float], k: list[float], groups: list[tuple[int, int]]
+):  # before/after, per group
     fig = _figure()
     axes = fig.subplots(1, 2)
     radius = max(math.hypot(*q), math.hypot(*k))
-    circle = [(radius * math.cos(2 * math.pi * t / 120), radius * math.sin(2 * math.pi * t / 120)) for t in range(121)]
+    circle = [
+        (radius * math.cos(2 * math.pi * t / 120), radius * math.sin(2 * math.pi * t / 120))
+        for t in range(121)
+    ]
     for ax, (m, n) in zip(axes, groups):
         ax.plot(*zip(*circle), color="0.8", lw=0.8)
         for v, pos, label, color in [(q, m, "q", "tab:blue"), (k, n, "k", "tab:orange")]:
             rotated = rope.rotate(v, pos)
-            ax.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=1.2, ls="--", alpha=0.6))
-            ax.annotate("", xy=rotated, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2))
+            ax.annotate(
+                "",
+                xy=v,
+                xytext=(0, 0),
+                arrowprops=dict(arrowstyle="->", color=color, lw=1.2, ls="--", alpha=0.6),
+            )
+            ax.annotate(
+                "", xy=rotated, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2)
+            )
             ax.text(v[0] * 1.2, v[1] * 1.2, label, color=color, ha="center", va="center")
-            ax.text(rotated[0] * 1.3, rotated[1] * 1.3, f"R({pos}) {label}", color=color, ha="center", va="center")
+            ax.text(
+                rotated[0] * 1.3,
+                rotated[1] * 1.3,
+                f"R({pos}) {label}",
+                color=color,
+                ha="center",
+                va="center",
+            )
         ax.set_title(f"查询在 m = {fmt.count(m)}，键在 n = {fmt.count(n)}，Δ = {fmt.count(m - n)}")
         ax.set(aspect="equal", xlim=(-1.9, 1.9), ylim=(-1.9, 1.9))
-        ax.axhline(0, color="0.7", lw=0.5), ax.axvline(0, color="0.7", lw=0.5)
+        ax.axhline(0, color="0.7", lw=0.5)
+        ax.axvline(0, color="0.7", lw=0.5)
     fig.subplots_adjust(left=7 / 100, right=98 / 100, bottom=8 / 100, top=92 / 100, wspace=0.2)
     return fig
 
 
 def d4_example(x: list[float] = D4_X, m: int = D4_M, d8: int = D8) -> dict:
     """d = 4: each pair turns by its own angle, the length stays; d = 8: the frequencies and periods."""
-    theta, out = rope.frequencies(len(x)), rope.rotate(x, m)
-    rows8 = [[fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.multiple(2 * math.pi / t)]
-             for i, ((a, b), t) in enumerate(zip(rope.pairs(d8), rope.frequencies(d8)))]
-    rows = [[fmt.count(i), f"({a}, {b})", fmt.fmt(theta[i]), fmt.fmt(m * theta[i]), fmt.vector([x[a], x[b]]),
-             vec([out[a], out[b]])] for i, (a, b) in enumerate(rope.pairs(len(x)))]
+    theta = rope.frequencies(len(x))
+    out = rope.rotate(x, m)
+    rows8 = [
+        [fmt.count(i), f"({a}, {b})", fmt.fmt(t), fmt.multiple(2 * math.pi / t)]
+        for i, ((a, b), t) in enumerate(zip(rope.pairs(d8), rope.frequencies(d8)))
+    ]
+    rows = [
+        [
+            fmt.count(i),
+            f"({a}, {b})",
+            fmt.fmt(theta[i]),
+            fmt.fmt(m * theta[i]),
+            fmt.vector([x[a], x[b]]),
+            vec([out[a], out[b]]),
+        ]
+        for i, (a, b) in enumerate(rope.pairs(len(x)))
+    ]
     return {
-        "d4_d": len(x), "d4_base": base_text(rope.BASE), "d4_x": fmt.vector(x), "d4_m": m,
+        "d4_d": len(x),
+        "d4_base": base_text(rope.BASE),
+        "d4_x": fmt.vector(x),
+        "d4_m": m,
         "tbl_d4": Table(["第 i 对", "分量", "θ_i", "转角 m·θ_i", "转前", "转后"], rows),
-        "d4_norm_before": fmt.fmt(math.hypot(*x)), "d4_angle0": fmt.fmt(m * theta[0]),
-        "d4_angle1": fmt.fmt(m * theta[1]), "d4_norm_after": fmt.fmt(math.hypot(*out)), "d8_d": d8,
-        "tbl_d8": Table(["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d8})", "波长 2π/θ_i（位置数）"], rows8),
+        "d4_norm_before": fmt.fmt(math.hypot(*x)),
+        "d4_angle0": fmt.fmt(m * theta[0]),
+        "d4_angle1": fmt.fmt(m * theta[1]),
+        "d4_norm_after": fmt.fmt(math.hypot(*out)),
+        "d8_d": d8,
+        "tbl_d8": Table(
+            ["第 i 对", "相邻成对的分量", f"θ_i = base^(−2i/{d8})", "波长 2π/θ_i（位置数）"], rows8
+        ),
     }
 
 
-def layouts_example(q: list[float] = rope.DEMO_Q8, k: list[float] = rope.DEMO_K8, offset: int = LAYOUT_OFFSET,
-                    m_list: list[int] = LAYOUT_M) -> dict:
+def layouts_example(
+    q: list[float] = rope.DEMO_Q8,
+    k: list[float] = rope.DEMO_K8,
+    offset: int = LAYOUT_OFFSET,
+    m_list: list[int] = LAYOUT_M,
+) -> dict:
     """Adjacent pairs, half pairs after the permutation, and the mixed layout, at one offset."""
-    d, order = len(q), rope.layout_permutation(len(q))
-    pairs_rows = [[fmt.count(i), f"({a}, {b})", f"({c}, {e})", f"({order.index(a)}, {order.index(b)})"]
-                  for i, ((a, b), (c, e)) in enumerate(zip(rope.pairs(d), rope.pairs(d, "half")))]
-    qh, kh = rope.permute(q, order), rope.permute(k, order)
-    found = [(rope.rope_scores([q], [k], [m], [n])[0][0],
-              rope.rope_scores([qh], [kh], [m], [n], layout="half")[0][0],
-              att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, n)])[0][0],
-              math.hypot(*rope.mixed_rotate(q, m))) for m, n in ((m, m - offset) for m in m_list)]
-    *scores, mixed_norms = zip(*found)  # each column of the table, then the mixed q's length at each m
+    d = len(q)
+    order = rope.layout_permutation(len(q))
+    pairs_rows = [
+        [fmt.count(i), f"({a}, {b})", f"({c}, {e})", f"({order.index(a)}, {order.index(b)})"]
+        for i, ((a, b), (c, e)) in enumerate(zip(rope.pairs(d), rope.pairs(d, "half")))
+    ]
+    qh = rope.permute(q, order)
+    kh = rope.permute(k, order)
+    found = [
+        (
+            rope.rope_scores([q], [k], [m], [n])[0][0],
+            rope.rope_scores([qh], [kh], [m], [n], layout="half")[0][0],
+            att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, n)])[0][0],
+            math.hypot(*rope.mixed_rotate(q, m)),
+        )
+        for m, n in ((m, m - offset) for m in m_list)
+    ]
+    *scores, mixed_norms = zip(
+        *found
+    )  # each column of the table, then the mixed q's length at each m
     columns = dict(zip(["相邻成对", "前后两半成对（重排后）", "错配"], scores))
     rows = [[pair(m, m - offset)] + [fmt.fmt(x) for x in row] for m, row in zip(m_list, found)]
     return {
-        "lay_d": d, "lay_m": places(m_list), "lay_n": places(m - offset for m in m_list),
-        "lay_q": fmt.vector(q), "lay_k": fmt.vector(k), "lay_offset": offset,
+        "lay_d": d,
+        "lay_m": places(m_list),
+        "lay_n": places(m - offset for m in m_list),
+        "lay_q": fmt.vector(q),
+        "lay_k": fmt.vector(k),
+        "lay_offset": offset,
         "lay_order": "[" + ", ".join(fmt.count(j) for j in order) + "]",
         "tbl_pairs": Table(["第 i 对", "相邻成对", "前后两半成对", "重排后落在"], pairs_rows),
-        "tbl_layouts": Table(["位置", "相邻成对", "前后两半成对（重排后）", "错配", "错配后 q 的长度"], rows),
-        "lay_verdict": offset_verdict(columns), "lay_norm": fmt.fmt(math.hypot(*q)),
-        "lay_norm_note": SAY["norm_kept" if all(same(x, math.hypot(*q)) for x in mixed_norms) else "norm_changed"],
+        "tbl_layouts": Table(
+            ["位置", "相邻成对", "前后两半成对（重排后）", "错配", "错配后 q 的长度"], rows
+        ),
+        "lay_verdict": offset_verdict(columns),
+        "lay_norm": fmt.fmt(math.hypot(*q)),
+        "lay_norm_note": SAY[
+            "norm_kept" if all(same(x, math.hypot(*q)) for x in mixed_norms) else "norm_changed"
+        ],
     }
 
 
 def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int = W_HEADS) -> dict:
     """Moving a model between layouts: permute the columns of W_q, W_k inside each head's block, not at once."""
     width = len(w_q[0])
-    d_head, ps = width // n_heads, list(range(len(x)))
-    columns = lambda w, order: [rope.permute(row, order) for row in w]  # noqa: E731  (q = x @ W: a column per component)
+    d_head = width // n_heads
+    ps = list(range(len(x)))
+
+    def columns(w, order):
+        # (q = x @ W: a column per component)
+        return [rope.permute(row, order) for row in w]
+
     def scores(wq, wk, layout):  # every head's score table, one after the other
-        q, k = att.matmul(x, wq), att.matmul(x, wk)
-        block = lambda m, h: [row[h * d_head:(h + 1) * d_head] for row in m]  # noqa: E731
-        return [row for h in range(n_heads) for row in rope.rope_scores(block(q, h), block(k, h), ps, ps, layout=layout)]
+        q = att.matmul(x, wq)
+        k = att.matmul(x, wk)
+
+        def block(m, h):
+            return [row[h * d_head : (h + 1) * d_head] for row in m]
+
+        return [
+            row
+            for h in range(n_heads)
+            for row in rope.rope_scores(block(q, h), block(k, h), ps, ps, layout=layout)
+        ]
+
     reference = scores(w_q, w_k, "adjacent")
-    per_head, whole = rope.head_permutation(n_heads, d_head), rope.layout_permutation(width)
+    per_head = rope.head_permutation(n_heads, d_head)
+    whole = rope.layout_permutation(width)
     plans = {
         "相邻成对，原权重（参照）": (w_q, w_k, "adjacent"),
-        "前后两半，每个头的块里重排 W_q、W_k 的列": (columns(w_q, per_head), columns(w_k, per_head), "half"),
+        "前后两半，每个头的块里重排 W_q、W_k 的列": (
+            columns(w_q, per_head),
+            columns(w_k, per_head),
+            "half",
+        ),
         "前后两半，整个宽度一次重排": (columns(w_q, whole), columns(w_k, whole), "half"),
-        "前后两半，权重不重排": (w_q, w_k, "half")}
+        "前后两半，权重不重排": (w_q, w_k, "half"),
+    }
     gaps = {plan: att.max_abs_diff(scores(*args), reference) for plan, args in plans.items()}
     return {
-        "w_n": len(x), "w_positions": places(ps), "w_cols": width, "w_dmodel": len(x[0]), "w_heads": n_heads,
-        "w_dhead": d_head, "w_x": fmt.vectors(x), "w_q": fmt.vectors(zip(*w_q)), "w_k": fmt.vectors(zip(*w_k)),
-        "w_order": f"[{', '.join(map(fmt.count, per_head))}]", "w_whole": f"[{', '.join(map(fmt.count, whole))}]",
-        "tbl_weights": Table(["做法", "与参照分数的最大差", "与参照"],
-                             [[plan, fmt.difference(g), SAME if g < TOL else DIFFERENT]
-                              for plan, g in gaps.items()])}
+        "w_n": len(x),
+        "w_positions": places(ps),
+        "w_cols": width,
+        "w_dmodel": len(x[0]),
+        "w_heads": n_heads,
+        "w_dhead": d_head,
+        "w_x": fmt.vectors(x),
+        "w_q": fmt.vectors(zip(*w_q)),
+        "w_k": fmt.vectors(zip(*w_k)),
+        "w_order": f"[{', '.join(map(fmt.count, per_head))}]",
+        "w_whole": f"[{', '.join(map(fmt.count, whole))}]",
+        "tbl_weights": Table(
+            ["做法", "与参照分数的最大差", "与参照"],
+            [[plan, fmt.difference(g), SAME if g < TOL else DIFFERENT] for plan, g in gaps.items()],
+        ),
+    }
 
 
 def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> dict:
     """Rotating V as well makes the output depend on the absolute position."""
+
     def last_output(first, rotate_v):
         ps = [first + i for i in range(len(seq))]
         values = rope.rotate_rows(v, ps) if rotate_v else v
         return rope.cached_step([], [], seq, seq, values, ps)[3][-1]
-    rows = [[plan, vec(a), vec(b), "不变" if att.max_abs_diff([a], [b]) < TOL else "变了"]
-            for plan, rotate_v in [("只转 Q、K", False), ("连 V 也转", True)]
-            for a, b in [(last_output(start, rotate_v), last_output(start + shift, rotate_v))]]
+
+    rows = [
+        [plan, vec(a), vec(b), "不变" if att.max_abs_diff([a], [b]) < TOL else "变了"]
+        for plan, rotate_v in [("只转 Q、K", False), ("连 V 也转", True)]
+        for a, b in [(last_output(start, rotate_v), last_output(start + shift, rotate_v))]
+    ]
     return {
-        "v_d": len(seq[0]), "v_n": len(seq), "v_vdim": len(v[0]), "v_start": start, "v_seq": fmt.vectors(seq),
-        "v_v": fmt.vectors(v), "v_shift": shift,
-        "tbl_v": Table(["做法", f"从位置 {fmt.count(start)} 开始", f"后移 {fmt.count(shift)} 个位置", "整体后移后"], rows),
+        "v_d": len(seq[0]),
+        "v_n": len(seq),
+        "v_vdim": len(v[0]),
+        "v_start": start,
+        "v_seq": fmt.vectors(seq),
+        "v_v": fmt.vectors(v),
+        "v_shift": shift,
+        "tbl_v": Table(
+            [
+                "做法",
+                f"从位置 {fmt.count(start)} 开始",
+                f"后移 {fmt.count(shift)} 个位置",
+                "整体后移后",
+            ],
+            rows,
+        ),
     }
 
 
@@ -213,90 +385,178 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
     """New queries rotated at past + i (right) or at the row index i (wrong), against full recomputation."""
     n = len(seq)
     mask = att.additive_mask(att.visibility(new, past + new, past=past))
-    masked = lambda scores, m: [[x + y for x, y in zip(r, mr)] for r, mr in zip(scores, m)]  # noqa: E731
-    def step_scores(ps):  # the cached keys were rotated once, at their own positions; the new rows at ps
+
+    def masked(scores, m):
+        return [[x + y for x, y in zip(r, mr)] for r, mr in zip(scores, m)]
+
+    def step_scores(
+        ps,
+    ):  # the cached keys were rotated once, at their own positions; the new rows at ps
         return masked(rope.rope_scores(seq[past:], seq, ps, list(range(past)) + ps), mask)
+
     full_scores = rope.rope_scores(seq, seq, list(range(n)), list(range(n)))
     variants = [
-        ("整段重算（参照）", lambda i: f"绝对位置 {past + i}", masked(full_scores, att.additive_mask(att.visibility(n, n)))[past:]),
-        ("正确：转 past + i", lambda i: f"行 {i}（绝对位置 {past + i}）", step_scores([past + i for i in range(new)])),
-        ("写错：转行号 i", lambda i: f"行 {i}（误当位置 {i}）", step_scores(list(range(new))))]
-    rows = [[plan, label(i)] + [fmt.fmt(x) for x in row] for plan, label, table in variants for i, row in enumerate(table)]
+        (
+            "整段重算（参照）",
+            lambda i: f"绝对位置 {past + i}",
+            masked(full_scores, att.additive_mask(att.visibility(n, n)))[past:],
+        ),
+        (
+            "正确：转 past + i",
+            lambda i: f"行 {i}（绝对位置 {past + i}）",
+            step_scores([past + i for i in range(new)]),
+        ),
+        ("写错：转行号 i", lambda i: f"行 {i}（误当位置 {i}）", step_scores(list(range(new)))),
+    ]
+    rows = [
+        [plan, label(i)] + [fmt.fmt(x) for x in row]
+        for plan, label, table in variants
+        for i, row in enumerate(table)
+    ]
     _, full = rope.full_attention(seq, seq, v)
-    right, wrong = rope.decode(seq, seq, v, [past, new]), rope.row_index_decode(seq, seq, v, [past, new])
-    out_rows = [[f"绝对位置 {past + i}"] + [fmt.fmt(o[past + i][0]) for o in (full, right, wrong)] for i in range(new)]
-    checks = [[name, " + ".join(map(fmt.count, chunks)), fmt.difference(g), PASSED if g < TOL else CAUGHT]
-              for name, decode in [("正确：转 past + i", rope.decode), ("写错：转行号 i", rope.row_index_decode)]
-              for chunks in ([1] * n, [past, new], [n]) for g in [att.max_abs_diff(decode(seq, seq, v, chunks), full)]]
+    right = rope.decode(seq, seq, v, [past, new])
+    wrong = rope.row_index_decode(seq, seq, v, [past, new])
+    out_rows = [
+        [f"绝对位置 {past + i}"] + [fmt.fmt(o[past + i][0]) for o in (full, right, wrong)]
+        for i in range(new)
+    ]
+    checks = [
+        [name, " + ".join(map(fmt.count, chunks)), fmt.difference(g), PASSED if g < TOL else CAUGHT]
+        for name, decode in [
+            ("正确：转 past + i", rope.decode),
+            ("写错：转行号 i", rope.row_index_decode),
+        ]
+        for chunks in ([1] * n, [past, new], [n])
+        for g in [att.max_abs_diff(decode(seq, seq, v, chunks), full)]
+    ]
     by_row = rope.row_index_decode(seq, seq, v, [1] * n)  # one at a time: every row index is 0
     return {
         "tbl_invariant": Table(["做法", "逐段", "与整段重算的最大差", "检查结果"], checks),
         "plain_gap": fmt.difference(att.max_abs_diff(by_row, att.attention(seq, seq, v)[1])),
         "row_step_gap": fmt.difference(att.max_abs_diff(by_row, full)),
-        "off_d": len(seq[0]), "off_n": n, "off_seq": fmt.vectors(seq), "off_v": "、".join(fmt.short(r[0]) for r in v),
-        "off_past": past, "off_new": new, "off_cached": places(range(past)),
-        "tbl_offset_scores": Table(["做法", "查询"] + [f"Key {j}" for j in range(past + new)], rows),
-        "tbl_offset_out": Table(["查询", "整段重算", "正确：past + i", "写错：行号 i"], out_rows)}
+        "off_d": len(seq[0]),
+        "off_n": n,
+        "off_seq": fmt.vectors(seq),
+        "off_v": "、".join(fmt.short(r[0]) for r in v),
+        "off_past": past,
+        "off_new": new,
+        "off_cached": places(range(past)),
+        "tbl_offset_scores": Table(
+            ["做法", "查询"] + [f"Key {j}" for j in range(past + new)], rows
+        ),
+        "tbl_offset_out": Table(["查询", "整段重算", "正确：past + i", "写错：行号 i"], out_rows),
+    }
 
 
-def padding_example(seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, fill: float = PAD_FILL) -> dict:
+def padding_example(
+    seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, fill: float = PAD_FILL
+) -> dict:
     """Left padding: count the real tokens before a position, in the prefill and in the decoding alike."""
     n_pre = len(seq) - 1  # prefilled with the PAD; the last one is decoded alone
     valid = [False] * pads + [True] * n_pre
-    counted, absolute = rope.padded_positions(valid), list(range(pads + n_pre))  # rotation vs absolute positions
+    counted = rope.padded_positions(valid)
+    absolute = list(range(pads + n_pre))  # rotation vs absolute positions
     _, reference = rope.full_attention(seq, seq, v)
+
     def padded_decode(prefill, new_position):
         keys = [[fill] * len(seq[0])] * pads + seq[:n_pre]
-        ck, cv = rope.rotate_rows(keys, prefill), [[fill] * len(v[0])] * pads + v[:n_pre]
+        ck = rope.rotate_rows(keys, prefill)
+        cv = [[fill] * len(v[0])] * pads + v[:n_pre]
         last = seq[n_pre]
-        return rope.cached_step(ck, cv, [last], [last], [v[n_pre]], [new_position], key_valid=valid + [True])[3][0][0]
+        return rope.cached_step(
+            ck, cv, [last], [last], [v[n_pre]], [new_position], key_valid=valid + [True]
+        )[3][0][0]
+
     values = {
-        "pad_d": len(seq[0]), "pad_real": len(seq), "pad_pre": n_pre, "pad_fill": fmt.short(fill),
-        "pad_seq": fmt.vectors(seq), "pad_v": "、".join(fmt.short(r[0]) for r in v), "pad_n": pads,
-        "tbl_pad_positions": Table(["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
-                                   [["内容"] + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid)],
-                                    ["位置编号（前面真实 token 的个数）"] + [fmt.count(p) for p in counted]]),
-        "pad_reference": fmt.fmt(reference[n_pre][0])}
+        "pad_d": len(seq[0]),
+        "pad_real": len(seq),
+        "pad_pre": n_pre,
+        "pad_fill": fmt.short(fill),
+        "pad_seq": fmt.vectors(seq),
+        "pad_v": "、".join(fmt.short(r[0]) for r in v),
+        "pad_n": pads,
+        "tbl_pad_positions": Table(
+            ["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
+            [
+                ["内容"] + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid)],
+                ["位置编号（前面真实 token 的个数）"] + [fmt.count(p) for p in counted],
+            ],
+        ),
+        "pad_reference": fmt.fmt(reference[n_pre][0]),
+    }
     # The page's four plans, in its order: prefill and new token both counted, both absolute, then mixed.
     plans = [(counted, n_pre), (absolute, pads + n_pre), (counted, pads + n_pre), (absolute, n_pre)]
     for i, (prefill, at) in enumerate(plans):
         out = padded_decode(prefill, at)
         ok = SAME if same(out, reference[n_pre][0]) else DIFFERENT
-        values |= {f"pad_{i}_pre": "、".join(map(fmt.count, prefill[pads:])), f"pad_{i}_at": fmt.count(at),
-                   f"pad_{i}_out": fmt.fmt(out), f"pad_{i}_ok": ok}
+        values |= {
+            f"pad_{i}_pre": "、".join(map(fmt.count, prefill[pads:])),
+            f"pad_{i}_at": fmt.count(at),
+            f"pad_{i}_out": fmt.fmt(out),
+            f"pad_{i}_ok": ok,
+        }
     return values
 
 
-def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, checkpoints: list[int] = CHECKPOINTS,
-                 figure: bool = True) -> dict:
+def long_example(
+    fill: float = LONG_FILL,
+    offsets: list[int] = LONG_OFFSETS,
+    checkpoints: list[int] = CHECKPOINTS,
+    figure: bool = True,
+) -> dict:
     """One pair of vectors (all entries ``fill``) at growing offsets, for each published base (and the plot)."""
     models = rope.MODEL_BASES
     ones = [fill] * models[0]["head_dim"]
+
     def scores(at, base=rope.BASE):  # the key at position 0, the query ``at`` positions later
         return [row[0] for row in rope.rope_scores([ones] * len(at), [ones], list(at), [0], base)]
+
     outside = [m for m in checkpoints if not offsets[0] <= m <= offsets[-1]]
     values = {
-        "lr_fill": fmt.short(fill), "lr_n_models": len(models), "lr_d": len(ones), "lr_max": fmt.grouped(offsets[-1]),
-        "lr_min": offsets[0], "lr_checkpoints": "、".join(fmt.grouped(m) for m in checkpoints),
-        "lr_table_note": SAY["outside"].format(offsets="、".join(map(fmt.grouped, outside))) if outside else "",
-        "tbl_long": Table(["底数"] + [f"Δ = {fmt.grouped(m)}" for m in checkpoints],
-                          [[fmt.grouped(row["base"])] + [fmt.fmt(s) for s in scores(checkpoints, row["base"])]
-                           for row in models]),
-        "lr_start": fmt.fmt(scores([0])[0]), "lr_models": "、".join(row["model"] for row in models),
+        "lr_fill": fmt.short(fill),
+        "lr_n_models": len(models),
+        "lr_d": len(ones),
+        "lr_max": fmt.grouped(offsets[-1]),
+        "lr_min": offsets[0],
+        "lr_checkpoints": "、".join(fmt.grouped(m) for m in checkpoints),
+        "lr_table_note": SAY["outside"].format(offsets="、".join(map(fmt.grouped, outside)))
+        if outside
+        else "",
+        "tbl_long": Table(
+            ["底数"] + [f"Δ = {fmt.grouped(m)}" for m in checkpoints],
+            [
+                [fmt.grouped(row["base"])] + [fmt.fmt(s) for s in scores(checkpoints, row["base"])]
+                for row in models
+            ],
+        ),
+        "lr_start": fmt.fmt(scores([0])[0]),
+        "lr_models": "、".join(row["model"] for row in models),
     }
     for j, row in enumerate(models):
         wave = rope.slowest_wavelength(row["head_dim"], row["base"])
-        values |= {f"lr_base_{j}": fmt.grouped(row["base"]), f"lr_wave_{j}": fmt.multiple(wave),
-                   f"lr_dim_{j}": row["head_dim"], f"lr_model_{j}": row["model"]}
+        values |= {
+            f"lr_base_{j}": fmt.grouped(row["base"]),
+            f"lr_wave_{j}": fmt.multiple(wave),
+            f"lr_dim_{j}": row["head_dim"],
+            f"lr_model_{j}": row["model"],
+        }
     if figure:  # the score against the offset on a log axis, one curve per base
         from matplotlib.ticker import FuncFormatter, NullFormatter
+
         values["fig_long"] = fig = _figure()
         ax = fig.subplots()
         for row, style in zip(models, ["-", "--", ":"]):
-            ax.plot(offsets, scores(offsets, row["base"]), style, lw=1.4,
-                    label=f"{row['model']}：底数 {fmt.grouped(row['base'])}")
+            ax.plot(
+                offsets,
+                scores(offsets, row["base"]),
+                style,
+                lw=1.4,
+                label=f"{row['model']}：底数 {fmt.grouped(row['base'])}",
+            )
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: base_text(x)))  # 1, 10, 100, not mathtext
+        ax.xaxis.set_major_formatter(
+            FuncFormatter(lambda x, _: base_text(x))
+        )  # 1, 10, 100, not mathtext
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set(xlabel="位置差 Δ = m − n（对数刻度）", ylabel="分数 q·k / √d")
         ax.axhline(0, color="0.6", lw=0.6)
@@ -305,60 +565,162 @@ def long_example(fill: float = LONG_FILL, offsets: list[int] = LONG_OFFSETS, che
     return values
 
 
-def shift_words(first: float, second: float, plain: float) -> dict:  # exercise 3's scores against each other
-    return {"rx3_same": SAY["same_score" if same(first, second) else "other_score"], "rx3_plain": fmt.fmt(plain),
-            "rx3_changed": SAY["unchanged" if same(plain, first) else "changed"],
-            "rx3_by": SAY["by_offset" if same(first, second) else "by_position"]}
+def shift_words(
+    first: float, second: float, plain: float
+) -> dict:  # exercise 3's scores against each other
+    return {
+        "rx3_same": SAY["same_score" if same(first, second) else "other_score"],
+        "rx3_plain": fmt.fmt(plain),
+        "rx3_changed": SAY["unchanged" if same(plain, first) else "changed"],
+        "rx3_by": SAY["by_offset" if same(first, second) else "by_position"],
+    }
 
 
 def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> dict:
     """Every exercise's values (1: undoing the rotation of ``x``), from the reference solutions; a step of
     exercise 1 says "= v" when its printed terms give its printed value, else "≈ v"."""
-    r, (a, b) = ex.undo_steps(x, position), x
-    cos, sin = (f"({t})" if t.startswith(fmt.MINUS) else t for t in (fmt.fmt(r["cos"]), fmt.fmt(r["sin"])))
-    c, s_, angle = fmt.printed(cos), fmt.printed(sin), fmt.printed(fmt.fmt(r["angle"]))
-    written = lambda from_printed, exact: f"{fmt.equals(from_printed, exact)} {fmt.fmt(exact)}"  # noqa: E731
+    r = ex.undo_steps(x, position)
+    a, b = x
+    cos, sin = (
+        f"({t})" if t.startswith(fmt.MINUS) else t for t in (fmt.fmt(r["cos"]), fmt.fmt(r["sin"]))
+    )
+    c = fmt.printed(cos)
+    s_ = fmt.printed(sin)
+    angle = fmt.printed(fmt.fmt(r["angle"]))
+
+    def written(from_printed, exact):
+        return f"{fmt.equals(from_printed, exact)} {fmt.fmt(exact)}"
+
     steps = [
-        ["转回去的角度", f"−m·θ = −{fmt.count(position)} × {fmt.short(r['theta'])}",
-         written(-position * r["theta"], r["angle"])],
+        [
+            "转回去的角度",
+            f"−m·θ = −{fmt.count(position)} × {fmt.short(r['theta'])}",
+            written(-position * r["theta"], r["angle"]),
+        ],
         ["cos(−m·θ)", f"cos({fmt.fmt(r['angle'])})", written(math.cos(angle), r["cos"])],
         ["sin(−m·θ)", f"sin({fmt.fmt(r['angle'])})", written(math.sin(angle), r["sin"])],
-        ["a = a′·cos − b′·sin", f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}",
-         written(a * c - b * s_, r["original"][0])],
-        ["b = b′·cos + a′·sin", f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}",
-         written(b * c + a * s_, r["original"][1])],
-        ["长度（x′ → x）", "√(a′² + b′²) → √(a² + b²)", f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}"],
+        [
+            "a = a′·cos − b′·sin",
+            f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}",
+            written(a * c - b * s_, r["original"][0]),
+        ],
+        [
+            "b = b′·cos + a′·sin",
+            f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}",
+            written(b * c + a * s_, r["original"][1]),
+        ],
+        [
+            "长度（x′ → x）",
+            "√(a′² + b′²) → √(a² + b²)",
+            f"{fmt.fmt(r['norm_before'])} → {fmt.fmt(r['norm_after'])}",
+        ],
     ]
-    t, s3, s4 = ex.frequency_table(), ex.shift_scores(), ex.offset_score()
-    exponent = lambda i: fmt.MINUS + str(Fraction(2 * i, ex.FREQ_D)) if i else "0"  # noqa: E731  (−2i/d)
-    rx2 = [[fmt.count(i), f"({a}, {b})", exponent(i), fmt.fmt(r["theta"]), fmt.fmt(r["angle"]),
-            fmt.multiple(r["wavelength"])] for i, r in enumerate(t["rows"]) for a, b in [r["pair"]]]
+    t = ex.frequency_table()
+    s3 = ex.shift_scores()
+    s4 = ex.offset_score()
+
+    def exponent(i):
+        # (−2i/d)
+        return fmt.MINUS + str(Fraction(2 * i, ex.FREQ_D)) if i else "0"
+
+    rx2 = [
+        [
+            fmt.count(i),
+            f"({a}, {b})",
+            exponent(i),
+            fmt.fmt(r["theta"]),
+            fmt.fmt(r["angle"]),
+            fmt.multiple(r["wavelength"]),
+        ]
+        for i, r in enumerate(t["rows"])
+        for a, b in [r["pair"]]
+    ]
     g0, g1 = s3["groups"]
-    (m, n), (ms, ns) = g0["positions"], g1["positions"]
-    angles = lambda xs: "、".join(fmt.fmt(a) for a in xs)  # noqa: E731
-    cells = [("q 各对的转角", "q_angles", angles), ("k 各对的转角", "k_angles", angles), ("转后的 q", "q", vec),
-             ("转后的 k", "k", vec), ("点积 q·k", "dot", fmt.fmt), ("分数 q·k/√d", "score", fmt.fmt)]
-    q, k = ex.PAIR_Q, ex.PAIR_K
-    rx4 = [[f"第 {i} 对", fmt.short(theta), fmt.fmt(angle), fmt.vector(k[2 * i:2 * i + 2]),
-            vec(s4["k_turned"][2 * i:2 * i + 2]), fmt.vector(q[2 * i:2 * i + 2]), fmt.fmt(term)]
-           for i, (theta, angle, term) in enumerate(zip(rope.frequencies(len(k), ex.PAIR_BASE), s4["angles"], s4["terms"]))]
+    m, n = g0["positions"]
+    ms, ns = g1["positions"]
+
+    def angles(xs):
+        return "、".join(fmt.fmt(a) for a in xs)
+
+    cells = [
+        ("q 各对的转角", "q_angles", angles),
+        ("k 各对的转角", "k_angles", angles),
+        ("转后的 q", "q", vec),
+        ("转后的 k", "k", vec),
+        ("点积 q·k", "dot", fmt.fmt),
+        ("分数 q·k/√d", "score", fmt.fmt),
+    ]
+    q = ex.PAIR_Q
+    k = ex.PAIR_K
+    rx4 = [
+        [
+            f"第 {i} 对",
+            fmt.short(theta),
+            fmt.fmt(angle),
+            fmt.vector(k[2 * i : 2 * i + 2]),
+            vec(s4["k_turned"][2 * i : 2 * i + 2]),
+            fmt.vector(q[2 * i : 2 * i + 2]),
+            fmt.fmt(term),
+        ]
+        for i, (theta, angle, term) in enumerate(
+            zip(rope.frequencies(len(k), ex.PAIR_BASE), s4["angles"], s4["terms"])
+        )
+    ]
     return {
-        "rx1_d": len(x), "rx1_theta": fmt.fmt(r["theta"]), "rx1_x": fmt.vector(x), "rx1_m": position,
-        "rx1_steps": Table(["步骤", "算式", "值"], steps), "rx1_back": vec(r["back"]),
-        "rx1_back_ok": SAY["back" if att.max_abs_diff([r["back"]], [list(x)]) < TOL else "not_back"],
-        "rx2_d": ex.FREQ_D, "rx2_base": base_text(ex.FREQ_BASE), "rx2_m": ex.FREQ_POSITION,
-        "rx2_table": Table(["第 i 对", "相邻成对的分量", "指数 −2i/d", "θ_i = base^(−2i/d)", "转角 m·θ_i",
-                            "波长 2π/θ_i（位置数）"], rx2),
-        "rx2_last": len(t["rows"]) - 1, "rx2_slowest": fmt.multiple(t["slowest"]),
-        "rx3_d": s3["d"], "rx3_base": base_text(ex.SHIFT_D_BASE), "rx3_q": fmt.vector(ex.SHIFT_Q),
-        "rx3_k": fmt.vector(ex.SHIFT_K), "rx3_m": m, "rx3_n": n, "rx3_s": ex.SHIFT_BY, "rx3_shifted": pair(ms, ns),
-        "rx3_table": Table(["", pair(m, n), pair(ms, ns)],
-                           [[label] + [cell(g[key]) for g in (g0, g1)] for label, key, cell in cells]),
+        "rx1_d": len(x),
+        "rx1_theta": fmt.fmt(r["theta"]),
+        "rx1_x": fmt.vector(x),
+        "rx1_m": position,
+        "rx1_steps": Table(["步骤", "算式", "值"], steps),
+        "rx1_back": vec(r["back"]),
+        "rx1_back_ok": SAY[
+            "back" if att.max_abs_diff([r["back"]], [list(x)]) < TOL else "not_back"
+        ],
+        "rx2_d": ex.FREQ_D,
+        "rx2_base": base_text(ex.FREQ_BASE),
+        "rx2_m": ex.FREQ_POSITION,
+        "rx2_table": Table(
+            [
+                "第 i 对",
+                "相邻成对的分量",
+                "指数 −2i/d",
+                "θ_i = base^(−2i/d)",
+                "转角 m·θ_i",
+                "波长 2π/θ_i（位置数）",
+            ],
+            rx2,
+        ),
+        "rx2_last": len(t["rows"]) - 1,
+        "rx2_slowest": fmt.multiple(t["slowest"]),
+        "rx3_d": s3["d"],
+        "rx3_base": base_text(ex.SHIFT_D_BASE),
+        "rx3_q": fmt.vector(ex.SHIFT_Q),
+        "rx3_k": fmt.vector(ex.SHIFT_K),
+        "rx3_m": m,
+        "rx3_n": n,
+        "rx3_s": ex.SHIFT_BY,
+        "rx3_shifted": pair(ms, ns),
+        "rx3_table": Table(
+            ["", pair(m, n), pair(ms, ns)],
+            [[label] + [cell(g[key]) for g in (g0, g1)] for label, key, cell in cells],
+        ),
         **shift_words(g0["score"], g1["score"], s3["plain"]),
-        "rx4_d": len(q), "rx4_base": base_text(ex.PAIR_BASE), "rx4_q": fmt.vector(q), "rx4_k": fmt.vector(k),
-        "rx4_m": ex.PAIR_M, "rx4_n": ex.PAIR_N, "rx4_offset": fmt.count(s4["offset"]),
-        "rx4_table": Table(["对", "频率 θ_i", "转角 −Δ·θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"], rx4),
-        "rx4_sum": fmt.fmt(sum(s4["terms"])), "rx4_score": fmt.fmt(s4["score"]),
-        "rx4_agree": SAME if same(s4["score"], s4["both"]) else f" {fmt.fmt(s4['both'])} {DIFFERENT}",
+        "rx4_d": len(q),
+        "rx4_base": base_text(ex.PAIR_BASE),
+        "rx4_q": fmt.vector(q),
+        "rx4_k": fmt.vector(k),
+        "rx4_m": ex.PAIR_M,
+        "rx4_n": ex.PAIR_N,
+        "rx4_offset": fmt.count(s4["offset"]),
+        "rx4_table": Table(
+            ["对", "频率 θ_i", "转角 −Δ·θ_i", "k 的这一对", "转后", "q 的这一对", "这一对的点积"],
+            rx4,
+        ),
+        "rx4_sum": fmt.fmt(sum(s4["terms"])),
+        "rx4_score": fmt.fmt(s4["score"]),
+        "rx4_agree": SAME
+        if same(s4["score"], s4["both"])
+        else f" {fmt.fmt(s4['both'])} {DIFFERENT}",
         "rx5_doctest": Md(fmt.doctest_block(ex.rotation_angles)),
-        "rx5_base": base_text(inspect.signature(ex.rotation_angles).parameters["base"].default)}
+        "rx5_base": base_text(inspect.signature(ex.rotation_angles).parameters["base"].default),
+    }

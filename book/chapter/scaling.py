@@ -17,23 +17,36 @@ att = importlib.import_module("02_attention")
 sc = importlib.import_module("02_scaling")
 ex = importlib.import_module("02_exercises_scaling")
 
-Q, K, V, ROW = sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, sc.QUERY
+Q = sc.EXAMPLE_Q
+K = sc.EXAMPLE_K
+V = sc.EXAMPLE_V
+ROW = sc.QUERY
 TOL = 1e-12  # how far outside V's range an output may be and still count as inside (rounding)
 
 # -- the wording the data decides -----------------------------------------------------------------
 SAY = {
-    "same": "完全相同", "gap": "最多相差 {gap}",
+    "same": "完全相同",
+    "gap": "最多相差 {gap}",
     "rounded_sums": "表中的合计由未舍入的权重相加，所以与表中四位小数之和可能差最后一位。",
     "grad_lower": "{ds} 时缩放后的值反而略小：d 小时不缩放的分数本来就不大，softmax 没有饱和；"
-                  "除以 √d 让权重更平均，而 p_j 小于 1/2 时 p_j(1 − p_j) 随 p_j 变小。",
-    "row_total": "{rows} 的合计为 {total}，{verdict}", "exact": "恰为 1", "under": "不到 1", "over": "超过 1",
+    "除以 √d 让权重更平均，而 p_j 小于 1/2 时 p_j(1 − p_j) 随 p_j 变小。",
+    "row_total": "{rows} 的合计为 {total}，{verdict}",
+    "exact": "恰为 1",
+    "under": "不到 1",
+    "over": "超过 1",
     "outside": "{rows} 的输出已跑出 V 各列的范围。",
     "inside": "本例里它们都还在 V 各列的范围之内，但已不是 V 各行的加权平均，合计不是 1 时并没有什么能把输出留在这个范围里。",
     "jg_over": "它绝对值最大的分量是最大元的 {x} 倍：最大元只管一个分数对一个权重，g 的各个分量一起变时，影响叠加了起来。",
     "jg_within": "它的分量都不超过最大元：这个 g 的各个分量的影响互相抵消了一部分。",
-    "almost_all": "几乎全给了", "most": "最多的给了"}
+    "almost_all": "几乎全给了",
+    "most": "最多的给了",
+}
 # F13: each step's name and rule
-STEP_NAMES = ["分数（点积、除以 √d）", "权重（减去最大值、取指数、除以总和）", "输出（按权重混合 V 的行）"]
+STEP_NAMES = [
+    "分数（点积、除以 √d）",
+    "权重（减去最大值、取指数、除以总和）",
+    "输出（按权重混合 V 的行）",
+]
 RULES = ["s_j = q·k_j ÷ √d", "w_j = exp(s_j − max s) ÷ Σ exp", "o = Σ w_j v_j"]
 
 
@@ -49,53 +62,100 @@ def slashed(xs) -> str:
     return " / ".join(fmt.fmt(x) for x in xs)
 
 
-def same_or_gap(diff: float) -> str:  # two results' largest difference: 完全相同 only when exactly 0
+def same_or_gap(
+    diff: float,
+) -> str:  # two results' largest difference: 完全相同 only when exactly 0
     return SAY["same"] if diff == 0 else SAY["gap"].format(gap=fmt.difference(diff))
 
 
-def inside(outputs, values) -> list[bool]:  # for each output row: is every component within V's column?
+def inside(
+    outputs, values
+) -> list[bool]:  # for each output row: is every component within V's column?
     cols = list(zip(*values))
     return [all(min(c) - TOL <= x <= max(c) + TOL for x, c in zip(o, cols)) for o in outputs]
 
 
-def printed_sum(xs, total: float) -> str:  # "= total" when the printed terms add up to it, else "≈ total"
+def printed_sum(
+    xs, total: float
+) -> str:  # "= total" when the printed terms add up to it, else "≈ total"
     return f"{fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in xs), total)} {fmt.fmt(total)}"
 
 
 def inputs(q=Q, k=K, v=V, row=ROW) -> dict:
     """F13's inputs, as its 输入与适用条件 box names them."""
-    return {"f13_q": fmt.vector(q[row]), "f13_k": fmt.vectors(k), "f13_v": fmt.vectors(v), "ex_q": fmt.vectors(q),
-            "n_queries": fmt.count(len(q)), "f13_frames": fmt.count(len(STEP_NAMES)), "f13_d": fmt.count(len(q[0])),
-            "f13_n": fmt.count(len(k)), "f13_row": fmt.count(row)}
+    return {
+        "f13_q": fmt.vector(q[row]),
+        "f13_k": fmt.vectors(k),
+        "f13_v": fmt.vectors(v),
+        "ex_q": fmt.vectors(q),
+        "n_queries": fmt.count(len(q)),
+        "f13_frames": fmt.count(len(STEP_NAMES)),
+        "f13_d": fmt.count(len(q[0])),
+        "f13_n": fmt.count(len(k)),
+        "f13_row": fmt.count(row),
+    }
 
 
-def measurement(dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASURE_KEYS, seed=sc.MEASURE_SEED) -> dict:
+def measurement(
+    dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASURE_KEYS, seed=sc.MEASURE_SEED
+) -> dict:
     """The tables of ``measure_scaling``, their sentence's numbers (largest d), and F13's ÷√d against T = √d."""
     measured = [sc.measure_scaling(d, trials=trials, n_keys=n_keys, seed=seed) for d in dims]
-    big, scaled_var = measured[-1], [m["var_scaled"] for m in measured]
+    big = measured[-1]
+    scaled_var = [m["var_scaled"] for m in measured]
     keys = ("max_weight_raw", "max_weight_scaled", "grad_raw", "grad_scaled")
-    lower = [m["d"] for m in measured if m["grad_scaled"] < m["grad_raw"]]  # softmax was not saturated there
+    lower = [
+        m["d"] for m in measured if m["grad_scaled"] < m["grad_raw"]
+    ]  # softmax was not saturated there
     s = sc.visible_steps(Q[ROW], K, V)
     return {
-        "meas_dims": "、".join(fmt.count(d) for d in dims), "meas_trials": fmt.count(trials),
-        "meas_keys": fmt.count(n_keys), "meas_seed": fmt.count(seed), "meas_uniform": fmt.fmt(1 / n_keys),
-        "tbl_variance": Table(["d", "q·k 的方差", "q·k / √d 的方差"],
-                              [[fmt.count(m["d"]), fmt.fmt(m["var_raw"]), fmt.fmt(m["var_scaled"])] for m in measured]),
+        "meas_dims": "、".join(fmt.count(d) for d in dims),
+        "meas_trials": fmt.count(trials),
+        "meas_keys": fmt.count(n_keys),
+        "meas_seed": fmt.count(seed),
+        "meas_uniform": fmt.fmt(1 / n_keys),
+        "tbl_variance": Table(
+            ["d", "q·k 的方差", "q·k / √d 的方差"],
+            [
+                [fmt.count(m["d"]), fmt.fmt(m["var_raw"]), fmt.fmt(m["var_scaled"])]
+                for m in measured
+            ],
+        ),
         "meas_scaled_range": f"{fmt.fmt(min(scaled_var))} 到 {fmt.fmt(max(scaled_var))}",
-        "meas_grad_note": SAY["grad_lower"].format(ds="、".join(f"d = {fmt.count(d)}" for d in lower)) if lower else "",
-        "tbl_saturation": Table(["d", "最大权重：不缩放", "最大权重：缩放", "雅可比最大元：不缩放", "雅可比最大元：缩放"],
-                                [[fmt.count(m["d"])] + [fmt.fmt(m[key]) for key in keys] for m in measured]),
+        "meas_grad_note": SAY["grad_lower"].format(
+            ds="、".join(f"d = {fmt.count(d)}" for d in lower)
+        )
+        if lower
+        else "",
+        "tbl_saturation": Table(
+            [
+                "d",
+                "最大权重：不缩放",
+                "最大权重：缩放",
+                "雅可比最大元：不缩放",
+                "雅可比最大元：缩放",
+            ],
+            [[fmt.count(m["d"])] + [fmt.fmt(m[key]) for key in keys] for m in measured],
+        ),
         "meas_big_d": fmt.count(big["d"]),
-        **{f"meas_big_{tag}": fmt.fmt(big[key]) for tag, key in zip(("w_raw", "w_scaled", "g_raw", "g_scaled"), keys)},
-        "temp_equal_diff": same_or_gap(att.max_abs_diff([s["weights"]], [att.softmax(s["dots"], temperature=s["scale"])])),
-        "temp_sqrt_d": fmt.fmt(s["scale"])}
+        **{
+            f"meas_big_{tag}": fmt.fmt(big[key])
+            for tag, key in zip(("w_raw", "w_scaled", "g_raw", "g_scaled"), keys)
+        },
+        "temp_equal_diff": same_or_gap(
+            att.max_abs_diff([s["weights"]], [att.softmax(s["dots"], temperature=s["scale"])])
+        ),
+        "temp_sqrt_d": fmt.fmt(s["scale"]),
+    }
 
 
 def overflow(scores=sc.BIG_SCORES, small=sc.SMALL_SCORES) -> dict:
     """A row whose exp overflows in Python, numpy and the naive formula; each format's limit; an underflow."""
     under = [math.exp(y - max(small)) for y in small]
     if max(scores) <= sc.exp_limit() or all(e > 0 for e in under):
-        raise ValueError("这一节要一行会溢出的分数（scores）和一行减去最大值后会下溢的分数（small）")
+        raise ValueError(
+            "这一节要一行会溢出的分数（scores）和一行减去最大值后会下溢的分数（small）"
+        )
     try:
         math.exp(max(scores))
     except OverflowError as error:
@@ -111,15 +171,25 @@ def overflow(scores=sc.BIG_SCORES, small=sc.SMALL_SCORES) -> dict:
         naive_error = str(error)
     limits = [(name, float(np.finfo(name).max)) for name in ("float16", "float32", "float64")]
     return {
-        "big_max": fmt.short(max(scores)), "big_scores": python_list(scores), "py_overflow": python,
-        "np_warnings": "；".join(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)),
-        "np_exp": str([float(x) for x in e]), "np_naive": str([float(x) for x in naive]),  # as Python prints them
-        "naive_error": naive_error, "stable_big": python_list(att.softmax(scores), cell=fmt.fmt),
+        "big_max": fmt.short(max(scores)),
+        "big_scores": python_list(scores),
+        "py_overflow": python,
+        "np_warnings": "；".join(
+            dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)
+        ),
+        "np_exp": str([float(x) for x in e]),
+        "np_naive": str([float(x) for x in naive]),  # as Python prints them
+        "naive_error": naive_error,
+        "stable_big": python_list(att.softmax(scores), cell=fmt.fmt),
         "py_limit": fmt.fmt(sc.exp_limit(sys.float_info.max)),
-        "tbl_limits": Table(["格式", "最大有限值", "exp 不溢出的最大参数 ln(最大值)"],
-                            [[name, fmt.sci(x), fmt.fmt(sc.exp_limit(x))] for name, x in limits]),
-        "f16_limit": fmt.fmt(sc.exp_limit(limits[0][1])), "under_scores": python_list(small),
-        "under_exps": python_list(under, cell=fmt.fmt), "under_weights": python_list(att.softmax(small), cell=fmt.fmt),
+        "tbl_limits": Table(
+            ["格式", "最大有限值", "exp 不溢出的最大参数 ln(最大值)"],
+            [[name, fmt.sci(x), fmt.fmt(sc.exp_limit(x))] for name, x in limits],
+        ),
+        "f16_limit": fmt.fmt(sc.exp_limit(limits[0][1])),
+        "under_scores": python_list(small),
+        "under_exps": python_list(under, cell=fmt.fmt),
+        "under_weights": python_list(att.softmax(small), cell=fmt.fmt),
     }
 
 
@@ -128,9 +198,21 @@ def row_sum_sentence(weights) -> str:
     groups: dict[str, list[int]] = {}
     for i, row in enumerate(weights):
         groups.setdefault(fmt.fmt(sum(row)), []).append(i)
-    verdict = lambda x: SAY["over" if x > 1 else "exact" if x == 1 else "under"]  # noqa: E731
-    return "；".join(SAY["row_total"].format(rows="、".join(f"查询 {i}" for i in rows), total=total,
-                                            verdict=verdict(fmt.printed(total))) for total, rows in groups.items()) + "。"
+
+    def verdict(x):
+        return SAY["over" if x > 1 else "exact" if x == 1 else "under"]
+
+    return (
+        "；".join(
+            SAY["row_total"].format(
+                rows="、".join(f"查询 {i}" for i in rows),
+                total=total,
+                verdict=verdict(fmt.printed(total)),
+            )
+            for total, rows in groups.items()
+        )
+        + "。"
+    )
 
 
 def axis(q=Q, k=K, v=V) -> dict:
@@ -138,16 +220,30 @@ def axis(q=Q, k=K, v=V) -> dict:
     right, _ = att.attention(q, k, v, causal=False)
     wrong = sc.softmax_over_queries(att.scaled_scores(q, k))
     header = fmt.keys(len(k)) + ["行之和"]
-    sums = lambda m: ([[f"查询 {i}"] + [fmt.fmt(x) for x in row] + [fmt.fmt(sum(row))] for i, row in enumerate(m)]  # noqa: E731
-                      + [["列之和"] + [fmt.fmt(sum(col)) for col in zip(*m)] + [""]])
+
+    def sums(m):
+        rows = [
+            [f"查询 {i}"] + [fmt.fmt(x) for x in row] + [fmt.fmt(sum(row))]
+            for i, row in enumerate(m)
+        ]
+        return rows + [["列之和"] + [fmt.fmt(sum(col)) for col in zip(*m)] + [""]]
+
     outputs = att.matmul(wrong, v)
     outside = [i for i, ok in enumerate(inside(outputs, v)) if not ok]
-    lines = right + wrong + [list(c) for c in zip(*right)] + [list(c) for c in zip(*wrong)]  # every total
+    lines = (
+        right + wrong + [list(c) for c in zip(*right)] + [list(c) for c in zip(*wrong)]
+    )  # every total
     return {
-        "tbl_axis_right": Table(header, sums(right)), "tbl_axis_wrong": Table(header, sums(wrong)),
-        "axis_sum_note": "" if all(printed_sum(r, sum(r))[0] == "=" for r in lines) else SAY["rounded_sums"],
-        "axis_wrong_sentence": row_sum_sentence(wrong), "axis_wrong_shown": "、".join(fmt.vector(o, fmt.fmt) for o in outputs),
-        "axis_wrong_outputs": SAY["outside"].format(rows="、".join(f"查询 {i}" for i in outside)) if outside else SAY["inside"],
+        "tbl_axis_right": Table(header, sums(right)),
+        "tbl_axis_wrong": Table(header, sums(wrong)),
+        "axis_sum_note": ""
+        if all(printed_sum(r, sum(r))[0] == "=" for r in lines)
+        else SAY["rounded_sums"],
+        "axis_wrong_sentence": row_sum_sentence(wrong),
+        "axis_wrong_shown": "、".join(fmt.vector(o, fmt.fmt) for o in outputs),
+        "axis_wrong_outputs": SAY["outside"].format(rows="、".join(f"查询 {i}" for i in outside))
+        if outside
+        else SAY["inside"],
     }
 
 
@@ -164,21 +260,37 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
     _, both = att.attention(q, [k[j] for j in order], [v[j] for j in order], causal=False)
     _, keys_only = att.attention(q, [k[j] for j in order], v, causal=False)
     # The independent reference: softmax(Q Kᵀ / √d) V in float64 numpy arrays.
-    qa, ka, width = np.asarray(q, dtype=float), np.asarray(k, dtype=float), heads * len(q[0])
+    qa = np.asarray(q, dtype=float)
+    ka = np.asarray(k, dtype=float)
+    width = heads * len(q[0])
     s = qa @ ka.T / np.sqrt(ka.shape[1])  # (n_query, n_key)
     e = np.exp(s - s.max(axis=1, keepdims=True))
     reference = ((e / e.sum(axis=1, keepdims=True)) @ np.asarray(v, dtype=float)).tolist()
     by_width = [sc.scaled_by(qi, k, v, width)["output"] for qi in q]
     root = math.sqrt(width)  # the variant divides by √(model width) instead of √d
-    gap = lambda a, b: fmt.difference(att.max_abs_diff(a, b))  # noqa: E731
-    sums = lambda w: gap([[sum(r) for r in w]], [[1.0] * len(w)])  # noqa: E731  (each row's total against 1)
-    return {"chk_shift": fmt.short(shift), "chk_order": "、".join(f"Key {j}" for j in order),
-            "chk_naive": naive, "chk_heads": fmt.count(heads), "chk_width": fmt.count(width),
-            "chk_root": fmt.count(int(root)) if root.is_integer() else fmt.fmt(root),
-            "chk_sum_right": sums(right), "chk_sum_wrong": sums(wrong),
-            "chk_shift_right": gap([att.softmax(scaled)], [att.softmax(moved)]),
-            "chk_order_right": gap(out, both), "chk_order_wrong": gap(out, keys_only),
-            "chk_numpy_right": gap(out, reference), "chk_numpy_wrong": gap(by_width, reference)}
+
+    def gap(a, b):
+        return fmt.difference(att.max_abs_diff(a, b))
+
+    def sums(w):
+        # (each row's total against 1)
+        return gap([[sum(r) for r in w]], [[1.0] * len(w)])
+
+    return {
+        "chk_shift": fmt.short(shift),
+        "chk_order": "、".join(f"Key {j}" for j in order),
+        "chk_naive": naive,
+        "chk_heads": fmt.count(heads),
+        "chk_width": fmt.count(width),
+        "chk_root": fmt.count(int(root)) if root.is_integer() else fmt.fmt(root),
+        "chk_sum_right": sums(right),
+        "chk_sum_wrong": sums(wrong),
+        "chk_shift_right": gap([att.softmax(scaled)], [att.softmax(moved)]),
+        "chk_order_right": gap(out, both),
+        "chk_order_wrong": gap(out, keys_only),
+        "chk_numpy_right": gap(out, reference),
+        "chk_numpy_wrong": gap(by_width, reference),
+    }
 
 
 def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
@@ -188,103 +300,223 @@ def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
     ends = [min(rows, key=lambda r: r["temperature"]), max(rows, key=lambda r: r["temperature"])]
     if ends[0] is ends[1]:
         raise ValueError("temperatures 至少要有两个不同的温度，才谈得上“从……增到……”")
-    top = max(range(len(v)), key=lambda j: ends[0]["weights"][j])  # the largest weight at the lowest T
+    top = max(
+        range(len(v)), key=lambda j: ends[0]["weights"][j]
+    )  # the largest weight at the lowest T
     mean = [statistics.fmean(col) for col in zip(*v)]
-    cells = {"t": lambda r: fmt.short(r["temperature"]), "peak": lambda r: fmt.fmt(max(r["weights"])),
-             "to_top": lambda r: fmt.fmt(math.dist(r["output"], v[top])), "to_mean": lambda r: fmt.fmt(math.dist(r["output"], mean))}
+    cells = {
+        "t": lambda r: fmt.short(r["temperature"]),
+        "peak": lambda r: fmt.fmt(max(r["weights"])),
+        "to_top": lambda r: fmt.fmt(math.dist(r["output"], v[top])),
+        "to_mean": lambda r: fmt.fmt(math.dist(r["output"], mean)),
+    }
     return {
-        "sweep_scores": python_list(scaled, cell=fmt.fmt), "sweep_ts": "、".join(fmt.short(t) for t in temperatures),
-        "tbl_sweep": Table(["温度 T", "权重（Key " + " / ".join(str(j) for j in range(len(k))) + "）", "最大权重", "输出"],
-                           [[fmt.short(r["temperature"]), slashed(r["weights"]), fmt.fmt(max(r["weights"])),
-                             fmt.vector(r["output"], fmt.fmt)] for r in rows]),
-        "sweep_top": fmt.count(top), "sweep_top_v": fmt.vector(v[top]), "sweep_mean": fmt.vector(mean, fmt.fmt),
-        **{f"sweep_{name}_{i}": cell(r) for i, r in enumerate(ends) for name, cell in cells.items()}}
+        "sweep_scores": python_list(scaled, cell=fmt.fmt),
+        "sweep_ts": "、".join(fmt.short(t) for t in temperatures),
+        "tbl_sweep": Table(
+            [
+                "温度 T",
+                "权重（Key " + " / ".join(str(j) for j in range(len(k))) + "）",
+                "最大权重",
+                "输出",
+            ],
+            [
+                [
+                    fmt.short(r["temperature"]),
+                    slashed(r["weights"]),
+                    fmt.fmt(max(r["weights"])),
+                    fmt.vector(r["output"], fmt.fmt),
+                ]
+                for r in rows
+            ],
+        ),
+        "sweep_top": fmt.count(top),
+        "sweep_top_v": fmt.vector(v[top]),
+        "sweep_mean": fmt.vector(mean, fmt.fmt),
+        **{
+            f"sweep_{name}_{i}": cell(r) for i, r in enumerate(ends) for name, cell in cells.items()
+        },
+    }
 
 
 def f13_explanations(s: dict, v) -> list[str]:
     """One sentence a step, written from its numbers (which key is largest, = or ≈, inside V's range)."""
-    scores, total = s["dots"], printed_sum(s["exps"], s["total"])
+    scores = s["dots"]
+    total = printed_sum(s["exps"], s["total"])
     top = "、".join(f"Key {j}" for j, x in enumerate(scores) if x == max(scores))
+
     def product(w, vj, exact):  # a weight times a V row: 0.6225 × (4, 0) ≈ (2.4898, 0.0000)
         signs = {fmt.equals(fmt.printed(fmt.fmt(w)) * y, c) for y, c in zip(vj, exact)}
         sign = "=" if signs == {"="} else "≈"
         return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
-    sums = "；".join(f"q·k_{j} = {products(s['query'], kj)} = {fmt.fmt(x)}" for j, (kj, x) in enumerate(zip(s["keys"], scores)))
+
+    sums = "；".join(
+        f"q·k_{j} = {products(s['query'], kj)} = {fmt.fmt(x)}"
+        for j, (kj, x) in enumerate(zip(s["keys"], scores))
+    )
     return [
-        f"逐分量相乘再相加：{sums}" + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
+        f"逐分量相乘再相加：{sums}"
+        + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
         + f"再除以 √d = {fmt.fmt(s['scale'])}：顺序不变，差距缩成原来的 1/√d。",
         f"减去最大值 {fmt.fmt(s['max'])}，再取指数："
-        + "，".join(f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
-                   for x, e in zip(s["shifted"], s["exps"]))
+        + "，".join(
+            f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
+            for x, e in zip(s["shifted"], s["exps"])
+        )
         + f"；和 {total}{'' if total[0] == '=' else '（由未舍入的指数相加）'}。每一项除以和，得到和为 1 的权重。",
         "V 行乘以权重："
-        + "；".join(f"Key {j}：{product(*t)}" for j, t in enumerate(zip(s["weights"], v, s["weighted"])))
+        + "；".join(
+            f"Key {j}：{product(*t)}" for j, t in enumerate(zip(s["weights"], v, s["weighted"]))
+        )
         + f"。逐分量相加，输出是 {fmt.vector(s['output'], fmt.fmt)}"
-        + ("，每个分量都在 V 那一列的范围之内。" if inside([s["output"]], v)[0] else "——不对，它跑到了 V 的范围之外，权重算错了。"),
+        + (
+            "，每个分量都在 V 那一列的范围之内。"
+            if inside([s["output"]], v)[0]
+            else "——不对，它跑到了 V 的范围之外，权重算错了。"
+        ),
     ]
 
 
 def f13_frames(query=None, keys=None, values=None) -> list[dict]:
     """Figure F13's frames (the page's query row by default): each step adds its rows to one table, marked."""
     q = Q[ROW] if query is None else query
-    k, v = K if keys is None else keys, V if values is None else values
+    k = K if keys is None else keys
+    v = V if values is None else values
     s = {**sc.visible_steps(q, k, v), "query": q, "keys": k}
-    cells = lambda key: [fmt.fmt(x) for x in s[key]]  # noqa: E731
+
+    def cells(key):
+        return [fmt.fmt(x) for x in s[key]]
+
     rows = [  # (the step that adds it, label, one cell per key, the whole row's cell)
         (0, "分数 q·k", cells("dots"), f"q = {fmt.vector(s['query'])}"),
         (0, "÷ √d", cells("scaled"), f"d = {s['d']}，√d = {fmt.fmt(s['scale'])}"),
         (1, "− 最大值", cells("shifted"), f"最大值 = {fmt.fmt(s['max'])}"),
         (1, "exp", cells("exps"), f"和 {printed_sum(s['exps'], s['total'])}"),
-        (1, "÷ 和 = 权重", cells("weights"), f"权重之和 {printed_sum(s['weights'], sum(s['weights']))}"),
+        (
+            1,
+            "÷ 和 = 权重",
+            cells("weights"),
+            f"权重之和 {printed_sum(s['weights'], sum(s['weights']))}",
+        ),
         (2, "V 行", [fmt.vector(vj) for vj in v], ""),
-        (2, "权重 × V 行", [fmt.vector(c, fmt.fmt) for c in s["weighted"]], f"输出 = {fmt.vector(s['output'], fmt.fmt)}"),
+        (
+            2,
+            "权重 × V 行",
+            [fmt.vector(c, fmt.fmt) for c in s["weighted"]],
+            f"输出 = {fmt.vector(s['output'], fmt.fmt)}",
+        ),
     ]
-    texts, header = f13_explanations(s, v), fmt.keys(len(k), corner="步骤 ＼ Key") + ["整行"]
-    return [{"condition": f"第{step + 1}步：{name}", "rule": RULES[step], "explanation": texts[step],
-             "tables": [{"title": "一个查询行", "header": header,
-                         "rows": [[{"text": t, "state": None, "highlight": at == step} for t in [label, *cells, whole]]
-                                  for at, label, cells, whole in rows if at <= step]}]}
-            for step, name in enumerate(STEP_NAMES)]
+    texts = f13_explanations(s, v)
+    header = fmt.keys(len(k), corner="步骤 ＼ Key") + ["整行"]
+    return [
+        {
+            "condition": f"第{step + 1}步：{name}",
+            "rule": RULES[step],
+            "explanation": texts[step],
+            "tables": [
+                {
+                    "title": "一个查询行",
+                    "header": header,
+                    "rows": [
+                        [
+                            {"text": t, "state": None, "highlight": at == step}
+                            for t in [label, *cells, whole]
+                        ]
+                        for at, label, cells, whole in rows
+                        if at <= step
+                    ],
+                }
+            ],
+        }
+        for step, name in enumerate(STEP_NAMES)
+    ]
 
 
 def exercise_hand(q=ex.HAND_Q, k=ex.HAND_K, g=ex.HAND_G) -> dict:
     """Exercise 1: the inputs, the steps to the weights, J row by row, J·g and how it compares with J's peak."""
     h = ex.hand_row(q, k, g)
-    steps = [["点积（逐项相乘再相加）"] + [f"{products(q, kj)} = {fmt.fmt(x)}" for kj, x in zip(k, h["dots"])]]
-    steps += [[name] + [fmt.fmt(x) for x in h[key]] for name, key in (
-        ("÷ √d", "scaled"), ("− 最大值", "shifted"), ("exp", "exps"), ("÷ 指数之和（权重 p）", "weights"))]
-    steps += [[f"J 的第 {i} 行（∂p_{i}/∂s_j）"] + [fmt.fmt(x) for x in row] for i, row in enumerate(h["jacobian"])]
+    steps = [
+        ["点积（逐项相乘再相加）"]
+        + [f"{products(q, kj)} = {fmt.fmt(x)}" for kj, x in zip(k, h["dots"])]
+    ]
+    steps += [
+        [name] + [fmt.fmt(x) for x in h[key]]
+        for name, key in (
+            ("÷ √d", "scaled"),
+            ("− 最大值", "shifted"),
+            ("exp", "exps"),
+            ("÷ 指数之和（权重 p）", "weights"),
+        )
+    ]
+    steps += [
+        [f"J 的第 {i} 行（∂p_{i}/∂s_j）"] + [fmt.fmt(x) for x in row]
+        for i, row in enumerate(h["jacobian"])
+    ]
     top = max(abs(x) for x in h["jg"])
     return {
-        "ex1_q": fmt.vector(q), "ex1_k": fmt.vectors(k), "ex1_g": fmt.vector(g), "ex1_d": fmt.count(h["d"]),
-        "ex1_n": fmt.count(len(k)), "ex1_steps": Table(fmt.keys(len(k), corner="步骤"), steps),
-        "ex1_sqrt": fmt.fmt(h["scale"]), "ex1_total": printed_sum(h["exps"], h["total"]),
-        "ex1_peak": fmt.fmt(h["peak"]), "ex1_jg": fmt.vector(h["jg"], fmt.fmt),
-        "ex1_sentence": SAY["jg_over"].format(x=fmt.multiple(top / h["peak"])) if top > h["peak"] else SAY["jg_within"],
+        "ex1_q": fmt.vector(q),
+        "ex1_k": fmt.vectors(k),
+        "ex1_g": fmt.vector(g),
+        "ex1_d": fmt.count(h["d"]),
+        "ex1_n": fmt.count(len(k)),
+        "ex1_steps": Table(fmt.keys(len(k), corner="步骤"), steps),
+        "ex1_sqrt": fmt.fmt(h["scale"]),
+        "ex1_total": printed_sum(h["exps"], h["total"]),
+        "ex1_peak": fmt.fmt(h["peak"]),
+        "ex1_jg": fmt.vector(h["jg"], fmt.fmt),
+        "ex1_sentence": SAY["jg_over"].format(x=fmt.multiple(top / h["peak"]))
+        if top > h["peak"]
+        else SAY["jg_within"],
     }
 
 
 def exercise_grow(q=ex.GROW_Q, k=ex.GROW_K, copies=ex.COPIES) -> dict:
     """Exercise 2: the three ways to score the row (d; copied and scaled; copied and not) and the comparison."""
     r = ex.copied_row(q, k, copies)
-    d, big = fmt.count(r["d"]), fmt.count(r["d_big"])
-    rows = [(f"d = {d}，除以 √{d}", "scaled", 1.0, "weights"),
-            (f"d = {big}，除以 √{big}", "scaled_big", r["temperature_big"], "weights_big"),
-            (f"d = {big}，不缩放", "dots_big", r["temperature_raw"], "weights_raw")]
+    d = fmt.count(r["d"])
+    big = fmt.count(r["d_big"])
+    rows = [
+        (f"d = {d}，除以 √{d}", "scaled", 1.0, "weights"),
+        (f"d = {big}，除以 √{big}", "scaled_big", r["temperature_big"], "weights_big"),
+        (f"d = {big}，不缩放", "dots_big", r["temperature_raw"], "weights_raw"),
+    ]
     raw = r["weights_raw"]
     top = max(range(len(raw)), key=lambda j: raw[j])
     same = att.softmax(r["scaled"], temperature=r["temperature_big"])
     return {
-        "ex2_q": fmt.vector(q), "ex2_k": fmt.vectors(k), "ex2_copies": fmt.count(copies), "ex2_n": fmt.count(len(k)),
-        "ex2_d": d, "ex2_d_big": big, "ex2_dots": slashed(r["dots"]), "ex2_dots_big": slashed(r["dots_big"]),
-        "ex2_table": Table(["分数的算法", "分数（Key " + " / ".join(str(j) for j in range(len(k))) + "）",
-                            f"相当于 d = {d} 那一行的温度", "权重", "最大权重"],
-                           [[name, slashed(r[s]), fmt.fmt(t), slashed(r[w]), fmt.fmt(max(r[w]))] for name, s, t, w in rows]),
-        "ex2_t_big": fmt.fmt(r["temperature_big"]), "ex2_t_raw": fmt.fmt(r["temperature_raw"]),
-        "ex2_same": same_or_gap(att.max_abs_diff([r["weights_big"]], [same])), "ex2_peak_raw": fmt.fmt(raw[top]),
-        "ex2_how": SAY["almost_all" if raw[top] > 0.9 else "most"], "ex2_top": fmt.count(top)}
+        "ex2_q": fmt.vector(q),
+        "ex2_k": fmt.vectors(k),
+        "ex2_copies": fmt.count(copies),
+        "ex2_n": fmt.count(len(k)),
+        "ex2_d": d,
+        "ex2_d_big": big,
+        "ex2_dots": slashed(r["dots"]),
+        "ex2_dots_big": slashed(r["dots_big"]),
+        "ex2_table": Table(
+            [
+                "分数的算法",
+                "分数（Key " + " / ".join(str(j) for j in range(len(k))) + "）",
+                f"相当于 d = {d} 那一行的温度",
+                "权重",
+                "最大权重",
+            ],
+            [
+                [name, slashed(r[s]), fmt.fmt(t), slashed(r[w]), fmt.fmt(max(r[w]))]
+                for name, s, t, w in rows
+            ],
+        ),
+        "ex2_t_big": fmt.fmt(r["temperature_big"]),
+        "ex2_t_raw": fmt.fmt(r["temperature_raw"]),
+        "ex2_same": same_or_gap(att.max_abs_diff([r["weights_big"]], [same])),
+        "ex2_peak_raw": fmt.fmt(raw[top]),
+        "ex2_how": SAY["almost_all" if raw[top] > 0.9 else "most"],
+        "ex2_top": fmt.count(top),
+    }
 
 
 def exercise_code() -> dict:
     """Exercise 3: a row of scores to try, and the doctest the reader's function must pass."""
-    return {"ex3_scores": python_list(ex.CODE_SCORES), "ex3_doctest": Md(fmt.doctest_block(ex.shifted_softmax))}
+    return {
+        "ex3_scores": python_list(ex.CODE_SCORES),
+        "ex3_doctest": Md(fmt.doctest_block(ex.shifted_softmax)),
+    }

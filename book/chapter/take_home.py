@@ -13,9 +13,16 @@ CODE = Path(importlib.import_module("02_attention").__file__).parent
 PYTHON = "3.11"  # the oldest Python the teaching code is run with (README.md)
 IMPORT = re.compile(r'import_module\("(02_\w+)"\)')
 # The page's teaching file (the one 完整教学代码 shows), in the chapter's reading order.
-TEACHING = {"mask": "02_attention.py", "scaling": "02_scaling.py", "multihead": "02_multihead.py",
-            "rope": "02_rope.py", "backprop": "02_backprop.py", "training": "02_training.py",
-            "costs": "02_costs.py", "tensors": "02_tensors.py"}
+TEACHING = {
+    "mask": "02_attention.py",
+    "scaling": "02_scaling.py",
+    "multihead": "02_multihead.py",
+    "rope": "02_rope.py",
+    "backprop": "02_backprop.py",
+    "training": "02_training.py",
+    "costs": "02_costs.py",
+    "tensors": "02_tensors.py",
+}
 # A teaching file's companion ``<stem>_torch.py`` needs PyTorch (.pytest.ini's rule): it goes into the zip
 # and the README says so; the notebook never uses it, and `make crosscheck` runs it.
 TORCH_SUFFIX = "_torch.py"
@@ -44,14 +51,16 @@ def files(page: str, code: Path = CODE) -> list[str]:
     """
     if page not in TEACHING:
         raise ValueError(f"page 必须是 {'、'.join(TEACHING)} 之一，收到 {page!r}")
-    out, companion = [], TEACHING[page].replace(".py", TORCH_SUFFIX)
+    out = []
+    companion = TEACHING[page].replace(".py", TORCH_SUFFIX)
     for name in (TEACHING[page], f"02_exercises_{page}.py", companion):
         if (code / name).is_file():
             out += [f for f in imports(name, code) if f not in out]
     return out
 
 
-zip_name, notebook_name = "ch02_{}.zip".format, "ch02_{}.ipynb".format  # a page's two downloads
+zip_name = "ch02_{}.zip".format
+notebook_name = "ch02_{}.ipynb".format  # a page's two downloads
 
 
 def readme(page: str, title: str, code: Path = CODE) -> str:
@@ -59,21 +68,40 @@ def readme(page: str, title: str, code: Path = CODE) -> str:
     names = files(page, code)
     needed = set(opening.numpy_needed(code))  # a file that imports numpy, or imports one that does
     numpy = [n for n in names if n in needed]
-    lines = [f"《手算注意力与因果掩码》第 2 章：{title}", "",
-             "这个压缩包里的文件放在同一个文件夹里就能运行，不需要别的文件：", ""]
+    lines = [
+        f"《手算注意力与因果掩码》第 2 章：{title}",
+        "",
+        "这个压缩包里的文件放在同一个文件夹里就能运行，不需要别的文件：",
+        "",
+    ]
     for name in names:
         first = (code / name).read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
         lines.append(f"  {name}  {first}")
-    lines += ["", f"  {notebook_name(page)}（另一个下载）  本页的例子与练习，放进同一个文件夹，用 Jupyter 打开。", "",
-              "运行：在这个文件夹里执行", ""]
+    lines += [
+        "",
+        f"  {notebook_name(page)}（另一个下载）  本页的例子与练习，放进同一个文件夹，用 Jupyter 打开。",
+        "",
+        "运行：在这个文件夹里执行",
+        "",
+    ]
     lines += [f"  python3 {name}" for name in (TEACHING[page], f"02_exercises_{page}.py")]
-    lines += ["", "每个文件先自检，再以 JSON 打印结果。",
-              f"需要 Python {PYTHON} 或更新的版本"
-              + (f"，以及 numpy（{'、'.join(numpy)} 要用它）。" if numpy else "；只用 Python 标准库。"), ""]
+    lines += [
+        "",
+        "每个文件先自检，再以 JSON 打印结果。",
+        f"需要 Python {PYTHON} 或更新的版本"
+        + (f"，以及 numpy（{'、'.join(numpy)} 要用它）。" if numpy else "；只用 Python 标准库。"),
+        "",
+    ]
     for name in filter(needs_torch, names):
-        hf = "与 transformers" if "transformers" in (code / name).read_text(encoding="utf-8") else ""
-        lines += [f"{name} 另要 PyTorch（CPU 版即可）{hf}，notebook 不用它。装好之后运行：", "",
-                  f"  python3 {name}", ""]
+        hf = (
+            "与 transformers" if "transformers" in (code / name).read_text(encoding="utf-8") else ""
+        )
+        lines += [
+            f"{name} 另要 PyTorch（CPU 版即可）{hf}，notebook 不用它。装好之后运行：",
+            "",
+            f"  python3 {name}",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -82,9 +110,14 @@ def write_zip(page: str, title: str, folder: Path, code: Path = CODE) -> Path:
     path = Path(folder) / zip_name(page)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
         for name in files(page, code):
-            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)),
-                       (code / name).read_text(encoding="utf-8"))
-        z.writestr(zipfile.ZipInfo("README.txt", date_time=(2026, 1, 1, 0, 0, 0)), readme(page, title, code))
+            z.writestr(
+                zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)),
+                (code / name).read_text(encoding="utf-8"),
+            )
+        z.writestr(
+            zipfile.ZipInfo("README.txt", date_time=(2026, 1, 1, 0, 0, 0)),
+            readme(page, title, code),
+        )
     return path
 
 
@@ -92,66 +125,80 @@ def write_zip(page: str, title: str, folder: Path, code: Path = CODE) -> Path:
 def _mask_example(att) -> dict:
     return {
         "intro": "输入与本页“一步一步”一节相同：三个有效位置，没有缓存，没有 PAD，使用因果规则。"
-                 "改下面一格里的 `q`、`k`、`v`（或把 `causal` 改成 `False`），再从这一格往下运行。",
+        "改下面一格里的 `q`、`k`、`v`（或把 `causal` 改成 `False`），再从这一格往下运行。",
         "inputs": f"q = {att.DEMO_Q!r}\nk = {att.DEMO_K!r}\nv = {att.DEMO_V!r}\ncausal = True",
-        "run": 'weights, outputs = att.attention(q, k, v, causal=causal)\n'
-               'for i, (row, out) in enumerate(zip(weights, outputs)):\n'
-               '    print(f"行 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
+        "run": "weights, outputs = att.attention(q, k, v, causal=causal)\n"
+        "for i, (row, out) in enumerate(zip(weights, outputs)):\n"
+        '    print(f"行 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
         # A number the first run prints that the page shows too (a function: a test asks for it).
-        "shown": lambda: fmt.fmt(att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)[1][-1][0])}
+        "shown": lambda: fmt.fmt(att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)[1][-1][0]),
+    }
 
 
 def _scaling_example(sc) -> dict:
-    q, k, v = sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V
+    q = sc.EXAMPLE_Q[sc.QUERY]
+    k = sc.EXAMPLE_K
+    v = sc.EXAMPLE_V
     return {
         "intro": "输入与本页 F13 相同：一个查询行，三个 Key 和它们的 V，不加 mask。"
-                 "改下面一格里的 `q`、`k`、`v`，再从这一格往下运行，看点积、缩放、权重和输出怎样变。",
+        "改下面一格里的 `q`、`k`、`v`，再从这一格往下运行，看点积、缩放、权重和输出怎样变。",
         "inputs": f"q = {q!r}\nk = {k!r}\nv = {v!r}",
-        "run": 's = sc.visible_steps(q, k, v)\n'
-               'for name in ("dots", "scaled", "shifted", "weights", "output"):\n'
-               '    print(name, [format(x, ".4f") for x in s[name]])',
-        "shown": lambda: fmt.fmt(sc.visible_steps(q, k, v)["output"][0])}
+        "run": "s = sc.visible_steps(q, k, v)\n"
+        'for name in ("dots", "scaled", "shifted", "weights", "output"):\n'
+        '    print(name, [format(x, ".4f") for x in s[name]])',
+        "shown": lambda: fmt.fmt(sc.visible_steps(q, k, v)["output"][0]),
+    }
 
 
 def _multihead_example(mh) -> dict:
     x, w_q, w_k, w_v, w_o = mh.DEMO
     return {
         "intro": "输入与本页“从 X 到输出”一节相同：X 与四个权重矩阵，两个头，因果规则。"
-                 "改 `heads`（要能整除 X 的列数）或矩阵里的数，再运行。",
+        "改 `heads`（要能整除 X 的列数）或矩阵里的数，再运行。",
         "inputs": f"x = {x!r}\nw_q = {w_q!r}\nw_k = {w_k!r}\nw_v = {w_v!r}\nw_o = {w_o!r}\n"
-                  f"heads = {mh.DEMO_HEADS}",
-        "run": 'weights, output = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)\n'
-               'for i, row in enumerate(output):\n'
-               '    print(f"位置 {i} 的输出", [format(c, ".4f") for c in row])',
-        "shown": lambda: fmt.fmt(mh.multihead_attention(x, w_q, w_k, w_v, w_o, mh.DEMO_HEADS)[1][-1][0])}
+        f"heads = {mh.DEMO_HEADS}",
+        "run": "weights, output = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)\n"
+        "for i, row in enumerate(output):\n"
+        '    print(f"位置 {i} 的输出", [format(c, ".4f") for c in row])',
+        "shown": lambda: fmt.fmt(
+            mh.multihead_attention(x, w_q, w_k, w_v, w_o, mh.DEMO_HEADS)[1][-1][0]
+        ),
+    }
 
 
 def _rope_example(rope) -> dict:
     from chapter import rope as page
 
-    (m, n), shift = page.D2_FIRST, page.D2_SHIFT
-    q, k = rope.DEMO_Q2, rope.DEMO_K2
+    m, n = page.D2_FIRST
+    shift = page.D2_SHIFT
+    q = rope.DEMO_Q2
+    k = rope.DEMO_K2
     return {
         "intro": "输入与本页 d = 2 的例子相同：一对查询与键，先放在位置 m、n，再把两个位置都加上同一个数。"
-                 "改 `m`、`n` 或 `shift`，看分数只随位置差变。",
+        "改 `m`、`n` 或 `shift`，看分数只随位置差变。",
         "inputs": f"q = {q!r}\nk = {k!r}\nm, n = {m}, {n}\nshift = {shift}",
-        "run": 'for a, b in ((m, n), (m + shift, n + shift)):\n'
-               '    score = rope.rope_scores([q], [k], [a], [b])[0][0]\n'
-               '    print(f"位置 {a}、{b}：位置差 {a - b}，分数", format(score, ".4f"))',
-        "shown": lambda: fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0])}
+        "run": "for a, b in ((m, n), (m + shift, n + shift)):\n"
+        "    score = rope.rope_scores([q], [k], [a], [b])[0][0]\n"
+        '    print(f"位置 {a}、{b}：位置差 {a - b}，分数", format(score, ".4f"))',
+        "shown": lambda: fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0]),
+    }
 
 
 def _backprop_example(bp) -> dict:
-    q, k, v, d_out = bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT
+    q = bp.EXAMPLE_Q
+    k = bp.EXAMPLE_K
+    v = bp.EXAMPLE_V
+    d_out = bp.EXAMPLE_D_OUT
     return {
         "intro": "输入与本页“按推导顺序”一节相同：三个位置，因果规则，给定的上游梯度 dO。"
-                 "改 `q`、`k`、`v` 或 `d_out`，再运行，比较手推的梯度和有限差分。",
+        "改 `q`、`k`、`v` 或 `d_out`，再运行，比较手推的梯度和有限差分。",
         "inputs": f"q = {q!r}\nk = {k!r}\nv = {v!r}\nd_out = {d_out!r}",
-        "run": 'dq, dk, dv = bp.attention_backward(q, k, v, d_out)\n'
-               'for name, m in (("dQ", dq), ("dK", dk), ("dV", dv)):\n'
-               '    print(name, [[format(x, ".4f") for x in row] for row in m])\n'
-               'print("梯度检查通过：", bp.gradient_check(q, k, v, d_out)["passed"])',
-        "shown": lambda: fmt.fmt(bp.attention_backward(q, k, v, d_out)[2][0][0])}
+        "run": "dq, dk, dv = bp.attention_backward(q, k, v, d_out)\n"
+        'for name, m in (("dQ", dq), ("dK", dk), ("dV", dv)):\n'
+        '    print(name, [[format(x, ".4f") for x in row] for row in m])\n'
+        'print("梯度检查通过：", bp.gradient_check(q, k, v, d_out)["passed"])',
+        "shown": lambda: fmt.fmt(bp.attention_backward(q, k, v, d_out)[2][0][0]),
+    }
 
 
 def _training_example(tr) -> dict:
@@ -163,48 +210,59 @@ def _training_example(tr) -> dict:
 
     return {
         "intro": "输入与本页相同：同一个任务、同样的步数与种子，训练一个加因果规则的模型和一个不加规则的模型，"
-                 "再逐词算（带 KV 缓存）看使用时的损失。改 `steps` 或种子，再运行（训练要几秒）。",
+        "再逐词算（带 KV 缓存）看使用时的损失。改 `steps` 或种子，再运行（训练要几秒）。",
         "inputs": f"train_seed = {page.TRAIN_SEED}\neval_seed = {page.EVAL_SEED}\nsteps = {tr.STEPS}",
-        "run": 'for rule in tr.RULES:\n'
-               '    run = tr.train(rule, seed=train_seed, steps=steps)\n'
-               '    use = tr.use_time(run["params"], rule, seed=eval_seed)\n'
-               '    print(rule, "最后的训练损失", format(run["train_loss"][-1], ".4f"),\n'
-               '          "逐词算的平均损失", format(use["mean_loss"], ".4f"))',
-        "shown": shown}
+        "run": "for rule in tr.RULES:\n"
+        "    run = tr.train(rule, seed=train_seed, steps=steps)\n"
+        '    use = tr.use_time(run["params"], rule, seed=eval_seed)\n'
+        '    print(rule, "最后的训练损失", format(run["train_loss"][-1], ".4f"),\n'
+        '          "逐词算的平均损失", format(use["mean_loss"], ".4f"))',
+        "shown": shown,
+    }
 
 
 def _costs_example(costs) -> dict:
     return {
         "intro": "输入与本页 KV 缓存一节相同：四个公开模型的配置、同样的上下文长度与批大小，每元素 2 字节。"
-                 "改 `context` 或 `batch`，再运行。",
+        "改 `context` 或 `batch`，再运行。",
         "inputs": f"context = {costs.CONTEXT}\nbatch = {costs.BATCH}",
-        "run": 'for model in costs.MODELS:\n'
-               '    n = costs.kv_cache_bytes(model, context, batch)\n'
-               '    print(model["name"], "KV 缓存", f"{n:,}", "字节，即", f"{n / 2**30:g} GiB")',
+        "run": "for model in costs.MODELS:\n"
+        "    n = costs.kv_cache_bytes(model, context, batch)\n"
+        '    print(model["name"], "KV 缓存", f"{n:,}", "字节，即", f"{n / 2**30:g} GiB")',
         # The first model's cache as the page's table writes it (fmt.size: 2 GiB).
-        "shown": lambda: fmt.size(costs.kv_cache_bytes(costs.MODELS[0], costs.CONTEXT, costs.BATCH))}
+        "shown": lambda: fmt.size(
+            costs.kv_cache_bytes(costs.MODELS[0], costs.CONTEXT, costs.BATCH)
+        ),
+    }
 
 
 def _tensors_example(tn) -> dict:
     r = tn.forward(tn.demo_inputs())
     return {
         "intro": "输入与本页整批的例子相同：两个序列，左侧补了 PAD，缓存里已有几个位置，分组的 K/V 头。"
-                 "改 `inputs[\"attention_mask\"]` 或 `inputs[\"past\"]`，再运行，看位置编号和可见性表怎样变。",
-        "inputs": "inputs = tn.demo_inputs()\nprint(inputs[\"attention_mask\"].tolist(), inputs[\"past\"])",
-        "run": 'r = tn.forward(inputs)\n'
-               'print("位置编号", r["positions"].tolist())\n'
-               'print("序列 0 的位置编号", "、".join(str(p) for p in r["positions"][0].tolist()))\n'
-               'for b, table in enumerate(r["visible"][:, 0]):\n'
-               '    print(f"序列 {b} 每个新查询可读的 Key 数", table.sum(axis=-1).tolist())\n'
-               'print("序列 0、头 0 第一个新查询的输出", [format(float(x), ".4f") for x in r["outputs"][0, 0, 0]])',
-        "shown": lambda: "、".join(str(p) for p in r["positions"][0].tolist())}  # the positions table
+        '改 `inputs["attention_mask"]` 或 `inputs["past"]`，再运行，看位置编号和可见性表怎样变。',
+        "inputs": 'inputs = tn.demo_inputs()\nprint(inputs["attention_mask"].tolist(), inputs["past"])',
+        "run": "r = tn.forward(inputs)\n"
+        'print("位置编号", r["positions"].tolist())\n'
+        'print("序列 0 的位置编号", "、".join(str(p) for p in r["positions"][0].tolist()))\n'
+        'for b, table in enumerate(r["visible"][:, 0]):\n'
+        '    print(f"序列 {b} 每个新查询可读的 Key 数", table.sum(axis=-1).tolist())\n'
+        'print("序列 0、头 0 第一个新查询的输出", [format(float(x), ".4f") for x in r["outputs"][0, 0, 0]])',
+        "shown": lambda: "、".join(str(p) for p in r["positions"][0].tolist()),
+    }  # the positions table
 
 
 # Each page's example, built from its teaching module under the name the notebook imports it as.
-EXAMPLES = {"mask": ("att", _mask_example), "scaling": ("sc", _scaling_example),
-            "multihead": ("mh", _multihead_example), "rope": ("rope", _rope_example),
-            "backprop": ("bp", _backprop_example), "training": ("tr", _training_example),
-            "costs": ("costs", _costs_example), "tensors": ("tn", _tensors_example)}
+EXAMPLES = {
+    "mask": ("att", _mask_example),
+    "scaling": ("sc", _scaling_example),
+    "multihead": ("mh", _multihead_example),
+    "rope": ("rope", _rope_example),
+    "backprop": ("bp", _backprop_example),
+    "training": ("tr", _training_example),
+    "costs": ("costs", _costs_example),
+    "tensors": ("tn", _tensors_example),
+}
 
 
 def example(page: str) -> dict | None:
@@ -221,20 +279,34 @@ def notebook(page: str, title: str, exercises: list[tuple[str, str]]):
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
-    cells = [nbformat.v4.new_markdown_cell(
-        f"# {title}\n\n这个 notebook 与 `{zip_name(page)}` 里的文件放在同一个文件夹里运行（它从那里导入教学代码）。"
-        "它不存任何输出：从上到下运行一遍，打印的数就是书页上的数；改一个输入，再运行，数就跟着变。")]
+    cells = [
+        nbformat.v4.new_markdown_cell(
+            f"# {title}\n\n这个 notebook 与 `{zip_name(page)}` 里的文件放在同一个文件夹里运行（它从那里导入教学代码）。"
+            "它不存任何输出：从上到下运行一遍，打印的数就是书页上的数；改一个输入，再运行，数就跟着变。"
+        )
+    ]
     ex = example(page)
     if ex is not None:
         alias, module = ex["module"]
-        cells += [nbformat.v4.new_code_cell(f'import importlib\n\n{alias} = importlib.import_module("{module}")'),
-                  nbformat.v4.new_markdown_cell("## 例子\n\n" + ex["intro"]),
-                  nbformat.v4.new_code_cell(ex["inputs"]),
-                  nbformat.v4.new_code_cell(ex["run"])]
+        cells += [
+            nbformat.v4.new_code_cell(
+                f'import importlib\n\n{alias} = importlib.import_module("{module}")'
+            ),
+            nbformat.v4.new_markdown_cell("## 例子\n\n" + ex["intro"]),
+            nbformat.v4.new_code_cell(ex["inputs"]),
+            nbformat.v4.new_code_cell(ex["run"]),
+        ]
     for name, task in exercises:
-        cells += [nbformat.v4.new_markdown_cell(f"## {name}\n\n{task}"), nbformat.v4.new_code_cell("")]
+        cells += [
+            nbformat.v4.new_markdown_cell(f"## {name}\n\n{task}"),
+            nbformat.v4.new_code_cell(""),
+        ]
     nb.cells = cells
     for i, cell in enumerate(nb.cells):  # stable ids: the same page gives the same file
         cell["id"] = f"{page}-{i}"

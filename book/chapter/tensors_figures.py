@@ -10,7 +10,9 @@ from chapter.costs import figure_fonts  # the figures' one font list (Noto Sans 
 
 tn = importlib.import_module("02_tensors")
 
-ALLOWED, FORBIDDEN, PAD = "#1f5fa8", "#e8e8e8", "#c0392b"
+ALLOWED = "#1f5fa8"
+FORBIDDEN = "#e8e8e8"
+PAD = "#c0392b"
 
 
 def top_left(n_query: int, n_key: int) -> np.ndarray:
@@ -20,7 +22,9 @@ def top_left(n_query: int, n_key: int) -> np.ndarray:
     [[1, 0, 0, 0], [1, 1, 0, 0]]
     """
     past = n_key - n_query
-    return tn.visibility_batch(lambda b, h, q, k: tn.causal(b, h, q - past, k), 1, 1, n_query, n_key)[0, 0]
+    return tn.visibility_batch(
+        lambda b, h, q, k: tn.causal(b, h, q - past, k), 1, 1, n_query, n_key
+    )[0, 0]
 
 
 def _panels(panels: list[tuple]):
@@ -28,26 +32,47 @@ def _panels(panels: list[tuple]):
     from matplotlib.figure import Figure  # a Figure, not pyplot: nothing global to close
     from matplotlib.patches import Rectangle
 
-    fig, family = Figure(figsize=(7.2, 2.1)), figure_fonts()
+    fig = Figure(figsize=(7.2, 2.1))
+    family = figure_fonts()
     for ax, (table, title, valid) in zip(np.atleast_1d(fig.subplots(1, len(panels))), panels):
         n_query, n_key = table.shape
         past = n_key - n_query
         for (i, k), ok in np.ndenumerate(table):
-            ax.add_patch(Rectangle((k + 0.04, i + 0.04), 0.92, 0.92, color=ALLOWED if ok else FORBIDDEN))
-            ax.text(k + 0.5, i + 0.5, "✓" if ok else "✗", ha="center", va="center", fontsize=11,
-                    color="white" if ok else "#555555", family=family)
+            ax.add_patch(
+                Rectangle((k + 0.04, i + 0.04), 0.92, 0.92, color=ALLOWED if ok else FORBIDDEN)
+            )
+            ax.text(
+                k + 0.5,
+                i + 0.5,
+                "✓" if ok else "✗",
+                ha="center",
+                va="center",
+                fontsize=11,
+                color="white" if ok else "#555555",
+                family=family,
+            )
         ax.set(xlim=(0, n_key), ylim=(n_query, -0.9), aspect="equal")
-        ax.set_xticks([k + 0.5 for k in range(n_key)],
-                      [f"{k}" if valid[k] else f"{k}\nPAD" for k in range(n_key)], family=family, fontsize=8)
+        ax.set_xticks(
+            [k + 0.5 for k in range(n_key)],
+            [f"{k}" if valid[k] else f"{k}\nPAD" for k in range(n_key)],
+            family=family,
+            fontsize=8,
+        )
         for k, label in enumerate(ax.get_xticklabels()):
             label.set_color("black" if valid[k] else PAD)
-        ax.set_yticks([i + 0.5 for i in range(n_query)],
-                      [f"查询 {i}（绝对位置 {past + i}）" for i in range(n_query)], family=family, fontsize=8)
+        ax.set_yticks(
+            [i + 0.5 for i in range(n_query)],
+            [f"查询 {i}（绝对位置 {past + i}）" for i in range(n_query)],
+            family=family,
+            fontsize=8,
+        )
         ax.tick_params(length=0)
         ax.spines[:].set_visible(False)
         if past:
             ax.axvline(past, color="black", linestyle="--", linewidth=1)
-            ax.text(past / 2, -0.45, f"缓存（past = {past}）", ha="center", family=family, fontsize=8)
+            ax.text(
+                past / 2, -0.45, f"缓存（past = {past}）", ha="center", family=family, fontsize=8
+            )
         ax.text(past + n_query / 2, -0.45, "新位置", ha="center", family=family, fontsize=8)
         ax.set_title(title, family=family, fontsize=9)
         ax.set_xlabel("Key 的位置", family=family, fontsize=8)
@@ -62,8 +87,12 @@ def alignment_figure(n_query: int, n_key: int):
     ['左上对齐：查询 i 读 Key 0…i', '右下对齐：查询 i 读 Key 0…past + i']
     """
     right = tn.visibility_batch(tn.causal, 1, 1, n_query, n_key)[0, 0]
-    return _panels([(top_left(n_query, n_key), "左上对齐：查询 i 读 Key 0…i", [True] * n_key),
-                    (right, "右下对齐：查询 i 读 Key 0…past + i", [True] * n_key)])
+    return _panels(
+        [
+            (top_left(n_query, n_key), "左上对齐：查询 i 读 Key 0…i", [True] * n_key),
+            (right, "右下对齐：查询 i 读 Key 0…past + i", [True] * n_key),
+        ]
+    )
 
 
 def batch_figure(visible: np.ndarray, attention_mask):
@@ -75,6 +104,11 @@ def batch_figure(visible: np.ndarray, attention_mask):
     """
     if not (visible == visible[:, :1]).all():
         raise ValueError("visible 的各个头必须相同：图里每个序列只画一张表")
-    heads, mask = visible.shape[1], np.asarray(attention_mask)
-    return _panels([(table[0], f"序列 {b}（{heads} 个头共用这张表）", mask[b] == 1)
-                    for b, table in enumerate(visible)])
+    heads = visible.shape[1]
+    mask = np.asarray(attention_mask)
+    return _panels(
+        [
+            (table[0], f"序列 {b}（{heads} 个头共用这张表）", mask[b] == 1)
+            for b, table in enumerate(visible)
+        ]
+    )

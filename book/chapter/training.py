@@ -13,7 +13,9 @@ from chapter.fmt import Table, glue_all  # noqa: F401  (the page glues through t
 tr = importlib.import_module("02_training")
 ex = importlib.import_module("02_exercises_training")
 
-TRAIN_SEED, EVAL_SEED, SHOW_SEED = 0, 1, 0  # init and batches; use-time sequences; the map's sequence
+TRAIN_SEED = 0
+EVAL_SEED = 1
+SHOW_SEED = 0  # init and batches; use-time sequences; the map's sequence
 LAST = 20  # the training loss is the mean of the last LAST steps (one step's batch is noisy)
 CHECKPOINTS = (10, 25, 50, 100, 150)  # steps at which the chart also shows the use-time loss
 RULE_NAMES = {"causal": "因果规则", "none": "不加规则", tr.AHEAD: "多看一个 Key（j ≤ i + 1）"}
@@ -26,9 +28,11 @@ GUESS = 1 / tr.VOCAB  # top-1 accuracy of guessing
 SAY = {
     "rest_low": "其余位置的损失都不超过 {small}。",
     "rest_high": "其余位置里损失超过 {small} 的{only}{rows}{others}。"
-                 "这些位置的答案在前面也有一份，逐词算时它只能读前面那一份，{how}。",
-    "row": "位置 {t}（损失 {loss}，准确率 {acc}）", "others": "，别的最多 {low}",
-    "only": {True: "只有", False: "是"}, "how": {True: "并不总能答对", False: "答对了，却不够有把握"},
+    "这些位置的答案在前面也有一份，逐词算时它只能读前面那一份，{how}。",
+    "row": "位置 {t}（损失 {loss}，准确率 {acc}）",
+    "others": "，别的最多 {low}",
+    "only": {True: "只有", False: "是"},
+    "how": {True: "并不总能答对", False: "答对了，却不够有把握"},
 }
 
 
@@ -68,12 +72,18 @@ def run(seed: int = TRAIN_SEED) -> dict:
 
 def summary(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """Per rule: the training loss (last LAST steps), the whole loss, and the use-time loss and accuracy."""
-    tokens, out = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed), {}
+    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)
+    out = {}
     for rule, r in runs.items():
         u = tr.use_time(r["params"], rule, seed=eval_seed)
-        out[rule] = {"train": mean(r["train_loss"][-LAST:]), "use": u["mean_loss"],
-                     "full": tr.loss_and_grads(r["params"], tokens, rule)[0],
-                     "accuracy": u["mean_accuracy"], "losses": u["loss"], "accuracies": u["accuracy"]}
+        out[rule] = {
+            "train": mean(r["train_loss"][-LAST:]),
+            "use": u["mean_loss"],
+            "full": tr.loss_and_grads(r["params"], tokens, rule)[0],
+            "accuracy": u["mean_accuracy"],
+            "losses": u["loss"],
+            "accuracies": u["accuracy"],
+        }
     return out
 
 
@@ -82,24 +92,38 @@ def checkpoints(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     out = {}
     for rule, r in runs.items():
         params = {**r["kept"], len(r["train_loss"]): r["params"]}
-        out[rule] = {k: tr.use_time(p, rule, seed=eval_seed)["mean_loss"] for k, p in params.items()}
+        out[rule] = {
+            k: tr.use_time(p, rule, seed=eval_seed)["mean_loss"] for k, p in params.items()
+        }
     return out
 
 
 def use_facts(losses: list[float], accuracies: list[float], prefix: str, lag: int = tr.LAG) -> dict:
     """Where a leaking model's use-time loss comes from: the first ``lag − 1`` targets, then those > SMALL."""
-    first, rest = losses[: lag - 1], list(enumerate(losses))[lag - 1 :]
+    first = losses[: lag - 1]
+    rest = list(enumerate(losses))[lag - 1 :]
     holds(**{f"{prefix}_first_targets_far_above_guessing": all(x > 2 * LN_V for x in first)})
-    high, low = [(t, x) for t, x in rest if x > SMALL], [x for _, x in rest if x <= SMALL]
+    high = [(t, x) for t, x in rest if x > SMALL]
+    low = [x for _, x in rest if x <= SMALL]
     say = SAY["rest_low"].format(small=fmt.fmt(SMALL))
     if high:
-        rows = "、".join(SAY["row"].format(t=fmt.count(t), loss=fmt.fmt(x), acc=fmt.percent(accuracies[t]))
-                         for t, x in high)
-        say = SAY["rest_high"].format(small=fmt.fmt(SMALL), only=SAY["only"][bool(low)], rows=rows,
-                                      others=SAY["others"].format(low=fmt.fmt(max(low))) if low else "",
-                                      how=SAY["how"][min(accuracies[t] for t, _ in high) < 1.0])
-    return {f"{prefix}_first": "、".join(map(fmt.fmt, first)), f"{prefix}_mean": fmt.fmt(mean(losses)),
-            f"{prefix}_share": fmt.fmt(sum(first) / len(losses)), f"{prefix}_rest": say}
+        rows = "、".join(
+            SAY["row"].format(t=fmt.count(t), loss=fmt.fmt(x), acc=fmt.percent(accuracies[t]))
+            for t, x in high
+        )
+        say = SAY["rest_high"].format(
+            small=fmt.fmt(SMALL),
+            only=SAY["only"][bool(low)],
+            rows=rows,
+            others=SAY["others"].format(low=fmt.fmt(max(low))) if low else "",
+            how=SAY["how"][min(accuracies[t] for t, _ in high) < 1.0],
+        )
+    return {
+        f"{prefix}_first": "、".join(map(fmt.fmt, first)),
+        f"{prefix}_mean": fmt.fmt(mean(losses)),
+        f"{prefix}_share": fmt.fmt(sum(first) / len(losses)),
+        f"{prefix}_rest": say,
+    }
 
 
 def compare(a: float, b: float) -> str:
@@ -122,7 +146,8 @@ def closed_form(logits, target: int) -> str:
         raise ValueError(f"logits 必须都是整数，收到 {logits!r}")
     terms = [f"e{str(z).translate(fmt._SUPERSCRIPT)}" for z in zs if z != 0]
     terms += [fmt.count(zs.count(0))] * (0 in zs)
-    text, z = f"ln({' + '.join(terms)})", zs[target]
+    text = f"ln({' + '.join(terms)})"
+    z = zs[target]
     return text if z == 0 else text + (f" − {fmt.count(z)}" if z > 0 else f" + {fmt.count(-z)}")
 
 
@@ -131,18 +156,37 @@ def curves_figure(runs: dict, turns: dict, floor: float):
     """Both training curves, both use-time losses at the checkpoints, guessing and the causal floor."""
     from matplotlib.figure import Figure  # a Figure, not pyplot: no global list of figures to close
 
-    fonts, fig = {"family": figure_fonts()}, Figure(figsize=(6.0, 3.6))
+    fonts = {"family": figure_fonts()}
+    fig = Figure(figsize=(6.0, 3.6))
     ax = fig.subplots()
     colours = {"causal": "#1f5fa8", "none": "#c0392b"}
     for rule, r in runs.items():
-        ax.plot(range(1, len(r["train_loss"]) + 1), r["train_loss"], "-", color=colours[rule], lw=1.2,
-                label=f"{RULE_NAMES[rule]}：训练损失")
+        ax.plot(
+            range(1, len(r["train_loss"]) + 1),
+            r["train_loss"],
+            "-",
+            color=colours[rule],
+            lw=1.2,
+            label=f"{RULE_NAMES[rule]}：训练损失",
+        )
     for rule, use in turns.items():
         steps = sorted(use)
-        ax.plot(steps, [use[k] for k in steps], "o--", color=colours[rule], lw=1.0, ms=4,
-                label=f"{RULE_NAMES[rule]}：逐词算的损失")
-    ax.axhline(LN_V, ls="--", color="#555555", lw=1,
-               label=f"瞎猜：ln {fmt.count(tr.VOCAB)} = {fmt.fmt(LN_V)}")
+        ax.plot(
+            steps,
+            [use[k] for k in steps],
+            "o--",
+            color=colours[rule],
+            lw=1.0,
+            ms=4,
+            label=f"{RULE_NAMES[rule]}：逐词算的损失",
+        )
+    ax.axhline(
+        LN_V,
+        ls="--",
+        color="#555555",
+        lw=1,
+        label=f"瞎猜：ln {fmt.count(tr.VOCAB)} = {fmt.fmt(LN_V)}",
+    )
     ax.axhline(floor, ls=":", color="#1f5fa8", lw=1.2, label=f"因果规则的下限 {fmt.fmt(floor)}")
     ax.set_xlabel("训练步数", fontdict=fonts)
     ax.set_ylabel("交叉熵损失", fontdict=fonts)
@@ -181,176 +225,348 @@ def maps_figure(causal_map, none_map, tokens):
 def task_values(seed: int = SHOW_SEED) -> dict:
     """The task: its sizes, one sequence, and where each target's answer is under the causal rule."""
     tokens = tr.sequences(1, seed=seed)[0].tolist()
-    n, lag = tr.LENGTH, tr.LAG
-    where = [f"Key {fmt.count(t + 1 - lag)}" if t + 1 >= lag else "无从得知" for t in range(n - 1)] + ["—"]
-    rows = [["token"] + [fmt.count(x) for x in tokens],
-            ["目标（下一个 token）"] + [fmt.count(x) for x in tokens[1:]] + ["—"],
-            ["因果规则下答案所在"] + where]
+    n = tr.LENGTH
+    lag = tr.LAG
+    where = [
+        f"Key {fmt.count(t + 1 - lag)}" if t + 1 >= lag else "无从得知" for t in range(n - 1)
+    ] + ["—"]
+    rows = [
+        ["token"] + [fmt.count(x) for x in tokens],
+        ["目标（下一个 token）"] + [fmt.count(x) for x in tokens[1:]] + ["—"],
+        ["因果规则下答案所在"] + where,
+    ]
     return {
-        "task_vocab": fmt.count(tr.VOCAB), "task_length": fmt.count(n), "task_lag": fmt.count(lag),
-        "task_lag_minus": fmt.count(lag - 1), "task_seed": fmt.count(seed), "task_last": fmt.count(n - 1),
+        "task_vocab": fmt.count(tr.VOCAB),
+        "task_length": fmt.count(n),
+        "task_lag": fmt.count(lag),
+        "task_lag_minus": fmt.count(lag - 1),
+        "task_seed": fmt.count(seed),
+        "task_last": fmt.count(n - 1),
         "task_once": "（本例 T = 2·lag，所以恰好重复一轮）" if n == 2 * lag else "",
         "tbl_task": Table(["位置 t"] + [fmt.count(t) for t in range(n)], rows),
-        "task_unpredictable": positions(range(lag - 1)), "task_before_last": fmt.count(n - 2),
+        "task_unpredictable": positions(range(lag - 1)),
+        "task_before_last": fmt.count(n - 2),
     }
 
 
 def settings_values() -> dict:
     return {
-        "set_d": fmt.count(tr.D_MODEL), "set_batch": fmt.count(tr.BATCH), "set_steps": fmt.count(tr.STEPS),
-        "set_lr": fmt.short(tr.LEARNING_RATE), "set_beta1": fmt.short(tr.BETA1),
-        "set_beta2": fmt.short(tr.BETA2), "set_adam_eps": fmt.power(tr.ADAM_EPS),
-        "set_train_seed": fmt.count(TRAIN_SEED), "set_eval_seed": fmt.count(EVAL_SEED),
-        "set_eval_n": fmt.count(tr.EVAL_SEQUENCES), "set_last": fmt.count(LAST),
-        "set_checkpoints": positions(CHECKPOINTS), "ln_v": fmt.fmt(LN_V), "guess_acc": fmt.percent(GUESS),
+        "set_d": fmt.count(tr.D_MODEL),
+        "set_batch": fmt.count(tr.BATCH),
+        "set_steps": fmt.count(tr.STEPS),
+        "set_lr": fmt.short(tr.LEARNING_RATE),
+        "set_beta1": fmt.short(tr.BETA1),
+        "set_beta2": fmt.short(tr.BETA2),
+        "set_adam_eps": fmt.power(tr.ADAM_EPS),
+        "set_train_seed": fmt.count(TRAIN_SEED),
+        "set_eval_seed": fmt.count(EVAL_SEED),
+        "set_eval_n": fmt.count(tr.EVAL_SEQUENCES),
+        "set_last": fmt.count(LAST),
+        "set_checkpoints": positions(CHECKPOINTS),
+        "ln_v": fmt.fmt(LN_V),
+        "guess_acc": fmt.percent(GUESS),
     }
 
 
 def loss_rows(s: dict) -> list[list[str]]:
     """One row per rule of a summary: training loss, the loss computed whole and in use, accuracy."""
-    return [[RULE_NAMES[rule], *(value(v[k]) for k in ("train", "full", "use")), fmt.percent(v["accuracy"])]
-            for rule, v in s.items()]
+    return [
+        [
+            RULE_NAMES[rule],
+            *(value(v[k]) for k in ("train", "full", "use")),
+            fmt.percent(v["accuracy"]),
+        ]
+        for rule, v in s.items()
+    ]
 
 
 def loss_table(rows: list[list[str]]) -> Table:
-    header = ["模型", f"训练损失（最后 {fmt.count(LAST)} 步的平均）", "新序列，整段一次算（训练时的算法）"]
+    header = [
+        "模型",
+        f"训练损失（最后 {fmt.count(LAST)} 步的平均）",
+        "新序列，整段一次算（训练时的算法）",
+    ]
     return Table(header + ["新序列，逐词算（使用时的算法）", "逐词算的准确率"], rows)
 
 
 def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """The chart, the loss table (train, whole, in use, accuracy) and the numbers the prose reads."""
-    s, floor, turns = summary(runs, eval_seed), tr.loss_floor(), checkpoints(runs, eval_seed=eval_seed)
-    c, n, use = s["causal"], s["none"], turns["none"]
+    s = summary(runs, eval_seed)
+    floor = tr.loss_floor()
+    turns = checkpoints(runs, eval_seed=eval_seed)
+    c = s["causal"]
+    n = s["none"]
+    use = turns["none"]
     above = [step for step in sorted(use) if all(use[k] > LN_V for k in use if k >= step)]
-    holds(trains_far_lower=n["train"] < c["train"] / 2, below_floor=n["train"] < floor,
-          use_above_guessing=n["use"] > LN_V, turns_above_guessing=bool(above),
-          accuracy_between=GUESS < n["accuracy"] < c["accuracy"],
-          causal_same=abs(c["use"] - c["full"]) < EXACT)
-    rows = [*loss_rows(s), ["瞎猜（每个 token 的概率相同）", *[fmt.fmt(LN_V)] * 3, fmt.percent(GUESS)]]
-    return {"fig_curves": curves_figure(runs, turns, floor), "floor": fmt.fmt(floor),
-            "tbl_losses": loss_table(rows), "turn_step": fmt.count(above[0]),
-            "none_train": value(n["train"]), "causal_train": value(c["train"]), "none_use": value(n["use"]),
-            "none_acc": fmt.percent(n["accuracy"]), "causal_acc": fmt.percent(c["accuracy"])}
+    holds(
+        trains_far_lower=n["train"] < c["train"] / 2,
+        below_floor=n["train"] < floor,
+        use_above_guessing=n["use"] > LN_V,
+        turns_above_guessing=bool(above),
+        accuracy_between=GUESS < n["accuracy"] < c["accuracy"],
+        causal_same=abs(c["use"] - c["full"]) < EXACT,
+    )
+    rows = [
+        *loss_rows(s),
+        ["瞎猜（每个 token 的概率相同）", *[fmt.fmt(LN_V)] * 3, fmt.percent(GUESS)],
+    ]
+    return {
+        "fig_curves": curves_figure(runs, turns, floor),
+        "floor": fmt.fmt(floor),
+        "tbl_losses": loss_table(rows),
+        "turn_step": fmt.count(above[0]),
+        "none_train": value(n["train"]),
+        "causal_train": value(c["train"]),
+        "none_use": value(n["use"]),
+        "none_acc": fmt.percent(n["accuracy"]),
+        "causal_acc": fmt.percent(c["accuracy"]),
+    }
 
 
 def generation_values(runs: dict, eval_seed: int = EVAL_SEED, index: int = 0) -> dict:
     """Greedy generation with the cache from the first lag tokens: each model's tokens against the truth."""
-    tokens, lag = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)[index].tolist(), tr.LAG
-    made = {r: tr.use_time(runs[r]["params"], r, seed=eval_seed, prompt=lag)["predicted"][index][lag - 1 :]
-            for r in tr.RULES}
+    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)[index].tolist()
+    lag = tr.LAG
+    made = {
+        r: tr.use_time(runs[r]["params"], r, seed=eval_seed, prompt=lag)["predicted"][index][
+            lag - 1 :
+        ]
+        for r in tr.RULES
+    }
     truth = tokens[lag:]
-    rows = [["真实的续写", *map(fmt.count, truth)],
-            *([RULE_NAMES[r], *(f"{fmt.count(g)} {'✓' if g == t else '✗'}" for g, t in zip(made[r], truth))]
-              for r in tr.RULES)]
-    return {"tbl_generation": Table(["位置", *map(fmt.count, range(lag, tr.LENGTH))], rows),
-            "gen_prompt": positions(tokens[:lag]), "gen_index": fmt.count(index),
-            "gen_new": fmt.count(len(truth)),
-            **{f"gen_hits_{r}": fmt.count(sum(g == t for g, t in zip(made[r], truth))) for r in tr.RULES}}
+    rows = [
+        ["真实的续写", *map(fmt.count, truth)],
+        *(
+            [
+                RULE_NAMES[r],
+                *(f"{fmt.count(g)} {'✓' if g == t else '✗'}" for g, t in zip(made[r], truth)),
+            ]
+            for r in tr.RULES
+        ),
+    ]
+    return {
+        "tbl_generation": Table(["位置", *map(fmt.count, range(lag, tr.LENGTH))], rows),
+        "gen_prompt": positions(tokens[:lag]),
+        "gen_index": fmt.count(index),
+        "gen_new": fmt.count(len(truth)),
+        **{
+            f"gen_hits_{r}": fmt.count(sum(g == t for g, t in zip(made[r], truth)))
+            for r in tr.RULES
+        },
+    }
 
 
 def map_values(runs: dict, seed: int = SHOW_SEED) -> dict:
     """Where each model looks on the shown sequence: the mean weights the map's paragraph reads."""
-    tokens, n, lag = tr.sequences(1, seed=seed)[0].tolist(), tr.LENGTH, tr.LAG
-    causal, none = (tr.attention_map(runs[rule]["params"], rule, tokens) for rule in ("causal", "none"))
+    tokens = tr.sequences(1, seed=seed)[0].tolist()
+    n = tr.LENGTH
+    lag = tr.LAG
+    causal, none = (
+        tr.attention_map(runs[rule]["params"], rule, tokens) for rule in ("causal", "none")
+    )
     future = ex.future_weight(none)[: n - 1]  # the last query has no target
-    ahead, behind = mean(none[t][t + 1] for t in range(n - 1)), mean(future)
-    targets = [[tokens[j] == tokens[t + 1] for j in range(n)] for t in range(n - 1)]  # keys holding it
-    holds(two_keys_hold_each_target={sum(row) for row in targets} == {2}, next_key_only_part=ahead < behind)
+    ahead = mean(none[t][t + 1] for t in range(n - 1))
+    behind = mean(future)
+    targets = [
+        [tokens[j] == tokens[t + 1] for j in range(n)] for t in range(n - 1)
+    ]  # keys holding it
+    holds(
+        two_keys_hold_each_target={sum(row) for row in targets} == {2},
+        next_key_only_part=ahead < behind,
+    )
     held = mean(sum(w for w, ok in zip(none[t], row) if ok) for t, row in enumerate(targets))
-    return {"fig_maps": maps_figure(causal, none, tokens), "map_back": fmt.fmt(causal[lag - 1][0]),
-            "map_lag": fmt.fmt(mean(causal[t][t + 1 - lag] for t in range(lag - 1, n - 1))),
-            "map_target": fmt.fmt(held), "map_behind": fmt.fmt(behind), "map_ahead": fmt.fmt(ahead),
-            "map_first": fmt.fmt(mean(future[: lag - 1]))}
+    return {
+        "fig_maps": maps_figure(causal, none, tokens),
+        "map_back": fmt.fmt(causal[lag - 1][0]),
+        "map_lag": fmt.fmt(mean(causal[t][t + 1 - lag] for t in range(lag - 1, n - 1))),
+        "map_target": fmt.fmt(held),
+        "map_behind": fmt.fmt(behind),
+        "map_ahead": fmt.fmt(ahead),
+        "map_first": fmt.fmt(mean(future[: lag - 1])),
+    }
 
 
 def row_index_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """The causal model generating with the row index: the step-by-step table and the cost."""
-    params, lag = runs["causal"]["params"], tr.LAG
+    params = runs["causal"]["params"]
+    lag = tr.LAG
     right = tr.use_time(params, "causal", seed=eval_seed)["loss"]
     wrong = tr.use_time(params, "causal", seed=eval_seed, positions="row_index")["loss"]
-    rows = [t for t in range(lag, len(wrong)) if abs(wrong[t] - wrong[t - lag]) < EXACT]  # repeats t − lag
-    holds(loss_rises_above_guessing=mean(wrong) > max(mean(right), LN_V), rows_repeat=bool(rows),
-          right_by_chance=wrong[lag - 1] < LN_V / 2)
-    step = lambda t, how: keys(tr.cache_step(t, "causal", how)[1])  # noqa: E731
-    table = [[fmt.count(t), step(t, "absolute"), step(t, "row_index"), fmt.fmt(a), fmt.fmt(b)]
-             for t, (a, b) in enumerate(zip(right, wrong))]
-    header = ["新 token 的位置", "能读的 Key：正确", "能读的 Key：用行号", "损失：正确", "损失：用行号"]
-    return {"tbl_row_index": Table(header, table), "row_right": fmt.fmt(mean(right)),
-            "row_wrong": fmt.fmt(mean(wrong)), "row_repeats": positions(rows),
-            "row_repeated": positions(t - lag for t in rows), "row_hit": fmt.fmt(wrong[lag - 1]),
-            "row_hit_right": fmt.fmt(right[lag - 1])}
+    rows = [
+        t for t in range(lag, len(wrong)) if abs(wrong[t] - wrong[t - lag]) < EXACT
+    ]  # repeats t − lag
+    holds(
+        loss_rises_above_guessing=mean(wrong) > max(mean(right), LN_V),
+        rows_repeat=bool(rows),
+        right_by_chance=wrong[lag - 1] < LN_V / 2,
+    )
+
+    def step(t, how):
+        return keys(tr.cache_step(t, "causal", how)[1])
+
+    table = [
+        [fmt.count(t), step(t, "absolute"), step(t, "row_index"), fmt.fmt(a), fmt.fmt(b)]
+        for t, (a, b) in enumerate(zip(right, wrong))
+    ]
+    header = [
+        "新 token 的位置",
+        "能读的 Key：正确",
+        "能读的 Key：用行号",
+        "损失：正确",
+        "损失：用行号",
+    ]
+    return {
+        "tbl_row_index": Table(header, table),
+        "row_right": fmt.fmt(mean(right)),
+        "row_wrong": fmt.fmt(mean(wrong)),
+        "row_repeats": positions(rows),
+        "row_repeated": positions(t - lag for t in rows),
+        "row_hit": fmt.fmt(wrong[lag - 1]),
+        "row_hit_right": fmt.fmt(right[lag - 1]),
+    }
 
 
 def floor_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """Where the causal floor comes from: both models' per-position use-time loss and accuracy."""
-    s, lag = summary(runs, eval_seed), tr.LAG
-    c, n = s["causal"], s["none"]
-    rows = [[fmt.count(t), "无从得知" if t + 1 < lag else f"Key {fmt.count(t + 1 - lag)}",
-             fmt.fmt(LN_V) if t + 1 < lag else "0", value(c["losses"][t]), fmt.percent(c["accuracies"][t]),
-             value(n["losses"][t]), fmt.percent(n["accuracies"][t])] for t in range(tr.LENGTH - 1)]
-    header = ["查询位置 t", "答案所在", "下限", "因果规则：损失", "因果规则：准确率", "不加规则：损失",
-              "不加规则：准确率"]
-    first, rest = c["losses"][: lag - 1], c["losses"][lag - 1 :]
+    s = summary(runs, eval_seed)
+    lag = tr.LAG
+    c = s["causal"]
+    n = s["none"]
+    rows = [
+        [
+            fmt.count(t),
+            "无从得知" if t + 1 < lag else f"Key {fmt.count(t + 1 - lag)}",
+            fmt.fmt(LN_V) if t + 1 < lag else "0",
+            value(c["losses"][t]),
+            fmt.percent(c["accuracies"][t]),
+            value(n["losses"][t]),
+            fmt.percent(n["accuracies"][t]),
+        ]
+        for t in range(tr.LENGTH - 1)
+    ]
+    header = [
+        "查询位置 t",
+        "答案所在",
+        "下限",
+        "因果规则：损失",
+        "因果规则：准确率",
+        "不加规则：损失",
+        "不加规则：准确率",
+    ]
+    first = c["losses"][: lag - 1]
+    rest = c["losses"][lag - 1 :]
     holds(first_targets_above_guessing=mean(first) - LN_V >= 5e-5)
     # the floor is ln |V| for each of the first targets and 0 for the rest: each part's excess
-    over_first, over_rest = sum(x - LN_V for x in first) / len(c["losses"]), sum(rest) / len(c["losses"])
-    return {"tbl_floor": Table(header, rows), "floor_targets": fmt.count(tr.LENGTH - 1),
-            "floor_model": fmt.fmt(c["use"]), "floor_first": fmt.fmt(mean(first)),
-            "floor_rest_n": fmt.count(len(rest)), "floor_rest": fmt.fmt(mean(rest)),
-            "floor_over": fmt.fmt(over_first + over_rest), "floor_over_first": fmt.fmt(over_first),
-            "floor_over_rest": fmt.fmt(over_rest), **use_facts(n["losses"], n["accuracies"], "none")}
+    over_first = sum(x - LN_V for x in first) / len(c["losses"])
+    over_rest = sum(rest) / len(c["losses"])
+    return {
+        "tbl_floor": Table(header, rows),
+        "floor_targets": fmt.count(tr.LENGTH - 1),
+        "floor_model": fmt.fmt(c["use"]),
+        "floor_first": fmt.fmt(mean(first)),
+        "floor_rest_n": fmt.count(len(rest)),
+        "floor_rest": fmt.fmt(mean(rest)),
+        "floor_over": fmt.fmt(over_first + over_rest),
+        "floor_over_first": fmt.fmt(over_first),
+        "floor_over_rest": fmt.fmt(over_rest),
+        **use_facts(n["losses"], n["accuracies"], "none"),
+    }
 
 
 def check_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """The leak check of both models and the finite-difference check of the backward."""
     leak = {rule: tr.leak_check(r["params"], rule, seed=eval_seed) for rule, r in runs.items()}
-    return {"leak_causal": "0" if leak["causal"] == 0.0 else value(leak["causal"]),  # exactly 0 is 0
-            "leak_none": fmt.fmt(leak["none"]),
-            "fd_error": fmt.difference(tr.gradient_check()), "fd_tol": fmt.power(1e-6)}
+    return {
+        "leak_causal": "0" if leak["causal"] == 0.0 else value(leak["causal"]),  # exactly 0 is 0
+        "leak_none": fmt.fmt(leak["none"]),
+        "fd_error": fmt.difference(tr.gradient_check()),
+        "fd_tol": fmt.power(1e-6),
+    }
 
 
 # -- the exercises ---------------------------------------------------------------------------------
 def ahead_values(runs: dict, seed: int = TRAIN_SEED, eval_seed: int = EVAL_SEED) -> dict:
     """Exercise 5: the off-by-one rule (key i + 1 visible) trained like ``runs``, its losses beside theirs."""
-    a, s = ex.ahead_answers(seed=seed, eval_seed=eval_seed, tail=LAST), summary(runs, eval_seed)
-    ahead = {"train": a["train_loss"], "full": a["whole_loss"], "use": a["use_loss"],
-             "accuracy": a["use_accuracy"]}
-    return {"x5_table": loss_table(loss_rows({"causal": s["causal"], tr.AHEAD: ahead, "none": s["none"]})),
-            "x5_train": value(a["train_loss"]), "x5_use": fmt.fmt(a["use_loss"]),
-            "x5_leak": fmt.fmt(a["leak"]),
-            "x5_vs_none": compare(a["use_loss"], s["none"]["use"]), "x5_none_use": fmt.fmt(s["none"]["use"]),
-            **use_facts(a["losses"], a["accuracies"], "x5")}
+    a = ex.ahead_answers(seed=seed, eval_seed=eval_seed, tail=LAST)
+    s = summary(runs, eval_seed)
+    ahead = {
+        "train": a["train_loss"],
+        "full": a["whole_loss"],
+        "use": a["use_loss"],
+        "accuracy": a["use_accuracy"],
+    }
+    return {
+        "x5_table": loss_table(
+            loss_rows({"causal": s["causal"], tr.AHEAD: ahead, "none": s["none"]})
+        ),
+        "x5_train": value(a["train_loss"]),
+        "x5_use": fmt.fmt(a["use_loss"]),
+        "x5_leak": fmt.fmt(a["leak"]),
+        "x5_vs_none": compare(a["use_loss"], s["none"]["use"]),
+        "x5_none_use": fmt.fmt(s["none"]["use"]),
+        **use_facts(a["losses"], a["accuracies"], "x5"),
+    }
 
 
 def exercise_values() -> dict:
-    cases, g, cache = ex.floor_answers(), ex.guess_answers(), ex.cache_answers()
+    cases = ex.floor_answers()
+    g = ex.guess_answers()
+    cache = ex.cache_answers()
     fw = ex.future_weight(ex.LEAK_WEIGHTS)
-    rows = [[fmt.count(c["vocab"]), fmt.count(c["length"]), fmt.count(c["lag"]), fmt.count(c["targets"]),
-             positions(c["unpredictable"]) or "没有", fmt.count(len(c["unpredictable"])),
-             f"{fmt.count(len(c['unpredictable']))}/{fmt.count(c['targets'])} × {fmt.fmt(c['ln_vocab'])} = "
-             + ("0" if c["floor"] == 0.0 else fmt.fmt(c["floor"]))] for c in cases]  # an exact 0 is 0
-    zero, losses = [c["lag"] for c in cases if not c["unpredictable"]], g["losses"]
-    holds(one_case_without_unpredictable_targets=len(zero) == 1, two_targets=len(losses) == 2,
-          below_then_above_guessing=losses[0] < g["ln_vocab"] < losses[1])
+    rows = [
+        [
+            fmt.count(c["vocab"]),
+            fmt.count(c["length"]),
+            fmt.count(c["lag"]),
+            fmt.count(c["targets"]),
+            positions(c["unpredictable"]) or "没有",
+            fmt.count(len(c["unpredictable"])),
+            f"{fmt.count(len(c['unpredictable']))}/{fmt.count(c['targets'])} × {fmt.fmt(c['ln_vocab'])} = "
+            + ("0" if c["floor"] == 0.0 else fmt.fmt(c["floor"])),
+        ]
+        for c in cases
+    ]  # an exact 0 is 0
+    zero = [c["lag"] for c in cases if not c["unpredictable"]]
+    losses = g["losses"]
+    holds(
+        one_case_without_unpredictable_targets=len(zero) == 1,
+        two_targets=len(losses) == 2,
+        below_then_above_guessing=losses[0] < g["ln_vocab"] < losses[1],
+    )
     return {
-        "x1_cases": "；".join(f"词表大小 {fmt.count(v)}、T = {fmt.count(t)}、lag = {fmt.count(lag)}"
-                             for v, t, lag in ex.FLOOR_CASES),
-        "x1_table": Table(["词表大小", "T", "lag", "目标数", "无从预测的目标", "个数", "下限"], rows),
+        "x1_cases": "；".join(
+            f"词表大小 {fmt.count(v)}、T = {fmt.count(t)}、lag = {fmt.count(lag)}"
+            for v, t, lag in ex.FLOOR_CASES
+        ),
+        "x1_table": Table(
+            ["词表大小", "T", "lag", "目标数", "无从预测的目标", "个数", "下限"], rows
+        ),
         "x1_zero_lag": fmt.count(zero[0]),
-        "x2_logits": fmt.vector(ex.GUESS_LOGITS), "x2_vocab": fmt.count(len(ex.GUESS_LOGITS)),
-        "x2_targets": positions(ex.GUESS_TARGETS), "x2_p": fmt.vector(g["p"], cell=fmt.fmt),
+        "x2_logits": fmt.vector(ex.GUESS_LOGITS),
+        "x2_vocab": fmt.count(len(ex.GUESS_LOGITS)),
+        "x2_targets": positions(ex.GUESS_TARGETS),
+        "x2_p": fmt.vector(g["p"], cell=fmt.fmt),
         "x2_top": fmt.count(max(range(len(g["p"])), key=g["p"].__getitem__)),
-        "x2_ln": fmt.fmt(g["ln_vocab"]), "x2_uniform": fmt.fmt(g["uniform"]),
+        "x2_ln": fmt.fmt(g["ln_vocab"]),
+        "x2_uniform": fmt.fmt(g["uniform"]),
         **{f"x2_t{k}": fmt.count(t) for k, t in enumerate(ex.GUESS_TARGETS)},
         **{f"x2_form{k}": closed_form(ex.GUESS_LOGITS, t) for k, t in enumerate(ex.GUESS_TARGETS)},
         **{f"x2_loss{k}": fmt.fmt(x) for k, x in enumerate(losses)},
-        "x3_past": fmt.count(ex.CACHE_PAST), "x3_lag": fmt.count(tr.LAG),
-        "x3_keys": keys(cache["row_index"][1]), "x3_table": Table(["写法", "位置嵌入的行", "能读的 Key"], [
-            ["位置 = past + 行号", fmt.count(cache["absolute"][0]), keys(cache["absolute"][1])],
-            ["位置 = 行号", fmt.count(cache["row_index"][0]), keys(cache["row_index"][1])]]),
+        "x3_past": fmt.count(ex.CACHE_PAST),
+        "x3_lag": fmt.count(tr.LAG),
+        "x3_keys": keys(cache["row_index"][1]),
+        "x3_table": Table(
+            ["写法", "位置嵌入的行", "能读的 Key"],
+            [
+                ["位置 = past + 行号", fmt.count(cache["absolute"][0]), keys(cache["absolute"][1])],
+                ["位置 = 行号", fmt.count(cache["row_index"][0]), keys(cache["row_index"][1])],
+            ],
+        ),
         "x4_weights": fmt.vectors(ex.LEAK_WEIGHTS),
-        "x4_future": Table(["查询", "它之后的 Key 上的权重之和"],
-                           [[f"查询 {fmt.count(i)}", fmt.short(x)] for i, x in enumerate(fw)]),
+        "x4_future": Table(
+            ["查询", "它之后的 Key 上的权重之和"],
+            [[f"查询 {fmt.count(i)}", fmt.short(x)] for i, x in enumerate(fw)],
+        ),
         "x4_leaking": positions(i for i, x in enumerate(fw) if x > 0) or "没有",
         "x4_doctest": fmt.Md(fmt.doctest_block(ex.future_weight)),
     }

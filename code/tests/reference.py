@@ -24,8 +24,9 @@ def reals(bound: float) -> st.SearchStrategy[float]:
     return st.floats(min_value=-bound, max_value=bound, allow_nan=False, allow_infinity=False)
 
 
-def matrices(rows: int, cols: int,
-    elements: st.SearchStrategy[float]) -> st.SearchStrategy[list[list[float]]]:
+def matrices(
+    rows: int, cols: int, elements: st.SearchStrategy[float]
+) -> st.SearchStrategy[list[list[float]]]:
     """A ``rows × cols`` list of lists drawn from ``elements``."""
     return st.lists(st.lists(elements, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
 
@@ -39,17 +40,26 @@ def attention_problems(draw, *, bound: float = 50.0, with_past: bool = True, max
     n_query = draw(st.integers(1, 4))
     n_key = past + n_query
     cell = reals(bound)
-    return draw(matrices(n_query, d, cell)), draw(matrices(n_key, d, cell)), draw(matrices(n_key,
-        d_v, cell)), past
+    return (
+        draw(matrices(n_query, d, cell)),
+        draw(matrices(n_key, d, cell)),
+        draw(matrices(n_key, d_v, cell)),
+        past,
+    )
 
 
 @st.composite
 def unmasked_problems(draw, cells: st.SearchStrategy[float], *, max_d: int = 6, max_keys: int = 5):
     """Random Q, K, V without a mask (every query reads every key): ``(q, k, v)``."""
-    d, d_v = draw(st.integers(1, max_d)), draw(st.integers(1, 3))
-    n_query, n_key = draw(st.integers(1, 4)), draw(st.integers(1, max_keys))
-    return draw(matrices(n_query, d, cells)), draw(matrices(n_key, d, cells)), draw(matrices(n_key,
-        d_v, cells))
+    d = draw(st.integers(1, max_d))
+    d_v = draw(st.integers(1, 3))
+    n_query = draw(st.integers(1, 4))
+    n_key = draw(st.integers(1, max_keys))
+    return (
+        draw(matrices(n_query, d, cells)),
+        draw(matrices(n_key, d, cells)),
+        draw(matrices(n_key, d_v, cells)),
+    )
 
 
 # -- numpy references ------------------------------------------------------------------------------
@@ -133,13 +143,22 @@ def answer(function, args: tuple = (), kwargs: dict | None = None) -> tuple[str,
 
 def public_functions(module) -> set[str]:
     """The names of the public functions ``module`` defines: what a fuzz must cover."""
-    return {name for name, f in vars(module).items()
-            if inspect.isfunction(f) and f.__module__ == module.__name__
-            and not name.startswith("_")}
+    return {
+        name
+        for name, f in vars(module).items()
+        if inspect.isfunction(f) and f.__module__ == module.__name__ and not name.startswith("_")
+    }
 
 
-def fuzz_failures(function, kwargs: dict, *, args: tuple = (), names: bool = True,
-                  spoken: dict | None = None, entries: bool = False) -> list[str]:
+def fuzz_failures(
+    function,
+    kwargs: dict,
+    *,
+    args: tuple = (),
+    names: bool = True,
+    spoken: dict | None = None,
+    entries: bool = False,
+) -> list[str]:
     """What goes wrong when each argument of a valid call is replaced, one at a time, by ``BAD``.
 
     ``function(*args, **kwargs)`` must work. Then every replaced call must answer within 5 s with a
@@ -154,18 +173,25 @@ def fuzz_failures(function, kwargs: dict, *, args: tuple = (), names: bool = Tru
     valid = answer(function, args, kwargs)
     if valid is not None:  # the valid call itself works
         return [f"{function.__name__}(…): the valid call raised {valid[0]}: {valid[1]}"]
-    positional = [p.name for p in inspect.signature(function).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    labels = [*(positional[i] if i < len(positional) else f"args[{i}]" for i in range(len(args))),
-        *kwargs]
+    positional = [
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    labels = [
+        *(positional[i] if i < len(positional) else f"args[{i}]" for i in range(len(args))),
+        *kwargs,
+    ]
     words = [w.lower() for label in labels for w in (label, (spoken or {}).get(label, label))]
     slots = [*enumerate(args), *kwargs.items()]
     failures = []
     for (slot, good), label in zip(slots, labels):
-        lists = [[bad, *good[1:]] for bad in BAD] if entries and isinstance(good,
-            list) and good else []
+        lists = (
+            [[bad, *good[1:]] for bad in BAD] if entries and isinstance(good, list) and good else []
+        )
         for bad in BAD + lists:
-            a, kw = list(args), dict(kwargs)
+            a = list(args)
+            kw = dict(kwargs)
             if isinstance(slot, int):
                 a[slot] = bad
             else:

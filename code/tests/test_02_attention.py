@@ -38,8 +38,12 @@ def problems(draw, *, with_past: bool = True):
     past = draw(st.integers(0, 3)) if with_past else 0
     n_query = draw(st.integers(1, 4))
     n_key = past + n_query
-    matrix = lambda rows, cols: st.lists(st.lists(finite, min_size=cols, max_size=cols),
-        min_size=rows, max_size=rows)
+
+    def matrix(rows, cols):
+        return st.lists(
+            st.lists(finite, min_size=cols, max_size=cols), min_size=rows, max_size=rows
+        )
+
     q = draw(matrix(n_query, d))
     k = draw(matrix(n_key, d))
     v = draw(matrix(n_key, d_v))
@@ -169,7 +173,9 @@ def test_leak_check_catches_the_wrong_offset(past):
 
 
 def test_leak_check_catches_a_missing_mask():
-    no_mask = lambda q, k, v: att.attention(q, k, v, causal=False)
+    def no_mask(q, k, v):
+        return att.attention(q, k, v, causal=False)
+
     assert not leak_check(no_mask, Q5, Q5, V5, 0)
 
 
@@ -183,11 +189,18 @@ def cached_problems(draw):
     d = draw(st.integers(1, 3))
     past = draw(st.integers(1, 3))
     n_query = draw(st.integers(1, 3))
-    matrix = lambda rows: st.lists(st.lists(moderate, min_size=d, max_size=d), min_size=rows,
-        max_size=rows)
+
+    def matrix(rows):
+        return st.lists(st.lists(moderate, min_size=d, max_size=d), min_size=rows, max_size=rows)
+
     k = draw(matrix(past + n_query))
-    v = draw(st.lists(st.lists(moderate, min_size=1, max_size=1), min_size=past + n_query,
-        max_size=past + n_query))
+    v = draw(
+        st.lists(
+            st.lists(moderate, min_size=1, max_size=1),
+            min_size=past + n_query,
+            max_size=past + n_query,
+        )
+    )
     return draw(matrix(n_query)), k, v, past
 
 
@@ -266,8 +279,9 @@ def test_zero_policy_zeroes_exactly_the_empty_rows_and_leaves_the_others(problem
     for i, row in enumerate(visible):
         if any(row):
             w_np, out_np = numpy_attention([q[i]], k, v, [row])
-            assert np.allclose(w[i], w_np[0], atol=1e-9) and np.allclose(out[i], out_np[0],
-                atol=1e-7)
+            assert np.allclose(w[i], w_np[0], atol=1e-9) and np.allclose(
+                out[i], out_np[0], atol=1e-7
+            )
         else:
             assert w[i] == [0.0] * len(k) and out[i] == [0.0] * len(v[0])
     if all(any(row) for row in visible):  # no empty row: both policies give the same answer
@@ -329,7 +343,8 @@ def test_row_steps_reach_the_same_weights_and_output(problem, data):
 
 
 # -- bad input -------------------------------------------------------------------------------------
-NAN, INF = math.nan, math.inf
+NAN = math.nan
+INF = math.inf
 GOOD = [[1.0, 0.0], [0.0, 1.0]]
 
 
@@ -340,8 +355,10 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.softmax([1.0, NAN]), r"values\[1\]"),
         (lambda: att.softmax([INF, 0.0]), r"values\[0\]"),
         (lambda: att.softmax([-INF, -INF]), "全部候选都被屏蔽"),
-        (lambda: att.as_vector([0.0, -INF], "s"),
-            r"s\[1\] 是 -inf：必须是有限数（不可为 NaN 或 ±∞）"),
+        (
+            lambda: att.as_vector([0.0, -INF], "s"),
+            r"s\[1\] 是 -inf：必须是有限数（不可为 NaN 或 ±∞）",
+        ),
         (lambda: att.as_vector([-INF, INF], "s", masked=True), r"s\[1\] 是 inf：必须是有限数或 −∞"),
         (lambda: att.softmax("012"), "values 必须是有序的列表"),
         (lambda: att.softmax({0.0, 1.0}), "values 必须是有序的列表"),
@@ -367,8 +384,10 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.as_matrix([{1.0, 2.0}], "Q"), "Q 必须是二维矩阵"),
         (lambda: att.as_matrix([[10**400]], "Q"), r"Q\[0\]\[0\] 超出浮点数的范围"),
         (lambda: att.scaled_scores([[1e200]], [[1e200]]), r"Q\[0\]·K\[0\] 超出浮点数的范围"),
-        (lambda: att.attention([[1e200], [1.0]], [[1e200], [1.0]], [[1.0], [2.0]]),
-            r"Q\[0\]·K\[0\]"),
+        (
+            lambda: att.attention([[1e200], [1.0]], [[1e200], [1.0]], [[1.0], [2.0]]),
+            r"Q\[0\]·K\[0\]",
+        ),
         (lambda: att.scaled_scores([[1.0]], GOOD), "Q 与 K 的列数"),
         (lambda: att.key_padding(3, 2), "valid_len 不能超过 2（内容不会多于 n_key 个 Key）"),
         (lambda: att.key_padding(-1, 2), "valid_len"),
@@ -381,25 +400,33 @@ GOOD = [[1.0, 0.0], [0.0, 1.0]]
         (lambda: att.visibility(2, 2, key_valid=[True]), "key_valid 的长度"),
         (lambda: att.visibility(2, 2, key_valid=[1, 0]), r"key_valid\[0\]"),
         (lambda: att.additive_mask([]), "visible 必须是非空的矩形表"),
-        (lambda: att.additive_mask([[True], [True, False]]),
-            r"visible 必须是非空的矩形表，收到各行的长度 \[1, 2\]"),
+        (
+            lambda: att.additive_mask([[True], [True, False]]),
+            r"visible 必须是非空的矩形表，收到各行的长度 \[1, 2\]",
+        ),
         (lambda: att.additive_mask([[1, 0]]), r"visible\[0\]\[0\]"),
         (lambda: att.masked_attention(GOOD, GOOD, [[1.0]], [[True, True]] * 2), "V 的行数"),
         (lambda: att.masked_attention(GOOD, GOOD, GOOD, [[True, True]]), "visible 的形状"),
-        (lambda: att.masked_attention(GOOD, GOOD, GOOD, [[False, False], [True, True]]),
-            "第 0 个查询行没有任何可见的 Key"),
+        (
+            lambda: att.masked_attention(GOOD, GOOD, GOOD, [[False, False], [True, True]]),
+            "第 0 个查询行没有任何可见的 Key",
+        ),
         (lambda: att.attention(GOOD, GOOD, GOOD, key_valid=[False, True]), "第 0 个查询行"),
         (lambda: att.attention(GOOD, GOOD + GOOD, GOOD), "n_key 必须等于 past \\+ n_query"),
         (lambda: att.attention(GOOD, GOOD, GOOD, past=1), "n_key 必须等于 past \\+ n_query"),
         (lambda: att.attention(GOOD, [[1.0, 2.0, 3.0]] * 2, GOOD), "Q 与 K 的列数"),
         (lambda: att.attention([[NAN, 0.0]] * 2, GOOD, GOOD), r"Q\[0\]\[0\]"),
-        (lambda: att.row_steps([1.0, 0.0], GOOD, GOOD, [False, False]),
-            "visible_row 没有任何可见的 Key"),
+        (
+            lambda: att.row_steps([1.0, 0.0], GOOD, GOOD, [False, False]),
+            "visible_row 没有任何可见的 Key",
+        ),
         (lambda: att.row_steps([1.0, 0.0], GOOD, GOOD, [True]), "visible_row、K、V 的长度必须相同"),
         (lambda: att.row_steps([1.0], GOOD, GOOD, [True, True]), "Q 与 K 的列数"),
         (lambda: att.row_steps("ab", GOOD, GOOD, [True, True]), "query 必须是有序的列表"),
-        (lambda: att.unguarded_attention(GOOD, GOOD, GOOD, [[True, True]] * 2, fill=NAN),
-            "fill 必须是负数"),
+        (
+            lambda: att.unguarded_attention(GOOD, GOOD, GOOD, [[True, True]] * 2, fill=NAN),
+            "fill 必须是负数",
+        ),
         (lambda: att.unguarded_attention(GOOD, GOOD, GOOD, [[True, True]]), "visible 的形状"),
     ],
 )
@@ -421,16 +448,20 @@ def test_numbers_become_floats_at_the_boundary():
     q = [[np.int8(100)]]
     assert att.scaled_scores(q, q) == [[10000.0]]
     assert att.softmax([np.int8(100), np.int8(-100)]) == att.softmax([100.0, -100.0])
-    assert att.softmax((x for x in (0, 1, 2))) == att.softmax([0, 1, 2])
+    assert att.softmax(x for x in (0, 1, 2)) == att.softmax([0, 1, 2])
 
 
 def test_generators_and_tuples_are_read_once_and_work():
-    rows = lambda m: (tuple(r) for r in m)
+    def rows(m):
+        return (tuple(r) for r in m)
+
     expected = att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)
     assert att.attention(rows(att.DEMO_Q), rows(att.DEMO_K), rows(att.DEMO_V)) == expected
     visible = att.visibility(3, 3)
-    assert att.masked_attention(rows(att.DEMO_Q), rows(att.DEMO_K), rows(att.DEMO_V),
-        rows(visible)) == expected
+    assert (
+        att.masked_attention(rows(att.DEMO_Q), rows(att.DEMO_K), rows(att.DEMO_V), rows(visible))
+        == expected
+    )
 
 
 # -- the command -----------------------------------------------------------------------------------
@@ -445,8 +476,9 @@ def test_running_the_file_self_tests_and_prints_the_demo_as_json():
 
 
 def test_self_test_fails_when_the_mask_leaks(monkeypatch):
-    monkeypatch.setattr(att, "visibility",
-                        lambda n_query, n_key, **kw: [[True] * n_key for _ in range(n_query)])
+    monkeypatch.setattr(
+        att, "visibility", lambda n_query, n_key, **kw: [[True] * n_key for _ in range(n_query)]
+    )
     with pytest.raises(AssertionError, match="未来"):
         att.self_test()
 
@@ -469,13 +501,25 @@ FUZZ_CALLS = {
     att.score_scale: {"d": 4},
     att.scaled_scores: {"q": GOOD, "k": GOOD},
     att.key_padding: {"valid_len": 1, "n_key": 2},
-    att.visibility: {"n_query": 2, "n_key": 2, "causal": True, "past": 0,
-                     "key_valid": [True, True]},
+    att.visibility: {
+        "n_query": 2,
+        "n_key": 2,
+        "causal": True,
+        "past": 0,
+        "key_valid": [True, True],
+    },
     att.row_index_visibility: {"n_query": 2, "n_key": 2},
     att.additive_mask: {"visible": VIS},
     att.masked_attention: {"q": GOOD, "k": GOOD, "v": GOOD, "visible": VIS, "empty_row": "error"},
-    att.attention: {"q": GOOD, "k": GOOD, "v": GOOD, "causal": True, "past": 0,
-                    "key_valid": [True, True], "empty_row": "error"},
+    att.attention: {
+        "q": GOOD,
+        "k": GOOD,
+        "v": GOOD,
+        "causal": True,
+        "past": 0,
+        "key_valid": [True, True],
+        "empty_row": "error",
+    },
     att.row_steps: {"query": [1.0, 0.0], "k": GOOD, "v": GOOD, "visible_row": [True, True]},
     att.unguarded_attention: {"q": GOOD, "k": GOOD, "v": GOOD, "visible": VIS, "fill": -1e9},
 }
@@ -485,6 +529,11 @@ LABEL = "arg"  # the ``name`` given to the helpers that take one: their messages
 @pytest.mark.parametrize("function", FUZZ_CALLS, ids=lambda f: f.__name__)
 def test_bad_values_get_a_value_error_that_names_the_argument(function):
     takes_name = "name" in inspect.signature(function).parameters
-    assert fuzz_failures(function, {**FUZZ_CALLS[function],
-        **({"name": LABEL} if takes_name else {})},
-                         spoken={"name": LABEL}) == []
+    assert (
+        fuzz_failures(
+            function,
+            {**FUZZ_CALLS[function], **({"name": LABEL} if takes_name else {})},
+            spoken={"name": LABEL},
+        )
+        == []
+    )

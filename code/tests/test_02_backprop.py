@@ -31,6 +31,7 @@ CODE = Path(bp.__file__)
 # The whole file must stay fast (pytest code/ runs it every time): few, small examples.
 fast = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
+
 def rule_of(options: dict) -> dict:
     return {n: options[n] for n in ("causal", "past", "key_valid")}
 
@@ -56,7 +57,9 @@ def problems(draw, *, masks: bool = True):
         key_valid = draw(st.lists(st.booleans(), min_size=n_key, max_size=n_key))
     else:
         key_valid = None
-    q, k, v = draw(matrix(n_query, d)), draw(matrix(n_key, d)), draw(matrix(n_key, d_v))
+    q = draw(matrix(n_query, d))
+    k = draw(matrix(n_key, d))
+    v = draw(matrix(n_key, d_v))
     d_out = draw(matrix(n_query, d_v))
     options = dict(causal=causal or past > 0, past=past, key_valid=key_valid, empty_row="zero")
     return q, k, v, d_out, options
@@ -228,7 +231,10 @@ def test_forbidden_cells_and_unread_keys_get_exactly_zero(problem):
 
 def test_a_pad_key_gets_exactly_zero_and_its_values_do_not_matter():
     pad = [True, True, False]
-    q, k, v, d_out = bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT
+    q = bp.EXAMPLE_Q
+    k = bp.EXAMPLE_K
+    v = bp.EXAMPLE_V
+    d_out = bp.EXAMPLE_D_OUT
     dq, dk, dv = bp.attention_backward(q, k, v, d_out, key_valid=pad)
     assert dk[2] == [0.0, 0.0] and dv[2] == [0.0, 0.0]
     # finite differences through a PAD key are exactly 0 too: the loss does not move at all
@@ -339,39 +345,56 @@ EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
     "call, words",
     [
         (lambda: bp.attention_backward(*EX[:3], [[1.0, 2.0]] * 2), "d_out 的形状必须是"),
-        (lambda: bp.attention_backward(*EX[:3], [[1.0]] * 3),
-         "d_out 的形状必须是 (n_query, d_v) = (3, 2)"),
+        (
+            lambda: bp.attention_backward(*EX[:3], [[1.0]] * 3),
+            "d_out 的形状必须是 (n_query, d_v) = (3, 2)",
+        ),
         (lambda: bp.attention_backward(*EX[:3], [[1.0, math.nan]] * 3), "d_out[0][1] 是 nan"),
         (lambda: bp.attention_backward(*EX[:3], "abc"), "d_out 必须是有序的列表"),
-        (lambda: bp.attention_backward(*EX, key_valid=[True, False]),
-         "key_valid 的长度必须等于 n_key=3"),
-        (lambda: bp.attention_backward(*EX, empty_row="nan"),
-         "empty_row 必须是 \"error\" 或 \"zero\""),
+        (
+            lambda: bp.attention_backward(*EX, key_valid=[True, False]),
+            "key_valid 的长度必须等于 n_key=3",
+        ),
+        (lambda: bp.attention_backward(*EX, empty_row="nan"), 'empty_row 必须是 "error" 或 "zero"'),
         (lambda: bp.attention_backward(*EX, past=1), "n_key 必须等于 past + n_query"),
         (lambda: bp.attention_backward([[1.0]] * 3, *EX[1:]), "Q 与 K 的列数"),
         (lambda: bp.attention_backward(EX[0], EX[1], EX[2][:2], EX[3]), "V 与 K 的行数必须相同"),
         (lambda: bp.attention_backward([], *EX[1:]), "Q 不能为空"),
-        (lambda: bp.backward_steps(*EX, [[True, False]]),
-         "visible 的形状必须是 (n_query, n_key) = (3, 3)"),
+        (
+            lambda: bp.backward_steps(*EX, [[True, False]]),
+            "visible 的形状必须是 (n_query, n_key) = (3, 3)",
+        ),
         (lambda: bp.backward_steps(*EX, [[1, 0, 0]] * 3), "visible[0][0] 必须是 True 或 False"),
         (lambda: bp.softmax_backward([0.5, 0.5], [1.0]), "长度必须相同"),
         (lambda: bp.softmax_backward([0.5, math.inf], [1.0, 0.0]), "weights[1] 是 inf"),
         (lambda: bp.softmax_jacobian([]), "scores 不能为空"),
-        (lambda: bp.softmax_jacobian([0.0] * (att.MAX_POSITIONS + 1)),
-         "scores 的长度 不能超过 4096"),
+        (
+            lambda: bp.softmax_jacobian([0.0] * (att.MAX_POSITIONS + 1)),
+            "scores 的长度 不能超过 4096",
+        ),
         (lambda: bp.finite_difference(*EX, eps=0.0), "eps 必须是正的有限数"),
-        (lambda: bp.fill_backward_demo(*EX, att.visibility(3, 3), fill=0.0),
-         "fill 必须是负数或 −∞"),
-        (lambda: bp.fill_backward_demo(*EX, att.visibility(3, 3), fill=math.nan),
-         "fill 必须是负数或 −∞"),
+        (
+            lambda: bp.fill_backward_demo(*EX, att.visibility(3, 3), fill=0.0),
+            "fill 必须是负数或 −∞",
+        ),
+        (
+            lambda: bp.fill_backward_demo(*EX, att.visibility(3, 3), fill=math.nan),
+            "fill 必须是负数或 −∞",
+        ),
         (lambda: bp.gradient_check(*EX, backward="attention_backward"), "backward 必须是可调用的"),
         (lambda: bp.relative_error([[1.0]], [[1.0, 2.0]]), "a 与 b 的形状必须相同"),
-        (lambda: bp.projection_gradient_check([[1.0, 2.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]]),
-         "W_q 的行数必须等于 X 的列数"),
-        (lambda: bp.projection_gradient_check([[1.0]], [[1.0]], [[1.0, 2.0]], [[1.0]], [[1.0]]),
-         "W_q 与 W_k 的列数必须相同"),
-        (lambda: bp.projection_backward(*[[[1.0]]] * 5, [[1.0], [2.0]], [[1.0]]),
-         "dK 的形状必须是 (1, 1)"),
+        (
+            lambda: bp.projection_gradient_check([[1.0, 2.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]]),
+            "W_q 的行数必须等于 X 的列数",
+        ),
+        (
+            lambda: bp.projection_gradient_check([[1.0]], [[1.0]], [[1.0, 2.0]], [[1.0]], [[1.0]]),
+            "W_q 与 W_k 的列数必须相同",
+        ),
+        (
+            lambda: bp.projection_backward(*[[[1.0]]] * 5, [[1.0], [2.0]], [[1.0]]),
+            "dK 的形状必须是 (1, 1)",
+        ),
     ],
 )
 def test_bad_input_gets_a_chinese_value_error(call, words):
@@ -381,7 +404,9 @@ def test_bad_input_gets_a_chinese_value_error(call, words):
 
 
 def test_generators_and_tuples_are_read_once_and_work():
-    rows = lambda m: (tuple(r) for r in m)
+    def rows(m):
+        return (tuple(r) for r in m)
+
     expected = bp.attention_backward(*EX)
     assert bp.attention_backward(*(rows(m) for m in EX)) == expected
     assert bp.gradient_check(*(rows(m) for m in EX))["passed"]
@@ -432,13 +457,15 @@ VALID = {  # one valid call of each public function, every argument named
     "wrong_backward_forgets_d_out": dict(ATT, **MASK),
     "wrong_backward_transposes_p": dict(ATT, **MASK),
     "projection_backward": dict(PROJ, dq=EX[3], dk=EX[3], dv=EX[3]),
-    "fill_backward_demo": dict(ATT, visible=att.visibility(3, 3, key_valid=[False, True, True]),
-                               fill=-1e9, added=False),
+    "fill_backward_demo": dict(
+        ATT, visible=att.visibility(3, 3, key_valid=[False, True, True]), fill=-1e9, added=False
+    ),
     "finite_difference": dict(ATT, eps=1e-5, **MASK),
     "relative_error": dict(a=EX[0], b=EX[1]),
     "gradient_check": dict(ATT, backward=bp.attention_backward, eps=1e-5, **MASK),
-    "projection_gradient_check": dict(PROJ, d_out=EX[3], eps=1e-5, causal=True, key_valid=None,
-                                      empty_row="zero"),
+    "projection_gradient_check": dict(
+        PROJ, d_out=EX[3], eps=1e-5, causal=True, key_valid=None, empty_row="zero"
+    ),
     "self_test": {},
     "run_demo": {},
 }

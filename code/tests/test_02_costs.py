@@ -103,15 +103,18 @@ def test_the_mask_does_not_shrink_the_plain_table():
 def numpy_kv_cache_bytes(layers, kv_heads, head_dim, context, batch, dtype) -> int:
     """An independent reference: allocate every layer's K and V and add up their bytes."""
     cache = [
-        {"K": np.zeros((batch, kv_heads, context, head_dim), dtype=dtype),
-         "V": np.zeros((batch, kv_heads, context, head_dim), dtype=dtype)}
+        {
+            "K": np.zeros((batch, kv_heads, context, head_dim), dtype=dtype),
+            "V": np.zeros((batch, kv_heads, context, head_dim), dtype=dtype),
+        }
         for _ in range(layers)
     ]
     return sum(a.nbytes for layer in cache for a in layer.values())
 
 
-@given(layers=small, kv_heads=small, head_dim=st.integers(1, 6), context=st.integers(1, 9),
-       batch=small)
+@given(
+    layers=small, kv_heads=small, head_dim=st.integers(1, 6), context=st.integers(1, 9), batch=small
+)
 @settings(max_examples=20, deadline=None)
 def test_kv_formula_matches_explicitly_built_arrays(layers, kv_heads, head_dim, context, batch):
     for dtype, b in ((np.float16, 2), (np.int8, 1)):
@@ -124,8 +127,15 @@ def test_kv_formula_matches_explicitly_built_arrays(layers, kv_heads, head_dim, 
 
 
 def test_kv_cache_bytes_of_a_model_is_per_token_times_context_times_batch():
-    m = {"name": "tiny", "layers": 3, "hidden": 8, "heads": 4, "kv_heads": 2, "head_dim": 5,
-         "max_positions": 16}
+    m = {
+        "name": "tiny",
+        "layers": 3,
+        "hidden": 8,
+        "heads": 4,
+        "kv_heads": 2,
+        "head_dim": 5,
+        "max_positions": 16,
+    }
     expected = numpy_kv_cache_bytes(3, 2, 5, 7, 3, np.float16)
     assert costs.kv_cache_bytes(m, context=7, batch=3) == expected
     # The query heads are not in the formula: changing them (at the same K/V heads) changes nothing.
@@ -149,7 +159,8 @@ def test_each_wrong_version_is_caught_by_an_explicit_count(name):
 
 
 def test_a_sliding_window_caps_the_positions_stored():
-    mistral, qwen = costs.MODELS[2], costs.MODELS[3]
+    mistral = costs.MODELS[2]
+    qwen = costs.MODELS[3]
     stored = [costs.cached_positions(mistral, c) for c in (1, 4096, 4097, 32768)]
     assert stored == [1, 4096, 4096, 4096]
     assert costs.cached_positions(qwen, 131072) == 131072  # use_sliding_window: false
@@ -164,9 +175,14 @@ def test_full_mha_saves_exactly_heads_over_kv_heads():
     for m in costs.MODELS:
         full = costs.full_mha(m)
         assert [full[k] for k in ("kv_heads", "head_dim", "layers")] == [
-            m["heads"], m["head_dim"], m["layers"]]
-        assert (costs.kv_cache_bytes(full, 4096) * m["kv_heads"]
-                == costs.kv_cache_bytes(m, 4096) * m["heads"])
+            m["heads"],
+            m["head_dim"],
+            m["layers"],
+        ]
+        assert (
+            costs.kv_cache_bytes(full, 4096) * m["kv_heads"]
+            == costs.kv_cache_bytes(m, 4096) * m["heads"]
+        )
 
 
 def test_the_published_configurations_are_data_with_their_sources():
@@ -180,7 +196,9 @@ def test_the_published_configurations_are_data_with_their_sources():
             assert m["head_dim"] * m["heads"] == m["hidden"]
     # Values from the published config.json files (see book/references.bib).
     by_name = {m["name"]: m for m in costs.MODELS}
-    llama3, qwen2, gemma = by_name["Llama-3-8B"], by_name["Qwen2-7B"], costs.GEMMA_7B
+    llama3 = by_name["Llama-3-8B"]
+    qwen2 = by_name["Qwen2-7B"]
+    gemma = costs.GEMMA_7B
     assert [llama3[k] for k in ("layers", "heads", "kv_heads", "head_dim")] == [32, 32, 8, 128]
     assert [qwen2[k] for k in ("layers", "hidden", "heads", "kv_heads")] == [28, 3584, 28, 4]
     assert (gemma["hidden"], gemma["heads"], gemma["head_dim"]) == (3072, 16, 256)
@@ -260,18 +278,28 @@ def test_timing_on_the_real_clock_returns_one_record_per_length():
         (lambda: costs.score_costs(4.0, 2), "n 必须是不小于 1 的整数"),
         (lambda: costs.score_costs(4, 2, batch=0), "batch 必须是不小于 1 的整数"),
         (lambda: costs.causal_forbidden(-1), "n 必须是不小于 1 的整数"),
-        (lambda: costs.kv_bytes_per_token(32, 8, 128, 0),
-         "bytes_per_element 必须是不小于 1 的整数"),
+        (
+            lambda: costs.kv_bytes_per_token(32, 8, 128, 0),
+            "bytes_per_element 必须是不小于 1 的整数",
+        ),
         (lambda: costs.kv_cache_bytes("Llama", 4096), "model 必须是含 name、layers"),
         (lambda: costs.kv_cache_bytes({"name": "x"}, 4096), "model 必须是含 name、layers"),
-        (lambda: costs.kv_cache_bytes({**costs.MODELS[1], "kv_heads": 5}, 16),
-         "必须是 kv_heads=5 的整数倍"),
-        (lambda: costs.kv_cache_bytes({**costs.MODELS[1], "head_dim": "128"}, 16),
-         "model['head_dim'] 必须是"),
-        (lambda: costs.kv_cache_bytes(costs.MODELS[1], 4096, batch=0),
-         "batch 必须是不小于 1 的整数"),
-        (lambda: costs.build_kv_cache(32, 8, 128, 4096),
-         "元素总数 2 × layers × batch × kv_heads × context × head_dim 不能超过"),
+        (
+            lambda: costs.kv_cache_bytes({**costs.MODELS[1], "kv_heads": 5}, 16),
+            "必须是 kv_heads=5 的整数倍",
+        ),
+        (
+            lambda: costs.kv_cache_bytes({**costs.MODELS[1], "head_dim": "128"}, 16),
+            "model['head_dim'] 必须是",
+        ),
+        (
+            lambda: costs.kv_cache_bytes(costs.MODELS[1], 4096, batch=0),
+            "batch 必须是不小于 1 的整数",
+        ),
+        (
+            lambda: costs.build_kv_cache(32, 8, 128, 4096),
+            "元素总数 2 × layers × batch × kv_heads × context × head_dim 不能超过",
+        ),
         (lambda: costs.count_elements([1.0, None]), "nested 里只能有列表、字典和数"),
         (lambda: costs.fit_slope([1, 2], [1.0]), "ns 与 seconds 必须一样长"),
         (lambda: costs.fit_slope([1, 2], [1.0, 0.0]), "seconds[1] 必须是有限的正数"),
@@ -284,18 +312,25 @@ def test_timing_on_the_real_clock_returns_one_record_per_length():
         (lambda: costs.time_attention([16], repeats=10**12), "repeats 不能超过 1000"),
         (lambda: costs.time_attention([9000]), "ns[0] 不能超过 8192"),
         (lambda: costs.time_attention([16], budget=-1), "budget 必须是不小于 0 的有限秒数"),
-        (lambda: costs.time_attention([16], budget=float("inf")),
-         "budget 必须是不小于 0 的有限秒数"),
+        (
+            lambda: costs.time_attention([16], budget=float("inf")),
+            "budget 必须是不小于 0 的有限秒数",
+        ),
         (lambda: costs.time_attention([16], budget="1"), "budget 必须是实数"),
         (lambda: costs.numpy_attention([[1.0]], [[1.0, 2.0]], [[1.0]]), "q、k 必须同形状"),
-        (lambda: costs.numpy_attention([[float("nan")]], [[1.0]], [[1.0]]),
-         "q 必须是非空、元素全部有限"),
-        (lambda: costs.numpy_attention(None, [[1.0]], [[1.0]]),
-         "q 必须是非空、元素全部有限的二维数组"),
-        (lambda: costs.numpy_attention([[1.0]], [[1.0], [2.0, 3.0]], [[1.0]]),
-         "k 必须是由实数组成的二维数组"),
-        (lambda: costs.numpy_attention(*[np.zeros((9000, 1))] * 3),
-         "q 的行数 不能超过"),
+        (
+            lambda: costs.numpy_attention([[float("nan")]], [[1.0]], [[1.0]]),
+            "q 必须是非空、元素全部有限",
+        ),
+        (
+            lambda: costs.numpy_attention(None, [[1.0]], [[1.0]]),
+            "q 必须是非空、元素全部有限的二维数组",
+        ),
+        (
+            lambda: costs.numpy_attention([[1.0]], [[1.0], [2.0, 3.0]], [[1.0]]),
+            "k 必须是由实数组成的二维数组",
+        ),
+        (lambda: costs.numpy_attention(*[np.zeros((9000, 1))] * 3), "q 的行数 不能超过"),
     ],
 )
 def test_bad_input_gets_a_clear_chinese_error(call, words):
@@ -308,10 +343,18 @@ Q3 = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
 VALID = {
     costs.causal_forbidden: {"n": 3},
     costs.score_costs: {"n": 4, "head_dim": 2, "heads": 3, "bytes_per_element": 4, "batch": 2},
-    costs.kv_bytes_per_token: {"layers": 32, "kv_heads": 8, "head_dim": 128,
-                               "bytes_per_element": 1},
-    costs.kv_cache_bytes: {"model": costs.MODELS[1], "context": 4096, "batch": 8,
-                           "bytes_per_element": 1},
+    costs.kv_bytes_per_token: {
+        "layers": 32,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "bytes_per_element": 1,
+    },
+    costs.kv_cache_bytes: {
+        "model": costs.MODELS[1],
+        "context": 4096,
+        "batch": 8,
+        "bytes_per_element": 1,
+    },
     costs.cached_positions: {"model": costs.MODELS[2], "context": 32768},
     costs.full_mha: {"model": costs.MODELS[3]},
     costs.build_kv_cache: {"layers": 2, "kv_heads": 1, "head_dim": 3, "context": 4, "batch": 1},
@@ -342,6 +385,7 @@ def test_run_demo_is_deterministic_and_agrees_with_the_direct_count():
 
 
 def test_script_prints_the_demo_as_json_after_its_self_test():
-    run = subprocess.run([sys.executable, str(CODE)], capture_output=True, text=True, check=True,
-                         cwd=CODE.parent)
+    run = subprocess.run(
+        [sys.executable, str(CODE)], capture_output=True, text=True, check=True, cwd=CODE.parent
+    )
     assert json.loads(run.stdout) == json.loads(json.dumps(costs.run_demo()))

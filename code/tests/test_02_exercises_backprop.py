@@ -31,7 +31,8 @@ def numpy_backward(q, k, v, d_out, visible):
     dp = d_out @ v.T
     ds = p * (dp - (dp * p).sum(axis=1, keepdims=True))  # the softmax formula, not rowsum(dO ∘ O)
     scale = np.sqrt(q.shape[1])
-    dq, dk = ds @ k / scale, ds.T @ q / scale
+    dq = ds @ k / scale
+    dk = ds.T @ q / scale
     return {"p": p, "o": o, "dv": dv, "dp": dp, "ds": ds, "dq": dq, "dk": dk}
 
 
@@ -65,7 +66,8 @@ def test_the_hand_steps_equal_numpy():
 
 def test_the_mask_zeros_equal_numpy_and_are_exact():
     a = ex.mask_zeros()
-    new, n_key = len(ex.ZERO_Q), len(ex.ZERO_K)
+    new = len(ex.ZERO_Q)
+    n_key = len(ex.ZERO_K)
     visible = np.tril(np.ones((new, n_key), dtype=bool), ex.ZERO_PAST) & np.asarray(ex.ZERO_VALID)
     assert np.array_equal(np.asarray(a["visible"]), visible)
     ref = numpy_backward(ex.ZERO_Q, ex.ZERO_K, ex.ZERO_V, ex.ZERO_D_OUT, visible)
@@ -82,7 +84,9 @@ def test_the_mask_zeros_equal_numpy_and_are_exact():
 
 def test_the_correction_term_is_zero_exactly_when_d_out_is_orthogonal_to_o():
     c = ex.correction_cases()
-    q, k, v = ex.CORR_Q, ex.CORR_K, ex.CORR_V
+    q = ex.CORR_Q
+    k = ex.CORR_K
+    v = ex.CORR_V
     n = len(q)
     causal = np.tril(np.ones((n, n), dtype=bool))
     o = numpy_backward(q, k, v, ex.CORR_D_OUT, causal)["o"]
@@ -95,8 +99,10 @@ def test_the_correction_term_is_zero_exactly_when_d_out_is_orthogonal_to_o():
         assert np.allclose(case["D"], (d_out * ref["o"]).sum(axis=1), atol=1e-12)
         # dropping D is dS = P ∘ dP: the gap to the right dQ, dK, dV, computed here with numpy
         ds = ref["p"] * ref["dp"]
-        gap = max(np.abs(ds @ np.asarray(k) / np.sqrt(2) - ref["dq"]).max(),
-                  np.abs(ds.T @ np.asarray(q) / np.sqrt(2) - ref["dk"]).max())
+        gap = max(
+            np.abs(ds @ np.asarray(k) / np.sqrt(2) - ref["dq"]).max(),
+            np.abs(ds.T @ np.asarray(q) / np.sqrt(2) - ref["dk"]).max(),
+        )
         assert np.isclose(case["gap"], gap, atol=1e-12)
     assert orthogonal["D"] == [0.0] * n and orthogonal["gap"] == 0.0 and given["gap"] > 1e-3
 
@@ -133,7 +139,6 @@ def test_bad_input_is_named(call, words):
 
 def test_the_solution_listing_is_exactly_the_reference_function():
     # The page shows rowsum_correction by :start-at: / :end-before: "def answers(": nothing between.
-    import inspect
 
     source = inspect.getsource(ex)
     shown = source[source.index("def rowsum_correction(") : source.index("def answers(")]
@@ -164,8 +169,14 @@ def test_the_self_test_fails_when_an_answer_is_wrong(monkeypatch):
 VALID = {  # one valid call of each public function, every argument named
     "jacobian_row": dict(scores=ex.JAC_SCORES, d_weights=ex.JAC_D_WEIGHTS),
     "hand_steps": dict(q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, d_out=ex.HAND_D_OUT, row=ex.HAND_ROW),
-    "mask_zeros": dict(q=ex.ZERO_Q, k=ex.ZERO_K, v=ex.ZERO_V, d_out=ex.ZERO_D_OUT,
-                       past=ex.ZERO_PAST, key_valid=ex.ZERO_VALID),
+    "mask_zeros": dict(
+        q=ex.ZERO_Q,
+        k=ex.ZERO_K,
+        v=ex.ZERO_V,
+        d_out=ex.ZERO_D_OUT,
+        past=ex.ZERO_PAST,
+        key_valid=ex.ZERO_VALID,
+    ),
     "correction_cases": dict(q=ex.CORR_Q, k=ex.CORR_K, v=ex.CORR_V, d_out=ex.CORR_D_OUT),
     "rowsum_correction": dict(d_out=[[1.0, -1.0]], out=[[2.0, 3.0]]),
     "answers": {},

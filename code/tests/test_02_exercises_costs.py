@@ -46,10 +46,14 @@ def numpy_kv_bytes(layers, kv_heads, head_dim, context, batch, dtype) -> int:
 def test_the_kv_answers_equal_numpy_arrays():
     m = ex.EX_MODEL
     grouped, full, low = ex.kv_plans()
-    layers, head_dim, context, batch = m["layers"], m["head_dim"], ex.KV_CONTEXT, ex.KV_BATCH
+    layers = m["layers"]
+    head_dim = m["head_dim"]
+    context = ex.KV_CONTEXT
+    batch = ex.KV_BATCH
     kv_heads = m["kv_heads"]
-    assert grouped["total"] == numpy_kv_bytes(layers, kv_heads, head_dim, context, batch,
-                                              np.float16)
+    assert grouped["total"] == numpy_kv_bytes(
+        layers, kv_heads, head_dim, context, batch, np.float16
+    )
     heads = m["heads"]
     assert full["total"] == numpy_kv_bytes(layers, heads, head_dim, context, batch, np.float16)
     assert low["total"] == numpy_kv_bytes(layers, m["kv_heads"], head_dim, context, batch, np.int8)
@@ -65,7 +69,8 @@ def test_the_kv_plans_follow_the_query_and_kv_heads_on_other_models():
 
 
 def test_the_window_caps_the_cache_at_its_size_and_saves_the_rest():
-    m, w = ex.EX_MODEL, ex.WINDOW
+    m = ex.EX_MODEL
+    w = ex.WINDOW
     for r in ex.window_rows():
         c = r["context"]
         assert r["positions"] == min(c, w)
@@ -131,6 +136,11 @@ def test_the_downloads_run_alone_and_print_json(tmp_path):
     for name in ("02_attention.py", "02_costs.py", "02_exercises_costs.py"):
         shutil.copy(CODE / name, tmp_path / name)
     for script, check in (("02_costs.py", costs.run_demo), ("02_exercises_costs.py", ex.answers)):
-        run = subprocess.run([sys.executable, "-E", "-s", script], cwd=tmp_path,
-                             capture_output=True, text=True, check=True)
+        run = subprocess.run(
+            [sys.executable, "-E", "-s", script],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert json.loads(run.stdout) == json.loads(json.dumps(check()))

@@ -57,17 +57,21 @@ def numpy_attention(q, k, v, visible):
 
 def test_only_the_recomputation_check_catches_the_row_index_offset():
     checks = ex.decoding_checks()
-    past, new = ex.BUG_PAST, ex.BUG_NEW
+    past = ex.BUG_PAST
+    new = ex.BUG_NEW
     n = past + new
-    full = numpy_attention(ex.BUG_Q[:n], ex.BUG_K[:n], ex.BUG_V[:n], np.tril(np.ones((n, n),
-        dtype=bool)))[past:]
+    full = numpy_attention(
+        ex.BUG_Q[:n], ex.BUG_K[:n], ex.BUG_V[:n], np.tril(np.ones((n, n), dtype=bool))
+    )[past:]
     right, wrong = checks["rows"]
     assert np.allclose(right["output"], full) and right["matches_full"]
     assert not np.allclose(wrong["output"], full) and not wrong["matches_full"]
     assert right["no_leak"] and wrong["no_leak"]
     assert checks["caught_by"] == ["与整段重算一致"] and checks["passed"] == ["不泄漏"]
-    lost = [np.flatnonzero(r & ~w).tolist() for r, w in
-            zip(np.asarray(right["visible"]), np.asarray(wrong["visible"]))]
+    lost = [
+        np.flatnonzero(r & ~w).tolist()
+        for r, w in zip(np.asarray(right["visible"]), np.asarray(wrong["visible"]))
+    ]
     assert wrong["lost"] == lost and right["lost"] == [[], []]
 
 
@@ -109,8 +113,9 @@ def test_every_bad_argument_gets_a_value_error_that_names_it(function):
 
 def test_the_self_test_catches_a_wrong_formula(monkeypatch):
     ex.self_test()
-    monkeypatch.setattr(ex, "visible_counts", lambda past, new,
-        pad_front: [past + i + 1 for i in range(new)])
+    monkeypatch.setattr(
+        ex, "visible_counts", lambda past, new, pad_front: [past + i + 1 for i in range(new)]
+    )
     with pytest.raises(AssertionError, match="公式"):
         ex.self_test()
 
@@ -118,7 +123,12 @@ def test_the_self_test_catches_a_wrong_formula(monkeypatch):
 def test_it_runs_beside_02_attention_alone(tmp_path):
     for name in ("02_attention.py", "02_exercises_mask.py"):
         shutil.copy(ex.att.__file__ if name == "02_attention.py" else ex.__file__, tmp_path / name)
-    run = subprocess.run([sys.executable, "-E", "-s", "02_exercises_mask.py"], cwd=tmp_path,
-                         capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        [sys.executable, "-E", "-s", "02_exercises_mask.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers(), ensure_ascii=False))
     assert run.stderr == ""

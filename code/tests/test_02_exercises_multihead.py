@@ -28,18 +28,23 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
 def numpy_heads(q, k, v, heads, kv_heads, variant="right"):
     """Per-head weights and the concatenated output: numpy reshape / transpose / repeat."""
     q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
-    n, d = q.shape[0], q.shape[1] // heads
+    n = q.shape[0]
+    d = q.shape[1] // heads
 
     def split(m, count):  # (n, count·d) → (count, n, d)
         if variant == "reshape":
             return m.reshape(n, d, count).transpose(2, 0, 1)
         return m.reshape(n, count, d).transpose(1, 0, 2)
 
-    qh, kh, vh = split(q, heads), split(k, kv_heads), split(v, kv_heads)
+    qh = split(q, heads)
+    kh = split(k, kv_heads)
+    vh = split(v, kv_heads)
     if variant == "round_robin":
-        kh, vh = np.tile(kh, (heads // kv_heads, 1, 1)), np.tile(vh, (heads // kv_heads, 1, 1))
+        kh = np.tile(kh, (heads // kv_heads, 1, 1))
+        vh = np.tile(vh, (heads // kv_heads, 1, 1))
     else:
-        kh, vh = np.repeat(kh, heads // kv_heads, axis=0), np.repeat(vh, heads // kv_heads, axis=0)
+        kh = np.repeat(kh, heads // kv_heads, axis=0)
+        vh = np.repeat(vh, heads // kv_heads, axis=0)
     scale = np.sqrt(d)
     causal = np.tril(np.ones((n, n), dtype=bool))
     scores = np.where(causal, qh @ kh.transpose(0, 2, 1) / scale, -np.inf)
@@ -54,8 +59,10 @@ def numpy_heads(q, k, v, heads, kv_heads, variant="right"):
 
 def test_the_split_and_the_weight_row_equal_numpy():
     a = ex.split_and_row()
-    q, k = np.asarray(ex.SPLIT_Q), np.asarray(ex.SPLIT_K)
-    n, d = q.shape[0], q.shape[1] // ex.SPLIT_HEADS
+    q = np.asarray(ex.SPLIT_Q)
+    k = np.asarray(ex.SPLIT_K)
+    n = q.shape[0]
+    d = q.shape[1] // ex.SPLIT_HEADS
     qh = q.reshape(n, ex.SPLIT_HEADS, d).transpose(1, 0, 2)
     assert np.array_equal(np.asarray(a["q_heads"]), qh)
     for h, cols in enumerate(a["columns"]):
@@ -93,15 +100,21 @@ def test_each_written_variant_equals_its_numpy_twin(variant):
 
 
 def numpy_checks(variant):
-    q, k, v = np.asarray(ex.BUG_Q), np.asarray(ex.BUG_K), np.asarray(ex.BUG_V)
-    heads, kv = ex.BUG_HEADS, ex.BUG_KV
+    q = np.asarray(ex.BUG_Q)
+    k = np.asarray(ex.BUG_K)
+    v = np.asarray(ex.BUG_V)
+    heads = ex.BUG_HEADS
+    kv = ex.BUG_KV
     d = q.shape[1] // heads
     w, out = numpy_heads(q, k, v, heads, kv, variant)
     bumped = q.copy()
     bumped[:, :d] += ex.BUG_DELTA
     w2, _ = numpy_heads(bumped, k, v, heads, kv, variant)
     only_head_0 = not np.any(~np.isclose(w[1:], w2[1:], atol=1e-12))
-    rep = lambda m: np.repeat(m.reshape(len(m), kv, d), heads // kv, axis=1).reshape(len(m), -1)
+
+    def rep(m):
+        return np.repeat(m.reshape(len(m), kv, d), heads // kv, axis=1).reshape(len(m), -1)
+
     _, repeated = numpy_heads(q, rep(k), rep(v), heads, heads, variant)
     _, one = numpy_heads(q, rep(k), rep(v), 1, 1, variant)
     _, single = numpy_heads(q, rep(k), rep(v), 1, 1, "right")
@@ -127,7 +140,8 @@ def test_the_check_table_equals_the_checks_recomputed_with_numpy():
 
 def test_the_reshape_split_equals_numpy_both_ways():
     a = ex.reshape_split()
-    row, h = np.asarray([ex.RESHAPE_ROW]), ex.RESHAPE_HEADS
+    row = np.asarray([ex.RESHAPE_ROW])
+    h = ex.RESHAPE_HEADS
     d = row.shape[1] // h
     assert np.array_equal(np.asarray(a["right"]), row.reshape(1, h, d)[0])
     wrong = row.reshape(1, d, h).transpose(0, 2, 1)[0]  # the head is the last axis
@@ -145,10 +159,13 @@ def test_with_one_column_a_head_the_two_reshapes_agree():
     assert a["right"] == a["wrong"] and a["touched"] == [0]
 
 
-@pytest.mark.parametrize("d_model, heads, kv_heads, head_dim",
-                         [(8, 2, 2, 4), (8, 4, 1, 2), (3072, 16, 16, 256), (12, 6, 3, 5)])
+@pytest.mark.parametrize(
+    "d_model, heads, kv_heads, head_dim",
+    [(8, 2, 2, 4), (8, 4, 1, 2), (3072, 16, 16, 256), (12, 6, 3, 5)],
+)
 def test_the_parameter_count_equals_the_weights_shapes(d_model, heads, kv_heads, head_dim):
-    q_cols, kv_cols = heads * head_dim, kv_heads * head_dim
+    q_cols = heads * head_dim
+    kv_cols = kv_heads * head_dim
     shapes = [(d_model, q_cols), (d_model, kv_cols), (d_model, kv_cols), (q_cols, d_model)]
     small = d_model < 100
     expected = sum(np.zeros(s).size for s in shapes) if small else sum(a * b for a, b in shapes)

@@ -69,7 +69,8 @@ def test_rotation_angles_equal_numpy_and_the_pages_angles(position, d, base):
 
 def test_the_shifted_scores_are_equal_and_equal_numpy():
     s = ex.shift_scores()
-    q, k = np.asarray(ex.SHIFT_Q), np.asarray(ex.SHIFT_K)
+    q = np.asarray(ex.SHIFT_Q)
+    k = np.asarray(ex.SHIFT_K)
     d = len(q)
     for g in s["groups"]:
         m, n = g["positions"]
@@ -83,8 +84,11 @@ def test_the_shifted_scores_are_equal_and_equal_numpy():
 
 
 def test_turning_k_alone_by_the_offset_gives_the_score_of_rotating_both():
-    q, k = np.asarray(ex.PAIR_Q), np.asarray(ex.PAIR_K)
-    m, n, base = ex.PAIR_M, ex.PAIR_N, ex.PAIR_BASE
+    q = np.asarray(ex.PAIR_Q)
+    k = np.asarray(ex.PAIR_K)
+    m = ex.PAIR_M
+    n = ex.PAIR_N
+    base = ex.PAIR_BASE
     s = ex.offset_score()
     both = numpy_rotate(q, m, base) @ numpy_rotate(k, n, base) / math.sqrt(q.size)
     assert s["offset"] == m - n > 0  # Δ = m − n: the exercise turns k by −Δ·θ_i, backwards
@@ -99,11 +103,15 @@ def test_turning_k_alone_by_the_offset_gives_the_score_of_rotating_both():
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.integers(-3, 3), min_size=4, max_size=4),
-       st.lists(st.integers(-3, 3), min_size=4, max_size=4),
-       st.integers(0, 20), st.integers(0, 20))
+@given(
+    st.lists(st.integers(-3, 3), min_size=4, max_size=4),
+    st.lists(st.integers(-3, 3), min_size=4, max_size=4),
+    st.integers(0, 20),
+    st.integers(0, 20),
+)
 def test_the_offset_score_is_the_rotated_score_anywhere(q, k, m, n):
-    q, k = [float(x) for x in q], [float(x) for x in k]
+    q = [float(x) for x in q]
+    k = [float(x) for x in k]
     s = ex.offset_score(q, k, m, n, 100.0)
     assert math.isclose(s["score"], s["both"], abs_tol=1e-9)
 
@@ -157,6 +165,11 @@ def test_the_file_runs_alone_beside_its_teaching_files(tmp_path):
     code = Path(ex.__file__).resolve().parent
     for name in ("02_attention.py", "02_rope.py", "02_exercises_rope.py"):
         shutil.copy(code / name, tmp_path / name)
-    run = subprocess.run([sys.executable, "-E", "-s", "02_exercises_rope.py"], cwd=tmp_path,
-                         capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        [sys.executable, "-E", "-s", "02_exercises_rope.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers(), ensure_ascii=False))

@@ -35,17 +35,25 @@ def test_the_hand_row_is_numpys():
     assert np.abs(jac @ g).max() > s["peak"]
 
 
-@pytest.mark.parametrize("args", [([1.0, 2.0], [[1.0, 0.0]], [1.0, -1.0]),
-                                  ([1.0], [[1.0]], [math.nan]), ([1.0], [[1.0, 2.0]], [1.0])])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ([1.0, 2.0], [[1.0, 0.0]], [1.0, -1.0]),
+        ([1.0], [[1.0]], [math.nan]),
+        ([1.0], [[1.0, 2.0]], [1.0]),
+    ],
+)
 def test_hand_row_refuses_bad_input(args):
     with pytest.raises(ValueError):
         ex.hand_row(*args)
 
 
 def test_the_copied_row_is_what_numpy_computes():
-    q, k = np.asarray(ex.GROW_Q), np.asarray(ex.GROW_K)
+    q = np.asarray(ex.GROW_Q)
+    k = np.asarray(ex.GROW_K)
     c = ex.COPIES
-    q_big, k_big = np.tile(q, c), np.tile(k, (1, c))
+    q_big = np.tile(q, c)
+    k_big = np.tile(k, (1, c))
     r = ex.copied_row()
     assert r["d_big"] == c * r["d"] == q_big.size
     assert np.allclose(r["dots_big"], k_big @ q_big) and np.allclose(r["dots_big"], c * (k @ q))
@@ -68,8 +76,10 @@ def test_copying_is_a_temperature_on_any_row(q, n_keys, copies):
     assert np.allclose(r["weights_big"], softmax(scaled * np.sqrt(copies), 0), atol=1e-12)
 
 
-@pytest.mark.parametrize("args", [([1.0, 2.0], [[1.0]], 2), ([1.0], [[1.0]], 0),
-                                  ([1.0], [[1.0]], True), ([], [[1.0]], 2)])
+@pytest.mark.parametrize(
+    "args",
+    [([1.0, 2.0], [[1.0]], 2), ([1.0], [[1.0]], 0), ([1.0], [[1.0]], True), ([], [[1.0]], 2)],
+)
 def test_copied_row_refuses_bad_input(args):
     with pytest.raises(ValueError):
         ex.copied_row(*args)
@@ -83,9 +93,26 @@ def test_shifted_softmax_never_overflows_and_equals_numpy(xs):
     assert np.isclose(sum(p), 1.0) and np.allclose(p, softmax(a, 0), atol=1e-12)
 
 
-@pytest.mark.parametrize("bad", [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [],
-                                 [[1.0], [1.0, 2.0]], 10**12, [math.nan, 1.0], [None], ["1"],
-                                 [True, 1.0]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        "x",
+        math.nan,
+        math.inf,
+        -math.inf,
+        -1,
+        0,
+        True,
+        [],
+        [[1.0], [1.0, 2.0]],
+        10**12,
+        [math.nan, 1.0],
+        [None],
+        ["1"],
+        [True, 1.0],
+    ],
+)
 def test_bad_input_gets_a_value_error_that_names_values(bad):
     with pytest.raises(ValueError, match="values"):
         ex.shifted_softmax(bad)
@@ -98,12 +125,14 @@ def test_self_test_fails_when_the_reference_solution_is_wrong(monkeypatch):
 
 
 def test_running_the_file_prints_the_answers():
-    run = subprocess.run([sys.executable, str(Path(ex.__file__))], capture_output=True, text=True,
-                         check=True)
+    run = subprocess.run(
+        [sys.executable, str(Path(ex.__file__))], capture_output=True, text=True, check=True
+    )
     answers = json.loads(run.stdout)
     keys = ("weights", "jacobian", "jg")
     assert answers["练习 2.3.1"] == {key: ex.hand_row()[key] for key in keys}
-    assert answers["练习 2.3.2"] == {key: ex.copied_row()[key] for key in ("weights", "weights_big",
-                                                                       "weights_raw")}
+    assert answers["练习 2.3.2"] == {
+        key: ex.copied_row()[key] for key in ("weights", "weights_big", "weights_raw")
+    }
     assert np.allclose(answers["练习 2.3.3"], softmax(np.asarray(ex.CODE_SCORES), 0))
     assert run.stderr == ""

@@ -18,7 +18,8 @@ def test_the_exercise_answers():
     for mask, nxt in zip(ex.POS_MASK, a2["next"]):
         assert nxt == sum(mask)  # the real tokens before it
     for mask in ex.FILL_MASKS.values():
-        row, n = mask[0], len(mask[0])
+        row = mask[0]
+        n = len(mask[0])
         a3 = ex.empty_rows(mask)
         no_content = [q for q in range(n) if not any(row[k] for k in range(q + 1))]
         assert a3["empty"] == no_content
@@ -44,7 +45,7 @@ def test_window_counts_uses_the_standard_library_only_and_has_no_4096_cap():
     with pytest.raises(ValueError, match="before 必须是 True 或 False"):
         ex.window_counts(3, 1, before="yes")
     source = open(ex.__file__, encoding="utf-8").read()
-    body = source[source.index("def window_counts("):source.index("def library_masks(")]
+    body = source[source.index("def window_counts(") : source.index("def library_masks(")]
     assert "att." not in body and "np." not in body and "tn." not in body
 
 

@@ -26,8 +26,10 @@ def test_the_floor_answers_count_the_targets_that_no_earlier_token_determines():
     for (vocab, length, lag), a in zip(ex.FLOOR_CASES, ex.floor_answers()):
         # brute force: position t's target (token t + 1) repeats an earlier token iff t + 1 ≥ lag
         x = tr.sequences(200, seed=3, vocab=vocab, length=length, lag=lag)
-        determined = [bool(np.all(x[:, t + 1] == x[:, t + 1 - lag])) and t + 1 - lag >= 0
-                      for t in range(length - 1)]
+        determined = [
+            bool(np.all(x[:, t + 1] == x[:, t + 1 - lag])) and t + 1 - lag >= 0
+            for t in range(length - 1)
+        ]
         assert a["unpredictable"] == [t for t, ok in enumerate(determined) if not ok]
         assert math.isclose(a["floor"], len(a["unpredictable"]) / (length - 1) * math.log(vocab))
 
@@ -44,7 +46,8 @@ def test_the_guess_answers_equal_numpy():
 
 def test_the_cache_answers_are_the_mask_pages_tables():
     att = importlib.import_module("02_attention")
-    a, past = ex.cache_answers(), ex.CACHE_PAST
+    a = ex.cache_answers()
+    past = ex.CACHE_PAST
     assert a["absolute"] == (past, att.visibility(1, past + 1, past=past)[0])
     assert a["row_index"] == (0, att.row_index_visibility(1, past + 1)[0])
 
@@ -102,8 +105,9 @@ def test_bad_input_is_named(call, words):
 
 
 def test_running_the_file_checks_itself_and_prints_the_answers():
-    run = subprocess.run([sys.executable, "-E", "-s", ex.__file__], capture_output=True, text=True,
-                         check=True)
+    run = subprocess.run(
+        [sys.executable, "-E", "-s", ex.__file__], capture_output=True, text=True, check=True
+    )
     assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers()))
     assert run.stderr == ""
 

@@ -59,7 +59,8 @@ def numpy_multihead(x, w_q, w_k, w_v, w_o, heads, kv_heads, head_dim, causal=Tru
     q = (x @ w_q).reshape(n, heads, head_dim).transpose(1, 0, 2)  # (h, n, d)
     k = (x @ w_k).reshape(n, kv_heads, head_dim).transpose(1, 0, 2)
     v = (x @ w_v).reshape(n, kv_heads, head_dim).transpose(1, 0, 2)
-    k, v = np.repeat(k, heads // kv_heads, axis=0), np.repeat(v, heads // kv_heads, axis=0)
+    k = np.repeat(k, heads // kv_heads, axis=0)
+    v = np.repeat(v, heads // kv_heads, axis=0)
     scores = q @ k.transpose(0, 2, 1) / np.sqrt(head_dim)  # (h, n, n)
     if causal:
         scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
@@ -147,7 +148,8 @@ def test_parameters_and_multiply_adds_do_not_depend_on_heads_filling_d_model(n, 
     assert mh.projection_params(d_model, heads)["total"] == 4 * d_model * d_model
     params = mh.projection_params
     assert params(d_model, 1)["total"] == params(d_model, heads)["total"]
-    macs, one = mh.multiply_adds(n, d_model, heads), mh.multiply_adds(n, d_model, 1)
+    macs = mh.multiply_adds(n, d_model, heads)
+    one = mh.multiply_adds(n, d_model, 1)
     assert macs["total"] == one["total"]
     assert macs["score_cells"] == heads * one["score_cells"]  # what grows: one score table per head
 
@@ -166,28 +168,35 @@ def test_kv_cache_shrinks_by_the_group_size(kv_heads, group, n, head_dim):
     heads = kv_heads * group
     full = mh.kv_cache_numbers(n, heads, head_dim)
     assert full == group * mh.kv_cache_numbers(n, kv_heads, head_dim)
-    assert mh.projection_params(heads * head_dim, heads, kv_heads=kv_heads)["w_k"] * group == (
-        mh.projection_params(heads * head_dim, heads)["w_k"]
+    assert (
+        mh.projection_params(heads * head_dim, heads, kv_heads=kv_heads)["w_k"] * group
+        == (mh.projection_params(heads * head_dim, heads)["w_k"])
     )
 
 
 # -- deliberate mutants: each is caught by one of the checks ---------------------------------------
-def fused_with_interleaved_columns(x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *,
-                                   head_dim=None):
+def fused_with_interleaved_columns(
+    x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *, head_dim=None
+):
     """Wrong reshape: reads the columns as (head_dim, heads) instead of (heads, head_dim)."""
     kv_heads = kv_heads or heads
-    xs, d = np.asarray(x, float), head_dim or len(x[0]) // heads
+    xs = np.asarray(x, float)
+    d = head_dim or len(x[0]) // heads
     n = len(x)
 
     def heads_of(w, count):
         m = (xs @ np.asarray(w, float)).reshape(n, d, count)
         return m.transpose(2, 1, 0).transpose(0, 2, 1)
 
-    q, k, v = heads_of(w_q, heads), heads_of(w_k, kv_heads), heads_of(w_v, kv_heads)
+    q = heads_of(w_q, heads)
+    k = heads_of(w_k, kv_heads)
+    v = heads_of(w_v, kv_heads)
     visible = att.visibility(n, n, causal=causal)
     g = heads // kv_heads
-    pairs = [att.masked_attention(q[c].tolist(), k[c // g].tolist(), v[c // g].tolist(), visible)
-             for c in range(heads)]
+    pairs = [
+        att.masked_attention(q[c].tolist(), k[c // g].tolist(), v[c // g].tolist(), visible)
+        for c in range(heads)
+    ]
     out = np.stack([np.asarray(o) for _, o in pairs], axis=1).reshape(n, heads * d)
     return [w for w, _ in pairs], (out @ np.asarray(w_o, float)).tolist()
 
@@ -201,11 +210,14 @@ def test_mutant_wrong_reshape_is_caught_by_the_two_implementations_check():
 
 def test_the_scores_are_divided_by_root_head_dim_not_root_d_model():
     # The multi-head code divides by √head_dim, not by √d_model.
-    x, w_q, w_k = np.array(mh.DEMO_X), np.array(mh.DEMO_WQ), np.array(mh.DEMO_WK)
+    x = np.array(mh.DEMO_X)
+    w_q = np.array(mh.DEMO_WQ)
+    w_k = np.array(mh.DEMO_WK)
     q, k = ((x @ w).reshape(3, 2, 2).transpose(1, 0, 2) for w in (w_q, w_k))
     causal = np.tril(np.ones((3, 3), bool))
-    weights, _ = mh.multihead_attention(mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WK, mh.DEMO_WO,
-                                        mh.DEMO_HEADS)
+    weights, _ = mh.multihead_attention(
+        mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK, mh.DEMO_WK, mh.DEMO_WO, mh.DEMO_HEADS
+    )
     for root, same in ((np.sqrt(2), True), (np.sqrt(4), False)):
         s = np.where(causal, q @ k.transpose(0, 2, 1) / root, -np.inf)
         e = np.exp(s - s.max(-1, keepdims=True))
@@ -214,8 +226,11 @@ def test_the_scores_are_divided_by_root_head_dim_not_root_d_model():
 
 def test_mutant_reversed_concatenation_is_caught_only_by_the_reference():
     # Variant B of the exercises: every head right, the outputs put back in reverse order.
-    x, w_q, w_k = mh.DEMO_X, mh.DEMO_WQ, mh.DEMO_WK
-    q, k = att.matmul(x, w_q), att.matmul(x, w_k)
+    x = mh.DEMO_X
+    w_q = mh.DEMO_WQ
+    w_k = mh.DEMO_WK
+    q = att.matmul(x, w_q)
+    k = att.matmul(x, w_k)
     w_wrong, wrong = ex.suspect_heads(q, k, k, mh.DEMO_HEADS, mh.DEMO_HEADS, "concat")
     w_right, right = ex.suspect_heads(q, k, k, mh.DEMO_HEADS, mh.DEMO_HEADS, "right")
     assert w_wrong == w_right and not np.allclose(wrong, right)
@@ -314,12 +329,18 @@ VALID = {  # a valid call of each public function: positional arguments, keyword
     "swap_01": (([M24, M24],), {}),
     "kv_group": ((1, 4, 2), {}),
     "repeat_kv_columns": (([[1.0, 2.0]], 4, 2), {}),
-    "multihead_steps": (LAYER, {"kv_heads": 2, "causal": True, "head_dim": 2,
-                                "key_valid": [True] * 3}),
-    "multihead_attention": (LAYER, {"kv_heads": 2, "causal": False, "head_dim": 2,
-                                    "key_valid": [True] * 3}),
-    "multihead_attention_fused": (LAYER, {"kv_heads": 2, "causal": True, "head_dim": None,
-                                          "key_valid": None}),
+    "multihead_steps": (
+        LAYER,
+        {"kv_heads": 2, "causal": True, "head_dim": 2, "key_valid": [True] * 3},
+    ),
+    "multihead_attention": (
+        LAYER,
+        {"kv_heads": 2, "causal": False, "head_dim": 2, "key_valid": [True] * 3},
+    ),
+    "multihead_attention_fused": (
+        LAYER,
+        {"kv_heads": 2, "causal": True, "head_dim": None, "key_valid": None},
+    ),
     "projection_params": ((8, 2, 4, 2), {}),
     "multiply_adds": ((3, 4, 2, 2, 2), {}),
     "kv_cache_numbers": ((1, 2, 2), {}),
@@ -330,17 +351,24 @@ VALID = {  # a valid call of each public function: positional arguments, keyword
 
 
 def public_functions(module):
-    return sorted(name for name, f in vars(module).items()
-                  if callable(f) and not name.startswith("_")
-                  and getattr(f, "__module__", None) == module.__name__)
+    return sorted(
+        name
+        for name, f in vars(module).items()
+        if callable(f)
+        and not name.startswith("_")
+        and getattr(f, "__module__", None) == module.__name__
+    )
 
 
 def fuzz(module, valid) -> list[str]:
     """Every public function of ``module`` has a valid call in ``valid``; what goes wrong on bad
     (a result, or a ValueError that names an argument)."""
     assert public_functions(module) == sorted(valid), "every public function needs a valid call"
-    return [failure for name, (args, kwargs) in valid.items()
-            for failure in fuzz_failures(getattr(module, name), kwargs, args=args)]
+    return [
+        failure
+        for name, (args, kwargs) in valid.items()
+        for failure in fuzz_failures(getattr(module, name), kwargs, args=args)
+    ]
 
 
 def test_every_public_function_answers_bad_input_with_a_value_error():

@@ -101,19 +101,21 @@ def test_position_zero_is_the_identity(qk, layout, base):
 @given(pair_of_vectors(), positions, layouts)
 def test_rope_scores_use_the_chapters_scaled_dot_product(qk, m, layout):
     q, k = qk
-    qr, kr = rope.rotate(q, m, layout=layout), rope.rotate(k, 1, layout=layout)
+    qr = rope.rotate(q, m, layout=layout)
+    kr = rope.rotate(k, 1, layout=layout)
     score = rope.rope_scores([q], [k], [m], [1], layout=layout)[0][0]
     assert math.isclose(score, dot(qr, kr) / math.sqrt(len(q)), abs_tol=1e-12)
 
 
 def test_d2_is_a_plain_rotation_by_m_radians():
     for m in range(6):
-        c, s = math.cos(m), math.sin(m)
+        c = math.cos(m)
+        s = math.sin(m)
         assert close(rope.rotate([0.3, -0.7], m), [0.3 * c + 0.7 * s, -0.7 * c + 0.3 * s], 1e-12)
 
 
 def test_frequencies_follow_the_formula_for_d4_and_d8():
-    assert rope.frequencies(4, 10000.0) == [1.0, 10000.0 ** -0.5]
+    assert rope.frequencies(4, 10000.0) == [1.0, 10000.0**-0.5]
     assert close(rope.frequencies(8, 10000.0), [1.0, 0.1, 0.01, 0.001], 1e-12)
 
 
@@ -133,7 +135,8 @@ def test_permuting_both_q_and_k_keeps_every_score(qk, m, n):
     q, k = qk
     order = rope.layout_permutation(len(q))
     adjacent = rope.rope_scores([q], [k], [m], [n])[0][0]
-    qh, kh = rope.permute(q, order), rope.permute(k, order)
+    qh = rope.permute(q, order)
+    kh = rope.permute(k, order)
     half = rope.rope_scores([qh], [kh], [m], [n], layout="half")[0][0]
     assert math.isclose(adjacent, half, rel_tol=1e-9, abs_tol=1e-9)
 
@@ -142,12 +145,14 @@ def test_permuting_weight_columns_converts_a_model_between_layouts():
     # The chapter's convention: q = x @ W_q, so the column j of W_q makes q_j.
     rng = np.random.default_rng(0)
     x = rng.normal(size=(4, 3))
-    w_q, w_k = rng.normal(size=(3, 8)), rng.normal(size=(3, 8))
+    w_q = rng.normal(size=(3, 8))
+    w_k = rng.normal(size=(3, 8))
     order = rope.layout_permutation(8)
     ps = [0, 1, 2, 3]
     xs = x.tolist()
     adjacent = rope.rope_scores(att.matmul(xs, w_q.tolist()), att.matmul(xs, w_k.tolist()), ps, ps)
-    qh, kh = (x @ w_q[:, order]).tolist(), (x @ w_k[:, order]).tolist()
+    qh = (x @ w_q[:, order]).tolist()
+    kh = (x @ w_k[:, order]).tolist()
     converted = rope.rope_scores(qh, kh, ps, ps, layout="half")
     unconverted = rope.rope_scores((x @ w_q).tolist(), (x @ w_k).tolist(), ps, ps, layout="half")
     assert np.allclose(adjacent, converted, atol=1e-12)
@@ -158,19 +163,28 @@ def test_permuting_weight_columns_converts_a_model_between_layouts():
 def test_with_several_heads_the_columns_are_permuted_inside_each_heads_block(n_heads, n_kv_heads):
     # Hugging Face's Llama conversion: q_proj in blocks of the query heads, k_proj of the K/V heads.
     rng = np.random.default_rng(n_heads + n_kv_heads)
-    d_head, ps = 4, [0, 1, 2]
+    d_head = 4
+    ps = [0, 1, 2]
     x = rng.normal(size=(3, 5))
-    w_q, w_k = rng.normal(size=(5, n_heads * d_head)), rng.normal(size=(5, n_kv_heads * d_head))
+    w_q = rng.normal(size=(5, n_heads * d_head))
+    w_k = rng.normal(size=(5, n_kv_heads * d_head))
 
     def scores(wq, wk, layout):  # query head h reads K/V head h // (n_heads / n_kv_heads)
-        q, k = x @ wq, x @ wk
+        q = x @ wq
+        k = x @ wk
         group = n_heads // n_kv_heads
-        block = lambda m, j: m[:, j * d_head:(j + 1) * d_head].tolist()  # noqa: E731
-        return [rope.rope_scores(block(q, h), block(k, h // group), ps, ps, layout=layout)
-                for h in range(n_heads)]
+
+        def block(m, j):
+            return m[:, j * d_head : (j + 1) * d_head].tolist()
+
+        return [
+            rope.rope_scores(block(q, h), block(k, h // group), ps, ps, layout=layout)
+            for h in range(n_heads)
+        ]
 
     reference = scores(w_q, w_k, "adjacent")
-    per_q, per_k = rope.head_permutation(n_heads, d_head), rope.head_permutation(n_kv_heads, d_head)
+    per_q = rope.head_permutation(n_heads, d_head)
+    per_k = rope.head_permutation(n_kv_heads, d_head)
     assert np.allclose(scores(w_q[:, per_q], w_k[:, per_k], "half"), reference, atol=1e-12)
     whole_q = rope.layout_permutation(n_heads * d_head)
     whole_k = rope.layout_permutation(n_kv_heads * d_head)
@@ -184,20 +198,31 @@ def offset_gap(rotate, q, k, m, n, shift):
 
 
 def test_the_offset_check_catches_the_mixed_layout():
-    q, k = rope.DEMO_Q8, rope.DEMO_K8
-    right = lambda x, m: rope.rotate(x, m, 100.0)
-    mixed = lambda x, m: rope.mixed_rotate(x, m, 100.0)
+    q = rope.DEMO_Q8
+    k = rope.DEMO_K8
+
+    def right(x, m):
+        return rope.rotate(x, m, 100.0)
+
+    def mixed(x, m):
+        return rope.mixed_rotate(x, m, 100.0)
+
     assert offset_gap(right, q, k, 5, 2, 4) < 1e-12
     assert offset_gap(mixed, q, k, 5, 2, 4) > 1e-3
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.sampled_from([4, 6, 8]), st.integers(0, 2**32 - 1),
-       st.sampled_from([10.0, 100.0, 10000.0]))
+@given(
+    st.sampled_from([4, 6, 8]), st.integers(0, 2**32 - 1), st.sampled_from([10.0, 100.0, 10000.0])
+)
 def test_the_mixed_layout_fails_the_offset_property_on_random_vectors(d, seed, base):
     rng = np.random.default_rng(seed)
-    q, k = rng.normal(size=d).tolist(), rng.normal(size=d).tolist()
-    mixed = lambda x, m: rope.mixed_rotate(x, m, base)
+    q = rng.normal(size=d).tolist()
+    k = rng.normal(size=d).tolist()
+
+    def mixed(x, m):
+        return rope.mixed_rotate(x, m, base)
+
     gaps = [offset_gap(mixed, q, k, m, 0, shift) for m in (1, 3) for shift in (1, 2, 5)]
     assert max(gaps) > 1e-6
 
@@ -212,10 +237,16 @@ def test_the_mixed_layout_changes_norms():
 def sequences(draw):
     n = draw(st.integers(2, 6))
     d = draw(st.sampled_from([2, 4]))
-    matrix = lambda cols: st.lists(vectors(cols), min_size=n, max_size=n)
-    q, k, v = draw(matrix(d)), draw(matrix(d)), draw(matrix(1))
+
+    def matrix(cols):
+        return st.lists(vectors(cols), min_size=n, max_size=n)
+
+    q = draw(matrix(d))
+    k = draw(matrix(d))
+    v = draw(matrix(1))
     cuts = draw(st.lists(st.booleans(), min_size=n - 1, max_size=n - 1))
-    chunks, size = [], 1
+    chunks = []
+    size = 1
     for cut in cuts:
         if cut:
             chunks.append(size)
@@ -267,14 +298,16 @@ def test_token_by_token_row_index_decoding_forgets_positions_altogether():
 
 
 def test_v_is_never_rotated_the_cache_keeps_values_as_given():
-    ck, cv, _, _ = rope.cached_step([], [], [[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]],
-                                    [[1.0, 2.0], [3.0, 4.0]], [3, 4])
+    ck, cv, _, _ = rope.cached_step(
+        [], [], [[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [3.0, 4.0]], [3, 4]
+    )
     assert cv == [[1.0, 2.0], [3.0, 4.0]]
     assert close(ck[0], rope.rotate([1.0, 0.0], 3)) and close(ck[1], rope.rotate([0.0, 1.0], 4))
 
 
 def test_cached_step_does_not_change_the_old_cache():
-    ck, cv = rope.rotate_rows([[1.0, 0.0]], [0]), [[1.0]]
+    ck = rope.rotate_rows([[1.0, 0.0]], [0])
+    cv = [[1.0]]
     rope.cached_step(ck, cv, [[0.0, 1.0]], [[0.0, 1.0]], [[2.0]], [1])
     assert len(ck) == len(cv) == 1
 
@@ -291,12 +324,16 @@ def test_padded_positions_count_the_real_tokens_before(pads, tail):
 
 def _padded_new_token_scores(prefill_positions, new_position, pads):
     seq = rope.DEMO_SEQ[:4]
-    q, k, v = seq[-1], seq[:-1], rope.DEMO_V[:3]
+    q = seq[-1]
+    k = seq[:-1]
+    v = rope.DEMO_V[:3]
     pad_rows = [[0.0, 0.0]] * pads
-    ck, cv = rope.rotate_rows(pad_rows + k, prefill_positions), [[0.0]] * pads + v
+    ck = rope.rotate_rows(pad_rows + k, prefill_positions)
+    cv = [[0.0]] * pads + v
     valid = [False] * pads + [True] * 4
-    _, _, w, out = rope.cached_step(ck, cv, [q], [q], [rope.DEMO_V[3]], [new_position],
-                                    key_valid=valid)
+    _, _, w, out = rope.cached_step(
+        ck, cv, [q], [q], [rope.DEMO_V[3]], [new_position], key_valid=valid
+    )
     return out
 
 
@@ -359,14 +396,22 @@ def test_model_bases_name_their_sources_in_the_bibliography():
         (lambda: rope.permute([1.0, 2.0], [0, 0]), "order 必须是 0 … 1 的一个排列"),
         (lambda: rope.permute([1.0, 2.0], [None, "x"]), "order 必须是 0 … 1 的一个排列"),
         (lambda: rope.full_attention([[1.0, 0.0]], [[1.0, 0.0]] * 2, [[1.0]] * 2), "行数必须相同"),
-        (lambda: rope.cached_step([[1.0, 0.0]], [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [1]),
-         "cache_k 与 cache_v 的行数"),
-        (lambda: rope.cached_step(None, [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [0]),
-         "cache_k 必须是有序的列表"),
-        (lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [1]),
-         "chunks 之和必须等于序列长度 2"),
-        (lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [0, 2]),
-         r"chunks\[0\] 必须是不小于 1"),
+        (
+            lambda: rope.cached_step([[1.0, 0.0]], [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [1]),
+            "cache_k 与 cache_v 的行数",
+        ),
+        (
+            lambda: rope.cached_step(None, [], [[1.0, 0.0]], [[1.0, 0.0]], [[1.0]], [0]),
+            "cache_k 必须是有序的列表",
+        ),
+        (
+            lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [1]),
+            "chunks 之和必须等于序列长度 2",
+        ),
+        (
+            lambda: rope.decode([[1.0, 0.0]] * 2, [[1.0, 0.0]] * 2, [[1.0]] * 2, [0, 2]),
+            r"chunks\[0\] 必须是不小于 1",
+        ),
         (lambda: rope.padded_positions([]), "valid 的长度 必须是不小于 1"),
         (lambda: rope.padded_positions([1, 0]), r"valid\[0\] 必须是 True 或 False"),
         (lambda: rope.padded_positions([True] * 5000), "valid 的长度 不能超过 4096"),
@@ -412,16 +457,20 @@ def test_bad_arguments_get_a_value_error_and_nothing_else(name):
 
 
 def test_huge_sizes_are_refused_not_built():
-    for call in (lambda: rope.pairs(10**12), lambda: rope.layout_permutation(10**12),
-                 lambda: rope.angles(10**12, 1)):
+    for call in (
+        lambda: rope.pairs(10**12),
+        lambda: rope.layout_permutation(10**12),
+        lambda: rope.angles(10**12, 1),
+    ):
         with pytest.raises(ValueError, match="不能超过"):
             call()
 
 
 # -- the script ------------------------------------------------------------------------------------
 def test_running_the_file_self_tests_and_prints_the_demo_as_json():
-    run = subprocess.run([sys.executable, rope.__file__], capture_output=True, text=True,
-                         check=True)
+    run = subprocess.run(
+        [sys.executable, rope.__file__], capture_output=True, text=True, check=True
+    )
     demo = json.loads(run.stdout)
     assert demo == json.loads(json.dumps(rope.run_demo(), ensure_ascii=False))
     assert demo["逐词解码与整段重算之差"] < 1e-12 < demo["按行号旋转与整段重算之差"]
@@ -444,5 +493,7 @@ def test_self_test_fails_when_the_layouts_are_mixed(monkeypatch):
 
 def test_the_other_mix_breaks_the_offset_property_too():
     # Angles laid out for adjacent pairs, pairs taken as halves: the mirror image of mixed_rotate.
-    other = lambda x, m: rope._turn(x, rope.angles(len(x), m, 100.0, "adjacent"), "half")
+    def other(x, m):
+        return rope._turn(x, rope.angles(len(x), m, 100.0, "adjacent"), "half")
+
     assert offset_gap(other, rope.DEMO_Q8, rope.DEMO_K8, 5, 2, 4) > 1e-3

@@ -109,16 +109,23 @@ def test_permuting_keys_alone_gives_each_value_another_keys_weight(problem, data
     w, _ = correct(q, k, v)
     _, moved = correct(q, [k[j] for j in order], v)
     # Value j now receives the weight of key order[j]: the pairing is broken.
-    expected = [[sum(row[order[j]] * v[j][c] for j in range(len(k))) for c in range(len(v[0]))]
-                for row in w]
+    expected = [
+        [sum(row[order[j]] * v[j][c] for j in range(len(k))) for c in range(len(v[0]))] for row in w
+    ]
     assert np.allclose(moved, expected, atol=1e-7)
 
 
 def test_permuting_keys_alone_changes_the_pages_outputs():
-    q, k, v = sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V
+    q = sc.EXAMPLE_Q
+    k = sc.EXAMPLE_K
+    v = sc.EXAMPLE_V
     for order in ([1, 0, 2], [2, 0, 1], [0, 2, 1]):
         assert permutation_invariant(correct, q, k, v, order)
-        keys_only = lambda q_, k_, v_: correct(q_, k_, v)  # noqa: E731 - values stay in place
+
+        def keys_only(q_, k_, v_):
+            # - values stay in place
+            return correct(q_, k_, v)
+
         assert not permutation_invariant(keys_only, q, k, v, order)
 
 
@@ -179,7 +186,9 @@ def test_softmax_over_queries_is_numpys_softmax_over_axis_0(problem):
 
 
 def test_scaling_by_the_model_width_fails_the_numpy_check():
-    q, k, v = sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V
+    q = sc.EXAMPLE_Q
+    k = sc.EXAMPLE_K
+    v = sc.EXAMPLE_V
     width = sc.N_HEADS * len(q[0])
 
     def wide(q_, k_, v_):
@@ -201,7 +210,9 @@ def test_the_formula_without_the_max_fails_the_shift_check():
 
 
 def test_keys_permuted_without_their_values_fail_the_permutation_check():
-    q, k, v = sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V
+    q = sc.EXAMPLE_Q
+    k = sc.EXAMPLE_K
+    v = sc.EXAMPLE_V
 
     def sorts_keys_only(q_, k_, v_):  # a "tidy-up" that reorders the keys but forgets the values
         return correct(q_, sorted(k_), v_)
@@ -216,8 +227,9 @@ def test_naive_softmax_agrees_where_it_works(row):
     assert np.allclose(sc.naive_softmax(row), att.softmax(row), atol=1e-12)
 
 
-@pytest.mark.parametrize("row, words", [(sc.BIG_SCORES, "exp 溢出"),
-                                        ([-1000.0, -1001.0], "全部下溢为 0")])
+@pytest.mark.parametrize(
+    "row, words", [(sc.BIG_SCORES, "exp 溢出"), ([-1000.0, -1001.0], "全部下溢为 0")]
+)
 def test_naive_softmax_says_why_it_has_no_answer(row, words):
     with pytest.raises(ValueError, match=words):
         sc.naive_softmax(row)
@@ -342,7 +354,8 @@ def test_the_jacobian_is_the_derivative_and_its_entries_stay_under_a_quarter(sco
     assert np.abs(jac).max() <= 0.25 + 1e-15 and np.linalg.norm(jac, 2) <= 0.5 + 1e-12
     eps = 1e-6  # central differences: column j is ∂p/∂s_j
     for j in range(len(scores)):
-        up, down = list(scores), list(scores)
+        up = list(scores)
+        down = list(scores)
         up[j] += eps
         down[j] -= eps
         column = (np.asarray(att.softmax(up)) - np.asarray(att.softmax(down))) / (2 * eps)

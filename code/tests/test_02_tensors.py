@@ -32,9 +32,15 @@ fast = settings(max_examples=15, deadline=None, suppress_health_check=[HealthChe
 def batches(draw):
     """A random batch: left and right PAD (PAD queries and whole PAD rows too), a cache, grouped K/V
     heads, Q, K, V."""
-    ints = lambda lo, hi: draw(st.integers(lo, hi))  # noqa: E731
-    batch, kv_heads, n_rep = ints(1, 3), ints(1, 2), ints(1, 3)
-    n_query, past = ints(1, 3), ints(0, 3)
+
+    def ints(lo, hi):
+        return draw(st.integers(lo, hi))
+
+    batch = ints(1, 3)
+    kv_heads = ints(1, 2)
+    n_rep = ints(1, 3)
+    n_query = ints(1, 3)
+    past = ints(0, 3)
     d = draw(st.sampled_from([2, 4]))
     n_key = past + n_query
     rows = []
@@ -53,16 +59,27 @@ def batches(draw):
 @fast
 @given(batches())
 def test_every_row_of_the_batch_equals_the_pure_python_attention(x):
-    q, k, v, mask, past = x["q"], x["k"], x["v"], x["attention_mask"], x["past"]
-    (batch, heads, n_query, _), kv_heads = q.shape, k.shape[1]
+    q = x["q"]
+    k = x["k"]
+    v = x["v"]
+    mask = x["attention_mask"]
+    past = x["past"]
+    batch, heads, n_query, _ = q.shape
+    kv_heads = k.shape[1]
     rule = tn.and_rules(tn.causal, tn.padding(mask))
     visible = tn.visibility_batch(rule, batch, heads, n_query, k.shape[2])
     weights, outputs = tn.attention_batched(q, k, v, visible, empty_row="zero")
     for b, h in itertools.product(range(batch), range(heads)):
         g = mh.kv_group(h, heads, kv_heads)
         valid = [m == 1 for m in mask[b].tolist()]
-        w, out = att.attention(q[b, h].tolist(), k[b, g].tolist(), v[b, g].tolist(), past=past,
-                               key_valid=valid, empty_row="zero")
+        w, out = att.attention(
+            q[b, h].tolist(),
+            k[b, g].tolist(),
+            v[b, g].tolist(),
+            past=past,
+            key_valid=valid,
+            empty_row="zero",
+        )
         assert np.allclose(weights[b, h], w, atol=1e-12)
         assert np.allclose(outputs[b, h], out, atol=1e-12)
 
@@ -71,17 +88,23 @@ def test_every_row_of_the_batch_equals_the_pure_python_attention(x):
 @given(batches())
 def test_the_whole_forward_with_rope_equals_the_earlier_pages(x):
     r = tn.forward(x)
-    (batch, heads, n_query, _), kv_heads, past = x["q"].shape, x["k"].shape[1], x["past"]
+    batch, heads, n_query, _ = x["q"].shape
+    kv_heads = x["k"].shape[1]
+    past = x["past"]
     for b, h in itertools.product(range(batch), range(heads)):
         valid = [m == 1 for m in x["attention_mask"][b].tolist()]
         positions = rope.padded_positions(valid)
-        real = lambda xs: [p for p, ok in zip(xs, valid) if ok]  # noqa: E731
+
+        def real(xs, valid=valid):
+            return [p for p, ok in zip(xs, valid) if ok]
+
         assert real(r["positions"][b].tolist()) == real(positions)
         g = mh.kv_group(h, heads, kv_heads)
         qr = rope.rotate_rows(x["q"][b, h].tolist(), positions[past:])
         kr = rope.rotate_rows(x["k"][b, g].tolist(), positions)
-        _, out = att.attention(qr, kr, x["v"][b, g].tolist(), past=past, key_valid=valid,
-                               empty_row="zero")
+        _, out = att.attention(
+            qr, kr, x["v"][b, g].tolist(), past=past, key_valid=valid, empty_row="zero"
+        )
         content = valid[past:]  # a PAD query's output is dropped: its rotation is arbitrary
         assert np.allclose(r["outputs"][b, h][content], np.array(out)[content], atol=1e-12)
 
@@ -151,7 +174,8 @@ def test_positions_count_the_real_tokens_before_and_give_pad_zero():
 
 def test_rope_batched_equals_the_rope_page_row_by_row():
     rng = np.random.default_rng(1)
-    x, pos = rng.normal(size=(2, 3, 4, 6)), rng.integers(0, 50, size=(2, 4))
+    x = rng.normal(size=(2, 3, 4, 6))
+    pos = rng.integers(0, 50, size=(2, 4))
     got = tn.rope_batched(x, pos)
     for b, h, r in itertools.product(range(2), range(3), range(4)):
         one = rope.rotate(x[b, h, r].tolist(), int(pos[b, r]))
@@ -182,17 +206,24 @@ def test_an_empty_row_is_named_or_zeroed():
 # -- bad input, the run, the exercises -------------------------------------------------------------
 CALLS = {
     "causal": ((0, 0, 2, np.arange(3)), {}),
-    "sliding_window": ((2,), {}), "prefix_lm": ((2,), {}), "sinks": ((1, 2), {}),
-    "document": (([[0, 0, 1]],), {}), "padding": (([[0, 1, 1]],), {}),
-    "and_rules": ((tn.causal,), {}), "or_rules": ((tn.causal,), {}),
+    "sliding_window": ((2,), {}),
+    "prefix_lm": ((2,), {}),
+    "sinks": ((1, 2), {}),
+    "document": (([[0, 0, 1]],), {}),
+    "padding": (([[0, 1, 1]],), {}),
+    "and_rules": ((tn.causal,), {}),
+    "or_rules": ((tn.causal,), {}),
     "visibility_batch": ((tn.causal, 1, 2, 2, 3), {}),
     "additive": ((np.array([True, False]), "float16"), {}),
     "repeat_kv": ((np.zeros((1, 2, 1, 1)), 2), {}),
     "positions_from_mask": (([[0, 1, 1]],), {}),
     "rope_batched": (([[[[1.0, 0.0]]]], [[1]]), {}),
-    "attention_batched": ((np.zeros((1, 2, 1, 2)), np.zeros((1, 1, 2, 2)), np.ones((1, 1, 2, 2)),
-                           True), {}),
-    "demo_inputs": ((0,), {}), "forward": ((tn.demo_inputs(),), {}),
+    "attention_batched": (
+        (np.zeros((1, 2, 1, 2)), np.zeros((1, 1, 2, 2)), np.ones((1, 1, 2, 2)), True),
+        {},
+    ),
+    "demo_inputs": ((0,), {}),
+    "forward": ((tn.demo_inputs(),), {}),
     "row_by_row_gap": ((tn.demo_inputs(),), {}),
 }
 
@@ -209,8 +240,9 @@ def test_bad_input_is_a_value_error_that_names_the_argument(name):
 
 
 def test_the_file_runs_alone_and_prints_json():
-    run = subprocess.run([sys.executable, str(CODE)], capture_output=True, text=True, check=True,
-                         cwd=CODE.parent)
+    run = subprocess.run(
+        [sys.executable, str(CODE)], capture_output=True, text=True, check=True, cwd=CODE.parent
+    )
     demo = json.loads(run.stdout)
     assert demo["位置编号"] == ["0 0 0 1 2 3", "0 1 2 3 4 5"]
     assert demo["规则_每行可见的Key数"]["滑动窗口_w3"] == "1 2 3 3 3 3"
@@ -227,20 +259,29 @@ def test_scores_that_overflow_are_a_value_error_naming_q_and_k():
         tn.attention_batched(h, h, h, True)
 
 
-@pytest.mark.parametrize("rule, name", [
-    (tn.padding([[1, 1, 1, 1]]), "attention_mask"), (tn.padding([[1, 1, 1]] * 3), "attention_mask"),
-    (tn.document([[0, 0, 1, 1]]), "doc_ids"),
-    (tn.and_rules(tn.causal, tn.document([[0, 1]])), "doc_ids")])
+@pytest.mark.parametrize(
+    "rule, name",
+    [
+        (tn.padding([[1, 1, 1, 1]]), "attention_mask"),
+        (tn.padding([[1, 1, 1]] * 3), "attention_mask"),
+        (tn.document([[0, 0, 1, 1]]), "doc_ids"),
+        (tn.and_rules(tn.causal, tn.document([[0, 1]])), "doc_ids"),
+    ],
+)
 def test_a_table_that_does_not_match_batch_and_n_key_is_refused(rule, name):
     with pytest.raises(ValueError, match=f"rule 的 {name} 形状须为 \\(batch, n_key\\) \\(2, 3\\)"):
         tn.visibility_batch(rule, 2, 1, 3, 3)
 
 
-@pytest.mark.parametrize("x, positions, words", [
-    (np.ones((1, 1, 2, 3)), [[0, 1]], "d 必须是偶数"),
-    (np.ones((1, 1, 2, 2)), [[0, 1, 2]], "positions 的形状"),
-    (np.ones((1, 1, 2, 2)), [[0, -1]], r"0 到 2\*\*53"),
-    (np.ones((1, 1, 1, 2)), [[2**53 + 1]], r"0 到 2\*\*53")])
+@pytest.mark.parametrize(
+    "x, positions, words",
+    [
+        (np.ones((1, 1, 2, 3)), [[0, 1]], "d 必须是偶数"),
+        (np.ones((1, 1, 2, 2)), [[0, 1, 2]], "positions 的形状"),
+        (np.ones((1, 1, 2, 2)), [[0, -1]], r"0 到 2\*\*53"),
+        (np.ones((1, 1, 1, 2)), [[2**53 + 1]], r"0 到 2\*\*53"),
+    ],
+)
 def test_rope_batched_names_each_condition_on_its_own(x, positions, words):
     with pytest.raises(ValueError, match=words):
         tn.rope_batched(x, positions)
@@ -262,10 +303,17 @@ def test_forward_and_row_by_row_both_check_past():
             function({n: x[n] for n in ("attention_mask", "q", "k", "v")})
 
 
-@pytest.mark.parametrize("rule, reads_q", [
-    (tn.causal, True), (tn.sliding_window(2), True), (tn.prefix_lm(1), True),
-    (tn.sinks(1, 2), True),
-    (tn.padding([[1, 1, 1]]), False), (tn.document([[0, 0, 1]]), True)])
+@pytest.mark.parametrize(
+    "rule, reads_q",
+    [
+        (tn.causal, True),
+        (tn.sliding_window(2), True),
+        (tn.prefix_lm(1), True),
+        (tn.sinks(1, 2), True),
+        (tn.padding([[1, 1, 1]]), False),
+        (tn.document([[0, 0, 1]]), True),
+    ],
+)
 def test_every_predicate_refuses_float_indices(rule, reads_q):
     with pytest.raises(ValueError, match="kv_idx"):
         rule(0, 0, 2, np.arange(3.0))

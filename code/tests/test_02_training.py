@@ -39,10 +39,16 @@ def trained():
 # -- the backward: the backprop page's formulas --------------------------------------------------
 @st.composite
 def self_attention(draw):
-    n, d, d_v = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    n = draw(st.integers(1, 4))
+    d = draw(st.integers(1, 3))
+    d_v = draw(st.integers(1, 2))
     cell = reals(2.0)
-    return (draw(matrices(n, d, cell)), draw(matrices(n, d, cell)), draw(matrices(n, d_v, cell)),
-            draw(matrices(n, d_v, cell)))
+    return (
+        draw(matrices(n, d, cell)),
+        draw(matrices(n, d, cell)),
+        draw(matrices(n, d_v, cell)),
+        draw(matrices(n, d_v, cell)),
+    )
 
 
 @few
@@ -70,7 +76,9 @@ def test_the_model_gradient_equals_the_backprop_pages_chain_on_one_sequence(rule
     d_logits[:, :-1] = tr.cross_entropy(f["logits"][:, :-1], tokens[:, 1:])[1]
     d_out = (d_logits @ p["w_out"].T)[0]
     x = f["x"][0]
-    q, k, v = x @ p["w_q"], x @ p["w_k"], x @ p["w_v"]
+    q = x @ p["w_q"]
+    k = x @ p["w_k"]
+    v = x @ p["w_v"]
     dq, dk, dv = bp.attention_backward(q, k, v, d_out.tolist(), causal=causal)
     proj = bp.projection_backward(x.tolist(), p["w_q"], p["w_k"], p["w_v"], dq, dk, dv)
     _, grads = tr.loss_and_grads(p, tokens, rule)
@@ -119,7 +127,8 @@ def test_the_floor_counts_the_first_lag_minus_one_targets_as_guesses():
 
 # -- training and use, on seeds other than the page's --------------------------------------------
 def test_training_is_deterministic():
-    a, b = tr.train("none", seed=11, steps=5), tr.train("none", seed=11, steps=5)
+    a = tr.train("none", seed=11, steps=5)
+    b = tr.train("none", seed=11, steps=5)
     assert a["train_loss"] == b["train_loss"]
     assert all((a["params"][n] == b["params"][n]).all() for n in tr.PARAM_NAMES)
     assert tr.train("none", seed=12, steps=5)["train_loss"] != a["train_loss"]
@@ -129,8 +138,9 @@ def test_training_is_deterministic():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_unmasked_model_trains_below_the_floor_and_loses_more_than_guessing(trained, seed):
-    causal, none = trained[seed]["causal"], trained[seed]["none"]
-    ln_v, e = math.log(tr.VOCAB), 100 + seed
+    causal = trained[seed]["causal"]
+    ln_v = math.log(tr.VOCAB)
+    e = 100 + seed
     tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=e)
     whole = {r: tr.loss_and_grads(trained[seed][r], tokens, r)[0] for r in tr.RULES}
     assert whole["none"] < tr.loss_floor() < whole["causal"] < ln_v
@@ -227,10 +237,16 @@ P = tr.init_params(seed=0, vocab=3, length=4, d_model=2)
         (lambda: tr.loss_and_grads(P8, [[0, 9]], "none"), "tokens 必须在 0 到 7 之间"),
         (lambda: tr.loss_and_grads({"embed": 1}, [[0, 1]], "none"), "'position'"),
         (lambda: tr.loss_and_grads({**P8, "bias": P8["embed"]}, [[0, 1]], "none"), "多出 ['bias']"),
-        (lambda: tr.loss_and_grads({**P8, "position": P8["position"][:2]}, [[0, 1, 2]], "none"),
-         "params['position'] 只有 2 行"),
-        (lambda: tr.loss_and_grads({**P8, "w_q": P8["w_q"].astype(np.float32)}, [[0, 1]], "none"),
-         "float64"),
+        (
+            lambda: tr.loss_and_grads({**P8, "position": P8["position"][:2]}, [[0, 1, 2]], "none"),
+            "params['position'] 只有 2 行",
+        ),
+        (
+            lambda: tr.loss_and_grads(
+                {**P8, "w_q": P8["w_q"].astype(np.float32)}, [[0, 1]], "none"
+            ),
+            "float64",
+        ),
         (lambda: tr.train("causal", seed=-1), "seed 必须是不小于 0 的整数"),
         (lambda: tr.cross_entropy([[0.0, 1.0]], [2]), "targets 必须非空，且在 0 到 1 之间"),
     ],

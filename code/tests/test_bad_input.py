@@ -36,14 +36,23 @@ def _calls(module) -> list[tuple[str, object, list, dict]]:
         for example in doctest.DocTestParser().get_examples(inspect.getdoc(function) or ""):
             tree = ast.parse(example.source)
             for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func,
-                    ast.Name) and node.func.id == name:
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id == name
+                ):
                     try:
-                        args = [eval(compile(ast.Expression(a), "<doctest>", "eval"),
-                            namespace) for a in node.args]
-                        kwargs = {k.arg: eval(compile(ast.Expression(k.value), "<doctest>", "eval"),
-                            namespace)
-                                  for k in node.keywords if k.arg}
+                        args = [
+                            eval(compile(ast.Expression(a), "<doctest>", "eval"), namespace)
+                            for a in node.args
+                        ]
+                        kwargs = {
+                            k.arg: eval(
+                                compile(ast.Expression(k.value), "<doctest>", "eval"), namespace
+                            )
+                            for k in node.keywords
+                            if k.arg
+                        }
                     except Exception:
                         continue  # a name defined inside the expression (a comprehension)
                     found.append((name, function, args, kwargs))
@@ -64,8 +73,10 @@ def test_bad_input_is_a_value_error_never_a_crash_or_a_hang(file):
         if got is not None:
             crashes.append(f"{name}: the example's own call: {got[0]}: {got[1]}")
             continue
-        crashes += [f"{name}: {failure}" for failure in fuzz_failures(function, kwargs,
-            args=tuple(args), names=False)]
+        crashes += [
+            f"{name}: {failure}"
+            for failure in fuzz_failures(function, kwargs, args=tuple(args), names=False)
+        ]
     assert not crashes, f"{len(crashes)} crashes in {file}:\n" + "\n".join(crashes[:40])
 
 

@@ -36,9 +36,13 @@ os.environ.setdefault("JAX_ENABLE_X64", "1")  # float64 in JAX, and in Keras on 
 STORED = Path(__file__).resolve().parents[2] / "code" / "02_library_conventions.json"
 DEVICES = ("cpu", "cuda")
 # Fewer queries than keys, as with a KV cache (past = 3); d = 8 meets the fused CUDA kernels' alignment.
-N_QUERY, N_KEY, D = 2, 5, 8
+N_QUERY = 2
+N_KEY = 5
+D = 8
 DTYPES = ("float64", "float32", "float16", "bfloat16")
-PROBE_DTYPE = "float64"  # the conventions (direction, alignment, float masks) are read in this dtype
+PROBE_DTYPE = (
+    "float64"  # the conventions (direction, alignment, float masks) are read in this dtype
+)
 # How close "the uniform average of V" must be, per dtype (float16 keeps about 3 decimals, bfloat16 2).
 TOLERANCE = {"float64": 1e-6, "float32": 1e-5, "float16": 1e-2, "bfloat16": 5e-2}
 # The aten operator each SDPA kernel runs as (what the profiler lists) → the kernel's name here.
@@ -49,7 +53,12 @@ SDPA_OPS = {
     "aten::_scaled_dot_product_efficient_attention": "efficient",
     "aten::_scaled_dot_product_cudnn_attention": "cudnn",
 }
-SDPA_BACKENDS = {"math": "MATH", "flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION", "cudnn": "CUDNN_ATTENTION"}
+SDPA_BACKENDS = {
+    "math": "MATH",
+    "flash": "FLASH_ATTENTION",
+    "efficient": "EFFICIENT_ATTENTION",
+    "cudnn": "CUDNN_ATTENTION",
+}
 
 
 class NotHere(Exception):
@@ -58,7 +67,11 @@ class NotHere(Exception):
 
 def inputs(seed: int = 0):
     rng = np.random.default_rng(seed)
-    return rng.standard_normal((N_QUERY, D)), rng.standard_normal((N_KEY, D)), rng.standard_normal((N_KEY, D))
+    return (
+        rng.standard_normal((N_QUERY, D)),
+        rng.standard_normal((N_KEY, D)),
+        rng.standard_normal((N_KEY, D)),
+    )
 
 
 def reference(q, k, v, allowed=None, bias=None):
@@ -77,7 +90,8 @@ def some_mask(seed: int = 1) -> np.ndarray:
     """A boolean table with both values in every row (so either reading leaves something to read)."""
     rng = np.random.default_rng(seed)
     mask = rng.random((N_QUERY, N_KEY)) > 0.5
-    mask[:, 0], mask[:, 1] = True, False
+    mask[:, 0] = True
+    mask[:, 1] = False
     return mask
 
 
@@ -86,7 +100,9 @@ def some_bias(seed: int = 2) -> np.ndarray:
 
 
 TOP_LEFT = np.tril(np.ones((N_QUERY, N_KEY), dtype=bool))  # row i reads keys 0 … i
-BOTTOM_RIGHT = np.tril(np.ones((N_QUERY, N_KEY), dtype=bool), N_KEY - N_QUERY)  # row i reads 0 … past + i
+BOTTOM_RIGHT = np.tril(
+    np.ones((N_QUERY, N_KEY), dtype=bool), N_KEY - N_QUERY
+)  # row i reads 0 … past + i
 EVERYTHING = np.ones((N_QUERY, N_KEY), dtype=bool)
 
 
@@ -107,7 +123,8 @@ def float_mask_reading(run, q, k, v) -> str:
     non-zero cell is allowed, so the 0/−∞ mask reads only its −∞ (forbidden) keys and a random
     bias reads every key.
     """
-    mask, bias = some_mask(), some_bias()
+    mask = some_mask()
+    bias = some_bias()
     zero_inf = np.where(mask, 0.0, -np.inf)
     try:
         outs = [run(zero_inf), run(bias)]
@@ -137,7 +154,8 @@ def alignment(out, q, k, v, given=None) -> str:
 def precision(run, q, k, v) -> str:
     """How precisely a float64 call was computed: 'float64' (to 1e-12), 'float32' (to 1e-5) or 'other'."""
     mask = some_mask()
-    out, expected = run(mask), reference(q, k, v, mask)
+    out = run(mask)
+    expected = reference(q, k, v, mask)
     for name, tol in (("float64", 1e-12), ("float32", 1e-5)):
         if np.allclose(out, expected, rtol=0, atol=tol):
             return name
@@ -187,14 +205,28 @@ def observe_torch(device: str = "cpu") -> dict:
     def numpy(x):
         return x.detach().to("cpu", torch.float64).numpy()
 
-    def sdpa(dtype=PROBE_DTYPE, backend=None, **kwargs):  # (batch, heads, length, d), as the fused kernels want
+    def sdpa(
+        dtype=PROBE_DTYPE, backend=None, **kwargs
+    ):  # (batch, heads, length, d), as the fused kernels want
         mask = kwargs.get("attn_mask")
         if isinstance(mask, np.ndarray):
-            kwargs["attn_mask"] = torch.tensor(mask, device=device) if mask.dtype == bool else t(mask, dtype)
-        context = sdpa_kernel([getattr(SDPBackend, SDPA_BACKENDS[backend])]) if backend else contextlib.nullcontext()
+            kwargs["attn_mask"] = (
+                torch.tensor(mask, device=device) if mask.dtype == bool else t(mask, dtype)
+            )
+        context = (
+            sdpa_kernel([getattr(SDPBackend, SDPA_BACKENDS[backend])])
+            if backend
+            else contextlib.nullcontext()
+        )
         with context:
-            out, _ = ran(lambda: F.scaled_dot_product_attention(t(q, dtype)[None, None], t(k, dtype)[None, None],
-                                                                t(v, dtype)[None, None], **kwargs))
+            out, _ = ran(
+                lambda: F.scaled_dot_product_attention(
+                    t(q, dtype)[None, None],
+                    t(k, dtype)[None, None],
+                    t(v, dtype)[None, None],
+                    **kwargs,
+                )
+            )
         return numpy(out[0, 0])
 
     kernels_seen.clear()
@@ -209,7 +241,9 @@ def observe_torch(device: str = "cpu") -> dict:
     kernels_seen.clear()
     bias_facts = {
         "causal_upper_left": alignment(sdpa(attn_mask=causal_upper_left(N_QUERY, N_KEY)), q, k, v),
-        "causal_lower_right": alignment(sdpa(attn_mask=causal_lower_right(N_QUERY, N_KEY)), q, k, v),
+        "causal_lower_right": alignment(
+            sdpa(attn_mask=causal_lower_right(N_QUERY, N_KEY)), q, k, v
+        ),
     }
     bias_facts["kernels"] = sorted(kernels_seen)
 
@@ -218,6 +252,7 @@ def observe_torch(device: str = "cpu") -> dict:
         def run(allowed):
             mask = allowed if kind == "bool" else np.where(allowed, 0.0, -np.inf)
             return sdpa(dtype, backend, attn_mask=mask)
+
         return run
 
     def unavailable_or(dtype, backend, kind):
@@ -228,13 +263,19 @@ def observe_torch(device: str = "cpu") -> dict:
         return fully_masked_row(masked_run(dtype, backend, kind), v, dtype)
 
     grid = {
-        backend: {dtype: {kind: unavailable_or(dtype, backend, kind) for kind in ("bool", "float")} for dtype in DTYPES}
+        backend: {
+            dtype: {kind: unavailable_or(dtype, backend, kind) for kind in ("bool", "float")}
+            for dtype in DTYPES
+        }
         for backend in SDPA_BACKENDS
     }
     default = {}
     for dtype in DTYPES:
         kernels_seen.clear()
-        default[dtype] = {kind: fully_masked_row(masked_run(dtype, None, kind), v, dtype) for kind in ("bool", "float")}
+        default[dtype] = {
+            kind: fully_masked_row(masked_run(dtype, None, kind), v, dtype)
+            for kind in ("bool", "float")
+        }
         default[dtype]["kernels"] = sorted(kernels_seen)
     sdpa_masked = {"default": default, **grid}
 
@@ -243,7 +284,9 @@ def observe_torch(device: str = "cpu") -> dict:
     # Query, key and value are different tensors (cross-attention), so the layer's fast path is not taken.
     def make_mha(dtype):
         dt = getattr(torch, dtype)
-        mha = torch.nn.MultiheadAttention(D, 1, bias=False, batch_first=True, device=device, dtype=dt)
+        mha = torch.nn.MultiheadAttention(
+            D, 1, bias=False, batch_first=True, device=device, dtype=dt
+        )
         with torch.no_grad():
             mha.in_proj_weight.copy_(torch.cat([torch.eye(D, device=device, dtype=dt)] * 3))
             mha.out_proj.weight.copy_(torch.eye(D, device=device, dtype=dt))
@@ -255,7 +298,9 @@ def observe_torch(device: str = "cpu") -> dict:
                 m = kwargs[name]
                 kwargs[name] = torch.tensor(m, device=device) if m.dtype == bool else t(m, dtype)
         with torch.no_grad():
-            (out, _), _ = ran(lambda: mha(t(q, dtype)[None], t(k, dtype)[None], t(v, dtype)[None], **kwargs))
+            (out, _), _ = ran(
+                lambda: mha(t(q, dtype)[None], t(k, dtype)[None], t(v, dtype)[None], **kwargs)
+            )
         return numpy(out[0])
 
     mha = make_mha(PROBE_DTYPE)
@@ -276,7 +321,9 @@ def observe_torch(device: str = "cpu") -> dict:
         "key_padding_mask_true": meaning_of_true(key_padding, q, k, v),
         "float_mask": float_mask_reading(lambda m: run_mha(mha, attn_mask=m), q, k, v),
     }
-    mha_facts["kernels"] = sorted(kernels_seen)  # none: with need_weights=True it does its own softmax
+    mha_facts["kernels"] = sorted(
+        kernels_seen
+    )  # none: with need_weights=True it does its own softmax
     kernels_seen.clear()
     mha_facts |= {
         # is_causal is documented as a hint that attn_mask is the causal table. Observed with a mask that
@@ -286,7 +333,9 @@ def observe_torch(device: str = "cpu") -> dict:
         "is_causal_with_mask_no_weights": causal_hint(attn_mask=~EVERYTHING, need_weights=False),
         # The same call with a key_padding_mask that pads nothing: does the layer still drop attn_mask?
         "is_causal_with_mask_and_padding_no_weights": causal_hint(
-            attn_mask=~EVERYTHING, key_padding_mask=np.zeros((1, N_KEY), dtype=bool), need_weights=False
+            attn_mask=~EVERYTHING,
+            key_padding_mask=np.zeros((1, N_KEY), dtype=bool),
+            need_weights=False,
         ),
     }
     mha_facts["is_causal_kernels"] = sorted(kernels_seen)
@@ -295,19 +344,35 @@ def observe_torch(device: str = "cpu") -> dict:
     for dtype in DTYPES:
         layer = make_mha(dtype)
         kernels_seen.clear()
-        with_weights = fully_masked_row(lambda m: run_mha(layer, dtype, attn_mask=~m), v, dtype)
+        with_weights = fully_masked_row(
+            lambda m, layer=layer, dtype=dtype: run_mha(layer, dtype, attn_mask=~m), v, dtype
+        )
         weights_kernels = sorted(kernels_seen)
         kernels_seen.clear()
-        no_weights = fully_masked_row(lambda m: run_mha(layer, dtype, attn_mask=~m, need_weights=False), v, dtype)
+        no_weights = fully_masked_row(
+            lambda m, layer=layer, dtype=dtype: run_mha(
+                layer, dtype, attn_mask=~m, need_weights=False
+            ),
+            v,
+            dtype,
+        )
         mha_masked[dtype] = {
-            "weights": with_weights, "weights_kernels": weights_kernels,
-            "no_weights": no_weights, "no_weights_kernels": sorted(kernels_seen),
+            "weights": with_weights,
+            "weights_kernels": weights_kernels,
+            "no_weights": no_weights,
+            "no_weights_kernels": sorted(kernels_seen),
         }
     where = {"version": torch.__version__, "device": device, "dtype": PROBE_DTYPE}
     if device == "cuda":
         where["gpu"] = torch.cuda.get_device_name(0)
-    return {**where, "sdpa": sdpa_facts, "sdpa_fully_masked": sdpa_masked, "attn_bias": bias_facts,
-            "mha": mha_facts, "mha_fully_masked": mha_masked}
+    return {
+        **where,
+        "sdpa": sdpa_facts,
+        "sdpa_fully_masked": sdpa_masked,
+        "attn_bias": bias_facts,
+        "mha": mha_facts,
+        "mha_fully_masked": mha_masked,
+    }
 
 
 # -- JAX --------------------------------------------------------------------------------------------
@@ -337,8 +402,13 @@ def observe_jax(device: str = "cpu") -> dict:
         for name in ("mask", "bias"):
             if name in kwargs:
                 kwargs[name] = a(kwargs[name][None, None], dtype if name == "bias" else bool)
-        shape = lambda x: a(x, dtype)[None, :, None, :]  # noqa: E731
-        out = jax.nn.dot_product_attention(shape(q), shape(k), shape(v), implementation=implementation, **kwargs)
+
+        def shape(x):
+            return a(x, dtype)[None, :, None, :]
+
+        out = jax.nn.dot_product_attention(
+            shape(q), shape(k), shape(v), implementation=implementation, **kwargs
+        )
         return np.asarray(out.astype(jnp.float64))[0, :, 0, :]
 
     facts = {
@@ -367,8 +437,13 @@ def observe_jax(device: str = "cpu") -> dict:
         return fully_masked_row(lambda m: dpa(dtype, implementation, mask=m), v, dtype)
 
     grid = {impl: {dtype: masked(dtype, impl) for dtype in DTYPES} for impl in JAX_IMPLEMENTATIONS}
-    return {"version": jax.__version__, "device": device, "dtype": PROBE_DTYPE,
-            "dot_product_attention": facts, "fully_masked": grid}
+    return {
+        "version": jax.__version__,
+        "device": device,
+        "dtype": PROBE_DTYPE,
+        "dot_product_attention": facts,
+        "fully_masked": grid,
+    }
 
 
 # -- Keras ------------------------------------------------------------------------------------------
@@ -390,12 +465,16 @@ def observe_keras(device: str = "cpu") -> dict:
 
     def run(layer, **kwargs):
         out = layer(q[None], v[None], key=k[None], **kwargs)
-        return np.asarray(out[0] if kwargs.get("return_attention_scores") else out, dtype=np.float64)[0]
+        return np.asarray(
+            out[0] if kwargs.get("return_attention_scores") else out, dtype=np.float64
+        )[0]
 
     with jax.default_device(_jax_device(jax, device)):
         layer = make(PROBE_DTYPE)
         facts = {
-            "attention_mask_true": meaning_of_true(lambda m: run(layer, attention_mask=m[None]), q, k, v),
+            "attention_mask_true": meaning_of_true(
+                lambda m: run(layer, attention_mask=m[None]), q, k, v
+            ),
             "float_mask": float_mask_reading(lambda m: run(layer, attention_mask=m[None]), q, k, v),
             "use_causal_mask": alignment(run(layer, use_causal_mask=True), q, k, v),
             "precision": precision(lambda m: run(layer, attention_mask=m[None]), q, k, v),
@@ -404,14 +483,27 @@ def observe_keras(device: str = "cpu") -> dict:
         for dtype in DTYPES:
             layer = make(dtype)
             grid[dtype] = {
-                "fused": fully_masked_row(lambda m: run(layer, attention_mask=m[None]), v, dtype),
+                "fused": fully_masked_row(
+                    lambda m, layer=layer: run(layer, attention_mask=m[None]), v, dtype
+                ),
                 # Asking for the scores takes the layer's own softmax instead of the fused function.
                 "with_scores": fully_masked_row(
-                    lambda m: run(layer, attention_mask=m[None], return_attention_scores=True), v, dtype
+                    lambda m, layer=layer: run(
+                        layer, attention_mask=m[None], return_attention_scores=True
+                    ),
+                    v,
+                    dtype,
                 ),
             }
-    return {"version": keras.__version__, "backend": keras.backend.backend(), "backend_version": jax.__version__,
-            "device": device, "dtype": PROBE_DTYPE, "MultiHeadAttention": facts, "fully_masked": grid}
+    return {
+        "version": keras.__version__,
+        "backend": keras.backend.backend(),
+        "backend_version": jax.__version__,
+        "device": device,
+        "dtype": PROBE_DTYPE,
+        "MultiHeadAttention": facts,
+        "fully_masked": grid,
+    }
 
 
 OBSERVERS = {"torch": observe_torch, "jax": observe_jax, "keras": observe_keras}
@@ -456,7 +548,9 @@ def write(device: str, seen: dict) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=DEVICES, default="cpu")
-    parser.add_argument("--write", action="store_true", help=f"store the observations in {STORED.name}")
+    parser.add_argument(
+        "--write", action="store_true", help=f"store the observations in {STORED.name}"
+    )
     args = parser.parse_args(argv)
     if args.device == "cuda" and not cuda_available():
         parser.exit(0, "no CUDA device here: nothing observed, nothing written\n")

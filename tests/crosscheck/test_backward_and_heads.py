@@ -30,10 +30,14 @@ def matrix(rows: int, cols: int):
 
 @st.composite
 def backward_problems(draw):
-    d, d_v = draw(st.integers(1, 4)), draw(st.integers(1, 3))
-    past, new = draw(st.integers(0, 3)), draw(st.integers(1, 4))
+    d = draw(st.integers(1, 4))
+    d_v = draw(st.integers(1, 3))
+    past = draw(st.integers(0, 3))
+    new = draw(st.integers(1, 4))
     n_key = past + new
-    q, k, v = draw(matrix(new, d)), draw(matrix(n_key, d)), draw(matrix(n_key, d_v))
+    q = draw(matrix(new, d))
+    k = draw(matrix(n_key, d))
+    v = draw(matrix(n_key, d_v))
     d_out = draw(matrix(new, d_v))  # a random upstream gradient, never all ones
     causal = draw(st.booleans())
     key_valid = draw(st.lists(st.booleans(), min_size=n_key, max_size=n_key) | st.none())
@@ -50,12 +54,21 @@ def test_hand_derived_gradients_equal_autograd(problem):
     q, k, v, d_out, past, causal, key_valid = problem
     visible = att.visibility(len(q), len(k), causal=causal, past=past, key_valid=key_valid)
     empty = not all(any(row) for row in visible)
-    tq, tk, tv = leaf(q), leaf(k), leaf(v)
+    tq = leaf(q)
+    tk = leaf(k)
+    tv = leaf(v)
     out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=torch.tensor(visible))
     out.backward(torch.tensor(d_out, dtype=torch.float64))
     # PyTorch gives a fully masked row zero output and zero gradient: the book's "zero" policy.
     dq, dk, dv = bp.attention_backward(
-        q, k, v, d_out, causal=causal, past=past, key_valid=key_valid, empty_row="zero" if empty else "error"
+        q,
+        k,
+        v,
+        d_out,
+        causal=causal,
+        past=past,
+        key_valid=key_valid,
+        empty_row="zero" if empty else "error",
     )
     for mine, theirs in ((dq, tq.grad), (dk, tk.grad), (dv, tv.grad)):
         assert np.allclose(np.asarray(mine), theirs.numpy(), rtol=1e-9, atol=1e-9)
@@ -79,8 +92,13 @@ def test_multihead_equals_torch_multiheadattention(layer):
     x, w_q, w_k, w_v, w_o, heads, causal = layer
     d_model = len(x[0])
     weights, out = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads, causal=causal)
-    torch_layer = torch.nn.MultiheadAttention(d_model, heads, bias=False, batch_first=True, dtype=torch.float64)
-    t = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
+    torch_layer = torch.nn.MultiheadAttention(
+        d_model, heads, bias=False, batch_first=True, dtype=torch.float64
+    )
+
+    def t(a):
+        return torch.tensor(a, dtype=torch.float64)
+
     with torch.no_grad():
         torch_layer.in_proj_weight.copy_(torch.cat([t(w_q).T, t(w_k).T, t(w_v).T]))
         torch_layer.out_proj.weight.copy_(t(w_o).T)

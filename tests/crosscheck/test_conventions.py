@@ -35,7 +35,8 @@ def test_the_stored_cpu_observations_are_what_the_libraries_do_now(seen_on_cpu):
     stored = observe.stored()["cpu"]
     changed = _differences(seen_on_cpu, stored)
     assert not changed, (
-        "The libraries behave differently from code/02_library_conventions.json:\n  " + "\n  ".join(changed)
+        "The libraries behave differently from code/02_library_conventions.json:\n  "
+        + "\n  ".join(changed)
         + "\nlook at the change, then store it with: "
         ".venv-crosscheck/bin/python tests/crosscheck/observe.py --device cpu --write"
     )
@@ -46,7 +47,9 @@ def test_the_stored_cuda_observations_are_what_the_libraries_do_now():
         pytest.skip("no CUDA device here: the page's GPU sentences cite their sources instead")
     stored = observe.stored().get("cuda")
     if stored is None:
-        pytest.skip("no CUDA observations stored yet: python tests/crosscheck/observe.py --device cuda --write")
+        pytest.skip(
+            "no CUDA observations stored yet: python tests/crosscheck/observe.py --device cuda --write"
+        )
     changed = _differences(observe.observe("cuda"), stored)
     assert not changed, "\n".join(changed)
 
@@ -70,9 +73,17 @@ def test_the_cpu_observations_say_where_they_were_made(seen_on_cpu):
     import keras
     import torch
 
-    assert seen_on_cpu["torch"]["version"] == torch.__version__ and seen_on_cpu["torch"]["device"] == "cpu"
-    assert seen_on_cpu["jax"]["version"] == jax.__version__ and seen_on_cpu["jax"]["device"] == "cpu"
-    assert seen_on_cpu["keras"]["version"] == keras.__version__ and seen_on_cpu["keras"]["backend"] == "jax"
+    assert (
+        seen_on_cpu["torch"]["version"] == torch.__version__
+        and seen_on_cpu["torch"]["device"] == "cpu"
+    )
+    assert (
+        seen_on_cpu["jax"]["version"] == jax.__version__ and seen_on_cpu["jax"]["device"] == "cpu"
+    )
+    assert (
+        seen_on_cpu["keras"]["version"] == keras.__version__
+        and seen_on_cpu["keras"]["backend"] == "jax"
+    )
     # PyTorch's kernels are read from the profiler: each convention was seen on a kernel that ran.
     for api in ("sdpa", "attn_bias"):
         assert set(seen_on_cpu["torch"][api]["kernels"]) <= set(observe.SDPA_OPS.values())
@@ -96,7 +107,8 @@ def test_writing_one_device_keeps_the_others(tmp_path, monkeypatch):
     monkeypatch.setattr(observe, "STORED", target)
     observe.write("cuda", {"torch": {"version": "new"}})
     assert json.loads(target.read_text(encoding="utf-8")) == {
-        "cpu": {"torch": {"version": "old"}}, "cuda": {"torch": {"version": "new"}}
+        "cpu": {"torch": {"version": "old"}},
+        "cuda": {"torch": {"version": "new"}},
     }
 
 

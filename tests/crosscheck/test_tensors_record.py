@@ -31,10 +31,17 @@ REWRITE = ".venv-crosscheck/bin/python code/02_tensors_torch.py > code/02_tensor
 def differences(seen, stored, path: str = "") -> list[str]:
     """Every key path where the two records differ; floats compare as the page prints them."""
     if isinstance(seen, dict) and isinstance(stored, dict):
-        return [d for key in sorted(set(seen) | set(stored), key=str)
-                for d in differences(seen.get(key), stored.get(key), f"{path}/{key}")]
+        return [
+            d
+            for key in sorted(set(seen) | set(stored), key=str)
+            for d in differences(seen.get(key), stored.get(key), f"{path}/{key}")
+        ]
     if isinstance(seen, list) and isinstance(stored, list) and len(seen) == len(stored):
-        return [d for i, (a, b) in enumerate(zip(seen, stored)) for d in differences(a, b, f"{path}/{i}")]
+        return [
+            d
+            for i, (a, b) in enumerate(zip(seen, stored))
+            for d in differences(a, b, f"{path}/{i}")
+        ]
     if isinstance(seen, float) and isinstance(stored, float):
         same = fmt.difference(seen) == fmt.difference(stored)
     else:
@@ -44,7 +51,9 @@ def differences(seen, stored, path: str = "") -> list[str]:
 
 @pytest.fixture(scope="module")
 def printed() -> dict:
-    run = subprocess.run([sys.executable, str(FILE)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    run = subprocess.run(
+        [sys.executable, str(FILE)], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-3000:]  # its main runs the doctests first
     return json.loads(run.stdout)
 
@@ -59,15 +68,23 @@ def test_the_record_is_what_the_file_prints_now(printed):
     changed = differences(printed, json.loads(RECORD.read_text(encoding="utf-8")))
     assert not changed, (
         "code/02_tensors_torch.py prints something else than code/02_tensors_torch.json:\n  "
-        + "\n  ".join(changed) + f"\nlook at the change, then rewrite the record with: {REWRITE}")
+        + "\n  ".join(changed)
+        + f"\nlook at the change, then rewrite the record with: {REWRITE}"
+    )
 
 
 def test_the_record_says_where_it_was_made(printed):
     import torch
     import transformers
 
-    pins = dict(re.findall(r"^([\w-]+)==([\w.+]+)", (ROOT / "tests/crosscheck/requirements.txt").read_text(), re.M))
-    assert printed["torch"] == torch.__version__ and torch.__version__.split("+")[0] == pins["torch"]
+    pins = dict(
+        re.findall(
+            r"^([\w-]+)==([\w.+]+)", (ROOT / "tests/crosscheck/requirements.txt").read_text(), re.M
+        )
+    )
+    assert (
+        printed["torch"] == torch.__version__ and torch.__version__.split("+")[0] == pins["torch"]
+    )
     assert printed["transformers"] == transformers.__version__ == pins["transformers"]
     assert (printed["device"], printed["dtype"]) == ("cpu", "float64")
 
@@ -75,7 +92,9 @@ def test_the_record_says_where_it_was_made(printed):
 def test_its_public_functions_answer_bad_input_with_a_value_error():
     # code/tests/test_bad_input.py leaves the *_torch.py files to this venv: its fuzz, on this file.
     sys.path.insert(0, str(ROOT / "code" / "tests"))
-    spec = importlib.util.spec_from_file_location("bad_input", ROOT / "code" / "tests" / "test_bad_input.py")
+    spec = importlib.util.spec_from_file_location(
+        "bad_input", ROOT / "code" / "tests" / "test_bad_input.py"
+    )
     bad_input = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bad_input)
     assert len(bad_input._calls(importlib.import_module("02_tensors_torch"))) >= 3

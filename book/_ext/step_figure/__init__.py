@@ -2,7 +2,7 @@
 
 Usage in a MyST page (the argument names a function of the book side, ``code_deps_package``, or of ``code_deps_dir``)::
 
-    :::{step-figure} chapter.mask:f12_frames
+    :::{step-figure} chapter.mask_figure:f12_frames
     :label: F12
     :heading: 动态图解 · F12
     :title: Mask是可见性表，不是额外语义

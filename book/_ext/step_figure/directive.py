@@ -70,7 +70,11 @@ def _cell(value: Any, where: str) -> dict:
     highlight = value.get("highlight", False)
     if not isinstance(highlight, bool):
         raise FrameDataError(f"{where}.highlight must be True or False, got {highlight!r}")
-    return {"text": _text(value.get("text"), f"{where}.text"), "state": state, "highlight": highlight}
+    return {
+        "text": _text(value.get("text"), f"{where}.text"),
+        "state": state,
+        "highlight": highlight,
+    }
 
 
 def check_frames(data: Any) -> list[dict]:
@@ -95,7 +99,9 @@ def check_frames(data: Any) -> list[dict]:
                 row = _list(row, f"{here}.rows[{r}]")
                 cells = [_cell(c, f"{here}.rows[{r}][{i}]") for i, c in enumerate(row)]
                 if len(cells) != len(header):
-                    raise FrameDataError(f"{here}.rows[{r}] has {len(cells)} cells, the header {len(header)}")
+                    raise FrameDataError(
+                        f"{here}.rows[{r}] has {len(cells)} cells, the header {len(header)}"
+                    )
                 rows.append(cells)
             title = _text(table.get("title", ""), f"{here}.title")
             tables.append({"title": title, "header": header, "rows": rows})
@@ -110,7 +116,9 @@ def check_frames(data: Any) -> list[dict]:
     return frames
 
 
-_LAST_PURGE: dict[str, Any] = {}  # the folders and their contents' hash when modules were last dropped
+_LAST_PURGE: dict[
+    str, Any
+] = {}  # the folders and their contents' hash when modules were last dropped
 
 
 def _contents_hash(folders: list[Path]) -> bytes:
@@ -133,9 +141,13 @@ def load_fresh(module: str, code_dir: Path, package_dir: Path | None = None):
     """
     folders = [code_dir.resolve()] + ([package_dir.resolve()] if package_dir else [])
     state = {"folders": folders, "contents": _contents_hash(folders)}
-    folders = folders[:1] + [folder.parent for folder in folders[1:]]  # the package's parent on sys.path
+    folders = folders[:1] + [
+        folder.parent for folder in folders[1:]
+    ]  # the package's parent on sys.path
     if _LAST_PURGE != state:
-        local = {p.stem for p in folders[0].glob("*.py")} | ({package_dir.name} if package_dir else set())
+        local = {p.stem for p in folders[0].glob("*.py")} | (
+            {package_dir.name} if package_dir else set()
+        )
         for name, loaded in list(sys.modules.items()):
             file = getattr(loaded, "__file__", None)
             if name.split(".")[0] in local or (file and Path(file).resolve().parent == folders[0]):
@@ -178,13 +190,17 @@ class StepFigureDirective(SphinxDirective):
         except StepFigureError as error:
             raise self.error(f"step-figure {self.arguments[0]}: {error}") from None
         except FrameDataError as error:
-            raise self.error(f"step-figure {self.arguments[0]} returned bad frame data: {error}") from None
+            raise self.error(
+                f"step-figure {self.arguments[0]} returned bad frame data: {error}"
+            ) from None
         explore = self.options.get("explore")
         if explore:
             try:
                 explore = step_figure_explore(data=explore_json(self._call(explore)))
             except (StepFigureError, ExploreDataError) as error:
-                raise self.error(f"step-figure :explore: {self.options['explore']}: {error}") from None
+                raise self.error(
+                    f"step-figure :explore: {self.options['explore']}: {error}"
+                ) from None
 
         label = self.options.get("label", "")
         title = self.options.get("title", "")
@@ -227,8 +243,11 @@ class StepFigureDirective(SphinxDirective):
         """Import the module from code_deps_dir, note its files as dependencies, call the function."""
         match = TARGET.fullmatch(target.strip())
         if not match:
-            raise StepFigureError("the argument must be 'module:function', e.g. chapter.mask:f12_frames")
-        module, function = match["module"], match["function"]
+            raise StepFigureError(
+                "the argument must be 'module:function', e.g. chapter.mask_figure:f12_frames"
+            )
+        module = match["module"]
+        function = match["function"]
         dirs = watched(self.config)
         if dirs is None:
             raise StepFigureError(
@@ -269,7 +288,9 @@ class StepFigureDirective(SphinxDirective):
             node += _table(table)
         if frame["rule"]:
             label = nodes.strong(text="当前行规则：")
-            node += nodes.paragraph("", "", label, nodes.Text(frame["rule"]), classes=["step-figure-rule"])
+            node += nodes.paragraph(
+                "", "", label, nodes.Text(frame["rule"]), classes=["step-figure-rule"]
+            )
         if frame["explanation"]:
             node += nodes.paragraph(text=frame["explanation"], classes=["step-figure-explanation"])
         return node
@@ -298,14 +319,20 @@ def _table(data: dict) -> nodes.table:
     # Column widths in characters (a Chinese character counts two, bold adds "**" twice): the
     # text builder lays tables out by them; HTML and LaTeX size the columns themselves.
     for c in range(columns):
-        texts = [(data["header"][c], False)] + [(row[c]["text"], row[c]["highlight"]) for row in data["rows"]]
+        texts = [(data["header"][c], False)] + [
+            (row[c]["text"], row[c]["highlight"]) for row in data["rows"]
+        ]
         width = max(column_width(text) + 4 * highlight for text, highlight in texts)
         colspec = nodes.colspec(colwidth=max(width, 1))
         if c == 0:
-            colspec["stub"] = 1  # set only here: LaTeX treats any column with the attribute as a stub
+            colspec["stub"] = (
+                1  # set only here: LaTeX treats any column with the attribute as a stub
+            )
         group += colspec
     head = nodes.thead()
-    head += nodes.row("", *[_entry({"text": h, "state": None, "highlight": False}) for h in data["header"]])
+    head += nodes.row(
+        "", *[_entry({"text": h, "state": None, "highlight": False}) for h in data["header"]]
+    )
     body = nodes.tbody()
     for cells in data["rows"]:
         current = all(cell["highlight"] for cell in cells)

@@ -2,7 +2,7 @@
 
 Usage: the option ``:explore: module:function`` on a ``step-figure``. The function (in
 ``code_deps_dir``, like the frames function) returns plain JSON data: every state the panel's
-controls can reach, computed by the book's code (see ``chapter.mask.f12_explore_states``). The
+controls can reach, computed by the book's code (see ``chapter.mask_figure.f12_explore_states``). The
 page ships that data inside the figure as ``<script type="application/json">``; the script
 ``step_figure_explore.js`` builds the controls and only looks states up, so the panel never
 shows a number the code did not compute.
@@ -20,8 +20,23 @@ from docutils import nodes
 from sphinx.application import Sphinx
 
 # What the script reads; anything else in the data is the code's own business.
-REQUIRED = ("choices", "start", "counts", "words", "cells", "mask_cells", "keys", "labels", "prefix", "lost_prefix",
-            "wrong_labels", "text", "sentences", "rows", "states")
+REQUIRED = (
+    "choices",
+    "start",
+    "counts",
+    "words",
+    "cells",
+    "mask_cells",
+    "keys",
+    "labels",
+    "prefix",
+    "lost_prefix",
+    "wrong_labels",
+    "text",
+    "sentences",
+    "rows",
+    "states",
+)
 
 
 class ExploreDataError(ValueError):
@@ -50,7 +65,9 @@ def explore_json(data: Any) -> str:
 def visit_explore_html(self, node: step_figure_explore) -> None:
     # hidden: without the script the reader sees nothing here, not a dead control.
     self.body.append(self.starttag(node, "div", CLASS="step-figure-explore", hidden="hidden"))
-    self.body.append(f'<script type="application/json" class="step-figure-explore-data">{node["data"]}</script>')
+    self.body.append(
+        f'<script type="application/json" class="step-figure-explore-data">{node["data"]}</script>'
+    )
     self.body.append("</div>\n")
     raise nodes.SkipNode
 

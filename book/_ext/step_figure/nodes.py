@@ -122,10 +122,16 @@ HANDLERS = {
 def _add_default_handlers(app: Sphinx) -> None:
     # Any other builder (man, texinfo, a third-party one) writes the standard nodes inside the
     # containers and nothing for the containers themselves, instead of failing on unknown nodes.
-    if app.builder.format in {"html", "latex", "text"} or app.builder.name in {"html", "latex", "text"}:
+    if app.builder.format in {"html", "latex", "text"} or app.builder.name in {
+        "html",
+        "latex",
+        "text",
+    }:
         return
-    for node, handlers in HANDLERS.items():
-        app.add_node(node, override=True, **{app.builder.name: SKIP if node is step_figure_help else PASS})
+    for node in HANDLERS:
+        app.add_node(
+            node, override=True, **{app.builder.name: SKIP if node is step_figure_help else PASS}
+        )
 
 
 def add_nodes(app: Sphinx) -> None:

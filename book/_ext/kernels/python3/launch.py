@@ -33,7 +33,9 @@ def main() -> None:
     request = {"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}
     # The kernel writes where this process would: its standard streams travel with the request.
     fds = array.array("i", [0, 1, 2])
-    server.sendmsg([json.dumps(request).encode() + b"\n"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+    server.sendmsg(
+        [json.dumps(request).encode() + b"\n"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)]
+    )
 
     def forward(signum, frame) -> None:
         try:
@@ -43,7 +45,8 @@ def main() -> None:
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, forward)
-    reply, started = b"", False
+    reply = b""
+    started = False
     while True:
         try:
             data = server.recv(4096)
