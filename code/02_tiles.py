@@ -443,9 +443,10 @@ DEMO_K = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [1.0, -1
 DEMO_V = [[10.0], [20.0], [30.0], [40.0], [50.0], [60.0]]
 DEMO_PAST = 2
 DEMO_BLOCK = 2
-# 一行分数一块一块地读：六个分数，每块两个；第二块的最大值更大，第三块不是。
+# 一行分数一块一块地读：第二块的最大值比第一块的大，第三块的不比前面的大。
 ROW_SCORES = [1.0, 0.0, 3.0, 2.0, 0.5, 2.5]
 ROW_V = [[2.0], [4.0], [6.0], [8.0], [10.0], [12.0]]
+ROW_BLOCK = 2
 COUNT_NS = [1024, 4096, 16384]  # 代价一页分数表一节的长度
 COUNT_BLOCK = 128  # FlexAttention 的默认块大小
 
@@ -453,7 +454,7 @@ COUNT_BLOCK = 128  # FlexAttention 的默认块大小
 def self_test() -> None:
     """快速自检：在线 softmax 等于一次算完的 softmax，分块等于一次算完的注意力，直接数块等于
     逐块查表，四种写错的版本都被认出。出错时抛 AssertionError。"""
-    online = online_softmax(ROW_SCORES, 2)["weights"]
+    online = online_softmax(ROW_SCORES, ROW_BLOCK)["weights"]
     gap = att.max_abs_diff([online], [att.softmax(ROW_SCORES)])
     att.check(gap < 1e-12, "在线 softmax 应等于一次算完的 softmax")
     visible = att.visibility(len(DEMO_Q), len(DEMO_K), past=DEMO_PAST)
@@ -483,9 +484,10 @@ def self_test() -> None:
 def run_demo() -> dict:
     """演示结果（JSON）：一行分数的 (m, l)，演示的块、分块与一次算完之差，长序列的因果块数。"""
     visible = att.visibility(len(DEMO_Q), len(DEMO_K), past=DEMO_PAST)
-    tiled, counts = tiled_attention(DEMO_Q, DEMO_K, DEMO_V, visible, block_q=2, block_k=2)
+    blocks = {"block_q": DEMO_BLOCK, "block_k": DEMO_BLOCK}
+    tiled, counts = tiled_attention(DEMO_Q, DEMO_K, DEMO_V, visible, **blocks)
     _, right = att.masked_attention(DEMO_Q, DEMO_K, DEMO_V, visible)
-    row = online_row(ROW_SCORES, ROW_V, 2)
+    row = online_row(ROW_SCORES, ROW_V, ROW_BLOCK)
     return {
         "性质": "人工构造的小矩阵，没有训练过的模型",
         "一行分数_每块后的m与l": [[m, total] for m, total, _ in row["trace"]],
