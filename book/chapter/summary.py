@@ -12,6 +12,7 @@ from chapter.fmt import Table, glue_all  # noqa: F401  (the page calls page.glue
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
 tn = importlib.import_module("02_tensors")
+tl = importlib.import_module("02_tiles")
 
 # -- the visibility rules ---------------------------------------------------------------------------
 # The example every rule is counted on: six positions (queries and keys alike, no cache), a window of 3,
@@ -23,6 +24,7 @@ N_SINK = 1
 DOCS = [0, 0, 0, 1, 1, 1]
 VALID = [False, True, True, True, True, True]
 PAD = tn.padding([[int(x) for x in VALID]])
+BLOCK = 2  # the rules table's blocks when the example is computed in tiles (the tiles page)
 
 # rule: (what it says, its predicate in the page's variables, the teaching code's rule, where taught).
 # In the predicates q is the query's 绝对位置 (past + i) and k the key's.
@@ -62,6 +64,8 @@ PAGE_NAMES = {
     "ch02-mask-empty-rows": "mask 一页",
     "ch02-tensors": "张量一页",
     "ch02-backprop": "反向传播一页",
+    "ch02-tiles": "分块一页",
+    "ch02-tiles-count": "分块一页",
 }
 
 
@@ -91,9 +95,19 @@ def rules_table() -> Table:
         if not predicate_agrees(name):
             raise AssertionError(f"{name}：印出的谓词 {text} 与教学代码的规则不一致")
         counts = " ".join(fmt.count(sum(row)) for row in rule_table(name))
-        rows.append([name, says, f"`{text}`", counts, link(label)])
+        kinds = [x for row in tl.block_kinds(rule_table(name), BLOCK, BLOCK) for x in row]
+        skipped = f"{fmt.count(kinds.count('empty'))} / {fmt.count(len(kinds))}"
+        rows.append([name, says, f"`{text}`", counts, skipped, link(label)])
     return Table(
-        ["规则", "意思", "查询 q 可读 Key k 的条件", "例子里每行可见几个 Key", "在哪一页讲"], rows
+        [
+            "规则",
+            "意思",
+            "查询 q 可读 Key k 的条件",
+            "例子里每行可见几个 Key",
+            f"每块 {BLOCK} × {BLOCK} 时跳过的块（{link('ch02-tiles-count')}）",
+            "在哪一页讲",
+        ],
+        rows,
     )
 
 
@@ -253,32 +267,98 @@ GRAD_QK = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
 GRAD_X = (GRAD_QK, GRAD_QK, [[10.0], [20.0], [30.0]], [[0.3], [-1.2], [0.7]])
 
 
+# The tiled versions (the tiles page): the right one and its four mistakes, in blocks of BLOCK.
+TILE_MISTAKES = {
+    "分块：旧的 l、O 没有重新缩放": "no_rescale",
+    "分块：跳过部分可见的块": "skip_partial",
+    "分块：块内按行号判断因果": "row_index",
+    "分块：m = −∞ 时没有保护": "no_guard",
+}
+
+
+def tiled(mistake: str | None, q, v, past: int = 0, valid=None):
+    """The example's attention (K = Q) in tiles, right (``None``) or with a mistake: its outputs."""
+    visible = att.visibility(len(q), len(Q), past=past, key_valid=valid)
+    blocks = {"block_q": BLOCK, "block_k": BLOCK}
+    if mistake is None:
+        return tl.tiled_attention(q, Q, v, visible, empty_row="zero", **blocks)[0]
+    return tl.mistaken_tiled_attention(q, Q, v, visible, mistake, **blocks)[0]
+
+
+def tile_passes(mistake: str | None) -> dict:
+    """The output checks through the tiled code, and the tiled against the one-pass attention."""
+    out = tiled(mistake, Q, V)
+    padded = tiled(mistake, Q, V, 0, PADDED)
+    leak = all(
+        tiled(mistake, Q, [row if j <= i else [POISON] for j, row in enumerate(V)])[: i + 1]
+        == out[: i + 1]
+        for i in range(len(Q) - 1)
+    )
+    pad = tiled(mistake, Q, [[POISON], *V[1:]], 0, PADDED)[1:] == padded[1:]
+    cache = all(
+        abs(x - y) <= 1e-12
+        for a, b in zip(tiled(mistake, Q[PAST:], V, PAST), out[PAST:])
+        for x, y in zip(a, b)
+    )
+    one_pass = [  # no cache, a cache, a PAD: the tiled result against the one-pass one
+        (tiled(mistake, q, V, past, valid), attend("正确的写法", q, V, past, valid)[1])
+        for q, past, valid in ((Q, 0, None), (Q[PAST:], PAST, None), (Q, 0, PADDED))
+    ]
+    same = all(
+        not math.isnan(x) and abs(x - y) <= 1e-12
+        for got, right in one_pass
+        for a, b in zip(got, right)
+        for x, y in zip(a, b)
+    )
+    return {"leak": leak, "pad": pad, "cache": cache, "tiled": same}
+
+
 def checks_facts() -> dict:
     """Which check caught which mistake: ``{mistake: {check: caught}}``; the right version is never caught."""
     facts = {name: {check: not ok for check, ok in zip(CHECKS, passes(name))} for name in MISTAKES}
     right = bp.gradient_check(*GRAD_X)["passed"]
     wrong = bp.gradient_check(*GRAD_X, backward=bp.wrong_backward_no_rowsum)["passed"]
+    tiles = {
+        name: {check: not ok for check, ok in tile_passes(mistake).items()}
+        for name, mistake in {"正确的写法": None, **TILE_MISTAKES}.items()
+    }
     return {
         "forward": facts,
         "gradient": {"正确的写法": not right, "反向传播漏掉修正项": not wrong},
+        "tiles": tiles,
     }
 
 
 def checks_table() -> Table:
     facts = checks_facts()
     caught = {True: "认出", False: "—"}
+    tiles = facts["tiles"]
     header = [
         "写法",
         *(f"{name}（{link(label)}）" for name, label in CHECKS.items()),
         f"梯度检查（{link('ch02-backprop')}）",
+        f"分块对照一次算完（{link('ch02-tiles')}）",
     ]
     rows = [
-        [name, *(caught[c] for c in row.values()), "只查反向"]
+        [name, *(caught[c] for c in row.values()), "只查反向", "只查分块"]
         for name, row in facts["forward"].items()
     ]
-    rows[0][-1] = caught[facts["gradient"]["正确的写法"]]
+    rows[0][-2] = caught[facts["gradient"]["正确的写法"]]
+    rows[0][-1] = caught[tiles["正确的写法"]["tiled"]]
     wrong = "反向传播漏掉修正项"
-    rows.append([wrong, *(["只查前向"] * len(CHECKS)), caught[facts["gradient"][wrong]]])
+    rows.append(
+        [wrong, *(["只查前向"] * len(CHECKS)), caught[facts["gradient"][wrong]], "只查分块"]
+    )
+    leak_none = not any(row["leak"] for row in tiles.values())
+    tiled_all = all(row["tiled"] for name, row in tiles.items() if name != "正确的写法")
+    if not (leak_none and tiled_all and not tiles["正确的写法"]["tiled"]):  # the page's sentence
+        raise ValueError(f"分块的四种错误不再是泄漏探针全认不出、对照一次算完全认出：{tiles}")
+    for name in TILE_MISTAKES:
+        t = tiles[name]
+        rows.append(
+            [name, caught[t["leak"]], caught[t["pad"]], caught[t["cache"]], "没有权重", "只查反向"]
+            + [caught[t["tiled"]]]
+        )
     return Table(header, rows)
 
 
@@ -291,4 +371,5 @@ def summary() -> dict:
         "rules_w": W,
         "rules_prefix": PREFIX,
         "rules_sinks": N_SINK,
+        "rules_block": BLOCK,
     }
