@@ -100,3 +100,16 @@ def test_the_summary_page_comes_last_and_shows_its_three_tables(book_html):
     assert all(a.get("href") for a in tables[2].find_all("a")), (
         "the checks table links to where each is taught"
     )
+
+
+def test_the_tiled_mistakes_pass_the_leak_probe_and_fail_the_one_pass_comparison():
+    tiles = summary.checks_facts()["tiles"]
+    assert not any(tiles["正确的写法"].values())
+    for name in summary.TILE_MISTAKES:
+        assert not tiles[name]["leak"] and tiles[name]["tiled"], name
+    assert tiles["分块：块内按行号判断因果"]["cache"]  # the row index shows with a cache
+
+
+def test_the_skipped_blocks_column_counts_the_empty_blocks():
+    rows = {row[0]: row for row in summary.rules_table().rows}
+    assert rows["因果"][4] == "3 / 9" and rows["PAD"][4] == "0 / 9"  # 6 positions in blocks of 2
