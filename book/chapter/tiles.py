@@ -188,7 +188,7 @@ def _sweep_frame(d: dict, a: int, b: int) -> dict:
     return {
         "condition": f"Key 块 {b}（{span(blocks[b])}）：{KIND_WORDS[kind]}",
         "tables": [table],
-        "rule": "允许 Key 位置 ≤ past + 行号，这一块里" + "，".join(readable(i) for i in rows),
+        "rule": "这一块里" + "，".join(readable(i) for i in rows),
         "explanation": text,
     }
 
