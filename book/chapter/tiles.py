@@ -636,6 +636,8 @@ def torch_values(record: dict | None = None) -> dict:
 def exercise_values() -> dict:
     """Every number and table of the exercises and their solutions."""
     a1 = ex.online_trace()
+    if a1["factors"][0] != 0.0 or a1["factors"][-1] != 1.0:  # the solution: the first 0, the last 1
+        raise ValueError(f"练习 1：第一块的因子不是 0 或最后一块的不是 1：{a1['factors']}")
     rows1 = [
         [
             f"块 {b + 1}（{span(cols)}）",
@@ -668,6 +670,11 @@ def exercise_values() -> dict:
         raise ValueError(f"练习 3：每个查询块多出的块数不是常数：{per_block}")
     a4 = ex.packed_guard()
     n4 = len(a4["doc"])
+    second = a4["doc"].index(
+        1
+    )  # the solution: the second document's first position, sharing a block
+    if a4["rows"] != [second] or second % ex.GUARD_BLOCK == 0:
+        raise ValueError(f"练习 4：离不开保护的不再只是第二篇文档的第一个位置：{a4['rows']}")
     rows4 = [
         [f"查询块 {a}（{rows_span(rows)}）"] + [KIND_WORDS[x] for x in kinds]
         for a, (rows, kinds) in enumerate(zip(spans(n4, ex.GUARD_BLOCK), a4["kinds"]))
