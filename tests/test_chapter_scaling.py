@@ -297,7 +297,8 @@ def check_frames(frames, q, k, v):
     for frame, before, new in zip(frames, (0, 2, 5), (2, 3, 2)):
         assert marks(frame, 0) == [[False] * (n_key + 2)] * before + [[True] * (n_key + 2)] * new
     last = frames[-1]
-    # The numbers a sentence states are the ones its rows show.
+    # The numbers a sentence states are the ones its rows show, each calculation written by the one
+    # function that decides its sign (tested both ways below).
     for j, x in enumerate(s["dots"]):
         assert cells(last, 0)[1 + j] == fmt.fmt(x)
         assert f"q·k_{j} = {page.products(q, k[j])} = {fmt.fmt(x)}" in frames[0]["explanation"]
@@ -306,90 +307,51 @@ def check_frames(frames, q, k, v):
         assert "（" + "、".join(f"Key {j}" for j in top) + " 最大）" in frames[0]["explanation"]
     else:
         assert "各分数相等" in frames[0]["explanation"]
-    for text in cells(last, 3)[1:-1]:  # the exps
-        assert re.search(f"[=≈] {re.escape(text)}", frames[1]["explanation"])
-    assert cells(last, 3)[-1].split("和 ")[1] in frames[1]["explanation"]
+    for j, (x, e) in enumerate(zip(s["shifted"], s["exps"])):
+        assert cells(last, 3)[1 + j] == fmt.fmt(e)
+        assert page.exp_term(x, e) in frames[1]["explanation"]
+    assert f"和 {page.printed_sum(s['exps'], s['total'])}" in frames[1]["explanation"]
     # The whole-row cells of the exp and weight rows write a sum of the printed cells beside them.
     for row, word, exact in ((3, "和", s["total"]), (4, "权重之和", sum(s["weights"]))):
         shown = sum(fmt.printed(c) for c in cells(last, row)[1:-1])
         sign = "=" if fmt.fmt(shown) == fmt.fmt(exact) else "≈"
         assert cells(last, row)[-1] == f"{word} {sign} {fmt.fmt(exact)}"
     for j in range(n_key):
-        weight = cells(last, 4)[1 + j]
-        row = cells(last, 5)[1 + j]
-        contribution = cells(last, 6)[1 + j]
-        assert re.search(
-            f"Key {j}：{re.escape(weight)} × {re.escape(row)} [=≈] {re.escape(contribution)}",
-            frames[2]["explanation"],
-        )
+        assert cells(last, 4)[1 + j] == fmt.fmt(s["weights"][j])
+        assert cells(last, 6)[1 + j] == fmt.vector(s["weighted"][j], fmt.fmt)
+        written = page.weighted_row(s["weights"][j], v[j], s["weighted"][j])
+        assert f"Key {j}：{written}" in frames[2]["explanation"]
     out = cells(last, 6)[-1].removeprefix("输出 = ")
     assert out == fmt.vector(s["output"], fmt.fmt) and f"输出是 {out}" in frames[2]["explanation"]
     assert "不对" not in frames[2]["explanation"]
     for frame in frames:
         assert not re.search(r"-\d", frame["explanation"])  # one minus sign, U+2212
-        assert_signs_true(frame["explanation"])
-    assert (
-        written_out(frames[1]["explanation"]) >= n_key + 1
-        and written_out(frames[2]["explanation"]) == n_key
-    )
 
 
 # -- a written-out calculation says "=" only when its printed terms give its printed result -------------------
-NUMBER = r"−?\d+(?:\.\d+)?"
-VECTOR = r"\(([^()]*)\)"
-
-
-def _numbers(text: str) -> list[float]:
-    return [fmt.printed(x) for x in text.split(", ")]
-
-
-def _check(sign: str, from_printed: float, shown: str) -> None:
-    """The sign is "=" exactly when the calculation on the printed terms prints as the printed result."""
-    assert sign == ("=" if fmt.fmt(from_printed) == shown else "≈"), (sign, from_printed, shown)
-
-
-def written_out(text: str) -> int:
-    """How many written-out calculations of the page's three kinds the text holds."""
-    products = re.findall(rf"({NUMBER}) × {VECTOR} ([=≈]) {VECTOR}", text)
-    exps = re.findall(rf"exp\(({NUMBER})\) ([=≈]) ({NUMBER})", text)
-    sums = re.findall(rf"和 ([=≈]) ({NUMBER})", text)
-    return len(products) + len(exps) + len(sums)
-
-
-def assert_signs_true(text: str) -> None:
-    """Every weight × V row, exp(x) and sum of the printed exps in ``text`` has its true sign."""
-    for w, row, sign, result in re.findall(rf"({NUMBER}) × {VECTOR} ([=≈]) {VECTOR}", text):
-        shown = result.split(", ")
-        signs = {
-            "=" if fmt.fmt(fmt.printed(w) * x) == r else "≈" for x, r in zip(_numbers(row), shown)
-        }
-        assert sign == ("=" if signs == {"="} else "≈"), (w, row, sign, result)
-    exps = re.findall(rf"exp\(({NUMBER})\) ([=≈]) ({NUMBER})", text)
-    for x, sign, e in exps:
-        if "." in x:  # exp(0) = 1 is the frame's rule, not a calculation on printed digits
-            _check(sign, math.exp(fmt.printed(x)), e)
-    for sign, total in re.findall(rf"和 ([=≈]) ({NUMBER})", text):
-        _check(sign, sum(fmt.printed(e) for x, _, e in exps if "." in x), total)
-
-
-def test_the_sign_checker_catches_a_rounded_equals():
-    assert_signs_true("0.6225 × (4, 0) ≈ (2.4898, 0.0000)")
-    with pytest.raises(AssertionError):
-        assert_signs_true("0.6225 × (4, 0) = (2.4898, 0.0000)")  # 0.6225 × 4 is 2.4900
-    with pytest.raises(AssertionError):
-        assert_signs_true(
-            "exp(−2.0000) = 0.1353，exp(0.0000) = 1.0000，exp(−0.5000) = 0.6065；它们的和 = 1.7419"
-        )
-    assert_signs_true(
-        "exp(−2.0000) = 0.1353，exp(0.0000) = 1.0000，exp(−0.5000) = 0.6065；它们的和 ≈ 1.7419"
+def test_a_weighted_row_says_equals_only_when_the_printed_weight_gives_the_printed_row():
+    assert (
+        page.weighted_row(0.6225, [4.0, 0.0], [2.49, 0.0]) == "0.6225 × (4, 0) = (2.4900, 0.0000)"
+    )
+    # 0.62246 prints as 0.6225, and 0.6225 × 4 is 2.4900, but the product written is 2.4898.
+    assert page.weighted_row(0.62246, [4.0, 0.0], [2.48984, 0.0]) == (
+        "0.6225 × (4, 0) ≈ (2.4898, 0.0000)"
     )
 
 
-def test_every_written_out_calculation_of_the_page_has_its_true_sign():
-    texts_ = [f["explanation"] for f in page.f13_frames()]
-    assert sum(written_out(t) for t in texts_) >= 2 * len(sc.EXAMPLE_K) + 1  # something to check
-    for t in texts_:
-        assert_signs_true(t)
+def test_an_exp_says_equals_only_when_the_printed_argument_gives_the_printed_value():
+    assert page.exp_term(-0.5, math.exp(-0.5)) == "exp(−0.5000) = 0.6065"
+    # −0.49996 prints as −0.5000, whose exp is 0.6065; the exp written, of −0.49996, is 0.6066.
+    assert page.exp_term(-0.49996, math.exp(-0.49996)) == "exp(−0.5000) ≈ 0.6066"
+
+
+def test_every_written_out_calculation_of_the_page_is_written_by_its_sign_function():
+    s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
+    text = "".join(f["explanation"] for f in page.f13_frames())
+    written = [page.exp_term(x, e) for x, e in zip(s["shifted"], s["exps"])]
+    written += [page.weighted_row(*t) for t in zip(s["weights"], sc.EXAMPLE_V, s["weighted"])]
+    assert all(w in text for w in written)
+    assert f"和 {page.printed_sum(s['exps'], s['total'])}" in text
 
 
 def test_f13_frames_on_the_pages_example():

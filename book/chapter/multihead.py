@@ -367,6 +367,7 @@ def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=C
         "cost_n": fmt.count(n),
         "cost_d_model": fmt.count(d_model),
         "cost_fixed": fmt.count(fixed),
+        "cost_heads": "、".join(fmt.count(h) for h in heads_list),
         "cost_h0": fmt.count(heads_list[0]),
         "cost_h1": fmt.count(heads_list[-1]),
     }

@@ -517,6 +517,7 @@ def long_example(
         ),
         "lr_start": fmt.fmt(scores([0])[0]),
         "lr_models": "、".join(row["model"] for row in models),
+        "lr_bases": "、".join(fmt.grouped(row["base"]) for row in models),
     }
     for j, row in enumerate(models):
         wave = rope.slowest_wavelength(row["head_dim"], row["base"])

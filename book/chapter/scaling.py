@@ -316,17 +316,24 @@ def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
     }
 
 
+def weighted_row(w: float, vj, exact) -> str:
+    """A weight times a V row, ``0.6225 × (4, 0) ≈ (2.4898, 0.0000)``: "=" only when the printed
+    weight times the row prints as the printed result in every component."""
+    signs = {fmt.equals(fmt.printed(fmt.fmt(w)) * y, c) for y, c in zip(vj, exact)}
+    sign = "=" if signs == {"="} else "≈"
+    return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
+
+
+def exp_term(x: float, e: float) -> str:
+    """``exp(−0.5000) = 0.6065``: "=" only when exp of the printed x prints as the printed value."""
+    return f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
+
+
 def f13_explanations(s: dict, v) -> list[str]:
     """One sentence a step, written from its numbers (which key is largest, = or ≈, inside V's range)."""
     scores = s["dots"]
     total = printed_sum(s["exps"], s["total"])
     top = "、".join(f"Key {j}" for j, x in enumerate(scores) if x == max(scores))
-
-    def product(w, vj, exact):  # a weight times a V row: 0.6225 × (4, 0) ≈ (2.4898, 0.0000)
-        signs = {fmt.equals(fmt.printed(fmt.fmt(w)) * y, c) for y, c in zip(vj, exact)}
-        sign = "=" if signs == {"="} else "≈"
-        return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
-
     sums = "；".join(
         f"q·k_{j} = {products(s['query'], kj)} = {fmt.fmt(x)}"
         for j, (kj, x) in enumerate(zip(s["keys"], scores))
@@ -336,14 +343,12 @@ def f13_explanations(s: dict, v) -> list[str]:
         + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
         + f"再除以 √d = {fmt.fmt(s['scale'])}：顺序不变，差距缩成原来的 1/√d。",
         f"减去最大值 {fmt.fmt(s['max'])}，再取指数："
-        + "，".join(
-            f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
-            for x, e in zip(s["shifted"], s["exps"])
-        )
+        + "，".join(exp_term(x, e) for x, e in zip(s["shifted"], s["exps"]))
         + f"；和 {total}{'' if total[0] == '=' else '（由未舍入的指数相加）'}。每一项除以和，得到和为 1 的权重。",
         "V 行乘以权重："
         + "；".join(
-            f"Key {j}：{product(*t)}" for j, t in enumerate(zip(s["weights"], v, s["weighted"]))
+            f"Key {j}：{weighted_row(*t)}"
+            for j, t in enumerate(zip(s["weights"], v, s["weighted"]))
         )
         + f"。逐分量相加，输出是 {fmt.vector(s['output'], fmt.fmt)}"
         + (
