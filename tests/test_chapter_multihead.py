@@ -183,6 +183,18 @@ def test_the_page_s_w_o_mixes_some_columns_and_not_others():
     assert page.steps_values()["mix_cols"].split("；")[0] == f"列 0 ← {page.names('头', used[0])}"
 
 
+def test_gqa_shrinks_the_kv_projections_and_the_cache_but_not_the_scores_and_mixing():
+    # Counted by hand (d_model 64, 16 positions, 8 query heads of 8 columns): Q and O projections
+    # 2 · 16 · 64 · 64, K and V projections 2 · 16 · 64 · 8 · h_kv, scores and mixing 2 · 8 · 16² · 8.
+    rows = page.gqa_counts(16, 64, 8)
+    assert [r["kv_heads"] for r in rows] == [8, 4, 2, 1]
+    assert [r["total"] for r in rows] == [294_912, 229_376, 196_608, 180_224]
+    assert {r["scores_mixing"] for r in rows} == {32_768}  # 「算分数与混合的乘加次数不变」
+    assert [r["kv_projections"] for r in rows] == [2 * 16 * 64 * 8 * kv for kv in (8, 4, 2, 1)]
+    assert [r["cache"] for r in rows] == [2 * 8 * kv for kv in (8, 4, 2, 1)]
+    page.gqa_values()  # the page's claims hold
+
+
 def test_gqa_tables_follow_the_checks():
     wk = [
         [1.0],

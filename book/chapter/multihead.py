@@ -23,6 +23,9 @@ COST_N = 16
 COST_D_MODEL = 64
 COST_FIXED = 16
 COST_HEADS = [1, 2, 4, 8, 16]
+GQA_COUNT_HEADS = (
+    8  # the GQA paragraph's claims, checked at COST_N positions and width COST_D_MODEL
+)
 
 # The public configuration the page quotes (gemma7b_config): head_dim is an entry of its own.
 GEMMA_7B = {
@@ -286,9 +289,40 @@ def two_ways_values(
     }
 
 
+def gqa_counts(n: int = COST_N, d_model: int = COST_D_MODEL, heads: int = GQA_COUNT_HEADS):
+    """For each number of K/V heads that divides ``heads`` (most first): the K/V projections'
+    multiply-adds, the cache's numbers per position, the score and mixing multiply-adds, the total."""
+    rows = []
+    for kv in (k for k in range(heads, 0, -1) if heads % k == 0):
+        p = mh.projection_params(d_model, heads, kv_heads=kv)
+        m = mh.multiply_adds(n, d_model, heads, kv_heads=kv)
+        rows.append(
+            {
+                "kv_heads": kv,
+                "kv_projections": n * (p["w_k"] + p["w_v"]),
+                "cache": mh.kv_cache_numbers(1, kv, d_model // heads),
+                "scores_mixing": m["scores"] + m["mixing"],
+                "total": m["total"],
+            }
+        )
+    return rows
+
+
 def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
     """分组 K/V 头 (``plans``: ``{name: (w_k, w_v)}``): who uses which K/V head; the gap to repeated K/V."""
     plans = plans or {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
+    counts = gqa_counts()
+    full = counts[0]
+    holds(
+        {
+            "GQA：K、V 投影的乘加与缓存都缩小到 h_kv/h": all(
+                r[key] * full["kv_heads"] == full[key] * r["kv_heads"]
+                for r in counts
+                for key in ("kv_projections", "cache")
+            ),
+            "GQA：算分数与混合的乘加次数不变": len({r["scores_mixing"] for r in counts}) == 1,
+        }
+    )
     x, w_q, *_, w_o = DEMO
     d = len(DEMO[1][0]) // heads
     groups = []

@@ -51,7 +51,7 @@ def holds(claims: dict[str, bool]) -> None:
 
 
 def numpy_reference(q, k, v):
-    """检查第 4 项的独立参照：softmax(Q Kᵀ / √d) V，用 numpy 数组从头再写一遍。"""
+    """检查第 4 项的独立参照：softmax(Q K^T / √d) V，用 numpy 数组从头再写一遍。"""
     q = np.asarray(q, dtype=float)
     k = np.asarray(k, dtype=float)
     v = np.asarray(v, dtype=float)
