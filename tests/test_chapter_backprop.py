@@ -232,7 +232,12 @@ def test_a_finite_fill_that_leaks_weight_stops_the_build(monkeypatch):
 
     monkeypatch.setattr(bp, "fill_backward_demo", leaky)
     with pytest.raises(ValueError, match="finite_fills_give_the_same_weights_and_gradients"):
-        page.masked_values(*bp_example(), [True, True, False], [False, True, True], bp.PROJ_X)
+        page.forbidden_values(*bp_example())
+    monkeypatch.undo()
+    assert page.forbidden_values(Q4, K4, V4, D4) == {
+        "big_fill": "−1e9",
+        "float_min": "−1.8 × 10³⁰⁸",
+    }
 
 
 def test_a_nonzero_gradient_where_the_page_says_exactly_zero_stops_the_build(monkeypatch):

@@ -179,6 +179,7 @@ def test_every_glued_text_is_on_the_page(book_html):
     sections = [
         page.worked_values(*EX),
         page.masked_values(*EX, PAD, LEFT, bp.PROJ_X),
+        page.forbidden_values(*EX),
         page.projection_values(bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, d_out),
         page.check_values(q, k, v, 7, -1, 1, 1, PAD, LEFT, [10.0**-e for e in range(1, 10, 2)]),
         page.exercise_values(),

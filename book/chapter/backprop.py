@@ -117,8 +117,8 @@ def zero_facts(steps: dict, prefix: str) -> dict:
     visible = steps["visible"]
     cells = forbidden_cells(visible)
     keys = unread_keys(visible)
-    holds(**{f"{prefix}_unread_keys_get_no_gradient": zero(
-        x for j in keys for x in steps["dk"][j] + steps["dv"][j])})  # fmt: skip
+    unread_gradients = [x for j in keys for x in steps["dk"][j] + steps["dv"][j]]
+    holds(**{f"{prefix}_unread_keys_get_no_gradient": zero(unread_gradients)})
     return {
         f"{prefix}_forbidden": fmt.count(len(cells)),
         f"{prefix}_zero_p": fmt.count(sum(steps["weights"][i][j] == 0.0 for i, j in cells)),
@@ -213,12 +213,10 @@ def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
     }
 
 
-def masked_values(q, k, v, d_out, pad, left, x) -> dict:
-    """The causal example's forbidden cells (−∞ and the finite fills); a PAD key (``pad``): its exact zeros;
-    a fully masked row (``left``) five ways; the NaN in dW_v."""
+def forbidden_values(q, k, v, d_out) -> dict:
+    """The causal example's forbidden cells: weight and dS exactly 0 with −∞, and with the finite fills
+    (−1e9, float64's most negative number) the very weights and gradients of −∞, bit for bit."""
     n = len(q)
-    d = len(q[0])
-    d_v = len(v[0])
     causal = att.visibility(n, n)
     c = bp.backward_steps(q, k, v, d_out, causal)
     filled = [bp.fill_backward_demo(q, k, v, d_out, causal, fill=f) for f in FINITE_FILLS]
@@ -231,6 +229,17 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
             f[g] == c[g] for f in filled for g in same
         ),
     )
+    return {
+        "big_fill": f"{fmt.MINUS}1e{round(math.log10(-BIG))}",  # as the demo's code types it
+        "float_min": fmt.sci(FINITE_FILLS[1]),
+    }
+
+
+def masked_values(q, k, v, d_out, pad, left, x) -> dict:
+    """A PAD key (``pad``): its exact zeros; a fully masked row (``left``) five ways; the NaN in dW_v."""
+    n = len(q)
+    d = len(q[0])
+    d_v = len(v[0])
     j = pad.index(False)
     s = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=pad))
     _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=pad)
@@ -281,26 +290,25 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
     ]
     unread = unread_keys(visible)
     pad_read = [j for j in unread if any(big["dv"][j])]  # a PAD key's dV, from the −1e9 row
+    big_excluded = excluded["fill=-1e9"]
     holds(
         unguarded_nan_in_every_dv=all(map(math.isnan, flat(where["dv"]))),
         where_keeps_dq_dk_finite=where["nan_in"]["dq"] == where["nan_in"]["dk"] == 0,
         added_spoils_dq_dk=added["nan_in"]["dq"] > 0 and added["nan_in"]["dk"] > 0,
-        excluding_the_row_saves_nothing=excluded["fill=-inf"]["nan"] > 0 and excluded["additive"]["nan"] > 0,
+        excluding_the_row_saves_nothing=min(excluded[g]["nan"] for g in ("fill=-inf", "additive"))
+        > 0,
         nan_in_every_dw_v=all(map(math.isnan, dw_v)),
         big_fill_no_nan=big["nan"] == 0,
         big_fill_spreads_the_empty_row=all(len(set(big["weights"][i])) == 1 for i in empty),
         big_fill_keeps_the_row_dq_zero=zero(x for i in empty for x in big["dq"][i]),
         big_fill_gives_a_pad_key_dv=bool(pad_read),
         excluded_big_fill_pad_keys_no_gradient=zero(
-            x for j in unread for x in excluded["fill=-1e9"]["dk"][j] + excluded["fill=-1e9"]["dv"][j]
+            x for j in unread for x in big_excluded["dk"][j] + big_excluded["dv"][j]
         ),
-        zero_policy_outputs_and_dq_zero=zero_policy["nan"] == 0 and zero(
-            x for i in empty for x in zero_policy["outputs"][i] + zero_policy["dq"][i]
-        ),
-    )  # fmt: skip
+        zero_policy_outputs_and_dq_zero=zero_policy["nan"] == 0
+        and zero(x for i in empty for x in zero_policy["outputs"][i] + zero_policy["dq"][i]),
+    )
     return {
-        "big_fill": f"{fmt.MINUS}1e{round(math.log10(-BIG))}",  # as the demo's code types it
-        "float_min": fmt.sci(FINITE_FILLS[1]),
         "pad_valid": "、".join(map(str, pad)), "pad_key": fmt.count(j),
         "tbl_pad_p": table("P", key_cols, s["weights"], queries(n)),
         "tbl_pad_ds": table("dS", key_cols, s["ds"], queries(n)),
