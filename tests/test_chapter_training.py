@@ -479,7 +479,8 @@ def test_the_task_table_marks_where_each_answer_is():
             assert where == "无从得知"
         else:  # the answer is the token at that key
             assert tokens[int(where.removeprefix("Key "))] == tokens[t + 1]
-    assert tr.LENGTH == 2 * tr.LAG  # the box's fixed words: 本例 T = 2·lag（holds checks it）
+    # the box's fixed words: 本例 T 恰是 lag 的两倍（holds checks it）
+    assert tr.LENGTH == 2 * tr.LAG
 
 
 def test_the_exercise_solutions_come_from_the_answers():

@@ -285,7 +285,7 @@ def task_values(seed: int = SHOW_SEED) -> dict:
         ["目标（下一个 token）"] + [fmt.count(x) for x in tokens[1:]] + ["—"],
         ["因果规则下答案所在"] + where,
     ]
-    holds(one_round=n == 2 * lag)  # the box says T = 2·lag: the first lag tokens repeat once
+    holds(one_round=n == 2 * lag)  # the box: T is twice lag, the first lag tokens repeat once
     return {
         "task_vocab": fmt.count(tr.VOCAB),
         "task_length": fmt.count(n),
