@@ -35,7 +35,7 @@ THIS_RUN = "这一次"  # the words of a sentence that states a result of this r
 THIS_RUN_CLAIMS = frozenset(
     {
         "accuracy_below_causal",  # the unmasked model's use-time accuracy below the causal one's
-        "x5_first_targets_carry_most",  # the off-by-one model's first lag − 1 positions carry most of its loss
+        "x5_first_targets_carry_most",  # the off-by-one model: its first lag − 1 positions carry most
     }
 )
 # For each glued result in a sentence that does not say THIS_RUN: the claims (checked on every seed)
