@@ -45,8 +45,12 @@ def holds(**claims: bool) -> None:
 def value(x: float) -> str:
     """A loss: four decimals, or scientific notation when four decimals would write a nonzero as 0.
 
-    >>> value(1.3), value(2.9371e-05), value(0.0)
-    ('1.3000', '2.9 × 10⁻⁵', '0.0000')
+    >>> value(1.3)
+    '1.3000'
+    >>> value(2.9371e-05)
+    '2.9 × 10⁻⁵'
+    >>> value(0.0)
+    '0.0000'
     """
     return fmt.sci(x) if 0.0 < abs(x) < 5e-5 else fmt.fmt(x)
 
@@ -129,8 +133,12 @@ def use_facts(losses: list[float], accuracies: list[float], prefix: str, lag: in
 def compare(a: float, b: float) -> str:
     """``a`` against ``b`` as the page prints them (four decimals).
 
-    >>> compare(7.45, 8.57), compare(8.57, 7.45), compare(1.00001, 1.0)
-    ('低于', '高于', '等于')
+    >>> compare(7.45, 8.57)
+    '低于'
+    >>> compare(8.57, 7.45)
+    '高于'
+    >>> compare(1.00001, 1.0)
+    '等于'
     """
     return "等于" if fmt.fmt(a) == fmt.fmt(b) else "高于" if a > b else "低于"
 
@@ -138,8 +146,12 @@ def compare(a: float, b: float) -> str:
 def closed_form(logits, target: int) -> str:
     """Exercise 2's cross entropy in closed form, ``ln(Σ e^z) − z[target]``, for whole-number logits.
 
-    >>> closed_form([3.0, 0.0, 0.0, 0.0], 0), closed_form([3.0, 0.0, 0.0, 0.0], 1), closed_form([1.0, 2.0], 0)
-    ('ln(e³ + 3) − 3', 'ln(e³ + 3)', 'ln(e¹ + e²) − 1')
+    >>> closed_form([3.0, 0.0, 0.0, 0.0], 0)
+    'ln(e³ + 3) − 3'
+    >>> closed_form([3.0, 0.0, 0.0, 0.0], 1)
+    'ln(e³ + 3)'
+    >>> closed_form([1.0, 2.0], 0)
+    'ln(e¹ + e²) − 1'
     """
     zs = [int(z) for z in logits]
     if zs != list(logits):

@@ -130,9 +130,11 @@ def rule_cases():
         "sinks": (tn.sinks(1, 2), lambda b, q, k: k <= q and (k < 1 or q - k < 2)),
         "padding": (tn.padding(PADS), lambda b, q, k: PADS[b][k] == 1),
         "and": (tn.and_rules(tn.causal, tn.sliding_window(2)), lambda b, q, k: q - 2 < k <= q),
-        "or": (tn.or_rules(tn.sliding_window(1), lambda b, h, q, k: k < 1),
-               lambda b, q, k: k == q or k < 1),
-    }  # fmt: skip
+        "or": (
+            tn.or_rules(tn.sliding_window(1), lambda b, h, q, k: k < 1),
+            lambda b, q, k: k == q or k < 1,
+        ),
+    }
 
 
 @pytest.mark.parametrize("name", list(rule_cases()))
