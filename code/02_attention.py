@@ -254,7 +254,7 @@ def unguarded_attention(q, k, v, visible, *, fill: float = -math.inf):
     ([[0.5, 0.5]], [[20.0]])
     """
     fill = real(fill, "fill")
-    if math.isnan(fill) or fill == math.inf:
+    if math.isnan(fill) or fill >= 0:
         raise ValueError(f"fill 必须是负数或 −∞，收到 {fill}")
     q, k, v, mask = _attention_inputs(q, k, v, visible)
     scores = scaled_scores(q, k)  # (n_query, n_key)

@@ -277,8 +277,8 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = Fa
 def _numeric(outputs, d_out, m: list[list[float]], eps: object) -> list[list[float]]:
     """逐个元素原地扰动 ``m``（用完即还原），返回 ``L = Σ d_out * outputs()`` 的中心差分。"""
     step = att.real(eps, "eps")
-    if not (math.isfinite(step) and step > 0):
-        raise ValueError(f"eps 必须是正的有限数，收到 {eps!r}")
+    if not (math.isfinite(step) and 0 < step <= 0.1):  # 步长大了，差分就不再近似导数
+        raise ValueError(f"eps 必须是正的有限数，且不大于 0.1，收到 {eps!r}")
 
     def loss():
         return sum(a * b for o, g in zip(outputs(), d_out) for a, b in zip(o, g))

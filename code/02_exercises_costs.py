@@ -89,6 +89,8 @@ def window_rows(
         att.check_count(c, f"contexts[{i}]")
         for i, c in enumerate(att.as_list(contexts, "contexts"))
     ]
+    if not cs:
+        raise ValueError("contexts 不能为空：至少要给一个上下文长度")
     return [
         {
             "context": c,

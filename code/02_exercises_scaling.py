@@ -83,7 +83,7 @@ def copied_row(
     """
     q = att.as_vector(q, "q")
     k = att.as_matrix(k, "k")
-    copies = att.check_count(copies, "copies")
+    copies = att.check_count(copies, "copies", maximum=att.MAX_POSITIONS, why="复制出的向量是列表")
     if len(k[0]) != len(q):
         raise ValueError(f"k 的每一行必须与 q 一样长（{len(q)}），收到 {len(k[0])}")
     q_big = q * copies

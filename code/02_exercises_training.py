@@ -35,8 +35,11 @@ def floor_answers(cases=FLOOR_CASES) -> list[dict]:
     >>> [(a["unpredictable"], round(a["floor"], 4)) for a in floor_answers()]
     [([0, 1], 0.6161), ([], 0.0)]
     """
+    cases = att.as_list(cases, "cases")
+    if not cases:
+        raise ValueError("cases 不能为空：至少要给一组 (vocab, length, lag)")
     out = []
-    for case in att.as_list(cases, "cases"):
+    for case in cases:
         if isinstance(case, (str, bytes)) or not hasattr(case, "__len__") or len(case) != 3:
             raise ValueError(f"cases 的每一项必须是 (vocab, length, lag)，收到 {case!r}")
         vocab, length, lag = case
@@ -70,7 +73,10 @@ def guess_answers(logits=GUESS_LOGITS, targets=GUESS_TARGETS) -> dict:
     """
     z = att.as_vector(logits, "logits")
     p = att.softmax(z)
-    losses = [tr.cross_entropy([z], [t])[0] for t in att.as_list(targets, "targets")]  # 也校验目标
+    targets = att.as_list(targets, "targets")
+    if not targets:
+        raise ValueError("targets 不能为空：至少要给一个目标 token")
+    losses = [tr.cross_entropy([z], [t])[0] for t in targets]  # 也校验每个目标
     uniform = tr.cross_entropy([[0.0] * len(z)], [0])[0]
     return {"p": p, "losses": losses, "ln_vocab": math.log(len(z)), "uniform": uniform}
 

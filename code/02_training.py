@@ -267,7 +267,8 @@ def use_time(params: dict, rule: str, *, seed: int, positions="absolute", prompt
     p = _params(params)
     truth = _tokens(sequences(EVAL_SEQUENCES, seed=seed), p)
     tokens = truth.copy()
-    prompt = _count(truth.shape[1] if prompt is None else prompt, "prompt")
+    length = truth.shape[1]
+    prompt = _count(length if prompt is None else prompt, "prompt", 1, length, "（序列长度）")
     keys = []
     values = []
     losses = []
