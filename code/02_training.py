@@ -115,7 +115,7 @@ def _forward(p: dict, tokens: np.ndarray, visible: np.ndarray) -> dict:
 def cross_entropy(logits, targets) -> tuple[float, np.ndarray]:
     """平均交叉熵 ``−mean log softmax(logits)[target]`` 与它对 logits 的梯度。
     >>> loss, grad = cross_entropy([[0.0, 0.0], [2.0, 0.0]], [1, 0])
-    >>> round(loss, 4)  # 两个目标的平均：ln 2 与 ln(1 + e⁻²)
+    >>> round(loss, 4)  # 两个目标的平均：ln 2 与 ln(1 + exp(−2))
     0.41
     >>> np.round(grad, 4).tolist()
     [[0.25, -0.25], [-0.0596, 0.0596]]
