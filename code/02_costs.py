@@ -162,7 +162,7 @@ def kv_cache_bytes(
     512
     >>> kv_cache_bytes(MODELS[2], 32768) // 2**20
     512
-    >>> kv_cache_bytes(MODELS[0], 32768) // 2**30
+    >>> kv_cache_bytes(MODELS[0], 32768)  # Llama-2-7B 只到 4096 个位置
     Traceback (most recent call last):
     ...
     ValueError: context=32768 超过了 Llama-2-7B 的最大位置数 4096；只按公式外推时写 extrapolate=True
