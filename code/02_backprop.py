@@ -13,33 +13,8 @@ import math
 
 att = importlib.import_module("02_attention")
 
-TOLERANCE = 1e-6
-STEP = 1e-5  # 有限差分核对的标准（float64 下的相对误差）与中心差分的步长
-
-
-# -- 边界上的校验 ----------------------------------------------------------------------------------
-def _shapes(q, k, v, d_out, visible, empty_row, rule=None):
-    """校验全部输入，返回 float 矩阵、可见性表与策略；给了 ``rule`` 就按它造可见性表。"""
-    if empty_row not in att.EMPTY_ROW_POLICIES:  # 全屏蔽行的两种明确策略
-        raise ValueError(f'empty_row 必须是 "error" 或 "zero"，收到 {empty_row!r}')
-    q, k, v, d_out = map(att.as_matrix, (q, k, v, d_out), ("Q", "K", "V", "d_out"))
-    if len(q[0]) != len(k[0]) or len(v) != len(k):
-        raise ValueError(
-            f"Q 与 K 的列数、V 与 K 的行数必须相同，"
-            f"收到 Q {_shape(q)}、K {_shape(k)}、V {_shape(v)}"
-        )
-    visible = att.visibility(len(q), len(k), **rule) if rule is not None else visible
-    visible = [[m == 0.0 for m in row] for row in att.additive_mask(visible)]  # 查布尔与矩形
-    shapes = ((d_out, "d_out", (len(q), len(v[0]))), (visible, "visible", (len(q), len(k))))
-    for m, name, want in shapes:
-        if _shape(m) != want:
-            dims = "(n_query, d_v)" if m is d_out else "(n_query, n_key)"
-            raise ValueError(f"{name} 的形状必须是 {dims} = {want}，收到 {_shape(m)}")
-    return q, k, v, d_out, visible, empty_row
-
-
-def _shape(m: list[list]) -> tuple[int, int]:
-    return len(m), len(m[0])
+TOLERANCE = 1e-6  # 有限差分核对的标准：float64 下的相对误差
+STEP = 1e-5  # 中心差分的步长 ε
 
 
 # -- softmax 的一行 --------------------------------------------------------------------------------
@@ -62,8 +37,10 @@ def softmax_backward(weights: list[float], d_weights: list[float]) -> list[float
 
     ``weights`` 是前向的一行权重 p，``d_weights`` 是损失对它们的梯度 dp；结果之和恒为 0。
 
-    >>> softmax_backward([0.5, 0.5], [1.0, 0.0]), softmax_backward([1.0, 0.0], [3.0, 4.0])
-    ([0.25, -0.25], [0.0, 0.0])
+    >>> softmax_backward([0.5, 0.5], [1.0, 0.0])
+    [0.25, -0.25]
+    >>> softmax_backward([1.0, 0.0], [3.0, 4.0])  # 权重全在一格：分数的梯度为 0
+    [0.0, 0.0]
     """
     p = att.as_vector(weights, "weights")
     dp = att.as_vector(d_weights, "d_weights")
@@ -85,21 +62,21 @@ def _backward(
     """已校验的输入上做反向，返回全部中间量。``correction`` 只为保留故意写错的变体而可换。"""
     if weights is None:  # 前向就是 02_attention 的 masked_attention，全屏蔽行按 empty_row 处理
         weights, outputs = att.masked_attention(q, k, v, visible, empty_row=empty_row)
-    nq = len(q)
-    nk = len(k)
+    nq = len(q)  # n_query
+    nk = len(k)  # n_key
     d = len(q[0])
-    d_v = len(v[0])  # n_query, n_key
-    scale = att.score_scale(d)  # the forward's own √d (02_attention)
-    p = weights  # (nq, nk)；dv (nk, d_v)，dp 与 ds (nq, nk)，dq (nq, d)，dk (nk, d)
-    # O = P V  ⇒  dV = P^T dO，dP = dO V^T
+    d_v = len(v[0])
+    scale = att.score_scale(d)  # 前向用的同一个 √d（02_attention）
+    p = weights  # (nq, nk)
+    # O = P V  ⇒  dV = P^T dO：(nk, d_v)，dP = dO V^T：(nq, nk)
     dv = [[sum(p[i][j] * d_out[i][c] for i in range(nq)) for c in range(d_v)] for j in range(nk)]
     dp = [[sum(d_out[i][c] * v[j][c] for c in range(d_v)) for j in range(nk)] for i in range(nq)]
     # P = softmax(S) 逐行  ⇒  dS = P * (dP − D)，D 是每行一个数
     rowsum_do_o = correction(p, dp, outputs, d_out)  # (n_query,)
     rowsum_dp_p = [sum(a * b for a, b in zip(p_i, dp_i)) for p_i, dp_i in zip(p, dp)]  # (n_query,)
     # 禁止的格子 P = 0，所以 dS 在那里恰为 0：梯度不经由它流回 Q、K。
-    ds = [[p[i][j] * (dp[i][j] - rowsum_do_o[i]) for j in range(nk)] for i in range(nq)]
-    # S = Q K^T / √d  ⇒  dQ = dS K / √d，dK = dS^T Q / √d
+    ds = [[p[i][j] * (dp[i][j] - rowsum_do_o[i]) for j in range(nk)] for i in range(nq)]  # (nq, nk)
+    # S = Q K^T / √d  ⇒  dQ = dS K / √d：(nq, d)，dK = dS^T Q / √d：(nk, d)
     dq = [[sum(ds[i][j] * k[j][c] for j in range(nk)) / scale for c in range(d)] for i in range(nq)]
     dk = [[sum(ds[i][j] * q[i][c] for i in range(nq)) / scale for c in range(d)] for j in range(nk)]
     return {
@@ -123,8 +100,14 @@ def backward_steps(q, k, v, d_out, visible, *, empty_row: str = "error") -> dict
     ``rowsum_dp_p`` (rowsum(dP * P)，与 D 相等)、``ds``、``dq``、``dk``、``visible``。
 
     >>> s = backward_steps([[1.0]], [[1.0], [2.0]], [[10.0], [30.0]], [[1.0]], [[True, False]])
-    >>> s["weights"], s["ds"], s["dk"], s["dv"]  # 禁止的格子：权重 0，dS、dK、dV 恰为 0
-    ([[1.0, 0.0]], [[0.0, 0.0]], [[0.0], [0.0]], [[1.0], [0.0]])
+    >>> s["weights"]  # Key 1 被禁止：权重 0
+    [[1.0, 0.0]]
+    >>> s["ds"]  # 禁止的格子 dS 恰为 0；这一行只读一个 Key，允许的那格也是 0
+    [[0.0, 0.0]]
+    >>> s["dk"]
+    [[0.0], [0.0]]
+    >>> s["dv"]  # 没有查询读 Key 1：它的 dV 恰为 0
+    [[1.0], [0.0]]
     """
     return _backward(*_shapes(q, k, v, d_out, visible, empty_row))
 
@@ -144,8 +127,10 @@ def attention_backward(q, k, v, d_out, *, causal=True, past=0, key_valid=None, e
 
     >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
     >>> dq, dk, dv = attention_backward(q, k, [[10.0], [20.0], [30.0]], [[1.0], [-1.0], [0.5]])
-    >>> [[round(x, 4) for x in row] for row in dq], [[round(x, 4) for x in row] for row in dv]
-    ([[0.0, 0.0], [1.564, -1.564], [0.224, 1.1017]], [[0.7939], [-0.5456], [0.2517]])
+    >>> [[round(x, 4) for x in row] for row in dq]
+    [[0.0, 0.0], [1.564, -1.564], [0.224, 1.1017]]
+    >>> [[round(x, 4) for x in row] for row in dv]
+    [[0.7939], [-0.5456], [0.2517]]
     """
     return _run(q, k, v, d_out, causal, past, key_valid, empty_row)
 
@@ -156,7 +141,9 @@ def wrong_backward_no_rowsum(
 ):
     """故意写错：丢掉修正项，写成 ``dS = P * dP``（下例正确的 dQ 是 5）。
 
-    >>> q, k, v = [[0.0]], [[0.0], [1.0]], [[10.0], [30.0]]
+    >>> q = [[0.0]]
+    >>> k = [[0.0], [1.0]]
+    >>> v = [[10.0], [30.0]]
     >>> wrong_backward_no_rowsum(q, k, v, [[1.0]], causal=False)[0]
     [[15.0]]
     """
@@ -174,11 +161,19 @@ def wrong_backward_forgets_d_out(
 
     dO 全为 1 时 ``rowsum(dO * O) = rowsum(O)``，这个错误完全看不出来；只有随机的 dO 才能暴露它。
 
-    >>> q, k, v = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [3.0, 0.0]]
-    >>> wrong, right = wrong_backward_forgets_d_out, attention_backward
-    >>> [wrong(q, k, v, d, causal=False) == right(q, k, v, d, causal=False)
-    ...  for d in ([[1.0, 1.0]], [[0.5, -1.0]])]  # dO 全为 1 / 随机
-    [True, False]
+    >>> q = [[1.0, 0.0]]
+    >>> k = [[1.0, 0.0], [0.0, 1.0]]
+    >>> v = [[1.0, 2.0], [3.0, 0.0]]
+    >>> ones = [[1.0, 1.0]]
+    >>> wrong_backward_forgets_d_out(q, k, v, ones, causal=False) == attention_backward(
+    ...     q, k, v, ones, causal=False
+    ... )
+    True
+    >>> d_out = [[0.5, -1.0]]  # 随意取的 dO
+    >>> wrong_backward_forgets_d_out(q, k, v, d_out, causal=False) == attention_backward(
+    ...     q, k, v, d_out, causal=False
+    ... )
+    False
     """
 
     def rowsum_of_out(p, dp, out, d_out):
@@ -200,38 +195,41 @@ def wrong_backward_transposes_p(
 
 
 # -- 再往前一步：投影矩阵 --------------------------------------------------------------------------
-def _projection_inputs(x, w_q, w_k, w_v):
-    x = att.as_matrix(x, "X")
-    ws = [att.as_matrix(w, name) for w, name in ((w_q, "W_q"), (w_k, "W_k"), (w_v, "W_v"))]
-    for w, name in zip(ws, ("W_q", "W_k", "W_v")):
-        if len(w) != len(x[0]):
-            raise ValueError(f"{name} 的行数必须等于 X 的列数 d_model={len(x[0])}，收到 {len(w)}")
-    if len(ws[0][0]) != len(ws[1][0]):
-        raise ValueError(f"W_q 与 W_k 的列数必须相同，收到 {len(ws[0][0])} 和 {len(ws[1][0])}")
-    return (x, *ws)
-
-
 def projection_backward(x, w_q, w_k, w_v, dq, dk, dv) -> dict:
     """由 dQ、dK、dV 算出投影矩阵与输入的梯度（单头）。
 
     ``Q = X W_q`` ⇒ ``dW_q = X^T dQ``，K、V 同理；X 同时产生 Q、K、V，
     所以 ``dX = dQ W_q^T + dK W_k^T + dV W_v^T``。返回 ``{"dw_q", "dw_k", "dw_v", "dx"}``。
 
-    >>> g = projection_backward([[1.0, 2.0]], [[1.0], [0.0]], [[0.0], [1.0]], [[1.0], [1.0]],
-    ...                         [[1.0]], [[0.5]], [[2.0]])
-    >>> g["dw_q"], g["dw_k"], g["dw_v"], g["dx"]
-    ([[1.0], [2.0]], [[0.5], [1.0]], [[2.0], [4.0]], [[3.0, 2.5]])
+    >>> w_q = [[1.0], [0.0]]
+    >>> w_k = [[0.0], [1.0]]
+    >>> w_v = [[1.0], [1.0]]
+    >>> g = projection_backward([[1.0, 2.0]], w_q, w_k, w_v, [[1.0]], [[0.5]], [[2.0]])
+    >>> g["dw_q"]
+    [[1.0], [2.0]]
+    >>> g["dw_k"]
+    [[0.5], [1.0]]
+    >>> g["dw_v"]
+    [[2.0], [4.0]]
+    >>> g["dx"]
+    [[3.0, 2.5]]
     """
     x, w_q, w_k, w_v = _projection_inputs(x, w_q, w_k, w_v)
-    dq, dk, dv = (att.as_matrix(g, name) for g, name in ((dq, "dQ"), (dk, "dK"), (dv, "dV")))
-    for g, w, name in ((dq, w_q, "dQ"), (dk, w_k, "dK"), (dv, w_v, "dV")):
-        if _shape(g) != (len(x), len(w[0])):
-            raise ValueError(f"{name} 的形状必须是 ({len(x)}, {len(w[0])})，收到 {_shape(g)}")
-    xt = list(zip(*x))  # X^T (d_model, n)
-    dx_parts = [att.matmul(g, list(zip(*w))) for g, w in ((dq, w_q), (dk, w_k), (dv, w_v))]
-    dx = [[a + b + c for a, b, c in zip(*rows)] for rows in zip(*dx_parts)]
-    dw_q, dw_k, dw_v = (att.matmul(xt, g) for g in (dq, dk, dv))
-    return {"dw_q": dw_q, "dw_k": dw_k, "dw_v": dw_v, "dx": dx}
+    dq = _gradient(dq, "dQ", x, w_q)
+    dk = _gradient(dk, "dK", x, w_k)
+    dv = _gradient(dv, "dV", x, w_v)
+    # X 同时产生 Q、K、V：dX 是三条路的梯度之和。
+    from_q = att.matmul(dq, list(zip(*w_q)))  # dQ W_q^T：(n, d_model)
+    from_k = att.matmul(dk, list(zip(*w_k)))  # dK W_k^T
+    from_v = att.matmul(dv, list(zip(*w_v)))  # dV W_v^T
+    dx = [[a + b + c for a, b, c in zip(*rows)] for rows in zip(from_q, from_k, from_v)]
+    xt = list(zip(*x))  # X^T：(d_model, n)
+    return {
+        "dw_q": att.matmul(xt, dq),  # (d_model, d)
+        "dw_k": att.matmul(xt, dk),
+        "dw_v": att.matmul(xt, dv),  # (d_model, d_v)
+        "dx": dx,
+    }
 
 
 # -- 演示：不加保护的全屏蔽行 ----------------------------------------------------------------------
@@ -244,11 +242,16 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = Fa
     因此拿到梯度。被换掉的分数是常数，梯度不经由它流回 Q、K。``added=True`` 是加性 mask
     ``S = Q K^T / √d + M``（M 取 0 或 −∞，fill 只能是 −∞）：dS 原样流回，NaN 也进 dQ 和 dK。
 
-    >>> [fill_backward_demo([[0.0]], [[0.0]] * 2, [[10.0], [30.0]], [[1.0]], [[False] * 2],
-    ...                     fill=f)["dv"] for f in (-math.inf, -1e9)]
-    [[[nan], [nan]], [[0.5], [0.5]]]
-    >>> fill_backward_demo([[0.0], [1.0]], [[0.0], [1.0]], [[10.0], [30.0]], [[1.0], [1.0]],
-    ...                    [[False, False], [True, True]], fill=-math.inf, added=True)["dk"]
+    >>> k = [[0.0], [0.0]]
+    >>> v = [[10.0], [30.0]]
+    >>> nothing = [[False, False]]  # 唯一的查询行整行被禁止
+    >>> fill_backward_demo([[0.0]], k, v, [[1.0]], nothing, fill=-math.inf)["dv"]
+    [[nan], [nan]]
+    >>> fill_backward_demo([[0.0]], k, v, [[1.0]], nothing, fill=-1e9)["dv"]
+    [[0.5], [0.5]]
+    >>> qk = [[0.0], [1.0]]
+    >>> first_empty = [[False, False], [True, True]]
+    >>> fill_backward_demo(qk, qk, v, [[1.0], [1.0]], first_empty, fill=-math.inf, added=True)["dk"]
     [[nan], [nan]]
     """
     q, k, v, d_out, visible, _ = _shapes(q, k, v, d_out, visible, "zero")
@@ -274,8 +277,8 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = Fa
 def _numeric(outputs, d_out, m: list[list[float]], eps: object) -> list[list[float]]:
     """逐个元素原地扰动 ``m``（用完即还原），返回 ``L = Σ d_out * outputs()`` 的中心差分。"""
     step = att.real(eps, "eps")
-    if not (math.isfinite(step) and step > 0):
-        raise ValueError(f"eps 必须是正的有限数，收到 {eps!r}")
+    if not (math.isfinite(step) and 0 < step <= 0.1):  # 步长大了，差分就不再近似导数
+        raise ValueError(f"eps 必须是正的有限数，且不大于 0.1，收到 {eps!r}")
 
     def loss():
         return sum(a * b for o, g in zip(outputs(), d_out) for a, b in zip(o, g))
@@ -315,8 +318,10 @@ def relative_error(a: list[list[float]], b: list[list[float]]) -> float:
 
     分母至少取 1：梯度整体接近 0 时按绝对误差比较，不会被极小的分母放大。
 
-    >>> relative_error([[3.0, 4.0]], [[0.0, 0.0]]), relative_error([[1e-9]], [[2e-9]])
-    (1.0, 1e-09)
+    >>> relative_error([[3.0, 4.0]], [[0.0, 0.0]])
+    1.0
+    >>> relative_error([[1e-9]], [[2e-9]])  # 接近 0 时按绝对误差
+    1e-09
     """
     a = att.as_matrix(a, "a")
     b = att.as_matrix(b, "b")
@@ -354,7 +359,10 @@ def gradient_check(
     backward = attention_backward if backward is None else backward
     if not callable(backward):
         raise ValueError(f"backward 必须是可调用的反向函数，收到 {backward!r}")
-    q, k, v, d_out = map(att.as_matrix, (q, k, v, d_out), ("Q", "K", "V", "d_out"))
+    q = att.as_matrix(q, "Q")
+    k = att.as_matrix(k, "K")
+    v = att.as_matrix(v, "V")
+    d_out = att.as_matrix(d_out, "d_out")
     options = dict(causal=causal, past=past, key_valid=key_valid, empty_row=empty_row)
     hand = backward(q, k, v, d_out, **options)
     numeric = finite_difference(q, k, v, d_out, eps=eps, **options)
@@ -389,6 +397,59 @@ def projection_gradient_check(
     errors = {n: relative_error(hand[n], _numeric(outputs, d_out, m, eps)) for n, m in params}
     worst = max(errors.values())
     return {**errors, "max": worst, "passed": worst <= TOLERANCE}
+
+
+# -- 边界上的校验 ----------------------------------------------------------------------------------
+def _shapes(q, k, v, d_out, visible, empty_row, rule=None):
+    """校验全部输入，返回 float 矩阵、可见性表与策略；给了 ``rule`` 就按它造可见性表。"""
+    if empty_row not in att.EMPTY_ROW_POLICIES:  # 全屏蔽行的两种明确策略
+        raise ValueError(f'empty_row 必须是 "error" 或 "zero"，收到 {empty_row!r}')
+    q = att.as_matrix(q, "Q")
+    k = att.as_matrix(k, "K")
+    v = att.as_matrix(v, "V")
+    d_out = att.as_matrix(d_out, "d_out")
+    if len(q[0]) != len(k[0]) or len(v) != len(k):
+        raise ValueError(
+            f"Q 与 K 的列数、V 与 K 的行数必须相同，"
+            f"收到 Q {_shape(q)}、K {_shape(k)}、V {_shape(v)}"
+        )
+    visible = att.visibility(len(q), len(k), **rule) if rule is not None else visible
+    visible = [[m == 0.0 for m in row] for row in att.additive_mask(visible)]  # 查布尔与矩形
+    if _shape(d_out) != (len(q), len(v[0])):
+        want = (len(q), len(v[0]))
+        raise ValueError(f"d_out 的形状必须是 (n_query, d_v) = {want}，收到 {_shape(d_out)}")
+    if _shape(visible) != (len(q), len(k)):
+        want = (len(q), len(k))
+        raise ValueError(f"visible 的形状必须是 (n_query, n_key) = {want}，收到 {_shape(visible)}")
+    return q, k, v, d_out, visible, empty_row
+
+
+def _shape(m: list[list]) -> tuple[int, int]:
+    return len(m), len(m[0])
+
+
+def _projection_inputs(x, w_q, w_k, w_v):
+    """X 与三个投影矩阵：每个 W 的行数等于 X 的列数 d_model，W_q 与 W_k 的列数相同。"""
+    x = att.as_matrix(x, "X")
+    w_q = att.as_matrix(w_q, "W_q")
+    w_k = att.as_matrix(w_k, "W_k")
+    w_v = att.as_matrix(w_v, "W_v")
+    for w, name in ((w_q, "W_q"), (w_k, "W_k"), (w_v, "W_v")):
+        if len(w) != len(x[0]):
+            raise ValueError(f"{name} 的行数必须等于 X 的列数 d_model={len(x[0])}，收到 {len(w)}")
+    if len(w_q[0]) != len(w_k[0]):
+        raise ValueError(f"W_q 与 W_k 的列数必须相同，收到 {len(w_q[0])} 和 {len(w_k[0])}")
+    return x, w_q, w_k, w_v
+
+
+def _gradient(
+    g: object, name: str, x: list[list[float]], w: list[list[float]]
+) -> list[list[float]]:
+    """dQ、dK 或 dV：形状必须与 X W 相同，即 (n, W 的列数)。"""
+    g = att.as_matrix(g, name)
+    if _shape(g) != (len(x), len(w[0])):
+        raise ValueError(f"{name} 的形状必须是 ({len(x)}, {len(w[0])})，收到 {_shape(g)}")
+    return g
 
 
 # -- 自检与演示 ------------------------------------------------------------------------------------

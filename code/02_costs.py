@@ -73,40 +73,15 @@ MAX_BUILT_ELEMENTS = 10**6  # build_kv_cache 造的是纯 Python 列表：一个
 _MODEL_COUNTS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
 
 
-# -- 边界上的检查（其余的在 02_attention.py 里）----------------------------------------------------
-def _model(model: object) -> dict:  # 像 MODELS 里的条目：各项计数都是正整数，查询头能均分给 K/V 头
-    if not isinstance(model, dict) or not {"name", *_MODEL_COUNTS} <= set(model):
-        keys = "、".join(_MODEL_COUNTS)
-        raise ValueError(f"model 必须是含 name、{keys} 的配置字典，收到 {model!r}")
-    for key in _MODEL_COUNTS:
-        att.check_count(model[key], f"model[{key!r}]")
-    if model["heads"] % model["kv_heads"]:
-        raise ValueError(
-            f"model 的查询头数 heads={model['heads']} 必须是 kv_heads={model['kv_heads']} 的整数倍"
-        )
-    return model
-
-
-def _counts(**counts: object) -> None:  # 每一项都是不小于 1 的整数
-    for name, n in counts.items():
-        att.check_count(n, name)
-
-
-def _positives(values: object, name: str) -> list[float]:  # 序列长度、秒数：有限的正数
-    out = [att.real(x, f"{name}[{i}]") for i, x in enumerate(att.as_list(values, name))]
-    for i, x in enumerate(out):
-        if not (math.isfinite(x) and x > 0):
-            raise ValueError(f"{name}[{i}] 必须是有限的正数，收到 {x!r}")
-    return out
-
-
 # -- 分数表：n² 个格子 -----------------------------------------------------------------------------
 def causal_forbidden(n: int) -> int:
     """因果规则在一张 ``n × n`` 的分数表里禁止的格子数：第 i 行禁止 ``n − 1 − i`` 格，
     合计 ``n(n − 1)/2``。
 
-    >>> causal_forbidden(3), causal_forbidden(4096)
-    (3, 8386560)
+    >>> causal_forbidden(3)
+    3
+    >>> causal_forbidden(4096)
+    8386560
     """
     n = att.check_count(n, "n")
     return n * (n - 1) // 2
@@ -152,31 +127,53 @@ def kv_bytes_per_token(
     return 2 * layers * kv_heads * head_dim * bytes_per_element
 
 
-def cached_positions(model: dict, context: int) -> int:
+def cached_positions(model: dict, context: int, *, extrapolate: bool = False) -> int:
     """每层缓存里存的位置数：配置启用了滑动窗口时至多 ``sliding_window`` 个（写了
     ``use_sliding_window: False`` 就不启用），否则上下文有多长就存多少。
 
-    >>> cached_positions(MODELS[2], 32768), cached_positions(MODELS[3], 32768)
-    (4096, 32768)
+    ``context`` 不能超过配置的 ``max_positions``（模型没有为更长的上下文训练过）；只按公式外推
+    更长的上下文时，写明 ``extrapolate=True``。
+
+    >>> cached_positions(MODELS[2], 32768)  # Mistral：滑动窗口 4096
+    4096
+    >>> cached_positions(MODELS[3], 32768)  # Qwen2：use_sliding_window 为 False
+    32768
     """
     m = _model(model)
-    context = att.check_count(context, "context")
+    context = _context(context, m, extrapolate)
     window = m.get("sliding_window")
     if window is None or m.get("use_sliding_window") is False:
         return context
     return min(context, att.check_count(window, "model['sliding_window']"))
 
 
-def kv_cache_bytes(model: dict, context: int, batch: int = 1, bytes_per_element: int = 2) -> int:
+def kv_cache_bytes(
+    model: dict,
+    context: int,
+    batch: int = 1,
+    bytes_per_element: int = 2,
+    *,
+    extrapolate: bool = False,
+) -> int:
     """一个模型的 KV 缓存：每 token 字节 × 缓存的位置数（``cached_positions``）× 批大小。
+    ``context`` 超过配置的 ``max_positions`` 时报错，除非写明 ``extrapolate=True``。
 
-    >>> kv_cache_bytes(MODELS[1], context=4096) // 2**20, kv_cache_bytes(MODELS[2], 32768) // 2**20
-    (512, 512)
+    >>> kv_cache_bytes(MODELS[1], context=4096) // 2**20  # MiB
+    512
+    >>> kv_cache_bytes(MODELS[2], 32768) // 2**20
+    512
+    >>> kv_cache_bytes(MODELS[0], 32768)  # Llama-2-7B 只到 4096 个位置
+    Traceback (most recent call last):
+    ...
+    ValueError: context=32768 超过了 Llama-2-7B 的最大位置数 4096；只按公式外推时写 extrapolate=True
+    >>> kv_cache_bytes(MODELS[0], 32768, extrapolate=True) // 2**30  # GiB：外推
+    16
     """
     m = _model(model)
     _counts(batch=batch)
     per_token = kv_bytes_per_token(m["layers"], m["kv_heads"], m["head_dim"], bytes_per_element)
-    return per_token * cached_positions(m, context) * batch
+    positions = cached_positions(m, context, extrapolate=extrapolate)
+    return per_token * positions * batch
 
 
 def full_mha(model: dict) -> dict:
@@ -190,8 +187,12 @@ def build_kv_cache(layers: int, kv_heads: int, head_dim: int, context: int, batc
     只用来对照公式：元素数 × 每元素字节应等于 ``kv_bytes_per_token × context × batch``。
 
     >>> cache = build_kv_cache(layers=2, kv_heads=1, head_dim=3, context=4)
-    >>> len(cache), sorted(cache[0]), count_elements(cache)
-    (2, ['K', 'V'], 48)
+    >>> len(cache)  # 每层一项
+    2
+    >>> sorted(cache[0])
+    ['K', 'V']
+    >>> count_elements(cache)  # 2 层 × (K、V) × 1 × 1 × 4 × 3
+    48
     """
     _counts(layers=layers, kv_heads=kv_heads, head_dim=head_dim, context=context, batch=batch)
     total = 2 * layers * batch * kv_heads * context * head_dim
@@ -211,8 +212,10 @@ def _zeros(shape: tuple) -> list:  # 一个全零的嵌套列表，形状为 sha
 def count_elements(nested: object) -> int:
     """数出嵌套列表 / 字典里的数有多少个（逐个去数，不用任何形状公式）。
 
-    >>> count_elements([[1.0, 2.0], [3.0]]), count_elements({"K": [0.0], "V": [0.0, 0.0]})
-    (3, 3)
+    >>> count_elements([[1.0, 2.0], [3.0]])
+    3
+    >>> count_elements({"K": [0.0], "V": [0.0, 0.0]})
+    3
     """
     if isinstance(nested, dict):
         nested = list(nested.values())
@@ -224,22 +227,9 @@ def count_elements(nested: object) -> int:
 
 
 # -- 实测：朴素的 numpy 注意力 ---------------------------------------------------------------------
-MAX_TIMED_N = 8192
-MAX_TIMED_D = 1024
-MAX_REPEATS = 1000  # 8192 × 8192 个 float64 已是 512 MiB
-
-
-def _array(x: object, name: str):
-    import numpy as np  # 只有计时需要 numpy
-
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):  # None、字符串、参差不齐的行
-        raise ValueError(f"{name} 必须是由实数组成的二维数组，收到 {type(x).__name__}") from None
-    if a.ndim != 2 or 0 in a.shape or not np.isfinite(a).all():
-        raise ValueError(f"{name} 必须是非空、元素全部有限的二维数组，收到形状 {a.shape}")
-    att.check_count(a.shape[0], f"{name} 的行数", maximum=MAX_TIMED_N, why="分数表是 n × n 的")
-    return a
+MAX_TIMED_N = 8192  # 8192 × 8192 个 float64 已是 512 MiB
+MAX_TIMED_D = 1024  # 真实模型的 head_dim 不过几百
+MAX_REPEATS = 1000
 
 
 def numpy_attention(q, k, v):
@@ -280,8 +270,10 @@ def time_attention(
     固定种子的随机数。``budget``（秒）是整个测量的时限：过了时限，每个 n 只再计时一次。
 
     >>> rows = time_attention([8, 16], d=4, repeats=2)
-    >>> [(row["n"], row["runs"]) for row in rows], all(row["median"] > 0 for row in rows)
-    ([(8, 2), (16, 2)], True)
+    >>> [(row["n"], row["runs"]) for row in rows]
+    [(8, 2), (16, 2)]
+    >>> all(row["median"] > 0 for row in rows)
+    True
     """
     import numpy as np  # 只有计时需要 numpy
 
@@ -299,7 +291,9 @@ def time_attention(
     deadline = math.inf if budget is None else time.perf_counter() + budget
     rows = []
     for n in ns:
-        q, k, v = (rng.standard_normal((n, d)) for _ in range(3))  # 各 (n, d)
+        q = rng.standard_normal((n, d))  # (n, d)
+        k = rng.standard_normal((n, d))
+        v = rng.standard_normal((n, d))
         numpy_attention(q, k, v)  # 热身：第一次调用的额外开销不计入
         runs = []
         while len(runs) < repeats and (not runs or time.perf_counter() < deadline):
@@ -329,6 +323,62 @@ def fit_slope(ns: list[float], seconds: list[float]) -> tuple[float, float]:
     return slope, my - slope * mx
 
 
+# -- 边界上的检查（其余的在 02_attention.py 里）----------------------------------------------------
+def _model(model: object) -> dict:  # 像 MODELS 里的条目：各项计数都是正整数，查询头能均分给 K/V 头
+    wanted = f"model 必须是含 name、{'、'.join(_MODEL_COUNTS)} 的配置字典"
+    if not isinstance(model, dict):
+        raise ValueError(f"{wanted}，收到 {type(model).__name__}")
+    missing = [key for key in ("name", *_MODEL_COUNTS) if key not in model]
+    if missing:
+        raise ValueError(f"{wanted}，缺少 {'、'.join(missing)}")
+    for key in _MODEL_COUNTS:
+        att.check_count(model[key], f"model[{key!r}]")
+    if model["heads"] % model["kv_heads"]:
+        raise ValueError(
+            f"model 的查询头数 heads={model['heads']} 必须是 kv_heads={model['kv_heads']} 的整数倍"
+        )
+    return model
+
+
+def _context(context: object, model: dict, extrapolate: object) -> int:
+    """上下文长度：正整数，不超过配置的 max_positions（除非明说要外推）。"""
+    context = att.check_count(context, "context")
+    if not isinstance(extrapolate, bool):
+        raise ValueError(f"extrapolate 必须是 True 或 False，收到 {extrapolate!r}")
+    if context > model["max_positions"] and not extrapolate:
+        raise ValueError(
+            f"context={context} 超过了 {model['name']} 的最大位置数 {model['max_positions']}；"
+            "只按公式外推时写 extrapolate=True"
+        )
+    return context
+
+
+def _counts(**counts: object) -> None:  # 每一项都是不小于 1 的整数
+    for name, n in counts.items():
+        att.check_count(n, name)
+
+
+def _positives(values: object, name: str) -> list[float]:  # 序列长度、秒数：有限的正数
+    out = [att.real(x, f"{name}[{i}]") for i, x in enumerate(att.as_list(values, name))]
+    for i, x in enumerate(out):
+        if not (math.isfinite(x) and x > 0):
+            raise ValueError(f"{name}[{i}] 必须是有限的正数，收到 {x!r}")
+    return out
+
+
+def _array(x: object, name: str):
+    import numpy as np  # 只有计时需要 numpy
+
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):  # None、字符串、参差不齐的行
+        raise ValueError(f"{name} 必须是由实数组成的二维数组，收到 {type(x).__name__}") from None
+    if a.ndim != 2 or 0 in a.shape or not np.isfinite(a).all():
+        raise ValueError(f"{name} 必须是非空、元素全部有限的二维数组，收到形状 {a.shape}")
+    att.check_count(a.shape[0], f"{name} 的行数", maximum=MAX_TIMED_N, why="分数表是 n × n 的")
+    return a
+
+
 # -- 自检与演示 ------------------------------------------------------------------------------------
 TINY = {"layers": 2, "kv_heads": 2, "head_dim": 3, "context": 5, "batch": 2}  # 小到可以真的造出来
 # 分数表一节：一个序列（批大小 1），每层 32 个头、head_dim 128，分数按 float32 存（每格 4 字节）。
@@ -337,10 +387,12 @@ SCORE_HEADS = 32
 SCORE_HEAD_DIM = 128
 SCORE_BYTES = 4
 SCORE_NS = [1024, 4096, 16384]
+# KV 缓存每个元素的字节数：16 位格式与 8 位格式。
 FLOAT16_BYTES = 2
-INT8_BYTES = 1  # KV 缓存每个元素的字节数：16 位格式与 8 位格式
+INT8_BYTES = 1
+# KV 缓存一节的比较条件：上下文 4096 个 token、批大小 1。
 CONTEXT = 4096
-BATCH = 1  # KV 缓存一节的比较条件：上下文 4096 个 token、批大小 1
+BATCH = 1
 # 本页的计时设置：time_attention(**TIMING)
 TIMING = {"ns": [128, 256, 512, 1024, 2048], "d": 32, "repeats": 3, "seed": 0, "budget": 0.5}
 # 一个 head_dim ≠ hidden ÷ heads、又小到能造出来的配置：认出“头维度取 hidden ÷ heads”要靠它
@@ -400,8 +452,10 @@ def run_demo() -> dict:
     """演示结果：分数表的计数、四个公开配置的 KV 缓存字节数。不含计时，每次运行都一样。
 
     >>> demo = run_demo()
-    >>> demo["分数表"][0]["entries"], demo["KV缓存_每token字节_16位"]["Qwen2-7B"]
-    (33554432, 57344)
+    >>> demo["分数表"][0]["entries"]
+    33554432
+    >>> demo["KV缓存_每token字节_16位"]["Qwen2-7B"]
+    57344
     """
     t = TINY
     per_token = kv_bytes_per_token(t["layers"], t["kv_heads"], t["head_dim"])

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
@@ -45,8 +46,10 @@ def jacobian_row(scores: list[float] = JAC_SCORES, d_weights: list[float] = JAC_
     [0.6652, 0.09, 0.2447]
     >>> [[round(x, 4) for x in row] for row in a["jacobian"]]
     [[0.2227, -0.0599, -0.1628], [-0.0599, 0.0819, -0.022], [-0.1628, -0.022, 0.1848]]
-    >>> [round(x, 4) for x in a["ds"]], round(a["ds_sum"], 12)
-    ([0.3855, -0.0379, -0.3476], 0.0)
+    >>> [round(x, 4) for x in a["ds"]]
+    [0.3855, -0.0379, -0.3476]
+    >>> round(a["ds_sum"], 12)  # ds 之和恒为 0
+    0.0
     """
     jac = bp.softmax_jacobian(scores)  # 也校验 scores
     p = att.softmax(scores)
@@ -56,10 +59,15 @@ def jacobian_row(scores: list[float] = JAC_SCORES, d_weights: list[float] = JAC_
     ds = bp.softmax_backward(p, d_weights)  # p * (dp − Σ p dp)
     by_matrix = [sum(row[b] * d_weights[b] for b in range(len(p))) for row in jac]  # J dp
     return {
-        "p": p, "jacobian": jac, "row_sums": [sum(row) for row in jac],
-        "diagonal": [x * (1 - x) for x in p], "dot": sum(a * b for a, b in zip(p, d_weights)),
-        "ds": ds, "ds_by_matrix": by_matrix, "ds_sum": sum(ds),
-    }  # fmt: skip
+        "p": p,
+        "jacobian": jac,
+        "row_sums": [sum(row) for row in jac],
+        "diagonal": [x * (1 - x) for x in p],
+        "dot": sum(a * b for a, b in zip(p, d_weights)),
+        "ds": ds,
+        "ds_by_matrix": by_matrix,
+        "ds_sum": sum(ds),
+    }
 
 
 # -- 练习 2.6.2 ------------------------------------------------------------------------------------
@@ -69,8 +77,10 @@ def hand_steps(q=HAND_Q, k=HAND_K, v=HAND_V, d_out=HAND_D_OUT, row: int = HAND_R
     >>> a = hand_steps()
     >>> [[round(x, 4) for x in r] for r in a["steps"]["weights"]]
     [[1.0, 0.0], [0.3302, 0.6698]]
-    >>> round(a["steps"]["dv"][0][0], 4), [round(x, 4) for x in a["steps"]["ds"][1]]
-    (0.1698, [0.4424, -0.4424])
+    >>> round(a["steps"]["dv"][0][0], 4)
+    0.1698
+    >>> [round(x, 4) for x in a["steps"]["ds"][1]]
+    [0.4424, -0.4424]
     """
     q = att.as_matrix(q, "q")
     k = att.as_matrix(k, "k")
@@ -99,8 +109,10 @@ def mask_zeros(
     """练习 2.6.3 的答案：可见性表、每个 Key 被哪些查询读，以及 dK 与 dV 恰为 0 的 Key。
 
     >>> a = mask_zeros()
-    >>> a["readers"], a["zero_keys"]
-    ([[], [0, 1], [0, 1], [1]], [0])
+    >>> a["readers"]  # Key j 被哪些查询读
+    [[], [0, 1], [0, 1], [1]]
+    >>> a["zero_keys"]
+    [0]
     """
     q = att.as_matrix(q, "q")
     k = att.as_matrix(k, "k")
@@ -122,7 +134,10 @@ def correction_cases(q=CORR_Q, k=CORR_K, v=CORR_V, d_out=CORR_D_OUT) -> dict:
     >>> [([round(x, 4) for x in case["D"]], case["gap"] > 0) for case in c["cases"].values()]
     [([-1.1, 0.8046, -0.1033], True), ([0.0, 0.0, 0.0], False)]
     """
-    q, k, v, d_out = map(att.as_matrix, (q, k, v, d_out), ("q", "k", "v", "d_out"))
+    q = att.as_matrix(q, "q")
+    k = att.as_matrix(k, "k")
+    v = att.as_matrix(v, "v")
+    d_out = att.as_matrix(d_out, "d_out")
     if len(v[0]) != 2:
         raise ValueError(f"v 必须恰有两列（dO⊥ 的每行取 (−O_i1, O_i0)），收到 {len(v[0])} 列")
     _, out = att.attention(q, k, v)  # 因果规则；形状也在这里检查
@@ -150,14 +165,27 @@ def rowsum_correction(d_out: list[list[float]], out: list[list[float]]) -> list[
     ...
     ValueError: d_out 与 out 的形状必须相同，收到 (1, 1) 与 (1, 2)
     """
-    d_out = att.as_matrix(d_out, "d_out")
-    out = att.as_matrix(out, "out")
+    # 题目要求只用 Python 标准库，所以这里不调用 02_attention 的检查，自己在边界上查一遍。
+    for name, m in (("d_out", d_out), ("out", out)):
+        if not isinstance(m, (list, tuple)) or not m:
+            raise ValueError(
+                f"{name} 必须是非空的嵌套列表（每行一个查询），收到 {type(m).__name__}"
+            )
+        for i, row in enumerate(m):
+            if not isinstance(row, (list, tuple)) or len(row) != len(m[0]) or not row:
+                raise ValueError(f"{name} 必须是矩形的嵌套列表：第 {i} 行与第 0 行不一样长")
+            for c, x in enumerate(row):
+                if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                    raise ValueError(f"{name}[{i}][{c}] 必须是有限的实数，收到 {x!r}")
     if len(d_out) != len(out) or len(d_out[0]) != len(out[0]):
         raise ValueError(
             f"d_out 与 out 的形状必须相同，"
             f"收到 ({len(d_out)}, {len(d_out[0])}) 与 ({len(out)}, {len(out[0])})"
         )
-    return [sum(a * b for a, b in zip(do_i, o_i)) for do_i, o_i in zip(d_out, out)]
+    correction = [sum(a * b for a, b in zip(do_i, o_i)) for do_i, o_i in zip(d_out, out)]
+    if not all(math.isfinite(x) for x in correction):  # 每个数都有限，乘积之和仍可能溢出
+        raise ValueError("d_out 与 out 的逐行点积超出了浮点数的范围：请缩小输入的数值")
+    return correction
 
 
 def answers() -> dict:
@@ -190,10 +218,9 @@ def self_test() -> None:
     att.check(same(correction, hand["rowsum_dp_p"]), "rowsum(dO * O) 应当等于 rowsum(dP * P)")
     att.check(mask_zeros()["zero_keys"] == [0], "只有句首的 PAD Key 0 没有任何查询读")
     given, orthogonal = correction_cases()["cases"].values()
-    att.check(
-        given["gap"] > 1e-3 and orthogonal["gap"] == 0.0 == max(map(abs, orthogonal["D"])),
-        "D 为 0 时丢掉它才不改变梯度",
-    )
+    att.check(given["gap"] > 1e-3, "给定的 dO：丢掉 D 应当改变梯度")
+    att.check(max(map(abs, orthogonal["D"])) == 0.0, "与 O 逐行正交的 dO：D 应当恰为 0")
+    att.check(orthogonal["gap"] == 0.0, "D 为 0 时丢掉它不改变梯度")
 
 
 if __name__ == "__main__":

@@ -23,13 +23,16 @@ EX_MODEL = {
 }
 FLOAT16_BYTES = costs.FLOAT16_BYTES
 INT8_BYTES = costs.INT8_BYTES
+# 练习 2.8.2：上下文长度与批大小。
 KV_CONTEXT = 1000
-KV_BATCH = 2  # 练习 2.8.2
+KV_BATCH = 2
+# 练习 2.8.3：滑动窗口与几个上下文长度。
 WINDOW = 256
-WINDOW_CONTEXTS = [100, 256, 1000, 4000]  # 练习 2.8.3：滑动窗口与几个上下文长度
+WINDOW_CONTEXTS = [100, 256, 1000, 4000]
+# 练习 2.8.4 的例子：提示 4 个 token，再生成 3 个；两个输入的取值范围（含两端）。
 PROMPT = 4
-STEPS = 3  # 练习 2.8.4 的例子：提示 4 个 token，再生成 3 个
-LIMITS = {"prompt": (1, 4096), "steps": (0, 4096)}  # 练习 2.8.4：两个输入的取值范围（含两端）
+STEPS = 3
+LIMITS = {"prompt": (1, 4096), "steps": (0, 4096)}
 
 
 def table_beats_cache(model: dict = EX_MODEL) -> dict:
@@ -86,6 +89,8 @@ def window_rows(
         att.check_count(c, f"contexts[{i}]")
         for i, c in enumerate(att.as_list(contexts, "contexts"))
     ]
+    if not cs:
+        raise ValueError("contexts 不能为空：至少要给一个上下文长度")
     return [
         {
             "context": c,
@@ -104,15 +109,18 @@ def generation_cells(prompt: int, steps: int, cache: bool = True) -> int:
 
     >>> generation_cells(4, 0)
     16
-    >>> generation_cells(4, 3), generation_cells(4, 3, cache=False)
-    (34, 126)
+    >>> generation_cells(4, 3)
+    34
+    >>> generation_cells(4, 3, cache=False)
+    126
     >>> generation_cells(0, 3)
     Traceback (most recent call last):
     ...
     ValueError: prompt 必须是 1 到 4096 的整数，收到 0
     """
-    for name, n in (("prompt", prompt), ("steps", steps)):  # 只用标准库：自己检查输入
-        least, most = LIMITS[name]
+    # 题目要求只用 Python 标准库：自己检查输入。每个数：值、最小、最大（含两端）。
+    ranges = {"prompt": (prompt, 1, 4096), "steps": (steps, 0, 4096)}
+    for name, (n, least, most) in ranges.items():
         if isinstance(n, bool) or not isinstance(n, int) or not least <= n <= most:
             raise ValueError(f"{name} 必须是 {least} 到 {most} 的整数，收到 {n!r}")
     if not isinstance(cache, bool):
@@ -140,6 +148,18 @@ def self_test() -> None:
     # 用缓存的每一步：一个新查询（past = n − 1）那一行可见性表的格数，即 n 个 Key
     steps = [sum(len(row) for row in att.visibility(1, n, past=n - 1)) for n in (5, 6, 7)]
     att.check(generation_cells(4, 3) == 16 + sum(steps), "用缓存的一步：一个新查询 × 全部 Key")
+
+    def accepted(**n):
+        try:
+            generation_cells(**{"prompt": 1, "steps": 0, **n})
+        except ValueError:
+            return False
+        return True
+
+    for name, (least, most) in LIMITS.items():  # 题目写的范围就是参考解接受的范围
+        inside = accepted(**{name: least}) and accepted(**{name: most})
+        outside = accepted(**{name: least - 1}) or accepted(**{name: most + 1})
+        att.check(inside and not outside, f"练习 2.8.4：{name} 的范围应是 {least} 到 {most}")
 
 
 def answers() -> dict:

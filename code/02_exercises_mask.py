@@ -63,8 +63,10 @@ def pad_cache_table(past: int = PAST, new: int = NEW, pad_front: int = PAD_FRONT
     """练习 2.2.1 的答案：哪些 Key 是内容、新查询的可见性表、每行可读的 Key 数。
 
     >>> answer = pad_cache_table()
-    >>> answer["visible"][0], answer["counts"]
-    ([False, True, True, False, False], [2, 3, 4])
+    >>> answer["visible"][0]  # Key 0 是 PAD；位置 2 读到 Key 2 为止
+    [False, True, True, False, False]
+    >>> answer["counts"]
+    [2, 3, 4]
     """
     att.check_count(past, "past", minimum=0, maximum=att.MAX_POSITIONS)
     att.check_count(new, "new", maximum=att.MAX_POSITIONS)
@@ -77,8 +79,10 @@ def masked_softmax_steps(scores: list[float] = SCORES, visible: list[bool] = VIS
     """练习 2.2.2 的答案：加 mask、取指数、求和、权重，每一步的数。
 
     >>> s = masked_softmax_steps()
-    >>> s["masked"], [round(e, 4) for e in s["exps"]]
-    ([2.0, 0.0, -inf], [7.3891, 1.0, 0.0])
+    >>> s["masked"]
+    [2.0, 0.0, -inf]
+    >>> [round(e, 4) for e in s["exps"]]
+    [7.3891, 1.0, 0.0]
     >>> [round(w, 4) for w in s["weights"]]
     [0.8808, 0.1192, 0.0]
     """
@@ -101,8 +105,10 @@ def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
     [('A：按 past + i', True, True), ('B：按行号 i', True, False)]
     >>> checks["rows"][1]["lost"]
     [[1, 2], [2, 3]]
-    >>> checks["passed"], checks["caught_by"]
-    (['不泄漏'], ['与整段重算一致'])
+    >>> checks["passed"]
+    ['不泄漏']
+    >>> checks["caught_by"]
+    ['与整段重算一致']
     """
     att.check_count(past, "past", minimum=0)
     if att.check_count(new, "new") + past > len(BUG_Q):
@@ -172,9 +178,8 @@ def self_test() -> None:
             f"past={past}、new={new}、pad_front={pad}：数出的格子数应等于公式",
         )
     steps = masked_softmax_steps()
-    att.check(
-        abs(sum(steps["weights"]) - 1) < 1e-12 and steps["weights"][2] == 0.0, "练习 2.2.2 的权重"
-    )
+    att.check(abs(sum(steps["weights"]) - 1) < 1e-12, "练习 2.2.2 的权重之和应为 1")
+    att.check(steps["weights"][2] == 0.0, "练习 2.2.2：被禁止的 Key 权重恰为 0")
     att.check(decoding_checks()["caught_by"] == [CHECKS[1]], "只有“与整段重算一致”应认出写法 B")
 
 

@@ -54,12 +54,6 @@ CHECKS = [
 ]
 
 
-def _index(i: object, name: str, n: int) -> int:
-    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
-        raise ValueError(f"{name} 必须是 0 到 {n - 1} 之间的整数，收到 {i!r}")
-    return i
-
-
 # -- 练习 2.4.1 ---------------------------------------------------------------------------------
 def split_and_row(
     q=SPLIT_Q,
@@ -74,12 +68,20 @@ def split_and_row(
     以及头 ``other`` 在同一位置的一行权重（同样的 Key，不同的列）。
 
     >>> a = split_and_row()
-    >>> a["columns"], a["head_dim"]
-    ([[0, 1], [2, 3]], 2)
-    >>> a["q_row"], a["k_rows"], a["dots"]
-    ([1.0, 2.0], [[1.0, 1.0], [2.0, 0.0], [0.0, 2.0]], [3.0, 2.0, 4.0])
-    >>> [round(w, 4) for w in a["weights"]], [round(w, 4) for w in a["other_weights"]]
-    ([0.284, 0.14, 0.576], [0.2483, 0.2483, 0.5035])
+    >>> a["columns"]
+    [[0, 1], [2, 3]]
+    >>> a["head_dim"]
+    2
+    >>> a["q_row"]
+    [1.0, 2.0]
+    >>> a["k_rows"]
+    [[1.0, 1.0], [2.0, 0.0], [0.0, 2.0]]
+    >>> a["dots"]
+    [3.0, 2.0, 4.0]
+    >>> [round(w, 4) for w in a["weights"]]
+    [0.284, 0.14, 0.576]
+    >>> [round(w, 4) for w in a["other_weights"]]
+    [0.2483, 0.2483, 0.5035]
     """
     q = att.as_matrix(q, "q")
     k = att.as_matrix(k, "k")
@@ -105,11 +107,19 @@ def split_and_row(
     others, _ = att.masked_attention(q_heads[other], k_heads[other], k_heads[other], visible)
     return {
         "columns": [list(mh.head_columns(h, d)) for h in range(heads)],
-        "q_heads": q_heads, "head_dim": d, "q_row": q_row, "k_rows": k_rows, "dots": dots,
-        "scaled": scaled, "max": top, "exps": exps, "total": sum(exps),
+        "q_heads": q_heads,
+        "head_dim": d,
+        "q_row": q_row,
+        "k_rows": k_rows,
+        "dots": dots,
+        "scaled": scaled,
+        "max": top,
+        "exps": exps,
+        "total": sum(exps),
         "weights": weights[pos][: pos + 1],
-        "other_head": other, "other_weights": others[pos][: pos + 1],
-    }  # fmt: skip
+        "other_head": other,
+        "other_weights": others[pos][: pos + 1],
+    }
 
 
 # -- 练习 2.4.2 ---------------------------------------------------------------------------------
@@ -170,8 +180,12 @@ def reshape_split(row=RESHAPE_ROW, heads: int = RESHAPE_HEADS) -> dict:
     各头拿到哪几列；写反时，只改头 0 该用的列会牵动哪些头。
 
     >>> a = reshape_split()
-    >>> a["right_cols"], a["wrong_cols"], a["touched"]
-    ([[0, 1], [2, 3], [4, 5]], [[0, 3], [1, 4], [2, 5]], [0, 1])
+    >>> a["right_cols"]
+    [[0, 1], [2, 3], [4, 5]]
+    >>> a["wrong_cols"]  # 写反：头 c 拿到列 c、c + heads……
+    [[0, 3], [1, 4], [2, 5]]
+    >>> a["touched"]
+    [0, 1]
     """
     row = att.as_vector(row, "row")
     right = mh.reshape_heads([row], heads)[0]  # 教学代码的 reshape；也校验 heads 整除列数
@@ -180,10 +194,13 @@ def reshape_split(row=RESHAPE_ROW, heads: int = RESHAPE_HEADS) -> dict:
     wrong_cols = [[c + heads * t for t in range(d)] for c in range(heads)]  # 错：头是最后一个轴
     mine = set(right_cols[0])
     return {
-        "head_dim": d, "right_cols": right_cols, "wrong_cols": wrong_cols,
-        "right": right, "wrong": [[row[j] for j in cols] for cols in wrong_cols],
+        "head_dim": d,
+        "right_cols": right_cols,
+        "wrong_cols": wrong_cols,
+        "right": right,
+        "wrong": [[row[j] for j in cols] for cols in wrong_cols],
         "touched": [c for c, cols in enumerate(wrong_cols) if mine & set(cols)],
-    }  # fmt: skip
+    }
 
 
 # -- 三个写错的多头（测试用） ------------------------------------------------------------
@@ -197,8 +214,10 @@ def suspect_heads(q, k, v, heads: int, kv_heads: int, variant: str = "right"):
 
     >>> q = [[1.0, 0.0], [0.0, 1.0]]
     >>> w, out = suspect_heads(q, q, [[1.0, 2.0], [3.0, 4.0]], 2, 2)
-    >>> [round(p, 4) for p in w[0][1]], [round(c, 4) for c in out[1]]
-    ([0.5, 0.5], [2.0, 3.4621])
+    >>> [round(p, 4) for p in w[0][1]]
+    [0.5, 0.5]
+    >>> [round(c, 4) for c in out[1]]
+    [2.0, 3.4621]
     """
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ValueError(f"variant 必须是 {'、'.join(VARIANTS)} 之一，收到 {variant!r}")
@@ -259,12 +278,14 @@ def bug_checks(
     q = att.as_matrix(q, "q")
     k = att.as_matrix(k, "k")
     v = att.as_matrix(v, "v")
-    if not math.isfinite(delta := att.real(delta, "delta")) or delta == 0:
+    delta = att.real(delta, "delta")
+    if not math.isfinite(delta) or delta == 0:
         raise ValueError(f"delta 必须是非零的有限数，收到 {delta!r}")
     ref_w, ref_out = suspect_heads(q, k, v, heads, kv_heads, "right")
     cols = mh.head_columns(BUMP_HEAD, len(q[0]) // heads)
     bumped = [[x + delta if c in cols else x for c, x in enumerate(row)] for row in q]
-    k_rep, v_rep = (mh.repeat_kv_columns(m, heads, kv_heads) for m in (k, v))  # 相邻重复
+    k_rep = mh.repeat_kv_columns(k, heads, kv_heads)  # 相邻的查询头共用：按组重复
+    v_rep = mh.repeat_kv_columns(v, heads, kv_heads)
     rows = []
     for key, name in VARIANTS.items():
         w, out = suspect_heads(q, k, v, heads, kv_heads, key)
@@ -297,10 +318,11 @@ def attention_params(d_model: int, heads: int, kv_heads: int, head_dim: int) -> 
     ...
     ValueError: kv_heads=3 必须整除 heads=4
     """
-    d_model = att.check_count(d_model, "d_model")
-    heads = att.check_count(heads, "heads")
-    kv_heads = att.check_count(kv_heads, "kv_heads")
-    head_dim = att.check_count(head_dim, "head_dim")
+    # 题目要求只用 Python 标准库，所以这里不调用 02_attention 的检查，自己在边界上查一遍。
+    counts = {"d_model": d_model, "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim}
+    for name, n in counts.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{name} 必须是不小于 1 的整数，收到 {n!r}")
     if heads % kv_heads:
         raise ValueError(f"kv_heads={kv_heads} 必须整除 heads={heads}")
     return 2 * d_model * heads * head_dim + 2 * d_model * kv_heads * head_dim
@@ -320,6 +342,14 @@ def answers() -> dict:
     }
 
 
+# -- 边界上的检查 ---------------------------------------------------------------------------------
+def _index(i: object, name: str, n: int) -> int:
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
+        raise ValueError(f"{name} 必须是 0 到 {n - 1} 之间的整数，收到 {i!r}")
+    return i
+
+
+# -- 自检 ------------------------------------------------------------------------------------------
 def self_test() -> None:
     """自检：各题的答案与教学代码、与彼此的关系一致。"""
     a = split_and_row()

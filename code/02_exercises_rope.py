@@ -38,10 +38,16 @@ def undo_steps(x_rotated: list[float] = UNDO_X, position: int = UNDO_POSITION) -
     """练习 2.5.1 的答案：把位置 m 上转好的二维向量转回去，转角 −m·θ（d = 2 时 θ = 1）。
 
     >>> s = undo_steps()
-    >>> s["angle"], round(s["cos"], 4), round(s["sin"], 4)
-    (-4.0, -0.6536, 0.7568)
-    >>> [round(c, 4) for c in s["original"]], [round(c, 4) for c in s["back"]]
-    ([-2.0641, 0.86], [2.0, 1.0])
+    >>> s["angle"]
+    -4.0
+    >>> round(s["cos"], 4)
+    -0.6536
+    >>> round(s["sin"], 4)
+    0.7568
+    >>> [round(c, 4) for c in s["original"]]
+    [-2.0641, 0.86]
+    >>> [round(c, 4) for c in s["back"]]  # 再转回来：回到 x_rotated
+    [2.0, 1.0]
     """
     v = att.as_vector(x_rotated, "x_rotated")
     if len(v) != 2:
@@ -50,7 +56,8 @@ def undo_steps(x_rotated: list[float] = UNDO_X, position: int = UNDO_POSITION) -
     angle, _ = rope.angles(2, position)
     c = math.cos(-angle)
     s = math.sin(-angle)  # R_m 的转置是 R_{−m}：转回去就是转负角
-    a, b = v
+    a = v[0]
+    b = v[1]
     original = [a * c - b * s, b * c + a * s]  # 与 rope.rotate 同一个公式，这里把每一步摊开
     return {
         "theta": theta,
@@ -94,8 +101,10 @@ def frequency_table(d: int = FREQ_D, base: float = FREQ_BASE, position: int = FR
     """练习 2.5.2 的答案：每一对的分量、频率 θ_i、转角 m·θ_i、波长 2π/θ_i，以及最慢的波长。
 
     >>> t = frequency_table()
-    >>> [round(r["theta"], 4) for r in t["rows"]], [round(r["angle"], 4) for r in t["rows"]]
-    ([1.0, 0.25, 0.0625], [3.0, 0.75, 0.1875])
+    >>> [round(r["theta"], 4) for r in t["rows"]]
+    [1.0, 0.25, 0.0625]
+    >>> [round(r["angle"], 4) for r in t["rows"]]
+    [3.0, 0.75, 0.1875]
     >>> round(t["slowest"], 4)
     100.531
     """
@@ -121,12 +130,14 @@ def shift_scores(
     >>> s = shift_scores()
     >>> [g["positions"] for g in s["groups"]]
     [(4, 1), (9, 6)]
-    >>> [round(g["score"], 4) for g in s["groups"]], round(s["plain"], 4)
-    ([-0.9423, -0.9423], 1.5)
+    >>> [round(g["score"], 4) for g in s["groups"]]
+    [-0.9423, -0.9423]
+    >>> round(s["plain"], 4)  # 不转时的分数
+    1.5
     """
-    m, n, shift = (
-        att.check_count(x, name, minimum=0) for x, name in ((m, "m"), (n, "n"), (shift, "shift"))
-    )
+    m = att.check_count(m, "m", minimum=0)
+    n = att.check_count(n, "n", minimum=0)
+    shift = att.check_count(shift, "shift", minimum=0)
     groups = []
     for mm, nn in ((m, n), (m + shift, n + shift)):
         qr = rope.rotate(q, mm, base)
@@ -158,10 +169,18 @@ def offset_score(
     ``both`` 是两个向量都按绝对位置旋转后的分数（``02_rope.rope_scores``），用来核对。
 
     >>> s = offset_score()
-    >>> s["offset"], [round(a, 4) for a in s["angles"]], [round(x, 4) for x in s["k_turned"]]
-    (3, [-3.0, -0.3], [-0.99, -0.1411, 2.2062, 0.3643])
-    >>> [round(t, 4) for t in s["terms"]], round(s["score"], 4), round(s["both"], 4)
-    ([-1.2722, 0.3643], -0.454, -0.454)
+    >>> s["offset"]
+    3
+    >>> [round(a, 4) for a in s["angles"]]
+    [-3.0, -0.3]
+    >>> [round(x, 4) for x in s["k_turned"]]
+    [-0.99, -0.1411, 2.2062, 0.3643]
+    >>> [round(t, 4) for t in s["terms"]]
+    [-1.2722, 0.3643]
+    >>> round(s["score"], 4)
+    -0.454
+    >>> round(s["both"], 4)  # 两个都按绝对位置旋转：同一个分数
+    -0.454
     """
     q = att.as_vector(q, "q")
     k = att.as_vector(k, "k")
@@ -173,12 +192,14 @@ def offset_score(
     angles = [-delta * theta for theta in rope.frequencies(len(k), base)]  # 第 i 对转 −Δ·θ_i
     k_turned = []
     terms = []
-    for (a, b), (qa, qb), phi in zip(zip(k[0::2], k[1::2]), zip(q[0::2], q[1::2]), angles):
+    for i, phi in enumerate(angles):  # 第 i 对：分量 2i 与 2i + 1
+        a = k[2 * i]
+        b = k[2 * i + 1]
         c = math.cos(phi)
         s = math.sin(phi)
         turned = [a * c - b * s, b * c + a * s]  # 与 rope.rotate 同一个公式，角度换成位置差的
         k_turned += turned
-        terms.append(qa * turned[0] + qb * turned[1])
+        terms.append(q[2 * i] * turned[0] + q[2 * i + 1] * turned[1])
     return {
         "offset": delta,
         "angles": angles,
@@ -216,8 +237,8 @@ def self_test() -> None:
         rotation_angles(FREQ_POSITION, FREQ_D, FREQ_BASE) == per_pair,
         "练习 5 的转角应当与 02_rope.angles 一致",
     )
-    first, second = (g["score"] for g in shift_scores()["groups"])
-    att.check(abs(first - second) < 1e-12, "两组位置差相同的位置应当给出同一个分数")
+    scores = [g["score"] for g in shift_scores()["groups"]]
+    att.check(abs(scores[0] - scores[1]) < 1e-12, "两组位置差相同的位置应当给出同一个分数")
     s = offset_score()
     att.check(abs(s["score"] - s["both"]) < 1e-12, "只转 k，分数应当与两个都按位置旋转时相同")
 

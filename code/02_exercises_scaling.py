@@ -31,10 +31,16 @@ def hand_row(
     """“雅可比矩阵”一题的答案：一行的权重 p、J = diag(p) − p p^T 与 J·g。
 
     >>> s = hand_row()
-    >>> s["dots"], s["scaled"], [round(w, 4) for w in s["weights"]]
-    ([3.0, 2.0], [1.5, 1.0], [0.6225, 0.3775])
-    >>> round(s["peak"], 4), [round(x, 4) for x in s["jg"]]
-    (0.235, [0.47, -0.47])
+    >>> s["dots"]
+    [3.0, 2.0]
+    >>> s["scaled"]
+    [1.5, 1.0]
+    >>> [round(w, 4) for w in s["weights"]]
+    [0.6225, 0.3775]
+    >>> round(s["peak"], 4)  # J 绝对值最大的元素，不超过 1/4
+    0.235
+    >>> [round(x, 4) for x in s["jg"]]
+    [0.47, -0.47]
     """
     q = att.as_vector(q, "q")
     k = att.as_matrix(k, "k")
@@ -56,18 +62,28 @@ def copied_row(
     ``temperature_big`` 与 ``temperature_raw`` 是两种分数相当于 d 维那一行（已除以 √d）的温度。
 
     >>> r = copied_row()
-    >>> r["d"], r["d_big"], r["dots"], r["dots_big"]
-    (2, 8, [1.0, 2.0, 3.0], [4.0, 8.0, 12.0])
-    >>> [round(w, 4) for w in r["weights"]], [round(w, 4) for w in r["weights_big"]]
-    ([0.14, 0.284, 0.576], [0.0454, 0.1867, 0.7679])
+    >>> r["d"]
+    2
+    >>> r["d_big"]
+    8
+    >>> r["dots"]
+    [1.0, 2.0, 3.0]
+    >>> r["dots_big"]  # 复制 4 份：点积恰好变成 4 倍
+    [4.0, 8.0, 12.0]
+    >>> [round(w, 4) for w in r["weights"]]
+    [0.14, 0.284, 0.576]
+    >>> [round(w, 4) for w in r["weights_big"]]
+    [0.0454, 0.1867, 0.7679]
     >>> [round(w, 4) for w in r["weights_raw"]]
     [0.0003, 0.018, 0.9817]
-    >>> r["temperature_big"], round(r["temperature_raw"], 4)
-    (0.5, 0.1768)
+    >>> r["temperature_big"]
+    0.5
+    >>> round(r["temperature_raw"], 4)
+    0.1768
     """
     q = att.as_vector(q, "q")
     k = att.as_matrix(k, "k")
-    copies = att.check_count(copies, "copies")
+    copies = att.check_count(copies, "copies", maximum=att.MAX_POSITIONS, why="复制出的向量是列表")
     if len(k[0]) != len(q):
         raise ValueError(f"k 的每一行必须与 q 一样长（{len(q)}），收到 {len(k[0])}")
     q_big = q * copies

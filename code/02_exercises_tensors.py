@@ -33,8 +33,10 @@ def sink_rows(n: int = SINK_N, n_sink: int = SINK_SINKS, w: int = SINK_W) -> dic
     """练习 2.9.1 的答案：每个查询可见的 Key，以及解码到最后一个位置时缓存至少要留几个 Key。
 
     >>> a = sink_rows()
-    >>> a["visible"][-1], a["cache"]
-    ([0, 1, 5, 6], 4)
+    >>> a["visible"][-1]  # 最后一个查询：两个汇点与窗口里的两个
+    [0, 1, 5, 6]
+    >>> a["cache"]
+    4
     """
     table = tn.visibility_batch(tn.sinks(n_sink, w), 1, 1, n, n)[0, 0]
     visible = [np.flatnonzero(row).tolist() for row in table]
@@ -47,8 +49,10 @@ def decode_positions(mask=POS_MASK) -> dict:
     以及下一个新词元（接在每个序列末尾、不是 PAD）的位置。
 
     >>> a = decode_positions()
-    >>> a["prefill"], a["next"]
-    ([[0, 0, 0, 0, 1], [0, 0, 1, 2, 3], [0, 1, 2, 3, 4]], [2, 4, 5])
+    >>> a["prefill"]
+    [[0, 0, 0, 0, 1], [0, 0, 1, 2, 3], [0, 1, 2, 3, 4]]
+    >>> a["next"]
+    [2, 4, 5]
     """
     prefill = tn.positions_from_mask(mask)
     grown = np.concatenate([np.asarray(mask), np.ones((len(prefill), 1), dtype=int)], axis=1)
@@ -61,8 +65,10 @@ def empty_rows(mask=FILL_MASKS["左侧 PAD"], score: float = FILL_SCORE, dtype: 
     只填一次 finfo.min、分数都是 ``score`` 时，
     在 ``dtype`` 里整行成了 −∞（softmax 会给出 NaN）的行。
 
-    >>> empty_rows(), empty_rows(FILL_MASKS["右侧 PAD"])
-    ({'empty': [0, 1], 'nan': [0, 1]}, {'empty': [], 'nan': []})
+    >>> empty_rows()
+    {'empty': [0, 1], 'nan': [0, 1]}
+    >>> empty_rows(FILL_MASKS["右侧 PAD"])
+    {'empty': [], 'nan': []}
     """
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score):
         raise ValueError(f"score 必须是有限的数，收到 {score!r}")
@@ -81,14 +87,13 @@ def empty_rows(mask=FILL_MASKS["左侧 PAD"], score: float = FILL_SCORE, dtype: 
 
 
 # -- 练习 2.9.4：写一个函数（只用 Python 标准库） --------------------------------------------------
-MAX_N = 10**7  # 返回的是一个列表：一个笔误（n = 10¹²）不该吃光内存
-
-
 def window_counts(n: int, w: int, before: bool = False) -> list[int]:
     """``n`` 个位置每行可见的 Key 数。``before=False``：窗口连同自己共 ``w`` 个（本页的读法）；
     ``before=True``：自己加上前面 ``w`` 个（Mistral 参考代码的读法）。
-    >>> window_counts(5, 2), window_counts(5, 2, before=True)
-    ([1, 2, 2, 2, 2], [1, 2, 3, 3, 3])
+    >>> window_counts(5, 2)
+    [1, 2, 2, 2, 2]
+    >>> window_counts(5, 2, before=True)
+    [1, 2, 3, 3, 3]
     >>> window_counts(3, 0)
     Traceback (most recent call last):
     ...
@@ -97,8 +102,8 @@ def window_counts(n: int, w: int, before: bool = False) -> list[int]:
     for name, x in (("n", n), ("w", w)):
         if not isinstance(x, int) or isinstance(x, bool) or x < 1:
             raise ValueError(f"{name} 必须是不小于 1 的整数，收到 {x!r}")
-    if n > MAX_N:
-        raise ValueError(f"n 不能超过 {MAX_N}（返回的列表要放进内存），收到 {n}")
+    if n > 10**7:  # 返回的是一个列表：一个笔误（n = 10¹²）不该吃光内存
+        raise ValueError(f"n 不能超过 {10**7}（返回的列表要放进内存），收到 {n}")
     if not isinstance(before, bool):
         raise ValueError(f"before 必须是 True 或 False，收到 {before!r}")
     most = w + 1 if before else w  # 一行最多可见的 Key
@@ -111,8 +116,12 @@ def library_masks(mask=LIB_MASK, past: int = LIB_PAST) -> dict:
     True = 允许）；
     MultiheadAttention 的 ``key_padding_mask``（True = 不读）；``is_causal=True`` 的表与它错的行。
     >>> a = library_masks()
-    >>> a["attn_mask"][0, 0].astype(int).tolist(), a["key_padding_mask"][0].tolist(), a["wrong"][0]
-    ([[0, 1, 1, 0], [0, 1, 1, 1]], [True, False, False, False], [0, 1])
+    >>> a["attn_mask"][0, 0].astype(int).tolist()
+    [[0, 1, 1, 0], [0, 1, 1, 1]]
+    >>> a["key_padding_mask"][0].tolist()
+    [True, False, False, False]
+    >>> a["wrong"][0]
+    [0, 1]
     """
     batch, n_key = tn.positions_from_mask(mask).shape  # 也检查 mask
     past = att.check_count(past, "past", minimum=0, maximum=n_key - 1, why="至少要有一个新查询")

@@ -35,8 +35,11 @@ def floor_answers(cases=FLOOR_CASES) -> list[dict]:
     >>> [(a["unpredictable"], round(a["floor"], 4)) for a in floor_answers()]
     [([0, 1], 0.6161), ([], 0.0)]
     """
+    cases = att.as_list(cases, "cases")
+    if not cases:
+        raise ValueError("cases 不能为空：至少要给一组 (vocab, length, lag)")
     out = []
-    for case in att.as_list(cases, "cases"):
+    for case in cases:
         if isinstance(case, (str, bytes)) or not hasattr(case, "__len__") or len(case) != 3:
             raise ValueError(f"cases 的每一项必须是 (vocab, length, lag)，收到 {case!r}")
         vocab, length, lag = case
@@ -61,12 +64,19 @@ def guess_answers(logits=GUESS_LOGITS, targets=GUESS_TARGETS) -> dict:
     """softmax 概率、每个目标的交叉熵，以及瞎猜（均匀分布）的 ln |V|。
 
     >>> a = guess_answers()
-    >>> [round(x, 4) for x in a["p"]], [round(x, 4) for x in a["losses"]], round(a["ln_vocab"], 4)
-    ([0.87, 0.0433, 0.0433, 0.0433], [0.1392, 3.1392], 1.3863)
+    >>> [round(x, 4) for x in a["p"]]
+    [0.87, 0.0433, 0.0433, 0.0433]
+    >>> [round(x, 4) for x in a["losses"]]
+    [0.1392, 3.1392]
+    >>> round(a["ln_vocab"], 4)  # 瞎猜
+    1.3863
     """
     z = att.as_vector(logits, "logits")
     p = att.softmax(z)
-    losses = [tr.cross_entropy([z], [t])[0] for t in att.as_list(targets, "targets")]  # 也校验目标
+    targets = att.as_list(targets, "targets")
+    if not targets:
+        raise ValueError("targets 不能为空：至少要给一个目标 token")
+    losses = [tr.cross_entropy([z], [t])[0] for t in targets]  # 也校验每个目标
     uniform = tr.cross_entropy([[0.0] * len(z)], [0])[0]
     return {"p": p, "losses": losses, "ln_vocab": math.log(len(z)), "uniform": uniform}
 
@@ -76,8 +86,14 @@ def cache_answers(past: int = CACHE_PAST) -> dict:
     """因果规则的模型逐词算一步：新 token 的位置嵌入行与它能读的 Key，正确的与用行号的。
 
     >>> a = cache_answers()
-    >>> a["absolute"][0], a["row_index"][0], sum(a["absolute"][1]), sum(a["row_index"][1])
-    (5, 0, 6, 1)
+    >>> a["absolute"][0]  # 位置嵌入的行号：past
+    5
+    >>> sum(a["absolute"][1])  # 能读的 Key：past + 1 个
+    6
+    >>> a["row_index"][0]  # 写错：行号 0
+    0
+    >>> sum(a["row_index"][1])  # 只读得到 Key 0
+    1
     """
     return {
         "absolute": tr.cache_step(past, "causal"),
@@ -97,12 +113,13 @@ def future_weight(weights: list[list[float]]) -> list[float]:
     [0.0, 0.0, 0.0]
     """
     if not isinstance(weights, (list, tuple)) or not weights:
-        raise ValueError(f"weights 必须是非空的方阵（嵌套列表），收到 {weights!r}")
-    for row in weights:
+        raise ValueError(f"weights 必须是非空的方阵（嵌套列表），收到 {type(weights).__name__}")
+    for i, row in enumerate(weights):
         if not isinstance(row, (list, tuple)) or len(row) != len(weights):
             raise ValueError(f"weights 必须是方阵（第 i 行是查询 i），每行 {len(weights)} 个数")
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in row):
-            raise ValueError(f"weights 的每个元素必须是数，收到 {row!r}")
+        for j, x in enumerate(row):
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise ValueError(f"weights[{i}][{j}] 必须是有限的数，收到 {x!r}")
     return [sum(row[i + 1 :], 0.0) for i, row in enumerate(weights)]
 
 
@@ -125,12 +142,15 @@ def ahead_answers(
     以及因果规则的下限和瞎猜的 ln |V|。
 
     >>> a = ahead_answers()
-    >>> a["train_loss"] < a["floor"] < a["ln_vocab"] < a["use_loss"], a["leak"] > 0
-    (True, True)
+    >>> a["train_loss"] < a["floor"] < a["ln_vocab"] < a["use_loss"]
+    True
+    >>> a["leak"] > 0
+    True
     """
     tail = att.check_count(tail, "tail", maximum=tr.STEPS, why="训练的步数")
     tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed)  # 也校验 eval_seed
-    params = (run := tr.train(tr.AHEAD, seed=seed))["params"]
+    run = tr.train(tr.AHEAD, seed=seed)
+    params = run["params"]
     use = tr.use_time(params, tr.AHEAD, seed=eval_seed)  # 逐词算：Key t + 1 还不在缓存里
     return {
         "train_loss": sum(run["train_loss"][-tail:]) / tail,
@@ -157,6 +177,7 @@ def answers() -> dict:
 
 
 def self_test() -> None:
+    """核对答案：下限与无从预测的目标、交叉熵与瞎猜、逐词算的位置、多看一个 Key 的后果。"""
     a = floor_answers()
     att.check(all(len(c["unpredictable"]) == c["lag"] - 1 for c in a), "无从预测的是前 lag − 1 个")
     g = guess_answers()

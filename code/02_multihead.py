@@ -17,60 +17,6 @@ import math
 att = importlib.import_module("02_attention")
 
 
-# -- 边界校验 ----------------------------------------------------------------------------------
-def _layout(d_model: int, heads: object, kv_heads: object, head_dim: object) -> tuple[int, ...]:
-    heads = att.check_count(heads, "heads", maximum=att.MAX_POSITIONS)  # 上限同位置数
-    kv_heads = heads if kv_heads is None else att.check_count(kv_heads, "kv_heads")
-    if heads % kv_heads:
-        raise ValueError(
-            f"kv_heads={kv_heads} 必须整除 heads={heads}：每个 K/V 头要分到同样多的查询头"
-        )
-    if head_dim is None:  # 只有没给 head_dim 时才用 d_model / heads 推出它；真实配置常把它单独写出
-        if d_model % heads:
-            raise ValueError(f"d_model={d_model} 不能被 heads={heads} 整除：请另给 head_dim")
-        head_dim = d_model // heads
-    return heads, kv_heads, att.check_count(head_dim, "head_dim")
-
-
-def _weights(x, w_q, w_k, w_v, w_o, heads, kv_heads, head_dim):
-    x = att.as_matrix(x, "x")
-    m = {
-        name: att.as_matrix(w, name)
-        for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o))
-    }
-    d_model = len(x[0])
-    heads, kv_heads, head_dim = _layout(d_model, heads, kv_heads, head_dim)
-    want = {"w_q": (d_model, heads * head_dim), "w_k": (d_model, kv_heads * head_dim),
-            "w_v": (d_model, kv_heads * head_dim), "w_o": (heads * head_dim, "任意")}  # fmt: skip
-    for name, (rows, cols) in want.items():
-        if len(m[name]) != rows or cols not in ("任意", len(m[name][0])):
-            raise ValueError(
-                f"{name} 的形状必须是 ({rows}, {cols})（d_model={d_model}、"
-                f"heads={heads}、kv_heads={kv_heads}、head_dim={head_dim}），"
-                f"收到 ({len(m[name])}, {len(m[name][0])})"
-            )
-    return x, m, (heads, kv_heads, head_dim)
-
-
-def _project(x: list[list[float]], w: list[list[float]], name: str) -> list[list[float]]:
-    out = att.matmul(x, w)  # 元素都有限，乘积之和仍可能超出浮点数的范围
-    if not all(math.isfinite(c) for row in out for c in row):
-        raise ValueError(f"乘以 {name} 的结果超出浮点数的范围：请缩小输入的数值")
-    return out
-
-
-def _per_head(m: object, heads: object, what: str) -> tuple[list[list[float]], int, int]:
-    m = att.as_matrix(m, "m")
-    heads = att.check_count(heads, "heads")
-    if len(m[0]) % heads:
-        raise ValueError(f"列数 {len(m[0])} 不能被 heads={heads} 整除，{what}")
-    return m, heads, len(m[0]) // heads  # 每头的列数 head_dim
-
-
-def _concat(parts: list[list[list[float]]]) -> list[list[float]]:
-    return [[c for block in row for c in block] for row in zip(*parts)]  # → (n, heads·d)
-
-
 # -- 按列切头、reshape / transpose、分组 ----------------------------------------------------------
 def head_columns(head: int, head_dim: int) -> range:
     """头 ``head`` 在 Q（或 K、V）里占的列：``head·head_dim`` 到 ``(head+1)·head_dim − 1``。
@@ -122,8 +68,10 @@ def swap_01(t: list[list[list[float]]]) -> list[list[list[float]]]:
 
 def kv_group(head: int, heads: int, kv_heads: int) -> int:
     """查询头 ``head`` 用哪个 K/V 头：相邻的 ``heads / kv_heads`` 个查询头为一组，共用一个。
-    >>> [kv_group(c, 4, 2) for c in range(4)], [kv_group(c, 4, 1) for c in range(4)]  # GQA、MQA
-    ([0, 0, 1, 1], [0, 0, 0, 0])
+    >>> [kv_group(c, 4, 2) for c in range(4)]  # GQA
+    [0, 0, 1, 1]
+    >>> [kv_group(c, 4, 1) for c in range(4)]  # MQA
+    [0, 0, 0, 0]
     """
     heads, kv_heads, _ = _layout(1, heads, att.check_count(kv_heads, "kv_heads"), 1)
     if not isinstance(head, int) or isinstance(head, bool) or not 0 <= head < heads:
@@ -148,14 +96,32 @@ def repeat_kv_columns(w: list[list[float]], heads: int, kv_heads: int) -> list[l
     return [[row[c] for c in cols] for row in w]  # (d_model, heads·head_dim)
 
 
+def _concat(parts: list[list[list[float]]]) -> list[list[float]]:
+    # 各头的 (n, d) 按头的顺序左右拼起来
+    return [[c for block in row for c in block] for row in zip(*parts)]  # → (n, heads·d)
+
+
+def _project(x: list[list[float]], w: list[list[float]], name: str) -> list[list[float]]:
+    out = att.matmul(x, w)  # (n, d_in) @ (d_in, d_out) → (n, d_out)
+    # 元素都有限，乘积之和仍可能超出浮点数的范围
+    if not all(math.isfinite(c) for row in out for c in row):
+        raise ValueError(f"乘以 {name} 的结果超出浮点数的范围：请缩小输入的数值")
+    return out
+
+
 # -- 多头注意力：两种写法 ------------------------------------------------------------------------
 def multihead_steps(
     x, w_q, w_k, w_v, w_o, heads, kv_heads=None, causal=True, *, head_dim=None, key_valid=None
 ) -> dict:
     """多头注意力的每个中间对象（“头的列表”写法：每个头用自己的小投影），供正文逐步展示。
-    >>> s = multihead_steps([[1.0, 0.0], [0.0, 1.0]], *[[[1.0, 0.0], [0.0, 1.0]]] * 4, heads=2)
-    >>> s["head_dim"], [len(w) for w in s["weights"]], s["visible"]
-    (1, [2, 2], [[True, False], [True, True]])
+    >>> eye = [[1.0, 0.0], [0.0, 1.0]]
+    >>> s = multihead_steps([[1.0, 0.0], [0.0, 1.0]], eye, eye, eye, eye, heads=2)
+    >>> s["head_dim"]
+    1
+    >>> [len(w) for w in s["weights"]]
+    [2, 2]
+    >>> s["visible"]
+    [[True, False], [True, True]]
     """
     x, m, (heads, kv_heads, head_dim) = _weights(x, w_q, w_k, w_v, w_o, heads, kv_heads, head_dim)
     # 每个头有自己的小投影：W_q 里属于它的那组列，形状 (d_model, head_dim)。
@@ -173,11 +139,23 @@ def multihead_steps(
         weights.append(w)
         head_outputs.append(out)
     concat = _concat(head_outputs)  # (n, heads·head_dim)：列的位置正是它在 Q 里占的位置
-    return {"q": _concat(q_heads), "k": _concat(k_heads), "v": _concat(v_heads),
-            "q_heads": q_heads, "k_heads": k_heads, "v_heads": v_heads, "visible": visible,
-            "weights": weights, "head_outputs": head_outputs, "concat": concat,
-            "output": _project(concat, m["w_o"], "w_o"),
-            "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim}  # fmt: skip
+    output = _project(concat, m["w_o"], "w_o")  # (n, d_model)
+    return {
+        "q": _concat(q_heads),
+        "k": _concat(k_heads),
+        "v": _concat(v_heads),
+        "q_heads": q_heads,
+        "k_heads": k_heads,
+        "v_heads": v_heads,
+        "visible": visible,
+        "weights": weights,
+        "head_outputs": head_outputs,
+        "concat": concat,
+        "output": output,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "head_dim": head_dim,
+    }
 
 
 def multihead_attention(
@@ -190,10 +168,12 @@ def multihead_attention(
     对照 ``torch.nn.MultiheadAttention``：``in_proj_weight`` 的三块是 ``w_q``、``w_k``、``w_v``
     的转置，``out_proj.weight`` 是 ``w_o`` 的转置（偏置取 0）；布尔 ``attn_mask`` 以 True 为禁止。
 
-    >>> x, eye = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]], EYE4
-    >>> w, out = multihead_attention(x, eye, eye, eye, eye, heads=2)
-    >>> [[round(p, 4) for p in row] for row in w[0]], [round(c, 4) for c in out[1]]
-    ([[1.0, 0.0], [0.3302, 0.6698]], [0.3302, 0.6698, 0.3302, 0.6698])
+    >>> x = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]
+    >>> w, out = multihead_attention(x, EYE4, EYE4, EYE4, EYE4, heads=2)
+    >>> [[round(p, 4) for p in row] for row in w[0]]
+    [[1.0, 0.0], [0.3302, 0.6698]]
+    >>> [round(c, 4) for c in out[1]]
+    [0.3302, 0.6698, 0.3302, 0.6698]
     """
     s = multihead_steps(
         x, w_q, w_k, w_v, w_o, heads, kv_heads, causal, head_dim=head_dim, key_valid=key_valid
@@ -209,7 +189,8 @@ def multihead_attention_fused(
     参数同 ``multihead_attention``。nanoGPT 一类代码的形状变化：``(n, h·d) → reshape (n, h, d) →
     transpose (h, n, d)``，逐头注意力后 ``transpose (n, h, d) → reshape (n, h·d)``，最后乘 ``w_o``。
 
-    >>> x, e = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]], EYE4
+    >>> x = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]
+    >>> e = EYE4
     >>> multihead_attention_fused(x, e, e, e, e, 2) == multihead_attention(x, e, e, e, e, 2)
     True
     """
@@ -219,12 +200,16 @@ def multihead_attention_fused(
     k = swap_01(reshape_heads(_project(x, m["w_k"], "w_k"), kv_heads))  # (kv_heads, n, d)
     v = swap_01(reshape_heads(_project(x, m["w_v"], "w_v"), kv_heads))  # (kv_heads, n, d)
     visible = att.visibility(len(x), len(x), causal=causal, key_valid=key_valid)  # (n, n)
-    pairs = [
-        att.masked_attention(q[c], k[c // group], v[c // group], visible) for c in range(heads)
-    ]
-    out = swap_01([o for _, o in pairs])  # (h, n, d) → (n, h, d)
+    weights = []
+    head_outputs = []
+    for c in range(heads):
+        # 查询头 c 读 K/V 头 c // group
+        w, out = att.masked_attention(q[c], k[c // group], v[c // group], visible)
+        weights.append(w)  # (n, n)
+        head_outputs.append(out)  # (n, d)
+    out = swap_01(head_outputs)  # (h, n, d) → (n, h, d)
     merged = [[c for part in row for c in part] for row in out]  # reshape (n, h, d) → (n, h·d)
-    return [w for w, _ in pairs], _project(merged, m["w_o"], "w_o")  # (h, n, n), (n, d_model)
+    return weights, _project(merged, m["w_o"], "w_o")  # (h, n, n), (n, d_model)
 
 
 # -- 代价：参数、乘加、KV 缓存 ------------------------------------------------------------------
@@ -232,8 +217,10 @@ def projection_params(
     d_model: int, heads: int, head_dim: int | None = None, kv_heads: int | None = None
 ) -> dict:
     """四个投影的参数个数（不计偏置）；heads·head_dim = d_model、kv_heads = heads 时为 4·d_model²。
-    >>> projection_params(8, 2), projection_params(8, 4, kv_heads=1)["total"]
-    ({'w_q': 64, 'w_k': 64, 'w_v': 64, 'w_o': 64, 'total': 256}, 160)
+    >>> projection_params(8, 2)
+    {'w_q': 64, 'w_k': 64, 'w_v': 64, 'w_o': 64, 'total': 256}
+    >>> projection_params(8, 4, kv_heads=1)["total"]
+    160
     """
     d_model = att.check_count(d_model, "d_model")
     heads, kv_heads, head_dim = _layout(d_model, heads, kv_heads, head_dim)
@@ -262,19 +249,22 @@ def multiply_adds(
     counts = {
         "projections": n * p["total"],  # 每个位置乘一遍四个矩阵
         "scores": heads * n * n * head_dim,  # 每头 n×n 个点积，每个 head_dim 次乘加
-        "mixing": heads * n * n * head_dim,
-    }  # 每头用 n×n 个权重混合 head_dim 列
+        "mixing": heads * n * n * head_dim,  # 每头用 n×n 个权重混合 head_dim 列
+    }
     return {**counts, "total": sum(counts.values()), "score_cells": heads * n * n}
 
 
 def kv_cache_numbers(n_tokens: int, kv_heads: int, head_dim: int) -> int:
     """一层 KV 缓存为 ``n_tokens`` 个位置存多少个数：K 与 V 各 ``kv_heads·head_dim`` 列。
-    >>> kv_cache_numbers(1, 2, 2), kv_cache_numbers(1, 1, 2)
-    (8, 4)
+    >>> kv_cache_numbers(1, 2, 2)
+    8
+    >>> kv_cache_numbers(1, 1, 2)
+    4
     """
     n_tokens = att.check_count(n_tokens, "n_tokens")
     kv_heads = att.check_count(kv_heads, "kv_heads")
-    return 2 * n_tokens * kv_heads * att.check_count(head_dim, "head_dim")
+    head_dim = att.check_count(head_dim, "head_dim")
+    return 2 * n_tokens * kv_heads * head_dim
 
 
 # -- 检查：正文的表与测试用同一组函数 ------------------------------------------------------------
@@ -285,8 +275,8 @@ def check_rows(
     W_q 列加上 ``delta``，别的头的权重一格不变；分组 K/V 等于按组重复后的普通多头；heads = 1 等于
     用同样投影的单头注意力（输出再乘 W_o）。
 
-    >>> x, eye = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]], EYE4
-    >>> [r["holds"] for r in check_rows(x, eye, eye, eye, eye, 2, 2)]
+    >>> x = [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]
+    >>> [r["holds"] for r in check_rows(x, EYE4, EYE4, EYE4, EYE4, 2, 2)]
     [True, True, True, True]
     """
     s = multihead_steps(x, w_q, w_k, w_v, w_o, heads, kv_heads)
@@ -295,9 +285,10 @@ def check_rows(
     d = s["head_dim"]
     if not isinstance(head, int) or isinstance(head, bool) or not 0 <= head < heads:
         raise ValueError(f"head 必须在 0 到 {heads - 1} 之间，收到 {head!r}")
-    if not math.isfinite(delta := att.real(delta, "delta")):
+    delta = att.real(delta, "delta")
+    if not math.isfinite(delta):
         raise ValueError(f"delta 必须是有限的数，收到 {delta!r}")
-    fused = multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads, kv_heads)[1]
+    _, fused = multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads, kv_heads)
     diff = att.max_abs_diff(s["output"], fused)
     rows = [{"check": "两种写法相同", "holds": diff <= 1e-12, "detail": diff}]
     cols = head_columns(head, d)
@@ -309,8 +300,10 @@ def check_rows(
     rows.append(
         {"check": f"只改头 {head} 的 W_q 列", "holds": set(moved) <= {head}, "detail": moved}
     )
-    wk_r, wv_r = (repeat_kv_columns(w, heads, kv_heads) for w in (w_k, w_v))
-    diff = att.max_abs_diff(s["output"], multihead_attention(x, w_q, wk_r, wv_r, w_o, heads)[1])
+    wk_r = repeat_kv_columns(w_k, heads, kv_heads)  # (d_model, heads·head_dim)
+    wv_r = repeat_kv_columns(w_v, heads, kv_heads)
+    _, repeated = multihead_attention(x, w_q, wk_r, wv_r, w_o, heads)
+    diff = att.max_abs_diff(s["output"], repeated)
     rows.append({"check": "分组 K/V 等于重复 K/V", "holds": diff <= 1e-12, "detail": diff})
     # heads = 1：整块 W_q、W_k、W_v 当一个头用（K/V 先按组重复，让列数相同）。
     _, one = multihead_attention(x, w_q, wk_r, wv_r, w_o, 1, head_dim=heads * d)
@@ -318,6 +311,59 @@ def check_rows(
     diff = att.max_abs_diff(one, att.matmul(single, w_o))
     rows.append({"check": "只设一个头等于单头", "holds": diff <= 1e-12, "detail": diff})
     return rows
+
+
+# -- 边界上的检查 --------------------------------------------------------------------------------
+def _layout(d_model: int, heads: object, kv_heads: object, head_dim: object) -> tuple[int, ...]:
+    """查询头数、K/V 头数与头维度：kv_heads 整除 heads；没给 head_dim 时由 d_model / heads 推出。"""
+    heads = att.check_count(heads, "heads", maximum=att.MAX_POSITIONS)  # 上限同位置数
+    kv_heads = heads if kv_heads is None else att.check_count(kv_heads, "kv_heads")
+    if heads % kv_heads:
+        raise ValueError(
+            f"kv_heads={kv_heads} 必须整除 heads={heads}：每个 K/V 头要分到同样多的查询头"
+        )
+    if head_dim is None:  # 只有没给 head_dim 时才用 d_model / heads 推出它；真实配置常把它单独写出
+        if d_model % heads:
+            raise ValueError(f"d_model={d_model} 不能被 heads={heads} 整除：请另给 head_dim")
+        head_dim = d_model // heads
+    head_dim = att.check_count(head_dim, "head_dim")
+    return heads, kv_heads, head_dim
+
+
+def _weights(x, w_q, w_k, w_v, w_o, heads, kv_heads, head_dim):
+    """X 与四个投影矩阵变成 float 的矩阵，并核对它们的形状；返回 (x, 矩阵字典, 三个头数)。"""
+    x = att.as_matrix(x, "x")
+    m = {
+        "w_q": att.as_matrix(w_q, "w_q"),
+        "w_k": att.as_matrix(w_k, "w_k"),
+        "w_v": att.as_matrix(w_v, "w_v"),
+        "w_o": att.as_matrix(w_o, "w_o"),
+    }
+    d_model = len(x[0])
+    heads, kv_heads, head_dim = _layout(d_model, heads, kv_heads, head_dim)
+    want = {
+        "w_q": (d_model, heads * head_dim),
+        "w_k": (d_model, kv_heads * head_dim),
+        "w_v": (d_model, kv_heads * head_dim),
+        "w_o": (heads * head_dim, "任意"),  # 输出的宽度可以不是 d_model
+    }
+    for name, (rows, cols) in want.items():
+        if len(m[name]) != rows or cols not in ("任意", len(m[name][0])):
+            raise ValueError(
+                f"{name} 的形状必须是 ({rows}, {cols})（d_model={d_model}、"
+                f"heads={heads}、kv_heads={kv_heads}、head_dim={head_dim}），"
+                f"收到 ({len(m[name])}, {len(m[name][0])})"
+            )
+    return x, m, (heads, kv_heads, head_dim)
+
+
+def _per_head(m: object, heads: object, what: str) -> tuple[list[list[float]], int, int]:
+    """矩阵、头数与每头的列数 head_dim：列数必须能被 heads 整除。"""
+    m = att.as_matrix(m, "m")
+    heads = att.check_count(heads, "heads")
+    if len(m[0]) % heads:
+        raise ValueError(f"列数 {len(m[0])} 不能被 heads={heads} 整除，{what}")
+    return m, heads, len(m[0]) // heads
 
 
 # -- 演示数据：人工构造，整数便于手算 ------------------------------------------------------------
@@ -335,8 +381,18 @@ DEMO_WK = [
     [-1.0, 0.0, 1.0, 0.0],
     [0.0, 0.0, -1.0, 0.0],
 ]
-DEMO_WV = [[1.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 2.0]]
-DEMO_WO = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 1.0]]
+DEMO_WV = [
+    [1.0, 0.0, 2.0, 0.0],
+    [0.0, 1.0, 0.0, 0.0],
+    [0.0, 0.0, 0.0, 1.0],
+    [1.0, 0.0, 0.0, 2.0],
+]
+DEMO_WO = [
+    [1.0, 0.0, 0.0, 0.0],
+    [0.0, 1.0, 0.0, 1.0],
+    [0.0, 0.0, 1.0, 0.0],
+    [1.0, 0.0, 0.0, 1.0],
+]
 DEMO_HEADS = 2
 # 分组 K/V：同一个 X 与 W_q，4 个查询头、每头 1 列；2 个 K/V 头（GQA）或 1 个（MQA）。
 GQA_HEADS = 4
@@ -369,10 +425,15 @@ def self_test() -> None:
 def run_demo() -> dict:
     """演示结果：两个头的权重、两种写法之差、分组 K/V、KV 缓存与参数个数。
     >>> demo = run_demo()
-    >>> demo["形状"]["Q"], demo["两种写法最大差"], demo["KV缓存_每位置每层"]
-    ('(3, 4)', 0.0, {'MHA_4头': 8, 'GQA_2组': 4, 'MQA_1组': 2})
+    >>> demo["形状"]["Q"]
+    '(3, 4)'
+    >>> demo["两种写法最大差"]
+    0.0
+    >>> demo["KV缓存_每位置每层"]
+    {'MHA_4头': 8, 'GQA_2组': 4, 'MQA_1组': 2}
     """
     s = multihead_steps(*DEMO, DEMO_HEADS)
+    _, fused = multihead_attention_fused(*DEMO, DEMO_HEADS)
     grouped = {
         name: check_rows(DEMO_X, DEMO_WQ, *PLANS[name])[2]["detail"] for name in ("GQA", "MQA")
     }
@@ -383,18 +444,24 @@ def run_demo() -> dict:
 
     return {
         "性质": "人工构造的小矩阵，没有训练过的模型",
-        "形状": {"X": shape(DEMO_X), "Q": shape(s["q"]), "每头Q": shape(s["q_heads"][0]),
-               "输出": shape(s["output"])},
-        "头0权重": s["weights"][0], "头1权重": s["weights"][1],
-        "两种写法最大差": att.max_abs_diff(s["output"],
-                                      multihead_attention_fused(*DEMO, DEMO_HEADS)[1]),
+        "形状": {
+            "X": shape(DEMO_X),
+            "Q": shape(s["q"]),
+            "每头Q": shape(s["q_heads"][0]),
+            "输出": shape(s["output"]),
+        },
+        "头0权重": s["weights"][0],
+        "头1权重": s["weights"][1],
+        "两种写法最大差": att.max_abs_diff(s["output"], fused),
         "GQA与重复KV最大差": grouped["GQA"],
         "MQA与重复KV最大差": grouped["MQA"],
-        "KV缓存_每位置每层": {"MHA_4头": kv_cache_numbers(1, GQA_HEADS, d),
-                         "GQA_2组": kv_cache_numbers(1, 2, d),
-                         "MQA_1组": kv_cache_numbers(1, 1, d)},
+        "KV缓存_每位置每层": {
+            "MHA_4头": kv_cache_numbers(1, GQA_HEADS, d),
+            "GQA_2组": kv_cache_numbers(1, 2, d),
+            "MQA_1组": kv_cache_numbers(1, 1, d),
+        },
         "四个投影的参数_d_model8": {str(c): projection_params(8, c)["total"] for c in (1, 2, 4, 8)},
-    }  # fmt: skip
+    }
 
 
 if __name__ == "__main__":

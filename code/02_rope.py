@@ -38,7 +38,7 @@ __all__ = [
 Matrix = list[list[float]]
 
 BASE = 10000.0  # RoFormer 论文取的底数，也是本页例子的默认值
-LAYOUTS = ("adjacent", "half")
+LAYOUTS = ("adjacent", "half")  # 两种配对：相邻成对，或前后两半成对
 MAX_POSITION = 2**53  # 位置要能精确地变成浮点数，转角 m·θ 才可信
 # 公开模型 config.json 的 rope_theta、头维度与出处；Llama-2-7B 未写，取 LlamaConfig 默认值。
 MODEL_BASES = [
@@ -48,38 +48,7 @@ MODEL_BASES = [
 ]
 
 
-def _dim(d: object) -> int:
-    if att.check_count(d, "d", minimum=2, maximum=att.MAX_POSITIONS) % 2:
-        raise ValueError(f"d 必须是不小于 2 的偶数（分量两两成对旋转），收到 {d!r}")
-    return d
-
-
-def _base(base: object) -> float:
-    b = att.real(base, "base")
-    if not 1 <= b < math.inf:  # base ≥ 1：频率 base^(−2i/d) 都不大于 1，第 0 对转得最快
-        raise ValueError(f"base 必须是不小于 1 的有限数，收到 {base!r}")
-    return b
-
-
-def _position(position: object, name: str = "position") -> int:
-    if att.check_count(position, name, minimum=0) > MAX_POSITION:
-        raise ValueError(f"{name} 不能超过 2**53（再大就不能精确地变成浮点数），收到 {position!r}")
-    return position
-
-
-def _layout(layout: object) -> str:
-    if not isinstance(layout, str) or layout not in LAYOUTS:
-        raise ValueError(f"layout 必须是 'adjacent'（相邻）或 'half'（前后两半），收到 {layout!r}")
-    return layout
-
-
-def _vector(x: object, name: str) -> list[float]:
-    v = att.as_vector(x, name)
-    if len(v) % 2:
-        raise ValueError(f"{name} 的长度 d 必须是偶数（分量两两成对旋转），收到长度 {len(v)}")
-    return v
-
-
+# -- 旋转：频率、配对、转角 ----------------------------------------------------------------------
 def frequencies(d: int, base: float = BASE) -> list[float]:
     """每一对分量的频率 ``θ_i = base^(−2i/d)``，i = 0 … d/2 − 1：第一对转得最快。
 
@@ -94,8 +63,10 @@ def frequencies(d: int, base: float = BASE) -> list[float]:
 def pairs(d: int, layout: str = "adjacent") -> list[tuple[int, int]]:
     """第 i 对由哪两个分量组成：相邻成对是 ``(2i, 2i+1)``，前后两半成对是 ``(i, i + d/2)``。
 
-    >>> pairs(8), pairs(8, "half")
-    ([(0, 1), (2, 3), (4, 5), (6, 7)], [(0, 4), (1, 5), (2, 6), (3, 7)])
+    >>> pairs(8)
+    [(0, 1), (2, 3), (4, 5), (6, 7)]
+    >>> pairs(8, "half")
+    [(0, 4), (1, 5), (2, 6), (3, 7)]
     """
     d = _dim(d)
     layout = _layout(layout)
@@ -105,8 +76,10 @@ def pairs(d: int, layout: str = "adjacent") -> list[tuple[int, int]]:
 def angles(d: int, position: int, base: float = BASE, layout: str = "adjacent") -> list[float]:
     """各分量的转角 ``position × θ``：相邻 ``[θ0, θ0, θ1, …]``；前后两半 ``[θ0, θ1, …, θ0, …]``。
 
-    >>> [round(a, 4) for a in angles(4, 2)], [round(a, 4) for a in angles(4, 2, layout="half")]
-    ([2.0, 2.0, 0.02, 0.02], [2.0, 0.02, 2.0, 0.02])
+    >>> [round(a, 4) for a in angles(4, 2)]
+    [2.0, 2.0, 0.02, 0.02]
+    >>> [round(a, 4) for a in angles(4, 2, layout="half")]
+    [2.0, 0.02, 2.0, 0.02]
     """
     theta = frequencies(d, base)
     m = _position(position)
@@ -182,6 +155,7 @@ def rope_scores(
     return att.scaled_scores(q_rot, k_rot)
 
 
+# -- 两种配对只差一个置换 ------------------------------------------------------------------------
 def layout_permutation(d: int) -> list[int]:
     """先取偶数号、再取奇数号分量：相邻的第 i 对 (2i, 2i+1) 落到前后两半的第 i 对 (i, i + d/2)。
 
@@ -219,6 +193,7 @@ def permute(x: list, order: list[int]) -> list:
     return [xs[i] for i in idx]
 
 
+# -- 注意力：整段重算与带缓存的解码 ----------------------------------------------------------------
 def full_attention(q: Matrix, k: Matrix, v: Matrix, base: float = BASE) -> tuple[Matrix, Matrix]:
     """整段重算：第 r 行的 Q、K 在位置 r 旋转，V 不动，再做因果注意力。返回 ``(weights, outputs)``。
 
@@ -251,8 +226,10 @@ def cached_step(
 
     >>> ck, cv, _, _ = cached_step([], [], [[1.0, 0.0]], [[1.0, 0.0]], [[10.0]], [0])  # 第一步
     >>> ck, cv, w, out = cached_step(ck, cv, [[0.0, 1.0]], [[0.0, 1.0]], [[20.0]], [1])
-    >>> [round(x, 4) for x in w[0]], round(out[0][0], 4)
-    ([0.2138, 0.7862], 17.8619)
+    >>> [round(x, 4) for x in w[0]]
+    [0.2138, 0.7862]
+    >>> round(out[0][0], 4)
+    17.8619
     """
     old_k = att.as_matrix(cache_k, "cache_k") if att.as_list(cache_k, "cache_k") else []  # 可以为空
     old_v = att.as_matrix(cache_v, "cache_v") if att.as_list(cache_v, "cache_v") else []
@@ -327,14 +304,50 @@ def padded_positions(valid: list[bool]) -> list[int]:
 def slowest_wavelength(d: int, base: float = BASE) -> float:
     """最慢的一对（i = d/2 − 1）转一整圈要多少个位置：``2π / θ_min = 2π·base^((d−2)/d)``。
 
-    >>> round(slowest_wavelength(2), 4), round(slowest_wavelength(128, 10000.0))  # d = 2：θ = 1
-    (6.2832, 54410)
+    >>> round(slowest_wavelength(2), 4)  # d = 2：θ = 1，一圈 2π 个位置
+    6.2832
+    >>> round(slowest_wavelength(128, 10000.0))
+    54410
     """
     d = _dim(d)
     b = _base(base)
     return 2 * math.pi * b ** ((d - 2) / d)
 
 
+# -- 边界上的检查 ------------------------------------------------------------------------------
+def _dim(d: object) -> int:
+    if att.check_count(d, "d", minimum=2, maximum=att.MAX_POSITIONS) % 2:
+        raise ValueError(f"d 必须是不小于 2 的偶数（分量两两成对旋转），收到 {d!r}")
+    return d
+
+
+def _base(base: object) -> float:
+    b = att.real(base, "base")
+    if not 1 <= b < math.inf:  # base ≥ 1：频率 base^(−2i/d) 都不大于 1，第 0 对转得最快
+        raise ValueError(f"base 必须是不小于 1 的有限数，收到 {base!r}")
+    return b
+
+
+def _position(position: object, name: str = "position") -> int:
+    if att.check_count(position, name, minimum=0) > MAX_POSITION:
+        raise ValueError(f"{name} 不能超过 2**53（再大就不能精确地变成浮点数），收到 {position!r}")
+    return position
+
+
+def _layout(layout: object) -> str:
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ValueError(f"layout 必须是 'adjacent'（相邻）或 'half'（前后两半），收到 {layout!r}")
+    return layout
+
+
+def _vector(x: object, name: str) -> list[float]:
+    v = att.as_vector(x, name)
+    if len(v) % 2:
+        raise ValueError(f"{name} 的长度 d 必须是偶数（分量两两成对旋转），收到长度 {len(v)}")
+    return v
+
+
+# -- 自检与演示 ------------------------------------------------------------------------------------
 DEMO_Q2 = [1.0, 0.5]
 DEMO_K2 = [0.5, 1.0]  # d = 2 的一对查询与键
 DEMO_Q8 = [1.0, 0.0, 0.5, -1.0, 0.0, 1.0, -0.5, 0.5]  # d = 8
@@ -352,10 +365,12 @@ def self_test() -> None:
     k = DEMO_K8
     seq = DEMO_SEQ
     v = DEMO_V
-    s, t = (rope_scores([q], [k], [m], [n])[0][0] for m, n in ((5, 2), (9, 6)))
-    att.check(abs(s - t) < 1e-12, "两个位置同加一个数，分数应当不变")
+    near = rope_scores([q], [k], [5], [2])[0][0]
+    far = rope_scores([q], [k], [9], [6])[0][0]  # 两个位置各加 4
+    att.check(abs(near - far) < 1e-12, "两个位置同加一个数，分数应当不变")
     att.check(abs(math.hypot(*rotate(q, 7)) - math.hypot(*q)) < 1e-12, "旋转应当保持长度")
-    a = permute(rotate(q, 3), order := layout_permutation(8))
+    order = layout_permutation(8)
+    a = permute(rotate(q, 3), order)
     b = rotate(permute(q, order), 3, layout="half")
     att.check(att.max_abs_diff([a], [b]) < 1e-12, "两种配对应当只差一个置换")
     mixed = [

@@ -81,18 +81,29 @@ def mix(weights: list[float], values: list[list[float]]) -> list[float]:
 def visible_steps(query: list[float], keys: list[list[float]], values: list[list[float]]) -> dict:
     """不加 mask 的一个查询行：``02_attention.row_steps`` 在全部 Key 都可见时的每一步，另加 ``d``。
 
-    >>> s = visible_steps([1, 2, 0, 1], [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]],
-    ...                   [[6, 0], [0, 6], [6, 6]])
-    >>> s["d"], s["dots"], s["scale"], s["scaled"], s["shifted"]
-    (4, [1.0, 5.0, 4.0], 2.0, [0.5, 2.5, 2.0], [-2.0, 0.0, -0.5])
-    >>> [round(x, 4) for x in s["weights"]], [round(x, 4) for x in s["output"]]
-    ([0.0777, 0.5741, 0.3482], [2.5554, 5.5338])
+    >>> k = [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]]
+    >>> v = [[6, 0], [0, 6], [6, 6]]
+    >>> s = visible_steps([1, 2, 0, 1], k, v)
+    >>> s["d"]
+    4
+    >>> s["dots"]
+    [1.0, 5.0, 4.0]
+    >>> s["scale"]
+    2.0
+    >>> s["scaled"]
+    [0.5, 2.5, 2.0]
+    >>> s["shifted"]
+    [-2.0, 0.0, -0.5]
+    >>> [round(x, 4) for x in s["weights"]]
+    [0.0777, 0.5741, 0.3482]
+    >>> [round(x, 4) for x in s["output"]]
+    [2.5554, 5.5338]
     """
     k = att.as_matrix(keys, "keys")
     v = att.as_matrix(values, "values")
     if len(k) != len(v):
         raise ValueError(f"keys 与 values 的行数（Key 的个数）必须相同：{len(k)} 与 {len(v)}")
-    steps = att.row_steps(query, k, v, [True] * len(k))
+    steps = att.row_steps(query, k, v, [True] * len(k))  # 全部 Key 都可见
     return {"d": len(steps["products"][0]), **steps}
 
 
@@ -101,10 +112,15 @@ def scaled_by(
 ) -> dict:
     """按维数 ``dim`` 缩放（除以 √dim）后的分数、权重与输出。``dim`` 取模型宽度，就是“用错了 d”。
 
-    >>> k, v = [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]], [[6, 0], [0, 6], [6, 6]]
+    >>> k = [[1, 0, 1, 0], [2, 1, 0, 1], [0, 1, 1, 2]]
+    >>> v = [[6, 0], [0, 6], [6, 6]]
     >>> s = scaled_by([1, 2, 0, 1], k, v, 16)
-    >>> s["scale"], s["scaled"], [round(w, 4) for w in s["weights"]]
-    (4.0, [0.25, 1.25, 1.0], [0.1714, 0.4658, 0.3628])
+    >>> s["scale"]
+    4.0
+    >>> s["scaled"]
+    [0.25, 1.25, 1.0]
+    >>> [round(w, 4) for w in s["weights"]]
+    [0.1714, 0.4658, 0.3628]
     >>> scaled_by([1.0], [[1.0]], [[1.0]], 0)
     Traceback (most recent call last):
     ...
@@ -204,12 +220,10 @@ def softmax_jacobian(weights: list[float]) -> list[list[float]]:
     ValueError: weights 之和必须为 1，收到 1.1
     """
     p = att.as_vector(weights, "weights")
-    if any(x < 0 for x in p) or not math.isclose(sum(p), 1.0, rel_tol=0, abs_tol=1e-9):
-        raise ValueError(
-            f"weights 之和必须为 1，收到 {sum(p):.6g}"
-            if all(x >= 0 for x in p)
-            else "weights 不可为负"
-        )
+    if any(x < 0 for x in p):
+        raise ValueError("weights 不可为负")
+    if not math.isclose(sum(p), 1.0, rel_tol=0, abs_tol=1e-9):
+        raise ValueError(f"weights 之和必须为 1，收到 {sum(p):.6g}")
     return [[pi * ((i == j) - pj) for j, pj in enumerate(p)] for i, pi in enumerate(p)]
 
 
@@ -228,22 +242,23 @@ def measure_scaling(
     随机数来自 ``random.Random(seed).gauss``：每次试验先抽查询的 d 个分量，再逐个 Key 抽 d 个。
 
     >>> m = measure_scaling(64, trials=50)
-    >>> 30 < m["var_raw"] < 100, 0.5 < m["var_scaled"] < 1.6
-    (True, True)
-    >>> m["max_weight_raw"] > m["max_weight_scaled"], m["grad_raw"] < m["grad_scaled"]
-    (True, True)
+    >>> 30 < m["var_raw"] < 100  # 约为 d = 64
+    True
+    >>> 0.5 < m["var_scaled"] < 1.6  # 约为 1
+    True
+    >>> m["max_weight_raw"] > m["max_weight_scaled"]  # 不缩放：权重更集中
+    True
+    >>> m["grad_raw"] < m["grad_scaled"]  # 不缩放：梯度更小
+    True
     >>> measure_scaling(0)
     Traceback (most recent call last):
     ...
     ValueError: d 必须是不小于 1 的整数，收到 0
     """
-    for n, name, least in (
-        (d, "d", 1),
-        (trials, "trials", 2),
-        (n_keys, "n_keys", 2),
-        (seed, "seed", 0),
-    ):
-        att.check_count(n, name, minimum=least)
+    att.check_count(d, "d", minimum=1)
+    att.check_count(trials, "trials", minimum=2)
+    att.check_count(n_keys, "n_keys", minimum=2)
+    att.check_count(seed, "seed", minimum=0)
     if trials * n_keys * d > MAX_DRAWS:
         raise ValueError(
             f"trials × n_keys × d 不能超过 {MAX_DRAWS}（纯 Python 逐个抽样），"
@@ -334,8 +349,10 @@ def run_demo() -> dict:
     """演示结果：本页例子的逐步计算、溢出界、错轴与温度。
 
     >>> demo = run_demo()
-    >>> demo["查询0_分数"], [round(x, 4) for x in demo["查询0_输出"]]
-    ([1.0, 5.0, 4.0], [2.5554, 5.5338])
+    >>> demo["查询0_分数"]
+    [1.0, 5.0, 4.0]
+    >>> [round(x, 4) for x in demo["查询0_输出"]]
+    [2.5554, 5.5338]
     >>> round(demo["float64_exp上限"], 4)
     709.7827
     """

@@ -14,43 +14,7 @@ att = importlib.import_module("02_attention")  # score_scale、check_count 与�
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
 MAX_ELEMENTS = 10**7  # 一个笔误（batch = 10¹²）不该吃光内存
-
-
-def _like(table, index):
-    # FlexAttention 的下标是 torch 张量：表也换成张量
-    return table if isinstance(index, (int, np.integer, np.ndarray)) else index.new_tensor(table)
-
-
 MAX_POSITION = 2**53  # float64 能逐个表示的整数到此为止：更大的位置编号转角不准
-
-
-# -- 边界上的检查 ----------------------------------------------------------------------------------
-def _index(x: object, name: str):
-    """位置下标：整数，或整数数组（numpy 数组；FlexAttention 传来的 torch 张量也有整数 dtype）。"""
-    whole = isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-    if whole or "int" in str(getattr(x, "dtype", None)):
-        return x
-    raise ValueError(f"{name} 必须是整数或整数数组（位置的下标），收到 {x!r}")
-
-
-def _array(x: object, name: str, ndim: int, kinds: str) -> np.ndarray:
-    """非空的 ``ndim`` 维数组（0：维数不限，也可是一个数），元素种类在 ``kinds`` 里。"""
-    try:
-        a = np.asarray(None if isinstance(x, (str, bytes, dict, set)) else x)
-    except ValueError:  # 参差不齐的列表
-        a = np.asarray(None)
-    binary = kinds == "01"
-    want = "iub" if kinds == "01" else kinds  # "01"：只含 0 与 1
-    a = a.astype(np.float64) if "f" in want and a.dtype.kind in "iu" else a  # 整数按 float64
-    known = a.dtype.kind in want and (a.dtype.kind != "f" or a.dtype.name in FLOAT_DTYPES)
-    shape_ok = a.ndim == (ndim or a.ndim) and a.size > 0
-    bad = binary and not np.isin(a, [0, 1]).all()
-    if not known or not shape_ok or not np.isfinite(a).all() or bad:
-        dims = f"{ndim} 维" if ndim else ""
-        only = "，只含 0（PAD）与 1（内容）" * binary
-        what = f"非空、全部有限的{dims}{dict(f='浮点', b='布尔').get(kinds, '整数')}数组{only}"
-        raise ValueError(f"{name} 必须是{what}，收到 {x!r}")
-    return a.astype(np.int64) if binary else a
 
 
 # -- 规则：谓词 rule(b, h, q_idx, kv_idx) -> bool --------------------------------------------------
@@ -161,8 +125,12 @@ def visibility_batch(rule, batch: int, heads: int, n_query: int, n_key: int) -> 
     """
     if not callable(rule):
         raise ValueError(f"rule 必须是谓词 rule(b, h, q_idx, kv_idx)，收到 {rule!r}")
-    named = (("batch", batch), ("heads", heads), ("n_query", n_query), ("n_key", n_key))
-    shape = tuple(att.check_count(n, name, maximum=MAX_ELEMENTS, why="内存") for name, n in named)
+    shape = (
+        att.check_count(batch, "batch", maximum=MAX_ELEMENTS, why="内存"),
+        att.check_count(heads, "heads", maximum=MAX_ELEMENTS, why="内存"),
+        att.check_count(n_query, "n_query", maximum=MAX_ELEMENTS, why="内存"),
+        att.check_count(n_key, "n_key", maximum=MAX_ELEMENTS, why="内存"),
+    )
     if n_query > n_key:
         raise ValueError(f"n_query 不能大于 n_key（查询是最后几个位置），收到 {n_query} > {n_key}")
     if np.prod(shape) > MAX_ELEMENTS:
@@ -170,16 +138,18 @@ def visibility_batch(rule, batch: int, heads: int, n_query: int, n_key: int) -> 
     for name, table in getattr(rule, "tables", []):  # padding、document 查的表
         if table != (batch, n_key):
             raise ValueError(f"rule 的 {name} 形状须为 (batch, n_key) {batch, n_key}，收到 {table}")
-    b = np.arange(batch)[:, None, None, None]
-    h = np.arange(heads)[None, :, None, None]  # 各占一轴
-    q = (n_key - n_query) + np.arange(n_query)[None, None, :, None]  # q 是绝对位置 past + i
+    # 四个下标各占一轴，互相广播成整张表。
+    b = np.arange(batch)[:, None, None, None]  # (batch, 1, 1, 1)
+    h = np.arange(heads)[None, :, None, None]  # (1, heads, 1, 1)
+    q = (n_key - n_query) + np.arange(n_query)[None, None, :, None]  # (1, 1, n_query, 1)：past + i
+    kv = np.arange(n_key)  # (n_key,)
     try:
-        out = np.broadcast_to(np.asarray(rule(b, h, q, np.arange(n_key))), shape)
+        out = np.broadcast_to(np.asarray(rule(b, h, q, kv)), shape)
     except (IndexError, TypeError, ValueError) as error:
         raise ValueError(f"rule 在形状 {shape} 上求值失败：{error}") from None
     if out.dtype != bool:
         raise ValueError(f"rule 必须返回 True/False，收到 dtype {out.dtype}")
-    return out.copy()
+    return out.copy()  # (batch, heads, n_query, n_key)
 
 
 def additive(visible, dtype: str = "float32") -> np.ndarray:
@@ -233,9 +203,9 @@ def rope_batched(x, positions, base: float = 10000.0) -> np.ndarray:
         raise ValueError(f"base 必须是大于 1 的有限数，收到 {base!r}")
     theta = float(base) ** (-np.arange(0, x.shape[-1], 2) / x.shape[-1])  # 第 i 对的频率 θ_i
     phi = (pos[..., None] * theta)[:, None]  # (batch, 1, n, d/2)：每个头同样的转角
-    a = x[..., 0::2]
+    a = x[..., 0::2]  # 第 i 对是分量 (2i, 2i+1)
     c = x[..., 1::2]
-    out = np.empty_like(x)  # 第 i 对是分量 (2i, 2i+1)
+    out = np.empty_like(x)  # (batch, heads, n, d)
     out[..., 0::2] = a * np.cos(phi) - c * np.sin(phi)
     out[..., 1::2] = c * np.cos(phi) + a * np.sin(phi)
     return out
@@ -247,11 +217,89 @@ def attention_batched(q, k, v, visible, empty_row: str = "error"):
     ``q`` (batch, heads, n_query, d)，``k``、``v`` (batch, kv_heads, n_key, d 或 d_v)，heads 是
     kv_heads 的整数倍；``visible`` 能广播成权重的形状。``empty_row`` 同 Mask 一页：``"error"``
     指出第一个整行被屏蔽的行，``"zero"`` 让它的权重和输出全为 0。
-    >>> z = np.zeros
-    >>> w, out = attention_batched(z((1, 2, 1, 1)), z((1, 1, 2, 1)), [[[[1], [3]]]], True)
-    >>> w[0, :, 0].tolist(), out[0, :, 0, 0].tolist()
-    ([[0.5, 0.5], [0.5, 0.5]], [2.0, 2.0])
+    >>> q = np.zeros((1, 2, 1, 1))
+    >>> k = np.zeros((1, 1, 2, 1))
+    >>> w, out = attention_batched(q, k, [[[[1], [3]]]], True)
+    >>> w[0, :, 0].tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    >>> out[0, :, 0, 0].tolist()
+    [2.0, 2.0]
     """
+    q, k, v, vis = _attention_inputs(q, k, v, visible, empty_row)
+    empty = ~vis.any(axis=-1)  # (batch, heads, n_query)：整行被屏蔽的行
+    if empty_row == "error" and empty.any():
+        b, h, i = np.argwhere(empty)[0].tolist()
+        raise ValueError(
+            f"序列 {b}、头 {h} 的第 {i} 个查询行没有可见的 Key，不能做普通 softmax；"
+            '可用 empty_row="zero" 让这一行输出 0'
+        )
+    n_rep = q.shape[1] // k.shape[1]  # 头 h 读 K/V 头 h // n_rep
+    k = repeat_kv(k, n_rep)  # (batch, heads, n_key, d)
+    v = repeat_kv(v, n_rep)  # (batch, heads, n_key, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):  # 溢出由下面的检查指出，不只是一条警告
+        scores = q @ k.swapaxes(-1, -2) / q.dtype.type(att.score_scale(q.shape[-1]))
+    if not np.isfinite(scores).all():
+        raise ValueError(f"q 与 k 的点积在 {scores.dtype} 里溢出（不是有限数）：请缩小 q、k 的元素")
+    scores = np.where(vis, scores, -np.inf)  # 布尔 mask：禁止的格子直接换成 −∞，不做加法
+    top = np.where(empty, 0, scores.max(axis=-1))[..., None]  # 整行 −∞ 时用 0 作最大值，exp 全是 0
+    e = np.exp(scores - top)
+    total = e.sum(axis=-1, keepdims=True)
+    weights = e / np.where(total == 0, 1, total)  # 整行被屏蔽：0 / 1 = 0
+    return weights, weights @ v  # 权重之和为 1：有限的 v 求加权平均不会溢出
+
+
+# -- 边界上的检查 ----------------------------------------------------------------------------------
+def _index(x: object, name: str):
+    """位置下标：整数，或整数数组（numpy 数组；FlexAttention 传来的 torch 张量也有整数 dtype）。"""
+    whole = isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+    if whole or "int" in str(getattr(x, "dtype", None)):
+        return x
+    got = f"dtype {x.dtype}" if hasattr(x, "dtype") else repr(x)  # 数组只写 dtype，不整个印出
+    raise ValueError(f"{name} 必须是整数或整数数组（位置的下标），收到 {got}")
+
+
+def _like(table, index):
+    # FlexAttention 的下标是 torch 张量：表也换成张量
+    return table if isinstance(index, (int, np.integer, np.ndarray)) else index.new_tensor(table)
+
+
+def _array(x: object, name: str, ndim: int, kinds: str) -> np.ndarray:
+    """非空的 ``ndim`` 维数组（0：维数不限，也可是一个数），元素种类在 ``kinds`` 里：``"f"`` 浮点
+    （整数按 float64 读），``"iu"`` 整数，``"b"`` 布尔，``"01"`` 只含 0 与 1 的整数或布尔。
+    错误信息写出哪里不对（哪一格、什么形状或 dtype），不把整个数组印出来。"""
+    kind = {"f": "浮点", "b": "布尔"}.get(kinds, "整数")
+    dims = f" {ndim} 维" if ndim else ""
+    only = "，只含 0（PAD）与 1（内容）" if kinds == "01" else ""
+    wanted = f"{name} 必须是非空、全部有限的{dims}{kind}数组{only}"
+    if isinstance(x, (str, bytes, dict, set)):
+        raise ValueError(f"{wanted}，收到 {type(x).__name__}")
+    try:
+        a = np.asarray(x)
+    except ValueError:  # 参差不齐的列表
+        raise ValueError(f"{wanted}，收到各行长度不一的列表") from None
+    want = "iub" if kinds == "01" else kinds
+    if "f" in want and a.dtype.kind in "iu":
+        a = a.astype(np.float64)  # 整数按 float64
+    if a.dtype.kind not in want or (a.dtype.kind == "f" and a.dtype.name not in FLOAT_DTYPES):
+        got = repr(x) if x is None or isinstance(x, (bool, int, float)) else f"dtype {a.dtype}"
+        raise ValueError(f"{wanted}，收到 {got}")
+    if ndim and a.ndim != ndim:
+        raise ValueError(f"{wanted}，收到形状 {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{wanted}，收到空数组（形状 {a.shape}）")
+    if kinds == "01":
+        bad = ~np.isin(a, [0, 1])
+    else:
+        bad = ~np.isfinite(a)
+    if bad.any():
+        where = tuple(np.argwhere(bad)[0].tolist())  # 第一个不合格的格子
+        cell = f"{name}[{', '.join(map(str, where))}]" if where else name
+        raise ValueError(f"{wanted}：{cell} 是 {a[where]}")
+    return a.astype(np.int64) if kinds == "01" else a
+
+
+def _attention_inputs(q, k, v, visible, empty_row):
+    """整批注意力的输入：三个四维浮点数组、能广播成权重形状的布尔表与整行策略。"""
     if empty_row not in att.EMPTY_ROW_POLICIES:
         raise ValueError(f'empty_row 必须是 "error" 或 "zero"，收到 {empty_row!r}')
     q = _array(q, "q", 4, "f")
@@ -268,26 +316,26 @@ def attention_batched(q, k, v, visible, empty_row: str = "error"):
     vis = _array(visible, "visible", 0, "b")  # True/False，或能广播的布尔数组
     if not all(a in (1, n) for a, n in zip(vis.shape[::-1], shape[::-1])) or vis.ndim > 4:
         raise ValueError(f"visible 必须能广播成 {shape}（True 表示允许），收到形状 {vis.shape}")
-    vis = np.broadcast_to(vis, shape)
-    empty = ~vis.any(axis=-1)  # (batch, heads, n_query)：整行被屏蔽的行
-    if empty_row == "error" and empty.any():
-        b, h, i = np.argwhere(empty)[0].tolist()
-        raise ValueError(
-            f"序列 {b}、头 {h} 的第 {i} 个查询行没有可见的 Key，不能做普通 softmax；"
-            '可用 empty_row="zero" 让这一行输出 0'
-        )
-    k = repeat_kv(k, heads // kv_heads)
-    v = repeat_kv(v, heads // kv_heads)  # 头 h 读 h // n_rep
-    with np.errstate(over="ignore", invalid="ignore"):  # 溢出由下面的检查指出，不只是一条警告
-        scores = q @ k.swapaxes(-1, -2) / q.dtype.type(att.score_scale(d))
-    if not np.isfinite(scores).all():
-        raise ValueError(f"q 与 k 的点积在 {scores.dtype} 里溢出（不是有限数）：请缩小 q、k 的元素")
-    scores = np.where(vis, scores, -np.inf)  # 布尔 mask：禁止的格子直接换成 −∞，不做加法
-    top = np.where(empty, 0, scores.max(axis=-1))[..., None]  # 整行 −∞ 时用 0 作最大值，exp 全是 0
-    e = np.exp(scores - top)
-    total = e.sum(axis=-1, keepdims=True)
-    weights = e / np.where(total == 0, 1, total)  # 整行被屏蔽：0 / 1 = 0
-    return weights, weights @ v  # 权重之和为 1：有限的 v 求加权平均不会溢出
+    return q, k, v, np.broadcast_to(vis, shape)
+
+
+def _batch(inputs: dict):
+    """一批的 q、k、v、attention_mask、past：核对 past = n_key − n_query 与 mask 的形状。"""
+    if not isinstance(inputs, dict) or not {"attention_mask", "past", "q", "k", "v"} <= set(inputs):
+        raise ValueError("inputs 必须是含 attention_mask、past、q、k、v 的字典（如 demo_inputs()）")
+    q = _array(inputs["q"], "q", 4, "f")
+    k = _array(inputs["k"], "k", 4, "f")
+    v = _array(inputs["v"], "v", 4, "f")
+    mask = _array(inputs["attention_mask"], "attention_mask", 2, "01")
+    batch = q.shape[0]
+    n_query = q.shape[2]
+    n_key = k.shape[2]
+    if mask.shape != (batch, n_key):
+        raise ValueError(f"attention_mask 形状须为 (batch, n_key) {batch, n_key}：{mask.shape}")
+    past = att.check_count(inputs["past"], "past", minimum=0)
+    if past != n_key - n_query:
+        raise ValueError(f"past 必须等于 n_key − n_query = {n_key - n_query}，收到 {past}")
+    return q, k, v, mask, past
 
 
 # -- 自检与演示 ------------------------------------------------------------------------------------
@@ -313,34 +361,23 @@ def demo_inputs(seed: int = DEMO_SEED) -> dict:
     return {"attention_mask": np.asarray(DEMO_MASK), "past": DEMO_PAST, "q": q, "k": k, "v": v}
 
 
-def _batch(inputs: dict):
-    """一批的 q、k、v、attention_mask、past：核对 past = n_key − n_query 与 mask 的形状。"""
-    if not isinstance(inputs, dict) or not {"attention_mask", "past", "q", "k", "v"} <= set(inputs):
-        raise ValueError("inputs 必须是含 attention_mask、past、q、k、v 的字典（如 demo_inputs()）")
-    q, k, v = (_array(inputs[n], n, 4, "f") for n in "qkv")
-    mask = _array(inputs["attention_mask"], "attention_mask", 2, "01")
-    batch, _, n_query, _ = q.shape
-    n_key = k.shape[2]
-    if mask.shape != (batch, n_key):
-        raise ValueError(f"attention_mask 形状须为 (batch, n_key) {batch, n_key}：{mask.shape}")
-    past = att.check_count(inputs["past"], "past", minimum=0)
-    if past != n_key - n_query:
-        raise ValueError(f"past 必须等于 n_key − n_query = {n_key - n_query}，收到 {past}")
-    return q, k, v, mask, past
-
-
 def forward(inputs: dict, rule=None) -> dict:
     """一批从头到尾：位置编号、RoPE、可见性表（默认因果与 PAD）、整批注意力（empty_row="zero"）。
     >>> r = forward(demo_inputs())
-    >>> r["positions"].tolist(), r["visible"].shape, r["outputs"].shape
-    ([[0, 0, 0, 1, 2, 3], [0, 1, 2, 3, 4, 5]], (2, 4, 2, 6), (2, 4, 2, 2))
+    >>> r["positions"].tolist()
+    [[0, 0, 0, 1, 2, 3], [0, 1, 2, 3, 4, 5]]
+    >>> r["visible"].shape
+    (2, 4, 2, 6)
+    >>> r["outputs"].shape
+    (2, 4, 2, 2)
     """
     q, k, v, mask, past = _batch(inputs)
-    positions = positions_from_mask(mask)
+    positions = positions_from_mask(mask)  # (batch, n_key)
     rule = rule or and_rules(causal, padding(mask))
-    visible = visibility_batch(rule, *q.shape[:3], k.shape[2])  # batch, heads, n_query, n_key
-    q_rot = rope_batched(q, positions[:, past:])
-    k_rot = rope_batched(k, positions)  # 新查询在最后
+    batch, heads, n_query, _ = q.shape
+    visible = visibility_batch(rule, batch, heads, n_query, k.shape[2])
+    q_rot = rope_batched(q, positions[:, past:])  # 新查询在最后
+    k_rot = rope_batched(k, positions)
     weights, outputs = attention_batched(q_rot, k_rot, v, visible, empty_row="zero")
     return {"positions": positions, "visible": visible, "weights": weights, "outputs": outputs}
 
@@ -352,22 +389,24 @@ def row_by_row_gap(inputs: dict) -> float:
     """
     q, k, v, mask, past = _batch(inputs)
     batch, heads, n_query, _ = q.shape
-    kv_heads, n_key = k.shape[1:3]
+    kv_heads = k.shape[1]
+    n_key = k.shape[2]
     visible = visibility_batch(and_rules(causal, padding(mask)), batch, heads, n_query, n_key)
     _, out = attention_batched(q, k, v, visible, empty_row="zero")
     gap = 0.0
-    for b, h in ((b, h) for b in range(batch) for h in range(heads)):
-        g = h // (heads // kv_heads)
-        valid = [m == 1 for m in mask[b].tolist()]  # K/V 头 h // n_rep
-        _, ref = att.attention(
-            q[b, h].tolist(),
-            k[b, g].tolist(),
-            v[b, g].tolist(),
-            past=past,
-            key_valid=valid,
-            empty_row="zero",
-        )
-        gap = max(gap, float(np.abs(out[b, h] - ref).max()))
+    for b in range(batch):
+        valid = [m == 1 for m in mask[b].tolist()]
+        for h in range(heads):
+            g = h // (heads // kv_heads)  # K/V 头 h // n_rep
+            _, ref = att.attention(
+                q[b, h].tolist(),
+                k[b, g].tolist(),
+                v[b, g].tolist(),
+                past=past,
+                key_valid=valid,
+                empty_row="zero",
+            )
+            gap = max(gap, float(np.abs(out[b, h] - ref).max()))
     return gap
 
 
@@ -378,7 +417,8 @@ def self_test() -> None:
     def most(rule):
         return visibility_batch(rule, 1, 1, 6, 6).sum(-1).max()
 
-    att.check(most(sliding_window(2)) == 2 and most(sinks(1, 2)) == 3, "每行至多 w、n_sink + w 个")
+    att.check(most(sliding_window(2)) == 2, "滑动窗口每行至多 w 个 Key")
+    att.check(most(sinks(1, 2)) == 3, "汇点加窗口每行至多 n_sink + w 个 Key")
     fill = additive(np.array([False]), "float16")
     with np.errstate(over="ignore"):
         att.check(np.isneginf(fill + fill).all(), "float16 里两份 finfo.min 相加溢出成 −∞")

@@ -48,8 +48,10 @@ def hf_masks(attention_mask, past: int):
     """Hugging Face 的 ``masking_utils``：两条谓词取“与”，``sdpa_mask`` 造布尔表（不许它
     返回 None 而让 SDPA 用 is_causal），``eager_mask`` 再把禁止处一次填成 float16 的 finfo.min。
     >>> sdpa, eager = hf_masks([[0, 1, 1]], 1)
-    >>> (sdpa == bool_mask([[0, 1, 1]], 1)).all().item(), eager[0, 0, 0].tolist()
-    (True, [-65504.0, 0.0, -65504.0])
+    >>> (sdpa == bool_mask([[0, 1, 1]], 1)).all().item()
+    True
+    >>> eager[0, 0, 0].tolist()
+    [-65504.0, 0.0, -65504.0]
     """
     from transformers import masking_utils as mu
 
@@ -59,13 +61,12 @@ def hf_masks(attention_mask, past: int):
         batch_size=pad.shape[0],
         q_length=causal.shape[0],
         kv_length=pad.shape[1],
-        q_offset=past,
+        q_offset=past,  # 查询从 past 数起：右下对齐
         mask_function=rule,
-    )  # 查询从 past 数起：右下对齐
-    return (
-        mu.sdpa_mask(**size, allow_is_causal_skip=False),
-        mu.eager_mask(**size, dtype=torch.float16),
     )
+    sdpa = mu.sdpa_mask(**size, allow_is_causal_skip=False)
+    eager = mu.eager_mask(**size, dtype=torch.float16)
+    return sdpa, eager
 
 
 @torch.no_grad()
@@ -92,31 +93,36 @@ def _mha(q, k, v, key_padding_mask, attn_mask) -> torch.Tensor:
     return out.unflatten(2, (heads, d)).transpose(1, 2)  # 换回 (batch, heads, n, d)
 
 
+def _what_it_gave(rows: torch.Tensor) -> str:
+    """一个库在整行被屏蔽的行上给了什么：没有这样的行、全是 NaN、全是 0，或别的。"""
+    if not rows.numel():
+        return "none"
+    if rows.isnan().all():
+        return "nan"
+    if (rows == 0).all():
+        return "zeros"
+    return "other"
+
+
 def compare(inputs: dict) -> dict:
     """一批交给 SDPA（enable_gqa）、MultiheadAttention 与 is_causal，与 attention_batched 比较。"""
     q, k, v, mask, past = tn._batch(inputs)  # 形状与 past 的检查
     allowed = bool_mask(mask, past)
     kpm, causal = mha_masks(mask, past)
     ours = tn.attention_batched(q, k, v, allowed.numpy(), empty_row="zero")[1]
-    tq, tk, tv = (torch.as_tensor(x) for x in (q, k, v))
+    tq = torch.as_tensor(q)
+    tk = torch.as_tensor(k)
+    tv = torch.as_tensor(v)
     empty = ~allowed.any(dim=-1, keepdim=True)  # (batch, 1, n_query, 1)：整行被屏蔽
     sdpa = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=allowed, enable_gqa=True)
-    got = sdpa[empty.expand_as(sdpa)]  # 先记下 SDPA 在整行被屏蔽的行给了什么，再把它们置 0
-    gave = (
-        "none"
-        if not got.numel()
-        else "nan"
-        if got.isnan().all()
-        else "zeros"
-        if (got == 0).all()
-        else "other"
-    )
+    gave = _what_it_gave(sdpa[empty.expand_as(sdpa)])  # 先记下整行被屏蔽的行，再把它们置 0
     sdpa = sdpa.masked_fill(empty, 0.0)
     layer = _mha(tq, tk, tv, kpm, causal).masked_fill(empty, 0)
-    top_left, lower = (
-        F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True, **kw)
-        for kw in ({"is_causal": True}, {"attn_mask": causal_lower_right(*causal.shape)})
-    )  # 坑与它的修法
+    # 坑与它的修法：is_causal 按左上对齐，causal_lower_right 按右下对齐。
+    top_left = F.scaled_dot_product_attention(tq, tk, tv, is_causal=True, enable_gqa=True)
+    lower = F.scaled_dot_product_attention(
+        tq, tk, tv, attn_mask=causal_lower_right(*causal.shape), enable_gqa=True
+    )
     visible = tn.forward(inputs)["visible"][:, :1]  # 02_tensors 的表：因果与 PAD 取“与”
 
     def gap(x):

@@ -26,6 +26,7 @@ SOURCE = ROOT / "book" / "ch02" / "costs.md"
 
 
 def _model(name, heads, kv_heads, layers=2, head_dim=4, hidden=None, **extra):
+    # max_positions 8192: the page's context (4096) is within every model's positions.
     return {
         "name": name,
         "layers": layers,
@@ -34,7 +35,7 @@ def _model(name, heads, kv_heads, layers=2, head_dim=4, hidden=None, **extra):
         "kv_heads": kv_heads,
         "head_dim": head_dim,
         "head_dim_in_config": hidden is not None,
-        "max_positions": 64,
+        "max_positions": 8192,
         "dtype": "float16",
         **extra,
     }
@@ -125,11 +126,14 @@ def test_ranking_refuses_caches_of_one_size():
 
 
 def test_the_kv_table_and_its_sentences_come_from_the_same_rows():
-    models = [_model("A", heads=8, kv_heads=2, max_positions=10), _model("B", heads=8, kv_heads=8)]
+    models = [
+        _model("A", heads=8, kv_heads=2, max_positions=20),
+        _model("B", heads=8, kv_heads=8, max_positions=64),
+    ]
     values = page.kv_values(models, context=16, batch=2)
     header, body = values["tbl_kv"]
     assert header[2] == "上下文 16（16 位）" and header[3] == "上下文 16（8 位）"
-    assert body[0] == ["A", "64 B", "2 KiB", "1 KiB", "8 KiB", "4 倍", "1.25 KiB"]
+    assert body[0] == ["A", "64 B", "2 KiB", "1 KiB", "8 KiB", "4 倍", "2.5 KiB"]
     assert (
         body[1][5] == "不分组" and body[1][4] == body[1][2]
     )  # without grouping, full multi-head is itself
@@ -139,7 +143,13 @@ def test_the_kv_table_and_its_sentences_come_from_the_same_rows():
         "large": "B",
         "large_size": "8 KiB",
     }
-    assert (values["kv_max_small_size"], values["kv_max_large_size"]) == ("1.25 KiB", "32 KiB")
+    assert (values["kv_max_small_size"], values["kv_max_large_size"]) == ("2.5 KiB", "32 KiB")
+
+
+def test_a_table_context_past_a_model_s_maximum_positions_stops_the_build():
+    models = [_model("A", heads=8, kv_heads=2, max_positions=10), _model("B", heads=8, kv_heads=8)]
+    with pytest.raises(ValueError, match="context=16 超过了 A 的最大位置数 10"):
+        page.kv_values(models, context=16, batch=2)
 
 
 def test_the_ranking_at_the_maximum_length_counts_the_sliding_window():
@@ -196,7 +206,7 @@ def test_the_configuration_sentences_on_other_models():
         (m["name"], fmt.count(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")
     ]
     header, body = page.kv_values([with_key, _model("B", heads=4, kv_heads=2)])["tbl_configs"]
-    assert body[0] == ["G", "2", "16", "4", "4", "8", "64", "—", "bfloat16"] and len(header) == 9
+    assert body[0] == ["G", "2", "16", "4", "4", "8", "8192", "—", "bfloat16"] and len(header) == 9
     configs = page.kv_values()["tbl_configs"]
     assert [row[-1] for row in configs.rows] == [m["dtype"] for m in costs.MODELS]
     assert configs.rows[3][-2] == "131,072（未启用）"

@@ -19,8 +19,12 @@ CODE_FILES = sorted((ROOT / "code").rglob("*.py"))
 def columns(line: str) -> int:
     """How wide a line is on a terminal: a wide character counts two.
 
-    >>> columns("abc"), columns("注意力"), columns("x = 1  # 缓存")
-    (3, 6, 13)
+    >>> columns("abc")
+    3
+    >>> columns("注意力")
+    6
+    >>> columns("x = 1  # 缓存")
+    13
     """
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
 

@@ -228,7 +228,11 @@ def _costs_example(costs) -> dict:
         "改 `context` 或 `batch`，再运行。",
         "inputs": f"context = {costs.CONTEXT}\nbatch = {costs.BATCH}",
         "run": "for model in costs.MODELS:\n"
-        "    n = costs.kv_cache_bytes(model, context, batch)\n"
+        "    try:\n"
+        "        n = costs.kv_cache_bytes(model, context, batch)\n"
+        "    except ValueError as error:  # context 超过了这个模型的最大位置数\n"
+        "        print(error)\n"
+        "        continue\n"
         '    print(model["name"], "KV 缓存", f"{n:,}", "字节，即", f"{n / 2**30:g} GiB")',
         # The first model's cache as the page's table writes it (fmt.size: 2 GiB).
         "shown": lambda: fmt.size(

@@ -94,8 +94,16 @@ def value(x: float) -> str:
     """A loss: four decimals, or scientific notation below 10⁻³ (as the book writes small differences), so
     that every small loss in a table is written one way.
 
-    >>> value(1.3), value(2.9371e-05), value(7.7e-05), value(0.0087), value(0.0)
-    ('1.3000', '2.9 × 10⁻⁵', '7.7 × 10⁻⁵', '0.0087', '0')
+    >>> value(1.3)
+    '1.3000'
+    >>> value(2.9371e-05)
+    '2.9 × 10⁻⁵'
+    >>> value(7.7e-05)
+    '7.7 × 10⁻⁵'
+    >>> value(0.0087)
+    '0.0087'
+    >>> value(0.0)
+    '0'
     """
     return fmt.difference(x)
 
@@ -188,8 +196,12 @@ def use_claims(losses: list[float], prefix: str, lag: int = tr.LAG) -> dict:
 def closed_form(logits, target: int) -> str:
     """Exercise 2's cross entropy in closed form, ``ln(Σ e^z) − z[target]``, for whole-number logits.
 
-    >>> closed_form([3.0, 0.0, 0.0, 0.0], 0), closed_form([3.0, 0.0, 0.0, 0.0], 1), closed_form([1.0, 2.0], 0)
-    ('ln(e³ + 3) − 3', 'ln(e³ + 3)', 'ln(e¹ + e²) − 1')
+    >>> closed_form([3.0, 0.0, 0.0, 0.0], 0)
+    'ln(e³ + 3) − 3'
+    >>> closed_form([3.0, 0.0, 0.0, 0.0], 1)
+    'ln(e³ + 3)'
+    >>> closed_form([1.0, 2.0], 0)
+    'ln(e¹ + e²) − 1'
     """
     zs = [int(z) for z in logits]
     if zs != list(logits):

@@ -90,9 +90,23 @@ def numpy_causal(n_query: int, n_key: int) -> np.ndarray:
 
 
 # -- the bad-input fuzz ----------------------------------------------------------------------------
-BAD = [None, "x", math.nan, math.inf, -math.inf, -1, 0, True, [], [[1.0], [1.0, 2.0]], [[1.0, 2.0],
-    [3.0]],
-       10**12, 2.5, [[math.nan, 0.0]], {"a": 1}]  # fmt: skip
+BAD = [
+    None,
+    "x",
+    math.nan,
+    math.inf,
+    -math.inf,
+    -1,
+    0,
+    True,
+    [],
+    [[1.0], [1.0, 2.0]],
+    [[1.0, 2.0], [3.0]],
+    10**12,
+    2.5,
+    [[math.nan, 0.0]],
+    {"a": 1},
+]
 
 
 class _Hang(Exception):

@@ -285,6 +285,24 @@ def test_timing_on_the_real_clock_returns_one_record_per_length():
         (lambda: costs.kv_cache_bytes("Llama", 4096), "model 必须是含 name、layers"),
         (lambda: costs.kv_cache_bytes({"name": "x"}, 4096), "model 必须是含 name、layers"),
         (
+            lambda: costs.kv_cache_bytes(
+                {k: v for k, v in costs.MODELS[1].items() if k != "head_dim"}, 16
+            ),
+            "缺少 head_dim",
+        ),
+        (
+            lambda: costs.kv_cache_bytes(costs.MODELS[0], 32768),
+            "context=32768 超过了 Llama-2-7B 的最大位置数 4096",
+        ),
+        (
+            lambda: costs.cached_positions(costs.MODELS[1], 8193),
+            "context=8193 超过了 Llama-3-8B 的最大位置数 8192",
+        ),
+        (
+            lambda: costs.kv_cache_bytes(costs.MODELS[0], 4096, extrapolate=1),
+            "extrapolate 必须是 True 或 False",
+        ),
+        (
             lambda: costs.kv_cache_bytes({**costs.MODELS[1], "kv_heads": 5}, 16),
             "必须是 kv_heads=5 的整数倍",
         ),
@@ -363,6 +381,25 @@ VALID = {
     costs.time_attention: {"ns": [8, 16], "d": 4, "repeats": 2, "seed": 0, "budget": 0.01},
     costs.fit_slope: {"ns": [128, 256, 512], "seconds": [1e-3, 4e-3, 16e-3]},
 }
+
+
+def test_a_missing_key_is_named_and_the_model_is_not_dumped():
+    model = {k: v for k, v in costs.MODELS[1].items() if k not in ("layers", "kv_heads")}
+    with pytest.raises(ValueError) as error:
+        costs.kv_cache_bytes(model, 16)
+    assert "缺少 layers、kv_heads" in str(error.value)
+    assert "huggingface" not in str(error.value)  # the dict's other values are not printed
+
+
+def test_a_context_past_the_maximum_positions_is_refused_unless_extrapolating():
+    for m in costs.MODELS:
+        limit = m["max_positions"]
+        assert costs.kv_cache_bytes(m, limit) == costs.kv_cache_bytes(m, limit, extrapolate=True)
+        with pytest.raises(ValueError, match=re.escape(f"最大位置数 {limit}")):
+            costs.kv_cache_bytes(m, limit + 1)
+        per_token = costs.kv_cache_bytes(m, 1)
+        longer = costs.kv_cache_bytes(m, 2 * limit, extrapolate=True)
+        assert longer == per_token * costs.cached_positions(m, 2 * limit, extrapolate=True)
 
 
 def test_every_public_function_is_fuzzed():

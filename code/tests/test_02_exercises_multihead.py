@@ -223,8 +223,13 @@ def test_the_file_runs_alone_beside_its_teaching_files(tmp_path):
     code = Path(ex.__file__).parent
     for name in ("02_attention.py", "02_multihead.py", "02_exercises_multihead.py"):
         shutil.copy(code / name, tmp_path / name)
-    run = subprocess.run([sys.executable, "-E", "-s", "02_exercises_multihead.py"], cwd=tmp_path,
-                         capture_output=True, text=True, check=True)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-E", "-s", "02_exercises_multihead.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers(), ensure_ascii=False))
 
 
@@ -232,14 +237,18 @@ def test_the_file_runs_alone_beside_its_teaching_files(tmp_path):
 def test_every_public_function_answers_bad_input_with_a_value_error():
     from test_02_multihead import fuzz
 
-    assert fuzz(ex, {
-        "split_and_row": ((ex.SPLIT_Q, ex.SPLIT_K, 2, 1, 2), {}),
-        "gqa_plan": ((8, [8, 2], 16, 100), {}),
-        "sharing_heads": ((8, 2, 1), {}),
-        "suspect_heads": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "concat"), {}),
-        "bug_checks": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, 1.0), {}),
-        "reshape_split": ((ex.RESHAPE_ROW, 3), {}),
-        "attention_params": ((8, 4, 1, 2), {}),
-        "answers": ((), {}),
-        "self_test": ((), {}),
-    }) == []  # fmt: skip
+    failures = fuzz(
+        ex,
+        {
+            "split_and_row": ((ex.SPLIT_Q, ex.SPLIT_K, 2, 1, 2), {}),
+            "gqa_plan": ((8, [8, 2], 16, 100), {}),
+            "sharing_heads": ((8, 2, 1), {}),
+            "suspect_heads": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, "concat"), {}),
+            "bug_checks": ((ex.BUG_Q, ex.BUG_K, ex.BUG_V, 4, 2, 1.0), {}),
+            "reshape_split": ((ex.RESHAPE_ROW, 3), {}),
+            "attention_params": ((8, 4, 1, 2), {}),
+            "answers": ((), {}),
+            "self_test": ((), {}),
+        },
+    )
+    assert failures == []

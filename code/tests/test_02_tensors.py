@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -129,9 +130,11 @@ def rule_cases():
         "sinks": (tn.sinks(1, 2), lambda b, q, k: k <= q and (k < 1 or q - k < 2)),
         "padding": (tn.padding(PADS), lambda b, q, k: PADS[b][k] == 1),
         "and": (tn.and_rules(tn.causal, tn.sliding_window(2)), lambda b, q, k: q - 2 < k <= q),
-        "or": (tn.or_rules(tn.sliding_window(1), lambda b, h, q, k: k < 1),
-               lambda b, q, k: k == q or k < 1),
-    }  # fmt: skip
+        "or": (
+            tn.or_rules(tn.sliding_window(1), lambda b, h, q, k: k < 1),
+            lambda b, q, k: k == q or k < 1,
+        ),
+    }
 
 
 @pytest.mark.parametrize("name", list(rule_cases()))
@@ -320,3 +323,17 @@ def test_every_predicate_refuses_float_indices(rule, reads_q):
     if reads_q:  # padding looks at the key only
         with pytest.raises(ValueError, match="q_idx"):
             rule(0, 0, 2.0, np.arange(3))
+
+
+def test_a_nan_in_a_four_dimensional_input_is_named_by_its_index_not_printed_whole():
+    x = tn.demo_inputs()
+    k = x["k"].copy()
+    k[0, 1, 3, 1] = np.nan
+    with pytest.raises(ValueError) as error:
+        tn.attention_batched(x["q"], k, x["v"], True)
+    message = str(error.value)
+    assert message == "k 必须是非空、全部有限的 4 维浮点数组：k[0, 1, 3, 1] 是 nan"
+    with pytest.raises(ValueError, match=re.escape("attention_mask[0, 1] 是 2")):
+        tn.positions_from_mask([[0, 2, 1]])
+    with pytest.raises(ValueError, match=re.escape("收到形状 (4, 2, 2)")):
+        tn.attention_batched(x["q"][0], x["k"], x["v"], True)

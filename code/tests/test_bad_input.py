@@ -15,6 +15,7 @@ import doctest
 import functools
 import importlib
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,49 @@ def test_the_fuzz_finds_the_calls_in_the_examples():
         if file.startswith("02_exercises_"):
             continue
         assert len(_calls(importlib.import_module(file))) >= 5, file
+
+
+def _module(name):
+    return importlib.import_module(name)
+
+
+# Inputs that once passed without a word (a silent wrong answer, a hang, a meaningless number):
+# each is now a ValueError whose message names the argument.
+ONCE_SILENT = [
+    (
+        lambda: _module("02_attention").unguarded_attention(
+            [[0.0]], [[0.0]], [[1.0]], [[True]], fill=5.0
+        ),
+        "fill 必须是负数或 −∞",
+    ),
+    (
+        lambda: _module("02_backprop").gradient_check(
+            [[1.0]], [[1.0]], [[1.0]], [[1.0]], causal=False, eps=1e6
+        ),
+        "eps 必须是正的有限数，且不大于 0.1",
+    ),
+    (
+        lambda: _module("02_costs").kv_cache_bytes(_module("02_costs").MODELS[0], 32768),
+        "context=32768 超过了 Llama-2-7B 的最大位置数 4096",
+    ),
+    (
+        lambda: _module("02_training").use_time(
+            _module("02_training").init_params(seed=0), "causal", seed=1, prompt=100
+        ),
+        "prompt 不能超过 8",
+    ),
+    (lambda: _module("02_exercises_scaling").copied_row(copies=10**9), "copies 不能超过"),
+    (lambda: _module("02_exercises_costs").window_rows(contexts=[]), "contexts 不能为空"),
+    (lambda: _module("02_exercises_training").floor_answers([]), "cases 不能为空"),
+    (lambda: _module("02_exercises_training").guess_answers(targets=[]), "targets 不能为空"),
+    (
+        lambda: _module("02_exercises_training").future_weight([[0.5, float("nan")], [0.0, 1.0]]),
+        "weights[0][1] 必须是有限的数",
+    ),
+]
+
+
+@pytest.mark.parametrize("call, words", ONCE_SILENT)
+def test_inputs_that_once_passed_silently_are_refused_by_name(call, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        call()
