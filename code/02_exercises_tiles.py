@@ -36,8 +36,10 @@ def online_trace(scores=ONLINE_SCORES, block: int = ONLINE_BLOCK) -> dict:
     """练习 2.10.1 的答案：每读完一块后的 (m, l)、每块的缩放因子 e^(m_old − m_new)、最后的权重。
 
     >>> a = online_trace()
-    >>> [(m, round(l, 4)) for m, l in a["trace"]], [round(x, 4) for x in a["factors"]]
-    ([(2.0, 1.1353), (4.0, 1.2034), (4.0, 1.5713)], [0.0, 0.1353, 1.0])
+    >>> [(m, round(l, 4)) for m, l in a["trace"]]
+    [(2.0, 1.1353), (4.0, 1.2034), (4.0, 1.5713)]
+    >>> [round(x, 4) for x in a["factors"]]
+    [0.0, 0.1353, 1.0]
     """
     r = tl.online_softmax(scores, block)
     maxima = [-math.inf] + [m for m, _ in r["trace"]]

@@ -77,8 +77,10 @@ def online_row(scores, v, block: int, *, empty_row: str = "error") -> dict:
     >>> r = online_row([1.0, 0.0, 3.0], [[10.0], [20.0], [30.0]], 2)
     >>> [(m, round(l, 4), [round(o, 4) for o in acc]) for m, l, acc in r["trace"]]
     [(1.0, 1.3679, [17.3576]), (3.0, 1.1851, [32.3491])]
-    >>> [round(x, 4) for x in r["output"]], round(r["logsumexp"], 4)
-    ([27.296], 3.1698)
+    >>> [round(x, 4) for x in r["output"]]
+    [27.296]
+    >>> round(r["logsumexp"], 4)
+    3.1698
     """
     s = att.as_vector(scores, "scores", masked=True)
     v = att.as_matrix(v, "V")
@@ -218,10 +220,14 @@ def block_counts(
     位置 p 能读的 Key 是一整段 lo(p) … p：因果 lo = 0，窗口 lo = p − w + 1，文档 lo = 所在文档的
     起点（几条规则取最大的 lo）。lo 不随 p 减小，所以绝对位置 p0 … p1 这一块查询读到的 Key 合起来
     是 lo(p0) … p1；一块 Key k0 … k1 全可见，当且仅当 lo(p1) ≤ k0 且 k1 ≤ p0。
-    >>> block_counts(8, 8, 2, 2), block_counts(4, 6, 2, 2)
-    ({'full': 6, 'partial': 4, 'empty': 6}, {'full': 3, 'partial': 2, 'empty': 1})
-    >>> block_counts(8, 8, 2, 2, window=4), block_counts(8, 8, 2, 2, doc_lengths=[4, 4])
-    ({'full': 3, 'partial': 6, 'empty': 7}, {'full': 2, 'partial': 4, 'empty': 10})
+    >>> block_counts(8, 8, 2, 2)
+    {'full': 6, 'partial': 4, 'empty': 6}
+    >>> block_counts(4, 6, 2, 2)
+    {'full': 3, 'partial': 2, 'empty': 1}
+    >>> block_counts(8, 8, 2, 2, window=4)
+    {'full': 3, 'partial': 6, 'empty': 7}
+    >>> block_counts(8, 8, 2, 2, doc_lengths=[4, 4])
+    {'full': 2, 'partial': 4, 'empty': 10}
     """
     n_query = att.check_count(n_query, "n_query", maximum=MAX_COUNTED, why="逐块判断要有个头")
     n_key = att.check_count(n_key, "n_key", maximum=MAX_COUNTED, why="逐块判断要有个头")

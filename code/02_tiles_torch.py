@@ -22,8 +22,10 @@ def _documents(doc_lengths, n_key: int) -> list[int] | None:
     """每个位置的文档编号；``doc_lengths`` 为 None 时没有文档规则。"""
     if doc_lengths is None:
         return None
-    lengths = [att.check_count(x, f"doc_lengths[{d}]") for d, x in enumerate(att.as_list(
-        doc_lengths, "doc_lengths"))]  # fmt: skip
+    lengths = [
+        att.check_count(x, f"doc_lengths[{d}]")
+        for d, x in enumerate(att.as_list(doc_lengths, "doc_lengths"))
+    ]
     if sum(lengths) != n_key:
         raise ValueError(f"doc_lengths 之和必须等于 n_key = {n_key}，收到 {sum(lengths)}")
     return [d for d, x in enumerate(lengths) for _ in range(x)]

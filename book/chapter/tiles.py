@@ -113,7 +113,9 @@ F15_QUERY_BLOCK = 0  # the query block F15 sweeps
 
 def demo() -> dict:
     """The page's tiled example (02_tiles' demo): inputs, table, kinds, scores, and the row traces."""
-    q, k, v = tl.DEMO_Q, tl.DEMO_K, tl.DEMO_V
+    q = tl.DEMO_Q
+    k = tl.DEMO_K
+    v = tl.DEMO_V
     past = tl.DEMO_PAST
     block = tl.DEMO_BLOCK
     visible = att.visibility(len(q), len(k), past=past)
@@ -322,7 +324,9 @@ GUARD_WINDOW = 2  # the window of the guard example: the page's demo inputs, no 
 def guard_values() -> dict:
     """A fully masked row and a row whose first block read is all −∞: NaN without the guard, 0 / finite with it."""
     d = demo()
-    q, k, v = d["q"], d["k"], d["v"]
+    q = d["q"]
+    k = d["k"]
+    v = d["v"]
     pad = [False] + [True] * (len(k) - 1)  # one left PAD: the first query row reads nothing
     padded = att.visibility(len(k), len(k), key_valid=pad)
     blocks = {"block_q": d["block"], "block_k": d["block"]}
@@ -395,7 +399,9 @@ CHECK_NAMES = {
 def checks_facts() -> dict:
     """For the right tiling and each mistake, which check it passes: ``{name: {check: passed}}``."""
     d = demo()
-    q, k, v = d["q"], d["k"], d["v"]
+    q = d["q"]
+    k = d["k"]
+    v = d["v"]
     past = d["past"]
     block = d["block"]
     cases = {

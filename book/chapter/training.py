@@ -161,8 +161,10 @@ def seen_share(vocab: int = tr.VOCAB, lag: int = tr.LAG, draws: int = tr.BATCH *
     """The chance that a sequence drawn anew was among the ``draws`` training sequences: the task has
     ``vocab ** lag`` sequences (the first ``lag`` tokens decide the rest), each drawn with equal chance.
 
-    >>> round(seen_share(8, 4, 6400), 4), round(seen_share(2, 1, 1), 4)
-    (0.7904, 0.5)
+    >>> round(seen_share(8, 4, 6400), 4)
+    0.7904
+    >>> round(seen_share(2, 1, 1), 4)
+    0.5
     """
     return 1 - (1 - vocab**-lag) ** draws
 

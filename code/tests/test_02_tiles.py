@@ -87,8 +87,13 @@ def test_the_online_softmax_is_the_one_pass_softmax(case):
 @given(score_rows(), st.integers(1, 3), st.data())
 def test_one_row_through_the_blocks_is_one_row_of_attention(case, d_v, data):
     scores, block = case
-    v = data.draw(st.lists(st.lists(reals(10.0), min_size=d_v, max_size=d_v),
-                           min_size=len(scores), max_size=len(scores)))  # fmt: skip
+    v = data.draw(
+        st.lists(
+            st.lists(reals(10.0), min_size=d_v, max_size=d_v),
+            min_size=len(scores),
+            max_size=len(scores),
+        )
+    )
     r = tl.online_row(scores, v, block)
     weights = att.softmax(scores)
     expected = [sum(w * row[c] for w, row in zip(weights, v)) for c in range(d_v)]
@@ -147,8 +152,9 @@ def tiled_problems(draw):
     cell = reals(5.0)
 
     def matrix(rows, cols):
-        return draw(st.lists(st.lists(cell, min_size=cols, max_size=cols), min_size=rows,
-                             max_size=rows))  # fmt: skip
+        return draw(
+            st.lists(st.lists(cell, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
+        )
 
     pad = draw(st.lists(st.booleans(), min_size=n_key, max_size=n_key))
     pad = [int(x) for x in pad]
@@ -163,8 +169,9 @@ def tiled_problems(draw):
 def test_tiled_attention_equals_the_one_pass_attention(problem):
     q, k, v, visible, (block_q, block_k), _ = problem
     _, expected = att.masked_attention(q, k, v, visible, empty_row="zero")
-    got, counts = tl.tiled_attention(q, k, v, visible, block_q=block_q, block_k=block_k,
-                                     empty_row="zero")  # fmt: skip
+    got, counts = tl.tiled_attention(
+        q, k, v, visible, block_q=block_q, block_k=block_k, empty_row="zero"
+    )
     assert not any(math.isnan(x) for row in got for x in row)  # a fully masked row: 0, never NaN
     assert att.max_abs_diff(got, expected) <= 1e-12 * max(1.0, max(abs(x) for r in v for x in r))
     assert counts == tally(brute_kinds(visible, block_q, block_k))
@@ -193,7 +200,9 @@ def test_a_fully_masked_row_is_named_or_gives_zero():
 
 
 def test_the_tiled_code_leaks_nothing_from_the_future():
-    q, k, v = tl.DEMO_Q, tl.DEMO_K, tl.DEMO_V
+    q = tl.DEMO_Q
+    k = tl.DEMO_K
+    v = tl.DEMO_V
     past = tl.DEMO_PAST
     visible = att.visibility(len(q), len(k), past=past)
     out, _ = tl.tiled_attention(q, k, v, visible, block_q=2, block_k=2)
@@ -205,7 +214,9 @@ def test_the_tiled_code_leaks_nothing_from_the_future():
 
 def test_empty_blocks_are_never_read():
     # K and V rows that only empty blocks hold may be anything: the tiled code never touches them.
-    q, k, v = tl.DEMO_Q, tl.DEMO_K, tl.DEMO_V
+    q = tl.DEMO_Q
+    k = tl.DEMO_K
+    v = tl.DEMO_V
     visible = att.visibility(len(q), len(k), past=tl.DEMO_PAST)
     kinds = tl.block_kinds(visible, 2, 2)
     assert kinds[0][2] == "empty"  # query block 0 never reads keys 4 and 5 …
@@ -289,7 +300,9 @@ def differs(a, b) -> bool:
 
 @pytest.mark.parametrize("mistake", list(tl.MISTAKES))
 def test_each_mistake_is_caught_by_comparing_with_the_one_pass_attention(mistake):
-    q, k, v = tl.DEMO_Q, tl.DEMO_K, tl.DEMO_V
+    q = tl.DEMO_Q
+    k = tl.DEMO_K
+    v = tl.DEMO_V
     if mistake == "no_guard":  # a row whose first block read is all −∞: a window of 2
         visible = tn.visibility_batch(tn.sliding_window(2), 1, 1, 4, 6)[0, 0].tolist()
         wrong, right = wrong_and_right(mistake, q, k, v, visible, (2, 2))
@@ -311,7 +324,9 @@ def test_the_row_index_mistake_shows_only_with_a_cache():
 
 
 def test_the_missing_guard_shows_only_where_a_block_is_all_minus_infinity_first():
-    q, k, v = tl.DEMO_Q, tl.DEMO_K, tl.DEMO_V
+    q = tl.DEMO_Q
+    k = tl.DEMO_K
+    v = tl.DEMO_V
     visible = att.visibility(4, 6, past=tl.DEMO_PAST)  # causal: key 0 is in every row's first block
     wrong, right = wrong_and_right("no_guard", q, k, v, visible)
     assert not differs(wrong, right)
@@ -377,28 +392,48 @@ TABLE = att.visibility(2, 2)
         (lambda: tl.block_kinds(TABLE, 1, 2.0), "block_k 必须是不小于 1 的整数"),
         (lambda: tl.block_kinds([[True], [True, False]], 1, 1), "visible 必须是非空的矩形表"),
         (lambda: tl.block_kinds([[1, 0]], 1, 1), "visible[0][0] 必须是 True 或 False"),
-        (lambda: tl.tiled_attention(Q, Q, Q, [[True, True]], block_q=1, block_k=1),
-         "visible 的形状应为 2×2，收到 1×2"),
-        (lambda: tl.tiled_attention(Q, Q, Q, TABLE, block_q=0, block_k=1),
-         "block_q 必须是不小于 1 的整数"),
-        (lambda: tl.tiled_attention(Q, Q, Q, TABLE, block_q=1, block_k=True),
-         "block_k 必须是不小于 1 的整数"),
-        (lambda: tl.tiled_attention([[float("nan"), 0.0]], Q, Q, TABLE[:1], block_q=1, block_k=1),
-         "Q[0][0] 是 nan"),
-        (lambda: tl.tiled_attention([[1e200, 1e200]], [[1e200, 1e200]], [[1.0]], [[True]],
-                                    block_q=1, block_k=1), "超出浮点数的范围"),
-        (lambda: tl.tiled_attention(Q, Q, [[1.0]], TABLE, block_q=1, block_k=1),
-         "V 的行数必须等于 K 的行数"),
-        (lambda: tl.tiled_attention(Q, Q, Q, TABLE, block_q=1, block_k=1, empty_row=0),
-         "empty_row 必须是"),
+        (
+            lambda: tl.tiled_attention(Q, Q, Q, [[True, True]], block_q=1, block_k=1),
+            "visible 的形状应为 2×2，收到 1×2",
+        ),
+        (
+            lambda: tl.tiled_attention(Q, Q, Q, TABLE, block_q=0, block_k=1),
+            "block_q 必须是不小于 1 的整数",
+        ),
+        (
+            lambda: tl.tiled_attention(Q, Q, Q, TABLE, block_q=1, block_k=True),
+            "block_k 必须是不小于 1 的整数",
+        ),
+        (
+            lambda: tl.tiled_attention(
+                [[float("nan"), 0.0]], Q, Q, TABLE[:1], block_q=1, block_k=1
+            ),
+            "Q[0][0] 是 nan",
+        ),
+        (
+            lambda: tl.tiled_attention(
+                [[1e200, 1e200]], [[1e200, 1e200]], [[1.0]], [[True]], block_q=1, block_k=1
+            ),
+            "超出浮点数的范围",
+        ),
+        (
+            lambda: tl.tiled_attention(Q, Q, [[1.0]], TABLE, block_q=1, block_k=1),
+            "V 的行数必须等于 K 的行数",
+        ),
+        (
+            lambda: tl.tiled_attention(Q, Q, Q, TABLE, block_q=1, block_k=1, empty_row=0),
+            "empty_row 必须是",
+        ),
         (lambda: tl.block_counts(4, 2, 1, 1), "n_query 不能大于 n_key"),
         (lambda: tl.block_counts(4, 4, 0, 1), "block_q 必须是不小于 1 的整数"),
         (lambda: tl.block_counts(2**20, 2**20, 1, 1), "块数"),
         (lambda: tl.block_counts(4, 4, 1, 1, window=0), "window 必须是不小于 1 的整数"),
         (lambda: tl.block_counts(4, 4, 1, 1, doc_lengths=[1, 2]), "doc_lengths 之和必须等于 n_key"),
         (lambda: tl.block_counts(4, 4, 1, 1, doc_lengths=[4, 0]), "doc_lengths[1] 必须是不小于 1"),
-        (lambda: tl.mistaken_tiled_attention(Q, Q, Q, TABLE, "typo", block_q=1, block_k=1),
-         "mistake 必须是"),
+        (
+            lambda: tl.mistaken_tiled_attention(Q, Q, Q, TABLE, "typo", block_q=1, block_k=1),
+            "mistake 必须是",
+        ),
         (lambda: tl.numpy_tiled_attention(Q, Q, Q, 0), "block 必须是不小于 1 的整数"),
         (lambda: tl.numpy_tiled_attention(Q, Q, Q, 1, skip_empty=1), "skip_empty 必须是"),
         (lambda: tl.numpy_tiled_attention([[1.0]], Q, Q, 1), "q、k 必须同形状"),
@@ -406,7 +441,7 @@ TABLE = att.visibility(2, 2)
         (lambda: tl.time_tiles([8], block=0), "block 必须是不小于 1 的整数"),
         (lambda: tl.time_tiles([8], budget=-1.0), "budget 必须是不小于 0 的有限秒数"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_gets_a_clear_chinese_error(call, words):
     with pytest.raises(ValueError, match=re.escape(words)):
         call()
@@ -415,18 +450,42 @@ def test_bad_input_gets_a_clear_chinese_error(call, words):
 V2 = [[10.0], [20.0]]
 VALID = {
     tl.online_softmax: {"scores": [1.0, 0.0, 3.0], "block": 2},
-    tl.online_row: {"scores": [1.0, 0.0, 3.0], "v": [[1.0], [2.0], [3.0]], "block": 2,
-                    "empty_row": "zero"},
+    tl.online_row: {
+        "scores": [1.0, 0.0, 3.0],
+        "v": [[1.0], [2.0], [3.0]],
+        "block": 2,
+        "empty_row": "zero",
+    },
     tl.block_kinds: {"visible": att.visibility(2, 3, past=1), "block_q": 1, "block_k": 2},
-    tl.tiled_attention: {"q": Q, "k": Q, "v": V2, "visible": TABLE, "block_q": 1, "block_k": 1,
-                         "empty_row": "zero"},
-    tl.block_counts: {"n_query": 4, "n_key": 6, "block_q": 2, "block_k": 2, "window": 3,
-                      "doc_lengths": [2, 4]},
-    tl.mistaken_tiled_attention: {"q": Q, "k": Q, "v": V2, "visible": TABLE,
-                                  "mistake": "no_rescale", "block_q": 1, "block_k": 1},
+    tl.tiled_attention: {
+        "q": Q,
+        "k": Q,
+        "v": V2,
+        "visible": TABLE,
+        "block_q": 1,
+        "block_k": 1,
+        "empty_row": "zero",
+    },
+    tl.block_counts: {
+        "n_query": 4,
+        "n_key": 6,
+        "block_q": 2,
+        "block_k": 2,
+        "window": 3,
+        "doc_lengths": [2, 4],
+    },
+    tl.mistaken_tiled_attention: {
+        "q": Q,
+        "k": Q,
+        "v": V2,
+        "visible": TABLE,
+        "mistake": "no_rescale",
+        "block_q": 1,
+        "block_k": 1,
+    },
     tl.numpy_tiled_attention: {"q": Q, "k": Q, "v": V2, "block": 1, "skip_empty": False},
     tl.time_tiles: {"ns": [4, 8], "block": 2, "d": 2, "repeats": 1, "seed": 0, "budget": 0.01},
-}  # fmt: skip
+}
 
 
 def test_every_public_function_is_fuzzed():
