@@ -203,9 +203,9 @@ def float_mask_readings(seen: dict | None = None, device: str = "cpu") -> list[t
 def float_mask_sentence(seen: dict | None = None, device: str = "cpu") -> str:
     """约定表下面那句：同一张 0/−∞ 的浮点表，哪些接口加到分数上、哪些读反了、哪些报错。"""
     readings = float_mask_readings(seen, device)
-    cast, added, refused = (
-        [a for a, r in readings if r == k] for k in ("nonzero_allowed", "added", "error")
-    )
+    cast = [a for a, r in readings if r == "nonzero_allowed"]
+    added = [a for a, r in readings if r == "added"]
+    refused = [a for a, r in readings if r == "error"]
     if not cast:
         text = _spaced(_names(added), "都把 0/−∞ 的表加到分数上") if added else ""
     else:

@@ -186,9 +186,8 @@ def padding_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID) -> dict:
     pad = att.key_padding(valid.count(True), n)
     open_enc = visibility_facts(n, causal=False)
     pad_enc = visibility_facts(n, causal=False, key_valid=pad)
-    (_, open_out), (_, pad_out) = (
-        att.attention(enc_q, enc_q, enc_v, causal=False, key_valid=p) for p in (None, pad)
-    )
+    _, open_out = att.attention(enc_q, enc_q, enc_v, causal=False)
+    _, pad_out = att.attention(enc_q, enc_q, enc_v, causal=False, key_valid=pad)
     return {
         "left_n": n,
         "left_pad_keys": keys_text([j for j, ok in enumerate(valid) if not ok]),

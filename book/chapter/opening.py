@@ -86,19 +86,23 @@ def preface(seen: dict | None = None) -> dict:
 
 def opening() -> dict:
     """The demo data's sizes, the files that need numpy, those that need PyTorch too (``*_torch.py``)."""
-    q, k, v = (
-        att.as_matrix(m, name) for m, name in zip((att.DEMO_Q, att.DEMO_K, att.DEMO_V), "QKV")
-    )
-    plain, torch_files = (
-        [n for n in numpy_needed() if take_home.needs_torch(n) == t] for t in (False, True)
+    q = att.as_matrix(att.DEMO_Q, "Q")
+    k = att.as_matrix(att.DEMO_K, "K")
+    v = att.as_matrix(att.DEMO_V, "V")
+    needed = numpy_needed()
+    plain = [n for n in needed if not take_home.needs_torch(n)]
+    torch_files = [n for n in needed if take_home.needs_torch(n)]
+    claim(
+        bool(plain) and bool(torch_files),
+        "少数几个文件另要 numpy 或 PyTorch……要 numpy 才能运行的只有……另要 PyTorch 与 transformers",
     )
     return {
         "n_query": len(q),
         "n_key": len(k),
         "d": len(q[0]),
         "d_v": len(v[0]),
-        "numpy_files": "、".join(plain) if plain else "没有哪个文件",
-        "torch_files": "、".join(torch_files) if torch_files else "没有哪个文件",
+        "numpy_files": "、".join(plain),
+        "torch_files": "、".join(torch_files),
         "fig_projections": projection_figure(),
     }
 

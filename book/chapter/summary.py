@@ -296,7 +296,7 @@ def check_the_sentences(facts: dict) -> None:
     )
     claim(
         leak not in caught_by(facts, "有缓存时把行号当位置"),
-        "泄漏探针看不出行号当位置",
+        "改后面的 V 看不出行号当位置",
     )
     claim(
         caught_by(facts, "把 PAD 当内容读") == [pad]
@@ -315,6 +315,13 @@ def check_the_sentences(facts: dict) -> None:
     claim(
         facts["gradient"][BACKWARD_MISTAKE],
         "前向检查都看不见反向传播的错，那要梯度检查",
+    )
+    claim(
+        all(
+            any(caught_by(facts, mistake) == [check] for mistake in facts["forward"])
+            for check in (pad, cache, rows)
+        ),
+        "（要记住）不泄漏、与正确的整段重算一致、权重有限、梯度检查各认得出别的检查漏掉的错",
     )
 
 
