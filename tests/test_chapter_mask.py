@@ -1073,3 +1073,36 @@ def test_the_worst_case_table_shows_the_right_row_above_the_wrong_one(past):
         "Key 0",
         1,
     )
+
+
+# -- the page's checks, defined once (chapter.mask_checks) ---------------------------------------------
+def test_each_check_fails_on_the_mistake_it_is_for_and_passes_the_right_code():
+    q = page.LEAK_Q[:4]
+    v = [[1.0], [2.0], [3.0], [4.0]]
+    after = mask_checks.after_query(4, 4)
+
+    def open_outputs(q_, k, v_):
+        return att.attention(q_, k, v_, causal=False)[1]
+
+    assert mask_checks.leak_probe(open_outputs, q, q, v, after, 100.0)["leaking"] == [0, 1, 2]
+    assert mask_checks.leak_probe(causal_outputs, q, q, v, after, 100.0)["leaking"] == []
+
+    def row_index(q_new, k, v_):
+        return att.masked_attention(q_new, k, v_, att.row_index_visibility(len(q_new), len(k)))[1]
+
+    def cached(q_new, k, v_):
+        return att.attention(q_new, k, v_, past=len(k) - len(q_new))[1]
+
+    assert mask_checks.recompute_check(row_index, q, q, v, 2)["differ"] == [0, 1]
+    assert mask_checks.recompute_check(cached, q, q, v, 2)["differ"] == []
+    # NaN is not a leak (the weights check sees it); a row of NaN weights, or one not summing to 1, is caught
+    assert mask_checks.same_row([math.nan], [math.nan]) and not mask_checks.same_row([1.0], [2.0])
+    assert mask_checks.weights_check(
+        [[math.nan, math.nan], [0.5, 0.4]], [[False] * 2, [True] * 2]
+    ) == [
+        0,
+        1,
+    ]
+    assert mask_checks.weights_check([[0.0, 0.0], [0.5, 0.5]], [[False] * 2, [True] * 2]) == []
+    with pytest.raises(ValueError, match="run 必须为每个查询返回一行输出"):
+        mask_checks.recompute_check(lambda q_new, k, v_: [], q, q, v, 2)

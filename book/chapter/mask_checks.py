@@ -51,6 +51,14 @@ def _callable(run: object) -> None:
         raise ValueError(f"run 必须是一个函数 run(q, k, v)，收到 {type(run).__name__}")
 
 
+def _rows(outputs: object, n: int) -> list:
+    """What ``run`` returned, as its ``n`` output rows (one per query)."""
+    rows = att.as_list(outputs, "run 的返回值")
+    if len(rows) != n:
+        raise ValueError(f"run 必须为每个查询返回一行输出（{n} 行），收到 {len(rows)} 行")
+    return rows
+
+
 def leak_probe(run, q, k, v, forbidden: list[list[bool]], poison: float) -> dict:
     """不泄漏: for each query row, the V of the keys it must not read set to ``poison``; its output again.
 
@@ -66,12 +74,12 @@ def leak_probe(run, q, k, v, forbidden: list[list[bool]], poison: float) -> dict
     ]
     if len(forbidden) != len(q):
         raise ValueError(f"forbidden 必须有 {len(q)} 行（每个查询一行），收到 {len(forbidden)}")
-    outputs = run(q, k, v)
+    outputs = _rows(run(q, k, v), len(q))
     probed = []
     for i, row in enumerate(forbidden):
         if any(row):
             changed = [[poison] * len(vj) if row[j] else vj for j, vj in enumerate(v)]
-            probed.append(run(q, k, changed)[i])
+            probed.append(_rows(run(q, k, changed), len(q))[i])
         else:  # nothing this row must not read: nothing to change
             probed.append(outputs[i])
     leaking = [i for i, (a, b) in enumerate(zip(outputs, probed)) if not same_row(a, b)]
@@ -91,7 +99,7 @@ def recompute_check(run, q_full, k, v, past: int, key_valid: list[bool] | None =
     att.check_count(past, "past", minimum=1, maximum=len(q_full) - 1, why="至少留一个新查询")
     _, full = att.attention(q_full, k, v, key_valid=key_valid, empty_row="zero")
     reference = full[past:]
-    outputs = run(q_full[past:], k, v)
+    outputs = _rows(run(q_full[past:], k, v), len(reference))
     differ = [i for i, (a, b) in enumerate(zip(outputs, reference)) if not same_row(a, b)]
     return {"outputs": outputs, "reference": reference, "differ": differ}
 
