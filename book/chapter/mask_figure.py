@@ -107,7 +107,7 @@ def _score_frame(facts: dict, scores: list[float], query: int) -> dict:
         + [[fmt.cell(t, None, k == "加 mask 的权重") for t in [k, *cells]] for k, cells in rows],
     }
     return {
-        "condition": f"绝对位置 {query} 的一行分数，加 mask 与不加 mask 对照",
+        "condition": f"绝对位置 {query} 的一行分数，加不加 mask",
         "tables": [table],
         "rule": f"允许 Key 位置 ≤ {query}",
         "explanation": text,
