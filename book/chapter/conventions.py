@@ -31,8 +31,10 @@ FULLY_MASKED = {"nan": "NaN", "zeros": "全 0", "uniform": "平均读所有 Key"
 UNAVAILABLE = "unavailable"  # a kernel the device does not have: recorded, never shown as a result
 KERNELS = {"math": "math", "flash": "flash", "efficient": "memory-efficient", "cudnn": "cuDNN"}
 DEVICE_NAMES = {"cpu": "CPU", "cuda": "CUDA"}
-# Keras MultiHeadAttention's two paths on a fully masked row, as the tables name them.
-KERAS_PATHS = {"fused": "默认", "with_scores": "`return_attention_scores=True`"}
+# Keras MultiHeadAttention's two paths on a fully masked row, as both pages' tables name them; the mask
+# page's wide column adds the argument that chooses the second.
+KERAS_PATHS = {"fused": "默认", "with_scores": "返回分数"}
+KERAS_ARGUMENTS = {"fused": "", "with_scores": "（`return_attention_scores=True`）"}
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 # The official documentation page of each interface (the same addresses as book/references.bib).
@@ -262,10 +264,15 @@ def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
                 )
             )
     paths += [
-        ("Keras `MultiHeadAttention`", KERAS_PATHS["fused"], "不返回分数时", one(kgrid, "fused")),
         (
             "Keras `MultiHeadAttention`",
-            KERAS_PATHS["with_scores"],
+            KERAS_PATHS["fused"] + KERAS_ARGUMENTS["fused"],
+            "不返回分数时",
+            one(kgrid, "fused"),
+        ),
+        (
+            "Keras `MultiHeadAttention`",
+            KERAS_PATHS["with_scores"] + KERAS_ARGUMENTS["with_scores"],
             "返回分数时",
             one(kgrid, "with_scores"),
         ),
