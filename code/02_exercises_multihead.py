@@ -292,7 +292,7 @@ def attention_params(d_model: int, heads: int, kv_heads: int, head_dim: int) -> 
     256
     >>> attention_params(8, 4, 1, 2)  # MQA：K、V 只剩一个头
     160
-    >>> attention_params(8, 4, 3, 2)
+    >>> attention_params(8, 4, 3, 2)  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     ...
     ValueError: kv_heads=3 必须整除 heads=4

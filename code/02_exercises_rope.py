@@ -71,7 +71,7 @@ def rotation_angles(position: int, d: int, base: float = 10000.0) -> list[float]
     [2.0, 0.2]
     >>> rotation_angles(0, 4)
     [0.0, 0.0]
-    >>> rotation_angles(1, 5)
+    >>> rotation_angles(1, 5)  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     ...
     ValueError: d 必须是不小于 2 的偶数（分量两两成对旋转），收到 5

@@ -99,7 +99,7 @@ def shifted_softmax(values: list[float]) -> list[float]:
 
     >>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]
     [0.09, 0.2447, 0.6652]
-    >>> shifted_softmax([])
+    >>> shifted_softmax([])  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     ...
     ValueError: values 不能为空

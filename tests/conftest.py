@@ -47,6 +47,7 @@ CHAPTER_PAGES = [
     ("training", "02_training.py"),
     ("costs", "02_costs.py"),
     ("tensors", "02_tensors.py"),
+    ("tiles", "02_tiles.py"),
 ]
 
 

@@ -969,22 +969,31 @@ def test_the_opening_names_every_teaching_file_that_imports_numpy(tmp_path):
     (tmp_path / "02_c.py").write_text("from numpy.linalg import norm\n", encoding="utf-8")
     (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
     assert opening.numpy_users(tmp_path) == ["02_b.py", "02_c.py"]
-    # The opening names them and says what the training, costs and tensors pages use numpy for.
+    # The opening names them and says what the training, costs, tensors and tiles pages use numpy for.
     users = [
         "02_costs.py",
         "02_exercises_tensors.py",
         "02_tensors.py",
         "02_tensors_torch.py",
+        "02_tiles.py",
         "02_training.py",
     ]
     assert opening.numpy_users() == users
     # The opening names every file that needs numpy, those that import such a file too.
-    needed = sorted([*users, "02_exercises_costs.py", "02_exercises_training.py"])
+    needed = sorted(
+        [
+            *users,
+            "02_exercises_costs.py",
+            "02_exercises_tiles.py",
+            "02_exercises_training.py",
+            "02_tiles_torch.py",
+        ]
+    )
     assert opening.numpy_needed() == needed
     # The sentence names the files that need PyTorch (``*_torch.py``) apart from the numpy-only ones.
     values = opening.opening()
     assert values["numpy_files"].split("、") == [n for n in needed if not n.endswith("_torch.py")]
-    assert values["torch_files"].split("、") == ["02_tensors_torch.py"]
+    assert values["torch_files"].split("、") == ["02_tensors_torch.py", "02_tiles_torch.py"]
 
 
 def test_the_exercise_that_says_standard_library_only_calls_nothing_else():

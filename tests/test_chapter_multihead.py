@@ -6,7 +6,9 @@ that go each way; figure F14's sentences against the numbers in its own tables.
 
 from __future__ import annotations
 
+import doctest
 import importlib
+import inspect
 import re
 from pathlib import Path
 
@@ -96,15 +98,34 @@ def test_the_checks_count_what_the_table_shows():
     )  # the two ways agree exactly; only head 0 moved
 
 
-@pytest.mark.parametrize("key, word", [("params", "same"), ("score_cells", "moves")])
-def test_a_quantity_is_said_to_stay_or_to_move_as_its_rows_do(key, word):
-    column = ["heads", "head_dim", "params", "multiply_adds", "score_cells"].index(key)
-    values = [
-        row[column] for row in page.checks_values()["tbl_cost_split"].rows
-    ]  # d_head = d_model / h
-    assert page.checks_values()[f"cost_split_{key}"] == page.WORDS[word].format(
-        a=values[0], b=values[-1]
-    )
+def test_a_fixed_sentence_whose_fact_fails_stops_the_build_naming_it():
+    page.holds({"说得对": True})
+    with pytest.raises(ValueError, match="说错了") as error:
+        page.holds({"说得对": True, "说错了": False})
+    assert "说得对" not in str(error.value)
+
+
+def test_the_cost_sentences_state_the_first_and_last_rows():
+    v = page.checks_values()
+    for name in ("split", "fixed"):
+        rows = v[f"tbl_cost_{name}"].rows
+        for column, key in ((2, "params"), (3, "multiply_adds"), (4, "score_cells")):
+            assert (v[f"cost_{name}_{key}_0"], v[f"cost_{name}_{key}_1"]) == (
+                rows[0][column],
+                rows[-1][column],
+            )
+    split = v["tbl_cost_split"].rows
+    assert len({r[2] for r in split}) == len({r[3] for r in split}) == 1  # 「都是」
+    fixed = v["tbl_cost_fixed"].rows
+    equal = [r[0] for r in fixed if int(r[0]) * int(r[1]) == page.COST_D_MODEL]
+    assert equal == [v["cost_fixed_equal"]]  # 「除了 h = 4 那一行」
+
+
+def test_the_cost_words_stop_the_build_where_they_would_be_false():
+    with pytest.raises(ValueError, match="恰有一行"):
+        page.checks_values(fixed=3)  # no number of heads times 3 is 64
+    with pytest.raises(ValueError, match="随头数变多"):
+        page.checks_values(heads_list=[4, 2, 1])  # fewer heads down the table
 
 
 @QUICK
@@ -119,9 +140,6 @@ def test_the_cost_facts_follow_their_table(n, heads_list, head_dim):
         heads_list
     )  # a fixed head dimension: more heads, more weights
     assert [r["score_cells"] for r in split] == [h * n * n for h in heads_list]
-    v = page.checks_values()
-    assert v["cost_split_params"] == page.WORDS["same"].format(a=v["tbl_cost_split"].rows[0][2])
-    assert v["cost_fixed_params"] == page.WORDS["moves"].format(a="4096", b="65,536")
 
 
 @settings(max_examples=15, deadline=None)
@@ -163,6 +181,18 @@ def test_the_page_s_w_o_mixes_some_columns_and_not_others():
     used = page.output_heads(mh.DEMO_WO, mh.DEMO_HEADS)
     assert {len(u) for u in used} == {1, 2}  # the sentence's 取自不止一个头 has cases on both sides
     assert page.steps_values()["mix_cols"].split("；")[0] == f"列 0 ← {page.names('头', used[0])}"
+
+
+def test_gqa_shrinks_the_kv_projections_and_the_cache_but_not_the_scores_and_mixing():
+    # Counted by hand (d_model 64, 16 positions, 8 query heads of 8 columns): Q and O projections
+    # 2 · 16 · 64 · 64, K and V projections 2 · 16 · 64 · 8 · h_kv, scores and mixing 2 · 8 · 16² · 8.
+    rows = page.gqa_counts(16, 64, 8)
+    assert [r["kv_heads"] for r in rows] == [8, 4, 2, 1]
+    assert [r["total"] for r in rows] == [294_912, 229_376, 196_608, 180_224]
+    assert {r["scores_mixing"] for r in rows} == {32_768}  # 「算分数与混合的乘加次数不变」
+    assert [r["kv_projections"] for r in rows] == [2 * 16 * 64 * 8 * kv for kv in (8, 4, 2, 1)]
+    assert [r["cache"] for r in rows] == [2 * 8 * kv for kv in (8, 4, 2, 1)]
+    page.gqa_values()  # the page's claims hold
 
 
 def test_gqa_tables_follow_the_checks():
@@ -213,28 +243,25 @@ def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():
 
 
 # -- the exercises' facts -------------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "mine, other, word",
-    [([0.2, 0.8], [0.4, 0.6], "fav_same"), ([0.7, 0.3], [0.4, 0.6], "fav_apart")],
-)
-def test_the_other_head_clause_says_whether_the_favourites_agree(mine, other, word):
-    a = page.favourite(mine)
-    b = page.favourite(other)
-    expected = page.WORDS[word].format(a=a, b=b, h=1, o=0, w=fmt.fmt(mine[a]), v=fmt.fmt(other[b]))
-    assert page.other_head(1, mine, 0, other) == expected
-
-
-def test_the_exercise_compares_two_heads_that_read_the_same_keys():
+def test_the_exercise_compares_two_heads_that_read_the_same_keys(monkeypatch):
     a = ex.split_and_row()
     assert (
         len(a["weights"]) == len(a["other_weights"]) == ex.ROW_POS + 1
         and a["weights"] != a["other_weights"]
     )
+    fav = int(np.argmax(a["weights"]))
+    assert fav == int(np.argmax(a["other_weights"]))  # 「两个头都最看重 Key 2」
     v = page.exercise_values()
     assert v["ex1_other_w"] == page.slashed(a["other_weights"])
-    assert v["ex1_fav"] == page.other_head(
-        ex.ROW_HEAD, a["weights"], a["other_head"], a["other_weights"]
+    assert (v["ex1_fav_key"], v["ex1_fav_w"], v["ex1_fav_v"]) == (
+        str(fav),
+        fmt.fmt(a["weights"][fav]),
+        fmt.fmt(a["other_weights"][fav]),
     )
+    apart = {**a, "other_weights": [0.7, 0.2, 0.1]}  # the other head favours key 0
+    monkeypatch.setattr(page.ex, "split_and_row", lambda: apart)
+    with pytest.raises(ValueError, match="同一个 Key"):
+        page.exercise_values()
 
 
 @pytest.mark.parametrize(
@@ -259,14 +286,24 @@ def test_the_reshape_exercise_says_what_the_split_found(monkeypatch):
     v = page.exercise_values()
     a = ex.reshape_split()
     assert v["ex3_touched"] == page.names("头", a["touched"]) and a["touched"] != [0]
-    assert v["ex3_verdict"] == page.WORDS["caught"]
-    monkeypatch.setattr(
-        page.ex, "reshape_split", lambda: {**a, "touched": [0]}
-    )  # a split that touches head 0 only
-    assert page.exercise_values()["ex3_verdict"] == page.WORDS["missed"]
     rows = v["ex3_table"].rows
     assert [r[2] for r in rows] == [fmt.vector(part) for part in a["right"]]
     assert [r[4] for r in rows] == [fmt.vector(part) for part in a["wrong"]]
+    # A split that touches head 0 only: 「头 0 之外的头也变了」 would be false, and the build stops.
+    monkeypatch.setattr(page.ex, "reshape_split", lambda: {**a, "touched": [0]})
+    with pytest.raises(ValueError, match="头 0 之外"):
+        page.exercise_values()
+
+
+def test_the_reader_may_word_the_bad_input_message():
+    # The exercise lets the reader write the reason: its doctest compares the exception's type only.
+    raising = [
+        e
+        for e in doctest.DocTestParser().get_examples(inspect.getdoc(ex.attention_params))
+        if e.exc_msg is not None
+    ]
+    assert raising and all(e.options.get(doctest.IGNORE_EXCEPTION_DETAIL) for e in raising)
+    assert "IGNORE_EXCEPTION_DETAIL" in page.exercise_values()["ex4_doctest"]
 
 
 def test_the_wrong_root_row_is_flatter_than_the_right_one():

@@ -6,7 +6,9 @@ is checked against the teaching code it is written from.
 
 from __future__ import annotations
 
+import doctest
 import importlib
+import inspect
 import math
 import re
 
@@ -65,70 +67,43 @@ def test_glue_all_refuses_an_unformatted_float():
         page.glue_all({"x": 0.5})
 
 
-# -- sentences -----------------------------------------------------------------------------------------
-def steady(*names):
-    return page.SAY["steady"].format(
-        names="".join(f"“{n}”" for n in names), n=page.NUMERALS[len(names) - 1]
-    )
+# -- the facts the page's fixed sentences state ----------------------------------------------------------
+def test_a_fixed_sentence_whose_fact_fails_stops_the_build_naming_it():
+    page.holds({"说得对": True})
+    with pytest.raises(ValueError, match="说错了") as error:
+        page.holds({"说得对": True, "说错了": False})
+    assert "说得对" not in str(error.value)
 
 
-def moving(*names):
-    return page.SAY["moving"].format(
-        names="".join(f"“{n}”" for n in names), n=page.NUMERALS[len(names) - 1]
-    )
+def test_a_column_is_steady_only_within_the_tolerance():
+    assert page.steady([1.0, 1.0, 1.0]) and page.steady([3.0, 3.0 + 1e-12])
+    assert not page.steady([1.0, 2.0])
 
 
-@pytest.mark.parametrize(
-    "columns, parts",
-    [
-        ({"A": [1.0, 1.0, 1.0]}, [steady("A")]),
-        ({"A": [1.0, 2.0]}, [moving("A")]),
-        (
-            {"A": [1.0, 2.0], "B": [0.0, 0.0], "C": [3.0, 3.0 + 1e-12]},
-            [steady("B", "C"), moving("A")],
-        ),
-    ],
-)
-def test_offset_verdict_reads_its_columns(columns, parts):
-    assert page.offset_verdict(columns) == "；".join(parts) + "。"
-
-
-def test_offset_verdict_on_the_layouts_names_only_the_mixed_one_as_moving():
+def test_the_layout_facts_hold_on_the_page_and_on_other_vectors():
+    page.layouts_example()  # the page's: the two layouts steady, the mixed one moving, its length changed
     q = [0.5, -1.0, 2.0, 0.0]
     k = [1.0, 1.0, -0.5, 0.5]
-    cols = {
-        "right": [rope.rope_scores([q], [k], [m], [m - 2], 100.0)[0][0] for m in (2, 6, 11)],
-        "mixed": [
-            att.scaled_scores(
-                [rope.mixed_rotate(q, m, 100.0)], [rope.mixed_rotate(k, m - 2, 100.0)]
-            )[0][0]
-            for m in (2, 6, 11)
-        ],
-    }
-    assert page.offset_verdict(cols) == f"{steady('right')}；{moving('mixed')}。"
+    right = [rope.rope_scores([q], [k], [m], [m - 2], 100.0)[0][0] for m in (2, 6, 11)]
+    mixed = [
+        att.scaled_scores([rope.mixed_rotate(q, m, 100.0)], [rope.mixed_rotate(k, m - 2, 100.0)])[
+            0
+        ][0]
+        for m in (2, 6, 11)
+    ]
+    assert page.steady(right) and not page.steady(mixed)
 
 
-def test_the_length_note_goes_each_way():
-    assert (
-        page.layouts_example()["lay_norm_note"] == page.SAY["norm_changed"]
-    )  # the mixed layout is no rotation
-    q = [1.0, 1.0, 1.0, 1.0]  # at m = 0 nothing turns, in any layout: the length stays
-    assert (
-        page.layouts_example(q=q, k=q, offset=0, m_list=[0])["lay_norm_note"]
-        == page.SAY["norm_kept"]
-    )
-
-
-@pytest.mark.parametrize(
-    "scores, plain, keys",
-    [
-        ((0.5, 0.5), 0.7, ("same_score", "changed", "by_offset")),
-        ((0.5, 0.6), 0.5, ("other_score", "unchanged", "by_position")),
-    ],
-)
-def test_shift_words_follow_the_scores(scores, plain, keys):
-    words = page.shift_words(*scores, plain)
-    assert [words["rx3_same"], words["rx3_changed"], words["rx3_by"]] == [page.SAY[k] for k in keys]
+def test_the_layout_words_stop_the_build_where_they_would_be_false():
+    q = [
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+    ]  # at m = 0 nothing turns, in any layout: nothing moves, the length stays
+    with pytest.raises(ValueError, match="错配") as error:
+        page.layouts_example(q=q, k=q, offset=0, m_list=[0])
+    assert "随位置变化" in str(error.value) and "长度" in str(error.value)
 
 
 # -- the examples, on other inputs than the page's ----------------------------------------------------------
@@ -204,9 +179,6 @@ def test_layouts_example_verdict_is_written_from_its_own_table():
     rows = values["tbl_layouts"].rows
     assert [r[0] for r in rows] == ["m = 2，n = 0", "m = 9，n = 7"]
     assert all(r[1] == r[2] for r in rows)  # the two layouts give the same score
-    assert values["lay_verdict"].startswith(
-        "“相邻成对”“前后两半成对（重排后）”两列在各组位置上分数相同"
-    )
     assert values["lay_m"] == "2、9" and values["lay_order"] == "[0, 2, 1, 3]"
 
 
@@ -290,11 +262,9 @@ def test_long_example_table_and_note():
     values = page.long_example(
         fill=0.5, offsets=[1, 10, 100], checkpoints=[0, 10, 1000], figure=False
     )
-    assert values["lr_table_note"] == page.SAY["outside"].format(offsets="0、1,000")
-    assert (
-        page.long_example(offsets=[1, 10, 100], checkpoints=[1, 10], figure=False)["lr_table_note"]
-        == ""
-    )
+    assert values["lr_outside"] == "0、1,000"  # off the plot's log axis: only in the table
+    with pytest.raises(ValueError, match="横轴画不到"):
+        page.long_example(offsets=[1, 10, 100], checkpoints=[1, 10], figure=False)
     assert [r[0] for r in values["tbl_long"].rows] == ["10,000", "500,000", "1,000,000"]
     d = rope.MODEL_BASES[0]["head_dim"]
     assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d))
@@ -304,17 +274,15 @@ def test_the_d2_table_of_all_positions_diagonals_and_sign():
     q = [1.0, 0.0]
     k = [0.0, 1.0]
     values = page.d2_example(q, k, n=4, figure=False)
-    assert values["toe_note"] == page.SAY["rounding"]
+    assert values["toe_spread"] == "0" or "× 10⁻¹" in values["toe_spread"]  # rounding only
     table = rope.rope_scores([q] * 4, [k] * 4, list(range(4)), list(range(4)))
     assert (values["toe_ahead"], values["toe_behind"]) == (
         fmt.fmt(table[1][0]),
         fmt.fmt(table[0][1]),
     )
-    assert values["toe_sign"] == page.SAY["signs_differ"]
-    assert (
-        page.d2_example([1.0, 0.0], [1.0, 0.0], n=3, figure=False)["toe_sign"]
-        == page.SAY["signs_equal"]
-    )  # q = k
+    assert not math.isclose(table[1][0], table[0][1])  # 「两者不同」
+    with pytest.raises(ValueError, match="不同"):
+        page.d2_example([1.0, 0.0], [1.0, 0.0], n=3, figure=False)  # q = k: +1 and −1 agree
     assert values["tbl_toeplitz"].rows[2][1:] == [fmt.fmt(x) for x in table[2]]
 
 
@@ -358,16 +326,40 @@ def test_the_exercise_tables_come_from_the_reference_solutions():
         steps[3][2].endswith(fmt.fmt(r["original"][0])) and f"({MINUS}" in steps[3][1]
     )  # cos(−4) < 0: in parentheses
     assert fmt.fmt(r["angle"]) == f"{MINUS}4.0000"
-    assert values["rx1_back_ok"] == page.SAY["back"] and values["rx1_back"] == vec_of(r["back"])
+    assert (
+        values["rx1_back"] == vec_of(r["back"])
+        and max(abs(a - b) for a, b in zip(r["back"], ex.UNDO_X)) < 1e-9
+    )  # 「回到了 x′」
     freq = shift = offset = page.exercises()
     assert [row[2] for row in freq["rx2_table"].rows] == ["0", f"{MINUS}1/3", f"{MINUS}2/3"]
     s3 = ex.shift_scores()
-    assert (shift["rx3_same"], shift["rx3_by"]) == (page.SAY["same_score"], page.SAY["by_offset"])
-    assert shift["rx3_changed"] == page.SAY["changed"] and shift["rx3_plain"] == fmt.fmt(
-        s3["plain"]
-    )
+    first, second = (g["score"] for g in s3["groups"])
+    assert math.isclose(first, second) and not math.isclose(first, s3["plain"])  # same, changed
+    assert shift["rx3_plain"] == fmt.fmt(s3["plain"])
     s = ex.offset_score()
-    assert offset["rx4_agree"] == page.SAME and abs(s["score"] - s["both"]) < 1e-9
+    assert abs(s["score"] - s["both"]) < 1e-9  # 「一致」
     assert [r[-1] for r in offset["rx4_table"].rows] == [fmt.fmt(t) for t in s["terms"]]
     assert offset["rx4_score"] == fmt.fmt(s["score"]) and offset["rx4_offset"] == "3"  # Δ = m − n
     assert page.exercises()["rx5_doctest"].startswith("```pycon\n>>> ")
+
+
+def test_the_exercise_words_stop_the_build_where_they_would_be_false(monkeypatch):
+    s3 = ex.shift_scores()
+    moved = {**s3, "groups": [s3["groups"][0], {**s3["groups"][1], "score": 0.123}]}
+    monkeypatch.setattr(page.ex, "shift_scores", lambda: moved)
+    with pytest.raises(ValueError, match="同一个分数"):
+        page.exercises()
+    monkeypatch.setattr(page.ex, "shift_scores", lambda: {**s3, "plain": s3["groups"][0]["score"]})
+    with pytest.raises(ValueError, match="旋转改变了分数"):
+        page.exercises()
+
+
+def test_the_reader_may_word_the_bad_input_message():
+    # The exercise lets the reader write the reason: its doctest compares the exception's type only.
+    raising = [
+        e
+        for e in doctest.DocTestParser().get_examples(inspect.getdoc(ex.rotation_angles))
+        if e.exc_msg is not None
+    ]
+    assert raising and all(e.options.get(doctest.IGNORE_EXCEPTION_DETAIL) for e in raising)
+    assert "IGNORE_EXCEPTION_DETAIL" in page.exercises()["rx5_doctest"]

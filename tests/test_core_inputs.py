@@ -73,6 +73,10 @@ CORE_EXAMPLES = {
         "KV 缓存表": ["kv_context", "kv_batch", "kv_fp16", "tbl_configs"],
     },
     "ch02/tensors": {"整批的例子": ["b_batch", "b_heads", "b_kv_heads", "b_d", "b_seed", "b_mask"]},
+    "ch02/tiles": {
+        "一行分数，一块一块地读": ["o_scores", "o_v", "o_block"],
+        "F15": ["t_past", "t_new", "t_q", "t_k", "t_v", "t_block"],
+    },
     "ch02/summary": {
         "可见性规则": ["rules_n", "rules_pad", "rules_w", "rules_prefix", "rules_sinks"],
         "哪项检查认得出哪种错误": [
@@ -90,7 +94,6 @@ CORE_EXAMPLES = {
     },
 }
 NOT_YET = {
-    "ch02/multihead": "H-c: X, W_q, W_k, W_v and W_o are glued only in a 深入 block",
     "ch02/costs": "C3: each model's layers, K/V heads and head dimension are only in a 深入 block",
 }
 

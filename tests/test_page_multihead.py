@@ -44,6 +44,20 @@ def test_every_example_states_its_inputs_first(book_html):
 
 
 @pytest.mark.build
+def test_the_worked_example_states_x_and_the_four_matrices_in_the_core(book_html):
+    # A reader who opens nothing can recompute every weight of the example: its inputs are in the core.
+    box = next(
+        b
+        for b in article(book_html).find_all(class_="admonition")
+        if "输入与适用条件" in b.get_text()
+    )
+    assert box.find_parent("details") is None
+    text = box.get_text()
+    for m in mh.DEMO:
+        assert fmt.vectors(m) in text
+
+
+@pytest.mark.build
 def test_the_split_figure_is_in_the_core_with_its_alt_text(book_html):
     # The column split is a picture computed at build time (its numbers: tests/test_chapter_multihead.py).
     a = article(book_html)
@@ -112,7 +126,10 @@ def test_every_glued_text_is_on_the_page(book_html):
     assert [k for k, v in glued.items() if flat(v) not in text] == []
     cost = page_side.checks_values()
     assert (
-        flat(f"参数个数{cost['cost_split_params']}，乘加次数{cost['cost_split_multiply_adds']}")
+        flat(
+            f"参数个数都是{cost['cost_split_params_0']}，"
+            f"乘加次数都是{cost['cost_split_multiply_adds_0']}"
+        )
         in text
     )
     assert flat(f"{page_side.checks_values()['checks_n']}项检查通过了") in text

@@ -74,8 +74,11 @@ def test_the_layout_sentence_is_the_codes_verdict_on_the_tables_columns(article)
             att.scaled_scores([rope.mixed_rotate(q, m)], [rope.mixed_rotate(k, m - 3)])[0][0]
         )
     text = article.get_text()
-    assert page.offset_verdict(columns) in text
+    # The page's fixed sentence, and the facts that make it true.
+    assert "“相邻成对”“前后两半成对（重排后）”两列在各组位置上分数相同" in text
     assert "“错配”一列随位置变化" in text
+    assert page.steady(columns["相邻成对"]) and page.steady(columns["前后两半成对（重排后）"])
+    assert not page.steady(columns["错配"])
     for name, values in columns.items():
         for x in values:
             assert fmt.fmt(x) in text, name
@@ -238,13 +241,11 @@ def test_the_exercises_show_the_computed_answers(article):
     s = ex.offset_score()
     glued = page.exercises()  # the page shows the glued facts inside its own sentence
     assert (
-        f"只转k得到的分数{fmt.fmt(s['score'])}，与两个向量各按自己的位置旋转后的分数{glued['rx4_agree']}。"
+        f"只转k得到的分数{fmt.fmt(s['score'])}，与两个向量各按自己的位置旋转后的分数一致。"
         in text.replace(" ", "")
     )
     assert (
-        f"{glued['rx3_same']}；不旋转时这对向量的分数是{glued['rx3_plain']}，{glued['rx3_changed']}{glued['rx3_by']}".replace(
-            " ", ""
-        )
+        f"两组位置给出同一个分数；不旋转时这对向量的分数是{glued['rx3_plain']}，旋转改变了分数"
         in text.replace(" ", "")
     )
     assert [r[-1] for r in table if r and r[0].startswith("第 ") and len(r) == 7] == [

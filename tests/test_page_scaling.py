@@ -125,11 +125,23 @@ def test_the_weights_and_output_are_the_codes(article):
     assert all(f"{w:.4f} × " in figure for w in weights[sc.QUERY])
 
 
-def test_the_wrong_axis_row_sums_are_computed(page_text):
+def test_the_wrong_axis_row_sums_are_computed(article):
     wrong = sc.softmax_over_queries(att.scaled_scores(sc.EXAMPLE_Q, sc.EXAMPLE_K))
-    sums = [sum(row) for row in wrong]
-    assert any(abs(x - 1) > 0.01 for x in sums)
-    assert book_page.row_sum_sentence(wrong) in page_text
+    sums = [f"{sum(row):.4f}" for row in wrong]
+    assert "1.0000" not in sums  # 「每一行之和（最后一列）却都不是」
+    rows = table_rows(article, sep=" ")
+    for i, total in enumerate(sums):
+        assert any(r[0] == f"查询 {i}" and r[-1] == total for r in rows), i
+
+
+def test_the_checks_numpy_reference_is_shown_where_it_lives(article):
+    # The reference of check 4 is not in the download: the page says so and shows its code.
+    block = next(
+        d for d in article.find_all("details") if "numpy 参照" in d.find("summary").get_text()
+    )
+    code = block.find("pre").get_text()
+    assert "def numpy_reference(q, k, v):" in code and "np.exp(scores - scores.max(" in code
+    assert "book/chapter/scaling.py" in block.find("summary").get_text()
 
 
 def test_the_temperature_sentence_is_generated_from_the_sweep(page_text):
@@ -152,8 +164,8 @@ def test_the_exercises_show_the_computed_answers(page_text):
     ex = importlib.import_module("02_exercises_scaling")
     v = book_page.exercise_grow()
     assert (
-        f"时的权重{v['ex2_same']}；不缩放相当于 T = {v['ex2_t_raw']}，最大权重 {v['ex2_peak_raw']}，"
-        f"{v['ex2_how']} Key {v['ex2_top']}。"
+        f"时的权重完全相同；不缩放相当于 T = {v['ex2_t_raw']}，最大权重 {v['ex2_peak_raw']}，"
+        f"几乎全给了 Key {v['ex2_top']}。"
     ) in page_text
     assert ">>> [round(p, 4) for p in shifted_softmax([1000, 1001, 1002])]" in page_text
     h = ex.hand_row()

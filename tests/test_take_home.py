@@ -35,11 +35,14 @@ def test_a_teaching_files_pytorch_companion_goes_into_its_zip():
         page: [f for f in take_home.files(page) if take_home.needs_torch(f)] for page in PAGES
     }
     assert torch_files["tensors"] == ["02_tensors_torch.py"]
-    assert all(not files for page, files in torch_files.items() if page != "tensors")
+    assert torch_files["tiles"] == ["02_tiles_torch.py"]
+    assert all(not files for page, files in torch_files.items() if page not in ("tensors", "tiles"))
     readme = take_home.readme("tensors", "从手算到张量")
     assert (
         "02_tensors_torch.py 另要 PyTorch（CPU 版即可）与 transformers，notebook 不用它" in readme
     )
+    readme = take_home.readme("tiles", "分块计算")
+    assert "02_tiles_torch.py 另要 PyTorch（CPU 版即可），notebook 不用它" in readme
 
 
 def test_the_zip_follows_imports_through_every_file(tmp_path):

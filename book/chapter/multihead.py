@@ -1,4 +1,4 @@
-"""The multi-head page's book side: the facts book/ch02/multihead.md glues; wording only in ``WORDS``."""
+"""The multi-head page's book side: the facts book/ch02/multihead.md glues (its words are the page's)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ COST_N = 16
 COST_D_MODEL = 64
 COST_FIXED = 16
 COST_HEADS = [1, 2, 4, 8, 16]
+GQA_COUNT_HEADS = (
+    8  # the GQA paragraph's claims, checked at COST_N positions and width COST_D_MODEL
+)
 
 # The public configuration the page quotes (gemma7b_config): head_dim is an entry of its own.
 GEMMA_7B = {
@@ -33,15 +36,11 @@ GEMMA_7B = {
     "head_dim": 256,
 }
 
-# The only wording the data choose: which of two clauses is true of this example.
-WORDS = {
-    "same": "都是 {a}",
-    "moves": "从 {a} 变到 {b}",  # a quantity over the rows of a cost table
-    "fav_same": "两个头都最看重 Key {a}，头 {h} 给它 {w}，头 {o} 给它 {v}",
-    "fav_apart": "头 {h} 最看重 Key {a}，头 {o} 最看重 Key {b}",
-    "caught": "改了它们，头 0 之外的头也变了：这项检查失败，认得出这个错。",
-    "missed": "只有头 0 变了：这项检查认不出这个错。",
-}
+
+def holds(claims: dict[str, bool]) -> None:
+    """The page states these facts in fixed words: stop the build when the numbers no longer bear one out."""
+    if wrong := [claim for claim, ok in claims.items() if not ok]:
+        raise ValueError(f"多头一页的固定说法与这次的数不符：{'；'.join(wrong)}")
 
 
 def span(columns) -> str:
@@ -110,16 +109,6 @@ def cost_rows(
         }
         for h in heads_list
     ]
-
-
-def other_head(head: int, weights: list[float], other: int, other_weights: list[float]) -> str:
-    """Exercise 1: which key each of two heads weighs most at the same query position."""
-    a = favourite(weights)
-    b = favourite(other_weights)
-    key = "fav_same" if a == b else "fav_apart"
-    return WORDS[key].format(
-        a=a, b=b, h=head, o=other, w=fmt.fmt(weights[a]), v=fmt.fmt(other_weights[b])
-    )
 
 
 # -- 图 F14：一个头的列切片与它自己的权重表，旁边是另一个头 ----------------------------------------------------
@@ -247,20 +236,29 @@ def steps_values(heads: int = mh.DEMO_HEADS) -> dict:
     header = ["位置 ＼ 列"] + [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
     mixes = output_heads(DEMO[4], heads)
     return {
-        "n": fmt.count(n), "d_model": fmt.count(len(DEMO[0][0])), "heads": h,
-        "head_dim": fmt.count(d), "last": fmt.count(n - 1), "x_rows": fmt.vectors(DEMO[0]),
+        "n": fmt.count(n),
+        "d_model": fmt.count(len(DEMO[0][0])),
+        "heads": h,
+        "head_dim": fmt.count(d),
+        "last": fmt.count(n - 1),
+        "x_rows": fmt.vectors(DEMO[0]),
         "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:])),
         **{f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])},
-        **{f"size_{k}": dims(s[k]) for k in ("q", "visible", "concat", "output")}, "size_x": dims(DEMO[0]),
+        **{f"size_{k}": dims(s[k]) for k in ("q", "visible", "concat", "output")},
+        "size_x": dims(DEMO[0]),
         **{f"size_{k}": f"{h} 块 {dims(s[k][0])}" for k in ("q_heads", "head_outputs")},
         **{f"size_{k}": f"{h} 张 {dims(s['weights'][0])}" for k in ("scores", "weights")},
         "fig_split": split_figure(s),
-        "tbl_k": fmt.Table(header, rows_of(s["k"], AT)), "tbl_v": fmt.Table(header, rows_of(s["v"], AT)),
-        **{f"tbl_scores_{h}": fmt.Table(fmt.keys(n), rows_of(att.scaled_scores(q, k), AT))
-           for h, (q, k) in enumerate(zip(s["q_heads"], s["k_heads"]))},
-        "sqrt_head_dim": root(d), "split_cols": "，".join(f"头 {h} 用{span(mh.head_columns(h, d))}" for h in range(heads)),
+        "tbl_k": fmt.Table(header, rows_of(s["k"], AT)),
+        "tbl_v": fmt.Table(header, rows_of(s["v"], AT)),
+        **{
+            f"tbl_scores_{h}": fmt.Table(fmt.keys(n), rows_of(att.scaled_scores(q, k), AT))
+            for h, (q, k) in enumerate(zip(s["q_heads"], s["k_heads"]))
+        },
+        "sqrt_head_dim": root(d),
+        "split_cols": "，".join(f"头 {h} 用{span(mh.head_columns(h, d))}" for h in range(heads)),
         "mix_cols": "；".join(f"列 {j} ← {names('头', u)}" for j, u in enumerate(mixes)),
-    }  # fmt: skip
+    }
 
 
 def two_ways_values(
@@ -291,9 +289,40 @@ def two_ways_values(
     }
 
 
+def gqa_counts(n: int = COST_N, d_model: int = COST_D_MODEL, heads: int = GQA_COUNT_HEADS):
+    """For each number of K/V heads that divides ``heads`` (most first): the K/V projections'
+    multiply-adds, the cache's numbers per position, the score and mixing multiply-adds, the total."""
+    rows = []
+    for kv in (k for k in range(heads, 0, -1) if heads % k == 0):
+        p = mh.projection_params(d_model, heads, kv_heads=kv)
+        m = mh.multiply_adds(n, d_model, heads, kv_heads=kv)
+        rows.append(
+            {
+                "kv_heads": kv,
+                "kv_projections": n * (p["w_k"] + p["w_v"]),
+                "cache": mh.kv_cache_numbers(1, kv, d_model // heads),
+                "scores_mixing": m["scores"] + m["mixing"],
+                "total": m["total"],
+            }
+        )
+    return rows
+
+
 def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
     """分组 K/V 头 (``plans``: ``{name: (w_k, w_v)}``): who uses which K/V head; the gap to repeated K/V."""
     plans = plans or {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
+    counts = gqa_counts()
+    full = counts[0]
+    holds(
+        {
+            "GQA：K、V 投影的乘加与缓存都缩小到 h_kv/h": all(
+                r[key] * full["kv_heads"] == full[key] * r["kv_heads"]
+                for r in counts
+                for key in ("kv_projections", "cache")
+            ),
+            "GQA：算分数与混合的乘加次数不变": len({r["scores_mixing"] for r in counts}) == 1,
+        }
+    )
     x, w_q, *_, w_o = DEMO
     d = len(DEMO[1][0]) // heads
     groups = []
@@ -372,6 +401,7 @@ def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=C
         "cost_n": fmt.count(n),
         "cost_d_model": fmt.count(d_model),
         "cost_fixed": fmt.count(fixed),
+        "cost_heads": "、".join(fmt.count(h) for h in heads_list),
         "cost_h0": fmt.count(heads_list[0]),
         "cost_h1": fmt.count(heads_list[-1]),
     }
@@ -383,21 +413,38 @@ def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=C
         "乘加次数",
         "分数表格子数（softmax 的指数个数）",
     ]
-    for name, rows in (
-        ("split", cost_rows(n, d_model, heads_list)),
-        ("fixed", cost_rows(n, d_model, heads_list, fixed)),
-    ):
+    tables = {
+        "split": cost_rows(n, d_model, heads_list),
+        "fixed": cost_rows(n, d_model, heads_list, fixed),
+    }
+    equal = [r["heads"] for r in tables["fixed"] if r["heads"] * fixed == d_model]
+
+    def constant(name, key):
+        return len({r[key] for r in tables[name]}) == 1
+
+    def growing(name, key):
+        xs = [r[key] for r in tables[name]]
+        return all(a < b for a, b in zip(xs, xs[1:]))
+
+    holds(
+        {
+            "头维度随头数缩小时，参数个数与乘加次数都不随头数变": constant("split", "params")
+            and constant("split", "multiply_adds"),
+            "分数表格子数随头数变多": growing("split", "score_cells")
+            and growing("fixed", "score_cells"),
+            "头维度固定时，参数个数与乘加次数随头数变多": growing("fixed", "params")
+            and growing("fixed", "multiply_adds"),
+            "头维度固定时，恰有一行 h·d_head = d_model": len(equal) == 1,
+        }
+    )
+    for name, rows in tables.items():
         values[f"tbl_cost_{name}"] = fmt.Table(
             header, [[fmt.count(r[k]) for k in keys] for r in rows]
         )
-        for key in (
-            "params",
-            "multiply_adds",
-            "score_cells",
-        ):  # 都是 a, or 从 a 变到 b over the rows
-            seen = [fmt.count(r[key]) for r in rows]
-            word = "same" if len(set(seen)) == 1 else "moves"
-            values[f"cost_{name}_{key}"] = WORDS[word].format(a=seen[0], b=seen[-1])
+        for key in ("params", "multiply_adds", "score_cells"):  # the first row and the last
+            values[f"cost_{name}_{key}_0"] = fmt.count(rows[0][key])
+            values[f"cost_{name}_{key}_1"] = fmt.count(rows[-1][key])
+    values["cost_fixed_equal"] = fmt.count(equal[0])
     return values
 
 
@@ -405,38 +452,80 @@ def exercise_values() -> dict:
     """The four exercises: a head's row of weights, K/V groups, a swapped reshape, the reader's doctest."""
     a = ex.split_and_row()
     keys = [f"Key {j}" for j in range(ex.ROW_POS + 1)]
+    fav = favourite(a["weights"])
+    holds({"练习 2.4.1：两个头最看重同一个 Key": fav == favourite(a["other_weights"])})
     values = {
-        "ex1_heads": fmt.count(ex.SPLIT_HEADS), "ex1_q": fmt.vectors(ex.SPLIT_Q), "ex1_k": fmt.vectors(ex.SPLIT_K),
-        "ex1_head": fmt.count(ex.ROW_HEAD), "ex1_pos": fmt.count(ex.ROW_POS), "ex1_d": fmt.count(a["head_dim"]),
-        "ex1_columns": "；".join(f"头 {h} 拿" + names("列", cols) for h, cols in enumerate(a["columns"])),
-        **{f"ex1_block_{h}": fmt.Table(["位置 ＼ 列"] + [f"列 {c}" for c in cols],
-                                       rows_of(block, AT, fmt.short))
-           for h, (cols, block) in enumerate(zip(a["columns"], a["q_heads"]))},
-        "ex1_q_row": fmt.vector(a["q_row"]), "ex1_k_rows": fmt.vectors(a["k_rows"]),
-        "ex1_visible_keys": "、".join(keys), "ex1_sqrt": root(a["head_dim"]),
-        "ex1_steps": fmt.Table(["步骤"] + keys, [[label] + [fmt.fmt(x) for x in xs] for label, xs in (
-            ("点积 q·k", a["dots"]), (f"÷ √{a['head_dim']}", a["scaled"]), ("− 最大值", [x - a["max"] for x in a["scaled"]]),
-            ("exp", a["exps"]), ("÷ 指数之和（权重）", a["weights"]))]),
-        "ex1_total": fmt.fmt(a["total"]), "ex1_other": fmt.count(a["other_head"]),
+        "ex1_heads": fmt.count(ex.SPLIT_HEADS),
+        "ex1_q": fmt.vectors(ex.SPLIT_Q),
+        "ex1_k": fmt.vectors(ex.SPLIT_K),
+        "ex1_head": fmt.count(ex.ROW_HEAD),
+        "ex1_pos": fmt.count(ex.ROW_POS),
+        "ex1_d": fmt.count(a["head_dim"]),
+        "ex1_columns": "；".join(
+            f"头 {h} 拿" + names("列", cols) for h, cols in enumerate(a["columns"])
+        ),
+        **{
+            f"ex1_block_{h}": fmt.Table(
+                ["位置 ＼ 列"] + [f"列 {c}" for c in cols], rows_of(block, AT, fmt.short)
+            )
+            for h, (cols, block) in enumerate(zip(a["columns"], a["q_heads"]))
+        },
+        "ex1_q_row": fmt.vector(a["q_row"]),
+        "ex1_k_rows": fmt.vectors(a["k_rows"]),
+        "ex1_visible_keys": "、".join(keys),
+        "ex1_sqrt": root(a["head_dim"]),
+        "ex1_steps": fmt.Table(
+            ["步骤"] + keys,
+            [
+                [label] + [fmt.fmt(x) for x in xs]
+                for label, xs in (
+                    ("点积 q·k", a["dots"]),
+                    (f"÷ √{a['head_dim']}", a["scaled"]),
+                    ("− 最大值", [x - a["max"] for x in a["scaled"]]),
+                    ("exp", a["exps"]),
+                    ("÷ 指数之和（权重）", a["weights"]),
+                )
+            ],
+        ),
+        "ex1_total": fmt.fmt(a["total"]),
+        "ex1_other": fmt.count(a["other_head"]),
         "ex1_other_w": slashed(a["other_weights"]),
-        "ex1_fav": other_head(ex.ROW_HEAD, a["weights"], a["other_head"], a["other_weights"]),
+        "ex1_fav_key": fmt.count(fav),
+        "ex1_fav_w": fmt.fmt(a["weights"][fav]),
+        "ex1_fav_v": fmt.fmt(a["other_weights"][fav]),
         "ex4_doctest": fmt.Md(fmt.doctest_block(ex.attention_params)),
-    }  # fmt: skip
+    }
     plan = ex.gqa_plan()
     values |= {
-        "ex2_heads": fmt.count(ex.GQA_HEADS), "ex2_kv_list": "、".join(fmt.count(kv) for kv in ex.GQA_KV_CHOICES),
-        "ex2_d": fmt.count(ex.GQA_HEAD_DIM), "ex2_ask_kv": fmt.count(ex.GQA_ASK_KV),
+        "ex2_heads": fmt.count(ex.GQA_HEADS),
+        "ex2_kv_list": "、".join(fmt.count(kv) for kv in ex.GQA_KV_CHOICES),
+        "ex2_d": fmt.count(ex.GQA_HEAD_DIM),
+        "ex2_ask_kv": fmt.count(ex.GQA_ASK_KV),
         "ex2_ask_group": fmt.count(ex.GQA_ASK_GROUP),
-        "ex2_groups": fmt.Table(["K/V 头数", "每组查询头数"] + [f"查询头 {h}" for h in range(ex.GQA_HEADS)],
-                                [[fmt.count(r["kv_heads"]), fmt.count(r["group_size"])] + [fmt.count(g) for g in r["groups"]]
-                                 for r in plan]),
-        "ex2_cols": fmt.Table(["K/V 头数", "K 的列数（K/V 头数 · 头维度）", "缩小到几分之一"],
-                              [[fmt.count(r["kv_heads"]), f"{r['kv_heads']} · {ex.GQA_HEAD_DIM} = {fmt.count(r['kv_cols'])}",
-                                fmt.count(r["fraction"])] for r in plan]),
+        "ex2_groups": fmt.Table(
+            ["K/V 头数", "每组查询头数"] + [f"查询头 {h}" for h in range(ex.GQA_HEADS)],
+            [
+                [fmt.count(r["kv_heads"]), fmt.count(r["group_size"])]
+                + [fmt.count(g) for g in r["groups"]]
+                for r in plan
+            ],
+        ),
+        "ex2_cols": fmt.Table(
+            ["K/V 头数", "K 的列数（K/V 头数 · 头维度）", "缩小到几分之一"],
+            [
+                [
+                    fmt.count(r["kv_heads"]),
+                    f"{r['kv_heads']} · {ex.GQA_HEAD_DIM} = {fmt.count(r['kv_cols'])}",
+                    fmt.count(r["fraction"]),
+                ]
+                for r in plan
+            ],
+        ),
         "ex2_sharing": names("查询头", ex.sharing_heads()),
         "ex2_sizes": "、".join(fmt.count(r["group_size"]) for r in plan),
-    }  # fmt: skip
+    }
     a = ex.reshape_split()
+    holds({"练习 2.4.3：写反时改头 0 的列，头 0 之外的头也变了": any(h != 0 for h in a["touched"])})
     rows = [
         [
             f"头 {c}",
@@ -447,17 +536,13 @@ def exercise_values() -> dict:
         ]
         for c in range(ex.RESHAPE_HEADS)
     ]
-    return (
-        values
-        | {  # 3: changing head 0's columns moves other heads too when the reshape is swapped
-            "ex3_row": fmt.vector(ex.RESHAPE_ROW),
-            "ex3_heads": fmt.count(ex.RESHAPE_HEADS),
-            "ex3_d": fmt.count(a["head_dim"]),
-            "ex3_head0_cols": names("列", a["right_cols"][0]),
-            "ex3_table": fmt.Table(
-                ["头", "`(n, h, d_head)`：列", "数", "`(n, d_head, h)`：列", "数"], rows
-            ),
-            "ex3_touched": names("头", a["touched"]),
-            "ex3_verdict": WORDS["missed" if a["touched"] == [0] else "caught"],
-        }
-    )
+    return values | {  # 3: the swapped reshape's columns
+        "ex3_row": fmt.vector(ex.RESHAPE_ROW),
+        "ex3_heads": fmt.count(ex.RESHAPE_HEADS),
+        "ex3_d": fmt.count(a["head_dim"]),
+        "ex3_head0_cols": names("列", a["right_cols"][0]),
+        "ex3_table": fmt.Table(
+            ["头", "`(n, h, d_head)`：列", "数", "`(n, d_head, h)`：列", "数"], rows
+        ),
+        "ex3_touched": names("头", a["touched"]),
+    }

@@ -21,28 +21,6 @@ DIFFERENT = "不一致"
 PASSED = "通过"
 CAUGHT = "被认出"
 
-# -- the wording the data decides ----------------------------------------------------------------------
-SAY = {
-    "steady": "{names}{n}列在各组位置上分数相同，只依赖位置差",
-    "moving": "{names}{n}列随位置变化，不只依赖位置差",
-    "norm_changed": "错配之后的长度（上表最后一列）与它不同：同一对的两个分量转了不同的角度，这已经不是旋转。",
-    "norm_kept": "这几组位置上，错配之后的长度恰好没变。",
-    "rounding": "，只是浮点舍入",
-    "beyond": "，超出了浮点舍入的量级",
-    "signs_differ": "两者不同：RoPE 分得清“前面第几个”和“后面第几个”。",
-    "signs_equal": "这一对向量上两者恰好相同。",
-    "outside": "（其中 Δ = {offsets} 不在图的横轴范围内，只见于表中）",
-    "same_score": "两组位置给出同一个分数",
-    "other_score": "两组位置的分数不同",
-    "changed": "旋转改变了分数，",
-    "unchanged": "旋转恰好没有改变分数，",
-    "by_offset": "但只随位置差改变。",
-    "by_position": "而且随位置本身改变。",
-    "back": "回到了 x′。",
-    "not_back": "没有回到 x′。",
-}
-NUMERALS = "一两三四五六七八九十"
-
 # -- the inputs of the page's examples (constructed by hand, each example states them first) ------------
 D2_FIRST = (3, 1)
 D2_SHIFT = 3  # d = 2: the first (m, n), then both moved by the shift
@@ -90,16 +68,15 @@ def pair(m: int, n: int) -> str:  # the positions of a query and a key, as a tab
     return f"m = {fmt.count(m)}，n = {fmt.count(n)}"
 
 
-def offset_verdict(columns: dict[str, list[float]]) -> str:
-    """Which columns of scores stay the same over groups of positions with one offset, and which move."""
-    steady = [name for name, xs in columns.items() if max(xs) - min(xs) <= TOL]
-    moving = [name for name in columns if name not in steady]
-    said = [
-        SAY[key].format(names="".join(f"“{n}”" for n in ns), n=NUMERALS[len(ns) - 1])
-        for key, ns in (("steady", steady), ("moving", moving))
-        if ns
-    ]
-    return "；".join(said) + "。"
+def holds(claims: dict[str, bool]) -> None:
+    """The page states these facts in fixed words: stop the build when the numbers no longer bear one out."""
+    if wrong := [claim for claim, ok in claims.items() if not ok]:
+        raise ValueError(f"RoPE 一页的固定说法与这次的数不符：{'；'.join(wrong)}")
+
+
+def steady(xs) -> bool:
+    """A column of scores that stays the same (to TOL) over groups of positions with one offset."""
+    return max(xs) - min(xs) <= TOL
 
 
 def d2_example(
@@ -126,6 +103,12 @@ def d2_example(
     positions = list(range(n))
     table = rope.rope_scores([q] * n, [k] * n, positions, positions)
     spread = max(abs(table[i][j] - table[i + 1][j + 1]) for i in range(n - 1) for j in range(n - 1))
+    holds(
+        {
+            "d = 2 的分数表沿对角线只差浮点舍入": spread < 1e-12,
+            "位置差为 +1 与 −1 的分数不同": not same(table[1][0], table[0][1]),
+        }
+    )
     values = {
         "d2_d": len(q),
         "d2_theta": fmt.fmt(rope.frequencies(len(q))[0]),
@@ -142,10 +125,8 @@ def d2_example(
             [[f"m = {m}"] + [fmt.fmt(x) for x in row] for m, row in zip(positions, table)],
         ),
         "toe_spread": fmt.difference(spread),
-        "toe_note": SAY["rounding" if spread < 1e-12 else "beyond"],
         "toe_ahead": fmt.fmt(table[1][0]),
         "toe_behind": fmt.fmt(table[0][1]),
-        "toe_sign": SAY["signs_equal" if same(table[1][0], table[0][1]) else "signs_differ"],
     }
     if figure:
         values["fig_d2"] = d2_figure(q, k, groups)
@@ -270,7 +251,16 @@ def layouts_example(
     *scores, mixed_norms = zip(
         *found
     )  # each column of the table, then the mixed q's length at each m
-    columns = dict(zip(["相邻成对", "前后两半成对（重排后）", "错配"], scores))
+    right, half, mixed = scores
+    holds(
+        {
+            "“相邻成对”“前后两半成对（重排后）”两列只依赖位置差": steady(right) and steady(half),
+            "“错配”一列随位置变化": not steady(mixed),
+            "错配之后 q 的长度在每组位置上都变了": not any(
+                same(x, math.hypot(*q)) for x in mixed_norms
+            ),
+        }
+    )
     rows = [[pair(m, m - offset)] + [fmt.fmt(x) for x in row] for m, row in zip(m_list, found)]
     return {
         "lay_d": d,
@@ -284,11 +274,7 @@ def layouts_example(
         "tbl_layouts": Table(
             ["位置", "相邻成对", "前后两半成对（重排后）", "错配", "错配后 q 的长度"], rows
         ),
-        "lay_verdict": offset_verdict(columns),
         "lay_norm": fmt.fmt(math.hypot(*q)),
-        "lay_norm_note": SAY[
-            "norm_kept" if all(same(x, math.hypot(*q)) for x in mixed_norms) else "norm_changed"
-        ],
     }
 
 
@@ -432,6 +418,7 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
     by_row = rope.row_index_decode(seq, seq, v, [1] * n)  # one at a time: every row index is 0
     return {
         "tbl_invariant": Table(["做法", "逐段", "与整段重算的最大差", "检查结果"], checks),
+        "inv_tol": fmt.sci(TOL),
         "plain_gap": fmt.difference(att.max_abs_diff(by_row, att.attention(seq, seq, v)[1])),
         "row_step_gap": fmt.difference(att.max_abs_diff(by_row, full)),
         "off_d": len(seq[0]),
@@ -512,6 +499,7 @@ def long_example(
         return [row[0] for row in rope.rope_scores([ones] * len(at), [ones], list(at), [0], base)]
 
     outside = [m for m in checkpoints if not offsets[0] <= m <= offsets[-1]]
+    holds({"表里有图的横轴画不到的位置差": bool(outside)})
     values = {
         "lr_fill": fmt.short(fill),
         "lr_n_models": len(models),
@@ -519,9 +507,7 @@ def long_example(
         "lr_max": fmt.grouped(offsets[-1]),
         "lr_min": offsets[0],
         "lr_checkpoints": "、".join(fmt.grouped(m) for m in checkpoints),
-        "lr_table_note": SAY["outside"].format(offsets="、".join(map(fmt.grouped, outside)))
-        if outside
-        else "",
+        "lr_outside": "、".join(map(fmt.grouped, outside)),
         "tbl_long": Table(
             ["底数"] + [f"Δ = {fmt.grouped(m)}" for m in checkpoints],
             [
@@ -531,6 +517,7 @@ def long_example(
         ),
         "lr_start": fmt.fmt(scores([0])[0]),
         "lr_models": "、".join(row["model"] for row in models),
+        "lr_bases": "、".join(fmt.grouped(row["base"]) for row in models),
     }
     for j, row in enumerate(models):
         wave = rope.slowest_wavelength(row["head_dim"], row["base"])
@@ -563,17 +550,6 @@ def long_example(
         ax.legend(frameon=False)
         fig.subplots_adjust(left=0.1, right=98 / 100, bottom=14 / 100, top=97 / 100)
     return values
-
-
-def shift_words(
-    first: float, second: float, plain: float
-) -> dict:  # exercise 3's scores against each other
-    return {
-        "rx3_same": SAY["same_score" if same(first, second) else "other_score"],
-        "rx3_plain": fmt.fmt(plain),
-        "rx3_changed": SAY["unchanged" if same(plain, first) else "changed"],
-        "rx3_by": SAY["by_offset" if same(first, second) else "by_position"],
-    }
 
 
 def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> dict:
@@ -618,6 +594,18 @@ def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> d
     t = ex.frequency_table()
     s3 = ex.shift_scores()
     s4 = ex.offset_score()
+    first, second = (g["score"] for g in s3["groups"])
+    holds(
+        {
+            "练习 2.5.1：把求出的 x 再转回去，回到了 x′": att.max_abs_diff([r["back"]], [list(x)])
+            < TOL,
+            "练习 2.5.3：两组位置给出同一个分数": same(first, second),
+            "练习 2.5.3：旋转改变了分数": not same(s3["plain"], first),
+            "练习 2.5.4：只转 k 的分数与两个向量各自旋转后的分数一致": same(
+                s4["score"], s4["both"]
+            ),
+        }
+    )
 
     def exponent(i):
         # (−2i/d)
@@ -673,9 +661,6 @@ def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> d
         "rx1_m": position,
         "rx1_steps": Table(["步骤", "算式", "值"], steps),
         "rx1_back": vec(r["back"]),
-        "rx1_back_ok": SAY[
-            "back" if att.max_abs_diff([r["back"]], [list(x)]) < TOL else "not_back"
-        ],
         "rx2_d": ex.FREQ_D,
         "rx2_base": base_text(ex.FREQ_BASE),
         "rx2_m": ex.FREQ_POSITION,
@@ -704,7 +689,7 @@ def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> d
             ["", pair(m, n), pair(ms, ns)],
             [[label] + [cell(g[key]) for g in (g0, g1)] for label, key, cell in cells],
         ),
-        **shift_words(g0["score"], g1["score"], s3["plain"]),
+        "rx3_plain": fmt.fmt(s3["plain"]),
         "rx4_d": len(q),
         "rx4_base": base_text(ex.PAIR_BASE),
         "rx4_q": fmt.vector(q),
@@ -718,9 +703,6 @@ def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> d
         ),
         "rx4_sum": fmt.fmt(sum(s4["terms"])),
         "rx4_score": fmt.fmt(s4["score"]),
-        "rx4_agree": SAME
-        if same(s4["score"], s4["both"])
-        else f" {fmt.fmt(s4['both'])} {DIFFERENT}",
         "rx5_doctest": Md(fmt.doctest_block(ex.rotation_angles)),
         "rx5_base": base_text(inspect.signature(ex.rotation_angles).parameters["base"].default),
     }

@@ -23,24 +23,6 @@ V = sc.EXAMPLE_V
 ROW = sc.QUERY
 TOL = 1e-12  # how far outside V's range an output may be and still count as inside (rounding)
 
-# -- the wording the data decides -----------------------------------------------------------------
-SAY = {
-    "same": "完全相同",
-    "gap": "最多相差 {gap}",
-    "rounded_sums": "表中的合计由未舍入的权重相加，所以与表中四位小数之和可能差最后一位。",
-    "grad_lower": "{ds} 时缩放后的值反而略小：d 小时不缩放的分数本来就不大，softmax 没有饱和；"
-    "除以 √d 让权重更平均，而 p_j 小于 1/2 时 p_j(1 − p_j) 随 p_j 变小。",
-    "row_total": "{rows} 的合计为 {total}，{verdict}",
-    "exact": "恰为 1",
-    "under": "不到 1",
-    "over": "超过 1",
-    "outside": "{rows} 的输出已跑出 V 各列的范围。",
-    "inside": "本例里它们都还在 V 各列的范围之内，但已不是 V 各行的加权平均，合计不是 1 时并没有什么能把输出留在这个范围里。",
-    "jg_over": "它绝对值最大的分量是最大元的 {x} 倍：最大元只管一个分数对一个权重，g 的各个分量一起变时，影响叠加了起来。",
-    "jg_within": "它的分量都不超过最大元：这个 g 的各个分量的影响互相抵消了一部分。",
-    "almost_all": "几乎全给了",
-    "most": "最多的给了",
-}
 # F13: each step's name and rule
 STEP_NAMES = [
     "分数（点积、除以 √d）",
@@ -62,10 +44,20 @@ def slashed(xs) -> str:
     return " / ".join(fmt.fmt(x) for x in xs)
 
 
-def same_or_gap(
-    diff: float,
-) -> str:  # two results' largest difference: 完全相同 only when exactly 0
-    return SAY["same"] if diff == 0 else SAY["gap"].format(gap=fmt.difference(diff))
+def holds(claims: dict[str, bool]) -> None:
+    """The page states these facts in fixed words: stop the build when the numbers no longer bear one out."""
+    if wrong := [claim for claim, ok in claims.items() if not ok]:
+        raise ValueError(f"缩放一页的固定说法与这次的数不符：{'；'.join(wrong)}")
+
+
+def numpy_reference(q, k, v):
+    """检查第 4 项的独立参照：softmax(Q K^T / √d) V，用 numpy 数组从头再写一遍。"""
+    q = np.asarray(q, dtype=float)
+    k = np.asarray(k, dtype=float)
+    v = np.asarray(v, dtype=float)
+    scores = q @ k.T / np.sqrt(k.shape[1])  # (n_query, n_key)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)) @ v  # (n_query, d_v)
 
 
 def inside(
@@ -99,15 +91,30 @@ def inputs(q=Q, k=K, v=V, row=ROW) -> dict:
 def measurement(
     dims=sc.MEASURE_DIMS, trials=sc.MEASURE_TRIALS, n_keys=sc.MEASURE_KEYS, seed=sc.MEASURE_SEED
 ) -> dict:
-    """The tables of ``measure_scaling``, their sentence's numbers (largest d), and F13's ÷√d against T = √d."""
+    """The tables of ``measure_scaling``, their sentences' numbers, and F13's ÷√d against T = √d."""
     measured = [sc.measure_scaling(d, trials=trials, n_keys=n_keys, seed=seed) for d in dims]
+    small = measured[0]
     big = measured[-1]
     scaled_var = [m["var_scaled"] for m in measured]
+    raw_w = [m["max_weight_raw"] for m in measured]
+    scaled_w = [m["max_weight_scaled"] for m in measured]
     keys = ("max_weight_raw", "max_weight_scaled", "grad_raw", "grad_scaled")
-    lower = [
-        m["d"] for m in measured if m["grad_scaled"] < m["grad_raw"]
-    ]  # softmax was not saturated there
+    lower = [m["d"] for m in measured if m["grad_scaled"] < m["grad_raw"]]
+    higher = [m["d"] for m in measured if m["d"] not in lower]
     s = sc.visible_steps(Q[ROW], K, V)
+    same = att.softmax(s["dots"], temperature=s["scale"])
+    holds(
+        {
+            "不缩放的最大权重随 d 一路变大": raw_w == sorted(set(raw_w)),
+            "缩放后的最大权重只在一个窄得多的范围里变": max(scaled_w) - min(scaled_w)
+            < (max(raw_w) - min(raw_w)) / 4,
+            "有的 d 上缩放后的雅可比最大元反而略小，而且都是较小的 d": bool(lower)
+            and bool(higher)
+            and max(lower) < min(higher),
+            "除以 √d 的权重与温度 T = √d 的权重完全相同": att.max_abs_diff([s["weights"]], [same])
+            == 0,
+        }
+    )
     return {
         "meas_dims": "、".join(fmt.count(d) for d in dims),
         "meas_trials": fmt.count(trials),
@@ -122,11 +129,7 @@ def measurement(
             ],
         ),
         "meas_scaled_range": f"{fmt.fmt(min(scaled_var))} 到 {fmt.fmt(max(scaled_var))}",
-        "meas_grad_note": SAY["grad_lower"].format(
-            ds="、".join(f"d = {fmt.count(d)}" for d in lower)
-        )
-        if lower
-        else "",
+        "meas_lower_ds": "、".join(f"d = {fmt.count(d)}" for d in lower),
         "tbl_saturation": Table(
             [
                 "d",
@@ -137,14 +140,13 @@ def measurement(
             ],
             [[fmt.count(m["d"])] + [fmt.fmt(m[key]) for key in keys] for m in measured],
         ),
+        "meas_small_d": fmt.count(small["d"]),
         "meas_big_d": fmt.count(big["d"]),
-        **{
-            f"meas_big_{tag}": fmt.fmt(big[key])
-            for tag, key in zip(("w_raw", "w_scaled", "g_raw", "g_scaled"), keys)
-        },
-        "temp_equal_diff": same_or_gap(
-            att.max_abs_diff([s["weights"]], [att.softmax(s["dots"], temperature=s["scale"])])
-        ),
+        "meas_small_w_raw": fmt.fmt(small["max_weight_raw"]),
+        "meas_big_w_raw": fmt.fmt(big["max_weight_raw"]),
+        "meas_w_scaled_range": f"{fmt.fmt(min(scaled_w))} 到 {fmt.fmt(max(scaled_w))}",
+        "meas_big_g_raw": fmt.fmt(big["grad_raw"]),
+        "meas_big_g_scaled": fmt.fmt(big["grad_scaled"]),
         "temp_sqrt_d": fmt.fmt(s["scale"]),
     }
 
@@ -193,28 +195,6 @@ def overflow(scores=sc.BIG_SCORES, small=sc.SMALL_SCORES) -> dict:
     }
 
 
-def row_sum_sentence(weights) -> str:
-    """How each query row's total compares with 1, read from the printed total (a wrong-axis softmax)."""
-    groups: dict[str, list[int]] = {}
-    for i, row in enumerate(weights):
-        groups.setdefault(fmt.fmt(sum(row)), []).append(i)
-
-    def verdict(x):
-        return SAY["over" if x > 1 else "exact" if x == 1 else "under"]
-
-    return (
-        "；".join(
-            SAY["row_total"].format(
-                rows="、".join(f"查询 {i}" for i in rows),
-                total=total,
-                verdict=verdict(fmt.printed(total)),
-            )
-            for total, rows in groups.items()
-        )
-        + "。"
-    )
-
-
 def axis(q=Q, k=K, v=V) -> dict:
     """Softmax over the rows (right) and over the columns (wrong), each with its row and column sums."""
     right, _ = att.attention(q, k, v, causal=False)
@@ -229,21 +209,21 @@ def axis(q=Q, k=K, v=V) -> dict:
         return rows + [["列之和"] + [fmt.fmt(sum(col)) for col in zip(*m)] + [""]]
 
     outputs = att.matmul(wrong, v)
-    outside = [i for i, ok in enumerate(inside(outputs, v)) if not ok]
-    lines = (
-        right + wrong + [list(c) for c in zip(*right)] + [list(c) for c in zip(*wrong)]
-    )  # every total
+    holds(
+        {
+            "按列做 softmax 时每一列之和是 1": all(
+                fmt.fmt(sum(col)) == fmt.fmt(1.0) for col in zip(*wrong)
+            ),
+            "按列做 softmax 时每一行之和都不是 1": all(
+                fmt.fmt(sum(row)) != fmt.fmt(1.0) for row in wrong
+            ),
+            "这些输出都还在 V 各列的范围之内": all(inside(outputs, v)),
+        }
+    )
     return {
         "tbl_axis_right": Table(header, sums(right)),
         "tbl_axis_wrong": Table(header, sums(wrong)),
-        "axis_sum_note": ""
-        if all(printed_sum(r, sum(r))[0] == "=" for r in lines)
-        else SAY["rounded_sums"],
-        "axis_wrong_sentence": row_sum_sentence(wrong),
         "axis_wrong_shown": "、".join(fmt.vector(o, fmt.fmt) for o in outputs),
-        "axis_wrong_outputs": SAY["outside"].format(rows="、".join(f"查询 {i}" for i in outside))
-        if outside
-        else SAY["inside"],
     }
 
 
@@ -254,18 +234,16 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
     scaled = sc.visible_steps(q[row], k, v)["scaled"]
     moved = [x + shift for x in scaled]
     try:
-        naive = "算出了结果" if sc.naive_softmax(moved) else ""
-    except ValueError:
-        naive = "ValueError：exp 溢出"
+        sc.naive_softmax(moved)
+    except ValueError as error:
+        overflowed = "exp 溢出" in str(error)
+    else:
+        overflowed = False
+    holds({"分数加上这个常数后，不减最大值的原式 exp 溢出而报错": overflowed})
     _, both = att.attention(q, [k[j] for j in order], [v[j] for j in order], causal=False)
     _, keys_only = att.attention(q, [k[j] for j in order], v, causal=False)
-    # The independent reference: softmax(Q Kᵀ / √d) V in float64 numpy arrays.
-    qa = np.asarray(q, dtype=float)
-    ka = np.asarray(k, dtype=float)
+    reference = numpy_reference(q, k, v).tolist()
     width = heads * len(q[0])
-    s = qa @ ka.T / np.sqrt(ka.shape[1])  # (n_query, n_key)
-    e = np.exp(s - s.max(axis=1, keepdims=True))
-    reference = ((e / e.sum(axis=1, keepdims=True)) @ np.asarray(v, dtype=float)).tolist()
     by_width = [sc.scaled_by(qi, k, v, width)["output"] for qi in q]
     root = math.sqrt(width)  # the variant divides by √(model width) instead of √d
 
@@ -279,7 +257,6 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
     return {
         "chk_shift": fmt.short(shift),
         "chk_order": "、".join(f"Key {j}" for j in order),
-        "chk_naive": naive,
         "chk_heads": fmt.count(heads),
         "chk_width": fmt.count(width),
         "chk_root": fmt.count(int(root)) if root.is_integer() else fmt.fmt(root),
@@ -339,17 +316,24 @@ def sweep(q=Q, k=K, v=V, row=ROW, temperatures=sc.TEMPERATURES) -> dict:
     }
 
 
+def weighted_row(w: float, vj, exact) -> str:
+    """A weight times a V row, ``0.6225 × (4, 0) ≈ (2.4898, 0.0000)``: "=" only when the printed
+    weight times the row prints as the printed result in every component."""
+    signs = {fmt.equals(fmt.printed(fmt.fmt(w)) * y, c) for y, c in zip(vj, exact)}
+    sign = "=" if signs == {"="} else "≈"
+    return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
+
+
+def exp_term(x: float, e: float) -> str:
+    """``exp(−0.5000) = 0.6065``: "=" only when exp of the printed x prints as the printed value."""
+    return f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
+
+
 def f13_explanations(s: dict, v) -> list[str]:
     """One sentence a step, written from its numbers (which key is largest, = or ≈, inside V's range)."""
     scores = s["dots"]
     total = printed_sum(s["exps"], s["total"])
     top = "、".join(f"Key {j}" for j, x in enumerate(scores) if x == max(scores))
-
-    def product(w, vj, exact):  # a weight times a V row: 0.6225 × (4, 0) ≈ (2.4898, 0.0000)
-        signs = {fmt.equals(fmt.printed(fmt.fmt(w)) * y, c) for y, c in zip(vj, exact)}
-        sign = "=" if signs == {"="} else "≈"
-        return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
-
     sums = "；".join(
         f"q·k_{j} = {products(s['query'], kj)} = {fmt.fmt(x)}"
         for j, (kj, x) in enumerate(zip(s["keys"], scores))
@@ -359,14 +343,12 @@ def f13_explanations(s: dict, v) -> list[str]:
         + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
         + f"再除以 √d = {fmt.fmt(s['scale'])}：顺序不变，差距缩成原来的 1/√d。",
         f"减去最大值 {fmt.fmt(s['max'])}，再取指数："
-        + "，".join(
-            f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
-            for x, e in zip(s["shifted"], s["exps"])
-        )
+        + "，".join(exp_term(x, e) for x, e in zip(s["shifted"], s["exps"]))
         + f"；和 {total}{'' if total[0] == '=' else '（由未舍入的指数相加）'}。每一项除以和，得到和为 1 的权重。",
         "V 行乘以权重："
         + "；".join(
-            f"Key {j}：{product(*t)}" for j, t in enumerate(zip(s["weights"], v, s["weighted"]))
+            f"Key {j}：{weighted_row(*t)}"
+            for j, t in enumerate(zip(s["weights"], v, s["weighted"]))
         )
         + f"。逐分量相加，输出是 {fmt.vector(s['output'], fmt.fmt)}"
         + (
@@ -453,6 +435,7 @@ def exercise_hand(q=ex.HAND_Q, k=ex.HAND_K, g=ex.HAND_G) -> dict:
         for i, row in enumerate(h["jacobian"])
     ]
     top = max(abs(x) for x in h["jg"])
+    holds({"J g 绝对值最大的分量超过 J 的最大元": top > h["peak"]})
     return {
         "ex1_q": fmt.vector(q),
         "ex1_k": fmt.vectors(k),
@@ -464,9 +447,7 @@ def exercise_hand(q=ex.HAND_Q, k=ex.HAND_K, g=ex.HAND_G) -> dict:
         "ex1_total": printed_sum(h["exps"], h["total"]),
         "ex1_peak": fmt.fmt(h["peak"]),
         "ex1_jg": fmt.vector(h["jg"], fmt.fmt),
-        "ex1_sentence": SAY["jg_over"].format(x=fmt.multiple(top / h["peak"]))
-        if top > h["peak"]
-        else SAY["jg_within"],
+        "ex1_ratio": fmt.multiple(top / h["peak"]),
     }
 
 
@@ -483,6 +464,15 @@ def exercise_grow(q=ex.GROW_Q, k=ex.GROW_K, copies=ex.COPIES) -> dict:
     raw = r["weights_raw"]
     top = max(range(len(raw)), key=lambda j: raw[j])
     same = att.softmax(r["scaled"], temperature=r["temperature_big"])
+    holds(
+        {
+            "复制后除以 √d 的权重与原来那一行换温度后的权重完全相同": att.max_abs_diff(
+                [r["weights_big"]], [same]
+            )
+            == 0,
+            "不缩放时几乎全部权重给了一个 Key（超过 0.9）": raw[top] > 0.9,
+        }
+    )
     return {
         "ex2_q": fmt.vector(q),
         "ex2_k": fmt.vectors(k),
@@ -507,9 +497,7 @@ def exercise_grow(q=ex.GROW_Q, k=ex.GROW_K, copies=ex.COPIES) -> dict:
         ),
         "ex2_t_big": fmt.fmt(r["temperature_big"]),
         "ex2_t_raw": fmt.fmt(r["temperature_raw"]),
-        "ex2_same": same_or_gap(att.max_abs_diff([r["weights_big"]], [same])),
         "ex2_peak_raw": fmt.fmt(raw[top]),
-        "ex2_how": SAY["almost_all" if raw[top] > 0.9 else "most"],
         "ex2_top": fmt.count(top),
     }
 

@@ -13,6 +13,7 @@ from chapter.mask_facts import claim, keys_text, positions_text
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
 tn = importlib.import_module("02_tensors")
+tl = importlib.import_module("02_tiles")
 
 # -- the visibility rules ---------------------------------------------------------------------------
 # The example every rule is counted on: six positions (queries and keys alike, no cache), a window of 3,
@@ -24,6 +25,7 @@ N_SINK = 1
 DOCS = [0, 0, 0, 1, 1, 1]
 VALID = [False, True, True, True, True, True]
 PAD = tn.padding([[int(x) for x in VALID]])
+BLOCK = 2  # the rules table's blocks when the example is computed in tiles (the tiles page)
 
 # rule: (what it says, its predicate in the page's variables, the teaching code's rule, where taught).
 # In the predicates q is the query's 绝对位置 (past + i) and k the key's.
@@ -65,6 +67,8 @@ PAGE_NAMES = {
     "ch02-mask-conventions": "mask 一页的深入块",
     "ch02-tensors": "张量一页",
     "ch02-backprop": "反向传播一页",
+    "ch02-tiles": "分块一页",
+    "ch02-tiles-count": "分块一页",
 }
 
 
@@ -94,9 +98,19 @@ def rules_table() -> Table:
         if not predicate_agrees(name):
             raise AssertionError(f"{name}：印出的谓词 {text} 与教学代码的规则不一致")
         counts = " ".join(fmt.count(sum(row)) for row in rule_table(name))
-        rows.append([name, says, f"`{text}`", counts, link(label)])
+        kinds = [x for row in tl.block_kinds(rule_table(name), BLOCK, BLOCK) for x in row]
+        skipped = f"{fmt.count(kinds.count('empty'))} / {fmt.count(len(kinds))}"
+        rows.append([name, says, f"`{text}`", counts, skipped, link(label)])
     return Table(
-        ["规则", "意思", "查询 q 可读 Key k 的条件", "例子里每行可见几个 Key", "在哪一页讲"], rows
+        [
+            "规则",
+            "意思",
+            "查询 q 可读 Key k 的条件",
+            "例子里每行可见几个 Key",
+            f"每块 {BLOCK} × {BLOCK} 时跳过的块（{link('ch02-tiles-count')}）",
+            "在哪一页讲",
+        ],
+        rows,
     )
 
 
@@ -271,14 +285,70 @@ GRAD_X = (GRAD_QK, GRAD_QK, GRAD_V, GRAD_DO)
 BACKWARD_MISTAKE = "反向传播漏掉修正项"
 
 
+# The tiled versions (the tiles page): the right one and its four mistakes, in blocks of BLOCK.
+TILE_MISTAKES = {
+    "分块：旧的 l、O 没有重新缩放": "no_rescale",
+    "分块：跳过部分可见的块": "skip_partial",
+    "分块：块内按行号判断因果": "row_index",
+    "分块：m = −∞ 时没有保护": "no_guard",
+}
+
+
+def tiled_runner(mistake: str | None, past: int = 0, valid=None):
+    """The example's attention in tiles, right (``None``) or with a mistake, as the mask page's checks
+    call an attention: ``run(q, k, v)`` gives the outputs."""
+
+    def run(q, k, v):
+        visible = att.visibility(len(q), len(k), past=past, key_valid=valid)
+        blocks = {"block_q": BLOCK, "block_k": BLOCK}
+        if mistake is None:
+            return tl.tiled_attention(q, k, v, visible, empty_row="zero", **blocks)[0]
+        return tl.mistaken_tiled_attention(q, k, v, visible, mistake, **blocks)[0]
+
+    return run
+
+
+def tile_passes(mistake: str | None) -> dict:
+    """The mask page's output checks run on the tiled code, and the tiled against the one-pass attention."""
+    n = len(Q)
+    leak = mask_checks.leak_probe(
+        tiled_runner(mistake), Q, Q, V, mask_checks.after_query(n, n), POISON
+    )
+    pad = mask_checks.leak_probe(
+        tiled_runner(mistake, 0, PADDED), Q, Q, V, mask_checks.pad_keys(PADDED, n), POISON
+    )
+    cache = mask_checks.recompute_check(tiled_runner(mistake, PAST), Q, Q, V, PAST)
+    one_pass = [  # no cache, a cache, a PAD: the tiled result against the one-pass one
+        (tiled_runner(mistake, past, valid)(q, Q, V), attend("正确的写法", q, Q, V, past, valid)[1])
+        for q, past, valid in ((Q, 0, None), (Q[PAST:], PAST, None), (Q, 0, PADDED))
+    ]
+    same = all(
+        not math.isnan(x) and abs(x - y) <= mask_checks.TOLERANCE
+        for got, right in one_pass
+        for a, b in zip(got, right)
+        for x, y in zip(a, b)
+    )
+    return {
+        "leak": not leak["leaking"],
+        "pad": not pad["leaking"],
+        "cache": not cache["differ"],
+        "tiled": same,
+    }
+
+
 def checks_facts() -> dict:
     """Which check caught which mistake: ``{mistake: {check: caught}}``; the right version is never caught."""
     facts = {name: {check: not ok for check, ok in zip(CHECKS, passes(name))} for name in MISTAKES}
     right = bp.gradient_check(*GRAD_X)["passed"]
     wrong = bp.gradient_check(*GRAD_X, backward=bp.wrong_backward_no_rowsum)["passed"]
+    tiles = {
+        name: {check: not ok for check, ok in tile_passes(mistake).items()}
+        for name, mistake in {"正确的写法": None, **TILE_MISTAKES}.items()
+    }
     return {
         "forward": facts,
         "gradient": {"正确的写法": not right, BACKWARD_MISTAKE: not wrong},
+        "tiles": tiles,
     }
 
 
@@ -314,7 +384,7 @@ def check_the_sentences(facts: dict) -> None:
     )
     claim(
         facts["gradient"][BACKWARD_MISTAKE],
-        "前向检查都看不见反向传播的错，那要梯度检查",
+        "反向传播的错只有梯度检查认得出",
     )
     claim(
         all(
@@ -323,29 +393,53 @@ def check_the_sentences(facts: dict) -> None:
         ),
         "（要记住）不泄漏、与正确的整段重算一致、权重有限、梯度检查各认得出别的检查漏掉的错",
     )
+    tiles = facts["tiles"]
+    wrong_tilings = [name for name in tiles if name != "正确的写法"]
+    claim(
+        not any(tiles["正确的写法"].values())
+        and not any(tiles[name]["leak"] for name in wrong_tilings)
+        and all(tiles[name]["tiled"] for name in wrong_tilings),
+        "分块计算的四种错误都不读未来，改后面的 V 一个也认不出……与一次算完的结果对照",
+    )
+    claim(
+        [name for name in wrong_tilings if tiles[name]["cache"]]
+        == [name for name in wrong_tilings if TILE_MISTAKES[name] != "no_guard"]
+        and [c for c, hit in tiles["分块：m = −∞ 时没有保护"].items() if hit] == ["tiled"],
+        "与正确的整段重算比较认得出其中三种，m = −∞ 时没有保护……要与一次算完的结果对照才认得出",
+    )
 
 
 def checks_table() -> Table:
     facts = checks_facts()
     check_the_sentences(facts)
     caught = {True: "认出", False: "—"}
+    tiles = facts["tiles"]
     header = [
         "写法",
         *CHECKS,
         f"梯度检查（{link('ch02-backprop')}）",
+        f"分块对照一次算完（{link('ch02-tiles')}）",
     ]
     rows = [
-        [name, *(caught[c] for c in row.values()), "只查反向"]
+        [name, *(caught[c] for c in row.values()), "只查反向", "只查分块"]
         for name, row in facts["forward"].items()
     ]
-    rows[0][-1] = caught[facts["gradient"]["正确的写法"]]
+    rows[0][-2] = caught[facts["gradient"]["正确的写法"]]
+    rows[0][-1] = caught[tiles["正确的写法"]["tiled"]]
     rows.append(
         [
             BACKWARD_MISTAKE,
             *(["只查前向"] * len(CHECKS)),
             caught[facts["gradient"][BACKWARD_MISTAKE]],
+            "只查分块",
         ]
     )
+    for name in TILE_MISTAKES:
+        t = tiles[name]
+        rows.append(
+            [name, caught[t["leak"]], caught[t["pad"]], caught[t["cache"]], "没有权重", "只查反向"]
+            + [caught[t["tiled"]]]
+        )
     return Table(header, rows)
 
 
@@ -384,4 +478,5 @@ def summary() -> dict:
         "rules_w": W,
         "rules_prefix": PREFIX,
         "rules_sinks": N_SINK,
+        "rules_block": BLOCK,
     }

@@ -22,6 +22,7 @@ TEACHING = {
     "training": "02_training.py",
     "costs": "02_costs.py",
     "tensors": "02_tensors.py",
+    "tiles": "02_tiles.py",
 }
 # A teaching file's companion ``<stem>_torch.py`` needs PyTorch (.pytest.ini's rule): it goes into the zip
 # and the README says so; the notebook never uses it, and `make crosscheck` runs it.
@@ -252,6 +253,19 @@ def _tensors_example(tn) -> dict:
     }  # the positions table
 
 
+def _tiles_example(tl) -> dict:
+    return {
+        "intro": "输入与本页“一行分数，一块一块地读”一节相同：一行分数、只有一列的 V 和块的大小。"
+        "改 `scores`、`v` 或 `block`，再运行，看每读完一块后的 m、l、O 怎样变，输出是否仍等于一次算完的。",
+        "inputs": f"scores = {tl.ROW_SCORES!r}\nv = {tl.ROW_V!r}\nblock = {tl.ROW_BLOCK}",
+        "run": "r = tl.online_row(scores, v, block)\n"
+        'for b, (m, l, o) in enumerate(r["trace"], start=1):\n'
+        '    print(f"读完块 {b}：m =", format(m, ".4f"), "l =", format(l, ".4f"), "O =", format(o[0], ".4f"))\n'
+        'print("O / l =", format(r["output"][0], ".4f"))',
+        "shown": lambda: fmt.fmt(tl.online_row(tl.ROW_SCORES, tl.ROW_V, tl.ROW_BLOCK)["output"][0]),
+    }
+
+
 # Each page's example, built from its teaching module under the name the notebook imports it as.
 EXAMPLES = {
     "mask": ("att", _mask_example),
@@ -262,6 +276,7 @@ EXAMPLES = {
     "training": ("tr", _training_example),
     "costs": ("costs", _costs_example),
     "tensors": ("tn", _tensors_example),
+    "tiles": ("tl", _tiles_example),
 }
 
 

@@ -1,0 +1,92 @@
+"""The tiles page (book/ch02/tiles.md): its computed tables, sentences and figure F15 in the built HTML.
+
+What every page must have (sections in order, place in the contents, run output, listing, downloads, offline,
+axe) is tested once for all pages in tests/test_pages.py; the book side's facts on other inputs in
+tests/test_chapter_tiles.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import article_of, flat, table_rows
+
+from chapter import tiles as page
+
+PAGE = "ch02/tiles.html"
+FIGURE = "[data-step-figure='F15']"
+
+
+@pytest.fixture(scope="module")
+def article(book_html):
+    return article_of(book_html, PAGE)
+
+
+@pytest.mark.build
+def test_every_example_and_exercise_states_its_inputs(article):
+    boxes = [a for a in article.find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
+    assert len(boxes) >= 10  # five examples, the timing, four exercises
+
+
+@pytest.mark.build
+def test_every_glued_text_is_on_the_page(article):
+    # The timing is measured again by every build: its numbers are not compared here.
+    sections = [
+        page.online_values(),
+        page.tile_values(),
+        page.count_values(),
+        page.guard_values(),
+        page.check_values(),
+        page.torch_values(),
+        page.exercise_values(),
+    ]
+    glued = {name: v for values in sections for name, v in values.items() if type(v) is str}
+    assert len(glued) > 60
+    text = flat(article.get_text())
+    assert [name for name, value in glued.items() if flat(value) not in text] == []
+
+
+@pytest.mark.build
+def test_the_computed_tables_are_on_the_page(article):
+    rows = table_rows(article)
+    tables = [
+        page.online_values()["tbl_online"],
+        page.tile_values()["tbl_grid"],
+        page.count_values()["tbl_counts"],
+        page.torch_values()["tbl_flex"],
+        page.exercise_values()["x2_table"],
+    ]
+    for table in tables:
+        for row in table.rows:
+            assert row in rows, row
+    checks = page.check_values()["tbl_checks"]
+    assert all(row in rows for row in checks.rows)
+
+
+@pytest.mark.build
+def test_f15_shows_each_frame_with_its_caption_and_sentence(article):
+    frames = page.f15_frames()
+    figure = article.select_one(FIGURE)
+    captions = [c.get_text(strip=True) for c in figure.select(".step-figure-caption")]
+    assert captions == [f"{k} / {len(frames)} · {f['condition']}" for k, f in enumerate(frames, 1)]
+    sentences = [e.get_text(strip=True) for e in figure.select(".step-figure-explanation")]
+    assert sentences == [f["explanation"] for f in frames]
+    # F15's inputs are stated inside the figure, before its frames.
+    box = figure.find(class_="admonition")
+    assert "输入与适用条件" in box.get_text() and box.find_next(class_="step-figure-frame")
+    for frame, data in zip(figure.select(".step-figure-frame"), frames):
+        cells = [[td.get_text(strip=True) for td in tr.find_all(["th", "td"])]
+                 for tr in frame.find("tbody").find_all("tr")]  # fmt: skip
+        assert cells == [[c["text"] for c in row] for row in data["tables"][0]["rows"]]
+
+
+@pytest.mark.build
+def test_the_timing_is_said_to_be_this_builds(article):
+    text = flat(article.get_text())
+    assert flat("这只是这台机器、这一次的数") in text
+    table = next(t for t in article.find_all("table") if "跳过空块（毫秒）" in t.get_text())
+    assert len(table.find_all("tr")) == 1 + len(page.TIMING["ns"])
+
+
+@pytest.mark.build
+def test_the_record_is_shown_in_html(article):
+    assert flat('"sparsity": 43.75') in flat(article.get_text())
