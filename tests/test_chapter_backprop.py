@@ -43,10 +43,7 @@ def matrix(rows, cols, elements=small):
 
 # -- numbers ------------------------------------------------------------------------------------------------
 def test_exact_zero_and_the_machine_precision_are_written_as_the_page_does():
-    assert (
-        page.exact_zero([0.0, -0.0]) == page.WORDS["zero"]
-        and page.exact_zero([0.0, 1e-17]) == page.WORDS["not_zero"]
-    )
+    assert page.zero([0.0, -0.0]) and not page.zero([0.0, 1e-17])  # 恰为 0: ``==``, no tolerance
     v = checks()
     assert (v["eps64"], v["eps32"]) == ("2⁻⁵²", "2⁻²³")
 
@@ -81,8 +78,7 @@ def test_the_worked_example_writes_out_the_cells_its_tables_show():
     assert values["calc_dq"].startswith("(") and "/ √3" in values["calc_dq"]
     assert values["calc_ds"].endswith(fmt.fmt(steps["ds"][1][0]))
     assert values["tbl_ex_dq"].rows[0] == ["查询 0（位置 0）"] + ["0.0000"] * 3  # reads only itself
-    assert values["dq0_exact"] == page.WORDS["zero"] and steps["dq"][0] == [0.0] * 3
-    assert values["masked_p_exact"] == values["masked_ds_exact"] == page.WORDS["zero"]
+    assert steps["dq"][0] == [0.0] * 3  # the page's 「它的 dQ 恰为 0」 (holds checks it)
     texts = [
         t.get_text() for t in values["fig_chain"].axes[0].texts
     ]  # the tables' values, −∞ where forbidden
@@ -95,7 +91,9 @@ def test_the_pad_example_counts_the_zeros_its_tables_show():
     values = page.masked_values(
         Q4, K4, V4, D4, [True, True, False, True], [False] + [True] * 3, [[1.0]] * 4
     )
-    assert values["pad_key"] == "2" and values["pad_fd"] == values["pad_dkv"] == page.WORDS["zero"]
+    assert (
+        values["pad_key"] == "2"
+    )  # its dK, dV and finite differences exactly 0: holds checks them
     assert values["tbl_pad_kv"].rows[2] == ["Key 2"] + ["0.0000"] * 4
     # the causal rule forbids 6 cells; the PAD key adds the 2 queries at or after it
     assert (values["pad_forbidden"], values["pad_zero_p"], values["pad_zero_ds"]) == ("8", "8", "8")
@@ -118,7 +116,6 @@ def test_the_zero_facts_count_what_the_tables_show(n_query, past, data):
     )  # every one exactly 0
     unread = [j for j in range(n_key) if not any(row[j] for row in visible)]
     assert facts["t_unread"] == ("、".join(f"Key {j}" for j in unread) or "无")
-    assert facts["t_dkv"] == page.WORDS["zero"]
 
 
 def test_the_mutant_facts_name_what_each_check_caught(monkeypatch):
@@ -136,7 +133,7 @@ def test_the_mutant_facts_name_what_each_check_caught(monkeypatch):
 def test_the_mutant_table_and_its_facts_agree_on_another_example():
     values = checks()
     verdicts = {
-        r[0]: (r[2] == page.WORDS["pass"], r[4] == page.WORDS["pass"])
+        r[0]: (r[2] == page.VERDICT[True], r[4] == page.VERDICT[True])
         for r in values["tbl_mutants"].rows
     }
     assert verdicts == {
@@ -177,29 +174,102 @@ def test_the_policies_count_their_nans(n_pad, n_real, d, d_v, data):
         == (str(nan_dv), str(nan_added))
     )  # leaving the rows out saves nothing
     assert values["pol_rows"] == "、".join(f"第 {i} 行" for i in range(n_pad))
-    pad_keys = "、".join(f"Key {j}" for j in range(n_pad))
-    assert values["pol_big"] == page.WORDS["big_no_nan"] + page.WORDS["big_pad"].format(
-        keys=pad_keys
-    )
-    assert values["pol_zero"] == page.WORDS["zero"]
+    # the −1e9 fill: no NaN, and every PAD key gets a dV (the page's fixed sentence; holds checks it)
+    assert values["big_pad_keys"] == "、".join(f"Key {j}" for j in range(n_pad))
 
 
-def test_the_big_fill_clause_goes_each_way(monkeypatch):
-    # dO's row 0 is 0: no key gets a dV from the −1e9 row, which reads forbidden keys instead
-    q = [[0.0], [1.0]]
-    v = [[1.0], [3.0]]
-    d_out = [[0.0], [1.0]]
-    two = (q, q, v, d_out, [True, False], [False, True], [[1.0]] * 2)
-    said = page.masked_values(*two)["pol_big"]
-    assert said == page.WORDS["big_no_nan"] + page.WORDS["big_reads"].format(rows="第 0 行")
-    demo = bp.fill_backward_demo  # were the −1e9 fill to give a NaN gradient
-    nan = {"dq": [[math.nan]] * 2}
+# -- the page's fixed sentences: a fact that fails stops the build, naming the claim ---------------------------
+def test_holds_names_every_claim_that_fails():
+    page.holds(a=True, b=True)
+    with pytest.raises(ValueError, match="b、c"):
+        page.holds(a=True, b=False, c=False)
 
-    def spoilt(*a, fill, **kw):
-        return demo(*a, fill=fill, **kw) | (nan if fill == -1e9 else {})
 
+TWO = ([[0.0], [1.0]], [[0.0], [1.0]], [[1.0], [3.0]], [[1.0], [1.0]], [True, False], [False, True])
+
+
+def test_a_pad_key_without_a_gradient_from_the_big_fill_stops_the_build():
+    # dO's row 0 is 0: the −1e9 row reads the forbidden keys but sends them no gradient, so the page's
+    # 「被所有查询禁止的 Key … 拿到了不为 0 的 dV」 would be false
+    q, k, v, _, pad, left = TWO
+    with pytest.raises(ValueError, match="big_fill_gives_a_pad_key_dv"):
+        page.masked_values(q, k, v, [[0.0], [1.0]], pad, left, [[1.0]] * 2)
+    assert page.masked_values(*TWO, [[1.0]] * 2)["big_pad_keys"] == "Key 0"
+
+
+@pytest.mark.parametrize(
+    ("fill", "claim"),
+    [
+        (-1e9, "big_fill_no_nan"),  # were the −1e9 fill to give a NaN gradient
+        (-math.inf, "where_keeps_dq_dk_finite"),  # were masked_fill's −∞ to spoil dQ too
+    ],
+)
+def test_a_planted_nan_stops_the_build_naming_the_claim(monkeypatch, fill, claim):
+    demo = bp.fill_backward_demo
+
+    def spoilt(*a, fill, added=False, **kw):
+        out = demo(*a, fill=fill, added=added, **kw)
+        empty_row = not all(any(row) for row in a[4])  # the fully masked row's demo only
+        return out | (
+            {"dq": [[math.nan]] * len(out["dq"])} if empty_row and (fill, added) == planted else {}
+        )
+
+    planted = (fill, False)
     monkeypatch.setattr(bp, "fill_backward_demo", spoilt)
-    assert page.masked_values(*two)["pol_big"].startswith(page.WORDS["big_nan"])
+    with pytest.raises(ValueError, match=claim):
+        page.masked_values(*TWO, [[1.0]] * 2)
+
+
+def test_a_finite_fill_that_leaks_weight_stops_the_build(monkeypatch):
+    # the core's claim: −1e9 and finfo.min give the very weights and gradients of −∞ in rows with a key
+    demo = bp.fill_backward_demo
+
+    def leaky(*a, fill, added=False, **kw):
+        out = demo(*a, fill=fill, added=added, **kw)
+        if fill == page.BIG:
+            out["weights"] = [[w or 1e-17 for w in row] for row in out["weights"]]
+        return out
+
+    monkeypatch.setattr(bp, "fill_backward_demo", leaky)
+    with pytest.raises(ValueError, match="finite_fills_give_the_same_weights_and_gradients"):
+        page.forbidden_values(*bp_example())
+    monkeypatch.undo()
+    assert page.forbidden_values(Q4, K4, V4, D4) == {
+        "big_fill": "−1e9",
+        "float_min": "−1.8 × 10³⁰⁸",
+    }
+
+
+def test_a_nonzero_gradient_where_the_page_says_exactly_zero_stops_the_build(monkeypatch):
+    steps = bp.backward_steps
+
+    def leaky(*a, **kw):
+        out = steps(*a, **kw)
+        out["dq"][0] = [x + 1e-17 for x in out["dq"][0]]
+        return out
+
+    monkeypatch.setattr(bp, "backward_steps", leaky)
+    with pytest.raises(ValueError, match="first_query_dq_zero"):
+        page.worked_values(*bp_example())
+
+
+def test_an_exercise_fact_that_fails_stops_the_build(monkeypatch):
+    ex = importlib.import_module("02_exercises_backprop")
+    cases = ex.correction_cases
+
+    def skewed():
+        out = cases()
+        for case in out["cases"].values():
+            case["D"] = [1.0] * len(case["D"])  # dO⊥'s correction no longer 0
+        return out
+
+    monkeypatch.setattr(ex, "correction_cases", skewed)
+    with pytest.raises(ValueError, match="orthogonal_d_zero"):
+        page.exercise_values()
+
+
+def bp_example():
+    return bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT
 
 
 def test_policies_without_empty_rows_and_bad_input_is_not_swallowed():
@@ -241,32 +311,34 @@ def test_the_policy_table_follows_the_empty_row_and_the_pad_key():
 
 def test_the_check_passes_under_every_mask_and_the_best_step_is_in_the_table():
     configs = checks(steps=(1e-2, 1e-5, 1e-8))
-    assert [r[-1] for r in configs["tbl_configs"].rows] == [page.WORDS["pass"]] * 5
+    assert [r[-1] for r in configs["tbl_configs"].rows] == [page.VERDICT[True]] * 5
     assert configs["configs_passed"] == configs["configs_n"] == "5"
     assert configs["tbl_configs"].rows[3][0] == "缓存 past = 2" and configs["cache_new"] == "2"
     steps = configs
     table = steps["tbl_h"].rows
-    assert [r[0] for r in table] == ["10⁻²", "10⁻⁵", "10⁻⁸"]
+    assert [r[0] for r in table] == ["10⁻²", "10⁻⁵", "10⁻⁸"] and steps[
+        "h_steps"
+    ] == "10⁻²、10⁻⁵、10⁻⁸"
     assert steps["h_best"] in [r[0] for r in table] and steps["h_best_err"] in [r[1] for r in table]
 
 
 def test_the_exercise_facts_come_from_the_answers():
     ex = importlib.import_module("02_exercises_backprop")
     values = page.exercise_values()
-    assert (
-        values["x3_zero_keys"] == values["x3_unread"] == "Key 0"
-        and values["x3_dkv"] == page.WORDS["zero"]
-    )
+    assert values["x3_zero_keys"] == values["x3_unread"] == "Key 0"
     assert values["x3_forbidden"] == values["x3_zero_p"] == values["x3_zero_ds"]
     (_, given), (_, orth) = ex.correction_cases()["cases"].items()
-    assert (values["x4_given_d"], values["x4_orth_d"]) == (
-        page.WORDS["not_zero"],
-        page.WORDS["zero"],
-    )
+    assert any(given["D"]) and not any(orth["D"])  # 不全为 0 / 恰为 0: the solution's fixed words
     assert (
         values["x4_orth_gap"] == "0"
         and values["x4_given_gap"] == fmt.difference(given["gap"]) != "0"
     )
+    # the question names its measure: the largest absolute difference over dQ, dK and dV together
+    right = bp.attention_backward(ex.CORR_Q, ex.CORR_K, ex.CORR_V, given["d_out"])
+    dropped = bp.wrong_backward_no_rowsum(ex.CORR_Q, ex.CORR_K, ex.CORR_V, given["d_out"])
+    gaps = [att.max_abs_diff(a, b) for a, b in zip(right, dropped)]
+    assert values["x4_gaps"].rows[0][2:] == [fmt.difference(g) for g in gaps + [max(gaps)]]
+    assert gaps[2] == 0.0 and values["x4_given_where"] == ["dQ", "dK"][gaps.index(max(gaps))]
     assert all(
         cell.endswith("= 0.0000") for cell in [r[-1] for r in values["x4_rows"].rows]
     )  # dO⊥ ⟂ O

@@ -1,15 +1,19 @@
 """The training page's book side (book/chapter/training.py): tables, sentences and figures on other seeds.
 
 The page trains with seed 0 and evaluates with seed 1; here both models are trained on other seeds and
-the facts the page's sentences state are checked on them, so that what the page says holds beyond its
-own run (the book side stops the build where one does not: ``holds``). The page's own numbers are checked
-in tests/test_page_training.py.
+every section runs on them, so that what the page's fixed sentences say holds beyond its own run (each
+section checks its sentences' facts with ``holds`` and stops the build where one fails). A sentence that
+states a result of this run only says so (``page.THIS_RUN``): the scan of book/ch02/training.md below finds
+every sentence with a glued training result and checks that it says so or that claims checked on every
+seed back it. The page's own numbers are checked in tests/test_page_training.py.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -19,18 +23,204 @@ from chapter import training as page
 tr = importlib.import_module("02_training")
 ex = importlib.import_module("02_exercises_training")
 LN_V = math.log(tr.VOCAB)
-SEEDS = (1, 2, 5)
+SEEDS = (1, 2, 3, 4, 5, 6)
+PAGE_MD = Path(__file__).resolve().parent.parent / "book" / "ch02" / "training.md"
+
+
+def eval_seed(seed: int) -> int:
+    """The sequences drawn for use with the models of training seed ``seed``: the page's for its own run."""
+    return page.EVAL_SEED if seed == page.TRAIN_SEED else seed + 10
+
+
+def map_seed(seed: int) -> int:
+    """A sequence for the attention maps, as the page's: its first lag tokens all different."""
+    return next(
+        s
+        for s in range(seed + 20, seed + 1000)
+        if len(set(tr.sequences(1, seed=s)[0][: tr.LAG].tolist())) == tr.LAG
+    )
+
+
+def sections(runs: dict, seed: int) -> dict:
+    """Every section of the page that reads a training run, on the runs of training seed ``seed``."""
+    e = eval_seed(seed)
+    return {
+        **page.loss_values(runs, e),
+        **page.generation_values(runs, e),
+        **page.map_values(runs, seed=page.SHOW_SEED if seed == page.TRAIN_SEED else map_seed(seed)),
+        **page.row_index_values(runs, e),
+        **page.floor_values(runs, e),
+        **page.check_values(runs, e),
+        **page.ahead_values(runs, seed=seed, eval_seed=e),
+    }
 
 
 @pytest.fixture(scope="module")
 def runs():
-    return {seed: page.run(seed) for seed in SEEDS}
+    return {seed: page.run(seed) for seed in (page.TRAIN_SEED, *SEEDS)}
+
+
+# -- the kind: a sentence about a training result holds on other seeds or says it is this run's ---------------
+def sentences(markdown: str) -> list[str]:
+    """The page's prose cut into clauses (at 。；！？ and line ends), code cells and listings left out."""
+    prose = re.sub(
+        r"^```\{(code-cell|literalinclude|glue:md)\}.*?^```", "", markdown, flags=re.M | re.S
+    )
+    return [c.strip() for c in re.split(r"[。；！？\n]", prose) if c.strip()]
+
+
+def glued(clause: str) -> list[str]:
+    return re.findall(r"\{glue:text\}`([^`:]+)", clause)
+
+
+def unvouched(markdown: str, results: set[str]) -> list[str]:
+    """Clauses that glue a training result (a key in ``results``) but neither say THIS_RUN nor have every
+    such result backed by claims that hold on every seed (``page.KEY_CLAIMS``, none in THIS_RUN_CLAIMS)."""
+
+    def backed(key):
+        named = page.KEY_CLAIMS.get(key, ())
+        return bool(named) and not set(named) & page.THIS_RUN_CLAIMS
+
+    return [
+        clause
+        for clause in sentences(markdown)
+        if page.THIS_RUN not in clause and not all(backed(k) for k in glued(clause) if k in results)
+    ]
+
+
+def training_results(page_facts) -> set[str]:
+    """The glued texts that change with the training seed (the sequences drawn for use kept the same)."""
+    base = page_facts[page.TRAIN_SEED]
+    return {
+        k
+        for seed, facts in page_facts.items()
+        for k, v in facts.items()
+        if isinstance(v, str) and v != base[k]
+    }
+
+
+@pytest.fixture(scope="module")
+def results():
+    same_sequences = {}
+    for seed in (page.TRAIN_SEED, 1, 2, 3):
+        r = page.run(seed)
+        same_sequences[seed] = {
+            **page.loss_values(r),
+            **page.generation_values(r),
+            **page.map_values(r),
+            **page.row_index_values(r),
+            **page.floor_values(r),
+            **page.check_values(r),
+            **page.ahead_values(r, seed=seed),
+        }
+    return training_results(same_sequences)
+
+
+def test_every_sentence_about_a_training_result_holds_on_other_seeds_or_says_it_is_this_runs(
+    results,
+):
+    assert {"none_train", "none_acc", "causal_acc", "x5_share", "gen_hits_none"} <= results
+    assert not {"ln_v", "floor", "set_steps", "gen_prompt"} & results  # settings and inputs
+    markdown = PAGE_MD.read_text(encoding="utf-8")
+    assert unvouched(markdown, results) == []
+    # the page says it where a result is this run's: the accuracy against the causal model's, say
+    assert any("causal_acc" in glued(c) and page.THIS_RUN in c for c in sentences(markdown))
+
+
+def test_a_planted_sentence_about_this_run_alone_is_caught(results):
+    planted = (
+        "它逐词算的准确率是 {glue:text}`none_acc`，低于因果规则的 {glue:text}`causal_acc`。\n"
+        "多看一个 Key 的模型，平均损失里前几个位置占了 {glue:text}`x5_share`。\n"
+        "不加规则的模型最多变了 {glue:text}`leak_none`。"
+    )
+    assert unvouched(planted, results) == [
+        "它逐词算的准确率是 {glue:text}`none_acc`，低于因果规则的 {glue:text}`causal_acc`",
+        "多看一个 Key 的模型，平均损失里前几个位置占了 {glue:text}`x5_share`",
+    ]
+    said = planted.replace("低于", "这一次低于").replace("平均损失", "这一次平均损失")
+    assert unvouched(said, results) == []
+    # a glued result that no claim backs is caught as well
+    assert unvouched("它写对了 {glue:text}`gen_hits_none` 个。", results) != []
+
+
+def test_every_claim_the_page_names_is_checked_by_its_sections(runs, monkeypatch):
+    checked = set()
+    holds = page.holds
+
+    def spy(**claims):
+        checked.update(claims)
+        holds(**claims)
+
+    monkeypatch.setattr(page, "holds", spy)
+    facts = sections(runs[page.TRAIN_SEED], page.TRAIN_SEED)
+    assert set(page.KEY_CLAIMS) <= set(facts)  # every key named is glued
+    named = {c for names in page.KEY_CLAIMS.values() for c in names}
+    assert named <= checked and page.THIS_RUN_CLAIMS <= checked
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_fixed_sentence_holds_on_other_seeds(runs, seed):
+    # every section checks its sentences' claims (holds) and stops where one fails: on another seed, every
+    # claim but those in THIS_RUN_CLAIMS
+    facts = sections(runs[seed], seed)
+    assert facts["leak_causal"] == "0"
+
+
+def test_a_claim_that_holds_on_this_run_alone_stops_the_other_seeds(runs, monkeypatch):
+    # The unmasked model's use-time accuracy is below the causal one's on the page's run, not on seed 4
+    # (the page says 这一次): treated as a general claim, it would fail there.
+    s = page.summary(runs[4], eval_seed(4))
+    assert s["none"]["accuracy"] > s["causal"]["accuracy"]
+    page.loss_values(runs[4], eval_seed(4))
+    monkeypatch.setattr(page, "THIS_RUN_CLAIMS", frozenset())
+    with pytest.raises(ValueError, match="accuracy_below_causal"):
+        page.loss_values(runs[4], eval_seed(4))
+    page.loss_values(runs[page.TRAIN_SEED])  # on its own run it holds
+
+
+def test_what_the_page_says_varies_from_seed_to_seed_does_vary(runs):
+    # 「换一个种子也可能略高」: the unmasked model's accuracy against the causal one's
+    acc = {seed: page.summary(r, eval_seed(seed)) for seed, r in runs.items()}
+    below = {seed: s["none"]["accuracy"] < s["causal"]["accuracy"] for seed, s in acc.items()}
+    assert below[page.TRAIN_SEED] and not all(below.values())
+    # 「学会的是哪一份……换一个种子就可能不同」: the worst position after the first lag − 1, both ways
+    ahead = {seed: ex.ahead_answers(seed=seed, eval_seed=eval_seed(seed)) for seed in runs}
+    for losses in (
+        [s["none"]["losses"] for s in acc.values()],
+        [a["losses"] for a in ahead.values()],
+    ):
+        worst = [max(x[tr.LAG - 1 :]) for x in losses]
+        assert min(worst) < 0.1 and max(worst) > 1.0
+    # 「逐词算的损失比不加规则的模型高还是低，也没有一定」
+    assert {ahead[seed]["use_loss"] > acc[seed]["none"]["use"] for seed in runs} == {True, False}
+
+
+def test_a_sequence_drawn_anew_was_seen_in_training_as_often_as_the_page_says(monkeypatch):
+    # the batches train() draws, recorded as it draws them
+    draw = tr._sequences
+    drawn = []
+
+    def record(*a):
+        drawn.append(draw(*a))
+        return drawn[-1]
+
+    for seed in (0, 1, 2):
+        fresh = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed(seed)).tolist()
+        drawn.clear()
+        with monkeypatch.context() as m:
+            m.setattr(tr, "_sequences", record)
+            tr.train("causal", seed=seed)
+        assert len(drawn) == tr.STEPS and all(b.shape == (tr.BATCH, tr.LENGTH) for b in drawn)
+        seen = {tuple(x) for b in drawn for x in b.tolist()}
+        share = sum(tuple(x) in seen for x in fresh) / len(fresh)
+        assert abs(share - page.seen_share()) < 0.08  # σ ≈ 0.025 for 256 sequences
+    assert page.settings_values()["set_seen"] == fmt.percent(page.seen_share())
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_loss_table_and_sentence_say_what_the_runs_show_on_other_seeds(runs, seed):
-    s = page.summary(runs[seed], eval_seed=seed + 10)
-    values = page.loss_values(runs[seed], eval_seed=seed + 10)
+    s = page.summary(runs[seed], eval_seed=eval_seed(seed))
+    values = page.loss_values(runs[seed], eval_seed=eval_seed(seed))
     table = values["tbl_losses"].rows
     for row, rule in zip(table, tr.RULES):
         v = s[rule]
@@ -47,9 +237,7 @@ def test_the_loss_table_and_sentence_say_what_the_runs_show_on_other_seeds(runs,
     c = s["causal"]
     n = s["none"]
     assert n["train"] < c["train"] / 2 and n["use"] > LN_V
-    assert (
-        1 / tr.VOCAB < n["accuracy"] < c["accuracy"]
-    )  # the loss is above guessing, the accuracy is not
+    assert n["accuracy"] > 1 / tr.VOCAB  # the loss is above guessing, the accuracy is not
     assert abs(c["use"] - c["full"]) < page.EXACT
     assert (values["none_train"], values["none_use"], values["none_acc"], values["causal_acc"]) == (
         page.value(n["train"]),
@@ -63,7 +251,7 @@ def test_the_loss_table_and_sentence_say_what_the_runs_show_on_other_seeds(runs,
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_use_time_loss_turns_above_guessing_while_training_loss_falls(runs, seed):
-    turns = page.checkpoints(runs[seed], eval_seed=seed + 10)
+    turns = page.checkpoints(runs[seed], eval_seed=eval_seed(seed))
     assert sorted(turns["none"]) == [*page.CHECKPOINTS, tr.STEPS]
     assert turns["none"][tr.STEPS] > LN_V > turns["causal"][tr.STEPS]
     # the kept parameters are those a shorter run ends with (training is deterministic)
@@ -71,7 +259,7 @@ def test_the_use_time_loss_turns_above_guessing_while_training_loss_falls(runs, 
     kept = runs[seed]["none"]["kept"][page.CHECKPOINTS[0]]
     assert all((short[k] == kept[k]).all() for k in tr.PARAM_NAMES)
     # the glued step is the first checkpoint from which the use-time loss stays above guessing
-    step = int(page.loss_values(runs[seed], eval_seed=seed + 10)["turn_step"])
+    step = int(page.loss_values(runs[seed], eval_seed=eval_seed(seed))["turn_step"])
     use = turns["none"]
     before = [k for k in sorted(use) if k < step]
     assert all(x > LN_V for k, x in use.items() if k >= step) and (
@@ -83,34 +271,38 @@ def test_the_build_stops_when_a_fixed_sentence_is_no_longer_true():
     page.holds(a=True, b=True)
     with pytest.raises(ValueError, match="below_floor"):
         page.holds(trains_far_lower=True, below_floor=False)
-    with pytest.raises(ValueError, match="first_targets_far_above_guessing"):
-        page.use_facts([1.0, 1.0, 0.0], [0.5, 0.5, 1.0], "none", lag=3)
+    facts = page.use_claims([1.0, 1.0, 0.0], "none", lag=3)
+    with pytest.raises(ValueError, match="none_first_targets_far_above_guessing"):
+        page.claims(False, **facts)
+    # a claim of this run alone is checked on the page's run only
+    page.claims(False, x5_first_targets_carry_most=False)
+    with pytest.raises(ValueError, match="x5_first_targets_carry_most"):
+        page.claims(True, x5_first_targets_carry_most=False)
 
 
-def test_where_a_leaking_models_loss_comes_from_is_worded_from_the_losses():
-    # above SMALL at position 4 only, and not always right: 只有 …，别的最多 …；并不总能答对
+def test_where_a_leaking_models_loss_comes_from():
     v = page.use_facts([20.0, 18.0, 0.0, 0.01, 2.5], [0.1, 0.2, 1.0, 1.0, 0.5], "x", lag=3)
     assert (v["x_first"], v["x_mean"], v["x_share"]) == ("20.0000、18.0000", "8.1020", "7.6000")
-    row = page.SAY["row"].format(t=4, loss="2.5000", acc="50.00%")
-    assert row in v["x_rest"] and page.SAY["only"][True] + row in v["x_rest"]
-    assert page.SAY["others"].format(low="0.0100") in v["x_rest"] and v["x_rest"].endswith(
-        page.SAY["how"][True] + "。"
+    assert (v["x_worst"], v["x_worst_loss"], v["x_worst_acc"]) == ("4", "2.5000", "50.00%")
+    # the worst of the rest, not of the first lag − 1 (their answer is only ahead)
+    assert (
+        page.use_facts([9.0, 7e-5, 3e-5], [0.1, 1.0, 1.0], "x", lag=2)["x_worst_loss"]
+        == "7.0 × 10⁻⁵"
     )
-    # every other position above SMALL and right every time: 是 …；答对了，却不够有把握
-    v = page.use_facts([9.0, 0.5], [0.1, 1.0], "x", lag=2)["x_rest"]
-    assert page.SAY["only"][False] + page.SAY["row"].format(t=1, loss="0.5000", acc="100.00%") in v
-    assert v.endswith(page.SAY["how"][False] + "。")
-    assert page.use_facts([9.0, 0.0], [0.1, 1.0], "x", lag=2)["x_rest"] == page.SAY[
-        "rest_low"
-    ].format(small="0.1000")
+    assert page.use_claims([9.0, 0.5], "x", lag=2) == {
+        "x_first_targets_far_above_guessing": True,
+        "x_first_targets_carry_most": True,
+    }
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_map_paragraph_reads_the_maps_it_describes(runs, seed):
-    tokens = tr.sequences(1, seed=seed + 20)[0].tolist()
+    tokens = tr.sequences(1, seed=map_seed(seed))[0].tolist()
     c = tr.attention_map(runs[seed]["causal"]["params"], "causal", tokens)
     n = tr.attention_map(runs[seed]["none"]["params"], "none", tokens)
-    values = page.map_values(runs[seed], seed=seed + 20)  # the fixed words hold here too (holds)
+    values = page.map_values(
+        runs[seed], seed=map_seed(seed)
+    )  # the fixed words hold here too (holds)
     back = sum(c[t][t + 1 - tr.LAG] for t in range(tr.LAG - 1, tr.LENGTH - 1)) / (
         tr.LENGTH - tr.LAG
     )
@@ -137,12 +329,12 @@ def test_the_map_sequence_has_distinct_first_tokens():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_row_index_table_and_sentence_on_other_seeds(runs, seed):
-    values = page.row_index_values(runs[seed], eval_seed=seed + 10)
+    values = page.row_index_values(runs[seed], eval_seed=eval_seed(seed))
     table = values["tbl_row_index"].rows
     assert len(table) == tr.LENGTH - 1 and all(r[2] == "0" for r in table)  # only key 0
     params = runs[seed]["causal"]["params"]
-    right = tr.use_time(params, "causal", seed=seed + 10)
-    wrong = tr.use_time(params, "causal", seed=seed + 10, positions="row_index")
+    right = tr.use_time(params, "causal", seed=eval_seed(seed))
+    wrong = tr.use_time(params, "causal", seed=eval_seed(seed), positions="row_index")
     assert (values["row_right"], values["row_wrong"]) == (
         fmt.fmt(right["mean_loss"]),
         fmt.fmt(wrong["mean_loss"]),
@@ -174,8 +366,8 @@ def test_the_row_index_position_row_has_no_effect_once_only_key_0_is_visible():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_floor_table_and_sentences_on_other_seeds(runs, seed):
-    values = page.floor_values(runs[seed], eval_seed=seed + 10)
-    s = page.summary(runs[seed], eval_seed=seed + 10)
+    values = page.floor_values(runs[seed], eval_seed=eval_seed(seed))
+    s = page.summary(runs[seed], eval_seed=eval_seed(seed))
     table = values["tbl_floor"].rows
     c = s["causal"]
     n = s["none"]
@@ -191,29 +383,24 @@ def test_the_floor_table_and_sentences_on_other_seeds(runs, seed):
     assert c["use"] > tr.loss_floor()  # no model goes below the floor
     assert values["floor_over"] == fmt.fmt(c["use"] - tr.loss_floor())
     assert values["floor_first"] == fmt.fmt(sum(first) / len(first))
-    # the unmasked model: its first positions carry most of the mean, the others are named with accuracy
-    text = values["none_rest"]
+    # the unmasked model: its first positions carry most of the mean; the worst of the others is named
     lost = n["losses"]
     assert all(x > 2 * LN_V for x in lost[: tr.LAG - 1])  # 都比瞎猜的 … 高得多
-    assert sum(lost[: tr.LAG - 1]) / len(lost) > 0.7 * n["use"]
-    for t in range(tr.LAG - 1, tr.LENGTH - 1):
-        row = page.SAY["row"].format(
-            t=t, loss=fmt.fmt(lost[t]), acc=fmt.percent(n["accuracies"][t])
-        )
-        assert (row in text) == (lost[t] > page.SMALL)
+    assert sum(lost[: tr.LAG - 1]) / len(lost) > n["use"] / 2  # 它们就占了
+    worst = max(range(tr.LAG - 1, tr.LENGTH - 1), key=lost.__getitem__)
+    assert (values["none_worst"], values["none_worst_loss"]) == (
+        str(worst),
+        page.value(lost[worst]),
+    )
+    assert values["none_worst_acc"] == fmt.percent(n["accuracies"][worst])
 
 
-# The off-by-one model's use-time loss against the unmasked one's goes either way: above on seeds 1, 2
-# and 5, below on seed 4 (and on the page's seed 0); the solution's word is chosen from the numbers.
-AHEAD_VS_NONE = {1: "高于", 2: "高于", 4: "低于", 5: "高于"}
-
-
-@pytest.mark.parametrize("seed", sorted(AHEAD_VS_NONE))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_the_off_by_one_exercise_says_what_its_run_shows_on_other_seeds(runs, seed):
-    r = runs[seed] if seed in runs else page.run(seed)
-    values = page.ahead_values(r, seed=seed, eval_seed=seed + 10)
-    a = ex.ahead_answers(seed=seed, eval_seed=seed + 10, tail=page.LAST)
-    s = page.summary(r, eval_seed=seed + 10)
+    r = runs[seed]
+    values = page.ahead_values(r, seed=seed, eval_seed=eval_seed(seed))
+    a = ex.ahead_answers(seed=seed, eval_seed=eval_seed(seed), tail=page.LAST)
+    s = page.summary(r, eval_seed=eval_seed(seed))
     c = s["causal"]
     n = s["none"]
     table = values["x5_table"].rows
@@ -235,18 +422,9 @@ def test_the_off_by_one_exercise_says_what_its_run_shows_on_other_seeds(runs, se
     assert all(
         x > 2 * LN_V for x in a["losses"][: tr.LAG - 1]
     )  # the first positions: the answer is only ahead
-    # the one comparison that goes either way is read from the numbers
-    assert values["x5_vs_none"] == page.compare(a["use_loss"], n["use"]) == AHEAD_VS_NONE[seed]
-    assert values["x5_none_use"] == fmt.fmt(n["use"]) and values["x5_use"] == fmt.fmt(a["use_loss"])
-    assert values["x5_rest"] == page.use_facts(a["losses"], a["accuracies"], "x5")["x5_rest"]
-
-
-def test_the_comparison_word_follows_the_printed_numbers():
-    assert [page.compare(*ab) for ab in ((2.0, 1.0), (1.0, 2.0), (1.00004, 1.0))] == [
-        "高于",
-        "低于",
-        "等于",
-    ]
+    assert values["x5_use"] == fmt.fmt(a["use_loss"])
+    facts = page.use_facts(a["losses"], a["accuracies"], "x5")
+    assert all(values[k] == v for k, v in facts.items())
 
 
 def test_the_closed_form_of_exercise_2_reproduces_its_numbers():
@@ -262,9 +440,9 @@ def test_the_closed_form_of_exercise_2_reproduces_its_numbers():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_leak_sentence_on_other_seeds(runs, seed):
-    leak = {r: tr.leak_check(runs[seed][r]["params"], r, seed=seed + 10) for r in tr.RULES}
+    leak = {r: tr.leak_check(runs[seed][r]["params"], r, seed=eval_seed(seed)) for r in tr.RULES}
     assert leak["causal"] == 0.0 < leak["none"]
-    values = page.check_values(runs[seed], eval_seed=seed + 10)
+    values = page.check_values(runs[seed], eval_seed=eval_seed(seed))
     assert values["leak_causal"] == "0" and values["leak_none"] == fmt.fmt(leak["none"])
 
 
@@ -301,7 +479,8 @@ def test_the_task_table_marks_where_each_answer_is():
             assert where == "无从得知"
         else:  # the answer is the token at that key
             assert tokens[int(where.removeprefix("Key "))] == tokens[t + 1]
-    assert bool(values["task_once"]) == (tr.LENGTH == 2 * tr.LAG)
+    # the box's fixed words: 本例 T 恰是 lag 的两倍（holds checks it）
+    assert tr.LENGTH == 2 * tr.LAG
 
 
 def test_the_exercise_solutions_come_from_the_answers():
@@ -331,8 +510,8 @@ def test_the_exercise_solutions_come_from_the_answers():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_generated_tokens_are_marked_against_the_true_continuation(runs, seed):
-    values = page.generation_values(runs[seed], eval_seed=seed + 10, index=3)
-    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=seed + 10)[3].tolist()
+    values = page.generation_values(runs[seed], eval_seed=eval_seed(seed), index=3)
+    tokens = tr.sequences(tr.EVAL_SEQUENCES, seed=eval_seed(seed))[3].tolist()
     truth, *made = values["tbl_generation"].rows
     assert truth[1:] == [str(x) for x in tokens[tr.LAG :]] and values[
         "gen_prompt"

@@ -52,6 +52,23 @@ def test_every_example_states_its_inputs_first(book_html):
 
 
 @pytest.mark.build
+def test_the_core_derives_the_steps_and_states_every_examples_inputs(book_html):
+    art = article(book_html)
+    for details in art.find_all("details"):
+        details.decompose()  # what a reader sees before opening anything
+    core = art.get_text()
+    # the matrix formulas follow from scalar partial derivatives, written out in index form
+    for line in (r"(P^\top dO)_{jc}", r"(dO\,V^\top)_{ij}", r"(dS\,K)_{ic}", r"(dS^\top Q)_{jc}"):
+        assert line in core, line
+    boxes = [
+        a.get_text() for a in art.find_all(class_="admonition") if "输入与适用条件" in a.get_text()
+    ]
+    steps = "、".join(fmt.power(10.0**-e) for e in range(1, 10, 2))
+    assert any(steps in box for box in boxes)  # the step-size example's inputs
+    assert any("past = 1" in box and "True、True、False" in box for box in boxes)  # five conditions
+
+
+@pytest.mark.build
 def test_the_chain_figure_is_an_image_with_alt_text_and_the_jacobian_is_a_pointer(book_html):
     art = article(book_html)
     figure = art.find(id="fig-backprop-chain")
@@ -127,7 +144,7 @@ def test_the_policy_table_and_sentence_come_from_the_code(book_html):
     excluded = page.policies(*EX[:3], [[0.0, 0.0]] + bp.EXAMPLE_D_OUT[1:], visible)
     text = text_of(book_html)
     facts = page.masked_values(*EX, PAD, LEFT, bp.PROJ_X)
-    assert flat(f"换成−1e9{facts['pol_big']}。") in flat(text)
+    assert flat(f"禁止的{facts['big_pad_keys']}拿到了不为0的") in flat(text)
     assert flat(f"{facts['nan_inf']}个是NaN") in flat(text)
     # The error policy's message is the mask page's; here the page says which row it names.
     assert counted["error"]["raised"].startswith("第 0 个查询行")
@@ -162,6 +179,7 @@ def test_every_glued_text_is_on_the_page(book_html):
     sections = [
         page.worked_values(*EX),
         page.masked_values(*EX, PAD, LEFT, bp.PROJ_X),
+        page.forbidden_values(*EX),
         page.projection_values(bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, d_out),
         page.check_values(q, k, v, 7, -1, 1, 1, PAD, LEFT, [10.0**-e for e in range(1, 10, 2)]),
         page.exercise_values(),

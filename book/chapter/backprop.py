@@ -1,4 +1,9 @@
-"""The backprop page's book side: the facts book/ch02/backprop.md glues; wording only in ``WORDS``."""
+"""The backprop page's book side: the facts book/ch02/backprop.md glues.
+
+The page's sentences are fixed prose; where one states a fact of its example (a gradient exactly 0, a
+check passed, no NaN), the section that glues the example checks the fact with :func:`holds` and stops
+the build naming the claim if it is false. Tables say per row what the data decide (``VERDICT``).
+"""
 
 from __future__ import annotations
 
@@ -30,18 +35,28 @@ MUTANTS = {
     "忘乘 dO": bp.wrong_backward_forgets_d_out,
     "dV 漏了转置": bp.wrong_backward_transposes_p,
 }
+BIG = -1e9  # the finite fill the page shows beside −∞
+FINITE_FILLS = (BIG, -sys.float_info.max)  # −1e9 and float64's most negative number (finfo.min)
+VERDICT = {
+    True: "通过",
+    False: "未通过",
+}  # a table's verdict column: each row as its check came out
+ROUNDING = 1e-12  # a sum the page calls 0 "在舍入误差以内"
 
-# The only wording the data choose: which of two (or three) clauses is true of this example.
-WORDS = {
-    "zero": "恰为 0",
-    "not_zero": "不全为 0",
-    "pass": "通过",
-    "fail": "未通过",
-    "big_nan": "有 NaN",
-    "big_no_nan": "没有 NaN",  # the −1e9 fill, then what it did instead
-    "big_pad": "，但被所有查询禁止的 {keys} 拿到了不为 0 的 dV",
-    "big_reads": "，但读了被禁止的 Key，{rows}的输出不为 0",
-}
+
+def holds(**claims: bool) -> None:
+    """The page states these facts in fixed words: stop the build if its example no longer bears one out."""
+    if wrong := [name for name, ok in claims.items() if not ok]:
+        raise ValueError(f"反向传播一页的固定说法与算出的不符：{'、'.join(wrong)}")
+
+
+def zero(xs) -> bool:
+    """Every entry exactly 0 (what the page writes 「恰为 0」 and a test checks with ``==``)."""
+    return all(x == 0.0 for x in xs)
+
+
+def flat(*matrices) -> list[float]:
+    return [x for m in matrices for row in m for x in row]
 
 
 def inp(x: float, write=fmt.short) -> str:
@@ -82,24 +97,33 @@ def inputs(prefix: str, **matrices) -> dict:
 
 
 def verdict(error: float) -> str:
-    return WORDS["pass" if error <= bp.TOLERANCE else "fail"]
+    return VERDICT[error <= bp.TOLERANCE]
 
 
-def exact_zero(xs) -> str:
-    return WORDS["zero" if all(x == 0.0 for x in xs) else "not_zero"]
+def forbidden_cells(visible) -> list[tuple[int, int]]:
+    return [(i, j) for i, row in enumerate(visible) for j, ok in enumerate(row) if not ok]
+
+
+def unread_keys(visible) -> list[int]:
+    """The keys no query may read (a PAD key, say)."""
+    return [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
 
 
 def zero_facts(steps: dict, prefix: str) -> dict:
-    """The forbidden cells, how many have weight and dS exactly 0; the keys no query reads, their dK, dV."""
+    """The forbidden cells, how many have weight and dS exactly 0; the keys no query reads.
+
+    The page says those keys' dK and dV are exactly 0: :func:`holds` checks it.
+    """
     visible = steps["visible"]
-    cells = [(i, j) for i, row in enumerate(visible) for j, ok in enumerate(row) if not ok]
-    keys = [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
+    cells = forbidden_cells(visible)
+    keys = unread_keys(visible)
+    unread_gradients = [x for j in keys for x in steps["dk"][j] + steps["dv"][j]]
+    holds(**{f"{prefix}_unread_keys_get_no_gradient": zero(unread_gradients)})
     return {
         f"{prefix}_forbidden": fmt.count(len(cells)),
         f"{prefix}_zero_p": fmt.count(sum(steps["weights"][i][j] == 0.0 for i, j in cells)),
         f"{prefix}_zero_ds": fmt.count(sum(steps["ds"][i][j] == 0.0 for i, j in cells)),
         f"{prefix}_unread": names("Key", keys),
-        f"{prefix}_dkv": exact_zero(x for j in keys for x in steps["dk"][j] + steps["dv"][j]),
     }
 
 
@@ -109,21 +133,19 @@ def policies(q, k, v, d_out, visible) -> dict:
         att.masked_attention(q, k, v, visible, empty_row="error")
         results = {"error": {"raised": None}}
     except ValueError as error:
-        if not str(error).startswith(
-            "第 "
-        ):  # a bad input, not the fully masked row this table is about
+        if not str(error).startswith("第 "):  # a bad input, not the fully masked row this is about
             raise
         results = {"error": {"raised": str(error)}}
     results["zero"] = bp.backward_steps(q, k, v, d_out, visible, empty_row="zero")
     for name, fill, added in (
         ("fill=-inf", -math.inf, False),
         ("additive", -math.inf, True),
-        ("fill=-1e9", -1e9, False),
+        ("fill=-1e9", BIG, False),
     ):
         results[name] = bp.fill_backward_demo(q, k, v, d_out, visible, fill=fill, added=added)
     for r in list(results.values())[1:]:
-        grads = [x for g in ("dq", "dk", "dv") for row in r[g] for x in row]
-        r |= {"raised": None, "nan": sum(map(math.isnan, grads))}
+        nan = {g: sum(map(math.isnan, flat(r[g]))) for g in ("dq", "dk", "dv")}
+        r |= {"raised": None, "nan": sum(nan.values()), "nan_in": nan}
     return results
 
 
@@ -142,13 +164,16 @@ def worked_values(q, k, v, d_out) -> dict:
     rows = queries(n)
     key_cols = fmt.keys(n, corner="")[1:]
     masked = [[a + m for a, m in zip(sr, mr)] for sr, mr in zip(scores, att.additive_mask(visible))]
-    forbidden = [(i, j) for i, r in enumerate(visible) for j, ok in enumerate(r) if not ok]
     dims = [f"第 {c} 维" for c in range(d)]
     cols = [f"第 {c} 列" for c in range(d_v)]
+    holds(
+        first_query_reads_only_itself=p[0][0] == 1.0,
+        first_query_dq_zero=zero(s["dq"][0]),
+        ds_rows_sum_to_zero=all(abs(sum(row)) < ROUNDING for row in ds),
+        forbidden_ds_zero=zero(ds[i][j] for i, j in forbidden_cells(visible)),
+    )
     return {
-        "fig_chain": chain_figure(s, scores), "dq0_exact": exact_zero(s["dq"][0]),
-        "masked_p_exact": exact_zero(p[i][j] for i, j in forbidden),
-        "masked_ds_exact": exact_zero(ds[i][j] for i, j in forbidden),
+        "fig_chain": chain_figure(s, scores),
         "ex_d": fmt.count(d), "ex_n": fmt.count(n), **inputs("ex", q=q, k=k, v=v, do=d_out),
         "tbl_ex_s": table("S", key_cols, masked, rows), "tbl_ex_p": table("P", key_cols, p, rows),
         "tbl_ex_o": table("O", cols, o, rows), "tbl_ex_dv": table("dV", cols, s["dv"], key_cols),
@@ -179,12 +204,34 @@ def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
         for name in ("dW_q", "dW_k", "dW_v")
     ]
     check = bp.projection_gradient_check(x, w_q, w_k, w_v, d_out)["max"]
+    holds(projection_check_passes=check <= bp.TOLERANCE)
     return {
         "pj_n": fmt.count(len(x)),
         **inputs("pj", x=x, wq=w_q, wk=w_k, wv=w_v),
         "tbl_pj": fmt.Table(header, rows),
         "pj_err": fmt.difference(check),
-        "pj_pass": verdict(check),
+    }
+
+
+def forbidden_values(q, k, v, d_out) -> dict:
+    """The causal example's forbidden cells: weight and dS exactly 0 with −∞, and with the finite fills
+    (−1e9, float64's most negative number) the very weights and gradients of −∞, bit for bit."""
+    n = len(q)
+    causal = att.visibility(n, n)
+    c = bp.backward_steps(q, k, v, d_out, causal)
+    filled = [bp.fill_backward_demo(q, k, v, d_out, causal, fill=f) for f in FINITE_FILLS]
+    same = ("weights", "dq", "dk", "dv")
+    holds(
+        every_row_has_an_allowed_key=all(any(row) for row in causal),
+        forbidden_weights_zero=zero(c["weights"][i][j] for i, j in forbidden_cells(causal)),
+        forbidden_ds_zero=zero(c["ds"][i][j] for i, j in forbidden_cells(causal)),
+        finite_fills_give_the_same_weights_and_gradients=all(
+            f[g] == c[g] for f in filled for g in same
+        ),
+    )
+    return {
+        "big_fill": f"{fmt.MINUS}1e{round(math.log10(-BIG))}",  # as the demo's code types it
+        "float_min": fmt.sci(FINITE_FILLS[1]),
     }
 
 
@@ -196,6 +243,7 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
     j = pad.index(False)
     s = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=pad))
     _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=pad)
+    holds(pad_key_finite_difference_zero=zero(fd_k[j] + fd_v[j]))
     key_cols = fmt.keys(n, corner="")[1:]
     kv = [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
     visible = att.visibility(n, n, key_valid=left)
@@ -203,9 +251,8 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
     key = left.index(False)
     empty = [i for i, r in enumerate(visible) if not any(r)]
     counted = policies(q, k, v, d_out, visible)
-    excluded = policies(
-        q, k, v, [list(g) if any(vis) else [0.0] * d_v for g, vis in zip(d_out, visible)], visible
-    )
+    kept = [list(g) if any(vis) else [0.0] * d_v for g, vis in zip(d_out, visible)]
+    excluded = policies(q, k, v, kept, visible)
 
     def vec(xs):
         return fmt.vector(xs, cell=fmt.fmt)
@@ -231,34 +278,49 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
         "梯度中 NaN 的个数",
         f"排除第 {row} 行后 NaN 的个数",
     ]
-    zero = counted["zero"]
-    dv_nan = counted["fill=-inf"]["dv"]
+    zero_policy = counted["zero"]
+    where = counted["fill=-inf"]
+    added = counted["additive"]
     big = counted["fill=-1e9"]
     # dW_v = Xᵀ dV by hand: att.matmul refuses NaN
     dw_v = [
-        sum(x[j][a] * dv_nan[j][c] for j in range(n)) for c in range(d_v) for a in range(len(x[0]))
+        sum(x[j][a] * where["dv"][j][c] for j in range(n))
+        for c in range(d_v)
+        for a in range(len(x[0]))
     ]
-    pad_read = [
-        j for j in range(n) if not any(r[j] for r in visible) and any(big["dv"][j])
-    ]  # a PAD key's dV
-    pol_rows = "、".join(f"第 {i} 行" for i in empty)
-    reads = any(x != 0.0 for i in empty for x in big["outputs"][i])  # else: the row's outputs
+    unread = unread_keys(visible)
+    pad_read = [j for j in unread if any(big["dv"][j])]  # a PAD key's dV, from the −1e9 row
+    big_excluded = excluded["fill=-1e9"]
+    holds(
+        unguarded_nan_in_every_dv=all(map(math.isnan, flat(where["dv"]))),
+        where_keeps_dq_dk_finite=where["nan_in"]["dq"] == where["nan_in"]["dk"] == 0,
+        added_spoils_dq_dk=added["nan_in"]["dq"] > 0 and added["nan_in"]["dk"] > 0,
+        excluding_the_row_saves_nothing=min(excluded[g]["nan"] for g in ("fill=-inf", "additive"))
+        > 0,
+        nan_in_every_dw_v=all(map(math.isnan, dw_v)),
+        big_fill_no_nan=big["nan"] == 0,
+        big_fill_spreads_the_empty_row=all(len(set(big["weights"][i])) == 1 for i in empty),
+        big_fill_keeps_the_row_dq_zero=zero(x for i in empty for x in big["dq"][i]),
+        big_fill_gives_a_pad_key_dv=bool(pad_read),
+        excluded_big_fill_pad_keys_no_gradient=zero(
+            x for j in unread for x in big_excluded["dk"][j] + big_excluded["dv"][j]
+        ),
+        zero_policy_outputs_and_dq_zero=zero_policy["nan"] == 0
+        and zero(x for i in empty for x in zero_policy["outputs"][i] + zero_policy["dq"][i]),
+    )
     return {
         "pad_valid": "、".join(map(str, pad)), "pad_key": fmt.count(j),
         "tbl_pad_p": table("P", key_cols, s["weights"], queries(n)),
         "tbl_pad_ds": table("dS", key_cols, s["ds"], queries(n)),
         "tbl_pad_kv": table("Key", kv, [a + b for a, b in zip(s["dk"], s["dv"])], key_cols),
-        "pad_fd": exact_zero(fd_k[j] + fd_v[j]), **zero_facts(s, "pad"),
+        **zero_facts(s, "pad"),
         "left_valid": "、".join(map(str, left)), "left_row": fmt.count(row), "left_key": fmt.count(key),
-        "zero_do": fmt.count(0), "big_fill": f"{fmt.MINUS}1e9",  # as the demo's code types it
-        "tbl_policies": fmt.Table(header, rows), "pol_rows": pol_rows,
-        "pol_total": fmt.count(sum(len(zero[g]) * len(zero[g][0]) for g in ("dq", "dk", "dv"))),
-        "nan_inf": fmt.count(counted["fill=-inf"]["nan"]), "nan_add": fmt.count(counted["additive"]["nan"]),
+        "zero_do": fmt.count(0),
+        "tbl_policies": fmt.Table(header, rows), "pol_rows": "、".join(f"第 {i} 行" for i in empty),
+        "pol_total": fmt.count(sum(len(zero_policy[g]) * len(zero_policy[g][0]) for g in ("dq", "dk", "dv"))),
+        "nan_inf": fmt.count(where["nan"]), "nan_add": fmt.count(added["nan"]),
         "nan_inf_ex": fmt.count(excluded["fill=-inf"]["nan"]), "nan_add_ex": fmt.count(excluded["additive"]["nan"]),
-        "pol_big": WORDS["big_nan" if big["nan"] else "big_no_nan"]
-        + (WORDS["big_pad"].format(keys=names("Key", pad_read)) if pad_read
-           else WORDS["big_reads"].format(rows=pol_rows) if reads else ""),
-        "pol_zero": exact_zero([zero["nan"]] + [x for i in empty for x in zero["outputs"][i] + zero["dq"][i]]),
+        "big_pad_keys": names("Key", pad_read),
         "nan_w_total": fmt.count(len(dw_v)), "nan_w_count": fmt.count(sum(map(math.isnan, dw_v))),
     }  # fmt: skip
 
@@ -281,6 +343,7 @@ def check_values(q, k, v, seed: int, lo: int, hi: int, cache_past: int, pad, lef
             bp.wrong_backward_forgets_d_out(q, k, v, ones), bp.attention_backward(q, k, v, ones)
         )
     ]
+    holds(forgetting_d_out_changes_nothing_when_it_is_ones=max(same) == 0.0)
     header = ["反向实现", "dO 全为 1：最大相对误差", "结论", "随机 dO：最大相对误差", "结论"]
 
     def found(ns):
@@ -311,7 +374,7 @@ def check_values(q, k, v, seed: int, lo: int, hi: int, cache_past: int, pad, lef
         (name, bp.gradient_check(q_, k, v, d_, **options)) for name, (q_, d_), options in configs
     ]
     errors = [bp.gradient_check(q, k, v, rand, eps=eps)["max"] for eps in steps]
-    best = min(range(len(steps)), key=lambda i: errors[i])
+    best = min(range(len(steps)), key=errors.__getitem__)
 
     def two(x):
         return "2" + str(round(math.log2(x))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
@@ -328,6 +391,7 @@ def check_values(q, k, v, seed: int, lo: int, hi: int, cache_past: int, pad, lef
                 for name, r in checks
             ],
         ),
+        "h_steps": "、".join(fmt.power(eps) for eps in steps),
         "tbl_h": fmt.Table(
             ["步长 ε", "最大相对误差", "结论"],
             [[fmt.power(eps), fmt.difference(e), verdict(e)] for eps, e in zip(steps, errors)],
@@ -347,6 +411,13 @@ def exercise_values() -> dict:
     m1 = len(ex.JAC_SCORES)
     p0 = a1["p"][0]
     p1 = a1["p"][1]
+    holds(
+        jacobian_rows_sum_to_zero=all(abs(x) < ROUNDING for x in a1["row_sums"]),
+        jacobian_diagonal_is_p_one_minus_p=all(
+            fmt.fmt(row[a]) == fmt.fmt(dg) for a, (row, dg) in enumerate(zip(a1["jacobian"], a1["diagonal"]))
+        ),
+        ds_sums_to_zero=abs(a1["ds_sum"]) < ROUNDING,
+    )  # fmt: skip
 
     def listed(xs, cell=fmt.short):
         return ", ".join(cell(x) for x in xs)
@@ -367,6 +438,11 @@ def exercise_values() -> dict:
     s2 = a2["steps"]
     n2 = len(ex.HAND_Q)
     r2 = a2["row"]
+    holds(
+        hand_ds_row_sums_to_zero=abs(sum(s2["ds"][r2])) < ROUNDING,
+        hand_first_query_reads_only_itself=s2["weights"][0][0] == 1.0,
+        hand_first_query_dp_equals_d=s2["dp"][0][0] == s2["rowsum_do_o"][0],
+    )
     values |= {
         "x2_n": fmt.count(n2), "x2_d": fmt.count(len(ex.HAND_Q[0])), "x2_row": fmt.count(r2),
         "x2_zero": fmt.count(0), **inputs("x2", q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, do=ex.HAND_D_OUT),
@@ -396,9 +472,37 @@ def exercise_values() -> dict:
                                + [fmt.fmt(x) for x in s3["dk"][j] + s3["dv"][j]] for j, rd in enumerate(a3["readers"])]),
         "x3_zero_keys": names("Key", a3["zero_keys"]), **zero_facts(s3, "x3"),
     }  # fmt: skip
+    values |= correction_values()
+    values["x5_doctest"] = Md(fmt.doctest_block(ex.rowsum_correction))
+    return values
+
+
+def correction_values() -> dict:
+    """Exercise 2.6.4: D for the given dO and for dO⊥, and how far dropping D moves dQ, dK and dV."""
     c4 = ex.correction_cases()
+    corr = (ex.CORR_Q, ex.CORR_K, ex.CORR_V)
+    gaps = {}  # per case: the largest absolute difference in dQ, in dK, in dV
+    for name, case in c4["cases"].items():
+        right = bp.attention_backward(*corr, case["d_out"])
+        dropped = bp.wrong_backward_no_rowsum(*corr, case["d_out"])
+        gaps[name] = [att.max_abs_diff(a, b) for a, b in zip(right, dropped)]
     (_, given), (_, orth) = c4["cases"].items()
-    values |= {
+    holds(
+        given_d_not_all_zero=not zero(given["D"]),
+        orthogonal_d_zero=zero(orth["D"]),
+        dropping_d_changes_nothing_when_it_is_zero=orth["gap"] == 0.0,
+        dv_does_not_use_d=all(g[2] == 0.0 for g in gaps.values()),
+        largest_gap_is_the_answer=all(max(gaps[n]) == c["gap"] for n, c in c4["cases"].items()),
+    )
+    header = [
+        "上游梯度",
+        "D 的最大绝对值",
+        "dQ 的最大差",
+        "dK 的最大差",
+        "dV 的最大差",
+        "三者中最大",
+    ]
+    return {
         "x4_n": fmt.count(len(ex.CORR_Q)),
         **inputs("x4", q=ex.CORR_Q, k=ex.CORR_K, v=ex.CORR_V, do=ex.CORR_D_OUT),
         "x4_rows": fmt.Table(["查询", "O 的这一行", "dO 的这一行", "D = rowsum(dO ∘ O)", "dO⊥ 的这一行",
@@ -406,11 +510,9 @@ def exercise_values() -> dict:
             [f"查询 {i}", fmt.vector(o, cell=fmt.fmt), fmt.vector(g), products([(inp(a), val(b)) for a, b in zip(g, o)],
              given["D"][i]), fmt.vector(h, cell=fmt.fmt), products([(val(a), val(b)) for a, b in zip(h, o)], orth["D"][i])]
             for i, (o, g, h) in enumerate(zip(c4["outputs"], given["d_out"], orth["d_out"]))]),
-        "x4_gaps": fmt.Table(["上游梯度", "D 的最大绝对值", "丢掉 D 后与正确梯度的最大差"],
-                             [[name, fmt.fmt(max(map(abs, case["D"]))), fmt.difference(case["gap"])]
-                              for name, case in c4["cases"].items()]),
-        "x4_given_d": exact_zero(given["D"]), "x4_orth_d": exact_zero(orth["D"]),
+        "x4_gaps": fmt.Table(header, [[name, fmt.fmt(max(map(abs, case["D"])))]
+                                      + [fmt.difference(g) for g in gaps[name]] + [fmt.difference(case["gap"])]
+                                      for name, case in c4["cases"].items()]),
         "x4_given_gap": fmt.difference(given["gap"]), "x4_orth_gap": fmt.difference(orth["gap"]),
-        "x5_doctest": Md(fmt.doctest_block(ex.rowsum_correction)),
+        "x4_given_where": "、".join(g for g, x in zip(("dQ", "dK"), gaps[next(iter(gaps))]) if x == given["gap"]),
     }  # fmt: skip
-    return values

@@ -1,5 +1,12 @@
-"""The training page (真的训练一次): what it glues, from code/02_training.py; ``SAY`` holds the words the data
-choose, and :func:`holds` stops the build when a fixed sentence no longer states what the runs show."""
+"""The training page (真的训练一次): what it glues, from code/02_training.py.
+
+The page's sentences are fixed prose. A sentence about a training result either states what holds on
+other seeds too (tests/test_chapter_training.py trains other seeds and runs every section on them), or says
+it is this run's with the words :data:`THIS_RUN`. Each section checks the facts its sentences state with
+:func:`holds`, which stops the build naming a claim that is false; a claim in :data:`THIS_RUN_CLAIMS` is
+checked on the page's own run only. :data:`KEY_CLAIMS` names, for each glued result, the claims that back
+the sentences around it.
+"""
 
 from __future__ import annotations
 
@@ -15,24 +22,55 @@ ex = importlib.import_module("02_exercises_training")
 
 TRAIN_SEED = 0
 EVAL_SEED = 1
-SHOW_SEED = 0  # init and batches; use-time sequences; the map's sequence
+SHOW_SEED = 0  # init and batches; the other sequences drawn for use; the map's sequence
 LAST = 20  # the training loss is the mean of the last LAST steps (one step's batch is noisy)
 CHECKPOINTS = (10, 25, 50, 100, 150)  # steps at which the chart also shows the use-time loss
 RULE_NAMES = {"causal": "因果规则", "none": "不加规则", tr.AHEAD: "多看一个 Key（j ≤ i + 1）"}
 EXACT = 1e-12  # two losses this close are the same computation in another order
-SMALL = 0.1  # a per-position loss at most this is a target the model gets right
 LN_V = math.log(tr.VOCAB)
 GUESS = 1 / tr.VOCAB  # top-1 accuracy of guessing
 
-# -- the words the data choose: where a leaking model's use-time loss comes from, after its first targets
-SAY = {
-    "rest_low": "其余位置的损失都不超过 {small}。",
-    "rest_high": "其余位置里损失超过 {small} 的{only}{rows}{others}。"
-    "这些位置的答案在前面也有一份，逐词算时它只能读前面那一份，{how}。",
-    "row": "位置 {t}（损失 {loss}，准确率 {acc}）",
-    "others": "，别的最多 {low}",
-    "only": {True: "只有", False: "是"},
-    "how": {True: "并不总能答对", False: "答对了，却不够有把握"},
+THIS_RUN = "这一次"  # the words of a sentence that states a result of this run only
+# Claims the page states as this run's (its sentences say THIS_RUN): on other seeds they may fail.
+THIS_RUN_CLAIMS = frozenset(
+    {
+        "accuracy_below_causal",  # the unmasked model's use-time accuracy below the causal one's
+        "x5_first_targets_carry_most",  # the off-by-one model: its first lag − 1 positions carry most
+    }
+)
+# For each glued result in a sentence that does not say THIS_RUN: the claims (checked on every seed)
+# that back what the sentence says about it.
+KEY_CLAIMS = {
+    "none_train": ("below_floor", "far_below_floor", "trains_far_lower"),
+    "causal_train": ("causal_trains_above_floor", "trains_far_lower"),
+    "turn_step": ("turns_above_guessing",),
+    "none_use": ("use_above_guessing",),
+    "none_acc": ("accuracy_above_guessing",),
+    "causal_use": ("causal_same",),
+    "row_right": ("loss_rises_above_guessing",),
+    "row_wrong": ("loss_rises_above_guessing",),
+    "row_hit": ("right_by_chance",),
+    "row_hit_right": ("right_by_chance",),
+    "leak_none": ("none_leaks",),
+    "map_lag": ("causal_reads_lag_back",),
+    "map_target": ("none_reads_the_targets",),
+    "map_behind": ("next_key_only_part",),
+    "map_ahead": ("next_key_only_part",),
+    "map_first": ("first_queries_read_ahead",),
+    "map_back": ("lag_query_reads_key_0",),
+    "floor_model": ("causal_above_floor_in_use",),
+    "floor_first": ("first_targets_above_guessing",),
+    "floor_rest": ("rest_below_guessing",),
+    "floor_over": ("causal_above_floor_in_use",),
+    "floor_over_first": ("first_targets_above_guessing",),
+    "floor_over_rest": ("causal_above_floor_in_use",),
+    "none_first": ("none_first_targets_far_above_guessing",),
+    "none_mean": ("none_first_targets_carry_most",),
+    "none_share": ("none_first_targets_carry_most",),
+    "x5_train": ("ahead_below_floor", "ahead_far_below_causal"),
+    "x5_use": ("ahead_use_above_guessing",),
+    "x5_first": ("x5_first_targets_far_above_guessing",),
+    "x5_leak": ("ahead_leaks",),
 }
 
 
@@ -42,13 +80,24 @@ def holds(**claims: bool) -> None:
         raise ValueError(f"页面的固定说法与这次训练的结果不符：{'、'.join(wrong)}")
 
 
-def value(x: float) -> str:
-    """A loss: four decimals, or scientific notation when four decimals would write a nonzero as 0.
+def is_page_run(runs: dict, eval_seed: int) -> bool:
+    """Whether ``runs`` and ``eval_seed`` are the page's own (the runs :func:`run` made with TRAIN_SEED)."""
+    return eval_seed == EVAL_SEED and all(r.get("seed") == TRAIN_SEED for r in runs.values())
 
-    >>> value(1.3), value(2.9371e-05), value(0.0)
-    ('1.3000', '2.9 × 10⁻⁵', '0.0000')
+
+def claims(page_run: bool, **facts: bool) -> None:
+    """:func:`holds` for a section's facts; those in THIS_RUN_CLAIMS only when ``page_run``."""
+    holds(**{name: ok for name, ok in facts.items() if page_run or name not in THIS_RUN_CLAIMS})
+
+
+def value(x: float) -> str:
+    """A loss: four decimals, or scientific notation below 10⁻³ (as the book writes small differences), so
+    that every small loss in a table is written one way.
+
+    >>> value(1.3), value(2.9371e-05), value(7.7e-05), value(0.0087), value(0.0)
+    ('1.3000', '2.9 × 10⁻⁵', '7.7 × 10⁻⁵', '0.0087', '0')
     """
-    return fmt.sci(x) if 0.0 < abs(x) < 5e-5 else fmt.fmt(x)
+    return fmt.difference(x)
 
 
 def positions(ts) -> str:
@@ -67,7 +116,9 @@ def mean(xs) -> float:
 
 def run(seed: int = TRAIN_SEED) -> dict:
     """Both models from the same initial parameters on the same batches, each keeping CHECKPOINTS."""
-    return {rule: tr.train(rule, seed=seed, keep=CHECKPOINTS) for rule in tr.RULES}
+    return {
+        rule: {**tr.train(rule, seed=seed, keep=CHECKPOINTS), "seed": seed} for rule in tr.RULES
+    }
 
 
 def summary(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
@@ -98,41 +149,40 @@ def checkpoints(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     return out
 
 
+def seen_share(vocab: int = tr.VOCAB, lag: int = tr.LAG, draws: int = tr.BATCH * tr.STEPS) -> float:
+    """The chance that a sequence drawn anew was among the ``draws`` training sequences: the task has
+    ``vocab ** lag`` sequences (the first ``lag`` tokens decide the rest), each drawn with equal chance.
+
+    >>> round(seen_share(8, 4, 6400), 4), round(seen_share(2, 1, 1), 4)
+    (0.7904, 0.5)
+    """
+    return 1 - (1 - vocab**-lag) ** draws
+
+
 def use_facts(losses: list[float], accuracies: list[float], prefix: str, lag: int = tr.LAG) -> dict:
-    """Where a leaking model's use-time loss comes from: the first ``lag − 1`` targets, then those > SMALL."""
+    """Where a leaking model's use-time loss comes from: the first ``lag − 1`` targets (their answer is
+    only ahead), then the worst of the rest (their answer is also behind: whether the model learned to
+    read that copy is this run's)."""
     first = losses[: lag - 1]
-    rest = list(enumerate(losses))[lag - 1 :]
-    holds(**{f"{prefix}_first_targets_far_above_guessing": all(x > 2 * LN_V for x in first)})
-    high = [(t, x) for t, x in rest if x > SMALL]
-    low = [x for _, x in rest if x <= SMALL]
-    say = SAY["rest_low"].format(small=fmt.fmt(SMALL))
-    if high:
-        rows = "、".join(
-            SAY["row"].format(t=fmt.count(t), loss=fmt.fmt(x), acc=fmt.percent(accuracies[t]))
-            for t, x in high
-        )
-        say = SAY["rest_high"].format(
-            small=fmt.fmt(SMALL),
-            only=SAY["only"][bool(low)],
-            rows=rows,
-            others=SAY["others"].format(low=fmt.fmt(max(low))) if low else "",
-            how=SAY["how"][min(accuracies[t] for t, _ in high) < 1.0],
-        )
+    worst = max(range(lag - 1, len(losses)), key=losses.__getitem__)
     return {
         f"{prefix}_first": "、".join(map(fmt.fmt, first)),
         f"{prefix}_mean": fmt.fmt(mean(losses)),
         f"{prefix}_share": fmt.fmt(sum(first) / len(losses)),
-        f"{prefix}_rest": say,
+        f"{prefix}_worst": fmt.count(worst),
+        f"{prefix}_worst_loss": value(losses[worst]),
+        f"{prefix}_worst_acc": fmt.percent(accuracies[worst]),
     }
 
 
-def compare(a: float, b: float) -> str:
-    """``a`` against ``b`` as the page prints them (four decimals).
-
-    >>> compare(7.45, 8.57), compare(8.57, 7.45), compare(1.00001, 1.0)
-    ('低于', '高于', '等于')
-    """
-    return "等于" if fmt.fmt(a) == fmt.fmt(b) else "高于" if a > b else "低于"
+def use_claims(losses: list[float], prefix: str, lag: int = tr.LAG) -> dict:
+    """The facts :func:`use_facts`'s sentences state: the first targets far above guessing, and (this
+    run's) carrying most of the mean."""
+    first = losses[: lag - 1]
+    return {
+        f"{prefix}_first_targets_far_above_guessing": all(x > 2 * LN_V for x in first),
+        f"{prefix}_first_targets_carry_most": sum(first) > sum(losses) / 2,
+    }
 
 
 def closed_form(logits, target: int) -> str:
@@ -235,6 +285,7 @@ def task_values(seed: int = SHOW_SEED) -> dict:
         ["目标（下一个 token）"] + [fmt.count(x) for x in tokens[1:]] + ["—"],
         ["因果规则下答案所在"] + where,
     ]
+    holds(one_round=n == 2 * lag)  # the box: T is twice lag, the first lag tokens repeat once
     return {
         "task_vocab": fmt.count(tr.VOCAB),
         "task_length": fmt.count(n),
@@ -242,7 +293,6 @@ def task_values(seed: int = SHOW_SEED) -> dict:
         "task_lag_minus": fmt.count(lag - 1),
         "task_seed": fmt.count(seed),
         "task_last": fmt.count(n - 1),
-        "task_once": "（本例 T = 2·lag，所以恰好重复一轮）" if n == 2 * lag else "",
         "tbl_task": Table(["位置 t"] + [fmt.count(t) for t in range(n)], rows),
         "task_unpredictable": positions(range(lag - 1)),
         "task_before_last": fmt.count(n - 2),
@@ -261,6 +311,9 @@ def settings_values() -> dict:
         "set_train_seed": fmt.count(TRAIN_SEED),
         "set_eval_seed": fmt.count(EVAL_SEED),
         "set_eval_n": fmt.count(tr.EVAL_SEQUENCES),
+        "set_kinds": fmt.count(tr.VOCAB**tr.LAG),
+        "set_draws": fmt.count(tr.BATCH * tr.STEPS),
+        "set_seen": fmt.percent(seen_share()),
         "set_last": fmt.count(LAST),
         "set_checkpoints": positions(CHECKPOINTS),
         "ln_v": fmt.fmt(LN_V),
@@ -284,9 +337,9 @@ def loss_table(rows: list[list[str]]) -> Table:
     header = [
         "模型",
         f"训练损失（最后 {fmt.count(LAST)} 步的平均）",
-        "新序列，整段一次算（训练时的算法）",
+        "另抽的序列，整段一次算（训练时的算法）",
     ]
-    return Table(header + ["新序列，逐词算（使用时的算法）", "逐词算的准确率"], rows)
+    return Table(header + ["另抽的序列，逐词算（使用时的算法）", "逐词算的准确率"], rows)
 
 
 def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
@@ -298,12 +351,16 @@ def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     n = s["none"]
     use = turns["none"]
     above = [step for step in sorted(use) if all(use[k] > LN_V for k in use if k >= step)]
-    holds(
+    claims(
+        is_page_run(runs, eval_seed),
         trains_far_lower=n["train"] < c["train"] / 2,
         below_floor=n["train"] < floor,
+        far_below_floor=n["train"] < floor / 100,
+        causal_trains_above_floor=c["train"] > floor,
         use_above_guessing=n["use"] > LN_V,
         turns_above_guessing=bool(above),
-        accuracy_between=GUESS < n["accuracy"] < c["accuracy"],
+        accuracy_above_guessing=n["accuracy"] > GUESS,
+        accuracy_below_causal=n["accuracy"] < c["accuracy"],
         causal_same=abs(c["use"] - c["full"]) < EXACT,
     )
     rows = [
@@ -318,6 +375,7 @@ def loss_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
         "none_train": value(n["train"]),
         "causal_train": value(c["train"]),
         "none_use": value(n["use"]),
+        "causal_use": value(c["use"]),
         "none_acc": fmt.percent(n["accuracy"]),
         "causal_acc": fmt.percent(c["accuracy"]),
     }
@@ -370,19 +428,25 @@ def map_values(runs: dict, seed: int = SHOW_SEED) -> dict:
     targets = [
         [tokens[j] == tokens[t + 1] for j in range(n)] for t in range(n - 1)
     ]  # keys holding it
+    held = mean(sum(w for w, ok in zip(none[t], row) if ok) for t, row in enumerate(targets))
+    back = mean(causal[t][t + 1 - lag] for t in range(lag - 1, n - 1))
+    first = mean(future[: lag - 1])
     holds(
         two_keys_hold_each_target={sum(row) for row in targets} == {2},
+        causal_reads_lag_back=back > 0.5,
+        none_reads_the_targets=held > 0.5,
         next_key_only_part=ahead < behind,
+        first_queries_read_ahead=first > 0.5,
+        lag_query_reads_key_0=causal[lag - 1][0] > 0.9,  # 两者读到的几乎是同一个 Value
     )
-    held = mean(sum(w for w, ok in zip(none[t], row) if ok) for t, row in enumerate(targets))
     return {
         "fig_maps": maps_figure(causal, none, tokens),
         "map_back": fmt.fmt(causal[lag - 1][0]),
-        "map_lag": fmt.fmt(mean(causal[t][t + 1 - lag] for t in range(lag - 1, n - 1))),
+        "map_lag": fmt.fmt(back),
         "map_target": fmt.fmt(held),
         "map_behind": fmt.fmt(behind),
         "map_ahead": fmt.fmt(ahead),
-        "map_first": fmt.fmt(mean(future[: lag - 1])),
+        "map_first": fmt.fmt(first),
     }
 
 
@@ -455,7 +519,13 @@ def floor_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     ]
     first = c["losses"][: lag - 1]
     rest = c["losses"][lag - 1 :]
-    holds(first_targets_above_guessing=mean(first) - LN_V >= 5e-5)
+    claims(
+        is_page_run(runs, eval_seed),
+        first_targets_above_guessing=mean(first) - LN_V >= 5e-5,
+        rest_below_guessing=mean(rest) < LN_V,
+        causal_above_floor_in_use=c["use"] > tr.loss_floor(),
+        **use_claims(n["losses"], "none"),
+    )
     # the floor is ln |V| for each of the first targets and 0 for the rest: each part's excess
     over_first = sum(x - LN_V for x in first) / len(c["losses"])
     over_rest = sum(rest) / len(c["losses"])
@@ -476,6 +546,7 @@ def floor_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
 def check_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     """The leak check of both models and the finite-difference check of the backward."""
     leak = {rule: tr.leak_check(r["params"], rule, seed=eval_seed) for rule, r in runs.items()}
+    holds(causal_no_leak=leak["causal"] == 0.0, none_leaks=leak["none"] > 0.0)
     return {
         "leak_causal": "0" if leak["causal"] == 0.0 else value(leak["causal"]),  # exactly 0 is 0
         "leak_none": fmt.fmt(leak["none"]),
@@ -495,6 +566,14 @@ def ahead_values(runs: dict, seed: int = TRAIN_SEED, eval_seed: int = EVAL_SEED)
         "use": a["use_loss"],
         "accuracy": a["use_accuracy"],
     }
+    claims(
+        is_page_run(runs, eval_seed) and seed == TRAIN_SEED,
+        ahead_below_floor=a["train_loss"] < a["floor"],
+        ahead_far_below_causal=a["train_loss"] < s["causal"]["train"] / 2,
+        ahead_use_above_guessing=a["use_loss"] > LN_V,
+        ahead_leaks=a["leak"] > 0.0,
+        **use_claims(a["losses"], "x5"),
+    )
     return {
         "x5_table": loss_table(
             loss_rows({"causal": s["causal"], tr.AHEAD: ahead, "none": s["none"]})
@@ -502,8 +581,6 @@ def ahead_values(runs: dict, seed: int = TRAIN_SEED, eval_seed: int = EVAL_SEED)
         "x5_train": value(a["train_loss"]),
         "x5_use": fmt.fmt(a["use_loss"]),
         "x5_leak": fmt.fmt(a["leak"]),
-        "x5_vs_none": compare(a["use_loss"], s["none"]["use"]),
-        "x5_none_use": fmt.fmt(s["none"]["use"]),
         **use_facts(a["losses"], a["accuracies"], "x5"),
     }
 
