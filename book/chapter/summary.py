@@ -371,16 +371,16 @@ def check_the_sentences(facts: dict) -> None:
     claim(
         caught_by(facts, "把 PAD 当内容读") == [pad]
         and caught_by(facts, "全屏蔽的行填大负数") == [pad],
-        "把 PAD 当内容读、给整行被屏蔽的行填大负数，都只有改 PAD 的 V 认得出",
+        "把 PAD 当内容读、给整行被屏蔽的行填大负数……只有改 PAD 的 V 认得出",
     )
     claim(
         caught_by(facts, "全屏蔽的行照常做 softmax（−∞）") == [rows],
-        "−∞ 带来的 NaN 只有“权重有限”一项认得出",
+        "NaN 只有“权重有限”认得出",
     )
     claim(
         cache in caught_by(facts, "忘了因果规则")
         and cache in caught_by(facts, "有缓存时把行号当位置"),
-        "与正确的整段重算比较，认得出忘了因果规则，也认得出行号当位置",
+        "与正确的整段重算比较认得出忘了因果规则和行号当位置",
     )
     claim(
         facts["gradient"][BACKWARD_MISTAKE],
