@@ -76,13 +76,19 @@ def pad_cache_table(past: int = PAST, new: int = NEW, pad_front: int = PAD_FRONT
 
 
 def masked_softmax_steps(scores: list[float] = SCORES, visible: list[bool] = VISIBLE) -> dict:
-    """练习 2.2.2 的答案：加 mask、取指数、求和、权重，每一步的数。
+    """练习 2.2.2 的答案：加 mask、减去最大值、取指数、求和、权重，每一步的数。
+
+    与 ``softmax`` 一样先减去这一行的最大值：权重不变，exp 却不会溢出。
 
     >>> s = masked_softmax_steps()
     >>> s["masked"]
     [2.0, 0.0, -inf]
+    >>> s["max"]
+    2.0
+    >>> s["shifted"]
+    [0.0, -2.0, -inf]
     >>> [round(e, 4) for e in s["exps"]]
-    [7.3891, 1.0, 0.0]
+    [1.0, 0.1353, 0.0]
     >>> [round(w, 4) for w in s["weights"]]
     [0.8808, 0.1192, 0.0]
     """
@@ -90,8 +96,17 @@ def masked_softmax_steps(scores: list[float] = SCORES, visible: list[bool] = VIS
     (mask,) = att.additive_mask([att.flags(visible, "visible", len(scores))])
     masked = [s + m for s, m in zip(scores, mask)]
     weights = att.softmax(masked)  # 也检查“整行被屏蔽”
-    exps = [math.exp(x) for x in masked]  # exp(−∞) = 0：被禁止的 Key 不进分母
-    return {"masked": masked, "exps": exps, "total": sum(exps), "weights": weights}
+    top = max(masked)
+    shifted = [x - top for x in masked]  # 最大项变成 0
+    exps = [math.exp(x) for x in shifted]  # exp(−∞) = 0：被禁止的 Key 不进分母
+    return {
+        "masked": masked,
+        "max": top,
+        "shifted": shifted,
+        "exps": exps,
+        "total": sum(exps),
+        "weights": weights,
+    }
 
 
 def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:

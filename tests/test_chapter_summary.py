@@ -1,18 +1,22 @@
 """Tests of book/chapter/summary.py and the summary page: each table's cells are the facts they claim to be.
 
 The predicates the page prints are checked against the teaching code's rules (and a wrong predicate is
-refused); each deliberate mistake is caught by the one check the page says catches it; the conventions
-cells follow the recorded observations when an observation changes.
+refused). A check is defined once: the checks table runs the mask page's own check functions
+(chapter.mask_checks), so that the summary cannot say what a check catches under a definition of its
+own (a planted summary that recomputes its own reference is caught). The sentences under the table are
+facts checked both ways, and the conventions cells follow the recorded observations.
 """
 
 from __future__ import annotations
 
+import collections
 import copy
+from pathlib import Path
 
 import pytest
-from conftest import article_of, table_rows
+from conftest import article_of, load_module, table_rows
 
-from chapter import conventions, summary
+from chapter import conventions, mask_checks, summary
 
 
 @pytest.mark.parametrize("name", list(summary.RULES))
@@ -44,31 +48,105 @@ def test_the_counts_column_counts_the_rules_table():
     )  # the PAD query reads nothing: the page's sentence says so
 
 
-def test_each_mistake_is_caught_by_exactly_one_check_and_the_right_version_by_none():
-    facts = summary.checks_facts()
-    forward = facts["forward"]
-    assert not any(forward["正确的写法"].values()) and not facts["gradient"]["正确的写法"]
-    for name, caught in forward.items():
-        if name != "正确的写法":
-            assert sum(caught.values()) == 1, (name, caught)
-    # Each forward check catches a different mistake, and the gradient check the backward one.
-    assert (
-        len(
-            {
-                next(c for c, hit in row.items() if hit)
-                for n, row in forward.items()
-                if n != "正确的写法"
-            }
-        )
-        == 4
+# -- a check is defined once: the summary runs the mask page's check functions -------------------
+# calls per mistake of the one-pass code, and per version of the tiled code (which gives no weights)
+CHECK_FUNCTIONS = {"leak_probe": (2, 2), "recompute_check": (1, 1), "weights_check": (1, 0)}
+
+
+def how_the_checks_are_run(module, monkeypatch) -> list[str]:
+    """What is wrong with how ``module`` (the summary's book side) runs its checks: a check it does not
+    leave to the mask page's functions, or a result that disagrees with the mask page's definition."""
+    called: collections.Counter = collections.Counter()
+    for name in CHECK_FUNCTIONS:
+        real = getattr(mask_checks, name)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            called[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(mask_checks, name, spy)
+    facts = module.checks_facts()["forward"]
+    tilings = len(module.TILE_MISTAKES) + 1  # the right tiling too
+    expected = {
+        name: one_pass * len(module.MISTAKES) + tiles * tilings
+        for name, (one_pass, tiles) in CHECK_FUNCTIONS.items()
+    }
+    problems = [
+        f"{name} called {called[name]} times, not {expected[name]}"
+        for name in CHECK_FUNCTIONS
+        if called[name] != expected[name]
+    ]
+    # The mask page's cache check compares with a correct full recomputation: it sees a missing causal
+    # rule, which a recomputation by the same wrong code cannot.
+    if not facts["忘了因果规则"]["与正确的整段重算一致"]:
+        problems.append("the cache check does not catch a forgotten causal rule")
+    return problems
+
+
+def test_the_summary_runs_the_mask_pages_checks(monkeypatch):
+    assert how_the_checks_are_run(summary, monkeypatch) == []
+
+
+def test_a_summary_that_recomputes_with_its_own_code_is_caught(monkeypatch, tmp_path):
+    # Planted: the cache check compares the cached rows with the same code run without a cache, as the
+    # summary once did; the mask page's check is not called and the missing causal rule goes unseen.
+    source = Path(summary.__file__).read_text(encoding="utf-8")
+    right = "    cache = mask_checks.recompute_check(runner(mistake, PAST), Q, Q, V, PAST)\n"
+    planted = (
+        "    own = attend(mistake, Q, Q, V)[1][PAST:]\n"
+        "    cached = runner(mistake, PAST)(Q[PAST:], Q, V)\n"
+        '    cache = {"differ": [i for i, (a, b) in enumerate(zip(cached, own)) if a != b]}\n'
     )
-    assert facts["gradient"]["反向传播漏掉修正项"]
+    assert right in source
+    (tmp_path / "planted_summary.py").write_text(source.replace(right, planted), encoding="utf-8")
+    module = load_module(tmp_path / "planted_summary.py", "planted_summary")
+    problems = how_the_checks_are_run(module, monkeypatch)
+    assert any(p.startswith("recompute_check called") for p in problems), problems
+    assert "the cache check does not catch a forgotten causal rule" in problems
 
 
-def test_the_sentence_under_the_checks_table_holds():
-    forward = summary.checks_facts()["forward"]
-    assert not forward["有缓存时把行号当位置"]["泄漏探针（改后面的 V）"]
-    assert not forward["忘了因果规则"]["缓存对整段重算"]
+# -- what the checks table shows, and the sentences under it ------------------------------------------
+def test_the_table_is_what_the_checks_found():
+    facts = summary.checks_facts()
+    table = summary.checks_table()
+    rows = {row[0]: row[1:] for row in table.rows}
+    for mistake, caught in facts["forward"].items():
+        assert rows[mistake][:4] == ["认出" if hit else "—" for hit in caught.values()], mistake
+    assert rows["正确的写法"] == ["—"] * 6
+    assert rows[summary.BACKWARD_MISTAKE] == ["只查前向"] * 4 + ["认出", "只查分块"]
+    for name, caught in facts["tiles"].items():
+        if name != "正确的写法":
+            cells = [caught[c] for c in ("leak", "pad", "cache")]
+            assert rows[name] == [
+                *("认出" if hit else "—" for hit in cells),
+                "没有权重",
+                "只查反向",
+            ] + ["认出" if caught["tiled"] else "—"], name
+    # what the page says under the table, read from the facts
+    assert summary.caught_by(facts, "全屏蔽的行填大负数") == ["不泄漏（改 PAD 的 V）"]
+    assert summary.caught_by(facts, "全屏蔽的行照常做 softmax（−∞）") == ["权重有限、行和为 1"]
+    assert "与正确的整段重算一致" in summary.caught_by(facts, "忘了因果规则")
+
+
+@pytest.mark.parametrize(
+    "mistake, check, words",
+    [
+        ("有缓存时把行号当位置", "不泄漏（改后面的 V）", "改后面的 V 看不出行号当位置"),
+        ("有缓存时把行号当位置", "权重有限、行和为 1", "各认得出别的检查漏掉的错"),
+        ("全屏蔽的行填大负数", "权重有限、行和为 1", "只有改 PAD 的 V 认得出"),
+        ("把 PAD 当内容读", "与正确的整段重算一致", "只有改 PAD 的 V 认得出"),
+        ("全屏蔽的行照常做 softmax（−∞）", "不泄漏（改 PAD 的 V）", "NaN 只有“权重有限”认得出"),
+        ("忘了因果规则", "与正确的整段重算一致", "认得出忘了因果规则"),
+        ("正确的写法", "权重有限、行和为 1", "正确的写法哪一项检查都通过"),
+    ],
+)
+def test_each_sentence_under_the_table_stops_the_build_when_its_fact_turns(mistake, check, words):
+    facts = summary.checks_facts()
+    summary.check_the_sentences(facts)  # the facts of this build: every sentence holds
+    turned = copy.deepcopy(facts)
+    turned["forward"][mistake][check] = not turned["forward"][mistake][check]
+    with pytest.raises(ValueError, match=words):
+        summary.check_the_sentences(turned)
 
 
 def test_the_conventions_cells_follow_the_observations():
@@ -81,9 +159,12 @@ def test_the_conventions_cells_follow_the_observations():
     rows = {row[0]: row[1:] for row in after}
     assert rows["布尔 True 表示"][0] == conventions.TRUE_MEANS["forbidden"] != before[0][1]
     assert rows["因果标志（查询比 Key 少时）"][3] == "`is_causal`：右下对齐" != before[2][4]
-    assert rows["全屏蔽的行（float32）"][4].startswith("融合路径：NaN")
+    (masked,) = [cells for name, cells in rows.items() if name.startswith("全屏蔽的行（CPU 上")]
+    assert masked[4].startswith(f"{conventions.KERAS_PATHS['fused']}：NaN")
+    # the JAX float mask goes through bias, the boolean mask through mask (as the mask page says)
+    assert rows["浮点 mask"][3].startswith("`bias`：")
     # Every interface says where it was observed or what it cites, with the library's version.
-    where = rows["观察在哪里做的"]
+    where = rows["布尔、浮点与因果标志的观察在哪里做的"]
     assert all(where) and where[0].startswith("PyTorch 2.") and "cite" in where[2]
 
 
@@ -113,3 +194,21 @@ def test_the_tiled_mistakes_pass_the_leak_probe_and_fail_the_one_pass_comparison
 def test_the_skipped_blocks_column_counts_the_empty_blocks():
     rows = {row[0]: row for row in summary.rules_table().rows}
     assert rows["因果"][4] == "3 / 9" and rows["PAD"][4] == "0 / 9"  # 6 positions in blocks of 2
+
+
+@pytest.mark.parametrize(
+    "tiling, check, words",
+    [
+        ("分块：跳过部分可见的块", "leak", "改后面的 V 一个也认不出"),
+        ("分块：m = −∞ 时没有保护", "cache", "认得出其中三种"),
+        ("分块：旧的 l、O 没有重新缩放", "cache", "认得出其中三种"),
+    ],
+)
+def test_the_sentence_on_the_tiled_mistakes_stops_the_build_when_its_fact_turns(
+    tiling, check, words
+):
+    facts = summary.checks_facts()
+    turned = copy.deepcopy(facts)
+    turned["tiles"][tiling][check] = not turned["tiles"][tiling][check]
+    with pytest.raises(ValueError, match=words):
+        summary.check_the_sentences(turned)

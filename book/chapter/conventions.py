@@ -31,6 +31,10 @@ FULLY_MASKED = {"nan": "NaN", "zeros": "全 0", "uniform": "平均读所有 Key"
 UNAVAILABLE = "unavailable"  # a kernel the device does not have: recorded, never shown as a result
 KERNELS = {"math": "math", "flash": "flash", "efficient": "memory-efficient", "cudnn": "cuDNN"}
 DEVICE_NAMES = {"cpu": "CPU", "cuda": "CUDA"}
+# Keras MultiHeadAttention's two paths on a fully masked row, as both pages' tables name them; the mask
+# page's wide column adds the argument that chooses the second.
+KERAS_PATHS = {"fused": "默认", "with_scores": "返回分数"}
+KERAS_ARGUMENTS = {"fused": "", "with_scores": "（`return_attention_scores=True`）"}
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 # The official documentation page of each interface (the same addresses as book/references.bib).
@@ -201,9 +205,9 @@ def float_mask_readings(seen: dict | None = None, device: str = "cpu") -> list[t
 def float_mask_sentence(seen: dict | None = None, device: str = "cpu") -> str:
     """约定表下面那句：同一张 0/−∞ 的浮点表，哪些接口加到分数上、哪些读反了、哪些报错。"""
     readings = float_mask_readings(seen, device)
-    cast, added, refused = (
-        [a for a, r in readings if r == k] for k in ("nonzero_allowed", "added", "error")
-    )
+    cast = [a for a, r in readings if r == "nonzero_allowed"]
+    added = [a for a, r in readings if r == "added"]
+    refused = [a for a, r in readings if r == "error"]
     if not cast:
         text = _spaced(_names(added), "都把 0/−∞ 的表加到分数上") if added else ""
     else:
@@ -260,10 +264,15 @@ def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
                 )
             )
     paths += [
-        ("Keras `MultiHeadAttention`", "默认", "不返回分数时", one(kgrid, "fused")),
         (
             "Keras `MultiHeadAttention`",
-            "`return_attention_scores=True`",
+            KERAS_PATHS["fused"] + KERAS_ARGUMENTS["fused"],
+            "不返回分数时",
+            one(kgrid, "fused"),
+        ),
+        (
+            "Keras `MultiHeadAttention`",
+            KERAS_PATHS["with_scores"] + KERAS_ARGUMENTS["with_scores"],
             "返回分数时",
             one(kgrid, "with_scores"),
         ),
@@ -303,24 +312,6 @@ def unavailable_sentence(seen: dict | None = None, device: str = "cpu") -> str:
     unavailable = _names(facts["unavailable"])
     return (
         _spaced("在", facts["device"], "上强制使用", unavailable) + "时报错，表里也就没有它们的行。"
-    )
-
-
-def gpu_sentence(seen: dict | None = None) -> str:
-    """有没有 CUDA 上的观察：没有时明说本页的表只在 CPU 上观察过，GPU 的情况只能引用别处的报告。"""
-    seen = observed() if seen is None else seen
-    if "cuda" not in seen:
-        return (
-            "这两张表里的观察都是在 CPU 上做的，本书还没有在 GPU 上运行过这些库；"
-            "CUDA 上的融合内核（flash、memory-efficient、cuDNN）怎样处理全屏蔽的行，只能引用别处的报告。"
-        )
-    torch = seen["cuda"]["torch"]
-    return _spaced(
-        "表里标着 CUDA 的几行是在",
-        device_words(torch),
-        "上用 PyTorch",
-        torch["version"],
-        "观察到的，只说明那一个版本、那一块卡上的行为。",
     )
 
 

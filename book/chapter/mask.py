@@ -1,12 +1,16 @@
 """The mask page (book/ch02/mask.md): one function per cell of the page, each returning the facts it glues;
-row facts in ``mask_facts``, F12 and its panel in ``mask_figure`` (re-exported: the page names them here)."""
+row facts in ``mask_facts``, F12 and its panel in ``mask_figure``, the page's checks in ``mask_checks``.
+
+The page's sentences live in the page. Where a fixed sentence holds only because of a fact of the run
+(「它没有传开」, 「权重全是 NaN」), the cell that glues its numbers checks the fact with ``claim`` and stops
+the build with the sentence named when the fact is false."""
 
 from __future__ import annotations
 
 import importlib
 import math
 
-from chapter import fmt
+from chapter import fmt, mask_checks
 from chapter.conventions import (
     ALIGNMENT,
     FULLY_MASKED_HEADER,
@@ -14,13 +18,13 @@ from chapter.conventions import (
     conventions_rows,
     float_mask_sentence,
     fully_masked_rows,
-    gpu_sentence,
     observed,
     unavailable_sentence,
     versions_words,
 )
 from chapter.fmt import Md, Table, glue_all, rows_of, slashed  # noqa: F401 - the page's cells call glue_all
 from chapter.mask_facts import (
+    claim,
     count_words,
     error_of,
     keys_text,
@@ -29,29 +33,16 @@ from chapter.mask_facts import (
     row_sentence,
     visibility_facts,
 )
-from chapter.mask_figure import FIGURE_MAX_POSITIONS, N_POSITIONS, NEW, PAST, SCORE_ROW, cache_moral
+from chapter.mask_figure import (
+    FIGURE_MAX_POSITIONS,
+    N_POSITIONS,
+    NEW,
+    PAST,
+    SCORE_ROW,
+)
 
 att = importlib.import_module("02_attention")
 ex = importlib.import_module("02_exercises_mask")
-
-# -- the wording the data decides, all in one place ---------------------------------------------------
-TEMPLATES = {
-    "hand_approx": "（各项印出时已四舍五入，用印出的数相加，最后一位会差一点，所以写 ≈）",
-    "rounding_total": "表中的权重四舍五入到小数点后 4 位，{n}相加是 {total}，而不是 1。",
-    "rounding_output": "用这些印出的权重去乘 V 再相加，得到 {approx}，比精确的输出 {output} 差 {gap}；"
-    "纸笔复算时多带几位小数，差就更小。",
-    "next_layer": {
-        True: "它与“输出置零”给出的真实输出逐个相同：下一层里真实查询给这一行的权重是 0，"
-        "有限的数乘 0 仍是 0，它没有传开",
-        False: "它与“输出置零”给出的真实输出不同：这一行的输出已经传进了下一层",
-    },
-    "big_inf": "{big} 比最小的有限数 {min} 还小，numpy.{dtype}({big}) 就是 −∞：大负数策略在这里退回成"
-    "“−∞ 加普通 softmax”，位置 {row} 的权重{nan}。",
-    "big_finite": "{big} 仍是有限数，位置 {row} 的权重{uniform}。",
-    "nan": {True: "全是 NaN", False: "并不是 NaN"},
-    "uniform": {True: "平均分配，与上表“填大负数”一行相同", False: "并不平均"},
-    "doubled": "因果 mask 与 PAD mask 分别加到分数上时，被两条规则同时挡住的 {keys} 又成了 −∞，权重为 {weight}；",
-}
 
 position = "绝对位置 {}".format  # a row label by absolute position: position(2) is 绝对位置 2
 
@@ -100,7 +91,8 @@ def figure_inputs() -> dict:
 
 
 def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = None) -> dict:
-    """一步一步, then 一行从头算到尾 (by default a row with two readable keys and a forbidden one)."""
+    """一步一步, then 一行从头算到尾 by ``row_steps`` (by default a row with two readable keys and a
+    forbidden one): the masked scores, the maximum subtracted, the exponentials, the weights."""
     q = att.as_matrix(q, "Q")
     k = att.as_matrix(k, "K")
     v = att.as_matrix(v, "V")
@@ -115,29 +107,29 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
     ]
     masked = [[s + m for s, m in zip(*r)] for r in zip(scores, mask)]
     mixed = [w + o[:1] for w, o in zip(weights, outputs)]  # the weights, then the output
-    hand = (
-        next((i for i, r in enumerate(table) if sum(r) >= 2 and not all(r)), n - 1)
-        if row is None
-        else row
-    )
-    if not isinstance(hand, int) or isinstance(hand, bool) or not 0 <= hand < n:
+    if row is None:
+        row = next((i for i, r in enumerate(table) if sum(r) >= 2 and not all(r)), n - 1)
+    if not isinstance(row, int) or isinstance(row, bool) or not 0 <= row < n:
         raise ValueError(f"row 必须是 0 到 {n - 1} 之间的整数，收到 {row!r}")
-    steps = ex.masked_softmax_steps(scores[hand], table[hand])  # exp(−∞) = 0
-    weighted = [w * x[0] for w, x in zip(steps["weights"], v)]
-    output = outputs[hand][0]
-    sign = fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in weighted), output)
-    shown = [
-        fmt.printed(fmt.fmt(w)) for w in steps["weights"]
-    ]  # the weights as the table prints them
+    forbidden = [j for j, ok in enumerate(table[row]) if not ok]
+    if not forbidden:
+        raise ValueError(f"row={row} 读得到全部 Key：这一节要演示的是一个被因果规则禁止的 Key")
+    steps = att.row_steps(q[row], k, v, table[row])
+    weighted = [x[0] for x in steps["weighted"]]
+    output = steps["output"][0]
+    # The weights as the table prints them, multiplied by V: what a reader recomputing by hand gets.
+    shown = [fmt.printed(fmt.fmt(w)) for w in steps["weights"]]
     approx = sum(w * x[0] for w, x in zip(shown, v))
-    r = {
-        "n": count_words(len(v)),
-        "total": fmt.fmt(sum(shown)),
-        "approx": fmt.fmt(approx),
-        "output": fmt.fmt(output),
-        "gap": fmt.difference(abs(approx - output)),
-    }
-    forbidden = [j for j, ok in enumerate(table[hand]) if not ok]
+    claim(
+        fmt.fmt(sum(shown)) == fmt.fmt(1.0),
+        "（表中）权重 = exp ÷ 总和：印出的权重相加是 1",
+        "q、k、v、row",
+    )
+    claim(
+        fmt.fmt(approx) != fmt.fmt(output),
+        "用这些印出的权重去乘 V 再相加……比精确的输出差一点",
+        "q、k、v、row",
+    )
     return {
         "demo_n": n,
         "demo_d": len(q[0]),
@@ -149,15 +141,16 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
         "tbl_visible_mask": Table(keys, rows_of(pairs, position, str)),
         "tbl_masked": Table(keys, rows_of(masked, position)),
         "tbl_weights": Table(keys + ["输出"], rows_of(mixed, position)),
-        "hand_row": hand,
-        "hand_forbidden": keys_text(forbidden) if forbidden else "没有 Key",
+        "hand_row": row,
+        "hand_forbidden": keys_text(forbidden),
         "tbl_hand": Table(
             fmt.keys(len(k), "步骤 ＼ Key"),
             [
                 [name] + [cell(x) for x in xs]
                 for name, xs, cell in [
-                    ("分数（取自分数表）", scores[hand], fmt.fmt),
+                    ("分数（取自分数表）", steps["scaled"], fmt.fmt),
                     ("加 mask", steps["masked"], fmt.fmt),
+                    ("减去最大值", steps["shifted"], fmt.fmt),
                     ("exp", steps["exps"], fmt.fmt),
                     ("权重 = exp ÷ 总和", steps["weights"], fmt.fmt),
                     ("V", [x[0] for x in v], fmt.short),
@@ -165,15 +158,13 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
                 ]
             ],
         ),
+        "hand_max": fmt.fmt(steps["max"]),
         "hand_total": fmt.fmt(steps["total"]),
         "hand_sum": " + ".join(fmt.fmt(x) for x in weighted),
+        "hand_equals": fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in weighted), output),
         "hand_output": fmt.fmt(output),
-        "hand_equals": sign,
-        "hand_equals_note": "" if sign == "=" else TEMPLATES["hand_approx"],
-        "hand_rounding": (
-            "" if r["total"] == fmt.fmt(1.0) else TEMPLATES["rounding_total"].format(**r)
-        )
-        + ("" if r["approx"] == r["output"] else TEMPLATES["rounding_output"].format(**r)),
+        "hand_approx": fmt.fmt(approx),
+        "hand_gap": fmt.difference(abs(approx - output)),
     }
 
 
@@ -195,9 +186,8 @@ def padding_section(q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID) -> dict:
     pad = att.key_padding(valid.count(True), n)
     open_enc = visibility_facts(n, causal=False)
     pad_enc = visibility_facts(n, causal=False, key_valid=pad)
-    (_, open_out), (_, pad_out) = (
-        att.attention(enc_q, enc_q, enc_v, causal=False, key_valid=p) for p in (None, pad)
-    )
+    _, open_out = att.attention(enc_q, enc_q, enc_v, causal=False)
+    _, pad_out = att.attention(enc_q, enc_q, enc_v, causal=False, key_valid=pad)
     return {
         "left_n": n,
         "left_pad_keys": keys_text([j for j, ok in enumerate(valid) if not ok]),
@@ -262,36 +252,116 @@ def conventions_section(seen: dict | None = None, past: int = PAST, new: int = N
     ):
         raise AssertionError("右下对齐应当是本书的偏移，左上对齐应当是把行号当位置")
     seen = observed() if seen is None else seen
+    claim(
+        sorted(seen) == ["cpu"],
+        "这两张表里的观察都是在 CPU 上做的，本书还没有在 GPU 上运行过这些库",
+    )
     return {
         "tbl_conventions": Table(HEADER, conventions_rows(seen)),
         "tbl_fully_masked": Table(FULLY_MASKED_HEADER, fully_masked_rows(seen)),
         "fully_masked_versions": versions_words(seen),
         "float_mask_sentence": Md(float_mask_sentence(seen)),
         "unavailable_sentence": Md(unavailable_sentence(seen)),
-        "gpu_sentence": Md(gpu_sentence(seen)),
         "align_past": past,
         "align_new": new,
         "align_lost": sum(r and not t for rr, tr in zip(right, top_left) for r, t in zip(rr, tr)),
     }
 
 
+def big_text(big: float = BIG) -> str:
+    """A large negative number the way code writes it: ``−1e9`` (a negative whole power of ten only)."""
+    big = att.real(big, "big")
+    exponent = round(math.log10(-big)) if big < 0 and math.isfinite(big) else None
+    if exponent is None or -big != 10.0**exponent:
+        raise ValueError(f"big 必须是 −10 的整数次幂（如 −1e9），收到 {big!r}")
+    return f"{fmt.MINUS}1e{exponent}"
+
+
+def fill_facts(dtype: str = "float16", q=LEFT_Q, valid=LEFT_VALID, big: float = BIG) -> dict:
+    """The first fully masked row in numpy's ``dtype``: the forbidden cells filled with ``big``, with
+    ``finfo.min``, and the causal and PAD masks each at ``finfo.min`` added to the scores."""
+    import numpy as np  # only the dtypes need numpy: Python's float is float64 alone
+
+    q = att.as_matrix(q, "Q")
+    n = len(q)
+    valid = att.flags(valid, "valid", n)
+    big = att.real(big, "big")
+    if dtype not in FILL_DTYPES:
+        raise ValueError(f"dtype 必须是 {'、'.join(FILL_DTYPES)} 之一，收到 {dtype!r}")
+    facts = visibility_facts(n, key_valid=valid)
+    empty = [r["row"] for r in facts["rows"] if r["empty"]]
+    if not empty:
+        raise ValueError("valid 必须让至少一行整行被屏蔽：这一节比较的正是这样的行")
+    first = empty[0]
+    t = np.dtype(dtype)
+    fmin = np.finfo(dtype).min
+    causal_ok = att.visibility(n, n)[first]
+    both_ok = facts["visible"][first]
+    scores = np.asarray(att.scaled_scores(q, q)[first], dtype=t)
+    ok = np.asarray(both_ok)
+
+    def fill(flags, value):
+        return np.asarray([0.0 if f else value for f in flags]).astype(t)
+
+    with np.errstate(over="ignore", invalid="ignore"):
+
+        def softmax_in(x):
+            return [float(w) for w in np.exp(x - x.max()) / np.exp(x - x.max()).sum()]
+
+        big_in = fill([False], big)[0]  # float16(−1e9) overflows to −∞
+        cases = {
+            "big": np.where(ok, scores, big_in),
+            "min": np.where(ok, scores, fmin),
+            "two_masks": scores + (fill(causal_ok, fmin) + fill(valid, fmin)),
+        }
+        weights = {name: softmax_in(x) for name, x in cases.items()}
+        twice = float(fmin + fmin)  # numpy keeps the dtype of its operands
+        row_twice = softmax_in(np.full(n, fmin, dtype=t) + np.full(n, fmin, dtype=t))
+    blocked = {
+        name: sorted({float(c) for c, f in zip(x, both_ok) if not f}, reverse=True)
+        for name, x in cases.items()
+    }
+    return {
+        "row": first,
+        "min": float(fmin),
+        "big_is_inf": bool(np.isinf(big_in)),
+        "twice": twice,
+        "weights": weights,
+        "blocked": blocked,
+        "row_twice": row_twice,
+        "doubled": [j for j, (a, b) in enumerate(zip(causal_ok, valid)) if not a and not b],
+    }
+
+
+def added_weights(dtype: str, q=LEFT_Q, valid=LEFT_VALID, big: float = BIG) -> list[float]:
+    """The first fully masked row when ``big`` is *added* to its scores (not put in their place)."""
+    import numpy as np
+
+    if dtype not in FILL_DTYPES:
+        raise ValueError(f"dtype 必须是 {'、'.join(FILL_DTYPES)} 之一，收到 {dtype!r}")
+    q = att.as_matrix(q, "Q")
+    big_text(big)  # a negative whole power of ten, as on the page
+    facts = visibility_facts(len(q), key_valid=att.flags(valid, "valid", len(q)))
+    empty = [r["row"] for r in facts["rows"] if r["empty"]]
+    if not empty:
+        raise ValueError("valid 必须让至少一行整行被屏蔽")
+    t = np.dtype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = np.asarray(att.scaled_scores(q, q)[empty[0]], dtype=t) + np.asarray(big).astype(t)
+        e = np.exp(x - x.max())
+        return [float(w) for w in e / e.sum()]
+
+
 def empty_rows_section(
     dtype: str = "float16", q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID, big: float = BIG
 ):
-    """A fully masked row four ways, then in numpy's ``dtype``: ``big``, ``finfo.min``, two masks added."""
-    import numpy as np  # only the dtypes need numpy: Python's float is float64 alone
-
+    """A fully masked row four ways, then in numpy's ``dtype``; every fixed sentence about it checked."""
     q = att.as_matrix(q, "Q")
     v = att.as_matrix(v, "V")
     n = len(q)
     valid = att.flags(valid, "valid", len(q))
     big = att.real(big, "big")
-    if dtype not in FILL_DTYPES:
-        raise ValueError(f"dtype 必须是 {'、'.join(FILL_DTYPES)} 之一，收到 {dtype!r}")
-    exponent = round(math.log10(-big)) if big < 0 and math.isfinite(big) else None
-    if exponent is None or -big != 10.0**exponent:  # written the way code writes it: −1e9
-        raise ValueError(f"big 必须是 −10 的整数次幂（如 −1e9），收到 {big!r}")
-    big_text = f"{fmt.MINUS}1e{exponent}"
+    big_words = big_text(big)
     facts = visibility_facts(n, key_valid=valid)
     empty = [r["row"] for r in facts["rows"] if r["empty"]]
     real = [i for i, ok in enumerate(valid) if ok]
@@ -300,7 +370,7 @@ def empty_rows_section(
             "valid 必须让至少一行整行被屏蔽，又至少有一个真实位置：这一节比较的正是它们"
         )
     first = empty[0]
-    big_name = f"填大负数 {big_text}"
+    big_name = f"填大负数 {big_words}"
     zero_name = '输出置零（"zero"）'
     results = {
         "−∞ 加普通 softmax": att.unguarded_attention(q, q, v, facts["visible"]),
@@ -323,65 +393,59 @@ def empty_rows_section(
         for name, (w, out) in results.items()
     ]
     w_big, out_big = results[big_name]
-    # In numpy's dtype: float16(−1e9) overflows to −∞ and (−∞) − (−∞) is NaN, the cases shown.
-    t = np.dtype(dtype)
-    fmin = np.finfo(dtype).min
-    causal_ok = att.visibility(n, n)[first]
-    both_ok = facts["visible"][first]
-    scores = np.asarray(att.scaled_scores(q, q)[first], dtype=t)
-    ok = np.asarray(both_ok)
-
-    def fill(flags, value):
-        return np.asarray([0.0 if f else value for f in flags]).astype(t)
+    added = {d: added_weights(d, q, valid, big) for d in ("float64", "float32")}
+    claim(
+        len(set(w_big[first])) == 1 and math.isclose(sum(w_big[first]), 1.0),
+        "改用大负数（如 −1e9），这一行读的就全是被禁止的 Key；禁止的格子换成它后，权重平均分成……",
+        "q、v、valid、big",
+    )
+    claim(
+        len(set(added["float64"])) > 1 and len(set(added["float32"])) == 1,
+        "把大负数加到分数上时，双精度里权重随分数变，float32 里又是平均分配",
+        "q、v、valid、big",
+    )
+    claim(
+        nexts[big_name] == nexts[zero_name],
+        "“下一层”一列里，它与“输出置零”给出的真实输出逐个相同……它没有传开",
+        "q、v、valid、big",
+    )
+    f = fill_facts(dtype, q, valid, big)
+    d_big = f["weights"]["big"]
+    d_min = f["weights"]["min"]
+    d_two = f["weights"]["two_masks"]
+    claim(
+        f["big_is_inf"] and all(math.isnan(x) for x in d_big),
+        f"{big_words} 比最小的有限数还小，numpy.{dtype}({big_words}) 就是 −∞……权重全是 NaN",
+        "dtype、q、v、valid、big",
+    )
+    claim(
+        all(math.isfinite(x) for x in d_min) and len(set(d_min)) == 1,
+        f"numpy.finfo({dtype}).min 本身是有限的……权重平均分配",
+        "dtype、q、v、valid、big",
+    )
+    claim(math.isinf(f["twice"]), f"finfo.min + (finfo.min) 在 {dtype} 里是 −∞", "dtype")
+    claim(
+        bool(f["doubled"]) and d_two[f["doubled"][0]] == 0.0,
+        "被两条规则同时挡住的 Key 又成了 −∞，权重为 0",
+        "dtype、q、v、valid、big",
+    )
+    claim(
+        all(math.isnan(x) for x in f["row_twice"]),
+        "一整行的格子都被两条规则同时挡住时，这一行又是 NaN",
+        "dtype、q、v、valid、big",
+    )
 
     def number(x):
         return fmt.short(x) if not math.isfinite(x) or abs(x) < 1e6 else fmt.sci(x)
 
-    with np.errstate(over="ignore", invalid="ignore"):
-
-        def softmax_in(x):
-            return [float(w) for w in np.exp(x - x.max()) / np.exp(x - x.max()).sum()]
-
-        big_in = fill([False], big)[0]
-        twice = float(fmin + fmin)  # numpy keeps the dtype of its operands
-        cases = {
-            f"禁止的格子换成 {big_text}": np.where(ok, scores, big_in),
-            f"禁止的格子换成 finfo({dtype}).min": np.where(ok, scores, fmin),
-            f"因果 mask 与 PAD mask 各取 finfo({dtype}).min，都加到分数上": scores
-            + (fill(causal_ok, fmin) + fill(valid, fmin)),
-        }
-        weights = {name: softmax_in(x) for name, x in cases.items()}
-        row_twice = softmax_in(
-            np.full(n, fmin, dtype=t) + np.full(n, fmin, dtype=t)
-        )  # every cell blocked twice
-    d_big, d_min, d_two = weights.values()
-    if not (
-        all(math.isfinite(x) for x in d_min)
-        and len(set(d_min)) == 1
-        and math.isinf(twice)
-        and all(math.isnan(x) for x in row_twice)
-    ):
-        raise AssertionError(
-            "finfo.min 应当给出平均的权重，两个 finfo.min 相加应当是 −∞，整行如此时是 NaN"
-        )
-    doubled = [j for j, (a, b) in enumerate(zip(causal_ok, valid)) if not a and not b]
-    min_text = number(float(fmin))
-    is_inf = math.isinf(float(big_in))
-    words = {
-        "big": big_text,
-        "min": min_text,
-        "dtype": dtype,
-        "row": first,
-        "nan": TEMPLATES["nan"][all(math.isnan(x) for x in d_big)],
-        "uniform": TEMPLATES["uniform"][len(set(d_big)) == 1],
+    names = {
+        "big": f"禁止的格子换成 {big_words}",
+        "min": f"禁止的格子换成 finfo({dtype}).min",
+        "two_masks": f"因果 mask 与 PAD mask 各取 finfo({dtype}).min，都加到分数上",
     }
-
-    def blocked(x):
-        return sorted({float(c) for c, f in zip(x, both_ok) if not f}, reverse=True)
-
     return {
         "policy_empty_rows": positions_text(empty),
-        "policy_big": big_text,
+        "policy_big": big_words,
         "tbl_policies": Table(
             [
                 "策略",
@@ -396,27 +460,22 @@ def empty_rows_section(
         "policy_uniform": fmt.fmt(w_big[first][0]),
         "policy_big_out": fmt.fmt(out_big[first][0]),
         "policy_big_reads": keys_text([j for j in range(n) if w_big[first][j] > 0]),
+        "policy_added64": slashed(added["float64"]),
         "policy_pad_rows": positions_text([i for i, ok in enumerate(valid) if not ok]),
         "policy_real_rows": positions_text(real),
-        "policy_big_next": TEMPLATES["next_layer"][nexts[big_name] == nexts[zero_name]],
         "dtype_name": dtype,
         "dtype_row": first,
-        "dtype_min": min_text,
-        "dtype_twice": number(twice),
-        "dtype_big_is_inf": is_inf,
+        "dtype_min": number(f["min"]),
+        "dtype_twice": number(f["twice"]),
         "tbl_dtype": Table(
             ["写法", f"禁止的格子在 {dtype} 里是", f"位置 {first} 的权重（{dtype}）"],
             [
-                [name, " 或 ".join(map(number, blocked(x))), slashed(weights[name])]
-                for name, x in cases.items()
+                [names[name], " 或 ".join(map(number, f["blocked"][name])), slashed(weights)]
+                for name, weights in f["weights"].items()
             ],
         ),
-        "dtype_big_sentence": TEMPLATES["big_inf" if is_inf else "big_finite"].format(**words),
-        "dtype_doubled": ""
-        if not doubled
-        else TEMPLATES["doubled"].format(
-            keys=keys_text(doubled), weight=fmt.fmt(d_two[doubled[0]])
-        ),
+        "dtype_doubled_keys": keys_text(f["doubled"]),
+        "dtype_doubled_weight": fmt.fmt(d_two[f["doubled"][0]]),
     }
 
 
@@ -428,10 +487,15 @@ def cache_section(past: int = PAST, new: int = NEW) -> dict:
     att.check_count(new, "new", maximum=FIGURE_MAX_POSITIONS)
     worst = visibility_facts(1, past=past)
     wrong = [j for j in range(past + 1) if worst["row_index"][0][j]]
+    rows = visibility_facts(new, past=past)["rows"]
+    claim(
+        any(r["lost_cached"] for r in rows) and all(r["position"] in r["lost_new"] for r in rows),
+        "按行号造表……不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到",
+        "past、new",
+    )
     return {
         "offset_past": past,
         "offset_new": new,
-        "offset_moral": cache_moral(visibility_facts(new, past=past)),
         "worst_past": past,
         "worst_new": 1,
         "worst_keys": past + 1,
@@ -451,8 +515,12 @@ def cache_section(past: int = PAST, new: int = NEW) -> dict:
     }
 
 
+PLANS = ("不加 mask", "正确偏移 past + i", "写错偏移（行号 i）")
+
+
 def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON) -> dict:
-    """No mask, the right offset and the row-index offset, each through 不泄漏 and 与整段重算一致."""
+    """No mask, the right offset and the row-index offset, each through the page's two checks
+    (``mask_checks``): 不泄漏 (the last position's V changed) and 与整段重算一致 (against a correct one)."""
     att.check_count(past, "past")  # with a cache: without one the row-index offset is the right one
     # new ≥ 2: the check changes the V of the last position, which must come after the first new query.
     if att.check_count(new, "new", minimum=2) + past > len(LEAK_Q):
@@ -461,50 +529,63 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
         )
     q = LEAK_Q[: past + new]
     v = [[float(j + 1)] for j in range(past + new)]
-    v_future = v[:-1] + att.as_matrix([[poison]], "poison")
+    poison = att.real(poison, "poison")
+    if not math.isfinite(poison):
+        raise ValueError(f"poison 必须是有限数，收到 {poison!r}")
+    n = past + new
     first = past
-    last = past + new - 1
-    _, reference = att.attention(q, q, v)
-    plans = {
-        "不加 mask": att.visibility(new, past + new, causal=False),
-        "正确偏移 past + i": att.visibility(new, past + new, past=past),
-        "写错偏移（行号 i）": att.row_index_visibility(new, past + new),
-    }
-    rows = []
-    passing = []
-    firsts = []
-    for plan, table in plans.items():
-        out, out_future = (
-            att.masked_attention(q[past:], q, values, table)[1] for values in (v, v_future)
-        )
-        leaks = out[0] != out_future[0]
-        same = out == reference[past:]
-        before = fmt.fmt(out[0][0])
-        after = fmt.fmt(out_future[0][0])
-        # The core's line shows position `first` only: it compares that row with the reference.
-        firsts.append(
-            f"“{plan}” {before} → {after}，泄漏"
-            if leaks
-            else f"“{plan}” {before}，不变"
-            + ("" if out[0] == reference[first] else "，却与整段重算不同")
-        )
-        passing += [plan] if same and not leaks else []
-        rows.append(
+    last = n - 1
+    tables = dict(
+        zip(
+            PLANS,
             [
-                plan,
-                before,
-                after,
-                "是（泄漏）" if leaks else "否",
-                fmt.fmt(out[-1][0]),
-                "一致" if same else "不一致",
-            ]
+                att.visibility(new, n, causal=False),
+                att.visibility(new, n, past=past),
+                att.row_index_visibility(new, n),
+            ],
         )
+    )
+    # 不泄漏: only the last position's V changes ("改动未来"): the queries before it must not move.
+    future = [[j == last and j > past + i for j in range(n)] for i in range(new)]
+    results = {}
+    for plan, table in tables.items():
+
+        def run(q_new, k, values, table=table):
+            return att.masked_attention(q_new, k, values, table)[1]
+
+        results[plan] = {
+            "leak": mask_checks.leak_probe(run, q[past:], q, v, future, poison),
+            "full": mask_checks.recompute_check(run, q, q, v, past),
+        }
+    reference = results[PLANS[1]]["full"]["reference"]
+    leaks = {plan: 0 in r["leak"]["leaking"] for plan, r in results.items()}
+    differs = {plan: r["full"]["differ"] for plan, r in results.items()}
+    passing = [plan for plan in PLANS if not leaks[plan] and not differs[plan]]
+    claim(
+        leaks[PLANS[0]] and not leaks[PLANS[1]] and not leaks[PLANS[2]],
+        "“不加 mask” …，泄漏；“正确偏移 past + i” …，不变；“写错偏移（行号 i）” …，不变",
+        "past、new、poison",
+    )
+    claim(
+        not differs[PLANS[1]] and 0 in differs[PLANS[2]],
+        "“正确偏移 past + i” 与整段重算相同；“写错偏移（行号 i）” 却与整段重算不同",
+        "past、new、poison",
+    )
+    claim(passing == [PLANS[1]], "只有“正确偏移 past + i”两项都通过", "past、new、poison")
+
+    def first_output(plan, key):
+        return fmt.fmt(results[plan]["leak"][key][0][0])
+
+    def agreement(plan):
+        rows = differs[plan]
+        return "一致" if not rows else positions_text([first + i for i in rows]) + " 不同"
+
     return {
-        "leak_n": len(q),
+        "leak_n": n,
         "leak_qk": fmt.vectors(q),
         "leak_v": column(v),
         "leak_last": last,
-        "leak_poison": fmt.short(v_future[-1][0]),
+        "leak_poison": fmt.short(poison),
         "leak_past": past,
         "leak_new": new,
         "tbl_checks": Table(
@@ -516,24 +597,36 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
                 f"位置 {last} 输出",
                 "与整段重算",
             ],
-            rows,
+            [
+                [
+                    plan,
+                    first_output(plan, "outputs"),
+                    first_output(plan, "probed"),
+                    "是（泄漏）" if leaks[plan] else "否",
+                    fmt.fmt(r["leak"]["outputs"][-1][0]),
+                    agreement(plan),
+                ]
+                for plan, r in results.items()
+            ],
         ),
         "ref_first_pos": first,
         "ref_last_pos": last,
-        "ref_first": fmt.fmt(reference[first][0]),
-        "ref_last": fmt.fmt(reference[last][0]),
-        "checks_first_outputs": "；".join(
-            firsts
-        ),  # the core's line: position `first` before → after
-        "checks_passing": quoted(passing),
+        "ref_first": fmt.fmt(reference[0][0]),
+        "ref_last": fmt.fmt(reference[-1][0]),
+        "check_open": first_output(PLANS[0], "outputs"),
+        "check_open_probed": first_output(PLANS[0], "probed"),
+        "check_right": first_output(PLANS[1], "outputs"),
+        "check_wrong": first_output(PLANS[2], "outputs"),
     }
 
 
 def observe_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, base=SCORE_ROW) -> dict:
-    """Causal against no mask on the same Q, K, V; F12's row of scores through softmax and what it mixes."""
+    """Causal against no mask on the same Q, K, V; F12's row of scores through softmax without the
+    mask, and what it mixes from this V."""
     w_c, out_c = att.attention(q, k, v)
     w_o, out_o = att.attention(q, k, v, causal=False)
     same = [i for i in range(len(out_c)) if out_c[i] == out_o[i]]
+    claim(bool(same), "只有…不变，其余位置读到了自己之后的 Value", "q、k、v")
     base = att.as_vector(base, "base")
     v = att.as_matrix(v, "V")
     if len(v) != len(base):
@@ -547,7 +640,7 @@ def observe_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, base=SCORE_ROW) ->
                 for i, (wc, oc, wo, oo) in enumerate(zip(w_c, out_c, w_o, out_o))
             ],
         ),
-        "causal_same": positions_text(same) if same else "没有哪个位置",
+        "causal_same": positions_text(same),
         "gap_base": row_text(base),
         **{f"p{j}": fmt.fmt(x) for j, x in enumerate(p)},
         "mix_values": column(v),
@@ -569,11 +662,14 @@ def exercises(past: int = ex.PAST, new: int = ex.NEW, pad_front: int = ex.PAD_FR
     plain = row_text(att.softmax(kept), fmt.fmt)
     if plain != row_text([w for w, ok in zip(s2["weights"], ex.VISIBLE) if ok], fmt.fmt):
         raise AssertionError("加 mask 的权重应当等于只对可见分数做 softmax 的权重")
-    if not (c3["passed"] and c3["caught_by"]):
-        raise AssertionError("练习 3 要有一项两种写法都通过的检查、一项认出写法 B 的检查")
+    claim(
+        c3["passed"] == ["不泄漏"] and c3["caught_by"] == ["与整段重算一致"],
+        "两种写法都通过“不泄漏”检查；只有“与整段重算一致”一项能认出写法 B",
+    )
     steps = [
         ("分数（给定）", ex.SCORES, fmt.short),
         ("加 mask", s2["masked"], fmt.fmt),
+        ("减去最大值", s2["shifted"], fmt.fmt),
         ("exp", s2["exps"], fmt.fmt),
         ("÷ 指数之和（权重）", s2["weights"], fmt.fmt),
     ]
@@ -597,6 +693,7 @@ def exercises(past: int = ex.PAST, new: int = ex.NEW, pad_front: int = ex.PAD_FR
             fmt.keys(len(ex.SCORES), "步骤"),
             [[name] + [cell(x) for x in xs] for name, xs, cell in steps],
         ),
+        "ex2_max": fmt.fmt(s2["max"]),
         "ex2_total": fmt.fmt(s2["total"]),
         "ex2_kept_n": count_words(len(kept)),
         "ex2_kept": row_text(kept),
@@ -636,7 +733,5 @@ def exercises(past: int = ex.PAST, new: int = ex.NEW, pad_front: int = ex.PAD_FR
             f"行 {i} 少读 {keys_text(lost)}" if lost else f"行 {i} 一个也不少读"
             for i, lost in enumerate(c3["rows"][1]["lost"])
         ),
-        "ex3_passed": quoted(c3["passed"]),
-        "ex3_caught": quoted(c3["caught_by"]),
         "ex4_doctest": Md(fmt.doctest_block(ex.visible_counts)),
     }

@@ -107,27 +107,15 @@ def _score_frame(facts: dict, scores: list[float], query: int) -> dict:
         + [[fmt.cell(t, None, k == "加 mask 的权重") for t in [k, *cells]] for k, cells in rows],
     }
     return {
-        "condition": f"绝对位置 {query} 的一行分数，加 mask 与不加 mask 对照",
+        "condition": f"绝对位置 {query} 的一行分数，加不加 mask",
         "tables": [table],
         "rule": f"允许 Key 位置 ≤ {query}",
         "explanation": text,
     }
 
 
-def cache_moral(facts: dict) -> str:
-    """The mistake's consequence, said once on the page (the cache section); empty when nothing is lost."""
-    rows = facts["rows"]
-    if not any(r["lost_cached"] or r["lost_new"] for r in rows):
-        return ""
-    lost = "丢掉了缓存里的历史" if any(r["lost_cached"] for r in rows) else "少读了本批的 Key"
-    own = any(r["position"] in r["lost_new"] for r in rows)
-    return f"按行号造表的写法不会泄漏未来，却悄悄{lost}" + (
-        "，连查询自己的位置也读不到。" if own else "。"
-    )
-
-
 def _cache_frame(past: int, new: int) -> dict:
-    """F12's last frame: the right rows, then what the row-index mistake loses (the moral: the section's)."""
+    """F12's last frame: the right rows, then what the row-index mistake loses (the moral is the page's)."""
     facts = visibility_facts(new, past=past)
     rows = facts["rows"]
     text = (
@@ -136,7 +124,7 @@ def _cache_frame(past: int, new: int) -> dict:
         + "，".join(f"行 {r['row']} 能读 {keys_text(r['readable'])}" for r in rows)
         + "。"
     )
-    if cache_moral(facts):
+    if any(r["lost_cached"] or r["lost_new"] for r in rows):
         text += "把行号当位置时，" + "；".join(lost_sentence(r) for r in rows) + "。"
     else:
         text += "没有缓存时行号就是位置，两张表完全相同，一个 Key 也不少读。"

@@ -1,4 +1,5 @@
-"""The chapter opening (book/ch02/index.md): the sizes of its demo data and which teaching files use numpy."""
+"""The preface (book/index.md) and the chapter opening (book/ch02/index.md): the preface's claims about
+the recorded library observations, the sizes of the demo data and which teaching files use numpy."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import functools
 import importlib
 from pathlib import Path
 
-from chapter import (
-    take_home,
-)  # its ``imports`` follows ``import_module("02_…")``; it imports this module too
-from chapter.fmt import glue_all  # noqa: F401  (the opening page calls page.glue_all)
+# take_home's ``imports`` follows ``import_module("02_…")``; it imports this module too.
+from chapter import conventions, fmt, take_home
+from chapter.fmt import glue_all  # noqa: F401  (the pages call page.glue_all)
+from chapter.mask_facts import claim
 
 att = importlib.import_module("02_attention")
 CODE_DIR = Path(att.__file__).parent
@@ -48,21 +49,60 @@ def numpy_needed(code_dir: Path | None = None) -> list[str]:
     )
 
 
+def recorded_conditions(seen: dict | None = None) -> dict:
+    """What each recorded library observation says about where it was made, per device and library:
+    ``{"cpu": {"torch": ["version", "device", "dtype", "kernels"], ...}}``."""
+    seen = conventions.observed() if seen is None else seen
+    out = {}
+    for device, libs in seen.items():
+        out[device] = {}
+        for name, lib in libs.items():
+            kept = [k for k in ("version", "device", "dtype", "backend") if k in lib]
+            if "kernels" in lib.get("sdpa", {}):
+                kept.append("kernels")
+            if "implementation" in lib.get("dot_product_attention", {}):
+                kept.append("implementation")
+            out[device][name] = kept
+    return out
+
+
+def preface(seen: dict | None = None) -> dict:
+    """The preface's numbers: how the book prints numbers; and the check of its sentence on the record."""
+    conditions = recorded_conditions(seen)
+    claim(
+        all(
+            {"version", "device", "dtype"} <= set(kept)
+            for libs in conditions.values()
+            for kept in libs.values()
+        )
+        and all("kernels" in libs["torch"] for libs in conditions.values())
+        and all("implementation" in libs["jax"] for libs in conditions.values())
+        and all("backend" in libs["keras"] for libs in conditions.values()),
+        "每一条都记着库的版本、设备和 dtype，PyTorch 的还记着实际运行的内核"
+        "（JAX 记着所用的实现，Keras 记着后端）",
+    )
+    return {"decimals": fmt.decimals_sentence()}
+
+
 def opening() -> dict:
     """The demo data's sizes, the files that need numpy, those that need PyTorch too (``*_torch.py``)."""
-    q, k, v = (
-        att.as_matrix(m, name) for m, name in zip((att.DEMO_Q, att.DEMO_K, att.DEMO_V), "QKV")
-    )
-    plain, torch_files = (
-        [n for n in numpy_needed() if take_home.needs_torch(n) == t] for t in (False, True)
+    q = att.as_matrix(att.DEMO_Q, "Q")
+    k = att.as_matrix(att.DEMO_K, "K")
+    v = att.as_matrix(att.DEMO_V, "V")
+    needed = numpy_needed()
+    plain = [n for n in needed if not take_home.needs_torch(n)]
+    torch_files = [n for n in needed if take_home.needs_torch(n)]
+    claim(
+        bool(plain) and bool(torch_files),
+        "少数几个文件另要 numpy 或 PyTorch……要 numpy 才能运行的只有……另要 PyTorch 与 transformers",
     )
     return {
         "n_query": len(q),
         "n_key": len(k),
         "d": len(q[0]),
         "d_v": len(v[0]),
-        "numpy_files": "、".join(plain) if plain else "没有哪个文件",
-        "torch_files": "、".join(torch_files) if torch_files else "没有哪个文件",
+        "numpy_files": "、".join(plain),
+        "torch_files": "、".join(torch_files),
         "fig_projections": projection_figure(),
     }
 
