@@ -1,0 +1,385 @@
+"""第 2 章教学代码：写进真实代码——同样的错误交给 PyTorch 与 Transformers（需要 PyTorch）。
+
+要 PyTorch（CPU 版即可），最后两节另要 transformers；与 ``02_attention.py``、``02_rope.py``、
+``02_pitfalls.py`` 放在同一目录运行。每个函数先照错的写法调用一次库，再照改对的写法调用一次，
+返回看到的数；``02_pitfalls.py`` 用前几页的函数把同样的数算出来。小模型由配置造出，权重是随机的，
+不下载任何东西。一律 float64、CPU。
+"""
+
+import importlib
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # 从不联网：模型只由配置造出
+
+import torch
+import torch.nn.functional as F
+
+att = importlib.import_module("02_attention")
+pf = importlib.import_module("02_pitfalls")  # 例子的输入，和用前几页的函数算出的参照
+
+DTYPE = torch.float64
+SEED = 2  # 小模型的随机权重与 dropout 的取样都从这个种子开始
+INIT = 0.5  # 权重的标准差：比默认的 0.02 大，注意力才不是平均分配，位置才看得出作用
+
+
+def _t(x) -> torch.Tensor:
+    return torch.tensor(x, dtype=DTYPE)
+
+
+def _rows(x: torch.Tensor) -> list:
+    """输出的第一列，一行一个数；NaN 写成 None（JSON 里是 null）。"""
+    return [None if v != v else v for v in x.reshape(x.shape[-2], -1)[:, 0].tolist()]
+
+
+def _identity_mha(width: int, heads: int) -> torch.nn.MultiheadAttention:
+    """投影都是单位矩阵、没有偏置的 MultiheadAttention：它算的就是缩放点积注意力本身。"""
+    layer = torch.nn.MultiheadAttention(width, heads, bias=False, batch_first=True, dtype=DTYPE)
+    with torch.no_grad():
+        layer.in_proj_weight.copy_(torch.eye(width, dtype=DTYPE).repeat(3, 1))
+        layer.out_proj.weight.copy_(torch.eye(width, dtype=DTYPE))
+    return layer.eval()
+
+
+# 例子：四个位置，Q = K（二维），V 一列；MultiheadAttention 要 V 与 Q 同宽，补一列 0
+Q = _t(pf.DEMO_Q)  # (n, 2)
+V = _t(pf.DEMO_V)  # (n, 1)
+V2 = torch.cat([V, torch.zeros_like(V)], dim=-1)  # (n, 2)：第一列就是 V
+N = Q.shape[0]
+
+
+@torch.no_grad()
+def polarity() -> dict:
+    """同一张 True = 允许的因果表，交给 SDPA（读对）与 MultiheadAttention（True 读成禁止）。"""
+    allowed = torch.tril(torch.ones(N, N, dtype=torch.bool))  # True = 可以读
+    sdpa = F.scaled_dot_product_attention(Q, Q, V, attn_mask=allowed)
+    layer = _identity_mha(2, 1)
+    wrong, weights = layer(Q[None], Q[None], V2[None], attn_mask=allowed)  # 错：读成了禁止
+    fixed, _ = layer(Q[None], Q[None], V2[None], attn_mask=~allowed)  # 改：MHA 要 True = 禁止
+    return {
+        "sdpa": _rows(sdpa),
+        "mha": _rows(wrong),
+        "mha_nan_rows": weights[0].isnan().any(-1).nonzero().flatten().tolist(),
+        "mha_fixed": _rows(fixed),
+    }
+
+
+@torch.no_grad()
+def float_mask() -> dict:
+    """``torch.tril(torch.ones(n, n))`` 是浮点表：SDPA 把它加到分数上，不是拿来挡格子。"""
+    wrong = F.scaled_dot_product_attention(Q, Q, V, attn_mask=torch.tril(torch.ones(N, N)))
+    fixed = F.scaled_dot_product_attention(
+        Q, Q, V, attn_mask=torch.tril(torch.ones(N, N, dtype=torch.bool))
+    )
+    return {"wrong": _rows(wrong), "fixed": _rows(fixed)}
+
+
+def masked_fill_lines(scores: torch.Tensor) -> dict:
+    """四种常见的写法：同样的 tril、triu，配上 ``== 0`` 或 ``.bool()``，挡住的格子各不相同。
+    >>> masked_fill_lines(torch.zeros(2, 2))["tril.bool()"].tolist()
+    [[-inf, 0.0], [-inf, -inf]]
+    """
+    if not isinstance(scores, torch.Tensor) or scores.ndim != 2 or not scores.is_floating_point():
+        raise ValueError(f"scores 必须是二维的浮点张量 (n, n)，收到 {scores!r}")
+    if scores.shape[0] != scores.shape[1] or scores.shape[0] == 0:
+        shape = tuple(scores.shape)
+        raise ValueError(f"scores 必须是非空的方阵（查询与 Key 一样多），收到形状 {shape}")
+    n = scores.shape[-1]
+    ones = torch.ones(n, n)
+    inf = float("-inf")
+    return {
+        "tril == 0": scores.masked_fill(torch.tril(ones) == 0, inf),  # 对：挡住未来
+        "tril.bool()": scores.masked_fill(torch.tril(ones).bool(), inf),  # 挡住了过去和自己
+        "triu(1).bool()": scores.masked_fill(torch.triu(ones, diagonal=1).bool(), inf),  # 对
+        "triu.bool()": scores.masked_fill(torch.triu(ones).bool(), inf),  # 连自己也挡住
+    }
+
+
+@torch.no_grad()
+def lines() -> dict:
+    """每种写法之后做 softmax：每行读到几个 Key（权重不为 0 的格子），哪些行成了 NaN。"""
+    scores = Q @ Q.T / Q.shape[-1] ** 0.5  # (n, n)
+    out = {}
+    for name, filled in masked_fill_lines(scores).items():
+        weights = torch.softmax(filled, dim=-1)
+        out[name] = {
+            "read": (weights > 0).sum(-1).tolist(),
+            "nan_rows": weights.isnan().any(-1).nonzero().flatten().tolist(),
+        }
+    return out
+
+
+@torch.no_grad()
+def causal_and_mask() -> dict:
+    """``is_causal=True`` 与 ``attn_mask`` 一起给：SDPA 报错；MultiheadAttention 不返回权重时丢掉了
+    attn_mask（PAD 规则也跟着丢了）。例子里位置 0 是 PAD（左侧补齐）。"""
+    valid = torch.tensor([False, True, True, True])
+    allowed = torch.tril(torch.ones(N, N, dtype=torch.bool)) & valid  # 因果且不是 PAD
+    try:
+        F.scaled_dot_product_attention(Q, Q, V, attn_mask=allowed, is_causal=True)
+        sdpa = "ran"
+    except RuntimeError as error:
+        sdpa = str(error)
+    layer = _identity_mha(2, 1)
+    hinted, _ = layer(
+        Q[None], Q[None], V2[None], attn_mask=~allowed, is_causal=True, need_weights=False
+    )  # 错：两样都给
+    return {"sdpa": sdpa, "mha": _rows(hinted), "valid": valid.tolist()}
+
+
+@torch.no_grad()
+def head_order() -> dict:
+    """三维 attn_mask (batch·heads, n, n)：``repeat`` 与 ``repeat_interleave`` 复制的顺序不同。
+    每个 (序列, 头) 的输出与 key_padding_mask 的结果之差。"""
+    heads = 2
+    x = torch.cat([Q, Q.flip(0)], dim=-1)  # (n, 4)：两个头各两维，头 1 的行倒过来排
+    x = torch.stack([x, x])  # (batch, n, 4)：两个序列的内容相同，只有 PAD 不同
+    valid = torch.tensor([[True, True, True, False], [True, True, False, False]])
+    blocked = (~valid)[:, None, :].expand(-1, N, -1)  # (batch, n, n)：每行都挡住 PAD 的列
+    layer = _identity_mha(4, heads)
+    reference, _ = layer(x, x, x, key_padding_mask=~valid, need_weights=False)
+    out = {}
+    for name in pf.LAYOUTS:
+        if name == "repeat":
+            mask = blocked.repeat(heads, 1, 1)  # 错：[表 0, 表 1, 表 0, 表 1]
+        else:
+            mask = blocked.repeat_interleave(heads, dim=0)  # 对：[表 0, 表 0, 表 1, 表 1]
+        got, _ = layer(x, x, x, attn_mask=mask, need_weights=False)
+        gaps = (got - reference).abs().unflatten(-1, (heads, -1)).amax(dim=(1, 3))  # (batch, heads)
+        out[name] = gaps.tolist()
+    return {"valid": valid.tolist(), **out}
+
+
+@torch.no_grad()
+def padding_axis() -> dict:
+    """PAD 表 unsqueeze 错了一轴，成了 (B, 1, n, 1)：挡住的是 PAD 的查询行，内容行照读 PAD。
+    MultiheadAttention 里行与列都挡：PAD 查询整行被屏蔽。例子里位置 3 是 PAD（右侧补齐）。"""
+    valid = torch.tensor([pf.DEMO_VALID])  # (B, n)
+    q = Q[None, None]
+    v = V[None, None]  # (B, 1, n, d)
+    right = F.scaled_dot_product_attention(q, q, v, attn_mask=valid[:, None, None, :])
+    wrong = F.scaled_dot_product_attention(q, q, v, attn_mask=valid[:, None, :, None])
+    both = ~(valid[0, :, None] & valid[0, None, :])  # (n, n)，True = 禁止：PAD 的行与列
+    _, weights = _identity_mha(2, 1)(Q[None], Q[None], V2[None], attn_mask=both)
+    return {
+        "key_axis": _rows(right),
+        "query_axis": _rows(wrong),
+        "mha_both_nan_rows": weights[0].isnan().any(-1).nonzero().flatten().tolist(),
+    }
+
+
+def loss() -> dict:
+    """同一条训练序列的交叉熵：不挡 PAD、按位置挡、按编号挡（PAD 与 EOS 同号）。"""
+    valid = [m == 1 for m in pf.LOSS_MASK]
+    logits = _t(pf.decoder_logits(pf.LOSS_IDS, valid, pf.position_ids(valid)))  # (n, VOCAB)
+    labels = {
+        "no_ignore": pf.LOSS_IDS,
+        "by_position": pf.labels_from(pf.LOSS_IDS, pf.LOSS_MASK, pf.PAD),
+        "by_id": pf.labels_from(pf.LOSS_IDS, pf.LOSS_MASK, pf.PAD, "id"),
+    }
+    out = {}
+    for name, y in labels.items():
+        target = torch.tensor(y[1:])  # 错开一位：第 t 行预测第 t + 1 个 token
+        out[name] = F.cross_entropy(logits[:-1], target, ignore_index=pf.IGNORE_INDEX).item()
+    return out
+
+
+def _sdpa_dropout(q, k, v, p: float, training: bool, guarded: bool) -> torch.Tensor:
+    """模块里常见的一行。``guarded=False`` 是错的写法：SDPA 没有 training 参数，p 总会生效。"""
+    dropout_p = p if (training or not guarded) else 0.0
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout_p)
+
+
+@torch.no_grad()
+def dropout() -> dict:
+    """dropout 的三处：SDPA 在 eval 里照丢、softmax 之后（被屏蔽的仍是 0）、softmax 之前（NaN）。"""
+    p = pf.DROP_P
+    torch.manual_seed(SEED)
+    first = _sdpa_dropout(Q, Q, V, p, training=False, guarded=False)
+    second = _sdpa_dropout(Q, Q, V, p, training=False, guarded=False)
+    fixed = [_sdpa_dropout(Q, Q, V, p, training=False, guarded=True) for _ in range(2)]
+    allowed = torch.tril(torch.ones(N, N, dtype=torch.bool))
+    scores = (Q @ Q.T / Q.shape[-1] ** 0.5).masked_fill(~allowed, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    torch.manual_seed(SEED)
+    keep_after = F.dropout(torch.ones(N, N, dtype=DTYPE), p).ne(0)  # 同一个种子：同一次取样
+    torch.manual_seed(SEED)
+    after = F.dropout(weights, p)  # 放在 softmax 之后
+    torch.manual_seed(SEED + 1)
+    keep_before = F.dropout(torch.ones(N, N, dtype=DTYPE), p).ne(0)
+    torch.manual_seed(SEED + 1)
+    before = torch.softmax(F.dropout(scores, p), dim=-1)  # 错：放在加了 −∞ 的分数上
+    return {
+        "eval_gap": (first - second).abs().max().item(),
+        "guarded_gap": (fixed[0] - fixed[1]).abs().max().item(),
+        "keep_after": keep_after.int().tolist(),
+        "after": after.tolist(),
+        "keep_before": keep_before.int().tolist(),
+        "before_nan_rows": before.isnan().any(-1).nonzero().flatten().tolist(),
+    }
+
+
+@torch.no_grad()
+def cross_attention() -> dict:
+    """编码器–解码器的交叉注意力。单位投影的一层算数；``nn.TransformerDecoderLayer`` 做探针：
+    改源里最后一个内容位置（目标第 0 行读不读得到），改源里的 PAD（读没读进来）。"""
+    target = Q[: pf.CROSS_TARGET]  # (n_target, 2)
+    valid = torch.tensor([pf.DEMO_VALID])  # 源的 PAD：位置 3
+    across = torch.ones(pf.CROSS_TARGET, N, dtype=torch.bool).triu(1)  # 错：把因果表用到源上
+    layer = _identity_mha(2, 1)
+    right, _ = layer(target[None], Q[None], V2[None], key_padding_mask=~valid)
+    wrong, _ = layer(target[None], Q[None], V2[None], key_padding_mask=~valid, attn_mask=across)
+    torch.manual_seed(SEED)
+    decoder = torch.nn.TransformerDecoderLayer(
+        4, 2, dim_feedforward=8, dropout=0.0, batch_first=True, dtype=DTYPE
+    ).eval()
+    tgt = torch.randn(1, pf.CROSS_TARGET, 4, dtype=DTYPE)
+    memory = torch.randn(1, N, 4, dtype=DTYPE)
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(pf.CROSS_TARGET, dtype=DTYPE)
+    last_content = max(j for j, ok in enumerate(pf.DEMO_VALID) if ok)
+    pad = pf.DEMO_VALID.index(False)
+
+    def moved(where: int, **masks) -> bool:
+        # 改动源的第 where 个位置，目标第 0 行的输出变不变
+        changed = memory.clone()
+        changed[0, where] += 10.0
+        a = decoder(tgt, memory, tgt_mask=causal, **masks)[0, 0]
+        b = decoder(tgt, changed, tgt_mask=causal, **masks)[0, 0]
+        return bool((a - b).abs().max() > 1e-12)
+
+    padding = {"memory_key_padding_mask": ~valid}
+    return {
+        "right": _rows(right),
+        "causal_across": _rows(wrong),
+        "probe_last_content": moved(last_content, **padding),
+        "probe_last_content_causal_across": moved(last_content, memory_mask=across, **padding),
+        "probe_pad": moved(pad, **padding),
+        "probe_pad_no_padding_mask": moved(pad),
+    }
+
+
+def _quiet_transformers():
+    import transformers
+
+    transformers.utils.logging.set_verbosity_error()  # 右侧补 PAD 的提示照样会记在结果里
+    return transformers
+
+
+@torch.no_grad()
+def generation() -> dict:
+    """一个由配置造出的小 Llama（随机权重，不下载）：同一批提示补在左边、补在右边、逐个单独生成。"""
+    tf = _quiet_transformers()
+    torch.manual_seed(SEED)
+    config = tf.LlamaConfig(
+        vocab_size=8,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32,
+        pad_token_id=pf.PAD,
+        bos_token_id=None,
+        eos_token_id=None,  # 不在 EOS 处停：每个序列都生成同样多的 token
+        initializer_range=INIT,
+    )
+    model = tf.LlamaForCausalLM(config).to(DTYPE).eval()
+
+    def run(tokens, valid) -> tuple[list, torch.Tensor]:
+        out = model.generate(
+            input_ids=torch.tensor(tokens),
+            attention_mask=torch.tensor(valid).int(),
+            max_new_tokens=pf.DEMO_STEPS,
+            do_sample=False,
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
+        new = out.sequences[:, len(tokens[0]) :].tolist()
+        return new, out.scores[0]  # 新 token；第一步的 logits
+
+    alone = [run([p], [[True] * len(p)]) for p in pf.DEMO_PROMPTS]
+    batches = {side: run(*pf.pad_batch(pf.DEMO_PROMPTS, side)) for side in pf.SIDES}
+    return {
+        "config": {
+            k: getattr(config, k) for k in ("vocab_size", "hidden_size", "num_hidden_layers")
+        },
+        "alone": [new[0] for new, _ in alone],
+        **{side: new for side, (new, _) in batches.items()},
+        "first_step_gap": {
+            side: [(first[b] - alone[b][1][0]).abs().max().item() for b in range(len(alone))]
+            for side, (_, first) in batches.items()
+        },
+    }
+
+
+@torch.no_grad()
+def positions() -> dict:
+    """左侧补 PAD、直接调用模型（不经 generate）：不传 position_ids 时位置是 0、1、2…（arange），
+    传入按 attention_mask 数的位置编号时才对。GPT-2 用学出来的绝对位置向量，Llama 用 RoPE。"""
+    tf = _quiet_transformers()
+    prompt = pf.DEMO_PROMPTS[1]
+    pad = len(pf.DEMO_PROMPTS[0]) - len(prompt)
+    valid = [False] * pad + [True] * len(prompt)
+    ids = torch.tensor([[pf.PAD] * pad + prompt])
+    mask = torch.tensor([valid]).int()
+    by_mask = torch.tensor([pf.position_ids(valid)])
+    torch.manual_seed(SEED)
+    models = {
+        "gpt2": tf.GPT2LMHeadModel(
+            tf.GPT2Config(
+                vocab_size=8, n_positions=32, n_embd=16, n_layer=2, n_head=2, initializer_range=INIT
+            )
+        ),
+        "llama": tf.LlamaForCausalLM(
+            tf.LlamaConfig(
+                vocab_size=8,
+                hidden_size=16,
+                intermediate_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                max_position_embeddings=32,
+                initializer_range=INIT,
+            )
+        ),
+    }
+    out = {}
+    for name, model in models.items():
+        model = model.to(DTYPE).eval()
+        alone = model(torch.tensor([prompt])).logits[0, -1]
+        arange = model(ids, attention_mask=mask).logits[0, -1]  # 错：没传 position_ids
+        fixed = model(ids, attention_mask=mask, position_ids=by_mask).logits[0, -1]
+        out[name] = {
+            "arange_gap": (arange - alone).abs().max().item(),
+            "mask_gap": (fixed - alone).abs().max().item(),
+        }
+    return out
+
+
+def run_demo() -> dict:
+    """每一节看到的数，连同在哪里看到的（版本、设备、dtype）。"""
+    return {
+        "性质": "人工构造的小矩阵；由配置造出、没有训练过的小模型",
+        "torch": torch.__version__,
+        "transformers": _quiet_transformers().__version__,
+        "device": "cpu",
+        "dtype": "float64",
+        "seed": SEED,
+        "initializer_range": INIT,
+        "polarity": polarity(),
+        "float_mask": float_mask(),
+        "lines": lines(),
+        "causal_and_mask": causal_and_mask(),
+        "head_order": head_order(),
+        "padding_axis": padding_axis(),
+        "loss": loss(),
+        "dropout": dropout(),
+        "cross_attention": cross_attention(),
+        "generation": generation(),
+        "positions": positions(),
+    }
+
+
+if __name__ == "__main__":
+    import doctest
+
+    att.check(doctest.testmod().failed == 0, "上面的 >>> 示例应当全部通过")
+    att.print_json(run_demo())
