@@ -48,6 +48,7 @@ CHAPTER_PAGES = [
     ("costs", "02_costs.py"),
     ("tensors", "02_tensors.py"),
     ("tiles", "02_tiles.py"),
+    ("pitfalls", "02_pitfalls.py"),
 ]
 
 

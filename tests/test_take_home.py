@@ -36,7 +36,12 @@ def test_a_teaching_files_pytorch_companion_goes_into_its_zip():
     }
     assert torch_files["tensors"] == ["02_tensors_torch.py"]
     assert torch_files["tiles"] == ["02_tiles_torch.py"]
-    assert all(not files for page, files in torch_files.items() if page not in ("tensors", "tiles"))
+    assert torch_files["pitfalls"] == ["02_pitfalls_torch.py"]
+    assert all(
+        not files
+        for page, files in torch_files.items()
+        if page not in ("tensors", "tiles", "pitfalls")
+    )
     readme = take_home.readme("tensors", "从手算到张量")
     assert (
         "02_tensors_torch.py 另要 PyTorch（CPU 版即可）与 transformers，notebook 不用它" in readme

@@ -23,6 +23,7 @@ TEACHING = {
     "costs": "02_costs.py",
     "tensors": "02_tensors.py",
     "tiles": "02_tiles.py",
+    "pitfalls": "02_pitfalls.py",
 }
 # A teaching file's companion ``<stem>_torch.py`` needs PyTorch (.pytest.ini's rule): it goes into the zip
 # and the README says so; the notebook never uses it, and `make crosscheck` runs it.
@@ -270,6 +271,25 @@ def _tiles_example(tl) -> dict:
     }
 
 
+def _pitfalls_example(pf) -> dict:
+    n = len(pf.DEMO_Q)
+    return {
+        "intro": "输入与本页各节共用的例子相同：四个位置，Q = K，V 一列。`bias` 是 "
+        "`torch.tril(torch.ones(n, n))` 那样的 0/1 表，像浮点 mask 一样加到分数上。把它换成 "
+        '`[[0.0 if ok else float("-inf") for ok in row] for row in pf.causal_table(4)]`'
+        "（0/−∞），再运行，看位置 0 落在未来的权重变成 0。",
+        "inputs": f"q = k = {pf.DEMO_Q!r}\nv = {pf.DEMO_V!r}\nbias = pf.tril({n})",
+        "run": "weights, outputs = pf.biased_attention(q, k, v, bias)\n"
+        "for i, (row, out) in enumerate(zip(weights, outputs)):\n"
+        '    print(f"位置 {i}：落在未来的权重", format(sum(row[i + 1 :]), ".4f"), '
+        '"输出", format(out[0], ".4f"))',
+        # The weight position 0 puts on the future, as the float-mask section prints it.
+        "shown": lambda: fmt.fmt(
+            sum(pf.biased_attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, pf.tril(n))[0][0][1:])
+        ),
+    }
+
+
 # Each page's example, built from its teaching module under the name the notebook imports it as.
 EXAMPLES = {
     "mask": ("att", _mask_example),
@@ -281,6 +301,7 @@ EXAMPLES = {
     "costs": ("costs", _costs_example),
     "tensors": ("tn", _tensors_example),
     "tiles": ("tl", _tiles_example),
+    "pitfalls": ("pf", _pitfalls_example),
 }
 
 
