@@ -12,6 +12,7 @@ from chapter.mask_facts import claim, keys_text, positions_text
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
+pf = importlib.import_module("02_pitfalls")
 tn = importlib.import_module("02_tensors")
 tl = importlib.import_module("02_tiles")
 
@@ -220,6 +221,9 @@ MISTAKES = {
     "把 PAD 当内容读": {"pad": False},
     "全屏蔽的行照常做 softmax（−∞）": {"fill": -math.inf},
     "全屏蔽的行填大负数": {"fill": BIG},
+    # two mistakes of library code (the pitfalls page)
+    "因果表写成 0/1 的浮点表": {"float": True},
+    "PAD 表挡在查询的行上": {"pad_axis": "query"},
 }
 
 
@@ -229,11 +233,21 @@ def attend(mistake: str, q, k, v, past: int = 0, valid=None):
     Written right, a fully masked row gets weights and output 0 (``empty_row="zero"``); the two
     fill mistakes put ``fill`` in the forbidden cells and run an unguarded softmax instead.
     """
-    how = {"causal": True, "row_index": False, "pad": True, "fill": None} | MISTAKES[mistake]
+    how = {"causal": True, "row_index": False, "pad": True, "fill": None}
+    how |= {"float": False, "pad_axis": "key"} | MISTAKES[mistake]
     causal = how["causal"] and not how["row_index"]
     n = len(q)
     valid = valid if how["pad"] else None
-    visible = att.visibility(n, len(k), causal=causal, past=past, key_valid=valid)
+    key_valid = valid if how["pad_axis"] == "key" else None
+    visible = att.visibility(n, len(k), causal=causal, past=past, key_valid=key_valid)
+    if valid is not None and how["pad_axis"] == "query":  # the PAD table broadcast over the rows
+        rows = pf.padding_visibility(valid, "query")[past:]
+        visible = [[a and b for a, b in zip(*pair)] for pair in zip(visible, rows)]
+    if how["float"]:  # the causal part a 0/1 float table, added to the scores; PAD still −∞
+        pad = [False] * len(k) if valid is None else [not ok for ok in valid]
+        causal_rows = att.visibility(n, len(k), causal=causal, past=past)
+        bias = [[-math.inf if pad[j] else float(c) for j, c in enumerate(r)] for r in causal_rows]
+        return pf.biased_attention(q, k, v, bias)
     if how["row_index"]:  # row i reads keys 0 … i, whatever the cache
         rows = att.row_index_visibility(n, len(k))
         visible = [[a and b for a, b in zip(*pair)] for pair in zip(visible, rows)]
