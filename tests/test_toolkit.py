@@ -128,7 +128,7 @@ def test_names_in_reference_titles_keep_their_letters(book_html):
     # Meta-Llama-3-8B); the bibliography style must not turn it into "Torch.nn.multiheadattention".
     bib = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
     names = [
-        t.replace("\\_", "_")
+        t.replace("\\_", "_").replace("\\%", "%")
         for t in re.findall(r"^\s*title\s*=\s*\{\{([^{}]*)\}\},$", bib, flags=re.M)
     ]
     assert len(names) >= 10
