@@ -2,7 +2,7 @@
 
 每个错误都用前几页的函数重算：``02_attention`` 的 softmax、visibility、attention、
 masked_attention 与 unguarded_attention，``02_rope`` 的 rotate_rows 与 padded_positions。
-例子都是人工构造的小矩阵，小解码器的两张表由固定的种子取出，没有训练过。只用标准库；与
+例子都是人工构造的小矩阵，小解码器的三张表由固定的种子取出，没有训练过。只用标准库；与
 ``02_attention.py``、``02_rope.py`` 放在同一目录运行。同样的错误交给 PyTorch 与 Transformers
 的一侧在 ``02_pitfalls_torch.py``（它要 PyTorch）。
 """
@@ -127,6 +127,8 @@ def slot_owners(batch: int, heads: int, layout: str) -> list[list[int]]:
     heads = att.check_count(heads, "heads", maximum=att.MAX_POSITIONS)
     if layout not in LAYOUTS:
         raise ValueError(f"layout 必须是 {'、'.join(LAYOUTS)} 之一，收到 {layout!r}")
+    if batch * heads > att.MAX_POSITIONS:
+        raise ValueError(f"batch × heads 不能超过 {att.MAX_POSITIONS}，收到 {batch} × {heads}")
     slots = range(batch * heads)  # 第 s 片：序列 s // heads 的头 s % heads
     owner = [s % batch if layout == "repeat" else s // heads for s in slots]
     return [owner[b * heads : (b + 1) * heads] for b in range(batch)]  # (batch, heads)
