@@ -32,7 +32,7 @@ def tril(n: int, diagonal: int = 0) -> list[list[float]]:
     [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
     """
     n = att.check_count(n, "n", maximum=att.MAX_POSITIONS)
-    diagonal = _offset(diagonal)
+    diagonal = _whole(diagonal, "diagonal")
     return [[1.0 if j - i <= diagonal else 0.0 for j in range(n)] for i in range(n)]  # (n, n)
 
 
@@ -42,7 +42,7 @@ def triu(n: int, diagonal: int = 0) -> list[list[float]]:
     [[0.0, 1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
     """
     n = att.check_count(n, "n", maximum=att.MAX_POSITIONS)
-    diagonal = _offset(diagonal)
+    diagonal = _whole(diagonal, "diagonal")
     return [[1.0 if j - i >= diagonal else 0.0 for j in range(n)] for i in range(n)]  # (n, n)
 
 
@@ -326,12 +326,6 @@ def last_logits_gap(prompt, pad: int, embedding: str, positions: str) -> float:
 
 
 # -- 边界上的检查 ----------------------------------------------------------------------------------
-def _offset(diagonal: object) -> int:
-    if not isinstance(diagonal, int) or isinstance(diagonal, bool):
-        raise ValueError(f"diagonal 必须是整数，收到 {diagonal!r}")
-    return diagonal
-
-
 def _whole(x: object, name: str) -> int:
     if not isinstance(x, int) or isinstance(x, bool):
         raise ValueError(f"{name} 必须是整数，收到 {x!r}")
@@ -442,11 +436,7 @@ def run_demo() -> dict:
         "正确的输出": [row[0] for row in right_out],
         "方向反了_输出": [None if math.isnan(row[0]) else row[0] for row in flipped],
         "每种写法可读的Key数": {k: [sum(row) for row in t] for k, t in lines.items()},
-        "PAD挡在查询行_内容行读PAD": [row[-1] for row in padding_visibility(DEMO_VALID, "query")],
         "repeat_拿到的表": slot_owners(2, 2, "repeat"),
-        "交叉注意力_因果错用_每行可读": [
-            sum(row) for row in cross_visibility(3, DEMO_VALID, causal_across=True)
-        ],
         "损失_不挡PAD": mean_loss(logits, ids)["loss"],
         "损失_按位置挡": mean_loss(logits, labels_from(ids, LOSS_MASK, PAD))["loss"],
         "损失_按编号挡": mean_loss(logits, labels_from(ids, LOSS_MASK, PAD, "id"))["loss"],
