@@ -201,7 +201,7 @@ prompts = st.lists(st.integers(1, pf.VOCAB - 1), min_size=1, max_size=5)
 @given(prompts, st.integers(0, 4), st.sampled_from(pf.EMBEDDINGS))
 def test_left_padding_with_positions_from_the_mask_is_the_prompt_alone(prompt, pad, embedding):
     assert pf.last_logits_gap(prompt, pad, embedding, "mask") == 0.0
-    batch, valid = pf.pad_batch([[pf.PAD] * 0 + prompt, [1] * (len(prompt) + pad)], "left")
+    batch, valid = pf.pad_batch([prompt, [1] * (len(prompt) + pad)], "left")
     alone = pf.greedy(prompt, [True] * len(prompt), 2, embedding)
     assert pf.greedy(batch[0], valid[0], 2, embedding) == alone
 
