@@ -43,8 +43,12 @@ def float_row(scores=FLOAT_SCORES, row: int = FLOAT_ROW) -> dict:
     再与加上 0/−∞（真正的因果 mask）比较。
 
     >>> a = float_row()
-    >>> [round(w, 4) for w in a["weights"]], round(a["future"], 4), a["right"]
-    ([0.3995, 0.3995, 0.0541, 0.147], 0.6005, [1.0, 0.0, 0.0, 0.0])
+    >>> [round(w, 4) for w in a["weights"]]
+    [0.3995, 0.3995, 0.0541, 0.147]
+    >>> round(a["future"], 4)
+    0.6005
+    >>> a["right"]
+    [1.0, 0.0, 0.0, 0.0]
     """
     values = att.as_vector(scores, "scores")
     n = len(values)

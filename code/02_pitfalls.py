@@ -51,8 +51,10 @@ def masked_fill_visibility(table, where: str) -> list[list[bool]]:
 
     ``where="== 0"`` 是 ``masked_fill(mask == 0, …)``（挡住 0 的格子），``"!= 0"`` 是
     ``masked_fill(mask.bool(), …)``（挡住非 0 的格子）。同一张 ``tril`` 配两种条件，挡住的恰好相反。
-    >>> masked_fill_visibility(tril(2), "== 0"), masked_fill_visibility(tril(2), "!= 0")
-    ([[True, False], [True, True]], [[False, True], [False, False]])
+    >>> masked_fill_visibility(tril(2), "== 0")
+    [[True, False], [True, True]]
+    >>> masked_fill_visibility(tril(2), "!= 0")
+    [[False, True], [False, False]]
     """
     cells = att.as_matrix(table, "table")
     if where not in FILL_WHERE:
@@ -75,8 +77,10 @@ def biased_attention(q, k, v, bias):
 
     0/−∞ 的表这样用才是 mask；0/1 的表加上去，只是让允许的格子多 1 分，禁止的格子照样有权重。
     >>> w, out = biased_attention([[0.0]], [[0.0], [0.0]], [[10.0], [30.0]], [[1.0, 0.0]])
-    >>> [round(x, 4) for x in w[0]], round(out[0][0], 4)
-    ([0.7311, 0.2689], 15.3788)
+    >>> [round(x, 4) for x in w[0]]
+    [0.7311, 0.2689]
+    >>> round(out[0][0], 4)
+    15.3788
     """
     scores = att.scaled_scores(q, k)  # (n_query, n_key)
     v = att.as_matrix(v, "V")
@@ -98,8 +102,10 @@ def padding_visibility(valid, axis: str = "key", causal: bool = False) -> list[l
 
     ``"key"``：挡住 PAD 的 *列*，形状 (B, 1, 1, n) 的写法，正确；``"query"``：挡住 PAD 的 *行*，
     (B, 1, n, 1) 的写法（unsqueeze 错了一轴）；``"both"``：行与列都挡，PAD 查询整行被屏蔽。
-    >>> padding_visibility([True, False]), padding_visibility([True, False], "query")
-    ([[True, False], [True, False]], [[True, True], [False, False]])
+    >>> padding_visibility([True, False])
+    [[True, False], [True, False]]
+    >>> padding_visibility([True, False], "query")
+    [[True, True], [False, False]]
     """
     flags = att.flags(valid, "valid")
     n = att.check_count(len(flags), "valid 的长度", maximum=att.MAX_POSITIONS)
@@ -120,8 +126,10 @@ def slot_owners(batch: int, heads: int, layout: str) -> list[list[int]]:
     （MultiheadAttention 的排法）。每个序列一张表，按 ``layout`` 复制成 batch·heads 片之后，
     序列 b 的头 h 实际拿到的是哪个序列的表。``repeat`` 把整批排成一轮再重复，``repeat_interleave``
     把每张表连着复制 heads 份。
-    >>> slot_owners(2, 2, "repeat"), slot_owners(2, 2, "repeat_interleave")
-    ([[0, 1], [0, 1]], [[0, 0], [1, 1]])
+    >>> slot_owners(2, 2, "repeat")
+    [[0, 1], [0, 1]]
+    >>> slot_owners(2, 2, "repeat_interleave")
+    [[0, 0], [1, 1]]
     """
     batch = att.check_count(batch, "batch", maximum=att.MAX_POSITIONS)
     heads = att.check_count(heads, "heads", maximum=att.MAX_POSITIONS)
@@ -139,8 +147,10 @@ def cross_visibility(n_target: int, source_valid, causal_across: bool = False) -
 
     源在目标开始之前就全部给定，没有“未来”：只挡源里的 PAD。``causal_across=True`` 是错的写法，
     把因果表也用在这里：第 i 行只读源的 0…i。
-    >>> cross_visibility(2, [True, True, False]), cross_visibility(2, [True, True, False], True)
-    ([[True, True, False], [True, True, False]], [[True, False, False], [True, True, False]])
+    >>> cross_visibility(2, [True, True, False])
+    [[True, True, False], [True, True, False]]
+    >>> cross_visibility(2, [True, True, False], causal_across=True)
+    [[True, False, False], [True, True, False]]
     """
     n_target = att.check_count(n_target, "n_target", maximum=att.MAX_POSITIONS)
     valid = att.flags(source_valid, "source_valid")
@@ -160,8 +170,10 @@ def labels_from(input_ids, attention_mask, pad_id: int, by: str = "position") ->
 
     ``by="position"`` 按 ``attention_mask`` 找 PAD（0 的位置）；``by="id"`` 按 token 编号找
     （``labels[labels == pad_id] = -100``）：PAD 与 EOS 共用一个编号时，真的 EOS 也被去掉了。
-    >>> labels_from([5, 2, 0, 0], [1, 1, 1, 0], 0), labels_from([5, 2, 0, 0], [1, 1, 1, 0], 0, "id")
-    ([5, 2, 0, -100], [5, 2, -100, -100])
+    >>> labels_from([5, 2, 0, 0], [1, 1, 1, 0], 0)
+    [5, 2, 0, -100]
+    >>> labels_from([5, 2, 0, 0], [1, 1, 1, 0], 0, by="id")
+    [5, 2, -100, -100]
     """
     ids = _ids(input_ids, "input_ids")
     mask = _ids(attention_mask, "attention_mask")
@@ -199,8 +211,10 @@ def dropped(x, keep, p: float) -> list[list[float]]:
 
     放在 softmax 之后，被屏蔽的权重 0 仍是 0，行和却不再是 1；放在加了 −∞ 的分数上，
     −∞ × 0 是 NaN，这一行 softmax 之后全是 NaN。
-    >>> dropped([[0.5, 0.5]], [[1, 0]], 0.5), dropped([[2.0, float("-inf")]], [[1, 0]], 0.5)
-    ([[1.0, 0.0]], [[4.0, nan]])
+    >>> dropped([[0.5, 0.5]], [[1, 0]], 0.5)
+    [[1.0, 0.0]]
+    >>> dropped([[2.0, -math.inf]], [[1, 0]], 0.5)
+    [[4.0, nan]]
     """
     rows = [att.as_vector(row, f"x[{i}]", masked=True) for i, row in enumerate(_rows(x, "x"))]
     marks = [_ids(row, f"keep[{i}]") for i, row in enumerate(_rows(keep, "keep"))]
@@ -281,8 +295,10 @@ def pad_batch(prompts, side: str):
 def position_ids(valid, positions: str = "mask") -> list[int]:
     """位置编号：``"mask"`` 按 attention_mask 数（前面真实 token 的个数，RoPE 一页的
     ``padded_positions``），``"arange"`` 直接用下标 0、1、2…（忘了传 position_ids 时的样子）。
-    >>> position_ids([False, True, True]), position_ids([False, True, True], "arange")
-    ([0, 0, 1], [0, 1, 2])
+    >>> position_ids([False, True, True])
+    [0, 0, 1]
+    >>> position_ids([False, True, True], "arange")
+    [0, 1, 2]
     """
     flags = att.flags(valid, "valid")
     if positions not in POSITIONS:

@@ -92,7 +92,8 @@ def test_a_table_of_zeros_and_minus_infinity_is_the_mask_and_a_table_of_ones_and
     problem,
 ):
     q, k, v, _ = problem
-    n_query, n_key = len(q), len(k)
+    n_query = len(q)
+    n_key = len(k)
     visible = [[j <= i for j in range(n_key)] for i in range(n_query)]
     right = att.masked_attention(q, k, v, visible)
     fixed = pf.biased_attention(q, k, v, att.additive_mask(visible))
