@@ -77,6 +77,13 @@ CORE_EXAMPLES = {
         "一行分数，一块一块地读": ["o_scores", "o_v", "o_block"],
         "F15": ["t_past", "t_new", "t_q", "t_k", "t_v", "t_block"],
     },
+    "ch02/pitfalls": {
+        "各节共用的例子": ["demo_n", "demo_qk", "demo_v"],
+        "批量生成：PAD 补在哪一侧": ["j_config", "j_seed", "j_steps", "j_prompts", "j_pad"],
+        "练习 2.11.1": ["x1_n", "x1_line"],
+        "练习 2.11.2": ["x2_scores", "x2_row", "x2_bias"],
+        "练习 2.11.3": ["x3_masks"],
+    },
     "ch02/summary": {
         "可见性规则": ["rules_n", "rules_pad", "rules_w", "rules_prefix", "rules_sinks"],
         "哪项检查认得出哪种错误": [
