@@ -24,7 +24,9 @@ CHARS_PER_MINUTE = 300
 MINUTES_PER_TABLE = 0.5
 CODE_LINES_PER_MINUTE = 12
 PAGE_BUDGET = 15.0  # minutes of core per page
-CHAPTER_BUDGET = 120.0  # minutes for the chapter's opening, its pages and its summary together
+# Minutes for the chapter's opening, its ten mechanism pages and its summary together: twelve pages at
+# 12.5 minutes on average, so that not every page can use its whole 15.
+CHAPTER_BUDGET = 150.0
 # What a reader does not see until opening it: a 深入 block that is closed, a solution, scripts.
 # The step figures' interface help (how to use the player: said once in the preface) and their buttons
 # are not reading either.

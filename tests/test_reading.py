@@ -1,7 +1,7 @@
 """The chapter in two layers: a core that reads in one sitting, and depth one click away.
 
 The core of each page (what shows before anything is opened) is measured by one rule
-(tests/reading.py) on the built HTML and held to 15 minutes a page and two hours for the chapter.
+(tests/reading.py) on the built HTML and held to 15 minutes a page and two and a half hours for the chapter.
 Depth sits in 「深入：……」 blocks (sphinx-design's dropdown, a native <details>): closed by default,
 opened by the keyboard, and printed in the PDF in place. Every mechanism page closes its core with
 要记住.
