@@ -45,9 +45,8 @@ ROUNDING = 1e-12  # a sum the page calls 0 "在舍入误差以内"
 
 
 def holds(**claims: bool) -> None:
-    """The page states these facts in fixed words: stop the build if its example no longer bears one out."""
-    if wrong := [name for name, ok in claims.items() if not ok]:
-        raise ValueError(f"反向传播一页的固定说法与算出的不符：{'、'.join(wrong)}")
+    """The page's fixed sentences, each checked against its example (:func:`chapter.fmt.holds`)."""
+    fmt.holds("反向传播一页", claims)
 
 
 def zero(xs) -> bool:

@@ -393,6 +393,21 @@ class FigureImage:
         }
 
 
+def holds(page: str, claims: dict[str, bool]) -> None:
+    """Stop the build when a fixed sentence of ``page`` no longer holds: ``claims`` maps the name of each
+    sentence's fact to whether this run bears it out (the sentence lives in the page, its fact here).
+
+    >>> holds("缩放一页", {"和为 1": True})
+    >>> holds("缩放一页", {"和为 1": True, "不随 d 增长": False})
+    Traceback (most recent call last):
+    ...
+    ValueError: 缩放一页的固定说法与这次算出的不符：不随 d 增长
+    """
+    wrong = [name for name, ok in claims.items() if not ok]
+    if wrong:
+        raise ValueError(f"{page}的固定说法与这次算出的不符：{'、'.join(wrong)}")
+
+
 def glue_all(values: dict) -> None:
     """Glue each value under its name: tables and Md as Markdown, a figure as an image; a float is refused."""
     from IPython.display import Markdown

@@ -65,10 +65,8 @@ def rows_with_nan(outputs) -> list[int]:
 
 
 def require(claims: dict[str, bool], where_: str) -> None:
-    """Stop the build when a sentence of the page would be false: ``claims`` maps each to its fact."""
-    false = [claim for claim, ok in claims.items() if not ok]
-    if false:
-        raise ValueError(f"{where_}：页面的说法不再成立：{false}")
+    """The page's fixed sentences about ``where_``, each checked (:func:`chapter.fmt.holds`)."""
+    fmt.holds(f"写进真实代码一页（{where_}）", claims)
 
 
 def _record(record: dict | None) -> dict:

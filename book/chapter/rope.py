@@ -69,9 +69,8 @@ def pair(m: int, n: int) -> str:  # the positions of a query and a key, as a tab
 
 
 def holds(claims: dict[str, bool]) -> None:
-    """The page states these facts in fixed words: stop the build when the numbers no longer bear one out."""
-    if wrong := [claim for claim, ok in claims.items() if not ok]:
-        raise ValueError(f"RoPE 一页的固定说法与这次的数不符：{'；'.join(wrong)}")
+    """The page's fixed sentences, each checked against its numbers (:func:`chapter.fmt.holds`)."""
+    fmt.holds("RoPE 一页", claims)
 
 
 def steady(xs) -> bool:

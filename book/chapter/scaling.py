@@ -45,9 +45,8 @@ def slashed(xs) -> str:
 
 
 def holds(claims: dict[str, bool]) -> None:
-    """The page states these facts in fixed words: stop the build when the numbers no longer bear one out."""
-    if wrong := [claim for claim, ok in claims.items() if not ok]:
-        raise ValueError(f"缩放一页的固定说法与这次的数不符：{'；'.join(wrong)}")
+    """The page's fixed sentences, each checked against its numbers (:func:`chapter.fmt.holds`)."""
+    fmt.holds("缩放一页", claims)
 
 
 def numpy_reference(q, k, v):

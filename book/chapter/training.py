@@ -75,9 +75,8 @@ KEY_CLAIMS = {
 
 
 def holds(**claims: bool) -> None:
-    """The page states these facts in fixed words: stop the build if the runs no longer bear one out."""
-    if wrong := [name for name, ok in claims.items() if not ok]:
-        raise ValueError(f"页面的固定说法与这次训练的结果不符：{'、'.join(wrong)}")
+    """The page's fixed sentences, each checked against the runs (:func:`chapter.fmt.holds`)."""
+    fmt.holds("训练一页", claims)
 
 
 def is_page_run(runs: dict, eval_seed: int) -> bool:
