@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -111,6 +113,88 @@ def test_every_file_of_the_zip_runs_alone_in_an_empty_folder(book_html, page, tm
         assert isinstance(json.loads(run.stdout), dict)
 
 
+# -- the commands a 运行命令 section shows run where the reader is told to run them --------------------
+def core_commands(section) -> list[str]:
+    """The shell lines a 运行命令 section shows in its core: its code blocks outside any 深入 block."""
+    return [
+        line
+        for pre in section.select("pre")
+        if pre.find_parent("details") is None
+        for line in pre.get_text().splitlines()
+        if line.strip()
+    ]
+
+
+def failing_commands(folder: Path, commands: list[str]) -> list[str]:
+    """The commands that fail when run as a reader runs them in ``folder``: bash, ``python3`` on the PATH
+    (here the Python that runs the tests), no other environment (no PYTHONPATH to find ``code/``)."""
+    tools = folder.parent / f"{folder.name}-bin"
+    tools.mkdir(exist_ok=True)
+    python3 = tools / "python3"
+    python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python3.chmod(0o755)
+    env = {"PATH": f"{tools}{os.pathsep}/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8"}
+    failed = []
+    for command in commands:
+        run = subprocess.run(
+            ["bash", "-c", command],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if run.returncode != 0:
+            failed.append(f"{command}: {run.stderr.strip()[-300:]}")
+    return failed
+
+
+def test_a_command_that_needs_the_books_folders_fails_in_a_downloads_folder(tmp_path):
+    folder = tmp_path / "unzipped"
+    folder.mkdir()
+    (folder / "02_attention.py").write_bytes((take_home.CODE / "02_attention.py").read_bytes())
+    assert failing_commands(folder, ["python3 02_attention.py"]) == []
+    # Planted: the book-root forms a page once showed right under 「解压到一个空文件夹即可运行」.
+    for command in ("python3 code/02_attention.py", ".venv/bin/pytest code/"):
+        assert failing_commands(folder, [command]), command
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", PAGES)
+def test_every_command_the_run_section_shows_runs_in_the_unzipped_folder(book_html, page, tmp_path):
+    section = section_of(article_of(book_html, f"ch02/{page}.html"), "运行命令")
+    commands = core_commands(section)
+    assert f"python3 {take_home.TEACHING[page]}" in commands, commands
+    folder = tmp_path / "unzipped"
+    folder.mkdir()
+    _unpacked(book_html, page, folder)
+    assert failing_commands(folder, commands) == []
+
+
+# -- what the README says about numpy holds both ways ------------------------------------------------
+@pytest.mark.parametrize("page", PAGES)
+def test_the_readme_says_which_files_need_numpy_and_the_others_run_without_it(page, tmp_path):
+    readme = take_home.readme(page, "标题")
+    for name in take_home.files(page):
+        (tmp_path / name).write_bytes((take_home.CODE / name).read_bytes())
+    for name in take_home.files(page):
+        if take_home.needs_torch(name):
+            continue
+        loads, functions = take_home.numpy_use(name)
+        # -S: no site-packages, so no numpy; -E: no PYTHONPATH.
+        run = subprocess.run(
+            [sys.executable, "-E", "-S", name], cwd=tmp_path, capture_output=True, text=True
+        )
+        if loads:
+            assert "No module named 'numpy'" in run.stderr, name
+            assert re.search(rf"numpy（[^）]*{re.escape(name)}", readme), readme
+        else:
+            assert run.returncode == 0, f"{name}\n{run.stderr[-1000:]}"
+            assert not re.search(rf"numpy（[^）]*{re.escape(name)}", readme), readme
+        for function in functions:
+            assert function in readme
+
+
 def _imports_of(source: str) -> set[str]:
     tree = ast.parse(source)
     names = {
@@ -130,9 +214,56 @@ def _imports_of(source: str) -> set[str]:
     return names | calls
 
 
+# -- what a notebook prints is what the page shows --------------------------------------------------
+SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+# A number as a page or a notebook prints it: a sign only where it cannot be a hyphen (Llama-2-7B),
+# thousands grouped or not, a decimal part, an exponent written 2.9e-05 or 2.9 × 10⁻⁵, then its unit.
+NUMBER = re.compile(
+    r"(?<![\w.\-−])([-−]?)(\d(?:,?\d)*(?:\.\d+)?)"
+    r"(?:(e[-+]?\d+)| × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?(?![\w.])(?:\s?(GiB|MiB|KiB|B|字节|%|倍)(?!\w))?"
+)
+
+
+def numbers(text: str) -> set[str]:
+    """Every number in ``text`` with its unit, one spelling per value as printed: ``2.9e-5``, ``512 MiB``.
+
+    Digits, rounding and unit are kept (0.5 GiB is not 512 MiB, 1.2829 is not 1.3132); only the ways of
+    writing the same printed number are made one (the minus sign, thousands separators, the exponent).
+    """
+    found = set()
+    for sign, digits, e, superscript, unit in NUMBER.findall(text):
+        exponent = e[1:] if e else superscript.translate(SUPERSCRIPT)
+        spelled = ("-" if sign else "") + digits.replace(",", "")
+        spelled += f"e{int(exponent)}" if exponent else ""
+        found.add(f"{spelled} {unit}" if unit else spelled)
+    return found
+
+
+def test_a_number_counts_as_shown_only_with_its_digits_and_unit():
+    page = "每 token 512 KiB，上下文 4096：2 GiB；损失 1.3132 与 2.9 × 10⁻⁵；差 −0.1577；Llama-2-7B"
+    assert numbers("2 GiB 512 KiB 2.9e-05 -0.1577 1.3132 4,096") <= numbers(page)
+    # Planted: the same cache in another unit, the last step's loss instead of the mean, a value not shown.
+    for printed in ("0.5 GiB", "1.2829", "0.6475", "512 MiB", "-2", "7"):
+        assert not numbers(printed) <= numbers(page), printed
+
+
+def page_numbers(book_html: Path, page: str) -> set[str]:
+    """The numbers a page shows in its prose, tables and opened 深入 blocks (code listings left out)."""
+    article = article_of(book_html, f"ch02/{page}.html")
+    for block in article.select("div.highlight"):
+        block.decompose()
+    return numbers(article.get_text(" "))
+
+
+def _printed(cells) -> str:
+    return "".join(out.get("text", "") for cell in cells for out in cell.get("outputs", []))
+
+
 @pytest.mark.build
 @pytest.mark.parametrize("page", PAGES)
-def test_the_notebook_runs_beside_the_files_and_prints_the_pages_number(book_html, page, tmp_path):
+def test_the_notebook_prints_the_pages_numbers_and_every_suggested_edit_runs(
+    book_html, page, tmp_path
+):
     import nbformat
     from nbclient import NotebookClient
 
@@ -146,20 +277,29 @@ def test_the_notebook_runs_beside_the_files_and_prints_the_pages_number(book_htm
         if cell.cell_type == "code" and cell.source:
             extra = _imports_of(cell.source) - set(sys.stdlib_module_names) - {"numpy"} - local
             assert not extra, f"{page}: the notebook imports {extra}"
+    example = take_home.example(page)
+    inputs = next(i for i, c in enumerate(nb.cells) if c.source == example["inputs"])
+    run = nb.cells[inputs + 1]
+    assert run.source == example["run"]
+    # Each edit the intro suggests, made in a copy of the inputs cell and run after the page's own inputs.
+    assert example["edits"], f"{page}: the intro suggests no edit"
+    edited = []
+    for old, new in example["edits"]:
+        assert old in example["inputs"], old
+        cell = nbformat.v4.new_code_cell(example["inputs"].replace(old, new))
+        edited.append([cell, nbformat.v4.new_code_cell(example["run"])])
+    nb.cells += [c for pair in edited for c in pair]
     NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
     ).execute()
-    printed = "".join(
-        out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs
+    default = _printed(nb.cells[inputs : inputs + 2])
+    assert numbers(default), f"{page}: the example printed no number"
+    missing = numbers(default) - page_numbers(book_html, page)
+    assert not missing, (
+        f"{page}: the notebook printed {sorted(missing)}, which the page does not show"
     )
-    shown = take_home.example(page)["shown"]()
-    # Python prints the ASCII hyphen; the page prints the minus sign (fmt).
-    assert shown.replace("−", "-") in printed, (
-        f"{page}: the notebook printed {printed[:400]!r}, not {shown}"
-    )
-    assert shown in article_of(book_html, f"ch02/{page}.html").get_text(), (
-        f"{page}: the page does not show {shown}"
-    )
+    for (_, new), pair in zip(example["edits"], edited):
+        assert _printed(pair) != default, f"{page}: the edit {new!r} changed nothing"
     # The exercises' tasks follow, each with an empty cell under it.
     titles = [
         c.source.splitlines()[0]
@@ -167,6 +307,78 @@ def test_the_notebook_runs_beside_the_files_and_prints_the_pages_number(book_htm
         if c.cell_type == "markdown" and c.source.startswith("## 练习")
     ]
     assert titles and all(t.startswith("## 练习 2.") for t in titles), titles
+
+
+# -- a notebook's Markdown, as Jupyter renders it ----------------------------------------------------
+def rendered(source: str):
+    """A Markdown cell as Jupyter shows it: CommonMark with ``$…$`` maths (markdown-it-py, which MyST uses)."""
+    from bs4 import BeautifulSoup
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    html = MarkdownIt("commonmark").use(dollarmath_plugin).render(source)
+    return BeautifulSoup(html, "html.parser")
+
+
+def markdown_problems(source: str) -> list[str]:
+    """What a cell renders other than meant: a doctest not fenced (CommonMark reads ``>>>`` as three quoted
+    levels, drops the prompts and joins the lines), maths or markup left raw outside ``$…$`` and code,
+    brackets doubled."""
+    soup = rendered(source)
+    problems = []
+    if soup.select("blockquote blockquote"):
+        problems.append("a doctest or quoted text read as nested quotes")
+    for node in soup.select("code, pre, .math"):
+        node.decompose()
+    text = soup.get_text()
+    raw = sorted(set(re.findall(r"\\[A-Za-z]+|[\\^{}$]|_\{", text)))
+    if raw:
+        problems.append(f"raw maths or markup outside $…$ and code: {raw}")
+    if re.search("（（|））", text):
+        problems.append("doubled brackets")
+    return problems
+
+
+def test_the_markdown_check_fails_on_each_kind_of_planted_cell():
+    good = (
+        "## 练习 2.8.1（标题）\n\n> **输入与适用条件**\n>\n> $h_{kv} = 2$，`attention_mask`\n\n"
+        "```python\n>>> f(1)\n2\n```"
+    )
+    assert markdown_problems(good) == []
+    assert markdown_problems("写出 f：\n\n>>> f(1)\n2")  # the doctest unfenced
+    assert markdown_problems("同宽全多头（h_{kv} = h）")  # maths without $
+    assert markdown_problems(r"写出 J = \operatorname{diag}(p)")
+    assert markdown_problems("一层的分数表（h n^2 格）")
+    assert markdown_problems("## 练习 2.8.1（（分数表什么时候比整个缓存还多））")
+
+
+def _same_text(node) -> str:
+    """A rendered exercise's words, its maths as TeX, without white space (the page and the notebook
+    set their maths apart differently: ``\\(x\\)`` against ``$x$``)."""
+    for math in node.select(".math"):
+        math.replace_with(math.get_text().strip().removeprefix("\\(").removesuffix("\\)"))
+    return re.sub(r"\s+", "", node.get_text())
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", PAGES)
+def test_every_exercise_cell_renders_as_the_page_shows_the_exercise(book_html, page):
+    import nbformat
+
+    nb = nbformat.read(str(book_html / "take-home" / take_home.notebook_name(page)), as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    for source in cells:
+        assert not markdown_problems(source), (page, markdown_problems(source), source)
+    tasks = [c for c in cells if c.startswith("## 练习")]
+    shown = article_of(book_html, f"ch02/{page}.html").select("div.exercise")
+    assert len(tasks) == len(shown) > 0
+    for source, exercise in zip(tasks, shown):
+        heading, _, body = source.partition("\n")
+        title = exercise.find(class_="admonition-title")
+        assert heading.startswith("## ")
+        assert re.sub(r"\s+", "", heading[3:]) == re.sub(r"\s+", "", title.get_text())
+        title.decompose()
+        assert _same_text(rendered(body)) == _same_text(exercise), (page, heading)
 
 
 def test_the_notebooks_first_example_cell_holds_the_inputs_the_page_invites_to_change():

@@ -35,9 +35,8 @@ def _module(app: Sphinx):
 @functools.cache
 def _warm_up(take_home) -> None:
     """What every page's zip and notebook need, worked out once, in the main process as it writes the first
-    page: the writing processes forked after that find it done (which files need numpy; nbformat's schema;
-    numpy, which most pages' examples import)."""
-    take_home.opening.numpy_needed(take_home.CODE)
+    page: the writing processes forked after that find it done (nbformat's schema; numpy, which most
+    pages' examples import)."""
     import nbformat
     import numpy  # noqa: F401
 
@@ -99,7 +98,7 @@ def visit_text(self, node: take_home_node) -> None:
 
 
 def _exercises(env, doctree: nodes.document, docname: str) -> list[tuple[str, str]]:
-    """The page's exercises as (「练习 2.3.1（标题）」, their text), glued values filled in."""
+    """The page's exercises as (「练习 2.3.1（标题）」, their text in Markdown), glued values filled in."""
     from sphinx_exercise.nodes import exercise_enumerable_node, exercise_subtitle
 
     numbers = getattr(env, "book_exercise_numbers", {}).get(docname, {})
@@ -107,30 +106,64 @@ def _exercises(env, doctree: nodes.document, docname: str) -> list[tuple[str, st
     for node in doctree.findall(exercise_enumerable_node):
         number = ".".join(map(str, numbers.get(node["ids"][0], ())))
         subtitle = next(node[0].findall(exercise_subtitle), None)
-        title = subtitle.astext() if subtitle is not None else node[0].astext()
-        parts = []
-        for child in node.children[1:]:
-            if (
-                isinstance(child, nodes.admonition)
-                and child.children
-                and isinstance(child[0], nodes.title)
-            ):
-                parts.append(
-                    f"**{child[0].astext()}**：" + " ".join(c.astext() for c in child.children[1:])
-                )
-            elif isinstance(
-                child, nodes.literal_block
-            ):  # a doctest the learner's function must pass
-                parts.append("```python\n" + child.astext() + "\n```")
-            else:
-                parts.append(child.astext())
-        found.append(
-            (
-                f"练习 {number}（{title}）" if number else title,
-                "\n\n".join(p.strip() for p in parts),
+        title = (subtitle if subtitle is not None else node[0]).astext().strip()
+        if number:  # the subtitle is bracketed already (book_exercises.ChineseParentheses)
+            title = (
+                f"练习 {number}{title}" if title.startswith("（") else f"练习 {number}（{title}）"
             )
-        )
+        found.append((title, _blocks(node.children[1:]).strip()))
     return found
+
+
+# -- an exercise's text as the notebook's Markdown: what the page shows, as CommonMark renders it ------
+_ESCAPE = str.maketrans({c: "\\" + c for c in "\\`*_[]<>$#|"})
+
+
+def _inline(node: nodes.Node) -> str:
+    """A paragraph's content: code in backticks, maths in ``$…$``, everything else as its text."""
+    if isinstance(node, nodes.Text):
+        return node.astext().replace("\n", " ").translate(_ESCAPE)
+    if isinstance(node, nodes.literal):
+        text = node.astext()
+        fence = "``" if "`" in text else "`"
+        return f"{fence}{text}{fence}"
+    if isinstance(node, nodes.math):
+        return f"${node.astext().strip()}$"
+    inner = "".join(_inline(child) for child in node.children)
+    if isinstance(node, nodes.strong):
+        return f"**{inner}**"
+    if isinstance(node, nodes.emphasis):
+        return f"*{inner}*"
+    return inner
+
+
+def _blocks(children) -> str:
+    """Block nodes in Markdown: paragraphs, a titled box as a quoted block, code and doctests fenced."""
+    parts = []
+    for node in children:
+        if isinstance(node, nodes.paragraph):
+            parts.append(_inline(node))
+        elif isinstance(node, (nodes.literal_block, nodes.doctest_block)):
+            parts.append("```python\n" + node.astext().rstrip("\n") + "\n```")
+        elif isinstance(node, nodes.math_block):
+            parts.append("$$\n" + node.astext().strip() + "\n$$")
+        elif (
+            isinstance(node, nodes.admonition)
+            and node.children
+            and isinstance(node[0], nodes.title)
+        ):
+            body = f"**{_inline(node[0])}**\n\n" + _blocks(node.children[1:])
+            parts.append("\n".join(f"> {line}".rstrip() for line in body.strip().splitlines()))
+        elif isinstance(node, (nodes.bullet_list, nodes.enumerated_list)):
+            mark = "-" if isinstance(node, nodes.bullet_list) else "1."
+            parts.append(
+                "\n".join(f"{mark} {_blocks(item.children).strip()}" for item in node.children)
+            )
+        elif isinstance(node, nodes.Element):
+            parts.append(_blocks(node.children))
+        else:
+            parts.append(_inline(node))
+    return "\n\n".join(p.strip("\n") for p in parts if p.strip())
 
 
 def _write(

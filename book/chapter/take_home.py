@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 import zipfile
 from pathlib import Path
-
-from chapter import fmt, opening
 
 CODE = Path(importlib.import_module("02_attention").__file__).parent
 PYTHON = "3.11"  # the oldest Python the teaching code is run with (README.md)
@@ -65,11 +64,39 @@ zip_name = "ch02_{}.zip".format
 notebook_name = "ch02_{}.ipynb".format  # a page's two downloads
 
 
+def _numpy_imports(tree: ast.AST) -> bool:
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    return any(name.split(".")[0] == "numpy" for name in names)
+
+
+def numpy_use(name: str, code: Path = CODE) -> tuple[bool, list[str]]:
+    """Where a file of ``code/`` needs numpy: ``(True, [])`` when loading it imports numpy (itself or a
+    file it imports); else ``(False, functions)``, its public functions that import numpy when called.
+
+    >>> numpy_use("02_training.py"), numpy_use("02_scaling.py")
+    ((True, []), (False, []))
+    >>> numpy_use("02_costs.py")
+    (False, ['numpy_attention', 'time_attention'])
+    """
+    tree = ast.parse((code / name).read_text(encoding="utf-8"))
+    functions = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    module = [n for n in tree.body if n not in functions and not isinstance(n, ast.ClassDef)]
+    if any(_numpy_imports(n) for n in module) or any(
+        numpy_use(f, code)[0] for f in imports(name, code)[1:]
+    ):
+        return True, []
+    return False, [f.name for f in functions if not f.name.startswith("_") and _numpy_imports(f)]
+
+
 def readme(page: str, title: str, code: Path = CODE) -> str:
     """The zip's README.txt: what each file is, how to run it, what it needs."""
     names = files(page, code)
-    needed = set(opening.numpy_needed(code))  # a file that imports numpy, or imports one that does
-    numpy = [n for n in names if n in needed]
+    use = {name: numpy_use(name, code) for name in names if not needs_torch(name)}
+    at_load = [name for name, (loads, _) in use.items() if loads]
+    when_called = [
+        f"{name} 的 {'、'.join(functions)}" for name, (_, functions) in use.items() if functions
+    ]
     lines = [
         f"《手算注意力与因果掩码》第 2 章：{title}",
         "",
@@ -87,13 +114,14 @@ def readme(page: str, title: str, code: Path = CODE) -> str:
         "",
     ]
     lines += [f"  python3 {name}" for name in (TEACHING[page], f"02_exercises_{page}.py")]
-    lines += [
-        "",
-        "每个文件先自检，再以 JSON 打印结果。",
-        f"需要 Python {PYTHON} 或更新的版本"
-        + (f"，以及 numpy（{'、'.join(numpy)} 要用它）。" if numpy else "；只用 Python 标准库。"),
-        "",
-    ]
+    needs = f"需要 Python {PYTHON} 或更新的版本"
+    if at_load:
+        needs += f"，以及 numpy（{'、'.join(at_load)} 要用它）。"
+    else:
+        needs += "；只用 Python 标准库。"
+    if when_called:
+        needs += f"只有调用 {'；'.join(when_called)} 时才要 numpy。"
+    lines += ["", "每个文件先自检，再以 JSON 打印结果。", needs, ""]
     for name in filter(needs_torch, names):
         hf = (
             "与 transformers" if "transformers" in (code / name).read_text(encoding="utf-8") else ""
@@ -124,6 +152,10 @@ def write_zip(page: str, title: str, folder: Path, code: Path = CODE) -> Path:
 
 
 # -- the notebooks' worked examples ------------------------------------------------------------------------
+# Each page's example: ``intro`` (what the inputs are, which edits to try), the ``inputs`` cell the reader
+# edits, the ``run`` cell that prints what the page shows for those inputs (the same numbers, units and
+# rounding), and ``edits``: the changes the intro suggests, each an (old, new) replacement in the inputs
+# cell (tests/test_take_home.py makes each one and runs the notebook again).
 def _mask_example(att) -> dict:
     return {
         "intro": "输入与本页“一步一步”一节相同：三个有效位置，没有缓存，没有 PAD，使用因果规则。"
@@ -132,8 +164,7 @@ def _mask_example(att) -> dict:
         "run": "weights, outputs = att.attention(q, k, v, causal=causal)\n"
         "for i, (row, out) in enumerate(zip(weights, outputs)):\n"
         '    print(f"行 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
-        # A number the first run prints that the page shows too (a function: a test asks for it).
-        "shown": lambda: fmt.fmt(att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)[1][-1][0]),
+        "edits": [("causal = True", "causal = False")],
     }
 
 
@@ -148,7 +179,7 @@ def _scaling_example(sc) -> dict:
         "run": "s = sc.visible_steps(q, k, v)\n"
         'for name in ("dots", "scaled", "shifted", "weights", "output"):\n'
         '    print(name, [format(x, ".4f") for x in s[name]])',
-        "shown": lambda: fmt.fmt(sc.visible_steps(q, k, v)["output"][0]),
+        "edits": [(f"q = {q!r}", f"q = {[2 * x for x in q]!r}")],
     }
 
 
@@ -162,9 +193,7 @@ def _multihead_example(mh) -> dict:
         "run": "weights, output = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)\n"
         "for i, row in enumerate(output):\n"
         '    print(f"位置 {i} 的输出", [format(c, ".4f") for c in row])',
-        "shown": lambda: fmt.fmt(
-            mh.multihead_attention(x, w_q, w_k, w_v, w_o, mh.DEMO_HEADS)[1][-1][0]
-        ),
+        "edits": [(f"heads = {mh.DEMO_HEADS}", "heads = 1")],
     }
 
 
@@ -182,7 +211,7 @@ def _rope_example(rope) -> dict:
         "run": "for a, b in ((m, n), (m + shift, n + shift)):\n"
         "    score = rope.rope_scores([q], [k], [a], [b])[0][0]\n"
         '    print(f"位置 {a}、{b}：位置差 {a - b}，分数", format(score, ".4f"))',
-        "shown": lambda: fmt.fmt(rope.rope_scores([q], [k], [m], [n])[0][0]),
+        "edits": [(f"m, n = {m}, {n}", f"m, n = {m + 1}, {n}")],
     }
 
 
@@ -199,63 +228,83 @@ def _backprop_example(bp) -> dict:
         'for name, m in (("dQ", dq), ("dK", dk), ("dV", dv)):\n'
         '    print(name, [[format(x, ".4f") for x in row] for row in m])\n'
         'print("梯度检查通过：", bp.gradient_check(q, k, v, d_out)["passed"])',
-        "shown": lambda: fmt.fmt(bp.attention_backward(q, k, v, d_out)[2][0][0]),
+        "edits": [(f"d_out = {d_out!r}", f"d_out = {[[-x for x in row] for row in d_out]!r}")],
     }
 
 
 def _training_example(tr) -> dict:
     from chapter import training as page
 
-    def shown() -> str:  # trains: only a test asks for it, never the build
-        params = tr.train("causal", seed=page.TRAIN_SEED)["params"]
-        return fmt.fmt(tr.use_time(params, "causal", seed=page.EVAL_SEED)["mean_loss"])
-
     return {
         "intro": "输入与本页相同：同一个任务、同样的步数与种子，训练一个加因果规则的模型和一个不加规则的模型，"
-        "再逐词算（带 KV 缓存）看使用时的损失。改 `steps` 或种子，再运行（训练要几秒）。",
-        "inputs": f"train_seed = {page.TRAIN_SEED}\neval_seed = {page.EVAL_SEED}\nsteps = {tr.STEPS}",
-        "run": "for rule in tr.RULES:\n"
+        f"训练损失取最后 {page.LAST} 步的平均（与本页的表相同），再逐词算（带 KV 缓存）看使用时的损失。"
+        "改 `steps` 或种子，再运行（训练要几秒）。",
+        "inputs": f"train_seed = {page.TRAIN_SEED}\neval_seed = {page.EVAL_SEED}\nsteps = {tr.STEPS}\n"
+        f"last = {page.LAST}  # 训练损失：最后 last 步的平均（一步的批有噪声）",
+        "run": "def loss(x):\n"
+        "    # 与书页相同：四位小数；四位小数写成 0 的非零数用科学记数法\n"
+        '    return format(x, ".4f") if x == 0 or abs(x) >= 5e-5 else format(x, ".1e")\n'
+        "\n\n"
+        "for rule in tr.RULES:\n"
         "    run = tr.train(rule, seed=train_seed, steps=steps)\n"
         '    use = tr.use_time(run["params"], rule, seed=eval_seed)\n'
-        '    print(rule, "最后的训练损失", format(run["train_loss"][-1], ".4f"),\n'
-        '          "逐词算的平均损失", format(use["mean_loss"], ".4f"))',
-        "shown": shown,
+        '    train_loss = sum(run["train_loss"][-last:]) / last\n'
+        '    print(rule, f"训练损失（最后 {last} 步的平均）", loss(train_loss),\n'
+        '          "逐词算的平均损失", loss(use["mean_loss"]))',
+        "edits": [(f"steps = {tr.STEPS}", "steps = 50")],
     }
 
 
 def _costs_example(costs) -> dict:
     return {
         "intro": "输入与本页 KV 缓存一节相同：四个公开模型的配置、同样的上下文长度与批大小，每元素 2 字节。"
-        "改 `context` 或 `batch`，再运行。",
+        "改 `context` 或 `batch`，再运行（上下文超过某个模型的最大位置数时，打印 `kv_cache_bytes` 报的错）。",
         "inputs": f"context = {costs.CONTEXT}\nbatch = {costs.BATCH}",
-        "run": "for model in costs.MODELS:\n"
+        "run": "def size(n):\n"
+        "    # 与书页的表相同：二进制单位（1 KiB = 1024 字节），至多两位小数\n"
+        '    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):\n'
+        '        if n < 1024 or unit == "TiB":\n'
+        '            return f"{n:.2f}".rstrip("0").rstrip(".") + " " + unit\n'
+        "        n = n / 1024\n"
+        "\n\n"
+        "for model in costs.MODELS:\n"
+        "    per_token = costs.kv_cache_bytes(model, 1)\n"
         "    try:\n"
-        "        n = costs.kv_cache_bytes(model, context, batch)\n"
+        "        total = costs.kv_cache_bytes(model, context, batch)\n"
         "    except ValueError as error:  # context 超过了这个模型的最大位置数\n"
         "        print(error)\n"
         "        continue\n"
-        '    print(model["name"], "KV 缓存", f"{n:,}", "字节，即", f"{n / 2**30:g} GiB")',
-        # The first model's cache as the page's table writes it (fmt.size: 2 GiB).
-        "shown": lambda: fmt.size(
-            costs.kv_cache_bytes(costs.MODELS[0], costs.CONTEXT, costs.BATCH)
-        ),
+        "    print(\n"
+        "        f\"{model['name']}：每 token {size(per_token)}；\"\n"
+        '        f"上下文 {context}、批大小 {batch}：{size(total)}"\n'
+        "    )",
+        "edits": [
+            (f"batch = {costs.BATCH}", f"batch = {costs.BATCH * 8}"),
+            (f"context = {costs.CONTEXT}", f"context = {costs.CONTEXT // 2}"),
+        ],
     }
 
 
 def _tensors_example(tn) -> dict:
-    r = tn.forward(tn.demo_inputs())
+    mask = [list(map(int, row)) for row in tn.DEMO_MASK]
+    edited = [[0] * 3 + row[3:] if b == 1 else row for b, row in enumerate(mask)]
     return {
         "intro": "输入与本页整批的例子相同：两个序列，左侧补了 PAD，缓存里已有几个位置，分组的 K/V 头。"
-        '改 `inputs["attention_mask"]` 或 `inputs["past"]`，再运行，看位置编号和可见性表怎样变。',
-        "inputs": 'inputs = tn.demo_inputs()\nprint(inputs["attention_mask"].tolist(), inputs["past"])',
+        "改 `attention_mask` 里的 0 和 1（1 是内容，0 是 PAD；例如让序列 1 也以 PAD 开头），再运行，"
+        "看位置编号和每个新查询可读的 Key 怎样变。past 不能单独改：它等于 K 的位置数减去 Q 的新查询数，"
+        "由 `demo_inputs()` 造出的形状定下。",
+        "inputs": f'inputs = tn.demo_inputs()\ninputs["attention_mask"] = {mask!r}\n'
+        'print("past =", inputs["past"])',
         "run": "r = tn.forward(inputs)\n"
-        'print("位置编号", r["positions"].tolist())\n'
-        'print("序列 0 的位置编号", "、".join(str(p) for p in r["positions"][0].tolist()))\n'
-        'for b, table in enumerate(r["visible"][:, 0]):\n'
-        '    print(f"序列 {b} 每个新查询可读的 Key 数", table.sum(axis=-1).tolist())\n'
-        'print("序列 0、头 0 第一个新查询的输出", [format(float(x), ".4f") for x in r["outputs"][0, 0, 0]])',
-        "shown": lambda: "、".join(str(p) for p in r["positions"][0].tolist()),
-    }  # the positions table
+        'for b, mask in enumerate(inputs["attention_mask"]):\n'
+        '    print(f"序列 {b}：位置编号", "、".join(str(int(p)) for p in r["positions"][b]))\n'
+        '    for i, row in enumerate(r["visible"][b, 0]):\n'
+        '        keys = "、".join(str(j) for j, ok in enumerate(row) if ok) or "无"\n'
+        "        print(f\"  查询 {i}：绝对位置 {inputs['past'] + i}，可读的 Key {keys}（{int(row.sum())} 个）\")",
+        "edits": [
+            (f'inputs["attention_mask"] = {mask!r}', f'inputs["attention_mask"] = {edited!r}')
+        ],
+    }
 
 
 def _tiles_example(tl) -> dict:
@@ -267,7 +316,7 @@ def _tiles_example(tl) -> dict:
         'for b, (m, l, o) in enumerate(r["trace"], start=1):\n'
         '    print(f"读完块 {b}：m =", format(m, ".4f"), "l =", format(l, ".4f"), "O =", format(o[0], ".4f"))\n'
         'print("O / l =", format(r["output"][0], ".4f"))',
-        "shown": lambda: fmt.fmt(tl.online_row(tl.ROW_SCORES, tl.ROW_V, tl.ROW_BLOCK)["output"][0]),
+        "edits": [(f"block = {tl.ROW_BLOCK}", f"block = {tl.ROW_BLOCK + 1}")],
     }
 
 
@@ -306,7 +355,7 @@ EXAMPLES = {
 
 
 def example(page: str) -> dict | None:
-    """The page's worked example for its notebook: intro, input and run cells, its import, a number shown."""
+    """The page's worked example for its notebook: intro, input and run cells, its edits, its import."""
     if page not in EXAMPLES:
         return None
     alias, build = EXAMPLES[page]
