@@ -165,51 +165,63 @@ def test_the_ranking_at_the_maximum_length_counts_the_sliding_window():
     )
     assert min(at_max, key=at_max.get) == mistral["name"]
     assert values["kv_max_small"] == mistral["name"]
-    note = values["kv_capped"]  # the caveat names Mistral's window, not Qwen2's (switched off)
-    assert note == page.SAY["capped"].format(
-        name=mistral["name"], w=fmt.count(mistral["sliding_window"])
-    )
+    # The caveat names Mistral's window, not Qwen2's (switched off).
+    assert page.window_models()["win_on"] == mistral["name"]
     header, body = values["tbl_kv"]
     assert "计入滑动窗口" in header[-1] and body[2][-1] == fmt.size(at_max[mistral["name"]])
 
 
-def test_the_configuration_sentences_on_other_models():
+def test_the_window_claims_hold_for_the_pages_models_and_stop_the_build_otherwise():
+    assert page.window_models() == {
+        "win_on": "Mistral-7B-v0.1",
+        "win_on_w": "4096",
+        "win_off": "Qwen2-7B",
+        "win_off_w": "131,072",
+    }
+    on = _model("W", 4, 2, sliding_window=16)
+    off = _model("X", 4, 2, sliding_window=16, use_sliding_window=False)
+    plain = _model("A", 4, 2)
+    assert page.window_models([plain, on, off])["win_off"] == "X"
+    # Each claim of the page, made false once: the ValueError names it.
+    for models, claim in [
+        ([plain, off], "恰有一个配置启用了滑动窗口"),
+        ([on, {**on, "name": "V"}, off], "恰有一个配置启用了滑动窗口"),
+        ([on, plain], "写明 use_sliding_window = false"),
+        ([on, off, {**off, "name": "Y"}], "其余配置都没写 sliding_window"),
+        ([{**on, "sliding_window": 64}, off], "缓存封顶"),  # a window wider than 64 positions
+    ]:
+        with pytest.raises(ValueError, match=claim):
+            page.window_models(models)
+
+
+def test_the_configuration_table_shows_every_input_of_the_kv_table():
     with_key = _model("G", heads=4, kv_heads=4, head_dim=8, hidden=16, dtype="bfloat16")
-    partner = _model(
-        "P", 4, 4
-    )  # kv_values compares caches: another model, as many query heads, no window
-
-    def sliding(models):
-        return page.kv_values(models + [partner])["sliding"]
-
-    assert sliding([_model("A", 4, 2)]) == ""
-    on = sliding([_model("W", 4, 2, sliding_window=512)])
-    assert on == page.SAY["window_on"].format(name="W", also="", w="512") + "。"
-    off = sliding(
-        [
-            _model("X", 4, 2, sliding_window=64, use_sliding_window=False),
-            _model("A", 4, 2),
-            _model("W", 4, 2, sliding_window=512),
-        ]
-    )
-    assert off == (
-        page.SAY["window_off"].format(name="X", also="", w="64")
-        + "；"
-        + page.SAY["window_on"].format(name="W", also="也", w="512")
-        + "。"
-    )
-    # Every configuration that writes a window is named, with its value: the data of the table, not a choice.
-    named = re.findall(
-        r"([\w.-]+) 的配置也?写了 sliding_window = ([\d,]+)", page.kv_values()["sliding"]
-    )
-    assert named == [
-        (m["name"], fmt.count(m["sliding_window"])) for m in costs.MODELS if m.get("sliding_window")
-    ]
     header, body = page.kv_values([with_key, _model("B", heads=4, kv_heads=2)])["tbl_configs"]
     assert body[0] == ["G", "2", "16", "4", "4", "8", "8192", "—", "bfloat16"] and len(header) == 9
     configs = page.kv_values()["tbl_configs"]
     assert [row[-1] for row in configs.rows] == [m["dtype"] for m in costs.MODELS]
     assert configs.rows[3][-2] == "131,072（未启用）"
+    # L, h_kv and d_head of every model: the per-token cache of the KV table from the shown numbers.
+    kv = page.kv_values()["tbl_kv"]
+    for config, row in zip(configs.rows, kv.rows):
+        layers, kv_heads, head_dim = (int(config[i]) for i in (1, 4, 5))
+        assert row[1] == fmt.size(2 * layers * kv_heads * head_dim * costs.FLOAT16_BYTES)
+
+
+def test_the_head_dim_example_is_a_model_whose_head_dim_is_not_hidden_over_heads():
+    values = page.head_dim_values()
+    g = costs.GEMMA_7B
+    assert values["hd_guess"] == str(g["hidden"] // g["heads"]) != values["hd_head_dim"]
+    assert values["hd_wrong"] == "336 KiB" and values["hd_right"] == "448 KiB"
+    assert values["hd_short"] == "25.00%"
+    with pytest.raises(ValueError, match="不是 hidden ÷ heads"):
+        page.head_dim_values(costs.MODELS[0])  # 4096 ÷ 32 = 128: the example would show nothing
+
+
+def test_the_forbidden_cells_grow_a_little_faster_than_the_table():
+    values = page.score_values([1024, 4096])
+    assert values["sc_growth"] == "16 倍" and values["sc_forbidden_growth"] == "16.01 倍"
+    assert (4096 * 4095) / (1024 * 1023) > 16
 
 
 def query_heads(models):
@@ -262,8 +274,20 @@ def test_every_configuration_has_a_citation_in_the_bibliography_and_on_the_page(
 def test_the_tiny_table_counts_both_ways_on_another_configuration():
     tiny = {"layers": 3, "kv_heads": 1, "head_dim": 2, "context": 4, "batch": 1}
     values = page.count_check_values(tiny)
-    facts = [values[f"tiny_{k}"] for k in ("formula", "elements", "bytes", "same")]
-    assert facts == ["96", "48", "96", "是"]
+    facts = [values[f"tiny_{k}"] for k in ("formula", "elements", "bytes")]
+    assert facts == ["96", "48", "96"]
+
+
+def test_a_formula_that_disagrees_with_the_count_stops_the_build(monkeypatch):
+    # Planted: the formula without the factor 2 of K and V (one of the wrong versions the page names).
+    wrong = costs.WRONG_VERSIONS["漏了 K 和 V 各一份的因子 2"][1]
+
+    def forgets_the_two(layers, kv_heads, head_dim, b):
+        return wrong({"layers": layers, "kv_heads": kv_heads, "head_dim": head_dim}, b)
+
+    monkeypatch.setattr(page.costs, "kv_bytes_per_token", forgets_the_two)
+    with pytest.raises(ValueError, match="不一致"):
+        page.count_check_values()
 
 
 def test_the_table_check_counts_what_it_built():
@@ -370,34 +394,37 @@ def test_the_verdict_reads_the_fitted_slope(slope, verdict):
     assert values["obs_slope"] == fmt.ratio(slope) and values["obs_verdict"] == page.SAY[verdict]
 
 
-def test_the_ratios_sentence_reads_the_last_column_of_the_timing_table():
-    steady = page.measured(_timed([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0]))
-    ratios = [r[3] for r in steady["tbl_timing"].rows[1:]]
-    sentence = steady["obs_ratios"]
+def test_the_ratios_are_those_of_the_shown_medians_and_their_range_is_glued():
+    # 0.1744 and 0.5836 ms: the shown 0.174 and 0.584 give 3.36, the unrounded medians 3.35.
+    timed = _timed([256, 512], [0.1744e-3, 0.5836e-3])
+    values = page.measured(timed)
+    assert [r[2] for r in values["tbl_timing"].rows] == ["0.174", "0.584"]
+    assert values["tbl_timing"].rows[1][3] == "3.36" == fmt.ratio(0.584 / 0.174)
+    assert fmt.ratio(0.5836 / 0.1744) == "3.35"
+    four = page.measured(_timed([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0]))
+    ratios = [r[3] for r in four["tbl_timing"].rows[1:]]
+    assert (four["obs_ratio_low"], four["obs_ratio_high"]) == (
+        min(ratios, key=float),
+        max(ratios, key=float),
+    )
+
+
+def test_the_steadiness_word_both_ways():
+    steady = page.timing_facts(_timed([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0]))
     assert (
-        f" {min(ratios, key=float)} 到 {max(ratios, key=float)} " in sentence
-        and page.SAY["steady"] in sentence
+        steady["steady"]
+        and page.measured(_timed([100, 200, 400, 800], [1.0, 3.9, 16.2, 63.0]))["obs_steady"]
+        == page.SAY["steady"]
     )
     # The alternating ratios of a build on a busy machine (3.26 / 5.11 / 3.30 / 5.11): said, not passed over.
     jumpy = _timed(
         [128, 256, 512, 1024, 2048],
         [1.0, 3.26, 3.26 * 5.11, 3.26 * 5.11 * 3.30, 3.26 * 5.11 * 3.30 * 5.11],
     )
-    assert (
-        page.measured(jumpy)["obs_ratios"]
-        == page.SAY["ratios_range"].format(low="3.26", high="5.11", s_low="1.70", s_high="2.35")
-        + "，"
-        + page.SAY["uneven"]
-        + "。"
-    )
-    even = page.measured(_timed([100, 200, 400], [1.0, 4.0, 16.0]))["obs_ratios"]
-    assert (
-        even
-        == page.SAY["ratios_equal"].format(low="4.00", s_low="2.00")
-        + "，"
-        + page.SAY["steady"]
-        + "。"
-    )
+    facts = page.timing_facts(jumpy)
+    assert not facts["steady"]
+    assert [fmt.ratio(x) for x in facts["local"]] == ["1.70", "2.35", "1.72", "2.35"]
+    assert page.measured(jumpy)["obs_steady"] == page.SAY["uneven"]
 
 
 def test_the_timing_table_shows_milliseconds_and_ratios():

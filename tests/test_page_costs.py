@@ -98,7 +98,6 @@ def test_the_page_shows_the_glued_rankings_and_query_heads(book_html):
         "kv_large_size",
         "kv_ratio",
         "kv_max_small",
-        "kv_capped",
         "kv_max_ratio",
         "mis_a",
         "mis_b",
@@ -109,16 +108,40 @@ def test_the_page_shows_the_glued_rankings_and_query_heads(book_html):
         assert values[name] in text, name
     # The ranking at the maximum lengths names the window that caps a cache (Mistral-7B-v0.1's).
     mistral = costs.MODELS[2]
-    assert values["kv_max_small"] == mistral["name"] and mistral["name"] in values["kv_capped"]
+    assert values["kv_max_small"] == mistral["name"] == page.window_models()["win_on"]
     said = f"时，KV 缓存最小的是 {values['kv_small']}（{values['kv_small_size']}），最大的是 {values['kv_large']}"
     assert said.replace(" ", "") in text.replace(" ", "")
 
 
-def test_the_sliding_windows_of_the_configurations_are_all_said(book_html):
-    assert page.kv_values()["sliding"] in prose(book_html)
+def test_every_configuration_that_writes_a_window_is_named_with_it(book_html):
+    text = prose(book_html).replace(" ", "")
     for m in costs.MODELS:
         if m.get("sliding_window"):
-            assert f"{m['name']} 的配置" in prose(book_html)
+            assert (
+                f"{m['name']}的配置" in text
+                and f"sliding_window={fmt.count(m['sliding_window'])}" in text
+            )
+
+
+def test_the_head_dim_misconception_has_its_number_in_the_core(book_html):
+    values = page.head_dim_values()
+    core = article(book_html)
+    for block in core.find_all("details"):
+        block.decompose()
+    text = re.sub(r"\s+", "", core.get_text())
+    said = f"{values['hd_hidden']}÷{values['hd_heads']}={values['hd_guess']}"
+    assert said in text and values["hd_wrong"].replace(" ", "") in text
+    assert values["hd_right"].replace(" ", "") in text and values["hd_short"] in text
+
+
+def test_the_kv_tables_inputs_are_in_the_core_input_box(book_html):
+    box = input_box(book_html, "公开模型")
+    assert box.find_parent("details") is None
+    rows = {r[0]: r for r in table_rows(box, cells=("td",)) if r}
+    for m in costs.MODELS:
+        assert [rows[m["name"]][i] for i in (1, 4, 5)] == [
+            fmt.count(m[k]) for k in ("layers", "kv_heads", "head_dim")
+        ]
 
 
 NUMBER = r"\d[\d,]*(?:\.\d+)?²?"

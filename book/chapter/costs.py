@@ -17,13 +17,8 @@ att = importlib.import_module("02_attention")
 costs = importlib.import_module("02_costs")
 ex = importlib.import_module("02_exercises_costs")
 
-# -- the wording the data decides -----------------------------------------------------------------
+# -- the wording a timing decides (it changes from build to build, so it cannot stop the build) ------
 SAY = {
-    "window_on": "{name} 的配置{also}写了 sliding_window = {w}：每层只存最近 {w} 个位置，上下文再长，缓存也不再变大",
-    "window_off": "{name} 的配置{also}写了 sliding_window = {w}，但同时写明 use_sliding_window = false，不启用",
-    "capped": "；{name} 只存最近 {w} 个位置",
-    "ratios_equal": "相邻两行之比都是 {low}，折成斜率都是 {s_low}",
-    "ratios_range": "相邻两行之比在 {low} 到 {high} 之间，折成斜率是 {s_low} 到 {s_high}",
     "steady": "与拟合斜率一致",
     "uneven": "并不整齐：单看某一个比值说明不了什么",
     "near": "与分数表格子数的 n² 增长相符",
@@ -83,6 +78,10 @@ def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
     ratios = {second[key] / first[key] for key in ("entries", "bytes", "qk_madds", "mix_madds")}
     if len(ratios) != 1:
         raise ValueError(f"格子、字节与乘加的增长倍数应当相同：{ratios}")
+    growth = ratios.pop()
+    forbidden = second["forbidden"] / first["forbidden"]
+    if not forbidden > growth:  # n(n − 1)/2 = n²/2 − n/2: the page says it grows a little faster
+        raise ValueError(f"页面说禁止的格子比格子数长得略快：{forbidden} 对 {growth}")
     table = Table(
         [
             "序列长度 n",
@@ -115,7 +114,8 @@ def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
         "sc_n0": fmt.count(first["n"]),
         "sc_n1": fmt.count(second["n"]),
         "sc_n_ratio": times(second["n"] / first["n"]),
-        "sc_growth": times(ratios.pop()),
+        "sc_growth": times(growth),
+        "sc_forbidden_growth": f"{fmt.ratio(forbidden)} 倍",
         "mis_n": fmt.count(last["n"]),
         "mis_share": share(last["forbidden"], last["entries"]),
         "mis_entries": fmt.grouped(last["entries"]),
@@ -144,11 +144,60 @@ def ranking(rows: list[dict], key: str) -> dict:
     }
 
 
+def window_models(models: list[dict] = costs.MODELS) -> dict:
+    """The two configurations the page names for their sliding_window: the one that uses it (and so is
+    the one model whose cache stops growing before its maximum positions) and the one that writes it
+    switched off. A ``ValueError`` names the claim that the configurations no longer bear out."""
+    written = [m for m in models if m.get("sliding_window")]
+    on = [m for m in written if m.get("use_sliding_window") is not False]
+    off = [m for m in written if m.get("use_sliding_window") is False]
+    capped = [
+        m for m in models if costs.cached_positions(m, m["max_positions"]) < m["max_positions"]
+    ]
+    claims = {
+        "恰有一个配置启用了滑动窗口": len(on) == 1,
+        "恰有一个配置写了 sliding_window 却写明 use_sliding_window = false": len(off) == 1,
+        "其余配置都没写 sliding_window": len(written) == 2,
+        "只有启用窗口的那个模型在最大位置数下缓存封顶": capped == on,
+    }
+    if not all(claims.values()):
+        raise ValueError(
+            f"页面关于滑动窗口的说法不再成立：{[k for k, ok in claims.items() if not ok]}"
+        )
+    return {
+        "win_on": on[0]["name"],
+        "win_on_w": fmt.count(on[0]["sliding_window"]),
+        "win_off": off[0]["name"],
+        "win_off_w": fmt.count(off[0]["sliding_window"]),
+    }
+
+
+def head_dim_values(model: dict = costs.GEMMA_7B, b: int = costs.FLOAT16_BYTES) -> dict:
+    """A configuration whose head_dim is not hidden ÷ heads: the cache per token both ways, and how much
+    the guess leaves out (the page: "头维度就是 hidden ÷ heads" is a misconception)."""
+    guess = model["hidden"] // model["heads"]
+    if model["hidden"] % model["heads"] or guess == model["head_dim"]:
+        raise ValueError(f"页面说 {model['name']} 的 head_dim 不是 hidden ÷ heads：{model}")
+    wrong = costs.kv_bytes_per_token(model["layers"], model["kv_heads"], guess, b)
+    right = costs.kv_bytes_per_token(model["layers"], model["kv_heads"], model["head_dim"], b)
+    return {
+        "hd_name": model["name"],
+        **counts(
+            "hd_", **{k: model[k] for k in ("layers", "hidden", "heads", "kv_heads", "head_dim")}
+        ),
+        "hd_guess": fmt.count(guess),
+        "hd_wrong": fmt.size(wrong),
+        "hd_right": fmt.size(right),
+        "hd_short": share(right - wrong, right),
+    }
+
+
 def kv_values(
     models: list[dict] = costs.MODELS, context: int = costs.CONTEXT, batch: int = costs.BATCH
 ) -> dict:
-    """The configurations and every sliding_window they write (on or off), each model's cache (16 bits
-    unless said), two rankings, the first two models with as many query heads and other K/V heads."""
+    """The configurations (each model's L, h_kv and d_head, the inputs of the KV table), each model's cache
+    (16 bits unless said), two rankings, the first two models with as many query heads and other K/V heads.
+    """
     b = costs.FLOAT16_BYTES
     b8 = costs.INT8_BYTES
     c = fmt.count(context)
@@ -160,11 +209,11 @@ def kv_values(
     configs = Table(
         [
             "模型",
-            "层数",
+            "层数 L",
             "hidden",
-            "查询头",
-            "K/V 头",
-            "头维度",
+            "查询头 h",
+            "K/V 头 h_kv",
+            "头维度 d_head",
             "最大位置数",
             "滑动窗口",
             "发布的 dtype",
@@ -214,17 +263,6 @@ def kv_values(
             for r in rows
         ],
     )
-    windows = "；".join(
-        SAY["window_off" if m.get("use_sliding_window") is False else "window_on"].format(
-            name=m["name"], also="也" if i else "", w=fmt.count(m["sliding_window"])
-        )
-        for i, m in enumerate(m for m in models if m.get("sliding_window"))
-    )
-    capped = "".join(
-        SAY["capped"].format(name=m["name"], w=fmt.count(m["sliding_window"]))
-        for m in models
-        if costs.cached_positions(m, m["max_positions"]) < m["max_positions"]
-    )
     qa, qb = next(
         (a, b)
         for i, a in enumerate(models)
@@ -239,10 +277,8 @@ def kv_values(
         ),
         "tbl_configs": configs,
         "tbl_kv": table,
-        "sliding": Md(windows and windows + "。"),
         **{f"kv_{k}": v for k, v in ranking(rows, "at_context").items()},
         **{f"kv_max_{k}": v for k, v in ranking(rows, "at_max").items()},
-        "kv_capped": capped,
         "fp16_over_int8": times(b / b8),  # the formula changes only b
         "mis_a": qa["name"],
         "mis_b": qb["name"],
@@ -303,6 +339,8 @@ def count_check_values(
     counted = costs.count_elements(costs.build_kv_cache(**tiny))
     per_token = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b)
     formula = per_token * tiny["context"] * tiny["batch"]
+    if counted * b != formula:  # the page's table says both ways agree
+        raise ValueError(f"公式算出的缓存字节 {formula} 与逐个数出的 {counted} × {b} 不一致")
     checked = []
     for n in ns:
         q = [[float(i)] + [1.0] * (d - 1) for i in range(n)]  # (n, d)
@@ -327,7 +365,6 @@ def count_check_values(
         "tiny_formula": fmt.grouped(formula),
         "tiny_elements": fmt.grouped(counted),
         "tiny_bytes": fmt.grouped(counted * b),
-        "tiny_same": "是" if counted * b == formula else "否",
         "check_ns": listing(ns),
         "check_d": fmt.count(d),
         "tbl_table_check": Table(
@@ -366,6 +403,27 @@ def figure_fonts() -> list[str]:
             f"图里的中文要用字体 {FIGURE_FONT}：请安装 Debian 的 fonts-noto-cjk"
         ) from None
     return ["DejaVu Sans", FIGURE_FONT]
+
+
+def timing_facts(timed: list[dict]) -> dict:
+    """What the timing table says: the ratio of each median to the one before, as the table shows them
+    (so a reader who divides the shown medians gets the shown ratio), each as a local slope, and how the
+    fitted slope reads: ``near`` 2 (within 0.25), ``low`` or ``high``; ``steady`` when every local slope is
+    within 0.25 of the fitted one."""
+    ns = [r["n"] for r in timed]
+    shown = [fmt.printed(fmt.ms(r["median"])) for r in timed]
+    if not all(x > 0 for x in shown):
+        raise ValueError(f"计时表里的中位数必须都大于 0 毫秒，才能算相邻两行之比：{shown}")
+    slope, _ = costs.fit_slope(ns, [r["median"] for r in timed])
+    ratios = [b / a for a, b in zip(shown, shown[1:])]
+    local = [math.log(r) / math.log(b / a) for r, a, b in zip(ratios, ns, ns[1:])]
+    return {
+        "ratios": ratios,
+        "local": local,
+        "slope": slope,
+        "steady": max(abs(x - slope) for x in local) <= 0.25,
+        "verdict": "near" if abs(slope - 2) <= 0.25 else "low" if slope < 2 else "high",
+    }
 
 
 def measured(timed: list[dict]) -> dict:
@@ -409,24 +467,22 @@ def measured(timed: list[dict]) -> dict:
     ax.legend(loc="upper left", prop={**fonts, "size": 9})
     ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()
-    ratios = [b / a for a, b in zip(seconds, seconds[1:])]
-    local = [math.log(r) / math.log(b / a) for r, a, b in zip(ratios, ns, ns[1:])]
-    (low, high), (s_low, s_high) = ([fmt.ratio(min(x)), fmt.ratio(max(x))] for x in (ratios, local))
-    told = SAY["ratios_equal" if low == high else "ratios_range"].format(
-        low=low, high=high, s_low=s_low, s_high=s_high
-    )
-    steady = SAY["steady" if max(abs(x - slope) for x in local) <= 0.25 else "uneven"]
+    facts = timing_facts(timed)
     return {
         "tbl_timing": Table(
             ["n", "计时次数", "中位数（毫秒）", "与上一行之比"],
             [
                 [fmt.count(r["n"]), fmt.count(r["runs"]), fmt.ms(r["median"]), ratio]
-                for r, ratio in zip(timed, ["—"] + [fmt.ratio(x) for x in ratios])
+                for r, ratio in zip(timed, ["—"] + [fmt.ratio(x) for x in facts["ratios"]])
             ],
         ),
-        "obs_ratios": f"{told}，{steady}。",
+        "obs_ratio_low": fmt.ratio(min(facts["ratios"])),
+        "obs_ratio_high": fmt.ratio(max(facts["ratios"])),
+        "obs_local_low": fmt.ratio(min(facts["local"])),
+        "obs_local_high": fmt.ratio(max(facts["local"])),
+        "obs_steady": SAY["steady" if facts["steady"] else "uneven"],
         "obs_slope": fmt.ratio(slope),
-        "obs_verdict": SAY["near" if abs(slope - 2) <= 0.25 else "low" if slope < 2 else "high"],
+        "obs_verdict": SAY[facts["verdict"]],
         "obs_doubling": fmt.multiple(2**slope),
         "obs_points": fmt.count(len(timed)),
         "fig_scaling": fig,
