@@ -104,8 +104,9 @@ def window_rows(
 
 def generation_cells(prompt: int, steps: int, cache: bool = True) -> int:
     """练习 2.8.4 的参考解：先处理 ``prompt`` 个 token 的提示（一张 ``prompt × prompt`` 的表），
-    再逐个生成 ``steps`` 个 token，朴素实现一共算多少个分数格。用缓存时，第 t 步只有一个新查询，
-    与此前的 ``prompt + t`` 个 Key 各比一次；不用缓存时，每一步把整段重算一遍。
+    再把生成的 ``steps`` 个 token 逐个送回模型（最后一个也送回，每送一个算一步），朴素实现
+    一共算多少个分数格。用缓存时，第 t 步只有一个新查询，与此前的 ``prompt + t`` 个 Key
+    各比一次；不用缓存时，每一步把整段重算一遍。
 
     >>> generation_cells(4, 0)
     16
