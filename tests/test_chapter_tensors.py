@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 
 import numpy as np
 import pytest
@@ -301,12 +302,35 @@ def test_the_pytorch_section_reads_the_record():
         v["t_wrong_lower"] == "序列 0：查询 0、查询 1；序列 1：无"
         and v["t_wrong_mask"] == "序列 0：无；序列 1：无"
     )
-    assert (v["t_hf_same"], v["t_prefill_empty"], v["t_prefill_gave"]) == ("逐格相同", "2", "全 0")
+    assert (v["t_prefill_empty"], v["t_prefill_gave"]) == ("2", "全 0")
+    assert (v["t_mha_weights_empty"], v["t_mha_no_weights_empty"]) == ("NaN", "全 0")
     assert (v["t_mha_kpm"], v["t_mha_attn"]) == ("True = 禁止", "True = 禁止")
     assert fmt.printed(v["t_sdpa_gap"]) < 1e-12 and v["t_eager_fill"] == "−65504、0"
     other = copy.deepcopy(page.torch_record())
-    other["hf_equal"] = False
     other["batch"]["wrong_rows"]["is_causal"] = [[1], []]
     w = page.torch_values(other)
-    assert (w["t_hf_same"], w["t_wrong_causal"]) == ("并不相同", "序列 0：查询 1；序列 1：无")
-    assert '"hf_equal": false' in w["t_record"]
+    assert w["t_wrong_causal"] == "序列 0：查询 1；序列 1：无"
+    shown = json.loads(w["t_record"].removeprefix("```json\n").removesuffix("\n```"))
+    assert shown == other
+
+
+@pytest.mark.parametrize(
+    "edit, claim",
+    [
+        (lambda r, seen: r.update(hf_equal=False), "逐格相同"),
+        (lambda r, seen: r["batch"].update(mask_equal=False), "逐格相同"),
+        (lambda r, seen: r.update(hf_eager_equal=False), "0 的位置与布尔表相同"),
+        (
+            lambda r, seen: seen["cpu"]["torch"]["mha_fully_masked"]["float64"].update(
+                weights="zeros"
+            ),
+            "整行被屏蔽的行是 NaN",
+        ),
+    ],
+)
+def test_a_record_that_no_longer_bears_out_a_fixed_sentence_stops_the_build(edit, claim):
+    record = copy.deepcopy(page.torch_record())
+    seen = copy.deepcopy(conventions.observed())
+    edit(record, seen)
+    with pytest.raises(ValueError, match=claim):
+        page.torch_values(record, seen)

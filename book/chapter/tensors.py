@@ -107,6 +107,8 @@ def batch_values(inputs: dict) -> dict:
     same = [
         (r["positions"][b] == p)[mask[b] == 1].all() for b, p in enumerate(rope_positions)
     ]  # real tokens
+    if not all(same):  # the page says positions_from_mask gives what the RoPE page rotates by
+        raise ValueError(f"positions_from_mask 与 RoPE 一页的旋转位置不同：{r['positions']}")
     positions = [
         [f"序列 {b}", flags(m), flags(r["positions"][b]), "相同" if same[b] else "不同"]
         for b, m in enumerate(mask)
@@ -449,11 +451,17 @@ def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
     r = torch_record() if record is None else record
     b = r["batch"]
     p = r["prefill"]
-    mha = observed_torch(seen)["mha"]
-
-    def same(ok):
-        return "逐格相同" if ok else "并不相同"
-
+    torch = observed_torch(seen)
+    mha = torch["mha"]
+    empty = torch["mha_fully_masked"][r["dtype"]]
+    claims = {  # the page's fixed sentences about the record and the observations
+        "Hugging Face 的 sdpa_mask 造出的表与 visibility_batch 逐格相同": r["hf_equal"]
+        and b["mask_equal"],
+        "eager_mask 里 0 的位置与布尔表相同": r["hf_eager_equal"],
+        "MultiheadAttention 要返回权重时，整行被屏蔽的行是 NaN": empty["weights"] == "nan",
+    }
+    if not all(claims.values()):
+        raise ValueError(f"记录不再符合页面的说法：{[k for k, ok in claims.items() if not ok]}")
     text = (
         TORCH_RECORD.read_text(encoding="utf-8")
         if record is None
@@ -466,8 +474,9 @@ def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
         "t_mha_attn": conventions.TRUE_MEANS[mha["attn_mask_bool_true"]],
         "t_sdpa_gap": fmt.difference(b["sdpa_gap"]),
         "t_mha_gap": fmt.difference(b["mha_gap"]),
-        "t_hf_same": same(r["hf_equal"] and b["mask_equal"]),
-        "t_eager_same": same(r["hf_eager_equal"]),
+        "t_mha_weights_empty": conventions.FULLY_MASKED[empty["weights"]],
+        "t_mha_no_weights_empty": conventions.FULLY_MASKED[empty["no_weights"]],
+        "t_mha_dtype": r["dtype"],
         "t_eager_fill": "、".join(fmt.short(x) for x in r["hf_eager_fill"]),
         "t_wrong_causal": rows_text(b["wrong_rows"]["is_causal"]),
         "t_wrong_lower": rows_text(b["wrong_rows"]["causal_lower_right"]),
