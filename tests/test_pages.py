@@ -29,7 +29,7 @@ from conftest import (
     soup_of,
 )
 
-from chapter import take_home
+from chapter import fmt, take_home
 
 PAGES = CHAPTER_PAGES
 NAMES = [page for page, _ in PAGES]
@@ -82,6 +82,25 @@ def test_the_run_output_is_what_the_file_prints(book_html, page, teaching):
         cwd=ROOT / "code",
     )
     assert json.loads(shown) == json.loads(run.stdout)
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", NAMES)
+def test_no_line_of_the_run_output_scrolls_sideways(book_html, page):
+    # A line longer than a listing's width scrolls (up to 736 columns once); only a single value that is
+    # itself longer may stay on its line.
+    shown = section_of(_article(book_html, page), "运行结果示例").find("pre").get_text()
+    for line in shown.splitlines():
+        value = line.strip().rstrip(",").partition(": ")[2] or line.strip().rstrip(",")
+        assert fmt.columns(line) <= fmt.WIDTH or not value.startswith(("[", "{")), line[:120]
+
+
+def test_the_json_layout_keeps_the_json_and_the_width():
+    record = {"性质": "人工构造", "rows": [[0.5] * 40] * 3, "n": list(range(100)), "empty": []}
+    text = fmt.json_text(record)
+    assert json.loads(text) == record
+    assert max(fmt.columns(line) for line in text.splitlines()) <= fmt.WIDTH
+    assert fmt.json_text({"short": [1, 2]}) == '{\n  "short": [1, 2]\n}'
 
 
 def _downloads(book_html: Path, page: str) -> list[Path]:

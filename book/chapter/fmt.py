@@ -6,10 +6,12 @@ import contextlib
 import doctest
 import inspect
 import io
+import json
 import math
 import os
 import runpy
 import sys
+import unicodedata
 from numbers import Real
 from pathlib import Path
 from typing import NamedTuple
@@ -429,8 +431,66 @@ def glue_all(values: dict) -> None:
         glue(name, value, display=False)
 
 
+WIDTH = (
+    100  # the columns of a listing, as code/'s listings keep them (a Chinese character counts two)
+)
+
+
+def columns(text: str) -> int:
+    """How wide ``text`` shows in a monospaced listing: a wide (Chinese) character takes two columns.
+
+    >>> columns("ab"), columns("权重")
+    (2, 4)
+    """
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def json_text(value, width: int = WIDTH) -> str:
+    """JSON laid out to be read at ``width`` columns: an object one key a line; a value that fits on its
+    key's line stays there; a longer list of numbers wraps, a longer list of lists one item a line.
+
+    >>> print(json_text({"n": 3, "rows": [[1, 2], [3, 4]]}, width=12))
+    {
+      "n": 3,
+      "rows": [
+        [1, 2],
+        [3, 4]
+      ]
+    }
+    """
+    return _laid_out(value, 0, 0, width, expand=True)
+
+
+def _laid_out(value, indent: int, start: int, width: int, expand: bool = False) -> str:
+    one = json.dumps(value, ensure_ascii=False)
+    fits = start + columns(one) <= width
+    if not isinstance(value, (list, dict)) or not value or (fits and not expand):
+        return one
+    inner = " " * (indent + 2)
+    if isinstance(value, dict):
+        items = []
+        for key, x in value.items():
+            head = f"{inner}{json.dumps(key, ensure_ascii=False)}: "
+            items.append(head + _laid_out(x, indent + 2, columns(head), width))
+    elif any(isinstance(x, (list, dict)) for x in value):
+        items = [inner + _laid_out(x, indent + 2, indent + 2, width) for x in value]
+    else:  # numbers and words: as many on a line as fit, each but the last with its comma
+        words = [json.dumps(x, ensure_ascii=False) for x in value]
+        lines = [inner + words[0]]
+        for word in words[1:]:
+            if columns(lines[-1]) + columns(word) + 3 <= width:  # ", " before it, "," after it
+                lines[-1] += ", " + word
+            else:
+                lines[-1] += ","
+                lines.append(inner + word)
+        return "[\n" + "\n".join(lines) + "\n" + " " * indent + "]"
+    opening, closing = "{}" if isinstance(value, dict) else "[]"
+    return opening + "\n" + ",\n".join(items) + "\n" + " " * indent + closing
+
+
 def run_output(teaching_file: str) -> Md:
-    """What ``python3 code/<teaching_file>`` prints, as a JSON block (run as ``__main__`` in the kernel)."""
+    """What ``python3 code/<teaching_file>`` prints (run as ``__main__`` in the kernel), as a JSON block
+    laid out at WIDTH columns (``json_text``): the same JSON, no line to scroll sideways."""
     code = Path(__file__).resolve().parents[2] / "code"
     out = io.StringIO()
     argv = sys.argv
@@ -440,4 +500,4 @@ def run_output(teaching_file: str) -> Md:
             runpy.run_path(str(code / teaching_file), run_name="__main__")
     finally:
         sys.argv = argv
-    return Md(f"```json\n{out.getvalue().rstrip()}\n```")
+    return Md(f"```json\n{json_text(json.loads(out.getvalue()))}\n```")

@@ -462,11 +462,6 @@ def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
     }
     if not all(claims.values()):
         raise ValueError(f"记录不再符合页面的说法：{[k for k, ok in claims.items() if not ok]}")
-    text = (
-        TORCH_RECORD.read_text(encoding="utf-8")
-        if record is None
-        else json.dumps(r, ensure_ascii=False, indent=1)
-    )
     device = conventions.DEVICE_NAMES[r["device"]]
     return {
         "t_where": f"PyTorch {r['torch']}、Transformers {r['transformers']}，{device}，{r['dtype']}",
@@ -487,7 +482,7 @@ def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
         ),
         "t_prefill_gap": fmt.difference(max(p["sdpa_gap"], p["mha_gap"])),
         "t_prefill_wrong": rows_text(p["wrong_rows"]["is_causal"]),
-        "t_record": Md(f"```json\n{text.rstrip()}\n```"),
+        "t_record": Md(f"```json\n{fmt.json_text(r)}\n```"),
     }
 
 
