@@ -1,9 +1,14 @@
 """Take the chapter home: every page's zip and notebook work in an empty folder, as a learner uses them.
 
-For every page: the 运行命令 section offers the zip first; unzipped into an empty folder, it holds the
-page's files and a README.txt, and each file runs with ``python -E -s`` (no environment, no user site);
-the notebook, put into that folder, runs from top to bottom with nbclient, imports nothing but the
-standard library, numpy and the files beside it, and prints the number the page shows for the same input.
+For every page (conftest.CHAPTER_PAGES, so a page added there is checked too): the 运行命令 section
+offers the zip first, and every command its core shows runs in the unzipped folder; the folder holds
+the page's files and a README.txt, each file runs with ``python -E -s`` (no environment, no user site),
+and the README's word on numpy holds when the files run without site-packages. The notebook, put into
+that folder, runs from top to bottom with nbclient, imports nothing but the standard library, numpy and
+the files beside it, prints only numbers the page shows (same digits, same unit), and every edit its
+intro suggests runs and changes what it prints. Its Markdown cells, rendered by markdown-it-py as
+Jupyter renders them, read as the page's exercises: doctests fenced, maths in ``$…$``, no doubled
+brackets.
 """
 
 from __future__ import annotations
