@@ -264,7 +264,7 @@ def _costs_example(costs) -> dict:
         "    # 与书页的表相同：二进制单位（1 KiB = 1024 字节），至多两位小数\n"
         '    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):\n'
         '        if n < 1024 or unit == "TiB":\n'
-        '            return f"{n:.2f}".rstrip("0").rstrip(".") + " " + unit\n'
+        '            return format(n, ".2f").rstrip("0").rstrip(".") + " " + unit\n'
         "        n = n / 1024\n"
         "\n\n"
         "for model in costs.MODELS:\n"
