@@ -296,8 +296,8 @@ def _tensors_example(tn) -> dict:
         "inputs": f'inputs = tn.demo_inputs()\ninputs["attention_mask"] = {mask!r}\n'
         'print("past =", inputs["past"])',
         "run": "r = tn.forward(inputs)\n"
-        'for b, mask in enumerate(inputs["attention_mask"]):\n'
-        '    print(f"序列 {b}：位置编号", "、".join(str(int(p)) for p in r["positions"][b]))\n'
+        'for b, positions in enumerate(r["positions"]):\n'
+        '    print(f"序列 {b}：位置编号", "、".join(str(int(p)) for p in positions))\n'
         '    for i, row in enumerate(r["visible"][b, 0]):\n'
         '        keys = "、".join(str(j) for j, ok in enumerate(row) if ok) or "无"\n'
         "        print(f\"  查询 {i}：绝对位置 {inputs['past'] + i}，可读的 Key {keys}（{int(row.sum())} 个）\")",
