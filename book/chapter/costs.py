@@ -209,11 +209,11 @@ def kv_values(
     configs = Table(
         [
             "模型",
-            "层数 L",
+            "层数 $L$",
             "hidden",
-            "查询头 h",
-            "K/V 头 h_kv",
-            "头维度 d_head",
+            "查询头 $h$",
+            "K/V 头 $h_{kv}$",
+            "头维度 $d_{\\text{head}}$",
             "最大位置数",
             "滑动窗口",
             "发布的 dtype",
