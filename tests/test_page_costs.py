@@ -139,7 +139,7 @@ def test_the_kv_tables_inputs_are_in_the_core_input_box(book_html):
     assert box.find_parent("details") is None
     rows = {r[0]: r for r in table_rows(box, cells=("td",)) if r}
     for m in costs.MODELS:
-        assert [rows[m["name"]][i] for i in (1, 4, 5)] == [
+        assert [rows[m["name"]][i] for i in (1, 3, 4)] == [
             fmt.count(m[k]) for k in ("layers", "kv_heads", "head_dim")
         ]
 

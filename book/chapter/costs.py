@@ -201,7 +201,7 @@ def kv_values(
     b = costs.FLOAT16_BYTES
     b8 = costs.INT8_BYTES
     c = fmt.count(context)
-    keys = ("layers", "hidden", "heads", "kv_heads", "head_dim", "max_positions")
+    keys = ("layers", "heads", "kv_heads", "head_dim", "max_positions")
 
     def off(m):
         return "（未启用）" if m.get("use_sliding_window") is False else ""
@@ -210,7 +210,6 @@ def kv_values(
         [
             "模型",
             "层数 $L$",
-            "hidden",
             "查询头 $h$",
             "K/V 头 $h_{kv}$",
             "头维度 $d_{\\text{head}}$",
