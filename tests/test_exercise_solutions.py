@@ -1,7 +1,7 @@
 """A solution shown for an exercise that says 「只用标准库」 runs as shown, with the standard library only.
 
 Each page includes its reference solution from ``code/02_exercises_<page>.py`` (``:pyobject:``, or
-``:start-at:`` / ``:end-before:``). A reader who copies the listing has nothing else: so the shown code
+``:start-at:`` / ``:end-before:`` or ``:end-at:``). A reader who copies the listing has nothing else: so the shown code
 may use Python's built-ins and the standard library's modules, and the names it defines itself, but no
 other name of its file — not ``att`` (``02_attention``), not numpy, not a constant defined above it.
 """
@@ -42,6 +42,9 @@ def shown_code(file: str, options: str) -> str:
         lines = source.splitlines(keepends=True)
         return "".join(lines[node.lineno - 1 : node.end_lineno])
     start = source.index(option["start-at"])
+    if "end-at" in option:  # up to the end of the line that holds it
+        end = source.index(option["end-at"], start)
+        return source[start : source.index("\n", end) + 1]
     return source[start : source.index(option["end-before"], start)]
 
 

@@ -439,8 +439,10 @@ WIDTH = (
 def columns(text: str) -> int:
     """How wide ``text`` shows in a monospaced listing: a wide (Chinese) character takes two columns.
 
-    >>> columns("ab"), columns("权重")
-    (2, 4)
+    >>> columns("ab")
+    2
+    >>> columns("权重")
+    4
     """
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 

@@ -74,8 +74,10 @@ def numpy_use(name: str, code: Path = CODE) -> tuple[bool, list[str]]:
     """Where a file of ``code/`` needs numpy: ``(True, [])`` when loading it imports numpy (itself or a
     file it imports); else ``(False, functions)``, its public functions that import numpy when called.
 
-    >>> numpy_use("02_training.py"), numpy_use("02_scaling.py")
-    ((True, []), (False, []))
+    >>> numpy_use("02_training.py")
+    (True, [])
+    >>> numpy_use("02_scaling.py")
+    (False, [])
     >>> numpy_use("02_costs.py")
     (False, ['numpy_attention', 'time_attention'])
     """
