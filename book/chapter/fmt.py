@@ -448,46 +448,58 @@ def columns(text: str) -> int:
 
 
 def json_text(value, width: int = WIDTH) -> str:
-    """JSON laid out to be read at ``width`` columns: an object one key a line; a value that fits on its
-    key's line stays there; a longer list of numbers wraps, a longer list of lists one item a line.
+    """JSON laid out to be read at ``width`` columns, as the teaching files print it (an object one key a
+    line) but with no line longer than ``width``: a value too long for its line wraps between items, the
+    next lines indented, so it takes about as many lines as the long line would when wrapped.
 
-    >>> print(json_text({"n": 3, "rows": [[1, 2], [3, 4]]}, width=12))
+    >>> print(json_text({"n": 3, "rows": [[1, 2], [3, 4], [5, 6]]}, width=22))
     {
       "n": 3,
-      "rows": [
-        [1, 2],
-        [3, 4]
-      ]
+      "rows": [[1, 2],
+        [3, 4], [5, 6]]
     }
     """
-    return _laid_out(value, 0, 0, width, expand=True)
+    pad = "  "
+    lines = [
+        f"{pad}{_dumps(key)}: " + _wrapped(x, pad, columns(f"{pad}{_dumps(key)}: "), width)
+        for key, x in value.items()
+    ]
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
-def _laid_out(value, indent: int, start: int, width: int, expand: bool = False) -> str:
-    one = json.dumps(value, ensure_ascii=False)
-    fits = start + columns(one) <= width
-    if not isinstance(value, (list, dict)) or not value or (fits and not expand):
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _wrapped(value, indent: str, start: int, width: int) -> str:
+    """``value`` written from column ``start``: on one line if it fits, else its items wrapped between
+    items (continuation lines at ``indent`` plus two spaces); an item too long for a line of its own is
+    wrapped the same way."""
+    one = _dumps(value)
+    if start + columns(one) <= width or not isinstance(value, (list, dict)) or not value:
         return one
-    inner = " " * (indent + 2)
+    inner = indent + "  "
     if isinstance(value, dict):
-        items = []
-        for key, x in value.items():
-            head = f"{inner}{json.dumps(key, ensure_ascii=False)}: "
-            items.append(head + _laid_out(x, indent + 2, columns(head), width))
-    elif any(isinstance(x, (list, dict)) for x in value):
-        items = [inner + _laid_out(x, indent + 2, indent + 2, width) for x in value]
-    else:  # numbers and words: as many on a line as fit, each but the last with its comma
-        words = [json.dumps(x, ensure_ascii=False) for x in value]
-        lines = [inner + words[0]]
-        for word in words[1:]:
-            if columns(lines[-1]) + columns(word) + 3 <= width:  # ", " before it, "," after it
-                lines[-1] += ", " + word
-            else:
-                lines[-1] += ","
-                lines.append(inner + word)
-        return "[\n" + "\n".join(lines) + "\n" + " " * indent + "]"
+        items = [(f"{_dumps(k)}: ", x) for k, x in value.items()]
+    else:
+        items = [("", x) for x in value]
     opening, closing = "{}" if isinstance(value, dict) else "[]"
-    return opening + "\n" + ",\n".join(items) + "\n" + " " * indent + closing
+    text = opening
+    column = start + 1
+    for i, (head, x) in enumerate(items):
+        end = "," if i < len(items) - 1 else closing
+        flat = head + _dumps(x) + end
+        if i and column + 1 + columns(flat) > width:  # the next item starts a line of its own
+            text += "\n" + inner
+            column = columns(inner)
+        elif i:
+            text += " "
+            column += 1
+        piece = head + _wrapped(x, inner, column + columns(head), width) + end
+        text += piece
+        last = piece.rsplit("\n", 1)
+        column = columns(last[-1]) if len(last) > 1 else column + columns(piece)
+    return text
 
 
 def run_output(teaching_file: str) -> Md:
