@@ -286,7 +286,7 @@ def test_a_formula_that_disagrees_with_the_count_stops_the_build(monkeypatch):
         return wrong({"layers": layers, "kv_heads": kv_heads, "head_dim": head_dim}, b)
 
     monkeypatch.setattr(page.costs, "kv_bytes_per_token", forgets_the_two)
-    with pytest.raises(ValueError, match="不一致"):
+    with pytest.raises(ValueError, match="公式算出的缓存字节与逐个数出的一致"):
         page.count_check_values()
 
 

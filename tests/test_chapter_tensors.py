@@ -79,7 +79,7 @@ def test_the_fill_counts_and_sentence_on_other_batches(mask, both):
     if (
         both == 0 or empty == 0
     ):  # the page's sentences need both: −∞ where the masks add, and empty rows
-        with pytest.raises(ValueError, match="页面的说法"):
+        with pytest.raises(ValueError, match="张量一页的固定说法"):
             page.dtype_values(mask)
 
 

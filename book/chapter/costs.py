@@ -25,6 +25,7 @@ SAY = {
     "low": "明显低于 2",
     "high": "明显高于 2",
 }
+PAGE = "代价一页"  # how fmt.holds names this page when a fixed sentence no longer holds
 BITS = f"{8 * costs.FLOAT16_BYTES} 位"
 BITS_8 = f"{8 * costs.INT8_BYTES} 位"
 CHECK_NS = [1, 2, 3, 4, 5]
@@ -80,8 +81,8 @@ def score_values(ns: list[int] = costs.SCORE_NS) -> dict:
         raise ValueError(f"格子、字节与乘加的增长倍数应当相同：{ratios}")
     growth = ratios.pop()
     forbidden = second["forbidden"] / first["forbidden"]
-    if not forbidden > growth:  # n(n − 1)/2 = n²/2 − n/2: the page says it grows a little faster
-        raise ValueError(f"页面说禁止的格子比格子数长得略快：{forbidden} 对 {growth}")
+    # n(n − 1)/2 = n²/2 − n/2: the page says the forbidden cells grow a little faster
+    fmt.holds(PAGE, {"禁止的格子比格子数长得略快": forbidden > growth})
     table = Table(
         [
             "序列长度 n",
@@ -160,10 +161,7 @@ def window_models(models: list[dict] = costs.MODELS) -> dict:
         "其余配置都没写 sliding_window": len(written) == 2,
         "只有启用窗口的那个模型在最大位置数下缓存封顶": capped == on,
     }
-    if not all(claims.values()):
-        raise ValueError(
-            f"页面关于滑动窗口的说法不再成立：{[k for k, ok in claims.items() if not ok]}"
-        )
+    fmt.holds(PAGE, claims)
     return {
         "win_on": on[0]["name"],
         "win_on_w": fmt.count(on[0]["sliding_window"]),
@@ -176,8 +174,8 @@ def head_dim_values(model: dict = costs.GEMMA_7B, b: int = costs.FLOAT16_BYTES) 
     """A configuration whose head_dim is not hidden ÷ heads: the cache per token both ways, and how much
     the guess leaves out (the page: "头维度就是 hidden ÷ heads" is a misconception)."""
     guess = model["hidden"] // model["heads"]
-    if model["hidden"] % model["heads"] or guess == model["head_dim"]:
-        raise ValueError(f"页面说 {model['name']} 的 head_dim 不是 hidden ÷ heads：{model}")
+    claim = f"{model['name']} 的 head_dim 不是 hidden ÷ heads"
+    fmt.holds(PAGE, {claim: model["hidden"] % model["heads"] == 0 and guess != model["head_dim"]})
     wrong = costs.kv_bytes_per_token(model["layers"], model["kv_heads"], guess, b)
     right = costs.kv_bytes_per_token(model["layers"], model["kv_heads"], model["head_dim"], b)
     return {
@@ -338,8 +336,7 @@ def count_check_values(
     counted = costs.count_elements(costs.build_kv_cache(**tiny))
     per_token = costs.kv_bytes_per_token(tiny["layers"], tiny["kv_heads"], tiny["head_dim"], b)
     formula = per_token * tiny["context"] * tiny["batch"]
-    if counted * b != formula:  # the page's table says both ways agree
-        raise ValueError(f"公式算出的缓存字节 {formula} 与逐个数出的 {counted} × {b} 不一致")
+    fmt.holds(PAGE, {"公式算出的缓存字节与逐个数出的一致": counted * b == formula})
     checked = []
     for n in ns:
         q = [[float(i)] + [1.0] * (d - 1) for i in range(n)]  # (n, d)

@@ -334,10 +334,12 @@ def _pitfalls_example(pf) -> dict:
         "for i, (row, out) in enumerate(zip(weights, outputs)):\n"
         '    print(f"位置 {i}：落在未来的权重", format(sum(row[i + 1 :]), ".4f"), '
         '"输出", format(out[0], ".4f"))',
-        # The weight position 0 puts on the future, as the float-mask section prints it.
-        "shown": lambda: fmt.fmt(
-            sum(pf.biased_attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, pf.tril(n))[0][0][1:])
-        ),
+        "edits": [
+            (
+                f"bias = pf.tril({n})",
+                f'bias = [[0.0 if ok else float("-inf") for ok in row] for row in pf.causal_table({n})]',
+            )
+        ],
     }
 
 

@@ -18,6 +18,7 @@ rope = importlib.import_module("02_rope")
 tn = importlib.import_module("02_tensors")
 ex = importlib.import_module("02_exercises_tensors")
 
+PAGE = "张量一页"  # how fmt.holds names this page when a fixed sentence no longer holds
 TOLERANCE = 1e-12  # float64: the batched and the row-by-row results may differ only by rounding
 
 
@@ -107,8 +108,7 @@ def batch_values(inputs: dict) -> dict:
     same = [
         (r["positions"][b] == p)[mask[b] == 1].all() for b, p in enumerate(rope_positions)
     ]  # real tokens
-    if not all(same):  # the page says positions_from_mask gives what the RoPE page rotates by
-        raise ValueError(f"positions_from_mask 与 RoPE 一页的旋转位置不同：{r['positions']}")
+    fmt.holds(PAGE, {"positions_from_mask 与 RoPE 一页的旋转位置相同": all(same)})
     positions = [
         [f"序列 {b}", flags(m), flags(r["positions"][b]), "相同" if same[b] else "不同"]
         for b, m in enumerate(mask)
@@ -224,8 +224,7 @@ def dtype_values(mask, scores=(-10.0, -20.0), seen: dict | None = None) -> dict:
             a == b for c in counts.values() for a, b in c["nan"].values()
         ),
     }
-    if not all(claims.values()):
-        raise ValueError(f"这一批不再符合页面的说法：{[k for k, ok in claims.items() if not ok]}")
+    fmt.holds(PAGE, claims)
     rows = [
         [t, fmt.count(c["both"]), fmt.count(c["summed_inf"]), fmt.count(c["once_inf"])]
         + [
@@ -460,8 +459,7 @@ def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
         "eager_mask 里 0 的位置与布尔表相同": r["hf_eager_equal"],
         "MultiheadAttention 要返回权重时，整行被屏蔽的行是 NaN": empty["weights"] == "nan",
     }
-    if not all(claims.values()):
-        raise ValueError(f"记录不再符合页面的说法：{[k for k, ok in claims.items() if not ok]}")
+    fmt.holds(PAGE, claims)
     device = conventions.DEVICE_NAMES[r["device"]]
     return {
         "t_where": f"PyTorch {r['torch']}、Transformers {r['transformers']}，{device}，{r['dtype']}",
