@@ -33,8 +33,6 @@ extensions = [
     "depth_blocks",  # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
     "take_home",  # each page's zip of files and its notebook, made from code/ at build time
     "figure_formats",  # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
-    "read_order",  # with -j auto, each reading process gets about the same work
-    "kernel_server",  # the pages' kernels forked from one process that has imported IPython
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]
 
@@ -87,18 +85,14 @@ nb_execution_raise_on_error = False
 nb_execution_show_tb = True
 nb_execution_timeout = 120
 nb_merge_streams = True
-# The pages' "python3" kernel is book/_ext/kernels/python3: the ordinary ipykernel, told to keep
-# its start-up notices (e.g. about its local TCP transport) out of the build output, and forked from
-# a warm process when the build runs several pages (book/_ext/kernel_server.py).
+# The pages' "python3" kernel is book/_ext/kernels/python3: the plain `python -m ipykernel_launcher`
+# with three of IPython's documented options (its kernel.json). Log level ERROR: a plain kernel warns on
+# standard error, into the build's output, that it talks over unencrypted local TCP. No history: every
+# page runs in a fresh kernel (two at a time with -j), none with a history worth an SQLite file. No
+# colours: the traceback of a failing cell, which the build reports, reads as plain text.
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
     filter(None, [str(ROOT / "book" / "_ext"), os.environ.get("JUPYTER_PATH")])
 )
-# A page's kernel keeps nothing worth saving (no history: --HistoryManager.enabled=False in its kernel.json),
-# so the build stops it at once rather than asking it to shut down and waiting for it to exit: about half a
-# second per page. MyST-NB passes no options to nbclient's NotebookClient, hence its default is set here.
-import nbclient  # noqa: E402
-
-nbclient.NotebookClient.shutdown_kernel.default_value = "immediate"
 
 # -- HTML -------------------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"

@@ -1,0 +1,45 @@
+"""Bibliography styles are looked up once per build (book/_ext/page_refs.py), through pybtex's and
+sphinxcontrib-bibtex's documented ``register_plugin``, not in the installed packages' entry points on
+every use."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pybtex.plugin
+import pytest
+import sphinxcontrib.bibtex.plugin
+from conftest import load_module
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from page_refs import _register_styles  # noqa: E402
+
+
+def test_styles_are_found_without_scanning_entry_points_once_registered(monkeypatch):
+    conf = load_module(ROOT / "conf.py", "book_conf")
+    app = SimpleNamespace(
+        config=SimpleNamespace(
+            bibtex_default_style=conf.bibtex_default_style,
+            bibtex_reference_style=conf.bibtex_reference_style,
+            bibtex_foot_reference_style="foot",
+        )
+    )
+    _register_styles(app)
+
+    def no_scan(**kwargs):
+        raise AssertionError(f"entry points scanned for {kwargs}")
+
+    # Both libraries look their entry points up through importlib.metadata's entry_points.
+    monkeypatch.setattr(pybtex.plugin, "entry_points", no_scan)
+    monkeypatch.setattr(sphinxcontrib.bibtex.plugin, "entry_points", no_scan)
+    style = pybtex.plugin.find_plugin("pybtex.style.formatting", conf.bibtex_default_style)()
+    assert style.format_labels is not None  # its label, name and sorting styles too
+    assert sphinxcontrib.bibtex.plugin.find_plugin(
+        "sphinxcontrib.bibtex.style.referencing", conf.bibtex_reference_style
+    )
+    with pytest.raises(AssertionError, match="entry points scanned"):  # anything else: as usual
+        pybtex.plugin.find_plugin("pybtex.backends", "html")
+
