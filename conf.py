@@ -22,7 +22,7 @@ extensions = [
     "myst_nb",  # MyST pages, executed at build time (includes myst_parser)
     "mathjax_local",  # MathJax (sphinx-mathjax-offline's copy) in _static: maths without the network
     "code_deps",  # a page is re-read (and re-run) when a file it uses in code/ changes
-    "zh_search",  # Chinese search that works in Sphinx 9.0
+    "zh_search",  # Chinese search that works in Sphinx 9.0 (shim for sphinx-doc/sphinx#14229)
     "step_figure",  # figures whose frames are computed by code/ (the F12 player)
     "pdf_chapters",  # PDF: chapters numbered by their folder (ch02 is 第2章), pages as sections
     "sphinxcontrib.bibtex",  # {cite} and the bibliography from book/references.bib
