@@ -51,7 +51,8 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # One bibliography (book/references.md) that every {cite} links to; in the PDF it is the chapter
 # 参考文献. Citations read "(Vaswani et al., 2017)"; an unknown key is a warning, so -W fails the build.
 bibtex_bibfiles = [str(ROOT / "book" / "references.bib")]
-bibtex_default_style = "plain"
+# The style "book" is pybtex's plain style, each entry formatted once (book/_ext/page_refs.py).
+bibtex_default_style = "book"
 bibtex_reference_style = "author_year"
 
 # -- Copy buttons -----------------------------------------------------------------------------------

@@ -43,3 +43,25 @@ def test_styles_are_found_without_scanning_entry_points_once_registered(monkeypa
     with pytest.raises(AssertionError, match="entry points scanned"):  # anything else: as usual
         pybtex.plugin.find_plugin("pybtex.backends", "html")
 
+
+def test_the_books_style_formats_as_plain_does_and_each_entry_once():
+    from page_refs import FormattedOnce
+    from pybtex.database import parse_file
+    from pybtex.style.formatting.plain import Style as PlainStyle
+
+    data = parse_file(str(ROOT / "book" / "references.bib"))
+    keys = list(data.entries)[:5]
+    ours = FormattedOnce()
+    plain = PlainStyle()
+    for label, key in enumerate(keys, start=1):
+        entry = data.entries[key]
+        first = ours.format_entry(str(label), entry, bib_data=data)
+        assert first.text.render_as("text") == plain.format_entry(
+            str(label), entry, bib_data=data
+        ).text.render_as("text")
+        assert FormattedOnce().format_entry(str(label), entry, bib_data=data) is first
+    other = FormattedOnce(abbreviate_names=True)  # another way of formatting: formatted afresh
+    entry = data.entries[keys[0]]
+    assert other.format_entry("1", entry, bib_data=data) is not ours.format_entry(
+        "1", entry, bib_data=data
+    )
