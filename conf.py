@@ -20,7 +20,7 @@ language = "zh_CN"
 
 extensions = [
     "myst_nb",  # MyST pages, executed at build time (includes myst_parser)
-    "mathjax_local",  # MathJax (sphinx-mathjax-offline's copy) in _static: maths without the network
+    "mathjax_local",  # the MathJax files the pages load, in _static: maths without the network
     "code_deps",  # a page is re-read (and re-run) when a file it uses in code/ changes
     "zh_search",  # Chinese search that works in Sphinx 9.0 (shim for sphinx-doc/sphinx#14229)
     "step_figure",  # figures whose frames are computed by code/ (the F12 player)
@@ -97,6 +97,8 @@ os.environ["JUPYTER_PATH"] = os.pathsep.join(
 
 # -- HTML -------------------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
+# MathJax from _static (book/_ext/mathjax_local.py ships this file and the fonts it loads).
+mathjax_path = "mathjax/tex-chtml.js"
 html_title = project
 html_static_path = [str(ROOT / "book" / "_static")]
 # Screen-reader names for the sidebar's fold toggles and for the buttons that open a solution.
