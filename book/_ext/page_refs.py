@@ -31,6 +31,7 @@ import re
 import pybtex.plugin
 import sphinxcontrib.bibtex.plugin
 from docutils import nodes
+from pybtex.style import FormattedEntry
 from pybtex.style.formatting.plain import Style as PlainStyle
 from sphinx import addnodes
 from sphinx.application import Sphinx
@@ -96,9 +97,12 @@ _FORMATTED: dict = {}  # what the book's style has formatted in this process
 
 
 class FormattedOnce(PlainStyle):
-    """pybtex's plain style; an entry it has formatted under a label is not formatted again.
+    """pybtex's plain style; an entry it has formatted is not formatted again.
 
-    The entry and the bibliography data are kept with the result, so their ids stay theirs.
+    A bibliography numbers its entries itself, so one entry comes under several labels (its number in
+    the book's bibliography and in each page's list); the plain style's text does not depend on the
+    label, so the text is kept and the label put with it. The entry and the bibliography data are kept
+    with the text, so their ids stay theirs.
     """
 
     def format_entry(self, label, entry, bib_data=None):
@@ -108,11 +112,11 @@ class FormattedOnce(PlainStyle):
             self.abbreviate_names,
             self.min_crossrefs,
         )
-        key = (*how, label, id(entry), id(bib_data))
+        key = (*how, id(entry), id(bib_data))
         if key not in _FORMATTED:
             formatted = super().format_entry(label, entry, bib_data=bib_data)
-            _FORMATTED[key] = (formatted, entry, bib_data)
-        return _FORMATTED[key][0]
+            _FORMATTED[key] = (formatted.text, entry, bib_data)
+        return FormattedEntry(entry.key, _FORMATTED[key][0], label)
 
 
 def _register_styles(app: Sphinx) -> None:
