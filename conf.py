@@ -20,9 +20,9 @@ language = "zh_CN"
 
 extensions = [
     "myst_nb",  # MyST pages, executed at build time (includes myst_parser)
-    "mathjax_local",  # MathJax (sphinx-mathjax-offline's copy) in _static: maths without the network
+    "mathjax_local",  # the MathJax files the pages load, in _static: maths without the network
     "code_deps",  # a page is re-read (and re-run) when a file it uses in code/ changes
-    "zh_search",  # Chinese search that works in Sphinx 9.0
+    "zh_search",  # Chinese search that works in Sphinx 9.0 (shim for sphinx-doc/sphinx#14229)
     "step_figure",  # figures whose frames are computed by code/ (the F12 player)
     "pdf_chapters",  # PDF: chapters numbered by their folder (ch02 is 第2章), pages as sections
     "sphinxcontrib.bibtex",  # {cite} and the bibliography from book/references.bib
@@ -33,8 +33,6 @@ extensions = [
     "depth_blocks",  # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
     "take_home",  # each page's zip of files and its notebook, made from code/ at build time
     "figure_formats",  # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
-    "read_order",  # with -j auto, each reading process gets about the same work
-    "kernel_server",  # the pages' kernels forked from one process that has imported IPython
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]
 
@@ -53,7 +51,8 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # One bibliography (book/references.md) that every {cite} links to; in the PDF it is the chapter
 # 参考文献. Citations read "(Vaswani et al., 2017)"; an unknown key is a warning, so -W fails the build.
 bibtex_bibfiles = [str(ROOT / "book" / "references.bib")]
-bibtex_default_style = "plain"
+# The style "book" is pybtex's plain style, each entry formatted once (book/_ext/page_refs.py).
+bibtex_default_style = "book"
 bibtex_reference_style = "author_year"
 
 # -- Copy buttons -----------------------------------------------------------------------------------
@@ -87,21 +86,19 @@ nb_execution_raise_on_error = False
 nb_execution_show_tb = True
 nb_execution_timeout = 120
 nb_merge_streams = True
-# The pages' "python3" kernel is book/_ext/kernels/python3: the ordinary ipykernel, told to keep
-# its start-up notices (e.g. about its local TCP transport) out of the build output, and forked from
-# a warm process when the build runs several pages (book/_ext/kernel_server.py).
+# The pages' "python3" kernel is book/_ext/kernels/python3: the plain `python -m ipykernel_launcher`
+# with three of IPython's documented options (its kernel.json). Log level ERROR: a plain kernel warns on
+# standard error, into the build's output, that it talks over unencrypted local TCP. No history: every
+# page runs in a fresh kernel (two at a time with -j), none with a history worth an SQLite file. No
+# colours: the traceback of a failing cell, which the build reports, reads as plain text.
 os.environ["JUPYTER_PATH"] = os.pathsep.join(
     filter(None, [str(ROOT / "book" / "_ext"), os.environ.get("JUPYTER_PATH")])
 )
-# A page's kernel keeps nothing worth saving (no history: --HistoryManager.enabled=False in its kernel.json),
-# so the build stops it at once rather than asking it to shut down and waiting for it to exit: about half a
-# second per page. MyST-NB passes no options to nbclient's NotebookClient, hence its default is set here.
-import nbclient  # noqa: E402
-
-nbclient.NotebookClient.shutdown_kernel.default_value = "immediate"
 
 # -- HTML -------------------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
+# MathJax from _static (book/_ext/mathjax_local.py ships this file and the fonts it loads).
+mathjax_path = "mathjax/tex-chtml.js"
 html_title = project
 html_static_path = [str(ROOT / "book" / "_static")]
 # Screen-reader names for the sidebar's fold toggles and for the buttons that open a solution.

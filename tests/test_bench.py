@@ -9,12 +9,22 @@ machine.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import bench
 import pytest
 
-pytestmark = pytest.mark.build
+ROOT = Path(__file__).resolve().parent.parent
 
 
+def test_make_html_and_the_tests_build_with_the_same_options():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    options = re.search(r"^SPHINXOPTS\s*\?=\s*(.*)$", makefile, flags=re.M).group(1).split()
+    assert options == bench.SPHINX_OPTS
+
+
+@pytest.mark.build
 def test_measure_times_each_build_and_a_code_edit_reruns_only_the_page_that_uses_it(
     tmp_path, monkeypatch
 ):

@@ -2,16 +2,21 @@
 
 - **Numbers.** An exercise on a chapter page is 「练习 2.3.1」: chapter 2 (the page's folder, ``ch02``),
   section 3 (the page's section number in the PDF: the chapter opening's own top sections come first,
-  then the chapter's pages in toctree order), exercise 1 on that page. Sphinx would number exercises
-  by one counter over the whole book; here the numbers are rewritten once all pages are read.
+  then the chapter's pages in toctree order), exercise 1 on that page. While a page is read, this
+  extension notes its exercises in order (``doctree-read``); once all pages are read it works out the
+  numbers (``env-get-updated``, which also names the pages whose numbers changed, so they are written
+  again); when a page is written, a post-transform puts the numbers into the titles that
+  sphinx-exercise has made, and Chinese brackets around a title's own words.
+- **numfig stays off.** sphinx-exercise switches Sphinx's ``numfig`` on for its numbers, and numfig
+  cannot be switched on for one kind of node alone (https://github.com/sphinx-doc/sphinx/issues/10316):
+  it would number every figure and table in the HTML (「图 1」), which the book does not. So the
+  ``numfig`` setting is put back to off (the ``config-inited`` event, after sphinx-exercise's handler),
+  and the titles get their numbers here, not from Sphinx's figure numbers.
 - **HTML.** A solution is a dropdown (sphinx-togglebutton): hidden until the reader opens it, shown
   in full without JavaScript and in print. ``solution-labels.js`` gives each toggle button a Chinese
   accessible name that says which solution it opens.
 - **PDF.** Exercises stay on their page; every solution moves to an appendix 「练习答案」 after the
   glossary, under its title 「解答 练习 2.3.1」, which links back to the exercise.
-- **Saved state.** sphinx-exercise keeps each exercise and solution node in the build environment,
-  still tied to its page's whole document, so the saved environment held a copy of every page with
-  exercises (2 MB, loaded on every build). Once a page is read, its entries keep a detached copy.
 """
 
 from __future__ import annotations
@@ -28,15 +33,43 @@ from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node, solut
 CHAPTER = re.compile(r"ch(?P<number>\d+)/index")
 
 
-def _top_sections(env: BuildEnvironment, docname: str) -> int:
-    """How many top-level sections (h2) a chapter opening has before its pages."""
-    doctree = env.get_doctree(docname)
-    title = next(doctree.findall(nodes.section), None)
-    return (
-        sum(isinstance(child, nodes.section) for child in title.children)
-        if title is not None
-        else 0
-    )
+def _notes(env: BuildEnvironment) -> tuple[dict, dict, dict]:
+    """This extension's notes in the environment (made empty the first time): each page's exercise
+    labels in order, the pages that hold solutions, and each chapter opening's number of top sections."""
+    if not hasattr(env, "book_exercise_labels"):
+        env.book_exercise_labels = {}
+    if not hasattr(env, "book_solution_pages"):
+        env.book_solution_pages = {}
+    if not hasattr(env, "book_top_sections"):
+        env.book_top_sections = {}
+    return env.book_exercise_labels, env.book_solution_pages, env.book_top_sections
+
+
+def _note_exercises(app: Sphinx, doctree: nodes.document) -> None:
+    """While a page is read: its exercises' labels in order, whether it holds solutions, and (a chapter
+    opening) how many top sections it has."""
+    labels, solution_pages, top_sections = _notes(app.env)
+    docname = app.env.docname
+    exercises = [node["label"] for node in doctree.findall(exercise_enumerable_node)]
+    if exercises:
+        labels[docname] = exercises
+    if next(doctree.findall(solution_node), None) is not None:
+        solution_pages[docname] = True
+    if CHAPTER.fullmatch(docname):
+        title = next(doctree.findall(nodes.section), None)
+        top = 0 if title is None else sum(isinstance(c, nodes.section) for c in title.children)
+        top_sections[docname] = top
+
+
+def _purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+    for notes in _notes(env):
+        notes.pop(docname, None)
+
+
+def _merge(app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment) -> None:
+    """What a reading process noted (``-j``), merged into the main process's environment."""
+    for notes, theirs in zip(_notes(env), _notes(other)):
+        notes.update(theirs)
 
 
 def section_numbers(env: BuildEnvironment) -> dict[str, tuple[int, int]]:
@@ -46,58 +79,33 @@ def section_numbers(env: BuildEnvironment) -> dict[str, tuple[int, int]]:
         match = CHAPTER.fullmatch(chapter)
         if not match:
             continue
-        offset = _top_sections(env, chapter)
+        offset = _notes(env)[2].get(chapter, 0)
         for position, page in enumerate(env.toctree_includes.get(chapter, []), start=1):
             numbers[page] = (int(match["number"]), offset + position)
     return numbers
 
 
 def _number_exercises(app: Sphinx, env: BuildEnvironment) -> list[str]:
-    """Work out every exercise's number (chapter, section, k); return the pages whose numbers changed.
-
-    The numbers are kept in ``env.book_exercise_numbers`` and handed to Sphinx only when writing starts
-    (``_hand_over``): had they been put in ``env.toc_fignumbers`` here, Sphinx, which renumbers that table
-    from scratch on every build, would find them gone each time and rewrite every page with exercises.
-    """
+    """Work out every exercise's number (chapter, section, k); return the pages whose numbers changed,
+    and the pages that hold solutions if any did (a solution's title names its exercise's number)."""
     sections = section_numbers(env)
-    registry = getattr(env, "sphinx_exercise_registry", {})
-    per_page: dict[str, list[str]] = {}
-    for entry in registry.values():  # in reading order: a page's exercises in their order
-        if entry["type"] == "exercise" and entry["docname"] in sections:
-            per_page.setdefault(entry["docname"], []).append(entry["node"]["ids"][0])
+    labels, solution_pages, _ = _notes(env)
     numbers = {
-        docname: {node_id: (*sections[docname], k) for k, node_id in enumerate(ids, start=1)}
-        for docname, ids in per_page.items()
+        docname: {label: (*sections[docname], k) for k, label in enumerate(page, start=1)}
+        for docname, page in labels.items()
+        if docname in sections
     }
     old = getattr(env, "book_exercise_numbers", {})
     env.book_exercise_numbers = numbers
     changed = {doc for doc in numbers.keys() | old.keys() if numbers.get(doc) != old.get(doc)}
-    # A solution's title names its exercise's number: pages that hold solutions are rewritten too.
-    holders = {entry["docname"] for entry in registry.values() if entry["type"] == "solution"}
-    return sorted(changed | (holders if changed else set()))
-
-
-def _detach_registered_nodes(app: Sphinx, doctree: nodes.document) -> None:
-    """The page's registry entries keep their node and its content, without the page around them."""
-    for entry in getattr(app.env, "sphinx_exercise_registry", {}).values():
-        if entry["docname"] == app.env.docname:
-            copy = entry["node"].deepcopy()
-            copy.parent = None
-            for node in copy.findall():
-                node.document = None
-            entry["node"] = copy
+    if not changed:
+        return []
+    return sorted(changed | set(solution_pages))
 
 
 def _no_numfig(app: Sphinx, config) -> None:
-    # sphinx-exercise turns on numfig for its numbers; the book numbers exercises itself (above), and
-    # numfig would also walk every page's doctree on every build to number tables and figures.
+    # See the module's docstring: numfig would number the HTML's figures and tables too.
     config.numfig = False
-
-
-def _hand_over(app: Sphinx, builder) -> None:
-    """Give Sphinx the exercise numbers for writing (HTML titles, LaTeX titles and solution links)."""
-    for docname, numbers in getattr(app.env, "book_exercise_numbers", {}).items():
-        app.env.toc_fignumbers.setdefault(docname, {})["exercise"] = numbers
 
 
 def _own_ids(solution: nodes.Element) -> None:
@@ -123,20 +131,58 @@ def _own_ids(solution: nodes.Element) -> None:
             reference["refid"] = renamed[reference["refid"]]
 
 
-class ChineseParentheses(SphinxPostTransform):
-    """Titles read 「练习 2.3.1（标题）」: sphinx-exercise writes the title's brackets the Latin way."""
+class ExerciseTitles(SphinxPostTransform):
+    """Titles read 「练习 2.3.1（标题）」 and 「解答 练习 2.3.1（标题）」.
 
-    default_priority = (
-        22  # after sphinx-exercise has built the exercise and solution titles (20, 21)
-    )
+    sphinx-exercise makes the titles (post-transforms of priority 20 and 21) with the number Sphinx's
+    numfig would give, which is empty here: its exercise title begins with the bare format 「练习 」 in
+    LaTeX (nothing in HTML), and its solution title links back with the text 「 练习 」. This puts the
+    book's number there (in HTML in a ``caption-number`` span, as Sphinx writes a number), and writes
+    the brackets around a title's own words the Chinese way instead of sphinx-exercise's Latin " (".
+    """
+
+    default_priority = 22  # after sphinx-exercise's titles (20, 21)
 
     def run(self, **kwargs: object) -> None:
-        for node in self.document.findall(
-            lambda n: isinstance(n, (exercise_node, exercise_enumerable_node, solution_node))
-        ):
+        numbers = {
+            label: ".".join(map(str, number))
+            for page in getattr(self.env, "book_exercise_numbers", {}).values()
+            for label, number in page.items()
+        }
+        name = self.config.numfig_format.get("exercise", "%s")
+        for node in list(self.document.findall(exercise_enumerable_node)):
+            number = numbers.get(node["label"])
+            if number is not None:
+                self._number_exercise(node[0], name, number)
+        for node in list(self.document.findall(solution_node)):
+            number = numbers.get(node.get("target_label"))
+            if number is not None:
+                self._number_solution(node, name, number)
+        for node in self.document.findall(_titled):
             for text in list(node[0].findall(nodes.Text)):
                 if text.astext() in {" (", ")"}:
                     text.parent.replace(text, nodes.Text("（" if text.astext() == " (" else "）"))
+
+    def _number_exercise(self, title: nodes.Element, name: str, number: str) -> None:
+        if title.children and title[0].astext() == name % "":
+            title.remove(title[0])
+        if self.app.builder.format == "html":
+            title.insert(0, nodes.inline("", name % number + " ", classes=["caption-number"]))
+        else:
+            title.insert(0, nodes.Text(name % number))
+
+    def _number_solution(self, solution: nodes.Element, name: str, number: str) -> None:
+        link = next(solution[0].findall(nodes.reference), None)
+        if link is None or not link.children:
+            return
+        bare = " " + (name % "").rstrip() + " "
+        if link[0].astext() == bare:
+            link.replace(link[0], nodes.Text(bare + number))
+            solution["title"] = solution[0].astext()
+
+
+def _titled(node: nodes.Node) -> bool:
+    return isinstance(node, (exercise_node, exercise_enumerable_node, solution_node))
 
 
 class CollectSolutions(SphinxPostTransform):
@@ -171,11 +217,16 @@ def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_exercise")
     app.setup_extension("sphinx_togglebutton")
     app.add_config_value("book_exercises_answers_title", "练习答案", "env", types=[str])
-    # After Sphinx's own figure numbering (which numbers only numbered toctrees and resets the rest).
     app.connect("config-inited", _no_numfig, priority=900)  # after sphinx-exercise's own handler
-    app.connect("doctree-read", _detach_registered_nodes)
-    app.connect("env-get-updated", _number_exercises, priority=900)
-    app.connect("write-started", _hand_over)
-    app.add_post_transform(ChineseParentheses)
+    app.connect("doctree-read", _note_exercises)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
+    app.connect("env-get-updated", _number_exercises)
+    app.add_post_transform(ExerciseTitles)
     app.add_post_transform(CollectSolutions)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {
+        "version": "2.0",
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+        "env_version": 2,  # what the environment keeps changed: a saved one from before is not used
+    }

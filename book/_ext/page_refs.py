@@ -11,16 +11,17 @@ In the PDF, LaTeX collects every entry into one unnumbered chapter 参考文献 
 (``\bibname``, set in ``conf.py``). The bibliography page itself is reduced to its entries there,
 so that its title and introduction do not make a second, empty 参考文献 chapter.
 
-pybtex and sphinxcontrib-bibtex look a style up among the installed packages' entry points on every
-use, a scan of every installed distribution (a few milliseconds each, dozens of times per build,
-even when nothing changed). When the builder starts, the styles this configuration uses are looked
-up once and registered as runtime plugins (both libraries' ``register_plugin``), which they consult
-first. A style missing from that list is still found the slow way.
+Two things keep the bibliography cheap, both through pybtex's and sphinxcontrib-bibtex's documented
+plugin interface (``register_plugin``):
 
-sphinxcontrib-bibtex formats every bibliography's entries on every build, nothing changed or not, and
-each page's own list formats its entries again. The same style formats the same entry under the same
-label the same way, so each is formatted once per build (``_format_once``); and a build that reads and
-removes no page keeps the citations its saved environment holds (``_when_pages_changed``).
+- The book's style, ``book`` (conf.py's ``bibtex_default_style``), is pybtex's ``plain`` style that
+  formats an entry once per process: sphinxcontrib-bibtex formats every bibliography on every build,
+  nothing changed or not, and each page's own list here formats its entries again.
+- pybtex and sphinxcontrib-bibtex look a style up among the installed packages' entry points on every
+  use, a scan of every installed distribution (a few milliseconds each, dozens of times per build).
+  When the builder starts, the styles this configuration uses are looked up once and registered as
+  runtime plugins, which both libraries consult first. A style missing from that list is still found
+  the slow way.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import re
 import pybtex.plugin
 import sphinxcontrib.bibtex.plugin
 from docutils import nodes
+from pybtex.style import FormattedEntry
+from pybtex.style.formatting.plain import Style as PlainStyle
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -89,7 +92,36 @@ def visit_citation_html(self, node: nodes.citation) -> None:
     self.body.append(self.starttag(node, "div", classes=[node.tagname], role="listitem"))
 
 
+STYLE = "book"  # the name the book's style is registered under (conf.py: bibtex_default_style)
+_FORMATTED: dict = {}  # what the book's style has formatted in this process
+
+
+class FormattedOnce(PlainStyle):
+    """pybtex's plain style; an entry it has formatted is not formatted again.
+
+    A bibliography numbers its entries itself, so one entry comes under several labels (its number in
+    the book's bibliography and in each page's list); the plain style's text does not depend on the
+    label, so the text is kept and the label put with it. The entry and the bibliography data are kept
+    with the text, so their ids stay theirs.
+    """
+
+    def format_entry(self, label, entry, bib_data=None):
+        how = (
+            type(self.name_style),
+            type(self.label_style),
+            self.abbreviate_names,
+            self.min_crossrefs,
+        )
+        key = (*how, id(entry), id(bib_data))
+        if key not in _FORMATTED:
+            formatted = super().format_entry(label, entry, bib_data=bib_data)
+            _FORMATTED[key] = (formatted.text, entry, bib_data)
+        return FormattedEntry(entry.key, _FORMATTED[key][0], label)
+
+
 def _register_styles(app: Sphinx) -> None:
+    """The book's style, then every style this configuration uses, as runtime plugins."""
+    pybtex.plugin.register_plugin("pybtex.style.formatting", STYLE, FormattedOnce, force=True)
     style = pybtex.plugin.find_plugin("pybtex.style.formatting", app.config.bibtex_default_style)
     used = {
         "pybtex.style.formatting": [app.config.bibtex_default_style],
@@ -113,64 +145,7 @@ def _register_styles(app: Sphinx) -> None:
         sphinxcontrib.bibtex.plugin.register_plugin(group, name, plugin, force=True)
 
 
-def _format_once(format_entry):
-    """pybtex's ``BaseStyle.format_entry``, remembered per (style, label, entry) for this process."""
-    done: dict = {}
-
-    def format_entry_once(style, label, entry, bib_data=None):
-        how = (
-            type(style),
-            type(style.name_style),
-            type(style.label_style),
-            style.abbreviate_names,
-            style.min_crossrefs,
-        )
-        key = (*how, label, id(entry), id(bib_data))
-        if key not in done:  # the entry is kept with its result: its id stays its own
-            done[key] = format_entry(style, label, entry, bib_data=bib_data), entry, bib_data
-        return done[key][0]
-
-    format_entry_once.formats_once = True
-    return format_entry_once
-
-
-_CHANGED: dict[str, bool] = {}  # whether this build read or removed a page
-
-
-def _when_pages_changed(env_updated):
-    """sphinxcontrib-bibtex's ``BibtexDomain.env_updated``, skipped when no page was read or removed: the
-    citations it would compute again are those of the saved environment."""
-
-    def env_updated_if_changed(domain):
-        if not _CHANGED.get("pages", True) and domain.citations:
-            return []
-        return env_updated(domain)
-
-    env_updated_if_changed.when_pages_changed = True
-    return env_updated_if_changed
-
-
-def _note_read(app: Sphinx, env, docnames: list[str]) -> None:
-    _CHANGED["pages"] = _CHANGED.get("pages", False) or bool(
-        docnames
-    )  # pages removed before: purged
-
-
-def _note_purge(app: Sphinx, env, docname: str) -> None:
-    _CHANGED["pages"] = True
-
-
 def setup(app: Sphinx) -> dict:
-    from pybtex.style.formatting import BaseStyle
-    from sphinxcontrib.bibtex.domain import BibtexDomain
-
-    if not getattr(BibtexDomain.env_updated, "when_pages_changed", False):
-        BibtexDomain.env_updated = _when_pages_changed(BibtexDomain.env_updated)
-    app.connect("env-purge-doc", _note_purge)
-    app.connect("env-before-read-docs", _note_read)
-
-    if not getattr(BaseStyle.format_entry, "formats_once", False):
-        BaseStyle.format_entry = _format_once(BaseStyle.format_entry)
     app.setup_extension("sphinxcontrib.bibtex")
     app.connect(
         "builder-inited", _register_styles, priority=400

@@ -10,7 +10,6 @@ A page asks for its downloads with the directive ``{take-home}`` (in its 运行�
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
@@ -25,22 +24,9 @@ def _module(app: Sphinx):
     """``chapter.take_home``, read afresh from the book's folders (as the figure directive reads its data)."""
     from step_figure.directive import load_fresh
 
-    module = load_fresh(
+    return load_fresh(
         "chapter.take_home", Path(app.config.code_deps_dir), Path(app.config.code_deps_package)
     )
-    _warm_up(module)
-    return module
-
-
-@functools.cache
-def _warm_up(take_home) -> None:
-    """What every page's zip and notebook need, worked out once, in the main process as it writes the first
-    page: the writing processes forked after that find it done (nbformat's schema; numpy, which most
-    pages' examples import)."""
-    import nbformat
-    import numpy  # noqa: F401
-
-    nbformat.v4.new_code_cell("")
 
 
 class take_home_node(nodes.General, nodes.Element):
@@ -171,11 +157,9 @@ def _write(
 ) -> None:
     if doctree is None or app.builder.format != "html":
         return
-    # Imported on every page, so on the first, which the main process writes (book/_ext/read_order.py):
-    # the writing processes forked after it find the module there instead of importing it again.
-    take_home = _module(app)
     if not any(True for _ in doctree.findall(take_home_node)):
         return
+    take_home = _module(app)
     page = _page(docname)
     folder = Path(app.outdir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
@@ -189,7 +173,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
         take_home_node, html=(visit_html, None), latex=(visit_latex, None), text=(visit_text, None)
     )
     app.add_directive("take-home", TakeHome)
-    # When the page is written: in a writing process, beside the others (the main process, which
-    # resolves and indexes every page in turn, is the one an HTML build waits for).
+    # When the page is written (with -j, in one of Sphinx's writing processes).
     app.connect("html-page-context", _write)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
