@@ -93,6 +93,8 @@ def _exercises(env, doctree: nodes.document, docname: str) -> list[tuple[str, st
         number = ".".join(map(str, numbers.get(node["ids"][0], ())))
         subtitle = next(node[0].findall(exercise_subtitle), None)
         title = (subtitle if subtitle is not None else node[0]).astext().strip()
+        # The whole title carries the number already once book_exercises.ExerciseTitles has run.
+        title = title.removeprefix(f"练习 {number}").strip() if number else title
         if number:  # the subtitle is bracketed already (book_exercises.ChineseParentheses)
             title = (
                 f"练习 {number}{title}" if title.startswith("（") else f"练习 {number}（{title}）"
