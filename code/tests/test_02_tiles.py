@@ -164,7 +164,7 @@ def tiled_problems(draw):
     return matrix(n_query, d), matrix(n_key, d), matrix(n_key, d_v), visible, blocks, name
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiled_problems())
 def test_tiled_attention_equals_the_one_pass_attention(problem):
     q, k, v, visible, (block_q, block_k), _ = problem
@@ -252,7 +252,7 @@ def count_problems(draw):
     return n_query, n_key, window, doc_lengths, blocks
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(count_problems())
 def test_block_counts_equal_the_blocks_of_the_table(problem):
     n_query, n_key, window, doc_lengths, (block_q, block_k) = problem
