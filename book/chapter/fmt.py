@@ -460,10 +460,11 @@ def json_text(value, width: int = WIDTH) -> str:
     }
     """
     pad = "  "
-    lines = [
-        f"{pad}{_dumps(key)}: " + _wrapped(x, pad, columns(f"{pad}{_dumps(key)}: "), width)
-        for key, x in value.items()
-    ]
+    lines = []
+    for i, (key, x) in enumerate(value.items()):
+        head = f"{pad}{_dumps(key)}: "
+        after = 1 if i < len(value) - 1 else 0  # the comma that follows the value
+        lines.append(head + _wrapped(x, pad, columns(head), width, after))
     return "{\n" + ",\n".join(lines) + "\n}"
 
 
@@ -471,12 +472,13 @@ def _dumps(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _wrapped(value, indent: str, start: int, width: int) -> str:
-    """``value`` written from column ``start``: on one line if it fits, else its items wrapped between
-    items (continuation lines at ``indent`` plus two spaces); an item too long for a line of its own is
+def _wrapped(value, indent: str, start: int, width: int, after: int = 0) -> str:
+    """``value`` written from column ``start``, followed on its last line by ``after`` more columns (the
+    caller's comma or bracket): on one line if it fits, else its items wrapped between items
+    (continuation lines at ``indent`` plus two spaces); an item too long for a line of its own is
     wrapped the same way."""
     one = _dumps(value)
-    if start + columns(one) <= width or not isinstance(value, (list, dict)) or not value:
+    if start + columns(one) + after <= width or not isinstance(value, (list, dict)) or not value:
         return one
     inner = indent + "  "
     if isinstance(value, dict):
@@ -487,15 +489,17 @@ def _wrapped(value, indent: str, start: int, width: int) -> str:
     text = opening
     column = start + 1
     for i, (head, x) in enumerate(items):
-        end = "," if i < len(items) - 1 else closing
-        flat = head + _dumps(x) + end
-        if i and column + 1 + columns(flat) > width:  # the next item starts a line of its own
+        last_item = i == len(items) - 1
+        end = closing if last_item else ","
+        follows = columns(end) + (after if last_item else 0)
+        flat = head + _dumps(x)
+        if i and column + 1 + columns(flat) + follows > width:  # the next item starts a new line
             text += "\n" + inner
             column = columns(inner)
         elif i:
             text += " "
             column += 1
-        piece = head + _wrapped(x, inner, column + columns(head), width) + end
+        piece = head + _wrapped(x, inner, column + columns(head), width, follows) + end
         text += piece
         last = piece.rsplit("\n", 1)
         column = columns(last[-1]) if len(last) > 1 else column + columns(piece)

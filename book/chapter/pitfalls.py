@@ -643,12 +643,7 @@ def check_record(record: dict) -> None:
 def record_values(record: dict | None = None) -> dict:
     r = _record(record)
     check_record(r)
-    text = (
-        TORCH_RECORD.read_text(encoding="utf-8")
-        if record is None
-        else json.dumps(r, ensure_ascii=False, indent=1)
-    )
-    return {"r_where": where(r), "r_record": Md(f"```json\n{text.rstrip()}\n```")}
+    return {"r_where": where(r), "r_record": Md(f"```json\n{fmt.json_text(r)}\n```")}
 
 
 # -- the exercises ---------------------------------------------------------------------------------------

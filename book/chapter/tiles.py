@@ -634,7 +634,7 @@ def torch_values(record: dict | None = None) -> dict:
         "x_lse_gap": fmt.difference(max(a["lse_gap"], e["lse_gap"])),
         "x_empty": fmt.names("行", e["empty_rows"]),
         "x_empty_gap": fmt.difference(e["gap"]),
-        "x_record": Md(f"```json\n{json.dumps(r, ensure_ascii=False, indent=1)}\n```"),
+        "x_record": Md(f"```json\n{fmt.json_text(r)}\n```"),
     }
 
 
