@@ -11,44 +11,35 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import importlib.util
-import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from test_tensors_record import differences
+from records import (
+    ROOT,
+    assert_bad_input_is_a_value_error,
+    assert_the_record_is,
+    what_it_prints,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-FILE = ROOT / "code" / "02_pitfalls_torch.py"
-RECORD = FILE.with_suffix(".json")
-REWRITE = ".venv-crosscheck/bin/python code/02_pitfalls_torch.py > code/02_pitfalls_torch.json"
+NAME = "02_pitfalls_torch"
 
 
 @pytest.fixture(scope="module")
 def printed() -> dict:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    run = subprocess.run(
-        [sys.executable, str(FILE)], capture_output=True, text=True, cwd=ROOT, timeout=300, env=env
+    return what_it_prints(
+        NAME, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     )
-    assert run.returncode == 0, run.stderr[-3000:]  # its main runs the doctests first
-    return json.loads(run.stdout)
 
 
 def test_the_doctests_pass():
-    result = doctest.testmod(importlib.import_module("02_pitfalls_torch"))
+    result = doctest.testmod(importlib.import_module(NAME))
     assert result.attempted >= 1 and result.failed == 0
 
 
 def test_the_record_is_what_the_file_prints_now(printed):
-    changed = differences(printed, json.loads(RECORD.read_text(encoding="utf-8")))
-    assert not changed, (
-        "code/02_pitfalls_torch.py prints something else than code/02_pitfalls_torch.json:\n  "
-        + "\n  ".join(changed)
-        + f"\nlook at the change, then rewrite the record with: {REWRITE}"
-    )
+    assert_the_record_is(NAME, printed)
 
 
 def test_the_record_says_where_it_was_made(printed):
@@ -83,11 +74,4 @@ def test_the_tiny_models_are_built_from_configurations_without_a_download(printe
 
 def test_its_public_functions_answer_bad_input_with_a_value_error():
     # code/tests/test_bad_input.py leaves the *_torch.py files to this venv: its fuzz, on this file.
-    sys.path.insert(0, str(ROOT / "code" / "tests"))
-    spec = importlib.util.spec_from_file_location(
-        "bad_input", ROOT / "code" / "tests" / "test_bad_input.py"
-    )
-    bad_input = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bad_input)
-    assert len(bad_input._calls(importlib.import_module("02_pitfalls_torch"))) >= 1
-    bad_input.test_bad_input_is_a_value_error_never_a_crash_or_a_hang("02_pitfalls_torch")
+    assert_bad_input_is_a_value_error(NAME, at_least=1)

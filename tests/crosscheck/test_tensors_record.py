@@ -11,91 +11,44 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import importlib.util
-import json
-import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from records import (
+    assert_bad_input_is_a_value_error,
+    assert_the_record_is,
+    pins,
+    what_it_prints,
+)
 
-from chapter import fmt
-
-ROOT = Path(__file__).resolve().parents[2]
-FILE = ROOT / "code" / "02_tensors_torch.py"
-RECORD = FILE.with_suffix(".json")
-REWRITE = ".venv-crosscheck/bin/python code/02_tensors_torch.py > code/02_tensors_torch.json"
-
-
-def differences(seen, stored, path: str = "") -> list[str]:
-    """Every key path where the two records differ; floats compare as the page prints them."""
-    if isinstance(seen, dict) and isinstance(stored, dict):
-        return [
-            d
-            for key in sorted(set(seen) | set(stored), key=str)
-            for d in differences(seen.get(key), stored.get(key), f"{path}/{key}")
-        ]
-    if isinstance(seen, list) and isinstance(stored, list) and len(seen) == len(stored):
-        return [
-            d
-            for i, (a, b) in enumerate(zip(seen, stored))
-            for d in differences(a, b, f"{path}/{i}")
-        ]
-    if isinstance(seen, float) and isinstance(stored, float):
-        same = fmt.difference(seen) == fmt.difference(stored)
-    else:
-        same = type(seen) is type(stored) and seen == stored
-    return [] if same else [f"{path}: stored {stored!r}, seen {seen!r}"]
+NAME = "02_tensors_torch"
 
 
 @pytest.fixture(scope="module")
 def printed() -> dict:
-    run = subprocess.run(
-        [sys.executable, str(FILE)], capture_output=True, text=True, cwd=ROOT, timeout=300
-    )
-    assert run.returncode == 0, run.stderr[-3000:]  # its main runs the doctests first
-    return json.loads(run.stdout)
+    return what_it_prints(NAME)
 
 
 def test_the_doctests_pass():
-    module = importlib.import_module("02_tensors_torch")
+    module = importlib.import_module(NAME)
     result = doctest.testmod(module)
     assert result.attempted >= 4 and result.failed == 0
 
 
 def test_the_record_is_what_the_file_prints_now(printed):
-    changed = differences(printed, json.loads(RECORD.read_text(encoding="utf-8")))
-    assert not changed, (
-        "code/02_tensors_torch.py prints something else than code/02_tensors_torch.json:\n  "
-        + "\n  ".join(changed)
-        + f"\nlook at the change, then rewrite the record with: {REWRITE}"
-    )
+    assert_the_record_is(NAME, printed)
 
 
 def test_the_record_says_where_it_was_made(printed):
     import torch
     import transformers
 
-    pins = dict(
-        re.findall(
-            r"^([\w-]+)==([\w.+]+)", (ROOT / "tests/crosscheck/requirements.txt").read_text(), re.M
-        )
-    )
     assert (
-        printed["torch"] == torch.__version__ and torch.__version__.split("+")[0] == pins["torch"]
+        printed["torch"] == torch.__version__ and torch.__version__.split("+")[0] == pins()["torch"]
     )
-    assert printed["transformers"] == transformers.__version__ == pins["transformers"]
+    assert printed["transformers"] == transformers.__version__ == pins()["transformers"]
     assert (printed["device"], printed["dtype"]) == ("cpu", "float64")
 
 
 def test_its_public_functions_answer_bad_input_with_a_value_error():
     # code/tests/test_bad_input.py leaves the *_torch.py files to this venv: its fuzz, on this file.
-    sys.path.insert(0, str(ROOT / "code" / "tests"))
-    spec = importlib.util.spec_from_file_location(
-        "bad_input", ROOT / "code" / "tests" / "test_bad_input.py"
-    )
-    bad_input = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bad_input)
-    assert len(bad_input._calls(importlib.import_module("02_tensors_torch"))) >= 3
-    bad_input.test_bad_input_is_a_value_error_never_a_crash_or_a_hang("02_tensors_torch")
+    assert_bad_input_is_a_value_error(NAME, at_least=3)
