@@ -56,7 +56,8 @@ def observed() -> dict:
     return json.loads(OBSERVED_FILE.read_text(encoding="utf-8"))
 
 
-def _on(seen: dict | None, device: str) -> dict:
+def observed_on(seen: dict | None, device: str) -> dict:
+    """The observations made on ``device`` (``"cpu"`` or ``"cuda"``), from ``seen`` or the record."""
     seen = observed() if seen is None else seen
     if not isinstance(device, str) or device not in DEVICE_NAMES:
         raise ValueError(f"device 必须是 'cpu' 或 'cuda'，收到 {device!r}")
@@ -109,7 +110,7 @@ def where_words(library: str, lib: dict, extra: str = "", precision: str | None 
 
 def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list[str]]:
     """约定表的各行（与 ``HEADER`` 对应）：除 Hugging Face 一行据文档外，每格都由 ``device`` 上的观察生成。"""
-    here = _on(seen, device)
+    here = observed_on(seen, device)
     torch = here["torch"]
     jax = here["jax"]
     keras = here["keras"]
@@ -190,7 +191,7 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
 
 def float_mask_readings(seen: dict | None = None, device: str = "cpu") -> list[tuple[str, str]]:
     """每个收浮点 mask 的接口观察到的读法：``[(接口, "added" 或 "nonzero_allowed" …), ...]``。"""
-    here = _on(seen, device)
+    here = observed_on(seen, device)
     torch = here["torch"]
     jax = here["jax"]
     keras = here["keras"]
@@ -221,7 +222,7 @@ def float_mask_sentence(seen: dict | None = None, device: str = "cpu") -> str:
 
 def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
     """Each path's words and results by dtype on a fully masked row; the kernels ``device`` lacks."""
-    here = _on(seen, device)
+    here = observed_on(seen, device)
     torch = here["torch"]
     jax = here["jax"]
     keras = here["keras"]
@@ -317,7 +318,7 @@ def unavailable_sentence(seen: dict | None = None, device: str = "cpu") -> str:
 
 def versions_words(seen: dict | None = None, device: str = "cpu") -> str:
     """哪几个版本、在哪种设备上观察的，如 ``PyTorch 2.13.0+cpu、JAX 0.10.2、Keras 3.15.1，CPU``。"""
-    here = _on(seen, device)
+    here = observed_on(seen, device)
     libs = (("torch", "PyTorch"), ("jax", "JAX"), ("keras", "Keras"))
     return (
         "、".join(f"{n} {here[k]['version']}" for k, n in libs if k in here)

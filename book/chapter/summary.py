@@ -132,7 +132,7 @@ INTERFACES = ["PyTorch SDPA", "PyTorch MHA", "Hugging Face", "JAX", "Keras"]
 
 def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
     """One row per convention, one column per interface; every observed cell from ``seen``."""
-    lib = (conventions.observed() if seen is None else seen)[device]
+    lib = conventions.observed_on(seen, device)
     torch = lib["torch"]
     jax = lib["jax"]
     keras = lib["keras"]

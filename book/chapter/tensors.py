@@ -45,7 +45,7 @@ def masks_text(masks) -> str:
 
 def observed_torch(seen: dict | None = None) -> dict:
     """The PyTorch observations on the CPU in ``02_library_conventions.json`` (or in ``seen``)."""
-    return (conventions.observed() if seen is None else seen)["cpu"]["torch"]
+    return conventions.observed_on(seen, "cpu")["torch"]
 
 
 def torch_where(torch: dict) -> str:
