@@ -83,22 +83,15 @@ def visit_text(self, node: take_home_node) -> None:
     raise nodes.SkipNode
 
 
-def _exercises(env, doctree: nodes.document, docname: str) -> list[tuple[str, str]]:
+def _exercises(doctree: nodes.document) -> list[tuple[str, str]]:
     """The page's exercises as (「练习 2.3.1（标题）」, their text in Markdown), glued values filled in."""
-    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_subtitle
+    from sphinx_exercise.nodes import exercise_enumerable_node
 
-    numbers = getattr(env, "book_exercise_numbers", {}).get(docname, {})
     found = []
     for node in doctree.findall(exercise_enumerable_node):
-        number = ".".join(map(str, numbers.get(node["ids"][0], ())))
-        subtitle = next(node[0].findall(exercise_subtitle), None)
-        title = (subtitle if subtitle is not None else node[0]).astext().strip()
-        # The whole title carries the number already once book_exercises.ExerciseTitles has run.
-        title = title.removeprefix(f"练习 {number}").strip() if number else title
-        if number:  # the subtitle is bracketed already (book_exercises.ChineseParentheses)
-            title = (
-                f"练习 {number}{title}" if title.startswith("（") else f"练习 {number}（{title}）"
-            )
+        # The title as the page shows it, numbered by book_exercises.ExerciseTitles and bracketed the
+        # Chinese way: 「练习 2.3.1 （标题）」; the notebook's heading closes the gap before the bracket.
+        title = node[0].astext().strip().replace(" （", "（", 1)
         found.append((title, _blocks(node.children[1:]).strip()))
     return found
 
@@ -167,7 +160,7 @@ def _write(
     folder.mkdir(parents=True, exist_ok=True)
     title = app.env.titles[docname].astext()
     take_home.write_zip(page, title, folder)
-    take_home.write_notebook(page, title, _exercises(app.env, doctree, docname), folder)
+    take_home.write_notebook(page, title, _exercises(doctree), folder)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
