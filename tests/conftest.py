@@ -381,6 +381,14 @@ def section_of(node, title: str):
     )
 
 
+def assert_frames_shown(figure, frames: list[dict]) -> None:
+    """A step figure's HTML shows every frame in order: its caption 「k / n · condition」 and its sentence."""
+    captions = [c.get_text(strip=True) for c in figure.select(".step-figure-caption")]
+    assert captions == [f"{k} / {len(frames)} · {f['condition']}" for k, f in enumerate(frames, 1)]
+    sentences = [e.get_text(strip=True) for e in figure.select(".step-figure-explanation")]
+    assert sentences == [f["explanation"] for f in frames]
+
+
 # -- pages in the browser (every browser test opens a built page through `open_page`) ------------
 PAUSED_AT = (
     3600  # seconds (Playwright reads a number as Unix time): an hour after the fake clock's start

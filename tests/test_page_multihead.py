@@ -13,7 +13,14 @@ import importlib
 from pathlib import Path
 
 import pytest
-from conftest import article_of, assert_axe_clean, flat, table_rows, use_the_figure
+from conftest import (
+    article_of,
+    assert_axe_clean,
+    assert_frames_shown,
+    flat,
+    table_rows,
+    use_the_figure,
+)
 
 from chapter import fmt
 from chapter import multihead as page_side
@@ -167,11 +174,7 @@ def test_grouped_kv_is_compared_with_repeated_kv_and_the_cache_bytes_are_the_cos
 def test_figure_f14_has_its_frames_in_order(book_html):
     figure = article(book_html).select_one("[data-step-figure='F14']")
     assert figure is not None
-    captions = [c.get_text(strip=True) for c in figure.select(".step-figure-caption")]
-    frames = page_side.f14_frames()
-    assert captions == [f"{k} / {len(frames)} · {f['condition']}" for k, f in enumerate(frames, 1)]
-    explanations = [e.get_text(strip=True) for e in figure.select(".step-figure-explanation")]
-    assert explanations == [f["explanation"] for f in frames]
+    assert_frames_shown(figure, page_side.f14_frames())
 
 
 @pytest.mark.build

@@ -14,7 +14,15 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import article_of, assert_axe_clean, flat, section_of, table_rows, use_the_figure
+from conftest import (
+    article_of,
+    assert_axe_clean,
+    assert_frames_shown,
+    flat,
+    section_of,
+    table_rows,
+    use_the_figure,
+)
 
 from chapter import scaling as book_page
 
@@ -174,12 +182,7 @@ def test_the_exercises_show_the_computed_answers(page_text):
 
 # -- figure F13 in the HTML ------------------------------------------------------------------------------
 def test_f13_has_one_frame_per_step_with_its_caption_and_sentence(article):
-    frames = book_page.f13_frames()
-    figure = article.select_one(FIGURE)
-    captions = [c.get_text(strip=True) for c in figure.select(".step-figure-caption")]
-    assert captions == [f"{k} / {len(frames)} · {f['condition']}" for k, f in enumerate(frames, 1)]
-    sentences = [e.get_text(strip=True) for e in figure.select(".step-figure-explanation")]
-    assert sentences == [f["explanation"] for f in frames]
+    assert_frames_shown(article.select_one(FIGURE), book_page.f13_frames())
 
 
 def test_f13_marks_the_cells_each_step_computes(article):

@@ -8,7 +8,7 @@ tests/test_chapter_tiles.py.
 from __future__ import annotations
 
 import pytest
-from conftest import article_of, flat, table_rows
+from conftest import article_of, assert_frames_shown, flat, table_rows
 
 from chapter import tiles as page
 
@@ -66,10 +66,7 @@ def test_the_computed_tables_are_on_the_page(article):
 def test_f15_shows_each_frame_with_its_caption_and_sentence(article):
     frames = page.f15_frames()
     figure = article.select_one(FIGURE)
-    captions = [c.get_text(strip=True) for c in figure.select(".step-figure-caption")]
-    assert captions == [f"{k} / {len(frames)} · {f['condition']}" for k, f in enumerate(frames, 1)]
-    sentences = [e.get_text(strip=True) for e in figure.select(".step-figure-explanation")]
-    assert sentences == [f["explanation"] for f in frames]
+    assert_frames_shown(figure, frames)
     # F15's inputs are stated inside the figure, before its frames.
     box = figure.find(class_="admonition")
     assert "输入与适用条件" in box.get_text() and box.find_next(class_="step-figure-frame")

@@ -175,7 +175,7 @@ def test_every_download_runs_alone_beside_the_others_it_names(book_html, page, t
             f"{page}: {name} needs {imported}, the page offers {names}"
         )
         if take_home.needs_torch(name):
-            continue  # it needs PyTorch: make crosscheck runs it (tests/crosscheck/test_tensors_record.py)
+            continue  # it needs PyTorch: make crosscheck runs it (tests/crosscheck/test_*_record.py)
         # What a reader does: the folder holds nothing else, and no environment variable or user site helps.
         run = subprocess.run(
             [sys.executable, "-E", "-s", name],

@@ -102,7 +102,7 @@ def test_every_file_of_the_zip_runs_alone_in_an_empty_folder(book_html, page, tm
     for name in take_home.files(page):
         assert name in readme
     # A file that needs PyTorch (*_torch.py) is carried and named with what it needs, but not run here:
-    # make crosscheck runs it (tests/crosscheck/test_tensors_record.py).
+    # make crosscheck runs it (tests/crosscheck/test_*_record.py).
     for name in filter(take_home.needs_torch, take_home.files(page)):
         assert f"{name} 另要 PyTorch" in readme and f"python3 {name}" in readme
     for name in (take_home.TEACHING[page], f"02_exercises_{page}.py"):
