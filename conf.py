@@ -44,6 +44,7 @@ extensions = [
     "depth_blocks",  # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
     "take_home",  # each page's zip of files and its notebook, made from code/ at build time
     "figure_formats",  # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
+    "typed_inputs",  # {input}`(1, 0) <module:NAME>`: an input typed in the page, checked against its constant
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]
 

@@ -1,8 +1,9 @@
 """A core example's inputs are in the core: every number a core example starts from shows before the reader
 opens anything.
 
-Each page states an example's inputs as glued values (``{glue:text}`key```), in the example's
-「输入与适用条件」 box; the glue keys are the machine-readable statement of what the example starts from.
+Each page states an example's inputs as glued values (``{glue:text}`key```) or typed once with the
+``{input}`` role (``{input}`(1, 0) <module:NAME>```, keyed by its ``module:NAME``), in the example's
+「输入与适用条件」 box; the keys are the machine-readable statement of what the example starts from.
 ``CORE_EXAMPLES`` names, page by page, the examples its core works through and the keys of the numbers
 each starts from. The test reads the page's source: each of those keys must be glued outside every
 folded block (a 深入 ``dropdown``, an exercise's solution), and each example must have a
@@ -22,6 +23,7 @@ from conftest import ROOT, article_of
 
 BOOK = ROOT / "book"
 ROLE = re.compile(r"\{glue(?::text|:md|:any|:figure)?\}`([A-Za-z0-9_]+)(?::[^`]*)?`")
+TYPED = re.compile(r"\{input\}`[^`]*<([^`>]+)>`")  # a typed input, keyed by the constant it names
 OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>.*)$")
 FOLDING = {"dropdown", "solution"}  # a 深入 block; a solution (shown only when opened)
 INPUTS = "输入与适用条件"
@@ -63,7 +65,16 @@ CORE_EXAMPLES = {
         ],
     },
     "ch02/rope": {"d = 2 的一例": ["d2_d", "d2_q", "d2_k", "d2_theta", "d2_m0", "d2_n0"]},
-    "ch02/backprop": {"按推导顺序": ["ex_n", "ex_d", "ex_q", "ex_k", "ex_v", "ex_do"]},
+    "ch02/backprop": {
+        "按推导顺序": [
+            "ex_n",
+            "ex_d",
+            "02_backprop:EXAMPLE_Q",
+            "02_backprop:EXAMPLE_K",
+            "02_backprop:EXAMPLE_V",
+            "02_backprop:EXAMPLE_D_OUT",
+        ]
+    },
     "ch02/training": {
         "任务": ["task_vocab", "task_length", "task_lag", "task_seed"],
         "训练设置": ["set_d", "set_steps", "set_batch", "set_lr", "set_train_seed"],
@@ -134,7 +145,7 @@ def glue_uses(text: str) -> list[tuple[str, bool, bool]]:
         elif stack and line.strip() == stack[-1][0]:
             stack.pop()
             continue
-        uses += [(key, *where()) for key in ROLE.findall(line)]
+        uses += [(key, *where()) for key in ROLE.findall(line) + TYPED.findall(line)]
     return uses
 
 

@@ -22,10 +22,8 @@ bp = importlib.import_module("02_backprop")
 att = importlib.import_module("02_attention")
 
 PAGE = "ch02/backprop.html"
-EX = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
+EX = page.EXAMPLE
 cell = fmt.fmt  # a computed value: four decimals (whole or not), U+2212 for minus, NaN as NaN
-PAD = [True, True, False]
-LEFT = [False, True, True]
 
 
 def article(book_html: Path):
@@ -128,10 +126,10 @@ def test_a_worked_cell_is_written_out_with_its_numbers(book_html):
 
 @pytest.mark.build
 def test_the_pad_key_row_is_exactly_zero_and_the_sentence_counts_it(book_html):
-    steps = bp.backward_steps(*EX, att.visibility(3, 3, key_valid=[True, True, False]))
+    steps = bp.backward_steps(*EX, att.visibility(3, 3, key_valid=page.PAD))
     assert steps["dk"][2] == [0.0, 0.0] and steps["dv"][2] == [0.0, 0.0]
     assert ["Key 2"] + ["0.0000"] * 4 in rows(book_html)
-    v = page.masked_values(*EX, PAD, LEFT, bp.PROJ_X)
+    v = page.pad_key().values
     assert flat(f"禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个") in flat(
         text_of(book_html)
     )
@@ -139,11 +137,11 @@ def test_the_pad_key_row_is_exactly_zero_and_the_sentence_counts_it(book_html):
 
 @pytest.mark.build
 def test_the_policy_table_and_sentence_come_from_the_code(book_html):
-    visible = att.visibility(3, 3, key_valid=LEFT)
-    counted = page.policies(*EX, visible)
-    excluded = page.policies(*EX[:3], [[0.0, 0.0]] + bp.EXAMPLE_D_OUT[1:], visible)
+    visible = att.visibility(3, 3, key_valid=page.LEFT)
+    counted = page.policies(bp.EXAMPLE_D_OUT, visible)
+    excluded = page.policies([[0.0, 0.0]] + bp.EXAMPLE_D_OUT[1:], visible)
     text = text_of(book_html)
-    facts = page.masked_values(*EX, PAD, LEFT, bp.PROJ_X)
+    facts = page.empty_row().values
     assert flat(f"禁止的{facts['big_pad_keys']}拿到了不为0的") in flat(text)
     assert flat(f"{facts['nan_inf']}个是NaN") in flat(text)
     # The error policy's message is the mask page's; here the page says which row it names.
@@ -168,26 +166,28 @@ def test_the_mutant_table_and_sentence_come_from_the_code(book_html):
     }
     assert "只认出 2 个（丢掉修正项、dV 漏了转置）" in text_of(book_html)
     assert (
-        page.check_values(*EX[:3], 7, -1, 1, 1, PAD, LEFT, [1e-5])["mutant_gap"] == "0"
+        page.gradient_check().values["mutant_gap"] == "0"
     )  # dO all ones: forgetting it changes nothing
 
 
 @pytest.mark.build
 def test_every_glued_text_is_on_the_page(book_html):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
-    q, k, v, d_out = EX
     sections = [
-        page.worked_values(*EX),
-        page.masked_values(*EX, PAD, LEFT, bp.PROJ_X),
-        page.forbidden_values(*EX),
-        page.projection_values(bp.PROJ_X, bp.PROJ_W_Q, bp.PROJ_W_K, bp.PROJ_W_V, d_out),
-        page.check_values(q, k, v, 7, -1, 1, 1, PAD, LEFT, [10.0**-e for e in range(1, 10, 2)]),
-        page.exercise_values(),
+        page.worked(),
+        page.projection(),
+        page.forbidden(),
+        page.pad_key(),
+        page.empty_row(),
+        page.gradient_check(),
+        page.masks(),
+        page.step_sizes(),
+        *page.exercises(),
     ]
     glued = {
-        name: value for values in sections for name, value in values.items() if type(value) is str
+        name: value for s in sections for name, value in s.values.items() if type(value) is str
     }
-    assert len(glued) > 70
+    assert len(glued) > 60
     text = flat(text_of(book_html))
     assert [name for name, value in glued.items() if flat(value) not in text] == []
     assert flat(f"所有查询都不许读的Key是{glued['pad_unread']}") in text
@@ -226,7 +226,7 @@ def test_the_exercises_show_the_answers_the_code_computes(book_html):
 # -- PDF -------------------------------------------------------------------------------------------------
 @pytest.mark.pdf
 def test_the_pdf_shows_the_generated_sentences(text):
-    v = page.masked_values(*EX, PAD, LEFT, bp.PROJ_X)
+    v = page.pad_key().values
     assert (
         flat(f"可见性表禁止了{v['pad_forbidden']}个格子，其中权重恰为0的有{v['pad_zero_p']}个")
         in text

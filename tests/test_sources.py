@@ -20,6 +20,8 @@ PAGES = sorted(p for p in BOOK.rglob("*.md") if "_build" not in p.parts)
 DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{2,}(?![\w.])")
 CODE_CELL = re.compile(r"^```\{code-cell\}.*?^```", re.M | re.S)
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+# An input typed with {input}`… <module:NAME>` is compared with its constant (tests/test_typed_inputs.py).
+TYPED_INPUT = re.compile(r"\{input\}`[^`]*`")
 
 
 def _flatten(value):
@@ -63,7 +65,7 @@ def computed_spellings() -> set[str]:
 def typed_numbers(text: str, spellings: set[str]) -> list[str]:
     """Numbers in ``text`` that look computed: long decimals anywhere, results in prose."""
     found = DECIMAL.findall(text)
-    prose = CODE_CELL.sub("", text)
+    prose = TYPED_INPUT.sub("␣", CODE_CELL.sub("", text))
     found += [n for n in NUMBER.findall(prose) if n.lstrip("-") in spellings]
     return found
 

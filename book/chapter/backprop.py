@@ -1,8 +1,8 @@
-"""The backprop page's book side: the facts book/ch02/backprop.md glues.
+"""The backprop page's book side: one function per section of book/ch02/backprop.md, each a page.Section.
 
-The page's sentences are fixed prose; where one states a fact of its example (a gradient exactly 0, a
-check passed, no NaN), the section that glues the example checks the fact with :func:`holds` and stops
-the build naming the claim if it is false. Tables say per row what the data decide (``VERDICT``).
+The page types each example's inputs ({input} roles naming the constants below or the teaching files');
+a section glues what the run computes and checks the facts of the page's fixed sentences with
+``Section.holds``. Tables say per row what the data decide (``VERDICT``).
 """
 
 from __future__ import annotations
@@ -10,15 +10,26 @@ from __future__ import annotations
 import importlib
 import math
 import random
+import struct
 import sys
 
 from chapter import fmt
-from chapter.fmt import Md, glue_all, names, slashed  # noqa: F401 (the page calls page.glue_all)
 from chapter.grid_figures import chain_figure
+from chapter.page import Col, Section, keys, listing, positions
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
 ex = importlib.import_module("02_exercises_backprop")
+
+PAGE = "反向传播一页"
+# The page's inputs that no teaching file has (the page types them; tests/test_typed_inputs.py compares).
+PAD = [True, True, False]  # key_valid of the PAD example: the last key is PAD
+LEFT = [False, True, True]  # key_valid of the fully masked row: PAD in front
+SEED = 7  # the random dO: random.Random(SEED), uniform in [LO, HI], one decimal
+LO = -1
+HI = 1
+CACHE_PAST = 1  # the cached condition: past positions already in the cache
+STEPS = [1e-1, 1e-3, 1e-5, 1e-7, 1e-9]  # the finite-difference steps ε compared
 
 # A fully masked row five ways: masked_attention's two policies, then the forbidden scores replaced by −∞
 # (masked_fill / where: no gradient through them), −∞ added (S + M: it flows through M), replaced by −1e9.
@@ -42,11 +53,7 @@ VERDICT = {
     False: "未通过",
 }  # a table's verdict column: each row as its check came out
 ROUNDING = 1e-12  # a sum the page calls 0 "在舍入误差以内"
-
-
-def holds(**claims: bool) -> None:
-    """The page's fixed sentences, each checked against its example (:func:`chapter.fmt.holds`)."""
-    fmt.holds("反向传播一页", claims)
+EXAMPLE = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
 
 
 def zero(xs) -> bool:
@@ -56,6 +63,11 @@ def zero(xs) -> bool:
 
 def flat(*matrices) -> list[float]:
     return [x for m in matrices for row in m for x in row]
+
+
+def float32(x: float) -> float:
+    """``x`` rounded to float32, as numpy.float32(x) is."""
+    return struct.unpack("f", struct.pack("f", x))[0]
 
 
 def inp(x: float, write=fmt.short) -> str:
@@ -83,20 +95,8 @@ def ds_cell(p: float, dp: float, d: float, exact: float) -> str:
     return f"{val(p)}×({fmt.fmt(dp)} − {val(d)}) {fmt.equals(value, exact)} {fmt.fmt(exact)}"
 
 
-def table(corner: str, columns: list[str], matrix, labels: list[str]) -> fmt.Table:
-    return fmt.Table([corner] + columns, fmt.rows_of(matrix, labels.__getitem__))
-
-
-def queries(n: int, past: int = 0) -> list[str]:
-    return [f"查询 {i}（位置 {past + i}）" for i in range(n)]
-
-
-def inputs(prefix: str, **matrices) -> dict:
-    return {f"{prefix}_{name}": fmt.vectors(m) for name, m in matrices.items()}
-
-
-def verdict(error: float) -> str:
-    return VERDICT[error <= bp.TOLERANCE]
+def key_names(n: int) -> list[str]:
+    return [f"Key {j}" for j in range(n)]
 
 
 def forbidden_cells(visible) -> list[tuple[int, int]]:
@@ -108,32 +108,39 @@ def unread_keys(visible) -> list[int]:
     return [j for j in range(len(visible[0])) if not any(row[j] for row in visible)]
 
 
-def zero_facts(steps: dict, prefix: str) -> dict:
-    """The forbidden cells, how many have weight and dS exactly 0; the keys no query reads.
+def random_d_out() -> list[list[float]]:
+    """The check's random dO: random.Random(SEED), uniform in [LO, HI], one decimal, shaped like dO."""
+    rng = random.Random(SEED)
+    return [[round(rng.uniform(LO, HI), 1) for _ in row] for row in bp.EXAMPLE_D_OUT]
 
-    The page says those keys' dK and dV are exactly 0: :func:`holds` checks it.
-    """
+
+def zero_facts(s: Section, steps: dict, prefix: str) -> None:
+    """The forbidden cells, how many have weight and dS exactly 0; the keys no query reads, whose dK and dV
+    the page says are exactly 0."""
     visible = steps["visible"]
     cells = forbidden_cells(visible)
-    keys = unread_keys(visible)
-    unread_gradients = [x for j in keys for x in steps["dk"][j] + steps["dv"][j]]
-    holds(**{f"{prefix}_unread_keys_get_no_gradient": zero(unread_gradients)})
-    return {
-        f"{prefix}_forbidden": fmt.count(len(cells)),
-        f"{prefix}_zero_p": fmt.count(sum(steps["weights"][i][j] == 0.0 for i, j in cells)),
-        f"{prefix}_zero_ds": fmt.count(sum(steps["ds"][i][j] == 0.0 for i, j in cells)),
-        f"{prefix}_unread": names("Key", keys),
-    }
+    unread = unread_keys(visible)
+    s.holds(
+        unread_keys_get_no_gradient=zero(x for j in unread for x in steps["dk"][j] + steps["dv"][j])
+    )
+    s.value(
+        "count",
+        **{
+            f"{prefix}_forbidden": len(cells),
+            f"{prefix}_zero_p": sum(steps["weights"][i][j] == 0.0 for i, j in cells),
+            f"{prefix}_zero_ds": sum(steps["ds"][i][j] == 0.0 for i, j in cells),
+        },
+    )
+    s.text(**{f"{prefix}_unread": keys(unread)})
 
 
-def policies(q, k, v, d_out, visible) -> dict:
-    """The same inputs under the five ways of :data:`POLICY_LABELS`: forward, gradients, NaN count."""
+def policies(d_out, visible) -> dict:
+    """The example under the five ways of :data:`POLICY_LABELS`: forward, gradients, NaN count."""
+    q, k, v, _ = EXAMPLE
     try:
         att.masked_attention(q, k, v, visible, empty_row="error")
         results = {"error": {"raised": None}}
     except ValueError as error:
-        if not str(error).startswith("第 "):  # a bad input, not the fully masked row this is about
-            raise
         results = {"error": {"raised": str(error)}}
     results["zero"] = bp.backward_steps(q, k, v, d_out, visible, empty_row="zero")
     for name, fill, added in (
@@ -148,135 +155,149 @@ def policies(q, k, v, d_out, visible) -> dict:
     return results
 
 
-# -- the page's examples, one function each ----------------------------------------------------------------
-def worked_values(q, k, v, d_out) -> dict:
-    """The causal example step by step: every table, and the cells the prose writes out (three positions)."""
+# -- the page's sections, in its order -------------------------------------------------------------------
+def worked() -> Section:
+    """一次注意力调用，按推导顺序: the causal example step by step, every table, the cells written out."""
+    s = Section(PAGE, "按推导顺序")
+    q, k, v, d_out = EXAMPLE
     n = len(q)
     d = len(q[0])
     d_v = len(v[0])
     visible = att.visibility(n, n)
-    s = bp.backward_steps(q, k, v, d_out, visible)
+    st = bp.backward_steps(q, k, v, d_out, visible)
     scores = att.scaled_scores(q, k)
-    p = s["weights"]
-    o = s["outputs"]
-    ds = s["ds"]
-    rows = queries(n)
-    key_cols = fmt.keys(n, corner="")[1:]
+    p = st["weights"]
+    o = st["outputs"]
+    ds = st["ds"]
+    rows = positions(n)
+    cols = key_names(n)
     masked = [[a + m for a, m in zip(sr, mr)] for sr, mr in zip(scores, att.additive_mask(visible))]
     dims = [f"第 {c} 维" for c in range(d)]
-    cols = [f"第 {c} 列" for c in range(d_v)]
-    holds(
+    v_cols = [f"第 {c} 列" for c in range(d_v)]
+    s.holds(
         first_query_reads_only_itself=p[0][0] == 1.0,
-        first_query_dq_zero=zero(s["dq"][0]),
+        first_query_dq_zero=zero(st["dq"][0]),
         ds_rows_sum_to_zero=all(abs(sum(row)) < ROUNDING for row in ds),
         forbidden_ds_zero=zero(ds[i][j] for i, j in forbidden_cells(visible)),
     )
-    return {
-        "fig_chain": chain_figure(s, scores),
-        "ex_d": fmt.count(d), "ex_n": fmt.count(n), **inputs("ex", q=q, k=k, v=v, do=d_out),
-        "tbl_ex_s": table("S", key_cols, masked, rows), "tbl_ex_p": table("P", key_cols, p, rows),
-        "tbl_ex_o": table("O", cols, o, rows), "tbl_ex_dv": table("dV", cols, s["dv"], key_cols),
-        "tbl_ex_dp": table("dP", key_cols, s["dp"], rows),
-        "tbl_ex_rowsum": fmt.Table(["查询", "dO 与 O 同一行的点积", "dP 与 P 同一行的点积", "两者之差"],
-                                   [[r, fmt.fmt(a), fmt.fmt(b), fmt.difference(abs(a - b))]
-                                    for r, a, b in zip(rows, s["rowsum_do_o"], s["rowsum_dp_p"])]),
-        "tbl_ex_ds": table("dS", key_cols, ds, rows),
-        "tbl_ex_dq": table("dQ", dims, s["dq"], rows), "tbl_ex_dk": table("dK", dims, s["dk"], key_cols),
-        "calc_dv": products([(val(p[i][0]), inp(d_out[i][0])) for i in range(n)], s["dv"][0][0]),
-        "calc_dp": products([(inp(d_out[1][c]), inp(v[0][c])) for c in range(d_v)], s["dp"][1][0]),
-        "calc_d": products([(inp(d_out[1][c]), val(o[1][c])) for c in range(d_v)], s["rowsum_do_o"][1]),
-        "calc_ds": ds_cell(p[1][0], s["dp"][1][0], s["rowsum_do_o"][1], ds[1][0]),
-        "calc_dq": products([(val(ds[2][j]), inp(k[j][0])) for j in range(n)], s["dq"][2][0], sqrt_of=d),
-        "calc_dk": products([(val(ds[i][0]), inp(q[i][1])) for i in range(n)], s["dk"][0][1], sqrt_of=d),
-    }  # fmt: skip
+    s.figure("fig_chain", chain_figure(st, scores))
+    s.value("count", ex_d=d, ex_n=n)
+    s.grid("tbl_ex_s", "S", masked, rows, cols)
+    s.grid("tbl_ex_p", "P", p, rows, cols)
+    s.grid("tbl_ex_o", "O", o, rows, v_cols)
+    s.grid("tbl_ex_dv", "dV", st["dv"], cols, v_cols)
+    s.grid("tbl_ex_dp", "dP", st["dp"], rows, cols)
+    s.table(
+        "tbl_ex_rowsum",
+        zip(rows, st["rowsum_do_o"], st["rowsum_dp_p"]),
+        Col("查询", lambda r: r[0], "text"),
+        Col("dO 与 O 同一行的点积", lambda r: r[1]),
+        Col("dP 与 P 同一行的点积", lambda r: r[2]),
+        Col("两者之差", lambda r: abs(r[1] - r[2]), "difference"),
+    )
+    s.grid("tbl_ex_ds", "dS", ds, rows, cols)
+    s.grid("tbl_ex_dq", "dQ", st["dq"], rows, dims)
+    s.grid("tbl_ex_dk", "dK", st["dk"], cols, dims)
+    s.text(
+        calc_dv=products([(val(p[i][0]), inp(d_out[i][0])) for i in range(n)], st["dv"][0][0]),
+        calc_dp=products([(inp(d_out[1][c]), inp(v[0][c])) for c in range(d_v)], st["dp"][1][0]),
+        calc_d=products(
+            [(inp(d_out[1][c]), val(o[1][c])) for c in range(d_v)], st["rowsum_do_o"][1]
+        ),
+        calc_ds=ds_cell(p[1][0], st["dp"][1][0], st["rowsum_do_o"][1], ds[1][0]),
+        calc_dq=products(
+            [(val(ds[2][j]), inp(k[j][0])) for j in range(n)], st["dq"][2][0], sqrt_of=d
+        ),
+        calc_dk=products(
+            [(val(ds[i][0]), inp(q[i][1])) for i in range(n)], st["dk"][0][1], sqrt_of=d
+        ),
+    )
+    return s
 
 
-def projection_values(x, w_q, w_k, w_v, d_out) -> dict:
-    """The projection example: dW_q, dW_k, dW_v in one table, and the finite-difference check."""
+def projection() -> Section:
+    """再往前一步：投影矩阵的梯度: dW_q, dW_k, dW_v in one table, and the finite-difference check."""
+    s = Section(PAGE, "投影矩阵的梯度")
+    x = bp.PROJ_X
+    w_q = bp.PROJ_W_Q
+    w_k = bp.PROJ_W_K
+    w_v = bp.PROJ_W_V
+    d_out = bp.EXAMPLE_D_OUT
     q, k, v = (att.matmul(x, w) for w in (w_q, w_k, w_v))  # Q = X W_q, K = X W_k, V = X W_v
     grads = bp.projection_backward(x, w_q, w_k, w_v, *bp.attention_backward(q, k, v, d_out))
-    header = ["梯度"] + [
-        f"第 {a} 行 · 第 {c} 列" for a in range(len(x[0])) for c in range(len(w_q[0]))
-    ]
-    rows = [
-        [name] + [fmt.fmt(g) for row in grads[name.lower()] for g in row]
-        for name in ("dW_q", "dW_k", "dW_v")
-    ]
     check = bp.projection_gradient_check(x, w_q, w_k, w_v, d_out)["max"]
-    holds(projection_check_passes=check <= bp.TOLERANCE)
-    return {
-        "pj_n": fmt.count(len(x)),
-        **inputs("pj", x=x, wq=w_q, wk=w_k, wv=w_v),
-        "tbl_pj": fmt.Table(header, rows),
-        "pj_err": fmt.difference(check),
-    }
+    s.holds(projection_check_passes=check <= bp.TOLERANCE)
+    cells = [(a, c) for a in range(len(x[0])) for c in range(len(w_q[0]))]
+    s.value("count", pj_n=len(x))
+    s.table(
+        "tbl_pj",
+        ("dW_q", "dW_k", "dW_v"),
+        Col("梯度", lambda name: name, "text"),
+        *[
+            Col(f"第 {a} 行 · 第 {c} 列", lambda name, a=a, c=c: grads[name.lower()][a][c])
+            for a, c in cells
+        ],
+    )
+    s.value("difference", pj_err=check)
+    return s
 
 
-def forbidden_values(q, k, v, d_out) -> dict:
-    """The causal example's forbidden cells: weight and dS exactly 0 with −∞, and with the finite fills
-    (−1e9, float64's most negative number) the very weights and gradients of −∞, bit for bit."""
+def forbidden() -> Section:
+    """mask 在反向传播里: with −∞ the forbidden cells' weight and dS are exactly 0, and the finite fills
+    (−1e9, float64's most negative number) give the very weights and gradients of −∞, bit for bit."""
+    s = Section(PAGE, "mask 在反向传播里")
+    q, k, v, d_out = EXAMPLE
     n = len(q)
     causal = att.visibility(n, n)
     c = bp.backward_steps(q, k, v, d_out, causal)
     filled = [bp.fill_backward_demo(q, k, v, d_out, causal, fill=f) for f in FINITE_FILLS]
-    same = ("weights", "dq", "dk", "dv")
-    holds(
+    s.holds(
         every_row_has_an_allowed_key=all(any(row) for row in causal),
         forbidden_weights_zero=zero(c["weights"][i][j] for i, j in forbidden_cells(causal)),
         forbidden_ds_zero=zero(c["ds"][i][j] for i, j in forbidden_cells(causal)),
-        finite_fills_give_the_same_weights_and_gradients=all(
-            f[g] == c[g] for f in filled for g in same
+        finite_fills_same_as_inf=all(
+            f[g] == c[g] for f in filled for g in ("weights", "dq", "dk", "dv")
         ),
     )
-    return {
-        "big_fill": f"{fmt.MINUS}1e{round(math.log10(-BIG))}",  # as the demo's code types it
-        "float_min": fmt.sci(FINITE_FILLS[1]),
-    }
+    s.text(big_fill=f"{fmt.MINUS}1e{round(math.log10(-BIG))}")  # as the demo's code types it
+    s.value("sci", float_min=FINITE_FILLS[1])
+    return s
 
 
-def masked_values(q, k, v, d_out, pad, left, x) -> dict:
-    """A PAD key (``pad``): its exact zeros; a fully masked row (``left``) five ways; the NaN in dW_v."""
+def pad_key() -> Section:
+    """深入：一个 PAD Key 的梯度逐格为 0 (``PAD``): its tables, its exact zeros, its finite differences."""
+    s = Section(PAGE, "一个 PAD Key")
+    q, k, v, d_out = EXAMPLE
     n = len(q)
     d = len(q[0])
     d_v = len(v[0])
-    j = pad.index(False)
-    s = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=pad))
-    _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=pad)
-    holds(pad_key_finite_difference_zero=zero(fd_k[j] + fd_v[j]))
-    key_cols = fmt.keys(n, corner="")[1:]
+    j = PAD.index(False)
+    st = bp.backward_steps(q, k, v, d_out, att.visibility(n, n, key_valid=PAD))
+    _, fd_k, fd_v = bp.finite_difference(q, k, v, d_out, key_valid=PAD)
+    s.holds(pad_key_finite_difference_zero=zero(fd_k[j] + fd_v[j]))
     kv = [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
-    visible = att.visibility(n, n, key_valid=left)
+    s.value("count", pad_key=j)
+    s.grid("tbl_pad_p", "P", st["weights"], positions(n), key_names(n))
+    s.grid("tbl_pad_ds", "dS", st["ds"], positions(n), key_names(n))
+    s.grid("tbl_pad_kv", "Key", [a + b for a, b in zip(st["dk"], st["dv"])], key_names(n), kv)
+    zero_facts(s, st, "pad")
+    return s
+
+
+def empty_row() -> Section:
+    """整行都被禁止：做法决定梯度 (``LEFT``): five ways, with the row in the loss and left out; dW_v."""
+    s = Section(PAGE, "整行都被禁止")
+    q, k, v, d_out = EXAMPLE
+    n = len(q)
+    d_v = len(v[0])
+    x = bp.PROJ_X
+    visible = att.visibility(n, n, key_valid=LEFT)
     row = [any(r) for r in visible].index(False)
-    key = left.index(False)
+    key = LEFT.index(False)
     empty = [i for i, r in enumerate(visible) if not any(r)]
-    counted = policies(q, k, v, d_out, visible)
-    kept = [list(g) if any(vis) else [0.0] * d_v for g, vis in zip(d_out, visible)]
-    excluded = policies(q, k, v, kept, visible)
-
-    def vec(xs):
-        return fmt.vector(xs, cell=fmt.fmt)
-
-    rows = [
-        [label, "报错，不计算"] + ["—"] * 4
-        if counted[name]["raised"]
-        else [
-            label,
-            vec(counted[name]["outputs"][row]),
-            vec(counted[name]["dq"][row]),
-            vec(counted[name]["dv"][key]),
-            fmt.count(counted[name]["nan"]),
-            fmt.count(excluded[name]["nan"]),
-        ]
-        for name, label in POLICY_LABELS.items()
-    ]
-    header = [
-        "做法",
-        f"查询 {row} 的输出",
-        f"查询 {row} 的 dQ",
-        f"Key {key}（PAD）的 dV",
-        "梯度中 NaN 的个数",
-        f"排除第 {row} 行后 NaN 的个数",
-    ]
+    counted = policies(d_out, visible)
+    left_out = [list(g) if any(vis) else [0.0] * d_v for g, vis in zip(d_out, visible)]
+    excluded = policies(left_out, visible)
     zero_policy = counted["zero"]
     where = counted["fill=-inf"]
     added = counted["additive"]
@@ -290,7 +311,9 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
     unread = unread_keys(visible)
     pad_read = [j for j in unread if any(big["dv"][j])]  # a PAD key's dV, from the −1e9 row
     big_excluded = excluded["fill=-1e9"]
-    holds(
+    scores = att.scaled_scores(q, k)[row]
+    added_big = att.softmax([x + BIG for x in scores])  # −1e9 added to the scores of the empty row
+    s.holds(
         unguarded_nan_in_every_dv=all(map(math.isnan, flat(where["dv"]))),
         where_keeps_dq_dk_finite=where["nan_in"]["dq"] == where["nan_in"]["dk"] == 0,
         added_spoils_dq_dk=added["nan_in"]["dq"] > 0 and added["nan_in"]["dk"] > 0,
@@ -299,6 +322,8 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
         nan_in_every_dw_v=all(map(math.isnan, dw_v)),
         big_fill_no_nan=big["nan"] == 0,
         big_fill_spreads_the_empty_row=all(len(set(big["weights"][i])) == 1 for i in empty),
+        big_added_follows_the_scores=len(set(added_big)) > 1,
+        big_added_in_float32_is_big=all(float32(float32(BIG) + float32(x)) == BIG for x in scores),
         big_fill_keeps_the_row_dq_zero=zero(x for i in empty for x in big["dq"][i]),
         big_fill_gives_a_pad_key_dv=bool(pad_read),
         excluded_big_fill_pad_keys_no_gradient=zero(
@@ -307,177 +332,264 @@ def masked_values(q, k, v, d_out, pad, left, x) -> dict:
         zero_policy_outputs_and_dq_zero=zero_policy["nan"] == 0
         and zero(x for i in empty for x in zero_policy["outputs"][i] + zero_policy["dq"][i]),
     )
-    return {
-        "pad_valid": "、".join(map(str, pad)), "pad_key": fmt.count(j),
-        "tbl_pad_p": table("P", key_cols, s["weights"], queries(n)),
-        "tbl_pad_ds": table("dS", key_cols, s["ds"], queries(n)),
-        "tbl_pad_kv": table("Key", kv, [a + b for a, b in zip(s["dk"], s["dv"])], key_cols),
-        **zero_facts(s, "pad"),
-        "left_valid": "、".join(map(str, left)), "left_row": fmt.count(row), "left_key": fmt.count(key),
-        "zero_do": fmt.count(0),
-        "tbl_policies": fmt.Table(header, rows), "pol_rows": "、".join(f"第 {i} 行" for i in empty),
-        "pol_total": fmt.count(sum(len(zero_policy[g]) * len(zero_policy[g][0]) for g in ("dq", "dk", "dv"))),
-        "nan_inf": fmt.count(where["nan"]), "nan_add": fmt.count(added["nan"]),
-        "nan_inf_ex": fmt.count(excluded["fill=-inf"]["nan"]), "nan_add_ex": fmt.count(excluded["additive"]["nan"]),
-        "big_pad_keys": names("Key", pad_read),
-        "nan_w_total": fmt.count(len(dw_v)), "nan_w_count": fmt.count(sum(map(math.isnan, dw_v))),
-    }  # fmt: skip
+
+    def vec(xs):
+        return fmt.vector(xs, cell=fmt.fmt)
+
+    def shown(get, refused="—"):  # a policy's cell; the error policy computes nothing
+        return lambda name: (
+            refused if counted[name]["raised"] else get(counted[name], excluded[name])
+        )
+
+    s.table(
+        "tbl_policies",
+        POLICY_LABELS,
+        Col("做法", POLICY_LABELS.get, "text"),
+        Col(
+            f"查询 {row} 的输出", shown(lambda c, e: vec(c["outputs"][row]), "报错，不计算"), "text"
+        ),
+        Col(f"查询 {row} 的 dQ", shown(lambda c, e: vec(c["dq"][row])), "text"),
+        Col(f"Key {key}（PAD）的 dV", shown(lambda c, e: vec(c["dv"][key])), "text"),
+        Col("梯度中 NaN 的个数", shown(lambda c, e: fmt.count(c["nan"])), "text"),
+        Col(f"排除第 {row} 行后 NaN 的个数", shown(lambda c, e: fmt.count(e["nan"])), "text"),
+    )
+    s.value("count", left_row=row, left_key=key, zero_do=0)
+    s.text(
+        pol_rows=listing(f"第 {i} 行" for i in empty),
+        big_pad_keys=keys(pad_read),
+        added_big_p=fmt.slashed(added_big),
+    )
+    s.value(
+        "count",
+        pol_total=sum(len(zero_policy[g]) * len(zero_policy[g][0]) for g in ("dq", "dk", "dv")),
+        nan_inf=where["nan"],
+        nan_add=added["nan"],
+        nan_inf_ex=excluded["fill=-inf"]["nan"],
+        nan_add_ex=excluded["additive"]["nan"],
+        nan_w_total=len(dw_v),
+        nan_w_count=sum(map(math.isnan, dw_v)),
+    )
+    return s
 
 
-def check_values(q, k, v, seed: int, lo: int, hi: int, cache_past: int, pad, left, steps) -> dict:
-    """The gradient check: each of MUTANTS on dO all ones and on a random dO; five masks; each ε."""
-    n = len(q)
-    d_v = len(v[0])
-    rng = random.Random(seed)
-    rand = [[round(rng.uniform(lo, hi), 1) for _ in range(d_v)] for _ in range(n)]
-    ones = [[1.0] * d_v for _ in range(n)]
+def gradient_check() -> Section:
+    """如何判断是否做对: each of MUTANTS checked with dO all ones and with the random dO."""
+    s = Section(PAGE, "如何判断是否做对")
+    q, k, v, _ = EXAMPLE
+    rand = random_d_out()
+    ones = [[1.0] * len(row) for row in rand]
 
-    def check(d, f):
-        return bp.gradient_check(q, k, v, d, backward=f)["max"]
+    def check(d_out, backward):
+        return bp.gradient_check(q, k, v, d_out, backward=backward)["max"]
 
     results = {name: (check(ones, f), check(rand, f)) for name, f in MUTANTS.items()}
-    same = [
-        att.max_abs_diff(a, b)
-        for a, b in zip(
-            bp.wrong_backward_forgets_d_out(q, k, v, ones), bp.attention_backward(q, k, v, ones)
-        )
-    ]
-    holds(forgetting_d_out_changes_nothing_when_it_is_ones=max(same) == 0.0)
-    header = ["反向实现", "dO 全为 1：最大相对误差", "结论", "随机 dO：最大相对误差", "结论"]
+    forgot = bp.wrong_backward_forgets_d_out(q, k, v, ones)
+    same = max(att.max_abs_diff(a, b) for a, b in zip(forgot, bp.attention_backward(q, k, v, ones)))
+    s.holds(forgetting_d_out_changes_nothing_when_it_is_ones=same == 0.0)
 
-    def found(ns):
-        return f"{len(ns)} 个（{'、'.join(ns) or '无'}）"
+    def caught(which):
+        found = [name for name, errors in results.items() if errors[which] > bp.TOLERANCE]
+        return f"{len(found)} 个（{listing(found)}）"
 
-    values = {
-        "ones_value": fmt.count(1), "rand_lo": fmt.count(lo), "rand_hi": fmt.count(hi), "rand_seed": fmt.count(seed),
-        "rand_do": fmt.vectors(rand), "fd_h": fmt.power(bp.STEP), "fd_tol": fmt.power(bp.TOLERANCE),
-        "tbl_mutants": fmt.Table(header, [[name, fmt.difference(a), verdict(a), fmt.difference(b), verdict(b)]
-                                          for name, (a, b) in results.items()]),
-        "caught_rand": found([name for name, (_, e) in results.items() if e > bp.TOLERANCE]),
-        "caught_ones": found([name for name, (e, _) in results.items() if e > bp.TOLERANCE]),
-        "passed_both": "、".join(name for name, e in results.items() if max(e) <= bp.TOLERANCE) or "无",
-        "mutant_gap": fmt.difference(max(same)),
-    }  # fmt: skip
+    s.value("count", ones_value=1)
+    s.text(
+        rand_do=fmt.vectors(rand),
+        caught_rand=caught(1),
+        caught_ones=caught(0),
+        passed_both=listing(name for name, e in results.items() if max(e) <= bp.TOLERANCE),
+    )
+    s.value("power", fd_h=bp.STEP, fd_tol=bp.TOLERANCE)
+    s.table(
+        "tbl_mutants",
+        results.items(),
+        Col("反向实现", lambda r: r[0], "text"),
+        Col("dO 全为 1：最大相对误差", lambda r: r[1][0], "difference"),
+        Col("结论", lambda r: VERDICT[r[1][0] <= bp.TOLERANCE], "text"),
+        Col("随机 dO：最大相对误差", lambda r: r[1][1], "difference"),
+        Col("结论", lambda r: VERDICT[r[1][1] <= bp.TOLERANCE], "text"),
+    )
+    s.value("difference", mutant_gap=same)
+    return s
+
+
+def masks() -> Section:
+    """换一种 mask，核对仍然成立: the random dO's check under five masks."""
+    s = Section(PAGE, "换一种 mask")
+    q, k, v, _ = EXAMPLE
+    rand = random_d_out()
     configs = [
-        ("不加 mask", (q, rand), dict(causal=False)),
-        ("因果", (q, rand), dict()),
-        ("因果 + PAD", (q, rand), dict(key_valid=pad)),
-        (
-            f"缓存 past = {fmt.count(cache_past)}",
-            (q[cache_past:], rand[cache_past:]),
-            dict(past=cache_past),
-        ),
-        ("左侧 PAD + zero", (q, rand), dict(key_valid=left, empty_row="zero")),
+        ("不加 mask", q, rand, dict(causal=False)),
+        ("因果", q, rand, dict()),
+        ("因果 + PAD", q, rand, dict(key_valid=PAD)),
+        (f"缓存 past = {CACHE_PAST}", q[CACHE_PAST:], rand[CACHE_PAST:], dict(past=CACHE_PAST)),
+        ("左侧 PAD + zero", q, rand, dict(key_valid=LEFT, empty_row="zero")),
     ]
     checks = [
-        (name, bp.gradient_check(q_, k, v, d_, **options)) for name, (q_, d_), options in configs
+        (name, bp.gradient_check(q_, k, v, d_, **options)) for name, q_, d_, options in configs
     ]
-    errors = [bp.gradient_check(q, k, v, rand, eps=eps)["max"] for eps in steps]
-    best = min(range(len(steps)), key=errors.__getitem__)
+    s.value(
+        "count",
+        configs_n=len(checks),
+        configs_passed=sum(r["max"] <= bp.TOLERANCE for _, r in checks),
+        cache_new=len(q) - CACHE_PAST,
+    )
+    s.table(
+        "tbl_configs",
+        checks,
+        Col("条件", lambda r: r[0], "text"),
+        *[
+            Col(f"{g} 相对误差", lambda r, g=g: r[1][g.lower()], "difference")
+            for g in ("dQ", "dK", "dV")
+        ],
+        Col("结论", lambda r: VERDICT[r[1]["max"] <= bp.TOLERANCE], "text"),
+    )
+    return s
+
+
+def step_sizes() -> Section:
+    """步长 ε 不是越小越好: the random dO's check at each of STEPS; float64's and float32's precision."""
+    s = Section(PAGE, "步长 ε")
+    q, k, v, _ = EXAMPLE
+    rand = random_d_out()
+    errors = [bp.gradient_check(q, k, v, rand, eps=eps)["max"] for eps in STEPS]
+    best = min(range(len(STEPS)), key=errors.__getitem__)
 
     def two(x):
         return "2" + str(round(math.log2(x))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
-    return values | {
-        "configs_n": fmt.count(len(checks)),
-        "configs_passed": fmt.count(sum(r["max"] <= bp.TOLERANCE for _, r in checks)),
-        "cache_past": fmt.count(cache_past),
-        "cache_new": fmt.count(len(q) - cache_past),
-        "tbl_configs": fmt.Table(
-            ["条件", "dQ 相对误差", "dK 相对误差", "dV 相对误差", "结论"],
-            [
-                [name] + [fmt.difference(r[g]) for g in ("dq", "dk", "dv")] + [verdict(r["max"])]
-                for name, r in checks
-            ],
-        ),
-        "h_steps": "、".join(fmt.power(eps) for eps in steps),
-        "tbl_h": fmt.Table(
-            ["步长 ε", "最大相对误差", "结论"],
-            [[fmt.power(eps), fmt.difference(e), verdict(e)] for eps, e in zip(steps, errors)],
-        ),
-        "h_best": fmt.power(steps[best]),
-        "h_best_err": fmt.difference(errors[best]),
-        "eps64": two(sys.float_info.epsilon),
-        "eps32": two(2.0**-23),
-        "eps_cbrt": fmt.sci(sys.float_info.epsilon ** (1 / 3)),
-    }
-
-
-# -- the exercises ----------------------------------------------------------------------------------------------
-def exercise_values() -> dict:
-    """Every number and table of the five exercises and their solutions."""
-    a1 = ex.jacobian_row()
-    m1 = len(ex.JAC_SCORES)
-    p0 = a1["p"][0]
-    p1 = a1["p"][1]
-    holds(
-        jacobian_rows_sum_to_zero=all(abs(x) < ROUNDING for x in a1["row_sums"]),
-        jacobian_diagonal_is_p_one_minus_p=all(
-            fmt.fmt(row[a]) == fmt.fmt(dg) for a, (row, dg) in enumerate(zip(a1["jacobian"], a1["diagonal"]))
-        ),
-        ds_sums_to_zero=abs(a1["ds_sum"]) < ROUNDING,
-    )  # fmt: skip
-
-    def listed(xs, cell=fmt.short):
-        return ", ".join(cell(x) for x in xs)
-
-    values = {
-        "x1_scores": listed(ex.JAC_SCORES), "x1_dp": listed(ex.JAC_D_WEIGHTS), "x1_p": listed(a1["p"], fmt.fmt),
-        "x1_jac": fmt.Table(["∂p ＼ ∂s"] + [f"∂s{b}" for b in range(m1)] + ["行和", "p(1 − p)"],
-                            [[f"∂p{a}"] + [fmt.fmt(x) for x in row] + [fmt.difference(abs(s)), fmt.fmt(dg)]
-                             for a, (row, s, dg) in enumerate(zip(a1["jacobian"], a1["row_sums"], a1["diagonal"]))]),
-        "x1_offdiag": f"J₀₁ = −p₀p₁ = {fmt.MINUS}{fmt.fmt(p0)}×{fmt.fmt(p1)} = {fmt.fmt(a1['jacobian'][0][1])}",
-        "x1_dot": " + ".join(f"{val(p)}×{inp(x)}" for p, x in zip(a1["p"], ex.JAC_D_WEIGHTS)) + f" = {fmt.fmt(a1['dot'])}",
-        "x1_agree": fmt.difference(max(abs(a - b) for a, b in zip(a1["ds"], a1["ds_by_matrix"]))),
-        "x1_ds": fmt.Table(["算法"] + [f"ds{b}" for b in range(m1)] + ["之和"], [
-            ["p ∘ (dp − Σ p dp)"] + [fmt.fmt(x) for x in a1["ds"]] + [fmt.difference(abs(a1["ds_sum"]))],
-            ["J · dp"] + [fmt.fmt(x) for x in a1["ds_by_matrix"]] + [fmt.difference(abs(sum(a1["ds_by_matrix"])))]]),
-    }  # fmt: skip
-    a2 = ex.hand_steps()
-    s2 = a2["steps"]
-    n2 = len(ex.HAND_Q)
-    r2 = a2["row"]
-    holds(
-        hand_ds_row_sums_to_zero=abs(sum(s2["ds"][r2])) < ROUNDING,
-        hand_first_query_reads_only_itself=s2["weights"][0][0] == 1.0,
-        hand_first_query_dp_equals_d=s2["dp"][0][0] == s2["rowsum_do_o"][0],
+    s.table(
+        "tbl_h",
+        zip(STEPS, errors),
+        Col("步长 ε", lambda r: r[0], "power"),
+        Col("最大相对误差", lambda r: r[1], "difference"),
+        Col("结论", lambda r: VERDICT[r[1] <= bp.TOLERANCE], "text"),
     )
-    values |= {
-        "x2_n": fmt.count(n2), "x2_d": fmt.count(len(ex.HAND_Q[0])), "x2_row": fmt.count(r2),
-        "x2_zero": fmt.count(0), **inputs("x2", q=ex.HAND_Q, k=ex.HAND_K, v=ex.HAND_V, do=ex.HAND_D_OUT),
-        "x2_forward": fmt.Table(["查询", "分数（可见的 Key）", "权重 P", "输出 O"], [
-            [queries(n2)[i], slashed(x for x, ok in zip(a2["scores"][i], vis) if ok),
-             slashed(s2["weights"][i]), slashed(s2["outputs"][i])] for i, vis in enumerate(s2["visible"])]),
-        "x2_backward": fmt.Table(["查询", "dP（dO 乘 V 的转置）", "D（dO 与 O 逐行点积）"], [
-            [queries(n2)[i], slashed(s2["dp"][i]), fmt.fmt(s2["rowsum_do_o"][i])] for i in range(n2)]),
-        "x2_dv": products([(val(p), inp(x)) for p, x in a2["dv_terms"]], s2["dv"][0][0]),
-        "x2_ds": Md("\n".join(f"- Key {j}：{ds_cell(p, dp, big, s2['ds'][r2][j])}"
-                              for j, (p, dp, big) in enumerate(a2["ds_terms"]))),
-        "x2_ds_sum": fmt.difference(abs(sum(s2["ds"][r2]))), "x2_ds_first": "、".join(fmt.fmt(x) for x in s2["ds"][0]),
-    }  # fmt: skip
-    a3 = ex.mask_zeros()
-    s3 = a3["steps"]
-    nq3 = len(ex.ZERO_Q)
-    nk3 = len(ex.ZERO_K)
-    values |= {
-        "x3_past": fmt.count(ex.ZERO_PAST), "x3_new": fmt.count(ex.ZERO_NEW), "x3_valid": "、".join(map(str, ex.ZERO_VALID)),
-        **inputs("x3", q=ex.ZERO_Q, k=ex.ZERO_K, v=ex.ZERO_V, do=ex.ZERO_D_OUT),
-        "x3_keys": f"Key 0 到 Key {nk3 - 1}",
-        "x3_table": fmt.Table(fmt.keys(nk3), [[queries(nq3, ex.ZERO_PAST)[i]] + [fmt.mark(ok) for ok in row]
-                                              for i, row in enumerate(a3["visible"])]),
-        "x3_grads": fmt.Table(["Key", "被哪些查询读"] + [f"dK {c}" for c in range(len(ex.ZERO_K[0]))]
-                              + [f"dV {c}" for c in range(len(ex.ZERO_V[0]))],
-                              [[f"Key {j}", "、".join(f"查询 {i}" for i in rd) or "没有"]
-                               + [fmt.fmt(x) for x in s3["dk"][j] + s3["dv"][j]] for j, rd in enumerate(a3["readers"])]),
-        "x3_zero_keys": names("Key", a3["zero_keys"]), **zero_facts(s3, "x3"),
-    }  # fmt: skip
-    values |= correction_values()
-    values["x5_doctest"] = Md(fmt.doctest_block(ex.rowsum_correction))
-    return values
+    s.value("power", h_best=STEPS[best])
+    s.value("difference", h_best_err=errors[best])
+    s.text(eps64=two(sys.float_info.epsilon), eps32=two(2.0**-23))
+    s.value("sci", eps_cbrt=sys.float_info.epsilon ** (1 / 3))
+    return s
 
 
-def correction_values() -> dict:
-    """Exercise 2.6.4: D for the given dO and for dO⊥, and how far dropping D moves dQ, dK and dV."""
+def run_output() -> Section:
+    """运行结果示例: what running 02_backprop.py prints."""
+    s = Section(PAGE, "运行结果示例")
+    s.md(run_output=fmt.run_output("02_backprop.py"))
+    return s
+
+
+# -- the exercises ----------------------------------------------------------------------------------------
+def jacobian_exercise() -> Section:
+    """练习：一行 softmax 的雅可比矩阵."""
+    s = Section(PAGE, "练习 一行 softmax 的雅可比矩阵")
+    a = ex.jacobian_row()
+    m = len(ex.JAC_SCORES)
+    p0 = a["p"][0]
+    p1 = a["p"][1]
+    s.holds(
+        jacobian_rows_sum_to_zero=all(abs(x) < ROUNDING for x in a["row_sums"]),
+        jacobian_diagonal_is_p_one_minus_p=all(
+            fmt.fmt(row[i]) == fmt.fmt(dg)
+            for i, (row, dg) in enumerate(zip(a["jacobian"], a["diagonal"]))
+        ),
+        ds_sums_to_zero=abs(a["ds_sum"]) < ROUNDING,
+    )
+    s.text(
+        x1_p=", ".join(fmt.fmt(x) for x in a["p"]),
+        x1_offdiag=f"J₀₁ = −p₀p₁ = {fmt.MINUS}{fmt.fmt(p0)}×{fmt.fmt(p1)} = {fmt.fmt(a['jacobian'][0][1])}",
+        x1_dot=" + ".join(f"{val(p)}×{inp(x)}" for p, x in zip(a["p"], ex.JAC_D_WEIGHTS)) + f" = {fmt.fmt(a['dot'])}",
+    )  # fmt: skip
+    s.table(
+        "x1_jac",
+        enumerate(zip(a["jacobian"], a["row_sums"], a["diagonal"])),
+        Col("∂p ＼ ∂s", lambda r: f"∂p{r[0]}", "text"),
+        *[Col(f"∂s{b}", lambda r, b=b: r[1][0][b]) for b in range(m)],
+        Col("行和", lambda r: abs(r[1][1]), "difference"),
+        Col("p(1 − p)", lambda r: r[1][2]),
+    )
+    s.value("difference", x1_agree=max(abs(x - y) for x, y in zip(a["ds"], a["ds_by_matrix"])))
+    s.table(
+        "x1_ds",
+        [("p ∘ (dp − Σ p dp)", a["ds"]), ("J · dp", a["ds_by_matrix"])],
+        Col("算法", lambda r: r[0], "text"),
+        *[Col(f"ds{b}", lambda r, b=b: r[1][b]) for b in range(m)],
+        Col("之和", lambda r: abs(sum(r[1])), "difference"),
+    )
+    return s
+
+
+def hand_exercise() -> Section:
+    """练习：手算一格 dV 与一行 dS."""
+    s = Section(PAGE, "练习 手算一格 dV 与一行 dS")
+    a = ex.hand_steps()
+    st = a["steps"]
+    n = len(ex.HAND_Q)
+    r = a["row"]
+    s.holds(
+        hand_ds_row_sums_to_zero=abs(sum(st["ds"][r])) < ROUNDING,
+        hand_first_query_reads_only_itself=st["weights"][0][0] == 1.0,
+        hand_first_query_dp_equals_d=st["dp"][0][0] == st["rowsum_do_o"][0],
+    )
+    s.value("count", x2_n=n, x2_d=len(ex.HAND_Q[0]), x2_zero=0)
+    s.table(
+        "x2_forward",
+        range(n),
+        Col("查询", positions(n).__getitem__, "text"),
+        Col("分数（可见的 Key）", lambda i: fmt.slashed(x for x, ok in zip(a["scores"][i], st["visible"][i]) if ok), "text"),
+        Col("权重 P", lambda i: fmt.slashed(st["weights"][i]), "text"),
+        Col("输出 O", lambda i: fmt.slashed(st["outputs"][i]), "text"),
+    )  # fmt: skip
+    s.table(
+        "x2_backward",
+        range(n),
+        Col("查询", positions(n).__getitem__, "text"),
+        Col("dP（dO 乘 V 的转置）", lambda i: fmt.slashed(st["dp"][i]), "text"),
+        Col("D（dO 与 O 逐行点积）", lambda i: st["rowsum_do_o"][i]),
+    )
+    s.text(x2_dv=products([(val(p), inp(x)) for p, x in a["dv_terms"]], st["dv"][0][0]))
+    s.md(
+        x2_ds="\n".join(
+            f"- Key {j}：{ds_cell(p, dp, d, st['ds'][r][j])}"
+            for j, (p, dp, d) in enumerate(a["ds_terms"])
+        )
+    )
+    s.value("difference", x2_ds_sum=abs(sum(st["ds"][r])))
+    s.text(x2_ds_first=listing(fmt.fmt(x) for x in st["ds"][0]))
+    return s
+
+
+def zeros_exercise() -> Section:
+    """练习：哪些 Key 的梯度恰为 0."""
+    s = Section(PAGE, "练习 哪些 Key 的梯度恰为 0")
+    a = ex.mask_zeros()
+    st = a["steps"]
+    n_key = len(ex.ZERO_K)
+    rows = positions(len(ex.ZERO_Q), ex.ZERO_PAST)
+    s.text(x3_keys=f"Key 0 到 Key {n_key - 1}")
+    s.table(
+        "x3_table",
+        enumerate(a["visible"]),
+        Col("查询 ＼ Key", lambda r: rows[r[0]], "text"),
+        *[Col(f"Key {j}", lambda r, j=j: fmt.mark(r[1][j]), "text") for j in range(n_key)],
+    )
+    d_k = len(ex.ZERO_K[0])
+    d_v = len(ex.ZERO_V[0])
+    s.table(
+        "x3_grads",
+        enumerate(a["readers"]),
+        Col("Key", lambda r: f"Key {r[0]}", "text"),
+        Col("被哪些查询读", lambda r: "、".join(f"查询 {i}" for i in r[1]) or "没有", "text"),
+        *[Col(f"dK {c}", lambda r, c=c: st["dk"][r[0]][c]) for c in range(d_k)],
+        *[Col(f"dV {c}", lambda r, c=c: st["dv"][r[0]][c]) for c in range(d_v)],
+    )
+    s.text(x3_zero_keys=keys(a["zero_keys"]))
+    zero_facts(s, st, "x3")
+    return s
+
+
+def correction_exercise() -> Section:
+    """练习：修正项 D 什么时候为 0: D for the given dO and for dO⊥, and how far dropping D moves dQ, dK, dV."""
+    s = Section(PAGE, "练习 修正项 D 什么时候为 0")
     c4 = ex.correction_cases()
     corr = (ex.CORR_Q, ex.CORR_K, ex.CORR_V)
     gaps = {}  # per case: the largest absolute difference in dQ, in dK, in dV
@@ -485,33 +597,56 @@ def correction_values() -> dict:
         right = bp.attention_backward(*corr, case["d_out"])
         dropped = bp.wrong_backward_no_rowsum(*corr, case["d_out"])
         gaps[name] = [att.max_abs_diff(a, b) for a, b in zip(right, dropped)]
-    (_, given), (_, orth) = c4["cases"].items()
-    holds(
+    (given_name, given), (_, orth) = c4["cases"].items()
+    s.holds(
         given_d_not_all_zero=not zero(given["D"]),
         orthogonal_d_zero=zero(orth["D"]),
         dropping_d_changes_nothing_when_it_is_zero=orth["gap"] == 0.0,
         dv_does_not_use_d=all(g[2] == 0.0 for g in gaps.values()),
         largest_gap_is_the_answer=all(max(gaps[n]) == c["gap"] for n, c in c4["cases"].items()),
     )
-    header = [
-        "上游梯度",
-        "D 的最大绝对值",
-        "dQ 的最大差",
-        "dK 的最大差",
-        "dV 的最大差",
-        "三者中最大",
+    s.value("count", x4_n=len(ex.CORR_Q))
+    s.table(
+        "x4_rows",
+        enumerate(zip(c4["outputs"], given["d_out"], orth["d_out"])),
+        Col("查询", lambda r: f"查询 {r[0]}", "text"),
+        Col("O 的这一行", lambda r: fmt.vector(r[1][0], cell=fmt.fmt), "text"),
+        Col("dO 的这一行", lambda r: fmt.vector(r[1][1]), "text"),
+        Col("D = rowsum(dO ∘ O)", lambda r: products([(inp(a), val(b)) for a, b in zip(r[1][1], r[1][0])], given["D"][r[0]]), "text"),
+        Col("dO⊥ 的这一行", lambda r: fmt.vector(r[1][2], cell=fmt.fmt), "text"),
+        Col("D⊥ = rowsum(dO⊥ ∘ O)", lambda r: products([(val(a), val(b)) for a, b in zip(r[1][2], r[1][0])], orth["D"][r[0]]), "text"),
+    )  # fmt: skip
+    s.table(
+        "x4_gaps",
+        c4["cases"].items(),
+        Col("上游梯度", lambda r: r[0], "text"),
+        Col("D 的最大绝对值", lambda r: max(map(abs, r[1]["D"]))),
+        Col("dQ 的最大差", lambda r: gaps[r[0]][0], "difference"),
+        Col("dK 的最大差", lambda r: gaps[r[0]][1], "difference"),
+        Col("dV 的最大差", lambda r: gaps[r[0]][2], "difference"),
+        Col("三者中最大", lambda r: r[1]["gap"], "difference"),
+    )
+    s.value("difference", x4_given_gap=given["gap"], x4_orth_gap=orth["gap"])
+    s.text(
+        x4_given_where=listing(
+            g for g, x in zip(("dQ", "dK"), gaps[given_name]) if x == given["gap"]
+        )
+    )
+    return s
+
+
+def code_exercise() -> Section:
+    """练习：写一个函数算出修正项: the doctest the reader's function must pass."""
+    s = Section(PAGE, "练习 写一个函数算出修正项")
+    s.md(x5_doctest=fmt.doctest_block(ex.rowsum_correction))
+    return s
+
+
+def exercises() -> list[Section]:
+    return [
+        jacobian_exercise(),
+        hand_exercise(),
+        zeros_exercise(),
+        correction_exercise(),
+        code_exercise(),
     ]
-    return {
-        "x4_n": fmt.count(len(ex.CORR_Q)),
-        **inputs("x4", q=ex.CORR_Q, k=ex.CORR_K, v=ex.CORR_V, do=ex.CORR_D_OUT),
-        "x4_rows": fmt.Table(["查询", "O 的这一行", "dO 的这一行", "D = rowsum(dO ∘ O)", "dO⊥ 的这一行",
-                              "D⊥ = rowsum(dO⊥ ∘ O)"], [
-            [f"查询 {i}", fmt.vector(o, cell=fmt.fmt), fmt.vector(g), products([(inp(a), val(b)) for a, b in zip(g, o)],
-             given["D"][i]), fmt.vector(h, cell=fmt.fmt), products([(val(a), val(b)) for a, b in zip(h, o)], orth["D"][i])]
-            for i, (o, g, h) in enumerate(zip(c4["outputs"], given["d_out"], orth["d_out"]))]),
-        "x4_gaps": fmt.Table(header, [[name, fmt.fmt(max(map(abs, case["D"])))]
-                                      + [fmt.difference(g) for g in gaps[name]] + [fmt.difference(case["gap"])]
-                                      for name, case in c4["cases"].items()]),
-        "x4_given_gap": fmt.difference(given["gap"]), "x4_orth_gap": fmt.difference(orth["gap"]),
-        "x4_given_where": "、".join(g for g, x in zip(("dQ", "dK"), gaps[next(iter(gaps))]) if x == given["gap"]),
-    }  # fmt: skip
