@@ -15,7 +15,7 @@ import sys
 
 from chapter import fmt
 from chapter.grid_figures import chain_figure
-from chapter.page import Col, Section, keys, listing, positions
+from chapter.page import Col, Section, key, keys, listing, positions, span
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
@@ -95,10 +95,6 @@ def ds_cell(p: float, dp: float, d: float, exact: float) -> str:
     return f"{val(p)}×({fmt.fmt(dp)} − {val(d)}) {fmt.equals(value, exact)} {fmt.fmt(exact)}"
 
 
-def key_names(n: int) -> list[str]:
-    return [f"Key {j}" for j in range(n)]
-
-
 def forbidden_cells(visible) -> list[tuple[int, int]]:
     return [(i, j) for i, row in enumerate(visible) for j, ok in enumerate(row) if not ok]
 
@@ -157,7 +153,7 @@ def policies(d_out, visible) -> dict:
 
 # -- the page's sections, in its order -------------------------------------------------------------------
 def worked() -> Section:
-    """一次注意力调用，按推导顺序: the causal example step by step, every table, the cells written out."""
+    """The causal example step by step: every table, the cells the prose writes out, the figure."""
     s = Section(PAGE, "按推导顺序")
     q, k, v, d_out = EXAMPLE
     n = len(q)
@@ -170,7 +166,7 @@ def worked() -> Section:
     o = st["outputs"]
     ds = st["ds"]
     rows = positions(n)
-    cols = key_names(n)
+    cols = [key(j) for j in range(n)]
     masked = [[a + m for a, m in zip(sr, mr)] for sr, mr in zip(scores, att.additive_mask(visible))]
     dims = [f"第 {c} 维" for c in range(d)]
     v_cols = [f"第 {c} 列" for c in range(d_v)]
@@ -216,7 +212,7 @@ def worked() -> Section:
 
 
 def projection() -> Section:
-    """再往前一步：投影矩阵的梯度: dW_q, dW_k, dW_v in one table, and the finite-difference check."""
+    """The projection example: dW_q, dW_k, dW_v in one table, and the finite-difference check."""
     s = Section(PAGE, "投影矩阵的梯度")
     x = bp.PROJ_X
     w_q = bp.PROJ_W_Q
@@ -243,7 +239,7 @@ def projection() -> Section:
 
 
 def forbidden() -> Section:
-    """mask 在反向传播里: with −∞ the forbidden cells' weight and dS are exactly 0, and the finite fills
+    """With −∞ the forbidden cells' weight and dS are exactly 0, and the finite fills
     (−1e9, float64's most negative number) give the very weights and gradients of −∞, bit for bit."""
     s = Section(PAGE, "mask 在反向传播里")
     q, k, v, d_out = EXAMPLE
@@ -265,7 +261,7 @@ def forbidden() -> Section:
 
 
 def pad_key() -> Section:
-    """深入：一个 PAD Key 的梯度逐格为 0 (``PAD``): its tables, its exact zeros, its finite differences."""
+    """A PAD key (``PAD``): its tables, its exact zeros, its finite differences."""
     s = Section(PAGE, "一个 PAD Key")
     q, k, v, d_out = EXAMPLE
     n = len(q)
@@ -277,15 +273,16 @@ def pad_key() -> Section:
     s.holds(pad_key_finite_difference_zero=zero(fd_k[j] + fd_v[j]))
     kv = [f"dK {c}" for c in range(d)] + [f"dV {c}" for c in range(d_v)]
     s.value("count", pad_key=j)
-    s.grid("tbl_pad_p", "P", st["weights"], positions(n), key_names(n))
-    s.grid("tbl_pad_ds", "dS", st["ds"], positions(n), key_names(n))
-    s.grid("tbl_pad_kv", "Key", [a + b for a, b in zip(st["dk"], st["dv"])], key_names(n), kv)
+    cols = [key(j) for j in range(n)]
+    s.grid("tbl_pad_p", "P", st["weights"], positions(n), cols)
+    s.grid("tbl_pad_ds", "dS", st["ds"], positions(n), cols)
+    s.grid("tbl_pad_kv", "Key", [a + b for a, b in zip(st["dk"], st["dv"])], cols, kv)
     zero_facts(s, st, "pad")
     return s
 
 
 def empty_row() -> Section:
-    """整行都被禁止：做法决定梯度 (``LEFT``): five ways, with the row in the loss and left out; dW_v."""
+    """A fully masked row (``LEFT``) five ways, with the row in the loss and left out; the NaN in dW_v."""
     s = Section(PAGE, "整行都被禁止")
     q, k, v, d_out = EXAMPLE
     n = len(q)
@@ -293,7 +290,7 @@ def empty_row() -> Section:
     x = bp.PROJ_X
     visible = att.visibility(n, n, key_valid=LEFT)
     row = [any(r) for r in visible].index(False)
-    key = LEFT.index(False)
+    pad = LEFT.index(False)  # the PAD key
     empty = [i for i, r in enumerate(visible) if not any(r)]
     counted = policies(d_out, visible)
     left_out = [list(g) if any(vis) else [0.0] * d_v for g, vis in zip(d_out, visible)]
@@ -349,11 +346,11 @@ def empty_row() -> Section:
             f"查询 {row} 的输出", shown(lambda c, e: vec(c["outputs"][row]), "报错，不计算"), "text"
         ),
         Col(f"查询 {row} 的 dQ", shown(lambda c, e: vec(c["dq"][row])), "text"),
-        Col(f"Key {key}（PAD）的 dV", shown(lambda c, e: vec(c["dv"][key])), "text"),
+        Col(f"{key(pad)}（PAD）的 dV", shown(lambda c, e: vec(c["dv"][pad])), "text"),
         Col("梯度中 NaN 的个数", shown(lambda c, e: fmt.count(c["nan"])), "text"),
         Col(f"排除第 {row} 行后 NaN 的个数", shown(lambda c, e: fmt.count(e["nan"])), "text"),
     )
-    s.value("count", left_row=row, left_key=key, zero_do=0)
+    s.value("count", left_row=row, left_key=pad, zero_do=0)
     s.text(
         pol_rows=listing(f"第 {i} 行" for i in empty),
         big_pad_keys=keys(pad_read),
@@ -373,7 +370,7 @@ def empty_row() -> Section:
 
 
 def gradient_check() -> Section:
-    """如何判断是否做对: each of MUTANTS checked with dO all ones and with the random dO."""
+    """Each of MUTANTS checked with dO all ones and with the random dO."""
     s = Section(PAGE, "如何判断是否做对")
     q, k, v, _ = EXAMPLE
     rand = random_d_out()
@@ -413,7 +410,7 @@ def gradient_check() -> Section:
 
 
 def masks() -> Section:
-    """换一种 mask，核对仍然成立: the random dO's check under five masks."""
+    """The random dO's check under five masks."""
     s = Section(PAGE, "换一种 mask")
     q, k, v, _ = EXAMPLE
     rand = random_d_out()
@@ -447,7 +444,7 @@ def masks() -> Section:
 
 
 def step_sizes() -> Section:
-    """步长 ε 不是越小越好: the random dO's check at each of STEPS; float64's and float32's precision."""
+    """The random dO's check at each of STEPS; float64's and float32's precision."""
     s = Section(PAGE, "步长 ε")
     q, k, v, _ = EXAMPLE
     rand = random_d_out()
@@ -472,7 +469,7 @@ def step_sizes() -> Section:
 
 
 def run_output() -> Section:
-    """运行结果示例: what running 02_backprop.py prints."""
+    """What running 02_backprop.py prints."""
     s = Section(PAGE, "运行结果示例")
     s.md(run_output=fmt.run_output("02_backprop.py"))
     return s
@@ -480,7 +477,6 @@ def run_output() -> Section:
 
 # -- the exercises ----------------------------------------------------------------------------------------
 def jacobian_exercise() -> Section:
-    """练习：一行 softmax 的雅可比矩阵."""
     s = Section(PAGE, "练习 一行 softmax 的雅可比矩阵")
     a = ex.jacobian_row()
     m = len(ex.JAC_SCORES)
@@ -519,7 +515,6 @@ def jacobian_exercise() -> Section:
 
 
 def hand_exercise() -> Section:
-    """练习：手算一格 dV 与一行 dS."""
     s = Section(PAGE, "练习 手算一格 dV 与一行 dS")
     a = ex.hand_steps()
     st = a["steps"]
@@ -559,25 +554,24 @@ def hand_exercise() -> Section:
 
 
 def zeros_exercise() -> Section:
-    """练习：哪些 Key 的梯度恰为 0."""
     s = Section(PAGE, "练习 哪些 Key 的梯度恰为 0")
     a = ex.mask_zeros()
     st = a["steps"]
     n_key = len(ex.ZERO_K)
     rows = positions(len(ex.ZERO_Q), ex.ZERO_PAST)
-    s.text(x3_keys=f"Key 0 到 Key {n_key - 1}")
+    s.text(x3_keys=span(0, n_key - 1))
     s.table(
         "x3_table",
         enumerate(a["visible"]),
         Col("查询 ＼ Key", lambda r: rows[r[0]], "text"),
-        *[Col(f"Key {j}", lambda r, j=j: fmt.mark(r[1][j]), "text") for j in range(n_key)],
+        *[Col(key(j), lambda r, j=j: fmt.mark(r[1][j]), "text") for j in range(n_key)],
     )
     d_k = len(ex.ZERO_K[0])
     d_v = len(ex.ZERO_V[0])
     s.table(
         "x3_grads",
         enumerate(a["readers"]),
-        Col("Key", lambda r: f"Key {r[0]}", "text"),
+        Col("Key", lambda r: key(r[0]), "text"),
         Col("被哪些查询读", lambda r: "、".join(f"查询 {i}" for i in r[1]) or "没有", "text"),
         *[Col(f"dK {c}", lambda r, c=c: st["dk"][r[0]][c]) for c in range(d_k)],
         *[Col(f"dV {c}", lambda r, c=c: st["dv"][r[0]][c]) for c in range(d_v)],
@@ -588,7 +582,7 @@ def zeros_exercise() -> Section:
 
 
 def correction_exercise() -> Section:
-    """练习：修正项 D 什么时候为 0: D for the given dO and for dO⊥, and how far dropping D moves dQ, dK, dV."""
+    """D for the given dO and for dO⊥, and how far dropping D moves dQ, dK and dV."""
     s = Section(PAGE, "练习 修正项 D 什么时候为 0")
     c4 = ex.correction_cases()
     corr = (ex.CORR_Q, ex.CORR_K, ex.CORR_V)
@@ -636,7 +630,7 @@ def correction_exercise() -> Section:
 
 
 def code_exercise() -> Section:
-    """练习：写一个函数算出修正项: the doctest the reader's function must pass."""
+    """The doctest the reader's function must pass."""
     s = Section(PAGE, "练习 写一个函数算出修正项")
     s.md(x5_doctest=fmt.doctest_block(ex.rowsum_correction))
     return s

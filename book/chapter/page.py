@@ -76,9 +76,14 @@ def listing(items) -> str:
     return "、".join(map(str, items)) or "无"
 
 
+def key(j: int) -> str:
+    """One key by number, in a header or in running text: ``Key 2``."""
+    return f"Key {j}"
+
+
 def keys(js) -> str:
-    """Keys by number: ``Key 0、Key 2`` (``无`` when there are none)."""
-    return listing(f"Key {j}" for j in js)
+    """Keys by number in running text: ``Key 0、Key 2`` (``无`` when there are none)."""
+    return listing(map(key, js))
 
 
 def positions(n: int, past: int = 0) -> list[str]:
@@ -157,16 +162,21 @@ def constant(target: str):
 # -- the figure factory --------------------------------------------------------------------------------
 @contextlib.contextmanager
 def figure(size: tuple[float, float], salt: str):
-    """A Figure (not pyplot's) and its bare axes, in the book's figure fonts, with SVG ids fixed by ``salt``."""
+    """A Figure (not pyplot's: no global list to close) and its bare axes, in the book's figure fonts.
+
+    ``salt`` fixes the ids in the SVG, so that every build writes the same HTML. Matplotlib reads it when the
+    figure is saved, after this block, when the page glues it: it is set for the kernel, not for the block.
+    """
     import matplotlib
     from matplotlib.figure import Figure
 
     from chapter.costs import figure_fonts
 
-    with matplotlib.rc_context({"font.family": figure_fonts(), "svg.hashsalt": salt}):
-        fig = Figure(figsize=size)
-        ax = fig.add_axes((0, 0, 1, 1))
-        ax.set_axis_off()
+    matplotlib.rcParams["svg.hashsalt"] = salt
+    fig = Figure(figsize=size)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_axis_off()
+    with matplotlib.rc_context({"font.family": figure_fonts()}):
         yield fig, ax
 
 
