@@ -48,3 +48,19 @@ def test_the_figure_factory_fixes_the_svg_ids():
         ax.text(0.5, 0.5, "查询")
     assert matplotlib.rcParams["svg.hashsalt"] == "某页"
     assert tuple(fig.get_size_inches()) == (2.0, 1.0) and not ax.axison
+
+
+def test_glue_puts_tables_and_markdown_as_markdown_and_text_as_text(monkeypatch):
+    myst_nb = pytest.importorskip("myst_nb")
+    glued = {}
+    monkeypatch.setattr(
+        myst_nb, "glue", lambda name, value, display: glued.update({name: (value, display)})
+    )
+    s = Section("某页", "某节")
+    s.md(a="| x |\n|---|\n| 1 |")
+    s.text(b="text")
+    s.grid("c", "P", [[1.0]], ["查询 0"], ["Key 0"])
+    s.glue()
+    assert type(glued["a"][0]).__name__ == "Markdown" and glued["a"][0].data.startswith("| x |")
+    assert glued["b"] == ("text", False)
+    assert glued["c"][0].data == "| P | Key 0 |\n|---|---|\n| 查询 0 | 1.0000 |"
