@@ -497,11 +497,11 @@ def jacobian_exercise() -> Section:
     )  # fmt: skip
     s.table(
         "x1_jac",
-        enumerate(zip(a["jacobian"], a["row_sums"], a["diagonal"])),
-        Col("∂p ＼ ∂s", lambda r: f"∂p{r[0]}", "text"),
-        *[Col(f"∂s{b}", lambda r, b=b: r[1][0][b]) for b in range(m)],
-        Col("行和", lambda r: abs(r[1][1]), "difference"),
-        Col("p(1 − p)", lambda r: r[1][2]),
+        range(m),
+        Col("∂p ＼ ∂s", lambda i: f"∂p{i}", "text"),
+        *[Col(f"∂s{b}", lambda i, b=b: a["jacobian"][i][b]) for b in range(m)],
+        Col("行和", lambda i: abs(a["row_sums"][i]), "difference"),
+        Col("p(1 − p)", lambda i: a["diagonal"][i]),
     )
     s.value("difference", x1_agree=max(abs(x - y) for x, y in zip(a["ds"], a["ds_by_matrix"])))
     s.table(
@@ -562,19 +562,23 @@ def zeros_exercise() -> Section:
     s.text(x3_keys=span(0, n_key - 1))
     s.table(
         "x3_table",
-        enumerate(a["visible"]),
-        Col("查询 ＼ Key", lambda r: rows[r[0]], "text"),
-        *[Col(key(j), lambda r, j=j: fmt.mark(r[1][j]), "text") for j in range(n_key)],
+        range(len(rows)),
+        Col("查询 ＼ Key", rows.__getitem__, "text"),
+        *[Col(key(j), lambda i, j=j: fmt.mark(a["visible"][i][j]), "text") for j in range(n_key)],
     )
     d_k = len(ex.ZERO_K[0])
     d_v = len(ex.ZERO_V[0])
     s.table(
         "x3_grads",
-        enumerate(a["readers"]),
-        Col("Key", lambda r: key(r[0]), "text"),
-        Col("被哪些查询读", lambda r: "、".join(f"查询 {i}" for i in r[1]) or "没有", "text"),
-        *[Col(f"dK {c}", lambda r, c=c: st["dk"][r[0]][c]) for c in range(d_k)],
-        *[Col(f"dV {c}", lambda r, c=c: st["dv"][r[0]][c]) for c in range(d_v)],
+        range(n_key),
+        Col("Key", key, "text"),
+        Col(
+            "被哪些查询读",
+            lambda j: "、".join(f"查询 {i}" for i in a["readers"][j]) or "没有",
+            "text",
+        ),
+        *[Col(f"dK {c}", lambda j, c=c: st["dk"][j][c]) for c in range(d_k)],
+        *[Col(f"dV {c}", lambda j, c=c: st["dv"][j][c]) for c in range(d_v)],
     )
     s.text(x3_zero_keys=keys(a["zero_keys"]))
     zero_facts(s, st, "x3")
@@ -600,15 +604,18 @@ def correction_exercise() -> Section:
         largest_gap_is_the_answer=all(max(gaps[n]) == c["gap"] for n, c in c4["cases"].items()),
     )
     s.value("count", x4_n=len(ex.CORR_Q))
+    o = c4["outputs"]
+    g = given["d_out"]
+    h = orth["d_out"]
     s.table(
         "x4_rows",
-        enumerate(zip(c4["outputs"], given["d_out"], orth["d_out"])),
-        Col("查询", lambda r: f"查询 {r[0]}", "text"),
-        Col("O 的这一行", lambda r: fmt.vector(r[1][0], cell=fmt.fmt), "text"),
-        Col("dO 的这一行", lambda r: fmt.vector(r[1][1]), "text"),
-        Col("D = rowsum(dO ∘ O)", lambda r: products([(inp(a), val(b)) for a, b in zip(r[1][1], r[1][0])], given["D"][r[0]]), "text"),
-        Col("dO⊥ 的这一行", lambda r: fmt.vector(r[1][2], cell=fmt.fmt), "text"),
-        Col("D⊥ = rowsum(dO⊥ ∘ O)", lambda r: products([(val(a), val(b)) for a, b in zip(r[1][2], r[1][0])], orth["D"][r[0]]), "text"),
+        range(len(o)),
+        Col("查询", lambda i: f"查询 {i}", "text"),
+        Col("O 的这一行", lambda i: fmt.vector(o[i], cell=fmt.fmt), "text"),
+        Col("dO 的这一行", lambda i: fmt.vector(g[i]), "text"),
+        Col("D = rowsum(dO ∘ O)", lambda i: products([(inp(x), val(y)) for x, y in zip(g[i], o[i])], given["D"][i]), "text"),
+        Col("dO⊥ 的这一行", lambda i: fmt.vector(h[i], cell=fmt.fmt), "text"),
+        Col("D⊥ = rowsum(dO⊥ ∘ O)", lambda i: products([(val(x), val(y)) for x, y in zip(h[i], o[i])], orth["D"][i]), "text"),
     )  # fmt: skip
     s.table(
         "x4_gaps",
