@@ -12,10 +12,12 @@ and ``tests/test_typed_inputs.py`` compares every typed input with the constant 
 
     def worked() -> Section:
         s = Section("反向传播一页", "按推导顺序")
-        steps = bp.backward_steps(Q, K, V, D_OUT, visible)
+        steps = bp.backward_steps(*EXAMPLE, att.visibility(3, 3))
         s.holds(first_query_dq_zero=all(x == 0.0 for x in steps["dq"][0]))  # the page's 「恰为 0」
-        s.grid("tbl_ex_dq", "dQ", steps["dq"], rows=queries(3), columns=dims(2))
-        s.value(calc_dv=steps["dv"][0][0])  # a kind of fmt.DECIMALS: "value" by default
+        s.grid("tbl_ex_dq", "dQ", steps["dq"], positions(3), ["第 0 维", "第 1 维"])
+        s.table("tbl_ex_rowsum", range(3), Col("查询", positions(3).__getitem__, "text"),
+                Col("两种算法之差", lambda i: gaps[i], "difference"))
+        s.value("count", ex_n=3)  # a kind of WRITE: "value" (fmt.DECIMALS) by default
         return s
 
 Glue names stay as the pages use them; one name is glued once (a second is refused).
