@@ -360,8 +360,8 @@ def test_the_numpy_tiles_are_the_causal_attention_with_or_without_the_empty_bloc
 
 @pytest.fixture
 def fake_clock(monkeypatch):
-    """Both clocks read 0, 1, 2, …: every timed call lasts one second of processor time, and the wall
-    clock (the budget's) moves on with every reading."""
+    """Both clocks read 0, 1, 2, …: every timed call lasts one second of processor time, and the
+    wall clock (the budget's) moves on with every reading."""
     ticks = itertools.count()
     monkeypatch.setattr(tl.time, "perf_counter", lambda: float(next(ticks)))
     monkeypatch.setattr(tl.time, "process_time", lambda: float(next(ticks)))
