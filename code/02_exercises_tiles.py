@@ -42,8 +42,7 @@ def online_trace(scores=ONLINE_SCORES, block: int = ONLINE_BLOCK) -> dict:
     [0.0, 0.1353, 1.0]
     """
     r = tl.online_softmax(scores, block)
-    maxima = [-math.inf] + [m for m, _ in r["trace"]]
-    factors = [math.exp(a - b) for a, b in zip(maxima, maxima[1:])]  # 第一块之前 m = −∞：因子 0
+    factors = tl.rescale_factors([m for m, _ in r["trace"]])  # 第一块之前 m = −∞：因子 0
     return {"trace": r["trace"], "factors": factors, "weights": r["weights"]}
 
 
@@ -131,7 +130,7 @@ def packed_guard(docs=GUARD_DOCS, block: int = GUARD_BLOCK) -> dict:
     lengths = [att.check_count(n, f"docs[{d}]") for d, n in enumerate(att.as_list(docs, "docs"))]
     n = att.check_count(sum(lengths), "sum(docs)", maximum=att.MAX_POSITIONS)
     doc = [d for d, length in enumerate(lengths) for _ in range(length)]
-    visible = [[k <= q and doc[k] == doc[q] for k in range(n)] for q in range(n)]
+    visible = tl.rule_table(n, n, doc_lengths=lengths)
     return {
         "doc": doc,
         "visible": visible,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import bisect
 import importlib
 import math
-import statistics
 import time
 
 att = importlib.import_module("02_attention")  # softmax、visibility、attention 与输入检查
@@ -42,8 +41,13 @@ def _update(m_old, l_old, o_old, s, v_rows):
     return m_new, l_new, o_new
 
 
-def _spans(n: int, block: int) -> list[range]:
-    """0 … n−1 切成每 ``block`` 个一块：``_spans(5, 2)`` 是 0–1、2–3、4（最后一块不满）。"""
+def spans(n: int, block: int) -> list[range]:
+    """0 … n−1 切成每 ``block`` 个一块，最后一块可以不满。
+    >>> [list(r) for r in spans(5, 2)]
+    [[0, 1], [2, 3], [4]]
+    """
+    n = att.check_count(n, "n", maximum=MAX_COUNTED)
+    block = att.check_count(block, "block", maximum=MAX_COUNTED)
     return [range(start, min(start + block, n)) for start in range(0, n, block)]
 
 
@@ -63,7 +67,7 @@ def online_softmax(scores, block: int) -> dict:
     m = -math.inf
     total = 0.0
     trace = []
-    for cols in _spans(len(s), block):
+    for cols in spans(len(s), block):
         m, total, _ = _update(m, total, [], [s[j] for j in cols], [[] for _ in cols])
         trace.append((m, total))
     return {"weights": [math.exp(x - m) / total for x in s], "trace": trace}
@@ -95,12 +99,44 @@ def online_row(scores, v, block: int, *, empty_row: str = "error") -> dict:
     total = 0.0
     o = [0.0] * len(v[0])
     trace = []
-    for cols in _spans(len(s), block):
+    for cols in spans(len(s), block):
         m, total, o = _update(m, total, o, [s[j] for j in cols], [v[j] for j in cols])
         trace.append((m, total, o))
     if total == 0.0:  # 一个 Key 也没读到：输出 0，logsumexp = −∞
         return {"output": [0.0] * len(o), "trace": trace, "logsumexp": -math.inf}
     return {"output": [x / total for x in o], "trace": trace, "logsumexp": m + math.log(total)}
+
+
+def rescale_factors(maxima) -> list[float]:
+    """读进每一块时，旧的 l、O 所乘的因子 e^(m_old − m_new)；``maxima`` 是每读完一块后的 m
+    （``trace`` 里的第一项）。第一块之前 m = −∞，因子是 e^(−∞) = 0：那时 l、O 都是 0。
+    m_new 仍是 −∞ 时与 ``_update`` 一样以 0 作基准。
+    >>> rescale_factors([m for m, l in online_softmax([1.0, 0.0, 3.0, 2.0], 2)["trace"]])
+    [0.0, 0.1353352832366127]
+    """
+    maxima = [-math.inf] + att.as_vector(maxima, "maxima", masked=True)
+    if any(a > b for a, b in zip(maxima, maxima[1:])):
+        raise ValueError(f"maxima 是运行中的最大值，不会变小，收到 {maxima[1:]}")
+    bases = [0.0 if m == -math.inf else m for m in maxima[1:]]  # 与 _update 的 base 相同
+    return [math.exp(old - base) for old, base in zip(maxima, bases)]
+
+
+def masked_scores(q, k, visible) -> list[list[float]]:
+    """缩放后的分数表，禁止的格子换成 −∞：每一行就是 ``online_row`` 读的一行分数。
+    >>> masked_scores([[1.0, 0.0]], [[2.0, 0.0], [0.0, 2.0]], [[True, False]])
+    [[1.414213562373095, -inf]]
+    """
+    q = att.as_matrix(q, "Q")
+    k = att.as_matrix(k, "K")
+    visible = _table(visible)
+    if len(visible) != len(q) or len(visible[0]) != len(k):
+        shape = f"{len(visible)}×{len(visible[0])}"
+        raise ValueError(f"visible 的形状应为 {len(q)}×{len(k)}，收到 {shape}")
+    scores = att.scaled_scores(q, k)
+    return [
+        [x if ok else -math.inf for x, ok in zip(row, allowed)]
+        for row, allowed in zip(scores, visible)
+    ]  # (n_query, n_key)
 
 
 # -- 块的三类：全可见、部分可见、全不可见 ---------------------------------------------------------
@@ -128,9 +164,9 @@ def block_kinds(visible, block_q: int, block_k: int) -> list[list[str]]:
     return [
         [
             _kind([visible[i][j] for i in rows for j in cols])
-            for cols in _spans(len(visible[0]), block_k)
+            for cols in spans(len(visible[0]), block_k)
         ]
-        for rows in _spans(len(visible), block_q)
+        for rows in spans(len(visible), block_q)
     ]  # (查询块数, Key 块数)
 
 
@@ -141,11 +177,11 @@ def _tiled(q, k, v, kinds, inside, block_q: int, block_k: int, update=_update):
     scale = att.score_scale(len(q[0]))
     outputs = []
     counts = dict.fromkeys(KINDS, 0)
-    for a, rows in enumerate(_spans(len(q), block_q)):  # 查询块 a：它的每一行各有 m、l、O
+    for a, rows in enumerate(spans(len(q), block_q)):  # 查询块 a：它的每一行各有 m、l、O
         m_i = [-math.inf for _ in rows]
         l_i = [0.0 for _ in rows]
         o_i = [[0.0] * len(v[0]) for _ in rows]
-        for b, cols in enumerate(_spans(len(k), block_k)):  # Key 块 b
+        for b, cols in enumerate(spans(len(k), block_k)):  # Key 块 b
             counts[kinds[a][b]] += 1
             if kinds[a][b] == "empty":
                 continue  # 整块都禁止：不读 K、V，也不算分数
@@ -254,9 +290,9 @@ def block_counts(
         return first if window is None else max(first, p - window + 1)
 
     past = n_key - n_query
-    keys = _spans(n_key, block_k)
+    keys = spans(n_key, block_k)
     counts = dict.fromkeys(KINDS, 0)
-    for rows in _spans(n_query, block_q):
+    for rows in spans(n_query, block_q):
         p0 = past + rows[0]
         p1 = past + rows[-1]  # 这一块查询的绝对位置 p0 … p1
         first = lo(p0) // block_k
@@ -266,6 +302,43 @@ def block_counts(
             counts["full" if full else "partial"] += 1
         counts["empty"] += len(keys) - (last + 1 - first)
     return counts
+
+
+def rule_table(
+    n_query: int,
+    n_key: int,
+    *,
+    window: int | None = None,
+    doc_lengths: list[int] | None = None,
+) -> list[list[bool]]:
+    """``block_counts`` 数的同一条规则，造成可见性表：因果（查询是最后 ``n_query`` 个位置），
+    可再加滑动窗口 ``window``（连同自己共 w 个 Key）与文档 ``doc_lengths``（只读同一篇）。
+    >>> [[int(x) for x in row] for row in rule_table(2, 4, window=2)]
+    [[0, 1, 1, 0], [0, 0, 1, 1]]
+    >>> [[int(x) for x in row] for row in rule_table(3, 3, doc_lengths=[1, 2])]
+    [[1, 0, 0], [0, 1, 0], [0, 1, 1]]
+    """
+    n_key = att.check_count(n_key, "n_key", maximum=att.MAX_POSITIONS)
+    n_query = att.check_count(n_query, "n_query", maximum=n_key, why="查询是最后几个位置")
+    if window is not None:
+        window = att.check_count(window, "window", maximum=MAX_COUNTED)
+    lengths = [n_key]
+    if doc_lengths is not None:
+        lengths = [
+            att.check_count(n, f"doc_lengths[{d}]")
+            for d, n in enumerate(att.as_list(doc_lengths, "doc_lengths"))
+        ]
+        if sum(lengths) != n_key:
+            raise ValueError(f"doc_lengths 之和必须等于 n_key = {n_key}，收到 {sum(lengths)}")
+    doc = [d for d, length in enumerate(lengths) for _ in range(length)]  # 每个位置所在的文档
+    past = n_key - n_query
+    return [
+        [
+            j <= past + i and (window is None or j > past + i - window) and doc[j] == doc[past + i]
+            for j in range(n_key)
+        ]
+        for i in range(n_query)
+    ]  # (n_query, n_key)
 
 
 # -- 故意写错的分块（只用于对照与测试，证明核对真的会失败） ---------------------------------------
@@ -341,11 +414,47 @@ def _timed_array(x: object, name: str):
     return a
 
 
+def causal_plan(n: int, block: int, *, skip_empty: bool = True) -> list[list[str]]:
+    """``numpy_tiled_attention`` 对每个（查询块，Key 块）做什么：``"full"`` 算、不加 mask，
+    ``"partial"`` 算、加 mask，``"skip"`` 不算，``"discard"`` 像全可见的块一样照算、不加 mask，
+    结果丢掉。对角线右上的块，``skip_empty=True`` 时跳过，``False`` 时照算后丢掉：两种算法在每个
+    算了的块上做同样的事，只差算不算那些块。
+    >>> causal_plan(6, 2)
+    [['partial', 'skip', 'skip'], ['full', 'partial', 'skip'], ['full', 'full', 'partial']]
+    >>> causal_plan(6, 2, skip_empty=False)[0]
+    ['partial', 'discard', 'discard']
+    """
+    n = att.check_count(n, "n", maximum=MAX_TIMED_N, why="只为计时")
+    block = att.check_count(block, "block", maximum=MAX_TIMED_N)
+    if not isinstance(skip_empty, bool):
+        raise ValueError(f"skip_empty 必须是 True 或 False，收到 {skip_empty!r}")
+    empty = "skip" if skip_empty else "discard"
+    return [
+        [
+            empty if cols[0] > rows[-1] else "partial" if cols[-1] > rows[0] else "full"
+            for cols in spans(n, block)
+        ]
+        for rows in spans(n, block)
+    ]  # (查询块数, Key 块数)
+
+
+def _numpy_update(m, total, o, s, v_cols):
+    """numpy 版的读进一块：与 ``_update`` 相同，一次算一个查询块的每一行。"""
+    import numpy as np  # 只有计时需要 numpy
+
+    m_new = np.maximum(m, s.max(axis=1))
+    base = np.where(m_new == -np.inf, 0.0, m_new)  # 与 _update 一样，免得 (−∞) − (−∞)
+    alpha = np.exp(m - base)
+    p = np.exp(s - base[:, None])
+    return m_new, alpha * total + p.sum(axis=1), alpha[:, None] * o + p @ v_cols
+
+
 def numpy_tiled_attention(q, k, v, block: int, *, skip_empty: bool = True):
-    """因果注意力（查询与 Key 一样多，没有缓存），按 ``block × block`` 的块用 numpy 算。
-    ``skip_empty=True`` 时对角线右上的块不算；``False`` 时照算，它们加 mask 后全是 −∞，不改变结果。
+    """因果注意力（查询与 Key 一样多，没有缓存），按 ``block × block`` 的块用 numpy 算，
+    每块做什么见 ``causal_plan``。``skip_empty=False`` 时对角线右上的块也照算（不加 mask，
+    与全可见的块同样的工作），再把结果丢掉，不改变输出。
     >>> q = k = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
-    >>> out = numpy_tiled_attention(q, k, [[10.0], [20.0], [30.0]], 2)
+    >>> out = numpy_tiled_attention(q, k, [[10.0], [20.0], [30.0]], 2, skip_empty=False)
     >>> [round(float(x), 4) for x in out[:, 0]]
     [10.0, 16.6976, 22.5523]
     """
@@ -354,34 +463,29 @@ def numpy_tiled_attention(q, k, v, block: int, *, skip_empty: bool = True):
     q = _timed_array(q, "q")
     k = _timed_array(k, "k")
     v = _timed_array(v, "v")
-    block = att.check_count(block, "block", maximum=MAX_TIMED_N)
-    if not isinstance(skip_empty, bool):
-        raise ValueError(f"skip_empty 必须是 True 或 False，收到 {skip_empty!r}")
     if q.shape != k.shape or v.shape[0] != k.shape[0]:
         raise ValueError(
             f"q、k 必须同形状 (n, d)，v 是 (n, d_v)；收到 {q.shape}、{k.shape}、{v.shape}"
         )
     n, d = q.shape
+    plan = causal_plan(n, block, skip_empty=skip_empty)
     out = np.empty_like(v)
     with np.errstate(over="ignore", invalid="ignore"):  # 溢出在下面统一报告
-        for a in range(0, n, block):
-            rows = np.arange(a, min(a + block, n))
+        for rows, todo in zip(spans(n, block), plan):
+            rows = np.array(rows)
             m = np.full(len(rows), -np.inf)
             total = np.zeros(len(rows))
             o = np.zeros((len(rows), v.shape[1]))
-            stop = rows[-1] + 1 if skip_empty else n  # 跳过时只读到对角线所在的块
-            for b in range(0, stop, block):
-                cols = np.arange(b, min(b + block, n))
+            for cols, what in zip(spans(n, block), todo):
+                if what == "skip":
+                    continue  # 不读 K、V，也不算分数
+                cols = np.array(cols)
                 s = q[rows] @ k[cols].T / np.sqrt(d)  # (block, block)
-                if cols[-1] > rows[0]:  # 对角线上或它右边的块：块内加 mask
+                if what == "partial":  # 只有对角线上的块要加 mask
                     s = np.where(cols[None, :] <= rows[:, None], s, -np.inf)
-                m_new = np.maximum(m, s.max(axis=1))
-                base = np.where(m_new == -np.inf, 0.0, m_new)
-                alpha = np.exp(m - base)
-                p = np.exp(s - base[:, None])
-                total = alpha * total + p.sum(axis=1)
-                o = alpha[:, None] * o + p @ v[cols]
-                m = m_new
+                state = _numpy_update(m, total, o, s, v[cols])
+                if what != "discard":  # 全不可见的块照算了，结果却不能用
+                    m, total, o = state
             out[rows] = o / total[:, None]
     if not np.isfinite(out).all():
         raise ValueError("q·k 或输出超出了浮点数的范围：请缩小 q、k、v 的数值")
@@ -397,12 +501,14 @@ def time_tiles(
     budget: float | None = None,
 ) -> list[dict]:
     """在本机上给 ``numpy_tiled_attention`` 计时，跳过空块与全部照算各一次：每个 n 先各热身
-    一次，再交替计时至多 ``repeats`` 次，取中位数（秒）。每个 n 一条记录 ``{"n", "skip",
-    "all", "runs", "same"}``，``same`` 是两种算法的输出之差是否不超过 1e-12。``budget``（秒）
-    是整个测量的时限：过了时限，每个 n 只再计时一次。
+    一次，再交替计时至多 ``repeats`` 次，取最短的一次（秒）。计的是本进程占用处理器的时间
+    （``time.process_time``）：机器同时做别的事时，等着轮到它的时间不算在内。
+    每个 n 一条记录 ``{"n", "skip", "all", "runs", "same", "blocks"}``：``same`` 是两种算法的
+    输出之差是否不超过 1e-12，``blocks`` 是两者各算几块（``causal_plan`` 里不是 ``"skip"`` 的块）。
+    ``budget``（秒）过了之后不再重复：已经计过一次的 n 就此停下，还没计的 n 各计一次。
     >>> rows = time_tiles([8, 16], block=4, d=4, repeats=2)
-    >>> [(row["n"], row["runs"], row["same"]) for row in rows]
-    [(8, 2, True), (16, 2, True)]
+    >>> [(row["n"], row["runs"], row["same"], row["blocks"]) for row in rows]
+    [(8, 2, True, {'skip': 3, 'all': 4}), (16, 2, True, {'skip': 10, 'all': 16})]
     """
     import numpy as np  # 只有计时需要 numpy
 
@@ -427,16 +533,23 @@ def time_tiles(
         runs = {True: [], False: []}
         while len(runs[True]) < repeats and (not runs[True] or time.perf_counter() < deadline):
             for skip in (True, False):  # 交替计时：机器忽快忽慢时两边受的影响相近
-                start = time.perf_counter()
+                start = time.process_time()
                 numpy_tiled_attention(q, k, v, block, skip_empty=skip)
-                runs[skip].append(time.perf_counter() - start)
+                runs[skip].append(time.process_time() - start)
+        computed = {
+            "skip" if skip else "all": sum(
+                what != "skip" for row in causal_plan(n, block, skip_empty=skip) for what in row
+            )
+            for skip in (True, False)
+        }
         rows.append(
             {
                 "n": n,
-                "skip": statistics.median(runs[True]),
-                "all": statistics.median(runs[False]),
+                "skip": min(runs[True]),
+                "all": min(runs[False]),
                 "runs": len(runs[True]),
                 "same": bool(np.abs(kept - every).max() <= 1e-12),
+                "blocks": computed,
             }
         )
     return rows

@@ -3,7 +3,8 @@
 要 PyTorch（CPU 版即可）；与 ``02_attention.py``、``02_tiles.py`` 放在同一目录运行。
 ``create_block_mask`` 把一条规则切成块：每个查询块的 ``kv_num_blocks`` 是部分可见的 Key 块数，
 ``full_kv_num_blocks`` 是全可见的，其余的块不算；``sparsity()`` 把算了的块按每块 B × B 格计，
-是没算的格子所占的百分比。这里把它们与 ``02_tiles.block_kinds`` 逐块数出的比较，再把
+是没算的格子所占的百分比。这里按 ``kv_indices``、``full_kv_indices`` 把每块的种类摊成表，与
+``02_tiles.block_kinds`` 逐块比较，再把
 ``flex_attention`` 的输出与 ``tiled_attention`` 比较，最后看一个 Key 也不可见的行得到什么输出和
 logsumexp。FlexAttention 的 ``q_idx`` 从 0 数起：有缓存时规则里要加上 past（右下对齐）。
 """
@@ -64,17 +65,37 @@ def _table(n_query: int, n_key: int, mask_mod) -> list[list[bool]]:
     return [[bool(mask_mod(0, 0, i, j)) for j in range(n_key)] for i in range(n_query)]
 
 
+def _flex_kinds(mask) -> list[list[str]]:
+    """``create_block_mask`` 造出的 block mask 按块的索引摊成与 ``block_kinds`` 同样的表：
+    ``full_kv_indices`` 的前 ``full_kv_num_blocks`` 个是全可见，``kv_indices`` 的前
+    ``kv_num_blocks`` 个是部分可见，其余的块不算（批与头都取第 0 个）。"""
+    t_k = mask.kv_indices.shape[-1]
+    grid = []
+    for a in range(mask.kv_num_blocks.shape[-1]):
+        row = ["empty"] * t_k
+        for kind, counts, indices in (
+            ("partial", mask.kv_num_blocks, mask.kv_indices),
+            ("full", mask.full_kv_num_blocks, mask.full_kv_indices),
+        ):
+            for b in indices[0, 0, a, : int(counts[0, 0, a])].tolist():
+                row[b] = kind
+        grid.append(row)
+    return grid  # (查询块数, Key 块数)
+
+
 def compare_blocks(n_query: int, n_key: int, block: int, *, window=None, doc_lengths=None) -> dict:
     """``create_block_mask`` 的块与 ``block_kinds`` 的块：每个查询块的部分可见、全可见块数，
-    ``sparsity()``，块的大小，以及两边是否相同。
+    ``sparsity()``，块的大小；``differ`` 是两边种类不同的块（查询块，Key 块），``same`` 是
+    逐块（按块的索引）比较是否全部相同。
     >>> r = compare_blocks(4, 6, 2)
-    >>> r["flex"]["partial"], r["flex"]["full"], r["same"]
-    ([1, 1], [1, 2], True)
+    >>> r["flex"]["partial"], r["flex"]["full"], r["differ"], r["same"]
+    ([1, 1], [1, 2], [], True)
     """
     mask_mod = rule(n_query, n_key, window=window, doc_lengths=doc_lengths)
     block = att.check_count(block, "block", maximum=n_key, why="一块不超过整个序列")
     mask = create_block_mask(mask_mod, None, None, n_query, n_key, device="cpu", BLOCK_SIZE=block)
     kinds = tl.block_kinds(_table(n_query, n_key, mask_mod), block, block)
+    theirs = _flex_kinds(mask)
     flex = {
         "partial": mask.kv_num_blocks[0, 0].tolist(),
         "full": mask.full_kv_num_blocks[0, 0].tolist(),
@@ -82,6 +103,12 @@ def compare_blocks(n_query: int, n_key: int, block: int, *, window=None, doc_len
         "block_size": list(mask.BLOCK_SIZE),
     }
     ours = {kind: [row.count(kind) for row in kinds] for kind in ("partial", "full")}
+    differ = [
+        [a, b]
+        for a, (mine, flexs) in enumerate(zip(kinds, theirs))
+        for b, (x, y) in enumerate(zip(mine, flexs))
+        if x != y
+    ]
     return {
         "n_query": n_query,
         "n_key": n_key,
@@ -90,7 +117,8 @@ def compare_blocks(n_query: int, n_key: int, block: int, *, window=None, doc_len
         "doc_lengths": doc_lengths,
         "flex": flex,
         "ours": ours,
-        "same": ours == {kind: flex[kind] for kind in ours},
+        "differ": differ,
+        "same": theirs == kinds,
     }
 
 
@@ -134,10 +162,9 @@ def compare_attention(q, k, v, *, past: int, block: int, key_valid=None) -> dict
     out, lse, said = _flex(q, k, v, mask_mod, block)
     empty = [i for i, row in enumerate(visible) if not any(row)]
     rest = [i for i in range(len(q)) if i not in empty]
-    scores = [
-        [x if ok else -float("inf") for x, ok in zip(row, allowed)]
-        for row, allowed in zip(att.scaled_scores(q, k), visible)
-    ]  # 一行一行地在线算出 logsumexp，与 FlexAttention 返回的比较
+    scores = tl.masked_scores(
+        q, k, visible
+    )  # 一行一行地在线算出 logsumexp，与 FlexAttention 的比较
     lse_ours = [tl.online_row(scores[i], v, block)["logsumexp"] for i in rest]
     return {
         "empty_rows": empty,

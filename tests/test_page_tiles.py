@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from conftest import article_of, assert_frames_shown, flat, table_rows
 
+from chapter import fmt
 from chapter import tiles as page
 
 PAGE = "ch02/tiles.html"
@@ -82,6 +83,14 @@ def test_the_timing_is_said_to_be_this_builds(article):
     assert flat("这只是这台机器、这一次的数") in text
     table = next(t for t in article.find_all("table") if "跳过空块（毫秒）" in t.get_text())
     assert len(table.find_all("tr")) == 1 + len(page.TIMING["ns"])
+    # the core gives the bound (the ratio of blocks, not a measurement) before this run's number
+    t = page.TIMING["ns"][-1] // page.TIMING["block"]
+    bound = f"{fmt.count(t * (t + 1) // 2)} / {fmt.count(t * t)} 块，比是 {fmt.ratio(t * t / (t * (t + 1) // 2))}"
+    assert flat(bound) in text
+    for row in table.find_all("tr")[1:]:
+        n, blocks, *_ = [td.get_text(strip=True) for td in row.find_all("td")]
+        t = int(n.replace(",", "")) // page.TIMING["block"]
+        assert blocks == f"{fmt.count(t * (t + 1) // 2)} / {fmt.count(t * t)}"
 
 
 @pytest.mark.build

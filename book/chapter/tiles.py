@@ -1,5 +1,6 @@
 """The tiles page (分块计算): what each section glues, from ``code/02_tiles.py``; F15's frames; the record
-``code/02_tiles_torch.py`` printed under ``make crosscheck``. A section raises where the page's words would be false."""
+``code/02_tiles_torch.py`` printed under ``make crosscheck``. A section stops the build (``fmt.holds``) where the page's
+words would be false."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ costs = importlib.import_module("02_costs")
 tl = importlib.import_module("02_tiles")
 ex = importlib.import_module("02_exercises_tiles")
 
+PAGE = "分块一页"  # how fmt.holds names this page when a fixed sentence no longer holds
 TOLERANCE = 1e-12  # float64: the tiled and the one-pass results may differ only by rounding
 KIND_WORDS = {"full": "全可见", "partial": "部分可见", "empty": "全不可见（跳过）"}
 KIND_STATES = {"full": "allowed", "partial": None, "empty": "forbidden"}
@@ -36,14 +38,17 @@ def rows_span(rows) -> str:
     return f"行 {rows[0]}" if len(rows) == 1 else f"行 {rows[0]}–{rows[-1]}"
 
 
+def positions(rows, past: int) -> str:
+    """A query block's absolute positions past + i: ``range(0, 2)``, past 3 → ``3–4``; one row → ``7``."""
+    rows = list(rows)
+    first = past + rows[0]
+    last = past + rows[-1]
+    return f"{first}" if first == last else f"{first}–{last}"
+
+
 def listing(values) -> str:
     """Inputs as the prose lists them: 1024、4096、16,384."""
     return "、".join(fmt.count(n) for n in values)
-
-
-def spans(n: int, block: int) -> list[range]:
-    """0 … n−1 in blocks of ``block`` (the last may be short), as 02_tiles cuts them."""
-    return [range(a, min(a + block, n)) for a in range(0, n, block)]
 
 
 # -- one row of scores, block by block ----------------------------------------------------------------
@@ -64,9 +69,9 @@ def online_values(scores=tl.ROW_SCORES, v=tl.ROW_V, block: int = tl.ROW_BLOCK) -
     """The hand example: the inputs, the (m, l, O) after each block, the output against the one-pass one."""
     r = one_row(scores, v, block)
     trace = r["row"]["trace"]
-    maxima = [-math.inf] + [m for m, _, _ in trace]
+    factors = tl.rescale_factors([m for m, _, _ in trace])
     rows = []
-    for b, cols in enumerate(spans(len(scores), block)):
+    for b, cols in enumerate(tl.spans(len(scores), block)):
         m, total, o = trace[b]
         rows.append(
             [
@@ -74,21 +79,24 @@ def online_values(scores=tl.ROW_SCORES, v=tl.ROW_V, block: int = tl.ROW_BLOCK) -
                 fmt.vector([scores[j] for j in cols]),
                 fmt.short(max(scores[j] for j in cols)),
                 fmt.fmt(m),
-                fmt.fmt(math.exp(maxima[b] - m)),
+                fmt.fmt(factors[b]),
                 fmt.fmt(total),
                 fmt.fmt(o[0]),
             ]
         )
     out = r["row"]["output"][0]
     gap = abs(out - r["one_pass"][0])
-    grew = [b + 1 for b in range(1, len(trace)) if maxima[b + 1] > maxima[b]]
-    kept = [b + 1 for b in range(1, len(trace)) if maxima[b + 1] == maxima[b]]
-    if (
-        gap > TOLERANCE or not grew or not kept
-    ):  # the page: equal; a block that raises m, one that does not
-        raise ValueError(f"这一行不再符合页面的说法：差 {gap}，m 变大的块 {grew}，不变的块 {kept}")
-    if abs(r["no_rescale"][0] - out) < 1e-3:
-        raise ValueError("不重新缩放的写法在这一行与正确结果相同：页面说它会错")
+    grew = [b + 1 for b in range(1, len(trace)) if factors[b] < 1.0]
+    kept = [b + 1 for b in range(1, len(trace)) if factors[b] == 1.0]
+    fmt.holds(
+        PAGE,
+        {
+            "分块的输出等于一次算完的": gap <= TOLERANCE,
+            "有一块让最大值变大": bool(grew),
+            "有一块最大值不变、因子是 1": bool(kept),
+            "漏乘因子的输出不同": abs(r["no_rescale"][0] - out) >= 1e-3,
+        },
+    )
     return {
         "o_scores": fmt.vector(scores),
         "o_v": fmt.vector([row[0] for row in v]),
@@ -119,10 +127,7 @@ def demo() -> dict:
     past = tl.DEMO_PAST
     block = tl.DEMO_BLOCK
     visible = att.visibility(len(q), len(k), past=past)
-    scores = [
-        [x if ok else -math.inf for x, ok in zip(row, allowed)]
-        for row, allowed in zip(att.scaled_scores(q, k), visible)
-    ]
+    scores = tl.masked_scores(q, k, visible)
     traces = [tl.online_row(s, v, block)["trace"] for s in scores]  # (m, l, O) after each key block
     return {
         "q": q,
@@ -144,8 +149,8 @@ def _state(trace_row, b: int) -> list[str]:
 
 
 def _sweep_frame(d: dict, a: int, b: int) -> dict:
-    rows = spans(len(d["q"]), d["block"])[a]
-    blocks = spans(len(d["k"]), d["block"])
+    rows = tl.spans(len(d["q"]), d["block"])[a]
+    blocks = tl.spans(len(d["k"]), d["block"])
     kind = d["kinds"][a][b]
     past = d["past"]
 
@@ -175,8 +180,7 @@ def _sweep_frame(d: dict, a: int, b: int) -> dict:
     before = [_state(d["traces"][i], b - 1) for i in rows]
     after = [_state(d["traces"][i], b) for i in rows]
     if kind == "empty":
-        if before != after:
-            raise ValueError("跳过的块改变了 m、l、O")
+        fmt.holds(PAGE, {"跳过的块不改变 m、l、O": before == after})
         text = "整块禁止：不读 K、V，不算分数，m、l、O 不变。"
     elif kind == "full":
         text = "整块允许：不查表，算出分数就更新 m、l、O。"
@@ -197,8 +201,8 @@ def _sweep_frame(d: dict, a: int, b: int) -> dict:
 
 def grid_table(d: dict) -> Table:
     """Every (query block, key block) of the example and its kind."""
-    blocks = spans(len(d["k"]), d["block"])
-    queries = spans(len(d["q"]), d["block"])
+    blocks = tl.spans(len(d["k"]), d["block"])
+    queries = tl.spans(len(d["q"]), d["block"])
     return Table(
         ["查询块 ＼ Key 块", *(f"Key 块 {b}（{span(c)}）" for b, c in enumerate(blocks))],
         [
@@ -212,8 +216,7 @@ def f15_frames() -> list[dict]:
     """F15: query block 0 reads its key blocks one by one: full, partial, empty."""
     d = demo()
     kinds = d["kinds"][F15_QUERY_BLOCK]
-    if sorted(set(kinds)) != sorted(tl.KINDS):  # the figure promises one block of each kind
-        raise ValueError(f"F15 的查询块没有三类块各一：{kinds}")
+    fmt.holds(PAGE, {"F15 的查询块三类块各有": sorted(set(kinds)) == sorted(tl.KINDS)})
     return [_sweep_frame(d, F15_QUERY_BLOCK, b) for b in range(len(kinds))]
 
 
@@ -226,8 +229,13 @@ def tile_values() -> dict:
     )
     _, one_pass = att.masked_attention(d["q"], d["k"], d["v"], d["visible"])
     gap = att.max_abs_diff(tiled, one_pass)
-    if counts != by_kind or gap > TOLERANCE:
-        raise ValueError(f"不造表数出的块 {counts} 与分块时数的 {by_kind} 不同，或输出之差 {gap}")
+    fmt.holds(
+        PAGE,
+        {
+            "不造表数出的块等于分块时数的": counts == by_kind,
+            "F15 的输出等于一次算完的": gap <= TOLERANCE,
+        },
+    )
     return {
         "t_past": fmt.count(d["past"]),
         "t_new": fmt.count(len(d["q"])),
@@ -264,12 +272,9 @@ def count_values(ns=costs.SCORE_NS, block: int = COUNT_BLOCK) -> dict:
     for n in ns:
         t = -(-n // block)
         causal = tl.block_counts(n, n, block, block)
-        if n % block or causal != {
-            "full": t * (t - 1) // 2,
-            "partial": t,
-            "empty": t * (t - 1) // 2,
-        }:
-            raise ValueError(f"n = {n}：因果的块数不是 T(T + 1)/2 个里 T 个部分可见")
+        half = t * (t - 1) // 2
+        formula = n % block == 0 and causal == {"full": half, "partial": t, "empty": half}
+        fmt.holds(PAGE, {"因果要算 T(T + 1)/2 块、其中 T 块部分可见": formula})
         windowed = tl.block_counts(n, n, block, block, window=window)
         docs = [DOC_LENGTH] * (n // DOC_LENGTH) + ([n % DOC_LENGTH] if n % DOC_LENGTH else [])
         packed = tl.block_counts(n, n, block, block, doc_lengths=docs)
@@ -285,10 +290,9 @@ def count_values(ns=costs.SCORE_NS, block: int = COUNT_BLOCK) -> dict:
                 fmt.count(_computed(packed)),
             ]
         )
-    if not all(
-        a < b < 2 for a, b in zip(ratios, ratios[1:])
-    ):  # the page: the ratio grows towards 2
-        raise ValueError(f"全部块与因果要算的块之比不再随 n 增大而趋近 2：{ratios}")
+    fmt.holds(
+        PAGE, {"块数之比随 n 增大而趋近 2": all(a < b < 2 for a, b in zip(ratios, ratios[1:]))}
+    )
     ragged = tl.block_counts(RAGGED_N, RAGGED_N, block, block)
     t_ragged = -(-RAGGED_N // block)
     return {
@@ -304,7 +308,7 @@ def count_values(ns=costs.SCORE_NS, block: int = COUNT_BLOCK) -> dict:
                 "因果要算的块",
                 "其中部分可见",
                 f"滑动窗口 w = {fmt.count(window)} 要算的块",
-                f"每篇 {fmt.count(DOC_LENGTH)} 个位置的文档要算的块",
+                f"因果且只读同一文档（每篇 {fmt.count(DOC_LENGTH)} 个位置）要算的块",
             ],
             rows,
         ),
@@ -335,24 +339,22 @@ def guard_values() -> dict:
     empty = [i for i, row in enumerate(padded) if not any(row)]
     nan = [i for i, row in enumerate(unguarded) if math.isnan(row[0])]
     row = tl.online_row([-math.inf] * len(k), v, d["block"], empty_row="zero")
-    window = [
-        [j <= d["past"] + i and j > d["past"] + i - GUARD_WINDOW for j in range(len(k))]
-        for i in range(len(q))
-    ]
+    window = tl.rule_table(len(q), len(k), window=GUARD_WINDOW)
     w_right, _ = tl.tiled_attention(q, k, v, window, **blocks)
     w_wrong, _ = tl.mistaken_tiled_attention(q, k, v, window, "no_guard", **blocks)
     _, w_one_pass = att.masked_attention(q, k, v, window)
     w_nan = [i for i, r in enumerate(w_wrong) if math.isnan(r[0])]
-    claims = {
-        "没有保护时整行被屏蔽的行是 NaN": bool(empty) and nan == empty,
-        "有保护时输出 0": all(guarded[i] == [0.0] for i in empty),
-        "logsumexp 是 −∞": row["logsumexp"] == -math.inf and row["output"] == [0.0],
-        "窗口里有行不是整行被屏蔽，却也成了 NaN": bool(w_nan)
-        and all(any(window[i]) for i in w_nan),
-        "有保护时窗口的结果与一次算完相同": att.max_abs_diff(w_right, w_one_pass) <= TOLERANCE,
-    }
-    if not all(claims.values()):
-        raise ValueError(f"这个例子不再符合页面的说法：{[c for c, ok in claims.items() if not ok]}")
+    fmt.holds(
+        PAGE,
+        {
+            "没有保护时整行被屏蔽的行是 NaN": bool(empty) and nan == empty,
+            "有保护时输出 0": all(guarded[i] == [0.0] for i in empty),
+            "logsumexp 是 −∞": row["logsumexp"] == -math.inf and row["output"] == [0.0],
+            "窗口里有行不是整行被屏蔽，却也成了 NaN": bool(w_nan)
+            and all(any(window[i]) for i in w_nan),
+            "有保护时窗口的结果与一次算完相同": att.max_abs_diff(w_right, w_one_pass) <= TOLERANCE,
+        },
+    )
     return {
         "g_pad": "、".join("PAD" if not ok else "内容" for ok in pad),
         "g_empty": fmt.names("行", empty),
@@ -407,14 +409,7 @@ def checks_facts() -> dict:
     cases = {
         "causal": (k, att.visibility(len(k), len(k)), 0),
         "cache": (q, d["visible"], past),
-        "window": (
-            q,
-            [
-                [past + i - GUARD_WINDOW < j <= past + i for j in range(len(k))]
-                for i in range(len(q))
-            ],
-            past,
-        ),
+        "window": (q, tl.rule_table(len(q), len(k), window=GUARD_WINDOW), past),
     }
 
     def version(mistake):
@@ -435,9 +430,28 @@ def checks_facts() -> dict:
         }
         passed["leak"] = _leak_free(attend, q, k, v, d["visible"], past)
         facts[mistake] = passed
-    if not all(facts[None].values()) or any(all(p.values()) for m, p in facts.items() if m):
-        raise ValueError(f"检查不再是：正确的写法全过，每个写错的版本至少一项不过：{facts}")
+    fmt.holds(
+        PAGE,
+        {
+            "正确的写法全过": all(facts[None].values()),
+            "每个写错的版本至少一项不过": not any(all(p.values()) for m, p in facts.items() if m),
+        },
+    )
     return facts
+
+
+# block_counts against block_kinds: (n_query, n_key, block_q, block_k, window, doc_lengths)
+COUNT_CASES = [(8, 8, 2, 3, None, None), (5, 9, 2, 2, 3, None), (6, 10, 3, 4, None, [4, 6])]
+
+
+def _case_words(n_query, n_key, bq, bk, window, docs) -> str:
+    """One example of the count check as the page names it: 8 × 8、块 2 × 3、w = 3."""
+    words = [f"{n_query} × {n_key}", f"块 {bq} × {bk}"]
+    if window is not None:
+        words.append(f"w = {window}")
+    if docs is not None:
+        words.append(f"文档长 {listing(docs)}")
+    return "、".join(words)
 
 
 MISTAKE_NAMES = {
@@ -455,30 +469,23 @@ def check_values() -> dict:
     caught = {True: "—", False: "认出"}
     rows = [[MISTAKE_NAMES[m], *(caught[p[c]] for c in CHECK_NAMES)] for m, p in facts.items()]
     silent = [CHECK_NAMES[c] for c in CHECK_NAMES if all(p[c] for p in facts.values())]
-    cases = [(8, 8, 2, 3, None, None), (5, 9, 2, 2, 3, None), (6, 10, 3, 4, None, [4, 6])]
     agree = 0
-    for n_query, n_key, bq, bk, window, docs in cases:
-        past = n_key - n_query
-        ids = [x for x, length in enumerate(docs or [n_key]) for _ in range(length)]
-        table = [
-            [
-                j <= past + i
-                and (window is None or j > past + i - window)
-                and ids[j] == ids[past + i]
-                for j in range(n_key)
-            ]
-            for i in range(n_query)
-        ]
+    for n_query, n_key, bq, bk, window, docs in COUNT_CASES:
+        table = tl.rule_table(n_query, n_key, window=window, doc_lengths=docs)
         flat = [x for row in tl.block_kinds(table, bq, bk) for x in row]
         direct = tl.block_counts(n_query, n_key, bq, bk, window=window, doc_lengths=docs)
         agree += direct == {x: flat.count(x) for x in tl.KINDS}
-    if agree != len(cases):
-        raise ValueError("直接数块与逐块查表不一致")
-    if silent != [CHECK_NAMES["leak"]]:  # the page: the leak probe catches none of the four
-        raise ValueError(f"什么也没认出的检查不再只是泄漏探针：{silent}")
+    fmt.holds(
+        PAGE,
+        {
+            "直接数块与逐块查表在每个例子上相同": agree == len(COUNT_CASES),
+            "什么也没认出的只有泄漏探针": silent == [CHECK_NAMES["leak"]],
+        },
+    )
     return {
         "tbl_checks": Table(["写法", *CHECK_NAMES.values()], rows),
-        "k_cases": fmt.count(len(cases)),
+        "k_cases": fmt.count(len(COUNT_CASES)),
+        "k_case_list": "；".join(_case_words(*case) for case in COUNT_CASES),
         "k_agree": fmt.count(agree),
         "k_window": fmt.count(GUARD_WINDOW),
         "k_tol": fmt.power(TOLERANCE),
@@ -494,24 +501,36 @@ def timing_values(timing: dict = TIMING) -> dict:
     import numpy as np
 
     rows = tl.time_tiles(**timing)
-    if not all(r["same"] for r in rows):
-        raise ValueError("跳过空块与全部照算的输出不同")
-    table = []
-    ratios = []
+    bounds = [r["blocks"]["all"] / r["blocks"]["skip"] for r in rows]
+    ratios = [r["all"] / r["skip"] for r in rows]
+    formula = []
+    masked = []
     for r in rows:
         t = -(-r["n"] // timing["block"])
-        ratios.append(r["all"] / r["skip"])
-        table.append(
-            [
-                fmt.count(r["n"]),
-                f"{fmt.count(t * (t + 1) // 2)} / {fmt.count(t * t)}",
-                fmt.ms(r["skip"]),
-                fmt.ms(r["all"]),
-                fmt.ratio(ratios[-1]),
-                fmt.ratio(t * t / (t * (t + 1) // 2)),
-                fmt.count(r["runs"]),
-            ]
-        )
+        formula.append(r["blocks"] == {"skip": t * (t + 1) // 2, "all": t * t})
+        for skip in (True, False):
+            plan = tl.causal_plan(r["n"], timing["block"], skip_empty=skip)
+            masked.append(sum(row.count("partial") for row in plan) == t)
+    fmt.holds(
+        PAGE,
+        {
+            "跳过空块与全部照算的输出相同": all(r["same"] for r in rows),
+            "跳过时算 T(T + 1)/2 块、照算时算 T² 块": all(formula),
+            "两种算法都只给对角线上的 T 块加 mask": all(masked),
+        },
+    )
+    table = [
+        [
+            fmt.count(r["n"]),
+            f"{fmt.count(r['blocks']['skip'])} / {fmt.count(r['blocks']['all'])}",
+            fmt.ms(r["skip"]),
+            fmt.ms(r["all"]),
+            fmt.ratio(bound),
+            fmt.ratio(ratio),
+            fmt.count(r["runs"]),
+        ]
+        for r, bound, ratio in zip(rows, bounds, ratios)
+    ]
     return {
         "m_ns": listing(timing["ns"]),
         "m_block": fmt.count(timing["block"]),
@@ -528,14 +547,16 @@ def timing_values(timing: dict = TIMING) -> dict:
                 "跳过空块时算的块 / 全部块",
                 "跳过空块（毫秒）",
                 "全部照算（毫秒）",
-                "实测之比",
                 "块数之比",
+                "这一次实测之比",
                 "计时次数",
             ],
             table,
         ),
         "m_last_n": fmt.count(rows[-1]["n"]),
         "m_last_ratio": fmt.ratio(ratios[-1]),
+        "m_last_bound": fmt.ratio(bounds[-1]),
+        "m_last_blocks": f"{fmt.count(rows[-1]['blocks']['skip'])} / {fmt.count(rows[-1]['blocks']['all'])}",
     }
 
 
@@ -598,13 +619,21 @@ def torch_values(record: dict | None = None) -> dict:
     skipped_share = (t * t - sum(ragged["flex"]["partial"]) - sum(ragged["flex"]["full"])) / (t * t)
     same = [FLEX_CASE_NAMES[n] for n, c in r["blocks"].items() if c["same"]]
     differ = [FLEX_CASE_NAMES[n] for n, c in r["blocks"].items() if not c["same"]]
-    if differ != [FLEX_CASE_NAMES["ragged"]]:  # the page explains this one difference only
-        raise ValueError(f"与 FlexAttention 的块不同的不再只是除不尽的一例：{differ}")
     a = r["attention"]
     e = r["empty_rows"]
     zeros = all(x == 0.0 for row in e["output_on_empty_rows"] for x in row)
-    if not (zeros and set(e["lse_on_empty_rows"]) == {"-inf"} and e["empty_rows"]):
-        raise ValueError("记录里整行被屏蔽的行不再是输出 0、logsumexp −∞")
+    last = len(ragged["flex"]["partial"]) - 1
+    fmt.holds(
+        PAGE,
+        {
+            "与 FlexAttention 的块不同的只有除不尽的一例": differ == [FLEX_CASE_NAMES["ragged"]],
+            "除不尽时不同的块都在最后一个查询块里": bool(ragged["differ"])
+            and all(a_ == last for a_, _ in ragged["differ"]),
+            "记录里整行被屏蔽的行输出 0、logsumexp 为 −∞": zeros
+            and set(e["lse_on_empty_rows"]) == {"-inf"}
+            and bool(e["empty_rows"]),
+        },
+    )
     unfused = any("unfused" in w for w in a["warnings"])
     return {
         "x_where": f"PyTorch {r['torch']}，{'CPU' if r['device'] == 'cpu' else r['device']}，{r['dtype']}",
@@ -617,7 +646,7 @@ def torch_values(record: dict | None = None) -> dict:
                 "规则",
                 "FlexAttention：全可见 / 部分可见 / 跳过",
                 "block_kinds：全可见 / 部分可见",
-                "逐个查询块比较",
+                "逐块比较",
                 "sparsity()",
             ],
             rows,
@@ -642,8 +671,13 @@ def torch_values(record: dict | None = None) -> dict:
 def exercise_values() -> dict:
     """Every number and table of the exercises and their solutions."""
     a1 = ex.online_trace()
-    if a1["factors"][0] != 0.0 or a1["factors"][-1] != 1.0:  # the solution: the first 0, the last 1
-        raise ValueError(f"练习 1：第一块的因子不是 0 或最后一块的不是 1：{a1['factors']}")
+    fmt.holds(
+        PAGE,
+        {
+            "练习 1：第一块的因子是 0、最后一块的是 1": a1["factors"][0] == 0.0
+            and a1["factors"][-1] == 1.0
+        },
+    )
     rows1 = [
         [
             f"块 {b + 1}（{span(cols)}）",
@@ -653,17 +687,15 @@ def exercise_values() -> dict:
             fmt.fmt(total),
         ]
         for b, (cols, (m, total), f) in enumerate(
-            zip(spans(len(ex.ONLINE_SCORES), ex.ONLINE_BLOCK), a1["trace"], a1["factors"])
+            zip(tl.spans(len(ex.ONLINE_SCORES), ex.ONLINE_BLOCK), a1["trace"], a1["factors"])
         )
     ]
     a2 = ex.cache_blocks()
-    keys2 = spans(ex.CACHE_PAST + ex.CACHE_NEW, ex.CACHE_BK)
+    keys2 = tl.spans(ex.CACHE_PAST + ex.CACHE_NEW, ex.CACHE_BK)
     rows2 = [
-        [
-            f"查询块 {a}（{rows_span(rows)}，绝对位置 {ex.CACHE_PAST + rows[0]}–{ex.CACHE_PAST + rows[-1]}）"
-        ]
+        [f"查询块 {a}（{rows_span(rows)}，绝对位置 {positions(rows, ex.CACHE_PAST)}）"]
         + [KIND_WORDS[x] for x in kinds]
-        for a, (rows, kinds) in enumerate(zip(spans(ex.CACHE_NEW, ex.CACHE_BQ), a2["kinds"]))
+        for a, (rows, kinds) in enumerate(zip(tl.spans(ex.CACHE_NEW, ex.CACHE_BQ), a2["kinds"]))
     ]
     a3 = ex.window_growth()
     rows3 = [
@@ -672,18 +704,27 @@ def exercise_values() -> dict:
     ]
     steps = [b["window"] - a["window"] for a, b in zip(a3, a3[1:])]
     per_block = [s // ((b["n"] - a["n"]) // ex.WINDOW_BLOCK) for s, a, b in zip(steps, a3, a3[1:])]
-    if len(set(per_block)) != 1:
-        raise ValueError(f"练习 3：每个查询块多出的块数不是常数：{per_block}")
+    fmt.holds(
+        PAGE,
+        {
+            "练习 3：窗口填满后每个查询块多出的块数不变": len(set(per_block)) == 1,
+            "练习 3：每个查询块读的块比 w / b 多一块": per_block[0]
+            == ex.WINDOW // ex.WINDOW_BLOCK + 1,
+        },
+    )
     a4 = ex.packed_guard()
     n4 = len(a4["doc"])
-    second = a4["doc"].index(
-        1
-    )  # the solution: the second document's first position, sharing a block
-    if a4["rows"] != [second] or second % ex.GUARD_BLOCK == 0:
-        raise ValueError(f"练习 4：离不开保护的不再只是第二篇文档的第一个位置：{a4['rows']}")
+    second = a4["doc"].index(1)  # the solution: the second document's first position
+    fmt.holds(
+        PAGE,
+        {
+            "练习 4：离不开保护的只有第二篇文档的第一个位置": a4["rows"] == [second],
+            "练习 4：它与上一篇的最后一行同在一个查询块": second % ex.GUARD_BLOCK != 0,
+        },
+    )
     rows4 = [
         [f"查询块 {a}（{rows_span(rows)}）"] + [KIND_WORDS[x] for x in kinds]
-        for a, (rows, kinds) in enumerate(zip(spans(n4, ex.GUARD_BLOCK), a4["kinds"]))
+        for a, (rows, kinds) in enumerate(zip(tl.spans(n4, ex.GUARD_BLOCK), a4["kinds"]))
     ]
     return {
         "x1_scores": fmt.vector(ex.ONLINE_SCORES),
@@ -712,7 +753,7 @@ def exercise_values() -> dict:
         "x4_table": Table(
             [
                 "查询块 ＼ Key 块",
-                *(f"Key 块 {b}（{span(c)}）" for b, c in enumerate(spans(n4, ex.GUARD_BLOCK))),
+                *(f"Key 块 {b}（{span(c)}）" for b, c in enumerate(tl.spans(n4, ex.GUARD_BLOCK))),
             ],
             rows4,
         ),

@@ -360,14 +360,35 @@ def test_the_numpy_tiles_are_the_causal_attention_with_or_without_the_empty_bloc
 
 @pytest.fixture
 def fake_clock(monkeypatch):
-    """perf_counter reads 0, 1, 2, …: every timed call lasts exactly one second."""
+    """Both clocks read 0, 1, 2, …: every timed call lasts one second of processor time, and the
+    wall clock (the budget's) moves on with every reading."""
     ticks = itertools.count()
     monkeypatch.setattr(tl.time, "perf_counter", lambda: float(next(ticks)))
+    monkeypatch.setattr(tl.time, "process_time", lambda: float(next(ticks)))
 
 
-def test_timing_takes_the_median_of_alternating_repeats(fake_clock):
+def test_timing_takes_the_shortest_of_alternating_repeats(fake_clock):
     rows = tl.time_tiles([4, 8], block=2, d=2, repeats=3)
-    assert rows == [{"n": n, "skip": 1.0, "all": 1.0, "runs": 3, "same": True} for n in (4, 8)]
+    blocks = {4: {"skip": 3, "all": 4}, 8: {"skip": 10, "all": 16}}
+    assert rows == [
+        {"n": n, "skip": 1.0, "all": 1.0, "runs": 3, "same": True, "blocks": blocks[n]}
+        for n in (4, 8)
+    ]
+
+
+@given(st.integers(1, 40), st.integers(1, 9))
+@settings(max_examples=40, deadline=None)
+def test_computing_every_block_masks_only_the_blocks_that_need_it(n, block):
+    # The timing compares like with like: both variants mask the same diagonal blocks; the empty
+    # blocks above the diagonal are skipped by one, computed unmasked (then dropped) by the other.
+    table = att.visibility(n, n)
+    kinds = tl.block_kinds(table, block, block)
+    skip = tl.causal_plan(n, block)
+    every = tl.causal_plan(n, block, skip_empty=False)
+    assert skip == [[{"empty": "skip"}.get(x, x) for x in row] for row in kinds]
+    assert every == [[{"empty": "discard"}.get(x, x) for x in row] for row in kinds]
+    masked = [sum(row.count("partial") for row in plan) for plan in (skip, every)]
+    assert masked[0] == masked[1] == sum(row.count("partial") for row in kinds)
 
 
 def test_timing_keeps_to_its_budget_with_at_least_one_run_each(fake_clock):
@@ -438,6 +459,12 @@ TABLE = att.visibility(2, 2)
         (lambda: tl.numpy_tiled_attention(Q, Q, Q, 1, skip_empty=1), "skip_empty 必须是"),
         (lambda: tl.numpy_tiled_attention([[1.0]], Q, Q, 1), "q、k 必须同形状"),
         (lambda: tl.time_tiles([]), "ns 不能为空"),
+        (lambda: tl.spans(4, 0), "block 必须是不小于 1 的整数"),
+        (lambda: tl.rescale_factors([3.0, 1.0]), "maxima 是运行中的最大值"),
+        (lambda: tl.masked_scores(Q, Q, TABLE[:1]), "visible 的形状应为 2×2"),
+        (lambda: tl.rule_table(3, 2), "n_query 不能超过 2"),
+        (lambda: tl.rule_table(2, 4, doc_lengths=[1, 2]), "doc_lengths 之和必须等于 n_key"),
+        (lambda: tl.causal_plan(4, 2, skip_empty=None), "skip_empty 必须是"),
         (lambda: tl.time_tiles([8], block=0), "block 必须是不小于 1 的整数"),
         (lambda: tl.time_tiles([8], budget=-1.0), "budget 必须是不小于 0 的有限秒数"),
     ],
@@ -484,6 +511,11 @@ VALID = {
         "block_k": 1,
     },
     tl.numpy_tiled_attention: {"q": Q, "k": Q, "v": V2, "block": 1, "skip_empty": False},
+    tl.spans: {"n": 5, "block": 2},
+    tl.rescale_factors: {"maxima": [1.0, 3.0]},
+    tl.masked_scores: {"q": Q, "k": Q, "visible": TABLE},
+    tl.rule_table: {"n_query": 2, "n_key": 4, "window": 2, "doc_lengths": [1, 3]},
+    tl.causal_plan: {"n": 4, "block": 2, "skip_empty": False},
     tl.time_tiles: {"ns": [4, 8], "block": 2, "d": 2, "repeats": 1, "seed": 0, "budget": 0.01},
 }
 
