@@ -184,7 +184,7 @@ def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
             f"`is_causal`：{ALIGN_SHORT[sdpa['is_causal']]}",
             f"`is_causal` 只是提示；`need_weights=False`、不给 `key_padding_mask` 时"
             f"{conventions.CAUSAL_HINT[mha['is_causal_with_mask_no_weights']]}"
-            f"（观察时走慢路径：层不带偏置，Q、K、V 各不相同；{link('ch02-mask-conventions')}）",
+            f"（{conventions.MHA_PATH}；{link('ch02-mask-conventions')}）",
             "—",
             f"`is_causal`：{ALIGN_SHORT[jdpa['is_causal']]}",
             f"`use_causal_mask`：{ALIGN_SHORT[kmha['use_causal_mask']]}",
