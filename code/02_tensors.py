@@ -345,6 +345,8 @@ DEMO_HEADS = 4
 DEMO_KV_HEADS = 2
 DEMO_D = 2
 DEMO_SEED = 0
+# 张量一页“更多可见性规则”的例子，本章小结的规则表也用它：一个序列，没有缓存
+RULES_EXAMPLE = {"n": 6, "w": 3, "n_prefix": 2, "n_sink": 1, "doc_ids": [0, 0, 0, 1, 1, 1]}
 
 
 def demo_inputs(seed: int = DEMO_SEED) -> dict:

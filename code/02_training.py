@@ -238,7 +238,7 @@ def train(rule: str, *, seed: int, steps: int = STEPS, keep=()) -> dict:
 
 # -- 评估：逐词算（使用时的算法；整段一次算就是 loss_and_grads） -------------------------------
 def cache_step(past: int, rule: str, positions: str = "absolute") -> tuple[int, list[bool]]:
-    """逐词算的一步：缓存里已有 ``past`` 个位置，新来一个 token；返回它的位置嵌入行号与可见性行。
+    """逐词算的一步：新 token 之前已有 ``past`` 个位置（都在缓存里）；返回位置嵌入行号与可见性行。
     ``"absolute"`` 按 ``past + 0`` 算，``"row_index"`` 用批内行号 0；可见性行取整段表的那一行。
     >>> cache_step(3, "causal")
     (3, [True, True, True, True])

@@ -35,8 +35,35 @@ def test_a_predicate_that_differs_from_the_code_is_refused(monkeypatch):
     )  # one key too many: the off-by-one window
     monkeypatch.setattr(summary, "RULES", rules)
     assert not summary.predicate_agrees("滑动窗口")
-    with pytest.raises(AssertionError, match="滑动窗口"):
+    with pytest.raises(ValueError, match="滑动窗口"):
         summary.rules_table()
+
+
+def test_the_rules_example_is_the_tensors_pages_and_its_document_row_is_causal():
+    # one home for the example (02_tensors.RULES_EXAMPLE); the tensors page's hidden cell types none of it
+    ex = summary.tn.RULES_EXAMPLE
+    assert (summary.N, summary.W, summary.PREFIX, summary.N_SINK, summary.DOCS) == (
+        ex["n"],
+        ex["w"],
+        ex["n_prefix"],
+        ex["n_sink"],
+        ex["doc_ids"],
+    )
+    tensors_md = (Path(__file__).parent.parent / "book" / "ch02" / "tensors.md").read_text("utf-8")
+    assert "page.rules_values(**tn.RULES_EXAMPLE)" in tensors_md
+    # packing reads its own document and nothing after itself: the tensors page's 1 2 3 1 2 3
+    row = next(r for r in summary.rules_table().rows if r[0].startswith("同一文档"))
+    assert row[0] == "同一文档（且因果）" and "k <= q" in row[2]
+    assert row[3].split() == ["1", "2", "3", "1", "2", "3"]
+
+
+def test_the_mha_causal_flag_cell_states_when_the_mask_is_dropped():
+    rows = {row[0]: row[1:] for row in summary.conventions_table().rows}
+    cell = rows["因果标志（查询比 Key 少时）"][1]
+    assert "need_weights=False" in cell and "key_padding_mask" in cell and "慢路径" in cell
+    assert conventions.CAUSAL_HINT["top-left"] in cell
+    jax_pad = rows["PAD 怎样给（形状据文档）"][3]
+    assert "key_value_seq_lengths" in jax_pad
 
 
 def test_the_counts_column_counts_the_rules_table():

@@ -131,7 +131,7 @@ def test_the_packing_table_bears_out_the_pages_sentence_on_another_packing(monke
     assert min(gaps["没有", "接着数"] + gaps["没有", "重新从 0 数"]) > 1e-3
     # a packing where the documents do not see each other anyway: the page's sentence would be false
     monkeypatch.setattr(page.tn, "causal", lambda b, h, q, k: (q == k) | (k < 0))
-    with pytest.raises(ValueError, match="打包"):
+    with pytest.raises(ValueError, match="读进了前面的文档"):
         page.packing_values([0, 0, 1, 1, 1], 7)
 
 

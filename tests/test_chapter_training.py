@@ -2,7 +2,7 @@
 
 The page trains with seed 0 and evaluates with seed 1; here both models are trained on other seeds and
 every section runs on them, so that what the page's fixed sentences say holds beyond its own run (each
-section checks its sentences' facts with ``holds`` and stops the build where one fails). A sentence that
+section checks its sentences' facts with ``fmt.holds`` and stops the build where one fails). A sentence that
 states a result of this run only says so (``page.THIS_RUN``): the scan of book/ch02/training.md below finds
 every sentence with a glued training result and checks that it says so or that claims checked on every
 seed back it. The page's own numbers are checked in tests/test_page_training.py.
@@ -143,19 +143,29 @@ def test_a_planted_sentence_about_this_run_alone_is_caught(results):
     assert unvouched("它写对了 {glue:text}`gen_hits_none` 个。", results) != []
 
 
-def test_every_claim_the_page_names_is_checked_by_its_sections(runs, monkeypatch):
+def checked_claims(monkeypatch, runs, seed) -> set:
+    """The names of the claims the page's sections check (``fmt.holds``) on the runs of ``seed``."""
     checked = set()
-    holds = page.holds
+    holds = fmt.holds
 
-    def spy(**claims):
+    def spy(name, claims):
         checked.update(claims)
-        holds(**claims)
+        holds(name, claims)
 
-    monkeypatch.setattr(page, "holds", spy)
-    facts = sections(runs[page.TRAIN_SEED], page.TRAIN_SEED)
+    with monkeypatch.context() as m:
+        m.setattr(fmt, "holds", spy)
+        facts = sections(runs[seed], seed)
     assert set(page.KEY_CLAIMS) <= set(facts)  # every key named is glued
+    return checked
+
+
+def test_every_claim_the_page_names_is_checked_by_its_sections(runs, monkeypatch):
+    checked = checked_claims(monkeypatch, runs, page.TRAIN_SEED)
     named = {c for names in page.KEY_CLAIMS.values() for c in names}
     assert named <= checked and page.THIS_RUN_CLAIMS <= checked
+    # on another seed every claim is checked but those the page says of this run alone
+    other = checked_claims(monkeypatch, runs, SEEDS[0])
+    assert other == checked - page.THIS_RUN_CLAIMS
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -172,9 +182,10 @@ def test_a_claim_that_holds_on_this_run_alone_stops_the_other_seeds(runs, monkey
     s = page.summary(runs[4], eval_seed(4))
     assert s["none"]["accuracy"] > s["causal"]["accuracy"]
     page.loss_values(runs[4], eval_seed(4))
-    monkeypatch.setattr(page, "THIS_RUN_CLAIMS", frozenset())
+    monkeypatch.setattr(page, "is_page_run", lambda runs, eval_seed: True)
     with pytest.raises(ValueError, match="accuracy_below_causal"):
         page.loss_values(runs[4], eval_seed(4))
+    monkeypatch.undo()
     page.loss_values(runs[page.TRAIN_SEED])  # on its own run it holds
 
 
@@ -267,17 +278,19 @@ def test_the_use_time_loss_turns_above_guessing_while_training_loss_falls(runs, 
     )
 
 
-def test_the_build_stops_when_a_fixed_sentence_is_no_longer_true():
-    page.holds(a=True, b=True)
-    with pytest.raises(ValueError, match="below_floor"):
-        page.holds(trains_far_lower=True, below_floor=False)
-    facts = page.use_claims([1.0, 1.0, 0.0], "none", lag=3)
-    with pytest.raises(ValueError, match="none_first_targets_far_above_guessing"):
-        page.claims(False, **facts)
+def test_the_build_stops_when_a_fixed_sentence_is_no_longer_true(runs, monkeypatch):
+    r = runs[SEEDS[0]]
+    e = eval_seed(SEEDS[0])
+    false = {"x5_first_targets_far_above_guessing": False, "x5_first_targets_carry_most": False}
+    monkeypatch.setattr(page, "use_claims", lambda losses, prefix: false)
+    with pytest.raises(ValueError, match="训练一页.*x5_first_targets_far_above_guessing"):
+        page.ahead_values(r, seed=SEEDS[0], eval_seed=e)
     # a claim of this run alone is checked on the page's run only
-    page.claims(False, x5_first_targets_carry_most=False)
+    false["x5_first_targets_far_above_guessing"] = True
+    page.ahead_values(r, seed=SEEDS[0], eval_seed=e)
+    monkeypatch.setattr(page, "is_page_run", lambda runs, eval_seed: True)
     with pytest.raises(ValueError, match="x5_first_targets_carry_most"):
-        page.claims(True, x5_first_targets_carry_most=False)
+        page.ahead_values(r, seed=page.TRAIN_SEED, eval_seed=e)
 
 
 def test_where_a_leaking_models_loss_comes_from():

@@ -41,7 +41,7 @@ def test_the_rules_dtype_and_packing_tables_are_the_computed_ones(book_html):
     article = article_of(book_html, PAGE)
     rows = table_rows(article)
     text = flat(article.get_text())
-    rules = page.rules_values(6, 3, 2, 1, [0, 0, 0, 1, 1, 1])
+    rules = page.rules_values(**tn.RULES_EXAMPLE)
     packing = page.packing_values([0, 0, 0, 1, 1, 1], 3)
     dtype = page.dtype_values([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
     for table in (rules["tbl_rules"], packing["tbl_packing"], dtype["tbl_fill"]):
@@ -60,7 +60,7 @@ def test_every_glued_text_is_on_the_page(book_html):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
     sections = [
         page.batch_values(tn.demo_inputs()),
-        page.rules_values(6, 3, 2, 1, [0, 0, 0, 1, 1, 1]),
+        page.rules_values(**tn.RULES_EXAMPLE),
         page.dtype_values([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]),
         page.window_values(6, 3, 1),
         page.packing_values([0, 0, 0, 1, 1, 1], 3),

@@ -27,6 +27,9 @@ CAUSAL_HINT = {  # what nn.MultiheadAttention computed when told is_causal=True
     "top-left": "丢掉 `attn_mask`，按左上对齐的因果表算",
     "bottom-right": "丢掉 `attn_mask`，按右下对齐的因果表算",
 }
+# Where the is_causal observations of nn.MultiheadAttention were made: its slow path (a layer with the fast
+# path, a default layer in eval mode under no_grad with q, k, v one tensor, reads attn_mask instead).
+MHA_PATH = "观察时走慢路径：层不带偏置，Q、K、V 各不相同"
 FULLY_MASKED = {"nan": "NaN", "zeros": "全 0", "uniform": "平均读所有 Key", "error": "报错"}
 UNAVAILABLE = "unavailable"  # a kernel the device does not have: recorded, never shown as a result
 KERNELS = {"math": "math", "flash": "flash", "efficient": "memory-efficient", "cudnn": "cuDNN"}
@@ -143,7 +146,7 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
             f"`is_causal=True` 只是提示：不给 `attn_mask` 时{hint('without_mask')}；"
             f"给了 `attn_mask`，返回权重（默认）时{hint('with_mask')}，"
             f"`need_weights=False` 且不给 `key_padding_mask` 时{hint('with_mask_no_weights')}，"
-            f"同时给了 `key_padding_mask` 时{hint('with_mask_and_padding_no_weights')}",
+            f"同时给了 `key_padding_mask` 时{hint('with_mask_and_padding_no_weights')}（{MHA_PATH}）",
             where_words(
                 pytorch,
                 torch,

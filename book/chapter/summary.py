@@ -8,7 +8,7 @@ import math
 
 from chapter import conventions, fmt, mask, mask_checks
 from chapter.fmt import Table, glue_all  # noqa: F401  (the page calls page.glue_all)
-from chapter.mask_facts import claim, keys_text, positions_text
+from chapter.mask_facts import keys_text, positions_text
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
@@ -16,15 +16,17 @@ pf = importlib.import_module("02_pitfalls")
 tn = importlib.import_module("02_tensors")
 tl = importlib.import_module("02_tiles")
 
+PAGE = "小结一页"  # how fmt.holds names this page when a fixed sentence no longer holds
+
 # -- the visibility rules ---------------------------------------------------------------------------
-# The example every rule is counted on: six positions (queries and keys alike, no cache), a window of 3,
-# a prefix of 2, one sink, two documents of three tokens, the first position a PAD.
-N = 6
-W = 3
-PREFIX = 2
-N_SINK = 1
-DOCS = [0, 0, 0, 1, 1, 1]
-VALID = [False, True, True, True, True, True]
+# The example every rule is counted on is the tensors page's (02_tensors.RULES_EXAMPLE: queries and keys
+# alike, no cache), with the first position a PAD for the rules that read PAD.
+N = tn.RULES_EXAMPLE["n"]
+W = tn.RULES_EXAMPLE["w"]
+PREFIX = tn.RULES_EXAMPLE["n_prefix"]
+N_SINK = tn.RULES_EXAMPLE["n_sink"]
+DOCS = tn.RULES_EXAMPLE["doc_ids"]
+VALID = [False] + [True] * (N - 1)
 PAD = tn.padding([[int(x) for x in VALID]])
 BLOCK = 2  # the rules table's blocks when the example is computed in tiles (the tiles page)
 
@@ -57,7 +59,12 @@ RULES = {
         tn.sinks(N_SINK, W),
         "ch02-tensors",
     ),
-    "同一文档": ("打包时只读同一篇文档", "doc[k] == doc[q]", tn.document([DOCS]), "ch02-tensors"),
+    "同一文档（且因果）": (
+        "打包时只读同一篇文档里不晚于自己的位置",
+        "doc[k] == doc[q] and k <= q",
+        tn.and_rules(tn.causal, tn.document([DOCS])),
+        "ch02-tensors",
+    ),
 }
 # How a table names the page a label points to (short: a table cell is narrow).
 PAGE_NAMES = {
@@ -94,10 +101,12 @@ def predicate_agrees(name: str) -> bool:
 
 
 def rules_table() -> Table:
+    document_only = tn.visibility_batch(tn.document([DOCS]), 1, 1, N, N)[0, 0]
+    later = any(document_only[q, q + 1 :].any() for q in range(N))
+    fmt.holds(PAGE, {"单用 doc[k] == doc[q]，查询会读到同一篇里在它后面的位置": bool(later)})
     rows = []
     for name, (says, text, _, label) in RULES.items():
-        if not predicate_agrees(name):
-            raise AssertionError(f"{name}：印出的谓词 {text} 与教学代码的规则不一致")
+        fmt.holds(PAGE, {f"{name}：印出的谓词与教学代码的规则一致": predicate_agrees(name)})
         counts = " ".join(fmt.count(sum(row)) for row in rule_table(name))
         kinds = [x for row in tl.block_kinds(rule_table(name), BLOCK, BLOCK) for x in row]
         skipped = f"{fmt.count(kinds.count('empty'))} / {fmt.count(len(kinds))}"
@@ -121,7 +130,8 @@ PADDING = {
     "sdpa": "并进 `attn_mask`，可广播成 (B, H, n_query, n_key) {cite:p}`pytorch_sdpa`",
     "mha": "`key_padding_mask`，(B, n_key) {cite:p}`pytorch_mha`",
     "hf": "`attention_mask`，(B, 序列长度)，1 = 内容、0 = PAD {cite:p}`hf_attention_mask`",
-    "jax": "并进布尔的 `mask`，可广播成 (B, H, n_query, n_key) {cite:p}`jax_dot_product_attention`",
+    "jax": "并进布尔的 `mask`，可广播成 (B, H, n_query, n_key)；PAD 都在末尾时也可只给每个序列的长度"
+    "（`key_value_seq_lengths`、`query_seq_lengths`） {cite:p}`jax_dot_product_attention`",
     "keras": "`attention_mask`，(B, n_query, n_key) {cite:p}`keras_mha`",
 }
 # Short words for a narrow cell; the mask page's tables say the same at length (chapter.conventions).
@@ -172,7 +182,9 @@ def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
         [
             "因果标志（查询比 Key 少时）",
             f"`is_causal`：{ALIGN_SHORT[sdpa['is_causal']]}",
-            f"`is_causal` 只是提示（{link('ch02-mask-conventions')}）",
+            f"`is_causal` 只是提示；`need_weights=False`、不给 `key_padding_mask` 时"
+            f"{conventions.CAUSAL_HINT[mha['is_causal_with_mask_no_weights']]}"
+            f"（{conventions.MHA_PATH}；{link('ch02-mask-conventions')}）",
             "—",
             f"`is_causal`：{ALIGN_SHORT[jdpa['is_causal']]}",
             f"`use_causal_mask`：{ALIGN_SHORT[kmha['use_causal_mask']]}",
@@ -372,54 +384,45 @@ def caught_by(facts: dict, mistake: str) -> list[str]:
 
 
 def check_the_sentences(facts: dict) -> None:
-    """The page's sentences under the checks table, each fact checked (``claim`` names the sentence)."""
+    """The page's sentences under the checks table, each fact named by the sentence's words."""
     leak, pad, cache, rows = CHECKS
-    claim(
-        not caught_by(facts, "正确的写法") and not facts["gradient"]["正确的写法"],
-        "（表中）正确的写法哪一项检查都通过",
+    right = not caught_by(facts, "正确的写法") and not facts["gradient"]["正确的写法"]
+    only_pad = (
+        caught_by(facts, "把 PAD 当内容读") == caught_by(facts, "全屏蔽的行填大负数") == [pad]
     )
-    claim(
-        leak not in caught_by(facts, "有缓存时把行号当位置"),
-        "改后面的 V 看不出行号当位置",
+    nan = caught_by(facts, "全屏蔽的行照常做 softmax（−∞）") == [rows]
+    recompute = cache in caught_by(facts, "忘了因果规则") and cache in caught_by(
+        facts, "有缓存时把行号当位置"
     )
-    claim(
-        caught_by(facts, "把 PAD 当内容读") == [pad]
-        and caught_by(facts, "全屏蔽的行填大负数") == [pad],
-        "把 PAD 当内容读、给整行被屏蔽的行填大负数……只有改 PAD 的 V 认得出",
-    )
-    claim(
-        caught_by(facts, "全屏蔽的行照常做 softmax（−∞）") == [rows],
-        "NaN 只有“权重有限”认得出",
-    )
-    claim(
-        cache in caught_by(facts, "忘了因果规则")
-        and cache in caught_by(facts, "有缓存时把行号当位置"),
-        "与正确的整段重算比较认得出忘了因果规则和行号当位置",
-    )
-    claim(
-        facts["gradient"][BACKWARD_MISTAKE],
-        "反向传播的错只有梯度检查认得出",
-    )
-    claim(
-        all(
-            any(caught_by(facts, mistake) == [check] for mistake in facts["forward"])
-            for check in (pad, cache, rows)
-        ),
-        "（要记住）不泄漏、与正确的整段重算一致、权重有限、梯度检查各认得出别的检查漏掉的错",
+    each_alone = all(
+        any(caught_by(facts, mistake) == [check] for mistake in facts["forward"])
+        for check in (pad, cache, rows)
     )
     tiles = facts["tiles"]
     wrong_tilings = [name for name in tiles if name != "正确的写法"]
-    claim(
+    tiles_unseen = (
         not any(tiles["正确的写法"].values())
         and not any(tiles[name]["leak"] for name in wrong_tilings)
-        and all(tiles[name]["tiled"] for name in wrong_tilings),
-        "分块计算的四种错误都不读未来，改后面的 V 一个也认不出……与一次算完的结果对照",
+        and all(tiles[name]["tiled"] for name in wrong_tilings)
     )
-    claim(
-        [name for name in wrong_tilings if tiles[name]["cache"]]
-        == [name for name in wrong_tilings if TILE_MISTAKES[name] != "no_guard"]
-        and [c for c, hit in tiles["分块：m = −∞ 时没有保护"].items() if hit] == ["tiled"],
-        "与正确的整段重算比较认得出其中三种，m = −∞ 时没有保护……要与一次算完的结果对照才认得出",
+    three = [name for name in wrong_tilings if tiles[name]["cache"]] == [
+        name for name in wrong_tilings if TILE_MISTAKES[name] != "no_guard"
+    ]
+    no_guard = [c for c, hit in tiles["分块：m = −∞ 时没有保护"].items() if hit] == ["tiled"]
+    fmt.holds(
+        PAGE,
+        {
+            "（表中）正确的写法哪一项检查都通过": right,
+            "改后面的 V 看不出行号当位置": leak not in caught_by(facts, "有缓存时把行号当位置"),
+            "把 PAD 当内容读、给整行被屏蔽的行填大负数……只有改 PAD 的 V 认得出": only_pad,
+            "前向的几种写法里，NaN 只有“权重有限”认得出": nan,
+            "与正确的整段重算比较认得出忘了因果规则和行号当位置": recompute,
+            "反向传播的错只有梯度检查认得出": facts["gradient"][BACKWARD_MISTAKE],
+            "（要记住）各认得出别的检查漏掉的错": each_alone,
+            "分块计算的四种错误都不读未来，改后面的 V 一个也认不出……与一次算完的结果对照": tiles_unseen,
+            "与正确的整段重算比较认得出其中三种，m = −∞ 时没有保护……分块对照才认得出": three
+            and no_guard,
+        },
     )
 
 
