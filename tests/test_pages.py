@@ -70,20 +70,6 @@ def test_the_whole_teaching_file_is_shown_as_it_is(book_html, page, teaching):
     assert shown.rstrip("\n") == (ROOT / "code" / teaching).read_text(encoding="utf-8").rstrip("\n")
 
 
-@pytest.mark.build
-@pytest.mark.parametrize("page, teaching", PAGES)
-def test_the_run_output_is_what_the_file_prints(book_html, page, teaching):
-    shown = section_of(_article(book_html, page), "运行结果示例").find("pre").get_text()
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "code" / teaching)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT / "code",
-    )
-    assert json.loads(shown) == json.loads(run.stdout)
-
-
 def json_listings(article) -> list[str]:
     """The page's listings that are a JSON object: run outputs and the records of make crosscheck."""
     found = []
@@ -159,10 +145,16 @@ def _downloads(book_html: Path, page: str) -> list[Path]:
 
 @pytest.mark.build
 @pytest.mark.parametrize("page, teaching", PAGES)
-def test_every_download_runs_alone_beside_the_others_it_names(book_html, page, teaching, tmp_path):
+def test_every_download_runs_alone_and_the_teaching_file_prints_the_run_output(
+    book_html, page, teaching, tmp_path
+):
+    """Each file is run once, the way a reader runs a download; the teaching file's output is the page's
+    运行结果示例 (the same file as in code/: test_the_whole_teaching_file_is_shown_as_it_is)."""
+    shown = section_of(_article(book_html, page), "运行结果示例").find("pre").get_text()
     files = _downloads(book_html, page)
     names = [f.name for f in files]
     assert teaching in names and f"02_exercises_{page}.py" in names, names
+    assert not take_home.needs_torch(teaching)  # so it is run below
     for f in files:
         shutil.copy(f, tmp_path / f.name)
     for name in names:
@@ -186,6 +178,10 @@ def test_every_download_runs_alone_beside_the_others_it_names(book_html, page, t
         )
         assert run.returncode == 0, f"{page}: {name}\n{run.stderr[-2000:]}"
         assert isinstance(json.loads(run.stdout), dict), name
+        if name == teaching:
+            assert json.loads(shown) == json.loads(run.stdout), (
+                f"{page}: 运行结果示例 is not what {name} prints"
+            )
     if "02_attention.py" in names and teaching != "02_attention.py":
         # The page says, next to the download, that the file needs 02_attention.py beside it.
         paragraph = next(
