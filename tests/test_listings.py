@@ -39,9 +39,12 @@ def test_a_wide_line_is_found():
     assert wide_lines("y" * MAX_COLUMNS) == []
 
 
-@pytest.mark.parametrize("path", CODE_FILES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_line_of_the_code_is_wider_than_100_columns(path):
-    assert wide_lines(path.read_text(encoding="utf-8")) == [], path.name
+def test_no_line_of_the_code_is_wider_than_100_columns():
+    found = {
+        str(p.relative_to(ROOT)): wide_lines(p.read_text(encoding="utf-8")) for p in CODE_FILES
+    }
+    assert len(found) > 30
+    assert {name: lines for name, lines in found.items() if lines} == {}
 
 
 @pytest.mark.browser
