@@ -9,6 +9,7 @@ numbers, sentences and figure) is tested in ``tests/test_page_<page>.py``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -35,8 +36,14 @@ PAGES = CHAPTER_PAGES
 NAMES = [page for page, _ in PAGES]
 
 
+@functools.cache
+def _soup(book_html: Path, page: str):
+    """The built page parsed once per test process, for the tests that only read it."""
+    return soup_of(book_html, f"ch02/{page}.html")
+
+
 def _article(book_html: Path, page: str):
-    return article_of(book_html, f"ch02/{page}.html")
+    return _soup(book_html, page).find("article")
 
 
 @pytest.mark.build
@@ -54,17 +61,14 @@ def test_the_chapter_contents_list_the_pages_in_reading_order(book_html):
         f"{p}.html" for p in NAMES
     ]
     for before, after in zip(NAMES, NAMES[1:]):
-        assert (
-            soup_of(book_html, f"ch02/{before}.html").select_one("a.right-next")["href"]
-            == f"{after}.html"
-        )
+        assert _soup(book_html, before).select_one("a.right-next")["href"] == f"{after}.html"
 
 
 @pytest.mark.build
 @pytest.mark.parametrize("page, teaching", PAGES)
 def test_the_whole_teaching_file_is_shown_as_it_is(book_html, page, teaching):
-    pre = section_of(_article(book_html, page), "完整教学代码").find("pre")
-    for number in pre.select("span.linenos"):  # the listing's line numbers are not code
+    pre = section_of(article_of(book_html, f"ch02/{page}.html"), "完整教学代码").find("pre")
+    for number in pre.select("span.linenos"):  # the listing's line numbers are not code (own copy)
         number.decompose()
     shown = pre.get_text()
     assert shown.rstrip("\n") == (ROOT / "code" / teaching).read_text(encoding="utf-8").rstrip("\n")
