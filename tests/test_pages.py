@@ -29,6 +29,7 @@ from conftest import (
     section_of,
     soup_of,
 )
+from test_listings import assert_a_100_column_line_fits_the_listing
 
 from chapter import fmt, take_home
 
@@ -198,8 +199,11 @@ def test_every_download_runs_alone_and_the_teaching_file_prints_the_run_output(
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", NAMES)
-def test_the_page_reads_offline_without_errors_and_passes_axe(open_page, book_html, page):
+def test_the_page_reads_offline_without_errors_passes_axe_and_fits_a_100_column_line(
+    open_page, book_html, page
+):
     shown = open_page(f"ch02/{page}.html", maths=True, reduced_motion="reduce")
     assert_offline(shown, book_html)
     assert not shown.errors, shown.errors
     assert_axe_clean(shown, note=page)
+    assert_a_100_column_line_fits_the_listing(shown, page)  # last: it opens the listing's block
