@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,15 @@ pytestmark = pytest.mark.build  # every test here reads the session's book build
 att = importlib.import_module("02_attention")
 
 
+@functools.cache
+def page(book_html: Path, name: str):
+    """A built page parsed once per test process, for the tests that only read it (the two that take
+    parts out of a page, _prose and the calculation scan, parse their own copy)."""
+    return soup_of(book_html, name)
+
+
 def test_chapter_opening_and_landing_page(book_html):
-    opening = soup_of(book_html, "ch02/index.html")
+    opening = page(book_html, "ch02/index.html")
     headings = [heading_text(h) for h in opening.find("article").find_all(["h1", "h2", "h3"])]
     assert headings[:2] == ["注意力：对象、状态与步骤", "沿着对象与状态理解本章"]
     for term in ("多头", "位置旋转", "反向传播"):
@@ -29,7 +38,7 @@ def test_chapter_opening_and_landing_page(book_html):
     assert projections is not None and projections.find("img") is not None
     assert projections.find("img").get("alt", "").startswith("示意图")
     assert opening.find("article").find("a", href="multihead.html") is not None
-    landing = soup_of(book_html, "index.html")
+    landing = page(book_html, "index.html")
     toc = landing.find(class_="toctree-wrapper")
     assert toc.find(class_="caption").get_text(strip=True) == "第 2 章"
     # The chapter's opening and every page of its toctree, in order, as titles only.
@@ -50,7 +59,7 @@ def test_the_chapter_lists_the_mask_page():
 
 @pytest.mark.parametrize("name", ["index.html", "ch02/index.html", "ch02/mask.html"])
 def test_the_sidebar_shows_every_page_once_under_distinct_titles(book_html, name):
-    soup = soup_of(book_html, name)
+    soup = page(book_html, name)
     sidebar = soup.select_one(".bd-sidebar-primary")
     brand = sidebar.select_one(".navbar-brand").get_text(" ", strip=True)
     caption = sidebar.select_one(".caption-text").get_text(strip=True)
@@ -64,7 +73,7 @@ def test_the_sidebar_shows_every_page_once_under_distinct_titles(book_html, name
 
 
 def test_every_example_states_its_inputs_first(book_html):
-    soup = soup_of(book_html, "ch02/mask.html")
+    soup = page(book_html, "ch02/mask.html")
     boxes = [
         a
         for a in soup.find("article").find_all(class_="admonition")
@@ -74,7 +83,7 @@ def test_every_example_states_its_inputs_first(book_html):
 
 
 def test_the_softmax_numbers_come_from_the_run(book_html):
-    text = article_of(book_html, "ch02/mask.html").get_text()
+    text = page(book_html, "ch02/mask.html").find("article").get_text()
     p = att.softmax([0, 1, 2])
     assert "softmax([0, 1, 2]) ≈ [" + ", ".join(fmt.fmt(x) for x in p) + "]" in text
     mixed = sum(pj * x for pj, x in zip(p, [10, 20, 30]))
@@ -82,7 +91,7 @@ def test_the_softmax_numbers_come_from_the_run(book_html):
 
 
 def test_the_weight_table_holds_the_computed_weights(book_html):
-    soup = soup_of(book_html, "ch02/mask.html")
+    soup = page(book_html, "ch02/mask.html")
     weights, outputs = att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V)
     rows = table_rows(soup.find("article"), cells=("td",))
     for i, (row, out) in enumerate(zip(weights, outputs)):
@@ -90,7 +99,7 @@ def test_the_weight_table_holds_the_computed_weights(book_html):
 
 
 def test_the_empty_row_error_is_the_codes_own_message(book_html):
-    text = article_of(book_html, "ch02/mask.html").get_text()
+    text = page(book_html, "ch02/mask.html").find("article").get_text()
     with pytest.raises(ValueError) as error:
         att.attention(att.DEMO_Q, att.DEMO_K, att.DEMO_V, key_valid=[False, True, True])
     assert str(error.value) in text
@@ -128,10 +137,10 @@ def test_no_long_sentence_of_the_mask_page_is_said_twice(book_html):
 
 
 def test_the_wrong_offset_is_summed_up_once(book_html):
-    text = article_of(book_html, "ch02/mask.html").get_text()
+    text = page(book_html, "ch02/mask.html").find("article").get_text()
     assert text.count("不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到") == 1
     # and the temperature table is the scaling page's: no table on the mask page has a temperature row
-    rows = table_rows(article_of(book_html, "ch02/mask.html"))
+    rows = table_rows(page(book_html, "ch02/mask.html").find("article"))
     assert not any(cell.startswith("基准 [") for row in rows for cell in row)
 
 
@@ -164,7 +173,7 @@ def test_no_emphasis_is_left_as_asterisks(book_html, name):
 def test_the_dtype_paragraph_shows_float16(book_html):
     import numpy as np
 
-    text = article_of(book_html, "ch02/mask.html").get_text()
+    text = page(book_html, "ch02/mask.html").find("article").get_text()
     with np.errstate(over="ignore"):
         assert np.isinf(np.float16(-1e9)) and np.isinf(
             np.finfo(np.float16).min + np.finfo(np.float16).min
@@ -177,7 +186,7 @@ def test_the_dtype_paragraph_shows_float16(book_html):
 
 
 def test_the_opening_says_which_teaching_file_uses_numpy(book_html):
-    text = article_of(book_html, "ch02/index.html").get_text()
+    text = page(book_html, "ch02/index.html").find("article").get_text()
     assert "没有用到任何矩阵库" not in text
     values = opening.opening()
     assert f"要 numpy 才能运行的只有 {values['numpy_files']}：" in text
@@ -188,26 +197,44 @@ def _html_files(book_html: Path):
     return sorted(p for p in book_html.rglob("*.html") if "_static" not in p.parts)
 
 
+class Loads(HTMLParser):
+    """What a page loads: each script, stylesheet or preload link, image and frame, as (tag, url).
+
+    Only the tags are read, with the parser BeautifulSoup itself uses, not a whole tree per page.
+
+    >>> page = Loads()
+    >>> page.feed('<link rel="stylesheet" href="a.css"><link rel="prev" href="b.html"><img src="c.png">')
+    >>> page.loads
+    [('link', 'a.css'), ('img', 'c.png')]
+    """
+
+    WHERE = {"script": "src", "link": "href", "img": "src", "iframe": "src"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        attributes = dict(attrs)
+        url = attributes.get(self.WHERE.get(tag, ""))
+        rel = (attributes.get("rel") or "").split()
+        if url and (tag != "link" or "stylesheet" in rel or "preload" in rel):
+            self.loads.append((tag, url))
+
+
 def test_no_page_loads_anything_from_the_network(book_html):
     for html in _html_files(book_html):
-        soup = soup_of(html.parent, html.name)
-        for tag, attr in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src")):
-            for el in soup.find_all(tag):
-                url = el.get(attr)
-                if not url or (
-                    tag == "link"
-                    and "stylesheet" not in el.get("rel", [])
-                    and "preload" not in el.get("rel", [])
-                ):
-                    continue
-                assert not re.match(r"^(https?:)?//", url), f"{html.name}: {tag} {url}"
-                assert (html.parent / url.split("?")[0]).resolve().is_file(), (
-                    f"{html.name}: {url} missing"
-                )
+        page = Loads()
+        page.feed(html.read_text(encoding="utf-8"))
+        for tag, url in page.loads:
+            assert not re.match(r"^(https?:)?//", url), f"{html.name}: {tag} {url}"
+            assert (html.parent / url.split("?")[0]).resolve().is_file(), (
+                f"{html.name}: {url} missing"
+            )
 
 
 def test_maths_is_rendered_by_a_local_mathjax(book_html):
-    soup = soup_of(book_html, "ch02/index.html")
+    soup = page(book_html, "ch02/index.html")
     sources = [s.get("src", "") for s in soup.find_all("script")]
     assert any(s.startswith("../_static/mathjax/") for s in sources), sources
     assert (book_html / "_static" / "mathjax" / "tex-chtml.js").is_file()
@@ -248,7 +275,7 @@ def tables(soup: BeautifulSoup) -> list[list[list[str]]]:
 
 
 def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
-    soup = soup_of(book_html, "ch02/mask.html")
+    soup = page(book_html, "ch02/mask.html")
     (policies,) = [t for t in tables(soup) if t[0][0] == "策略"]
     rows = {row[0]: row[1:] for row in policies[1:]}
     assert len(rows) == 4
@@ -273,7 +300,7 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
 
 
 def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
-    text = article_of(book_html, "ch02/mask.html").get_text()
+    text = page(book_html, "ch02/mask.html").find("article").get_text()
     assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
     cache = mask.cache_section()
     assert (
@@ -287,18 +314,18 @@ def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     # new = 2 is F12's last step; the text names it and does not draw its two tables again
     label = f"行 1（绝对位置 {mask_figure.PAST + 1}）"  # the second new query of F12's last step
     shown = [
-        t for t in tables(soup_of(book_html, "ch02/mask.html")) if any(row[0] == label for row in t)
+        t for t in tables(page(book_html, "ch02/mask.html")) if any(row[0] == label for row in t)
     ]
     assert len(shown) == 1  # F12's own table, not a second copy in the text
     assert f"past = {mask_figure.PAST}、new = {mask_figure.NEW} 的下表" in text
     # the library flag is defined where the core first uses it: a link to the glossary
-    section = soup_of(book_html, "ch02/mask.html").find(id="ch02-mask-cache")
+    section = page(book_html, "ch02/mask.html").find(id="ch02-mask-cache")
     links = section.find_all("a", href=True)
     assert any(a.get_text() == "因果标志" and "glossary.html" in a["href"] for a in links)
 
 
 def test_the_figure_explanations_are_the_generated_ones(book_html):
-    soup = soup_of(book_html, "ch02/mask.html")
+    soup = page(book_html, "ch02/mask.html")
     shown = [
         e.get_text(strip=True)
         for e in soup.select("[data-step-figure='F12'] .step-figure-explanation")
@@ -308,7 +335,7 @@ def test_the_figure_explanations_are_the_generated_ones(book_html):
 
 
 def test_one_row_is_computed_through_every_step_by_row_steps(book_html):
-    soup = soup_of(book_html, "ch02/mask.html")
+    soup = page(book_html, "ch02/mask.html")
     (hand,) = [{row[0]: row[1:] for row in t[1:]} for t in tables(soup) if t[0][0] == "步骤 ＼ Key"]
     q = att.DEMO_Q
     k = att.DEMO_K
@@ -334,13 +361,13 @@ def test_one_row_is_computed_through_every_step_by_row_steps(book_html):
 
 
 def test_the_pad_examples_say_which_real_queries_changed(book_html):
-    text = article_of(book_html, "ch02/mask.html").get_text()
+    text = page(book_html, "ch02/mask.html").find("article").get_text()
     assert text.count("因 PAD 规则不再读") >= 2
     assert "整行被屏蔽" in text
 
 
 def test_the_run_commands_say_how_to_get_the_test_tools(book_html):
-    soup = soup_of(book_html, "ch02/mask.html")
+    soup = page(book_html, "ch02/mask.html")
     section = section_of(soup.find("article"), "运行命令")
     code = section.get_text()
     assert "make venv" in code and ".venv/bin/pytest code/" in code
@@ -398,8 +425,8 @@ def test_a_written_out_calculation_says_equals_only_when_its_printed_numbers_giv
     # Each term is printed rounded; when the printed terms do not give the printed result to its last
     # digit, the page writes ≈ (chapter.fmt.equals), so that a reader checking by hand is not misled.
     checked = 0
-    for page in sorted(book_html.rglob("*.html")):
-        article = soup_of(book_html, page.relative_to(book_html).as_posix()).find("article")
+    for html in sorted(book_html.rglob("*.html")):
+        article = soup_of(book_html, html.relative_to(book_html).as_posix()).find("article")
         if article is None:
             continue
         for maths in article.find_all("math"):
@@ -409,6 +436,6 @@ def test_a_written_out_calculation_says_equals_only_when_its_printed_numbers_giv
         ):
             digits = len(result.split(".")[1])
             agrees = f"{printed_value(expression):.{digits}f}" == result.replace("−", "-")
-            assert agrees == (sign == "="), f"{page.name}: {expression} {sign} {result}"
+            assert agrees == (sign == "="), f"{html.name}: {expression} {sign} {result}"
             checked += 1
     assert checked >= 10  # the scan still finds the pages' written-out calculations

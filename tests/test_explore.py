@@ -94,13 +94,18 @@ READ = """
   const pads = ["none", "front", "end"];
   const text = (cell) => cell.firstChild ? cell.firstChild.textContent : "";
   const grid = (table) => [...table.tBodies[0].rows].map(tr => [...tr.cells].slice(1).map(text));
-  get("wrong").checked = true;
+  // As a reader does: change a control only when it does not show the wanted value already.
+  const choose = (name, value) => {
+    const el = get(name);
+    if (el.value !== value) { el.value = value; fire(el); }
+  };
+  get("wrong").checked = true; fire(get("wrong"));
   return states.map(([past, fresh, pad, count, causal]) => {
-    get("past").value = String(past); fire(get("past"));
-    get("new").value = String(fresh - 1); fire(get("new"));
-    get("causal").checked = causal; fire(get("causal"));
-    get("pad").value = String(pads.indexOf(pad)); fire(get("pad"));
-    if (pad !== "none") { get("count").value = String(count - 1); fire(get("count")); }
+    choose("past", String(past));
+    choose("new", String(fresh - 1));
+    if (get("causal").checked !== causal) { get("causal").checked = causal; fire(get("causal")); }
+    choose("pad", String(pads.indexOf(pad)));
+    if (pad !== "none") choose("count", String(count - 1));
     const panel = get("past").closest(".step-figure-explore");
     const [vis, mask, wrong] = panel.querySelectorAll("table");
     const lists = panel.querySelectorAll("ul");

@@ -9,6 +9,7 @@ numbers, sentences and figure) is tested in ``tests/test_page_<page>.py``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -28,6 +29,7 @@ from conftest import (
     section_of,
     soup_of,
 )
+from test_listings import assert_a_100_column_line_fits_the_listing
 
 from chapter import fmt, take_home
 
@@ -35,8 +37,14 @@ PAGES = CHAPTER_PAGES
 NAMES = [page for page, _ in PAGES]
 
 
+@functools.cache
+def _soup(book_html: Path, page: str):
+    """The built page parsed once per test process, for the tests that only read it."""
+    return soup_of(book_html, f"ch02/{page}.html")
+
+
 def _article(book_html: Path, page: str):
-    return article_of(book_html, f"ch02/{page}.html")
+    return _soup(book_html, page).find("article")
 
 
 @pytest.mark.build
@@ -54,34 +62,17 @@ def test_the_chapter_contents_list_the_pages_in_reading_order(book_html):
         f"{p}.html" for p in NAMES
     ]
     for before, after in zip(NAMES, NAMES[1:]):
-        assert (
-            soup_of(book_html, f"ch02/{before}.html").select_one("a.right-next")["href"]
-            == f"{after}.html"
-        )
+        assert _soup(book_html, before).select_one("a.right-next")["href"] == f"{after}.html"
 
 
 @pytest.mark.build
 @pytest.mark.parametrize("page, teaching", PAGES)
 def test_the_whole_teaching_file_is_shown_as_it_is(book_html, page, teaching):
-    pre = section_of(_article(book_html, page), "完整教学代码").find("pre")
-    for number in pre.select("span.linenos"):  # the listing's line numbers are not code
+    pre = section_of(article_of(book_html, f"ch02/{page}.html"), "完整教学代码").find("pre")
+    for number in pre.select("span.linenos"):  # the listing's line numbers are not code (own copy)
         number.decompose()
     shown = pre.get_text()
     assert shown.rstrip("\n") == (ROOT / "code" / teaching).read_text(encoding="utf-8").rstrip("\n")
-
-
-@pytest.mark.build
-@pytest.mark.parametrize("page, teaching", PAGES)
-def test_the_run_output_is_what_the_file_prints(book_html, page, teaching):
-    shown = section_of(_article(book_html, page), "运行结果示例").find("pre").get_text()
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "code" / teaching)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT / "code",
-    )
-    assert json.loads(shown) == json.loads(run.stdout)
 
 
 def json_listings(article) -> list[str]:
@@ -159,10 +150,16 @@ def _downloads(book_html: Path, page: str) -> list[Path]:
 
 @pytest.mark.build
 @pytest.mark.parametrize("page, teaching", PAGES)
-def test_every_download_runs_alone_beside_the_others_it_names(book_html, page, teaching, tmp_path):
+def test_every_download_runs_alone_and_the_teaching_file_prints_the_run_output(
+    book_html, page, teaching, tmp_path
+):
+    """Each file is run once, the way a reader runs a download; the teaching file's output is the page's
+    运行结果示例 (the same file as in code/: test_the_whole_teaching_file_is_shown_as_it_is)."""
+    shown = section_of(_article(book_html, page), "运行结果示例").find("pre").get_text()
     files = _downloads(book_html, page)
     names = [f.name for f in files]
     assert teaching in names and f"02_exercises_{page}.py" in names, names
+    assert not take_home.needs_torch(teaching)  # so it is run below
     for f in files:
         shutil.copy(f, tmp_path / f.name)
     for name in names:
@@ -186,6 +183,10 @@ def test_every_download_runs_alone_beside_the_others_it_names(book_html, page, t
         )
         assert run.returncode == 0, f"{page}: {name}\n{run.stderr[-2000:]}"
         assert isinstance(json.loads(run.stdout), dict), name
+        if name == teaching:
+            assert json.loads(shown) == json.loads(run.stdout), (
+                f"{page}: 运行结果示例 is not what {name} prints"
+            )
     if "02_attention.py" in names and teaching != "02_attention.py":
         # The page says, next to the download, that the file needs 02_attention.py beside it.
         paragraph = next(
@@ -198,8 +199,11 @@ def test_every_download_runs_alone_beside_the_others_it_names(book_html, page, t
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", NAMES)
-def test_the_page_reads_offline_without_errors_and_passes_axe(open_page, book_html, page):
+def test_the_page_reads_offline_without_errors_passes_axe_and_fits_a_100_column_line(
+    open_page, book_html, page
+):
     shown = open_page(f"ch02/{page}.html", maths=True, reduced_motion="reduce")
     assert_offline(shown, book_html)
     assert not shown.errors, shown.errors
     assert_axe_clean(shown, note=page)
+    assert_a_100_column_line_fits_the_listing(shown, page)  # last: it opens the listing's block

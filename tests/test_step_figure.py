@@ -1,14 +1,19 @@
 """The step-figure extension on a tiny project: each builder's output, dependencies and errors.
 
-Each test builds a one-page MyST project in ``tmp_path`` whose frames come from a small module
-in its own ``code/`` folder, the way the book's figures come from the book-side package
-(``book/chapter/mask.py``, which uses ``code/02_attention.py``).
+The tests build a one-page MyST project whose frames come from a small module in its own ``code/``
+folder, the way the book's figures come from the book-side package (``book/chapter/mask.py``, which
+uses ``code/02_attention.py``). Each builder's output of the plain project is built once per session
+(``tiny_build``) and read by every test that needs it. The errors a bad argument or a failing function
+gives are asked of the directive's own functions (``frames_of``); one build shows that such an error
+stops the page with its message and place.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import re
+import sys
 import textwrap
 from pathlib import Path
 
@@ -20,6 +25,9 @@ from sphinx.util.console import strip_escape_sequences
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ROOT / "code"
 CHAPTER = ROOT / "book" / "chapter"
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+
+from step_figure.directive import StepFigureError, frames_of  # noqa: E402
 
 FRAMES = """
 from tiny_helper import CONDITIONS
@@ -118,14 +126,31 @@ def build(src: Path, builder: str) -> tuple[SphinxTestApp, str]:
     return app, strip_escape_sequences(app.warning.getvalue())
 
 
+_BUILT: dict[
+    str, tuple[SphinxTestApp, str]
+] = {}  # builder: the plain project's build, this session
+
+
+@pytest.fixture()
+def tiny_build(tmp_path_factory):
+    """``tiny_build(builder)``: the plain tiny project built by that builder, once per session."""
+
+    def build_once(builder: str) -> tuple[SphinxTestApp, str]:
+        if builder not in _BUILT:
+            _BUILT[builder] = build(project(tmp_path_factory.mktemp(builder)), builder)
+        return _BUILT[builder]
+
+    return build_once
+
+
 CAPTIONS = [
     f"{k} / 5 · {c}"
     for k, c in enumerate(["条件甲", "条件乙", "条件丙", "条件丁", "条件戊"], start=1)
 ]
 
 
-def test_html_has_every_frame_and_the_hooks_the_script_uses(tmp_path):
-    app, warnings = build(project(tmp_path), "html")
+def test_html_has_every_frame_and_the_hooks_the_script_uses(tiny_build):
+    app, warnings = tiny_build("html")
     assert warnings == ""
     soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
 
@@ -177,8 +202,8 @@ def test_html_has_every_frame_and_the_hooks_the_script_uses(tmp_path):
         assert not re.search(r"https?://", text), f"{name} must not load anything from the network"
 
 
-def test_latex_is_a_static_sequence_without_html(tmp_path):
-    app, warnings = build(project(tmp_path), "latex")
+def test_latex_is_a_static_sequence_without_html(tiny_build):
+    app, warnings = tiny_build("latex")
     assert warnings == ""
     (tex_file,) = app.outdir.glob("*.tex")
     tex = tex_file.read_text(encoding="utf-8")
@@ -193,8 +218,8 @@ def test_latex_is_a_static_sequence_without_html(tmp_path):
         assert html not in tex
 
 
-def test_text_reads_in_order(tmp_path):
-    app, warnings = build(project(tmp_path), "text")
+def test_text_reads_in_order(tiny_build):
+    app, warnings = tiny_build("text")
     assert warnings == ""
     text = (app.outdir / "index.txt").read_text(encoding="utf-8")
     positions = [text.index(caption) for caption in CAPTIONS]
@@ -203,8 +228,8 @@ def test_text_reads_in_order(tmp_path):
     assert "颜色只帮助区分" not in text  # the player's help is for the HTML player only
 
 
-def test_other_builders_get_the_content_without_the_containers(tmp_path):
-    app, warnings = build(project(tmp_path), "man")
+def test_other_builders_get_the_content_without_the_containers(tiny_build):
+    app, warnings = tiny_build("man")
     assert warnings == ""
     man = next(app.outdir.glob("*.1")).read_text(encoding="utf-8")
     assert all(caption in man for caption in CAPTIONS)
@@ -229,39 +254,61 @@ def test_a_change_in_code_changes_the_figure_on_the_next_build(tmp_path):
     assert "1 / 5 · 改过的条件" in html and "条件甲" not in html
 
 
-@pytest.mark.parametrize(
-    ("target", "message"),
-    [
-        ("tiny_figs", "the argument must be 'module:function'"),
-        ("nowhere:frames", "no file"),
-        ("tiny_figs:missing", "tiny_figs.py has no function missing()"),
-        (
-            "tiny_figs:broken",
-            "broken() failed: ZeroDivisionError: division by zero (at tiny_figs.py, line",
-        ),
-        (
-            "tiny_figs:bad_state",
-            "frames[0].tables[0].rows[0][1].state must be 'allowed', 'forbidden' or None",
-        ),
-        ("tiny_figs:short_row", "frames[1].tables[0].rows[1] has 2 cells, the header 3"),
-    ],
-)
-def test_a_bad_argument_or_a_failing_function_is_a_clear_error(tmp_path, target, message):
+BAD_TARGETS = [
+    ("tiny_figs", "the argument must be 'module:function'"),
+    ("nowhere:frames", "no file"),
+    ("tiny_figs:missing", "tiny_figs.py has no function missing()"),
+    (
+        "tiny_figs:broken",
+        "broken() failed: ZeroDivisionError: division by zero (at tiny_figs.py, line",
+    ),
+    (
+        "tiny_figs:bad_state",
+        "frames[0].tables[0].rows[0][1].state must be 'allowed', 'forbidden' or None",
+    ),
+    ("tiny_figs:short_row", "frames[1].tables[0].rows[1] has 2 cells, the header 3"),
+]
+
+
+def test_a_bad_argument_or_a_failing_function_is_a_clear_error(tmp_path):
+    project(tmp_path)
+    wrong = {}
+    for target, message in BAD_TARGETS:
+        with pytest.raises(StepFigureError) as error:
+            frames_of(target, tmp_path / "code", None)
+        if not (
+            str(error.value).startswith(f"step-figure {target}") and message in str(error.value)
+        ):
+            wrong[target] = str(error.value)
+    assert wrong == {}
+    assert len(frames_of("tiny_figs:frames", tmp_path / "code", None)) == 5
+
+
+def test_an_error_stops_the_build_naming_the_page_and_the_argument(tmp_path):
+    target, message = BAD_TARGETS[3]
     app, warnings = build(project(tmp_path, target), "html")
-    assert "ERROR" in warnings and f"step-figure {target}" in warnings and message in warnings, (
-        warnings
-    )
-    assert "index.md" in warnings  # the page and line of the directive
+    assert "ERROR" in warnings and f"step-figure {target}: {message}" in warnings, warnings
+    assert "index.md:3" in warnings  # the page and line of the directive
 
 
-def test_the_books_f12_frames_build_from_the_teaching_code(tmp_path):
+def test_the_books_f12_frames_and_explore_states_build_from_the_teaching_code(tmp_path):
     att = importlib.import_module("02_attention")
+    figs = importlib.import_module("chapter.mask_figure")
     src = project(tmp_path, "chapter.mask_figure:f12_frames", code_dir=CODE, package_dir=CHAPTER)
+    page = src / "index.md"
+    page.write_text(
+        page.read_text(encoding="utf-8").replace(
+            ":question:", ":explore: chapter.mask_figure:f12_explore_states\n:question:"
+        ),
+        encoding="utf-8",
+    )
     app, warnings = build(src, "html")
     assert warnings == ""
     deps = {Path(p).name for p in app.env.dependencies["index"]}
     assert {"mask_figure.py", "fmt.py", "02_attention.py"} <= deps
     soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
+    data = json.loads(soup.select_one(".step-figure-explore script").string)
+    assert data == figs.f12_explore_states()
     frames = soup.select(".step-figure-frame")
     assert [f.select_one(".step-figure-caption").get_text() for f in frames[:3]] == [
         f"{k + 1} / 5 · 处理绝对位置 {k}" for k in range(3)

@@ -1,17 +1,22 @@
 """The step-figure's ``:explore:`` option on a tiny project: HTML carries the data, LaTeX and text do not.
 
-Same tiny project as tests/test_step_figure.py (its ``project`` and ``build``), with an explore
-function added next to the frames function.
+Same tiny project as tests/test_step_figure.py (its ``project``, ``build`` and the plain project's
+builds, ``tiny_build``), with an explore function added next to the frames function. The book's own
+explore states are built with its frames in tests/test_step_figure.py; the panel they drive is tested
+in the browser in tests/test_explore.py.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import pytest
+import test_step_figure
 from bs4 import BeautifulSoup
-from test_step_figure import CHAPTER, CODE, build, project
+from step_figure.directive import explore_of
+from test_step_figure import StepFigureError, build, project
+
+tiny_build = test_step_figure.tiny_build  # the plain project's builds, shared with that module
 
 EXPLORE = """
 
@@ -84,8 +89,8 @@ def test_html_carries_the_data_in_a_hidden_container_and_loads_the_panel(tmp_pat
     assert "step_figure_explore" not in (app.outdir / "plain.html").read_text(encoding="utf-8")
 
 
-def test_without_the_option_there_is_no_panel_and_no_panel_script(tmp_path):
-    app, warnings = build(explore_project(tmp_path, option=None), "html")
+def test_without_the_option_there_is_no_panel_and_no_panel_script(tiny_build):
+    app, warnings = tiny_build("html")
     assert warnings == ""
     html = (app.outdir / "index.html").read_text(encoding="utf-8")
     assert "step-figure-explore" not in html and "step_figure_explore" not in html
@@ -93,10 +98,12 @@ def test_without_the_option_there_is_no_panel_and_no_panel_script(tmp_path):
 
 
 @pytest.mark.parametrize("builder, suffix", [("latex", ".tex"), ("text", ".txt")])
-def test_latex_and_text_leave_the_panel_out_and_are_unchanged(tmp_path, builder, suffix):
-    with_panel, warnings = build(explore_project(tmp_path / "with"), builder)
+def test_latex_and_text_leave_the_panel_out_and_are_unchanged(
+    tmp_path, tiny_build, builder, suffix
+):
+    with_panel, warnings = build(explore_project(tmp_path), builder)
     assert warnings == ""
-    without, warnings = build(explore_project(tmp_path / "without", option=None), builder)
+    without, warnings = tiny_build(builder)
     assert warnings == ""
     (out,) = (
         with_panel.outdir.glob(f"*{suffix}")
@@ -117,36 +124,24 @@ def test_other_builders_leave_the_panel_out(tmp_path):
     assert "试一试" not in next(app.outdir.glob("*.1")).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(
-    ("option", "message"),
-    [
-        ("tiny_figs:nowhere", "tiny_figs.py has no function nowhere()"),
-        ("tiny_figs:broken", "broken() failed: ZeroDivisionError"),
-        ("tiny_figs:missing_key", "lacks ['states']"),
-        ("tiny_figs:not_json", "is not plain JSON data"),
-        ("explore", "the argument must be 'module:function'"),
-    ],
-)
-def test_a_bad_explore_function_is_a_clear_error(tmp_path, option, message):
-    app, warnings = build(explore_project(tmp_path, option=option), "html")
-    assert "ERROR" in warnings and f":explore: {option}" in warnings and message in warnings, (
-        warnings
-    )
+BAD_OPTIONS = [
+    ("tiny_figs:nowhere", "tiny_figs.py has no function nowhere()"),
+    ("tiny_figs:broken", "broken() failed: ZeroDivisionError"),
+    ("tiny_figs:missing_key", "lacks ['states']"),
+    ("tiny_figs:not_json", "is not plain JSON data"),
+    ("explore", "the argument must be 'module:function'"),
+]
 
 
-def test_the_books_explore_states_build_from_the_teaching_code(tmp_path):
-    figs = importlib.import_module("chapter.mask_figure")
-    src = project(tmp_path, "chapter.mask_figure:f12_frames", code_dir=CODE, package_dir=CHAPTER)
-    page = src / "index.md"
-    page.write_text(
-        page.read_text(encoding="utf-8").replace(
-            ":question:", ":explore: chapter.mask_figure:f12_explore_states\n:question:"
-        ),
-        encoding="utf-8",
-    )
-    app, warnings = build(src, "html")
-    assert warnings == ""
-    soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
-    data = json.loads(soup.select_one(".step-figure-explore script").string)
-    assert data == figs.f12_explore_states()
-    assert len(soup.select(".step-figure-frame")) == 5  # the frames stand as before
+def test_a_bad_explore_function_is_a_clear_error(tmp_path):
+    """The message the build stops with (tests/test_step_figure.py shows a build stopping on one)."""
+    explore_project(tmp_path)
+    wrong = {}
+    for option, message in BAD_OPTIONS:
+        with pytest.raises(StepFigureError) as error:
+            explore_of(option, tmp_path / "code", None)
+        said = str(error.value)
+        if not (said.startswith(f"step-figure :explore: {option}: ") and message in said):
+            wrong[option] = said
+    assert wrong == {}
+    assert json.loads(explore_of("tiny_figs:explore", tmp_path / "code", None)) == tiny_data()

@@ -17,6 +17,16 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+#: What this module relies on that upstream does not document: for each distribution, the version it
+#: was checked against and the API that is missing (tests/test_public_ground.py fails on an upgrade).
+UNDOCUMENTED = {
+    "sphinx-exercise": (
+        "1.2.1",
+        "no documented node or event for an exercise: _exercises finds its exercise_enumerable_node "
+        "by class and reads the title book_exercises has numbered",
+    ),
+}
+
 FOLDER = "take-home"
 
 

@@ -162,6 +162,66 @@ def load_fresh(module: str, code_dir: Path, package_dir: Path | None = None):
     return importlib.import_module(module)
 
 
+def call(target: str, code_dir: Path, package_dir: Path | None, note=lambda path: None) -> Any:
+    """Import ``module:function`` from the teaching code or the book-side package and call it.
+
+    ``note(path)`` is told the module's file and every file it uses before the call, so that an edit
+    to any of them re-reads the page, even when the call fails.
+    """
+    match = TARGET.fullmatch(target.strip())
+    if not match:
+        raise StepFigureError(
+            "the argument must be 'module:function', e.g. chapter.mask_figure:f12_frames"
+        )
+    module = match["module"]
+    function = match["function"]
+    package, _, leaf = module.partition(".")
+    if package_dir is not None and package == package_dir.name and leaf:
+        path = package_dir / (leaf.replace(".", "/") + ".py")
+    else:
+        path = code_dir / (module.replace(".", "/") + ".py")
+    if not path.is_file():
+        raise StepFigureError(f"no file {path} for module {module}")
+    note(str(path))
+    for used in used_code_files(module, code_dir, package_dir):
+        note(str(used))
+    try:
+        target_function = getattr(load_fresh(module, code_dir, package_dir), function, None)
+        if not callable(target_function):
+            raise StepFigureError(f"{path.name} has no function {function}()")
+        return target_function()
+    except StepFigureError:
+        raise
+    except Exception as error:
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        raise StepFigureError(
+            f"{function}() failed: {type(error).__name__}: {error} "
+            f"(at {Path(where.filename).name}, line {where.lineno})"
+        ) from None
+
+
+def frames_of(
+    target: str, code_dir: Path, package_dir: Path | None, note=lambda path: None
+) -> list:
+    """The checked frames of the directive's argument; the error names the argument and what failed."""
+    try:
+        return check_frames(call(target, code_dir, package_dir, note))
+    except StepFigureError as error:
+        raise StepFigureError(f"step-figure {target}: {error}") from None
+    except FrameDataError as error:
+        raise StepFigureError(f"step-figure {target} returned bad frame data: {error}") from None
+
+
+def explore_of(
+    target: str, code_dir: Path, package_dir: Path | None, note=lambda path: None
+) -> str:
+    """The ``:explore:`` option's data as the page's JSON; the error names the option and what failed."""
+    try:
+        return explore_json(call(target, code_dir, package_dir, note))
+    except (StepFigureError, ExploreDataError) as error:
+        raise StepFigureError(f"step-figure :explore: {target}: {error}") from None
+
+
 def _dwell(argument: str) -> float:
     seconds = float(argument)
     if not 0.2 <= seconds <= 60:
@@ -185,22 +245,20 @@ class StepFigureDirective(SphinxDirective):
     }
 
     def run(self) -> list[nodes.Node]:
+        dirs = watched(self.config)
         try:
-            frames = check_frames(self._call(self.arguments[0]))
+            if dirs is None:
+                raise StepFigureError(
+                    f"step-figure {self.arguments[0]}: code_deps_dir must name the folder of the "
+                    f"teaching code, got {self.config.code_deps_dir!r}"
+                )
+            note = self.env.note_dependency
+            frames = frames_of(self.arguments[0], *dirs, note=note)
+            explore = self.options.get("explore")
+            if explore:
+                explore = step_figure_explore(data=explore_of(explore, *dirs, note=note))
         except StepFigureError as error:
-            raise self.error(f"step-figure {self.arguments[0]}: {error}") from None
-        except FrameDataError as error:
-            raise self.error(
-                f"step-figure {self.arguments[0]} returned bad frame data: {error}"
-            ) from None
-        explore = self.options.get("explore")
-        if explore:
-            try:
-                explore = step_figure_explore(data=explore_json(self._call(explore)))
-            except (StepFigureError, ExploreDataError) as error:
-                raise self.error(
-                    f"step-figure :explore: {self.options['explore']}: {error}"
-                ) from None
+            raise self.error(str(error)) from None
 
         label = self.options.get("label", "")
         title = self.options.get("title", "")
@@ -238,46 +296,6 @@ class StepFigureDirective(SphinxDirective):
         if explore:
             figure += explore  # a separate part after the player, in HTML only
         return [figure]
-
-    def _call(self, target: str) -> Any:
-        """Import the module from code_deps_dir, note its files as dependencies, call the function."""
-        match = TARGET.fullmatch(target.strip())
-        if not match:
-            raise StepFigureError(
-                "the argument must be 'module:function', e.g. chapter.mask_figure:f12_frames"
-            )
-        module = match["module"]
-        function = match["function"]
-        dirs = watched(self.config)
-        if dirs is None:
-            raise StepFigureError(
-                f"code_deps_dir must name the folder of the teaching code, got {self.config.code_deps_dir!r}"
-            )
-        code_dir, package_dir = dirs
-        package, _, leaf = module.partition(".")
-        if package_dir is not None and package == package_dir.name and leaf:
-            path = package_dir / (leaf.replace(".", "/") + ".py")
-        else:
-            path = code_dir / (module.replace(".", "/") + ".py")
-        if not path.is_file():
-            raise StepFigureError(f"no file {path} for module {module}")
-        # The module and every file it uses: an edit to any of them re-reads this page.
-        self.env.note_dependency(str(path))
-        for used in used_code_files(module, code_dir, package_dir):
-            self.env.note_dependency(str(used))
-        try:
-            frames_function = getattr(load_fresh(module, code_dir, package_dir), function, None)
-            if not callable(frames_function):
-                raise StepFigureError(f"{path.name} has no function {function}()")
-            return frames_function()
-        except StepFigureError:
-            raise
-        except Exception as error:
-            where = traceback.extract_tb(error.__traceback__)[-1]
-            raise StepFigureError(
-                f"{function}() failed: {type(error).__name__}: {error} "
-                f"(at {Path(where.filename).name}, line {where.lineno})"
-            ) from None
 
     def _frame(self, k: int, total: int, frame: dict) -> step_figure_frame:
         node = step_figure_frame(step=k, total=total)
