@@ -181,7 +181,7 @@ def test_the_opening_says_which_teaching_file_uses_numpy(book_html):
     assert "没有用到任何矩阵库" not in text
     values = opening.opening()
     assert f"要 numpy 才能运行的只有 {values['numpy_files']}：" in text
-    assert f"{values['torch_files']} 另要 PyTorch：" in text
+    assert f"{values['torch_files']} 要 PyTorch：" in text
 
 
 def _html_files(book_html: Path):

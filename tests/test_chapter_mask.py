@@ -959,41 +959,49 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
         "poison": 100.0,
     },
     mask_checks.weights_check: {"weights": [[1.0, 0.0]], "visible": [[True, False]]},
-    opening.numpy_users: {"code_dir": str(Path(att.__file__).parent)},
 }
 
 
-def test_the_opening_names_every_teaching_file_that_imports_numpy(tmp_path):
-    (tmp_path / "02_a.py").write_text("# numpy would be faster\nimport math\n", encoding="utf-8")
-    (tmp_path / "02_b.py").write_text("def f():\n    import numpy as np\n", encoding="utf-8")
-    (tmp_path / "02_c.py").write_text("from numpy.linalg import norm\n", encoding="utf-8")
-    (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
-    assert opening.numpy_users(tmp_path) == ["02_b.py", "02_c.py"]
-    # The opening names them and says what the training, costs, tensors and tiles pages use numpy for.
-    users = [
-        "02_costs.py",
-        "02_exercises_tensors.py",
-        "02_tensors.py",
-        "02_tensors_torch.py",
-        "02_tiles.py",
-        "02_training.py",
-    ]
-    assert opening.numpy_users() == users
-    # The opening names every file that needs numpy, those that import such a file too.
-    needed = sorted(
-        [
-            *users,
-            "02_exercises_costs.py",
-            "02_exercises_tiles.py",
-            "02_exercises_training.py",
-            "02_tiles_torch.py",
-        ]
+def test_the_opening_lists_the_files_that_stop_without_numpy_or_pytorch(tmp_path):
+    """Review W1: the lists come from running each file with numpy or torch blocked, not from its imports."""
+    (tmp_path / "02_plain.py").write_text("# numpy would be faster\nprint(1)\n", encoding="utf-8")
+    (tmp_path / "02_lazy.py").write_text(
+        "def timing():\n    import numpy as np\n    return np.zeros(1)\n\nprint(2)\n",
+        encoding="utf-8",
     )
-    assert opening.numpy_needed() == needed
-    # The sentence names the files that need PyTorch (``*_torch.py``) apart from the numpy-only ones.
+    (tmp_path / "02_eager.py").write_text("import numpy as np\nprint(np.pi)\n", encoding="utf-8")
+    (tmp_path / "02_at_run_time.py").write_text(
+        "def main():\n    import numpy\n\nif __name__ == '__main__':\n    main()\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "02_uses_eager.py").write_text(
+        "import importlib\nimportlib.import_module('02_eager')\n", encoding="utf-8"
+    )
+    (tmp_path / "02_net_torch.py").write_text("import torch\n", encoding="utf-8")
+    (tmp_path / "02_both_torch.py").write_text("import numpy\nimport torch\n", encoding="utf-8")
+    (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
+    assert opening.library_needs(tmp_path) == {
+        "numpy": ["02_at_run_time.py", "02_eager.py", "02_uses_eager.py"],
+        "torch": ["02_both_torch.py", "02_net_torch.py"],
+    }
+    # A file that fails for another reason stops the build instead of being listed.
+    (tmp_path / "02_broken.py").write_text("raise RuntimeError('boom')\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="02_broken.py"):
+        opening.library_needs(tmp_path)
+    for bad in (3, tmp_path / "nowhere"):
+        with pytest.raises(ValueError, match="code_dir"):
+            opening.library_needs(bad)
+
+
+def test_the_opening_names_the_files_the_run_found():
     values = opening.opening()
-    assert values["numpy_files"].split("、") == [n for n in needed if not n.endswith("_torch.py")]
-    assert values["torch_files"].split("、") == ["02_tensors_torch.py", "02_tiles_torch.py"]
+    needs = opening.library_needs()
+    assert values["numpy_files"].split("、") == needs["numpy"]
+    assert values["torch_files"].split("、") == needs["torch"]
+    # The timing-only users of numpy run without it; the PyTorch files include the pitfalls page's.
+    assert not {"02_costs.py", "02_tiles.py", "02_exercises_costs.py"} & {*needs["numpy"]}
+    assert {"02_training.py", "02_tensors.py"} <= {*needs["numpy"]}
+    assert "02_pitfalls_torch.py" in needs["torch"]
 
 
 def test_the_exercise_that_says_standard_library_only_calls_nothing_else():

@@ -1,52 +1,89 @@
 """The preface (book/index.md) and the chapter opening (book/ch02/index.md): the preface's claims about
-the recorded library observations, the sizes of the demo data and which teaching files use numpy."""
+the recorded library observations, the sizes of the demo data and which teaching files need numpy or
+PyTorch (found by running them)."""
 
 from __future__ import annotations
 
-import ast
-import functools
 import importlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-# take_home's ``imports`` follows ``import_module("02_…")``; it imports this module too.
-from chapter import conventions, fmt, take_home
+from chapter import conventions, fmt
 from chapter.fmt import glue_all  # noqa: F401  (the pages call page.glue_all)
-from chapter.mask_facts import claim
 
 att = importlib.import_module("02_attention")
 CODE_DIR = Path(att.__file__).parent
 
 
-def numpy_users(code_dir: Path | None = None) -> list[str]:
-    """The teaching files (``code/02_*.py``) whose syntax tree imports numpy (a comment naming it doesn't)."""
+# Run as ``python -c BLOCKER "numpy,torch" 02_X.py`` in a folder holding the teaching files: the file runs
+# as ``python 02_X.py`` would run it, except that importing a blocked library fails; exit status 3 says
+# that the run stopped at such an import.
+BLOCKER = """
+import os, runpy, sys
+blocked = set(sys.argv[1].split(","))
+class Blocked:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.partition(".")[0] in blocked:
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+sys.meta_path.insert(0, Blocked)
+sys.argv = sys.argv[2:]
+sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except ModuleNotFoundError as error:
+    if (error.name or "").partition(".")[0] not in blocked:
+        raise
+    sys.exit(3)
+"""
+
+
+def _stops_without(files: list[str], blocked: str, folder: Path) -> list[str]:
+    """Those of ``files`` whose run in ``folder`` stops at an import of a ``blocked`` library."""
+
+    def run(name: str) -> bool:
+        done = subprocess.run(
+            [sys.executable, "-E", "-c", BLOCKER, blocked, name],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if done.returncode not in (0, 3):
+            raise ValueError(
+                f"{name} 不装 {blocked} 时出错，而不是停在导入上：\n{done.stderr[-2000:]}"
+            )
+        return done.returncode == 3
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        stops = list(pool.map(run, files))
+    return [name for name, stop in zip(files, stops) if stop]
+
+
+def library_needs(code_dir: Path | str | None = None) -> dict[str, list[str]]:
+    """Which teaching files (``code_dir/02_*.py``) need numpy and which need PyTorch, found by running
+    each one as a reader would, in a scratch copy of the folder: a file that stops when numpy and torch
+    cannot be imported needs one of them; of those, the ones that still stop with only torch blocked need
+    PyTorch, the others numpy. A file that imports numpy only inside a function it does not call runs."""
     if code_dir is not None and not isinstance(code_dir, (str, Path)):
         raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
     code_dir = CODE_DIR if code_dir is None else Path(code_dir)
     if not code_dir.is_dir():
         raise ValueError(f"code_dir 必须是一个文件夹，收到 {str(code_dir)!r}")
-    return [
-        path.name
-        for path in sorted(code_dir.glob("02_*.py"))
-        if _imports_numpy(path.read_text(encoding="utf-8"))
-    ]
-
-
-@functools.lru_cache(maxsize=256)
-def _imports_numpy(source: str) -> bool:
-    """Whether a file's syntax tree imports numpy (cached: the build asks once per page)."""
-    nodes = list(ast.walk(ast.parse(source)))
-    names = [a.name for n in nodes if isinstance(n, ast.Import) for a in n.names]
-    names += [n.module or "" for n in nodes if isinstance(n, ast.ImportFrom)]
-    return any(name.split(".")[0] == "numpy" for name in names)
-
-
-def numpy_needed(code_dir: Path | None = None) -> list[str]:
-    """The teaching files that import numpy, or import one that does (as 02_exercises_training does)."""
-    users = set(numpy_users(code_dir))
-    code_dir = CODE_DIR if code_dir is None else Path(code_dir)
-    return sorted(
-        p.name for p in code_dir.glob("02_*.py") if users & {*take_home.imports(p.name, code_dir)}
-    )
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        for path in code_dir.iterdir():
+            if path.is_file() and path.name.startswith("02_"):
+                shutil.copy(path, folder / path.name)
+        files = sorted(p.name for p in folder.glob("02_*.py"))
+        either = _stops_without(files, "numpy,torch", folder)
+        torch_files = _stops_without(either, "torch", folder)
+    return {"numpy": [n for n in either if n not in torch_files], "torch": torch_files}
 
 
 def recorded_conditions(seen: dict | None = None) -> dict:
@@ -69,17 +106,22 @@ def recorded_conditions(seen: dict | None = None) -> dict:
 def preface(seen: dict | None = None) -> dict:
     """The preface's numbers: how the book prints numbers; and the check of its sentence on the record."""
     conditions = recorded_conditions(seen)
-    claim(
-        all(
-            {"version", "device", "dtype"} <= set(kept)
-            for libs in conditions.values()
-            for kept in libs.values()
-        )
-        and all("kernels" in libs["torch"] for libs in conditions.values())
-        and all("implementation" in libs["jax"] for libs in conditions.values())
-        and all("backend" in libs["keras"] for libs in conditions.values()),
-        "每一条都记着库的版本、设备和 dtype，PyTorch 的还记着实际运行的内核"
-        "（JAX 记着所用的实现，Keras 记着后端）",
+    fmt.holds(
+        "前言",
+        {
+            "每一条都记着库的版本、设备和 dtype": all(
+                {"version", "device", "dtype"} <= set(kept)
+                for libs in conditions.values()
+                for kept in libs.values()
+            ),
+            "PyTorch 的还记着实际运行的内核": all(
+                "kernels" in libs["torch"] for libs in conditions.values()
+            ),
+            "JAX 记着所用的实现": all(
+                "implementation" in libs["jax"] for libs in conditions.values()
+            ),
+            "Keras 记着后端": all("backend" in libs["keras"] for libs in conditions.values()),
+        },
     )
     return {"decimals": fmt.decimals_sentence()}
 
@@ -89,20 +131,25 @@ def opening() -> dict:
     q = att.as_matrix(att.DEMO_Q, "Q")
     k = att.as_matrix(att.DEMO_K, "K")
     v = att.as_matrix(att.DEMO_V, "V")
-    needed = numpy_needed()
-    plain = [n for n in needed if not take_home.needs_torch(n)]
-    torch_files = [n for n in needed if take_home.needs_torch(n)]
-    claim(
-        bool(plain) and bool(torch_files),
-        "少数几个文件另要 numpy 或 PyTorch……要 numpy 才能运行的只有……另要 PyTorch 与 transformers",
+    needs = library_needs()
+    fmt.holds(
+        "本章导读",
+        {
+            "少数几个文件另要 numpy 或 PyTorch": bool(needs["numpy"]) and bool(needs["torch"]),
+            "讲代价与分块的两页只在计时时用 numpy": all(
+                name not in needs["numpy"]
+                and "import numpy" in (CODE_DIR / name).read_text("utf-8")
+                for name in ("02_costs.py", "02_tiles.py")
+            ),
+        },
     )
     return {
         "n_query": len(q),
         "n_key": len(k),
         "d": len(q[0]),
         "d_v": len(v[0]),
-        "numpy_files": "、".join(plain),
-        "torch_files": "、".join(torch_files),
+        "numpy_files": "、".join(needs["numpy"]),
+        "torch_files": "、".join(needs["torch"]),
         "fig_projections": projection_figure(),
     }
 
