@@ -12,6 +12,7 @@ from chapter import fmt
 from chapter.fmt import Md, Table, glue_all  # noqa: F401 (the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
+PAGE = "RoPE 一页"  # how fmt.holds names this page when a fixed sentence fails
 rope = importlib.import_module("02_rope")
 ex = importlib.import_module("02_exercises_rope")
 
@@ -68,11 +69,6 @@ def pair(m: int, n: int) -> str:  # the positions of a query and a key, as a tab
     return f"m = {fmt.count(m)}，n = {fmt.count(n)}"
 
 
-def holds(claims: dict[str, bool]) -> None:
-    """The page's fixed sentences, each checked against its numbers (:func:`chapter.fmt.holds`)."""
-    fmt.holds("RoPE 一页", claims)
-
-
 def steady(xs) -> bool:
     """A column of scores that stays the same (to TOL) over groups of positions with one offset."""
     return max(xs) - min(xs) <= TOL
@@ -102,11 +98,12 @@ def d2_example(
     positions = list(range(n))
     table = rope.rope_scores([q] * n, [k] * n, positions, positions)
     spread = max(abs(table[i][j] - table[i + 1][j + 1]) for i in range(n - 1) for j in range(n - 1))
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "d = 2 的分数表沿对角线只差浮点舍入": spread < 1e-12,
             "位置差为 +1 与 −1 的分数不同": not same(table[1][0], table[0][1]),
-        }
+        },
     )
     values = {
         "d2_d": len(q),
@@ -251,14 +248,15 @@ def layouts_example(
         *found
     )  # each column of the table, then the mixed q's length at each m
     right, half, mixed = scores
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "“相邻成对”“前后两半成对（重排后）”两列只依赖位置差": steady(right) and steady(half),
             "“错配”一列随位置变化": not steady(mixed),
             "错配之后 q 的长度在每组位置上都变了": not any(
                 same(x, math.hypot(*q)) for x in mixed_norms
             ),
-        }
+        },
     )
     rows = [[pair(m, m - offset)] + [fmt.fmt(x) for x in row] for m, row in zip(m_list, found)]
     return {
@@ -498,7 +496,7 @@ def long_example(
         return [row[0] for row in rope.rope_scores([ones] * len(at), [ones], list(at), [0], base)]
 
     outside = [m for m in checkpoints if not offsets[0] <= m <= offsets[-1]]
-    holds({"表里有图的横轴画不到的位置差": bool(outside)})
+    fmt.holds(PAGE, {"表里有图的横轴画不到的位置差": bool(outside)})
     values = {
         "lr_fill": fmt.short(fill),
         "lr_n_models": len(models),
@@ -594,7 +592,8 @@ def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> d
     s3 = ex.shift_scores()
     s4 = ex.offset_score()
     first, second = (g["score"] for g in s3["groups"])
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "练习 2.5.1：把求出的 x 再转回去，回到了 x′": att.max_abs_diff([r["back"]], [list(x)])
             < TOL,
@@ -603,7 +602,7 @@ def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> d
             "练习 2.5.4：只转 k 的分数与两个向量各自旋转后的分数一致": same(
                 s4["score"], s4["both"]
             ),
-        }
+        },
     )
 
     def exponent(i):
