@@ -3,7 +3,8 @@ row facts in ``mask_facts``, F12 and its panel in ``mask_figure``, the page's ch
 
 The page's sentences live in the page. Where a fixed sentence holds only because of a fact of the run
 (「它没有传开」, 「权重全是 NaN」), the cell that glues its numbers checks the fact with ``fmt.holds`` and stops
-the build with the sentence named when the fact is false."""
+the build with the sentence named when the fact is false; a fact that depends
+on the arguments names them (在这组 q、v 下)."""
 
 from __future__ import annotations
 
@@ -121,11 +122,22 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
     shown = [fmt.printed(fmt.fmt(w)) for w in steps["weights"]]
     approx = sum(w * x[0] for w, x in zip(shown, v))
     fmt.holds(
-        PAGE, {"（表中）权重 = exp ÷ 总和：印出的权重相加是 1": fmt.fmt(sum(shown)) == fmt.fmt(1.0)}
+        PAGE,
+        {
+            "（表中）权重 = exp ÷ 总和：印出的权重相加是 1（在这组 q、k、v、row 下）": fmt.fmt(
+                sum(shown)
+            )
+            == fmt.fmt(1.0)
+        },
     )
     fmt.holds(
         PAGE,
-        {"用这些印出的权重去乘 V 再相加……比精确的输出差一点": fmt.fmt(approx) != fmt.fmt(output)},
+        {
+            "用这些印出的权重去乘 V 再相加……比精确的输出差一点（在这组 q、k、v、row 下）": fmt.fmt(
+                approx
+            )
+            != fmt.fmt(output)
+        },
     )
     return {
         "demo_n": n,
@@ -397,7 +409,7 @@ def empty_rows_section(
     fmt.holds(
         PAGE,
         {
-            "改用大负数（如 −1e9），这一行读的就全是被禁止的 Key；禁止的格子换成它后，权重平均分成……": len(
+            "改用大负数（如 −1e9），这一行读的就全是被禁止的 Key；禁止的格子换成它后，权重平均分成……（在这组 q、v、valid、big 下）": len(
                 set(w_big[first])
             )
             == 1
@@ -407,7 +419,7 @@ def empty_rows_section(
     fmt.holds(
         PAGE,
         {
-            "把大负数加到分数上时，双精度里权重随分数变，float32 里又是平均分配": len(
+            "把大负数加到分数上时，双精度里权重随分数变，float32 里又是平均分配（在这组 q、v、valid、big 下）": len(
                 set(added["float64"])
             )
             > 1
@@ -417,7 +429,9 @@ def empty_rows_section(
     fmt.holds(
         PAGE,
         {
-            "“下一层”一列里，它与“输出置零”给出的真实输出逐个相同……它没有传开": nexts[big_name]
+            "“下一层”一列里，它与“输出置零”给出的真实输出逐个相同……它没有传开（在这组 q、v、valid、big 下）": nexts[
+                big_name
+            ]
             == nexts[zero_name]
         },
     )
@@ -428,7 +442,7 @@ def empty_rows_section(
     fmt.holds(
         PAGE,
         {
-            f"{big_words} 比最小的有限数还小，numpy.{dtype}({big_words}) 就是 −∞……权重全是 NaN": f[
+            f"{big_words} 比最小的有限数还小，numpy.{dtype}({big_words}) 就是 −∞……权重全是 NaN（在这组 dtype、q、v、valid、big 下）": f[
                 "big_is_inf"
             ]
             and all(math.isnan(x) for x in d_big)
@@ -437,24 +451,29 @@ def empty_rows_section(
     fmt.holds(
         PAGE,
         {
-            f"numpy.finfo({dtype}).min 本身是有限的……权重平均分配": all(
+            f"numpy.finfo({dtype}).min 本身是有限的……权重平均分配（在这组 dtype、q、v、valid、big 下）": all(
                 math.isfinite(x) for x in d_min
             )
             and len(set(d_min)) == 1
         },
     )
-    fmt.holds(PAGE, {f"finfo.min + (finfo.min) 在 {dtype} 里是 −∞": math.isinf(f["twice"])})
+    fmt.holds(
+        PAGE,
+        {f"finfo.min + (finfo.min) 在 {dtype} 里是 −∞（在这组 dtype 下）": math.isinf(f["twice"])},
+    )
     fmt.holds(
         PAGE,
         {
-            "被两条规则同时挡住的 Key 又成了 −∞，权重为 0": bool(f["doubled"])
+            "被两条规则同时挡住的 Key 又成了 −∞，权重为 0（在这组 dtype、q、v、valid、big 下）": bool(
+                f["doubled"]
+            )
             and d_two[f["doubled"][0]] == 0.0
         },
     )
     fmt.holds(
         PAGE,
         {
-            "一整行的格子都被两条规则同时挡住时，这一行又是 NaN": all(
+            "一整行的格子都被两条规则同时挡住时，这一行又是 NaN（在这组 dtype、q、v、valid、big 下）": all(
                 math.isnan(x) for x in f["row_twice"]
             )
         },
@@ -516,7 +535,7 @@ def cache_section(past: int = PAST, new: int = NEW) -> dict:
     fmt.holds(
         PAGE,
         {
-            "按行号造表……不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到": any(
+            "按行号造表……不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到（在这组 past、new 下）": any(
                 r["lost_cached"] for r in rows
             )
             and all(r["position"] in r["lost_new"] for r in rows)
@@ -593,7 +612,7 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
     fmt.holds(
         PAGE,
         {
-            "“不加 mask” …，泄漏；“正确偏移 past + i” …，不变；“写错偏移（行号 i）” …，不变": leaks[
+            "“不加 mask” …，泄漏；“正确偏移 past + i” …，不变；“写错偏移（行号 i）” …，不变（在这组 past、new、poison 下）": leaks[
                 PLANS[0]
             ]
             and not leaks[PLANS[1]]
@@ -603,13 +622,16 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
     fmt.holds(
         PAGE,
         {
-            "“正确偏移 past + i” 与整段重算相同；“写错偏移（行号 i）” 却与整段重算不同": not differs[
+            "“正确偏移 past + i” 与整段重算相同；“写错偏移（行号 i）” 却与整段重算不同（在这组 past、new、poison 下）": not differs[
                 PLANS[1]
             ]
             and 0 in differs[PLANS[2]]
         },
     )
-    fmt.holds(PAGE, {"只有“正确偏移 past + i”两项都通过": passing == [PLANS[1]]})
+    fmt.holds(
+        PAGE,
+        {"只有“正确偏移 past + i”两项都通过（在这组 past、new、poison 下）": passing == [PLANS[1]]},
+    )
 
     def first_output(plan, key):
         return fmt.fmt(results[plan]["leak"][key][0][0])
@@ -664,7 +686,7 @@ def observe_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, base=SCORE_ROW) ->
     w_c, out_c = att.attention(q, k, v)
     w_o, out_o = att.attention(q, k, v, causal=False)
     same = [i for i in range(len(out_c)) if out_c[i] == out_o[i]]
-    fmt.holds(PAGE, {"只有…不变，其余位置读到了自己之后的 Value": bool(same)})
+    fmt.holds(PAGE, {"只有…不变，其余位置读到了自己之后的 Value（在这组 q、k、v 下）": bool(same)})
     base = att.as_vector(base, "base")
     v = att.as_matrix(v, "V")
     if len(v) != len(base):
