@@ -757,7 +757,7 @@ def test_the_left_padding_sections_on_other_padding():
     assert left["enc_valid"] == 4 and left["enc_real_keys"] == "Key 0–3"
     # With one PAD in front no key is blocked by both rules in the fully masked row: the page's
     # sentence about the doubled cell would be false, and the section says which sentence.
-    assert page.fill_facts("float16", valid=valid)["doubled"] == []
+    assert ex.empty_row_in_dtype(page.LEFT_Q, valid, "float16")["doubled"] == []
     with pytest.raises(ValueError, match="被两条规则同时挡住的 Key"):
         page.empty_rows_section(valid=valid)
     with pytest.raises(ValueError, match="整行被屏蔽"):
@@ -776,29 +776,7 @@ def test_the_gap_section_is_the_seeds_softmax_only():
 
 
 # -- the big negative number in other dtypes (numpy) ------------------------------------------------
-@pytest.mark.parametrize("dtype", page.FILL_DTYPES)
-def test_the_dtype_facts_are_what_numpy_computes(dtype):
-    import numpy as np
-
-    facts = page.fill_facts(dtype)
-    t = np.dtype(dtype)
-    with np.errstate(over="ignore"):
-        big_is_inf = bool(np.isinf(np.asarray(-1e9).astype(t)))
-        twice = np.finfo(t).min + np.finfo(t).min
-    assert facts["big_is_inf"] == big_is_inf and facts["min"] == float(np.finfo(t).min)
-    big = facts["weights"]["big"]
-    # −1e9 is −∞ in float16 only: there the row is NaN, elsewhere it is spread evenly
-    assert all(math.isnan(w) for w in big) == big_is_inf
-    assert (len(set(big)) == 1 and not math.isnan(big[0])) == (not big_is_inf)
-    weights_min = facts["weights"]["min"]
-    assert not any(math.isnan(w) for w in weights_min) and len(set(weights_min)) == 1
-    assert bool(np.isinf(twice)) and math.isinf(facts["twice"])
-    # the two masks: Key 1 is PAD and after position 0, so it is the doubled cell, with weight 0
-    assert facts["doubled"] == [1] and facts["weights"]["two_masks"][1] == 0.0
-    assert all(math.isnan(w) for w in facts["row_twice"])
-
-
-@pytest.mark.parametrize("dtype", page.FILL_DTYPES)
+@pytest.mark.parametrize("dtype", ex.DTYPES)
 def test_the_dtype_paragraph_is_true_in_float16_only(dtype):
     # The page's paragraph says −1e9 is −∞ and the row NaN: true in float16, false in the others,
     # where the section stops with the sentence named instead of printing a false one.
@@ -814,8 +792,8 @@ def test_the_dtype_paragraph_is_true_in_float16_only(dtype):
 def test_the_big_negative_number_added_follows_the_scores_in_float64_only():
     # The depth paragraph: added (not put in place), −1e9 keeps the scores apart in float64 and
     # rounds them together in float32; the row reads forbidden keys either way.
-    wide = page.added_weights("float64")
-    narrow = page.added_weights("float32")
+    wide = ex.empty_row_in_dtype(page.LEFT_Q, page.LEFT_VALID, "float64")["added"]
+    narrow = ex.empty_row_in_dtype(page.LEFT_Q, page.LEFT_VALID, "float32")["added"]
     assert len(set(wide)) > 1 and len(set(narrow)) == 1 and math.isclose(sum(wide), 1.0)
     assert page.empty_rows_section()["policy_added64"] == page.slashed(wide)
 
@@ -938,13 +916,6 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
         "k": att.DEMO_K,
         "v": att.DEMO_V,
         "base": [0.0, 1.0, 2.0],
-    },
-    page.fill_facts: {"dtype": "float16", "q": page.LEFT_Q, "valid": page.LEFT_VALID, "big": -1e9},
-    page.added_weights: {
-        "dtype": "float32",
-        "q": page.LEFT_Q,
-        "valid": page.LEFT_VALID,
-        "big": -1e9,
     },
     page.big_text: {"big": -1e9},
     mask_checks.same_row: {"a": [1.0, math.nan], "b": [1.0, math.nan]},

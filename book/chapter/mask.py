@@ -73,7 +73,6 @@ LEFT_Q = [[0.5, 0.5], [0.5, -0.5], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]  # Q = K
 LEFT_V = [[90.0], [80.0], [10.0], [20.0], [30.0]]  # the PAD's V far from the content's
 LEFT_VALID = [False, False, True, True, True]  # left padding: two PAD in front
 BIG = -1e9  # the large negative number many code bases write instead of −∞
-FILL_DTYPES = ("float16", "float32", "float64")
 LEAK_Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0], [2.0, 0.0], [0.0, -1.0], [1.0, 2.0]]
 LEAK_POISON = 100.0  # the last position's V when "the future changes"
 
@@ -289,81 +288,6 @@ def big_text(big: float = BIG) -> str:
     return f"{fmt.MINUS}1e{exponent}"
 
 
-def fill_facts(dtype: str = "float16", q=LEFT_Q, valid=LEFT_VALID, big: float = BIG) -> dict:
-    """The first fully masked row in numpy's ``dtype``: the forbidden cells filled with ``big``, with
-    ``finfo.min``, and the causal and PAD masks each at ``finfo.min`` added to the scores."""
-    import numpy as np  # only the dtypes need numpy: Python's float is float64 alone
-
-    q = att.as_matrix(q, "Q")
-    n = len(q)
-    valid = att.flags(valid, "valid", n)
-    big = att.real(big, "big")
-    if dtype not in FILL_DTYPES:
-        raise ValueError(f"dtype 必须是 {'、'.join(FILL_DTYPES)} 之一，收到 {dtype!r}")
-    facts = visibility_facts(n, key_valid=valid)
-    empty = [r["row"] for r in facts["rows"] if r["empty"]]
-    if not empty:
-        raise ValueError("valid 必须让至少一行整行被屏蔽：这一节比较的正是这样的行")
-    first = empty[0]
-    t = np.dtype(dtype)
-    fmin = np.finfo(dtype).min
-    causal_ok = att.visibility(n, n)[first]
-    both_ok = facts["visible"][first]
-    scores = np.asarray(att.scaled_scores(q, q)[first], dtype=t)
-    ok = np.asarray(both_ok)
-
-    def fill(flags, value):
-        return np.asarray([0.0 if f else value for f in flags]).astype(t)
-
-    with np.errstate(over="ignore", invalid="ignore"):
-
-        def softmax_in(x):
-            return [float(w) for w in np.exp(x - x.max()) / np.exp(x - x.max()).sum()]
-
-        big_in = fill([False], big)[0]  # float16(−1e9) overflows to −∞
-        cases = {
-            "big": np.where(ok, scores, big_in),
-            "min": np.where(ok, scores, fmin),
-            "two_masks": scores + (fill(causal_ok, fmin) + fill(valid, fmin)),
-        }
-        weights = {name: softmax_in(x) for name, x in cases.items()}
-        twice = float(fmin + fmin)  # numpy keeps the dtype of its operands
-        row_twice = softmax_in(np.full(n, fmin, dtype=t) + np.full(n, fmin, dtype=t))
-    blocked = {
-        name: sorted({float(c) for c, f in zip(x, both_ok) if not f}, reverse=True)
-        for name, x in cases.items()
-    }
-    return {
-        "row": first,
-        "min": float(fmin),
-        "big_is_inf": bool(np.isinf(big_in)),
-        "twice": twice,
-        "weights": weights,
-        "blocked": blocked,
-        "row_twice": row_twice,
-        "doubled": [j for j, (a, b) in enumerate(zip(causal_ok, valid)) if not a and not b],
-    }
-
-
-def added_weights(dtype: str, q=LEFT_Q, valid=LEFT_VALID, big: float = BIG) -> list[float]:
-    """The first fully masked row when ``big`` is *added* to its scores (not put in their place)."""
-    import numpy as np
-
-    if dtype not in FILL_DTYPES:
-        raise ValueError(f"dtype 必须是 {'、'.join(FILL_DTYPES)} 之一，收到 {dtype!r}")
-    q = att.as_matrix(q, "Q")
-    big_text(big)  # a negative whole power of ten, as on the page
-    facts = visibility_facts(len(q), key_valid=att.flags(valid, "valid", len(q)))
-    empty = [r["row"] for r in facts["rows"] if r["empty"]]
-    if not empty:
-        raise ValueError("valid 必须让至少一行整行被屏蔽")
-    t = np.dtype(dtype)
-    with np.errstate(over="ignore", invalid="ignore"):
-        x = np.asarray(att.scaled_scores(q, q)[empty[0]], dtype=t) + np.asarray(big).astype(t)
-        e = np.exp(x - x.max())
-        return [float(w) for w in e / e.sum()]
-
-
 def empty_rows_section(
     dtype: str = "float16", q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID, big: float = BIG
 ):
@@ -405,7 +329,7 @@ def empty_rows_section(
         for name, (w, out) in results.items()
     ]
     w_big, out_big = results[big_name]
-    added = {d: added_weights(d, q, valid, big) for d in ("float64", "float32")}
+    added = {d: ex.empty_row_in_dtype(q, valid, d, big)["added"] for d in ("float64", "float32")}
     fmt.holds(
         PAGE,
         {
@@ -435,7 +359,7 @@ def empty_rows_section(
             == nexts[zero_name]
         },
     )
-    f = fill_facts(dtype, q, valid, big)
+    f = ex.empty_row_in_dtype(q, valid, dtype, big)
     d_big = f["weights"]["big"]
     d_min = f["weights"]["min"]
     d_two = f["weights"]["two_masks"]
