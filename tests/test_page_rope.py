@@ -88,8 +88,8 @@ def test_the_layout_sentence_is_the_codes_verdict_on_the_tables_columns(article)
 def test_the_weights_example_permutes_the_columns_of_x_at_w(article):
     # q = x @ W_q: the input box lists the columns of W_q, and only permuting them keeps the scores.
     text = re.sub(r"\s+", " ", article.get_text(" "))
-    columns = "、".join(fmt.vector(c) for c in zip(*page.W_Q))
-    assert f"W_q\\) 的列依次为 {columns}" in text and f"各有 {len(page.W_Q[0])} 列" in text
+    columns = "、".join(fmt.vector(c) for c in zip(*rope.W_Q))
+    assert f"W_q\\) 的列依次为 {columns}" in text and f"各有 {len(rope.W_Q[0])} 列" in text
     verdicts = {r[0]: r[-1] for r in rows(article) if len(r) == 3 and r[-1] in ("一致", "不一致")}
     assert (
         verdicts

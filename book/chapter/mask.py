@@ -705,7 +705,7 @@ def exercises(past: int = ex.PAST, new: int = ex.NEW, pad_front: int = ex.PAD_FR
             ],
         ),
         "ex3_table": Table(
-            ["写法", "新查询的输出", "与整段重算一致", "改动未来的 V 后"],
+            ["写法", "新查询的输出", "与整段重算一致", "改动最后一个位置的 V 后，它之前的新查询"],
             [
                 [
                     r["name"],

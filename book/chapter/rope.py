@@ -22,32 +22,6 @@ DIFFERENT = "不一致"
 PASSED = "通过"
 CAUGHT = "被认出"
 
-# -- the inputs of the page's examples (constructed by hand, each example states them first) ------------
-D2_FIRST = (3, 1)
-D2_SHIFT = 3  # d = 2: the first (m, n), then both moved by the shift
-D4_X = [1.0, 0.0, 0.5, -1.0]
-D4_M = 2
-D8 = 8
-LAYOUT_OFFSET = 3
-LAYOUT_M = [3, 7, 12]
-# Three tokens, W_q and W_k (3 × 8) of two heads of width 4: q = x @ W_q, a column per component of q.
-W_X = [[1.0, 0.0, 2.0], [0.0, 1.0, -1.0], [1.0, 1.0, 0.0]]
-W_Q = [[1, 0, 2, -1, 0, 1, 2, 0], [0, 1, 1, 0, 2, -1, 0, 1], [2, -1, 0, 1, 1, 0, -1, 1]]
-W_K = [[0, 1, -1, 1, 2, 0, 1, 0], [1, 0, 2, 1, 0, -1, 0, 2], [1, -1, 0, 0, 1, 2, 0, -1]]
-W_HEADS = 2
-TOEPLITZ_N = 5
-V_SEQ = rope.DEMO_SEQ[:3]
-V_V = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
-V_START = 0
-V_SHIFT = 5
-PAST = 3
-NEW = 2  # the cache example: past positions in the cache, new queries
-PADS = 2
-PAD_FILL = 0.0
-LONG_FILL = 1.0
-CHECKPOINTS = [0, 10, 100, 1000, 10000]
-LONG_OFFSETS = sorted({int(round(10 ** (e / 25))) for e in range(0, 126)})  # even on a log axis
-
 vec = functools.partial(fmt.vector, cell=fmt.fmt)  # a computed vector, four decimals
 same = functools.partial(math.isclose, rel_tol=0.0, abs_tol=TOL)
 
@@ -77,9 +51,9 @@ def steady(xs) -> bool:
 def d2_example(
     q: list[float] = rope.DEMO_Q2,
     k: list[float] = rope.DEMO_K2,
-    first=D2_FIRST,
-    shift: int = D2_SHIFT,
-    n: int = TOEPLITZ_N,
+    first=rope.D2_FIRST,
+    shift: int = rope.D2_SHIFT,
+    n: int = rope.TOEPLITZ_N,
     figure: bool = True,
 ) -> dict:
     """d = 2: q and k at two groups of positions with one offset (plotted); all scores at 0 … n − 1."""
@@ -184,7 +158,7 @@ def d2_figure(
     return fig
 
 
-def d4_example(x: list[float] = D4_X, m: int = D4_M, d8: int = D8) -> dict:
+def d4_example(x: list[float] = rope.D4_X, m: int = rope.D4_M, d8: int = rope.D8) -> dict:
     """d = 4: each pair turns by its own angle, the length stays; d = 8: the frequencies and periods."""
     theta = rope.frequencies(len(x))
     out = rope.rotate(x, m)
@@ -223,8 +197,8 @@ def d4_example(x: list[float] = D4_X, m: int = D4_M, d8: int = D8) -> dict:
 def layouts_example(
     q: list[float] = rope.DEMO_Q8,
     k: list[float] = rope.DEMO_K8,
-    offset: int = LAYOUT_OFFSET,
-    m_list: list[int] = LAYOUT_M,
+    offset: int = rope.LAYOUT_OFFSET,
+    m_list: list[int] = rope.LAYOUT_M,
 ) -> dict:
     """Adjacent pairs, half pairs after the permutation, and the mixed layout, at one offset."""
     d = len(q)
@@ -275,7 +249,9 @@ def layouts_example(
     }
 
 
-def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int = W_HEADS) -> dict:
+def weights_example(
+    x: list[list[float]] = rope.W_X, w_q=rope.W_Q, w_k=rope.W_K, n_heads: int = rope.W_HEADS
+) -> dict:
     """Moving a model between layouts: permute the columns of W_q, W_k inside each head's block, not at once."""
     width = len(w_q[0])
     d_head = width // n_heads
@@ -331,7 +307,9 @@ def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int =
     }
 
 
-def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> dict:
+def v_example(
+    seq=rope.V_SEQ, v=rope.V_V, start: int = rope.V_START, shift: int = rope.V_SHIFT
+) -> dict:
     """Rotating V as well makes the output depend on the absolute position."""
 
     def last_output(first, rotate_v):
@@ -364,7 +342,9 @@ def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> d
     }
 
 
-def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
+def cache_example(
+    seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = rope.PAST, new: int = rope.NEW
+) -> dict:
     """New queries rotated at past + i (right) or at the row index i (wrong), against full recomputation."""
     n = len(seq)
     mask = att.additive_mask(att.visibility(new, past + new, past=past))
@@ -433,7 +413,7 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
 
 
 def padding_example(
-    seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, fill: float = PAD_FILL
+    seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = rope.PADS, fill: float = rope.PAD_FILL
 ) -> dict:
     """Left padding: count the real tokens before a position, in the prefill and in the decoding alike."""
     n_pre = len(seq) - 1  # prefilled with the PAD; the last one is decoded alone
@@ -483,9 +463,9 @@ def padding_example(
 
 
 def long_example(
-    fill: float = LONG_FILL,
-    offsets: list[int] = LONG_OFFSETS,
-    checkpoints: list[int] = CHECKPOINTS,
+    fill: float = rope.LONG_FILL,
+    offsets: list[int] = rope.LONG_OFFSETS,
+    checkpoints: list[int] = rope.CHECKPOINTS,
     figure: bool = True,
 ) -> dict:
     """One pair of vectors (all entries ``fill``) at growing offsets, for each published base (and the plot)."""

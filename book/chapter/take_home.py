@@ -200,10 +200,8 @@ def _multihead_example(mh) -> dict:
 
 
 def _rope_example(rope) -> dict:
-    from chapter import rope as page
-
-    m, n = page.D2_FIRST
-    shift = page.D2_SHIFT
+    m, n = rope.D2_FIRST
+    shift = rope.D2_SHIFT
     q = rope.DEMO_Q2
     k = rope.DEMO_K2
     return {
