@@ -274,7 +274,7 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
 
 def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     text = article_of(book_html, "ch02/mask.html").get_text()
-    assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
+    assert "causal_lower_right（torch.nn.attention.bias）" in text
     cache = mask.cache_section()
     assert (
         f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}"
