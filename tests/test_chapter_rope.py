@@ -237,8 +237,8 @@ def test_padding_example_counts_real_tokens(pads):
         str(3),
     ]
     assert values["tbl_pad_positions"].rows[1][1:] == [
-        fmt.count(p) for p in rope.padded_positions([False] * pads + [True] * 3)
-    ]
+        fmt.count(p) for p in rope.padded_positions([False] * pads + [True] * 4)
+    ]  # the three prefilled tokens and the decoded one (review C3)
 
 
 def test_invariant_example_catches_the_row_index_only_with_a_cache():

@@ -21,10 +21,6 @@ PAGES = sorted(path.stem for path in (ROOT / "book" / "ch02").glob("*.md"))
 EXERCISE = re.compile(r"^::::\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)^::::$", re.M | re.S)
 INCLUDE = re.compile(r"^```\{literalinclude\} \.\./\.\./code/(\S+)\n", re.M)
 
-# Another page's prompt that fails on main today, with the finding that fixes it:
-# {"page:label": "review finding"} (marked xfail(strict=True), so the fix flips it).
-KNOWN: dict[str, str] = {}
-
 
 def solution_module(page: str, label: str):
     """The module of the file that the solution of exercise ``label`` on ``page`` includes."""
@@ -62,12 +58,7 @@ def exercises_with_examples() -> list:
         text = (ROOT / "book" / "ch02" / f"{page}.md").read_text(encoding="utf-8")
         for label, body in EXERCISE.findall(text):
             if ">>>" in body or "_doctest" in body:  # typed in the page, or glued from a docstring
-                mark = (
-                    [pytest.mark.xfail(strict=True, reason=KNOWN[f"{page}:{label}"])]
-                    if f"{page}:{label}" in KNOWN
-                    else []
-                )
-                found.append(pytest.param(page, label, id=f"{page}:{label}", marks=mark))
+                found.append(pytest.param(page, label, id=f"{page}:{label}"))
     return found
 
 
@@ -79,6 +70,14 @@ def test_every_example_an_exercise_shows_passes_as_shown(book_html, page, label)
     module = solution_module(page, label)
     for block in shown[label]:
         assert failures(block, module, label) == [], block
+
+
+@pytest.mark.build
+def test_every_prompt_that_shows_an_example_is_checked(book_html):
+    checked = {param.id for param in exercises_with_examples()}
+    for page in PAGES:
+        shown = shown_examples(article_of(book_html, f"ch02/{page}.html"))
+        assert {f"{page}:{label}" for label in shown} <= checked, page
 
 
 def test_the_check_fails_an_example_that_drops_its_directive():

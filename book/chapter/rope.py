@@ -439,11 +439,13 @@ def padding_example(
         "pad_seq": fmt.vectors(seq),
         "pad_v": "、".join(fmt.short(r[0]) for r in v),
         "pad_n": pads,
-        "tbl_pad_positions": Table(
-            ["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
+        "tbl_pad_positions": Table(  # the prefill and the decoded token: every position of the example
+            ["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid) + 1)],
             [
-                ["内容"] + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid)],
-                ["位置编号（前面真实 token 的个数）"] + [fmt.count(p) for p in counted],
+                ["内容"]
+                + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid + [True])],
+                ["位置编号（前面真实 token 的个数）"]
+                + [fmt.count(p) for p in rope.padded_positions(valid + [True])],
             ],
         ),
         "pad_reference": fmt.fmt(reference[n_pre][0]),

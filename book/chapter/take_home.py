@@ -165,7 +165,7 @@ def _mask_example(att) -> dict:
         "inputs": f"q = {att.DEMO_Q!r}\nk = {att.DEMO_K!r}\nv = {att.DEMO_V!r}\ncausal = True",
         "run": "weights, outputs = att.attention(q, k, v, causal=causal)\n"
         "for i, (row, out) in enumerate(zip(weights, outputs)):\n"
-        '    print(f"行 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
+        '    print(f"绝对位置 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
         "edits": [("causal = True", "causal = False")],
     }
 
