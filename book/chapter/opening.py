@@ -4,13 +4,11 @@ PyTorch (found by running them)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-import os
-import shutil
-import subprocess
+import io
+import runpy
 import sys
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from chapter import conventions, fmt
@@ -20,70 +18,70 @@ att = importlib.import_module("02_attention")
 CODE_DIR = Path(att.__file__).parent
 
 
-# Run as ``python -c BLOCKER "numpy,torch" 02_X.py`` in a folder holding the teaching files: the file runs
-# as ``python 02_X.py`` would run it, except that importing a blocked library fails; exit status 3 says
-# that the run stopped at such an import.
-BLOCKER = """
-import os, runpy, sys
-blocked = set(sys.argv[1].split(","))
-class Blocked:
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name.partition(".")[0] in blocked:
-            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
-sys.meta_path.insert(0, Blocked)
-sys.argv = sys.argv[2:]
-sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
-try:
-    runpy.run_path(sys.argv[0], run_name="__main__")
-except ModuleNotFoundError as error:
-    if (error.name or "").partition(".")[0] not in blocked:
-        raise
-    sys.exit(3)
-"""
+def _ours(name: str, libraries: tuple[str, ...]) -> bool:
+    """Whether a loaded module is a teaching file's or one of ``libraries``' (what a run swaps out)."""
+    return name.startswith("02_") or name.partition(".")[0] in libraries
 
 
-def _stops_without(files: list[str], blocked: str, folder: Path) -> list[str]:
-    """Those of ``files`` whose run in ``folder`` stops at an import of a ``blocked`` library."""
+@contextlib.contextmanager
+def _blocked(libraries: tuple[str, ...], folder: Path):
+    """While inside: ``import`` of any of ``libraries`` fails (``None`` in ``sys.modules`` is the documented
+    way to make an import fail), and the teaching files are loaded afresh from ``folder``; afterwards the
+    modules loaded before are back, as they were."""
+    saved = {name: module for name, module in sys.modules.items() if _ours(name, libraries)}
+    for name in saved:
+        del sys.modules[name]
+    sys.modules.update(dict.fromkeys(libraries))
+    path, argv = list(sys.path), sys.argv
+    sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        for name in [name for name in sys.modules if _ours(name, libraries)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+        sys.path[:], sys.argv = path, argv
 
-    def run(name: str) -> bool:
-        done = subprocess.run(
-            [sys.executable, "-E", "-c", BLOCKER, blocked, name],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if done.returncode not in (0, 3):
-            raise ValueError(
-                f"{name} 不装 {blocked} 时出错，而不是停在导入上：\n{done.stderr[-2000:]}"
-            )
-        return done.returncode == 3
 
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        stops = list(pool.map(run, files))
-    return [name for name, stop in zip(files, stops) if stop]
+def _stops_without(path: Path, libraries: tuple[str, ...]) -> bool:
+    """Whether running ``path`` as ``python path`` would (as ``__main__``, in its folder, its output
+    thrown away) stops at an import of one of ``libraries``; any other error stops the build."""
+    out = io.StringIO()
+    with (
+        _blocked(libraries, path.parent),
+        contextlib.chdir(path.parent),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(out),
+    ):
+        sys.argv = [str(path)]
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        except ModuleNotFoundError as error:
+            if (error.name or "").partition(".")[0] in libraries:
+                return True
+            raise ValueError(f"{path.name} 运行时出错，而不是停在导入上：{error}") from error
+        except Exception as error:
+            raise ValueError(f"{path.name} 运行时出错，而不是停在导入上：{error!r}") from error
+    return False
 
 
 def library_needs(code_dir: Path | str | None = None) -> dict[str, list[str]]:
     """Which teaching files (``code_dir/02_*.py``) need numpy and which need PyTorch, found by running
-    each one as a reader would, in a scratch copy of the folder: a file that stops when numpy and torch
-    cannot be imported needs one of them; of those, the ones that still stop with only torch blocked need
-    PyTorch, the others numpy. A file that imports numpy only inside a function it does not call runs."""
+    each one as a reader would: a file that stops when numpy and torch cannot be imported needs one of
+    them; of those, the ones that still stop with only torch blocked need PyTorch, the others numpy.
+    A file that imports numpy only inside a function it does not call runs, and is not listed."""
     if code_dir is not None and not isinstance(code_dir, (str, Path)):
         raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
     code_dir = CODE_DIR if code_dir is None else Path(code_dir)
     if not code_dir.is_dir():
         raise ValueError(f"code_dir 必须是一个文件夹，收到 {str(code_dir)!r}")
-    with tempfile.TemporaryDirectory() as scratch:
-        folder = Path(scratch)
-        for path in code_dir.iterdir():
-            if path.is_file() and path.name.startswith("02_"):
-                shutil.copy(path, folder / path.name)
-        files = sorted(p.name for p in folder.glob("02_*.py"))
-        either = _stops_without(files, "numpy,torch", folder)
-        torch_files = _stops_without(either, "torch", folder)
-    return {"numpy": [n for n in either if n not in torch_files], "torch": torch_files}
+    files = sorted(code_dir.resolve().glob("02_*.py"))
+    either = [path for path in files if _stops_without(path, ("numpy", "torch"))]
+    torch_files = [path.name for path in either if _stops_without(path, ("torch",))]
+    return {
+        "numpy": [path.name for path in either if path.name not in torch_files],
+        "torch": torch_files,
+    }
 
 
 def recorded_conditions(seen: dict | None = None) -> dict:
