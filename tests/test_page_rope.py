@@ -144,7 +144,7 @@ def test_the_invariant_table_catches_the_row_index_offset_only_with_a_cache(arti
 @pytest.mark.build
 def test_left_padding_positions_and_verdicts(article):
     table = rows(article)
-    numbers = [str(p) for p in rope.padded_positions([False, False, True, True, True])]
+    numbers = [str(p) for p in rope.padded_positions([False, False, True, True, True, True])]
     assert ["位置编号（前面真实 token 的个数）"] + numbers in table
     verdicts = [r[-1] for r in table if len(r) == 5 and r[0].startswith("预填")]
     assert verdicts == ["一致", "一致", "不一致", "不一致"]

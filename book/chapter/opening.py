@@ -32,7 +32,8 @@ def _blocked(libraries: tuple[str, ...], folder: Path):
     for name in saved:
         del sys.modules[name]
     sys.modules.update(dict.fromkeys(libraries))
-    path, argv = list(sys.path), sys.argv
+    path = list(sys.path)
+    argv = sys.argv
     sys.path.insert(0, str(folder))
     try:
         yield
@@ -40,7 +41,8 @@ def _blocked(libraries: tuple[str, ...], folder: Path):
         for name in [name for name in sys.modules if _ours(name, libraries)]:
             del sys.modules[name]
         sys.modules.update(saved)
-        sys.path[:], sys.argv = path, argv
+        sys.path[:] = path
+        sys.argv = argv
 
 
 def _stops_without(path: Path, libraries: tuple[str, ...]) -> bool:
