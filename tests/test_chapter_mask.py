@@ -952,7 +952,7 @@ def test_the_opening_lists_the_files_that_stop_without_numpy_or_pytorch(tmp_path
     (tmp_path / "02_both_torch.py").write_text("import numpy\nimport torch\n", encoding="utf-8")
     (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
     assert opening.library_needs(tmp_path) == {
-        "numpy": ["02_at_run_time.py", "02_eager.py", "02_uses_eager.py"],
+        "numpy": ["02_at_run_time.py", "02_both_torch.py", "02_eager.py", "02_uses_eager.py"],
         "torch": ["02_both_torch.py", "02_net_torch.py"],
     }
     # A file that fails for another reason stops the build instead of being listed.
@@ -973,6 +973,8 @@ def test_the_opening_names_the_files_the_run_found():
     assert not {"02_costs.py", "02_tiles.py", "02_exercises_costs.py"} & {*needs["numpy"]}
     assert {"02_training.py", "02_tensors.py"} <= {*needs["numpy"]}
     assert "02_pitfalls_torch.py" in needs["torch"]
+    # A PyTorch file that imports numpy first needs numpy too (review: 02_tensors_torch.py).
+    assert "02_tensors_torch.py" in {*needs["numpy"]} & {*needs["torch"]}
 
 
 def test_the_exercise_that_says_standard_library_only_calls_nothing_else():

@@ -16,6 +16,7 @@ from chapter.fmt import glue_all  # noqa: F401  (the pages call page.glue_all)
 
 att = importlib.import_module("02_attention")
 CODE_DIR = Path(att.__file__).parent
+LIBRARIES = ("numpy", "torch", "transformers")  # what a teaching file may need beyond Python
 
 
 def _ours(name: str, libraries: tuple[str, ...]) -> bool:
@@ -45,9 +46,10 @@ def _blocked(libraries: tuple[str, ...], folder: Path):
         sys.argv = argv
 
 
-def _stops_without(path: Path, libraries: tuple[str, ...]) -> bool:
-    """Whether running ``path`` as ``python path`` would (as ``__main__``, in its folder, its output
-    thrown away) stops at an import of one of ``libraries``; any other error stops the build."""
+def _stops_at(path: Path, libraries: tuple[str, ...]) -> str | None:
+    """The library (numpy, torch or transformers) whose import stops a run of ``path`` as ``python path``
+    (as ``__main__``, in its folder, its output thrown away) while ``libraries`` are blocked; ``None`` when
+    it runs to the end. A library that is not installed stops it too; any other error stops the build."""
     out = io.StringIO()
     with (
         _blocked(libraries, path.parent),
@@ -59,30 +61,33 @@ def _stops_without(path: Path, libraries: tuple[str, ...]) -> bool:
         try:
             runpy.run_path(str(path), run_name="__main__")
         except ModuleNotFoundError as error:
-            if (error.name or "").partition(".")[0] in libraries:
-                return True
+            name = (error.name or "").partition(".")[0]
+            if name in LIBRARIES:
+                return name
             raise ValueError(f"{path.name} 运行时出错，而不是停在导入上：{error}") from error
         except Exception as error:
             raise ValueError(f"{path.name} 运行时出错，而不是停在导入上：{error!r}") from error
-    return False
+    return None
 
 
 def library_needs(code_dir: Path | str | None = None) -> dict[str, list[str]]:
     """Which teaching files (``code_dir/02_*.py``) need numpy and which need PyTorch, found by running
-    each one as a reader would: a file that stops when numpy and torch cannot be imported needs one of
-    them; of those, the ones that still stop with only torch blocked need PyTorch, the others numpy.
-    A file that imports numpy only inside a function it does not call runs, and is not listed."""
+    each one as a reader would: once with numpy blocked (the files that stop at ``import numpy`` need
+    it) and once with torch blocked (those that stop at ``import torch`` or ``transformers`` need
+    PyTorch). A file that imports numpy only inside a function it does not call runs, and is not listed.
+    Where PyTorch is not installed, a file that imports torch before numpy stops at torch either way:
+    :func:`opening` then checks that no such file imports numpy."""
     if code_dir is not None and not isinstance(code_dir, (str, Path)):
         raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
     code_dir = CODE_DIR if code_dir is None else Path(code_dir)
     if not code_dir.is_dir():
         raise ValueError(f"code_dir 必须是一个文件夹，收到 {str(code_dir)!r}")
     files = sorted(code_dir.resolve().glob("02_*.py"))
-    either = [path for path in files if _stops_without(path, ("numpy", "torch"))]
-    torch_files = [path.name for path in either if _stops_without(path, ("torch",))]
     return {
-        "numpy": [path.name for path in either if path.name not in torch_files],
-        "torch": torch_files,
+        "numpy": [path.name for path in files if _stops_at(path, ("numpy",)) == "numpy"],
+        "torch": [
+            path.name for path in files if _stops_at(path, ("torch",)) in ("torch", "transformers")
+        ],
     }
 
 
@@ -136,10 +141,17 @@ def opening() -> dict:
         "本章导读",
         {
             "少数几个文件另要 numpy 或 PyTorch": bool(needs["numpy"]) and bool(needs["torch"]),
-            "讲代价与分块的两页只在计时时用 numpy": all(
+            "讲代价与分块的两页只在计时时用 numpy，Mask 一页的练习文件只在一个函数里用": all(
                 name not in needs["numpy"]
                 and "import numpy" in (CODE_DIR / name).read_text("utf-8")
-                for name in ("02_costs.py", "02_tiles.py")
+                for name in ("02_costs.py", "02_tiles.py", "02_exercises_mask.py")
+            ),
+            "张量一页交给 PyTorch 的文件也要 numpy": "02_tensors_torch.py" in needs["numpy"],
+            # Without PyTorch installed, a file that imports torch first stops there either way.
+            "停在 PyTorch 上、没有列进 numpy 的文件不导入 numpy": not any(
+                "import numpy" in (CODE_DIR / name).read_text("utf-8")
+                for name in needs["torch"]
+                if name not in needs["numpy"]
             ),
         },
     )

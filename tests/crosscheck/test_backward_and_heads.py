@@ -122,3 +122,9 @@ def test_a_config_without_head_dim_falls_back_per_config_class():
     assert transformers.LlamaConfig(**sizes).head_dim == 1024 // 16
     for config in (transformers.GemmaConfig, transformers.Qwen3Config):
         assert config(**sizes).head_dim == config().head_dim != 1024 // 16, config.__name__
+    # Qwen2Config has no head_dim: the attention module takes the floor of the quotient, unchecked.
+    from transformers.models.qwen2 import modeling_qwen2
+
+    odd = transformers.Qwen2Config(hidden_size=10, num_attention_heads=3, num_key_value_heads=3)
+    assert not hasattr(odd, "head_dim")
+    assert modeling_qwen2.Qwen2Attention(odd, layer_idx=0).head_dim == 10 // 3
