@@ -29,6 +29,9 @@ author = "《手算注意力与因果掩码》编写组"
 copyright = "2026, " + author
 language = "zh_CN"
 
+# The exercise prompts show their examples as they run: a `# doctest:` directive stays in a pycon block.
+trim_doctest_flags = False
+
 extensions = [
     "myst_nb",  # MyST pages, executed at build time (includes myst_parser)
     "mathjax_local",  # the MathJax files the pages load, in _static: maths without the network

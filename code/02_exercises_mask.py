@@ -1,7 +1,9 @@
 """第 2 章 mask 页练习的参考解：题目的输入、可见性表、每一步的数与两项检查，全部由教学代码算出。
+另有正文深入一节“大负数与 finfo.min 在各种数据类型里”的 numpy 实验 ``empty_row_in_dtype``：
+``02_attention.py`` 只用标准库，这一页要 numpy 的只有它，调用时才导入 numpy。
 
 数据都是人工构造的小例子。把本文件和 ``02_attention.py`` 放在同一目录，运行
-``python3 02_exercises_mask.py``：先自检，再以 JSON 打印每道题的答案。
+``python3 02_exercises_mask.py``：先自检，再以 JSON 打印每道题的答案（不用 numpy）。
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ BUG_PAST = 2
 BUG_NEW = 2
 BUG_POISON = 100.0  # “改动未来”时给最后一个位置的 V
 CHECKS = ("不泄漏", "与整段重算一致")  # 练习 2.2.3 的两项检查
+DTYPES = ("float16", "float32", "float64")  # empty_row_in_dtype 用 numpy 重算的数据类型
 
 
 def front_padding(n_key: int, pad_front: int) -> list[bool]:
@@ -168,6 +171,80 @@ def decoding_checks(past: int = BUG_PAST, new: int = BUG_NEW) -> dict:
         "full": full[past:],
         "passed": [label for label, (a, b) in results if a and b],
         "caught_by": [label for label, (a, b) in results if a and not b],
+    }
+
+
+def empty_row_in_dtype(
+    q: list[list[float]], key_valid: list[bool], dtype: str = "float16", big: float = -1e9
+) -> dict:
+    """Q = K，因果规则与 PAD 规则取“与”：第一个整行被屏蔽的查询，在 numpy 的 ``dtype`` 里算出什么。
+
+    分数与写进禁止格子的数都先转成 ``dtype`` 再相加、做 softmax（先减最大值）。
+    ``weights`` 里三种写法：禁止的格子换成 ``big``（``"big"``）、换成 ``finfo(dtype).min``
+    （``"min"``）、因果 mask 与 PAD mask 各在禁止处取 ``finfo.min`` 再都加到分数上
+    （``"two_masks"``）；``blocked`` 是它们的禁止格子里的数。``added`` 是把 ``big`` 加到分数上
+    （不是换掉分数）时的权重；``twice`` 是 ``finfo.min + finfo.min``，``row_twice`` 是一整行都取
+    这个和时的权重；``doubled`` 是两条规则同时挡住的 Key。
+
+    >>> r = empty_row_in_dtype([[1.0, 0.0], [0.0, 1.0]], [False, True], "float16")
+    >>> r["row"], r["big_is_inf"], r["weights"]["big"], r["weights"]["min"]
+    (0, True, [nan, nan], [0.5, 0.5])
+    >>> r["twice"], r["row_twice"]
+    (-inf, [nan, nan])
+    >>> empty_row_in_dtype([[1.0]], [True])  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    ...
+    ValueError: key_valid 必须让至少一行整行被屏蔽
+    """
+    import numpy as np  # 只有数据类型要 numpy：Python 的 float 只有双精度一种
+
+    q = att.as_matrix(q, "Q")
+    n = len(q)
+    key_valid = att.flags(key_valid, "key_valid", n)
+    big = att.real(big, "big")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype 必须是 {'、'.join(DTYPES)} 之一，收到 {dtype!r}")
+    visible = att.visibility(n, n, key_valid=key_valid)
+    empty = [i for i, row in enumerate(visible) if not any(row)]
+    if not empty:
+        raise ValueError("key_valid 必须让至少一行整行被屏蔽：这里比较的正是这样的行")
+    i = empty[0]
+    causal_ok = att.visibility(n, n)[i]
+    t = np.dtype(dtype)
+    fmin = np.finfo(t).min
+    scores = np.asarray(att.scaled_scores(q, q)[i], dtype=t)
+
+    def fill(ok, value):
+        return np.asarray([0.0 if f else value for f in ok]).astype(t)
+
+    def softmax(x):
+        e = np.exp(x - x.max())
+        return [float(w) for w in e / e.sum()]
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        big_in = fill([False], big)[0]  # float16 里 −1e9 溢出成 −∞
+        rows = {
+            "big": np.where(visible[i], scores, big_in),
+            "min": np.where(visible[i], scores, fmin),
+            "two_masks": scores + (fill(causal_ok, fmin) + fill(key_valid, fmin)),
+        }
+        weights = {name: softmax(x) for name, x in rows.items()}
+        added = softmax(scores + big_in)
+        twice = fmin + fmin  # numpy 保持操作数的数据类型
+        row_twice = softmax(np.full(n, fmin, dtype=t) + np.full(n, fmin, dtype=t))
+    return {
+        "row": i,
+        "min": float(fmin),
+        "big_is_inf": bool(np.isinf(big_in)),
+        "twice": float(twice),
+        "weights": weights,
+        "blocked": {
+            name: sorted({float(c) for c, ok in zip(x, visible[i]) if not ok}, reverse=True)
+            for name, x in rows.items()
+        },
+        "added": added,
+        "row_twice": row_twice,
+        "doubled": [j for j, (a, b) in enumerate(zip(causal_ok, key_valid)) if not a and not b],
     }
 
 

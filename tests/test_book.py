@@ -190,7 +190,7 @@ def test_the_opening_says_which_teaching_file_uses_numpy(book_html):
     assert "没有用到任何矩阵库" not in text
     values = opening.opening()
     assert f"要 numpy 才能运行的只有 {values['numpy_files']}：" in text
-    assert f"{values['torch_files']} 另要 PyTorch：" in text
+    assert f"{values['torch_files']} 要 PyTorch：" in text
 
 
 def _html_files(book_html: Path):
@@ -301,7 +301,7 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
 
 def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     text = page(book_html, "ch02/mask.html").find("article").get_text()
-    assert "causal_lower_right（在 torch.nn.attention.bias 模块里）" in text
+    assert "causal_lower_right（torch.nn.attention.bias）" in text
     cache = mask.cache_section()
     assert (
         f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}"

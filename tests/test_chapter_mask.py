@@ -757,7 +757,7 @@ def test_the_left_padding_sections_on_other_padding():
     assert left["enc_valid"] == 4 and left["enc_real_keys"] == "Key 0–3"
     # With one PAD in front no key is blocked by both rules in the fully masked row: the page's
     # sentence about the doubled cell would be false, and the section says which sentence.
-    assert page.fill_facts("float16", valid=valid)["doubled"] == []
+    assert ex.empty_row_in_dtype(page.LEFT_Q, valid, "float16")["doubled"] == []
     with pytest.raises(ValueError, match="被两条规则同时挡住的 Key"):
         page.empty_rows_section(valid=valid)
     with pytest.raises(ValueError, match="整行被屏蔽"):
@@ -776,29 +776,7 @@ def test_the_gap_section_is_the_seeds_softmax_only():
 
 
 # -- the big negative number in other dtypes (numpy) ------------------------------------------------
-@pytest.mark.parametrize("dtype", page.FILL_DTYPES)
-def test_the_dtype_facts_are_what_numpy_computes(dtype):
-    import numpy as np
-
-    facts = page.fill_facts(dtype)
-    t = np.dtype(dtype)
-    with np.errstate(over="ignore"):
-        big_is_inf = bool(np.isinf(np.asarray(-1e9).astype(t)))
-        twice = np.finfo(t).min + np.finfo(t).min
-    assert facts["big_is_inf"] == big_is_inf and facts["min"] == float(np.finfo(t).min)
-    big = facts["weights"]["big"]
-    # −1e9 is −∞ in float16 only: there the row is NaN, elsewhere it is spread evenly
-    assert all(math.isnan(w) for w in big) == big_is_inf
-    assert (len(set(big)) == 1 and not math.isnan(big[0])) == (not big_is_inf)
-    weights_min = facts["weights"]["min"]
-    assert not any(math.isnan(w) for w in weights_min) and len(set(weights_min)) == 1
-    assert bool(np.isinf(twice)) and math.isinf(facts["twice"])
-    # the two masks: Key 1 is PAD and after position 0, so it is the doubled cell, with weight 0
-    assert facts["doubled"] == [1] and facts["weights"]["two_masks"][1] == 0.0
-    assert all(math.isnan(w) for w in facts["row_twice"])
-
-
-@pytest.mark.parametrize("dtype", page.FILL_DTYPES)
+@pytest.mark.parametrize("dtype", ex.DTYPES)
 def test_the_dtype_paragraph_is_true_in_float16_only(dtype):
     # The page's paragraph says −1e9 is −∞ and the row NaN: true in float16, false in the others,
     # where the section stops with the sentence named instead of printing a false one.
@@ -814,8 +792,8 @@ def test_the_dtype_paragraph_is_true_in_float16_only(dtype):
 def test_the_big_negative_number_added_follows_the_scores_in_float64_only():
     # The depth paragraph: added (not put in place), −1e9 keeps the scores apart in float64 and
     # rounds them together in float32; the row reads forbidden keys either way.
-    wide = page.added_weights("float64")
-    narrow = page.added_weights("float32")
+    wide = ex.empty_row_in_dtype(page.LEFT_Q, page.LEFT_VALID, "float64")["added"]
+    narrow = ex.empty_row_in_dtype(page.LEFT_Q, page.LEFT_VALID, "float32")["added"]
     assert len(set(wide)) > 1 and len(set(narrow)) == 1 and math.isclose(sum(wide), 1.0)
     assert page.empty_rows_section()["policy_added64"] == page.slashed(wide)
 
@@ -939,13 +917,6 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
         "v": att.DEMO_V,
         "base": [0.0, 1.0, 2.0],
     },
-    page.fill_facts: {"dtype": "float16", "q": page.LEFT_Q, "valid": page.LEFT_VALID, "big": -1e9},
-    page.added_weights: {
-        "dtype": "float32",
-        "q": page.LEFT_Q,
-        "valid": page.LEFT_VALID,
-        "big": -1e9,
-    },
     page.big_text: {"big": -1e9},
     mask_checks.same_row: {"a": [1.0, math.nan], "b": [1.0, math.nan]},
     mask_checks.after_query: {"n_query": 2, "n_key": 3, "past": 1},
@@ -959,41 +930,51 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
         "poison": 100.0,
     },
     mask_checks.weights_check: {"weights": [[1.0, 0.0]], "visible": [[True, False]]},
-    opening.numpy_users: {"code_dir": str(Path(att.__file__).parent)},
 }
 
 
-def test_the_opening_names_every_teaching_file_that_imports_numpy(tmp_path):
-    (tmp_path / "02_a.py").write_text("# numpy would be faster\nimport math\n", encoding="utf-8")
-    (tmp_path / "02_b.py").write_text("def f():\n    import numpy as np\n", encoding="utf-8")
-    (tmp_path / "02_c.py").write_text("from numpy.linalg import norm\n", encoding="utf-8")
-    (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
-    assert opening.numpy_users(tmp_path) == ["02_b.py", "02_c.py"]
-    # The opening names them and says what the training, costs, tensors and tiles pages use numpy for.
-    users = [
-        "02_costs.py",
-        "02_exercises_tensors.py",
-        "02_tensors.py",
-        "02_tensors_torch.py",
-        "02_tiles.py",
-        "02_training.py",
-    ]
-    assert opening.numpy_users() == users
-    # The opening names every file that needs numpy, those that import such a file too.
-    needed = sorted(
-        [
-            *users,
-            "02_exercises_costs.py",
-            "02_exercises_tiles.py",
-            "02_exercises_training.py",
-            "02_tiles_torch.py",
-        ]
+def test_the_opening_lists_the_files_that_stop_without_numpy_or_pytorch(tmp_path):
+    """Review W1: the lists come from running each file with numpy or torch blocked, not from its imports."""
+    (tmp_path / "02_plain.py").write_text("# numpy would be faster\nprint(1)\n", encoding="utf-8")
+    (tmp_path / "02_lazy.py").write_text(
+        "def timing():\n    import numpy as np\n    return np.zeros(1)\n\nprint(2)\n",
+        encoding="utf-8",
     )
-    assert opening.numpy_needed() == needed
-    # The sentence names the files that need PyTorch (``*_torch.py``) apart from the numpy-only ones.
+    (tmp_path / "02_eager.py").write_text("import numpy as np\nprint(np.pi)\n", encoding="utf-8")
+    (tmp_path / "02_at_run_time.py").write_text(
+        "def main():\n    import numpy\n\nif __name__ == '__main__':\n    main()\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "02_uses_eager.py").write_text(
+        "import importlib\nimportlib.import_module('02_eager')\n", encoding="utf-8"
+    )
+    (tmp_path / "02_net_torch.py").write_text("import torch\n", encoding="utf-8")
+    (tmp_path / "02_both_torch.py").write_text("import numpy\nimport torch\n", encoding="utf-8")
+    (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
+    assert opening.library_needs(tmp_path) == {
+        "numpy": ["02_at_run_time.py", "02_both_torch.py", "02_eager.py", "02_uses_eager.py"],
+        "torch": ["02_both_torch.py", "02_net_torch.py"],
+    }
+    # A file that fails for another reason stops the build instead of being listed.
+    (tmp_path / "02_broken.py").write_text("raise RuntimeError('boom')\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="02_broken.py"):
+        opening.library_needs(tmp_path)
+    for bad in (3, tmp_path / "nowhere"):
+        with pytest.raises(ValueError, match="code_dir"):
+            opening.library_needs(bad)
+
+
+def test_the_opening_names_the_files_the_run_found():
     values = opening.opening()
-    assert values["numpy_files"].split("、") == [n for n in needed if not n.endswith("_torch.py")]
-    assert values["torch_files"].split("、") == ["02_tensors_torch.py", "02_tiles_torch.py"]
+    needs = opening.library_needs()
+    assert values["numpy_files"].split("、") == needs["numpy"]
+    assert values["torch_files"].split("、") == needs["torch"]
+    # The timing-only users of numpy run without it; the PyTorch files include the pitfalls page's.
+    assert not {"02_costs.py", "02_tiles.py", "02_exercises_costs.py"} & {*needs["numpy"]}
+    assert {"02_training.py", "02_tensors.py"} <= {*needs["numpy"]}
+    assert "02_pitfalls_torch.py" in needs["torch"]
+    # A PyTorch file that imports numpy first needs numpy too (review: 02_tensors_torch.py).
+    assert "02_tensors_torch.py" in {*needs["numpy"]} & {*needs["torch"]}
 
 
 def test_the_exercise_that_says_standard_library_only_calls_nothing_else():

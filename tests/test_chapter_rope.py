@@ -68,13 +68,6 @@ def test_glue_all_refuses_an_unformatted_float():
 
 
 # -- the facts the page's fixed sentences state ----------------------------------------------------------
-def test_a_fixed_sentence_whose_fact_fails_stops_the_build_naming_it():
-    page.holds({"说得对": True})
-    with pytest.raises(ValueError, match="说错了") as error:
-        page.holds({"说得对": True, "说错了": False})
-    assert "说得对" not in str(error.value)
-
-
 def test_a_column_is_steady_only_within_the_tolerance():
     assert page.steady([1.0, 1.0, 1.0]) and page.steady([3.0, 3.0 + 1e-12])
     assert not page.steady([1.0, 2.0])
@@ -244,8 +237,8 @@ def test_padding_example_counts_real_tokens(pads):
         str(3),
     ]
     assert values["tbl_pad_positions"].rows[1][1:] == [
-        fmt.count(p) for p in rope.padded_positions([False] * pads + [True] * 3)
-    ]
+        fmt.count(p) for p in rope.padded_positions([False] * pads + [True] * 4)
+    ]  # the three prefilled tokens and the decoded one (review C3)
 
 
 def test_invariant_example_catches_the_row_index_only_with_a_cache():

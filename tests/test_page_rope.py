@@ -88,8 +88,8 @@ def test_the_layout_sentence_is_the_codes_verdict_on_the_tables_columns(article)
 def test_the_weights_example_permutes_the_columns_of_x_at_w(article):
     # q = x @ W_q: the input box lists the columns of W_q, and only permuting them keeps the scores.
     text = re.sub(r"\s+", " ", article.get_text(" "))
-    columns = "、".join(fmt.vector(c) for c in zip(*page.W_Q))
-    assert f"W_q\\) 的列依次为 {columns}" in text and f"各有 {len(page.W_Q[0])} 列" in text
+    columns = "、".join(fmt.vector(c) for c in zip(*rope.W_Q))
+    assert f"W_q\\) 的列依次为 {columns}" in text and f"各有 {len(rope.W_Q[0])} 列" in text
     verdicts = {r[0]: r[-1] for r in rows(article) if len(r) == 3 and r[-1] in ("一致", "不一致")}
     assert (
         verdicts
@@ -144,7 +144,7 @@ def test_the_invariant_table_catches_the_row_index_offset_only_with_a_cache(arti
 @pytest.mark.build
 def test_left_padding_positions_and_verdicts(article):
     table = rows(article)
-    numbers = [str(p) for p in rope.padded_positions([False, False, True, True, True])]
+    numbers = [str(p) for p in rope.padded_positions([False, False, True, True, True, True])]
     assert ["位置编号（前面真实 token 的个数）"] + numbers in table
     verdicts = [r[-1] for r in table if len(r) == 5 and r[0].startswith("预填")]
     assert verdicts == ["一致", "一致", "不一致", "不一致"]

@@ -2,8 +2,9 @@
 row facts in ``mask_facts``, F12 and its panel in ``mask_figure``, the page's checks in ``mask_checks``.
 
 The page's sentences live in the page. Where a fixed sentence holds only because of a fact of the run
-(「它没有传开」, 「权重全是 NaN」), the cell that glues its numbers checks the fact with ``claim`` and stops
-the build with the sentence named when the fact is false."""
+(「它没有传开」, 「权重全是 NaN」), the cell that glues its numbers checks the fact with ``fmt.holds`` and stops
+the build with the sentence named when the fact is false; a fact that depends
+on the arguments names them (在这组 q、v 下)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ from chapter.conventions import (
 )
 from chapter.fmt import Md, Table, glue_all, rows_of, slashed  # noqa: F401 - the page's cells call glue_all
 from chapter.mask_facts import (
-    claim,
     count_words,
     error_of,
     keys_text,
@@ -43,6 +43,7 @@ from chapter.mask_figure import (
 
 att = importlib.import_module("02_attention")
 ex = importlib.import_module("02_exercises_mask")
+PAGE = "mask 一页"  # how fmt.holds names this page when a fixed sentence fails
 
 position = "绝对位置 {}".format  # a row label by absolute position: position(2) is 绝对位置 2
 
@@ -72,7 +73,6 @@ LEFT_Q = [[0.5, 0.5], [0.5, -0.5], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]  # Q = K
 LEFT_V = [[90.0], [80.0], [10.0], [20.0], [30.0]]  # the PAD's V far from the content's
 LEFT_VALID = [False, False, True, True, True]  # left padding: two PAD in front
 BIG = -1e9  # the large negative number many code bases write instead of −∞
-FILL_DTYPES = ("float16", "float32", "float64")
 LEAK_Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0], [2.0, 0.0], [0.0, -1.0], [1.0, 2.0]]
 LEAK_POISON = 100.0  # the last position's V when "the future changes"
 
@@ -120,15 +120,23 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
     # The weights as the table prints them, multiplied by V: what a reader recomputing by hand gets.
     shown = [fmt.printed(fmt.fmt(w)) for w in steps["weights"]]
     approx = sum(w * x[0] for w, x in zip(shown, v))
-    claim(
-        fmt.fmt(sum(shown)) == fmt.fmt(1.0),
-        "（表中）权重 = exp ÷ 总和：印出的权重相加是 1",
-        "q、k、v、row",
+    fmt.holds(
+        PAGE,
+        {
+            "（表中）权重 = exp ÷ 总和：印出的权重相加是 1（在这组 q、k、v、row 下）": fmt.fmt(
+                sum(shown)
+            )
+            == fmt.fmt(1.0)
+        },
     )
-    claim(
-        fmt.fmt(approx) != fmt.fmt(output),
-        "用这些印出的权重去乘 V 再相加……比精确的输出差一点",
-        "q、k、v、row",
+    fmt.holds(
+        PAGE,
+        {
+            "用这些印出的权重去乘 V 再相加……比精确的输出差一点（在这组 q、k、v、row 下）": fmt.fmt(
+                approx
+            )
+            != fmt.fmt(output)
+        },
     )
     return {
         "demo_n": n,
@@ -252,9 +260,12 @@ def conventions_section(seen: dict | None = None, past: int = PAST, new: int = N
     ):
         raise AssertionError("右下对齐应当是本书的偏移，左上对齐应当是把行号当位置")
     seen = observed() if seen is None else seen
-    claim(
-        sorted(seen) == ["cpu"],
-        "这两张表里的观察都是在 CPU 上做的，本书还没有在 GPU 上运行过这些库",
+    fmt.holds(
+        PAGE,
+        {
+            "这两张表里的观察都是在 CPU 上做的，本书还没有在 GPU 上运行过这些库": sorted(seen)
+            == ["cpu"]
+        },
     )
     return {
         "tbl_conventions": Table(HEADER, conventions_rows(seen)),
@@ -275,81 +286,6 @@ def big_text(big: float = BIG) -> str:
     if exponent is None or -big != 10.0**exponent:
         raise ValueError(f"big 必须是 −10 的整数次幂（如 −1e9），收到 {big!r}")
     return f"{fmt.MINUS}1e{exponent}"
-
-
-def fill_facts(dtype: str = "float16", q=LEFT_Q, valid=LEFT_VALID, big: float = BIG) -> dict:
-    """The first fully masked row in numpy's ``dtype``: the forbidden cells filled with ``big``, with
-    ``finfo.min``, and the causal and PAD masks each at ``finfo.min`` added to the scores."""
-    import numpy as np  # only the dtypes need numpy: Python's float is float64 alone
-
-    q = att.as_matrix(q, "Q")
-    n = len(q)
-    valid = att.flags(valid, "valid", n)
-    big = att.real(big, "big")
-    if dtype not in FILL_DTYPES:
-        raise ValueError(f"dtype 必须是 {'、'.join(FILL_DTYPES)} 之一，收到 {dtype!r}")
-    facts = visibility_facts(n, key_valid=valid)
-    empty = [r["row"] for r in facts["rows"] if r["empty"]]
-    if not empty:
-        raise ValueError("valid 必须让至少一行整行被屏蔽：这一节比较的正是这样的行")
-    first = empty[0]
-    t = np.dtype(dtype)
-    fmin = np.finfo(dtype).min
-    causal_ok = att.visibility(n, n)[first]
-    both_ok = facts["visible"][first]
-    scores = np.asarray(att.scaled_scores(q, q)[first], dtype=t)
-    ok = np.asarray(both_ok)
-
-    def fill(flags, value):
-        return np.asarray([0.0 if f else value for f in flags]).astype(t)
-
-    with np.errstate(over="ignore", invalid="ignore"):
-
-        def softmax_in(x):
-            return [float(w) for w in np.exp(x - x.max()) / np.exp(x - x.max()).sum()]
-
-        big_in = fill([False], big)[0]  # float16(−1e9) overflows to −∞
-        cases = {
-            "big": np.where(ok, scores, big_in),
-            "min": np.where(ok, scores, fmin),
-            "two_masks": scores + (fill(causal_ok, fmin) + fill(valid, fmin)),
-        }
-        weights = {name: softmax_in(x) for name, x in cases.items()}
-        twice = float(fmin + fmin)  # numpy keeps the dtype of its operands
-        row_twice = softmax_in(np.full(n, fmin, dtype=t) + np.full(n, fmin, dtype=t))
-    blocked = {
-        name: sorted({float(c) for c, f in zip(x, both_ok) if not f}, reverse=True)
-        for name, x in cases.items()
-    }
-    return {
-        "row": first,
-        "min": float(fmin),
-        "big_is_inf": bool(np.isinf(big_in)),
-        "twice": twice,
-        "weights": weights,
-        "blocked": blocked,
-        "row_twice": row_twice,
-        "doubled": [j for j, (a, b) in enumerate(zip(causal_ok, valid)) if not a and not b],
-    }
-
-
-def added_weights(dtype: str, q=LEFT_Q, valid=LEFT_VALID, big: float = BIG) -> list[float]:
-    """The first fully masked row when ``big`` is *added* to its scores (not put in their place)."""
-    import numpy as np
-
-    if dtype not in FILL_DTYPES:
-        raise ValueError(f"dtype 必须是 {'、'.join(FILL_DTYPES)} 之一，收到 {dtype!r}")
-    q = att.as_matrix(q, "Q")
-    big_text(big)  # a negative whole power of ten, as on the page
-    facts = visibility_facts(len(q), key_valid=att.flags(valid, "valid", len(q)))
-    empty = [r["row"] for r in facts["rows"] if r["empty"]]
-    if not empty:
-        raise ValueError("valid 必须让至少一行整行被屏蔽")
-    t = np.dtype(dtype)
-    with np.errstate(over="ignore", invalid="ignore"):
-        x = np.asarray(att.scaled_scores(q, q)[empty[0]], dtype=t) + np.asarray(big).astype(t)
-        e = np.exp(x - x.max())
-        return [float(w) for w in e / e.sum()]
 
 
 def empty_rows_section(
@@ -393,46 +329,78 @@ def empty_rows_section(
         for name, (w, out) in results.items()
     ]
     w_big, out_big = results[big_name]
-    added = {d: added_weights(d, q, valid, big) for d in ("float64", "float32")}
-    claim(
-        len(set(w_big[first])) == 1 and math.isclose(sum(w_big[first]), 1.0),
-        "改用大负数（如 −1e9），这一行读的就全是被禁止的 Key；禁止的格子换成它后，权重平均分成……",
-        "q、v、valid、big",
+    added = {d: ex.empty_row_in_dtype(q, valid, d, big)["added"] for d in ("float64", "float32")}
+    fmt.holds(
+        PAGE,
+        {
+            "改用大负数（如 −1e9），这一行读的就全是被禁止的 Key；禁止的格子换成它后，权重平均分成……（在这组 q、v、valid、big 下）": len(
+                set(w_big[first])
+            )
+            == 1
+            and math.isclose(sum(w_big[first]), 1.0)
+        },
     )
-    claim(
-        len(set(added["float64"])) > 1 and len(set(added["float32"])) == 1,
-        "把大负数加到分数上时，双精度里权重随分数变，float32 里又是平均分配",
-        "q、v、valid、big",
+    fmt.holds(
+        PAGE,
+        {
+            "把大负数加到分数上时，双精度里权重随分数变，float32 里又是平均分配（在这组 q、v、valid、big 下）": len(
+                set(added["float64"])
+            )
+            > 1
+            and len(set(added["float32"])) == 1
+        },
     )
-    claim(
-        nexts[big_name] == nexts[zero_name],
-        "“下一层”一列里，它与“输出置零”给出的真实输出逐个相同……它没有传开",
-        "q、v、valid、big",
+    fmt.holds(
+        PAGE,
+        {
+            "“下一层”一列里，它与“输出置零”给出的真实输出逐个相同……它没有传开（在这组 q、v、valid、big 下）": nexts[
+                big_name
+            ]
+            == nexts[zero_name]
+        },
     )
-    f = fill_facts(dtype, q, valid, big)
+    f = ex.empty_row_in_dtype(q, valid, dtype, big)
     d_big = f["weights"]["big"]
     d_min = f["weights"]["min"]
     d_two = f["weights"]["two_masks"]
-    claim(
-        f["big_is_inf"] and all(math.isnan(x) for x in d_big),
-        f"{big_words} 比最小的有限数还小，numpy.{dtype}({big_words}) 就是 −∞……权重全是 NaN",
-        "dtype、q、v、valid、big",
+    fmt.holds(
+        PAGE,
+        {
+            f"{big_words} 比最小的有限数还小，numpy.{dtype}({big_words}) 就是 −∞……权重全是 NaN（在这组 dtype、q、v、valid、big 下）": f[
+                "big_is_inf"
+            ]
+            and all(math.isnan(x) for x in d_big)
+        },
     )
-    claim(
-        all(math.isfinite(x) for x in d_min) and len(set(d_min)) == 1,
-        f"numpy.finfo({dtype}).min 本身是有限的……权重平均分配",
-        "dtype、q、v、valid、big",
+    fmt.holds(
+        PAGE,
+        {
+            f"numpy.finfo({dtype}).min 本身是有限的……权重平均分配（在这组 dtype、q、v、valid、big 下）": all(
+                math.isfinite(x) for x in d_min
+            )
+            and len(set(d_min)) == 1
+        },
     )
-    claim(math.isinf(f["twice"]), f"finfo.min + (finfo.min) 在 {dtype} 里是 −∞", "dtype")
-    claim(
-        bool(f["doubled"]) and d_two[f["doubled"][0]] == 0.0,
-        "被两条规则同时挡住的 Key 又成了 −∞，权重为 0",
-        "dtype、q、v、valid、big",
+    fmt.holds(
+        PAGE,
+        {f"finfo.min + (finfo.min) 在 {dtype} 里是 −∞（在这组 dtype 下）": math.isinf(f["twice"])},
     )
-    claim(
-        all(math.isnan(x) for x in f["row_twice"]),
-        "一整行的格子都被两条规则同时挡住时，这一行又是 NaN",
-        "dtype、q、v、valid、big",
+    fmt.holds(
+        PAGE,
+        {
+            "被两条规则同时挡住的 Key 又成了 −∞，权重为 0（在这组 dtype、q、v、valid、big 下）": bool(
+                f["doubled"]
+            )
+            and d_two[f["doubled"][0]] == 0.0
+        },
+    )
+    fmt.holds(
+        PAGE,
+        {
+            "一整行的格子都被两条规则同时挡住时，这一行又是 NaN（在这组 dtype、q、v、valid、big 下）": all(
+                math.isnan(x) for x in f["row_twice"]
+            )
+        },
     )
 
     def number(x):
@@ -488,10 +456,14 @@ def cache_section(past: int = PAST, new: int = NEW) -> dict:
     worst = visibility_facts(1, past=past)
     wrong = [j for j in range(past + 1) if worst["row_index"][0][j]]
     rows = visibility_facts(new, past=past)["rows"]
-    claim(
-        any(r["lost_cached"] for r in rows) and all(r["position"] in r["lost_new"] for r in rows),
-        "按行号造表……不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到",
-        "past、new",
+    fmt.holds(
+        PAGE,
+        {
+            "按行号造表……不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到（在这组 past、new 下）": any(
+                r["lost_cached"] for r in rows
+            )
+            and all(r["position"] in r["lost_new"] for r in rows)
+        },
     )
     return {
         "offset_past": past,
@@ -561,17 +533,29 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
     leaks = {plan: 0 in r["leak"]["leaking"] for plan, r in results.items()}
     differs = {plan: r["full"]["differ"] for plan, r in results.items()}
     passing = [plan for plan in PLANS if not leaks[plan] and not differs[plan]]
-    claim(
-        leaks[PLANS[0]] and not leaks[PLANS[1]] and not leaks[PLANS[2]],
-        "“不加 mask” …，泄漏；“正确偏移 past + i” …，不变；“写错偏移（行号 i）” …，不变",
-        "past、new、poison",
+    fmt.holds(
+        PAGE,
+        {
+            "“不加 mask” …，泄漏；“正确偏移 past + i” …，不变；“写错偏移（行号 i）” …，不变（在这组 past、new、poison 下）": leaks[
+                PLANS[0]
+            ]
+            and not leaks[PLANS[1]]
+            and not leaks[PLANS[2]]
+        },
     )
-    claim(
-        not differs[PLANS[1]] and 0 in differs[PLANS[2]],
-        "“正确偏移 past + i” 与整段重算相同；“写错偏移（行号 i）” 却与整段重算不同",
-        "past、new、poison",
+    fmt.holds(
+        PAGE,
+        {
+            "“正确偏移 past + i” 与整段重算相同；“写错偏移（行号 i）” 却与整段重算不同（在这组 past、new、poison 下）": not differs[
+                PLANS[1]
+            ]
+            and 0 in differs[PLANS[2]]
+        },
     )
-    claim(passing == [PLANS[1]], "只有“正确偏移 past + i”两项都通过", "past、new、poison")
+    fmt.holds(
+        PAGE,
+        {"只有“正确偏移 past + i”两项都通过（在这组 past、new、poison 下）": passing == [PLANS[1]]},
+    )
 
     def first_output(plan, key):
         return fmt.fmt(results[plan]["leak"][key][0][0])
@@ -626,7 +610,7 @@ def observe_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, base=SCORE_ROW) ->
     w_c, out_c = att.attention(q, k, v)
     w_o, out_o = att.attention(q, k, v, causal=False)
     same = [i for i in range(len(out_c)) if out_c[i] == out_o[i]]
-    claim(bool(same), "只有…不变，其余位置读到了自己之后的 Value", "q、k、v")
+    fmt.holds(PAGE, {"只有…不变，其余位置读到了自己之后的 Value（在这组 q、k、v 下）": bool(same)})
     base = att.as_vector(base, "base")
     v = att.as_matrix(v, "V")
     if len(v) != len(base):
@@ -662,9 +646,13 @@ def exercises(past: int = ex.PAST, new: int = ex.NEW, pad_front: int = ex.PAD_FR
     plain = row_text(att.softmax(kept), fmt.fmt)
     if plain != row_text([w for w, ok in zip(s2["weights"], ex.VISIBLE) if ok], fmt.fmt):
         raise AssertionError("加 mask 的权重应当等于只对可见分数做 softmax 的权重")
-    claim(
-        c3["passed"] == ["不泄漏"] and c3["caught_by"] == ["与整段重算一致"],
-        "两种写法都通过“不泄漏”检查；只有“与整段重算一致”一项能认出写法 B",
+    fmt.holds(
+        PAGE,
+        {
+            "两种写法都通过“不泄漏”检查；只有“与整段重算一致”一项能认出写法 B": c3["passed"]
+            == ["不泄漏"]
+            and c3["caught_by"] == ["与整段重算一致"]
+        },
     )
     steps = [
         ("分数（给定）", ex.SCORES, fmt.short),
@@ -717,7 +705,7 @@ def exercises(past: int = ex.PAST, new: int = ex.NEW, pad_front: int = ex.PAD_FR
             ],
         ),
         "ex3_table": Table(
-            ["写法", "新查询的输出", "与整段重算一致", "改动未来的 V 后"],
+            ["写法", "新查询的输出", "与整段重算一致", "改动最后一个位置的 V 后，它之前的新查询"],
             [
                 [
                     r["name"],

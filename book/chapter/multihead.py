@@ -11,6 +11,7 @@ from chapter.grid_figures import split_figure
 from chapter.mask_facts import error_of
 
 att = importlib.import_module("02_attention")
+PAGE = "多头一页"  # how fmt.holds names this page when a fixed sentence fails
 mh = importlib.import_module("02_multihead")
 ex = importlib.import_module("02_exercises_multihead")
 
@@ -35,11 +36,6 @@ GEMMA_7B = {
     "num_key_value_heads": 16,
     "head_dim": 256,
 }
-
-
-def holds(claims: dict[str, bool]) -> None:
-    """The page's fixed sentences, each checked against its numbers (:func:`chapter.fmt.holds`)."""
-    fmt.holds("多头一页", claims)
 
 
 def span(columns) -> str:
@@ -312,7 +308,8 @@ def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
     plans = plans or {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
     counts = gqa_counts()
     full = counts[0]
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "GQA：K、V 投影的乘加与缓存都缩小到 h_kv/h": all(
                 r[key] * full["kv_heads"] == full[key] * r["kv_heads"]
@@ -320,7 +317,7 @@ def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
                 for key in ("kv_projections", "cache")
             ),
             "GQA：算分数与混合的乘加次数不变": len({r["scores_mixing"] for r in counts}) == 1,
-        }
+        },
     )
     x, w_q, *_, w_o = DEMO
     d = len(DEMO[1][0]) // heads
@@ -425,7 +422,8 @@ def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=C
         xs = [r[key] for r in tables[name]]
         return all(a < b for a, b in zip(xs, xs[1:]))
 
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "头维度随头数缩小时，参数个数与乘加次数都不随头数变": constant("split", "params")
             and constant("split", "multiply_adds"),
@@ -434,7 +432,7 @@ def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=C
             "头维度固定时，参数个数与乘加次数随头数变多": growing("fixed", "params")
             and growing("fixed", "multiply_adds"),
             "头维度固定时，恰有一行 h·d_head = d_model": len(equal) == 1,
-        }
+        },
     )
     for name, rows in tables.items():
         values[f"tbl_cost_{name}"] = fmt.Table(
@@ -452,7 +450,7 @@ def exercise_values() -> dict:
     a = ex.split_and_row()
     keys = [f"Key {j}" for j in range(ex.ROW_POS + 1)]
     fav = favourite(a["weights"])
-    holds({"练习 2.4.1：两个头最看重同一个 Key": fav == favourite(a["other_weights"])})
+    fmt.holds(PAGE, {"练习 2.4.1：两个头最看重同一个 Key": fav == favourite(a["other_weights"])})
     values = {
         "ex1_heads": fmt.count(ex.SPLIT_HEADS),
         "ex1_q": fmt.vectors(ex.SPLIT_Q),
@@ -524,7 +522,10 @@ def exercise_values() -> dict:
         "ex2_sizes": "、".join(fmt.count(r["group_size"]) for r in plan),
     }
     a = ex.reshape_split()
-    holds({"练习 2.4.3：写反时改头 0 的列，头 0 之外的头也变了": any(h != 0 for h in a["touched"])})
+    fmt.holds(
+        PAGE,
+        {"练习 2.4.3：写反时改头 0 的列，头 0 之外的头也变了": any(h != 0 for h in a["touched"])},
+    )
     rows = [
         [
             f"头 {c}",

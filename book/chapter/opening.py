@@ -1,52 +1,94 @@
 """The preface (book/index.md) and the chapter opening (book/ch02/index.md): the preface's claims about
-the recorded library observations, the sizes of the demo data and which teaching files use numpy."""
+the recorded library observations, the sizes of the demo data and which teaching files need numpy or
+PyTorch (found by running them)."""
 
 from __future__ import annotations
 
-import ast
-import functools
+import contextlib
 import importlib
+import io
+import runpy
+import sys
 from pathlib import Path
 
-# take_home's ``imports`` follows ``import_module("02_…")``; it imports this module too.
-from chapter import conventions, fmt, take_home
+from chapter import conventions, fmt
 from chapter.fmt import glue_all  # noqa: F401  (the pages call page.glue_all)
-from chapter.mask_facts import claim
 
 att = importlib.import_module("02_attention")
 CODE_DIR = Path(att.__file__).parent
+LIBRARIES = ("numpy", "torch", "transformers")  # what a teaching file may need beyond Python
 
 
-def numpy_users(code_dir: Path | None = None) -> list[str]:
-    """The teaching files (``code/02_*.py``) whose syntax tree imports numpy (a comment naming it doesn't)."""
+def _ours(name: str, libraries: tuple[str, ...]) -> bool:
+    """Whether a loaded module is a teaching file's or one of ``libraries``' (what a run swaps out)."""
+    return name.startswith("02_") or name.partition(".")[0] in libraries
+
+
+@contextlib.contextmanager
+def _blocked(libraries: tuple[str, ...], folder: Path):
+    """While inside: ``import`` of any of ``libraries`` fails (``None`` in ``sys.modules`` is the documented
+    way to make an import fail), and the teaching files are loaded afresh from ``folder``; afterwards the
+    modules loaded before are back, as they were."""
+    saved = {name: module for name, module in sys.modules.items() if _ours(name, libraries)}
+    for name in saved:
+        del sys.modules[name]
+    sys.modules.update(dict.fromkeys(libraries))
+    path = list(sys.path)
+    argv = sys.argv
+    sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        for name in [name for name in sys.modules if _ours(name, libraries)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+        sys.path[:] = path
+        sys.argv = argv
+
+
+def _stops_at(path: Path, libraries: tuple[str, ...]) -> str | None:
+    """The library (numpy, torch or transformers) whose import stops a run of ``path`` as ``python path``
+    (as ``__main__``, in its folder, its output thrown away) while ``libraries`` are blocked; ``None`` when
+    it runs to the end. A library that is not installed stops it too; any other error stops the build."""
+    out = io.StringIO()
+    with (
+        _blocked(libraries, path.parent),
+        contextlib.chdir(path.parent),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(out),
+    ):
+        sys.argv = [str(path)]
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        except ModuleNotFoundError as error:
+            name = (error.name or "").partition(".")[0]
+            if name in LIBRARIES:
+                return name
+            raise ValueError(f"{path.name} 运行时出错，而不是停在导入上：{error}") from error
+        except Exception as error:
+            raise ValueError(f"{path.name} 运行时出错，而不是停在导入上：{error!r}") from error
+    return None
+
+
+def library_needs(code_dir: Path | str | None = None) -> dict[str, list[str]]:
+    """Which teaching files (``code_dir/02_*.py``) need numpy and which need PyTorch, found by running
+    each one as a reader would: once with numpy blocked (the files that stop at ``import numpy`` need
+    it) and once with torch blocked (those that stop at ``import torch`` or ``transformers`` need
+    PyTorch). A file that imports numpy only inside a function it does not call runs, and is not listed.
+    Where PyTorch is not installed, a file that imports torch before numpy stops at torch either way:
+    :func:`opening` then checks that no such file imports numpy."""
     if code_dir is not None and not isinstance(code_dir, (str, Path)):
         raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
     code_dir = CODE_DIR if code_dir is None else Path(code_dir)
     if not code_dir.is_dir():
         raise ValueError(f"code_dir 必须是一个文件夹，收到 {str(code_dir)!r}")
-    return [
-        path.name
-        for path in sorted(code_dir.glob("02_*.py"))
-        if _imports_numpy(path.read_text(encoding="utf-8"))
-    ]
-
-
-@functools.lru_cache(maxsize=256)
-def _imports_numpy(source: str) -> bool:
-    """Whether a file's syntax tree imports numpy (cached: the build asks once per page)."""
-    nodes = list(ast.walk(ast.parse(source)))
-    names = [a.name for n in nodes if isinstance(n, ast.Import) for a in n.names]
-    names += [n.module or "" for n in nodes if isinstance(n, ast.ImportFrom)]
-    return any(name.split(".")[0] == "numpy" for name in names)
-
-
-def numpy_needed(code_dir: Path | None = None) -> list[str]:
-    """The teaching files that import numpy, or import one that does (as 02_exercises_training does)."""
-    users = set(numpy_users(code_dir))
-    code_dir = CODE_DIR if code_dir is None else Path(code_dir)
-    return sorted(
-        p.name for p in code_dir.glob("02_*.py") if users & {*take_home.imports(p.name, code_dir)}
-    )
+    files = sorted(code_dir.resolve().glob("02_*.py"))
+    return {
+        "numpy": [path.name for path in files if _stops_at(path, ("numpy",)) == "numpy"],
+        "torch": [
+            path.name for path in files if _stops_at(path, ("torch",)) in ("torch", "transformers")
+        ],
+    }
 
 
 def recorded_conditions(seen: dict | None = None) -> dict:
@@ -69,17 +111,22 @@ def recorded_conditions(seen: dict | None = None) -> dict:
 def preface(seen: dict | None = None) -> dict:
     """The preface's numbers: how the book prints numbers; and the check of its sentence on the record."""
     conditions = recorded_conditions(seen)
-    claim(
-        all(
-            {"version", "device", "dtype"} <= set(kept)
-            for libs in conditions.values()
-            for kept in libs.values()
-        )
-        and all("kernels" in libs["torch"] for libs in conditions.values())
-        and all("implementation" in libs["jax"] for libs in conditions.values())
-        and all("backend" in libs["keras"] for libs in conditions.values()),
-        "每一条都记着库的版本、设备和 dtype，PyTorch 的还记着实际运行的内核"
-        "（JAX 记着所用的实现，Keras 记着后端）",
+    fmt.holds(
+        "前言",
+        {
+            "每一条都记着库的版本、设备和 dtype": all(
+                {"version", "device", "dtype"} <= set(kept)
+                for libs in conditions.values()
+                for kept in libs.values()
+            ),
+            "PyTorch 的还记着实际运行的内核": all(
+                "kernels" in libs["torch"] for libs in conditions.values()
+            ),
+            "JAX 记着所用的实现": all(
+                "implementation" in libs["jax"] for libs in conditions.values()
+            ),
+            "Keras 记着后端": all("backend" in libs["keras"] for libs in conditions.values()),
+        },
     )
     return {"decimals": fmt.decimals_sentence()}
 
@@ -89,20 +136,32 @@ def opening() -> dict:
     q = att.as_matrix(att.DEMO_Q, "Q")
     k = att.as_matrix(att.DEMO_K, "K")
     v = att.as_matrix(att.DEMO_V, "V")
-    needed = numpy_needed()
-    plain = [n for n in needed if not take_home.needs_torch(n)]
-    torch_files = [n for n in needed if take_home.needs_torch(n)]
-    claim(
-        bool(plain) and bool(torch_files),
-        "少数几个文件另要 numpy 或 PyTorch……要 numpy 才能运行的只有……另要 PyTorch 与 transformers",
+    needs = library_needs()
+    fmt.holds(
+        "本章导读",
+        {
+            "少数几个文件另要 numpy 或 PyTorch": bool(needs["numpy"]) and bool(needs["torch"]),
+            "讲代价与分块的两页只在计时时用 numpy，Mask 一页的练习文件只在一个函数里用": all(
+                name not in needs["numpy"]
+                and "import numpy" in (CODE_DIR / name).read_text("utf-8")
+                for name in ("02_costs.py", "02_tiles.py", "02_exercises_mask.py")
+            ),
+            "张量一页交给 PyTorch 的文件也要 numpy": "02_tensors_torch.py" in needs["numpy"],
+            # Without PyTorch installed, a file that imports torch first stops there either way.
+            "停在 PyTorch 上、没有列进 numpy 的文件不导入 numpy": not any(
+                "import numpy" in (CODE_DIR / name).read_text("utf-8")
+                for name in needs["torch"]
+                if name not in needs["numpy"]
+            ),
+        },
     )
     return {
         "n_query": len(q),
         "n_key": len(k),
         "d": len(q[0]),
         "d_v": len(v[0]),
-        "numpy_files": "、".join(plain),
-        "torch_files": "、".join(torch_files),
+        "numpy_files": "、".join(needs["numpy"]),
+        "torch_files": "、".join(needs["torch"]),
         "fig_projections": projection_figure(),
     }
 

@@ -12,6 +12,7 @@ from chapter import fmt
 from chapter.fmt import Md, Table, glue_all  # noqa: F401 (the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
+PAGE = "RoPE 一页"  # how fmt.holds names this page when a fixed sentence fails
 rope = importlib.import_module("02_rope")
 ex = importlib.import_module("02_exercises_rope")
 
@@ -20,32 +21,6 @@ SAME = "一致"
 DIFFERENT = "不一致"
 PASSED = "通过"
 CAUGHT = "被认出"
-
-# -- the inputs of the page's examples (constructed by hand, each example states them first) ------------
-D2_FIRST = (3, 1)
-D2_SHIFT = 3  # d = 2: the first (m, n), then both moved by the shift
-D4_X = [1.0, 0.0, 0.5, -1.0]
-D4_M = 2
-D8 = 8
-LAYOUT_OFFSET = 3
-LAYOUT_M = [3, 7, 12]
-# Three tokens, W_q and W_k (3 × 8) of two heads of width 4: q = x @ W_q, a column per component of q.
-W_X = [[1.0, 0.0, 2.0], [0.0, 1.0, -1.0], [1.0, 1.0, 0.0]]
-W_Q = [[1, 0, 2, -1, 0, 1, 2, 0], [0, 1, 1, 0, 2, -1, 0, 1], [2, -1, 0, 1, 1, 0, -1, 1]]
-W_K = [[0, 1, -1, 1, 2, 0, 1, 0], [1, 0, 2, 1, 0, -1, 0, 2], [1, -1, 0, 0, 1, 2, 0, -1]]
-W_HEADS = 2
-TOEPLITZ_N = 5
-V_SEQ = rope.DEMO_SEQ[:3]
-V_V = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
-V_START = 0
-V_SHIFT = 5
-PAST = 3
-NEW = 2  # the cache example: past positions in the cache, new queries
-PADS = 2
-PAD_FILL = 0.0
-LONG_FILL = 1.0
-CHECKPOINTS = [0, 10, 100, 1000, 10000]
-LONG_OFFSETS = sorted({int(round(10 ** (e / 25))) for e in range(0, 126)})  # even on a log axis
 
 vec = functools.partial(fmt.vector, cell=fmt.fmt)  # a computed vector, four decimals
 same = functools.partial(math.isclose, rel_tol=0.0, abs_tol=TOL)
@@ -68,11 +43,6 @@ def pair(m: int, n: int) -> str:  # the positions of a query and a key, as a tab
     return f"m = {fmt.count(m)}，n = {fmt.count(n)}"
 
 
-def holds(claims: dict[str, bool]) -> None:
-    """The page's fixed sentences, each checked against its numbers (:func:`chapter.fmt.holds`)."""
-    fmt.holds("RoPE 一页", claims)
-
-
 def steady(xs) -> bool:
     """A column of scores that stays the same (to TOL) over groups of positions with one offset."""
     return max(xs) - min(xs) <= TOL
@@ -81,9 +51,9 @@ def steady(xs) -> bool:
 def d2_example(
     q: list[float] = rope.DEMO_Q2,
     k: list[float] = rope.DEMO_K2,
-    first=D2_FIRST,
-    shift: int = D2_SHIFT,
-    n: int = TOEPLITZ_N,
+    first=rope.D2_FIRST,
+    shift: int = rope.D2_SHIFT,
+    n: int = rope.TOEPLITZ_N,
     figure: bool = True,
 ) -> dict:
     """d = 2: q and k at two groups of positions with one offset (plotted); all scores at 0 … n − 1."""
@@ -102,11 +72,12 @@ def d2_example(
     positions = list(range(n))
     table = rope.rope_scores([q] * n, [k] * n, positions, positions)
     spread = max(abs(table[i][j] - table[i + 1][j + 1]) for i in range(n - 1) for j in range(n - 1))
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "d = 2 的分数表沿对角线只差浮点舍入": spread < 1e-12,
             "位置差为 +1 与 −1 的分数不同": not same(table[1][0], table[0][1]),
-        }
+        },
     )
     values = {
         "d2_d": len(q),
@@ -187,7 +158,7 @@ def d2_figure(
     return fig
 
 
-def d4_example(x: list[float] = D4_X, m: int = D4_M, d8: int = D8) -> dict:
+def d4_example(x: list[float] = rope.D4_X, m: int = rope.D4_M, d8: int = rope.D8) -> dict:
     """d = 4: each pair turns by its own angle, the length stays; d = 8: the frequencies and periods."""
     theta = rope.frequencies(len(x))
     out = rope.rotate(x, m)
@@ -226,8 +197,8 @@ def d4_example(x: list[float] = D4_X, m: int = D4_M, d8: int = D8) -> dict:
 def layouts_example(
     q: list[float] = rope.DEMO_Q8,
     k: list[float] = rope.DEMO_K8,
-    offset: int = LAYOUT_OFFSET,
-    m_list: list[int] = LAYOUT_M,
+    offset: int = rope.LAYOUT_OFFSET,
+    m_list: list[int] = rope.LAYOUT_M,
 ) -> dict:
     """Adjacent pairs, half pairs after the permutation, and the mixed layout, at one offset."""
     d = len(q)
@@ -251,14 +222,15 @@ def layouts_example(
         *found
     )  # each column of the table, then the mixed q's length at each m
     right, half, mixed = scores
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "“相邻成对”“前后两半成对（重排后）”两列只依赖位置差": steady(right) and steady(half),
             "“错配”一列随位置变化": not steady(mixed),
             "错配之后 q 的长度在每组位置上都变了": not any(
                 same(x, math.hypot(*q)) for x in mixed_norms
             ),
-        }
+        },
     )
     rows = [[pair(m, m - offset)] + [fmt.fmt(x) for x in row] for m, row in zip(m_list, found)]
     return {
@@ -277,7 +249,9 @@ def layouts_example(
     }
 
 
-def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int = W_HEADS) -> dict:
+def weights_example(
+    x: list[list[float]] = rope.W_X, w_q=rope.W_Q, w_k=rope.W_K, n_heads: int = rope.W_HEADS
+) -> dict:
     """Moving a model between layouts: permute the columns of W_q, W_k inside each head's block, not at once."""
     width = len(w_q[0])
     d_head = width // n_heads
@@ -333,7 +307,9 @@ def weights_example(x: list[list[float]] = W_X, w_q=W_Q, w_k=W_K, n_heads: int =
     }
 
 
-def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> dict:
+def v_example(
+    seq=rope.V_SEQ, v=rope.V_V, start: int = rope.V_START, shift: int = rope.V_SHIFT
+) -> dict:
     """Rotating V as well makes the output depend on the absolute position."""
 
     def last_output(first, rotate_v):
@@ -366,7 +342,9 @@ def v_example(seq=V_SEQ, v=V_V, start: int = V_START, shift: int = V_SHIFT) -> d
     }
 
 
-def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int = NEW) -> dict:
+def cache_example(
+    seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = rope.PAST, new: int = rope.NEW
+) -> dict:
     """New queries rotated at past + i (right) or at the row index i (wrong), against full recomputation."""
     n = len(seq)
     mask = att.additive_mask(att.visibility(new, past + new, past=past))
@@ -435,7 +413,7 @@ def cache_example(seq=rope.DEMO_SEQ, v=rope.DEMO_V, past: int = PAST, new: int =
 
 
 def padding_example(
-    seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = PADS, fill: float = PAD_FILL
+    seq=rope.DEMO_SEQ[:4], v=rope.DEMO_V[:4], pads: int = rope.PADS, fill: float = rope.PAD_FILL
 ) -> dict:
     """Left padding: count the real tokens before a position, in the prefill and in the decoding alike."""
     n_pre = len(seq) - 1  # prefilled with the PAD; the last one is decoded alone
@@ -461,11 +439,13 @@ def padding_example(
         "pad_seq": fmt.vectors(seq),
         "pad_v": "、".join(fmt.short(r[0]) for r in v),
         "pad_n": pads,
-        "tbl_pad_positions": Table(
-            ["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid))],
+        "tbl_pad_positions": Table(  # the prefill and the decoded token: every position of the example
+            ["绝对位置（含 PAD）"] + [fmt.count(j) for j in range(len(valid) + 1)],
             [
-                ["内容"] + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid)],
-                ["位置编号（前面真实 token 的个数）"] + [fmt.count(p) for p in counted],
+                ["内容"]
+                + ["PAD" if not f else f"token {j - pads}" for j, f in enumerate(valid + [True])],
+                ["位置编号（前面真实 token 的个数）"]
+                + [fmt.count(p) for p in rope.padded_positions(valid + [True])],
             ],
         ),
         "pad_reference": fmt.fmt(reference[n_pre][0]),
@@ -485,9 +465,9 @@ def padding_example(
 
 
 def long_example(
-    fill: float = LONG_FILL,
-    offsets: list[int] = LONG_OFFSETS,
-    checkpoints: list[int] = CHECKPOINTS,
+    fill: float = rope.LONG_FILL,
+    offsets: list[int] = rope.LONG_OFFSETS,
+    checkpoints: list[int] = rope.CHECKPOINTS,
     figure: bool = True,
 ) -> dict:
     """One pair of vectors (all entries ``fill``) at growing offsets, for each published base (and the plot)."""
@@ -498,7 +478,7 @@ def long_example(
         return [row[0] for row in rope.rope_scores([ones] * len(at), [ones], list(at), [0], base)]
 
     outside = [m for m in checkpoints if not offsets[0] <= m <= offsets[-1]]
-    holds({"表里有图的横轴画不到的位置差": bool(outside)})
+    fmt.holds(PAGE, {"表里有图的横轴画不到的位置差": bool(outside)})
     values = {
         "lr_fill": fmt.short(fill),
         "lr_n_models": len(models),
@@ -594,7 +574,8 @@ def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> d
     s3 = ex.shift_scores()
     s4 = ex.offset_score()
     first, second = (g["score"] for g in s3["groups"])
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "练习 2.5.1：把求出的 x 再转回去，回到了 x′": att.max_abs_diff([r["back"]], [list(x)])
             < TOL,
@@ -603,7 +584,7 @@ def exercises(x: list[float] = ex.UNDO_X, position: int = ex.UNDO_POSITION) -> d
             "练习 2.5.4：只转 k 的分数与两个向量各自旋转后的分数一致": same(
                 s4["score"], s4["both"]
             ),
-        }
+        },
     )
 
     def exponent(i):

@@ -14,6 +14,7 @@ from chapter import fmt
 from chapter.fmt import Md, Table, glue_all  # noqa: F401 (the page calls page.glue_all)
 
 att = importlib.import_module("02_attention")
+PAGE = "缩放一页"  # how fmt.holds names this page when a fixed sentence fails
 sc = importlib.import_module("02_scaling")
 ex = importlib.import_module("02_exercises_scaling")
 
@@ -42,11 +43,6 @@ def products(q, k) -> str:
 
 def slashed(xs) -> str:
     return " / ".join(fmt.fmt(x) for x in xs)
-
-
-def holds(claims: dict[str, bool]) -> None:
-    """The page's fixed sentences, each checked against its numbers (:func:`chapter.fmt.holds`)."""
-    fmt.holds("缩放一页", claims)
 
 
 def numpy_reference(q, k, v):
@@ -102,7 +98,8 @@ def measurement(
     higher = [m["d"] for m in measured if m["d"] not in lower]
     s = sc.visible_steps(Q[ROW], K, V)
     same = att.softmax(s["dots"], temperature=s["scale"])
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "不缩放的最大权重随 d 一路变大": raw_w == sorted(set(raw_w)),
             "缩放后的最大权重只在一个窄得多的范围里变": max(scaled_w) - min(scaled_w)
@@ -112,7 +109,7 @@ def measurement(
             and max(lower) < min(higher),
             "除以 √d 的权重与温度 T = √d 的权重完全相同": att.max_abs_diff([s["weights"]], [same])
             == 0,
-        }
+        },
     )
     return {
         "meas_dims": "、".join(fmt.count(d) for d in dims),
@@ -208,7 +205,8 @@ def axis(q=Q, k=K, v=V) -> dict:
         return rows + [["列之和"] + [fmt.fmt(sum(col)) for col in zip(*m)] + [""]]
 
     outputs = att.matmul(wrong, v)
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "按列做 softmax 时每一列之和是 1": all(
                 fmt.fmt(sum(col)) == fmt.fmt(1.0) for col in zip(*wrong)
@@ -217,7 +215,7 @@ def axis(q=Q, k=K, v=V) -> dict:
                 fmt.fmt(sum(row)) != fmt.fmt(1.0) for row in wrong
             ),
             "这些输出都还在 V 各列的范围之内": all(inside(outputs, v)),
-        }
+        },
     )
     return {
         "tbl_axis_right": Table(header, sums(right)),
@@ -238,7 +236,7 @@ def checks(q=Q, k=K, v=V, row=ROW, shift=1000, order=(2, 0, 1), heads=sc.N_HEADS
         overflowed = "exp 溢出" in str(error)
     else:
         overflowed = False
-    holds({"分数加上这个常数后，不减最大值的原式 exp 溢出而报错": overflowed})
+    fmt.holds(PAGE, {"分数加上这个常数后，不减最大值的原式 exp 溢出而报错": overflowed})
     _, both = att.attention(q, [k[j] for j in order], [v[j] for j in order], causal=False)
     _, keys_only = att.attention(q, [k[j] for j in order], v, causal=False)
     reference = numpy_reference(q, k, v).tolist()
@@ -434,7 +432,7 @@ def exercise_hand(q=ex.HAND_Q, k=ex.HAND_K, g=ex.HAND_G) -> dict:
         for i, row in enumerate(h["jacobian"])
     ]
     top = max(abs(x) for x in h["jg"])
-    holds({"J g 绝对值最大的分量超过 J 的最大元": top > h["peak"]})
+    fmt.holds(PAGE, {"J g 绝对值最大的分量超过 J 的最大元": top > h["peak"]})
     return {
         "ex1_q": fmt.vector(q),
         "ex1_k": fmt.vectors(k),
@@ -463,14 +461,15 @@ def exercise_grow(q=ex.GROW_Q, k=ex.GROW_K, copies=ex.COPIES) -> dict:
     raw = r["weights_raw"]
     top = max(range(len(raw)), key=lambda j: raw[j])
     same = att.softmax(r["scaled"], temperature=r["temperature_big"])
-    holds(
+    fmt.holds(
+        PAGE,
         {
             "复制后除以 √d 的权重与原来那一行换温度后的权重完全相同": att.max_abs_diff(
                 [r["weights_big"]], [same]
             )
             == 0,
             "不缩放时几乎全部权重给了一个 Key（超过 0.9）": raw[top] > 0.9,
-        }
+        },
     )
     return {
         "ex2_q": fmt.vector(q),

@@ -165,7 +165,7 @@ def _mask_example(att) -> dict:
         "inputs": f"q = {att.DEMO_Q!r}\nk = {att.DEMO_K!r}\nv = {att.DEMO_V!r}\ncausal = True",
         "run": "weights, outputs = att.attention(q, k, v, causal=causal)\n"
         "for i, (row, out) in enumerate(zip(weights, outputs)):\n"
-        '    print(f"行 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
+        '    print(f"绝对位置 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
         "edits": [("causal = True", "causal = False")],
     }
 
@@ -200,10 +200,8 @@ def _multihead_example(mh) -> dict:
 
 
 def _rope_example(rope) -> dict:
-    from chapter import rope as page
-
-    m, n = page.D2_FIRST
-    shift = page.D2_SHIFT
+    m, n = rope.D2_FIRST
+    shift = rope.D2_SHIFT
     q = rope.DEMO_Q2
     k = rope.DEMO_K2
     return {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -104,6 +105,12 @@ CALLS = {
     ex.pad_cache_table: {"past": 2, "new": 3, "pad_front": 1},
     ex.masked_softmax_steps: {"scores": [2.0, 0.0, 1.0], "visible": [True, True, False]},
     ex.decoding_checks: {"past": 2, "new": 2},
+    ex.empty_row_in_dtype: {
+        "q": [[0.5, 0.5], [0.5, -0.5], [1.0, 0.0]],
+        "key_valid": [False, False, True],
+        "dtype": "float16",
+        "big": -1e9,
+    },
 }
 
 
@@ -133,3 +140,49 @@ def test_it_runs_beside_02_attention_alone(tmp_path):
     )
     assert json.loads(run.stdout) == json.loads(json.dumps(ex.answers(), ensure_ascii=False))
     assert run.stderr == ""
+
+
+# -- the mask page's dtype experiment (numpy) ------------------------------------------------------
+@pytest.mark.parametrize("dtype", ex.DTYPES)
+def test_the_empty_row_in_each_dtype_is_what_numpy_computes(dtype):
+    q = [[0.5, 0.5], [0.5, -0.5], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+    valid = [False, False, True, True, True]
+    facts = ex.empty_row_in_dtype(q, valid, dtype)
+    t = np.dtype(dtype)
+    with np.errstate(over="ignore"):
+        big_is_inf = bool(np.isinf(np.asarray(-1e9).astype(t)))
+        twice = np.finfo(t).min + np.finfo(t).min
+    assert facts["row"] == 0 and facts["min"] == float(np.finfo(t).min)
+    assert facts["big_is_inf"] == big_is_inf == (dtype == "float16")
+    big = facts["weights"]["big"]
+    # −1e9 is −∞ in float16 only: there the row is NaN, elsewhere it is spread evenly
+    assert all(math.isnan(w) for w in big) == big_is_inf
+    assert (len(set(big)) == 1 and not math.isnan(big[0])) == (not big_is_inf)
+    weights_min = facts["weights"]["min"]
+    assert not any(math.isnan(w) for w in weights_min) and len(set(weights_min)) == 1
+    assert bool(np.isinf(twice)) and math.isinf(facts["twice"])
+    # the two masks: Key 1 is PAD and after position 0, so it is the doubled cell, with weight 0
+    assert facts["doubled"] == [1] and facts["weights"]["two_masks"][1] == 0.0
+    assert all(math.isnan(w) for w in facts["row_twice"])
+    # −1e9 added to the scores: they stay apart in float64 and round together in float32
+    added = facts["added"]
+    if dtype == "float64":
+        assert len(set(added)) > 1 and math.isclose(sum(added), 1.0)
+    if dtype == "float32":
+        assert len(set(added)) == 1
+
+
+def test_the_dtype_experiment_is_the_one_function_that_imports_numpy(tmp_path):
+    """The file runs without numpy (its JSON needs none); the experiment imports it when called."""
+    from pathlib import Path
+
+    code = Path(ex.__file__).parent
+    for name in ("02_attention.py", "02_exercises_mask.py"):
+        (tmp_path / name).write_bytes((code / name).read_bytes())
+    run = [sys.executable, "-E", "-S"]
+    alone = subprocess.run([*run, "02_exercises_mask.py"], cwd=tmp_path, capture_output=True)
+    assert alone.returncode == 0, alone.stderr
+    call = "import importlib; m = importlib.import_module('02_exercises_mask')\n"
+    call += "m.empty_row_in_dtype([[1.0]], [False])"
+    done = subprocess.run([*run, "-c", call], cwd=tmp_path, capture_output=True, text=True)
+    assert "No module named 'numpy'" in done.stderr

@@ -110,3 +110,21 @@ def test_multihead_equals_torch_multiheadattention(layer):
         )
     assert np.allclose(np.asarray(out), expected[0].numpy(), rtol=1e-9, atol=1e-9)
     assert np.allclose(np.asarray(weights), expected_weights[0].numpy(), rtol=1e-9, atol=1e-9)
+
+
+def test_a_config_without_head_dim_falls_back_per_config_class():
+    """The multi-head page's 误解三 and the glossary's 头维度 (review M2): without ``head_dim``,
+    Transformers' LlamaConfig takes hidden_size // num_attention_heads, GemmaConfig and Qwen3Config keep a
+    default of their own that is not that quotient."""
+    import transformers
+
+    sizes = {"hidden_size": 1024, "num_attention_heads": 16}
+    assert transformers.LlamaConfig(**sizes).head_dim == 1024 // 16
+    for config in (transformers.GemmaConfig, transformers.Qwen3Config):
+        assert config(**sizes).head_dim == config().head_dim != 1024 // 16, config.__name__
+    # Qwen2Config has no head_dim: the attention module takes the floor of the quotient, unchecked.
+    from transformers.models.qwen2 import modeling_qwen2
+
+    odd = transformers.Qwen2Config(hidden_size=10, num_attention_heads=3, num_key_value_heads=3)
+    assert not hasattr(odd, "head_dim")
+    assert modeling_qwen2.Qwen2Attention(odd, layer_idx=0).head_dim == 10 // 3
