@@ -274,18 +274,10 @@ def fill_backward_demo(
         raise ValueError(f"added 必须是 True 或 False，收到 {added!r}")
     if dtype not in ("float64", "float32"):
         raise ValueError(f"dtype 必须是 'float64' 或 'float32'，收到 {dtype!r}")
-    scores = [
-        [s + (0.0 if ok else fill) if added else s if ok else fill for s, ok in zip(row, m)]
-        for row, m in zip(att.scaled_scores(q, k), visible)
-    ]  # (nq, nk)；加上 −∞ 与换成 −∞ 相同
-    if dtype == "float32":
-        scores = [[_float32(x) for x in row] for row in scores]
-    weights = []
-    for row in scores:
-        exps = [math.exp(x - max(row)) for x in row]  # 全是 −∞ 时 (−∞) − (−∞) 是 NaN
-        weights.append([e / sum(exps) for e in exps])
-    # 不经 matmul：它拒绝 NaN，而这里正要让读者看见 NaN。
-    outputs = [[sum(w * x for w, x in zip(row, col)) for col in zip(*v)] for row in weights]
+    if dtype == "float64" and (not added or fill == -math.inf):  # 加上 −∞ 与换成 −∞ 相同
+        weights, outputs = att.unguarded_attention(q, k, v, visible, fill=fill)
+    else:
+        weights, outputs = _filled_attention(q, k, v, visible, fill, added, dtype)
     steps = _backward(q, k, v, d_out, visible, "zero", weights=weights, outputs=outputs)
     # 换掉的格子与 Q、K 无关，dS 不向前传（masked_fill 的反向置 0）；加上的 M 是常数，dS 照传。
     ds = [[x if ok or added else 0.0 for x, ok in zip(r, m)] for r, m in zip(steps["ds"], visible)]
@@ -296,6 +288,23 @@ def fill_backward_demo(
     dq = [[sum(ds[i][j] * k[j][c] for j in range(nk)) / scale for c in range(d)] for i in range(nq)]
     dk = [[sum(ds[i][j] * q[i][c] for i in range(nq)) / scale for c in range(d)] for j in range(nk)]
     return {"weights": weights, "outputs": outputs, "dq": dq, "dk": dk, "dv": steps["dv"]}
+
+
+def _filled_attention(q, k, v, visible, fill, added, dtype):
+    """``unguarded_attention`` 的前向，但禁止格子的分数可以 *加上* ``fill``，并可舍入成 float32。"""
+    scores = [
+        [s + (0.0 if ok else fill) if added else s if ok else fill for s, ok in zip(row, m)]
+        for row, m in zip(att.scaled_scores(q, k), visible)
+    ]  # (n_query, n_key)
+    if dtype == "float32":
+        scores = [[_float32(x) for x in row] for row in scores]
+    weights = []
+    for row in scores:
+        exps = [math.exp(x - max(row)) for x in row]  # 全是 −∞ 时 (−∞) − (−∞) 是 NaN
+        weights.append([e / sum(exps) for e in exps])
+    # 不经 matmul：它拒绝 NaN，而这里正要让读者看见 NaN。
+    outputs = [[sum(w * x for w, x in zip(row, col)) for col in zip(*v)] for row in weights]
+    return weights, outputs  # (n_query, n_key), (n_query, d_v)
 
 
 def _float32(x: float) -> float:
