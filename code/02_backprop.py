@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import struct
 
 att = importlib.import_module("02_attention")
 
@@ -233,14 +234,17 @@ def projection_backward(x, w_q, w_k, w_v, dq, dk, dv) -> dict:
 
 
 # -- 演示：不加保护的全屏蔽行 ----------------------------------------------------------------------
-def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = False) -> dict:
-    """只为演示：前向用 ``02_attention.unguarded_attention``（禁止格子的分数 *换成* ``fill``，
-    不查全屏蔽行），再做反向。
+def fill_backward_demo(
+    q, k, v, d_out, visible, *, fill: float, added: bool = False, dtype: str = "float64"
+) -> dict:
+    """只为演示：禁止格子的分数 *换成* ``fill``（``masked_fill`` 的写法），或 ``added=True`` 时
+    *加上* ``fill``（加性 mask ``S = Q K^T / √d + M``），做不查全屏蔽行的 softmax，再做反向。
 
     ``fill = −∞``：全屏蔽行的权重是 NaN，``dV = P^T dO`` 让每个 Key 的 dV 沾上 NaN，即使这一行
-    的 dO 为 0（0 × NaN 仍是 NaN）；``fill = −1e9``：全屏蔽行平均地读被禁止的 Key，PAD 的 Value
-    因此拿到梯度。被换掉的分数是常数，梯度不经由它流回 Q、K。``added=True`` 是加性 mask
-    ``S = Q K^T / √d + M``（M 取 0 或 −∞，fill 只能是 −∞）：dS 原样流回，NaN 也进 dQ 和 dK。
+    的 dO 为 0（0 × NaN 仍是 NaN）；``fill = −1e9``：换成时全屏蔽行平均地读被禁止的 Key，PAD 的
+    Value 因此拿到梯度。被换掉的分数是常数，梯度不经由它流回 Q、K；加上的 M 是常数，dS 原样流回
+    分数，NaN 也进 dQ 和 dK。``dtype="float32"`` 只模拟一处舍入：换成或加上之后的分数舍入成
+    float32（其余仍按 float64 算）；加上 −1e9 时，小分数与它的和在 float32 里就是 −1e9。
 
     >>> k = [[0.0], [0.0]]
     >>> v = [[10.0], [30.0]]
@@ -253,14 +257,27 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = Fa
     >>> first_empty = [[False, False], [True, True]]
     >>> fill_backward_demo(qk, qk, v, [[1.0], [1.0]], first_empty, fill=-math.inf, added=True)["dk"]
     [[nan], [nan]]
+    >>> one = [[1.0]]
+    >>> apart = [[1.0], [-1.0]]  # 两个分数相差 2：加上 −1e9 后在 float64 里仍相差 2
+    >>> added = dict(fill=-1e9, added=True)
+    >>> r = fill_backward_demo(one, apart, v, one, nothing, **added)
+    >>> [round(w, 4) for w in r["weights"][0]]
+    [0.8808, 0.1192]
+    >>> fill_backward_demo(one, apart, v, one, nothing, **added, dtype="float32")["weights"]
+    [[0.5, 0.5]]
     """
     q, k, v, d_out, visible, _ = _shapes(q, k, v, d_out, visible, "zero")
     fill = att.real(fill, "fill")
-    if math.isnan(fill) or fill >= 0 or (added and fill != -math.inf):
-        raise ValueError(f"fill 必须是负数或 −∞（added=True 时只能是 −∞），收到 {fill}")
+    if math.isnan(fill) or fill >= 0:
+        raise ValueError(f"fill 必须是负数或 −∞，收到 {fill}")
     if not isinstance(added, bool):
         raise ValueError(f"added 必须是 True 或 False，收到 {added!r}")
-    weights, outputs = att.unguarded_attention(q, k, v, visible, fill=fill)
+    if dtype not in ("float64", "float32"):
+        raise ValueError(f"dtype 必须是 'float64' 或 'float32'，收到 {dtype!r}")
+    if dtype == "float64" and (not added or fill == -math.inf):  # 加上 −∞ 与换成 −∞ 相同
+        weights, outputs = att.unguarded_attention(q, k, v, visible, fill=fill)
+    else:
+        weights, outputs = _filled_attention(q, k, v, visible, fill, added, dtype)
     steps = _backward(q, k, v, d_out, visible, "zero", weights=weights, outputs=outputs)
     # 换掉的格子与 Q、K 无关，dS 不向前传（masked_fill 的反向置 0）；加上的 M 是常数，dS 照传。
     ds = [[x if ok or added else 0.0 for x, ok in zip(r, m)] for r, m in zip(steps["ds"], visible)]
@@ -271,6 +288,28 @@ def fill_backward_demo(q, k, v, d_out, visible, *, fill: float, added: bool = Fa
     dq = [[sum(ds[i][j] * k[j][c] for j in range(nk)) / scale for c in range(d)] for i in range(nq)]
     dk = [[sum(ds[i][j] * q[i][c] for i in range(nq)) / scale for c in range(d)] for j in range(nk)]
     return {"weights": weights, "outputs": outputs, "dq": dq, "dk": dk, "dv": steps["dv"]}
+
+
+def _filled_attention(q, k, v, visible, fill, added, dtype):
+    """``unguarded_attention`` 的前向，但禁止格子的分数可以 *加上* ``fill``，并可舍入成 float32。"""
+    scores = [
+        [s + (0.0 if ok else fill) if added else s if ok else fill for s, ok in zip(row, m)]
+        for row, m in zip(att.scaled_scores(q, k), visible)
+    ]  # (n_query, n_key)
+    if dtype == "float32":
+        scores = [[_float32(x) for x in row] for row in scores]
+    weights = []
+    for row in scores:
+        exps = [math.exp(x - max(row)) for x in row]  # 全是 −∞ 时 (−∞) − (−∞) 是 NaN
+        weights.append([e / sum(exps) for e in exps])
+    # 不经 matmul：它拒绝 NaN，而这里正要让读者看见 NaN。
+    outputs = [[sum(w * x for w, x in zip(row, col)) for col in zip(*v)] for row in weights]
+    return weights, outputs  # (n_query, n_key), (n_query, d_v)
+
+
+def _float32(x: float) -> float:
+    """``x`` 舍入成最近的 float32（``struct`` 的 ``"f"`` 格式，与 ``numpy.float32(x)`` 相同）。"""
+    return struct.unpack("f", struct.pack("f", x))[0]
 
 
 # -- 核对：中心有限差分 ----------------------------------------------------------------------------

@@ -276,3 +276,26 @@ def test_every_section_glues_each_name_once_and_no_float():
         assert not any(isinstance(v, float) for v in s.values.values()), s.title
         names += list(s.values)
     assert len(names) == len(set(names))
+
+
+def test_an_added_fill_whose_float32_backward_stops_at_the_scores_stops_the_build(monkeypatch):
+    # W1 of the fifth reading: in float32 the added −1e9 averages, but dS still flows back to Q
+    def stopped(out, *a, **kw):
+        if kw.get("added") and kw.get("dtype") == "float32":
+            out["dq"] = [[0.0] * len(row) for row in out["dq"]]
+        return out
+
+    planted(monkeypatch, bp, "fill_backward_demo", stopped)
+    with pytest.raises(ValueError, match="big_added_in_float32_moves_the_row_dq"):
+        page.empty_row()
+
+
+def test_an_added_infinity_that_spoils_another_rows_dq_stops_the_build(monkeypatch):
+    def spoil(out, *a, **kw):
+        if kw.get("added") and kw["fill"] == -math.inf:
+            out["dq"] = [[math.nan] * len(row) for row in out["dq"]]
+        return out
+
+    planted(monkeypatch, bp, "fill_backward_demo", spoil)
+    with pytest.raises(ValueError, match="added_spoils_the_row_dq_and_every_dk"):
+        page.empty_row()

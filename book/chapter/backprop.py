@@ -174,6 +174,9 @@ def worked() -> Section:
         first_query_reads_only_itself=p[0][0] == 1.0,
         first_query_dq_zero=zero(st["dq"][0]),
         ds_rows_sum_to_zero=all(abs(sum(row)) < ROUNDING for row in ds),
+        rowsum_two_ways_agree=all(
+            abs(a - b) < ROUNDING for a, b in zip(st["rowsum_do_o"], st["rowsum_dp_p"])
+        ),
         forbidden_ds_zero=zero(ds[i][j] for i, j in forbidden_cells(visible)),
     )
     s.figure("fig_chain", chain_figure(st, scores))
@@ -309,18 +312,33 @@ def empty_row() -> Section:
     pad_read = [j for j in unread if any(big["dv"][j])]  # a PAD key's dV, from the −1e9 row
     big_excluded = excluded["fill=-1e9"]
     scores = att.scaled_scores(q, k)[row]
-    added_big = att.softmax([x + BIG for x in scores])  # −1e9 added to the scores of the empty row
+    wide = bp.fill_backward_demo(
+        q, k, v, d_out, visible, fill=BIG, added=True
+    )  # −1e9 added, float64
+    narrow = bp.fill_backward_demo(q, k, v, d_out, visible, fill=BIG, added=True, dtype="float32")
+    replaced32 = bp.fill_backward_demo(q, k, v, d_out, visible, fill=BIG, dtype="float32")
+    added_big = wide["weights"][row]
+    others = [i for i in range(n) if i not in empty]
     s.holds(
         unguarded_nan_in_every_dv=all(map(math.isnan, flat(where["dv"]))),
         where_keeps_dq_dk_finite=where["nan_in"]["dq"] == where["nan_in"]["dk"] == 0,
-        added_spoils_dq_dk=added["nan_in"]["dq"] > 0 and added["nan_in"]["dk"] > 0,
+        added_spoils_the_row_dq_and_every_dk=all(
+            math.isnan(x) for g in [*added["dk"], *(added["dq"][i] for i in empty)] for x in g
+        )
+        and not any(math.isnan(x) for i in others for x in added["dq"][i]),
         excluding_the_row_saves_nothing=min(excluded[g]["nan"] for g in ("fill=-inf", "additive"))
         > 0,
         nan_in_every_dw_v=all(map(math.isnan, dw_v)),
         big_fill_no_nan=big["nan"] == 0,
-        big_fill_spreads_the_empty_row=all(len(set(big["weights"][i])) == 1 for i in empty),
+        big_fill_spreads_the_empty_row=all(
+            len(set(r["weights"][i])) == 1 for r in (big, replaced32) for i in empty
+        ),
         big_added_follows_the_scores=len(set(added_big)) > 1,
         big_added_in_float32_is_big=all(float32(float32(BIG) + float32(x)) == BIG for x in scores),
+        big_added_in_float32_spreads_the_row=all(
+            len(set(narrow["weights"][i])) == 1 for i in empty
+        ),
+        big_added_in_float32_moves_the_row_dq=not zero(narrow["dq"][row]),
         big_fill_keeps_the_row_dq_zero=zero(x for i in empty for x in big["dq"][i]),
         big_fill_gives_a_pad_key_dv=bool(pad_read),
         excluded_big_fill_pad_keys_no_gradient=zero(
@@ -355,12 +373,16 @@ def empty_row() -> Section:
         pol_rows=listing(f"第 {i} 行" for i in empty),
         big_pad_keys=keys(pad_read),
         added_big_p=fmt.slashed(added_big),
+        added32_dq=fmt.vector(narrow["dq"][row], cell=fmt.fmt),
     )
     s.value(
         "count",
         pol_total=sum(len(zero_policy[g]) * len(zero_policy[g][0]) for g in ("dq", "dk", "dv")),
         nan_inf=where["nan"],
         nan_add=added["nan"],
+        nan_add_dq=added["nan_in"]["dq"],
+        nan_add_dk=added["nan_in"]["dk"],
+        nan_add_dv=added["nan_in"]["dv"],
         nan_inf_ex=excluded["fill=-inf"]["nan"],
         nan_add_ex=excluded["additive"]["nan"],
         nan_w_total=len(dw_v),

@@ -292,6 +292,27 @@ def test_the_additive_mask_sends_the_nan_also_into_dq_and_every_dk():
     assert added["dq"] == list(bp.attention_backward(*ex, bp.EXAMPLE_D_OUT)[0])
 
 
+def test_adding_a_large_negative_number_follows_the_scores_in_float64_and_averages_in_float32():
+    visible = att.visibility(3, 3, key_valid=LEFT_PAD)
+    ex = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
+    replaced = bp.fill_backward_demo(*ex, visible, fill=-1e9)
+    wide = bp.fill_backward_demo(*ex, visible, fill=-1e9, added=True)
+    narrow = bp.fill_backward_demo(*ex, visible, fill=-1e9, added=True, dtype="float32")
+    scores = np.asarray(att.scaled_scores(*ex[:2])[0])
+    assert np.allclose(wide["weights"][0], np.exp(scores) / np.exp(scores).sum())
+    assert narrow["weights"][0] == replaced["weights"][0] == [1 / 3] * 3  # the same forward...
+    assert replaced["dq"][0] == [0.0, 0.0]
+    # ...but the addition passes dS on: dQ = dS K / √d with dS = P ∘ (dP − D) of the averaged row
+    p = np.full(3, 1 / 3)
+    dp = np.asarray(ex[3][0]) @ np.asarray(ex[2]).T
+    ds = p * (dp - p @ dp)
+    assert np.allclose(narrow["dq"][0], ds @ np.asarray(ex[1]) / math.sqrt(2))
+    assert not np.allclose(narrow["dq"][0], 0.0)
+    assert bp._float32(-1e9) == np.float32(-1e9) and bp._float32(0.1) == np.float32(0.1)
+    with pytest.raises(ValueError, match="dtype 必须是"):
+        bp.fill_backward_demo(*ex, visible, fill=-1e9, dtype="float16")
+
+
 def test_fill_demo_agrees_with_the_backward_when_no_row_is_empty():
     visible = att.visibility(3, 3)
     ex = (bp.EXAMPLE_Q, bp.EXAMPLE_K, bp.EXAMPLE_V, bp.EXAMPLE_D_OUT)
@@ -458,7 +479,11 @@ VALID = {  # one valid call of each public function, every argument named
     "wrong_backward_transposes_p": dict(ATT, **MASK),
     "projection_backward": dict(PROJ, dq=EX[3], dk=EX[3], dv=EX[3]),
     "fill_backward_demo": dict(
-        ATT, visible=att.visibility(3, 3, key_valid=[False, True, True]), fill=-1e9, added=False
+        ATT,
+        visible=att.visibility(3, 3, key_valid=[False, True, True]),
+        fill=-1e9,
+        added=False,
+        dtype="float64",
     ),
     "finite_difference": dict(ATT, eps=1e-5, **MASK),
     "relative_error": dict(a=EX[0], b=EX[1]),
