@@ -234,8 +234,9 @@ def test_the_exercise_values_are_the_answers():
 
 
 def test_the_reader_may_word_the_bad_input_message():
-    # Exercise 2.9.4 lets the reader write the reason: its doctest compares the exception's type only,
-    # and the prompt shows the directive that says so.
+    # Exercise 2.9.4 lets the reader write the reason: its doctest compares the exception's type only.
+    # The glued prompt carries the directive (Sphinx trims doctest flags from the shown block, so the
+    # page's sentence tells the reader to add it).
     raising = [
         e
         for e in doctest.DocTestParser().get_examples(inspect.getdoc(ex.window_counts))
