@@ -94,7 +94,7 @@ def window_counts(n: int, w: int, before: bool = False) -> list[int]:
     [1, 2, 2, 2, 2]
     >>> window_counts(5, 2, before=True)
     [1, 2, 3, 3, 3]
-    >>> window_counts(3, 0)
+    >>> window_counts(3, 0)  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     ...
     ValueError: w 必须是不小于 1 的整数，收到 0

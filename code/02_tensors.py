@@ -117,8 +117,9 @@ def or_rules(*rules):
 def visibility_batch(rule, batch: int, heads: int, n_query: int, n_key: int) -> np.ndarray:
     """把谓词在整批上求值：形状 ``(batch, heads, n_query, n_key)`` 的布尔数组。
 
-    查询是最后 ``n_query`` 个位置：第 i 行的绝对位置是 ``past + i``，``past = n_key − n_query``
-    （右下对齐，KV 缓存要的正是它）。
+    查询是最后 ``n_query`` 个位置：第 i 行的绝对位置是 ``n_key − n_query + i``（右下对齐）。缓存留着
+    之前的每一个 Key 时，这就是 KV 缓存要的 ``past + i``；缓存丢掉过 Key（滑动窗口、汇点）时
+    past 比 ``n_key − n_query`` 大，这个函数不适用。
     >>> visibility_batch(causal, 1, 1, 2, 3)[0, 0]
     array([[ True,  True, False],
            [ True,  True,  True]])

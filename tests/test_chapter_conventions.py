@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chapter import conventions as page
-from chapter import mask
+from chapter import mask, summary
 
 BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
 CJK_NEXT_TO_LATIN = re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")
@@ -56,6 +56,7 @@ ALTERNATIVE = {  # for each kind of observed value, another value the page has w
     "zeros": "nan",
     "nan": "uniform",
     "uniform": "zeros",
+    "unmasked": "uniform",
     "float64": "float32",
     "float32": "float64",
 }
@@ -67,8 +68,13 @@ def test_the_tables_are_made_from_the_observations():
     rows = page.conventions_rows(seen)
     assert len(rows) == 6 and all(len(row) == len(page.HEADER) for row in rows)
     assert len(_observed_cells(rows)) == 5 * (len(page.HEADER) - 1)  # every row but Hugging Face's
-    # Flip each observation in turn: some observed cell of a table, or a sentence, must change with it.
-    baseline = mask.conventions_section(seen)
+    # Flip each observation in turn: some observed cell of a table, or a sentence, must change with it
+    # (on the mask page, or in the summary's conventions table, which shows the fast path's is_causal).
+
+    def shown(seen):
+        return mask.conventions_section(seen), summary.conventions_table(seen)
+
+    baseline = shown(seen)
     flips = 0
     for path, value in _every_leaf(seen["cpu"]):
         if (
@@ -83,12 +89,13 @@ def test_the_tables_are_made_from_the_observations():
         for key in path[:-1]:
             node = node[key]
         node[path[-1]] = ALTERNATIVE[value]
-        after = mask.conventions_section(flipped)
+        after = shown(flipped)
         assert after != baseline, path
         flips += 1
     # SDPA 4, attn_bias 2, MHA 7 (need_weights=False with and without key_padding_mask), JAX 4, Keras 4 (each with its precision); fully masked: SDPA default, math, flash × 4 dtypes × 2 masks,
-    # MHA 4 × 2, JAX xla 4, Keras 4 × 2 (the kernels this CPU lacks have nothing to flip)
-    assert flips == 4 + 2 + 7 + 4 + 4 + 3 * 4 * 2 + 4 * 2 + 4 + 4 * 2, flips
+    # MHA 4 × 2, JAX xla 4, Keras 4 × 2 (the kernels this CPU lacks have nothing to flip); the other mask
+    # forms and paths: SDPA's finfo.min mask 4, MHA's fast path 4 × 2 and its is_causal 1, JAX's bias 4
+    assert flips == 4 + 2 + 7 + 4 + 4 + 3 * 4 * 2 + 4 * 2 + 4 + 4 * 2 + 4 + 4 * 2 + 1 + 4, flips
 
 
 def test_every_observed_cell_says_where_it_was_observed():

@@ -29,7 +29,7 @@ def test_a_predicate_that_differs_from_the_code_is_refused(monkeypatch):
     says, _, rule, label = rules["滑动窗口"]
     rules["滑动窗口"] = (
         says,
-        "q - w <= k <= q",
+        "(q - w <= k) & (k <= q)",
         rule,
         label,
     )  # one key too many: the off-by-one window
@@ -57,11 +57,33 @@ def test_the_rules_example_is_the_tensors_pages_and_its_document_row_is_causal()
     assert row[3].split() == ["1", "2", "3", "1", "2", "3"]
 
 
+def test_the_printed_predicates_are_in_array_form():
+    # A reader copies them into numpy or a mask_mod: no scalar-only `and`/`or` (chained comparisons
+    # raise on arrays: predicate_agrees evaluates every one on numpy arrays).
+    for name, (_, text, _, _) in summary.RULES.items():
+        assert " and " not in text and " or " not in text, name
+    # the parentheses matter: without them & is taken first, a different table and no error
+    assert summary.predicate_table(summary.UNBRACKETED) != summary.rule_table("因果 + PAD")
+
+
+def test_a_predicate_that_only_works_on_scalars_is_refused(monkeypatch):
+    rules = dict(summary.RULES)
+    says, _, rule, label = rules["滑动窗口"]
+    rules["滑动窗口"] = (says, "q - w < k <= q", rule, label)  # the old scalar form
+    monkeypatch.setattr(summary, "RULES", rules)
+    with pytest.raises(ValueError):
+        summary.rules_table()
+
+
 def test_the_mha_causal_flag_cell_states_when_the_mask_is_dropped():
     rows = {row[0]: row[1:] for row in summary.conventions_table().rows}
     cell = rows["因果标志（查询比 Key 少时）"][1]
     assert "need_weights=False" in cell and "key_padding_mask" in cell and "慢路径" in cell
     assert conventions.CAUSAL_HINT["top-left"] in cell
+    fast = conventions.observed()["cpu"]["torch"]["mha_fast_path"]
+    assert cell.endswith(
+        "快路径上" + conventions.CAUSAL_HINT[fast["is_causal_with_mask_no_weights"]]
+    )
     jax_pad = rows["PAD 怎样给（形状据文档）"][3]
     assert "key_value_seq_lengths" in jax_pad
 
@@ -188,6 +210,17 @@ def test_the_conventions_cells_follow_the_observations():
     assert rows["因果标志（查询比 Key 少时）"][3] == "`is_causal`：右下对齐" != before[2][4]
     (masked,) = [cells for name, cells in rows.items() if name.startswith("全屏蔽的行（CPU 上")]
     assert masked[4].startswith(f"{conventions.KERAS_PATHS['fused']}：NaN")
+    # each fully masked cell names the mask form or the path it was observed on
+    assert "布尔的 `attn_mask`、−∞ 的浮点 `attn_mask`：全 0" in masked[0]
+    assert "填 `finfo.min` 的浮点 `attn_mask`：平均读所有 Key" in masked[0]
+    assert masked[1] == (
+        "慢路径：返回权重 NaN，`need_weights=False` 全 0；快路径：返回权重 NaN，`need_weights=False` NaN"
+    )
+    assert masked[3] == "布尔的 `mask`：平均读所有 Key；−∞ 的 `bias`：NaN"
+    seen["cpu"]["jax"]["fully_masked_bias"]["float32"] = "uniform"
+    joined = {row[0]: row[1:] for row in summary.conventions_table(seen).rows}
+    (masked,) = [cells for name, cells in joined.items() if name.startswith("全屏蔽的行（CPU 上")]
+    assert masked[3] == "布尔的 `mask`、−∞ 的 `bias`：平均读所有 Key"
     # the JAX float mask goes through bias, the boolean mask through mask (as the mask page says)
     assert rows["浮点 mask"][3].startswith("`bias`：")
     # Every interface says where it was observed or what it cites, with the library's version.

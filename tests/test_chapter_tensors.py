@@ -6,7 +6,9 @@ Fast unit tests, no build. The page's own numbers are checked in tests/test_page
 from __future__ import annotations
 
 import copy
+import doctest
 import importlib
+import inspect
 import json
 
 import numpy as np
@@ -151,7 +153,9 @@ def test_the_library_cells_read_the_observations():
     torch["sdpa"]["is_causal"] = "bottom-right"
     torch["version"] = "9.9"
     torch["mha"]["key_padding_mask_true"] = "allowed"
-    torch["sdpa_fully_masked"]["default"]["float16"]["bool"] = "nan"
+    torch["sdpa_fully_masked"]["default"]["float16"] |= {"bool": "nan", "float": "nan"}
+    torch["sdpa_fully_masked_finfo_min"]["float16"]["float"] = "zeros"
+    torch["mha_fast_path"]["fully_masked"]["float64"]["no_weights"] = "zeros"
     v = page.library_values(seen)
     t = page.torch_values(seen=seen)
     assert (v["lib_sdpa_true"], v["lib_causal"], v["lib_torch"]) == (
@@ -160,11 +164,30 @@ def test_the_library_cells_read_the_observations():
         "PyTorch 9.9，CPU",
     )
     assert t["t_mha_kpm"] == "True = 允许"  # exercise 5 reads these too
-    assert page.dtype_values(page.tn.DEMO_MASK, seen=seen)["f_sdpa_empty"] == "NaN"
+    f = page.dtype_values(page.tn.DEMO_MASK, seen=seen)
+    assert (f["f_sdpa_empty"], f["f_sdpa_finfo_min"]) == ("NaN", "全 0")
+    assert (t["t_mha_fast_weights_empty"], t["t_mha_fast_no_weights_empty"]) == ("NaN", "全 0")
     real = page.library_values()
     assert (real["lib_sdpa_true"], real["lib_causal"]) == ("True = 允许", "左上对齐")
     assert page.torch_values()["t_mha_kpm"] == "True = 禁止"
-    assert page.dtype_values(page.tn.DEMO_MASK)["f_sdpa_empty"] == "全 0"
+    real_f = page.dtype_values(page.tn.DEMO_MASK)
+    assert (real_f["f_sdpa_empty"], real_f["f_sdpa_finfo_min"]) == (
+        "全 0",
+        "像没有 mask 一样按分数读所有 Key",
+    )
+    real_t = page.torch_values()
+    assert (real_t["t_mha_fast_weights_empty"], real_t["t_mha_fast_no_weights_empty"]) == (
+        "NaN",
+        "NaN",
+    )
+
+
+def test_the_dtype_sentence_stops_the_build_when_its_mask_forms_part():
+    # 「mask 是布尔的或 −∞ 的浮点表时给出…」 names both forms at once: they must give the same row.
+    seen = copy.deepcopy(conventions.observed())
+    seen["cpu"]["torch"]["sdpa_fully_masked"]["default"]["float16"]["float"] = "nan"
+    with pytest.raises(ValueError, match="布尔与 −∞ 的 mask 给出同样的结果"):
+        page.dtype_values(page.tn.DEMO_MASK, seen=seen)
 
 
 def test_the_library_exercise_table_is_the_masks_row_by_row():
@@ -208,6 +231,19 @@ def test_the_exercise_values_are_the_answers():
         ["右侧 PAD", "1、1、0、0", "无", "无"],
     ]
     assert v["x4_doctest"].startswith("```pycon\n>>> window_counts(5, 2)")
+
+
+def test_the_reader_may_word_the_bad_input_message():
+    # Exercise 2.9.4 lets the reader write the reason: its doctest compares the exception's type only.
+    # The glued prompt carries the directive (Sphinx trims doctest flags from the shown block, so the
+    # page's sentence tells the reader to add it).
+    raising = [
+        e
+        for e in doctest.DocTestParser().get_examples(inspect.getdoc(ex.window_counts))
+        if e.exc_msg is not None
+    ]
+    assert raising and all(e.options.get(doctest.IGNORE_EXCEPTION_DETAIL) for e in raising)
+    assert "IGNORE_EXCEPTION_DETAIL" in page.exercise_values()["x4_doctest"]
 
 
 # -- code/02_tensors_torch.json: what make crosscheck recorded, checked against numpy's own answers ----------------

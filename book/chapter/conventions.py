@@ -26,11 +26,18 @@ CAUSAL_HINT = {  # what nn.MultiheadAttention computed when told is_causal=True
     "attn_mask": "照 `attn_mask` 算（提示不起作用）",
     "top-left": "丢掉 `attn_mask`，按左上对齐的因果表算",
     "bottom-right": "丢掉 `attn_mask`，按右下对齐的因果表算",
+    "causal": "丢掉 `attn_mask`，按因果表算",
 }
 # Where the is_causal observations of nn.MultiheadAttention were made: its slow path (a layer with the fast
 # path, a default layer in eval mode under no_grad with q, k, v one tensor, reads attn_mask instead).
 MHA_PATH = "观察时走慢路径：层不带偏置，Q、K、V 各不相同"
-FULLY_MASKED = {"nan": "NaN", "zeros": "全 0", "uniform": "平均读所有 Key", "error": "报错"}
+FULLY_MASKED = {
+    "nan": "NaN",
+    "zeros": "全 0",
+    "uniform": "平均读所有 Key",
+    "unmasked": "像没有 mask 一样按分数读所有 Key",
+    "error": "报错",
+}
 UNAVAILABLE = "unavailable"  # a kernel the device does not have: recorded, never shown as a result
 KERNELS = {"math": "math", "flash": "flash", "efficient": "memory-efficient", "cudnn": "cuDNN"}
 DEVICE_NAMES = {"cpu": "CPU", "cuda": "CUDA"}
@@ -246,13 +253,40 @@ def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
             unavailable.append(f"SDPA 的 {name} 内核")
         else:
             paths.append((api, f"强制 {name} 内核", f"强制 {name} 内核时", sdpa[kernel]))
+    finfo_min = torch["sdpa_fully_masked_finfo_min"]
+    finfo_kernels = sorted({k for d in DTYPES for k in finfo_min[d]["kernels"]})
+    fast = torch["mha_fast_path"]["fully_masked"]
+    mha_api = "`nn.MultiheadAttention`"
     paths += [
-        ("`nn.MultiheadAttention`", "返回权重（默认）", "返回权重时", one(mha, "weights")),
         (
-            "`nn.MultiheadAttention`",
-            "`need_weights=False`",
+            api,
+            f"不指定内核（{kernel_words(finfo_kernels)}），禁止处填 `finfo.min` 的浮点 mask",
+            "填 finfo.min 时",
+            one(finfo_min, "float"),
+        ),
+        (
+            mha_api,
+            "慢路径（层不带偏置，Q、K、V 各不相同），返回权重（默认）",
+            "返回权重时",
+            one(mha, "weights"),
+        ),
+        (
+            mha_api,
+            "慢路径，`need_weights=False`",
             "`need_weights=False` 时",
             one(mha, "no_weights"),
+        ),
+        (
+            mha_api,
+            "快路径（带偏置、偶数个头、Q、K、V 是同一个张量、eval、inference_mode），返回权重（默认）",
+            "快路径返回权重时",
+            one(fast, "weights"),
+        ),
+        (
+            mha_api,
+            "快路径，`need_weights=False`",
+            "快路径 `need_weights=False` 时",
+            one(fast, "no_weights"),
         ),
     ]
     for impl, grid in jax["fully_masked"].items():
@@ -262,11 +296,19 @@ def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
             paths.append(
                 (
                     "`jax.nn.dot_product_attention`",
-                    f'`implementation="{impl}"`',
+                    f'`implementation="{impl}"`，布尔的 `mask`',
                     f"{impl} 实现",
                     one(grid),
                 )
             )
+    paths.append(
+        (
+            "`jax.nn.dot_product_attention`",
+            "不指定实现，−∞ 的浮点 `bias`",
+            "−∞ 的 bias 时",
+            one(jax["fully_masked_bias"]),
+        )
+    )
     paths += [
         (
             "Keras `MultiHeadAttention`",

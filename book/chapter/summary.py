@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import importlib
-import itertools
 import math
+
+import numpy as np
 
 from chapter import conventions, fmt, mask, mask_checks
 from chapter.fmt import Table, glue_all  # noqa: F401  (the page calls page.glue_all)
@@ -31,41 +32,45 @@ PAD = tn.padding([[int(x) for x in VALID]])
 BLOCK = 2  # the rules table's blocks when the example is computed in tiles (the tiles page)
 
 # rule: (what it says, its predicate in the page's variables, the teaching code's rule, where taught).
-# In the predicates q is the query's 绝对位置 (past + i) and k the key's.
+# The predicates are in array form: q the queries' 绝对位置 (past + i) as a column of integers, k the
+# keys' as a row, valid and doc numpy arrays; & and | with every comparison in parentheses.
 RULES = {
     "因果": ("只读自己和更早的位置", "k <= q", tn.causal, "ch02-mask"),
     "PAD": ("只读有内容的 Key", "valid[k]", PAD, "ch02-mask"),
     "因果 + PAD": (
         "两条同时生效，取“与”",
-        "valid[k] and k <= q",
+        "valid[k] & (k <= q)",
         tn.and_rules(tn.causal, PAD),
         "ch02-mask",
     ),
     "滑动窗口": (
         f"只读最近的 w 个（这里 w = {W}）",
-        "q - w < k <= q",
+        "(q - w < k) & (k <= q)",
         tn.sliding_window(W),
         "ch02-tensors",
     ),
     "前缀语言模型": (
         f"前 n 个对所有人可见（这里 n = {PREFIX}）",
-        "k < n or k <= q",
+        "(k < n) | (k <= q)",
         tn.prefix_lm(PREFIX),
         "ch02-tensors",
     ),
     "汇点加窗口": (
         f"因果，且是前 {N_SINK} 个之一或在窗口里",
-        "k <= q and (k < n_sink or k > q - w)",
+        "(k <= q) & ((k < n_sink) | (k > q - w))",
         tn.sinks(N_SINK, W),
         "ch02-tensors",
     ),
     "同一文档（且因果）": (
         "打包时只读同一篇文档里不晚于自己的位置",
-        "doc[k] == doc[q] and k <= q",
+        "(doc[k] == doc[q]) & (k <= q)",
         tn.and_rules(tn.causal, tn.document([DOCS])),
         "ch02-tensors",
     ),
 }
+# The PAD rule's condition with its parentheses dropped: & is taken before <=, so it reads
+# (valid[k] & k) <= q, a different table, and no error says so.
+UNBRACKETED = "valid[k] & k <= q"
 # How a table names the page a label points to (short: a table cell is narrow).
 PAGE_NAMES = {
     "ch02-mask": "mask 一页",
@@ -89,21 +94,38 @@ def rule_table(name: str) -> list[list[bool]]:
     return tn.visibility_batch(RULES[name][2], 1, 1, N, N)[0, 0].tolist()
 
 
+def predicate_table(text: str) -> list[list[bool]]:
+    """The example's table from a printed condition, evaluated as printed on numpy arrays."""
+    env = {
+        "q": np.arange(N)[:, None],
+        "k": np.arange(N)[None, :],
+        "w": W,
+        "n": PREFIX,
+        "n_sink": N_SINK,
+        "valid": np.array(VALID),
+        "doc": np.array(DOCS),
+        "__builtins__": {},
+    }
+    values = eval(text, env)  # noqa: S307 (RULES' own strings)
+    return (np.broadcast_to(values, (N, N)) != 0).tolist()
+
+
 def predicate_agrees(name: str) -> bool:
     """Whether the printed predicate and the teaching code's rule give the same table on the example."""
-    table = rule_table(name)
-    text = RULES[name][1]
-    env = {"w": W, "n": PREFIX, "n_sink": N_SINK, "valid": VALID, "doc": DOCS, "__builtins__": {}}
-    return all(
-        bool(eval(text, env | {"q": q, "k": k})) == table[q][k]  # noqa: S307 (RULES' own strings)
-        for q, k in itertools.product(range(N), repeat=2)
-    )
+    return predicate_table(RULES[name][1]) == rule_table(name)
 
 
 def rules_table() -> Table:
     document_only = tn.visibility_batch(tn.document([DOCS]), 1, 1, N, N)[0, 0]
     later = any(document_only[q, q + 1 :].any() for q in range(N))
-    fmt.holds(PAGE, {"单用 doc[k] == doc[q]，查询会读到同一篇里在它后面的位置": bool(later)})
+    fmt.holds(
+        PAGE,
+        {
+            "单用 doc[k] == doc[q]，查询会读到同一篇里在它后面的位置": bool(later),
+            "去掉括号的 valid[k] & k <= q 给出另一张表": predicate_table(UNBRACKETED)
+            != rule_table("因果 + PAD"),
+        },
+    )
     rows = []
     for name, (says, text, _, label) in RULES.items():
         fmt.holds(PAGE, {f"{name}：印出的谓词与教学代码的规则一致": predicate_agrees(name)})
@@ -140,6 +162,16 @@ ALIGN_SHORT = {"top-left": "左上对齐", "bottom-right": "右下对齐"}
 INTERFACES = ["PyTorch SDPA", "PyTorch MHA", "Hugging Face", "JAX", "Keras"]
 
 
+def forms_cell(forms: dict) -> str:
+    """A fully masked row under each mask form, forms that gave the same result named together."""
+    results = list(dict.fromkeys(forms.values()))
+    return "；".join(
+        "、".join(form for form, r in forms.items() if r == result)
+        + f"：{conventions.FULLY_MASKED[result]}"
+        for result in results
+    )
+
+
 def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
     """One row per convention, one column per interface; every observed cell from ``seen``."""
     lib = conventions.observed_on(seen, device)
@@ -162,7 +194,37 @@ def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
         else f"（`key_padding_mask`：{true[mha['key_padding_mask_true']]}）"
     )
     mha_empty = torch["mha_fully_masked"]["float32"]
+    fast = torch["mha_fast_path"]
+    fast_empty = fast["fully_masked"]["float32"]
     keras_empty = keras["fully_masked"]["float32"]
+    sdpa_empty = torch["sdpa_fully_masked"]["default"]["float32"]
+    sdpa_forms = {  # the mask forms SDPA was given a fully masked row in, and what it gave
+        "布尔的 `attn_mask`": sdpa_empty["bool"],
+        "−∞ 的浮点 `attn_mask`": sdpa_empty["float"],
+        "填 `finfo.min` 的浮点 `attn_mask`": torch["sdpa_fully_masked_finfo_min"]["float32"][
+            "float"
+        ],
+    }
+    jax_forms = {
+        "布尔的 `mask`": jax["fully_masked"]["xla"]["float32"],
+        "−∞ 的 `bias`": jax["fully_masked_bias"]["float32"],
+    }
+    fmt.holds(
+        PAGE,
+        {
+            "MultiheadAttention 的快路径真的走了（profiler 里有 _native_multi_head_attention）": all(
+                fast["fully_masked"][d][f"{key}_fast_path"]
+                for d in conventions.DTYPES
+                for key in ("weights", "no_weights")
+            )
+            and fast["is_causal_ran_fast_path"],
+            "观察慢路径时没有走快路径": not any(
+                "_native_multi_head_attention" in k
+                for d in conventions.DTYPES
+                for k in torch["mha_fully_masked"][d]["weights_kernels"]
+            ),
+        },
+    )
     rows = [
         [
             "布尔 True 表示",
@@ -184,7 +246,8 @@ def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
             f"`is_causal`：{ALIGN_SHORT[sdpa['is_causal']]}",
             f"`is_causal` 只是提示；`need_weights=False`、不给 `key_padding_mask` 时"
             f"{conventions.CAUSAL_HINT[mha['is_causal_with_mask_no_weights']]}"
-            f"（{conventions.MHA_PATH}；{link('ch02-mask-conventions')}）",
+            f"（{conventions.MHA_PATH}；{link('ch02-mask-conventions')}）；快路径上"
+            f"{conventions.CAUSAL_HINT[fast['is_causal_with_mask_no_weights']]}",
             "—",
             f"`is_causal`：{ALIGN_SHORT[jdpa['is_causal']]}",
             f"`use_causal_mask`：{ALIGN_SHORT[kmha['use_causal_mask']]}",
@@ -193,11 +256,13 @@ def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
         [
             f"全屏蔽的行（{conventions.device_words(torch)} 上的 float32；"
             f"GPU 上另有 NaN 的报告，见{link('ch02-mask-empty-rows')}）",
-            empty[torch["sdpa_fully_masked"]["default"]["float32"]["bool"]],
-            f"返回权重：{empty[mha_empty['weights']]}；"
-            f"`need_weights=False`：{empty[mha_empty['no_weights']]}",
+            forms_cell(sdpa_forms),
+            f"慢路径：返回权重 {empty[mha_empty['weights']]}，"
+            f"`need_weights=False` {empty[mha_empty['no_weights']]}；"
+            f"快路径：返回权重 {empty[fast_empty['weights']]}，"
+            f"`need_weights=False` {empty[fast_empty['no_weights']]}",
             "—",
-            empty[jax["fully_masked"]["xla"]["float32"]],
+            forms_cell(jax_forms),
             "；".join(
                 f"{words}：{empty[keras_empty[key]]}"
                 for key, words in conventions.KERAS_PATHS.items()
@@ -409,6 +474,11 @@ def check_the_sentences(facts: dict) -> None:
         name for name in wrong_tilings if TILE_MISTAKES[name] != "no_guard"
     ]
     no_guard = [c for c, hit in tiles["分块：m = −∞ 时没有保护"].items() if hit] == ["tiled"]
+    unguarded = tiled_runner("no_guard", 0, PADDED)(Q, Q, V)
+    nan_rows = [i for i, row in enumerate(unguarded) if any(math.isnan(x) for x in row)]
+    empty_rows = [
+        i for i, row in enumerate(att.visibility(len(Q), len(Q), key_valid=PADDED)) if not any(row)
+    ]
     fmt.holds(
         PAGE,
         {
@@ -422,6 +492,8 @@ def check_the_sentences(facts: dict) -> None:
             "分块计算的四种错误都不读未来，改后面的 V 一个也认不出……与一次算完的结果对照": tiles_unseen,
             "与正确的整段重算比较认得出其中三种，m = −∞ 时没有保护……分块对照才认得出": three
             and no_guard,
+            "这个例子里没有保护时成了 NaN 的只有整行被屏蔽的行": bool(empty_rows)
+            and nan_rows == empty_rows,
         },
     )
 

@@ -241,13 +241,24 @@ def dtype_values(mask, scores=(-10.0, -20.0), seen: dict | None = None) -> dict:
     fmin = np.finfo(np.float16).min
     with np.errstate(over="ignore"):
         shifted = [(s, float(fmin + np.float16(s))) for s in scores]
+    sdpa16 = torch["sdpa_fully_masked"]["default"]["float16"]
+    finfo16 = torch["sdpa_fully_masked_finfo_min"]["float16"]
+    fmt.holds(
+        PAGE,
+        {
+            "float16 的整行被屏蔽的行，布尔与 −∞ 的 mask 给出同样的结果": sdpa16["bool"]
+            == sdpa16["float"],
+            "填 finfo.min 的 mask 与布尔的 mask 走同一个内核": finfo16["kernels"]
+            == sdpa16["kernels"],
+        },
+    )
     return {
         "f_mask": masks_text(mask),
         "f_cells": fmt.count(c16["cells"]),
         "f_torch": torch_where(torch),
-        "f_sdpa_empty": conventions.FULLY_MASKED[
-            torch["sdpa_fully_masked"]["default"]["float16"]["bool"]
-        ],
+        "f_sdpa_empty": conventions.FULLY_MASKED[sdpa16["bool"]],
+        "f_sdpa_kernels": conventions.kernel_words(sdpa16["kernels"]),
+        "f_sdpa_finfo_min": conventions.FULLY_MASKED[finfo16["float"]],
         "f_empty": fmt.count(c16["empty_rows"]),
         "f_both": fmt.count(c16["both"]),
         "f_types": "、".join(counts),
@@ -461,11 +472,14 @@ def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
     torch = observed_torch(seen)
     mha = torch["mha"]
     empty = torch["mha_fully_masked"][r["dtype"]]
+    fast = torch["mha_fast_path"]["fully_masked"][r["dtype"]]
     claims = {  # the page's fixed sentences about the record and the observations
         "Hugging Face 的 sdpa_mask 造出的表与 visibility_batch 逐格相同": r["hf_equal"]
         and b["mask_equal"],
         "eager_mask 里 0 的位置与布尔表相同": r["hf_eager_equal"],
         "MultiheadAttention 要返回权重时，整行被屏蔽的行是 NaN": empty["weights"] == "nan",
+        "MultiheadAttention 的快路径观察时真的走了": fast["weights_fast_path"]
+        and fast["no_weights_fast_path"],
     }
     fmt.holds(PAGE, claims)
     device = conventions.DEVICE_NAMES[r["device"]]
@@ -478,6 +492,8 @@ def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
         "t_mha_weights_empty": conventions.FULLY_MASKED[empty["weights"]],
         "t_mha_no_weights_empty": conventions.FULLY_MASKED[empty["no_weights"]],
         "t_mha_dtype": r["dtype"],
+        "t_mha_fast_weights_empty": conventions.FULLY_MASKED[fast["weights"]],
+        "t_mha_fast_no_weights_empty": conventions.FULLY_MASKED[fast["no_weights"]],
         "t_eager_fill": "、".join(fmt.short(x) for x in r["hf_eager_fill"]),
         "t_wrong_causal": rows_text(b["wrong_rows"]["is_causal"]),
         "t_wrong_lower": rows_text(b["wrong_rows"]["causal_lower_right"]),

@@ -11,7 +11,10 @@ the profiler's list of the aten operators that ran, so it is seen, not assumed).
 Fully masked rows are observed on a grid: every SDPA kernel forced in turn with
 ``torch.nn.attention.sdpa_kernel`` (and the one PyTorch picks itself), JAX's implementations, and
 float64, float32, float16 and bfloat16. A kernel that refuses the call when forced (absent on the
-device, or not taking a mask or that dtype) is recorded as "unavailable", not guessed.
+device, or not taking a mask or that dtype) is recorded as "unavailable", not guessed. Three more mask
+forms and paths are observed on the same rows, each in every dtype: SDPA given a float mask filled with
+``finfo(dtype).min`` instead of −∞, ``nn.MultiheadAttention``'s fast path (whether it ran is read from
+the profiler too), and JAX given a −∞ ``bias`` instead of a boolean ``mask``.
 
 ``python tests/crosscheck/observe.py --device cpu --write`` (in the crosscheck venv) stores the
 observations under the key ``"cpu"`` of ``code/02_library_conventions.json``; on a machine with
@@ -162,8 +165,12 @@ def precision(run, q, k, v) -> str:
     return "other"
 
 
-def fully_masked_row(run, v, dtype: str = PROBE_DTYPE) -> str:
-    """What ``run(allowed)`` gives for a query row that may read no key at all (row 0 here)."""
+def fully_masked_row(run, v, dtype: str = PROBE_DTYPE, unmasked=None) -> str:
+    """What ``run(allowed)`` gives for a query row that may read no key at all (row 0 here).
+
+    ``unmasked``, when given, is that row computed with no mask: 'unmasked' means the row came out as
+    if the mask were not there (every key read, weighted by its score).
+    """
     allowed = np.ones((N_QUERY, N_KEY), dtype=bool)
     allowed[0] = False
     try:
@@ -176,6 +183,10 @@ def fully_masked_row(run, v, dtype: str = PROBE_DTYPE) -> str:
         return "zeros"
     if np.allclose(row, v.mean(axis=0), rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype]):
         return "uniform"
+    if unmasked is not None and np.allclose(
+        row, unmasked, rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype]
+    ):
+        return "unmasked"
     return "other"
 
 
@@ -279,6 +290,23 @@ def observe_torch(device: str = "cpu") -> dict:
         default[dtype]["kernels"] = sorted(kernels_seen)
     sdpa_masked = {"default": default, **grid}
 
+    # The same rows with the float mask many libraries build: forbidden cells finfo(dtype).min, not −∞.
+    def finfo_min_run(dtype):
+        lowest = torch.finfo(getattr(torch, dtype)).min
+
+        def run(allowed):
+            return sdpa(dtype, attn_mask=np.where(allowed, 0.0, lowest))
+
+        return run
+
+    finfo_min = {}
+    for dtype in DTYPES:
+        kernels_seen.clear()
+        finfo_min[dtype] = {
+            "float": fully_masked_row(finfo_min_run(dtype), v, dtype, reference(q, k, v)[0]),
+            "kernels": sorted(kernels_seen),
+        }
+
     # nn.MultiheadAttention has its own projections: with one head and identity projections
     # (no bias) it computes exactly softmax(q kᵀ/√d + mask) v, so the same reference applies.
     # Query, key and value are different tensors (cross-attention), so the layer's fast path is not taken.
@@ -362,6 +390,70 @@ def observe_torch(device: str = "cpu") -> dict:
             "no_weights": no_weights,
             "no_weights_kernels": sorted(kernels_seen),
         }
+
+    # The layer's fast path: a default layer (bias=True) with an even number of heads, in eval mode under
+    # inference_mode, q, k and v one tensor (self-attention over the keys). Identity projections and zero
+    # biases, two heads: each head averages its half of V, so "the uniform average of V" is still v's mean.
+    def make_fast(dtype):
+        dt = getattr(torch, dtype)
+        layer = torch.nn.MultiheadAttention(D, 2, batch_first=True, device=device, dtype=dt)
+        with torch.no_grad():
+            layer.in_proj_weight.copy_(torch.cat([torch.eye(D, device=device, dtype=dt)] * 3))
+            layer.out_proj.weight.copy_(torch.eye(D, device=device, dtype=dt))
+            layer.in_proj_bias.zero_()
+            layer.out_proj.bias.zero_()
+        return layer.eval()
+
+    def run_fast(layer, dtype, allowed, need_weights):
+        # self-attention over the keys: row 0 as given, every other row reads all
+        square = np.ones((N_KEY, N_KEY), dtype=bool)
+        square[0] = allowed[0]
+        x = t(k, dtype)[None]
+        with torch.inference_mode(), profile() as prof:
+            out, _ = layer(
+                x, x, x, attn_mask=torch.tensor(~square, device=device), need_weights=need_weights
+            )
+        fast_seen.append(any(e.name == "aten::_native_multi_head_attention" for e in prof.events()))
+        return numpy(out[0])
+
+    mha_fast = {}
+    for dtype in DTYPES:
+        layer = make_fast(dtype)
+        mha_fast[dtype] = {}
+        for key, need in (("weights", True), ("no_weights", False)):
+            fast_seen: list[bool] = []
+            mha_fast[dtype][key] = fully_masked_row(
+                lambda m, layer=layer, dtype=dtype, need=need: run_fast(layer, dtype, m, need),
+                k,
+                dtype,
+            )
+            mha_fast[dtype][f"{key}_fast_path"] = all(fast_seen) and bool(fast_seen)
+    # The is_causal hint on the fast path, with a mask that forbids nothing: compared with the same layer
+    # given that mask alone and given the causal table alone (square here, so either corner is the same).
+    layer = make_fast(PROBE_DTYPE)
+    x = t(k)[None]
+
+    def fast(**kwargs):
+        with torch.inference_mode(), profile() as prof:
+            out, _ = layer(x, x, x, need_weights=False, **kwargs)
+        fast_seen.append(any(e.name == "aten::_native_multi_head_attention" for e in prof.events()))
+        return numpy(out[0])
+
+    fast_seen = []
+    nothing = torch.zeros((N_KEY, N_KEY), dtype=torch.bool, device=device)
+    hinted = fast(attn_mask=nothing, is_causal=True)
+    readings = {
+        "attn_mask": fast(attn_mask=nothing),
+        "causal": fast(attn_mask=torch.ones_like(nothing).triu(1)),
+    }
+    fast_path = {
+        "fully_masked": mha_fast,
+        "is_causal_with_mask_no_weights": next(
+            (name for name, out in readings.items() if np.allclose(hinted, out, atol=1e-6)),
+            "other",
+        ),
+        "is_causal_ran_fast_path": all(fast_seen),
+    }
     where = {"version": torch.__version__, "device": device, "dtype": PROBE_DTYPE}
     if device == "cuda":
         where["gpu"] = torch.cuda.get_device_name(0)
@@ -372,6 +464,8 @@ def observe_torch(device: str = "cpu") -> dict:
         "attn_bias": bias_facts,
         "mha": mha_facts,
         "mha_fully_masked": mha_masked,
+        "sdpa_fully_masked_finfo_min": finfo_min,
+        "mha_fast_path": fast_path,
     }
 
 
@@ -437,12 +531,20 @@ def observe_jax(device: str = "cpu") -> dict:
         return fully_masked_row(lambda m: dpa(dtype, implementation, mask=m), v, dtype)
 
     grid = {impl: {dtype: masked(dtype, impl) for dtype in DTYPES} for impl in JAX_IMPLEMENTATIONS}
+    # The same rows given as a float bias, 0 where allowed and −∞ where forbidden (the default implementation).
+    bias_grid = {
+        dtype: fully_masked_row(
+            lambda m, dtype=dtype: dpa(dtype, bias=np.where(m, 0.0, -np.inf)), v, dtype
+        )
+        for dtype in DTYPES
+    }
     return {
         "version": jax.__version__,
         "device": device,
         "dtype": PROBE_DTYPE,
         "dot_product_attention": facts,
         "fully_masked": grid,
+        "fully_masked_bias": bias_grid,
     }
 
 
