@@ -286,7 +286,6 @@ OTHER_MEANINGS = {
 # Sentences on pages of other helpers that still give a term its other meaning (listed for their owners);
 # each must still be found, so that the list shrinks as they are rewritten.
 PENDING = {
-    ("mask", "past is not the cache's length"),
     ("pitfalls", "绝对位置 is an index, not a kind of position vector"),
 }
 # First uses on other helpers' pages that are not yet a glossary link (a figure's frame, a table, an input box).
