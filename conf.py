@@ -44,6 +44,7 @@ extensions = [
     "depth_blocks",  # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
     "take_home",  # each page's zip of files and its notebook, made from code/ at build time
     "figure_formats",  # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
+    "run_in_browser",  # HTML: the core's examples run in the reader's browser (Pyodide, `make pyodide`)
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]
 
