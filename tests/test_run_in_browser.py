@@ -13,12 +13,20 @@ import math
 import re
 
 import pytest
-from conftest import CHAPTER_PAGES, ROOT, load_module, section_of, soup_of
+from conftest import (
+    CHAPTER_PAGES,
+    ROOT,
+    assert_axe_clean,
+    load_module,
+    need,
+    section_of,
+    soup_of,
+)
 from serve import serve
-
-pytestmark = pytest.mark.browser
+from sphinx.errors import ExtensionError
 
 CODE = ROOT / "code"
+EXTENSION = load_module(ROOT / "book" / "_ext" / "run_in_browser" / "__init__.py", "run_in_browser")
 RUNNER = load_module(
     ROOT / "book" / "_ext" / "run_in_browser" / "static" / "run_in_browser.py", "run_in_browser_py"
 )
@@ -142,6 +150,7 @@ def doubled(number: str) -> str:
     return str(2 * (float(number) if "." in number else int(number)))
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("name", [page for page, _ in CHAPTER_PAGES])
 def test_the_core_examples_run_in_the_browser(open_served, book_html, name):
     page = open_served(f"ch02/{name}.html")
@@ -191,6 +200,7 @@ def test_the_core_examples_run_in_the_browser(open_served, book_html, name):
     assert page.refused == []
 
 
+@pytest.mark.browser
 def test_reset_brings_back_the_example_and_the_buttons_move_nothing(open_served):
     # Without the script (refused), the CSS keeps the room its buttons take: nothing moves when it runs.
     bare = open_served("ch02/mask.html", refuse="run_in_browser.js")
@@ -208,8 +218,10 @@ def test_reset_brings_back_the_example_and_the_buttons_move_nothing(open_served)
     block.get_by_role("button", name="还原", exact=True).click()
     assert editor.input_value() == shown.rstrip("\n")
     assert block.locator(".runnable-output").text_content() == ""
+    assert_axe_clean(page, "div.runnable-session")  # the editor and its buttons too
 
 
+@pytest.mark.browser
 def test_without_javascript_the_block_is_the_static_example(open_served):
     page = open_served("ch02/mask.html", java_script_enabled=False)
     assert page.locator("div.runnable").count() == 2
@@ -218,8 +230,49 @@ def test_without_javascript_the_block_is_the_static_example(open_served):
     assert padding == "0px"
 
 
+@pytest.mark.browser
 def test_from_disk_the_button_says_how_to_serve_the_book(open_page):
     page = open_page("ch02/mask.html", ready="div.runnable.runnable-ready")
     note = run(page.locator("div.runnable").first)
     assert "make serve" in note and "http://127.0.0.1:8000/ch02/mask.html" in note
     assert python_asked(page) == []
+
+
+# -- the runtime and the runner, without a browser ------------------------------------------------------
+def test_the_build_stops_when_the_runtime_is_missing_or_not_the_pinned_one(tmp_path):
+    with pytest.raises(ExtensionError, match=r"missing; fetch it with `make pyodide`"):
+        EXTENSION.verified(tmp_path / "pyodide.tgz")
+    other = tmp_path / "other.tgz"
+    other.write_bytes(b"not the pinned tarball")
+    with pytest.raises(
+        ExtensionError, match=r"is not npm's pyodide@.*delete it and run `make pyodide`"
+    ):
+        EXTENSION.verified(other)
+
+
+def test_the_runtime_is_copied_only_when_missing_or_changed(tmp_path):
+    tarball = EXTENSION.tarball()
+    if not tarball.is_file():
+        need(f"{tarball} is missing: make pyodide")
+    folder = tmp_path / "pyodide"
+    assert EXTENSION.copy_runtime(EXTENSION.verified(tarball), folder)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*EXTENSION.FILES, EXTENSION.STAMP])
+    assert sum(p.stat().st_size for p in folder.iterdir()) <= 15 * 2**20  # the budget
+    assert not EXTENSION.copy_runtime(tarball, folder)  # a rebuild copies nothing
+    (folder / "pyodide.mjs").write_text("changed", encoding="utf-8")
+    assert EXTENSION.copy_runtime(tarball, folder)
+    assert (folder / "pyodide.mjs").stat().st_size > len("changed")
+
+
+def test_the_runner_runs_a_session_as_the_prompt_does():
+    assert doctest.testmod(RUNNER).failed == 0
+    text = ">>> x = [1, 2]\n>>> x\n[1, 2]\n>>> for i in x:\n...     print(i)\n>>> len(\n"
+    got = RUNNER.session(text, text, CODE)
+    assert got.startswith(
+        ">>> x = [1, 2]\n>>> x\n[1, 2]\n>>> for i in x:\n...     print(i)\n1\n2\n"
+    )
+    assert got.endswith(
+        ">>> len(\n" + '  File "<stdin>", line 1\n    len(\n       ^\n'
+        "SyntaxError: '(' was never closed\n"
+    )
+    assert RUNNER.command("no_such_file.py", CODE).startswith("python3: can't open file")

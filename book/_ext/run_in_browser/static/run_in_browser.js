@@ -14,7 +14,6 @@
     busy: "运行中……",
     loading: "正在载入浏览器里的 Python（只在本页第一次点“运行”时载入）……",
     editable: "可编辑的例子：改了之后再点“运行”（Ctrl+Enter 也行）",
-    output: "运行结果",
     file: (page) =>
       `从磁盘打开的页面不能运行例子：在本书的根目录运行 make serve，再打开 http://127.0.0.1:${PORT}/${page}`,
     needs: (what) =>
@@ -147,7 +146,6 @@
       block.output = document.createElement("div");
       block.output.className = "runnable-output";
       block.output.setAttribute("aria-live", "polite");
-      block.output.setAttribute("aria-label", LABEL.output);
       element.append(bar, block.output);
       element.classList.add("runnable-ready");
     }
