@@ -11,6 +11,7 @@ import doctest
 import json
 import math
 import re
+import urllib.request
 
 import pytest
 from conftest import (
@@ -276,3 +277,19 @@ def test_the_runner_runs_a_session_as_the_prompt_does():
         "SyntaxError: '(' was never closed\n"
     )
     assert RUNNER.command("no_such_file.py", CODE).startswith("python3: can't open file")
+
+
+def test_make_serve_listens_on_loopback_with_the_types_a_browser_needs(tmp_path):
+    for name in ("a.mjs", "a.wasm"):
+        (tmp_path / name).write_bytes(b"\0")
+    server = serve(tmp_path)
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+        base = f"http://127.0.0.1:{server.server_port}/"
+        types = {}
+        for name in ("a.mjs", "a.wasm"):
+            with urllib.request.urlopen(base + name, timeout=5) as response:
+                types[name] = response.headers["Content-Type"]
+        assert types == {"a.mjs": "text/javascript", "a.wasm": "application/wasm"}
+    finally:
+        server.shutdown()

@@ -159,7 +159,8 @@ class MarkRunnable(SphinxPostTransform):
                 block["classes"].append(f"{RUNNABLE}-needs-{needs}")
 
 
-def _check_runtime(app: Sphinx) -> None:
+def _html_only(app: Sphinx) -> None:
+    # The script, its CSS and the runtime are for HTML; the tarball is checked before anything is built.
     if app.builder.format == "html":
         app.config.html_static_path.append(str(STATIC))
         verified(Path(app.config.run_in_browser_tarball or tarball()))
@@ -185,7 +186,7 @@ def setup(app: Sphinx) -> dict:
     app.setup_extension("depth_blocks")
     app.add_config_value("run_in_browser_tarball", "", "env", types=frozenset({str}))
     app.add_post_transform(MarkRunnable)
-    app.connect("builder-inited", _check_runtime)
+    app.connect("builder-inited", _html_only)
     app.connect("html-page-context", _add_assets)
     app.connect("build-finished", _copy_runtime)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
