@@ -23,17 +23,22 @@ MORE = "... "
 
 
 def statements(text: str) -> list[str]:
-    """The statements of a ``>>>`` block: each ``>>>`` line with its ``...`` lines; output left out.
+    """The statements of a ``>>>`` block: each ``>>>`` line with the ``...`` lines right after it; the
+    output is left out, a ``...`` in it too (doctest's ellipsis, e.g. in a traceback).
 
-    >>> statements(">>> x = 1\\n1\\n>>> for i in (1, 2):\\n...     print(i)\\n...\\n1\\n2\\n")
+    >>> statements(">>> x = 1\\n1\\n>>> for i in (1, 2):\\n...     print(i)\\n...\\n1\\n...\\n")
     ['x = 1', 'for i in (1, 2):\\n    print(i)\\n']
     """
     found = []
+    more = False  # whether the line before was a prompt's
     for line in text.splitlines():
         if line.startswith(PROMPT) or line == PROMPT.rstrip():
             found.append(line[len(PROMPT) :])
-        elif found and (line.startswith(MORE) or line == MORE.rstrip()):
+            more = True
+        elif more and (line.startswith(MORE) or line == MORE.rstrip()):
             found[-1] += "\n" + line[len(MORE) :]
+        else:
+            more = False
     return found
 
 
