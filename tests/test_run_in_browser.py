@@ -89,10 +89,11 @@ def python_asked(page) -> list[str]:
 
 def json_documents(text: str) -> list:
     """The JSON documents printed one after another in ``text``."""
-    found, at, decoder = [], 0, json.JSONDecoder()
+    found = []
+    at = 0
     while text[at:].strip():
         at += len(text[at:]) - len(text[at:].lstrip())
-        value, at = decoder.raw_decode(text, at)
+        value, at = json.JSONDecoder().raw_decode(text, at)
         found.append(value)
     return found
 
