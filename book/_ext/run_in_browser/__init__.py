@@ -12,7 +12,8 @@
 - **The runtime.** npm's ``pyodide`` at ``VERSION``, fetched once by ``make pyodide`` (``npm pack``) into
   ``<venv>/pyodide/`` and checked against ``INTEGRITY`` by every HTML build, which fails and says how
   to fetch it when the tarball is missing or differs. Its ``FILES`` are copied into ``_static/pyodide/``
-  after the build, only when they are missing or come from another tarball.
+  after the build, only when they are missing or come from another tarball. The configuration value
+  ``run_in_browser_tarball`` names another place for the tarball.
 """
 
 from __future__ import annotations
@@ -116,11 +117,13 @@ def _needs(files: list[str], code: Path, take_home) -> str | None:
 def _session_file(text: str, files: list[str], code: Path) -> list[str]:
     """The page's file whose docstring holds the block's first ``>>>`` line (none: a plain session)."""
     first = next((line.strip() for line in text.splitlines() if line.startswith(">>> ")), None)
-    for name in files:
-        lines = (code / name).read_text(encoding="utf-8").splitlines()
-        if first is not None and any(line.strip() == first for line in lines):
-            return [name]
-    return []
+    found = [
+        name
+        for name in files
+        if first
+        in (line.strip() for line in (code / name).read_text(encoding="utf-8").splitlines())
+    ]
+    return found[:1]
 
 
 class MarkRunnable(SphinxPostTransform):
