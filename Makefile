@@ -13,7 +13,7 @@ BUILDDIR    := _build
 SPHINX       = $(SPHINXBUILD) -M $@ $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html pdf test bench clean livehtml crosscheck
+.PHONY: help venv html pdf test bench clean livehtml crosscheck pyodide serve
 
 help: venv  ## list the targets
 	@echo "make html    build the HTML book into $(BUILDDIR)/html (open index.html from disk)"
@@ -22,6 +22,8 @@ help: venv  ## list the targets
 	@echo "make bench   time clean, no-change and code-edit builds against a one-page floor book"
 	@echo "make crosscheck  check the chapter against real PyTorch, JAX and Keras (own venv, large download)"
 	@echo "make livehtml  serve the HTML on http://127.0.0.1:$(LIVEPORT)/, rebuilt and reloaded on every edit"
+	@echo "make serve   build the HTML and serve it on http://127.0.0.1:$(SERVEPORT)/, where its examples run"
+	@echo "make pyodide  fetch the pinned Python for the browser (npm pack) into $(PYODIDE_DIR)"
 	@echo "make clean   remove $(BUILDDIR)"
 	@echo "make venv    create or refresh $(VENV) from requirements.txt"
 	@echo "make <name>  any other Sphinx builder, e.g. make latex, make text, make linkcheck:"
@@ -34,8 +36,26 @@ $(STAMP): requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $@
 
-html: venv
+# The Python that runs the pages' examples in the browser: npm's pyodide, pinned (version and sha512)
+# in book/_ext/run_in_browser/__init__.py. Fetched once with npm into the venv, where every build finds
+# it, copies of the project too; every HTML build checks its hash and stops if it is missing or differs.
+PYODIDE_VERSION := $(shell sed -n 's/^VERSION = "\(.*\)"$$/\1/p' book/_ext/run_in_browser/__init__.py)
+PYODIDE_DIR := $(VENV)/pyodide
+PYODIDE     := $(PYODIDE_DIR)/pyodide-$(PYODIDE_VERSION).tgz
+pyodide: $(PYODIDE)
+
+$(PYODIDE): | $(STAMP)
+	@mkdir -p $(PYODIDE_DIR)
+	npm pack --silent pyodide@$(PYODIDE_VERSION) --pack-destination $(PYODIDE_DIR)
+
+html: venv $(PYODIDE)
 	$(SPHINX)
+
+# The built book on http://127.0.0.1:$(SERVEPORT)/ (127.0.0.1 only): from disk (file://) a browser shows
+# every page but runs no example. SERVEPORT=8001 make serve picks another port; Ctrl+C stops it.
+SERVEPORT ?= 8000
+serve: html
+	$(BIN)/python tests/serve.py $(BUILDDIR)/html --port $(SERVEPORT)
 
 # The PDF: check the TeX tools and fonts first (one message naming the Debian packages if any is
 # missing), build with Sphinx's latexpdf (XeLaTeX through latexmk), then fail if the LaTeX log
@@ -52,19 +72,19 @@ pdf: venv
 # environment sets PYTHONDONTWRITEBYTECODE: otherwise every worker compiles every test module again on
 # every run (some seven seconds of CPU each). Nothing is written beside the sources.
 TEST_WORKERS ?= 3
-test: venv
+test: venv $(PYODIDE)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(BUILDDIR))/pycache \
 	$(BIN)/python -m pytest -p xdist.plugin -n $(TEST_WORKERS) code/ book/chapter/ tests/
 
-bench: venv
+bench: venv $(PYODIDE)
 	$(BIN)/python tests/bench.py
 
 # For authors: rebuild when a page (book/) or a teaching file (code/) changes and reload the browser.
 # Served on 127.0.0.1 only; LIVEPORT=8001 make livehtml picks another port. Stop it with Ctrl+C.
 LIVEPORT ?= 8000
-livehtml: venv
+livehtml: venv $(PYODIDE)
 	$(BIN)/sphinx-autobuild $(SOURCEDIR) $(BUILDDIR)/livehtml -c . $(SPHINXOPTS) \
 	  --host 127.0.0.1 --port $(LIVEPORT) --watch code --ignore "*/__pycache__/*"
 

@@ -48,6 +48,7 @@ extensions = [
     "take_home",  # each page's zip of files and its notebook, made from code/ at build time
     "figure_formats",  # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
     "typed_inputs",  # {input}`(1, 0) <module:NAME>`: an input typed in the page, checked against its constant
+    "run_in_browser",  # HTML: the core's examples run in the reader's browser (Pyodide, `make pyodide`)
 ]
 exclude_patterns = ["_ext", "chapter", "latex", "**/.ipynb_checkpoints", "jupyter_execute"]
 
