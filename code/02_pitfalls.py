@@ -482,7 +482,7 @@ def run_demo() -> dict:
     weights = att.attention(DEMO_Q, DEMO_K, DEMO_V)[0]
     return {
         "性质": "人工构造的小矩阵与一个没有训练过的小解码器",
-        "浮点01表_未来的权重": [math.fsum(row[i + 1 :]) for i, row in enumerate(wrong_w)],
+        "浮点01表_未来的权重": future_weights(wrong_w),
         "浮点01表_输出": [row[0] for row in wrong_out],
         "正确的输出": [row[0] for row in right_out],
         "方向反了_输出": [None if math.isnan(row[0]) else row[0] for row in flipped],

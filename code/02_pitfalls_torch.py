@@ -67,7 +67,8 @@ def polarity() -> dict:
 @torch.no_grad()
 def float_mask() -> dict:
     """``torch.tril(torch.ones(n, n))`` 是浮点表：SDPA 把它加到分数上，不是拿来挡格子。"""
-    wrong = F.scaled_dot_product_attention(Q, Q, V, attn_mask=torch.tril(torch.ones(N, N)))
+    ones = torch.ones(N, N, dtype=DTYPE)  # 与 Q、K、V 同一 dtype（SDPA 要浮点 mask 与它们同类型）
+    wrong = F.scaled_dot_product_attention(Q, Q, V, attn_mask=torch.tril(ones))
     fixed = F.scaled_dot_product_attention(
         Q, Q, V, attn_mask=torch.tril(torch.ones(N, N, dtype=torch.bool))
     )
