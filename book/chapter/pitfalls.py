@@ -758,7 +758,7 @@ def decode_values(record: dict | None = None) -> dict:
         "m_gap_with": fmt.difference(nomask["gap_with_mask"]),
         "m_numpy_gap": fmt.difference(numpy_gap),
         "m_short": str(nomask["short"]),
-        "m_warning": Md(f"```text\n{nomask['warning'][0]}\n```"),
+        "m_warning": Md(f"> {nomask['warning'][0]}"),  # prose: the long line wraps
         "m_table_error": Md(f"```text\nRuntimeError: {one['table_error']}\n```"),
         "m_last_row": fmt.fmt(one["last_row"][0]),
         "m_is_causal": fmt.fmt(one["is_causal"][0]),
