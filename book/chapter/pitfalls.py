@@ -304,7 +304,7 @@ def heads_values(record: dict | None = None) -> dict:
         "tbl_e": Table(header, rows),
         "e_wrong": "、".join(f"序列 {b} 的头 {h}" for b, h in wrong["repeat"]),
         "e_worst": fmt.difference(max(max(row) for row in r["repeat"])),
-        "e_share": f"{len(wrong['repeat'])} / {batch * heads}",
+        "e_share": f"{batch * heads} 个里有 {len(wrong['repeat'])} 个",
     }
 
 
@@ -450,8 +450,6 @@ def dropout_values(record: dict | None = None) -> dict:
     ]
     return {
         "h_p": fmt.short(pf.DROP_P),
-        "h_one": "1",
-        "h_zero": "0",
         "h_keep": "；".join("、".join(map(str, row)) for row in pf.DROP_KEEP),
         "tbl_h": Table(["查询", "softmax 之后的权重", "dropout 之后", "行和"], rows),
         "h_nan": "、".join(map(str, nan_rows)),
