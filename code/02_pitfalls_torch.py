@@ -568,7 +568,9 @@ def sliding_window_positions() -> dict:
         cache = tf.DynamicCache(config=config)
         logits = model(ids, past_key_values=cache).logits
         seen = ids.shape[1]
-        new, used, held = [], [], []
+        new = []
+        used = []  # 每步用的位置
+        held = []  # 每步之前缓存里的位置数
         for _ in range(pf.DEMO_STEPS):
             token = logits[:, -1].argmax(-1, keepdim=True)
             new.append(token.item())
