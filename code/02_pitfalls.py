@@ -340,11 +340,8 @@ def greedy(tokens, valid, steps: int, embedding: str = "rope", positions: str = 
 
 
 def sliding_positions(prompt_len: int, steps: int, window: int, count: str = "tokens_seen") -> dict:
-    """滑动窗口的缓存解码：预填 ``prompt_len`` 个 token 之后每步送一个新 token。缓存只留最近的
-    ``window − 1`` 个位置的 K/V（加上新的一个正好是窗口；Transformers 5.17 的滑动窗口缓存如此），
-    位置编号却要数看过的 token（``"tokens_seen"``）；拿缓存的长度当位置
-    （``"cache_length"``）就错了。
-    返回每一步用的位置与缓存里留着的位置数。
+    """滑动窗口的缓存解码，预填之后每步一个新 token：缓存只留 ``window − 1`` 个位置的 K/V
+    （Transformers 5.17 如此），位置却要数看过的 token；``"cache_length"`` 拿缓存的长度当位置，错。
     >>> sliding_positions(5, 3, 3)
     {'positions': [5, 6, 7], 'cache_held': [2, 2, 2]}
     >>> sliding_positions(5, 3, 3, "cache_length")["positions"]

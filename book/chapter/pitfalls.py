@@ -248,17 +248,8 @@ def causal_values(record: dict | None = None) -> dict:
         "d_wrong": value(r["mha"][content[0]]),
         "d_right": fmt.fmt(with_pad[content[0]]),
         "d_at": str(content[0]),
-        "tbl_d_paths": Table(
-            ["查询", "快路径（eval）", "慢路径（train）", "因果与 PAD", "只用因果规则"],
-            [
-                [f"位置 {i}", value(paths["fast"][i]), value(paths["slow"][i])]
-                + [
-                    "NaN" if not any(valid[: i + 1]) else fmt.fmt(fast_expected[i]),
-                    fmt.fmt(slow_expected[i]),
-                ]
-                for i in range(N)
-            ],
-        ),
+        "d_fast": "、".join(value(x) for x in paths["fast"]),
+        "d_slow": "、".join(value(x) for x in paths["slow"]),
     }
 
 
@@ -756,21 +747,29 @@ def decode_values(record: dict | None = None) -> dict:
         "m_gap_with": fmt.difference(nomask["gap_with_mask"]),
         "m_numpy_gap": fmt.difference(numpy_gap),
         "m_short": str(nomask["short"]),
-        "m_warning": Md(f"> {nomask['warning'][0]}"),  # prose: the long line wraps
-        "m_table_error": Md(f"```text\nRuntimeError: {one['table_error']}\n```"),
         "m_last_row": fmt.fmt(one["last_row"][0]),
         "m_is_causal": fmt.fmt(one["is_causal"][0]),
-        "m_integer_error": Md(f"```text\nAssertionError: {hf['integer_error']}\n```"),
         "m_hf_mask": "、".join(map(str, pf.DECODE_HF_MASK)),
         "m_bool": "、".join(value(x) for x in hf["bool"]),
         "m_bool0": value(hf["bool"][0]),
         "m_equals_zero": "、".join(value(x) for x in hf["equals_zero"]),
         "m_uniform": fmt.fmt(fills["pad_row"]["-1e9"][0]),
-        "m_half_error": Md(f"```text\nRuntimeError: {fills['float16_masked_fill_error']}\n```"),
         "m_window": fmt.count(pf.WINDOW),
         "m_held": fmt.count(slide["tokens_seen"]["cache_held"][0]),
         "m_seen": "、".join(map(str, slide["tokens_seen"]["positions"])),
         "m_wrong_positions": "、".join(map(str, slide["cache_length"]["positions"])),
+        "tbl_m_messages": Table(
+            ["哪一种错", "库给出的原文"],
+            [
+                ["`generate` 不给 `attention_mask`（警告）", nomask["warning"][0]],
+                ["整张因果表交给一个查询", f"RuntimeError: {one['table_error']}"],
+                ["整数的 `key_padding_mask`", f"AssertionError: {hf['integer_error']}"],
+                [
+                    "float16 的 `masked_fill(…, -1e9)`",
+                    f"RuntimeError: {fills['float16_masked_fill_error']}",
+                ],
+            ],
+        ),
         "tbl_m": Table(["提示", "generate", "对的循环", "错的循环"], tokens_rows),
     }
 
