@@ -441,6 +441,8 @@ def dropout_values(record: dict | None = None) -> dict:
     ]
     return {
         "h_p": fmt.short(pf.DROP_P),
+        "h_one": "1",  # the sample's marks, glued as every number of an input box is
+        "h_zero": "0",
         "h_keep": "；".join("、".join(map(str, row)) for row in pf.DROP_KEEP),
         "tbl_h": Table(["查询", "softmax 之后的权重", "dropout 之后", "行和"], rows),
         "h_nan": "、".join(map(str, nan_rows)),
