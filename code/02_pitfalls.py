@@ -23,6 +23,7 @@ LAYOUTS = ("repeat", "repeat_interleave")
 EMBEDDINGS = ("rope", "absolute")
 POSITIONS = ("mask", "arange")
 SIDES = ("left", "right")
+SLIDING_COUNTS = ("tokens_seen", "cache_length")
 
 
 # -- 一张 0/1 表，和 masked_fill 挡住的格子 --------------------------------------------------------
@@ -94,6 +95,17 @@ def biased_attention(q, k, v, bias):
         raise ValueError(f"V 的行数必须等于 K 的行数，收到 V 为 {len(v)}、K 为 {len(scores[0])}")
     weights = [att.softmax([s + b for s, b in zip(srow, brow)]) for srow, brow in zip(scores, rows)]
     return weights, att.matmul(weights, v)  # (n_query, n_key), (n_query, d_v)
+
+
+def future_weights(weights) -> list[float]:
+    """每一行落在未来 Key（列号大于行号）上的权重之和：因果表交对了，每一行都是 0。
+    >>> future_weights([[0.75, 0.25], [0.5, 0.5]])
+    [0.25, 0.0]
+    """
+    rows = [att.as_vector(row, f"weights[{i}]") for i, row in enumerate(_rows(weights, "weights"))]
+    if any(len(row) < len(rows) for row in rows):
+        raise ValueError(f"weights 每行至少要有 {len(rows)} 列（n_query ≤ n_key），收到 {rows}")
+    return [math.fsum(row[i + 1 :]) for i, row in enumerate(rows)]
 
 
 # -- PAD：挡 Key 的列，不挡查询的行 ----------------------------------------------------------------
@@ -327,6 +339,24 @@ def greedy(tokens, valid, steps: int, embedding: str = "rope", positions: str = 
     return new
 
 
+def sliding_positions(prompt_len: int, steps: int, window: int, count: str = "tokens_seen") -> dict:
+    """滑动窗口的缓存解码，预填之后每步一个新 token：缓存只留 ``window − 1`` 个位置的 K/V
+    （Transformers 5.17 如此），位置却要数看过的 token；``"cache_length"`` 拿缓存的长度当位置，错。
+    >>> sliding_positions(5, 3, 3)
+    {'positions': [5, 6, 7], 'cache_held': [2, 2, 2]}
+    >>> sliding_positions(5, 3, 3, "cache_length")["positions"]
+    [2, 2, 2]
+    """
+    prompt_len = att.check_count(prompt_len, "prompt_len", maximum=att.MAX_POSITIONS)
+    steps = att.check_count(steps, "steps", maximum=att.MAX_POSITIONS)
+    window = att.check_count(window, "window", minimum=2, maximum=att.MAX_POSITIONS)
+    if count not in SLIDING_COUNTS:
+        raise ValueError(f"count 必须是 {'、'.join(SLIDING_COUNTS)} 之一，收到 {count!r}")
+    seen = [prompt_len + t for t in range(steps)]  # 第 t 步之前看过的 token
+    held = [min(n, window - 1) for n in seen]  # 缓存里留着的 K/V
+    return {"positions": seen if count == "tokens_seen" else held, "cache_held": held}
+
+
 def last_logits_gap(prompt, pad: int, embedding: str, positions: str) -> float:
     """左侧补 ``pad`` 个 PAD 之后，最后一个位置的 logits 与不补 PAD 时的最大差。
     >>> last_logits_gap([2, 3], 1, "rope", "mask")
@@ -394,6 +424,8 @@ DEMO_PROMPTS = [[3, 1, 4, 1, 5], [2, 5, 3]]  # 两个长短不一的提示
 DEMO_STEPS = 3
 LOSS_IDS = [3, 1, 4, EOS, PAD, PAD]  # 一条训练序列：EOS 之后补了两个 PAD（PAD 与 EOS 同号）
 LOSS_MASK = [1, 1, 1, 1, 0, 0]
+DECODE_HF_MASK = [0, 1, 1, 1]  # Hugging Face 的 attention_mask：1 = 内容，0 = PAD（位置 0）
+WINDOW = 3  # 滑动窗口：每个查询只读最近的 3 个位置
 DROP_P = 0.5
 DROP_KEEP = [[1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 0, 1], [1, 0, 1, 1]]  # 一次取样：1 留下，0 丢掉
 
@@ -447,7 +479,7 @@ def run_demo() -> dict:
     weights = att.attention(DEMO_Q, DEMO_K, DEMO_V)[0]
     return {
         "性质": "人工构造的小矩阵与一个没有训练过的小解码器",
-        "浮点01表_未来的权重": [math.fsum(row[i + 1 :]) for i, row in enumerate(wrong_w)],
+        "浮点01表_未来的权重": future_weights(wrong_w),
         "浮点01表_输出": [row[0] for row in wrong_out],
         "正确的输出": [row[0] for row in right_out],
         "方向反了_输出": [None if math.isnan(row[0]) else row[0] for row in flipped],

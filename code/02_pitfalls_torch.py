@@ -7,6 +7,7 @@
 """
 
 import importlib
+import logging
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # 从不联网：模型只由配置造出
@@ -66,7 +67,8 @@ def polarity() -> dict:
 @torch.no_grad()
 def float_mask() -> dict:
     """``torch.tril(torch.ones(n, n))`` 是浮点表：SDPA 把它加到分数上，不是拿来挡格子。"""
-    wrong = F.scaled_dot_product_attention(Q, Q, V, attn_mask=torch.tril(torch.ones(N, N)))
+    ones = torch.ones(N, N, dtype=DTYPE)  # 与 Q、K、V 同一 dtype（SDPA 要浮点 mask 与它们同类型）
+    wrong = F.scaled_dot_product_attention(Q, Q, V, attn_mask=torch.tril(ones))
     fixed = F.scaled_dot_product_attention(
         Q, Q, V, attn_mask=torch.tril(torch.ones(N, N, dtype=torch.bool))
     )
@@ -119,11 +121,31 @@ def causal_and_mask() -> dict:
         sdpa = "ran"
     except RuntimeError as error:
         sdpa = str(error)
-    layer = _identity_mha(2, 1)
+    layer = _identity_mha(2, 1)  # 一个头、没有偏置、V 与 Q 不是同一个张量：走慢路径
     hinted, _ = layer(
         Q[None], Q[None], V2[None], attn_mask=~allowed, is_causal=True, need_weights=False
     )  # 错：两样都给
-    return {"sdpa": sdpa, "mha": _rows(hinted), "valid": valid.tolist()}
+    # 快路径（torch._native_multi_head_attention）要：有偏置、头数为偶数、query is key is value、
+    # eval() 且不求导。它合并 attn_mask 与 key_padding_mask，不看 is_causal。
+    fast = torch.nn.MultiheadAttention(4, 2, batch_first=True, dtype=DTYPE)
+    with torch.no_grad():
+        fast.in_proj_weight.copy_(torch.eye(4, dtype=DTYPE).repeat(3, 1))
+        fast.in_proj_bias.zero_()
+        fast.out_proj.weight.copy_(torch.eye(4, dtype=DTYPE))
+        fast.out_proj.bias.zero_()
+    x = torch.cat([Q, Q], dim=-1)[None]  # (1, n, 4)：两个头都是 Q，V 也是它
+    paths = {}
+    for path, training in (("fast", False), ("slow", True)):  # dropout 为 0：只换路径
+        out, _ = fast.train(training)(
+            x, x, x, attn_mask=~allowed, is_causal=True, need_weights=False
+        )
+        paths[path] = _rows(out)
+    return {
+        "sdpa": sdpa,
+        "mha": _rows(hinted),
+        "valid": valid.tolist(),
+        "self_attention_v_is_q": paths,
+    }
 
 
 @torch.no_grad()
@@ -264,9 +286,9 @@ def _quiet_transformers():
     return transformers
 
 
-@torch.no_grad()
-def generation() -> dict:
-    """一个由配置造出的小 Llama（随机权重，不下载）：同一批提示补在左边、补在右边、逐个单独生成。"""
+def _tiny_llama(eos_token_id=None):
+    """本页的小 Llama：由配置造出，随机权重（种子 SEED），不下载；返回 (配置, float64 的模型)。
+    ``eos_token_id=None``：不在 EOS 处停，每个序列都生成同样多的 token。"""
     tf = _quiet_transformers()
     torch.manual_seed(SEED)
     config = tf.LlamaConfig(
@@ -279,12 +301,19 @@ def generation() -> dict:
         max_position_embeddings=32,
         pad_token_id=pf.PAD,
         bos_token_id=None,
-        eos_token_id=None,  # 不在 EOS 处停：每个序列都生成同样多的 token
+        eos_token_id=eos_token_id,
         initializer_range=INIT,
     )
-    model = tf.LlamaForCausalLM(config).to(DTYPE).eval()
+    return config, tf.LlamaForCausalLM(config).to(DTYPE).eval()
 
-    def run(tokens, valid) -> tuple[list, torch.Tensor]:
+
+@torch.no_grad()
+def generation() -> dict:
+    """一个由配置造出的小 Llama（随机权重，不下载）：同一批提示补在左边、补在右边、逐个单独生成。
+    另把同一个模型换成 float32，看左侧补齐的第一步与单独生成差多少（只差舍入）。"""
+    config, model = _tiny_llama()
+
+    def run(tokens, valid, model=model) -> tuple[list, torch.Tensor]:
         out = model.generate(
             input_ids=torch.tensor(tokens),
             attention_mask=torch.tensor(valid).int(),
@@ -298,6 +327,9 @@ def generation() -> dict:
 
     alone = [run([p], [[True] * len(p)]) for p in pf.DEMO_PROMPTS]
     batches = {side: run(*pf.pad_batch(pf.DEMO_PROMPTS, side)) for side in pf.SIDES}
+    single = model.to(torch.float32)  # 同样的权重，float32
+    alone32 = [run([p], [[True] * len(p)], single)[1][0] for p in pf.DEMO_PROMPTS]
+    left32 = run(*pf.pad_batch(pf.DEMO_PROMPTS, "left"), single)[1]
     return {
         "config": {
             k: getattr(config, k) for k in ("vocab_size", "hidden_size", "num_hidden_layers")
@@ -308,6 +340,9 @@ def generation() -> dict:
             side: [(first[b] - alone[b][1][0]).abs().max().item() for b in range(len(alone))]
             for side, (_, first) in batches.items()
         },
+        "float32_left_first_step_gap": [
+            (left32[b] - alone32[b]).abs().max().item() for b in range(len(alone32))
+        ],
     }
 
 
@@ -354,6 +389,203 @@ def positions() -> dict:
     return out
 
 
+# -- 自己写的解码循环 ------------------------------------------------------------------------------
+def key_padding_mask_from(attention_mask: torch.Tensor) -> torch.Tensor:
+    """Hugging Face 的 ``attention_mask``（整数，1 = 内容，0 = PAD）换成 ``nn.MultiheadAttention``
+    的 ``key_padding_mask``（布尔，True = 不读）：``attention_mask == 0``，不是 ``.bool()``。
+    >>> key_padding_mask_from(torch.tensor([[0, 1, 1]])).tolist()
+    [[True, False, False]]
+    """
+    ok = isinstance(attention_mask, torch.Tensor) and attention_mask.ndim == 2
+    if not ok or attention_mask.is_floating_point() or attention_mask.numel() == 0:
+        raise ValueError(
+            f"attention_mask 必须是非空的二维整数张量 (batch, n)，收到 {attention_mask!r}"
+        )
+    if not bool(((attention_mask == 0) | (attention_mask == 1)).all()):
+        raise ValueError(f"attention_mask 只能含 0 与 1，收到 {attention_mask.tolist()}")
+    return attention_mask == 0
+
+
+def _decode_by_hand(model, ids, mask, steps: int, grow: bool) -> list:
+    """预填一次，再每步只送一个新 token 与缓存：位置编号按 attention_mask 数，``grow`` 决定
+    attention_mask 每步是否补上一列 1。返回每个序列的新 token。"""
+    tf = _quiet_transformers()
+    cache = tf.DynamicCache(config=model.config)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(ids, attention_mask=mask, position_ids=positions, past_key_values=cache).logits
+    new = []
+    for _ in range(steps):
+        token = logits[:, -1].argmax(-1, keepdim=True)  # (batch, 1)
+        new.append(token)
+        if grow:
+            mask = torch.cat([mask, torch.ones_like(token)], dim=-1)  # 新 token 多一列
+        positions = positions[:, -1:] + 1
+        step = model(token, attention_mask=mask, position_ids=positions, past_key_values=cache)
+        logits = step.logits
+    return torch.cat(new, dim=-1).tolist()
+
+
+@torch.no_grad()
+def decode_mask_grows() -> dict:
+    """自己写的缓存解码：左侧补齐的一批，attention_mask 每步补一列（对），
+    或一直用提示的那张（旧的）。"""
+    _, model = _tiny_llama()
+    tokens, valid = pf.pad_batch(pf.DEMO_PROMPTS, "left")
+    ids = torch.tensor(tokens)
+    mask = torch.tensor(valid).long()
+    reference = model.generate(
+        input_ids=ids, attention_mask=mask, max_new_tokens=pf.DEMO_STEPS, do_sample=False
+    )
+    return {
+        "generate": reference[:, ids.shape[1] :].tolist(),
+        "grows": _decode_by_hand(model, ids, mask, pf.DEMO_STEPS, grow=True),
+        "stale": _decode_by_hand(model, ids, mask, pf.DEMO_STEPS, grow=False),
+    }
+
+
+@torch.no_grad()
+def generate_without_mask() -> dict:
+    """PAD 与 EOS 同号（都是 0）时，左侧补齐的一批不给 attention_mask 交给 generate：
+    它推断不出 mask，PAD 被当成内容。记下 transformers 的提示，
+    和短提示第一步的 logits 与单独生成之差。"""
+    tf = _quiet_transformers()
+    _, model = _tiny_llama(eos_token_id=pf.EOS)  # pad_token_id == eos_token_id == 0
+    tokens, valid = pf.pad_batch(pf.DEMO_PROMPTS, "left")
+    ids = torch.tensor(tokens)
+    short = [not v[0] for v in valid].index(True)  # 补了 PAD 的那个提示
+    kw = {"max_new_tokens": 1, "do_sample": False, "output_scores": True}
+    kw["return_dict_in_generate"] = True
+    alone = model.generate(input_ids=torch.tensor([pf.DEMO_PROMPTS[short]]), **kw).scores[0][0]
+    seen = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    logger = tf.utils.logging.get_logger("transformers.generation.utils")
+    keep = Keep()
+    tf.utils.logging.set_verbosity_warning()
+    logger.addHandler(keep)
+    try:
+        without = model.generate(input_ids=ids, **kw).scores[0][short]
+    finally:
+        logger.removeHandler(keep)
+        tf.utils.logging.set_verbosity_error()
+    with_mask = model.generate(input_ids=ids, attention_mask=torch.tensor(valid).long(), **kw)
+    return {
+        "warning": [m for m in seen if "attention mask" in m],
+        "short": short,
+        "gap_without_mask": (without - alone).abs().max().item(),
+        "gap_with_mask": (with_mask.scores[0][short] - alone).abs().max().item(),
+    }
+
+
+@torch.no_grad()
+def one_query_mask() -> dict:
+    """缓存里已有 n − 1 个位置，只送最后一个查询：交给 SDPA 整张 n × n 的因果表会报形状错；
+    只给最后一行才对；单用 ``is_causal=True`` 则左上对齐，这个查询只读 Key 0。"""
+    q = Q[-1:]  # (1, d)：新的一个查询
+    table = torch.tril(torch.ones(N, N, dtype=torch.bool))
+    try:
+        F.scaled_dot_product_attention(q, Q, V, attn_mask=table)
+        error = "ran"
+    except RuntimeError as e:
+        error = str(e)
+    row = F.scaled_dot_product_attention(q, Q, V, attn_mask=table[-1:])  # (1, n) 的一行
+    top_left = F.scaled_dot_product_attention(q, Q, V, is_causal=True)
+    return {"table_error": error, "last_row": _rows(row), "is_causal": _rows(top_left)}
+
+
+@torch.no_grad()
+def hf_mask_to_mha() -> dict:
+    """Hugging Face 的整数 attention_mask（位置 0 是 PAD）直接交给 MultiheadAttention 的
+    key_padding_mask：整数报错，``.bool()`` 把读法反了过来（只读 PAD），``== 0`` 才对。
+    编码器，没有因果规则。"""
+    hf = torch.tensor([pf.DECODE_HF_MASK])  # (1, n)：1 = 内容，0 = PAD
+    layer = _identity_mha(2, 1)
+    try:
+        layer(Q[None], Q[None], V2[None], key_padding_mask=hf)
+        error = "ran"
+    except AssertionError as e:
+        error = str(e)
+    inverted, _ = layer(Q[None], Q[None], V2[None], key_padding_mask=hf.bool())
+    right, _ = layer(Q[None], Q[None], V2[None], key_padding_mask=key_padding_mask_from(hf))
+    return {"integer_error": error, "bool": _rows(inverted), "equals_zero": _rows(right)}
+
+
+@torch.no_grad()
+def finite_fills() -> dict:
+    """masked_fill 用有限的大负数（-1e9、``torch.finfo(dtype).min``）代替 −inf：
+    一个 Key 也读不到的行（这里是位置 3，行与列都挡住的 PAD）成了平均分配，不是 NaN。
+    float16 里 -1e9 放不下。"""
+    scores = Q @ Q.T / Q.shape[-1] ** 0.5  # (n, n)
+    keep = torch.tensor(pf.DEMO_VALID)
+    blocked = ~(keep[:, None] & keep[None, :])  # PAD 的行与列
+    fills = {"-inf": float("-inf"), "-1e9": -1e9, "finfo.min": torch.finfo(DTYPE).min}
+    rows = {
+        name: torch.softmax(scores.masked_fill(blocked, f), -1)[-1] for name, f in fills.items()
+    }
+    try:
+        scores.half().masked_fill(blocked, -1e9)
+        half_error = "ran"
+    except RuntimeError as e:
+        half_error = str(e)
+    return {
+        "pad_row": {
+            name: [None if x != x else x for x in row.tolist()] for name, row in rows.items()
+        },
+        "float16_masked_fill_error": half_error,
+        "float16_of_minus_1e9": str(torch.tensor(-1e9, dtype=torch.float16).item()),
+    }
+
+
+@torch.no_grad()
+def sliding_window_positions() -> dict:
+    """一个滑动窗口的小 Mistral（由配置造出，随机权重）：缓存只留窗口里的 K/V，
+    位置编号却要一直数看过的 token。自己写的解码循环拿缓存的长度当位置（错），
+    或拿看过的 token 数当位置（对），与 generate 比较。"""
+    tf = _quiet_transformers()
+    torch.manual_seed(SEED)
+    config = tf.MistralConfig(
+        vocab_size=8,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32,
+        sliding_window=pf.WINDOW,
+        pad_token_id=pf.PAD,
+        bos_token_id=None,
+        eos_token_id=None,
+        initializer_range=INIT,
+    )
+    model = tf.MistralForCausalLM(config).to(DTYPE).eval()
+    ids = torch.tensor([pf.DEMO_PROMPTS[0]])
+    reference = model.generate(input_ids=ids, max_new_tokens=pf.DEMO_STEPS, do_sample=False)
+    out = {"generate": reference[0, ids.shape[1] :].tolist()}
+    for count in ("tokens_seen", "cache_length"):
+        cache = tf.DynamicCache(config=config)
+        logits = model(ids, past_key_values=cache).logits
+        seen = ids.shape[1]
+        new = []
+        used = []  # 每步用的位置
+        held = []  # 每步之前缓存里的位置数
+        for _ in range(pf.DEMO_STEPS):
+            token = logits[:, -1].argmax(-1, keepdim=True)
+            new.append(token.item())
+            kept = cache.layers[0].keys.shape[-2]  # 缓存里现在有几个位置的 K/V
+            position = seen if count == "tokens_seen" else kept
+            used.append(position)
+            held.append(kept)
+            logits = model(
+                token, position_ids=torch.tensor([[position]]), past_key_values=cache
+            ).logits
+            seen += 1
+        out[count] = {"tokens": new, "positions": used, "cache_held": held}
+    return out
+
+
 def run_demo() -> dict:
     """每一节看到的数，连同在哪里看到的（版本、设备、dtype）。"""
     return {
@@ -375,6 +607,14 @@ def run_demo() -> dict:
         "cross_attention": cross_attention(),
         "generation": generation(),
         "positions": positions(),
+        "decode_loop": {
+            "mask_grows": decode_mask_grows(),
+            "generate_without_mask": generate_without_mask(),
+            "one_query_mask": one_query_mask(),
+            "hf_mask_to_mha": hf_mask_to_mha(),
+            "finite_fills": finite_fills(),
+            "sliding_window": sliding_window_positions(),
+        },
     }
 
 

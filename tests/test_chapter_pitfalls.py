@@ -77,6 +77,21 @@ def _edit(path: str, value):
         ("generation/first_step_gap/right/1", 0.0, "第一步就变了"),
         ("positions/gpt2/arange_gap", 0.0, "GPT-2"),
         ("positions/llama/arange_gap", 0.0, "不是 0"),
+        ("causal_and_mask/self_attention_v_is_q/fast/1", 0.33, "快路径用了 attn_mask"),
+        ("causal_and_mask/self_attention_v_is_q/slow/1", 0.0, "慢路径丢掉 attn_mask"),
+        ("generation/float32_left_first_step_gap/0", 0.0, "长提示也差"),
+        ("generation/float32_left_first_step_gap/1", 0.01, "float32 只差舍入"),
+        ("decode_loop/mask_grows/stale", [[2, 7, 2], [6, 7, 7]], "续写变了"),
+        ("decode_loop/mask_grows/grows/1", [1, 1, 1], "与 generate 相同"),
+        ("decode_loop/generate_without_mask/warning", [], "提示"),
+        ("decode_loop/generate_without_mask/gap_with_mask", 0.5, "给了 mask 就相同"),
+        ("decode_loop/one_query_mask/table_error", "ran", "形状错"),
+        ("decode_loop/one_query_mask/is_causal/0", 29.43, "只读 Key 0"),
+        ("decode_loop/hf_mask_to_mha/bool/0", 32.03, ".bool() 只读 PAD"),
+        ("decode_loop/finite_fills/pad_row/-1e9/0", None, "平均分配"),
+        ("decode_loop/finite_fills/float16_of_minus_1e9", "-65504.0", "float16"),
+        ("decode_loop/sliding_window/cache_length/positions/0", 5, "教学代码相同"),
+        ("decode_loop/sliding_window/cache_length/tokens", [2, 0, 0], "续写变了"),
     ],
 )
 def test_an_edited_record_stops_the_build_naming_the_claim(path, value, claim):
@@ -185,3 +200,20 @@ def test_the_page_calls_every_section():
     text = (ROOT / "book" / "ch02" / "pitfalls.md").read_text(encoding="utf-8")
     called = set(re.findall(r"page\.(\w+_values)\(", text))
     assert {f.__name__ for f in page.SECTIONS} <= called
+
+
+def test_the_decode_loop_words_and_table():
+    v = page.decode_values()
+    rows = v["tbl_m"].rows
+    assert [r[1] == r[2] for r in rows] == [True] * 3  # the right loop is generate
+    assert [r[1] == r[3] for r in rows] == [False] * 3  # each wrong loop changed a continuation
+    assert v["m_changed_right"] != v["m_changed_wrong"]
+    assert (v["m_is_causal"], v["m_bool0"]) == ("10.0000", "10.0000")  # both read key 0 only
+    assert v["m_uniform"] == "0.2500" and v["m_seen"] == "5、6、7" and v["m_held"] == "2"
+    messages = [r[1] for r in v["tbl_m_messages"].rows]
+    assert "cannot be inferred" in messages[0] and messages[1].startswith("RuntimeError")
+
+
+def test_the_is_causal_paths_words():
+    v = page.causal_values()
+    assert v["d_fast"].startswith("NaN、") and v["d_slow"].startswith("1.0000、")

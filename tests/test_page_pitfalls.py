@@ -32,6 +32,7 @@ MISTAKES = [
     "cross",
     "generate",
     "positions",
+    "decode",
 ]
 
 

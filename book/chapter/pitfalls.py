@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import sys
 from pathlib import Path
 
 from chapter import conventions, fmt
@@ -20,6 +21,8 @@ TOLERANCE = 1e-12  # float64: the library and the teaching code may differ only 
 ROPE_FLOAT32 = (
     1e-5  # Transformers turns RoPE's angles in float32: a shift moves the logits this little
 )
+PAGE = "写进真实代码一页"
+FLOAT32_GAP = 1e-4  # batched and single float32 runs may differ by this much: rounding, not padding
 TORCH_RECORD = Path(pf.__file__).with_name("02_pitfalls_torch.json")
 
 
@@ -64,11 +67,6 @@ def rows_with_nan(outputs) -> list[int]:
     return [i for i, x in enumerate(outputs) if x is None or math.isnan(x)]
 
 
-def require(claims: dict[str, bool], where_: str) -> None:
-    """The page's fixed sentences about ``where_``, each checked (:func:`chapter.fmt.holds`)."""
-    fmt.holds(f"写进真实代码一页（{where_}）", claims)
-
-
 def _record(record: dict | None) -> dict:
     return torch_record() if record is None else record
 
@@ -101,14 +99,14 @@ def polarity_values(record: dict | None = None) -> dict:
     flipped = pf.inverted(causal)
     literal = column(att.unguarded_attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, flipped)[1])
     right = right_outputs()
-    require(
+    fmt.holds(
+        PAGE,
         {
             "SDPA 读对了": gap(r["sdpa"], right) <= TOLERANCE,
             "MultiheadAttention 读的是反过来的表": gap(r["mha"], literal) <= TOLERANCE,
             "最后一行什么也读不到、是 NaN": r["mha_nan_rows"] == [N - 1] == rows_with_nan(literal),
             "取反之后与 SDPA 相同": gap(r["mha_fixed"], right) <= TOLERANCE,
         },
-        "布尔的方向",
     )
     rows = [
         [f"位置 {i}", value(r["sdpa"][i]), keys_read(flipped[i]), value(r["mha"][i])]
@@ -123,6 +121,8 @@ def polarity_values(record: dict | None = None) -> dict:
             for i, row in enumerate(flipped)
         ),
         "a_nan": fmt.names("位置", r["mha_nan_rows"]),
+        "a_wrong0": value(r["mha"][0]),
+        "a_right0": fmt.fmt(right[0]),
     }
 
 
@@ -130,16 +130,16 @@ def float_values(record: dict | None = None) -> dict:
     """``torch.tril(torch.ones(n, n))`` added to the scores."""
     r = _record(record)["float_mask"]
     weights, outputs = pf.biased_attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, pf.tril(N))
-    future = [math.fsum(row[i + 1 :]) for i, row in enumerate(weights)]
+    future = pf.future_weights(weights)
     wrong = column(outputs)
     right = right_outputs()
-    require(
+    fmt.holds(
+        PAGE,
         {
             "位置 0 有权重落在未来": future[0] > 0,
             "SDPA 加上了这张表": gap(r["wrong"], wrong) <= TOLERANCE,
             "布尔表读对了": gap(r["fixed"], right) <= TOLERANCE,
         },
-        "浮点表",
     )
     rows = [
         [f"位置 {i}", fmt.fmt(future[i]), fmt.fmt(wrong[i]), fmt.fmt(right[i])] for i in range(N)
@@ -181,7 +181,8 @@ def lines_values(record: dict | None = None) -> dict:
         and r[name]["nan_rows"] == [i for i, row in enumerate(t) if not any(row)]
         for name, t in tables.items()
     )
-    require(
+    fmt.holds(
+        PAGE,
         {
             "tril == 0 是因果表": tables["tril == 0"] == pf.causal_table(N),
             "triu(1).bool() 是因果表": tables["triu(1).bool()"] == pf.causal_table(N),
@@ -189,14 +190,13 @@ def lines_values(record: dict | None = None) -> dict:
             "忘了 diagonal=1，第一行什么也读不到": not any(tables["triu.bool()"][0]),
             "tril.bool() 的最后一行什么也读不到": not any(tables["tril.bool()"][-1]),
         },
-        "masked_fill 的四种写法",
     )
     rows = [
         [LINES[name][3]] + [keys_read(row) for row in t] + [fmt.names("位置", r[name]["nan_rows"])]
         for name, t in tables.items()
     ]
     header = ["写法", *(f"位置 {i} 读的 Key" for i in range(N)), "NaN 的行（PyTorch）"]
-    return {"tbl_c": Table(header, rows)}
+    return {"tbl_c": Table(header, rows), "c_bool0": keys_read(tables["tril.bool()"][0])}
 
 
 def causal_values(record: dict | None = None) -> dict:
@@ -209,16 +209,30 @@ def causal_values(record: dict | None = None) -> dict:
         att.attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, key_valid=valid, empty_row="zero")[1]
     )
     content = [i for i, ok in enumerate(valid) if ok]
+    v_is_q = [
+        [row[0]] for row in pf.DEMO_Q
+    ]  # the fast path's self-attention: V is Q (first column)
+    paths = r["self_attention_v_is_q"]
+    fast_expected = column(
+        att.attention(pf.DEMO_Q, pf.DEMO_K, v_is_q, key_valid=valid, empty_row="zero")[1]
+    )
+    slow_expected = column(att.attention(pf.DEMO_Q, pf.DEMO_K, v_is_q)[1])
     hint = conventions.observed()["cpu"]["torch"]["mha"]["is_causal_with_mask_no_weights"]
-    require(
+    fmt.holds(
+        PAGE,
         {
             "SDPA 报错": r["sdpa"] != "ran",
             "与约定表的观察一致（丢掉 attn_mask，左上对齐）": hint == "top-left",
             "MultiheadAttention 只用了因果规则": gap(r["mha"], causal_only) <= TOLERANCE,
             "PAD 被读了进来": gap([r["mha"][i] for i in content], [with_pad[i] for i in content])
             > 1e-3,
+            "慢路径丢掉 attn_mask": gap(paths["slow"], slow_expected) <= TOLERANCE,
+            "快路径用了 attn_mask，不看 is_causal": gap(
+                [paths["fast"][i] for i in content], [fast_expected[i] for i in content]
+            )
+            <= TOLERANCE,
+            "快路径的 PAD 行是 NaN": rows_with_nan(paths["fast"]) == [valid.index(False)],
         },
-        "is_causal 与 attn_mask",
     )
     rows = [
         [f"位置 {i}", value(r["mha"][i]), fmt.fmt(causal_only[i]), fmt.fmt(with_pad[i])]
@@ -231,6 +245,11 @@ def causal_values(record: dict | None = None) -> dict:
         "d_error": Md(f"```text\nRuntimeError: {r['sdpa']}\n```"),
         "tbl_d": Table(header, rows),
         "d_gap": fmt.difference(gap(r["mha"], causal_only)),
+        "d_wrong": value(r["mha"][content[0]]),
+        "d_right": fmt.fmt(with_pad[content[0]]),
+        "d_at": str(content[0]),
+        "d_fast": "、".join(value(x) for x in paths["fast"]),
+        "d_slow": "、".join(value(x) for x in paths["slow"]),
     }
 
 
@@ -248,13 +267,13 @@ def heads_values(record: dict | None = None) -> dict:
         layout: [(b, h) for b in range(batch) for h in range(heads) if r[layout][b][h] > TOLERANCE]
         for layout in pf.LAYOUTS
     }
-    require(
+    fmt.holds(
+        PAGE,
         {
             "差不为 0 的正是拿错表的": wrong == moved,
             "repeat 有拿错的": bool(wrong["repeat"]),
             "repeat_interleave 没有": not wrong["repeat_interleave"],
         },
-        "三维 mask 的头顺序",
     )
     rows = [
         [f"序列 {b}", f"头 {h}"]
@@ -275,6 +294,8 @@ def heads_values(record: dict | None = None) -> dict:
         ),
         "tbl_e": Table(header, rows),
         "e_wrong": "、".join(f"序列 {b} 的头 {h}" for b, h in wrong["repeat"]),
+        "e_worst": fmt.difference(max(max(row) for row in r["repeat"])),
+        "e_share": f"{batch * heads} 个里有 {len(wrong['repeat'])} 个",
     }
 
 
@@ -294,7 +315,8 @@ def axis_values(record: dict | None = None) -> dict:
         weights[axis] = w
     content = [i for i, ok in enumerate(valid) if ok]
     sdpa_row = r["query_axis"][pad]
-    require(
+    fmt.holds(
+        PAGE,
         {
             "挡在列上与库相同": gap(r["key_axis"], outs["key"]) <= TOLERANCE,
             "挡在行上，内容行与库相同": gap(
@@ -306,7 +328,6 @@ def axis_values(record: dict | None = None) -> dict:
             "MultiheadAttention 的 PAD 行是 NaN": full["padding_axis"]["mha_both_nan_rows"]
             == [pad],
         },
-        "PAD 挡在哪一轴",
     )
     rows = [
         [f"位置 {i}"]
@@ -324,6 +345,7 @@ def axis_values(record: dict | None = None) -> dict:
     return {
         "f_pad": str(pad),
         "tbl_f": Table(header, rows),
+        "f_pad_weight0": fmt.fmt(weights["query"][content[0]][pad]),
         "f_pad_weight": "、".join(fmt.fmt(weights["query"][i][pad]) for i in content),
         "f_sdpa_row": "NaN" if sdpa_row is None else "全 0" if sdpa_row == 0 else fmt.fmt(sdpa_row),
         "f_nan": "、".join(str(i) for i in r["mha_both_nan_rows"]),
@@ -357,13 +379,13 @@ def loss_values(record: dict | None = None) -> dict:
         labels = "、".join("−100" if t == pf.IGNORE_INDEX else str(t) for t in y)
         rows.append([label, labels, fmt.count(result["counted"]), fmt.count(len(eos))])
         rows[-1].append(fmt.fmt(result["loss"]))
-    require(
+    fmt.holds(
+        PAGE,
         {
             "与 F.cross_entropy 相同": max(gaps) <= TOLERANCE,
             "按位置挡留下真的 EOS": counted_eos["by_position"] == 1,
             "按编号挡连真的 EOS 也挡掉了": counted_eos["by_id"] == 0,
         },
-        "损失里的 PAD",
     )
     header = ["标签", "逐个位置", "计入的目标", "其中真的 EOS", "平均损失"]
     return {
@@ -372,6 +394,8 @@ def loss_values(record: dict | None = None) -> dict:
         "g_pad": str(pf.PAD),
         "tbl_g": Table(header, rows),
         "g_gap": fmt.difference(max(gaps)),
+        "g_by_position": fmt.fmt(r["by_position"]),
+        "g_by_id": fmt.fmt(r["by_id"]),
     }
 
 
@@ -392,7 +416,8 @@ def dropout_values(record: dict | None = None) -> dict:
     ]
     nan_rows = _nan_rows_after_dropout(scores, pf.DROP_KEEP)
     torch_after = pf.dropped(weights, r["keep_after"], pf.DROP_P)
-    require(
+    fmt.holds(
+        PAGE,
         {
             "被屏蔽的仍是 0": all(
                 x == 0 for row, vis in zip(after, causal) for x, ok in zip(row, vis) if not ok
@@ -408,7 +433,6 @@ def dropout_values(record: dict | None = None) -> dict:
             "eval 之后两次不同": r["eval_gap"] > 1e-3,
             "改对之后相同": r["guarded_gap"] == 0.0,
         },
-        "dropout",
     )
     rows = [
         [f"位置 {i}", fmt.vector(weights[i], fmt.fmt), fmt.vector(after[i], fmt.fmt)]
@@ -417,7 +441,7 @@ def dropout_values(record: dict | None = None) -> dict:
     ]
     return {
         "h_p": fmt.short(pf.DROP_P),
-        "h_one": "1",
+        "h_one": "1",  # the sample's marks, glued as every number of an input box is
         "h_zero": "0",
         "h_keep": "；".join("、".join(map(str, row)) for row in pf.DROP_KEEP),
         "tbl_h": Table(["查询", "softmax 之后的权重", "dropout 之后", "行和"], rows),
@@ -448,13 +472,13 @@ def cross_values(record: dict | None = None) -> dict:
         "probe_pad": tables[False][0][pad],
         "probe_pad_no_padding_mask": True,  # without the PAD table every source position is read
     }
-    require(
+    fmt.holds(
+        PAGE,
         {
             "单位投影的一层与教学代码相同": gap(r["right"], outs[False]) <= TOLERANCE
             and gap(r["causal_across"], outs[True]) <= TOLERANCE,
             "探针与表一致": all(r[k] == v for k, v in expected.items()),
         },
-        "交叉注意力",
     )
     rows = [
         [f"目标 {i}", keys_read(tables[False][i]), fmt.fmt(outs[False][i])]
@@ -474,6 +498,8 @@ def cross_values(record: dict | None = None) -> dict:
     return {
         "i_target": fmt.count(n_target),
         "i_pad": str(pad),
+        "i_right0": fmt.fmt(outs[False][0]),
+        "i_wrong0": fmt.fmt(outs[True][0]),
         "tbl_i": Table(header, rows),
         "tbl_i_probes": Table(["改动", "源的表", "目标第 0 行", "应当"], probes),
     }
@@ -530,7 +556,8 @@ def generate_values(record: dict | None = None) -> dict:
     mine = numpy_generation()
     ends_in_pad = padded_last("right")
     changed = [b for b in range(len(pf.DEMO_PROMPTS)) if g["right"][b] != g["alone"][b]]
-    require(
+    fmt.holds(
+        PAGE,
         {
             "补在左边都与单独相同": g["left"] == g["alone"] and mine["left"] == mine["alone"],
             "补在左边第一步逐位相同": max(g["first_step_gap"]["left"]) == 0.0,
@@ -541,12 +568,13 @@ def generate_values(record: dict | None = None) -> dict:
                 and (mine["first_step_gap"]["right"][b] > 1e-3) == ends
                 for b, ends in enumerate(ends_in_pad)
             ),
+            "float32 只差舍入": 0 < max(g["float32_left_first_step_gap"]) <= FLOAT32_GAP,
+            "float32：没补 PAD 的长提示也差一点": g["float32_left_first_step_gap"][0] > 0,
             "小解码器右侧的短提示第一个 token 就变了": all(
                 (mine["right"][b][0] != mine["alone"][b][0]) == ends
                 for b, ends in enumerate(ends_in_pad)
             ),
         },
-        "批量生成",
     )
     short = ends_in_pad.index(True)
     config = g["config"]
@@ -568,6 +596,8 @@ def generate_values(record: dict | None = None) -> dict:
             for side, gaps in g["first_step_gap"].items()
         ),
         "tbl_j_numpy": generation_table(mine),
+        "j_float32_gap": fmt.difference(max(g["float32_left_first_step_gap"])),
+        "j_tolerance": fmt.difference(FLOAT32_GAP),
     }
 
 
@@ -579,7 +609,8 @@ def positions_values(record: dict | None = None) -> dict:
     mine = {
         (e, p): pf.last_logits_gap(prompt, pad, e, p) for e in pf.EMBEDDINGS for p in pf.POSITIONS
     }
-    require(
+    fmt.holds(
+        PAGE,
         {
             "GPT-2 不传 position_ids 就变了": r["gpt2"]["arange_gap"] > 1e-3,
             "GPT-2 传了就对": r["gpt2"]["mask_gap"] <= TOLERANCE,
@@ -591,7 +622,6 @@ def positions_values(record: dict | None = None) -> dict:
             and mine["rope", "arange"] <= TOLERANCE
             and mine["absolute", "mask"] == mine["rope", "mask"] == 0.0,
         },
-        "位置编号",
     )
     rows = [
         ["GPT-2（记录）", "位置嵌入", fmt.difference(r["gpt2"]["arange_gap"])]
@@ -618,6 +648,134 @@ def positions_values(record: dict | None = None) -> dict:
     }
 
 
+# -- the hand-written decode loop ------------------------------------------------------------------------
+def decode_values(record: dict | None = None) -> dict:
+    """Six mistakes of a hand-written cached decode loop, as the record saw them, against the teaching code."""
+    full = _record(record)
+    r = full["decode_loop"]
+    grows = r["mask_grows"]
+    nomask = r["generate_without_mask"]
+    one = r["one_query_mask"]
+    hf = r["hf_mask_to_mha"]
+    fills = r["finite_fills"]
+    slide = r["sliding_window"]
+    # (b) the small decoder reading its PAD as content, with positions 0, 1, 2…
+    short = pf.DEMO_PROMPTS[nomask["short"]]
+    padded = pf.pad_batch(pf.DEMO_PROMPTS, "left")[0][nomask["short"]]
+    alone = pf.decoder_logits(short, [True] * len(short), list(range(len(short))))[-1]
+    as_content = pf.decoder_logits(padded, [True] * len(padded), list(range(len(padded))))[-1]
+    numpy_gap = max(abs(a - b) for a, b in zip(alone, as_content))
+    # (c) one new query after N − 1 cached positions
+    last = column(att.attention(pf.DEMO_Q[-1:], pf.DEMO_K, pf.DEMO_V, past=N - 1)[1])
+    top_left = column(
+        att.masked_attention(pf.DEMO_Q[-1:], pf.DEMO_K, pf.DEMO_V, att.row_index_visibility(1, N))[
+            1
+        ]
+    )
+    # (d) Hugging Face's 1 = keep mask for nn.MultiheadAttention, encoder (no causal rule)
+    content = [m == 1 for m in pf.DECODE_HF_MASK]
+    flipped = [not ok for ok in content]  # .bool(): True where the mask is 1, read as "do not read"
+    outs = {
+        "bool": column(att.attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, False, key_valid=flipped)[1]),
+        "equals_zero": column(
+            att.attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, False, key_valid=content)[1]
+        ),
+    }
+    # (e) a fully masked row: the PAD's row once rows and columns of the PAD are blocked
+    both = pf.padding_visibility(pf.DEMO_VALID, "both")
+    filled = {
+        name: att.unguarded_attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, both, fill=f)[0][-1]
+        for name, f in (("-1e9", -1e9), ("finfo.min", -sys.float_info.max))
+    }
+    # (f) the sliding window's positions
+    plen = len(pf.DEMO_PROMPTS[0])
+    slid = {c: pf.sliding_positions(plen, pf.DEMO_STEPS, pf.WINDOW, c) for c in pf.SLIDING_COUNTS}
+    fmt.holds(
+        PAGE,
+        {
+            "mask 每步补一列：与 generate 相同": grows["grows"]
+            == grows["generate"]
+            == full["generation"]["left"],
+            "旧的 mask：不报错，续写变了": grows["stale"] != grows["generate"],
+            "推断不出 mask 时有提示": len(nomask["warning"]) == 1
+            and "cannot be inferred" in nomask["warning"][0],
+            "不给 mask，补了 PAD 的提示第一步就变了": nomask["gap_without_mask"] > 1e-3
+            and numpy_gap > 1e-3,
+            "给了 mask 就相同": nomask["gap_with_mask"] == 0.0,
+            "整张表交给一个查询：形状错": one["table_error"] != "ran",
+            "只给最后一行就对": gap(one["last_row"], last) <= TOLERANCE,
+            "单用 is_causal：只读 Key 0": gap(one["is_causal"], top_left) <= TOLERANCE,
+            "整数的 key_padding_mask 报错": hf["integer_error"] != "ran",
+            ".bool() 只读 PAD": gap(hf["bool"], outs["bool"]) <= TOLERANCE,
+            "== 0 才对": gap(hf["equals_zero"], outs["equals_zero"]) <= TOLERANCE,
+            "−inf 的空行是 NaN": all(x is None for x in fills["pad_row"]["-inf"]),
+            "有限的填充值：空行平均分配": all(
+                gap(fills["pad_row"][k], w) <= TOLERANCE and len(set(w)) == 1
+                for k, w in filled.items()
+            ),
+            "float16 放不下 -1e9": fills["float16_masked_fill_error"] != "ran"
+            and fills["float16_of_minus_1e9"] == "-inf",
+            "滑动窗口：位置数看过的 token，与 generate 相同": slide["tokens_seen"]["tokens"]
+            == slide["generate"],
+            "拿缓存的长度当位置：续写变了": slide["cache_length"]["tokens"] != slide["generate"],
+            "位置与缓存长度与教学代码相同": all(
+                slide[c]["positions"] == slid[c]["positions"]
+                and slide[c]["cache_held"] == slid[c]["cache_held"]
+                for c in pf.SLIDING_COUNTS
+            ),
+        },
+    )
+    tokens_rows = [
+        [f"提示 {b}：{tokens(p)}", tokens(grows["generate"][b]), tokens(grows["grows"][b])]
+        + [tokens(grows["stale"][b])]
+        for b, p in enumerate(pf.DEMO_PROMPTS)
+    ] + [
+        [
+            f"滑动窗口 {pf.WINDOW}，提示 {tokens(pf.DEMO_PROMPTS[0])}",
+            tokens(slide["generate"]),
+            tokens(slide["tokens_seen"]["tokens"]),
+            tokens(slide["cache_length"]["tokens"]),
+        ]
+    ]
+    changed = next(
+        b for b in range(len(pf.DEMO_PROMPTS)) if grows["stale"][b] != grows["generate"][b]
+    )
+    return {
+        "m_where": where(full),
+        "m_changed_prompt": str(changed),
+        "m_changed_right": tokens(grows["generate"][changed]),
+        "m_changed_wrong": tokens(grows["stale"][changed]),
+        "m_gap_without": fmt.difference(nomask["gap_without_mask"]),
+        "m_gap_with": fmt.difference(nomask["gap_with_mask"]),
+        "m_numpy_gap": fmt.difference(numpy_gap),
+        "m_short": str(nomask["short"]),
+        "m_last_row": fmt.fmt(one["last_row"][0]),
+        "m_is_causal": fmt.fmt(one["is_causal"][0]),
+        "m_hf_mask": "、".join(map(str, pf.DECODE_HF_MASK)),
+        "m_bool": "、".join(value(x) for x in hf["bool"]),
+        "m_bool0": value(hf["bool"][0]),
+        "m_equals_zero": "、".join(value(x) for x in hf["equals_zero"]),
+        "m_uniform": fmt.fmt(fills["pad_row"]["-1e9"][0]),
+        "m_window": fmt.count(pf.WINDOW),
+        "m_held": fmt.count(slide["tokens_seen"]["cache_held"][0]),
+        "m_seen": "、".join(map(str, slide["tokens_seen"]["positions"])),
+        "m_wrong_positions": "、".join(map(str, slide["cache_length"]["positions"])),
+        "tbl_m_messages": Table(
+            ["哪一种错", "库给出的原文"],
+            [
+                ["`generate` 不给 `attention_mask`（警告）", nomask["warning"][0]],
+                ["整张因果表交给一个查询", f"RuntimeError: {one['table_error']}"],
+                ["整数的 `key_padding_mask`", f"AssertionError: {hf['integer_error']}"],
+                [
+                    "float16 的 `masked_fill(…, -1e9)`",
+                    f"RuntimeError: {fills['float16_masked_fill_error']}",
+                ],
+            ],
+        ),
+        "tbl_m": Table(["提示", "generate", "对的循环", "错的循环"], tokens_rows),
+    }
+
+
 # -- the record -----------------------------------------------------------------------------------------
 SECTIONS = (
     polarity_values,
@@ -631,6 +789,7 @@ SECTIONS = (
     cross_values,
     generate_values,
     positions_values,
+    decode_values,
 )
 
 

@@ -112,6 +112,17 @@ def test_the_float_table_reads_the_future_in_the_demo():
     assert outputs[-1][0] == pytest.approx(ref[-1][0])  # the last row reads everything anyway
 
 
+@fast
+@given(attention_problems(bound=5.0, with_past=False))
+def test_future_weights_sum_what_lies_right_of_the_diagonal(problem):
+    q, k, v, _ = problem
+    weights, _ = numpy_attention(q, k, v)  # no mask at all
+    expected = np.triu(weights, 1).sum(axis=1)
+    assert np.allclose(pf.future_weights(weights.tolist()), expected, atol=1e-15)
+    causal, _ = numpy_attention(q, k, v, np.tril(np.ones((len(q), len(k)), dtype=bool)))
+    assert pf.future_weights(causal.tolist()) == [0.0] * len(q)  # the rule kept: none
+
+
 # -- PAD, heads, cross-attention -------------------------------------------------------------------
 @fast
 @given(flags_lists, st.booleans())
@@ -236,6 +247,18 @@ def test_right_padding_reads_the_pad_row_first():
     assert max(abs(a - b) for a, b in zip(logits, alone)) > 1e-3
 
 
+@pytest.mark.parametrize("prompt_len, steps, window", [(5, 3, 3), (1, 4, 3), (2, 2, 8)])
+def test_sliding_positions_count_tokens_seen_while_the_cache_stops_at_the_window(
+    prompt_len, steps, window
+):
+    right = pf.sliding_positions(prompt_len, steps, window)
+    wrong = pf.sliding_positions(prompt_len, steps, window, "cache_length")
+    assert right["positions"] == list(range(prompt_len, prompt_len + steps))
+    assert right["cache_held"] == wrong["cache_held"] == wrong["positions"]
+    assert all(h <= window - 1 for h in right["cache_held"])  # with the new one: the window
+    assert (right["positions"] == wrong["positions"]) == (prompt_len + steps - 1 < window)
+
+
 def test_pad_batch_and_position_ids():
     tokens, valid = pf.pad_batch([[3, 1, 2], [4]], "right")
     assert tokens == [[3, 1, 2], [4, pf.PAD, pf.PAD]] and valid[1] == [True, False, False]
@@ -269,6 +292,8 @@ CALLS = {
     "greedy": (([2, 3], [True, True], 2), {}),
     "last_logits_gap": (([2, 3], 1, "absolute", "arange"), {}),
     "causal_table": ((3,), {}),
+    "future_weights": (([[0.75, 0.25], [0.5, 0.5]],), {}),
+    "sliding_positions": ((5, 3, 3), {"count": "cache_length"}),
 }
 
 
