@@ -277,11 +277,21 @@ def md_table(header: list[str], rows: list[list[str]]) -> str:
     |  | Key 0 |
     |---|---|
     | Query 0 | ✓ 允许 |
+
+    A ``|`` inside a cell (a condition such as ``(k < n) | (k <= q)``) is escaped, so that it stays in
+    its cell, code spans included:
+
+    >>> print(md_table(["条件"], [["`a | b`"]]).splitlines()[-1])
+    | `a \\| b` |
     """
     if not header or any(len(row) != len(header) for row in rows):
         raise ValueError("md_table 的每一行都要和表头一样多列")
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+    def line(cells) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    lines = [line(header), "|" + "---|" * len(header)]
+    return "\n".join(lines + [line(row) for row in rows])
 
 
 def keys(n: int, corner: str = "查询 ＼ Key") -> list[str]:
