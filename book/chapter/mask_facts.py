@@ -160,17 +160,3 @@ def error_of(call, *args, **kwargs) -> str:
     except ValueError as error:
         return str(error)
     raise AssertionError(f"{call.__name__} 应当报错")
-
-
-def claim(holds: bool, words: str, given: str = "") -> None:
-    """Stop the build when a fixed sentence of a page is no longer true: ``words`` names the sentence,
-    ``given`` the arguments the fact depends on (when the page's data are not the only ones possible).
-
-    A page writes a sentence that depends on a yes/no fact of the run itself; its book side checks the
-    fact here, so that the sentence cannot outlive the fact.
-    """
-    if not isinstance(holds, bool):
-        raise ValueError(f"holds 必须是 True 或 False，收到 {holds!r}")
-    if not holds:
-        on = f"在这组 {given} 下" if given else ""
-        raise ValueError(f"页面上的这句话{on}不再成立，请改写它或改回数据：「{words}」")

@@ -36,10 +36,10 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 # Shown under the player only once the script runs: without it there are no keys to explain.
 DEFAULT_HELP = (
-    "图形默认静止，不点就不会动：用“下一步”读完说明再往下；“播放”走到最后一步会自己停下。"
-    "先点一下图形区域，就能用 ← → 逐步翻看，空格播放或暂停，Home、End 跳到第一步和最后一步。"
-    "屏幕窄时，图形可在自己的框里左右滑动（键盘用 Shift + ← →），也可以点“放大图形”。"
-    "表里的颜色只帮助区分，每一格的含义都用符号和文字写明。"
+    "图形默认静止：用“下一步”逐步读；“播放”到最后一步自己停下。"
+    "点一下图形，就能用 ← → 逐步翻看，空格播放或暂停，Home、End 跳到首尾。"
+    "屏幕窄时，图形可左右滑动（键盘用 Shift + ← →），或点“放大图形”。"
+    "颜色只帮助区分，每格的含义都用符号和文字写明。"
 )
 
 
