@@ -259,11 +259,11 @@ def fill_backward_demo(
     [[nan], [nan]]
     >>> one = [[1.0]]
     >>> apart = [[1.0], [-1.0]]  # 两个分数相差 2：加上 −1e9 后在 float64 里仍相差 2
-    >>> added = dict(fill=-1e9, added=True)
-    >>> r = fill_backward_demo(one, apart, v, one, nothing, **added)
+    >>> r = fill_backward_demo(one, apart, v, one, nothing, fill=-1e9, added=True)
     >>> [round(w, 4) for w in r["weights"][0]]
     [0.8808, 0.1192]
-    >>> fill_backward_demo(one, apart, v, one, nothing, **added, dtype="float32")["weights"]
+    >>> r = fill_backward_demo(one, apart, v, one, nothing, fill=-1e9, added=True, dtype="float32")
+    >>> r["weights"]
     [[0.5, 0.5]]
     """
     q, k, v, d_out, visible, _ = _shapes(q, k, v, d_out, visible, "zero")

@@ -140,6 +140,7 @@ def input_boxes(text: str) -> list[str]:
 # a published model (Gemma-7B, Llama-3-8B, …), a number format (float16, int8). Everything else is glued.
 INPUT_BOX_DIGITS_ALLOWED = re.compile(
     r"\bF\d+\b|\b(?:Gemma|Llama|Mistral|Qwen)\d*(?:-[\w.]+)*|\b(?:b?float|u?int)\d+\b"
+    r"|\b02_[A-Za-z]\w*(?:\.\w+)*"  # a teaching file or a function in it: 02_exercises_mask.empty_row_in_dtype
 )
 # Digits the mask page's prose may type: labels and names, list numbers, conventions of an API or of
 # maths (not numbers of an example), and a library version.
@@ -154,6 +155,7 @@ MASK_PROSE_DIGITS_ALLOWED = re.compile(
             r"行号从 0 开始",
             r"FlashAttention 从 2\.1 版",
             r"权重之和都被构造成 1",
+            r"\b(?:b?float|u?int)\d+\b",  # a dtype's name (float16), not a number of the example
         ]
     ),
     re.M,
