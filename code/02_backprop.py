@@ -438,7 +438,7 @@ def projection_gradient_check(
     return {**errors, "max": worst, "passed": worst <= TOLERANCE}
 
 
-# -- 边界上的校验 ----------------------------------------------------------------------------------
+# -- 边界上的检查 ----------------------------------------------------------------------------------
 def _shapes(q, k, v, d_out, visible, empty_row, rule=None):
     """校验全部输入，返回 float 矩阵、可见性表与策略；给了 ``rule`` 就按它造可见性表。"""
     if empty_row not in att.EMPTY_ROW_POLICIES:  # 全屏蔽行的两种明确策略

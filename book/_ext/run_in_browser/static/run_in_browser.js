@@ -20,6 +20,7 @@
       `这个例子要用 ${what}，浏览器里的 Python 没有它：下载本页的文件（“运行命令”一节），在自己的电脑上运行。`,
     shell: (line) => `浏览器里只能运行 python3 文件名.py 这样的命令，不能运行：${line}`,
     failed: (why) => `浏览器里的 Python 没能启动：${why}`,
+    digits: "浏览器里的数学函数与构建时的不同：按完整精度打印的浮点数，末几位可能与页面上的运行结果不同。",
   };
   const NEEDS = { numpy: "numpy", torch: "PyTorch" };
   const COMMAND = /^python3? +(\S+\.py)$/;
@@ -112,6 +113,12 @@
     try {
       const pyodide = await loadPython();
       show(block, run(pyodide, block, text), "result");
+      if (block.kind === "command") {
+        const digits = document.createElement("p");
+        digits.className = "runnable-digits";
+        digits.textContent = LABEL.digits;
+        block.output.append(digits);
+      }
       edit(block);
     } catch (error) {
       show(block, LABEL.failed(error && error.message ? error.message : error), "note");
