@@ -85,7 +85,7 @@ def test_the_mha_causal_flag_cell_states_when_the_mask_is_dropped():
         "快路径上" + conventions.CAUSAL_HINT[fast["is_causal_with_mask_no_weights"]]
     )
     jax_pad = rows["PAD 怎样给（形状据文档）"][3]
-    assert "key_value_seq_lengths" in jax_pad
+    assert "query_seq_lengths" in jax_pad
 
 
 def test_the_counts_column_counts_the_rules_table():

@@ -153,7 +153,7 @@ PADDING = {
     "mha": "`key_padding_mask`，(B, n_key) {cite:p}`pytorch_mha`",
     "hf": "`attention_mask`，(B, 序列长度)，1 = 内容、0 = PAD {cite:p}`hf_attention_mask`",
     "jax": "并进布尔的 `mask`，可广播成 (B, H, n_query, n_key)；PAD 都在末尾时也可只给每个序列的长度"
-    "（`key_value_seq_lengths`、`query_seq_lengths`） {cite:p}`jax_dot_product_attention`",
+    "（`query_seq_lengths` 等参数） {cite:p}`jax_dot_product_attention`",
     "keras": "`attention_mask`，(B, n_query, n_key) {cite:p}`keras_mha`",
 }
 # Short words for a narrow cell; the mask page's tables say the same at length (chapter.conventions).
