@@ -4,7 +4,8 @@
 先自检，再以 JSON 打印演示结果。
 
 形状：``q`` (n_query, d)、``k`` (n_key, d)、``v`` (n_key, d_v)、``visible`` (n_query, n_key)，
-True 表示允许读；``past`` 是 KV 缓存里已有的位置数，查询行 i 的绝对位置是 ``past + i``。
+True 表示允许读；``past`` 是本批之前的位置数（没有丢掉旧键值时，就是 KV 缓存里的位置数），
+查询行 i 的绝对位置是 ``past + i``。
 
 先读前半：softmax、分数、可见性表与注意力。后半是边界上的输入检查（``real``、``as_vector``、
 ``as_matrix``、``check_count``、``flags``）与几个矩阵小工具（``matmul``、``max_abs_diff``、

@@ -242,7 +242,7 @@ def dropped(x, keep, p: float) -> list[list[float]]:
 # -- 一个小解码器：批量生成时 PAD 补在哪一侧，位置编号从哪里来 ------------------------------------
 VOCAB = 6  # token 0 是 EOS，也当 PAD 用（pad_token = eos_token），1…5 是内容
 D = 4  # 词向量的维度，也是注意力的维度（RoPE 要偶数）
-MAX_LEN = 16  # 绝对位置向量表的行数
+MAX_LEN = 16  # 位置嵌入表的行数
 EOS = PAD = 0
 MODEL_SEED = 14
 
@@ -254,7 +254,7 @@ def _draw(rows: int, seed: int) -> list[list[float]]:
 
 
 EMBED = _draw(VOCAB, MODEL_SEED)  # (VOCAB, D)：词向量
-POS = _draw(MAX_LEN, MODEL_SEED + 1)  # (MAX_LEN, D)：绝对位置向量（学出来的那种；这里只是取出的数）
+POS = _draw(MAX_LEN, MODEL_SEED + 1)  # (MAX_LEN, D)：位置嵌入（学出来的那种；这里只是取出的数）
 UNEMBED = _draw(VOCAB, MODEL_SEED + 2)  # (VOCAB, D)：把输出变回 logits，第 t 行给 token t 打分
 
 
@@ -455,7 +455,7 @@ def self_test() -> None:
     alone = [greedy(p, [True] * len(p), DEMO_STEPS) for p in DEMO_PROMPTS]
     left = [greedy(t, v, DEMO_STEPS) for t, v in zip(tokens, valid)]
     att.check(left == alone, "左侧补 PAD、位置按 mask 数：与单独生成相同")
-    att.check(last_logits_gap(DEMO_PROMPTS[1], 2, "absolute", "arange") > 1e-3, "绝对位置被挪动")
+    att.check(last_logits_gap(DEMO_PROMPTS[1], 2, "absolute", "arange") > 1e-3, "位置嵌入被挪动")
 
 
 def run_demo() -> dict:
@@ -492,7 +492,7 @@ def run_demo() -> dict:
         "单独生成": [greedy(p, [True] * len(p), DEMO_STEPS) for p in DEMO_PROMPTS],
         "左侧PAD": [greedy(t, v, DEMO_STEPS) for t, v in zip(tokens_l, valid_l)],
         "右侧PAD": [greedy(t, v, DEMO_STEPS) for t, v in zip(tokens_r, valid_r)],
-        "绝对位置_arange_最大差": last_logits_gap(DEMO_PROMPTS[1], 2, "absolute", "arange"),
+        "位置嵌入_arange_最大差": last_logits_gap(DEMO_PROMPTS[1], 2, "absolute", "arange"),
         "RoPE_arange_最大差": last_logits_gap(DEMO_PROMPTS[1], 2, "rope", "arange"),
     }
 

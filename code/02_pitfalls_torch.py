@@ -349,7 +349,7 @@ def generation() -> dict:
 @torch.no_grad()
 def positions() -> dict:
     """左侧补 PAD、直接调用模型（不经 generate）：不传 position_ids 时位置是 0、1、2…（arange），
-    传入按 attention_mask 数的位置编号时才对。GPT-2 用学出来的绝对位置向量，Llama 用 RoPE。"""
+    传入按 attention_mask 数的位置编号时才对。GPT-2 用学出来的位置嵌入，Llama 用 RoPE。"""
     tf = _quiet_transformers()
     prompt = pf.DEMO_PROMPTS[1]
     pad = len(pf.DEMO_PROMPTS[0]) - len(prompt)

@@ -221,8 +221,8 @@ def cached_step(
     key_valid: list[bool] | None = None,
 ):
     """解码一步：新的 Q、K 在 ``positions`` 上旋转，转好的 K 与原样的 V 接到缓存后面，
-    新 Q 按因果规则（``past`` = 缓存长度）读全部键。返回 ``(cache_k, cache_v, weights, outputs)``，
-    旧缓存不被改动。
+    新 Q 按因果规则读全部键（这里缓存不丢旧键值，``past`` 就是缓存长度）。
+    返回 ``(cache_k, cache_v, weights, outputs)``，旧缓存不被改动。
 
     >>> ck, cv, _, _ = cached_step([], [], [[1.0, 0.0]], [[1.0, 0.0]], [[10.0]], [0])  # 第一步
     >>> ck, cv, w, out = cached_step(ck, cv, [[0.0, 1.0]], [[0.0, 1.0]], [[20.0]], [1])
@@ -259,7 +259,8 @@ def _decode(q: Matrix, k: Matrix, v: Matrix, chunks: list[int], base: float, by_
     start = 0
     for size in sizes:
         rows = slice(start, start + size)
-        # 正确：本批第 i 行的绝对位置是 past + i（past = 缓存里已有的位置数）。
+        # 正确：本批第 i 行的绝对位置是 past + i（past = 本批之前的位置数；
+        # 这里缓存全留着，也就是缓存长度）。
         # 写错（by_row）：把批内行号 i 当位置，每一步都从 0 数起。
         positions = [i if by_row else start + i for i in range(size)]
         cache_k, cache_v, _, out = cached_step(

@@ -283,18 +283,12 @@ OTHER_MEANINGS = {
     # 绝对位置 is a position's index (PAD counted); the vector added to a token is a 位置嵌入
     "绝对位置 is an index, not a kind of position vector": re.compile(r"绝对位置(的)?向量"),
 }
-# Sentences on pages of other helpers that still give a term its other meaning (listed for their owners);
-# each must still be found, so that the list shrinks as they are rewritten.
-PENDING = {
-    ("pitfalls", "绝对位置 is an index, not a kind of position vector"),
-}
-# First uses on other helpers' pages that are not yet a glossary link (a figure's frame, a table, an input box).
+# (page, rule) pairs allowed to give a term its other meaning while a page is being rewritten: none now.
+PENDING: set[tuple[str, str]] = set()
+# First uses where a link cannot go, in computed text: the mask page's figure frames, the rope page's tables.
 PENDING_LINKS = {
-    "backprop": ["绝对位置"],
     "mask": ["绝对位置"],
-    "pitfalls": ["绝对位置", "位置编号", "位置嵌入"],
     "rope": ["绝对位置"],
-    "tiles": ["绝对位置"],
 }
 
 

@@ -618,7 +618,8 @@ def positions_values(record: dict | None = None) -> dict:
             < r["llama"]["arange_gap"]
             <= ROPE_FLOAT32,
             "Llama 传了逐位相同": r["llama"]["mask_gap"] <= TOLERANCE,
-            "小解码器：绝对位置变了，RoPE 只差舍入": mine["absolute", "arange"] > 1e-3
+            "小解码器：位置嵌入按位置编号取行，变了；RoPE 只差舍入": mine["absolute", "arange"]
+            > 1e-3
             and mine["rope", "arange"] <= TOLERANCE
             and mine["absolute", "mask"] == mine["rope", "mask"] == 0.0,
         },
@@ -628,7 +629,7 @@ def positions_values(record: dict | None = None) -> dict:
         + [fmt.difference(r["gpt2"]["mask_gap"])],
         ["Llama（记录）", "RoPE，转角在 float32 里算", fmt.difference(r["llama"]["arange_gap"])]
         + [fmt.difference(r["llama"]["mask_gap"])],
-        ["小解码器（02_pitfalls）", "绝对位置向量", fmt.difference(mine["absolute", "arange"])]
+        ["小解码器（02_pitfalls）", "位置嵌入", fmt.difference(mine["absolute", "arange"])]
         + [fmt.difference(mine["absolute", "mask"])],
         ["小解码器（02_pitfalls）", "RoPE，float64", fmt.difference(mine["rope", "arange"])]
         + [fmt.difference(mine["rope", "mask"])],
