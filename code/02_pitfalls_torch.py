@@ -112,8 +112,9 @@ def lines() -> dict:
 
 @torch.no_grad()
 def causal_and_mask() -> dict:
-    """``is_causal=True`` 与 ``attn_mask`` 一起给：SDPA 报错；MultiheadAttention 不返回权重时丢掉了
-    attn_mask（PAD 规则也跟着丢了）。例子里位置 0 是 PAD（左侧补齐）。"""
+    """``is_causal=True`` 与 ``attn_mask`` 一起给：SDPA 报错；MultiheadAttention 走慢路径、
+    不返回权重、又没给 key_padding_mask 时丢掉了 attn_mask（PAD 规则也跟着丢了）。
+    例子里位置 0 是 PAD（左侧补齐）。"""
     valid = torch.tensor([False, True, True, True])
     allowed = torch.tril(torch.ones(N, N, dtype=torch.bool)) & valid  # 因果且不是 PAD
     try:
@@ -125,8 +126,9 @@ def causal_and_mask() -> dict:
     hinted, _ = layer(
         Q[None], Q[None], V2[None], attn_mask=~allowed, is_causal=True, need_weights=False
     )  # 错：两样都给
-    # 快路径（torch._native_multi_head_attention）要：有偏置、头数为偶数、query is key is value、
-    # eval() 且不求导。它合并 attn_mask 与 key_padding_mask，不看 is_causal。
+    # 快路径（torch._native_multi_head_attention）的条件由 forward 里的 why_not_fast_path 逐条检查，
+    # 这一层满足的有：有偏置、头数为偶数、batch_first=True、成批的三维输入、query is key is value、
+    # 布尔 mask、eval() 且不求导。它合并 attn_mask 与 key_padding_mask，不看 is_causal。
     fast = torch.nn.MultiheadAttention(4, 2, batch_first=True, dtype=DTYPE)
     with torch.no_grad():
         fast.in_proj_weight.copy_(torch.eye(4, dtype=DTYPE).repeat(3, 1))
@@ -140,6 +142,11 @@ def causal_and_mask() -> dict:
             x, x, x, attn_mask=~allowed, is_causal=True, need_weights=False
         )
         paths[path] = _rows(out)
+    seq_first = torch.nn.MultiheadAttention(4, 2, dtype=DTYPE)  # 默认 batch_first=False，其余相同
+    seq_first.load_state_dict(fast.state_dict())
+    xs = x.transpose(0, 1)  # (n, 1, 4)：序列在前；query、key、value 仍是同一个张量
+    out, _ = seq_first.eval()(xs, xs, xs, attn_mask=~allowed, is_causal=True, need_weights=False)
+    paths["batch_first_false"] = _rows(out.transpose(0, 1))  # eval() 里也走慢路径
     return {
         "sdpa": sdpa,
         "mha": _rows(hinted),
@@ -517,7 +524,8 @@ def hf_mask_to_mha() -> dict:
 def finite_fills() -> dict:
     """masked_fill 用有限的大负数（-1e9、``torch.finfo(dtype).min``）代替 −inf：
     一个 Key 也读不到的行（这里是位置 3，行与列都挡住的 PAD）成了平均分配，不是 NaN。
-    float16 里 -1e9 放不下。"""
+    float16 里 -1e9 放不下。另记 Transformers 的 eager 注意力怎样处理这样的一行
+    （float64 与 float32 的模型）。"""
     scores = Q @ Q.T / Q.shape[-1] ** 0.5  # (n, n)
     keep = torch.tensor(pf.DEMO_VALID)
     blocked = ~(keep[:, None] & keep[None, :])  # PAD 的行与列
@@ -536,7 +544,31 @@ def finite_fills() -> dict:
         },
         "float16_masked_fill_error": half_error,
         "float16_of_minus_1e9": str(torch.tensor(-1e9, dtype=torch.float16).item()),
+        "transformers_eager": _eager_fully_masked_row(),
     }
+
+
+@torch.no_grad()
+def _eager_fully_masked_row() -> dict:
+    """Transformers 的 eager 注意力：把 ``torch.finfo(dtype).min`` 加到分数上，
+    softmax 却在 float32 里做。左侧补齐的一批里，短提示的位置 0 是 PAD，这一行一个 Key 也读不到：
+    第一层第一个头在这一行的权重，和 logits 里有没有 NaN。
+    float64 的模型里 finfo(float64).min 到了 float32 是 −inf。"""
+    _, model = _tiny_llama()
+    model.set_attn_implementation("eager")  # 本页其余各节用默认的实现
+    ids, valid = pf.pad_batch(pf.DEMO_PROMPTS, "left")
+    short = next(b for b, row in enumerate(valid) if not row[0])
+    seen = {}
+    for dtype in (DTYPE, torch.float32):  # 先 float64：float32 之后再换回来，权重就不同了
+        out = model.to(dtype)(
+            torch.tensor(ids), attention_mask=torch.tensor(valid).int(), output_attentions=True
+        )
+        row = out.attentions[0][short, 0, 0]  # (n,)：第一层、第一个头、位置 0 的查询
+        seen[str(dtype).removeprefix("torch.")] = {
+            "pad_row": [None if x != x else x for x in row.tolist()],
+            "logits_nan": bool(out.logits.isnan().any()),
+        }
+    return seen
 
 
 @torch.no_grad()

@@ -79,6 +79,7 @@ def _edit(path: str, value):
         ("positions/llama/arange_gap", 0.0, "不是 0"),
         ("causal_and_mask/self_attention_v_is_q/fast/1", 0.33, "快路径用了 attn_mask"),
         ("causal_and_mask/self_attention_v_is_q/slow/1", 0.0, "慢路径丢掉 attn_mask"),
+        ("causal_and_mask/self_attention_v_is_q/batch_first_false/1", 0.0, "batch_first=False"),
         ("generation/float32_left_first_step_gap/0", 0.0, "长提示也差"),
         ("generation/float32_left_first_step_gap/1", 0.01, "float32 只差舍入"),
         ("decode_loop/mask_grows/stale", [[2, 7, 2], [6, 7, 7]], "续写变了"),
@@ -90,6 +91,8 @@ def _edit(path: str, value):
         ("decode_loop/hf_mask_to_mha/bool/0", 32.03, ".bool() 只读 PAD"),
         ("decode_loop/finite_fills/pad_row/-1e9/0", None, "平均分配"),
         ("decode_loop/finite_fills/float16_of_minus_1e9", "-65504.0", "float16"),
+        ("decode_loop/finite_fills/transformers_eager/float32/pad_row/0", None, "float32 的模型"),
+        ("decode_loop/finite_fills/transformers_eager/float64/logits_nan", False, "float64 的模型"),
         ("decode_loop/sliding_window/cache_length/positions/0", 5, "教学代码相同"),
         ("decode_loop/sliding_window/cache_length/tokens", [2, 0, 0], "续写变了"),
     ],
@@ -99,6 +102,13 @@ def test_an_edited_record_stops_the_build_naming_the_claim(path, value, claim):
     _edit(path, value)(r)
     with pytest.raises(ValueError, match=re.escape(claim)):
         page.check_record(r)
+
+
+def test_the_causal_table_gives_the_row_that_reads_nothing_no_number():
+    # The PAD query at position 0 reads no key under causal and PAD: no expected output, not SDPA's 0.
+    rows = page.causal_values()["tbl_d"].rows
+    assert rows[0][3] == "无（一个 Key 也读不到）"
+    assert all(fmt.printed(r[3]) != fmt.printed(r[2]) for r in rows[1:])  # the PAD moves each one
 
 
 def test_the_polarity_table_reads_the_inverted_table():

@@ -217,12 +217,18 @@ def causal_values(record: dict | None = None) -> dict:
         att.attention(pf.DEMO_Q, pf.DEMO_K, v_is_q, key_valid=valid, empty_row="zero")[1]
     )
     slow_expected = column(att.attention(pf.DEMO_Q, pf.DEMO_K, v_is_q)[1])
-    hint = conventions.observed()["cpu"]["torch"]["mha"]["is_causal_with_mask_no_weights"]
+    mha = conventions.observed()["cpu"]["torch"]["mha"]
+    empty = [not any(valid[: i + 1]) for i in range(N)]  # causal and PAD: no key to read
     fmt.holds(
         PAGE,
         {
             "SDPA 报错": r["sdpa"] != "ran",
-            "与约定表的观察一致（丢掉 attn_mask，左上对齐）": hint == "top-left",
+            "与约定表的观察一致（丢掉 attn_mask，左上对齐）": mha["is_causal_with_mask_no_weights"]
+            == "top-left",
+            "约定表：返回权重或给了 key_padding_mask 时用 attn_mask": mha["is_causal_with_mask"]
+            == mha["is_causal_with_mask_and_padding_no_weights"]
+            == "attn_mask",
+            "表里读不到 Key 的行正是 PAD 行": empty == [not ok for ok in valid],
             "MultiheadAttention 只用了因果规则": gap(r["mha"], causal_only) <= TOLERANCE,
             "PAD 被读了进来": gap([r["mha"][i] for i in content], [with_pad[i] for i in content])
             > 1e-3,
@@ -232,10 +238,15 @@ def causal_values(record: dict | None = None) -> dict:
             )
             <= TOLERANCE,
             "快路径的 PAD 行是 NaN": rows_with_nan(paths["fast"]) == [valid.index(False)],
+            "默认 batch_first=False：eval() 里也走慢路径": gap(
+                paths["batch_first_false"], slow_expected
+            )
+            <= TOLERANCE,
         },
     )
     rows = [
-        [f"位置 {i}", value(r["mha"][i]), fmt.fmt(causal_only[i]), fmt.fmt(with_pad[i])]
+        [f"位置 {i}", value(r["mha"][i]), fmt.fmt(causal_only[i])]
+        + ["无（一个 Key 也读不到）" if empty[i] else fmt.fmt(with_pad[i])]
         for i in range(N)
     ]
     header = ["查询", "MHA 的输出", "只用因果规则", "因果与 PAD（应得）"]
@@ -250,6 +261,7 @@ def causal_values(record: dict | None = None) -> dict:
         "d_at": str(content[0]),
         "d_fast": "、".join(value(x) for x in paths["fast"]),
         "d_slow": "、".join(value(x) for x in paths["slow"]),
+        "d_seq_first": "、".join(value(x) for x in paths["batch_first_false"]),
     }
 
 
@@ -406,7 +418,8 @@ def _nan_rows_after_dropout(scores, keep) -> list[int]:
 
 
 def dropout_values(record: dict | None = None) -> dict:
-    r = _record(record)["dropout"]
+    full = _record(record)
+    r = full["dropout"]
     weights = att.attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V)[0]
     after = pf.dropped(weights, pf.DROP_KEEP, pf.DROP_P)
     causal = pf.causal_table(N)
@@ -447,6 +460,7 @@ def dropout_values(record: dict | None = None) -> dict:
         "tbl_h": Table(["查询", "softmax 之后的权重", "dropout 之后", "行和"], rows),
         "h_nan": "、".join(map(str, nan_rows)),
         "h_torch_nan": "行 " + "、".join(map(str, r["before_nan_rows"])),
+        "h_seed": fmt.count(full["seed"]),
         "h_eval_gap": fmt.difference(r["eval_gap"]),
         "h_guarded_gap": fmt.difference(r["guarded_gap"]),
     }
@@ -660,6 +674,8 @@ def decode_values(record: dict | None = None) -> dict:
     hf = r["hf_mask_to_mha"]
     fills = r["finite_fills"]
     slide = r["sliding_window"]
+    eager32 = fills["transformers_eager"]["float32"]
+    eager64 = fills["transformers_eager"]["float64"]
     # (b) the small decoder reading its PAD as content, with positions 0, 1, 2…
     short = pf.DEMO_PROMPTS[nomask["short"]]
     padded = pf.pad_batch(pf.DEMO_PROMPTS, "left")[0][nomask["short"]]
@@ -716,6 +732,16 @@ def decode_values(record: dict | None = None) -> dict:
             ),
             "float16 放不下 -1e9": fills["float16_masked_fill_error"] != "ran"
             and fills["float16_of_minus_1e9"] == "-inf",
+            "eager，float32 的模型：空行平均分配，logits 里没有 NaN": len(set(eager32["pad_row"]))
+            == 1
+            and abs(eager32["pad_row"][0] * len(eager32["pad_row"]) - 1) <= 1e-6
+            and not eager32["logits_nan"],
+            "eager，float64 的模型：空行是 NaN，logits 里也有": all(
+                x is None for x in eager64["pad_row"]
+            )
+            and eager64["logits_nan"],
+            "默认的实现：float64 的左侧补齐与单独生成相同": full["generation"]["left"]
+            == full["generation"]["alone"],
             "滑动窗口：位置数看过的 token，与 generate 相同": slide["tokens_seen"]["tokens"]
             == slide["generate"],
             "拿缓存的长度当位置：续写变了": slide["cache_length"]["tokens"] != slide["generate"],
@@ -757,6 +783,7 @@ def decode_values(record: dict | None = None) -> dict:
         "m_bool0": value(hf["bool"][0]),
         "m_equals_zero": "、".join(value(x) for x in hf["equals_zero"]),
         "m_uniform": fmt.fmt(fills["pad_row"]["-1e9"][0]),
+        "m_eager32": fmt.fmt(eager32["pad_row"][0]),
         "m_window": fmt.count(pf.WINDOW),
         "m_held": fmt.count(slide["tokens_seen"]["cache_held"][0]),
         "m_seen": "、".join(map(str, slide["tokens_seen"]["positions"])),
