@@ -962,12 +962,22 @@ def test_the_opening_lists_the_files_that_stop_without_numpy_or_pytorch(tmp_path
     for bad in (3, tmp_path / "nowhere"):
         with pytest.raises(ValueError, match="code_dir"):
             opening.library_needs(bad)
+    assert opening.imports("02_both_torch.py", "numpy", tmp_path)
+    assert not opening.imports("02_net_torch.py", "transformers", tmp_path)
+    for name, library in (("02_nowhere.py", "numpy"), (3, "numpy"), ("02_eager.py", "pandas")):
+        with pytest.raises(ValueError, match="name|library"):
+            opening.imports(name, library, tmp_path)
+    with pytest.raises(ValueError, match="code_dir"):
+        opening.imports("02_eager.py", "numpy", 3)
 
 
 def test_the_opening_names_the_files_the_run_found():
     values = opening.opening()
     needs = opening.library_needs()
-    assert values["numpy_files"].split("、") == needs["numpy"]
+    # transformers needs numpy: the files that use it are numpy files too, found by their source (no torch).
+    hf = values["transformers_files"].split("、")
+    assert hf == ["02_pitfalls_torch.py", "02_tensors_torch.py"]
+    assert values["numpy_files"].split("、") == sorted({*needs["numpy"], *hf})
     assert values["torch_files"].split("、") == needs["torch"]
     # The timing-only users of numpy run without it; the PyTorch files include the pitfalls page's.
     assert not {"02_costs.py", "02_tiles.py", "02_exercises_costs.py"} & {*needs["numpy"]}
