@@ -138,7 +138,7 @@ def test_no_long_sentence_of_the_mask_page_is_said_twice(book_html):
 
 def test_the_wrong_offset_is_summed_up_once(book_html):
     text = page(book_html, "ch02/mask.html").find("article").get_text()
-    assert text.count("不会泄漏未来，却悄悄丢掉了缓存里的历史，连自己的位置也读不到") == 1
+    assert text.count("不会泄漏未来，却悄悄丢掉了缓存里的部分历史，连自己的位置也读不到") == 1
     # and the temperature table is the scaling page's: no table on the mask page has a temperature row
     rows = table_rows(page(book_html, "ch02/mask.html").find("article"))
     assert not any(cell.startswith("基准 [") for row in rows for cell in row)

@@ -815,12 +815,12 @@ def test_the_gpu_sentence_stops_the_build_once_a_cuda_observation_is_recorded():
 
 
 def test_the_cache_sentence_stops_the_build_when_nothing_cached_is_lost():
-    # 「丢掉了缓存里的历史」: with one cached position the row-index table loses only new keys.
+    # 「丢掉了缓存里的部分历史」: with one cached position the row-index table loses only new keys.
     facts = mask_facts.visibility_facts(2, past=1)
     assert not any(r["lost_cached"] for r in facts["rows"])
     assert all(r["position"] in r["lost_new"] for r in facts["rows"])
     page.cache_section()
-    with pytest.raises(ValueError, match="丢掉了缓存里的历史"):
+    with pytest.raises(ValueError, match="丢掉了缓存里的部分历史"):
         page.cache_section(past=1)
 
 

@@ -151,6 +151,7 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
         "tbl_weights": Table(keys + ["输出"], rows_of(mixed, position)),
         "hand_row": row,
         "hand_forbidden": keys_text(forbidden),
+        "hand_scores": row_text(steps["scaled"], fmt.fmt),
         "tbl_hand": Table(
             fmt.keys(len(k), "步骤 ＼ Key"),
             [
@@ -459,9 +460,10 @@ def cache_section(past: int = PAST, new: int = NEW) -> dict:
     fmt.holds(
         PAGE,
         {
-            "按行号造表……不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到（在这组 past、new 下）": any(
+            "按行号造表……不会泄漏未来，却悄悄丢掉了缓存里的部分历史，连查询自己的位置也读不到（在这组 past、new 下）": any(
                 r["lost_cached"] for r in rows
             )
+            and all(len(r["lost_cached"]) < past for r in rows)
             and all(r["position"] in r["lost_new"] for r in rows)
         },
     )
@@ -627,7 +629,6 @@ def observe_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, base=SCORE_ROW) ->
         "causal_same": positions_text(same),
         "gap_base": row_text(base),
         **{f"p{j}": fmt.fmt(x) for j, x in enumerate(p)},
-        "mix_values": column(v),
         "mix_base": fmt.fmt(sum(pj * x[0] for pj, x in zip(p, v))),
     }
 
