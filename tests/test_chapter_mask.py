@@ -861,6 +861,21 @@ def test_every_section_glues_plain_values():
                 )  # one minus sign, U+2212
 
 
+def test_the_float16_sentences_say_what_numpy_and_pytorch_did():
+    # Review r-mask 2: numpy casts −1e9 to −∞ in float16, PyTorch's masked_fill refuses it (the pitfalls
+    # page's record); the section stops with the sentence named when the record says otherwise.
+    record = json.loads(page.PITFALLS_RECORD.read_text(encoding="utf-8"))
+    values = page.empty_rows_section(torch_record=record)
+    fills = record["decode_loop"]["finite_fills"]
+    assert values["torch_fill_error"] == fills["float16_masked_fill_error"] != "ran"
+    assert values["torch_fill_where"] == f"PyTorch {record['torch']}，CPU"
+    ran = {**fills, "float16_masked_fill_error": "ran"}
+    with pytest.raises(ValueError, match="masked_fill"):
+        page.empty_rows_section(torch_record={**record, "decode_loop": {"finite_fills": ran}})
+    with pytest.raises(ValueError, match="torch_record"):
+        page.empty_rows_section(torch_record={"torch": "2.13.0"})
+
+
 def test_the_big_negative_number_must_be_a_power_of_ten():
     for x in (0, 5e8, -2e9, math.inf, math.nan):
         with pytest.raises(ValueError, match="big"):
@@ -909,6 +924,7 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
         "v": page.LEFT_V,
         "valid": page.LEFT_VALID,
         "big": -1e9,
+        "torch_record": json.loads(page.PITFALLS_RECORD.read_text(encoding="utf-8")),
     },
     page.demo_section: {"q": att.DEMO_Q, "k": att.DEMO_K, "v": att.DEMO_V, "row": 1},
     page.observe_section: {
