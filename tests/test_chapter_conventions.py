@@ -107,7 +107,7 @@ def test_every_observed_cell_says_where_it_was_observed():
             text
         )
         assert "内核" in text or "不经过 SDPA" in text
-    assert where[3] == "据文档（未运行）"
+    assert where[3] == "前两格据文档，因果一格据源码（都未运行）"
     dpa = jax["dot_product_attention"]
     assert (
         dpa["precision"] == "float32"

@@ -815,12 +815,12 @@ def test_the_gpu_sentence_stops_the_build_once_a_cuda_observation_is_recorded():
 
 
 def test_the_cache_sentence_stops_the_build_when_nothing_cached_is_lost():
-    # 「丢掉了缓存里的历史」: with one cached position the row-index table loses only new keys.
+    # 「丢掉了缓存里的部分历史」: with one cached position the row-index table loses only new keys.
     facts = mask_facts.visibility_facts(2, past=1)
     assert not any(r["lost_cached"] for r in facts["rows"])
     assert all(r["position"] in r["lost_new"] for r in facts["rows"])
     page.cache_section()
-    with pytest.raises(ValueError, match="丢掉了缓存里的历史"):
+    with pytest.raises(ValueError, match="丢掉了缓存里的部分历史"):
         page.cache_section(past=1)
 
 
@@ -859,6 +859,21 @@ def test_every_section_glues_plain_values():
                     name,
                     cells,
                 )  # one minus sign, U+2212
+
+
+def test_the_float16_sentences_say_what_numpy_and_pytorch_did():
+    # Review r-mask 2: numpy casts −1e9 to −∞ in float16, PyTorch's masked_fill refuses it (the pitfalls
+    # page's record); the section stops with the sentence named when the record says otherwise.
+    record = json.loads(page.PITFALLS_RECORD.read_text(encoding="utf-8"))
+    values = page.empty_rows_section(torch_record=record)
+    fills = record["decode_loop"]["finite_fills"]
+    assert values["torch_fill_error"] == fills["float16_masked_fill_error"] != "ran"
+    assert values["torch_fill_where"] == f"PyTorch {record['torch']}，CPU"
+    ran = {**fills, "float16_masked_fill_error": "ran"}
+    with pytest.raises(ValueError, match="masked_fill"):
+        page.empty_rows_section(torch_record={**record, "decode_loop": {"finite_fills": ran}})
+    with pytest.raises(ValueError, match="torch_record"):
+        page.empty_rows_section(torch_record={"torch": "2.13.0"})
 
 
 def test_the_big_negative_number_must_be_a_power_of_ten():
@@ -909,6 +924,7 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
         "v": page.LEFT_V,
         "valid": page.LEFT_VALID,
         "big": -1e9,
+        "torch_record": json.loads(page.PITFALLS_RECORD.read_text(encoding="utf-8")),
     },
     page.demo_section: {"q": att.DEMO_Q, "k": att.DEMO_K, "v": att.DEMO_V, "row": 1},
     page.observe_section: {
@@ -962,12 +978,22 @@ def test_the_opening_lists_the_files_that_stop_without_numpy_or_pytorch(tmp_path
     for bad in (3, tmp_path / "nowhere"):
         with pytest.raises(ValueError, match="code_dir"):
             opening.library_needs(bad)
+    assert opening.imports("02_both_torch.py", "numpy", tmp_path)
+    assert not opening.imports("02_net_torch.py", "transformers", tmp_path)
+    for name, library in (("02_nowhere.py", "numpy"), (3, "numpy"), ("02_eager.py", "pandas")):
+        with pytest.raises(ValueError, match="name|library"):
+            opening.imports(name, library, tmp_path)
+    with pytest.raises(ValueError, match="code_dir"):
+        opening.imports("02_eager.py", "numpy", 3)
 
 
 def test_the_opening_names_the_files_the_run_found():
     values = opening.opening()
     needs = opening.library_needs()
-    assert values["numpy_files"].split("、") == needs["numpy"]
+    # transformers needs numpy: the files that use it are numpy files too, found by their source (no torch).
+    hf = values["transformers_files"].split("、")
+    assert hf == ["02_pitfalls_torch.py", "02_tensors_torch.py"]
+    assert values["numpy_files"].split("、") == sorted({*needs["numpy"], *hf})
     assert values["torch_files"].split("、") == needs["torch"]
     # The timing-only users of numpy run without it; the PyTorch files include the pitfalls page's.
     assert not {"02_costs.py", "02_tiles.py", "02_exercises_costs.py"} & {*needs["numpy"]}

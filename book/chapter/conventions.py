@@ -47,12 +47,14 @@ KERAS_PATHS = {"fused": "默认", "with_scores": "返回分数"}
 KERAS_ARGUMENTS = {"fused": "", "with_scores": "（`return_attention_scores=True`）"}
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 
-# The official documentation page of each interface (the same addresses as book/references.bib).
+# The official documentation page of each interface, and the source the Hugging Face row's causal cell
+# is read from (the same addresses as book/references.bib).
 DOCS = {
     "pytorch_sdpa": "https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html",
     "pytorch_mha": "https://pytorch.org/docs/stable/generated/torch.nn.MultiheadAttention.html",
     "pytorch_attn_bias": "https://pytorch.org/docs/stable/nn.attention.bias.html",
     "hf_attention_mask": "https://huggingface.co/docs/transformers/glossary#attention-mask",
+    "hf_masking_utils_v517": "https://github.com/huggingface/transformers/blob/v5.17.0/src/transformers/masking_utils.py",
     "jax_dot_product_attention": "https://docs.jax.dev/en/latest/_autosummary/jax.nn.dot_product_attention.html",
     "keras_mha": "https://keras.io/api/layers/attention_layers/multi_head_attention/",
 }
@@ -119,7 +121,7 @@ def where_words(library: str, lib: dict, extra: str = "", precision: str | None 
 
 
 def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list[str]]:
-    """约定表的各行（与 ``HEADER`` 对应）：除 Hugging Face 一行据文档外，每格都由 ``device`` 上的观察生成。"""
+    """约定表的各行（与 ``HEADER`` 对应）：除 Hugging Face 一行据文档与源码外，每格都由 ``device`` 上的观察生成。"""
     here = observed_on(seen, device)
     torch = here["torch"]
     jax = here["jax"]
@@ -173,8 +175,10 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
             _link("Hugging Face `attention_mask`", "hf_attention_mask"),
             "1 = 内容，0 = PAD",
             "文档没有规定（它只讲 1 与 0 的表）",
-            "由模型内部构造",
-            "据文档（未运行）",
+            "由模型内部构造（"
+            + _link("`masking_utils.create_causal_mask`", "hf_masking_utils_v517")
+            + "）",
+            "前两格据文档，因果一格据源码（都未运行）",
         ],
         [
             _link("`jax.nn.dot_product_attention`", "jax_dot_product_attention"),

@@ -9,11 +9,14 @@ on the arguments names them (在这组 q、v 下)."""
 from __future__ import annotations
 
 import importlib
+import json
 import math
+from pathlib import Path
 
 from chapter import fmt, mask_checks
 from chapter.conventions import (
     ALIGNMENT,
+    DEVICE_NAMES,
     FULLY_MASKED_HEADER,
     HEADER,
     conventions_rows,
@@ -44,6 +47,9 @@ from chapter.mask_figure import (
 att = importlib.import_module("02_attention")
 ex = importlib.import_module("02_exercises_mask")
 PAGE = "mask 一页"  # how fmt.holds names this page when a fixed sentence fails
+# What code/02_pitfalls_torch.py printed when `make crosscheck` last ran it (the build has no torch): the
+# pitfalls page's record, read here only for what PyTorch does with −1e9 in float16.
+PITFALLS_RECORD = Path(att.__file__).with_name("02_pitfalls_torch.json")
 
 position = "绝对位置 {}".format  # a row label by absolute position: position(2) is 绝对位置 2
 
@@ -151,6 +157,7 @@ def demo_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, row: int | None = Non
         "tbl_weights": Table(keys + ["输出"], rows_of(mixed, position)),
         "hand_row": row,
         "hand_forbidden": keys_text(forbidden),
+        "hand_scores": row_text(steps["scaled"], fmt.fmt),
         "tbl_hand": Table(
             fmt.keys(len(k), "步骤 ＼ Key"),
             [
@@ -289,15 +296,35 @@ def big_text(big: float = BIG) -> str:
 
 
 def empty_rows_section(
-    dtype: str = "float16", q=LEFT_Q, v=LEFT_V, valid=LEFT_VALID, big: float = BIG
+    dtype: str = "float16",
+    q=LEFT_Q,
+    v=LEFT_V,
+    valid=LEFT_VALID,
+    big: float = BIG,
+    torch_record: dict | None = None,
 ):
-    """A fully masked row four ways, then in numpy's ``dtype``; every fixed sentence about it checked."""
+    """A fully masked row four ways, then in numpy's ``dtype``; every fixed sentence about it checked.
+    ``torch_record``: the pitfalls page's PyTorch record (``code/02_pitfalls_torch.json`` when ``None``)."""
     q = att.as_matrix(q, "Q")
     v = att.as_matrix(v, "V")
     n = len(q)
     valid = att.flags(valid, "valid", len(q))
     big = att.real(big, "big")
     big_words = big_text(big)
+    record = (
+        json.loads(PITFALLS_RECORD.read_text(encoding="utf-8"))
+        if torch_record is None
+        else torch_record
+    )
+    try:  # 02_pitfalls_torch.finite_fills: what masked_fill and torch.tensor make of −1e9 in float16
+        fills = record["decode_loop"]["finite_fills"]
+        fill_where = f"PyTorch {record['torch']}，{DEVICE_NAMES[record['device']]}"
+        fill_error = fills["float16_masked_fill_error"]
+        fill_tensor = fills["float16_of_minus_1e9"]
+    except (KeyError, TypeError, IndexError) as error:
+        raise ValueError(
+            f"torch_record 必须是 02_pitfalls_torch.json 那样的记录，收到 {torch_record!r}"
+        ) from error
     facts = visibility_facts(n, key_valid=valid)
     empty = [r["row"] for r in facts["rows"] if r["empty"]]
     real = [i for i, ok in enumerate(valid) if ok]
@@ -306,6 +333,15 @@ def empty_rows_section(
             "valid 必须让至少一行整行被屏蔽，又至少有一个真实位置：这一节比较的正是它们"
         )
     first = empty[0]
+    lead = next((i for i, ok in enumerate(valid) if ok), n)  # the PAD in front
+    fmt.holds(
+        PAGE,
+        {
+            "两条规则取“与”后，句首的 PAD 查询行一个 Key 也读不到（只用因果规则时每行都读得到自己；在这组 valid 下）": empty
+            == list(range(lead))
+            and not any(r["empty"] for r in visibility_facts(n)["rows"])
+        },
+    )
     big_name = f"填大负数 {big_words}"
     zero_name = '输出置零（"zero"）'
     results = {
@@ -385,6 +421,16 @@ def empty_rows_section(
         PAGE,
         {f"finfo.min + (finfo.min) 在 {dtype} 里是 −∞（在这组 dtype 下）": math.isinf(f["twice"])},
     )
+    fmt.holds(PAGE, {f"{dtype} 写不下它（{big_words} 比 finfo({dtype}).min 还小）": big < f["min"]})
+    fmt.holds(
+        PAGE,
+        {
+            f"PyTorch 里 torch.tensor 把 {big_words} 转成 float16 也是 −∞，float16 张量的 masked_fill 填 {big_words} 却直接报错（记录里，它填的是 −1e9）": big
+            == -1e9
+            and fill_tensor == "-inf"
+            and fill_error != "ran"
+        },
+    )
     fmt.holds(
         PAGE,
         {
@@ -443,6 +489,8 @@ def empty_rows_section(
             ],
         ),
         "dtype_doubled_keys": keys_text(f["doubled"]),
+        "torch_fill_where": fill_where,
+        "torch_fill_error": fill_error,
         "dtype_doubled_weight": fmt.fmt(d_two[f["doubled"][0]]),
     }
 
@@ -459,9 +507,10 @@ def cache_section(past: int = PAST, new: int = NEW) -> dict:
     fmt.holds(
         PAGE,
         {
-            "按行号造表……不会泄漏未来，却悄悄丢掉了缓存里的历史，连查询自己的位置也读不到（在这组 past、new 下）": any(
+            "按行号造表……不会泄漏未来，却悄悄丢掉了缓存里的部分历史，连查询自己的位置也读不到（在这组 past、new 下）": any(
                 r["lost_cached"] for r in rows
             )
+            and all(len(r["lost_cached"]) < past for r in rows)
             and all(r["position"] in r["lost_new"] for r in rows)
         },
     )
@@ -627,7 +676,6 @@ def observe_section(q=att.DEMO_Q, k=att.DEMO_K, v=att.DEMO_V, base=SCORE_ROW) ->
         "causal_same": positions_text(same),
         "gap_base": row_text(base),
         **{f"p{j}": fmt.fmt(x) for j, x in enumerate(p)},
-        "mix_values": column(v),
         "mix_base": fmt.fmt(sum(pj * x[0] for pj, x in zip(p, v))),
     }
 

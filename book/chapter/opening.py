@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import io
 import runpy
 import sys
@@ -17,6 +18,10 @@ from chapter.fmt import glue_all  # noqa: F401  (the pages call page.glue_all)
 att = importlib.import_module("02_attention")
 CODE_DIR = Path(att.__file__).parent
 LIBRARIES = ("numpy", "torch", "transformers")  # what a teaching file may need beyond Python
+# transformers cannot be imported without numpy (Transformers 5.17.0 requires it; tests/crosscheck checks
+# that where it is installed). The book's build has neither PyTorch nor transformers, so a file that uses
+# transformers stops at ``import torch`` before it gets there: the opening counts it among the numpy files
+# by its source.
 
 
 def _ours(name: str, libraries: tuple[str, ...]) -> bool:
@@ -70,13 +75,26 @@ def _stops_at(path: Path, libraries: tuple[str, ...]) -> str | None:
     return None
 
 
+def imports(name: str, library: str, code_dir: Path | str | None = None) -> bool:
+    """Whether the teaching file ``name`` (in ``code_dir``, by default ``code/``) imports ``library``."""
+    if code_dir is not None and not isinstance(code_dir, (str, Path)):
+        raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
+    path = (CODE_DIR if code_dir is None else Path(code_dir)) / str(name)
+    if not isinstance(name, str) or not path.is_file():
+        raise ValueError(f"name 必须是 code_dir 里一个教学文件的文件名，收到 {name!r}")
+    if library not in LIBRARIES:
+        raise ValueError(f"library 必须是 {LIBRARIES} 之一，收到 {library!r}")
+    text = path.read_text("utf-8")
+    return f"import {library}" in text or f"from {library} " in text
+
+
 def library_needs(code_dir: Path | str | None = None) -> dict[str, list[str]]:
     """Which teaching files (``code_dir/02_*.py``) need numpy and which need PyTorch, found by running
     each one as a reader would: once with numpy blocked (the files that stop at ``import numpy`` need
     it) and once with torch blocked (those that stop at ``import torch`` or ``transformers`` need
     PyTorch). A file that imports numpy only inside a function it does not call runs, and is not listed.
     Where PyTorch is not installed, a file that imports torch before numpy stops at torch either way:
-    :func:`opening` then checks that no such file imports numpy."""
+    :func:`opening` then checks that no such file imports numpy or transformers (which needs numpy)."""
     if code_dir is not None and not isinstance(code_dir, (str, Path)):
         raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
     code_dir = CODE_DIR if code_dir is None else Path(code_dir)
@@ -132,15 +150,21 @@ def preface(seen: dict | None = None) -> dict:
 
 
 def opening() -> dict:
-    """The demo data's sizes, the files that need numpy, those that need PyTorch too (``*_torch.py``)."""
+    """The demo data's sizes, the files that need numpy (those that use transformers too), those that
+    need PyTorch (``*_torch.py``) and those of them that use transformers."""
     q = att.as_matrix(att.DEMO_Q, "Q")
     k = att.as_matrix(att.DEMO_K, "K")
     v = att.as_matrix(att.DEMO_V, "V")
     needs = library_needs()
+    hf = [name for name in needs["torch"] if imports(name, "transformers")]
+    numpy_files = sorted({*needs["numpy"], *hf})
     fmt.holds(
         "本章导读",
         {
             "少数几个文件另要 numpy 或 PyTorch": bool(needs["numpy"]) and bool(needs["torch"]),
+            "书的构建和测试不装 PyTorch 与 transformers": importlib.util.find_spec("torch") is None
+            and importlib.util.find_spec("transformers") is None,
+            "用到 transformers 的文件（按源码找出）": bool(hf),
             "讲代价与分块的两页只在计时时用 numpy，Mask 一页的练习文件只在一个函数里用": all(
                 name not in needs["numpy"]
                 and "import numpy" in (CODE_DIR / name).read_text("utf-8")
@@ -148,10 +172,10 @@ def opening() -> dict:
             ),
             "张量一页交给 PyTorch 的文件也要 numpy": "02_tensors_torch.py" in needs["numpy"],
             # Without PyTorch installed, a file that imports torch first stops there either way.
-            "停在 PyTorch 上、没有列进 numpy 的文件不导入 numpy": not any(
-                "import numpy" in (CODE_DIR / name).read_text("utf-8")
+            "停在 PyTorch 上、没有列进 numpy 的文件不导入 numpy，也不导入 transformers": not any(
+                imports(name, "numpy") or imports(name, "transformers")
                 for name in needs["torch"]
-                if name not in needs["numpy"]
+                if name not in numpy_files
             ),
         },
     )
@@ -160,8 +184,9 @@ def opening() -> dict:
         "n_key": len(k),
         "d": len(q[0]),
         "d_v": len(v[0]),
-        "numpy_files": "、".join(needs["numpy"]),
+        "numpy_files": "、".join(numpy_files),
         "torch_files": "、".join(needs["torch"]),
+        "transformers_files": "、".join(hf),
         "fig_projections": projection_figure(),
     }
 

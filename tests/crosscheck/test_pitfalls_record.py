@@ -75,3 +75,35 @@ def test_the_tiny_models_are_built_from_configurations_without_a_download(printe
 def test_its_public_functions_answer_bad_input_with_a_value_error():
     # code/tests/test_bad_input.py leaves the *_torch.py files to this venv: its fuzz, on this file.
     assert_bad_input_is_a_value_error(NAME, at_least=1)
+
+
+def test_the_files_that_use_transformers_need_numpy():
+    # The chapter opening lists them among the files that need numpy by their source (the book's build has
+    # no PyTorch, so a run stops at `import torch` first): here transformers requires numpy, and with
+    # numpy blocked each of them stops at it. A fresh Python each: this one has transformers loaded.
+    from importlib.metadata import requires
+
+    from chapter import opening
+
+    assert any(r.split(">")[0].split("=")[0].strip() == "numpy" for r in requires("transformers"))
+    code = ROOT / "code"
+    files = [
+        p.name for p in sorted(code.glob("02_*.py")) if opening.imports(p.name, "transformers")
+    ]
+    assert NAME + ".py" in files
+    for name in files:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from pathlib import Path; from chapter import opening; "
+                f"print(opening._stops_at(Path({str(code / name)!r}), ('numpy',)))",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": f"{ROOT / 'code'}{os.pathsep}{ROOT / 'book'}"},
+            timeout=300,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.split()[-1] == "numpy", (name, run.stdout)
