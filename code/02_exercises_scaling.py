@@ -124,11 +124,19 @@ def shifted_softmax(values: list[float]) -> list[float]:
         raise ValueError(f"values 必须是列表或元组，收到 {type(values).__name__}")
     if not values:
         raise ValueError("values 不能为空")
+    xs = []
     for j, x in enumerate(values):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise ValueError(f"values[{j}] 必须是有限实数，收到 {x!r}")
-    m = max(values)
-    exps = [math.exp(x - m) for x in values]  # 都在 [0, 1]，最大项恰为 1，分母至少是 1
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise ValueError(f"values[{j}] 必须是实数，收到 {type(x).__name__}")
+        try:
+            x = float(x)  # 先全部转成 float：大整数相减不会再在 exp 里溢出
+        except OverflowError:
+            raise ValueError(f"values[{j}] 是 float 装不下的整数") from None
+        if not math.isfinite(x):
+            raise ValueError(f"values[{j}] 必须是有限数，收到 {x}")
+        xs.append(x)
+    m = max(xs)
+    exps = [math.exp(x - m) for x in xs]  # 都在 [0, 1]，最大项恰为 1，分母至少是 1
     total = sum(exps)
     return [e / total for e in exps]
 

@@ -429,7 +429,7 @@ def run_demo() -> dict:
     '(3, 4)'
     >>> demo["两种写法最大差"]
     0.0
-    >>> demo["KV缓存_每位置每层"]
+    >>> demo["KV缓存_每位置每层_每头1列"]
     {'MHA_4头': 8, 'GQA_2组': 4, 'MQA_1组': 2}
     """
     s = multihead_steps(*DEMO, DEMO_HEADS)
@@ -455,7 +455,7 @@ def run_demo() -> dict:
         "两种写法最大差": att.max_abs_diff(s["output"], fused),
         "GQA与重复KV最大差": grouped["GQA"],
         "MQA与重复KV最大差": grouped["MQA"],
-        "KV缓存_每位置每层": {
+        f"KV缓存_每位置每层_每头{d}列": {
             "MHA_4头": kv_cache_numbers(1, GQA_HEADS, d),
             "GQA_2组": kv_cache_numbers(1, 2, d),
             "MQA_1组": kv_cache_numbers(1, 1, d),

@@ -10,8 +10,9 @@
 - ``naive_softmax`` 与 ``exp_limit``：不减最大值的写法在哪里溢出；
 - ``softmax_over_queries``：故意写错的轴，只用于对照和测试。
 
-全部例子都是人工构造的小整数矩阵，没有训练过的模型；只用 Python 标准库。把本文件和
-``02_attention.py`` 放在同一目录，运行 ``python3 02_scaling.py``：先自检，再以 JSON 打印演示结果。
+除 ``measure_scaling`` 的随机向量外，例子都是人工构造的小整数矩阵，没有训练过的模型；只用 Python
+标准库。把本文件和 ``02_attention.py`` 放在同一目录，运行 ``python3 02_scaling.py``：先自检，再以
+JSON 打印演示结果。
 """
 
 from __future__ import annotations

@@ -72,11 +72,16 @@ def d2_example(
     positions = list(range(n))
     table = rope.rope_scores([q] * n, [k] * n, positions, positions)
     spread = max(abs(table[i][j] - table[i + 1][j + 1]) for i in range(n - 1) for j in range(n - 1))
+    twin = rope.rope_scores([q] * n, [q] * n, positions, positions)  # k replaced by q: collinear
     fmt.holds(
         PAGE,
         {
             "d = 2 的分数表沿对角线只差浮点舍入": spread < 1e-12,
             "位置差为 +1 与 −1 的分数不同": not same(table[1][0], table[0][1]),
+            "q 与 k 不共线": not same(q[0] * k[1] - q[1] * k[0], 0.0),
+            "把 k 换成 q，表是对称的": all(
+                same(twin[i][j], twin[j][i]) for i in range(n) for j in range(n)
+            ),
         },
     )
     values = {
@@ -97,6 +102,7 @@ def d2_example(
         "toe_spread": fmt.difference(spread),
         "toe_ahead": fmt.fmt(table[1][0]),
         "toe_behind": fmt.fmt(table[0][1]),
+        "toe_same": fmt.fmt(twin[1][0]),
     }
     if figure:
         values["fig_d2"] = d2_figure(q, k, groups)

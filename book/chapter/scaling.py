@@ -168,6 +168,23 @@ def overflow(scores=sc.BIG_SCORES, small=sc.SMALL_SCORES) -> dict:
     except ValueError as error:
         naive_error = str(error)
     limits = [(name, float(np.finfo(name).max)) for name in ("float16", "float32", "float64")]
+    f16_limit = sc.exp_limit(limits[0][1])
+    # every float16 from 11 to 12 (0x4980 to 0x4A00): exp in float16 is inf exactly above the limit;
+    # a float32 score just above it, its exp cast to float16 afterwards, is still finite.
+    halves = np.arange(0x4980, 0x4A01, dtype=np.uint16).view(np.float16)
+    just_above = np.nextafter(np.float32(f16_limit), np.float32(np.inf))
+    with np.errstate(over="ignore"):
+        f16_exps = np.exp(halves)
+        cast_later = np.exp(just_above).astype(np.float16)
+    fmt.holds(
+        PAGE,
+        {
+            "float16 的分数超过界时 exp 是 inf，不超过时有限": bool(
+                np.all(np.isinf(f16_exps) == (halves.astype(float) > f16_limit))
+            ),
+            "float32 的分数略超过界，exp 转成 float16 仍有限": bool(np.isfinite(cast_later)),
+        },
+    )
     return {
         "big_max": fmt.short(max(scores)),
         "big_scores": python_list(scores),
@@ -184,7 +201,7 @@ def overflow(scores=sc.BIG_SCORES, small=sc.SMALL_SCORES) -> dict:
             ["格式", "最大有限值", "exp 不溢出的最大参数 ln(最大值)"],
             [[name, fmt.sci(x), fmt.fmt(sc.exp_limit(x))] for name, x in limits],
         ),
-        "f16_limit": fmt.fmt(sc.exp_limit(limits[0][1])),
+        "f16_limit": fmt.fmt(f16_limit),
         "under_scores": python_list(small),
         "under_exps": python_list(under, cell=fmt.fmt),
         "under_weights": python_list(att.softmax(small), cell=fmt.fmt),

@@ -111,11 +111,19 @@ def test_shifted_softmax_never_overflows_and_equals_numpy(xs):
         [None],
         ["1"],
         [True, 1.0],
+        [10**400, 1],  # an int no float holds: math.isfinite alone raised OverflowError
+        [1, -(10**5000)],  # too long even for repr()
     ],
 )
 def test_bad_input_gets_a_value_error_that_names_values(bad):
     with pytest.raises(ValueError, match="values"):
         ex.shifted_softmax(bad)
+
+
+def test_huge_ints_that_floats_hold_do_not_overflow():
+    # x − m of two ints was an int too large for exp; converted to float first, it is −inf, exp 0.
+    assert ex.shifted_softmax([10**308, -(10**308)]) == [1.0, 0.0]
+    assert ex.shifted_softmax([10**308, 1.0]) == [1.0, 0.0]
 
 
 def test_self_test_fails_when_the_reference_solution_is_wrong(monkeypatch):
