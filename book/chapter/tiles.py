@@ -635,6 +635,8 @@ def torch_values(record: dict | None = None) -> dict:
         },
     )
     unfused = any("unfused" in w for w in a["warnings"])
+    # The core says the book calls flex_attention without torch.compile, so it runs the unfused path.
+    fmt.holds(PAGE, {"记录里 flex_attention 不经 torch.compile、走不融合的实现": unfused})
     return {
         "x_where": f"PyTorch {r['torch']}，{'CPU' if r['device'] == 'cpu' else r['device']}，{r['dtype']}",
         "x_path": "不经 torch.compile 的不融合实现" if unfused else "融合的内核",
