@@ -350,6 +350,7 @@ def guard_values() -> dict:
             "没有保护时整行被屏蔽的行是 NaN": bool(empty) and nan == empty,
             "有保护时输出 0": all(guarded[i] == [0.0] for i in empty),
             "logsumexp 是 −∞": row["logsumexp"] == -math.inf and row["output"] == [0.0],
+            "有保护时读完 l 仍是 0，要把 l 当 1": row["trace"][-1][1] == 0.0,
             "窗口里有行不是整行被屏蔽，却也成了 NaN": bool(w_nan)
             and all(any(window[i]) for i in w_nan),
             "有保护时窗口的结果与一次算完相同": att.max_abs_diff(w_right, w_one_pass) <= TOLERANCE,
