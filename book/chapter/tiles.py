@@ -350,6 +350,7 @@ def guard_values() -> dict:
             "没有保护时整行被屏蔽的行是 NaN": bool(empty) and nan == empty,
             "有保护时输出 0": all(guarded[i] == [0.0] for i in empty),
             "logsumexp 是 −∞": row["logsumexp"] == -math.inf and row["output"] == [0.0],
+            "有保护时读完 l 仍是 0，要把 l 当 1": row["trace"][-1][1] == 0.0,
             "窗口里有行不是整行被屏蔽，却也成了 NaN": bool(w_nan)
             and all(any(window[i]) for i in w_nan),
             "有保护时窗口的结果与一次算完相同": att.max_abs_diff(w_right, w_one_pass) <= TOLERANCE,
@@ -635,6 +636,8 @@ def torch_values(record: dict | None = None) -> dict:
         },
     )
     unfused = any("unfused" in w for w in a["warnings"])
+    # The core says the book calls flex_attention without torch.compile, so it runs the unfused path.
+    fmt.holds(PAGE, {"记录里 flex_attention 不经 torch.compile、走不融合的实现": unfused})
     return {
         "x_where": f"PyTorch {r['torch']}，{'CPU' if r['device'] == 'cpu' else r['device']}，{r['dtype']}",
         "x_path": "不经 torch.compile 的不融合实现" if unfused else "融合的内核",
