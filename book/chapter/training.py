@@ -471,10 +471,20 @@ def row_index_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     rows = [
         t for t in range(lag, len(wrong)) if abs(wrong[t] - wrong[t - lag]) < EXACT
     ]  # repeats t − lag
+
+    def reads_later(rule):  # some query reads a key after it
+        table = tr.visible_table(rule, tr.LENGTH).tolist()
+        return any(any(row[i + 1 :]) for i, row in enumerate(table))
+
     fmt.holds(
         PAGE,
         {
             "loss_rises_above_guessing": mean(wrong) > max(mean(right), LN_V),
+            # 其他常见误解: 本页的规则里只有因果规则不让任何查询读到它之后的 Key
+            "only_causal_reads_no_later_key": [
+                r for r in (*tr.RULES, tr.AHEAD) if not reads_later(r)
+            ]
+            == ["causal"],
             "rows_repeat": bool(rows),
             "right_by_chance": wrong[lag - 1] < LN_V / 2,
         },
