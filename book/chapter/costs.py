@@ -203,6 +203,18 @@ def kv_values(
     def off(m):
         return "（未启用）" if m.get("use_sliding_window") is False else ""
 
+    # the box: 16 位（各自发布的 dtype）；“同宽全多头”一列取 h_kv = h
+    fmt.holds(
+        PAGE,
+        {
+            "各自发布的 dtype 都是 16 位": all(
+                m["dtype"] in ("float16", "bfloat16") for m in models
+            ),
+            "同宽全多头取 h_kv = h": all(
+                costs.full_mha(m)["kv_heads"] == m["heads"] for m in models
+            ),
+        },
+    )
     configs = Table(
         [
             "模型",

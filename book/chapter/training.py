@@ -37,6 +37,7 @@ THIS_RUN_CLAIMS = frozenset(
     {
         "accuracy_below_causal",  # the unmasked model's use-time accuracy below the causal one's
         "x5_first_targets_carry_most",  # the off-by-one model: its first lag − 1 positions carry most
+        "none_reads_later_yet_right",  # a query of the map reads the later copy, yet answers in use
     }
 )
 # For each glued result in a sentence that does not say THIS_RUN: the claims (checked on every seed)
@@ -161,8 +162,8 @@ def seen_share(vocab: int = tr.VOCAB, lag: int = tr.LAG, draws: int = tr.BATCH *
 
 def use_facts(losses: list[float], accuracies: list[float], prefix: str, lag: int = tr.LAG) -> dict:
     """Where a leaking model's use-time loss comes from: the first ``lag − 1`` targets (their answer is
-    only ahead), then the worst of the rest (their answer is also behind: whether the model learned to
-    read that copy is this run's)."""
+    only ahead), then the worst of the rest (their answer is also behind: whether the model answers from
+    that copy when the later one is missing is this run's)."""
     first = losses[: lag - 1]
     worst = max(range(lag - 1, len(losses)), key=losses.__getitem__)
     return {
@@ -471,10 +472,20 @@ def row_index_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
     rows = [
         t for t in range(lag, len(wrong)) if abs(wrong[t] - wrong[t - lag]) < EXACT
     ]  # repeats t − lag
+
+    def reads_later(rule):  # some query reads a key after it
+        table = tr.visible_table(rule, tr.LENGTH).tolist()
+        return any(any(row[i + 1 :]) for i, row in enumerate(table))
+
     fmt.holds(
         PAGE,
         {
             "loss_rises_above_guessing": mean(wrong) > max(mean(right), LN_V),
+            # 其他常见误解: 本页的规则里只有因果规则不让任何查询读到它之后的 Key
+            "only_causal_reads_no_later_key": [
+                r for r in (*tr.RULES, tr.AHEAD) if not reads_later(r)
+            ]
+            == ["causal"],
             "rows_repeat": bool(rows),
             "right_by_chance": wrong[lag - 1] < LN_V / 2,
         },
@@ -543,6 +554,13 @@ def floor_values(runs: dict, eval_seed: int = EVAL_SEED) -> dict:
             **use_claims(n["losses"], "none"),
         },
     )
+    if is_page_run(runs, eval_seed):  # 这一次，注意力图上有的查询几乎只读后面那份，逐词算时照样答对
+        shown = tr.sequences(1, seed=SHOW_SEED)[0].tolist()  # the map's sequence
+        weights = tr.attention_map(runs["none"]["params"], "none", shown)
+        later = [t for t in range(lag - 1, tr.LENGTH - 1) if weights[t][t + 1] > 0.9]
+        fmt.holds(
+            PAGE, {"none_reads_later_yet_right": any(n["accuracies"][t] > 0.95 for t in later)}
+        )
     # the floor is ln |V| for each of the first targets and 0 for the rest: each part's excess
     over_first = sum(x - LN_V for x in first) / len(c["losses"])
     over_rest = sum(rest) / len(c["losses"])
