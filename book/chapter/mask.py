@@ -579,6 +579,30 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
             "full": mask_checks.recompute_check(run, q, q, v, past),
         }
     reference = results[PLANS[1]]["full"]["reference"]
+    # The same code recomputed in full (no cache: past = 0) as its own reference: the no-mask rows match
+    # theirs, a bug both sides share; the row-index offset is right there (row = position) and is caught.
+    own_full = {
+        PLANS[0]: att.visibility(n, n, causal=False),
+        PLANS[2]: att.row_index_visibility(n, n),
+    }
+    own = {plan: att.masked_attention(q, q, v, table)[1][past:] for plan, table in own_full.items()}
+
+    def same_rows(a, b):
+        return all(
+            all(abs(x - y) <= mask_checks.TOLERANCE for x, y in zip(r, s)) for r, s in zip(a, b)
+        )
+
+    fmt.holds(
+        PAGE,
+        {
+            "拿同一份代码整段重算当参照：“不加 mask”带缓存的行与它自己整段重算的相同；"
+            "“写错偏移（行号 i）”整段重算时算对，带缓存的行与它不同（在这组 past、new 下）": same_rows(
+                results[PLANS[0]]["full"]["outputs"], own[PLANS[0]]
+            )
+            and same_rows(own[PLANS[2]], reference)
+            and not same_rows(results[PLANS[2]]["full"]["outputs"], own[PLANS[2]])
+        },
+    )
     leaks = {plan: 0 in r["leak"]["leaking"] for plan, r in results.items()}
     differs = {plan: r["full"]["differ"] for plan, r in results.items()}
     passing = [plan for plan in PLANS if not leaks[plan] and not differs[plan]]
