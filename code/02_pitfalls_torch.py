@@ -114,7 +114,7 @@ def lines() -> dict:
 def causal_and_mask() -> dict:
     """``is_causal=True`` 与 ``attn_mask`` 一起给：SDPA 报错；MultiheadAttention 走慢路径、
     不返回权重、又没给 key_padding_mask 时丢掉了 attn_mask（PAD 规则也跟着丢了）。
-    例子里位置 0 是 PAD（左侧补齐）。"""
+    例子里位置 0 是 PAD（左侧补齐）。另记快路径上单给 is_causal、不给 attn_mask：不挡未来。"""
     valid = torch.tensor([False, True, True, True])
     allowed = torch.tril(torch.ones(N, N, dtype=torch.bool)) & valid  # 因果且不是 PAD
     try:
@@ -142,6 +142,9 @@ def causal_and_mask() -> dict:
             x, x, x, attn_mask=~allowed, is_causal=True, need_weights=False
         )
         paths[path] = _rows(out)
+    # 单给 is_causal、不给 attn_mask：慢路径报错（约定表），快路径不理它
+    out, _ = fast.eval()(x, x, x, is_causal=True, need_weights=False)
+    paths["fast_is_causal_alone"] = _rows(out)
     seq_first = torch.nn.MultiheadAttention(4, 2, dtype=DTYPE)  # 默认 batch_first=False，其余相同
     seq_first.load_state_dict(fast.state_dict())
     xs = x.transpose(0, 1)  # (n, 1, 4)：序列在前；query、key、value 仍是同一个张量
@@ -552,7 +555,7 @@ def finite_fills() -> dict:
 def _eager_fully_masked_row() -> dict:
     """Transformers 的 eager 注意力：把 ``torch.finfo(dtype).min`` 加到分数上，
     softmax 却在 float32 里做。左侧补齐的一批里，短提示的位置 0 是 PAD，这一行一个 Key 也读不到：
-    第一层第一个头在这一行的权重，和 logits 里有没有 NaN。
+    第一层第一个头在这一行的权重，每一层里哪些查询行是 NaN，和哪些位置的 logits 有 NaN。
     float64 的模型里 finfo(float64).min 到了 float32 是 −inf。"""
     _, model = _tiny_llama()
     model.set_attn_implementation("eager")  # 本页其余各节用默认的实现
@@ -567,6 +570,12 @@ def _eager_fully_masked_row() -> dict:
         seen[str(dtype).removeprefix("torch.")] = {
             "pad_row": [None if x != x else x for x in row.tolist()],
             "logits_nan": bool(out.logits.isnan().any()),
+            # 每一层里短提示（第一个头）是 NaN 的查询行；每个序列的每个位置，logits 里有没有 NaN
+            "nan_query_rows": [
+                layer[short, 0].isnan().any(-1).nonzero().flatten().tolist()
+                for layer in out.attentions
+            ],
+            "logits_nan_positions": out.logits.isnan().any(-1).tolist(),
         }
     return seen
 

@@ -217,6 +217,7 @@ def causal_values(record: dict | None = None) -> dict:
         att.attention(pf.DEMO_Q, pf.DEMO_K, v_is_q, key_valid=valid, empty_row="zero")[1]
     )
     slow_expected = column(att.attention(pf.DEMO_Q, pf.DEMO_K, v_is_q)[1])
+    unmasked = column(att.attention(pf.DEMO_Q, pf.DEMO_K, v_is_q, False)[1])
     mha = conventions.observed()["cpu"]["torch"]["mha"]
     empty = [not any(valid[: i + 1]) for i in range(N)]  # causal and PAD: no key to read
     fmt.holds(
@@ -242,6 +243,12 @@ def causal_values(record: dict | None = None) -> dict:
                 paths["batch_first_false"], slow_expected
             )
             <= TOLERANCE,
+            "约定表：慢路径单给 is_causal 报错": mha["is_causal_without_mask"] == "error",
+            "快路径单给 is_causal：与不加 mask 相同，不挡未来": gap(
+                paths["fast_is_causal_alone"], unmasked
+            )
+            <= TOLERANCE
+            and gap(paths["fast_is_causal_alone"], slow_expected) > 1e-3,
         },
     )
     rows = [
@@ -262,6 +269,7 @@ def causal_values(record: dict | None = None) -> dict:
         "d_fast": "、".join(value(x) for x in paths["fast"]),
         "d_slow": "、".join(value(x) for x in paths["slow"]),
         "d_seq_first": "、".join(value(x) for x in paths["batch_first_false"]),
+        "d_fast_alone": "、".join(value(x) for x in paths["fast_is_causal_alone"]),
     }
 
 
@@ -704,6 +712,17 @@ def decode_values(record: dict | None = None) -> dict:
         name: att.unguarded_attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, both, fill=f)[0][-1]
         for name, f in (("-1e9", -1e9), ("finfo.min", -sys.float_info.max))
     }
+    # ... and -1e9 added to the scores instead (an additive mask), in float64: the row only shifts
+    added = pf.biased_attention(
+        pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, [[0.0 if ok else -1e9 for ok in row] for row in both]
+    )[0][-1]
+    unmasked = att.attention(pf.DEMO_Q, pf.DEMO_K, pf.DEMO_V, False)[0][-1]
+    # (e) Transformers' eager attention in float64: which query rows are NaN, layer by layer (the short
+    # prompt's PAD rows first, then every row of it), and which positions' logits
+    left_valid = pf.pad_batch(pf.DEMO_PROMPTS, "left")[1]
+    pads = [i for i, ok in enumerate(left_valid[nomask["short"]]) if not ok]
+    nan_spread = [pads, list(range(len(left_valid[0])))]
+    nan_logits = [[b == nomask["short"]] * len(row) for b, row in enumerate(left_valid)]
     # (f) the sliding window's positions
     plen = len(pf.DEMO_PROMPTS[0])
     slid = {c: pf.sliding_positions(plen, pf.DEMO_STEPS, pf.WINDOW, c) for c in pf.SLIDING_COUNTS}
@@ -740,6 +759,16 @@ def decode_values(record: dict | None = None) -> dict:
                 x is None for x in eager64["pad_row"]
             )
             and eager64["logits_nan"],
+            "eager，float64：第一层只有 PAD 行是 NaN，第二层短提示每一行都是": eager64[
+                "nan_query_rows"
+            ]
+            == nan_spread,
+            "eager，float64：短提示每个位置的 logits 都是 NaN，长提示没有": eager64[
+                "logits_nan_positions"
+            ]
+            == nan_logits,
+            "-1e9 加到分数上（float64）：整行平移，照原分数读所有 Key": gap(added, unmasked) <= 1e-6
+            and len({round(w, 4) for w in added}) > 1,
             "默认的实现：float64 的左侧补齐与单独生成相同": full["generation"]["left"]
             == full["generation"]["alone"],
             "滑动窗口：位置数看过的 token，与 generate 相同": slide["tokens_seen"]["tokens"]
