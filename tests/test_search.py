@@ -66,6 +66,14 @@ def test_the_books_search_script_assigns_a_stemmer_it_defines(book_html):
     assert defines(script, name), name
 
 
+def finished(page) -> None:
+    """Wait until the search has listed every result: Sphinx adds them one by one, then writes its summary."""
+    page.wait_for_function(
+        "document.querySelector('#search-results p.search-summary')?.innerText.length > 0",
+        timeout=30_000,
+    )
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("query", ["因果", "掩码", "可见性表"])
 def test_searching_a_chinese_term_lists_the_mask_page(book_html, browser, query):
@@ -73,8 +81,8 @@ def test_searching_a_chinese_term_lists_the_mask_page(book_html, browser, query)
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto((book_html / "search.html").as_uri() + "?q=" + quote(query))
+    finished(page)
     results = page.locator("#search-results ul.search li a")
-    results.first.wait_for(timeout=15_000)
     links = results.evaluate_all("els => els.map(a => a.getAttribute('href'))")
     assert any(link.startswith("ch02/mask.html") for link in links), links
     assert errors == []
@@ -85,6 +93,6 @@ def test_searching_a_chinese_term_lists_the_mask_page(book_html, browser, query)
 def test_a_word_that_is_not_in_the_book_finds_nothing(book_html, browser):
     page = browser.new_page()
     page.goto((book_html / "search.html").as_uri() + "?q=" + quote("不存在的词语甲乙丙"))
-    page.locator("#search-results p.search-summary").wait_for(timeout=15_000)
+    finished(page)
     assert page.locator("#search-results ul.search li").count() == 0
     page.close()
