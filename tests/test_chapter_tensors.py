@@ -356,6 +356,7 @@ def test_the_pytorch_section_reads_the_record():
         (lambda r, seen: r.update(hf_equal=False), "逐格相同"),
         (lambda r, seen: r["batch"].update(mask_equal=False), "逐格相同"),
         (lambda r, seen: r.update(hf_eager_equal=False), "0 的位置与布尔表相同"),
+        (lambda r, seen: r["prefill"].update(mha_gap=0.5), "只差舍入量级"),
         (
             lambda r, seen: seen["cpu"]["torch"]["mha_fully_masked"]["float64"].update(
                 weights="zeros"

@@ -107,7 +107,13 @@ def batch_values(inputs: dict) -> dict:
     same = [
         (r["positions"][b] == p)[mask[b] == 1].all() for b, p in enumerate(rope_positions)
     ]  # real tokens
-    fmt.holds(PAGE, {"positions_from_mask 与 RoPE 一页的旋转位置相同": all(same)})
+    fmt.holds(
+        PAGE,
+        {
+            "positions_from_mask 与 RoPE 一页的旋转位置相同": all(same),
+            "PAD 处的位置编号是占位的 0": (r["positions"][mask == 0] == 0).all(),
+        },
+    )
     positions = [
         [f"序列 {b}", flags(m), flags(r["positions"][b]), "相同" if same[b] else "不同"]
         for b, m in enumerate(mask)
@@ -152,7 +158,7 @@ def batch_values(inputs: dict) -> dict:
             [
                 "序列",
                 "attention_mask",
-                "positions_from_mask",
+                "positions_from_mask（PAD 处的 0 只是占位）",
                 "与 RoPE 一页的旋转位置（真实 token）",
             ],
             positions,
@@ -189,10 +195,13 @@ def fill_counts(mask, dtype: str, scores=(-10.0, -20.0)) -> dict:
     pad = tn.visibility_batch(tn.padding(mask), batch, 1, n, n)
     with np.errstate(over="ignore"):  # finfo.min + finfo.min overflows: what this table counts
         summed = tn.additive(causal, dtype) + tn.additive(pad, dtype)
+    own = np.eye(n, dtype=bool)  # the query's own cell: causal allows it, only PAD can block it
     allowed = tn.visibility_batch(tn.and_rules(tn.causal, tn.padding(mask)), batch, 1, n, n)
     once = tn.additive(allowed, dtype)
     return {
         "summed_inf": int(np.isneginf(summed).sum()),
+        "summed_inf_rows": int(np.isneginf(summed).all(axis=-1).sum()),
+        "own_cell_causal": bool(causal[..., own].all()),
         "once_inf": int(np.isneginf(once).sum()),
         "both": int((~causal & ~pad).sum()),
         "cells": int(summed.size),
@@ -220,6 +229,9 @@ def dtype_values(mask, scores=(-10.0, -20.0), seen: dict | None = None) -> dict:
     nan_types = [t for t, c in counts.items() if any(c["nan"][high])]
     claims = {
         "每种类型里相加都成了 −∞": all(c["summed_inf"] == c["both"] > 0 for c in counts.values()),
+        "查询自己那一格因果规则总允许，相加不会让整行成 −∞": all(
+            c["own_cell_causal"] and c["summed_inf_rows"] == 0 for c in counts.values()
+        ),
         "填一次没有 −∞": all(c["once_inf"] == 0 for c in counts.values()),
         "有整行被屏蔽的行": c16["empty_rows"] > 0,
         f"分数 {low} 时没有 NaN": not any(any(c["nan"][low]) for c in counts.values()),
@@ -480,6 +492,10 @@ def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
         "MultiheadAttention 要返回权重时，整行被屏蔽的行是 NaN": empty["weights"] == "nan",
         "MultiheadAttention 的快路径观察时真的走了": fast["weights_fast_path"]
         and fast["no_weights_fast_path"],
+        "与 attention_batched 只差舍入量级": max(
+            x[key] for x in (b, p) for key in ("sdpa_gap", "mha_gap")
+        )
+        <= TOLERANCE,
     }
     fmt.holds(PAGE, claims)
     device = conventions.DEVICE_NAMES[r["device"]]
@@ -504,6 +520,7 @@ def torch_values(record: dict | None = None, seen: dict | None = None) -> dict:
         ),
         "t_prefill_gap": fmt.difference(max(p["sdpa_gap"], p["mha_gap"])),
         "t_prefill_wrong": rows_text(p["wrong_rows"]["is_causal"]),
+        "t_tolerance": fmt.power(TOLERANCE),
         "t_record": Md(f"```json\n{fmt.json_text(r)}\n```"),
     }
 
@@ -521,6 +538,17 @@ def exercise_values() -> dict:
         [f"序列 {b}", flags(m), flags(p), fmt.count(nxt)]
         for b, (m, p, nxt) in enumerate(zip(ex.POS_MASK, a2["prefill"], a2["next"]))
     ]
+    n2 = len(ex.POS_MASK[0])  # the new token's absolute position
+    wrong2 = [b for b, nxt in enumerate(a2["next"]) if nxt != n2]
+    fmt.holds(
+        PAGE,
+        {
+            "会错的正是有 PAD 的序列": wrong2 == [b for b, m in enumerate(ex.POS_MASK) if 0 in m],
+            "练习 2 的表里 PAD 处的 0 只是占位": all(
+                p == 0 for m, ps in zip(ex.POS_MASK, a2["prefill"]) for x, p in zip(m, ps) if not x
+            ),
+        },
+    )
     a3 = {name: ex.empty_rows(m) for name, m in ex.FILL_MASKS.items()}
     rows3 = [
         [
@@ -560,6 +588,7 @@ def exercise_values() -> dict:
         "x1_cache": fmt.count(a1["cache"]),
         "x2_masks": masks_text(ex.POS_MASK),
         "x2_table": Table(["序列", "attention_mask", "预填时的位置", "下一个 token 的位置"], rows2),
+        "x2_wrong": fmt.names("序列", wrong2),
         "x3_masks": "；".join(f"{name} 为 {flags(m[0])}" for name, m in ex.FILL_MASKS.items()),
         "x3_score": score,
         "x3_table": Table(["批", "attention_mask", "整行被屏蔽的查询行", empty], rows3),
