@@ -235,7 +235,7 @@ def test_an_edited_flexattention_record_fails(edit):
 def test_the_flexattention_section_reads_the_record():
     v = page.torch_values()
     assert v["x_where"] == "PyTorch 2.13.0+cpu，CPU，float64"
-    assert v["x_path"] == "不经 torch.compile 的不融合实现"
+    assert v["x_path"] == "不融合的实现（本书不自己用 torch.compile 包装）"
     assert (v["x_causal_sparsity"], v["x_ragged_sparsity"], v["x_ragged_share"]) == (
         "43.75%",
         "41.02%",

@@ -640,7 +640,7 @@ def torch_values(record: dict | None = None) -> dict:
     fmt.holds(PAGE, {"记录里 flex_attention 不经 torch.compile、走不融合的实现": unfused})
     return {
         "x_where": f"PyTorch {r['torch']}，{'CPU' if r['device'] == 'cpu' else r['device']}，{r['dtype']}",
-        "x_path": "不经 torch.compile 的不融合实现" if unfused else "融合的内核",
+        "x_path": "不融合的实现（本书不自己用 torch.compile 包装）" if unfused else "融合的内核",
         "tbl_flex": Table(
             [
                 "例子",
