@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chapter import conventions, fmt, mask_checks, mask_facts, mask_figure, opening
+from chapter import conventions, fmt, mask_checks, mask_facts, mask_figure, opening, pitfalls
 from chapter import mask as page
 
 # code/tests/reference.py (the shared bad-input fuzz) is not on the path for tests/ by default.
@@ -864,7 +864,7 @@ def test_every_section_glues_plain_values():
 def test_the_float16_sentences_say_what_numpy_and_pytorch_did():
     # Review r-mask 2: numpy casts −1e9 to −∞ in float16, PyTorch's masked_fill refuses it (the pitfalls
     # page's record); the section stops with the sentence named when the record says otherwise.
-    record = json.loads(page.PITFALLS_RECORD.read_text(encoding="utf-8"))
+    record = pitfalls.torch_record()
     values = page.empty_rows_section(torch_record=record)
     fills = record["decode_loop"]["finite_fills"]
     assert values["torch_fill_error"] == fills["float16_masked_fill_error"] != "ran"
@@ -924,7 +924,7 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
         "v": page.LEFT_V,
         "valid": page.LEFT_VALID,
         "big": -1e9,
-        "torch_record": json.loads(page.PITFALLS_RECORD.read_text(encoding="utf-8")),
+        "torch_record": pitfalls.torch_record(),
     },
     page.demo_section: {"q": att.DEMO_Q, "k": att.DEMO_K, "v": att.DEMO_V, "row": 1},
     page.observe_section: {

@@ -9,11 +9,9 @@ on the arguments names them (在这组 q、v 下)."""
 from __future__ import annotations
 
 import importlib
-import json
 import math
-from pathlib import Path
 
-from chapter import fmt, mask_checks
+from chapter import fmt, mask_checks, pitfalls
 from chapter.conventions import (
     ALIGNMENT,
     DEVICE_NAMES,
@@ -47,9 +45,6 @@ from chapter.mask_figure import (
 att = importlib.import_module("02_attention")
 ex = importlib.import_module("02_exercises_mask")
 PAGE = "mask 一页"  # how fmt.holds names this page when a fixed sentence fails
-# What code/02_pitfalls_torch.py printed when `make crosscheck` last ran it (the build has no torch): the
-# pitfalls page's record, read here only for what PyTorch does with −1e9 in float16.
-PITFALLS_RECORD = Path(att.__file__).with_name("02_pitfalls_torch.json")
 
 position = "绝对位置 {}".format  # a row label by absolute position: position(2) is 绝对位置 2
 
@@ -304,18 +299,15 @@ def empty_rows_section(
     torch_record: dict | None = None,
 ):
     """A fully masked row four ways, then in numpy's ``dtype``; every fixed sentence about it checked.
-    ``torch_record``: the pitfalls page's PyTorch record (``code/02_pitfalls_torch.json`` when ``None``)."""
+    ``torch_record``: the pitfalls page's PyTorch record (``pitfalls.torch_record()`` when ``None``), read
+    here only for what PyTorch does with −1e9 in float16."""
     q = att.as_matrix(q, "Q")
     v = att.as_matrix(v, "V")
     n = len(q)
     valid = att.flags(valid, "valid", len(q))
     big = att.real(big, "big")
     big_words = big_text(big)
-    record = (
-        json.loads(PITFALLS_RECORD.read_text(encoding="utf-8"))
-        if torch_record is None
-        else torch_record
-    )
+    record = pitfalls.torch_record() if torch_record is None else torch_record
     try:  # 02_pitfalls_torch.finite_fills: what masked_fill and torch.tensor make of −1e9 in float16
         fills = record["decode_loop"]["finite_fills"]
         fill_where = f"PyTorch {record['torch']}，{DEVICE_NAMES[record['device']]}"
@@ -588,9 +580,7 @@ def checks_section(past: int = PAST, new: int = NEW, poison: float = LEAK_POISON
     own = {plan: att.masked_attention(q, q, v, table)[1][past:] for plan, table in own_full.items()}
 
     def same_rows(a, b):
-        return all(
-            all(abs(x - y) <= mask_checks.TOLERANCE for x, y in zip(r, s)) for r, s in zip(a, b)
-        )
+        return att.max_abs_diff(a, b) <= mask_checks.TOLERANCE
 
     fmt.holds(
         PAGE,

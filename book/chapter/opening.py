@@ -166,8 +166,7 @@ def opening() -> dict:
             and importlib.util.find_spec("transformers") is None,
             "用到 transformers 的文件（按源码找出）": bool(hf),
             "讲代价与分块的两页只在计时时用 numpy，Mask 一页的练习文件只在一个函数里用": all(
-                name not in needs["numpy"]
-                and "import numpy" in (CODE_DIR / name).read_text("utf-8")
+                name not in needs["numpy"] and imports(name, "numpy")
                 for name in ("02_costs.py", "02_tiles.py", "02_exercises_mask.py")
             ),
             "张量一页交给 PyTorch 的文件也要 numpy": "02_tensors_torch.py" in needs["numpy"],
