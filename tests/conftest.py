@@ -347,16 +347,59 @@ def text(pages: list[str]) -> str:
 
 
 # -- the built HTML of a page (the book-level tests read it with BeautifulSoup) ------------------
-def soup_of(book_html: Path, name: str):
-    """The built page `name` (e.g. "ch02/mask.html") parsed with BeautifulSoup."""
+# A built page is parsed once per worker and shared by the tests that read it (parsing the chapter's pages
+# takes seconds, and most tests only read): a shared page is read-only. A test that takes something out
+# before reading asks for a page of its own (``own=True``); changing a shared one fails at once (_guard).
+_SHARED: dict[tuple, object] = {}
+
+
+def soup_of(book_html: Path, name: str, own: bool = False):
+    """The built page `name` (e.g. "ch02/mask.html") parsed with BeautifulSoup: shared and read-only,
+    or (``own=True``) a parse of the test's own, which it may change."""
     from bs4 import BeautifulSoup
 
-    return BeautifulSoup((book_html / name).read_text(encoding="utf-8"), "html.parser")
+    path = book_html / name
+    if own:
+        return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    stat = path.stat()
+    key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
+    if key not in _SHARED:
+        _guard()
+        _SHARED[key] = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    return _SHARED[key]
 
 
-def article_of(book_html: Path, name: str):
-    """The page's <article>: its text without the theme's navigation."""
-    return soup_of(book_html, name).find("article")
+def article_of(book_html: Path, name: str, own: bool = False):
+    """The page's <article>: its text without the theme's navigation (shared unless ``own=True``)."""
+    return soup_of(book_html, name, own).find("article")
+
+
+def _guard() -> None:
+    """Make every change to a shared page raise (bs4 changes a tree through ``extract`` and ``insert``)."""
+    from bs4.element import PageElement, Tag
+
+    if getattr(PageElement.extract, "guarded", False):
+        return
+
+    def shared(element) -> bool:
+        root = element
+        while root.parent is not None:
+            root = root.parent
+        return any(root is soup for soup in _SHARED.values())
+
+    def refuse(change):
+        def guarded(self, *args, **kwargs):
+            if shared(self):
+                raise RuntimeError(
+                    "a test changed a shared page: ask soup_of/article_of for its own (own=True)"
+                )
+            return change(self, *args, **kwargs)
+
+        guarded.guarded = True
+        return guarded
+
+    PageElement.extract = refuse(PageElement.extract)
+    Tag.insert = refuse(Tag.insert)
 
 
 def heading_text(tag) -> str:

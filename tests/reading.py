@@ -38,14 +38,45 @@ BIBLIOGRAPHY_TITLE = "本页参考文献"
 DEPTH_TITLE = "深入："
 
 
-def drop_bibliography(article) -> None:
-    """Take the page's own bibliography (the rubric 「本页参考文献」 and the list after it) out of ``article``."""
+def bibliography(article) -> list:
+    """The page's own bibliography: the rubric 「本页参考文献」 and the list after it."""
+    found = []
     for rubric in article.select("p.rubric"):
         if rubric.get_text(strip=True) == BIBLIOGRAPHY_TITLE:
+            found.append(rubric)
             entries = rubric.find_next_sibling()
             if entries is not None and entries.name in ("ul", "ol", "dl", "div"):
-                entries.decompose()
-            rubric.decompose()
+                found.append(entries)
+    return found
+
+
+def strings(node, leave_out: str = "", also=()):
+    """The strings ``node.get_text()`` joins, outside the nodes the CSS selector ``leave_out`` selects and
+    the nodes ``also``. ``node`` is not changed: the tests share one parse of each page (tests/conftest.py)."""
+    from bs4 import CData, NavigableString, Tag
+
+    skipped = {id(n) for n in (node.select(leave_out) if leave_out else [])} | set(map(id, also))
+
+    def walk(tag):
+        for child in tag.children:
+            if isinstance(child, Tag):
+                if id(child) not in skipped:
+                    yield from walk(child)
+            elif type(child) in (NavigableString, CData):  # as get_text: no comments, scripts' code
+                yield str(child)
+
+    return walk(node)
+
+
+def text(node, leave_out: str = "", sep: str = "", also=()) -> str:
+    """``node.get_text(sep)`` without what ``leave_out`` selects and the nodes ``also`` (see strings).
+
+    >>> from bs4 import BeautifulSoup
+    >>> page = BeautifulSoup("<p>一<code>x</code>二<span class='math'>y</span></p>", "html.parser")
+    >>> text(page, "code, span.math")
+    '一二'
+    """
+    return sep.join(strings(node, leave_out, also))
 
 
 class Reading(NamedTuple):
@@ -62,8 +93,8 @@ class Reading(NamedTuple):
         )
 
 
-def reading(html: str) -> Reading:
-    """The core of a page, measured.
+def reading(page) -> Reading:
+    """The core of a page (its HTML, or the page parsed with BeautifulSoup), measured.
 
     >>> page = ("<article><p>一二三</p><table><tr><td>表里的字</td></tr></table>"
     ...         "<pre>a = 1\\n\\nb = 2</pre><details><summary>深入：x</summary><p>折起来的字</p></details>"
@@ -74,20 +105,23 @@ def reading(html: str) -> Reading:
     """
     from bs4 import BeautifulSoup
 
-    article = BeautifulSoup(html, "html.parser").find("article")
-    for folded in article.select(FOLDED):
-        folded.decompose()
-    drop_bibliography(article)
-    tables = [t for t in article.find_all("table") if t.find_parent("table") is None]
-    for table in tables:
-        table.decompose()
-    code_lines = 0
-    for block in article.find_all("pre"):
-        code_lines += sum(1 for line in block.get_text().splitlines() if line.strip())
-        block.decompose()
-    for formula in article.select(FORMULAS):
-        formula.decompose()
-    return Reading(len(re.sub(r"\s+", "", article.get_text())), len(tables), code_lines)
+    if isinstance(page, str):
+        page = BeautifulSoup(page, "html.parser")
+    article = page.find("article")
+    folded = article.select(FOLDED) + bibliography(article)
+    # Nothing inside a folded block counts; a table counts whole (its text not again), the code lines of a
+    # block are counted as code, and a formula is not prose.
+    tables = [t for t in article.select("table") if not t.find_parent("table")]
+    skipped = {id(n) for n in folded}
+    tables = [t for t in tables if not any(id(p) in skipped for p in t.parents)]
+    blocks = [
+        b
+        for b in article.select("pre")
+        if not any(id(p) in skipped or p.name == "table" for p in b.parents)
+    ]
+    code_lines = sum(1 for b in blocks for line in b.get_text().splitlines() if line.strip())
+    prose = text(article, FORMULAS, also=[*folded, *tables, *blocks])
+    return Reading(len(re.sub(r"\s+", "", prose)), len(tables), code_lines)
 
 
 def chapter_pages(html_dir: Path) -> list[str]:
@@ -100,11 +134,10 @@ def chapter_pages(html_dir: Path) -> list[str]:
     return ["ch02/index.html", *(f"ch02/{href}" for href in dict.fromkeys(pages))]
 
 
-def report(html_dir: Path) -> list[tuple[str, Reading]]:
-    return [
-        (name, reading((html_dir / name).read_text(encoding="utf-8")))
-        for name in chapter_pages(html_dir)
-    ]
+def report(html_dir: Path, page_of=None) -> list[tuple[str, Reading]]:
+    """Each page of the chapter and its reading; ``page_of(name)`` gives a page (its HTML by default)."""
+    page_of = page_of or (lambda name: (html_dir / name).read_text(encoding="utf-8"))
+    return [(name, reading(page_of(name))) for name in chapter_pages(html_dir)]
 
 
 def table(rows: list[tuple[str, Reading]]) -> str:

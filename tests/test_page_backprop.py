@@ -51,7 +51,7 @@ def test_every_example_states_its_inputs_first(book_html):
 
 @pytest.mark.build
 def test_the_core_derives_the_steps_and_states_every_examples_inputs(book_html):
-    art = article(book_html)
+    art = article_of(book_html, PAGE, own=True)
     for details in art.find_all("details"):
         details.decompose()  # what a reader sees before opening anything
     core = art.get_text()

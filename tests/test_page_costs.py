@@ -31,7 +31,7 @@ def article(book_html: Path):
 
 def prose(book_html: Path) -> str:
     """The page's text without its code listings, whitespace collapsed."""
-    node = article(book_html)
+    node = article_of(book_html, PAGE, own=True)
     for block in node.find_all("div", class_="highlight"):
         block.decompose()
     return re.sub(r"\s+", " ", node.get_text(" "))
@@ -125,7 +125,7 @@ def test_every_configuration_that_writes_a_window_is_named_with_it(book_html):
 
 def test_the_head_dim_misconception_has_its_number_in_the_core(book_html):
     values = page.head_dim_values()
-    core = article(book_html)
+    core = article_of(book_html, PAGE, own=True)
     for block in core.find_all("details"):
         block.decompose()
     text = re.sub(r"\s+", "", core.get_text())

@@ -9,6 +9,7 @@ numbers, sentences and figure) is tested in ``tests/test_page_<page>.py``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -68,8 +69,9 @@ def test_the_chapter_contents_list_the_pages_in_reading_order(book_html):
 @pytest.mark.build
 @pytest.mark.parametrize("page, teaching", PAGES)
 def test_the_whole_teaching_file_is_shown_as_it_is(book_html, page, teaching):
-    pre = section_of(article_of(book_html, f"ch02/{page}.html"), "完整教学代码").find("pre")
-    for number in pre.select("span.linenos"):  # the listing's line numbers are not code (own copy)
+    shown = section_of(article_of(book_html, f"ch02/{page}.html"), "完整教学代码").find("pre")
+    pre = copy.copy(shown)  # the shared page is read-only (conftest.soup_of)
+    for number in pre.select("span.linenos"):  # the listing's line numbers are not code
         number.decompose()
     shown = pre.get_text()
     assert shown.rstrip("\n") == (ROOT / "code" / teaching).read_text(encoding="utf-8").rstrip("\n")

@@ -10,13 +10,13 @@ opened by the keyboard, and printed in the PDF in place. Every mechanism page cl
 from __future__ import annotations
 
 import pytest
-from conftest import CHAPTER_PAGES, article_of
+from conftest import CHAPTER_PAGES, article_of, soup_of
 from reading import BIBLIOGRAPHY_TITLE, CHAPTER_BUDGET, DEPTH_TITLE, PAGE_BUDGET, report, table
 
 
 @pytest.fixture(scope="module")
 def readings(book_html):
-    rows = report(book_html)
+    rows = report(book_html, lambda name: soup_of(book_html, name))
     print("\n" + table(rows))
     return dict(rows)
 

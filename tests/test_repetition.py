@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CHAPTER_PAGES, MECHANISM_SECTIONS, article_of
-from reading import drop_bibliography
+from reading import bibliography
 
 PAGES = [
     f"ch02/{name}.html" for name in ("index", *(page for page, _ in CHAPTER_PAGES), "summary")
@@ -92,7 +92,7 @@ MATH_CLOSE = "\ue001"  # private-use marks around inline maths while splitting
 END = re.compile("[。！？][”’」』）》\\)]*")
 
 
-def _blocks(node) -> list[str]:
+def _blocks(node, skipped=frozenset()) -> list[str]:
     """The texts of ``node``'s blocks, in document order, inline maths marked."""
     from bs4 import NavigableString, Tag
 
@@ -107,6 +107,8 @@ def _blocks(node) -> list[str]:
     def walk(tag):
         for child in tag.children:
             if isinstance(child, Tag):
+                if id(child) in skipped:
+                    continue
                 if child.name == "span" and "math" in (child.get("class") or []):
                     current.append(MATH_OPEN + child.get_text() + MATH_CLOSE)
                 elif child.name in BLOCKS:
@@ -141,11 +143,10 @@ def _split(block: str) -> list[str]:
 def sentences(article) -> list[str]:
     """The sentences of a page's <article> (see the module docstring), in order, whitespace removed,
     inline maths kept as ``$TeX$``; only those of at least MIN_LENGTH characters (maths not counted)."""
-    drop_bibliography(article)  # 「本页参考文献」 and the list of entries after it
-    for tag in article.select(LEFT_OUT):
-        tag.decompose()
+    # Left out: LEFT_OUT, and 「本页参考文献」 with the list of entries after it (the page is not changed).
+    skipped = {id(tag) for tag in article.select(LEFT_OUT) + bibliography(article)}
     found = []
-    for block in _blocks(article):
+    for block in _blocks(article, skipped):
         for sentence in _split(block):
             if sentence in ASIDE or _length(sentence) < MIN_LENGTH:
                 continue

@@ -254,7 +254,7 @@ def test_a_number_counts_as_shown_only_with_its_digits_and_unit():
 
 def page_numbers(book_html: Path, page: str) -> set[str]:
     """The numbers a page shows in its prose, tables and opened 深入 blocks (code listings left out)."""
-    article = article_of(book_html, f"ch02/{page}.html")
+    article = article_of(book_html, f"ch02/{page}.html", own=True)
     for block in article.select("div.highlight"):
         block.decompose()
     return numbers(article.get_text(" "))
@@ -375,7 +375,7 @@ def test_every_exercise_cell_renders_as_the_page_shows_the_exercise(book_html, p
     for source in cells:
         assert not markdown_problems(source), (page, markdown_problems(source), source)
     tasks = [c for c in cells if c.startswith("## 练习")]
-    shown = article_of(book_html, f"ch02/{page}.html").select("div.exercise")
+    shown = article_of(book_html, f"ch02/{page}.html", own=True).select("div.exercise")
     assert len(tasks) == len(shown) > 0
     for source, exercise in zip(tasks, shown):
         heading, _, body = source.partition("\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, article_of
-from reading import drop_bibliography
+from reading import bibliography, text
 
 from chapter import fmt
 
@@ -28,12 +28,8 @@ def prose(book_html: Path, page: str) -> str:
     """The page's running text: code, run output, maths, scripts and the page's bibliography left out
     (an entry's title, such as "LlamaAttention (head_dim)", is the source's own words)."""
     article = article_of(book_html, f"ch02/{page}.html")
-    drop_bibliography(article)
-    for node in article.select(
-        "code, pre, div.highlight, span.math, div.math, script, .headerlink"
-    ):
-        node.decompose()
-    return article.get_text(" ")
+    left_out = "code, pre, div.highlight, span.math, div.math, script, .headerlink"
+    return text(article, left_out, " ", also=bibliography(article))
 
 
 @pytest.mark.build
@@ -113,9 +109,7 @@ def test_each_kind_has_its_decimals(name, x, shown):
 def text_with_maths(book_html: Path, page: str) -> str:
     """The page's text with its formulas kept as their TeX source (code and scripts left out)."""
     article = article_of(book_html, f"ch02/{page}.html")
-    for node in article.select("code, pre, div.highlight, script, .headerlink"):
-        node.decompose()
-    return re.sub(r"\s+", " ", article.get_text(" "))
+    return re.sub(r"\s+", " ", text(article, "code, pre, div.highlight, script, .headerlink", " "))
 
 
 def sentences_of(text: str) -> list[str]:
@@ -226,7 +220,8 @@ BLOCKS = ["p", "li", "dd", "dt", "caption", "figcaption"]
 def unsourced_library_claims(article) -> list[str]:
     """Blocks of text (a paragraph, a list item; a table as a whole) that name a library but neither say
     where it was observed nor cite a source. The page's bibliography is a list of sources itself."""
-    drop_bibliography(article)
+    for node in bibliography(article):
+        node.decompose()
     for node in article.select("script, pre, div.highlight, div.citation"):
         node.decompose()
 
@@ -266,7 +261,9 @@ def test_an_unsourced_library_claim_is_found():
 @pytest.mark.build
 @pytest.mark.parametrize("page", CHAPTER)
 def test_a_sentence_about_a_library_says_where_it_was_observed(book_html, page):
-    assert unsourced_library_claims(article_of(book_html, f"ch02/{page}.html")) == [], page
+    assert unsourced_library_claims(article_of(book_html, f"ch02/{page}.html", own=True)) == [], (
+        page
+    )
 
 
 # -- one term, one definition: the glossary defines it, the pages link to it (issue 43) ----------------------
@@ -294,9 +291,7 @@ PENDING_LINKS = {
 
 def running_text(article) -> str:
     """The page's text, inline code and maths kept, listings, run output and scripts left out."""
-    for node in article.select("pre, div.highlight, script, .headerlink"):
-        node.decompose()
-    return re.sub(r"\s+", " ", article.get_text(" "))
+    return re.sub(r"\s+", " ", text(article, "pre, div.highlight, script, .headerlink", " "))
 
 
 def other_meanings(text: str) -> dict[str, list[str]]:
@@ -354,4 +349,6 @@ def test_one_term_one_meaning_and_the_first_use_links_to_the_glossary(book_html,
     pending = {rule for p, rule in PENDING if p == page}
     assert set(found) == pending, (page, found)
     if page != "glossary":
-        assert used_before_linked(article_of(book_html, name)) == PENDING_LINKS.get(page, []), page
+        assert used_before_linked(article_of(book_html, name, own=True)) == PENDING_LINKS.get(
+            page, []
+        ), page
