@@ -48,8 +48,15 @@ CORE_EXAMPLES = {
         "练习 2.2.3": ["ex3_qk", "ex3_v", "ex3_past", "ex3_new", "ex3_poison"],
     },
     "ch02/scaling": {
-        "F13": ["f13_d", "f13_q", "f13_k", "f13_v", "f13_row", "ex_q"],
-        "四项检查": ["f13_row", "chk_shift", "chk_order"],
+        "F13": [
+            "f13_d",
+            "f13_q",
+            "02_scaling:EXAMPLE_K",
+            "02_scaling:EXAMPLE_V",
+            "02_scaling:QUERY",
+            "02_scaling:EXAMPLE_Q",
+        ],
+        "四项检查": ["02_scaling:QUERY", "chapter.scaling:SHIFT", "chk_order"],
     },
     "ch02/multihead": {
         "从 X 到输出": [

@@ -2,7 +2,8 @@
 
 Two nets catch a pasted result. Any decimal with two or more fraction digits anywhere in a page
 (prose, tables or cells) is a result, not an input: inputs in this book are written with at most
-one. And no number that the teaching code computes may appear in the prose in any rounding.
+one, or typed with the {input} role, which a test compares with the constant it names. And no
+number that the teaching code computes may appear in the prose in any rounding.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def computed_spellings() -> set[str]:
 
 def typed_numbers(text: str, spellings: set[str]) -> list[str]:
     """Numbers in ``text`` that look computed: long decimals anywhere, results in prose."""
-    found = DECIMAL.findall(text)
+    found = DECIMAL.findall(TYPED_INPUT.sub("␣", text))
     prose = TYPED_INPUT.sub("␣", CODE_CELL.sub("", text))
     found += [n for n in NUMBER.findall(prose) if n.lstrip("-") in spellings]
     return found
@@ -105,6 +106,7 @@ def test_the_scan_catches_a_pasted_result(spellings):
 
 def test_the_scan_lets_inputs_through(spellings):
     text = "past = 3，new = 2；V 依次为 $10$、$20$、$30$；向量 $(1, -1)$；第2章\n```{code-cell} ipython3\nx = 0.5\n```"
+    text += "\n温度依次取 {input}`0.25、0.5、1、2、4、16 <02_scaling:TEMPERATURES>`"
     assert typed_numbers(text, spellings) == []
 
 
