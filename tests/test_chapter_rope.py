@@ -1,7 +1,9 @@
 """The rotary position page's book side (book/chapter/rope.py): its numbers, sentences and tables.
 
-Fast unit tests, no build. Each sentence is tested on other inputs than the page's, and each table
-is checked against the teaching code it is written from.
+Fast unit tests, no build. Each section takes no arguments and reads the teaching files' constants, so a
+test gives it other inputs than the page's by setting those constants (``monkeypatch``), and checks its
+tables against the teaching code they are written from; a fact of the page's fixed sentences planted
+false must stop the build naming the fact.
 """
 
 from __future__ import annotations
@@ -24,6 +26,20 @@ ex = importlib.import_module("02_exercises_rope")
 MINUS = fmt.MINUS
 
 
+def given(monkeypatch, module=rope, **constants):
+    """The page's inputs replaced by other ones, for one test."""
+    for name, value in constants.items():
+        assert hasattr(module, name), name
+        monkeypatch.setattr(module, name, value)
+
+
+def exercise_values() -> dict:
+    values = {}
+    for section in page.exercises():
+        values |= section.values
+    return values
+
+
 # -- the page's kinds of numbers -------------------------------------------------------------------------
 def test_gap_is_scientific_with_the_printed_minus():
     assert fmt.sci(1.5e-12) == "1.5 × 10⁻¹²"
@@ -43,11 +59,9 @@ def test_grouped_writes_thousands_like_a_model_card():
 
 
 def test_only_negative_factors_are_put_in_parentheses():
-    steps = page.exercises([2.0, 1.0], 4)["rx1_steps"].rows  # cos(−4) < 0 < sin(−4)
+    steps = page.undo_rows([2.0, 1.0], 4)  # cos(−4) < 0 < sin(−4)
     assert steps[3][1] == f"2 × ({MINUS}0.6536) − 1 × 0.7568"
-    steps = page.exercises([2.0, 1.0], 0)[
-        "rx1_steps"
-    ].rows  # sin(−0) prints as zero: no sign, no parentheses
+    steps = page.undo_rows([2.0, 1.0], 0)  # sin(−0) prints as zero: no sign, no parentheses
     assert steps[3][1] == "2 × 1.0000 − 1 × 0.0000"
 
 
@@ -62,11 +76,6 @@ def test_vec_and_pair():
     assert page.pair(10, 0) == "m = 10，n = 0"
 
 
-def test_glue_all_refuses_an_unformatted_float():
-    with pytest.raises(ValueError, match="fmt"):
-        page.glue_all({"x": 0.5})
-
-
 # -- the facts the page's fixed sentences state ----------------------------------------------------------
 def test_a_column_is_steady_only_within_the_tolerance():
     assert page.steady([1.0, 1.0, 1.0]) and page.steady([3.0, 3.0 + 1e-12])
@@ -74,7 +83,7 @@ def test_a_column_is_steady_only_within_the_tolerance():
 
 
 def test_the_layout_facts_hold_on_the_page_and_on_other_vectors():
-    page.layouts_example()  # the page's: the two layouts steady, the mixed one moving, its length changed
+    page.layouts()  # the page's: the two layouts steady, the mixed one moving, its length changed
     q = [0.5, -1.0, 2.0, 0.0]
     k = [1.0, 1.0, -0.5, 0.5]
     right = [rope.rope_scores([q], [k], [m], [m - 2], 100.0)[0][0] for m in (2, 6, 11)]
@@ -87,30 +96,28 @@ def test_the_layout_facts_hold_on_the_page_and_on_other_vectors():
     assert page.steady(right) and not page.steady(mixed)
 
 
-def test_the_layout_words_stop_the_build_where_they_would_be_false():
-    q = [
-        1.0,
-        1.0,
-        1.0,
-        1.0,
-    ]  # at m = 0 nothing turns, in any layout: nothing moves, the length stays
-    with pytest.raises(ValueError, match="错配") as error:
-        page.layouts_example(q=q, k=q, offset=0, m_list=[0])
-    assert "随位置变化" in str(error.value) and "长度" in str(error.value)
+def test_the_layout_words_stop_the_build_where_they_would_be_false(monkeypatch):
+    q = [1.0] * 4  # at m = 0 nothing turns, in any layout: nothing moves, the length stays
+    given(monkeypatch, DEMO_Q8=q, DEMO_K8=q, LAYOUT_OFFSET=0, LAYOUT_M=[0])
+    with pytest.raises(ValueError, match="「两种配对") as error:
+        page.layouts()
+    assert str(error.value).endswith("mixed_moves_with_the_positions、mixed_changes_the_length")
 
 
 # -- the examples, on other inputs than the page's ----------------------------------------------------------
 def test_the_long_example_states_each_models_slowest_wavelength():
-    values = page.long_example(figure=False)
+    values = page.long().values
     for j, row in enumerate(rope.MODEL_BASES):
-        assert values[f"lr_model_{j}"] == row["model"] and values[f"lr_dim_{j}"] == row["head_dim"]
+        assert values[f"lr_model_{j}"] == row["model"]
+        assert values[f"lr_dim_{j}"] == fmt.count(row["head_dim"])
         assert values[f"lr_wave_{j}"] == fmt.multiple(
             rope.slowest_wavelength(row["head_dim"], row["base"])
         )
 
 
-def test_the_long_table_holds_the_scores_with_the_key_at_zero():
-    values = page.long_example(fill=0.5, offsets=[1, 10], checkpoints=[0, 3, 40], figure=False)
+def test_the_long_table_holds_the_scores_with_the_key_at_zero(monkeypatch):
+    given(monkeypatch, LONG_FILL=0.5, LONG_OFFSETS=[1, 10], CHECKPOINTS=[0, 3, 40])
+    values = page.long().values
     q = [0.5] * rope.MODEL_BASES[0]["head_dim"]
     for row, model in zip(values["tbl_long"].rows, rope.MODEL_BASES):
         assert row[1:] == [
@@ -118,78 +125,80 @@ def test_the_long_table_holds_the_scores_with_the_key_at_zero():
         ]
 
 
-def test_d2_example_table_holds_the_scores_of_both_groups():
+def test_d2_example_table_holds_the_scores_of_both_groups(monkeypatch):
     q = [0.0, 1.0]
     k = [2.0, -1.0]
-    values = page.d2_example(q, k, first=(5, 2), shift=4, figure=False)
+    given(monkeypatch, DEMO_Q2=q, DEMO_K2=k, D2_FIRST=(5, 2), D2_SHIFT=4)
+    values = page.d2().values
     rows = values["tbl_d2"].rows
     assert [r[0] for r in rows] == ["m = 5，n = 2", "m = 9，n = 6"]
     assert rows[0][-1] == rows[1][-1] == fmt.fmt(rope.rope_scores([q], [k], [5], [2])[0][0])
-    assert values["d2_q"] == "(0, 1)" and values["d2_k"] == f"(2, {MINUS}1)"
-    assert "fig_d2" not in values
+    assert (values["d2_m0"], values["d2_n0"]) == ("5", "2")
 
 
-def test_the_plots_are_figures_with_their_panels_and_chinese_labels():
-    import matplotlib.pyplot as plt
-
+def test_the_plots_are_figures_with_their_panels_and_chinese_labels(monkeypatch):
     han = re.compile(r"[\u4e00-\u9fff]")
-    values = page.d2_example(figure=True)
-    assert len(values["fig_d2"].axes) == 2
-    assert all(han.search(ax.get_title()) for ax in values["fig_d2"].axes)
-    plt.close(values["fig_d2"])
-    fig = page.long_example(offsets=[1, 10, 100], figure=True)["fig_long"]
+    fig = page.d2().values["fig_d2"]
+    assert len(fig.axes) == 2
+    assert all(han.search(ax.get_title()) for ax in fig.axes)
+    given(monkeypatch, LONG_OFFSETS=[1, 10, 100])
+    fig = page.long().values["fig_long"]
     ax = fig.axes[0]
     assert han.search(ax.get_xlabel()) and han.search(ax.get_ylabel())
     assert all(han.search(t.get_text()) for t in ax.get_legend().get_texts())
     assert "-" not in ax.get_xlabel() + ax.get_ylabel()  # one minus sign, U+2212
-    plt.close(fig)
 
 
 def test_theta_has_the_chapters_four_decimals():
-    assert [row[2] for row in page.d4_example()["tbl_d8"].rows] == [
+    values = page.d4().values
+    assert [row[2] for row in values["tbl_d8"].rows] == [
         "1.0000",
         "0.1000",
         "0.0100",
         "0.0010",
     ]
-    assert page.d4_example()["d4_base"] == "10,000"  # as the model table and the plot write it
+    assert values["d4_base"] == "10,000"  # as the model table and the plot write it
 
 
-def test_d4_and_d8_tables_follow_the_frequencies():
+def test_d4_and_d8_tables_follow_the_frequencies(monkeypatch):
     x = [0.0, 2.0, -1.0, 1.0, 0.5, 0.5]
-    values = page.d4_example(x, 3)
+    given(monkeypatch, D4_X=x, D4_M=3, D8=6)
+    values = page.d4().values
     theta = rope.frequencies(6)
     assert [r[3] for r in values["tbl_d4"].rows] == [fmt.fmt(3 * t) for t in theta]
     assert values["d4_norm_before"] == values["d4_norm_after"] == fmt.fmt(math.hypot(*x))
-    d6 = page.d4_example(d8=6)["tbl_d8"]
+    d6 = values["tbl_d8"]
     assert d6.header[2] == "θ_i = base^(−2i/6)" and len(d6.rows) == 3
 
 
-def test_layouts_example_verdict_is_written_from_its_own_table():
+def test_layouts_example_verdict_is_written_from_its_own_table(monkeypatch):
     q = [1.0, 2.0, -1.0, 0.5]
     k = [0.0, 1.0, 1.0, -2.0]
-    values = page.layouts_example(q, k, offset=2, m_list=[2, 9])
+    given(monkeypatch, DEMO_Q8=q, DEMO_K8=k, LAYOUT_OFFSET=2, LAYOUT_M=[2, 9])
+    values = page.layouts().values
     rows = values["tbl_layouts"].rows
     assert [r[0] for r in rows] == ["m = 2，n = 0", "m = 9，n = 7"]
     assert all(r[1] == r[2] for r in rows)  # the two layouts give the same score
-    assert values["lay_m"] == "2、9" and values["lay_order"] == "[0, 2, 1, 3]"
+    assert values["lay_n"] == "0、7" and values["lay_order"] == "[0, 2, 1, 3]"
 
 
-def test_weights_example_only_permuting_the_columns_keeps_the_scores():
+def test_weights_example_only_permuting_the_columns_keeps_the_scores(monkeypatch):
     x = [[1.0, -1.0], [0.5, 2.0]]
     w_q = [[1, 0, 2, -1], [0, 1, 1, 1]]
     w_k = [[2, 1, 0, 1], [-1, 0, 1, 2]]
-    values = page.weights_example(x, w_q, w_k, n_heads=1)  # one head: the whole width is its block
+    given(monkeypatch, W_X=x, W_Q=w_q, W_K=w_k, W_HEADS=1)  # one head: the whole width is its block
+    values = page.weights().values
     assert [r[-1] for r in values["tbl_weights"].rows] == ["一致", "一致", "一致", "不一致"]
-    assert values["w_cols"] == 4 and values["w_dmodel"] == 2
+    assert values["w_cols"] == "4" and values["w_dmodel"] == "2"
     assert values["w_q"] == f"(1, 0)、(0, 1)、(2, 1)、({MINUS}1, 1)"  # the columns of W_q
 
 
-def test_weights_example_with_two_heads_permutes_inside_each_head():
+def test_weights_example_with_two_heads_permutes_inside_each_head(monkeypatch):
     x = [[1.0, -1.0], [0.5, 2.0], [0.0, 1.0]]
     w_q = [[1, 0, 2, -1, 0, 1, 1, 2], [0, 1, 1, 1, 2, -1, 0, 1]]
     w_k = [[2, 1, 0, 1, 1, 0, -1, 1], [-1, 0, 1, 2, 0, 1, 2, 0]]
-    values = page.weights_example(x, w_q, w_k, n_heads=2)
+    given(monkeypatch, W_X=x, W_Q=w_q, W_K=w_k, W_HEADS=2)
+    values = page.weights().values
     verdicts = {r[0]: r[-1] for r in values["tbl_weights"].rows}
     assert verdicts == {
         "相邻成对，原权重（参照）": "一致",
@@ -197,23 +206,24 @@ def test_weights_example_with_two_heads_permutes_inside_each_head():
         "前后两半，整个宽度一次重排": "不一致",
         "前后两半，权重不重排": "不一致",
     }
-    assert (values["w_heads"], values["w_dhead"]) == (2, 4)
+    assert values["w_dhead"] == "4"
     assert (
         values["w_order"] == "[0, 2, 1, 3, 4, 6, 5, 7]"
         and values["w_whole"] == "[0, 2, 4, 6, 1, 3, 5, 7]"
     )
 
 
-def test_v_example_rotating_v_moves_the_output():
-    values = page.v_example(
-        seq=[[1.0, 0.0], [0.5, 0.5]], v=[[1.0, 2.0], [0.0, -1.0]], start=2, shift=3
-    )
+def test_v_example_rotating_v_moves_the_output(monkeypatch):
+    seq = [[1.0, 0.0], [0.5, 0.5]]
+    given(monkeypatch, V_SEQ=seq, V_V=[[1.0, 2.0], [0.0, -1.0]], V_START=2, V_SHIFT=3)
+    values = page.v_rotated().values
     assert [r[-1] for r in values["tbl_v"].rows] == ["不变", "变了"]
     assert values["tbl_v"].header[1:3] == ["从位置 2 开始", "后移 3 个位置"]
 
 
-def test_cache_example_right_and_wrong_rows_share_the_mask():
-    values = page.cache_example(past=2, new=3)
+def test_cache_example_right_and_wrong_rows_share_the_mask(monkeypatch):
+    given(monkeypatch, PAST=2, NEW=3)
+    values = page.row_index().values
     rows = values["tbl_offset_scores"].rows
     right = [r for r in rows if r[0] == "正确：转 past + i"]
     wrong = [r for r in rows if r[0] == "写错：转行号 i"]
@@ -227,8 +237,9 @@ def test_cache_example_right_and_wrong_rows_share_the_mask():
 
 
 @pytest.mark.parametrize("pads", [1, 3])
-def test_padding_example_counts_real_tokens(pads):
-    values = page.padding_example(pads=pads)
+def test_padding_example_counts_real_tokens(monkeypatch, pads):
+    given(monkeypatch, PADS=pads)
+    values = page.padding().values
     assert [values[f"pad_{i}_ok"] for i in range(4)] == ["一致", "一致", "不一致", "不一致"]
     assert [values[f"pad_{i}_at"] for i in range(4)] == [
         str(3),
@@ -241,32 +252,34 @@ def test_padding_example_counts_real_tokens(pads):
     ]  # the three prefilled tokens and the decoded one (review C3)
 
 
-def test_invariant_example_catches_the_row_index_only_with_a_cache():
+def test_invariant_example_catches_the_row_index_only_with_a_cache(monkeypatch):
     seq = [[1.0, 1.0], [0.0, -1.0], [2.0, 0.5], [1.0, 0.0]]
     v = [[1.0], [0.0], [2.0], [3.0]]
-    rows = page.cache_example(seq, v, past=1, new=3)["tbl_invariant"].rows
+    given(monkeypatch, DEMO_SEQ=seq, DEMO_V=v, PAST=1, NEW=3)
+    rows = page.invariant().values["tbl_invariant"].rows
     verdicts = {(r[0], r[1]): r[3] for r in rows}
     assert verdicts[("正确：转 past + i", "1 + 3")] == "通过"
     assert verdicts[("写错：转行号 i", "1 + 3")] == "被认出"
     assert verdicts[("写错：转行号 i", "4")] == "通过"
 
 
-def test_long_example_table_and_note():
-    values = page.long_example(
-        fill=0.5, offsets=[1, 10, 100], checkpoints=[0, 10, 1000], figure=False
-    )
+def test_long_example_table_and_note(monkeypatch):
+    given(monkeypatch, LONG_FILL=0.5, LONG_OFFSETS=[1, 10, 100], CHECKPOINTS=[0, 10, 1000])
+    values = page.long().values
     assert values["lr_outside"] == "0、1,000"  # off the plot's log axis: only in the table
-    with pytest.raises(ValueError, match="横轴画不到"):
-        page.long_example(offsets=[1, 10, 100], checkpoints=[1, 10], figure=False)
+    given(monkeypatch, CHECKPOINTS=[1, 10])
+    with pytest.raises(ValueError, match="some_checkpoints_off_the_plot"):
+        page.long()
     assert [r[0] for r in values["tbl_long"].rows] == ["10,000", "500,000", "1,000,000"]
     d = rope.MODEL_BASES[0]["head_dim"]
     assert values["lr_start"] == fmt.fmt(0.25 * d / math.sqrt(d))
 
 
-def test_the_d2_table_of_all_positions_diagonals_and_sign():
+def test_the_d2_table_of_all_positions_diagonals_and_sign(monkeypatch):
     q = [1.0, 0.0]
     k = [0.0, 1.0]
-    values = page.d2_example(q, k, n=4, figure=False)
+    given(monkeypatch, DEMO_Q2=q, DEMO_K2=k, TOEPLITZ_N=4)
+    values = page.d2().values
     assert values["toe_spread"] == "0" or "× 10⁻¹" in values["toe_spread"]  # rounding only
     table = rope.rope_scores([q] * 4, [k] * 4, list(range(4)), list(range(4)))
     assert (values["toe_ahead"], values["toe_behind"]) == (
@@ -274,8 +287,9 @@ def test_the_d2_table_of_all_positions_diagonals_and_sign():
         fmt.fmt(table[0][1]),
     )
     assert not math.isclose(table[1][0], table[0][1])  # 「两者不同」
-    with pytest.raises(ValueError, match="不同"):
-        page.d2_example([1.0, 0.0], [1.0, 0.0], n=3, figure=False)  # q = k: +1 and −1 agree
+    given(monkeypatch, DEMO_K2=q, TOEPLITZ_N=3)  # q = k: +1 and −1 agree
+    with pytest.raises(ValueError, match="plus_and_minus_one_differ"):
+        page.d2()
     assert values["tbl_toeplitz"].rows[2][1:] == [fmt.fmt(x) for x in table[2]]
 
 
@@ -300,20 +314,18 @@ def test_a_written_out_step_says_equals_only_when_its_printed_terms_give_its_pri
     x, position
 ):
     """The kind of review item 26: 「2 × (−0.4161) − 1 × 0.9093 = −1.7416」 where the digits give −1.7415."""
-    for step, expression, value in page.exercises(x, position)["rx1_steps"].rows:
+    for step, expression, value in page.undo_rows(x, position):
         if "→" in value:  # the lengths: a symbolic formula, no printed terms
             continue
         sign, shown = value.split(" ", 1)
         agrees = fmt.fmt(printed_value(expression)) == shown
         assert sign == ("=" if agrees else "≈"), (step, expression, value)
-    assert (
-        page.exercises([2.0, 1.0], 2)["rx1_steps"].rows[3][2].startswith("≈")
-    )  # the review's instance
+    assert page.undo_rows([2.0, 1.0], 2)[3][2].startswith("≈")  # the review's instance
 
 
 def test_the_exercise_tables_come_from_the_reference_solutions():
     r = ex.undo_steps()
-    values = page.exercises()
+    values = exercise_values()
     steps = values["rx1_steps"].rows
     assert (
         steps[3][2].endswith(fmt.fmt(r["original"][0])) and f"({MINUS}" in steps[3][1]
@@ -323,7 +335,7 @@ def test_the_exercise_tables_come_from_the_reference_solutions():
         values["rx1_back"] == vec_of(r["back"])
         and max(abs(a - b) for a, b in zip(r["back"], ex.UNDO_X)) < 1e-9
     )  # 「回到了 x′」
-    freq = shift = offset = page.exercises()
+    freq = shift = offset = values
     assert [row[2] for row in freq["rx2_table"].rows] == ["0", f"{MINUS}1/3", f"{MINUS}2/3"]
     s3 = ex.shift_scores()
     first, second = (g["score"] for g in s3["groups"])
@@ -333,18 +345,18 @@ def test_the_exercise_tables_come_from_the_reference_solutions():
     assert abs(s["score"] - s["both"]) < 1e-9  # 「一致」
     assert [r[-1] for r in offset["rx4_table"].rows] == [fmt.fmt(t) for t in s["terms"]]
     assert offset["rx4_score"] == fmt.fmt(s["score"]) and offset["rx4_offset"] == "3"  # Δ = m − n
-    assert page.exercises()["rx5_doctest"].startswith("```pycon\n>>> ")
+    assert values["rx5_doctest"].startswith("```pycon\n>>> ")
 
 
 def test_the_exercise_words_stop_the_build_where_they_would_be_false(monkeypatch):
     s3 = ex.shift_scores()
     moved = {**s3, "groups": [s3["groups"][0], {**s3["groups"][1], "score": 0.123}]}
     monkeypatch.setattr(page.ex, "shift_scores", lambda: moved)
-    with pytest.raises(ValueError, match="同一个分数"):
-        page.exercises()
+    with pytest.raises(ValueError, match="two_groups_same_score"):
+        page.shift_exercise()
     monkeypatch.setattr(page.ex, "shift_scores", lambda: {**s3, "plain": s3["groups"][0]["score"]})
-    with pytest.raises(ValueError, match="旋转改变了分数"):
-        page.exercises()
+    with pytest.raises(ValueError, match="rotation_changes_the_score"):
+        page.shift_exercise()
 
 
 def test_the_reader_may_word_the_bad_input_message():
@@ -355,4 +367,4 @@ def test_the_reader_may_word_the_bad_input_message():
         if e.exc_msg is not None
     ]
     assert raising and all(e.options.get(doctest.IGNORE_EXCEPTION_DETAIL) for e in raising)
-    assert "IGNORE_EXCEPTION_DETAIL" in page.exercises()["rx5_doctest"]
+    assert "IGNORE_EXCEPTION_DETAIL" in page.code_exercise().values["rx5_doctest"]

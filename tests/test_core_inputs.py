@@ -71,7 +71,16 @@ CORE_EXAMPLES = {
             "wo_rows",
         ],
     },
-    "ch02/rope": {"d = 2 的一例": ["d2_d", "d2_q", "d2_k", "d2_theta", "d2_m0", "d2_n0"]},
+    "ch02/rope": {
+        "d = 2 的一例": [
+            "d2_d",
+            "02_rope:DEMO_Q2",
+            "02_rope:DEMO_K2",
+            "d2_theta",
+            "d2_m0",
+            "d2_n0",
+        ]
+    },
     "ch02/backprop": {
         "按推导顺序": [
             "ex_n",
