@@ -29,19 +29,19 @@ COST_N = 16
 COST_D_MODEL = 64
 COST_FIXED = 16
 COST_HEADS = [1, 2, 4, 8, 16]
-GQA_COUNT_HEADS = (
-    8  # the GQA paragraph's claims, checked at COST_N positions and width COST_D_MODEL
-)
+# The GQA paragraph's claims are checked with this many query heads, COST_N positions, width COST_D_MODEL.
+GQA_COUNT_HEADS = 8
 KV_PLANS = ("GQA", "MQA")  # the plans of 02_multihead.PLANS the GQA example compares
 # The Gemma-7B configuration the page quotes is 02_costs.py's; the page types these four of its entries.
 GEMMA_HIDDEN = costs.GEMMA_7B["hidden"]
 GEMMA_HEADS = costs.GEMMA_7B["heads"]
 GEMMA_KV_HEADS = costs.GEMMA_7B["kv_heads"]
 GEMMA_HEAD_DIM = costs.GEMMA_7B["head_dim"]
+# The checks table's 通过？ column.
 VERDICT = {
     True: "是",
     False: "否",
-}  # the checks table's 通过？ column
+}
 AT = "位置 {}".format  # a table row's label: AT(2) is 位置 2
 
 
@@ -283,7 +283,8 @@ def steps() -> Section:
 def two_ways() -> Section:
     """The fused version: the shapes of Q, both outputs, their largest difference (outputs and weights)."""
     s = Section(PAGE, "两种常见写法，同一个结果")
-    x, w_q, *_ = mh.DEMO
+    x = mh.DEMO_X
+    w_q = mh.DEMO_WQ
     heads = mh.DEMO_HEADS
     w_list, out_list = mh.multihead_attention(*mh.DEMO, heads)
     w_fused, out_fused = mh.multihead_attention_fused(*mh.DEMO, heads)
@@ -324,7 +325,8 @@ def gqa() -> Section:
         ),
         scores_and_mixing_unchanged=len({r["scores_mixing"] for r in counts}) == 1,
     )
-    x, w_q = mh.DEMO_X, mh.DEMO_WQ
+    x = mh.DEMO_X
+    w_q = mh.DEMO_WQ
     heads = mh.GQA_HEADS
     d = len(w_q[0]) // heads
     plans = {name: mh.PLANS[name] for name in KV_PLANS}  # W_k, W_v, W_o, heads, K/V heads
@@ -344,18 +346,17 @@ def gqa() -> Section:
         ],
     )
     rows = [("普通多头（MHA）", heads, shape(len(w_q), heads * d), "—")]
-    rows += [(name, p[4], shape(len(p[0]), len(p[0][0])), diffs[name]) for name, p in plans.items()]
+    rows += [
+        (name, p[4], shape(len(p[0]), len(p[0][0])), fmt.difference(diffs[name]))
+        for name, p in plans.items()
+    ]
     s.table(
         "tbl_gqa",
         rows,
         Col("方案", lambda r: r[0], "text"),
         Col("K/V 头数", lambda r: r[1], "count"),
         Col("W_k 形状", lambda r: r[2], "text"),
-        Col(
-            "与重复 K/V 后的普通多头的最大差",
-            lambda r: r[3] if isinstance(r[3], str) else fmt.difference(r[3]),
-            "text",
-        ),
+        Col("与重复 K/V 后的普通多头的最大差", lambda r: r[3], "text"),
     )
     s.text(gqa_repeat_example=fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, heads, plans["GQA"][4])))
     return s
@@ -380,16 +381,14 @@ def misreadings() -> Section:
         and derived != GEMMA_HEAD_DIM,
         gemma_heads_times_head_dim_exceeds_d_model=product > GEMMA_HIDDEN,
     )
+    params = mh.projection_params(GEMMA_HIDDEN, GEMMA_HEADS, GEMMA_HEAD_DIM, GEMMA_KV_HEADS)
+    params_derived = mh.projection_params(GEMMA_HIDDEN, GEMMA_HEADS, None, GEMMA_KV_HEADS)
     s.value(
         "count",
         gemma_derived=derived,
         gemma_product=product,
-        gemma_params=mh.projection_params(
-            GEMMA_HIDDEN, GEMMA_HEADS, GEMMA_HEAD_DIM, GEMMA_KV_HEADS
-        )["total"],
-        gemma_params_derived=mh.projection_params(GEMMA_HIDDEN, GEMMA_HEADS, None, GEMMA_KV_HEADS)[
-            "total"
-        ],
+        gemma_params=params["total"],
+        gemma_params_derived=params_derived["total"],
     )
     divide_error = error_of(mh.multihead_attention, *mh.DEMO, 3)  # 3 heads do not divide d_model
     s.md(divide_error=f"`ValueError: {divide_error}`")
