@@ -37,11 +37,7 @@ GEMMA_HIDDEN = costs.GEMMA_7B["hidden"]
 GEMMA_HEADS = costs.GEMMA_7B["heads"]
 GEMMA_KV_HEADS = costs.GEMMA_7B["kv_heads"]
 GEMMA_HEAD_DIM = costs.GEMMA_7B["head_dim"]
-# The checks table's 通过？ column.
-VERDICT = {
-    True: "是",
-    False: "否",
-}
+VERDICT = {True: "是", False: "否"}  # the checks table's 通过？ column
 AT = "位置 {}".format  # a table row's label: AT(2) is 位置 2
 
 
