@@ -1,7 +1,9 @@
-"""The multi-head page's book side (book/chapter/multihead.py): the facts its sentences are built from.
+"""The multi-head page's book side (book/chapter/multihead.py): numbers as printed, tables, the facts its prose reads.
 
-Fast unit tests, no build: facts on inputs other than the page's, a clause the data choose on inputs
-that go each way; figure F14's sentences against the numbers in its own tables.
+Fast unit tests, no build. Each section takes no arguments: a section is run on other inputs by changing a
+teaching constant, and a fact of the page's fixed sentences is planted false by changing what a teaching
+function returns (or an input of the book side), and the section must stop the build naming the fact;
+figure F14's sentences are checked against the numbers in its own tables.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from hypothesis import strategies as st
 
 from chapter import fmt
 from chapter import multihead as page
+from chapter.page import listing
 
 att = importlib.import_module("02_attention")
+costs = importlib.import_module("02_costs")
 mh = importlib.import_module("02_multihead")
 ex = importlib.import_module("02_exercises_multihead")
 
@@ -44,6 +48,11 @@ def layers(draw):
     return x, w_q, w_k, w_v, draw(matrix(d_model, d_model)), heads, head_dim
 
 
+def planted(monkeypatch, module, name, change):
+    original = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **kw: change(original(*a, **kw)))
+
+
 # -- figure F14 ------------------------------------------------------------------------------------------
 @settings(max_examples=10, deadline=None)
 @given(layers())
@@ -51,7 +60,7 @@ def test_f14_sentences_follow_the_frame_tables(p):
     x, w_q, w_k, w_v, w_o, heads, head_dim = p
     if heads < 2:
         return
-    frames = page.f14_frames(x, w_q, w_k, w_v, w_o, heads=heads)
+    frames = page.frames(mh.multihead_steps(x, w_q, w_k, w_v, w_o, heads))
     weights, _ = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
     for h, frame in ((0, frames[1]), (1, frames[2])):
         last = [c["text"] for c in frame["tables"][2]["rows"][-1][1:]]
@@ -81,14 +90,9 @@ def test_f14_forbidden_cells_say_so_in_words_and_a_minus_is_a_minus():
     assert "−1.0000" in cells and not any(c.startswith("-") for c in cells)
 
 
-def test_f14_needs_two_heads():
-    with pytest.raises(ValueError, match="heads 至少为 2"):
-        page.f14_frames(heads=1)
-
-
 # -- facts the page's sentences are built from ----------------------------------------------------------------
 def test_the_checks_count_what_the_table_shows():
-    v = page.checks_values()
+    v = page.checks().values
     rows = v["tbl_checks"].rows
     assert v["checks_n"] == str(len(rows)) and v["checks_passed"] == str(
         sum(r[2] == "是" for r in rows)
@@ -99,7 +103,7 @@ def test_the_checks_count_what_the_table_shows():
 
 
 def test_the_cost_sentences_state_the_first_and_last_rows():
-    v = page.checks_values()
+    v = page.cost_tables().values
     for name in ("split", "fixed"):
         rows = v[f"tbl_cost_{name}"].rows
         for column, key in ((2, "params"), (3, "multiply_adds"), (4, "score_cells")):
@@ -114,17 +118,22 @@ def test_the_cost_sentences_state_the_first_and_last_rows():
     assert equal == [v["cost_fixed_equal"]]  # 「除了 h = 4 那一行」
 
 
-def test_the_cost_words_stop_the_build_where_they_would_be_false():
-    with pytest.raises(ValueError, match="恰有一行"):
-        page.checks_values(fixed=3)  # no number of heads times 3 is 64
-    with pytest.raises(ValueError, match="随头数变多"):
-        page.checks_values(heads_list=[4, 2, 1])  # fewer heads down the table
+def test_the_cost_words_stop_the_build_where_they_would_be_false(monkeypatch):
+    monkeypatch.setattr(page, "COST_FIXED", 3)  # no number of heads times 3 is 64
+    with pytest.raises(
+        ValueError, match="「怎样观察与验证」.*fixed_one_row_where_width_is_d_model"
+    ):
+        page.cost_tables()
+    monkeypatch.undo()
+    monkeypatch.setattr(page, "COST_HEADS", [4, 2, 1])  # fewer heads down the table
+    with pytest.raises(ValueError, match="score_cells_grow_with_heads"):
+        page.cost_tables()
 
 
 @QUICK
 @given(st.integers(1, 32), st.sampled_from([[1, 2, 4], [2, 4, 8], [1, 8]]), st.integers(1, 8))
 def test_the_cost_facts_follow_their_table(n, heads_list, head_dim):
-    split = page.cost_rows(n, max(heads_list) * head_dim, heads_list)
+    split = page.cost_rows(n, max(heads_list) * head_dim, heads_list, None)
     fixed = page.cost_rows(n, 64, heads_list, head_dim)
     assert (
         len({r["params"] for r in split}) == len({r["multiply_adds"] for r in split}) == 1
@@ -151,7 +160,7 @@ def test_every_head_reads_the_same_keys_with_its_own_columns(p, data):
 def test_the_experts_facts_are_the_figure_s():
     s = mh.multihead_steps(*mh.DEMO, mh.DEMO_HEADS)
     favs = [page.favourite(w[-1]) for w in s["weights"]]
-    assert page.misreadings()["experts_favs"] == "，".join(
+    assert page.misreadings().values["experts_favs"] == "，".join(
         f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs)
     )
 
@@ -173,7 +182,8 @@ def test_output_heads_follow_w_o(heads, head_dim, out_cols, data):
 def test_the_page_s_w_o_mixes_some_columns_and_not_others():
     used = page.output_heads(mh.DEMO_WO, mh.DEMO_HEADS)
     assert {len(u) for u in used} == {1, 2}  # the sentence's 取自不止一个头 has cases on both sides
-    assert page.steps_values()["mix_cols"].split("；")[0] == f"列 0 ← {page.names('头', used[0])}"
+    first = listing(f"头 {h}" for h in used[0])
+    assert page.steps().values["mix_cols"].split("；")[0] == f"列 0 ← {first}"
 
 
 def test_gqa_shrinks_the_kv_projections_and_the_cache_but_not_the_scores_and_mixing():
@@ -185,54 +195,71 @@ def test_gqa_shrinks_the_kv_projections_and_the_cache_but_not_the_scores_and_mix
     assert {r["scores_mixing"] for r in rows} == {32_768}  # 「算分数与混合的乘加次数不变」
     assert [r["kv_projections"] for r in rows] == [2 * 16 * 64 * 8 * kv for kv in (8, 4, 2, 1)]
     assert [r["cache"] for r in rows] == [2 * 8 * kv for kv in (8, 4, 2, 1)]
-    page.gqa_values()  # the page's claims hold
+    page.gqa()  # the page's claims hold
 
 
 def test_gqa_tables_follow_the_checks():
-    wk = [
-        [1.0],
-        [0.0],
-        [2.0],
-        [-1.0],
-    ]  # one K/V head for four query heads: MQA on other inputs than the page's
-    tables = page.gqa_values(4, {"甲": (wk, wk)})
-    assert tables["tbl_gqa"].rows[1] == ["甲", "1", "(4, 1)", "0"]
-    assert tables["tbl_groups"].rows == [["甲", "1"] + ["K/V 头 0"] * 4]
+    v = page.gqa().values
+    assert v["tbl_gqa"].rows[1:] == [["GQA", "2", "(4, 2)", "0"], ["MQA", "1", "(4, 1)", "0"]]
+    groups = {r[0]: r[2:] for r in v["tbl_groups"].rows}
+    assert groups == {
+        "GQA": ["K/V 头 0", "K/V 头 0", "K/V 头 1", "K/V 头 1"],  # neighbours share a K/V head
+        "MQA": ["K/V 头 0"] * 4,
+    }
+    assert v["gqa_repeat_example"] == fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, 4, 2))
 
 
-def test_the_two_ways_and_the_fused_shapes_come_from_the_code():
-    both = page.two_ways_values(*mh.DEMO, 4)  # four heads of one column: not the page's two
-    assert both["two_ways_diff"] == page.two_ways_values()["two_ways_diff"] == "0"
+def test_a_gqa_count_that_moves_the_scores_stops_the_build(monkeypatch):
+    def skew(rows):
+        rows[-1]["scores_mixing"] += 1  # were MQA to change the score and mixing multiply-adds
+        return rows
+
+    planted(monkeypatch, page, "gqa_counts", skew)
+    with pytest.raises(
+        ValueError, match="「分组 K/V 头：GQA 与 MQA」.*scores_and_mixing_unchanged"
+    ):
+        page.gqa()
+
+
+def test_the_two_ways_and_the_fused_shapes_come_from_the_code(monkeypatch):
+    assert page.two_ways().values["two_ways_diff"] == "0"
+    monkeypatch.setattr(mh, "DEMO_HEADS", 4)  # four heads of one column: not the page's two
+    both = page.two_ways().values
+    assert both["two_ways_diff"] == "0"
     assert [r[1] for r in both["tbl_two_ways"].rows] == [r[2] for r in both["tbl_two_ways"].rows]
     shapes = [both[f"fused_{i}"] for i in range(5)]
     assert shapes == ["(3, 4)", "(3, 4, 1)", "(4, 3, 1)", "(3, 4, 1)", "(3, 4)"]
 
 
-def test_the_shape_table_measures_the_steps():
-    size = page.steps_values(heads=4)
+def test_the_shape_table_measures_the_steps(monkeypatch):
+    monkeypatch.setattr(mh, "DEMO_HEADS", 4)  # four heads of one column: not the page's two
+    size = page.steps().values
     shown = [size[f"size_{k}"] for k in ("q_heads", "scores", "output")]
     assert shown == ["4 块 3 × 1", "4 张 3 × 3", "3 × 4"]
 
 
-def test_gemma_states_a_head_dim_that_is_not_d_model_over_heads():
-    g = page.GEMMA_7B
-    c = page.config_head_dim(g)
-    assert (
-        c["stated"] == g["head_dim"] != g["hidden_size"] // g["num_attention_heads"] == c["derived"]
-    )
-    assert c["params_stated"] == 4 * g["hidden_size"] * g["num_attention_heads"] * g["head_dim"]
-    assert c["params_if_derived"] == 4 * g["hidden_size"] ** 2
-    assert g["source"].startswith("https://huggingface.co/google/gemma-7b")
-    other = page.config_head_dim(
-        {"hidden_size": 10, "num_attention_heads": 4, "head_dim": 3, "num_key_value_heads": 2}
-    )
-    assert (
-        other["derived"] == 2.5
-        and other["params_if_derived"] is None
-        and other["heads_times_head_dim"] == 12
-    )
-    with pytest.raises(ValueError, match="num_attention_heads"):
-        page.config_head_dim({"hidden_size": 8})
+def test_gemma_is_the_costs_page_s_configuration_and_its_head_dim_is_not_the_quotient(monkeypatch):
+    g = costs.GEMMA_7B
+    typed = (page.GEMMA_HIDDEN, page.GEMMA_HEADS, page.GEMMA_KV_HEADS, page.GEMMA_HEAD_DIM)
+    assert typed == (g["hidden"], g["heads"], g["kv_heads"], g["head_dim"])
+    v = page.misreadings().values
+    assert v["gemma_derived"] == fmt.count(g["hidden"] // g["heads"]) != fmt.count(g["head_dim"])
+    assert v["gemma_params"] == fmt.count(4 * g["hidden"] * g["heads"] * g["head_dim"])
+    assert v["gemma_params_derived"] == fmt.count(4 * g["hidden"] ** 2)
+    monkeypatch.setattr(page, "GEMMA_HEAD_DIM", g["hidden"] // g["heads"])  # were it the quotient
+    with pytest.raises(
+        ValueError, match="「可能的代价与误解」.*gemma_head_dim_is_not_the_quotient"
+    ):
+        page.misreadings()
+
+
+def test_a_row_that_does_not_flatten_stops_the_build(monkeypatch):
+    v = page.misreadings().values
+    right, wrong = ([fmt.printed(x) for x in v[k].split(" / ")] for k in ("right_row", "wrong_row"))
+    assert max(wrong) < max(right) and v["sqrt_d_model"] == page.root(len(mh.DEMO_X[0]))
+    monkeypatch.setattr(page, "WRONG_D_POS", 0)  # position 0 reads one key: weight 1 either way
+    with pytest.raises(ValueError, match="dividing_by_root_d_model_flattens_the_row"):
+        page.misreadings()
 
 
 # -- the exercises' facts -------------------------------------------------------------------------------------
@@ -244,8 +271,8 @@ def test_the_exercise_compares_two_heads_that_read_the_same_keys(monkeypatch):
     )
     fav = int(np.argmax(a["weights"]))
     assert fav == int(np.argmax(a["other_weights"]))  # 「两个头都最看重 Key 2」
-    v = page.exercise_values()
-    assert v["ex1_other_w"] == page.slashed(a["other_weights"])
+    v = page.split_exercise().values
+    assert v["ex1_other_w"] == fmt.slashed(a["other_weights"])
     assert (v["ex1_fav_key"], v["ex1_fav_w"], v["ex1_fav_v"]) == (
         str(fav),
         fmt.fmt(a["weights"][fav]),
@@ -253,8 +280,8 @@ def test_the_exercise_compares_two_heads_that_read_the_same_keys(monkeypatch):
     )
     apart = {**a, "other_weights": [0.7, 0.2, 0.1]}  # the other head favours key 0
     monkeypatch.setattr(page.ex, "split_and_row", lambda: apart)
-    with pytest.raises(ValueError, match="同一个 Key"):
-        page.exercise_values()
+    with pytest.raises(ValueError, match="two_heads_favour_the_same_key"):
+        page.split_exercise()
 
 
 @pytest.mark.parametrize(
@@ -270,22 +297,22 @@ def test_the_columns_shrink_by_the_group_size(heads, kv_choices):
     assert all(
         r["fraction"] == r["group_size"] == heads // r["kv_heads"] for r in rows
     )  # what the page says
-    assert page.exercise_values()["ex2_sizes"] == "、".join(
+    assert page.gqa_exercise().values["ex2_sizes"] == "、".join(
         str(r["group_size"]) for r in ex.gqa_plan()
     )
 
 
 def test_the_reshape_exercise_says_what_the_split_found(monkeypatch):
-    v = page.exercise_values()
+    v = page.reshape_exercise().values
     a = ex.reshape_split()
-    assert v["ex3_touched"] == page.names("头", a["touched"]) and a["touched"] != [0]
+    assert v["ex3_touched"] == listing(f"头 {c}" for c in a["touched"]) and a["touched"] != [0]
     rows = v["ex3_table"].rows
     assert [r[2] for r in rows] == [fmt.vector(part) for part in a["right"]]
     assert [r[4] for r in rows] == [fmt.vector(part) for part in a["wrong"]]
     # A split that touches head 0 only: 「头 0 之外的头也变了」 would be false, and the build stops.
     monkeypatch.setattr(page.ex, "reshape_split", lambda: {**a, "touched": [0]})
-    with pytest.raises(ValueError, match="头 0 之外"):
-        page.exercise_values()
+    with pytest.raises(ValueError, match="swapped_reshape_touches_other_heads"):
+        page.reshape_exercise()
 
 
 def test_the_reader_may_word_the_bad_input_message():
@@ -296,13 +323,7 @@ def test_the_reader_may_word_the_bad_input_message():
         if e.exc_msg is not None
     ]
     assert raising and all(e.options.get(doctest.IGNORE_EXCEPTION_DETAIL) for e in raising)
-    assert "IGNORE_EXCEPTION_DETAIL" in page.exercise_values()["ex4_doctest"]
-
-
-def test_the_wrong_root_row_is_flatter_than_the_right_one():
-    v = page.misreadings()
-    right, wrong = ([fmt.printed(x) for x in v[k].split(" / ")] for k in ("right_row", "wrong_row"))
-    assert max(wrong) < max(right) and v["sqrt_d_model"] == page.root(len(mh.DEMO_X[0]))
+    assert "IGNORE_EXCEPTION_DETAIL" in page.code_exercise().values["ex4_doctest"]
 
 
 def test_the_split_figure_shows_every_weight_of_the_example():
@@ -320,9 +341,26 @@ def test_the_split_figure_shows_every_weight_of_the_example():
 
 
 def test_the_page_glues_only_through_the_book_side():
-    # One way to glue: the book module returns a section's values as a dict, the page calls page.glue_all.
+    # One way to glue: a section of the book module returns a page.Section, the page calls its glue().
     source = (Path(__file__).resolve().parent.parent / "book" / "ch02" / "multihead.md").read_text(
         encoding="utf-8"
     )
-    assert re.findall(r"\b(?:glue|glue_md|Markdown)\(", source) == []
-    assert source.count("page.glue_all(") >= 4
+    assert re.findall(r"\b(?:glue_all|glue_md|Markdown)\(", source) == []
+    assert source.count(".glue()") >= 7
+
+
+def test_every_section_glues_each_name_once_and_no_float():
+    names = []
+    sections = [
+        page.steps(),
+        page.two_ways(),
+        page.gqa(),
+        page.misreadings(),
+        page.checks(),
+        page.cost_tables(),
+        *page.exercises(),
+    ]
+    for s in sections:
+        assert not any(isinstance(v, float) for v in s.values.values()), s.title
+        names += list(s.values)
+    assert len(names) == len(set(names))

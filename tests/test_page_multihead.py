@@ -25,6 +25,7 @@ from conftest import (
 from chapter import fmt
 from chapter import multihead as page_side
 
+costs = importlib.import_module("02_costs")
 mh = importlib.import_module("02_multihead")
 PAGE = "ch02/multihead.html"
 
@@ -99,14 +100,20 @@ def test_the_output_table_holds_the_computed_output(book_html):
 @pytest.mark.build
 def test_gemma_numbers_and_the_error_come_from_the_code(book_html):
     text = article(book_html).get_text()
-    c = page_side.config_head_dim(page_side.GEMMA_7B)
-    for key in ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim"):
-        assert f"{key} = {page_side.GEMMA_7B[key]}" in text
+    g = costs.GEMMA_7B
+    entries = {
+        "hidden_size": "hidden",
+        "num_attention_heads": "heads",
+        "num_key_value_heads": "kv_heads",
+        "head_dim": "head_dim",
+    }
+    for name, key in entries.items():
+        assert f"{name} = {g[key]}" in text
     for value in (
-        c["derived"],
-        c["heads_times_head_dim"],
-        c["params_stated"],
-        c["params_if_derived"],
+        g["hidden"] // g["heads"],
+        g["heads"] * g["head_dim"],
+        mh.projection_params(g["hidden"], g["heads"], g["head_dim"], g["kv_heads"])["total"],
+        mh.projection_params(g["hidden"], g["heads"], None, g["kv_heads"])["total"],
     ):
         assert fmt.count(value) in text
     with pytest.raises(ValueError) as error:
@@ -115,12 +122,12 @@ def test_gemma_numbers_and_the_error_come_from_the_code(book_html):
 
 
 SECTIONS = (
-    "steps_values",
-    "two_ways_values",
-    "gqa_values",
+    "steps",
+    "two_ways",
+    "gqa",
     "misreadings",
-    "checks_values",
-    "exercise_values",
+    "checks",
+    "cost_tables",
 )
 
 
@@ -128,10 +135,11 @@ SECTIONS = (
 def test_every_glued_text_is_on_the_page(book_html):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
     text = flat(article(book_html).get_text())
-    glued = {k: v for f in SECTIONS for k, v in getattr(page_side, f)().items() if type(v) is str}
+    sections = [getattr(page_side, f)() for f in SECTIONS] + page_side.exercises()
+    glued = {k: v for s in sections for k, v in s.values.items() if type(v) is str}
     assert len(glued) > 60
     assert [k for k, v in glued.items() if flat(v) not in text] == []
-    cost = page_side.checks_values()
+    cost = page_side.cost_tables().values
     assert (
         flat(
             f"参数个数都是{cost['cost_split_params_0']}，"
@@ -139,7 +147,7 @@ def test_every_glued_text_is_on_the_page(book_html):
         )
         in text
     )
-    assert flat(f"{page_side.checks_values()['checks_n']}项检查通过了") in text
+    assert flat(f"{page_side.checks().values['checks_n']}项检查通过了") in text
 
 
 @pytest.mark.build
@@ -148,7 +156,7 @@ def test_d_head_is_taught_here_under_its_label(book_html):
     art = article(book_html)
     heading = art.find(id="ch02-multihead-dhead")
     assert heading is not None and art.find(id="ch02-multihead-head-dim") is not None
-    v = page_side.misreadings()
+    v = page_side.misreadings().values
     text = art.get_text()
     assert v["right_row"] in text and v["wrong_row"] in text and v["right_row"] != v["wrong_row"]
 
@@ -156,7 +164,7 @@ def test_d_head_is_taught_here_under_its_label(book_html):
 @pytest.mark.build
 def test_what_w_o_mixes_is_said_from_w_o(book_html):
     text = article(book_html).get_text()
-    assert page_side.steps_values()["mix_cols"] in text
+    assert page_side.steps().values["mix_cols"] in text
     assert "每一列都用到拼接结果的全部列" not in text  # the old claim, false for this W_o
 
 

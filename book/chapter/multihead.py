@@ -1,4 +1,9 @@
-"""The multi-head page's book side: the facts book/ch02/multihead.md glues (its words are the page's)."""
+"""The multi-head page's book side: one function per section of book/ch02/multihead.md, each a page.Section.
+
+The page types each example's inputs ({input} roles naming the teaching files' constants or the ones
+below); a section glues what the run computes and checks the facts of the page's fixed sentences with
+``Section.holds``. Figure F14's frames are built from one ``multihead_steps`` result (:func:`frames`).
+"""
 
 from __future__ import annotations
 
@@ -6,41 +11,45 @@ import importlib
 import math
 
 from chapter import fmt
-from chapter.fmt import cell, glue_all, names, rows_of, slashed  # noqa: F401 (the page calls page.glue_all)
 from chapter.grid_figures import split_figure
 from chapter.mask_facts import error_of
+from chapter.page import Col, Section, key, keys, listing
 
 att = importlib.import_module("02_attention")
-PAGE = "多头一页"  # how fmt.holds names this page when a fixed sentence fails
+costs = importlib.import_module("02_costs")
 mh = importlib.import_module("02_multihead")
 ex = importlib.import_module("02_exercises_multihead")
 
-DEMO = mh.DEMO  # X, W_q, W_k, W_v, W_o of the page's worked example
-AT = "位置 {}".format  # a table row's label: AT(2) is 位置 2
+PAGE = "多头一页"
+# The page's inputs that no teaching file has (the page types them; tests/test_typed_inputs.py compares).
 WRONG_D_POS = 1  # 误解二: head 0's row at this position, divided by √d_head and by √d_model
-BUMP_HEAD = 0
-BUMP_DELTA = 1.0  # “只动一个头”: this head's W_q columns, each plus this
+BUMP_HEAD = 0  # “只改一个头”: this head's W_q columns, each plus BUMP_DELTA
+BUMP_DELTA = 1.0
 COST_N = 16
 COST_D_MODEL = 64
 COST_FIXED = 16
 COST_HEADS = [1, 2, 4, 8, 16]
-GQA_COUNT_HEADS = (
-    8  # the GQA paragraph's claims, checked at COST_N positions and width COST_D_MODEL
-)
-
-# The public configuration the page quotes (gemma7b_config): head_dim is an entry of its own.
-GEMMA_7B = {
-    "source": "https://huggingface.co/google/gemma-7b/blob/main/config.json",
-    "hidden_size": 3072,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 16,
-    "head_dim": 256,
-}
+# The GQA paragraph's claims are checked with this many query heads, COST_N positions, width COST_D_MODEL.
+GQA_COUNT_HEADS = 8
+KV_PLANS = ("GQA", "MQA")  # the plans of 02_multihead.PLANS the GQA example compares
+# The Gemma-7B configuration the page quotes is 02_costs.py's; the page types these four of its entries.
+GEMMA_HIDDEN = costs.GEMMA_7B["hidden"]
+GEMMA_HEADS = costs.GEMMA_7B["heads"]
+GEMMA_KV_HEADS = costs.GEMMA_7B["kv_heads"]
+GEMMA_HEAD_DIM = costs.GEMMA_7B["head_dim"]
+VERDICT = {True: "是", False: "否"}  # the checks table's 通过？ column
+AT = "位置 {}".format  # a table row's label: AT(2) is 位置 2
 
 
-def span(columns) -> str:
-    columns = list(columns)
-    return f"列 {columns[0]}–{columns[-1]}" if len(columns) > 1 else f"列 {columns[0]}"
+def at(n: int) -> list[str]:
+    """The row labels of an ``n``-row table: 位置 0 … 位置 n − 1."""
+    return [AT(i) for i in range(n)]
+
+
+def columns(h: int, d: int) -> str:
+    """Head ``h``'s columns when each head has ``d``: ``列 2–3`` (one column: ``列 2``)."""
+    cols = mh.head_columns(h, d)
+    return f"列 {cols[0]}–{cols[-1]}" if d > 1 else f"列 {cols[0]}"
 
 
 def dims(m) -> str:
@@ -62,6 +71,11 @@ def favourite(row: list[float]) -> int:
     return max(range(len(row)), key=lambda j: row[j])
 
 
+def demo_steps() -> dict:
+    """The page's worked example, step by step."""
+    return mh.multihead_steps(*mh.DEMO, mh.DEMO_HEADS)
+
+
 # -- facts the sections are built from --------------------------------------------------------------------
 def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
     """Which heads each output column takes: column j uses head h when W_o is non-zero on h's rows."""
@@ -71,29 +85,8 @@ def output_heads(w_o: list[list[float]], heads: int) -> list[list[int]]:
     ]
 
 
-def config_head_dim(config: dict) -> dict:
-    """A configuration's stated head_dim beside ``hidden_size / num_attention_heads``, and both parameter counts."""
-    d_model, heads, stated = (
-        att.check_count(config.get(k), k)
-        for k in ("hidden_size", "num_attention_heads", "head_dim")
-    )
-    kv = config.get("num_key_value_heads", heads)
-    whole = d_model % heads == 0
-    return {
-        "stated": stated,
-        "derived": d_model // heads if whole else d_model / heads,
-        "heads_times_head_dim": heads * stated,
-        "params_stated": mh.projection_params(d_model, heads, stated, kv)["total"],
-        "params_if_derived": mh.projection_params(d_model, heads, None, kv)["total"]
-        if whole
-        else None,
-    }
-
-
-def cost_rows(
-    n: int, d_model: int, heads_list: list[int], head_dim: int | None = None
-) -> list[dict]:
-    """Parameters and multiply-adds for each number of heads (``head_dim`` defaults to ``d_model // heads``)."""
+def cost_rows(n: int, d_model: int, heads_list: list[int], head_dim: int | None) -> list[dict]:
+    """Parameters and multiply-adds for each number of heads (``head_dim`` None: ``d_model // heads``)."""
     return [
         {
             "heads": h,
@@ -106,13 +99,32 @@ def cost_rows(
     ]
 
 
+def gqa_counts(n: int, d_model: int, heads: int) -> list[dict]:
+    """For each number of K/V heads that divides ``heads`` (most first): the K/V projections'
+    multiply-adds, the cache's numbers per position, the score and mixing multiply-adds, the total."""
+    rows = []
+    for kv in (k for k in range(heads, 0, -1) if heads % k == 0):
+        p = mh.projection_params(d_model, heads, kv_heads=kv)
+        m = mh.multiply_adds(n, d_model, heads, kv_heads=kv)
+        rows.append(
+            {
+                "kv_heads": kv,
+                "kv_projections": n * (p["w_k"] + p["w_v"]),
+                "cache": mh.kv_cache_numbers(1, kv, d_model // heads),
+                "scores_mixing": m["scores"] + m["mixing"],
+                "total": m["total"],
+            }
+        )
+    return rows
+
+
 # -- 图 F14：一个头的列切片与它自己的权重表，旁边是另一个头 ----------------------------------------------------
 def _matrix_table(title: str, m, header: list[str], lit=frozenset()) -> dict:
     return {
         "title": title,
         "header": ["位置 ＼ 列"] + header,
         "rows": [
-            [cell(f"位置 {i}")] + [cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
+            [fmt.cell(AT(i))] + [fmt.cell(fmt.fmt(x), None, c in lit) for c, x in enumerate(row)]
             for i, row in enumerate(m)
         ],
     }
@@ -124,11 +136,11 @@ def _weight_table(title: str, w, visible, current: int) -> dict:
         "title": title,
         "header": fmt.keys(len(w[0])),
         "rows": [
-            [cell(f"位置 {i}", None, i == current)]
+            [fmt.cell(AT(i), None, i == current)]
             + [
-                cell(f"✓ {fmt.fmt(p)}", "allowed", i == current)
+                fmt.cell(f"✓ {fmt.fmt(p)}", "allowed", i == current)
                 if ok
-                else cell(fmt.FORBIDDEN, "forbidden", i == current)
+                else fmt.cell(fmt.FORBIDDEN, "forbidden", i == current)
                 for p, ok in zip(row, vis)
             ]
             for i, (row, vis) in enumerate(zip(w, visible))
@@ -136,28 +148,28 @@ def _weight_table(title: str, w, visible, current: int) -> dict:
     }
 
 
-def f14_frames(*inputs, heads: int = mh.DEMO_HEADS) -> list[dict]:
-    """动态图解 F14（默认用本页的 X 与四个投影）：Q 按列切成头，头 0、头 1 各算自己的权重表，拼接后乘 W_o。"""
-    s = mh.multihead_steps(*(inputs or DEMO), heads)
+def frames(s: dict) -> list[dict]:
+    """F14's frames for one ``multihead_steps`` result: Q cut into heads by columns, head 0's and head 1's
+    own weight tables, the heads' outputs joined and multiplied by W_o."""
+    heads = s["heads"]
     d = s["head_dim"]
     n = len(s["q"])
-    width = heads * s["head_dim"]
-    if heads < 2:
-        raise ValueError("图 F14 要并排比较两个头：heads 至少为 2")
-    cols = [span(mh.head_columns(h, d)) for h in range(heads)]
+    width = heads * d
+    cols = [columns(h, d) for h in range(heads)]
     last = n - 1
-    favs = [favourite(w[n - 1]) for w in s["weights"]]
+    favs = [favourite(w[last]) for w in s["weights"]]
     header = [f"列 {c}（头 {c // d}）" for c in range(width)]
 
     def head_frame(h: int, other: int | None) -> dict:
         sub = [f"列 {c}" for c in mh.head_columns(h, d)]
         text = (
             f"头 {h} 只用 Q、K 的{cols[h]}，每个点积只有 {d} 项（头维度为 {d}），分数除以 √{d}。"
-            f"位置 {last} 在头 {h} 里的权重是 {slashed(s['weights'][h][last])}，最看重 Key {favs[h]}。"
+            f"位置 {last} 在头 {h} 里的权重是 {fmt.slashed(s['weights'][h][last])}，"
+            f"最看重 {key(favs[h])}。"
         )
         if other is not None:  # the other head's table is the frame before: compared in words only
             text += (
-                f"头 {other} 里它最看重 Key {favs[other]}：两个头最看重的是"
+                f"头 {other} 里它最看重 {key(favs[other])}：两个头最看重的是"
                 f"{'同一个' if favs[h] == favs[other] else '不同的'} Key。"
                 f"两张表的行、列都是同样的 {n} 个位置，禁止的格子也一样；不同的只是各自用的列。"
             )
@@ -221,54 +233,61 @@ def f14_frames(*inputs, heads: int = mh.DEMO_HEADS) -> list[dict]:
     return [first, head_frame(0, None), head_frame(1, 0), final]
 
 
-# -- what each section of the page glues (``page.glue_all(page.<section>())``) -----------------------------
-def steps_values(heads: int = mh.DEMO_HEADS) -> dict:
-    """从 X 到输出: the inputs, each step's size, K, V and each head's scores (the rest: the figure's)."""
-    s = mh.multihead_steps(*DEMO, heads)
-    d = s["head_dim"]
-    n = len(s["q"])
+def f14_frames() -> list[dict]:
+    """动态图解 F14 on the page's example."""
+    return frames(demo_steps())
+
+
+# -- the page's sections, in its order -------------------------------------------------------------------
+def steps() -> Section:
+    """From X to the output: each step's size, K, V and each head's scores (the rest: the figure's)."""
+    s = Section(PAGE, "从 X 到输出")
+    st = demo_steps()
+    heads = st["heads"]
+    d = st["head_dim"]
+    n = len(st["q"])
     h = fmt.count(heads)
-    header = ["位置 ＼ 列"] + [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
-    mixes = output_heads(DEMO[4], heads)
-    return {
-        "n": fmt.count(n),
-        "d_model": fmt.count(len(DEMO[0][0])),
-        "heads": h,
-        "head_dim": fmt.count(d),
-        "last": fmt.count(n - 1),
-        "x_rows": fmt.vectors(DEMO[0]),
-        "w_dims": "、".join(dict.fromkeys(dims(m) for m in DEMO[1:])),
-        **{f"{name}_rows": fmt.vectors(m) for name, m in zip(("wq", "wk", "wv", "wo"), DEMO[1:])},
-        **{f"size_{k}": dims(s[k]) for k in ("q", "visible", "concat", "output")},
-        "size_x": dims(DEMO[0]),
-        **{f"size_{k}": f"{h} 块 {dims(s[k][0])}" for k in ("q_heads", "head_outputs")},
-        **{f"size_{k}": f"{h} 张 {dims(s['weights'][0])}" for k in ("scores", "weights")},
-        "fig_split": split_figure(s),
-        "tbl_k": fmt.Table(header, rows_of(s["k"], AT)),
-        "tbl_v": fmt.Table(header, rows_of(s["v"], AT)),
-        **{
-            f"tbl_scores_{h}": fmt.Table(fmt.keys(n), rows_of(att.scaled_scores(q, k), AT))
-            for h, (q, k) in enumerate(zip(s["q_heads"], s["k_heads"]))
-        },
-        "sqrt_head_dim": root(d),
-        "split_cols": "，".join(f"头 {h} 用{span(mh.head_columns(h, d))}" for h in range(heads)),
-        "mix_cols": "；".join(f"列 {j} ← {names('头', u)}" for j, u in enumerate(mixes)),
-    }
+    header = [f"列 {c}（头 {c // d}）" for c in range(heads * d)]
+    s.value("count", n=n, d_model=len(mh.DEMO_X[0]), head_dim=d, last=n - 1)
+    s.text(w_dims=listing(dict.fromkeys(dims(m) for m in mh.DEMO[1:])))
+    s.text(**{f"size_{k}": dims(st[k]) for k in ("q", "visible", "concat", "output")})
+    s.text(size_x=dims(mh.DEMO_X))
+    s.text(**{f"size_{k}": f"{h} 块 {dims(st[k][0])}" for k in ("q_heads", "head_outputs")})
+    s.text(**{f"size_{k}": f"{h} 张 {dims(st['weights'][0])}" for k in ("scores", "weights")})
+    s.figure("fig_split", split_figure(st))
+    s.grid("tbl_k", "位置 ＼ 列", st["k"], at(n), header)
+    s.grid("tbl_v", "位置 ＼ 列", st["v"], at(n), header)
+    for c, (q, k) in enumerate(zip(st["q_heads"], st["k_heads"])):
+        s.grid(
+            f"tbl_scores_{c}",
+            "查询 ＼ Key",
+            att.scaled_scores(q, k),
+            at(n),
+            [key(j) for j in range(n)],
+        )
+    s.text(
+        sqrt_head_dim=root(d),
+        split_cols="，".join(f"头 {c} 用{columns(c, d)}" for c in range(heads)),
+        mix_cols="；".join(
+            f"列 {j} ← {listing(f'头 {c}' for c in u)}"
+            for j, u in enumerate(output_heads(mh.DEMO_WO, heads))
+        ),
+    )
+    return s
 
 
-def two_ways_values(
-    x=DEMO[0], w_q=DEMO[1], w_k=DEMO[2], w_v=DEMO[3], w_o=DEMO[4], heads=mh.DEMO_HEADS
-) -> dict:
-    """两种常见写法: the fused version's shapes of Q, both outputs and their largest difference."""
-    w_list, out_list = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)
-    w_fused, out_fused = mh.multihead_attention_fused(x, w_q, w_k, w_v, w_o, heads)
+def two_ways() -> Section:
+    """The fused version: the shapes of Q, both outputs, their largest difference (outputs and weights)."""
+    s = Section(PAGE, "两种常见写法，同一个结果")
+    x = mh.DEMO_X
+    w_q = mh.DEMO_WQ
+    heads = mh.DEMO_HEADS
+    w_list, out_list = mh.multihead_attention(*mh.DEMO, heads)
+    w_fused, out_fused = mh.multihead_attention_fused(*mh.DEMO, heads)
     diff = max(
         [att.max_abs_diff(out_list, out_fused)]
         + [att.max_abs_diff(a, b) for a, b in zip(w_list, w_fused)]
     )
-    rows = [
-        [f"位置 {i}", slashed(a), slashed(b)] for i, (a, b) in enumerate(zip(out_list, out_fused))
-    ]
     q_3d = mh.reshape_heads(att.matmul(x, w_q), heads)
     back = mh.swap_01(mh.swap_01(q_3d))
     three = [shape(len(t), len(t[0]), len(t[0][0])) for t in (q_3d, mh.swap_01(q_3d), back)]
@@ -277,272 +296,297 @@ def two_ways_values(
         *three,
         shape(len(back), sum(len(part) for part in back[0])),
     ]
-    return {
-        **{f"fused_{i}": text for i, text in enumerate(shapes)},
-        "two_ways_diff": fmt.difference(diff),
-        "tbl_two_ways": fmt.Table(["位置", "头的列表：输出", "大投影：输出"], rows),
-    }
-
-
-def gqa_counts(n: int = COST_N, d_model: int = COST_D_MODEL, heads: int = GQA_COUNT_HEADS):
-    """For each number of K/V heads that divides ``heads`` (most first): the K/V projections'
-    multiply-adds, the cache's numbers per position, the score and mixing multiply-adds, the total."""
-    rows = []
-    for kv in (k for k in range(heads, 0, -1) if heads % k == 0):
-        p = mh.projection_params(d_model, heads, kv_heads=kv)
-        m = mh.multiply_adds(n, d_model, heads, kv_heads=kv)
-        rows.append(
-            {
-                "kv_heads": kv,
-                "kv_projections": n * (p["w_k"] + p["w_v"]),
-                "cache": mh.kv_cache_numbers(1, kv, d_model // heads),
-                "scores_mixing": m["scores"] + m["mixing"],
-                "total": m["total"],
-            }
-        )
-    return rows
-
-
-def gqa_values(heads: int = mh.GQA_HEADS, plans: dict | None = None) -> dict:
-    """分组 K/V 头 (``plans``: ``{name: (w_k, w_v)}``): who uses which K/V head; the gap to repeated K/V."""
-    plans = plans or {"GQA": (mh.GQA_WK, mh.GQA_WV), "MQA": (mh.MQA_WK, mh.MQA_WV)}
-    counts = gqa_counts()
-    full = counts[0]
-    fmt.holds(
-        PAGE,
-        {
-            "GQA：K、V 投影的乘加与缓存都缩小到 h_kv/h": all(
-                r[key] * full["kv_heads"] == full[key] * r["kv_heads"]
-                for r in counts
-                for key in ("kv_projections", "cache")
-            ),
-            "GQA：算分数与混合的乘加次数不变": len({r["scores_mixing"] for r in counts}) == 1,
-        },
+    s.text(**{f"fused_{i}": text for i, text in enumerate(shapes)})
+    s.value("difference", two_ways_diff=diff)
+    s.table(
+        "tbl_two_ways",
+        range(len(out_list)),
+        Col("位置", AT, "text"),
+        Col("头的列表：输出", lambda i: fmt.slashed(out_list[i]), "text"),
+        Col("大投影：输出", lambda i: fmt.slashed(out_fused[i]), "text"),
     )
-    x, w_q, *_, w_o = DEMO
-    d = len(DEMO[1][0]) // heads
-    groups = []
-    checks = [["普通多头（MHA）", fmt.count(heads), shape(len(w_q), heads * d), "—"]]
-    for name, (w_k, w_v) in plans.items():
-        kv = len(w_k[0]) // d
-        diff = mh.check_rows(x, w_q, w_k, w_v, w_o, heads, kv)[2]["detail"]  # 分组 K/V 等于重复 K/V
-        groups.append(
-            [name, fmt.count(kv)] + [f"K/V 头 {mh.kv_group(h, heads, kv)}" for h in range(heads)]
-        )
-        checks.append([name, fmt.count(kv), shape(len(w_k), len(w_k[0])), fmt.difference(diff)])
-    gqa_kv = len(mh.GQA_WK[0]) // d
-    rows = {"gqa_wk": mh.GQA_WK, "gqa_wv": mh.GQA_WV, "mqa_wk": mh.MQA_WK, "mqa_wv": mh.MQA_WV}
-    return {
-        "gqa_heads": fmt.count(heads),
-        "gqa_head_dim": fmt.count(d),
-        "gqa_kv": fmt.count(gqa_kv),
-        "mqa_kv": fmt.count(len(mh.MQA_WK[0]) // d),
-        **{f"{k}_rows": fmt.vectors(w) for k, w in rows.items()},
-        "tbl_groups": fmt.Table(
-            ["方案", "K/V 头数"] + [f"查询头 {h}" for h in range(heads)], groups
+    return s
+
+
+def gqa() -> Section:
+    """Grouped K/V heads: who uses which K/V head; the gap to repeated K/V; the paragraph's counts."""
+    s = Section(PAGE, "分组 K/V 头：GQA 与 MQA")
+    counts = gqa_counts(COST_N, COST_D_MODEL, GQA_COUNT_HEADS)
+    full = counts[0]
+    s.holds(
+        kv_projections_and_cache_shrink_to_the_share=all(
+            r[k] * full["kv_heads"] == full[k] * r["kv_heads"]
+            for r in counts
+            for k in ("kv_projections", "cache")
         ),
-        "tbl_gqa": fmt.Table(
-            ["方案", "K/V 头数", "W_k 形状", "与重复 K/V 后的普通多头的最大差"], checks
-        ),
-        "gqa_repeat_example": fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, heads, gqa_kv)),
+        scores_and_mixing_unchanged=len({r["scores_mixing"] for r in counts}) == 1,
+    )
+    x = mh.DEMO_X
+    w_q = mh.DEMO_WQ
+    heads = mh.GQA_HEADS
+    d = len(w_q[0]) // heads
+    plans = {name: mh.PLANS[name] for name in KV_PLANS}  # W_k, W_v, W_o, heads, K/V heads
+    diffs = {  # grouped K/V against repeated K/V: check_rows' third row
+        name: mh.check_rows(x, w_q, w_k, w_v, w_o, h, kv)[2]["detail"]
+        for name, (w_k, w_v, w_o, h, kv) in plans.items()
     }
+    s.value("count", gqa_head_dim=d, gqa_kv=plans["GQA"][4], mqa_kv=plans["MQA"][4])
+    s.table(
+        "tbl_groups",
+        plans.items(),
+        Col("方案", lambda r: r[0], "text"),
+        Col("K/V 头数", lambda r: r[1][4], "count"),
+        *[
+            Col(f"查询头 {c}", lambda r, c=c: f"K/V 头 {mh.kv_group(c, heads, r[1][4])}", "text")
+            for c in range(heads)
+        ],
+    )
+    rows = [("普通多头（MHA）", heads, shape(len(w_q), heads * d), "—")]
+    rows += [
+        (name, p[4], shape(len(p[0]), len(p[0][0])), fmt.difference(diffs[name]))
+        for name, p in plans.items()
+    ]
+    s.table(
+        "tbl_gqa",
+        rows,
+        Col("方案", lambda r: r[0], "text"),
+        Col("K/V 头数", lambda r: r[1], "count"),
+        Col("W_k 形状", lambda r: r[2], "text"),
+        Col("与重复 K/V 后的普通多头的最大差", lambda r: r[3], "text"),
+    )
+    s.text(gqa_repeat_example=fmt.vectors(mh.repeat_kv_columns(mh.GQA_WK, heads, plans["GQA"][4])))
+    return s
 
 
-def misreadings(config: dict = GEMMA_7B) -> dict:
+def misreadings() -> Section:
     """误解一、二、三: each head's favourite key, √d_model against √d_head, a stated head_dim, 3 heads."""
-    c = config_head_dim(config)
-    s = mh.multihead_steps(*DEMO, mh.DEMO_HEADS)
+    s = Section(PAGE, "可能的代价与误解")
+    st = demo_steps()
     pos = WRONG_D_POS
-    d_model = len(DEMO[0][0])
-    favs = [favourite(w[-1]) for w in s["weights"]]  # at the last position
-    dots = [
-        sum(a * b for a, b in zip(s["q_heads"][0][pos], k)) for k in s["k_heads"][0][: pos + 1]
-    ]  # causal row
-    right, wrong = (att.softmax([x / math.sqrt(r) for x in dots]) for r in (s["head_dim"], d_model))
-    divide_error = error_of(mh.multihead_attention, *DEMO, 3)  # 3 heads do not divide d_model
-    return {
-        "gemma_hidden": fmt.count(config["hidden_size"]),
-        "gemma_heads": fmt.count(config["num_attention_heads"]),
-        "gemma_head_dim": fmt.count(config["head_dim"]),
-        "gemma_kv": fmt.count(config["num_key_value_heads"]),
-        "gemma_derived": fmt.short(c["derived"]),
-        "gemma_product": fmt.count(c["heads_times_head_dim"]),
-        "gemma_params": fmt.count(c["params_stated"]),
-        "gemma_params_derived": fmt.count(c["params_if_derived"]),
-        "divide_error": fmt.Md(f"`ValueError: {divide_error}`"),
-        "sqrt_d_model": root(d_model),
-        "wrong_pos": fmt.count(pos),
-        "right_row": slashed(right),
-        "wrong_row": slashed(wrong),
-        "experts_favs": "，".join(f"头 {h} 最看重 Key {j}" for h, j in enumerate(favs)),
-    }
+    d_model = len(mh.DEMO_X[0])
+    q_row = st["q_heads"][0][pos]
+    dots = [sum(a * b for a, b in zip(q_row, k)) for k in st["k_heads"][0][: pos + 1]]  # causal
+    right, wrong = (
+        att.softmax([x / math.sqrt(r) for x in dots]) for r in (st["head_dim"], d_model)
+    )
+    derived = GEMMA_HIDDEN // GEMMA_HEADS
+    product = GEMMA_HEADS * GEMMA_HEAD_DIM
+    s.holds(
+        dividing_by_root_d_model_flattens_the_row=max(wrong) < max(right),
+        gemma_head_dim_is_not_the_quotient=GEMMA_HIDDEN % GEMMA_HEADS == 0
+        and derived != GEMMA_HEAD_DIM,
+        gemma_heads_times_head_dim_exceeds_d_model=product > GEMMA_HIDDEN,
+    )
+    params = mh.projection_params(GEMMA_HIDDEN, GEMMA_HEADS, GEMMA_HEAD_DIM, GEMMA_KV_HEADS)
+    params_derived = mh.projection_params(GEMMA_HIDDEN, GEMMA_HEADS, None, GEMMA_KV_HEADS)
+    s.value(
+        "count",
+        gemma_derived=derived,
+        gemma_product=product,
+        gemma_params=params["total"],
+        gemma_params_derived=params_derived["total"],
+    )
+    divide_error = error_of(mh.multihead_attention, *mh.DEMO, 3)  # 3 heads do not divide d_model
+    s.md(divide_error=f"`ValueError: {divide_error}`")
+    s.text(
+        sqrt_d_model=root(d_model),
+        right_row=fmt.slashed(right),
+        wrong_row=fmt.slashed(wrong),
+        experts_favs="，".join(
+            f"头 {c} 最看重 {key(favourite(w[-1]))}" for c, w in enumerate(st["weights"])
+        ),  # at the last position
+    )
+    return s
 
 
-def checks_values(n=COST_N, d_model=COST_D_MODEL, heads_list=COST_HEADS, fixed=COST_FIXED) -> dict:
-    """如何判断是否做对 and 怎样观察: the checks on the example; the cost tables, how each quantity moves."""
-    rows = mh.check_rows(*DEMO, mh.DEMO_HEADS, mh.DEMO_HEADS, head=BUMP_HEAD, delta=BUMP_DELTA)
-    seen = [
-        names("头", r["detail"]) if isinstance(r["detail"], list) else fmt.difference(r["detail"])
-        for r in rows
-    ]
-    values = {
-        "bump_head": fmt.count(BUMP_HEAD),
-        "bump_delta": fmt.short(BUMP_DELTA),
-        "tbl_checks": fmt.Table(
-            ["检查", "看到的量（最大差，或权重变了的头）", "通过？"],
-            [[r["check"], v, "是" if r["holds"] else "否"] for r, v in zip(rows, seen)],
-        ),
-        "checks_n": fmt.count(len(rows)),
-        "checks_passed": fmt.count(sum(r["holds"] for r in rows)),
-        "cost_n": fmt.count(n),
-        "cost_d_model": fmt.count(d_model),
-        "cost_fixed": fmt.count(fixed),
-        "cost_heads": "、".join(fmt.count(h) for h in heads_list),
-        "cost_h0": fmt.count(heads_list[0]),
-        "cost_h1": fmt.count(heads_list[-1]),
-    }
-    keys = ("heads", "head_dim", "params", "multiply_adds", "score_cells")
-    header = [
-        "头数 h",
-        "头维度",
-        "四个投影的参数",
-        "乘加次数",
-        "分数表格子数（softmax 的指数个数）",
-    ]
+def checks() -> Section:
+    """The checks on the example: what each sees, and whether it passes."""
+    s = Section(PAGE, "如何判断是否做对")
+    heads = mh.DEMO_HEADS
+    rows = mh.check_rows(*mh.DEMO, heads, heads, head=BUMP_HEAD, delta=BUMP_DELTA)
+
+    def seen(r: dict) -> str:
+        detail = r["detail"]
+        if isinstance(detail, list):  # the heads whose weights moved
+            return listing(f"头 {c}" for c in detail)
+        return fmt.difference(detail)
+
+    s.table(
+        "tbl_checks",
+        rows,
+        Col("检查", lambda r: r["check"], "text"),
+        Col("看到的量（最大差，或权重变了的头）", seen, "text"),
+        Col("通过？", lambda r: VERDICT[r["holds"]], "text"),
+    )
+    s.value("count", checks_n=len(rows), checks_passed=sum(r["holds"] for r in rows))
+    return s
+
+
+def cost_tables() -> Section:
+    """The cost tables (head dimension d_model / h, then fixed), and how each quantity moves."""
+    s = Section(PAGE, "怎样观察与验证")
     tables = {
-        "split": cost_rows(n, d_model, heads_list),
-        "fixed": cost_rows(n, d_model, heads_list, fixed),
+        "split": cost_rows(COST_N, COST_D_MODEL, COST_HEADS, None),
+        "fixed": cost_rows(COST_N, COST_D_MODEL, COST_HEADS, COST_FIXED),
     }
-    equal = [r["heads"] for r in tables["fixed"] if r["heads"] * fixed == d_model]
+    equal = [r["heads"] for r in tables["fixed"] if r["heads"] * COST_FIXED == COST_D_MODEL]
 
-    def constant(name, key):
-        return len({r[key] for r in tables[name]}) == 1
+    def constant(name, k):
+        return len({r[k] for r in tables[name]}) == 1
 
-    def growing(name, key):
-        xs = [r[key] for r in tables[name]]
+    def growing(name, k):
+        xs = [r[k] for r in tables[name]]
         return all(a < b for a, b in zip(xs, xs[1:]))
 
-    fmt.holds(
-        PAGE,
-        {
-            "头维度随头数缩小时，参数个数与乘加次数都不随头数变": constant("split", "params")
-            and constant("split", "multiply_adds"),
-            "分数表格子数随头数变多": growing("split", "score_cells")
-            and growing("fixed", "score_cells"),
-            "头维度固定时，参数个数与乘加次数随头数变多": growing("fixed", "params")
-            and growing("fixed", "multiply_adds"),
-            "头维度固定时，恰有一行 h·d_head = d_model": len(equal) == 1,
-        },
+    s.holds(
+        split_params_and_multiply_adds_constant=constant("split", "params")
+        and constant("split", "multiply_adds"),
+        score_cells_grow_with_heads=growing("split", "score_cells")
+        and growing("fixed", "score_cells"),
+        fixed_params_and_multiply_adds_grow=growing("fixed", "params")
+        and growing("fixed", "multiply_adds"),
+        fixed_one_row_where_width_is_d_model=len(equal) == 1,
     )
+    s.value("count", cost_h0=COST_HEADS[0], cost_h1=COST_HEADS[-1])
+    header = {
+        "heads": "头数 h",
+        "head_dim": "头维度",
+        "params": "四个投影的参数",
+        "multiply_adds": "乘加次数",
+        "score_cells": "分数表格子数（softmax 的指数个数）",
+    }
     for name, rows in tables.items():
-        values[f"tbl_cost_{name}"] = fmt.Table(
-            header, [[fmt.count(r[k]) for k in keys] for r in rows]
+        s.table(
+            f"tbl_cost_{name}",
+            rows,
+            *[Col(title, lambda r, k=k: r[k], "count") for k, title in header.items()],
         )
-        for key in ("params", "multiply_adds", "score_cells"):  # the first row and the last
-            values[f"cost_{name}_{key}_0"] = fmt.count(rows[0][key])
-            values[f"cost_{name}_{key}_1"] = fmt.count(rows[-1][key])
-    values["cost_fixed_equal"] = fmt.count(equal[0])
-    return values
-
-
-def exercise_values() -> dict:
-    """The four exercises: a head's row of weights, K/V groups, a swapped reshape, the reader's doctest."""
-    a = ex.split_and_row()
-    keys = [f"Key {j}" for j in range(ex.ROW_POS + 1)]
-    fav = favourite(a["weights"])
-    fmt.holds(PAGE, {"练习 2.4.1：两个头最看重同一个 Key": fav == favourite(a["other_weights"])})
-    values = {
-        "ex1_heads": fmt.count(ex.SPLIT_HEADS),
-        "ex1_q": fmt.vectors(ex.SPLIT_Q),
-        "ex1_k": fmt.vectors(ex.SPLIT_K),
-        "ex1_head": fmt.count(ex.ROW_HEAD),
-        "ex1_pos": fmt.count(ex.ROW_POS),
-        "ex1_d": fmt.count(a["head_dim"]),
-        "ex1_columns": "；".join(
-            f"头 {h} 拿" + names("列", cols) for h, cols in enumerate(a["columns"])
-        ),
-        **{
-            f"ex1_block_{h}": fmt.Table(
-                ["位置 ＼ 列"] + [f"列 {c}" for c in cols], rows_of(block, AT, fmt.short)
+        for k in ("params", "multiply_adds", "score_cells"):  # the first row and the last
+            s.value(
+                "count", **{f"cost_{name}_{k}_0": rows[0][k], f"cost_{name}_{k}_1": rows[-1][k]}
             )
-            for h, (cols, block) in enumerate(zip(a["columns"], a["q_heads"]))
-        },
-        "ex1_q_row": fmt.vector(a["q_row"]),
-        "ex1_k_rows": fmt.vectors(a["k_rows"]),
-        "ex1_visible_keys": "、".join(keys),
-        "ex1_sqrt": root(a["head_dim"]),
-        "ex1_steps": fmt.Table(
-            ["步骤"] + keys,
-            [
-                [label] + [fmt.fmt(x) for x in xs]
-                for label, xs in (
-                    ("点积 q·k", a["dots"]),
-                    (f"÷ √{a['head_dim']}", a["scaled"]),
-                    ("− 最大值", [x - a["max"] for x in a["scaled"]]),
-                    ("exp", a["exps"]),
-                    ("÷ 指数之和（权重）", a["weights"]),
-                )
-            ],
-        ),
-        "ex1_total": fmt.fmt(a["total"]),
-        "ex1_other": fmt.count(a["other_head"]),
-        "ex1_other_w": slashed(a["other_weights"]),
-        "ex1_fav_key": fmt.count(fav),
-        "ex1_fav_w": fmt.fmt(a["weights"][fav]),
-        "ex1_fav_v": fmt.fmt(a["other_weights"][fav]),
-        "ex4_doctest": fmt.Md(fmt.doctest_block(ex.attention_params)),
-    }
-    plan = ex.gqa_plan()
-    values |= {
-        "ex2_heads": fmt.count(ex.GQA_HEADS),
-        "ex2_kv_list": "、".join(fmt.count(kv) for kv in ex.GQA_KV_CHOICES),
-        "ex2_d": fmt.count(ex.GQA_HEAD_DIM),
-        "ex2_ask_kv": fmt.count(ex.GQA_ASK_KV),
-        "ex2_ask_group": fmt.count(ex.GQA_ASK_GROUP),
-        "ex2_groups": fmt.Table(
-            ["K/V 头数", "每组查询头数"] + [f"查询头 {h}" for h in range(ex.GQA_HEADS)],
-            [
-                [fmt.count(r["kv_heads"]), fmt.count(r["group_size"])]
-                + [fmt.count(g) for g in r["groups"]]
-                for r in plan
-            ],
-        ),
-        "ex2_cols": fmt.Table(
-            ["K/V 头数", "K 的列数（K/V 头数 · 头维度）", "缩小到几分之一"],
-            [
-                [
-                    fmt.count(r["kv_heads"]),
-                    f"{r['kv_heads']} · {ex.GQA_HEAD_DIM} = {fmt.count(r['kv_cols'])}",
-                    fmt.count(r["fraction"]),
-                ]
-                for r in plan
-            ],
-        ),
-        "ex2_sharing": names("查询头", ex.sharing_heads()),
-        "ex2_sizes": "、".join(fmt.count(r["group_size"]) for r in plan),
-    }
-    a = ex.reshape_split()
-    fmt.holds(
-        PAGE,
-        {"练习 2.4.3：写反时改头 0 的列，头 0 之外的头也变了": any(h != 0 for h in a["touched"])},
+    s.value("count", cost_fixed_equal=equal[0])
+    return s
+
+
+def run_output() -> Section:
+    """What running 02_multihead.py prints."""
+    s = Section(PAGE, "运行结果示例")
+    s.md(run_output=fmt.run_output("02_multihead.py"))
+    return s
+
+
+# -- the exercises ----------------------------------------------------------------------------------------
+def split_exercise() -> Section:
+    """A head's row of weights, step by step, beside another head's at the same position."""
+    s = Section(PAGE, "练习 把 Q 切成头，再算一个头的一行权重")
+    a = ex.split_and_row()
+    read = range(ex.ROW_POS + 1)
+    fav = favourite(a["weights"])
+    s.holds(two_heads_favour_the_same_key=fav == favourite(a["other_weights"]))
+    s.value("count", ex1_d=a["head_dim"], ex1_fav_key=fav)
+    s.text(
+        ex1_columns="；".join(
+            f"头 {c} 拿{listing(f'列 {j}' for j in cols)}" for c, cols in enumerate(a["columns"])
+        )
     )
-    rows = [
+    for c, (cols, block) in enumerate(zip(a["columns"], a["q_heads"])):
+        s.grid(
+            f"ex1_block_{c}",
+            "位置 ＼ 列",
+            block,
+            at(len(block)),
+            [f"列 {j}" for j in cols],
+            kind="short",
+        )
+    s.text(
+        ex1_q_row=fmt.vector(a["q_row"]),
+        ex1_k_rows=fmt.vectors(a["k_rows"]),
+        ex1_visible_keys=keys(read),
+        ex1_sqrt=root(a["head_dim"]),
+    )
+    s.table(
+        "ex1_steps",
         [
-            f"头 {c}",
-            names("列", a["right_cols"][c]),
-            fmt.vector(a["right"][c]),
-            names("列", a["wrong_cols"][c]),
-            fmt.vector(a["wrong"][c]),
-        ]
-        for c in range(ex.RESHAPE_HEADS)
-    ]
-    return values | {  # 3: the swapped reshape's columns
-        "ex3_row": fmt.vector(ex.RESHAPE_ROW),
-        "ex3_heads": fmt.count(ex.RESHAPE_HEADS),
-        "ex3_d": fmt.count(a["head_dim"]),
-        "ex3_head0_cols": names("列", a["right_cols"][0]),
-        "ex3_table": fmt.Table(
-            ["头", "`(n, h, d_head)`：列", "数", "`(n, d_head, h)`：列", "数"], rows
+            ("点积 q·k", a["dots"]),
+            (f"÷ √{a['head_dim']}", a["scaled"]),
+            ("− 最大值", [x - a["max"] for x in a["scaled"]]),
+            ("exp", a["exps"]),
+            ("÷ 指数之和（权重）", a["weights"]),
+        ],
+        Col("步骤", lambda r: r[0], "text"),
+        *[Col(key(j), lambda r, j=j: r[1][j]) for j in read],
+    )
+    s.value(
+        ex1_total=a["total"],
+        ex1_fav_w=a["weights"][fav],
+        ex1_fav_v=a["other_weights"][fav],
+    )
+    s.text(ex1_other_w=fmt.slashed(a["other_weights"]))
+    return s
+
+
+def gqa_exercise() -> Section:
+    """Which K/V head each query head uses, and how many columns K keeps, for each number of K/V heads."""
+    s = Section(PAGE, "练习 分组 K/V 头：谁用哪一个，K/V 剩多少列")
+    plan = ex.gqa_plan()
+    s.table(
+        "ex2_groups",
+        plan,
+        Col("K/V 头数", lambda r: r["kv_heads"], "count"),
+        Col("每组查询头数", lambda r: r["group_size"], "count"),
+        *[Col(f"查询头 {c}", lambda r, c=c: r["groups"][c], "count") for c in range(ex.GQA_HEADS)],
+    )
+    s.table(
+        "ex2_cols",
+        plan,
+        Col("K/V 头数", lambda r: r["kv_heads"], "count"),
+        Col(
+            "K 的列数（K/V 头数 · 头维度）",
+            lambda r: f"{r['kv_heads']} · {ex.GQA_HEAD_DIM} = {fmt.count(r['kv_cols'])}",
+            "text",
         ),
-        "ex3_touched": names("头", a["touched"]),
-    }
+        Col("缩小到几分之一", lambda r: r["fraction"], "count"),
+    )
+    s.text(
+        ex2_sharing=listing(f"查询头 {c}" for c in ex.sharing_heads()),
+        ex2_sizes=listing(fmt.count(r["group_size"]) for r in plan),
+    )
+    return s
+
+
+def reshape_exercise() -> Section:
+    """The columns each head takes with the right reshape and with the swapped one."""
+    s = Section(PAGE, "练习 reshape 的顺序写反了")
+    a = ex.reshape_split()
+    s.holds(swapped_reshape_touches_other_heads=any(c != 0 for c in a["touched"]))
+    s.value("count", ex3_d=a["head_dim"])
+    s.text(
+        ex3_head0_cols=listing(f"列 {j}" for j in a["right_cols"][0]),
+        ex3_touched=listing(f"头 {c}" for c in a["touched"]),
+    )
+    s.table(
+        "ex3_table",
+        range(ex.RESHAPE_HEADS),
+        Col("头", lambda c: f"头 {c}", "text"),
+        Col(
+            "`(n, h, d_head)`：列", lambda c: listing(f"列 {j}" for j in a["right_cols"][c]), "text"
+        ),
+        Col("数", lambda c: fmt.vector(a["right"][c]), "text"),
+        Col(
+            "`(n, d_head, h)`：列", lambda c: listing(f"列 {j}" for j in a["wrong_cols"][c]), "text"
+        ),
+        Col("数", lambda c: fmt.vector(a["wrong"][c]), "text"),
+    )
+    return s
+
+
+def code_exercise() -> Section:
+    """The doctest the reader's function must pass."""
+    s = Section(PAGE, "练习 写一个函数数出注意力的参数")
+    s.md(ex4_doctest=fmt.doctest_block(ex.attention_params))
+    return s
+
+
+def exercises() -> list[Section]:
+    return [split_exercise(), gqa_exercise(), reshape_exercise(), code_exercise()]
