@@ -222,12 +222,11 @@ def test_the_configuration_table_shows_every_input_of_the_kv_table(monkeypatch):
 def test_the_head_dim_example_is_a_model_whose_head_dim_is_not_hidden_over_heads(monkeypatch):
     values = page.head_dim().values
     g = costs.GEMMA_7B
-    assert values["hd_guess"] == str(g["hidden"] // g["heads"]) != values["hd_head_dim"]
+    assert values["hd_guess"] == str(g["hidden"] // g["heads"]) != str(g["head_dim"])
     assert values["hd_wrong"] == "336 KiB" and values["hd_right"] == "448 KiB"
     assert values["hd_short"] == "25.00%"
-    monkeypatch.setattr(
-        costs, "GEMMA_7B", costs.MODELS[0]
-    )  # 4096 ÷ 32 = 128: it would show nothing
+    # Llama-2-7B: 4096 ÷ 32 = 128 is its head_dim, the example would show nothing.
+    monkeypatch.setattr(costs, "GEMMA_7B", costs.MODELS[0])
     with pytest.raises(ValueError, match="head_dim_is_not_hidden_over_heads"):
         page.head_dim()
 

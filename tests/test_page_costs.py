@@ -125,11 +125,12 @@ def test_every_configuration_that_writes_a_window_is_named_with_it(book_html):
 
 def test_the_head_dim_misconception_has_its_number_in_the_core(book_html):
     values = page.head_dim().values
+    g = costs.GEMMA_7B
     core = article(book_html)
     for block in core.find_all("details"):
         block.decompose()
     text = re.sub(r"\s+", "", core.get_text())
-    said = f"{values['hd_hidden']}÷{values['hd_heads']}={values['hd_guess']}"
+    said = f"{g['hidden']}÷{g['heads']}={values['hd_guess']}"
     assert said in text and values["hd_wrong"].replace(" ", "") in text
     assert values["hd_right"].replace(" ", "") in text and values["hd_short"] in text
 

@@ -1,7 +1,7 @@
 """The costs page's book side: one function per section of book/ch02/costs.md, each a page.Section.
 
-The page types each example's inputs ({input} roles naming the teaching files' constants, or
-:data:`CHECK_NS` and :data:`CHECK_D` below); a section glues what the run computes and checks the facts
+The page types each example's inputs ({input} roles naming the teaching files' constants or their
+entries, or :data:`CHECK_NS` and :data:`CHECK_D` below); a section glues what the run computes and checks the facts
 of the page's fixed sentences with ``Section.holds``. The timing section glues this build's measurement
 and the words that measurement decides (:data:`SAY`). The other pages' figures take their fonts from
 :func:`figure_fonts`.
@@ -383,15 +383,7 @@ def head_dim() -> Section:
     wrong = costs.kv_bytes_per_token(model["layers"], model["kv_heads"], guess, b)
     right = costs.kv_bytes_per_token(model["layers"], model["kv_heads"], model["head_dim"], b)
     s.text(hd_name=model["name"])
-    s.value(
-        "count",
-        hd_layers=model["layers"],
-        hd_hidden=model["hidden"],
-        hd_heads=model["heads"],
-        hd_kv_heads=model["kv_heads"],
-        hd_head_dim=model["head_dim"],
-        hd_guess=guess,
-    )
+    s.value("count", hd_guess=guess)
     s.value("size", hd_wrong=wrong, hd_right=right)
     s.text(hd_short=share(right - wrong, right))
     return s
@@ -412,14 +404,6 @@ def count_check() -> Section:
         noiseless_slopes_are_the_powers=max(gap for noisy, gap in off if not noisy) <= 1e-9,
         some_synthetic_timing_is_noisy=any(noisy for noisy, _ in off),
         formula_agrees_with_the_count=counted * b == formula,
-    )
-    s.value(
-        "count",
-        tiny_layers=tiny["layers"],
-        tiny_kv_heads=tiny["kv_heads"],
-        tiny_head_dim=tiny["head_dim"],
-        tiny_context=tiny["context"],
-        tiny_batch=tiny["batch"],
     )
     s.text(
         tiny_formula=fmt.grouped(formula),
@@ -447,7 +431,7 @@ def count_check() -> Section:
         *[Col(h, lambda r, i=i: r[i], "count") for i, h in enumerate(headers)],
     )
     s.value("count", wrong_count=len(costs.WRONG_VERSIONS))
-    s.text(wrong_names="；".join(costs.WRONG_VERSIONS), fit_ns=numbers(ns))
+    s.text(wrong_names="；".join(costs.WRONG_VERSIONS))
     s.value("ratio", fit_noise_gap=max(gap for noisy, gap in off if noisy))
 
     def law_cell(law):
@@ -469,22 +453,10 @@ def timing() -> Section:
     import numpy as np
 
     s = Section(PAGE, "怎样观察与验证")
-    setting = costs.TIMING
     start = time.perf_counter()
-    measured(s, costs.time_attention(**setting))
-    s.value(
-        "count",
-        obs_d=setting["d"],
-        obs_seed=setting["seed"],
-        obs_repeats=setting["repeats"],
-        obs_cpus=os.cpu_count() or 1,
-    )
-    s.text(
-        obs_ns=numbers(setting["ns"]),
-        obs_python=platform.python_version(),
-        obs_numpy=np.__version__,
-    )
-    s.value("short", obs_budget=setting["budget"])
+    measured(s, costs.time_attention(**costs.TIMING))
+    s.value("count", obs_cpus=os.cpu_count() or 1)
+    s.text(obs_python=platform.python_version(), obs_numpy=np.__version__)
     s.value("seconds", obs_elapsed=time.perf_counter() - start)
     return s
 
@@ -509,20 +481,7 @@ def exercises() -> Section:
     def put_in(*ns):  # 3 × 2 × 6
         return " × ".join(fmt.count(n) for n in ns)
 
-    s.value(
-        "count",
-        cx_layers=m["layers"],
-        cx_heads=m["heads"],
-        cx_kv_heads=m["kv_heads"],
-        cx_head_dim=m["head_dim"],
-        cx_threshold=crossing["threshold"],
-        cx_first=first,
-        cx_per_position=per,
-        cx_prompt_min=ex.LIMITS["prompt"][0],
-        cx_prompt_max=ex.LIMITS["prompt"][1],
-        cx_steps_min=ex.LIMITS["steps"][0],
-        cx_steps_max=ex.LIMITS["steps"][1],
-    )
+    s.value("count", cx_threshold=crossing["threshold"], cx_first=first, cx_per_position=per)
     s.table(
         "cx1_table",
         (first - 1, first),
