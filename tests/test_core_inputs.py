@@ -97,14 +97,19 @@ CORE_EXAMPLES = {
     },
     "ch02/costs": {
         # The KV table's rows are computed from each model's layers, K/V heads and head dimension.
-        "KV 缓存表": ["kv_context", "kv_batch", "kv_fp16", "tbl_configs"],
+        "KV 缓存表": [
+            "02_costs:CONTEXT",
+            "02_costs:BATCH",
+            "02_costs:FLOAT16_BYTES",
+            "tbl_configs",
+        ],
         "头维度就是 hidden ÷ heads": [
-            "hd_layers",
-            "hd_hidden",
-            "hd_heads",
-            "hd_kv_heads",
-            "hd_head_dim",
-            "kv_fp16",
+            "02_costs:GEMMA_7B[layers]",
+            "02_costs:GEMMA_7B[hidden]",
+            "02_costs:GEMMA_7B[heads]",
+            "02_costs:GEMMA_7B[kv_heads]",
+            "02_costs:GEMMA_7B[head_dim]",
+            "02_costs:FLOAT16_BYTES",
         ],
     },
     "ch02/tensors": {

@@ -1,5 +1,5 @@
 """The costs page (代价与规模) in the built book: its numbers recomputed from code/02_costs.py, the
-sentences of book/chapter/costs.py, the measured timing (its table, slope and figure), the exercises,
+values of book/chapter/costs.py, the measured timing (its table, slope and figure), the exercises,
 and the page in the PDF edition with its plot as a vector figure.
 
 What every page must have (sections in order, table of contents, run output, the listing, offline,
@@ -90,7 +90,7 @@ def test_the_kv_table_holds_the_computed_bytes_of_every_model(book_html):
 
 def test_the_page_shows_the_glued_rankings_and_query_heads(book_html):
     text = prose(book_html)
-    values = page.kv_values()
+    values = page.kv_cache().values
     for name in (
         "kv_small",
         "kv_small_size",
@@ -108,7 +108,7 @@ def test_the_page_shows_the_glued_rankings_and_query_heads(book_html):
         assert values[name] in text, name
     # The ranking at the maximum lengths names the window that caps a cache (Mistral-7B-v0.1's).
     mistral = costs.MODELS[2]
-    assert values["kv_max_small"] == mistral["name"] == page.window_models()["win_on"]
+    assert values["kv_max_small"] == mistral["name"] == page.windows().values["win_on"]
     said = f"时，KV 缓存最小的是 {values['kv_small']}（{values['kv_small_size']}），最大的是 {values['kv_large']}"
     assert said.replace(" ", "") in text.replace(" ", "")
 
@@ -124,12 +124,13 @@ def test_every_configuration_that_writes_a_window_is_named_with_it(book_html):
 
 
 def test_the_head_dim_misconception_has_its_number_in_the_core(book_html):
-    values = page.head_dim_values()
+    values = page.head_dim().values
+    g = costs.GEMMA_7B
     core = article_of(book_html, PAGE, own=True)
     for block in core.find_all("details"):
         block.decompose()
     text = re.sub(r"\s+", "", core.get_text())
-    said = f"{values['hd_hidden']}÷{values['hd_heads']}={values['hd_guess']}"
+    said = f"{g['hidden']}÷{g['heads']}={values['hd_guess']}"
     assert said in text and values["hd_wrong"].replace(" ", "") in text
     assert values["hd_right"].replace(" ", "") in text and values["hd_short"] in text
 
@@ -230,7 +231,7 @@ def test_the_synthetic_laws_in_the_table_are_the_ones_fitted(book_html):
     assert shown == [f"\\({page.law_formula(law)}\\)" for law in page.SYNTHETIC_LAWS]
     noisy = [law for law in page.SYNTHETIC_LAWS if law["noise"]]
     assert noisy and all(f"{x:g}" in table.get_text() for law in noisy for x in law["noise"])
-    ns = page.FIT_NS
+    ns = costs.TIMING["ns"]
     body = [
         [td.get_text(strip=True) for td in tr.find_all("td")]
         for tr in table.find_all("tr")

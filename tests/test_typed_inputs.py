@@ -15,7 +15,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-from chapter.page import constant, read_typed, same
+from chapter.page import entry, read_typed, same
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from typed_inputs import split  # noqa: E402 (book/_ext is Sphinx's path, not pytest's)
@@ -41,7 +41,7 @@ def mismatches(text: str, page: str = "page") -> list[str]:
     """Each typed input that differs from its constant, naming the page's line and the constant's."""
     wrong = []
     for where, shown, target in typed_inputs(text, page):
-        value, home = constant(target)
+        value, home = entry(target)
         if not same(read_typed(shown), value):
             wrong.append(f"{where} types {shown!r}, but {target} ({home}) is {value!r}")
     return wrong
@@ -73,6 +73,12 @@ def test_a_planted_mismatch_fails_naming_both_places(typed):
     [message] = mismatches(text, "book/ch02/planted.md")
     assert message.startswith(f"book/ch02/planted.md:2 types {typed!r}")
     assert re.search(r"02_backprop:EXAMPLE_Q \(.*code/02_backprop\.py:\d+\)", message)
+
+
+def test_an_entry_of_a_constant_is_compared_by_its_keys():
+    assert mismatches("{input}`4096 <02_exercises_costs:LIMITS[prompt][1]>`") == []
+    [message] = mismatches("{input}`4 <02_costs:GEMMA_7B[layers]>`")
+    assert "02_costs:GEMMA_7B[layers] (code/02_costs.py:" in message and message.endswith("is 28")
 
 
 def test_flags_are_not_numbers_and_a_role_without_its_constant_is_refused():

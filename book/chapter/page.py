@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -158,6 +159,21 @@ def constant(target: str):
         targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             where = f"{where}:{node.lineno}"
+    return value, where
+
+
+def entry(target: str):
+    """What a typed input names: a constant (:func:`constant`), or an entry of one, each key or index in
+    brackets (``02_costs:GEMMA_7B[layers]``, ``02_exercises_costs:LIMITS[prompt][0]``); and where the
+    constant is assigned.
+
+    >>> entry("02_exercises_costs:LIMITS[steps][1]")[0]
+    4096
+    """
+    name, bracket, keys = target.partition("[")
+    value, where = constant(name)
+    for key in re.findall(r"\[([^\]]*)\]", bracket + keys):
+        value = value[int(key) if key.isdigit() else key]
     return value, where
 
 
