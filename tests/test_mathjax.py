@@ -3,7 +3,8 @@
 book/_ext/mathjax_local.py copies ``tex-chtml.js``, the fonts of its HTML output and the SVG output
 that MathJax's menu offers into ``_static/mathjax``. Here Chromium opens every page that has maths from
 disk and waits for MathJax: every formula is typeset, none is a MathJax error, nothing fails to load,
-and every MathJax file a page asks for is one the book ships. A formula that needs a file not shipped
+and every MathJax file a page asks for is one the book ships (the chapter's mechanism pages in the one
+visit tests/test_pages.py pays each of them). A formula that needs a file not shipped
 (a TeX extension that ``tex-chtml.js`` loads on demand) fails here with that file's name.
 """
 
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import CHAPTER_PAGES, ROOT
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from mathjax_local import ENTRY, FONTS, SVG, shipped  # noqa: E402
@@ -78,25 +79,31 @@ def test_every_page_with_maths_loads_the_shipped_entry_point_and_no_other_page_d
             assert loads == [], (name, loads)
 
 
-def _typeset(open_page, name: str):
-    page = open_page(name, maths=True)
+def assert_typeset(page, name: str) -> set[str]:
+    """Every formula of the opened ``page`` is typeset, none is a MathJax error, no file failed to load,
+    and every MathJax file it asked for is shipped. Returns those files (relative to _static/mathjax)."""
     formulas = page.locator(".math").count()
     assert formulas > 0, name
     assert page.locator("mjx-container").count() == formulas, name
     assert page.locator("mjx-merror").count() == 0, name
-    return page, formulas
+    assert page.errors == [], (name, page.errors)  # a file that failed to load is an error
+    files = _mathjax_files(page)
+    assert ENTRY in files, name
+    assert files <= set(shipped()), (name, files - set(shipped()))
+    return files
 
 
 @pytest.mark.browser
 def test_every_formula_of_every_page_renders_from_the_shipped_files(open_page, book_html):
+    # The chapter's mechanism pages are opened once each by tests/test_pages.py, which checks them
+    # with assert_typeset; here, every other page with maths.
     asked = set()
-    for name in _with_maths(book_html):
-        page, _ = _typeset(open_page, name)
-        assert page.errors == [], (name, page.errors)  # a file that failed to load is an error
-        files = _mathjax_files(page)
-        assert ENTRY in files, name
-        assert files <= set(shipped()), (name, files - set(shipped()))
-        asked |= files
+    mechanism = {f"ch02/{page}.html" for page, _ in CHAPTER_PAGES}
+    others = [name for name in _with_maths(book_html) if name not in mechanism]
+    assert "glossary.html" in others
+    for name in others:
+        page = open_page(name, maths=True)
+        asked |= assert_typeset(page, name)
         page.context.close()
     # The fonts are shipped as one set; the entry point and the fonts are what the pages ask for.
     assert {ENTRY, "output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff"} <= asked
@@ -104,7 +111,9 @@ def test_every_formula_of_every_page_renders_from_the_shipped_files(open_page, b
 
 @pytest.mark.browser
 def test_the_menus_svg_renderer_works_offline(open_page, book_html):
-    page, formulas = _typeset(open_page, "ch02/scaling.html")
+    page = open_page("ch02/scaling.html", maths=True)
+    assert_typeset(page, "ch02/scaling.html")
+    formulas = page.locator(".math").count()
     formula = page.locator("mjx-container").first
     formula.scroll_into_view_if_needed()
     formula.click(button="right")

@@ -3,7 +3,8 @@
 Each page: its sections in order, its place in the chapter's table of contents, the complete
 teaching file shown as it is on disk, the run output equal to what the file prints, downloads that
 run where a reader puts them (an empty folder, nothing but the downloaded files, ``python -E -s``),
-no request leaving the book and no serious axe violation. What is particular to a page (its
+no request leaving the book, every formula typeset, no serious axe violation, no sideways scrolling on
+a phone. What is particular to a page (its
 numbers, sentences and figure) is tested in ``tests/test_page_<page>.py``.
 """
 
@@ -31,6 +32,7 @@ from conftest import (
     soup_of,
 )
 from test_listings import assert_a_100_column_line_fits_the_listing
+from test_mathjax import assert_typeset
 
 from chapter import fmt, take_home
 
@@ -199,13 +201,27 @@ def test_every_download_runs_alone_and_the_teaching_file_prints_the_run_output(
         assert "02_attention.py" in paragraph.get_text(), paragraph.get_text()
 
 
+NEXT_FRAME_WIDTH = """() => new Promise(done => requestAnimationFrame(
+    () => done(document.scrollingElement.scrollWidth)))"""
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("page", NAMES)
-def test_the_page_reads_offline_without_errors_passes_axe_and_fits_a_100_column_line(
+def test_the_page_reads_offline_renders_its_maths_passes_axe_and_fits_a_phone_and_a_100_column_line(
     open_page, book_html, page
 ):
-    shown = open_page(f"ch02/{page}.html", maths=True, reduced_motion="reduce")
+    # One visit for all that a page shows in the browser (a visit of a large page costs seconds).
+    name = f"ch02/{page}.html"
+    shown = open_page(name, maths=True, reduced_motion="reduce")
     assert_offline(shown, book_html)
     assert not shown.errors, shown.errors
+    assert_typeset(
+        shown, name
+    )  # every formula, from the shipped MathJax files (tests/test_mathjax.py)
     assert_axe_clean(shown, note=page)
+    # On a phone the page never scrolls sideways: wide tables and figures scroll in their own boxes.
+    shown.set_viewport_size({"width": 360, "height": 800})
+    width = shown.evaluate(NEXT_FRAME_WIDTH)  # measured once the new size is laid out
+    assert width <= 360, f"{name} scrolls sideways on a phone: {width} px"
+    shown.set_viewport_size({"width": 1280, "height": 900})
     assert_a_100_column_line_fits_the_listing(shown, page)  # last: it opens the listing's block

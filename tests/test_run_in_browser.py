@@ -43,36 +43,51 @@ def served(book_html):
     server.shutdown()
 
 
+@pytest.fixture(scope="session")
+def shared_context(browser):
+    """One browser context per worker for the served pages: they share its HTTP cache, so Python's
+    runtime is fetched and compiled once, as for a reader who opens a second page."""
+    context = browser.new_context()
+    yield context
+    context.close()
+
+
 @pytest.fixture()
-def open_served(browser, served):
-    """Open a served page; `page.requests` lists what it asked for, `page.refused` what was refused:
-    every other host, and the book's own URLs that contain `refuse`."""
-    contexts = []
+def open_served(browser, served, shared_context):
+    """Open a served page; `page.requests` lists what it asked for, `page.refused` what asked for
+    another host (the browser resolves no other host: conftest.CHROMIUM_ARGS). With `refuse`, or with
+    options of its own, the page gets a context of its own whose requests to the book's URLs that
+    contain `refuse` are refused too."""
+    opened = []
 
     def open_(name: str, refuse: str | None = None, **context_options):
-        context = browser.new_context(**context_options)
-        contexts.append(context)
+        if refuse or context_options:
+            context = browser.new_context(**context_options)
+            opened.append(context)
+            if refuse:
+                context.route(f"**/*{refuse}*", lambda route: route.abort())
+        else:
+            context = shared_context
         page = context.new_page()
+        opened.append(page)
         page.requests = []
         page.refused = []
 
-        def only_the_book(route):
-            url = route.request.url
-            if url.startswith(served) and not (refuse and refuse in url):
-                route.continue_()
-            else:
-                page.refused.append(url)
-                route.abort()
+        def record(request):
+            page.requests.append(request.url)
+            if not request.url.startswith((served, "data:", "blob:")) or (
+                refuse and refuse in request.url
+            ):
+                page.refused.append(request.url)
 
-        context.route("**/*", only_the_book)
-        page.on("request", lambda request: page.requests.append(request.url))
+        page.on("request", record)
         page.goto(served + name)
         page.wait_for_load_state("load")
         return page
 
     yield open_
-    for context in contexts:
-        context.close()
+    for each in reversed(opened):
+        each.close()
 
 
 def run(block, timeout: float = 120_000) -> str:
