@@ -17,7 +17,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from chapter import conventions, fmt
-from chapter.page import Col, Section, listing
+from chapter.page import Col, Section, key, listing
 
 att = importlib.import_module("02_attention")
 pf = importlib.import_module("02_pitfalls")
@@ -906,7 +906,7 @@ def float_exercise() -> Section:
     s.table(
         "x2_table",
         range(len(rows)),
-        Col("Key", lambda j: f"Key {j}", "text"),
+        Col("Key", key, "text"),
         Col("分数", lambda j: rows[j][0], "short"),
         Col("加上的数", lambda j: rows[j][1], "short"),
         Col("权重（0/1 表）", lambda j: rows[j][2]),
