@@ -122,10 +122,22 @@ CORE_EXAMPLES = {
         "F15": ["t_past", "t_new", "t_q", "t_k", "t_v", "t_block"],
     },
     "ch02/pitfalls": {
-        "各节共用的例子": ["demo_n", "demo_qk", "demo_v"],
-        "批量生成：PAD 补在哪一侧": ["j_config", "j_seed", "j_steps", "j_prompts", "j_pad"],
-        "练习 2.11.1": ["x1_n", "x1_line"],
-        "练习 2.11.2": ["x2_scores", "x2_row", "x2_bias"],
+        "各节共用的例子": ["demo_n", "02_pitfalls:DEMO_Q", "demo_v"],
+        "批量生成：PAD 补在哪一侧": [
+            "j_vocab",
+            "j_width",
+            "j_layers",
+            "j_seed",
+            "02_pitfalls:DEMO_STEPS",
+            "j_prompts",
+            "02_pitfalls:PAD",
+        ],
+        "练习 2.11.1": ["02_exercises_pitfalls:LINE_N", "x1_line"],
+        "练习 2.11.2": [
+            "02_exercises_pitfalls:FLOAT_SCORES",
+            "02_exercises_pitfalls:FLOAT_ROW",
+            "x2_bias",
+        ],
         "练习 2.11.3": ["x3_masks"],
     },
     "ch02/summary": {

@@ -11,15 +11,11 @@ from __future__ import annotations
 import pytest
 from conftest import article_of, flat, section_of, table_rows
 
+from chapter import fmt
 from chapter import pitfalls as page
 
 PAGE = "ch02/pitfalls.html"
-SECTIONS = [
-    page.demo_values,
-    *page.SECTIONS,
-    page.record_values,
-    page.exercise_values,
-]
+SECTIONS = [page.demo, *page.SECTIONS, page.record]
 MISTAKES = [
     "polarity",
     "float",
@@ -61,11 +57,11 @@ def test_every_glued_text_and_table_is_on_the_page(book_html):
     rows = [[flat(c) for c in row] for row in table_rows(article)]
     glued = {}
     tables = []
-    for section in SECTIONS:
-        for name, value in section().items():
+    for section in [f() for f in SECTIONS] + page.exercises():
+        for name, value in section.values.items():
             if type(value) is str:
                 glued[name] = value
-            elif isinstance(value, page.Table):
+            elif isinstance(value, fmt.Table):
                 tables.append((name, value))
     assert len(glued) > 50 and len(tables) >= 15
     assert [name for name, v in glued.items() if flat(v) not in text] == []
