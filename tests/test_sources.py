@@ -2,7 +2,7 @@
 
 Two nets catch a pasted result. Any decimal with two or more fraction digits anywhere in a page
 (prose, tables or cells) is a result, not an input: inputs in this book are written with at most
-one. And no number that the teaching code computes may appear in the prose in any rounding.
+one, or typed with the {input} role, which a test compares with the constant it names. And no number that the teaching code computes may appear in the prose in any rounding.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def computed_spellings() -> set[str]:
 
 def typed_numbers(text: str, spellings: set[str]) -> list[str]:
     """Numbers in ``text`` that look computed: long decimals anywhere, results in prose."""
-    found = DECIMAL.findall(text)
+    found = DECIMAL.findall(TYPED_INPUT.sub("␣", text))
     prose = TYPED_INPUT.sub("␣", CODE_CELL.sub("", text))
     found += [n for n in NUMBER.findall(prose) if n.lstrip("-") in spellings]
     return found
