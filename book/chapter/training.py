@@ -247,7 +247,7 @@ def task() -> Section:
     n = tr.LENGTH
     lag = tr.LAG
     where = [f"Key {t + 1 - lag}" if t + 1 >= lag else "无从得知" for t in range(n - 1)]
-    s.holds(one_round=n == 2 * lag)  # 本例 T 恰是 lag 的两倍，所以恰好重复一轮
+    s.holds(one_round=n == 2 * lag)  # the box: T is twice lag, the first lag tokens repeat once
     s.grid(
         "tbl_task",
         "位置 t",
@@ -263,7 +263,7 @@ def task() -> Section:
 
 def settings() -> Section:
     """What the training's and the use's settings come to: sequences, draws, guessing."""
-    s = Section(PAGE, "训练设置")
+    s = Section(PAGE, "训练")
     s.value("count", set_kinds=tr.VOCAB**tr.LAG, set_draws=tr.BATCH * tr.STEPS)
     s.value("percent", set_seen=seen_share(), guess_acc=GUESS)
     s.value(ln_v=LN_V)
@@ -272,7 +272,7 @@ def settings() -> Section:
 
 def losses() -> Section:
     """The chart, the loss table (train, whole, in use, accuracy) and the numbers the prose reads."""
-    s = Section(PAGE, "训练损失低，不等于学会了")
+    s = Section(PAGE, "用起来")
     sm = summary()
     floor = tr.loss_floor()
     turns = checkpoints()
@@ -290,7 +290,7 @@ def losses() -> Section:
         accuracy_above_guessing=n["accuracy"] > GUESS,
         causal_same=abs(c["use"] - c["full"]) < EXACT,
     )
-    if this_run():  # 这一次还低于因果规则的
+    if this_run():  # the page says 这一次
         s.holds(accuracy_below_causal=n["accuracy"] < c["accuracy"])
     s.figure("fig_curves", curves_figure(trained(), turns, floor))
     guess = {"train": LN_V, "full": LN_V, "use": LN_V, "accuracy": GUESS}
@@ -432,7 +432,7 @@ def maps() -> Section:
 
 def floor() -> Section:
     """Where the causal floor comes from: both models' per-position use-time loss and accuracy."""
-    s = Section(PAGE, "因果损失的下限从哪里来")
+    s = Section(PAGE, "因果损失的下限")
     sm = summary()
     lag = tr.LAG
     c = sm["causal"]
@@ -447,7 +447,7 @@ def floor() -> Section:
         none_first_targets_far_above_guessing=none_first["first_targets_far_above_guessing"],
         none_first_targets_carry_most=none_first["first_targets_carry_most"],
     )
-    if this_run():  # 这一次，注意力图上有的查询几乎只读后面那份，逐词算时照样答对
+    if this_run():  # the page says 这一次: a query reading the later copy answers in use
         weights = tr.attention_map(trained()["none"]["params"], "none", shown())
         later = [t for t in range(lag - 1, tr.LENGTH - 1) if weights[t][t + 1] > 0.9]
         s.holds(none_reads_later_yet_right=any(n["accuracies"][t] > 0.95 for t in later))
@@ -565,7 +565,7 @@ def ahead() -> Section:
         ahead_leaks=a["leak"] > 0.0,
         x5_first_targets_far_above_guessing=first["first_targets_far_above_guessing"],
     )
-    if this_run():  # 这一次，平均损失里前几个位置就占了
+    if this_run():  # the page says 这一次
         s.holds(x5_first_targets_carry_most=first["first_targets_carry_most"])
     mine = {
         "train": a["train_loss"],
