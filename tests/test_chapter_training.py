@@ -268,8 +268,12 @@ def test_a_sequence_drawn_anew_was_seen_in_training_as_often_as_the_page_says(mo
         assert len(drawn) == tr.STEPS and all(b.shape == (tr.BATCH, tr.LENGTH) for b in drawn)
         seen = {tuple(x) for b in drawn for x in b.tolist()}
         share = sum(tuple(x) in seen for x in fresh) / len(fresh)
-        assert abs(share - page.seen_share()) < 0.08  # σ ≈ 0.025 for 256 sequences
-    assert page.settings().values["set_seen"] == fmt.percent(page.seen_share())
+        assert (
+            abs(share - page.seen_share(tr.VOCAB, tr.LAG, tr.BATCH * tr.STEPS)) < 0.08
+        )  # σ ≈ 0.025 for 256 sequences
+    assert page.settings().values["set_seen"] == fmt.percent(
+        page.seen_share(tr.VOCAB, tr.LAG, tr.BATCH * tr.STEPS)
+    )
 
 
 def loss_row(name: str, v: dict) -> list[str]:

@@ -102,7 +102,7 @@ def checkpoints() -> dict:
     return out
 
 
-def seen_share(vocab: int = tr.VOCAB, lag: int = tr.LAG, draws: int = tr.BATCH * tr.STEPS) -> float:
+def seen_share(vocab: int, lag: int, draws: int) -> float:
     """The chance that a sequence drawn anew was among the ``draws`` training sequences: the task has
     ``vocab ** lag`` sequences (the first ``lag`` tokens decide the rest), each drawn with equal chance.
 
@@ -265,7 +265,7 @@ def settings() -> Section:
     """What the training's and the use's settings come to: sequences, draws, guessing."""
     s = Section(PAGE, "训练")
     s.value("count", set_kinds=tr.VOCAB**tr.LAG, set_draws=tr.BATCH * tr.STEPS)
-    s.value("percent", set_seen=seen_share(), guess_acc=GUESS)
+    s.value("percent", set_seen=seen_share(tr.VOCAB, tr.LAG, tr.BATCH * tr.STEPS), guess_acc=GUESS)
     s.value(ln_v=LN_V)
     return s
 
