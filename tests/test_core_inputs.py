@@ -92,8 +92,19 @@ CORE_EXAMPLES = {
         ]
     },
     "ch02/training": {
-        "任务": ["task_vocab", "task_length", "task_lag", "task_seed"],
-        "训练设置": ["set_d", "set_steps", "set_batch", "set_lr", "set_train_seed"],
+        "任务": [
+            "02_training:VOCAB",
+            "02_training:LENGTH",
+            "02_training:LAG",
+            "chapter.training:SHOW_SEED",
+        ],
+        "训练设置": [
+            "02_training:D_MODEL",
+            "02_training:STEPS",
+            "02_training:BATCH",
+            "02_training:LEARNING_RATE",
+            "chapter.training:TRAIN_SEED",
+        ],
     },
     "ch02/costs": {
         # The KV table's rows are computed from each model's layers, K/V heads and head dimension.

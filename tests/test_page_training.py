@@ -21,56 +21,54 @@ tr = importlib.import_module("02_training")
 PAGE = "ch02/training.html"
 
 
-@pytest.fixture(scope="module")
-def runs():
-    return page.run()
-
-
 @pytest.mark.build
-def test_the_loss_table_is_the_build_time_runs(book_html, runs):
+def test_the_loss_table_is_the_build_time_runs(book_html):
     article = article_of(book_html, PAGE)
     text = article.get_text()
     rows = table_rows(article)
-    s = page.summary(runs)
+    s = page.summary()
     for rule in tr.RULES:
         assert [page.RULE_NAMES[rule]] + [
-            page.value(s[rule][k]) for k in ("train", "full", "use")
+            fmt.difference(s[rule][k]) for k in ("train", "full", "use")
         ] + [fmt.percent(s[rule]["accuracy"])] in rows
-    assert page.value(s["none"]["train"]).endswith("× 10⁻⁵")  # printed as such, not as 0.0000
+    assert fmt.difference(s["none"]["train"]).endswith("× 10⁻⁵")  # printed as such, not as 0.0000
     assert fmt.fmt(math.log(tr.VOCAB)) in text and fmt.percent(1 / tr.VOCAB) in text
 
 
 @pytest.mark.build
-def test_every_glued_text_is_on_the_page(book_html, runs):
+def test_every_glued_text_is_on_the_page(book_html):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
     sections = [
-        page.task_values(),
-        page.settings_values(),
-        page.loss_values(runs),
-        page.generation_values(runs),
-        page.row_index_values(runs),
-        page.check_values(runs),
-        page.map_values(runs),
-        page.floor_values(runs),
-        page.exercise_values(),
-        page.ahead_values(runs),
+        page.task,
+        page.settings,
+        page.losses,
+        page.generation,
+        page.row_index,
+        page.checks,
+        page.maps,
+        page.floor,
+        page.exercises,
+        page.ahead,
     ]
     glued = {
-        name: value for values in sections for name, value in values.items() if type(value) is str
+        name: value
+        for section in sections
+        for name, value in section().values.items()
+        if type(value) is str
     }
-    assert len(glued) > 80
+    assert len(glued) > 60
     text = flat(article_of(book_html, PAGE).get_text())
     assert [name for name, value in glued.items() if flat(value) not in text] == []
-    # the results of this run alone are said to be this run's (page.THIS_RUN) where the reader sees them
+    # the results of this run alone are said to be this run's (这一次) where the reader sees them
     for key in ("causal_acc", "x5_share", "none_worst_loss"):
         clause = flat(glued[key])
-        assert any(page.THIS_RUN in c and clause in c for c in re.split("[。；]", text)), key
+        assert any("这一次" in c and clause in c for c in re.split("[。；]", text)), key
 
 
 @pytest.mark.build
-def test_the_leak_check_and_the_floor_are_on_the_page(book_html, runs):
+def test_the_leak_check_and_the_floor_are_on_the_page(book_html):
     text = article_of(book_html, PAGE).get_text()
-    leak = page.check_values(runs)
+    leak = page.checks().values
     assert (
         f"最大变化是 {leak['leak_causal']}）" in text and f"最多变了 {leak['leak_none']}。" in text
     )
@@ -79,21 +77,20 @@ def test_the_leak_check_and_the_floor_are_on_the_page(book_html, runs):
 
 
 @pytest.mark.build
-def test_the_off_by_one_exercise_shows_the_build_time_run(book_html, runs):
+def test_the_off_by_one_exercise_shows_the_build_time_run(book_html):
     article = article_of(book_html, PAGE)
-    values = page.ahead_values(runs)
+    values = page.ahead().values
     solution = article.find(id="ex-training-ahead").find_next_sibling("div")
     assert "solution" in solution["class"]
     rows = table_rows(solution)[1:]
     text = solution.get_text()
-    assert rows == values["x5_table"].rows and rows[::2] == page.loss_rows(
-        page.summary(runs)
-    )  # the two models
+    assert rows == values["x5_table"].rows
+    assert rows[::2] == page.losses().values["tbl_losses"].rows[:2]  # the two models
     assert [r[0] for r in rows] == [page.RULE_NAMES[k] for k in ("causal", tr.AHEAD, "none")]
     for name in ("x5_train", "x5_use", "x5_leak", "x5_first", "x5_worst_loss", "x5_worst_acc"):
         assert str(values[name]) in text, name
     # the solution gives the reason the rest of its run goes either way, not this run's outcome alone
-    assert "换一个种子就可能不同" in text and page.THIS_RUN in text
+    assert "换一个种子就可能不同" in text and "这一次" in text
 
 
 @pytest.mark.build

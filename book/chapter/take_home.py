@@ -237,10 +237,10 @@ def _training_example(tr) -> dict:
 
     return {
         "intro": "输入与本页相同：同一个任务、同样的步数与种子，训练一个加因果规则的模型和一个不加规则的模型，"
-        f"训练损失取最后 {page.LAST} 步的平均（与本页的表相同），再逐词算（带 KV 缓存）看使用时的损失。"
+        f"训练损失取最后 {page.ex.TAIL} 步的平均（与本页的表相同），再逐词算（带 KV 缓存）看使用时的损失。"
         "改 `steps` 或种子，再运行（训练要几秒）。",
         "inputs": f"train_seed = {page.TRAIN_SEED}\neval_seed = {page.EVAL_SEED}\nsteps = {tr.STEPS}\n"
-        f"last = {page.LAST}  # 训练损失：最后 last 步的平均（一步的批有噪声）",
+        f"last = {page.ex.TAIL}  # 训练损失：最后 last 步的平均（一步的批有噪声）",
         "run": "def loss(x):\n"
         "    # 与书页相同：四位小数；四位小数写成 0 的非零数用科学记数法\n"
         '    return format(x, ".4f") if x == 0 or abs(x) >= 5e-5 else format(x, ".1e")\n'
