@@ -111,7 +111,7 @@ def online() -> Section:
         a_block_keeps_the_maximum=bool(kept),
         no_rescale_differs=abs(wrong[0][0] - out) >= 1e-3,
     )
-    s.text(o_v=fmt.vector([x for (x,) in v]))
+    s.text(o_v=fmt.vector([row[0] for row in v]))
     s.value("count", o_blocks=len(trace))
     blocks = [
         {"b": b, "cols": cols, "scores": [scores[j] for j in cols], "trace": t, "factor": f}
@@ -236,7 +236,7 @@ def tiles() -> Section:
     gap = att.max_abs_diff(tiled, one_pass)
     s.holds(counted_equals_tiled=found == by_kind, tiled_equals_one_pass=gap <= TOLERANCE)
     s.value("count", t_new=len(q), t_frames=len(d["kinds"][F15_QUERY_BLOCK]))
-    s.text(t_v=listing(fmt.short(x) for (x,) in v))
+    s.text(t_v=listing(fmt.short(row[0]) for row in v))
     s.value("count", t_full=found["full"], t_partial=found["partial"], t_empty=found["empty"])
     s.value("difference", t_gap=gap)
     kind_grid(s, "tbl_grid", d["kinds"], tl.spans(len(q), block), tl.spans(len(k), block))
