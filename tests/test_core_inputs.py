@@ -129,8 +129,15 @@ CORE_EXAMPLES = {
         "滑动窗口差一格": ["w_n", "w_w", "w_d", "w_seed", "w_lo", "w_hi"],
     },
     "ch02/tiles": {
-        "一行分数，一块一块地读": ["o_scores", "o_v", "o_block"],
-        "F15": ["t_past", "t_new", "t_q", "t_k", "t_v", "t_block"],
+        "一行分数，一块一块地读": ["02_tiles:ROW_SCORES", "o_v", "02_tiles:ROW_BLOCK"],
+        "F15": [
+            "02_tiles:DEMO_PAST",
+            "t_new",
+            "02_tiles:DEMO_Q",
+            "02_tiles:DEMO_K",
+            "t_v",
+            "02_tiles:DEMO_BLOCK",
+        ],
     },
     "ch02/pitfalls": {
         "各节共用的例子": ["demo_n", "02_pitfalls:DEMO_Q", "demo_v"],
