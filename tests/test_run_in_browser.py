@@ -217,7 +217,9 @@ def test_the_core_examples_run_in_the_browser(open_served, book_html, name):
             planted.exc_msg
             == examples(cpython(edited(shown, lambda number: '"x"'), shown))[0].exc_msg
         )
-        assert_axe_clean(page, "div.runnable-session")  # the editor, both buttons, the traceback
+        # The editor, both buttons and the traceback: the same widget on every page, checked on the first.
+        if name == CHAPTER_PAGES[0][0]:
+            assert_axe_clean(page, "div.runnable-session")
         # 还原 brings the page's example back.
         block.get_by_role("button", name="还原", exact=True).click()
         assert editor.input_value() == shown.rstrip("\n")
