@@ -35,7 +35,9 @@ RULES_SINK = tn.RULES_EXAMPLE["n_sink"]
 RULES_DOCS = tn.RULES_EXAMPLE["doc_ids"]
 # The page's inputs that no teaching file has (the page types them; tests/test_typed_inputs.py compares).
 LO = -1.0
-HI = 1.0  # the demo batch and the bug examples draw Q, K, V uniformly in [LO, HI], one decimal
+HI = (
+    1.0  # the bug examples draw Q, K, V uniformly in [LO, HI]; the demo batch's draws lie there too
+)
 D = 2  # the bug examples' one head
 SCORE_LOW = -10.0
 SCORE_HIGH = -20.0  # the dtype table's scores: every score of a row equal to one of them
