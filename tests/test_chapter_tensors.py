@@ -1,6 +1,9 @@
 """The tensors page's book side (book/chapter/tensors.py): its tables and facts on other inputs than the page's.
 
-Fast unit tests, no build. The page's own numbers are checked in tests/test_page_tensors.py.
+Fast unit tests, no build. Each section takes no arguments and reads its inputs from the teaching files'
+constants (and the book side's own, for the inputs no teaching file has): a test runs it on other inputs by
+planting other constants, and a fact of the page's fixed sentences planted false must stop the build naming
+the fact. The page's own numbers are checked in tests/test_page_tensors.py.
 """
 
 from __future__ import annotations
@@ -18,6 +21,25 @@ from chapter import conventions, fmt
 from chapter import tensors as page
 
 tn = importlib.import_module("02_tensors")
+SECTIONS = [
+    page.batch,
+    page.rules,
+    page.dtype,
+    page.window,
+    page.packing,
+    page.libraries,
+    page.torch_section,
+    page.run_output,
+    page.exercises,
+]
+
+
+def test_every_section_takes_no_arguments_and_glues_each_name_once():
+    names = []
+    for section in SECTIONS:
+        assert not inspect.signature(section).parameters, section.__name__
+        names += list(section().values)
+    assert len(names) == len(set(names))
 
 
 def other_batch(seed: int = 5) -> dict:
@@ -37,8 +59,9 @@ def other_batch(seed: int = 5) -> dict:
     }
 
 
-def test_the_batch_tables_and_sentence_on_another_batch():
-    v = page.batch_values(other_batch())
+def test_the_batch_tables_and_sentence_on_another_batch(monkeypatch):
+    monkeypatch.setattr(tn, "demo_inputs", other_batch)
+    v = page.batch().values
     rows = v["tbl_b_diffs"].rows
     assert len(rows) == 9 and {r[2] for r in rows} == {"K/V 头 0"}
     diffs = [fmt.printed(c) for r in rows for c in r[3:]]
@@ -55,50 +78,65 @@ def test_the_batch_tables_and_sentence_on_another_batch():
     ]  # 绝对位置, 位置编号, keys
 
 
-def test_a_batch_that_disagrees_with_the_pure_python_rows_stops_the_build(monkeypatch):
-    # the page says every row agrees: a batched result off by 10⁻³ must not be printed as agreeing
+@pytest.mark.parametrize(
+    "plant, fact",
+    [
+        # the page says every row agrees: a batched result off by 10⁻³ must not be printed as agreeing
+        (lambda r: {**r, "outputs": r["outputs"] + 1e-3}, "every_row_matches_pure_python"),
+        # the figure draws one table per sequence, 「4 个头共用」: heads with different tables stop it
+        (
+            lambda r: {**r, "visible": r["visible"] & (np.arange(4) == 0)[:, None, None]},
+            "heads_share",
+        ),
+    ],
+)
+def test_a_batch_that_no_longer_bears_out_its_sentences_stops_the_build(monkeypatch, plant, fact):
     forward = tn.forward
-    monkeypatch.setattr(
-        tn, "forward", lambda x: {**(r := forward(x)), "outputs": r["outputs"] + 1e-3}
-    )
-    with pytest.raises(ValueError, match="不符"):
-        page.batch_values(other_batch())
+    monkeypatch.setattr(tn, "forward", lambda x: plant(forward(x)))
+    with pytest.raises(ValueError, match=f"张量一页「一批数据，从头到尾」.*{fact}"):
+        page.batch()
 
 
 @pytest.mark.parametrize("mask, both", [([[1, 1, 0]], 2), ([[0, 1, 1]], 0), ([[1, 0, 0, 0]], 6)])
-def test_the_fill_counts_and_sentence_on_other_batches(mask, both):
+def test_the_fill_counts_and_sentence_on_other_batches(monkeypatch, mask, both):
     n = len(mask[0])
     expected = sum(
         k > q and mask[0][k] == 0 for q in range(n) for k in range(n)
     )  # future PAD: both rules
     assert expected == both
-    counts = {t: page.fill_counts(mask, t) for t in tn.FLOAT_DTYPES}
+    counts = {t: page.fill_counts(mask, t, (-10.0, -20.0)) for t in tn.FLOAT_DTYPES}
     assert all(c["both"] == c["summed_inf"] == both and c["once_inf"] == 0 for c in counts.values())
     empty = sum(
         all(k > q or mask[0][k] == 0 for k in range(n)) for q in range(n)
     )  # no key both earlier and content
     assert {c["empty_rows"] for c in counts.values()} == {empty}
-    if (
-        both == 0 or empty == 0
-    ):  # the page's sentences need both: −∞ where the masks add, and empty rows
-        with pytest.raises(ValueError, match="张量一页的固定说法"):
-            page.dtype_values(mask)
+    if both == 0 or empty == 0:
+        # the page's sentences need both: −∞ where the masks add, and empty rows
+        monkeypatch.setattr(tn, "DEMO_MASK", mask)
+        with pytest.raises(ValueError, match="张量一页「两张加性 mask 相加：溢出成 −∞」"):
+            page.dtype()
 
 
-def test_the_left_padded_batch_has_nan_rows_in_float16_only_and_the_score_did_it():
-    v = page.dtype_values([[0, 0, 0, 1, 1], [1, 1, 1, 1, 1]], scores=(-8.0, -40.0))
+def test_the_left_padded_batch_has_nan_rows_in_float16_only_and_the_score_did_it(monkeypatch):
+    monkeypatch.setattr(tn, "DEMO_MASK", [[0, 0, 0, 1, 1], [1, 1, 1, 1, 1]])
+    monkeypatch.setattr(page, "SCORE_LOW", -8.0)
+    monkeypatch.setattr(page, "SCORE_HIGH", -40.0)
+    v = page.dtype().values
     rows = {r[0]: r for r in v["tbl_fill"].rows}
     assert v["f_empty"] == "3" and rows["float16"][4:] == ["0 / 0", "3 / 3"]
     assert rows["float32"][4:] == rows["float64"][4:] == ["0 / 0", "0 / 0"]
-    assert (v["f_both"], v["f_types"], v["f_low"], v["f_high"], v["f_nan_types"]) == (
+    assert v["tbl_fill"].header[4:] == [
+        "分数 −8 时 NaN 的行（相加 / 填一次）",
+        "分数 −40 时 NaN 的行（相加 / 填一次）",
+    ]
+    assert (v["f_both"], v["f_types"], v["f_nan_types"]) == (
         "3",
         "float16、float32、float64",
-        "−8",
-        "−40",
         "float16",
     )
-    with pytest.raises(ValueError, match="时有 NaN"):  # a score that overflows nowhere
-        page.dtype_values([[0, 0, 0, 1, 1], [1, 1, 1, 1, 1]], scores=(-8.0, -9.0))
+    monkeypatch.setattr(page, "SCORE_HIGH", -9.0)  # a score that overflows nowhere
+    with pytest.raises(ValueError, match="nan_at_high_score"):
+        page.dtype()
 
 
 def test_the_float16_overflow_threshold_is_where_the_sum_first_is_minus_infinity():
@@ -109,9 +147,11 @@ def test_the_float16_overflow_threshold_is_where_the_sum_first_is_minus_infinity
     assert page.overflow_threshold("float32") == 0
 
 
-def test_the_rules_table_is_the_predicates_on_another_sequence():
+def test_the_rules_table_is_the_predicates_on_another_sequence(monkeypatch):
     doc_ids = [0, 0, 1, 1, 1, 2, 2]
-    v = page.rules_values(7, 2, 3, 2, doc_ids)
+    for name, value in dict(N=7, W=2, PREFIX=3, SINK=2, DOCS=doc_ids).items():
+        monkeypatch.setattr(page, f"RULES_{name}", value)
+    v = page.rules().values
     header, rows = v["tbl_rules"]
     rules = page.rules_of(7, 2, 3, 2, doc_ids)
     assert header[1:] == list(rules)
@@ -123,8 +163,9 @@ def test_the_rules_table_is_the_predicates_on_another_sequence():
 
 
 def test_the_packing_table_bears_out_the_pages_sentence_on_another_packing(monkeypatch):
-    v = page.packing_values([0, 0, 1, 1, 1], 7)
-    rows = v["tbl_packing"].rows
+    monkeypatch.setattr(page, "PACK_DOCS", [0, 0, 1, 1, 1])
+    monkeypatch.setattr(page, "PACK_SEED", 7)
+    rows = page.packing().values["tbl_packing"].rows
     gaps = {(r[0], r[1]): (fmt.printed(r[2]), fmt.printed(r[3])) for r in rows}
     assert gaps["有", "重新从 0 数"] == (0.0, 0.0)
     assert (
@@ -133,12 +174,15 @@ def test_the_packing_table_bears_out_the_pages_sentence_on_another_packing(monke
     assert min(gaps["没有", "接着数"] + gaps["没有", "重新从 0 数"]) > 1e-3
     # a packing where the documents do not see each other anyway: the page's sentence would be false
     monkeypatch.setattr(page.tn, "causal", lambda b, h, q, k: (q == k) | (k < 0))
-    with pytest.raises(ValueError, match="读进了前面的文档"):
-        page.packing_values([0, 0, 1, 1, 1], 7)
+    with pytest.raises(ValueError, match="no_doc_mask_reads_earlier_document"):
+        page.packing()
 
 
-def test_the_window_check_catches_the_off_by_one():
-    rows = page.window_values(8, 2, 4)["tbl_window"].rows
+def test_the_window_check_catches_the_off_by_one(monkeypatch):
+    monkeypatch.setattr(page, "WINDOW_N", 8)
+    monkeypatch.setattr(page, "WINDOW_W", 2)
+    monkeypatch.setattr(page, "WINDOW_SEED", 4)
+    rows = page.window().values["tbl_window"].rows
     assert [r[1:3] for r in rows] == [
         ["2", "8"],
         ["3", "2"],
@@ -146,7 +190,25 @@ def test_the_window_check_catches_the_off_by_one():
     assert rows[0][3] == "0" and fmt.printed(rows[1][3]) > 0
 
 
-def test_the_library_cells_read_the_observations():
+def observing(monkeypatch, seen: dict) -> None:
+    """The sections read ``seen`` as the recorded observations."""
+    monkeypatch.setattr(conventions, "observed", lambda: seen)
+
+
+def test_the_library_cells_read_the_observations(monkeypatch):
+    real = page.libraries().values
+    assert (real["lib_sdpa_true"], real["lib_causal"]) == ("True = 允许", "左上对齐")
+    real_t = page.torch_section().values
+    assert real_t["t_mha_kpm"] == "True = 禁止"
+    assert (real_t["t_mha_fast_weights_empty"], real_t["t_mha_fast_no_weights_empty"]) == (
+        "NaN",
+        "NaN",
+    )
+    real_f = page.dtype().values
+    assert (real_f["f_sdpa_empty"], real_f["f_sdpa_finfo_min"]) == (
+        "全 0",
+        "像没有 mask 一样按分数读所有 Key",
+    )
     seen = copy.deepcopy(conventions.observed())
     torch = seen["cpu"]["torch"]
     torch["sdpa"]["bool_true"] = "forbidden"
@@ -156,42 +218,31 @@ def test_the_library_cells_read_the_observations():
     torch["sdpa_fully_masked"]["default"]["float16"] |= {"bool": "nan", "float": "nan"}
     torch["sdpa_fully_masked_finfo_min"]["float16"]["float"] = "zeros"
     torch["mha_fast_path"]["fully_masked"]["float64"]["no_weights"] = "zeros"
-    v = page.library_values(seen)
-    t = page.torch_values(seen=seen)
+    observing(monkeypatch, seen)
+    v = page.libraries().values
+    t = page.torch_section().values
     assert (v["lib_sdpa_true"], v["lib_causal"], v["lib_torch"]) == (
         "True = 禁止",
         "右下对齐",
         "PyTorch 9.9，CPU",
     )
     assert t["t_mha_kpm"] == "True = 允许"  # exercise 5 reads these too
-    f = page.dtype_values(page.tn.DEMO_MASK, seen=seen)
+    f = page.dtype().values
     assert (f["f_sdpa_empty"], f["f_sdpa_finfo_min"]) == ("NaN", "全 0")
     assert (t["t_mha_fast_weights_empty"], t["t_mha_fast_no_weights_empty"]) == ("NaN", "全 0")
-    real = page.library_values()
-    assert (real["lib_sdpa_true"], real["lib_causal"]) == ("True = 允许", "左上对齐")
-    assert page.torch_values()["t_mha_kpm"] == "True = 禁止"
-    real_f = page.dtype_values(page.tn.DEMO_MASK)
-    assert (real_f["f_sdpa_empty"], real_f["f_sdpa_finfo_min"]) == (
-        "全 0",
-        "像没有 mask 一样按分数读所有 Key",
-    )
-    real_t = page.torch_values()
-    assert (real_t["t_mha_fast_weights_empty"], real_t["t_mha_fast_no_weights_empty"]) == (
-        "NaN",
-        "NaN",
-    )
 
 
-def test_the_dtype_sentence_stops_the_build_when_its_mask_forms_part():
+def test_the_dtype_sentence_stops_the_build_when_its_mask_forms_part(monkeypatch):
     # 「mask 是布尔的或 −∞ 的浮点表时给出…」 names both forms at once: they must give the same row.
     seen = copy.deepcopy(conventions.observed())
     seen["cpu"]["torch"]["sdpa_fully_masked"]["default"]["float16"]["float"] = "nan"
-    with pytest.raises(ValueError, match="布尔与 −∞ 的 mask 给出同样的结果"):
-        page.dtype_values(page.tn.DEMO_MASK, seen=seen)
+    observing(monkeypatch, seen)
+    with pytest.raises(ValueError, match="sdpa_bool_and_inf_masks_agree"):
+        page.dtype()
 
 
 def test_the_library_exercise_table_is_the_masks_row_by_row():
-    x = page.exercise_values()
+    x = page.exercises().values
     rows = x["x5_table"].rows
     assert [r[3] for r in rows] == [
         "1、2",
@@ -211,19 +262,16 @@ def test_the_figures_are_drawn_from_the_tables():
     fig = figures.alignment_figure(3, 5)
     assert [ax.get_title() for ax in fig.axes][1].startswith("右下对齐")
     x = tn.demo_inputs()
-    visible = tn.forward(x)["visible"].copy()
+    visible = tn.forward(x)["visible"]
     labels = [
         t.get_text()
         for t in figures.batch_figure(visible, x["attention_mask"]).axes[0].get_xticklabels()
     ]
     assert labels[:3] == ["0\nPAD", "1\nPAD", "2"]
-    visible[0, 1, 0, 2] = False
-    with pytest.raises(ValueError, match="各个头必须相同"):
-        figures.batch_figure(visible, x["attention_mask"])
 
 
 def test_the_exercise_values_are_the_answers():
-    v = page.exercise_values()
+    v = page.exercises().values
     assert v["x1_cache"] == "4"
     assert v["x2_table"].rows[0][2:] == ["0、0、0、0、1", "2"]
     assert v["x3_table"].rows == [
@@ -231,6 +279,16 @@ def test_the_exercise_values_are_the_answers():
         ["右侧 PAD", "1、1、0、0", "无", "无"],
     ]
     assert v["x4_doctest"].startswith("```pycon\n>>> window_counts(5, 2)")
+
+
+def test_the_position_exercise_stops_the_build_when_the_wrong_sequences_are_not_the_padded(
+    monkeypatch,
+):
+    # 「会错的是有 PAD 的序列」: a batch whose new token lands right although it has PAD would be false
+    decode = page.ex.decode_positions
+    monkeypatch.setattr(page.ex, "decode_positions", lambda: {**decode(), "next": [5, 5, 5]})
+    with pytest.raises(ValueError, match="wrong_are_the_padded_sequences"):
+        page.exercises()
 
 
 def test_the_reader_may_word_the_bad_input_message():
@@ -243,7 +301,7 @@ def test_the_reader_may_word_the_bad_input_message():
         if e.exc_msg is not None
     ]
     assert raising and all(e.options.get(doctest.IGNORE_EXCEPTION_DETAIL) for e in raising)
-    assert "IGNORE_EXCEPTION_DETAIL" in page.exercise_values()["x4_doctest"]
+    assert "IGNORE_EXCEPTION_DETAIL" in page.exercises().values["x4_doctest"]
 
 
 # -- code/02_tensors_torch.json: what make crosscheck recorded, checked against numpy's own answers ----------------
@@ -330,8 +388,8 @@ def test_an_edited_pytorch_record_fails(edit):
         check_torch_record(record)
 
 
-def test_the_pytorch_section_reads_the_record():
-    v = page.torch_values()
+def test_the_pytorch_section_reads_the_record(monkeypatch):
+    v = page.torch_section().values
     assert v["t_where"] == "PyTorch 2.13.0+cpu、Transformers 5.17.0，CPU，float64"
     assert v["t_wrong_causal"] == "序列 0：查询 0、查询 1；序列 1：查询 0、查询 1"
     assert (
@@ -344,30 +402,41 @@ def test_the_pytorch_section_reads_the_record():
     assert fmt.printed(v["t_sdpa_gap"]) < 1e-12 and v["t_eager_fill"] == "−65504、0"
     other = copy.deepcopy(page.torch_record())
     other["batch"]["wrong_rows"]["is_causal"] = [[1], []]
-    w = page.torch_values(other)
+    monkeypatch.setattr(page, "torch_record", lambda: other)
+    w = page.torch_section().values
     assert w["t_wrong_causal"] == "序列 0：查询 1；序列 1：无"
     shown = json.loads(w["t_record"].removeprefix("```json\n").removesuffix("\n```"))
     assert shown == other
 
 
 @pytest.mark.parametrize(
-    "edit, claim",
+    "edit, fact",
     [
-        (lambda r, seen: r.update(hf_equal=False), "逐格相同"),
-        (lambda r, seen: r["batch"].update(mask_equal=False), "逐格相同"),
-        (lambda r, seen: r.update(hf_eager_equal=False), "0 的位置与布尔表相同"),
-        (lambda r, seen: r["prefill"].update(mha_gap=0.5), "只差舍入量级"),
+        (lambda r, seen: r.update(hf_equal=False), "hf_sdpa_mask_is_the_table"),
+        (lambda r, seen: r["batch"].update(mask_equal=False), "hf_sdpa_mask_is_the_table"),
+        (lambda r, seen: r.update(hf_eager_equal=False), "eager_zeros_are_the_table"),
+        (lambda r, seen: r["prefill"].update(mha_gap=0.5), "gaps_at_rounding_level"),
         (
             lambda r, seen: seen["cpu"]["torch"]["mha_fully_masked"]["float64"].update(
                 weights="zeros"
             ),
-            "整行被屏蔽的行是 NaN",
+            "mha_weights_nan_on_empty_rows",
+        ),
+        (
+            lambda r, seen: seen["cpu"]["torch"]["mha_fast_path"]["fully_masked"]["float64"].update(
+                weights_fast_path=False
+            ),
+            "mha_fast_path_taken",
         ),
     ],
 )
-def test_a_record_that_no_longer_bears_out_a_fixed_sentence_stops_the_build(edit, claim):
+def test_a_record_that_no_longer_bears_out_a_fixed_sentence_stops_the_build(
+    monkeypatch, edit, fact
+):
     record = copy.deepcopy(page.torch_record())
     seen = copy.deepcopy(conventions.observed())
     edit(record, seen)
-    with pytest.raises(ValueError, match=claim):
-        page.torch_values(record, seen)
+    monkeypatch.setattr(page, "torch_record", lambda: record)
+    observing(monkeypatch, seen)
+    with pytest.raises(ValueError, match=f"张量一页「同一批交给 PyTorch 与 Hugging Face」.*{fact}"):
+        page.torch_section()

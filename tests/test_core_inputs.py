@@ -124,9 +124,29 @@ CORE_EXAMPLES = {
         ],
     },
     "ch02/tensors": {
-        "整批的例子": ["b_batch", "b_heads", "b_kv_heads", "b_d", "b_seed", "b_mask"],
-        "更多可见性规则": ["r_n", "r_w", "r_prefix", "r_sink", "r_docs"],
-        "滑动窗口差一格": ["w_n", "w_w", "w_d", "w_seed", "w_lo", "w_hi"],
+        "整批的例子": [
+            "b_batch",
+            "02_tensors:DEMO_HEADS",
+            "02_tensors:DEMO_KV_HEADS",
+            "02_tensors:DEMO_D",
+            "02_tensors:DEMO_SEED",
+            "b_mask",
+        ],
+        "更多可见性规则": [
+            "chapter.tensors:RULES_N",
+            "chapter.tensors:RULES_W",
+            "chapter.tensors:RULES_PREFIX",
+            "chapter.tensors:RULES_SINK",
+            "chapter.tensors:RULES_DOCS",
+        ],
+        "滑动窗口差一格": [
+            "chapter.tensors:WINDOW_N",
+            "chapter.tensors:WINDOW_W",
+            "chapter.tensors:D",
+            "chapter.tensors:WINDOW_SEED",
+            "chapter.tensors:LO",
+            "chapter.tensors:HI",
+        ],
     },
     "ch02/tiles": {
         "一行分数，一块一块地读": ["02_tiles:ROW_SCORES", "o_v", "02_tiles:ROW_BLOCK"],

