@@ -139,12 +139,13 @@ def input_boxes(text: str) -> list[str]:
 
 
 # Digits a 「输入与适用条件」 box may type: names, not numbers of the example — a figure (F12, F13, …),
-# a published model (Gemma-7B, Llama-3-8B, …), a number format (float16, int8), attention_mask's
-# convention (1 内容，0 PAD). Everything else is glued or typed with {input}.
+# a published model (Gemma-7B, Llama-3-8B, GPT-2, …), a number format (float16, int8), the conventions
+# of attention_mask (1 内容，0 PAD) and of a dropout draw (1 留下，0 丢掉). Everything else is glued or
+# typed with {input}.
 INPUT_BOX_DIGITS_ALLOWED = re.compile(
-    r"\bF\d+\b|\b(?:Gemma|Llama|Mistral|Qwen)\d*(?:-[\w.]+)*|\b(?:b?float|u?int)\d+\b"
+    r"\bF\d+\b|\b(?:Gemma|Llama|Mistral|Qwen|GPT-?)\d*(?:-[\w.]+)*|\b(?:b?float|u?int)\d+\b"
     r"|\b02_[A-Za-z]\w*(?:\.\w+)*"  # a teaching file or a function in it: 02_exercises_mask.empty_row_in_dtype
-    r"|（1 内容，0 PAD）"
+    r"|（1 内容，0 PAD）|（1 留下，0 丢掉）"
 )
 # Digits the mask page's prose may type: labels and names, list numbers, conventions of an API or of
 # maths (not numbers of an example), and a library version.
