@@ -19,8 +19,15 @@ STATUS = f"{FIGURE} [role=status]"
 
 @pytest.fixture()
 def open_mask(open_page):
-    """Open ch02/mask.html once F12 is ready (see conftest.open_page)."""
-    return lambda **options: open_page("ch02/mask.html", ready=f"{FIGURE}.is-ready", **options)
+    """Open ch02/mask.html once F12 is ready (see conftest.open_page); without MathJax unless a test
+    looks at the formulas, the page's size or its requests (``maths=True``)."""
+
+    def open_(maths: bool = False, **options):
+        return open_page(
+            "ch02/mask.html", ready=f"{FIGURE}.is-ready", without_maths=not maths, **options
+        )
+
+    return open_
 
 
 def status(page) -> str:
@@ -154,7 +161,7 @@ def test_enlarge_opens_a_dialog_and_escape_returns_focus(open_mask):
 
 @pytest.mark.parametrize("width, height", [(1280, 600), (360, 800)])
 def test_the_enlarged_view_opens_with_its_controls_in_view(open_mask, width, height):
-    page = open_mask(width=width, height=height)
+    page = open_mask(maths=True, width=width, height=height)
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     page.keyboard.press("End")  # the tallest frame
     button(page, "放大图形").click()
@@ -170,7 +177,7 @@ def test_the_enlarged_view_opens_with_its_controls_in_view(open_mask, width, hei
 
 
 def test_narrow_screen_scrolls_the_figure_not_the_page(open_mask):
-    page = open_mask(width=360, height=800)
+    page = open_mask(maths=True, width=360, height=800)
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     for key in ("Home", "End"):
         page.keyboard.press(key)
@@ -212,7 +219,7 @@ def test_print_shows_every_frame_and_no_controls(open_mask):
 # assert_axe_clean waits for the frame's fade-in to end: mid-fade, text is paler.
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_figure_has_no_serious_accessibility_violations(open_mask, scheme):
-    page = open_mask(theme=scheme)
+    page = open_mask(maths=True, theme=scheme)
     assert_axe_clean(page, FIGURE)
     # The same in the enlarged view, where the player sits in a modal dialog.
     button(page, "放大图形").click()
@@ -220,7 +227,7 @@ def test_the_figure_has_no_serious_accessibility_violations(open_mask, scheme):
 
 
 def test_no_request_leaves_the_book(open_mask, book_html):
-    page = open_mask()
+    page = open_mask(maths=True)
     use_the_figure(page, FIGURE)
     assert any("/_static/mathjax/" in url for url in page.requests), (
         "maths comes from _static/mathjax"
@@ -230,7 +237,7 @@ def test_no_request_leaves_the_book(open_mask, book_html):
 
 
 def test_no_console_error(open_mask):
-    page = open_mask()
+    page = open_mask(maths=True)
     use_the_figure(page, FIGURE)
     assert page.errors == []
 
@@ -239,7 +246,7 @@ def test_screenshots(open_mask):
     """Wide and narrow pictures of the figure, for review (kept in _build/screenshots)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     for width, name in ((1280, "f12-wide.png"), (360, "f12-narrow.png")):
-        page = open_mask(width=width, height=2400)
+        page = open_mask(maths=True, width=width, height=2400)
         figure = page.locator(FIGURE)
         # Put the figure below the theme's sticky header, then cut it out of the viewport.
         top = "f => window.scrollTo(0, f.getBoundingClientRect().top + window.scrollY - 72)"

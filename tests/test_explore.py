@@ -28,12 +28,14 @@ SHOTS = BUILD / "screenshots"
 
 @pytest.fixture()
 def open_mask(open_page):
-    """Open ch02/mask.html once the panel is built (ready=False: do not wait; see conftest.open_page)."""
+    """Open ch02/mask.html once the panel is built (ready=False: do not wait; see conftest.open_page);
+    without MathJax unless a test looks at the formulas, the page's size or its requests (``maths=True``)."""
 
-    def open_(ready: bool = True, **options):
+    def open_(ready: bool = True, maths: bool = False, **options):
         return open_page(
             "ch02/mask.html",
             ready=f"{PANEL} .step-figure-explore-panel" if ready else None,
+            without_maths=not maths,
             **options,
         )
 
@@ -134,7 +136,7 @@ def shown(page, states: list[tuple]) -> list[dict]:
 
 
 def test_every_reachable_state_shows_what_the_teaching_code_computes(open_mask):
-    page = open_mask()
+    page = open_mask(maths=True)  # the panel's sentences hold formulas
     states = list(reachable())
     assert len(states) == 1176
     for state, seen in zip(states, shown(page, states)):
@@ -283,7 +285,7 @@ def test_controls_are_labelled_native_elements(open_mask):
 
 
 def test_narrow_screen_scrolls_the_tables_not_the_page(open_mask):
-    page = open_mask(width=360, height=800)
+    page = open_mask(maths=True, width=360, height=800)
     width = "document.scrollingElement.scrollWidth"
     before = page.evaluate(
         width
@@ -331,13 +333,13 @@ def test_no_panel_without_javascript(open_mask):
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_panel_has_no_serious_accessibility_violations(open_mask, scheme):
-    page = open_mask(theme=scheme)
+    page = open_mask(maths=True, theme=scheme)
     shown(page, [(2, 3, "front", 3, True)])  # wrong offset on, a masked row, marks in the contrast
     assert_axe_clean(page, PANEL)
 
 
 def test_no_request_leaves_the_book_and_no_console_error(open_mask, book_html):
-    page = open_mask()
+    page = open_mask(maths=True)
     shown(page, [(6, 6, "end", 12, True), (0, 1, "none", 0, False)])
     assert any("/_static/step_figure_explore.js" in url for url in page.requests)
     assert_offline(page, book_html)
@@ -362,7 +364,7 @@ def test_screenshots(open_mask):
     """Wide and narrow pictures of the panel, for review (kept in _build/screenshots)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     for width, name in ((1280, "f12-explore-wide.png"), (360, "f12-explore-narrow.png")):
-        page = open_mask(width=width, height=2400)
+        page = open_mask(maths=True, width=width, height=2400)
         shown(page, [(3, 2, "front", 4, True)])
         panel = page.locator(f"{PANEL} .step-figure-explore-panel")
         panel.scroll_into_view_if_needed()
