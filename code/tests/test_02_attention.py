@@ -104,7 +104,7 @@ def test_smaller_temperature_concentrates_weights():
 
 
 # -- attention against numpy -----------------------------------------------------------------------
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(problems(), st.booleans(), st.data())
 def test_attention_equals_numpy_for_every_mask_combination(problem, causal, data):
     q, k, v, past = problem
@@ -327,7 +327,7 @@ def test_one_nan_row_spreads_through_the_next_product_even_where_its_weight_is_z
     assert math.isnan(sum(w * o[0] for w, o in zip([0.0, 0.5, 0.5], out)))  # 0 × NaN is NaN
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(problems(), st.data())
 def test_row_steps_reach_the_same_weights_and_output(problem, data):
     q, k, v, past = problem

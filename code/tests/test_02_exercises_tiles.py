@@ -53,7 +53,7 @@ def test_the_window_grows_by_a_constant_per_query_block_and_the_causal_mask_quad
 
 
 @given(st.lists(st.integers(1, 5), min_size=1, max_size=4), st.integers(1, 4))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 def test_the_guard_rows_are_the_rows_the_unguarded_tiles_make_nan(docs, block):
     a = ex.packed_guard(docs, block)
     n = len(a["doc"])

@@ -29,7 +29,7 @@ att = importlib.import_module("02_attention")
 tn = importlib.import_module("02_tensors")
 CODE = Path(tl.__file__)
 
-fast = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+fast = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def brute_kinds(visible, block_q: int, block_k: int) -> list[list[str]]:
@@ -164,7 +164,7 @@ def tiled_problems(draw):
     return matrix(n_query, d), matrix(n_key, d), matrix(n_key, d_v), visible, blocks, name
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiled_problems())
 def test_tiled_attention_equals_the_one_pass_attention(problem):
     q, k, v, visible, (block_q, block_k), _ = problem
@@ -252,7 +252,7 @@ def count_problems(draw):
     return n_query, n_key, window, doc_lengths, blocks
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(count_problems())
 def test_block_counts_equal_the_blocks_of_the_table(problem):
     n_query, n_key, window, doc_lengths, (block_q, block_k) = problem
@@ -263,7 +263,7 @@ def test_block_counts_equal_the_blocks_of_the_table(problem):
 
 
 @given(st.integers(1, 40), st.integers(1, 16))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 def test_a_causal_mask_computes_t_t_plus_1_over_2_of_t_squared_blocks(t, b):
     counts = tl.block_counts(t * b, t * b, b, b)
     assert counts["full"] + counts["partial"] == t * (t + 1) // 2
@@ -377,7 +377,7 @@ def test_timing_takes_the_shortest_of_alternating_repeats(fake_clock):
 
 
 @given(st.integers(1, 40), st.integers(1, 9))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 def test_computing_every_block_masks_only_the_blocks_that_need_it(n, block):
     # The timing compares like with like: both variants mask the same diagonal blocks; the empty
     # blocks above the diagonal are skipped by one, computed unmasked (then dropped) by the other.
