@@ -23,11 +23,12 @@ def printed(project: Path) -> str:
     return BeautifulSoup(html, "html.parser").get_text()
 
 
-def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path, monkeypatch):
+def test_a_code_edit_shows_in_the_next_build_and_a_failing_cell_stops_it(tmp_path, monkeypatch):
     # The book's configuration, extensions and kernel on its mini book (tests/bench.py): a page that
     # prints att.run_demo()["输出"] and a landing page that uses no code. First `make bench`'s own
     # measurement, once (bench.measure: clean, no-change, a touched file; the timings are the machine's
-    # and not asserted), then an edit of the code's content.
+    # and not asserted), then an edit of the code's content, then an edit that breaks it (one project,
+    # built from clean once).
     monkeypatch.setattr(bench, "REPEATS", 1)
     project = make_mini_project(tmp_path)
     figures = bench.measure(project)
@@ -56,19 +57,16 @@ def test_a_code_edit_shows_in_the_next_build_without_cleaning(tmp_path, monkeypa
     assert sorted(executed_pages(project, second.stdout)) == users, second.stdout
     assert reread_count(second.stdout) == len(users), second.stdout
 
-
-def test_a_failing_cell_stops_the_build_naming_page_cell_and_error(tmp_path):
-    # The book's configuration, extensions and kernel on its mini book (tests/bench.py): the page
-    # uses_code calls key_padding, which is broken here.
-    project = make_mini_project(tmp_path)
-    code = project / "code" / "02_attention.py"
-    source = code.read_text(encoding="utf-8")
-    broken = source.replace(
-        "    return [j < valid_len for j in range(n_key)]",
-        '    raise RuntimeError("key_padding 坏了")',
+    # Break key_padding, which the page uses_code calls: the next build stops, naming the page, the
+    # cell and the error.
+    code.write_text(
+        code.read_text(encoding="utf-8").replace(
+            "    return [j < valid_len for j in range(n_key)]",
+            '    raise RuntimeError("key_padding 坏了")',
+        ),
+        encoding="utf-8",
     )
-    assert broken != source
-    code.write_text(broken, encoding="utf-8")
+    assert "key_padding 坏了" in code.read_text(encoding="utf-8")
     result = make_html(project)
     assert result.returncode != 0
     log = result.stderr
