@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,19 @@ def test_the_rules_example_is_the_tensors_pages_and_its_document_row_is_causal()
     row = next(r for r in rows_of(summary.rules(), "tbl_rules") if r[0].startswith("同一文档"))
     assert row[0] == "同一文档（且因果）" and "k <= q" in row[2]
     assert row[3].split() == ["1", "2", "3", "1", "2", "3"]
+
+
+def test_the_page_types_its_examples_inputs_naming_the_constants():
+    # inputs typed once, in the page (tests/test_typed_inputs.py compares each with its constant); what the
+    # summary computes from them (counts, the PAD's position and key) stays glued
+    text = (Path(__file__).parent.parent / "book" / "ch02" / "summary.md").read_text("utf-8")
+    typed = set(re.findall(r"\{input\}`[^`]*<([^>`]+)>`", text))
+    assert {f"02_tensors:RULES_EXAMPLE[{k}]" for k in ("n", "w", "n_prefix", "n_sink")} <= typed
+    assert {
+        f"chapter.summary:{name}"
+        for name in ("BLOCK", "Q", "V_COLUMN", "POISON", "PAST", "GRAD_QK", "GRAD_V_COLUMN")
+    } <= typed
+    assert summary.V == [[x] for x in summary.V_COLUMN] and summary.BIG == summary.mask.BIG
 
 
 def test_the_printed_predicates_are_in_array_form():
@@ -147,10 +161,10 @@ def test_a_summary_that_recomputes_with_its_own_code_is_caught(monkeypatch, tmp_
     # Planted: the cache check compares the cached rows with the same code run without a cache, as the
     # summary once did; the mask page's check is not called and the missing causal rule goes unseen.
     source = Path(summary.__file__).read_text(encoding="utf-8")
-    right = "    cache = mask_checks.recompute_check(runner(mistake, PAST), Q, Q, V, PAST)\n"
+    right = "    cache = mask_checks.recompute_check(runner(mistake, PAST, None), Q, Q, V, PAST)\n"
     planted = (
-        "    own = attend(mistake, Q, Q, V)[1][PAST:]\n"
-        "    cached = runner(mistake, PAST)(Q[PAST:], Q, V)\n"
+        "    own = attend(mistake, Q, Q, V, 0, None)[1][PAST:]\n"
+        "    cached = runner(mistake, PAST, None)(Q[PAST:], Q, V)\n"
         '    cache = {"differ": [i for i, (a, b) in enumerate(zip(cached, own)) if a != b]}\n'
     )
     assert right in source

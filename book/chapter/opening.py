@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from chapter import conventions, fmt
-from chapter.page import Section, listing
+from chapter.page import Section, figure, listing
 
 att = importlib.import_module("02_attention")
 CODE_DIR = Path(att.__file__).parent
@@ -175,8 +175,8 @@ def opening() -> Section:
 
 
 def projection_figure():
-    """X times each of W_q, W_k, W_v (the multi-head page's example) gives Q, K, V, drawn as grids."""
-    from matplotlib.figure import Figure
+    """X times each of W_q, W_k, W_v (the multi-head page's example) gives Q, K, V, drawn as grids; the
+    book's figure factory (``page.figure``) gives the figure, every text names its font family."""
     from matplotlib.patches import Rectangle
 
     from chapter.costs import figure_fonts
@@ -189,8 +189,10 @@ def projection_figure():
     }
     fonts = {"family": figure_fonts()}
     cell = 0.4
-    fig = Figure(figsize=(6.4, 4.6), layout="tight")
-    ax = fig.subplots()
+    with figure((6.4, 4.6), "opening-projections") as (fig, frame):  # stable SVG ids
+        fig.delaxes(frame)
+        fig.set_layout_engine("tight")
+        ax = fig.subplots()
     ax.set_axis_off()
 
     def grid(x0, y0, cols, name, colour):  # n rows; row 0, the one the caption follows, coloured

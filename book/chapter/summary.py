@@ -331,7 +331,7 @@ MISTAKES = {
 }
 
 
-def attend(mistake: str, q, k, v, past: int = 0, valid=None):
+def attend(mistake: str, q, k, v, past: int, valid: list[bool] | None):
     """The example's attention written as ``mistake`` says: ``(weights, outputs)``.
 
     Written right, a fully masked row gets weights and output 0 (``empty_row="zero"``); the two
@@ -360,7 +360,7 @@ def attend(mistake: str, q, k, v, past: int = 0, valid=None):
     return att.masked_attention(q, k, v, visible, empty_row="zero")
 
 
-def runner(mistake: str, past: int = 0, valid=None):
+def runner(mistake: str, past: int, valid: list[bool] | None):
     """``attend`` as the mask page's checks call an attention: ``run(q, k, v)`` gives the outputs."""
 
     def run(q, k, v):
@@ -383,13 +383,15 @@ def passes(mistake: str) -> list[bool]:
     the mask page's own function, on this page's example."""
     n = len(Q)
     # 不泄漏 without PAD: each query's output, the V of the positions after it changed
-    leak = mask_checks.leak_probe(runner(mistake), Q, Q, V, mask_checks.after_query(n, n), POISON)
+    leak = mask_checks.leak_probe(
+        runner(mistake, 0, None), Q, Q, V, mask_checks.after_query(n, n), POISON
+    )
     # 不泄漏 with a PAD in front: every query, the PAD query included, the V of the PAD changed
     pad = mask_checks.leak_probe(
         runner(mistake, 0, PADDED), Q, Q, V, mask_checks.pad_keys(PADDED, n), POISON
     )
     # the new rows computed with a cache against a correct full recomputation
-    cache = mask_checks.recompute_check(runner(mistake, PAST), Q, Q, V, PAST)
+    cache = mask_checks.recompute_check(runner(mistake, PAST, None), Q, Q, V, PAST)
     weights, _ = attend(mistake, Q, Q, V, 0, PADDED)
     bad_rows = mask_checks.weights_check(weights, att.visibility(n, n, key_valid=PADDED))
     return [not leak["leaking"], not pad["leaking"], not cache["differ"], not bad_rows]
@@ -414,7 +416,7 @@ TILE_MISTAKES = {
 }
 
 
-def tiled_runner(mistake: str | None, past: int = 0, valid=None):
+def tiled_runner(mistake: str | None, past: int, valid: list[bool] | None):
     """The example's attention in tiles, right (``None``) or with a mistake, as the mask page's checks
     call an attention: ``run(q, k, v)`` gives the outputs."""
 
@@ -432,12 +434,12 @@ def tile_passes(mistake: str | None) -> dict:
     """The mask page's output checks run on the tiled code, and the tiled against the one-pass attention."""
     n = len(Q)
     leak = mask_checks.leak_probe(
-        tiled_runner(mistake), Q, Q, V, mask_checks.after_query(n, n), POISON
+        tiled_runner(mistake, 0, None), Q, Q, V, mask_checks.after_query(n, n), POISON
     )
     pad = mask_checks.leak_probe(
         tiled_runner(mistake, 0, PADDED), Q, Q, V, mask_checks.pad_keys(PADDED, n), POISON
     )
-    cache = mask_checks.recompute_check(tiled_runner(mistake, PAST), Q, Q, V, PAST)
+    cache = mask_checks.recompute_check(tiled_runner(mistake, PAST, None), Q, Q, V, PAST)
     one_pass = [  # no cache, a cache, a PAD: the tiled result against the one-pass one
         (tiled_runner(mistake, past, valid)(q, Q, V), attend("正确的写法", q, Q, V, past, valid)[1])
         for q, past, valid in ((Q, 0, None), (Q[PAST:], PAST, None), (Q, 0, PADDED))
@@ -477,6 +479,12 @@ def caught_by(facts: dict, mistake: str) -> list[str]:
     return [check for check, hit in facts["forward"][mistake].items() if hit]
 
 
+def empty_rows() -> list[int]:
+    """The queries of the checks example whose whole row is masked (the PAD query)."""
+    visible = att.visibility(len(Q), len(Q), key_valid=PADDED)
+    return [i for i, row in enumerate(visible) if not any(row)]
+
+
 def sentence_facts(facts: dict) -> dict[str, bool]:
     """The facts of the page's sentences under the checks table, from which check caught which mistake."""
     leak, pad, cache, rows = CHECKS
@@ -511,12 +519,6 @@ def sentence_facts(facts: dict) -> dict[str, bool]:
         == ["tiled"],
         "no_guard_nan_only_in_empty_rows": bool(empty_rows()) and nan_rows == empty_rows(),
     }
-
-
-def empty_rows() -> list[int]:
-    """The queries of the checks example whose whole row is masked (the PAD query)."""
-    visible = att.visibility(len(Q), len(Q), key_valid=PADDED)
-    return [i for i, row in enumerate(visible) if not any(row)]
 
 
 def checks() -> Section:
