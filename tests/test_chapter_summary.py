@@ -319,3 +319,10 @@ def test_a_fast_path_not_observed_stops_the_libraries_section(monkeypatch):
     monkeypatch.setattr(conventions, "observed", lambda: seen)
     with pytest.raises(ValueError, match="小结一页「各库的约定」.*mha_fast_path_ran"):
         summary.libraries()
+
+
+def test_another_rules_example_stops_the_sentences_it_falsifies(monkeypatch):
+    # the input box says 「前后两篇文档各占一半」: planted as the teaching constant, other documents stop it
+    monkeypatch.setitem(summary.tn.RULES_EXAMPLE, "doc_ids", [0, 0, 1, 1, 1, 1])
+    with pytest.raises(ValueError, match="小结一页「可见性规则」.*two_documents_half_each"):
+        summary.rules()

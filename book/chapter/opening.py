@@ -1,6 +1,7 @@
-"""The preface (book/index.md) and the chapter opening (book/ch02/index.md): the preface's claims about
-the recorded library observations, the sizes of the demo data and which teaching files need numpy or
-PyTorch (found by running them)."""
+"""The preface (book/index.md) and the chapter opening (book/ch02/index.md), one page.Section each
+(:func:`preface`, :func:`opening`): the facts of the preface's sentence on the recorded library
+observations, the sizes of the demo data, which teaching files need numpy or PyTorch (found by running
+them) and the projections figure."""
 
 from __future__ import annotations
 

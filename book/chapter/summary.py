@@ -144,6 +144,7 @@ def rules() -> Section:
         document_alone_reads_later=any(document_only[0, 0, q, q + 1 :].any() for q in range(n)),
         unbracketed_pad_rule_differs=predicate_table(UNBRACKETED) != rule_table("因果 + PAD"),
         causal_pad_first_row_reads_nothing=sum(rule_table("因果 + PAD")[0]) == 0,
+        two_documents_half_each=tn.RULES_EXAMPLE["doc_ids"] == [0] * (n // 2) + [1] * (n - n // 2),
     )
     s.table(
         "tbl_rules",
