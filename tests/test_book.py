@@ -189,7 +189,7 @@ def test_the_dtype_paragraph_shows_float16(book_html):
 def test_the_opening_says_which_teaching_file_uses_numpy(book_html):
     text = page(book_html, "ch02/index.html").find("article").get_text()
     assert "没有用到任何矩阵库" not in text
-    values = opening.opening()
+    values = opening.opening().values
     assert f"要 numpy 才能运行的是 {values['numpy_files']}：" in text
     assert f"用到 transformers 的 {values['transformers_files']} 也要 numpy" in text
     assert f"{values['torch_files']} 要 PyTorch：" in text

@@ -72,7 +72,7 @@ def test_the_tables_are_made_from_the_observations():
     # (on the mask page, or in the summary's conventions table, which shows the fast path's is_causal).
 
     def shown(seen):
-        return mask.conventions_section(seen), summary.conventions_table(seen)
+        return mask.conventions_section(seen), summary.conventions_rows(seen)
 
     baseline = shown(seen)
     flips = 0

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chapter import conventions, fmt, mask_checks, mask_facts, mask_figure, opening, pitfalls
+from chapter import conventions, fmt, mask_checks, mask_facts, mask_figure, pitfalls
 from chapter import mask as page
 
 # code/tests/reference.py (the shared bad-input fuzz) is not on the path for tests/ by default.
@@ -835,14 +835,9 @@ def test_every_section_glues_plain_values():
         page.checks_section,
         page.observe_section,
         page.exercises,
-        opening.opening,
     ):
         for name, value in section().items():
             assert re.fullmatch(r"[a-z][a-z0-9_]*", name), name
-            if name.startswith("fig_") and hasattr(
-                value, "savefig"
-            ):  # the opening's projections figure
-                continue
             assert isinstance(value, (str, int, page.Table)), (section.__name__, name)
             if isinstance(value, page.Table):
                 assert all(len(row) == len(value.header) for row in value.rows), name
@@ -947,60 +942,6 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
     },
     mask_checks.weights_check: {"weights": [[1.0, 0.0]], "visible": [[True, False]]},
 }
-
-
-def test_the_opening_lists_the_files_that_stop_without_numpy_or_pytorch(tmp_path):
-    """Review W1: the lists come from running each file with numpy or torch blocked, not from its imports."""
-    (tmp_path / "02_plain.py").write_text("# numpy would be faster\nprint(1)\n", encoding="utf-8")
-    (tmp_path / "02_lazy.py").write_text(
-        "def timing():\n    import numpy as np\n    return np.zeros(1)\n\nprint(2)\n",
-        encoding="utf-8",
-    )
-    (tmp_path / "02_eager.py").write_text("import numpy as np\nprint(np.pi)\n", encoding="utf-8")
-    (tmp_path / "02_at_run_time.py").write_text(
-        "def main():\n    import numpy\n\nif __name__ == '__main__':\n    main()\n",
-        encoding="utf-8",
-    )
-    (tmp_path / "02_uses_eager.py").write_text(
-        "import importlib\nimportlib.import_module('02_eager')\n", encoding="utf-8"
-    )
-    (tmp_path / "02_net_torch.py").write_text("import torch\n", encoding="utf-8")
-    (tmp_path / "02_both_torch.py").write_text("import numpy\nimport torch\n", encoding="utf-8")
-    (tmp_path / "other.py").write_text("import numpy\n", encoding="utf-8")
-    assert opening.library_needs(tmp_path) == {
-        "numpy": ["02_at_run_time.py", "02_both_torch.py", "02_eager.py", "02_uses_eager.py"],
-        "torch": ["02_both_torch.py", "02_net_torch.py"],
-    }
-    # A file that fails for another reason stops the build instead of being listed.
-    (tmp_path / "02_broken.py").write_text("raise RuntimeError('boom')\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="02_broken.py"):
-        opening.library_needs(tmp_path)
-    for bad in (3, tmp_path / "nowhere"):
-        with pytest.raises(ValueError, match="code_dir"):
-            opening.library_needs(bad)
-    assert opening.imports("02_both_torch.py", "numpy", tmp_path)
-    assert not opening.imports("02_net_torch.py", "transformers", tmp_path)
-    for name, library in (("02_nowhere.py", "numpy"), (3, "numpy"), ("02_eager.py", "pandas")):
-        with pytest.raises(ValueError, match="name|library"):
-            opening.imports(name, library, tmp_path)
-    with pytest.raises(ValueError, match="code_dir"):
-        opening.imports("02_eager.py", "numpy", 3)
-
-
-def test_the_opening_names_the_files_the_run_found():
-    values = opening.opening()
-    needs = opening.library_needs()
-    # transformers needs numpy: the files that use it are numpy files too, found by their source (no torch).
-    hf = values["transformers_files"].split("、")
-    assert hf == ["02_pitfalls_torch.py", "02_tensors_torch.py"]
-    assert values["numpy_files"].split("、") == sorted({*needs["numpy"], *hf})
-    assert values["torch_files"].split("、") == needs["torch"]
-    # The timing-only users of numpy run without it; the PyTorch files include the pitfalls page's.
-    assert not {"02_costs.py", "02_tiles.py", "02_exercises_costs.py"} & {*needs["numpy"]}
-    assert {"02_training.py", "02_tensors.py"} <= {*needs["numpy"]}
-    assert "02_pitfalls_torch.py" in needs["torch"]
-    # A PyTorch file that imports numpy first needs numpy too (review: 02_tensors_torch.py).
-    assert "02_tensors_torch.py" in {*needs["numpy"]} & {*needs["torch"]}
 
 
 def test_the_exercise_that_says_standard_library_only_calls_nothing_else():

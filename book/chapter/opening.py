@@ -1,6 +1,7 @@
-"""The preface (book/index.md) and the chapter opening (book/ch02/index.md): the preface's claims about
-the recorded library observations, the sizes of the demo data and which teaching files need numpy or
-PyTorch (found by running them)."""
+"""The preface (book/index.md) and the chapter opening (book/ch02/index.md), one page.Section each
+(:func:`preface`, :func:`opening`): the facts of the preface's sentence on the recorded library
+observations, the sizes of the demo data, which teaching files need numpy or PyTorch (found by running
+them) and the projections figure."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 from chapter import conventions, fmt
-from chapter.fmt import glue_all  # noqa: F401  (the pages call page.glue_all)
+from chapter.page import Section, figure, listing
 
 att = importlib.import_module("02_attention")
 CODE_DIR = Path(att.__file__).parent
@@ -75,32 +76,20 @@ def _stops_at(path: Path, libraries: tuple[str, ...]) -> str | None:
     return None
 
 
-def imports(name: str, library: str, code_dir: Path | str | None = None) -> bool:
-    """Whether the teaching file ``name`` (in ``code_dir``, by default ``code/``) imports ``library``."""
-    if code_dir is not None and not isinstance(code_dir, (str, Path)):
-        raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
-    path = (CODE_DIR if code_dir is None else Path(code_dir)) / str(name)
-    if not isinstance(name, str) or not path.is_file():
-        raise ValueError(f"name 必须是 code_dir 里一个教学文件的文件名，收到 {name!r}")
-    if library not in LIBRARIES:
-        raise ValueError(f"library 必须是 {LIBRARIES} 之一，收到 {library!r}")
+def imports(path: Path, library: str) -> bool:
+    """Whether the teaching file at ``path`` imports ``library`` (by its source)."""
     text = path.read_text("utf-8")
     return f"import {library}" in text or f"from {library} " in text
 
 
-def library_needs(code_dir: Path | str | None = None) -> dict[str, list[str]]:
+def library_needs(code_dir: Path) -> dict[str, list[str]]:
     """Which teaching files (``code_dir/02_*.py``) need numpy and which need PyTorch, found by running
     each one as a reader would: once with numpy blocked (the files that stop at ``import numpy`` need
     it) and once with torch blocked (those that stop at ``import torch`` or ``transformers`` need
     PyTorch). A file that imports numpy only inside a function it does not call runs, and is not listed.
     Where PyTorch is not installed, a file that imports torch before numpy stops at torch either way:
     :func:`opening` then checks that no such file imports numpy or transformers (which needs numpy)."""
-    if code_dir is not None and not isinstance(code_dir, (str, Path)):
-        raise ValueError(f"code_dir 必须是一个文件夹的路径，收到 {code_dir!r}")
-    code_dir = CODE_DIR if code_dir is None else Path(code_dir)
-    if not code_dir.is_dir():
-        raise ValueError(f"code_dir 必须是一个文件夹，收到 {str(code_dir)!r}")
-    files = sorted(code_dir.resolve().glob("02_*.py"))
+    files = sorted(Path(code_dir).resolve().glob("02_*.py"))
     return {
         "numpy": [path.name for path in files if _stops_at(path, ("numpy",)) == "numpy"],
         "torch": [
@@ -109,10 +98,9 @@ def library_needs(code_dir: Path | str | None = None) -> dict[str, list[str]]:
     }
 
 
-def recorded_conditions(seen: dict | None = None) -> dict:
+def recorded_conditions(seen: dict) -> dict:
     """What each recorded library observation says about where it was made, per device and library:
     ``{"cpu": {"torch": ["version", "device", "dtype", "kernels"], ...}}``."""
-    seen = conventions.observed() if seen is None else seen
     out = {}
     for device, libs in seen.items():
         out[device] = {}
@@ -126,73 +114,70 @@ def recorded_conditions(seen: dict | None = None) -> dict:
     return out
 
 
-def preface(seen: dict | None = None) -> dict:
-    """The preface's numbers: how the book prints numbers; and the check of its sentence on the record."""
-    conditions = recorded_conditions(seen)
-    fmt.holds(
-        "前言",
-        {
-            "每一条都记着库的版本、设备和 dtype": all(
-                {"version", "device", "dtype"} <= set(kept)
-                for libs in conditions.values()
-                for kept in libs.values()
-            ),
-            "PyTorch 的还记着实际运行的内核": all(
-                "kernels" in libs["torch"] for libs in conditions.values()
-            ),
-            "JAX 记着所用的实现": all(
-                "implementation" in libs["jax"] for libs in conditions.values()
-            ),
-            "Keras 记着后端": all("backend" in libs["keras"] for libs in conditions.values()),
-        },
+# -- the pages' sections ---------------------------------------------------------------------------------
+def preface() -> Section:
+    """The preface (book/index.md): how the book prints numbers; the facts of its sentence on the record."""
+    s = Section("前言", "每个数从哪里来")
+    conditions = recorded_conditions(conventions.observed())
+    s.holds(
+        every_record_has_version_device_dtype=all(
+            {"version", "device", "dtype"} <= set(kept)
+            for libs in conditions.values()
+            for kept in libs.values()
+        ),
+        torch_records_kernels=all("kernels" in libs["torch"] for libs in conditions.values()),
+        jax_records_implementation=all(
+            "implementation" in libs["jax"] for libs in conditions.values()
+        ),
+        keras_records_backend=all("backend" in libs["keras"] for libs in conditions.values()),
     )
-    return {"decimals": fmt.decimals_sentence()}
+    s.text(decimals=fmt.decimals_sentence())
+    return s
 
 
-def opening() -> dict:
+def opening() -> Section:
     """The demo data's sizes, the files that need numpy (those that use transformers too), those that
-    need PyTorch (``*_torch.py``) and those of them that use transformers."""
-    q = att.as_matrix(att.DEMO_Q, "Q")
-    k = att.as_matrix(att.DEMO_K, "K")
-    v = att.as_matrix(att.DEMO_V, "V")
-    needs = library_needs()
-    hf = [name for name in needs["torch"] if imports(name, "transformers")]
+    need PyTorch (``*_torch.py``) and those of them that use transformers; the projections figure."""
+    s = Section("本章导读", "沿着对象与状态理解本章")
+    needs = library_needs(CODE_DIR)
+    hf = [name for name in needs["torch"] if imports(CODE_DIR / name, "transformers")]
     numpy_files = sorted({*needs["numpy"], *hf})
-    fmt.holds(
-        "本章导读",
-        {
-            "少数几个文件另要 numpy 或 PyTorch": bool(needs["numpy"]) and bool(needs["torch"]),
-            "书的构建和测试不装 PyTorch 与 transformers": importlib.util.find_spec("torch") is None
-            and importlib.util.find_spec("transformers") is None,
-            "用到 transformers 的文件（按源码找出）": bool(hf),
-            "讲代价与分块的两页只在计时时用 numpy，Mask 一页的练习文件只在一个函数里用": all(
-                name not in needs["numpy"] and imports(name, "numpy")
-                for name in ("02_costs.py", "02_tiles.py", "02_exercises_mask.py")
-            ),
-            "张量一页交给 PyTorch 的文件也要 numpy": "02_tensors_torch.py" in needs["numpy"],
-            # Without PyTorch installed, a file that imports torch first stops there either way.
-            "停在 PyTorch 上、没有列进 numpy 的文件不导入 numpy，也不导入 transformers": not any(
-                imports(name, "numpy") or imports(name, "transformers")
-                for name in needs["torch"]
-                if name not in numpy_files
-            ),
-        },
+    s.holds(
+        few_files_need_numpy_or_torch=bool(needs["numpy"]) and bool(needs["torch"]),
+        build_has_no_torch_or_transformers=importlib.util.find_spec("torch") is None
+        and importlib.util.find_spec("transformers") is None,
+        transformers_files_found=bool(hf),
+        costs_tiles_mask_exercises_use_numpy_only_in_a_function=all(
+            name not in needs["numpy"] and imports(CODE_DIR / name, "numpy")
+            for name in ("02_costs.py", "02_tiles.py", "02_exercises_mask.py")
+        ),
+        tensors_torch_file_needs_numpy="02_tensors_torch.py" in needs["numpy"],
+        # Without PyTorch installed, a file that imports torch first stops there either way.
+        torch_only_files_import_neither_numpy_nor_transformers=not any(
+            imports(CODE_DIR / name, "numpy") or imports(CODE_DIR / name, "transformers")
+            for name in needs["torch"]
+            if name not in numpy_files
+        ),
     )
-    return {
-        "n_query": len(q),
-        "n_key": len(k),
-        "d": len(q[0]),
-        "d_v": len(v[0]),
-        "numpy_files": "、".join(numpy_files),
-        "torch_files": "、".join(needs["torch"]),
-        "transformers_files": "、".join(hf),
-        "fig_projections": projection_figure(),
-    }
+    s.value(
+        "count",
+        n_query=len(att.DEMO_Q),
+        n_key=len(att.DEMO_K),
+        d=len(att.DEMO_Q[0]),
+        d_v=len(att.DEMO_V[0]),
+    )
+    s.text(
+        numpy_files=listing(numpy_files),
+        torch_files=listing(needs["torch"]),
+        transformers_files=listing(hf),
+    )
+    s.figure("fig_projections", projection_figure())
+    return s
 
 
 def projection_figure():
-    """X times each of W_q, W_k, W_v (the multi-head page's example) gives Q, K, V, drawn as grids."""
-    from matplotlib.figure import Figure
+    """X times each of W_q, W_k, W_v (the multi-head page's example) gives Q, K, V, drawn as grids; the
+    book's figure factory (``page.figure``) gives the figure, every text names its font family."""
     from matplotlib.patches import Rectangle
 
     from chapter.costs import figure_fonts
@@ -205,8 +190,10 @@ def projection_figure():
     }
     fonts = {"family": figure_fonts()}
     cell = 0.4
-    fig = Figure(figsize=(6.4, 4.6), layout="tight")
-    ax = fig.subplots()
+    with figure((6.4, 4.6), "opening-projections") as (fig, frame):  # stable SVG ids
+        fig.delaxes(frame)
+        fig.set_layout_engine("tight")
+        ax = fig.subplots()
     ax.set_axis_off()
 
     def grid(x0, y0, cols, name, colour):  # n rows; row 0, the one the caption follows, coloured

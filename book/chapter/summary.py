@@ -1,15 +1,21 @@
-"""The summary page (book/ch02/summary.md): three tables, each cell computed or read from observations."""
+"""The summary page (book/ch02/summary.md): three tables, each cell computed or read from observations.
+
+One page.Section per section of the page (:func:`rules`, :func:`libraries`, :func:`checks`); the page types
+the examples' inputs ({input} roles naming the constants below, the tensors page's RULES_EXAMPLE and the mask
+page's BIG), and each section checks the facts of the page's fixed sentences with ``Section.holds``.
+"""
 
 from __future__ import annotations
 
 import importlib
 import math
+import operator
 
 import numpy as np
 
 from chapter import conventions, fmt, mask, mask_checks
-from chapter.fmt import Table, glue_all  # noqa: F401  (the page calls page.glue_all)
-from chapter.mask_facts import keys_text, positions_text
+from chapter.mask_facts import positions_text
+from chapter.page import Col, Section, keys
 
 att = importlib.import_module("02_attention")
 bp = importlib.import_module("02_backprop")
@@ -17,7 +23,7 @@ pf = importlib.import_module("02_pitfalls")
 tn = importlib.import_module("02_tensors")
 tl = importlib.import_module("02_tiles")
 
-PAGE = "小结一页"  # how fmt.holds names this page when a fixed sentence no longer holds
+PAGE = "小结一页"  # how Section.holds names this page when a fixed sentence no longer holds
 
 # -- the visibility rules ---------------------------------------------------------------------------
 # The example every rule is counted on is the tensors page's, read from its one home (02_tensors.RULES_EXAMPLE:
@@ -112,38 +118,46 @@ def predicate_agrees(name: str) -> bool:
     return predicate_table(RULES[name][1]) == rule_table(name)
 
 
-def rules_table() -> Table:
+def counts(name: str) -> str:
+    """How many keys each row of the example reads under rule ``name``."""
+    return " ".join(fmt.count(sum(row)) for row in rule_table(name))
+
+
+def skipped(name: str) -> str:
+    """The blocks of BLOCK × BLOCK that rule ``name`` forbids whole, of all the example's blocks."""
+    kinds = [x for row in tl.block_kinds(rule_table(name), BLOCK, BLOCK) for x in row]
+    return f"{fmt.count(kinds.count('empty'))} / {fmt.count(len(kinds))}"
+
+
+def text_table(s: Section, name: str, header: list[str], rows: list[list[str]]) -> None:
+    """A table whose cells are written already: one column per header, the row's cell at its index."""
+    s.table(name, rows, *(Col(h, operator.itemgetter(i), "text") for i, h in enumerate(header)))
+
+
+def rules() -> Section:
+    """The visibility rules on the tensors page's example: printed predicates, counts, skipped blocks."""
+    s = Section(PAGE, "可见性规则")
     n = tn.RULES_EXAMPLE["n"]
-    document_only = tn.visibility_batch(tn.document([tn.RULES_EXAMPLE["doc_ids"]]), 1, 1, n, n)[
-        0, 0
-    ]
-    later = any(document_only[q, q + 1 :].any() for q in range(n))
-    fmt.holds(
-        PAGE,
-        {
-            "单用 doc[k] == doc[q]，查询会读到同一篇里在它后面的位置": bool(later),
-            "去掉括号的 valid[k] & k <= q 给出另一张表": predicate_table(UNBRACKETED)
-            != rule_table("因果 + PAD"),
-        },
+    document_only = tn.visibility_batch(tn.document([tn.RULES_EXAMPLE["doc_ids"]]), 1, 1, n, n)
+    s.holds(
+        every_printed_predicate_is_the_rule=all(predicate_agrees(name) for name in RULES),
+        document_alone_reads_later=any(document_only[0, 0, q, q + 1 :].any() for q in range(n)),
+        unbracketed_pad_rule_differs=predicate_table(UNBRACKETED) != rule_table("因果 + PAD"),
+        causal_pad_first_row_reads_nothing=sum(rule_table("因果 + PAD")[0]) == 0,
+        two_documents_half_each=tn.RULES_EXAMPLE["doc_ids"] == [0] * (n // 2) + [1] * (n - n // 2),
     )
-    rows = []
-    for name, (says, text, _, label) in RULES.items():
-        fmt.holds(PAGE, {f"{name}：印出的谓词与教学代码的规则一致": predicate_agrees(name)})
-        counts = " ".join(fmt.count(sum(row)) for row in rule_table(name))
-        kinds = [x for row in tl.block_kinds(rule_table(name), BLOCK, BLOCK) for x in row]
-        skipped = f"{fmt.count(kinds.count('empty'))} / {fmt.count(len(kinds))}"
-        rows.append([name, says, f"`{text}`", counts, skipped, link(label)])
-    return Table(
-        [
-            "规则",
-            "意思",
-            "查询 q 可读 Key k 的条件",
-            "例子里每行可见几个 Key",
-            f"每块 {BLOCK} × {BLOCK} 时跳过的块（{link('ch02-tiles-count')}）",
-            "在哪一页讲",
-        ],
-        rows,
+    s.table(
+        "tbl_rules",
+        RULES,
+        Col("规则", str, "text"),
+        Col("意思", lambda name: RULES[name][0], "text"),
+        Col("查询 q 可读 Key k 的条件", lambda name: f"`{RULES[name][1]}`", "text"),
+        Col("例子里每行可见几个 Key", counts, "text"),
+        Col(f"每块 {BLOCK} × {BLOCK} 时跳过的块（{link('ch02-tiles-count')}）", skipped, "text"),
+        Col("在哪一页讲", lambda name: link(RULES[name][3]), "text"),
     )
+    s.text(rules_pad=positions_text([j for j, ok in enumerate(VALID) if not ok]))
+    return s
 
 
 # -- the libraries' conventions -----------------------------------------------------------------------
@@ -172,9 +186,29 @@ def forms_cell(forms: dict) -> str:
     )
 
 
-def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
-    """One row per convention, one column per interface; every observed cell from ``seen``."""
-    lib = conventions.observed_on(seen, device)
+def fast_path_facts(seen: dict) -> dict[str, bool]:
+    """The facts of the page's sentence on MultiheadAttention's fast path, from the CPU observations."""
+    torch = seen["cpu"]["torch"]
+    fast = torch["mha_fast_path"]
+    return {
+        "mha_fast_path_ran": all(
+            fast["fully_masked"][d][f"{key}_fast_path"]
+            for d in conventions.DTYPES
+            for key in ("weights", "no_weights")
+        )
+        and fast["is_causal_ran_fast_path"],
+        "slow_path_observed_without_fast_path": not any(
+            "_native_multi_head_attention" in k
+            for d in conventions.DTYPES
+            for k in torch["mha_fully_masked"][d]["weights_kernels"]
+        ),
+    }
+
+
+def conventions_rows(seen: dict) -> list[list[str]]:
+    """One row per convention, one column per interface (:data:`INTERFACES`); every observed cell from
+    the CPU observations of ``seen``."""
+    lib = seen["cpu"]
     torch = lib["torch"]
     jax = lib["jax"]
     keras = lib["keras"]
@@ -209,22 +243,6 @@ def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
         "布尔的 `mask`": jax["fully_masked"]["xla"]["float32"],
         "−∞ 的 `bias`": jax["fully_masked_bias"]["float32"],
     }
-    fmt.holds(
-        PAGE,
-        {
-            "MultiheadAttention 的快路径真的走了（profiler 里有 _native_multi_head_attention）": all(
-                fast["fully_masked"][d][f"{key}_fast_path"]
-                for d in conventions.DTYPES
-                for key in ("weights", "no_weights")
-            )
-            and fast["is_causal_ran_fast_path"],
-            "观察慢路径时没有走快路径": not any(
-                "_native_multi_head_attention" in k
-                for d in conventions.DTYPES
-                for k in torch["mha_fully_masked"][d]["weights_kernels"]
-            ),
-        },
-    )
     rows = [
         [
             "布尔 True 表示",
@@ -277,7 +295,16 @@ def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
             where(keras, "Keras") + f"（后端 {keras['backend']} {keras['backend_version']}）",
         ],
     ]
-    return Table(["", *INTERFACES], rows)
+    return rows
+
+
+def libraries() -> Section:
+    """The libraries' conventions, read from the record of observations."""
+    s = Section(PAGE, "各库的约定")
+    seen = conventions.observed()
+    s.holds(**fast_path_facts(seen))
+    text_table(s, "tbl_conventions_all", ["", *INTERFACES], conventions_rows(seen))
+    return s
 
 
 # -- the checks and the mistakes they catch ------------------------------------------------------------
@@ -285,7 +312,8 @@ def conventions_table(seen: dict | None = None, device: str = "cpu") -> Table:
 # The example: four positions of two-dimensional vectors (queries = keys), a one-column V whose rows are
 # far apart, so that any change in who is read shows in the outputs.
 Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0]]
-V = [[10.0], [20.0], [30.0], [40.0]]
+V_COLUMN = [10.0, 20.0, 30.0, 40.0]  # V's one column, as the page types it
+V = [[x] for x in V_COLUMN]
 POISON = 1000.0  # what a probe writes into a V row that must not be read
 PAST = 2  # the cache of the cache check
 PADDED = [False, True, True, True]  # key 0 a PAD, for the PAD probe and the weights check
@@ -304,7 +332,7 @@ MISTAKES = {
 }
 
 
-def attend(mistake: str, q, k, v, past: int = 0, valid=None):
+def attend(mistake: str, q, k, v, past: int, valid: list[bool] | None):
     """The example's attention written as ``mistake`` says: ``(weights, outputs)``.
 
     Written right, a fully masked row gets weights and output 0 (``empty_row="zero"``); the two
@@ -333,7 +361,7 @@ def attend(mistake: str, q, k, v, past: int = 0, valid=None):
     return att.masked_attention(q, k, v, visible, empty_row="zero")
 
 
-def runner(mistake: str, past: int = 0, valid=None):
+def runner(mistake: str, past: int, valid: list[bool] | None):
     """``attend`` as the mask page's checks call an attention: ``run(q, k, v)`` gives the outputs."""
 
     def run(q, k, v):
@@ -356,13 +384,15 @@ def passes(mistake: str) -> list[bool]:
     the mask page's own function, on this page's example."""
     n = len(Q)
     # 不泄漏 without PAD: each query's output, the V of the positions after it changed
-    leak = mask_checks.leak_probe(runner(mistake), Q, Q, V, mask_checks.after_query(n, n), POISON)
+    leak = mask_checks.leak_probe(
+        runner(mistake, 0, None), Q, Q, V, mask_checks.after_query(n, n), POISON
+    )
     # 不泄漏 with a PAD in front: every query, the PAD query included, the V of the PAD changed
     pad = mask_checks.leak_probe(
         runner(mistake, 0, PADDED), Q, Q, V, mask_checks.pad_keys(PADDED, n), POISON
     )
     # the new rows computed with a cache against a correct full recomputation
-    cache = mask_checks.recompute_check(runner(mistake, PAST), Q, Q, V, PAST)
+    cache = mask_checks.recompute_check(runner(mistake, PAST, None), Q, Q, V, PAST)
     weights, _ = attend(mistake, Q, Q, V, 0, PADDED)
     bad_rows = mask_checks.weights_check(weights, att.visibility(n, n, key_valid=PADDED))
     return [not leak["leaking"], not pad["leaking"], not cache["differ"], not bad_rows]
@@ -370,8 +400,10 @@ def passes(mistake: str) -> list[bool]:
 
 # The backward pass's mistake and the check that catches it (the backprop page's gradient check).
 GRAD_QK = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
-GRAD_V = [[10.0], [20.0], [30.0]]
-GRAD_DO = [[0.3], [-1.2], [0.7]]
+GRAD_V_COLUMN = [10.0, 20.0, 30.0]  # V's and dO's one column, as the page types them
+GRAD_DO_COLUMN = [0.3, -1.2, 0.7]
+GRAD_V = [[x] for x in GRAD_V_COLUMN]
+GRAD_DO = [[x] for x in GRAD_DO_COLUMN]
 GRAD_X = (GRAD_QK, GRAD_QK, GRAD_V, GRAD_DO)
 BACKWARD_MISTAKE = "反向传播漏掉修正项"
 
@@ -385,7 +417,7 @@ TILE_MISTAKES = {
 }
 
 
-def tiled_runner(mistake: str | None, past: int = 0, valid=None):
+def tiled_runner(mistake: str | None, past: int, valid: list[bool] | None):
     """The example's attention in tiles, right (``None``) or with a mistake, as the mask page's checks
     call an attention: ``run(q, k, v)`` gives the outputs."""
 
@@ -403,12 +435,12 @@ def tile_passes(mistake: str | None) -> dict:
     """The mask page's output checks run on the tiled code, and the tiled against the one-pass attention."""
     n = len(Q)
     leak = mask_checks.leak_probe(
-        tiled_runner(mistake), Q, Q, V, mask_checks.after_query(n, n), POISON
+        tiled_runner(mistake, 0, None), Q, Q, V, mask_checks.after_query(n, n), POISON
     )
     pad = mask_checks.leak_probe(
         tiled_runner(mistake, 0, PADDED), Q, Q, V, mask_checks.pad_keys(PADDED, n), POISON
     )
-    cache = mask_checks.recompute_check(tiled_runner(mistake, PAST), Q, Q, V, PAST)
+    cache = mask_checks.recompute_check(tiled_runner(mistake, PAST, None), Q, Q, V, PAST)
     one_pass = [  # no cache, a cache, a PAD: the tiled result against the one-pass one
         (tiled_runner(mistake, past, valid)(q, Q, V), attend("正确的写法", q, Q, V, past, valid)[1])
         for q, past, valid in ((Q, 0, None), (Q[PAST:], PAST, None), (Q, 0, PADDED))
@@ -448,59 +480,54 @@ def caught_by(facts: dict, mistake: str) -> list[str]:
     return [check for check, hit in facts["forward"][mistake].items() if hit]
 
 
-def check_the_sentences(facts: dict) -> None:
-    """The page's sentences under the checks table, each fact named by the sentence's words."""
+def empty_rows() -> list[int]:
+    """The queries of the checks example whose whole row is masked (the PAD query)."""
+    visible = att.visibility(len(Q), len(Q), key_valid=PADDED)
+    return [i for i, row in enumerate(visible) if not any(row)]
+
+
+def sentence_facts(facts: dict) -> dict[str, bool]:
+    """The facts of the page's sentences under the checks table, from which check caught which mistake."""
     leak, pad, cache, rows = CHECKS
-    right = not caught_by(facts, "正确的写法") and not facts["gradient"]["正确的写法"]
-    only_pad = (
-        caught_by(facts, "把 PAD 当内容读") == caught_by(facts, "全屏蔽的行填大负数") == [pad]
-    )
-    nan = caught_by(facts, "全屏蔽的行照常做 softmax（−∞）") == [rows]
-    recompute = cache in caught_by(facts, "忘了因果规则") and cache in caught_by(
-        facts, "有缓存时把行号当位置"
-    )
-    each_alone = all(
-        any(caught_by(facts, mistake) == [check] for mistake in facts["forward"])
-        for check in (pad, cache, rows)
-    )
     tiles = facts["tiles"]
     wrong_tilings = [name for name in tiles if name != "正确的写法"]
-    tiles_unseen = (
-        not any(tiles["正确的写法"].values())
-        and not any(tiles[name]["leak"] for name in wrong_tilings)
-        and all(tiles[name]["tiled"] for name in wrong_tilings)
-    )
-    three = [name for name in wrong_tilings if tiles[name]["cache"]] == [
-        name for name in wrong_tilings if TILE_MISTAKES[name] != "no_guard"
-    ]
-    no_guard = [c for c, hit in tiles["分块：m = −∞ 时没有保护"].items() if hit] == ["tiled"]
     unguarded = tiled_runner("no_guard", 0, PADDED)(Q, Q, V)
     nan_rows = [i for i, row in enumerate(unguarded) if any(math.isnan(x) for x in row)]
-    empty_rows = [
-        i for i, row in enumerate(att.visibility(len(Q), len(Q), key_valid=PADDED)) if not any(row)
-    ]
-    fmt.holds(
-        PAGE,
-        {
-            "（表中）正确的写法哪一项检查都通过": right,
-            "改后面的 V 看不出行号当位置": leak not in caught_by(facts, "有缓存时把行号当位置"),
-            "把 PAD 当内容读、给整行被屏蔽的行填大负数……只有改 PAD 的 V 认得出": only_pad,
-            "前向的几种写法里，NaN 只有“权重有限”认得出": nan,
-            "与正确的整段重算比较认得出忘了因果规则和行号当位置": recompute,
-            "反向传播的错只有梯度检查认得出": facts["gradient"][BACKWARD_MISTAKE],
-            "（要记住）各认得出别的检查漏掉的错": each_alone,
-            "分块计算的四种错误都不读未来，改后面的 V 一个也认不出……与一次算完的结果对照": tiles_unseen,
-            "与正确的整段重算比较认得出其中三种，m = −∞ 时没有保护……分块对照才认得出": three
-            and no_guard,
-            "这个例子里没有保护时成了 NaN 的只有整行被屏蔽的行": bool(empty_rows)
-            and nan_rows == empty_rows,
-        },
-    )
+    return {
+        "right_passes_every_check": not caught_by(facts, "正确的写法")
+        and not facts["gradient"]["正确的写法"],
+        "leak_probe_misses_row_index": leak not in caught_by(facts, "有缓存时把行号当位置"),
+        "only_pad_probe_catches_pad_read_and_big_fill": caught_by(facts, "把 PAD 当内容读")
+        == caught_by(facts, "全屏蔽的行填大负数")
+        == [pad],
+        "only_weights_check_catches_nan": caught_by(facts, "全屏蔽的行照常做 softmax（−∞）")
+        == [rows],
+        "recompute_catches_causal_and_row_index": cache in caught_by(facts, "忘了因果规则")
+        and cache in caught_by(facts, "有缓存时把行号当位置"),
+        "only_gradient_check_catches_backward": facts["gradient"][BACKWARD_MISTAKE],
+        "each_check_catches_one_alone": all(
+            any(caught_by(facts, mistake) == [check] for mistake in facts["forward"])
+            for check in (pad, cache, rows)
+        ),
+        "tiled_mistakes_unseen_but_by_one_pass_comparison": not any(tiles["正确的写法"].values())
+        and not any(tiles[name]["leak"] for name in wrong_tilings)
+        and all(tiles[name]["tiled"] for name in wrong_tilings),
+        "recompute_catches_three_tilings": [name for name in wrong_tilings if tiles[name]["cache"]]
+        == [name for name in wrong_tilings if TILE_MISTAKES[name] != "no_guard"],
+        "only_one_pass_comparison_catches_no_guard": [
+            c for c, hit in tiles["分块：m = −∞ 时没有保护"].items() if hit
+        ]
+        == ["tiled"],
+        "no_guard_nan_only_in_empty_rows": bool(empty_rows()) and nan_rows == empty_rows(),
+    }
 
 
-def checks_table() -> Table:
+def checks() -> Section:
+    """Which check catches which mistake: the mask page's checks, the gradient check and the tiled
+    comparison run on every way of writing, and the facts of the sentences under the table."""
+    s = Section(PAGE, "哪项检查认得出哪种错误")
     facts = checks_facts()
-    check_the_sentences(facts)
+    s.holds(**sentence_facts(facts))
     caught = {True: "认出", False: "—"}
     tiles = facts["tiles"]
     header = [
@@ -529,43 +556,10 @@ def checks_table() -> Table:
             [name, caught[t["leak"]], caught[t["pad"]], caught[t["cache"]], "没有权重", "只查反向"]
             + [caught[t["tiled"]]]
         )
-    return Table(header, rows)
-
-
-def checks_inputs() -> dict:
-    """The checks example's inputs, as its 输入与适用条件 box names them."""
-    return {
-        "chk_n": len(Q),
-        "chk_qk": fmt.vectors(Q),
-        "chk_v": "、".join(fmt.short(row[0]) for row in V),
-        "chk_poison": fmt.short(POISON),
-        "chk_past": PAST,
-        "chk_pad_keys": keys_text([j for j, ok in enumerate(PADDED) if not ok]),
-        "chk_pad_rows": positions_text(
-            [
-                i
-                for i, row in enumerate(att.visibility(len(Q), len(Q), key_valid=PADDED))
-                if not any(row)
-            ]
-        ),
-        "chk_big": mask.big_text(BIG),
-        "grad_n": len(GRAD_QK),
-        "grad_qk": fmt.vectors(GRAD_QK),
-        "grad_v": "、".join(fmt.short(row[0]) for row in GRAD_V),
-        "grad_do": "、".join(fmt.short(row[0]) for row in GRAD_DO),
-    }
-
-
-def summary() -> dict:
-    return {
-        **checks_inputs(),
-        "tbl_rules": rules_table(),
-        "tbl_conventions_all": conventions_table(),
-        "tbl_checks": checks_table(),
-        "rules_n": tn.RULES_EXAMPLE["n"],
-        "rules_pad": positions_text([j for j, ok in enumerate(VALID) if not ok]),
-        "rules_w": tn.RULES_EXAMPLE["w"],
-        "rules_prefix": tn.RULES_EXAMPLE["n_prefix"],
-        "rules_sinks": tn.RULES_EXAMPLE["n_sink"],
-        "rules_block": BLOCK,
-    }
+    text_table(s, "tbl_checks", header, rows)
+    s.value("count", chk_n=len(Q))
+    s.text(
+        chk_pad_keys=keys(j for j, ok in enumerate(PADDED) if not ok),
+        chk_pad_rows=positions_text(empty_rows()),
+    )
+    return s
