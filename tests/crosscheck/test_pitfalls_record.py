@@ -87,9 +87,7 @@ def test_the_files_that_use_transformers_need_numpy():
 
     assert any(r.split(">")[0].split("=")[0].strip() == "numpy" for r in requires("transformers"))
     code = ROOT / "code"
-    files = [
-        p.name for p in sorted(code.glob("02_*.py")) if opening.imports(p, "transformers")
-    ]
+    files = [p.name for p in sorted(code.glob("02_*.py")) if opening.imports(p, "transformers")]
     assert NAME + ".py" in files
     for name in files:
         run = subprocess.run(
