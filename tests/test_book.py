@@ -179,7 +179,7 @@ def test_the_dtype_paragraph_shows_float16(book_html):
         assert np.isinf(np.float16(-1e9)) and np.isinf(
             np.finfo(np.float16).min + np.finfo(np.float16).min
         )
-    values = mask.empty_rows_section("float16")  # its claims hold, or the build would have stopped
+    values = mask.empty_rows_section().values  # its facts hold, or the build would have stopped
     big = values["policy_big"]
     assert f"numpy.float16({big}) 就是 −∞" in text and "位置 0 的权重全是 NaN" in text
     assert f"被两条规则同时挡住的 {values['dtype_doubled_keys']} 又成了 −∞" in text
@@ -306,7 +306,7 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
 def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     text = page(book_html, "ch02/mask.html").find("article").get_text()
     assert "causal_lower_right（torch.nn.attention.bias）" in text
-    cache = mask.cache_section()
+    cache = mask.cache_section().values
     assert (
         f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}"
         in text
@@ -344,7 +344,7 @@ def test_one_row_is_computed_through_every_step_by_row_steps(book_html):
     q = att.DEMO_Q
     k = att.DEMO_K
     v = att.DEMO_V
-    row = mask.demo_section()["hand_row"]
+    row = int(mask.demo_section().values["hand_row"])
     visible = att.visibility(len(q), len(k))[row]
     assert 2 <= sum(visible) < len(k)  # a row with a forbidden key: the mask page's row
     # Every step is the teaching function's (row_steps): the maximum is subtracted before exp.
