@@ -588,11 +588,7 @@ def test_bottom_right_is_the_books_offset_and_top_left_the_wrong_one(past, new, 
         monkeypatch.setattr(page, "PAST", past)
         monkeypatch.setattr(page, "NEW", new)
         values = page.conventions_section().values
-        assert (values["align_lost"], values["align_past"], values["align_new"]) == (
-            str(past * new),
-            str(past),
-            str(new),
-        )
+        assert values["align_lost"] == str(past * new)
 
 
 # -- the page's sections: sentences and tables from the same data, on other inputs -------------------
@@ -752,7 +748,6 @@ def test_the_left_padding_sections_on_other_padding(monkeypatch):
 def test_the_gap_section_is_the_seeds_softmax_only(monkeypatch):
     monkeypatch.setattr(page, "SCORE_ROW", (1.0, -1.0, 0.5))
     values = page.observe_section().values
-    assert values["gap_base"] == "[1, −1, 0.5]"
     p = att.softmax([1.0, -1.0, 0.5])
     assert [values[f"p{j}"] for j in range(3)] == [fmt.fmt(x) for x in p]
     # the causal-against-open table only: the temperature table is the scaling page's
@@ -1014,9 +1009,11 @@ def test_the_cache_examples_take_their_inputs_from_the_figure():
         mask_figure.f12_frames()[-1]["condition"]
         == f"带缓存：past = {mask_figure.PAST}，new = {mask_figure.NEW}"
     )
-    assert page.cache_section().values["offset_past"] == str(mask_figure.PAST)
-    assert page.checks_section().values["leak_new"] == str(mask_figure.NEW)
-    assert page.conventions_section().values["align_past"] == str(mask_figure.PAST)
+    assert page.cache_section().values["worst_keys"] == str(mask_figure.PAST + 1)
+    assert page.checks_section().values["leak_n"] == str(mask_figure.PAST + mask_figure.NEW)
+    assert page.conventions_section().values["align_lost"] == str(
+        mask_figure.PAST * mask_figure.NEW
+    )
 
 
 @pytest.mark.parametrize("n", [3, 5])

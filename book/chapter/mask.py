@@ -77,7 +77,6 @@ def figure_inputs() -> Section:
     """The inputs F12 names in its 输入与适用条件 (the defaults of ``f12_frames``)."""
     s = Section(PAGE, "F12")
     n = N_POSITIONS
-    s.value("count", f12_n=n, f12_past=PAST, f12_new=NEW)
     s.text(
         f12_causal_steps=f"第 1 至 {n} 步",
         f12_score_step=f"第 {n + 1} 步",
@@ -119,7 +118,6 @@ def demo_section() -> Section:
     s.value("count", demo_n=n, demo_d=len(q[0]), demo_past=0, hand_row=row)
     s.text(
         demo_positions="、".join(map(str, range(n))),
-        demo_qk=fmt.vectors(q),
         demo_v=column(v),
     )
     table(s, "tbl_scores", keys, rows_of(scores, position))
@@ -182,7 +180,6 @@ def padding_section() -> Section:
     s.text(
         left_pad_keys=keys_text([j for j, ok in enumerate(valid) if not ok]),
         left_real_keys=keys_text([j for j, ok in enumerate(valid) if ok]),
-        left_qk=fmt.vectors(q),
         left_v=column(v),
     )
     table(
@@ -250,7 +247,7 @@ def conventions_section() -> Section:
         unavailable_sentence=unavailable_sentence(seen),
     )
     lost = sum(r and not t for rr, tr in zip(right, top_left) for r, t in zip(rr, tr))
-    s.value("count", align_past=PAST, align_new=NEW, align_lost=lost)
+    s.value("count", align_lost=lost)
     return s
 
 
@@ -382,9 +379,6 @@ def cache_section() -> Section:
     )
     s.value(
         "count",
-        offset_past=PAST,
-        offset_new=NEW,
-        worst_past=PAST,
         worst_new=1,
         worst_keys=PAST + 1,
         worst_wrong_n=len(wrong),
@@ -477,13 +471,10 @@ def checks_section() -> Section:
         "count",
         leak_n=n,
         leak_last=last,
-        leak_past=PAST,
-        leak_new=NEW,
         ref_first_pos=first,
         ref_last_pos=last,
     )
     s.text(leak_qk=fmt.vectors(q), leak_v=column(v))
-    s.value("short", leak_poison=LEAK_POISON)
     table(
         s,
         "tbl_checks",
@@ -538,7 +529,7 @@ def observe_section() -> Section:
             for i, (wc, oc, wo, oo) in enumerate(zip(w_c, out_c, w_o, out_o))
         ],
     )
-    s.text(causal_same=positions_text(same), gap_base=row_text(SCORE_ROW))
+    s.text(causal_same=positions_text(same))
     s.value(**{f"p{j}": x for j, x in enumerate(p)})
     s.value(mix_base=sum(pj * x[0] for pj, x in zip(p, v)))
     return s
@@ -579,7 +570,6 @@ def exercises() -> Section:
         ("exp", s2["exps"], fmt.fmt),
         ("÷ 指数之和（权重）", s2["weights"], fmt.fmt),
     ]
-    s.value("count", ex1_past=past, ex1_new=new, ex1_pad=pad_front)
     s.text(
         ex1_keys=f"Key 0 到 Key {past + new - 1}",
         ex1_pad_keys=keys_text(list(range(pad_front))) if pad_front else "没有 Key",
@@ -593,7 +583,6 @@ def exercises() -> Section:
     s.md(ex1_sentences="\n".join(f"- {row_sentence(row, past)}" for row in facts["rows"]))
     s.text(
         ex1_positions="、".join(str(past + i) for i in range(new)),
-        ex2_scores=row_text(ex.SCORES),
         ex2_visible=symbols(ex.VISIBLE),
     )
     table(
@@ -604,9 +593,8 @@ def exercises() -> Section:
     )
     s.value(ex2_max=s2["max"], ex2_total=s2["total"])
     s.text(ex2_kept_n=count_words(len(kept)), ex2_kept=row_text(kept), ex2_plain=plain)
-    s.value("count", ex3_past=ex.BUG_PAST, ex3_new=ex.BUG_NEW, ex3_last=n3 - 1)
-    s.text(ex3_qk=fmt.vectors(ex.BUG_Q[:n3]), ex3_v=column(ex.BUG_V[:n3]))
-    s.value("short", ex3_poison=ex.BUG_POISON)
+    s.value("count", ex3_last=n3 - 1)
+    s.text(ex3_v=column(ex.BUG_V[:n3]))
     table(
         s,
         "ex3_tables",
