@@ -14,7 +14,7 @@ import reading
 from bs4 import BeautifulSoup
 from conftest import ROOT, article_of, heading_text, section_of, soup_of, table_rows
 
-from chapter import fmt, mask, mask_facts, mask_figure, opening
+from chapter import fmt, mask, mask_figure, opening
 
 pytestmark = pytest.mark.build  # every test here reads the session's book build
 
@@ -311,9 +311,9 @@ def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
         f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}"
         in text
     )
-    worst = mask_facts.visibility_facts(1, past=mask_figure.PAST)
+    worst = mask.visibility_facts(1, past=mask_figure.PAST)
     assert (
-        f"把行号当位置时，{mask_facts.lost_sentence(worst['rows'][0])}。" not in text
+        f"把行号当位置时，{mask.lost_sentence(worst['rows'][0])}。" not in text
     )  # F12 says it for new = 2
     # new = 2 is F12's last step; the text names it and does not draw its two tables again
     label = f"行 1（绝对位置 {mask_figure.PAST + 1}）"  # the second new query of F12's last step

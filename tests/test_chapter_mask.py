@@ -30,7 +30,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chapter import conventions, fmt, mask_checks, mask_facts, mask_figure, opening, pitfalls
+from chapter import conventions, fmt, mask_figure, opening, pitfalls
 from chapter import mask as page
 
 # code/tests/reference.py (the shared bad-input fuzz) is not on the path for tests/ by default.
@@ -42,7 +42,7 @@ ex = importlib.import_module("02_exercises_mask")
 BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
 
 CJK_NEXT_TO_LATIN = re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")
-keys_text = mask_facts.keys_text
+keys_text = page.keys_text
 # After a list of keys a sentence goes on with one of these (never with 、 or a digit: the list is whole).
 AFTER = "，；：。 （"
 
@@ -228,7 +228,7 @@ def test_generated_text_spaces_chinese_and_numbers(past, new):
 def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, data):
     n_key = past + n_query
     valid = data.draw(st.lists(st.booleans(), min_size=n_key, max_size=n_key))
-    facts = mask_facts.visibility_facts(n_query, past=past, key_valid=valid, causal=causal)
+    facts = page.visibility_facts(n_query, past=past, key_valid=valid, causal=causal)
     visible = att.visibility(n_query, n_key, past=past, key_valid=valid, causal=causal)
     for i, fact in enumerate(facts["rows"]):
         reasons = [fact["readable"], fact["future"], fact["pad"]]
@@ -243,7 +243,7 @@ def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, da
         assert all(j < past for j in fact["lost_cached"]) and all(
             j >= past for j in fact["lost_new"]
         )
-        sentence = mask_facts.row_sentence(fact, past)
+        sentence = page.row_sentence(fact, past)
         assert not CJK_NEXT_TO_LATIN.search(sentence), sentence
 
 
@@ -252,9 +252,9 @@ def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, da
 def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
     causal = data.draw(st.booleans())
     valid = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
-    before = mask_facts.visibility_facts(n, causal=causal)
-    after = mask_facts.visibility_facts(n, key_valid=valid, causal=causal)
-    sentence = mask_facts.pad_change_sentence(before, after, valid)
+    before = page.visibility_facts(n, causal=causal)
+    after = page.visibility_facts(n, key_valid=valid, causal=causal)
+    sentence = page.pad_change_sentence(before, after, valid)
     # Independently: a real query changed when some key it could read is PAD; grouped by what it lost.
     table = att.visibility(n, n, causal=causal)
     groups: dict = {}
@@ -263,7 +263,7 @@ def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
         if valid[i] and gone:
             groups.setdefault(tuple(gone), []).append(i)
     for gone, positions in groups.items():
-        said = f"{mask_facts.positions_text(positions)} 因 PAD 规则不再读 {keys_text(list(gone))}"
+        said = f"{page.positions_text(positions)} 因 PAD 规则不再读 {keys_text(list(gone))}"
         assert any(said + end in sentence for end in "；。"), sentence
     assert sentence.count("因 PAD 规则不再读") == len(groups), sentence
     assert ("没有哪个真实查询因 PAD 规则而改变" in sentence) == (not groups), sentence
@@ -272,7 +272,7 @@ def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
     ]
     assert ("整行被屏蔽" in sentence) == bool(empty), sentence
     if empty:
-        assert f"PAD 查询{mask_facts.positions_text(empty)} 整行被屏蔽" in sentence, sentence
+        assert f"PAD 查询{page.positions_text(empty)} 整行被屏蔽" in sentence, sentence
 
 
 @pytest.mark.parametrize(
@@ -288,11 +288,11 @@ def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
         (lambda: mask_figure.f12_frames(past=-1), "past 必须是不小于 0 的整数"),
         (lambda: mask_figure.f12_frames(new=0), "new 必须是不小于 1 的整数"),
         (lambda: mask_figure.f12_frames(new=True), "new 必须是不小于 1 的整数"),
-        (lambda: mask_facts.visibility_facts(0), "n_query 必须是不小于 1 的整数"),
-        (lambda: mask_facts.keys_text([]), "js 不能为空"),
+        (lambda: page.visibility_facts(0), "n_query 必须是不小于 1 的整数"),
+        (lambda: page.keys_text([]), "js 不能为空"),
         (
-            lambda: mask_facts.pad_change_sentence(
-                mask_facts.visibility_facts(2), mask_facts.visibility_facts(2), [True]
+            lambda: page.pad_change_sentence(
+                page.visibility_facts(2), page.visibility_facts(2), [True]
             ),
             "行数必须相同",
         ),
@@ -414,12 +414,11 @@ def test_every_state_equals_the_teaching_code(data):
             ]
         else:
             wrong = visible
-        rows = mask_facts.visibility_facts(
+        rows = page.visibility_facts(
             new, past=past, key_valid=None if pad == "none" else valid, causal=causal
         )["rows"]
         explained = [
-            {"sentence": mask_facts.row_sentence(r, past), "lost": mask_facts.lost_sentence(r)}
-            for r in rows
+            {"sentence": page.row_sentence(r, past), "lost": page.lost_sentence(r)} for r in rows
         ]
         assert state["keys"] == [f"Key {j}" for j in range(n_key)], where
         assert len(state["rows"]) == new, where
@@ -501,13 +500,13 @@ def test_the_status_sentences_count_what_the_table_shows(past, new, front, causa
     n_key = past + new
     front = min(front, n_key)
     valid = [j >= front for j in range(n_key)]
-    facts = mask_facts.visibility_facts(new, past=past, key_valid=valid, causal=causal)
+    facts = page.visibility_facts(new, past=past, key_valid=valid, causal=causal)
     status = mask_figure.explore_status(facts)
     assert status.startswith(f"{new} 个查询行、{n_key} 个 Key，"), status
     empty = [i for i, row in enumerate(facts["visible"]) if not any(row)]
     labels = [f"行 {i}（绝对位置 {past + i}）" if past else f"位置 {i}" for i in empty]
     if empty:
-        assert status.endswith(f"{mask_facts.gap('、'.join(labels))}整行被屏蔽。"), status
+        assert status.endswith(f"{page.gap('、'.join(labels))}整行被屏蔽。"), status
     assert ("每行都有可读的 Key" in status) == (not empty), status
     lost = mask_figure.lost_status(facts)
     cached = sum(
@@ -612,7 +611,7 @@ def test_the_checks_facts_name_what_the_checks_table_shows(past, new, monkeypatc
 
 
 def test_the_checks_are_the_check_functions_on_the_three_tables():
-    # The section runs mask_checks (defined once): its table is what those functions return.
+    # The section runs the page's checks (defined once): its table is what those functions return.
     n = mask_figure.PAST + mask_figure.NEW
     q = page.LEAK_Q[:n]
     v = [[float(j + 1)] for j in range(n)]
@@ -620,14 +619,11 @@ def test_the_checks_are_the_check_functions_on_the_three_tables():
     def wrong(q_new, k, values):
         return att.masked_attention(q_new, k, values, att.row_index_visibility(len(q_new), n))[1]
 
-    full = mask_checks.recompute_check(wrong, q, q, v, mask_figure.PAST)
+    full = page.recompute_check(wrong, q, q, v, mask_figure.PAST)
     assert full["differ"] and full["reference"] == att.attention(q, q, v)[1][mask_figure.PAST :]
     rows = page.checks_section().values["tbl_checks"].rows
     row = next(r for r in rows if r[0] == page.PLANS[2])
-    assert (
-        row[5]
-        == mask_facts.positions_text([mask_figure.PAST + i for i in full["differ"]]) + " 不同"
-    )
+    assert row[5] == page.positions_text([mask_figure.PAST + i for i in full["differ"]]) + " 不同"
 
 
 @pytest.mark.parametrize(
@@ -652,7 +648,7 @@ def test_the_exercise_facts_are_the_solutions():
     c3 = ex.decoding_checks()
     kept = [x for x, ok in zip(ex.SCORES, ex.VISIBLE) if ok]
     assert values["ex2_kept"] == page.row_text(kept)
-    assert values["ex2_kept_n"] == mask_facts.count_words(len(kept))
+    assert values["ex2_kept_n"] == page.count_words(len(kept))
     assert values["ex2_plain"] == "[" + ", ".join(fmt.fmt(w) for w in att.softmax(kept)) + "]"
     # the solution's steps subtract the row's maximum, as softmax does (and the scaling page teaches)
     steps = {row[0]: row[1:] for row in values["ex2_steps"].rows}
@@ -799,7 +795,7 @@ def test_the_gpu_sentence_stops_the_build_once_a_cuda_observation_is_recorded(mo
 
 def test_the_cache_sentence_stops_the_build_when_nothing_cached_is_lost(monkeypatch):
     # 「丢掉了缓存里的部分历史」: with one cached position the row-index table loses only new keys.
-    facts = mask_facts.visibility_facts(2, past=1)
+    facts = page.visibility_facts(2, past=1)
     assert not any(r["lost_cached"] for r in facts["rows"])
     assert all(r["position"] in r["lost_new"] for r in facts["rows"])
     page.cache_section()
@@ -879,15 +875,15 @@ def causal_outputs(q, k, v):
 
 
 CALLS = {  # a valid call of each public builder whose arguments are plain values
-    mask_facts.keys_text: {"js": [0, 1]},
-    mask_facts.positions_text: {"ps": [0, 1]},
-    mask_facts.visibility_facts: {
+    page.keys_text: {"js": [0, 1]},
+    page.positions_text: {"ps": [0, 1]},
+    page.visibility_facts: {
         "n_query": 2,
         "past": 1,
         "key_valid": [True, True, True],
         "causal": True,
     },
-    mask_facts.count_words: {"n": 2},
+    page.count_words: {"n": 2},
     mask_figure.f12_frames: {
         "n_positions": 3,
         "score_row": [0.0, 1.0, 2.0],
@@ -897,18 +893,18 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
     },
     mask_figure.pad_valid: {"n_key": 4, "pad": "front", "count": 1},
     mask_figure.f12_explore_states: {"max_past": 1, "max_new": 1},
-    mask_checks.same_row: {"a": [1.0, math.nan], "b": [1.0, math.nan]},
-    mask_checks.after_query: {"n_query": 2, "n_key": 3, "past": 1},
-    mask_checks.pad_keys: {"key_valid": [False, True], "n_query": 2},
-    mask_checks.leak_probe: {
+    page.same_row: {"a": [1.0, math.nan], "b": [1.0, math.nan]},
+    page.after_query: {"n_query": 2, "n_key": 3, "past": 1},
+    page.pad_keys: {"key_valid": [False, True], "n_query": 2},
+    page.leak_probe: {
         "run": causal_outputs,
         "q": att.DEMO_Q,
         "k": att.DEMO_K,
         "v": att.DEMO_V,
-        "forbidden": mask_checks.after_query(3, 3),
+        "forbidden": page.after_query(3, 3),
         "poison": 100.0,
     },
-    mask_checks.weights_check: {"weights": [[1.0, 0.0]], "visible": [[True, False]]},
+    page.weights_check: {"weights": [[1.0, 0.0]], "visible": [[True, False]]},
 }
 
 
@@ -1046,23 +1042,23 @@ def test_the_worst_case_table_shows_the_right_row_above_the_wrong_one(past, monk
     ]
     # the sentence under the table names what it shows: all keys up to the query against key 0 alone
     assert (values["worst_right"], values["worst_wrong"], values["worst_wrong_n"]) == (
-        mask_facts.keys_text(list(range(past + 1))),
+        page.keys_text(list(range(past + 1))),
         "Key 0",
         "1",
     )
 
 
-# -- the page's checks, defined once (chapter.mask_checks) ---------------------------------------------
+# -- the page's checks, defined once (chapter.mask) ---------------------------------------------
 def test_each_check_fails_on_the_mistake_it_is_for_and_passes_the_right_code():
     q = page.LEAK_Q[:4]
     v = [[1.0], [2.0], [3.0], [4.0]]
-    after = mask_checks.after_query(4, 4)
+    after = page.after_query(4, 4)
 
     def open_outputs(q_, k, v_):
         return att.attention(q_, k, v_, causal=False)[1]
 
-    assert mask_checks.leak_probe(open_outputs, q, q, v, after, 100.0)["leaking"] == [0, 1, 2]
-    assert mask_checks.leak_probe(causal_outputs, q, q, v, after, 100.0)["leaking"] == []
+    assert page.leak_probe(open_outputs, q, q, v, after, 100.0)["leaking"] == [0, 1, 2]
+    assert page.leak_probe(causal_outputs, q, q, v, after, 100.0)["leaking"] == []
 
     def row_index(q_new, k, v_):
         return att.masked_attention(q_new, k, v_, att.row_index_visibility(len(q_new), len(k)))[1]
@@ -1070,16 +1066,14 @@ def test_each_check_fails_on_the_mistake_it_is_for_and_passes_the_right_code():
     def cached(q_new, k, v_):
         return att.attention(q_new, k, v_, past=len(k) - len(q_new))[1]
 
-    assert mask_checks.recompute_check(row_index, q, q, v, 2)["differ"] == [0, 1]
-    assert mask_checks.recompute_check(cached, q, q, v, 2)["differ"] == []
+    assert page.recompute_check(row_index, q, q, v, 2)["differ"] == [0, 1]
+    assert page.recompute_check(cached, q, q, v, 2)["differ"] == []
     # NaN is not a leak (the weights check sees it); a row of NaN weights, or one not summing to 1, is caught
-    assert mask_checks.same_row([math.nan], [math.nan]) and not mask_checks.same_row([1.0], [2.0])
-    assert mask_checks.weights_check(
-        [[math.nan, math.nan], [0.5, 0.4]], [[False] * 2, [True] * 2]
-    ) == [
+    assert page.same_row([math.nan], [math.nan]) and not page.same_row([1.0], [2.0])
+    assert page.weights_check([[math.nan, math.nan], [0.5, 0.4]], [[False] * 2, [True] * 2]) == [
         0,
         1,
     ]
-    assert mask_checks.weights_check([[0.0, 0.0], [0.5, 0.5]], [[False] * 2, [True] * 2]) == []
+    assert page.weights_check([[0.0, 0.0], [0.5, 0.5]], [[False] * 2, [True] * 2]) == []
     with pytest.raises(ValueError, match="run 必须为每个查询返回一行输出"):
-        mask_checks.recompute_check(lambda q_new, k, v_: [], q, q, v, 2)
+        page.recompute_check(lambda q_new, k, v_: [], q, q, v, 2)

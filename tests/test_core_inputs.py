@@ -32,9 +32,9 @@ INPUTS = "输入与适用条件"
 CORE_EXAMPLES = {
     "ch02/mask": {
         "F12": [
-            "chapter.mask_figure:N_POSITIONS",
-            "chapter.mask_figure:PAST",
-            "chapter.mask_figure:NEW",
+            "chapter.mask:N_POSITIONS",
+            "chapter.mask:PAST",
+            "chapter.mask:NEW",
         ],
         "一步一步": [
             "demo_n",
@@ -49,8 +49,8 @@ CORE_EXAMPLES = {
             "leak_n",
             "leak_qk",
             "leak_v",
-            "chapter.mask_figure:PAST",
-            "chapter.mask_figure:NEW",
+            "chapter.mask:PAST",
+            "chapter.mask:NEW",
             "leak_last",
             "chapter.mask:LEAK_POISON",
         ],

@@ -1,17 +1,30 @@
-"""The mask page (book/ch02/mask.md): one function per hidden cell of the page, each returning the
-``page.Section`` it glues; row facts in ``mask_facts``, F12 and its panel in ``mask_figure``, the page's
-checks in ``mask_checks``.
+"""The mask page's side (book/ch02/mask.md) in one module; F12's frames and explore panel are in
+``mask_figure``.
 
-The page's sentences live in the page. Where a fixed sentence holds only because of a fact of the run
-(「它没有传开」, 「权重全是 NaN」), the section that glues its numbers checks the fact with ``s.holds``,
-which stops the build naming the page, the section and the fact when it is false."""
+- One function per hidden cell of the page, each returning the ``page.Section`` it glues. The page's
+  sentences live in the page. Where a fixed sentence holds only because of a fact of the run
+  (「它没有传开」, 「权重全是 NaN」), the section that glues its numbers checks the fact with ``s.holds``,
+  which stops the build naming the page, the section and the fact when it is false.
+- A visibility table's facts row by row (``visibility_facts``), and the row sentences that F12, its
+  explore panel and the exercises write from exactly those lists.
+- The page's checks (如何判断是否做对), defined once: the mask page runs them on its three algorithms,
+  the summary page on the chapter's mistakes.
+
+  - 不泄漏: change the V of the keys a query must not read; that query's output must not move.
+  - 与整段重算一致: the rows computed with a cache equal the same rows of a *correct* full recomputation
+    (``attention`` of 02_attention.py: the causal and PAD rules, no cache), never the checked code's own.
+  - 权重有限: every weight is a finite number, and every row that may read a key sums to 1.
+
+  An attention under check is a function ``run(q, k, v)`` that returns the output rows of the queries
+  ``q`` (with a cache, ``q`` holds the new queries only and ``k``, ``v`` the cached keys too).
+"""
 
 from __future__ import annotations
 
 import importlib
 import math
 
-from chapter import fmt, mask_checks, pitfalls
+from chapter import fmt, pitfalls
 from chapter.conventions import (
     DEVICE_NAMES,
     FULLY_MASKED_HEADER,
@@ -24,22 +37,295 @@ from chapter.conventions import (
     versions_words,
 )
 from chapter.fmt import rows_of, slashed
-from chapter.mask_facts import (
-    count_words,
-    error_of,
-    keys_text,
-    pad_change_sentence,
-    positions_text,
-    row_sentence,
-    visibility_facts,
-)
-from chapter.mask_figure import N_POSITIONS, NEW, PAST, SCORE_ROW
 from chapter.page import Col, Section
 
 att = importlib.import_module("02_attention")
 ex = importlib.import_module("02_exercises_mask")
 PAGE = "mask 一页"  # how s.holds names this page when a fixed sentence fails
 
+# F12's inputs (the page types them): its frames take them as defaults (mask_figure.f12_frames).
+N_POSITIONS = 3  # frames 1–3: valid positions, no cache, no PAD, the causal rule
+SCORE_ROW = (0.0, 1.0, 2.0)  # frame 4: a given row of scores, with and without the mask
+PAST = 3
+NEW = 2  # frame 5: past positions in the cache, new queries
+
+
+# -- a visibility table's facts row by row, and the row sentences written from exactly those lists ------
+def _indices(values: object, name: str) -> list[int]:
+    out = [
+        att.check_count(x, f"{name}[{j}]", minimum=0)
+        for j, x in enumerate(att.as_list(values, name))
+    ]
+    if not out:
+        raise ValueError(f"{name} 不能为空：没有可写的 Key 或位置")
+    return out
+
+
+def keys_text(js: list[int]) -> str:
+    """Keys as a sentence names them: a run of three or more as a span (``Key 1–3``), or ``Key 3、Key 4``."""
+    js = _indices(js, "js")
+    if len(js) > 2 and js == list(range(js[0], js[-1] + 1)):
+        return f"Key {js[0]}–{js[-1]}"
+    return "、".join(f"Key {j}" for j in js)
+
+
+def positions_text(ps: list[int]) -> str:
+    """Positions as a sentence names them: ``位置 1、2、3``."""
+    return "位置 " + "、".join(str(p) for p in _indices(ps, "ps"))
+
+
+def count_words(n: int) -> str:
+    """A count as a sentence says it: ``两个``, ``三个``, then in digits (``12 个``)."""
+    n = att.check_count(n, "n")
+    return {2: "两个", 3: "三个"}.get(n, f"{n} 个")
+
+
+def visibility_facts(
+    n_query: int, *, past: int = 0, key_valid: list[bool] | None = None, causal: bool = True
+) -> dict:
+    """Per row: the keys it reads, those the causal or PAD rule forbids, those the row-index mistake loses."""
+    att.check_count(n_query, "n_query", maximum=att.MAX_POSITIONS)
+    att.check_count(past, "past", minimum=0, maximum=att.MAX_POSITIONS)
+    n_key = past + n_query
+    if key_valid is not None:
+        key_valid = att.flags(key_valid, "key_valid")
+        if not causal and not past:
+            n_key = len(key_valid)  # an encoder: as many keys as the padding says
+    visible = att.visibility(n_query, n_key, causal=causal, past=past, key_valid=key_valid)
+    causal_only = att.visibility(n_query, n_key, causal=causal, past=past)
+    valid = key_valid or [True] * n_key
+    wrong = (
+        [
+            [a and ok for a, ok in zip(row, valid)]
+            for row in att.row_index_visibility(n_query, n_key)
+        ]
+        if causal
+        else [list(row) for row in visible]
+    )  # without the causal rule nothing to confuse
+    rows = []
+    for i, (right, bad, early) in enumerate(zip(visible, wrong, causal_only)):
+        lost = [j for j in range(n_key) if right[j] and not bad[j]]
+        rows.append(
+            {
+                "row": i,
+                "position": past + i,
+                "readable": [j for j in range(n_key) if right[j]],
+                "future": [j for j in range(n_key) if not early[j]],
+                "pad": [j for j in range(n_key) if early[j] and not right[j]],
+                "empty": not any(right),
+                "lost_cached": [j for j in lost if j < past],
+                "lost_new": [j for j in lost if j >= past],
+            }
+        )
+    return {"past": past, "n_key": n_key, "visible": visible, "row_index": wrong, "rows": rows}
+
+
+def row_label(fact: dict, past: int) -> str:
+    """A query row's name: its position, and with a cache its row too (``行 1（绝对位置 4）``)."""
+    return (
+        f"行 {fact['row']}（绝对位置 {fact['position']}）" if past else f"位置 {fact['position']}"
+    )
+
+
+def gap(label: str) -> str:
+    """A label as a sentence begins with it: a space after a digit, none after a full-width bracket."""
+    return label if label.endswith("）") else label + " "
+
+
+def row_sentence(fact: dict, past: int = 0) -> str:
+    """What one row reads and why it reads no more (``Key 0 是 PAD；Key 1 在它之后``)."""
+    parts = [
+        f"{keys_text(fact[kind])} {says}"
+        for kind, says in (("pad", "是 PAD"), ("future", "在它之后"))
+        if fact[kind]
+    ]
+    if fact["empty"]:
+        return f"{gap(row_label(fact, past))}没有可读的 Key：" + "；".join(parts) + "。整行被屏蔽。"
+    return (
+        f"{gap(row_label(fact, past))}可读 {keys_text(fact['readable'])}"
+        + "".join(f"；{p}" for p in parts)
+        + "。"
+    )
+
+
+def lost_sentence(fact: dict) -> str:
+    """What one row loses under the row-index mistake, cached and new apart (and whether itself)."""
+    cached = fact["lost_cached"]
+    new = fact["lost_new"]
+    if not cached + new:
+        return f"行 {fact['row']} 一个也不少读"
+    parts = [f"{keys_text(cached)} 早已在缓存里"] if cached else []
+    if new:
+        note = (
+            ""
+            if fact["position"] not in new
+            else "（它自己）"
+            if new == [fact["position"]]
+            else "（含它自己）"
+        )
+        parts.append(f"{keys_text(new)} 是本批新来的{note}")
+    return f"行 {fact['row']} 少读 {len(cached + new)} 个：" + "，".join(parts)
+
+
+def pad_change_sentence(before: dict, after: dict, query_valid: list[bool]) -> str:
+    """Which real queries the PAD rule changes, and what the PAD queries do (``before``, ``after``: facts)."""
+    query_valid = att.flags(query_valid, "query_valid")
+    if not len(query_valid) == len(after["rows"]) == len(before["rows"]):
+        raise ValueError("query_valid、before、after 的行数必须相同")
+    rows = list(zip(before["rows"], after["rows"], query_valid))
+    lost_by: dict = {}
+    for b, a, real in rows:
+        if gone := real and tuple(j for j in b["readable"] if j not in a["readable"]):
+            lost_by.setdefault(gone, []).append(a["position"])
+    parts = [
+        f"{positions_text(ps)} 因 PAD 规则不再读 {keys_text(list(gone))}"
+        for gone, ps in lost_by.items()
+    ]
+    text = "真实查询中，" + "；".join(parts) if parts else "没有哪个真实查询因 PAD 规则而改变"
+    unchanged = [a["position"] for b, a, real in rows if real and b["readable"] == a["readable"]]
+    if unchanged and parts:
+        text += f"；{positions_text(unchanged)} 不变"
+    pad = {
+        flag: [a["position"] for _, a, real in rows if not real and a["empty"] == flag]
+        for flag in (True, False)
+    }
+    if pad[True]:
+        text += f"；PAD 查询{positions_text(pad[True])} 整行被屏蔽"
+    if pad[False]:
+        they = "它" if len(pad[False]) == 1 else "它们"
+        text += f"；PAD 查询{positions_text(pad[False])} 仍读真实的 Key，但{they}的输出不是内容"
+    return text + "。"
+
+
+def error_of(call, *args, **kwargs) -> str:
+    """The message of the ValueError that a call of the teaching code must raise."""
+    try:
+        call(*args, **kwargs)
+    except ValueError as error:
+        return str(error)
+    raise AssertionError(f"{call.__name__} 应当报错")
+
+
+# -- the page's checks, defined once (the summary page runs them too) ------------------------------------
+TOLERANCE = 1e-12  # a row of weights "sums to 1" within this
+
+
+def same_row(a: list[float], b: list[float]) -> bool:
+    """Two output rows are the same: equal entry by entry, NaN counted equal to NaN.
+
+    A NaN row is not a leak (the poisoned V did not move it): the weights check catches it.
+    """
+    a = [att.real(x, f"a[{j}]") for j, x in enumerate(att.as_list(a, "a"))]
+    b = [att.real(x, f"b[{j}]") for j, x in enumerate(att.as_list(b, "b"))]
+    if len(a) != len(b):
+        raise ValueError(f"a 与 b 的长度必须相同，收到 {len(a)} 与 {len(b)}")
+    return all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+
+
+def after_query(n_query: int, n_key: int, past: int = 0) -> list[list[bool]]:
+    """The keys each query must not read under the causal rule: those after its position ``past + i``."""
+    att.check_count(n_query, "n_query", maximum=att.MAX_POSITIONS)
+    att.check_count(n_key, "n_key", maximum=att.MAX_POSITIONS)
+    att.check_count(past, "past", minimum=0, maximum=att.MAX_POSITIONS)
+    return [[j > past + i for j in range(n_key)] for i in range(n_query)]
+
+
+def pad_keys(key_valid: list[bool], n_query: int) -> list[list[bool]]:
+    """The keys every query must not read under the PAD rule: the PAD keys (``key_valid`` False)."""
+    key_valid = att.flags(key_valid, "key_valid")
+    att.check_count(n_query, "n_query", maximum=att.MAX_POSITIONS)
+    return [[not ok for ok in key_valid] for _ in range(n_query)]
+
+
+def _callable(run: object) -> None:
+    if not callable(run):
+        raise ValueError(f"run 必须是一个函数 run(q, k, v)，收到 {type(run).__name__}")
+
+
+def _rows(outputs: object, n: int) -> list:
+    """What ``run`` returned, as its ``n`` output rows (one per query)."""
+    rows = att.as_list(outputs, "run 的返回值")
+    if len(rows) != n:
+        raise ValueError(f"run 必须为每个查询返回一行输出（{n} 行），收到 {len(rows)} 行")
+    return rows
+
+
+def leak_probe(run, q, k, v, forbidden: list[list[bool]], poison: float) -> dict:
+    """不泄漏: for each query row, the V of the keys it must not read set to ``poison``; its output again.
+
+    Returns the outputs, each row's output after its probe, and the rows that moved (``leaking``).
+    """
+    _callable(run)
+    q = att.as_matrix(q, "Q")
+    v = att.as_matrix(v, "V")
+    poison = att.real(poison, "poison")
+    forbidden = [
+        att.flags(row, f"forbidden[{i}]", len(v))
+        for i, row in enumerate(att.as_list(forbidden, "forbidden"))
+    ]
+    if len(forbidden) != len(q):
+        raise ValueError(f"forbidden 必须有 {len(q)} 行（每个查询一行），收到 {len(forbidden)}")
+    outputs = _rows(run(q, k, v), len(q))
+    probed = []
+    for i, row in enumerate(forbidden):
+        if any(row):
+            changed = [[poison] * len(vj) if row[j] else vj for j, vj in enumerate(v)]
+            probed.append(_rows(run(q, k, changed), len(q))[i])
+        else:  # nothing this row must not read: nothing to change
+            probed.append(outputs[i])
+    leaking = [i for i, (a, b) in enumerate(zip(outputs, probed)) if not same_row(a, b)]
+    return {"outputs": outputs, "probed": probed, "leaking": leaking}
+
+
+def recompute_check(
+    run, q_full, k, v, past: int, key_valid: list[bool] | None = None, tolerance: float = TOLERANCE
+) -> dict:
+    """与整段重算一致: ``run`` on the new queries ``q_full[past:]`` (with a cache of ``past`` positions)
+    against the correct full recomputation's same rows (causal rule, ``key_valid``, fully masked rows 0).
+
+    Returns both and the new rows that differ by more than ``tolerance`` (``differ``, counted from the
+    first new query): code that sums in another order (in tiles, say) differs in the last bits only.
+    """
+    _callable(run)
+    q_full = att.as_matrix(q_full, "q_full")
+    if len(q_full) < 2:
+        raise ValueError(f"q_full 至少要有两行（缓存里的与新来的），收到 {len(q_full)} 行")
+    att.check_count(past, "past", minimum=1, maximum=len(q_full) - 1, why="至少留一个新查询")
+    _, full = att.attention(q_full, k, v, key_valid=key_valid, empty_row="zero")
+    reference = full[past:]
+    outputs = _rows(run(q_full[past:], k, v), len(reference))
+    tolerance = att.real(tolerance, "tolerance")
+    if not 0.0 <= tolerance < 1.0:
+        raise ValueError(f"tolerance 必须在 0 与 1 之间，收到 {tolerance!r}")
+    differ = [
+        i
+        for i, (a, b) in enumerate(zip(outputs, reference))
+        if not same_row(a, b)
+        and not all(abs(x - y) <= tolerance for x, y in zip(a, b))  # NaN is never within it
+    ]
+    return {"outputs": outputs, "reference": reference, "differ": differ}
+
+
+def weights_check(weights: list[list[float]], visible: list[list[bool]]) -> list[int]:
+    """权重有限: the rows whose weights are not all finite, or that may read a key (``visible``, the
+    correct table) and do not sum to 1."""
+    rows = [
+        [att.real(w, f"weights[{i}][{j}]") for j, w in enumerate(att.as_list(row, f"weights[{i}]"))]
+        for i, row in enumerate(att.as_list(weights, "weights"))
+    ]
+    visible = [
+        att.flags(row, f"visible[{i}]") for i, row in enumerate(att.as_list(visible, "visible"))
+    ]
+    if len(rows) != len(visible):
+        raise ValueError(f"weights 与 visible 的行数必须相同，收到 {len(rows)} 与 {len(visible)}")
+    return [
+        i
+        for i, (row, may) in enumerate(zip(rows, visible))
+        if not all(math.isfinite(w) for w in row) or (any(may) and abs(sum(row) - 1.0) > TOLERANCE)
+    ]
+
+
+# -- the page's helpers ------------------------------------------------------------------------------
 position = "绝对位置 {}".format  # a row label by absolute position: position(2) is 绝对位置 2
 
 
@@ -405,7 +691,7 @@ PLANS = ("不加 mask", "正确偏移 past + i", "写错偏移（行号 i）")
 
 def checks_section() -> Section:
     """No mask, the right offset and the row-index offset, each through the page's two checks
-    (``mask_checks``): 不泄漏 (the last position's V changed) and 与整段重算一致 (against a correct one)."""
+    (defined above): 不泄漏 (the last position's V changed) and 与整段重算一致 (against a correct one)."""
     s = Section(PAGE, "如何判断是否做对")
     n = PAST + NEW
     q = LEAK_Q[:n]
@@ -431,8 +717,8 @@ def checks_section() -> Section:
             return att.masked_attention(q_new, k, values, visible)[1]
 
         results[plan] = {
-            "leak": mask_checks.leak_probe(run, q[PAST:], q, v, future, LEAK_POISON),
-            "full": mask_checks.recompute_check(run, q, q, v, PAST),
+            "leak": leak_probe(run, q[PAST:], q, v, future, LEAK_POISON),
+            "full": recompute_check(run, q, q, v, PAST),
         }
     reference = results[PLANS[1]]["full"]["reference"]
     # The same code recomputed in full (no cache: past = 0) as its own reference: the no-mask rows match
@@ -444,7 +730,7 @@ def checks_section() -> Section:
     own = {plan: att.masked_attention(q, q, v, t)[1][PAST:] for plan, t in own_full.items()}
 
     def same_rows(a, b):
-        return att.max_abs_diff(a, b) <= mask_checks.TOLERANCE
+        return att.max_abs_diff(a, b) <= TOLERANCE
 
     leaks = {plan: 0 in r["leak"]["leaking"] for plan, r in results.items()}
     differs = {plan: r["full"]["differ"] for plan, r in results.items()}
