@@ -37,7 +37,7 @@ from chapter.conventions import (
     versions_words,
 )
 from chapter.fmt import rows_of, slashed
-from chapter.page import Col, Section
+from chapter.page import Col, Section, keys, listing, span
 
 att = importlib.import_module("02_attention")
 ex = importlib.import_module("02_exercises_mask")
@@ -66,12 +66,12 @@ def keys_text(js: list[int]) -> str:
     js = _indices(js, "js")
     if len(js) > 2 and js == list(range(js[0], js[-1] + 1)):
         return f"Key {js[0]}–{js[-1]}"
-    return "、".join(f"Key {j}" for j in js)
+    return keys(js)
 
 
 def positions_text(ps: list[int]) -> str:
     """Positions as a sentence names them: ``位置 1、2、3``."""
-    return "位置 " + "、".join(str(p) for p in _indices(ps, "ps"))
+    return "位置 " + listing(_indices(ps, "ps"))
 
 
 def count_words(n: int) -> str:
@@ -379,7 +379,7 @@ def demo_section() -> Section:
     k = att.DEMO_K
     v = att.DEMO_V
     n = len(q)
-    keys = fmt.keys(len(k))
+    header = fmt.keys(len(k))
     scores = att.scaled_scores(q, k)
     visible = att.visibility(len(q), len(k))
     mask = att.additive_mask(visible)
@@ -403,13 +403,13 @@ def demo_section() -> Section:
     )
     s.value("count", demo_n=n, demo_d=len(q[0]), demo_past=0, hand_row=row)
     s.text(
-        demo_positions="、".join(map(str, range(n))),
+        demo_positions=listing(range(n)),
         demo_v=column(v),
     )
-    table(s, "tbl_scores", keys, rows_of(scores, position))
-    table(s, "tbl_visible_mask", keys, rows_of(pairs, position, str))
-    table(s, "tbl_masked", keys, rows_of(masked, position))
-    table(s, "tbl_weights", keys + ["输出"], rows_of(mixed, position))
+    table(s, "tbl_scores", header, rows_of(scores, position))
+    table(s, "tbl_visible_mask", header, rows_of(pairs, position, str))
+    table(s, "tbl_masked", header, rows_of(masked, position))
+    table(s, "tbl_weights", header + ["输出"], rows_of(mixed, position))
     s.text(
         hand_forbidden=keys_text(forbidden),
         hand_scores=row_text(steps["scaled"], fmt.fmt),
@@ -857,7 +857,7 @@ def exercises() -> Section:
         ("÷ 指数之和（权重）", s2["weights"], fmt.fmt),
     ]
     s.text(
-        ex1_keys=f"Key 0 到 Key {past + new - 1}",
+        ex1_keys=span(0, past + new - 1),
         ex1_pad_keys=keys_text(list(range(pad_front))) if pad_front else "没有 Key",
     )
     table(
@@ -868,7 +868,7 @@ def exercises() -> Section:
     )
     s.md(ex1_sentences="\n".join(f"- {row_sentence(row, past)}" for row in facts["rows"]))
     s.text(
-        ex1_positions="、".join(str(past + i) for i in range(new)),
+        ex1_positions=listing(past + i for i in range(new)),
         ex2_visible=symbols(ex.VISIBLE),
     )
     table(
