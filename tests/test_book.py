@@ -14,7 +14,7 @@ import reading
 from bs4 import BeautifulSoup
 from conftest import ROOT, article_of, heading_text, section_of, soup_of, table_rows
 
-from chapter import fmt, mask, mask_facts, mask_figure, opening
+from chapter import fmt, mask, mask_figure, opening
 
 pytestmark = pytest.mark.build  # every test here reads the session's book build
 
@@ -179,7 +179,7 @@ def test_the_dtype_paragraph_shows_float16(book_html):
         assert np.isinf(np.float16(-1e9)) and np.isinf(
             np.finfo(np.float16).min + np.finfo(np.float16).min
         )
-    values = mask.empty_rows_section("float16")  # its claims hold, or the build would have stopped
+    values = mask.empty_rows_section().values  # its facts hold, or the build would have stopped
     big = values["policy_big"]
     assert f"numpy.float16({big}) 就是 −∞" in text and "位置 0 的权重全是 NaN" in text
     assert f"被两条规则同时挡住的 {values['dtype_doubled_keys']} 又成了 −∞" in text
@@ -306,14 +306,14 @@ def test_the_fully_masked_row_policies_are_computed_side_by_side(book_html):
 def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
     text = page(book_html, "ch02/mask.html").find("article").get_text()
     assert "causal_lower_right（torch.nn.attention.bias）" in text
-    cache = mask.cache_section()
+    cache = mask.cache_section().values
     assert (
         f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}"
         in text
     )
-    worst = mask_facts.visibility_facts(1, past=mask_figure.PAST)
+    worst = mask.visibility_facts(1, past=mask_figure.PAST)
     assert (
-        f"把行号当位置时，{mask_facts.lost_sentence(worst['rows'][0])}。" not in text
+        f"把行号当位置时，{mask.lost_sentence(worst['rows'][0])}。" not in text
     )  # F12 says it for new = 2
     # new = 2 is F12's last step; the text names it and does not draw its two tables again
     label = f"行 1（绝对位置 {mask_figure.PAST + 1}）"  # the second new query of F12's last step
@@ -344,7 +344,7 @@ def test_one_row_is_computed_through_every_step_by_row_steps(book_html):
     q = att.DEMO_Q
     k = att.DEMO_K
     v = att.DEMO_V
-    row = mask.demo_section()["hand_row"]
+    row = int(mask.demo_section().values["hand_row"])
     visible = att.visibility(len(q), len(k))[row]
     assert 2 <= sum(visible) < len(k)  # a row with a forbidden key: the mask page's row
     # Every step is the teaching function's (row_steps): the maximum is subtracted before exp.

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chapter import conventions as page
-from chapter import mask, summary
+from chapter import fmt, mask, summary
 
 BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
 CJK_NEXT_TO_LATIN = re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")
@@ -72,7 +72,9 @@ def test_the_tables_are_made_from_the_observations():
     # (on the mask page, or in the summary's conventions table, which shows the fast path's is_causal).
 
     def shown(seen):
-        return mask.conventions_section(seen), summary.conventions_rows(seen)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(mask, "observed", lambda: seen)
+            return mask.conventions_section().values, summary.conventions_rows(seen)
 
     baseline = shown(seen)
     flips = 0
@@ -215,15 +217,17 @@ def test_the_tables_take_cuda_rows_and_the_pages_gpu_sentence_then_stops_the_bui
 
     seen = copy.deepcopy(page.observed())
     assert "cuda" not in seen  # no GPU here: the mask page says so and cites the reports
-    mask.conventions_section(seen)
+    mask.conventions_section()
     cuda = copy.deepcopy(seen["cpu"])
     for lib in cuda.values():
         lib["device"] = "cuda"
     cuda["torch"].update(version="2.13.0+cu128", gpu="NVIDIA H200")
     seen["cuda"] = cuda
     # the page's fixed sentence 「本书还没有在 GPU 上运行过这些库」 is false now: the build stops on it
-    with pytest.raises(ValueError, match="还没有在 GPU 上运行过这些库"):
-        mask.conventions_section(seen)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(mask, "observed", lambda: seen)
+        with pytest.raises(ValueError, match="observed_on_cpu_only"):
+            mask.conventions_section()
     rows = page.fully_masked_rows(seen)
     assert [r[0] for r in rows].count("CUDA（NVIDIA H200）") == len(
         page.fully_masked_paths(seen, "cuda")["paths"]
@@ -238,11 +242,11 @@ def test_the_conventions_text_spaces_chinese_from_latin(kernels):
     seen = copy.deepcopy(page.observed())
     seen["cpu"]["torch"]["sdpa"]["kernels"] = kernels
     seen["cpu"]["torch"]["sdpa_fully_masked"]["default"]["float32"]["kernels"] = kernels
-    section = mask.conventions_section(seen)
-    texts = [
-        c for v in section.values() if isinstance(v, mask.Table) for row in v.rows for c in row
-    ]
-    texts += [str(v) for v in section.values() if not isinstance(v, mask.Table)]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(mask, "observed", lambda: seen)
+        section = mask.conventions_section().values
+    texts = [c for v in section.values() if isinstance(v, fmt.Table) for row in v.rows for c in row]
+    texts += [str(v) for v in section.values() if not isinstance(v, fmt.Table)]
     for text in texts:
         plain = re.sub(r"\]\(.*?\)", "]", text).replace("`", "")
         assert not CJK_NEXT_TO_LATIN.search(plain), text

@@ -5,7 +5,8 @@ table cells (which keys a row allows, which weights it prints), independently of
 the sentence; then each word the data chooses is checked both ways: the key list the table shows is
 named, a clause that only some data earn (「也就是它自己」, 「早已在缓存里」, 「整行被屏蔽」) appears exactly
 when its fact holds. The page's fixed sentences are checked where they are made: the book side stops
-the build (``claim``) when the fact under one of them is false, on the page's data or on other data.
+the build (``s.holds``, naming the fact) when the fact under one of them is false, on the page's data
+or on other data (the teaching constants monkeypatched).
 
 The explore panel on the mask page only looks states up in ``f12_explore_states()``. Every state
 the controls can reach is decoded with ``explore_state`` (below, as the page's script does) and compared with what ``02_attention``
@@ -29,7 +30,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chapter import conventions, fmt, mask_checks, mask_facts, mask_figure, pitfalls
+from chapter import conventions, fmt, mask_figure, pitfalls
 from chapter import mask as page
 
 # code/tests/reference.py (the shared bad-input fuzz) is not on the path for tests/ by default.
@@ -41,7 +42,7 @@ ex = importlib.import_module("02_exercises_mask")
 BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
 
 CJK_NEXT_TO_LATIN = re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")
-keys_text = mask_facts.keys_text
+keys_text = page.keys_text
 # After a list of keys a sentence goes on with one of these (never with 、 or a digit: the list is whole).
 AFTER = "，；：。 （"
 
@@ -227,7 +228,7 @@ def test_generated_text_spaces_chinese_and_numbers(past, new):
 def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, data):
     n_key = past + n_query
     valid = data.draw(st.lists(st.booleans(), min_size=n_key, max_size=n_key))
-    facts = mask_facts.visibility_facts(n_query, past=past, key_valid=valid, causal=causal)
+    facts = page.visibility_facts(n_query, past=past, key_valid=valid, causal=causal)
     visible = att.visibility(n_query, n_key, past=past, key_valid=valid, causal=causal)
     for i, fact in enumerate(facts["rows"]):
         reasons = [fact["readable"], fact["future"], fact["pad"]]
@@ -242,7 +243,7 @@ def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, da
         assert all(j < past for j in fact["lost_cached"]) and all(
             j >= past for j in fact["lost_new"]
         )
-        sentence = mask_facts.row_sentence(fact, past)
+        sentence = page.row_sentence(fact, past)
         assert not CJK_NEXT_TO_LATIN.search(sentence), sentence
 
 
@@ -251,9 +252,9 @@ def test_facts_split_every_key_into_exactly_one_reason(past, n_query, causal, da
 def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
     causal = data.draw(st.booleans())
     valid = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
-    before = mask_facts.visibility_facts(n, causal=causal)
-    after = mask_facts.visibility_facts(n, key_valid=valid, causal=causal)
-    sentence = mask_facts.pad_change_sentence(before, after, valid)
+    before = page.visibility_facts(n, causal=causal)
+    after = page.visibility_facts(n, key_valid=valid, causal=causal)
+    sentence = page.pad_change_sentence(before, after, valid)
     # Independently: a real query changed when some key it could read is PAD; grouped by what it lost.
     table = att.visibility(n, n, causal=causal)
     groups: dict = {}
@@ -262,7 +263,7 @@ def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
         if valid[i] and gone:
             groups.setdefault(tuple(gone), []).append(i)
     for gone, positions in groups.items():
-        said = f"{mask_facts.positions_text(positions)} 因 PAD 规则不再读 {keys_text(list(gone))}"
+        said = f"{page.positions_text(positions)} 因 PAD 规则不再读 {keys_text(list(gone))}"
         assert any(said + end in sentence for end in "；。"), sentence
     assert sentence.count("因 PAD 规则不再读") == len(groups), sentence
     assert ("没有哪个真实查询因 PAD 规则而改变" in sentence) == (not groups), sentence
@@ -271,7 +272,7 @@ def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
     ]
     assert ("整行被屏蔽" in sentence) == bool(empty), sentence
     if empty:
-        assert f"PAD 查询{mask_facts.positions_text(empty)} 整行被屏蔽" in sentence, sentence
+        assert f"PAD 查询{page.positions_text(empty)} 整行被屏蔽" in sentence, sentence
 
 
 @pytest.mark.parametrize(
@@ -287,11 +288,11 @@ def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
         (lambda: mask_figure.f12_frames(past=-1), "past 必须是不小于 0 的整数"),
         (lambda: mask_figure.f12_frames(new=0), "new 必须是不小于 1 的整数"),
         (lambda: mask_figure.f12_frames(new=True), "new 必须是不小于 1 的整数"),
-        (lambda: mask_facts.visibility_facts(0), "n_query 必须是不小于 1 的整数"),
-        (lambda: mask_facts.keys_text([]), "js 不能为空"),
+        (lambda: page.visibility_facts(0), "n_query 必须是不小于 1 的整数"),
+        (lambda: page.keys_text([]), "js 不能为空"),
         (
-            lambda: mask_facts.pad_change_sentence(
-                mask_facts.visibility_facts(2), mask_facts.visibility_facts(2), [True]
+            lambda: page.pad_change_sentence(
+                page.visibility_facts(2), page.visibility_facts(2), [True]
             ),
             "行数必须相同",
         ),
@@ -413,12 +414,11 @@ def test_every_state_equals_the_teaching_code(data):
             ]
         else:
             wrong = visible
-        rows = mask_facts.visibility_facts(
+        rows = page.visibility_facts(
             new, past=past, key_valid=None if pad == "none" else valid, causal=causal
         )["rows"]
         explained = [
-            {"sentence": mask_facts.row_sentence(r, past), "lost": mask_facts.lost_sentence(r)}
-            for r in rows
+            {"sentence": page.row_sentence(r, past), "lost": page.lost_sentence(r)} for r in rows
         ]
         assert state["keys"] == [f"Key {j}" for j in range(n_key)], where
         assert len(state["rows"]) == new, where
@@ -500,13 +500,13 @@ def test_the_status_sentences_count_what_the_table_shows(past, new, front, causa
     n_key = past + new
     front = min(front, n_key)
     valid = [j >= front for j in range(n_key)]
-    facts = mask_facts.visibility_facts(new, past=past, key_valid=valid, causal=causal)
+    facts = page.visibility_facts(new, past=past, key_valid=valid, causal=causal)
     status = mask_figure.explore_status(facts)
     assert status.startswith(f"{new} 个查询行、{n_key} 个 Key，"), status
     empty = [i for i, row in enumerate(facts["visible"]) if not any(row)]
     labels = [f"行 {i}（绝对位置 {past + i}）" if past else f"位置 {i}" for i in empty]
     if empty:
-        assert status.endswith(f"{mask_facts.gap('、'.join(labels))}整行被屏蔽。"), status
+        assert status.endswith(f"{page.gap('、'.join(labels))}整行被屏蔽。"), status
     assert ("每行都有可读的 Key" in status) == (not empty), status
     lost = mask_figure.lost_status(facts)
     cached = sum(
@@ -579,42 +579,23 @@ def test_the_explore_data_rejects_bad_ranges():
 
 @pytest.mark.parametrize("past", [0, 1, 3, 5])
 @pytest.mark.parametrize("new", [1, 2, 4])
-def test_bottom_right_is_the_books_offset_and_top_left_the_wrong_one(past, new):
+def test_bottom_right_is_the_books_offset_and_top_left_the_wrong_one(past, new, monkeypatch):
     n_key = past + new
     assert page.causal_table(new, n_key, "bottom-right") == att.visibility(new, n_key, past=past)
     assert page.causal_table(new, n_key, "top-left") == att.row_index_visibility(new, n_key)
     if past:  # every row of the top-left table misses exactly the cached keys
-        values = page.conventions_section(past=past, new=new)
-        assert (values["align_lost"], values["align_past"], values["align_new"]) == (
-            past * new,
-            past,
-            new,
-        )
-
-
-@pytest.mark.parametrize(
-    "args, words",
-    [
-        ((2, 5, "middle"), "align 必须是"),
-        ((0, 5, "top-left"), "n_query 必须是不小于 1 的整数"),
-        ((2, True, "top-left"), "n_key 必须是不小于 1 的整数"),
-        ((3, 2, "top-left"), "不能少于"),
-    ],
-)
-def test_bad_input_is_named(args, words):
-    with pytest.raises(ValueError, match=words):
-        page.causal_table(*args)
-
-
-def test_the_alignments_need_a_cache():
-    with pytest.raises(ValueError, match="past"):
-        page.conventions_section(past=0)
+        monkeypatch.setattr(page, "PAST", past)
+        monkeypatch.setattr(page, "NEW", new)
+        values = page.conventions_section().values
+        assert values["align_lost"] == str(past * new)
 
 
 # -- the page's sections: sentences and tables from the same data, on other inputs -------------------
 @pytest.mark.parametrize("past, new", [(1, 2), (2, 3), (3, 4)])
-def test_the_checks_facts_name_what_the_checks_table_shows(past, new):
-    values = page.checks_section(past, new)
+def test_the_checks_facts_name_what_the_checks_table_shows(past, new, monkeypatch):
+    monkeypatch.setattr(page, "PAST", past)
+    monkeypatch.setattr(page, "NEW", new)
+    values = page.checks_section().values
     rows = {r[0]: r[1:] for r in values["tbl_checks"].rows}
     assert list(rows) == list(page.PLANS)
     open_, right, wrong = (rows[plan] for plan in page.PLANS)
@@ -630,7 +611,7 @@ def test_the_checks_facts_name_what_the_checks_table_shows(past, new):
 
 
 def test_the_checks_are_the_check_functions_on_the_three_tables():
-    # The section runs mask_checks (defined once): its table is what those functions return.
+    # The section runs the page's checks (defined once): its table is what those functions return.
     n = mask_figure.PAST + mask_figure.NEW
     q = page.LEAK_Q[:n]
     v = [[float(j + 1)] for j in range(n)]
@@ -638,19 +619,11 @@ def test_the_checks_are_the_check_functions_on_the_three_tables():
     def wrong(q_new, k, values):
         return att.masked_attention(q_new, k, values, att.row_index_visibility(len(q_new), n))[1]
 
-    full = mask_checks.recompute_check(wrong, q, q, v, mask_figure.PAST)
+    full = page.recompute_check(wrong, q, q, v, mask_figure.PAST)
     assert full["differ"] and full["reference"] == att.attention(q, q, v)[1][mask_figure.PAST :]
-    row = next(r for r in page.checks_section()["tbl_checks"].rows if r[0] == page.PLANS[2])
-    assert (
-        row[5]
-        == mask_facts.positions_text([mask_figure.PAST + i for i in full["differ"]]) + " 不同"
-    )
-
-
-def test_the_checks_need_a_cache():
-    # Without a cache the row-index offset is the right one: the section would have no wrong offset to show.
-    with pytest.raises(ValueError, match="past"):
-        page.checks_section(0, 2)
+    rows = page.checks_section().values["tbl_checks"].rows
+    row = next(r for r in rows if r[0] == page.PLANS[2])
+    assert row[5] == page.positions_text([mask_figure.PAST + i for i in full["differ"]]) + " 不同"
 
 
 @pytest.mark.parametrize(
@@ -671,12 +644,11 @@ def test_the_row_sentence_compares_with_the_softmax_of_the_visible_scores(scores
 
 
 def test_the_exercise_facts_are_the_solutions():
-    values = page.exercises()
+    values = page.exercises().values
     c3 = ex.decoding_checks()
     kept = [x for x, ok in zip(ex.SCORES, ex.VISIBLE) if ok]
-    assert values["ex2_kept"] == page.row_text(kept) and values[
-        "ex2_kept_n"
-    ] == mask_facts.count_words(len(kept))
+    assert values["ex2_kept"] == page.row_text(kept)
+    assert values["ex2_kept_n"] == page.count_words(len(kept))
     assert values["ex2_plain"] == "[" + ", ".join(fmt.fmt(w) for w in att.softmax(kept)) + "]"
     # the solution's steps subtract the row's maximum, as softmax does (and the scaling page teaches)
     steps = {row[0]: row[1:] for row in values["ex2_steps"].rows}
@@ -688,14 +660,17 @@ def test_the_exercise_facts_are_the_solutions():
 def test_the_exercise_sentence_stops_the_build_when_its_fact_changes(monkeypatch):
     # Without a cache both ways pass both checks: the solution's sentence would be false.
     monkeypatch.setattr(ex, "decoding_checks", functools.partial(ex.decoding_checks, 0, 3))
-    with pytest.raises(ValueError, match="只有“与整段重算一致”一项能认出写法 B"):
+    with pytest.raises(ValueError, match="only_recompute_catches_b"):
         page.exercises()
 
 
 @pytest.mark.parametrize("past, new, pad", [(0, 2, 1), (2, 3, 1), (3, 2, 4), (1, 1, 0)])
-def test_the_exercise_sentences_read_the_exercise_table(past, new, pad):
+def test_the_exercise_sentences_read_the_exercise_table(past, new, pad, monkeypatch):
+    monkeypatch.setattr(ex, "PAST", past)
+    monkeypatch.setattr(ex, "NEW", new)
+    monkeypatch.setattr(ex, "PAD_FRONT", pad)
     table = ex.pad_cache_table(past, new, pad)
-    sentences = str(page.exercises(past, new, pad)["ex1_sentences"]).splitlines()
+    sentences = str(page.exercises().values["ex1_sentences"]).splitlines()
     assert len(sentences) == len(table["visible"])
     for i, (sentence, row) in enumerate(zip(sentences, table["visible"])):
         readable = [j for j, ok in enumerate(row) if ok]
@@ -711,10 +686,10 @@ def test_the_exercise_sentences_read_the_exercise_table(past, new, pad):
 
 
 def test_the_hand_row_is_a_masked_row_and_adds_up():
-    values = page.demo_section()  # the first row with two readable keys and a forbidden one
+    values = page.demo_section().values  # the first row with two readable keys and a forbidden one
     columns = dict(zip(values["tbl_hand"].header, zip(*values["tbl_hand"].rows)))
     steps = [row[0] for row in values["tbl_hand"].rows]
-    assert values["hand_row"] == 1 and values["hand_forbidden"] == "Key 2"
+    assert values["hand_row"] == "1" and values["hand_forbidden"] == "Key 2"
     # every step is row_steps', the function the page teaches: the maximum subtracted before exp
     row_steps = att.row_steps(att.DEMO_Q[1], att.DEMO_K, att.DEMO_V, att.visibility(3, 3)[1])
     assert steps[:4] == ["分数（取自分数表）", "加 mask", "减去最大值", "exp"]
@@ -728,65 +703,68 @@ def test_the_hand_row_is_a_masked_row_and_adds_up():
     assert values["hand_equals"] == fmt.equals(total, fmt.printed(values["hand_output"]))
 
 
-def test_the_hand_section_on_the_other_rows_stops_at_the_sentence_it_cannot_say():
-    # Row 0 reads Key 0 alone: its printed weight 1.0000 gives the output exactly, so the page's
-    # sentence 「……比精确的输出差一点」 would be false there.
-    with pytest.raises(ValueError, match="比精确的输出差一点"):
-        page.demo_section(row=0)
-    # Row 2 reads every key: the section shows a key the causal rule forbids.
-    with pytest.raises(ValueError, match="row=2"):
-        page.demo_section(row=2)
-    # Equal scores: the hand row's weights 0.5 and 0.5 print exactly, the sentence fails again.
+def demo_inputs(monkeypatch, q, v):
+    """The demo's Q = K and V replaced by other data (the section reads the teaching constants)."""
+    monkeypatch.setattr(att, "DEMO_Q", q)
+    monkeypatch.setattr(att, "DEMO_K", q)
+    monkeypatch.setattr(att, "DEMO_V", v)
+
+
+def test_the_hand_section_on_other_data_stops_at_the_sentence_it_cannot_say(monkeypatch):
+    # Equal scores: the hand row's weights 0.5 and 0.5 print exactly, so the page's sentence
+    # 「……比精确的输出差一点」 would be false there.
     q = [[0.0, 0.0]] * 3
-    with pytest.raises(ValueError, match="比精确的输出差一点"):
-        page.demo_section(q, q, [[2.0], [4.0], [6.0]])
+    demo_inputs(monkeypatch, q, [[2.0], [4.0], [6.0]])
+    with pytest.raises(ValueError, match="printed_weights_miss_the_output"):
+        page.demo_section()
     # A row whose printed weights miss the output: the section goes through, with = or ≈ as printed.
     q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
-    values = page.demo_section(q, q, [[10.0], [20.0], [70.0]])
+    demo_inputs(monkeypatch, q, [[10.0], [20.0], [70.0]])
+    values = page.demo_section().values
     total = sum(fmt.printed(x) for x in values["hand_sum"].split(" + "))
     assert values["hand_equals"] == fmt.equals(total, fmt.printed(values["hand_output"]))
 
 
-def test_the_left_padding_sections_on_other_padding():
+def test_the_left_padding_sections_on_other_padding(monkeypatch):
     valid = [False, True, True, True, True]
-    left = page.padding_section(valid=valid)
+    monkeypatch.setattr(page, "LEFT_VALID", valid)
+    left = page.padding_section().values
     assert left["left_pad_keys"] == "Key 0" and left["left_real_keys"] == "Key 1–4"
     heads = [row[0] for row in left["tbl_left_weights"].rows]
     assert heads[0] == "绝对位置 0（整行被屏蔽）" and all("屏蔽" not in h for h in heads[1:])
     assert "不再读 Key 0" in left["left_change"]
-    assert left["enc_valid"] == 4 and left["enc_real_keys"] == "Key 0–3"
+    assert left["enc_valid"] == "4" and left["enc_real_keys"] == "Key 0–3"
     # With one PAD in front no key is blocked by both rules in the fully masked row: the page's
-    # sentence about the doubled cell would be false, and the section says which sentence.
+    # sentence about the doubled cell would be false, and the section says which fact.
     assert ex.empty_row_in_dtype(page.LEFT_Q, valid, "float16")["doubled"] == []
-    with pytest.raises(ValueError, match="被两条规则同时挡住的 Key"):
-        page.empty_rows_section(valid=valid)
-    with pytest.raises(ValueError, match="整行被屏蔽"):
-        page.empty_rows_section(valid=[True] * 5)
+    with pytest.raises(ValueError, match="two_masks_weight_zero"):
+        page.empty_rows_section()
 
 
-def test_the_gap_section_is_the_seeds_softmax_only():
-    values = page.observe_section(base=[1.0, -1.0, 0.5])
-    assert values["gap_base"] == "[1, −1, 0.5]"
+def test_the_gap_section_is_the_seeds_softmax_only(monkeypatch):
+    monkeypatch.setattr(page, "SCORE_ROW", (1.0, -1.0, 0.5))
+    values = page.observe_section().values
     p = att.softmax([1.0, -1.0, 0.5])
     assert [values[f"p{j}"] for j in range(3)] == [fmt.fmt(x) for x in p]
     # the causal-against-open table only: the temperature table is the scaling page's
-    assert [name for name, x in values.items() if isinstance(x, page.Table)] == [
+    assert [name for name, x in values.items() if isinstance(x, fmt.Table)] == [
         "tbl_causal_vs_open"
     ]
 
 
 # -- the big negative number in other dtypes (numpy) ------------------------------------------------
 @pytest.mark.parametrize("dtype", ex.DTYPES)
-def test_the_dtype_paragraph_is_true_in_float16_only(dtype):
+def test_the_dtype_paragraph_is_true_in_float16_only(dtype, monkeypatch):
     # The page's paragraph says −1e9 is −∞ and the row NaN: true in float16, false in the others,
-    # where the section stops with the sentence named instead of printing a false one.
+    # where the section stops with the fact named instead of printing a false sentence.
+    monkeypatch.setattr(ex, "DTYPES", (dtype, *(d for d in ex.DTYPES if d != dtype)))
     if dtype == "float16":
-        values = page.empty_rows_section(dtype)
+        values = page.empty_rows_section().values
         assert values["dtype_twice"] == "−∞" and values["dtype_doubled_keys"] == "Key 1"
         assert "−∞" in values["tbl_dtype"].rows[2][1] and values["dtype_doubled_weight"] == "0.0000"
     else:
-        with pytest.raises(ValueError, match=f"numpy.{dtype}"):
-            page.empty_rows_section(dtype)
+        with pytest.raises(ValueError, match="big_is_inf_weights_nan"):
+            page.empty_rows_section()
 
 
 def test_the_big_negative_number_added_follows_the_scores_in_float64_only():
@@ -795,11 +773,11 @@ def test_the_big_negative_number_added_follows_the_scores_in_float64_only():
     wide = ex.empty_row_in_dtype(page.LEFT_Q, page.LEFT_VALID, "float64")["added"]
     narrow = ex.empty_row_in_dtype(page.LEFT_Q, page.LEFT_VALID, "float32")["added"]
     assert len(set(wide)) > 1 and len(set(narrow)) == 1 and math.isclose(sum(wide), 1.0)
-    assert page.empty_rows_section()["policy_added64"] == page.slashed(wide)
+    assert page.empty_rows_section().values["policy_added64"] == fmt.slashed(wide)
 
 
 def test_the_big_negative_bullet_compares_the_next_layer_it_shows():
-    values = page.empty_rows_section()
+    values = page.empty_rows_section().values
     rows = {row[0]: row for row in values["tbl_policies"].rows}
     big = next(r for name, r in rows.items() if "大负数" in name)
     zero = next(r for name, r in rows.items() if "置零" in name)
@@ -807,21 +785,23 @@ def test_the_big_negative_bullet_compares_the_next_layer_it_shows():
     assert (values["policy_pad_rows"], values["policy_real_rows"]) == ("位置 0、1", "位置 2、3、4")
 
 
-def test_the_gpu_sentence_stops_the_build_once_a_cuda_observation_is_recorded():
+def test_the_gpu_sentence_stops_the_build_once_a_cuda_observation_is_recorded(monkeypatch):
     seen = conventions.observed()
-    page.conventions_section(seen)  # CPU only: the page's sentence holds
-    with pytest.raises(ValueError, match="本书还没有在 GPU 上运行过这些库"):
-        page.conventions_section({**seen, "cuda": seen["cpu"]})
+    page.conventions_section()  # CPU only: the page's sentence holds
+    monkeypatch.setattr(page, "observed", lambda: {**seen, "cuda": seen["cpu"]})
+    with pytest.raises(ValueError, match="observed_on_cpu_only"):
+        page.conventions_section()
 
 
-def test_the_cache_sentence_stops_the_build_when_nothing_cached_is_lost():
+def test_the_cache_sentence_stops_the_build_when_nothing_cached_is_lost(monkeypatch):
     # 「丢掉了缓存里的部分历史」: with one cached position the row-index table loses only new keys.
-    facts = mask_facts.visibility_facts(2, past=1)
+    facts = page.visibility_facts(2, past=1)
     assert not any(r["lost_cached"] for r in facts["rows"])
     assert all(r["position"] in r["lost_new"] for r in facts["rows"])
     page.cache_section()
-    with pytest.raises(ValueError, match="丢掉了缓存里的部分历史"):
-        page.cache_section(past=1)
+    monkeypatch.setattr(page, "PAST", 1)
+    with pytest.raises(ValueError, match="row_index_loses_history_and_itself"):
+        page.cache_section()
 
 
 def test_every_section_glues_plain_values():
@@ -836,14 +816,14 @@ def test_every_section_glues_plain_values():
         page.observe_section,
         page.exercises,
     ):
-        for name, value in section().items():
+        for name, value in section().values.items():
             assert re.fullmatch(r"[a-z][a-z0-9_]*", name), name
-            assert isinstance(value, (str, int, page.Table)), (section.__name__, name)
-            if isinstance(value, page.Table):
+            assert isinstance(value, (str, int, fmt.Table)), (section.__name__, name)
+            if isinstance(value, fmt.Table):
                 assert all(len(row) == len(value.header) for row in value.rows), name
             cells = (
                 [c for row in value.rows for c in row]
-                if isinstance(value, page.Table)
+                if isinstance(value, fmt.Table)
                 else [str(value)]
             )
             if name not in (
@@ -856,30 +836,28 @@ def test_every_section_glues_plain_values():
                 )  # one minus sign, U+2212
 
 
-def test_the_float16_sentences_say_what_numpy_and_pytorch_did():
+def test_the_float16_sentences_say_what_numpy_and_pytorch_did(monkeypatch):
     # Review r-mask 2: numpy casts −1e9 to −∞ in float16, PyTorch's masked_fill refuses it (the pitfalls
-    # page's record); the section stops with the sentence named when the record says otherwise.
+    # page's record); the section stops with the fact named when the record says otherwise.
     record = pitfalls.torch_record()
-    values = page.empty_rows_section(torch_record=record)
+    values = page.empty_rows_section().values
     fills = record["decode_loop"]["finite_fills"]
     assert values["torch_fill_error"] == fills["float16_masked_fill_error"] != "ran"
     assert values["torch_fill_where"] == f"PyTorch {record['torch']}，CPU"
     ran = {**fills, "float16_masked_fill_error": "ran"}
-    with pytest.raises(ValueError, match="masked_fill"):
-        page.empty_rows_section(torch_record={**record, "decode_loop": {"finite_fills": ran}})
-    with pytest.raises(ValueError, match="torch_record"):
-        page.empty_rows_section(torch_record={"torch": "2.13.0"})
+    monkeypatch.setattr(
+        pitfalls, "torch_record", lambda: {**record, "decode_loop": {"finite_fills": ran}}
+    )
+    with pytest.raises(ValueError, match="torch_fill_fails_tensor_inf"):
+        page.empty_rows_section()
 
 
-def test_the_big_negative_number_must_be_a_power_of_ten():
-    for x in (0, 5e8, -2e9, math.inf, math.nan):
-        with pytest.raises(ValueError, match="big"):
-            page.empty_rows_section(big=x)
-    assert page.big_text(-1e4) == "−1e4"
+def test_the_added_big_negative_sentence_stops_the_build_for_another_number(monkeypatch):
     # −1e4 added to these scores stays apart from them in float32 too: the page's sentence on the
-    # added number would be false, and the section names it (and the arguments it depends on).
-    with pytest.raises(ValueError, match="float32 里又是平均分配"):
-        page.empty_rows_section(big=-1e4)
+    # added number would be false, and the section names its fact.
+    monkeypatch.setattr(page, "BIG", -1e4)
+    with pytest.raises(ValueError, match="big_added_follows_scores_in_float64_only"):
+        page.empty_rows_section()
 
 
 # -- bad input: the builders answer with a ValueError that names the argument, and never hang -------
@@ -889,15 +867,15 @@ def causal_outputs(q, k, v):
 
 
 CALLS = {  # a valid call of each public builder whose arguments are plain values
-    mask_facts.keys_text: {"js": [0, 1]},
-    mask_facts.positions_text: {"ps": [0, 1]},
-    mask_facts.visibility_facts: {
+    page.keys_text: {"js": [0, 1]},
+    page.positions_text: {"ps": [0, 1]},
+    page.visibility_facts: {
         "n_query": 2,
         "past": 1,
         "key_valid": [True, True, True],
         "causal": True,
     },
-    mask_facts.count_words: {"n": 2},
+    page.count_words: {"n": 2},
     mask_figure.f12_frames: {
         "n_positions": 3,
         "score_row": [0.0, 1.0, 2.0],
@@ -907,40 +885,18 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
     },
     mask_figure.pad_valid: {"n_key": 4, "pad": "front", "count": 1},
     mask_figure.f12_explore_states: {"max_past": 1, "max_new": 1},
-    page.causal_table: {"n_query": 2, "n_key": 5, "align": "top-left"},
-    page.column: {"matrix": [[1.0]]},
-    page.row_text: {"values": [1.0]},
-    page.symbols: {"row": [True]},
-    page.checks_section: {"past": 2, "new": 2, "poison": 100.0},
-    page.cache_section: {"past": 2, "new": 1},
-    page.empty_rows_section: {
-        "dtype": "float16",
-        "q": page.LEFT_Q,
-        "v": page.LEFT_V,
-        "valid": page.LEFT_VALID,
-        "big": -1e9,
-        "torch_record": pitfalls.torch_record(),
-    },
-    page.demo_section: {"q": att.DEMO_Q, "k": att.DEMO_K, "v": att.DEMO_V, "row": 1},
-    page.observe_section: {
-        "q": att.DEMO_Q,
-        "k": att.DEMO_K,
-        "v": att.DEMO_V,
-        "base": [0.0, 1.0, 2.0],
-    },
-    page.big_text: {"big": -1e9},
-    mask_checks.same_row: {"a": [1.0, math.nan], "b": [1.0, math.nan]},
-    mask_checks.after_query: {"n_query": 2, "n_key": 3, "past": 1},
-    mask_checks.pad_keys: {"key_valid": [False, True], "n_query": 2},
-    mask_checks.leak_probe: {
+    page.same_row: {"a": [1.0, math.nan], "b": [1.0, math.nan]},
+    page.after_query: {"n_query": 2, "n_key": 3, "past": 1},
+    page.pad_keys: {"key_valid": [False, True], "n_query": 2},
+    page.leak_probe: {
         "run": causal_outputs,
         "q": att.DEMO_Q,
         "k": att.DEMO_K,
         "v": att.DEMO_V,
-        "forbidden": mask_checks.after_query(3, 3),
+        "forbidden": page.after_query(3, 3),
         "poison": 100.0,
     },
-    mask_checks.weights_check: {"weights": [[1.0, 0.0]], "visible": [[True, False]]},
+    page.weights_check: {"weights": [[1.0, 0.0]], "visible": [[True, False]]},
 }
 
 
@@ -982,29 +938,26 @@ def test_bad_arguments_get_a_value_error_that_names_them(function):
 
 def test_the_cache_examples_take_their_inputs_from_the_figure():
     # The page's cache section, its checks and its conventions sentence use F12's last step (past, new).
-    import inspect
-
-    for section in (page.cache_section, page.checks_section, page.conventions_section):
-        params = inspect.signature(section).parameters
-        assert (params["past"].default, params["new"].default) == (
-            mask_figure.PAST,
-            mask_figure.NEW,
-        ), section.__name__
+    assert (page.PAST, page.NEW) == (mask_figure.PAST, mask_figure.NEW)
     assert (
         mask_figure.f12_frames()[-1]["condition"]
         == f"带缓存：past = {mask_figure.PAST}，new = {mask_figure.NEW}"
     )
-    assert (
-        page.cache_section()["offset_past"] == mask_figure.PAST
-        and page.checks_section()["leak_new"] == mask_figure.NEW
+    assert page.cache_section().values["worst_keys"] == str(mask_figure.PAST + 1)
+    assert page.checks_section().values["leak_n"] == str(mask_figure.PAST + mask_figure.NEW)
+    assert page.conventions_section().values["align_lost"] == str(
+        mask_figure.PAST * mask_figure.NEW
     )
 
 
 @pytest.mark.parametrize("n", [3, 5])
-def test_the_step_by_step_tables_put_the_mask_beside_its_rule_and_the_output_beside_its_weights(n):
+def test_the_step_by_step_tables_put_the_mask_beside_its_rule_and_the_output_beside_its_weights(
+    n, monkeypatch
+):
     q = [[float(i % 2), float(i // 2)] for i in range(n)]
     v = [[10.0 * (i + 1)] for i in range(n)]
-    values = page.demo_section(q, q, v)
+    demo_inputs(monkeypatch, q, v)
+    values = page.demo_section().values
     visible = att.visibility(n, n)
     weights, outputs = att.attention(q, q, v)
     for flags, cells in zip(visible, values["tbl_visible_mask"].rows):
@@ -1015,8 +968,9 @@ def test_the_step_by_step_tables_put_the_mask_beside_its_rule_and_the_output_bes
 
 
 @pytest.mark.parametrize("past", [2, 5])
-def test_the_worst_case_table_shows_the_right_row_above_the_wrong_one(past):
-    values = page.cache_section(past=past)
+def test_the_worst_case_table_shows_the_right_row_above_the_wrong_one(past, monkeypatch):
+    monkeypatch.setattr(page, "PAST", past)
+    values = page.cache_section().values
     right, wrong = values["tbl_worst"].rows
     assert right == [f"正确：行 0（绝对位置 {past}）"] + [
         fmt.mark(ok) for ok in att.visibility(1, past + 1, past=past)[0]
@@ -1026,23 +980,23 @@ def test_the_worst_case_table_shows_the_right_row_above_the_wrong_one(past):
     ]
     # the sentence under the table names what it shows: all keys up to the query against key 0 alone
     assert (values["worst_right"], values["worst_wrong"], values["worst_wrong_n"]) == (
-        mask_facts.keys_text(list(range(past + 1))),
+        page.keys_text(list(range(past + 1))),
         "Key 0",
-        1,
+        "1",
     )
 
 
-# -- the page's checks, defined once (chapter.mask_checks) ---------------------------------------------
+# -- the page's checks, defined once (chapter.mask) ---------------------------------------------
 def test_each_check_fails_on_the_mistake_it_is_for_and_passes_the_right_code():
     q = page.LEAK_Q[:4]
     v = [[1.0], [2.0], [3.0], [4.0]]
-    after = mask_checks.after_query(4, 4)
+    after = page.after_query(4, 4)
 
     def open_outputs(q_, k, v_):
         return att.attention(q_, k, v_, causal=False)[1]
 
-    assert mask_checks.leak_probe(open_outputs, q, q, v, after, 100.0)["leaking"] == [0, 1, 2]
-    assert mask_checks.leak_probe(causal_outputs, q, q, v, after, 100.0)["leaking"] == []
+    assert page.leak_probe(open_outputs, q, q, v, after, 100.0)["leaking"] == [0, 1, 2]
+    assert page.leak_probe(causal_outputs, q, q, v, after, 100.0)["leaking"] == []
 
     def row_index(q_new, k, v_):
         return att.masked_attention(q_new, k, v_, att.row_index_visibility(len(q_new), len(k)))[1]
@@ -1050,16 +1004,14 @@ def test_each_check_fails_on_the_mistake_it_is_for_and_passes_the_right_code():
     def cached(q_new, k, v_):
         return att.attention(q_new, k, v_, past=len(k) - len(q_new))[1]
 
-    assert mask_checks.recompute_check(row_index, q, q, v, 2)["differ"] == [0, 1]
-    assert mask_checks.recompute_check(cached, q, q, v, 2)["differ"] == []
+    assert page.recompute_check(row_index, q, q, v, 2)["differ"] == [0, 1]
+    assert page.recompute_check(cached, q, q, v, 2)["differ"] == []
     # NaN is not a leak (the weights check sees it); a row of NaN weights, or one not summing to 1, is caught
-    assert mask_checks.same_row([math.nan], [math.nan]) and not mask_checks.same_row([1.0], [2.0])
-    assert mask_checks.weights_check(
-        [[math.nan, math.nan], [0.5, 0.4]], [[False] * 2, [True] * 2]
-    ) == [
+    assert page.same_row([math.nan], [math.nan]) and not page.same_row([1.0], [2.0])
+    assert page.weights_check([[math.nan, math.nan], [0.5, 0.4]], [[False] * 2, [True] * 2]) == [
         0,
         1,
     ]
-    assert mask_checks.weights_check([[0.0, 0.0], [0.5, 0.5]], [[False] * 2, [True] * 2]) == []
+    assert page.weights_check([[0.0, 0.0], [0.5, 0.5]], [[False] * 2, [True] * 2]) == []
     with pytest.raises(ValueError, match="run 必须为每个查询返回一行输出"):
-        mask_checks.recompute_check(lambda q_new, k, v_: [], q, q, v, 2)
+        page.recompute_check(lambda q_new, k, v_: [], q, q, v, 2)

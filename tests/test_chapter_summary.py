@@ -2,7 +2,7 @@
 
 The predicates the page prints are checked against the teaching code's rules (and a wrong predicate is
 refused). A check is defined once: the checks table runs the mask page's own check functions
-(chapter.mask_checks), so that the summary cannot say what a check catches under a definition of its
+(chapter.mask), so that the summary cannot say what a check catches under a definition of its
 own (a planted summary that recomputes its own reference is caught). The sentences under the table are
 facts checked both ways, and the conventions cells follow the recorded observations. Each section
 (``summary.rules()``, ``libraries()``, ``checks()``) takes no arguments: a planted fact or observation
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import article_of, load_module, table_rows
 
-from chapter import conventions, mask_checks, summary, tensors
+from chapter import conventions, mask, summary, tensors
 
 
 def rows_of(section, name: str) -> list[list[str]]:
@@ -128,13 +128,13 @@ def how_the_checks_are_run(module, monkeypatch) -> list[str]:
     leave to the mask page's functions, or a result that disagrees with the mask page's definition."""
     called: collections.Counter = collections.Counter()
     for name in CHECK_FUNCTIONS:
-        real = getattr(mask_checks, name)
+        real = getattr(mask, name)
 
         def spy(*args, _real=real, _name=name, **kwargs):
             called[_name] += 1
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(mask_checks, name, spy)
+        monkeypatch.setattr(mask, name, spy)
     facts = module.checks_facts()["forward"]
     tilings = len(module.TILE_MISTAKES) + 1  # the right tiling too
     expected = {
@@ -161,7 +161,7 @@ def test_a_summary_that_recomputes_with_its_own_code_is_caught(monkeypatch, tmp_
     # Planted: the cache check compares the cached rows with the same code run without a cache, as the
     # summary once did; the mask page's check is not called and the missing causal rule goes unseen.
     source = Path(summary.__file__).read_text(encoding="utf-8")
-    right = "    cache = mask_checks.recompute_check(runner(mistake, PAST, None), Q, Q, V, PAST)\n"
+    right = "    cache = mask.recompute_check(runner(mistake, PAST, None), Q, Q, V, PAST)\n"
     planted = (
         "    own = attend(mistake, Q, Q, V, 0, None)[1][PAST:]\n"
         "    cached = runner(mistake, PAST, None)(Q[PAST:], Q, V)\n"

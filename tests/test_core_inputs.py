@@ -31,21 +31,44 @@ INPUTS = "输入与适用条件"
 # page → {core example: the glue keys of the numbers it starts from}
 CORE_EXAMPLES = {
     "ch02/mask": {
-        "F12": ["f12_n", "f12_past", "f12_new"],
-        "一步一步": ["demo_n", "demo_past", "demo_d", "demo_positions", "demo_qk", "demo_v"],
-        "一行从头算到尾": ["hand_row", "hand_forbidden", "demo_qk", "demo_v"],
+        "F12": [
+            "chapter.mask:N_POSITIONS",
+            "chapter.mask:PAST",
+            "chapter.mask:NEW",
+        ],
+        "一步一步": [
+            "demo_n",
+            "demo_past",
+            "demo_d",
+            "demo_positions",
+            "02_attention:DEMO_Q",
+            "demo_v",
+        ],
+        "一行从头算到尾": ["hand_row", "hand_forbidden", "02_attention:DEMO_Q", "demo_v"],
         "如何判断是否做对": [
             "leak_n",
             "leak_qk",
             "leak_v",
-            "leak_past",
-            "leak_new",
+            "chapter.mask:PAST",
+            "chapter.mask:NEW",
             "leak_last",
-            "leak_poison",
+            "chapter.mask:LEAK_POISON",
         ],
-        "练习 2.2.1": ["ex1_past", "ex1_new", "ex1_keys", "ex1_pad", "ex1_pad_keys"],
-        "练习 2.2.2": ["ex2_scores", "ex2_visible"],
-        "练习 2.2.3": ["ex3_qk", "ex3_v", "ex3_past", "ex3_new", "ex3_poison"],
+        "练习 2.2.1": [
+            "02_exercises_mask:PAST",
+            "02_exercises_mask:NEW",
+            "ex1_keys",
+            "02_exercises_mask:PAD_FRONT",
+            "ex1_pad_keys",
+        ],
+        "练习 2.2.2": ["02_exercises_mask:SCORES", "ex2_visible"],
+        "练习 2.2.3": [
+            "02_exercises_mask:BUG_Q",
+            "ex3_v",
+            "02_exercises_mask:BUG_PAST",
+            "02_exercises_mask:BUG_NEW",
+            "02_exercises_mask:BUG_POISON",
+        ],
     },
     "ch02/scaling": {
         "F13": [

@@ -13,7 +13,8 @@ import importlib
 import pytest
 from conftest import BUILD, assert_axe_clean, assert_offline, settle
 
-from chapter import fmt, mask_facts, mask_figure
+from chapter import fmt, mask_figure
+from chapter import mask as mask_page
 
 pytestmark = pytest.mark.browser
 
@@ -54,9 +55,9 @@ def expected(past: int, new: int, pad: str, count: int, causal: bool) -> dict:
         if causal
         else visible
     )
-    facts = mask_facts.visibility_facts(new, past=past, key_valid=valid, causal=causal)
+    facts = mask_page.visibility_facts(new, past=past, key_valid=valid, causal=causal)
     rows = [
-        {**r, "sentence": mask_facts.row_sentence(r, past), "lost": mask_facts.lost_sentence(r)}
+        {**r, "sentence": mask_page.row_sentence(r, past), "lost": mask_page.lost_sentence(r)}
         for r in facts["rows"]
     ]
     empty = [not any(row) for row in visible]
@@ -148,14 +149,14 @@ def test_it_opens_where_f12_ends_and_its_lost_sentences_are_the_fifth_frames(ope
     page = open_mask()
     assert page.locator(f"{ID}past").input_value() == str(mask_figure.PAST)
     assert page.locator(f"{ID}new").input_value() == str(mask_figure.NEW - 1)
-    facts = mask_facts.visibility_facts(mask_figure.NEW, past=mask_figure.PAST)
+    facts = mask_page.visibility_facts(mask_figure.NEW, past=mask_figure.PAST)
     assert page.locator(STATUS).inner_text() == mask_figure.explore_status(facts)
     page.get_by_label("把本批行号当位置（写错的偏移）").check()
     fifth = page.locator(
         f"{FIGURE} .step-figure-frame[data-step='5'] .step-figure-explanation"
     ).text_content()
     lost = page.locator(f"{PANEL} ul").nth(1).locator("li").all_text_contents()
-    assert lost == [mask_facts.lost_sentence(r) for r in facts["rows"]]
+    assert lost == [mask_page.lost_sentence(r) for r in facts["rows"]]
     assert all(sentence in fifth for sentence in lost)  # the same words as F12's fifth frame
 
 
@@ -218,7 +219,7 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     page.keyboard.press("ArrowDown")
     assert page.locator(f"{ID}past").input_value() == str(mask_figure.PAST + 1)
     assert status.inner_text() == mask_figure.explore_status(
-        mask_facts.visibility_facts(mask_figure.NEW, past=mask_figure.PAST + 1)
+        mask_page.visibility_facts(mask_figure.NEW, past=mask_figure.PAST + 1)
     )
 
     page.keyboard.press("Tab")
@@ -232,7 +233,7 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     for _ in range(4):
         page.keyboard.press("ArrowDown")  # 1 → 5 PAD in front of 5 keys
     assert page.locator(f"{ID}count").input_value() == "4"
-    facts = mask_facts.visibility_facts(
+    facts = mask_page.visibility_facts(
         1, past=mask_figure.PAST + 1, key_valid=mask_figure.pad_valid(5, "front", 5)
     )
     assert status.inner_text() == mask_figure.explore_status(facts)
@@ -245,7 +246,7 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     page.keyboard.press("Tab")
     page.keyboard.press("Space")
     assert page.locator(f"{ID}wrong").is_checked()
-    facts = mask_facts.visibility_facts(
+    facts = mask_page.visibility_facts(
         1, past=mask_figure.PAST + 1, key_valid=mask_figure.pad_valid(5, "front", 5), causal=False
     )
     assert status.inner_text() == mask_figure.explore_status(facts) + mask_figure.lost_status(facts)

@@ -6,7 +6,11 @@ import importlib
 import re
 
 from chapter import fmt
-from chapter.mask_facts import (
+from chapter.mask import (
+    N_POSITIONS,
+    NEW,
+    PAST,
+    SCORE_ROW,
     error_of,
     gap,
     keys_text,
@@ -18,11 +22,7 @@ from chapter.mask_facts import (
 
 att = importlib.import_module("02_attention")
 
-N_POSITIONS = 3  # frames 1–3: valid positions, no cache, no PAD, the causal rule
-SCORE_ROW = (0.0, 1.0, 2.0)
-SCORE_QUERY = 1  # frame 4: a given row of scores, with and without the mask
-PAST = 3
-NEW = 2  # frame 5: past positions in the cache, new queries
+SCORE_QUERY = 1  # frame 4: the query whose row of scores (mask.SCORE_ROW) it shows
 FIGURE_MAX_POSITIONS = 16  # a figure's tables fit a page
 
 

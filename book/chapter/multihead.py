@@ -12,7 +12,7 @@ import math
 
 from chapter import fmt
 from chapter.grid_figures import split_figure
-from chapter.mask_facts import error_of
+from chapter.mask import error_of
 from chapter.page import Col, Section, key, keys, listing
 
 att = importlib.import_module("02_attention")

@@ -13,8 +13,8 @@ import operator
 
 import numpy as np
 
-from chapter import conventions, fmt, mask, mask_checks
-from chapter.mask_facts import positions_text
+from chapter import conventions, fmt, mask
+from chapter.mask import positions_text
 from chapter.page import Col, Section, keys
 
 att = importlib.import_module("02_attention")
@@ -308,7 +308,7 @@ def libraries() -> Section:
 
 
 # -- the checks and the mistakes they catch ------------------------------------------------------------
-# The checks are the mask page's own (chapter.mask_checks): this page only runs them on more mistakes.
+# The checks are the mask page's own (chapter.mask): this page only runs them on more mistakes.
 # The example: four positions of two-dimensional vectors (queries = keys), a one-column V whose rows are
 # far apart, so that any change in who is read shows in the outputs.
 Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0]]
@@ -384,17 +384,13 @@ def passes(mistake: str) -> list[bool]:
     the mask page's own function, on this page's example."""
     n = len(Q)
     # 不泄漏 without PAD: each query's output, the V of the positions after it changed
-    leak = mask_checks.leak_probe(
-        runner(mistake, 0, None), Q, Q, V, mask_checks.after_query(n, n), POISON
-    )
+    leak = mask.leak_probe(runner(mistake, 0, None), Q, Q, V, mask.after_query(n, n), POISON)
     # 不泄漏 with a PAD in front: every query, the PAD query included, the V of the PAD changed
-    pad = mask_checks.leak_probe(
-        runner(mistake, 0, PADDED), Q, Q, V, mask_checks.pad_keys(PADDED, n), POISON
-    )
+    pad = mask.leak_probe(runner(mistake, 0, PADDED), Q, Q, V, mask.pad_keys(PADDED, n), POISON)
     # the new rows computed with a cache against a correct full recomputation
-    cache = mask_checks.recompute_check(runner(mistake, PAST, None), Q, Q, V, PAST)
+    cache = mask.recompute_check(runner(mistake, PAST, None), Q, Q, V, PAST)
     weights, _ = attend(mistake, Q, Q, V, 0, PADDED)
-    bad_rows = mask_checks.weights_check(weights, att.visibility(n, n, key_valid=PADDED))
+    bad_rows = mask.weights_check(weights, att.visibility(n, n, key_valid=PADDED))
     return [not leak["leaking"], not pad["leaking"], not cache["differ"], not bad_rows]
 
 
@@ -434,19 +430,17 @@ def tiled_runner(mistake: str | None, past: int, valid: list[bool] | None):
 def tile_passes(mistake: str | None) -> dict:
     """The mask page's output checks run on the tiled code, and the tiled against the one-pass attention."""
     n = len(Q)
-    leak = mask_checks.leak_probe(
-        tiled_runner(mistake, 0, None), Q, Q, V, mask_checks.after_query(n, n), POISON
+    leak = mask.leak_probe(tiled_runner(mistake, 0, None), Q, Q, V, mask.after_query(n, n), POISON)
+    pad = mask.leak_probe(
+        tiled_runner(mistake, 0, PADDED), Q, Q, V, mask.pad_keys(PADDED, n), POISON
     )
-    pad = mask_checks.leak_probe(
-        tiled_runner(mistake, 0, PADDED), Q, Q, V, mask_checks.pad_keys(PADDED, n), POISON
-    )
-    cache = mask_checks.recompute_check(tiled_runner(mistake, PAST, None), Q, Q, V, PAST)
+    cache = mask.recompute_check(tiled_runner(mistake, PAST, None), Q, Q, V, PAST)
     one_pass = [  # no cache, a cache, a PAD: the tiled result against the one-pass one
         (tiled_runner(mistake, past, valid)(q, Q, V), attend("正确的写法", q, Q, V, past, valid)[1])
         for q, past, valid in ((Q, 0, None), (Q[PAST:], PAST, None), (Q, 0, PADDED))
     ]
     same = all(
-        not math.isnan(x) and abs(x - y) <= mask_checks.TOLERANCE
+        not math.isnan(x) and abs(x - y) <= mask.TOLERANCE
         for got, right in one_pass
         for a, b in zip(got, right)
         for x, y in zip(a, b)
