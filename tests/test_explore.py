@@ -137,7 +137,7 @@ def shown(page, states: list[tuple]) -> list[dict]:
 
 
 def test_every_reachable_state_shows_what_the_teaching_code_computes(open_mask):
-    page = open_mask(maths=True)  # the panel's sentences hold formulas
+    page = open_mask()
     states = list(reachable())
     assert len(states) == 1176
     for state, seen in zip(states, shown(page, states)):
