@@ -48,7 +48,7 @@ print("一个单元")
 
 
 # A small book for tests that only need some page to use code/: the floor page, which does not, and
-# a page that prints a result of 02_attention, which does (tests/test_livehtml.py, tests/test_bench.py).
+# a page that prints a result of 02_attention, which does (tests/test_livehtml.py, tests/test_publishing.py).
 MINI_PAGE = (
     NOTEBOOK
     + """
