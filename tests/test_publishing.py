@@ -10,7 +10,7 @@ from pathlib import Path
 
 import bench
 import pytest
-from bench import executed_pages, make_html, make_mini_project, pages_using, reread_count
+from bench import make_html, make_mini_project, pages_using
 from bs4 import BeautifulSoup
 from conftest import load_module
 
@@ -25,37 +25,31 @@ def printed(project: Path) -> str:
 
 def test_a_code_edit_shows_in_the_next_build_and_a_failing_cell_stops_it(tmp_path, monkeypatch):
     # The book's configuration, extensions and kernel on its mini book (tests/bench.py): a page that
-    # prints att.run_demo()["输出"] and a landing page that uses no code. First `make bench`'s own
-    # measurement, once (bench.measure: clean, no-change, a touched file; the timings are the machine's
-    # and not asserted), then an edit of the code's content, then an edit that breaks it (one project,
-    # built from clean once).
+    # prints att.run_demo()["输出"] and a landing page that uses no code. `make bench`'s own
+    # measurement, once (bench.measure: clean, no-change, then a code edit; the timings are the
+    # machine's and not asserted), with an edit of the code's content, then an edit that breaks it
+    # (one project, built from clean once).
     monkeypatch.setattr(bench, "REPEATS", 1)
     project = make_mini_project(tmp_path)
-    figures = bench.measure(project)
+    code = project / "code" / "02_attention.py"
+    before = load_module(code).run_demo()["输出"]
+    line = '    return math.sqrt(check_count(d, "d"))'
+    assert line in code.read_text(encoding="utf-8")
+
+    def drop_the_scaling(path: Path) -> None:  # every weight, and so every output, changes
+        path.write_text(path.read_text(encoding="utf-8").replace(line, "    return 1.0"), "utf-8")
+
+    figures = bench.measure(project, edit=drop_the_scaling)
     assert all(figures[key] > 0 for key in ("clean", "nochange", "edit"))
     assert sorted(figures["executed"]) == ["index", "uses_code"]  # a clean build runs every page
     assert figures["reread"] == 0  # a build with nothing changed reads no page again
-    users = pages_using(project, "02_attention.py")
-    assert users == ["uses_code"]
-    assert figures["reexecuted"] == users  # touching the file re-runs its page, and only it
-    code = project / "code" / "02_attention.py"
-    before = load_module(code).run_demo()["输出"]
-    assert str(before) in printed(project)
-
-    # Edit a function: drop the 1/√d scaling. Every weight, and so every output, changes.
-    source = code.read_text(encoding="utf-8")
-    line = '    return math.sqrt(check_count(d, "d"))'
-    assert line in source
-    code.write_text(source.replace(line, "    return 1.0"), encoding="utf-8")
-
-    second = make_html(project)
-    assert second.returncode == 0, second.stderr
     after = load_module(code).run_demo()["输出"]
     assert after != before
-    assert str(after) in printed(project) and str(before) not in printed(project), second.stdout
+    assert str(after) in printed(project) and str(before) not in printed(project)
     # Exactly the pages that use the file are read and run again; the landing page is not read.
-    assert sorted(executed_pages(project, second.stdout)) == users, second.stdout
-    assert reread_count(second.stdout) == len(users), second.stdout
+    users = pages_using(project, "02_attention.py")
+    assert users == ["uses_code"]
+    assert figures["reexecuted"] == users and figures["edit_reread"] == len(users)
 
     # Break key_padding, which the page uses_code calls: the next build stops, naming the page, the
     # cell and the error.
