@@ -18,7 +18,7 @@ SPHINX       = $(SPHINXBUILD) -M $@ $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 help: venv  ## list the targets
 	@echo "make html    build the HTML book into $(BUILDDIR)/html (open index.html from disk)"
 	@echo "make pdf     build the Chinese PDF into $(BUILDDIR)/latex with XeLaTeX (checks TeX first, see README)"
-	@echo "make test    run every test: pytest code/ book/chapter/ tests/ in two worker processes"
+	@echo "make test    run every test: pytest code/ book/chapter/ tests/ in three worker processes"
 	@echo "make bench   time clean, no-change and code-edit builds against a one-page floor book"
 	@echo "make crosscheck  check the chapter against real PyTorch, JAX and Keras (own venv, large download)"
 	@echo "make livehtml  serve the HTML on http://127.0.0.1:$(LIVEPORT)/, rebuilt and reloaded on every edit"
@@ -65,15 +65,13 @@ pdf: venv
 	LATEXMKOPTS=-silent $(SPHINXBUILD) -M latexpdf $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 	@$(BIN)/python tests/texcheck.py log $(BUILDDIR)/latex
 
-# Two worker processes (pytest-xdist), one per core: the browser, the kernels and the PDF run in processes
-# of their own, so two keep both cores busy (measured here: 2 workers 284 s of pytest, 3 workers 322 s,
-# 1 worker slower than 3). They build the book and the PDF once between them (tests/conftest.py:
-# once_per_run); the PDF is typeset in the background while the other tests run.
-# TEST_WORKERS=0 runs everything in one process.
+# Three worker processes (pytest-xdist): many tests wait on a browser or a kernel, so three keep two cores
+# busy. They build the book and the PDF once between them (tests/conftest.py: once_per_run); the PDF is
+# typeset in the background while the other tests run. TEST_WORKERS=0 runs everything in one process.
 # Bytecode, pytest's rewritten test modules included, is cached under _build/pycache even where the
 # environment sets PYTHONDONTWRITEBYTECODE: otherwise every worker compiles every test module again on
 # every run (some seven seconds of CPU each). Nothing is written beside the sources.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 test: venv $(PYODIDE)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

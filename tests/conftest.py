@@ -129,7 +129,7 @@ def once_per_run(out: Path, build) -> Path:
     """`build()` (which writes into the folder `out`) once per test run, however many pytest-xdist
     workers ask for it.
 
-    `make test` runs the tests in two worker processes (pytest -n 2). Each has its own session, so a
+    `make test` runs the tests in three worker processes (pytest -n 3). Each has its own session, so a
     session fixture would build the book once per worker; instead the first worker to ask builds it
     under a file lock beside `out` and leaves a stamp naming this run (xdist gives every worker of one
     run the same PYTEST_XDIST_TESTRUNUID), and the others wait for the lock and reuse what it built.
