@@ -111,14 +111,13 @@ def reading(page) -> Reading:
     folded = article.select(FOLDED) + bibliography(article)
     # Nothing inside a folded block counts; a table counts whole (its text not again), the code lines of a
     # block are counted as code, and a formula is not prose.
-    tables = [t for t in article.select("table") if not t.find_parent("table")]
     skipped = {id(n) for n in folded}
-    tables = [t for t in tables if not any(id(p) in skipped for p in t.parents)]
-    blocks = [
-        b
-        for b in article.select("pre")
-        if not any(id(p) in skipped or p.name == "table" for p in b.parents)
-    ]
+
+    def outside(node) -> bool:  # not folded, and not inside a table (a table counts whole)
+        return not any(id(p) in skipped or p.name == "table" for p in node.parents)
+
+    tables = [t for t in article.select("table") if outside(t)]
+    blocks = [b for b in article.select("pre") if outside(b)]
     code_lines = sum(1 for b in blocks for line in b.get_text().splitlines() if line.strip())
     prose = text(article, FORMULAS, also=[*folded, *tables, *blocks])
     return Reading(len(re.sub(r"\s+", "", prose)), len(tables), code_lines)

@@ -11,7 +11,6 @@ numbers, sentences and figure) is tested in ``tests/test_page_<page>.py``.
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import re
 import shutil
@@ -40,14 +39,9 @@ PAGES = CHAPTER_PAGES
 NAMES = [page for page, _ in PAGES]
 
 
-@functools.cache
-def _soup(book_html: Path, page: str):
-    """The built page parsed once per test process, for the tests that only read it."""
-    return soup_of(book_html, f"ch02/{page}.html")
-
-
 def _article(book_html: Path, page: str):
-    return _soup(book_html, page).find("article")
+    """The page's article, parsed once per worker and shared (conftest.soup_of)."""
+    return article_of(book_html, f"ch02/{page}.html")
 
 
 @pytest.mark.build
@@ -65,7 +59,10 @@ def test_the_chapter_contents_list_the_pages_in_reading_order(book_html):
         f"{p}.html" for p in NAMES
     ]
     for before, after in zip(NAMES, NAMES[1:]):
-        assert _soup(book_html, before).select_one("a.right-next")["href"] == f"{after}.html"
+        assert (
+            soup_of(book_html, f"ch02/{before}.html").select_one("a.right-next")["href"]
+            == f"{after}.html"
+        )
 
 
 @pytest.mark.build
