@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from bench import SPHINX_OPTS
+from reading import PARSER
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -363,12 +364,12 @@ def soup_of(book_html: Path, name: str, own: bool = False):
 
     path = book_html / name
     if own:
-        return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        return BeautifulSoup(path.read_text(encoding="utf-8"), PARSER)
     stat = path.stat()
     key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
     if key not in _SHARED:
         _guard()
-        _SHARED[key] = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        _SHARED[key] = BeautifulSoup(path.read_text(encoding="utf-8"), PARSER)
     return _SHARED[key]
 
 

@@ -16,6 +16,7 @@ import re
 
 import pytest
 from conftest import ROOT, article_of
+from reading import PARSER
 
 PAGES = sorted(path.stem for path in (ROOT / "book" / "ch02").glob("*.md"))
 EXERCISE = re.compile(r"^::::\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)^::::$", re.M | re.S)
@@ -115,6 +116,6 @@ def test_the_check_finds_the_examples_of_a_planted_page():
         '<article><div class="exercise" id="ex-a"><pre>&gt;&gt;&gt; 1 + 1\n3\n</pre></div>'
         '<div class="exercise" id="ex-b"><p>no example</p></div></article>'
     )
-    shown = shown_examples(BeautifulSoup(html, "html.parser").article)
+    shown = shown_examples(BeautifulSoup(html, PARSER).article)
     assert shown == {"ex-a": [">>> 1 + 1\n3\n"]}
     assert failures(shown["ex-a"][0], importlib.import_module("math"), "planted") != []

@@ -13,6 +13,7 @@ import pytest
 from bench import make_html, make_mini_project, pages_using
 from bs4 import BeautifulSoup
 from conftest import load_module
+from reading import PARSER
 
 pytestmark = pytest.mark.build
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.build
 def printed(project: Path) -> str:
     """The text of the mini book's page that runs 02_attention (its printed output included)."""
     html = (project / "_build/html/uses_code.html").read_text(encoding="utf-8")
-    return BeautifulSoup(html, "html.parser").get_text()
+    return BeautifulSoup(html, PARSER).get_text()
 
 
 def test_a_code_edit_shows_in_the_next_build_and_a_failing_cell_stops_it(tmp_path, monkeypatch):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CHAPTER_PAGES, MECHANISM_SECTIONS, article_of
-from reading import bibliography
+from reading import PARSER, bibliography
 
 PAGES = [
     f"ch02/{name}.html" for name in ("index", *(page for page, _ in CHAPTER_PAGES), "summary")
@@ -167,7 +167,7 @@ def repeated(book_html: Path) -> dict[str, list[str]]:
 def _article(html: str):
     from bs4 import BeautifulSoup
 
-    return BeautifulSoup(f"<article>{html}</article>", "html.parser").find("article")
+    return BeautifulSoup(f"<article>{html}</article>", PARSER).find("article")
 
 
 def test_the_extraction_splits_sentences_and_leaves_out_what_is_not_prose():

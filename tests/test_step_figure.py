@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from reading import PARSER
 from sphinx.testing.util import SphinxTestApp
 from sphinx.util.console import strip_escape_sequences
 
@@ -152,7 +153,7 @@ CAPTIONS = [
 def test_html_has_every_frame_and_the_hooks_the_script_uses(tiny_build):
     app, warnings = tiny_build("html")
     assert warnings == ""
-    soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
+    soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), PARSER)
 
     (figure,) = soup.select("[data-step-figure]")
     assert figure["id"] == "t1" and figure["data-step-figure"] == "T1"
@@ -306,7 +307,7 @@ def test_the_books_f12_frames_and_explore_states_build_from_the_teaching_code(tm
     assert warnings == ""
     deps = {Path(p).name for p in app.env.dependencies["index"]}
     assert {"mask_figure.py", "fmt.py", "02_attention.py"} <= deps
-    soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
+    soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), PARSER)
     data = json.loads(soup.select_one(".step-figure-explore script").string)
     assert data == figs.f12_explore_states()
     frames = soup.select(".step-figure-frame")

@@ -13,6 +13,7 @@ import json
 import pytest
 import test_step_figure
 from bs4 import BeautifulSoup
+from reading import PARSER
 from step_figure.directive import explore_of
 from test_step_figure import StepFigureError, build, project
 
@@ -72,7 +73,7 @@ def tiny_data():
 def test_html_carries_the_data_in_a_hidden_container_and_loads_the_panel(tmp_path):
     app, warnings = build(explore_project(tmp_path), "html")
     assert warnings == ""
-    soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), "html.parser")
+    soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), PARSER)
     (box,) = soup.select("[data-step-figure] .step-figure-explore")
     assert box.has_attr("hidden")  # nothing to see, nothing to press, until the script runs
     script = box.select_one("script.step-figure-explore-data")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CHAPTER_PAGES, article_of, section_of
+from reading import PARSER
 
 from chapter import take_home
 
@@ -322,7 +323,7 @@ def rendered(source: str):
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 
     html = MarkdownIt("commonmark").use(dollarmath_plugin).render(source)
-    return BeautifulSoup(html, "html.parser")
+    return BeautifulSoup(html, PARSER)
 
 
 def markdown_problems(source: str) -> list[str]:

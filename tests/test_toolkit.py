@@ -10,6 +10,7 @@ import pytest
 from bench import make_html, make_project
 from bs4 import BeautifulSoup
 from conftest import CHAPTER_PAGES, ROOT, flat, soup_of
+from reading import PARSER
 
 pytestmark = pytest.mark.build  # every test here reads the session's book build
 
@@ -158,7 +159,7 @@ def test_names_in_reference_titles_keep_their_letters(book_html):
     ]
     assert len(names) >= 10
     text = " ".join(
-        BeautifulSoup((book_html / "references.html").read_text(encoding="utf-8"), "html.parser")
+        BeautifulSoup((book_html / "references.html").read_text(encoding="utf-8"), PARSER)
         .get_text(" ")
         .split()
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, article_of
-from reading import bibliography, text
+from reading import PARSER, bibliography, text
 
 from chapter import fmt
 
@@ -253,7 +253,7 @@ def test_an_unsourced_library_claim_is_found():
         "<article><p>SDPA 的布尔 True 表示允许。</p>"
         "<p>SDPA 的布尔 True 表示允许（PyTorch 2.13.0，CPU，float64 上观察）。</p>"
         "<p>见 <a href='../references.html#x'>文档</a>：Keras 把浮点 mask 转成布尔。</p></article>",
-        "html.parser",
+        PARSER,
     ).find("article")
     assert unsourced_library_claims(planted) == ["SDPA 的布尔 True 表示允许。"]
 
@@ -337,7 +337,7 @@ def test_a_term_given_its_other_meaning_or_used_before_its_link_is_found():
         "<p><a href='../glossary.html#term-0'>绝对位置</a>；"
         "<a href='../glossary.html#term-1'>位置编号</a>，再说位置编号。</p></article>"
     )
-    article = BeautifulSoup(page, "html.parser").find("article")
+    article = BeautifulSoup(page, PARSER).find("article")
     assert used_before_linked(article, ("绝对位置", "位置编号")) == ["绝对位置"]
 
 
