@@ -39,7 +39,8 @@ UNDOCUMENTED = {
         {
             "sphinx_exercise.nodes.exercise_enumerable_node": (
                 "sphinx-exercise documents its directives, not its nodes: a numbered exercise is "
-                "found by its node class, to note its label and to number its title"
+                "found by its node class, to note its label, to number its title and to give "
+                "take_home's notebooks its text (numbered_exercises)"
             ),
             "sphinx_exercise.nodes.exercise_node": (
                 "no documented node for an unnumbered exercise, whose title gets Chinese brackets"
@@ -227,6 +228,15 @@ class ExerciseTitles(SphinxPostTransform):
 
 def _titled(node: nodes.Node) -> bool:
     return isinstance(node, (exercise_node, exercise_enumerable_node, solution_node))
+
+
+def numbered_exercises(doctree: nodes.document) -> list[tuple[str, list[nodes.Node]]]:
+    """A page's numbered exercises as (the title as the page shows it, numbered by ExerciseTitles;
+    the nodes of their text). take_home's notebooks read them here, so that sphinx-exercise's nodes
+    are used in this module alone."""
+    return [
+        (node[0].astext(), node.children[1:]) for node in doctree.findall(exercise_enumerable_node)
+    ]
 
 
 class CollectSolutions(SphinxPostTransform):

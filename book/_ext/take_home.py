@@ -17,21 +17,6 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-#: What this module relies on that upstream does not document, named as tests/test_public_ground.py
-#: finds it: for each distribution, the version it was checked against and, for each reliance, the
-#: upstream API that is missing (the test fails on an upgrade, and on a reliance not named here).
-UNDOCUMENTED = {
-    "sphinx-exercise": (
-        "1.2.1",
-        {
-            "sphinx_exercise.nodes.exercise_enumerable_node": (
-                "sphinx-exercise documents its directives, not its nodes: _exercises finds a "
-                "numbered exercise by its node class and reads the title book_exercises numbered"
-            ),
-        },
-    ),
-}
-
 FOLDER = "take-home"
 
 
@@ -100,14 +85,13 @@ def visit_text(self, node: take_home_node) -> None:
 
 def _exercises(doctree: nodes.document) -> list[tuple[str, str]]:
     """The page's exercises as (「练习 2.3.1（标题）」, their text in Markdown), glued values filled in."""
-    from sphinx_exercise.nodes import exercise_enumerable_node
+    from book_exercises import numbered_exercises
 
     found = []
-    for node in doctree.findall(exercise_enumerable_node):
-        # The title as the page shows it, numbered by book_exercises.ExerciseTitles and bracketed the
-        # Chinese way: 「练习 2.3.1 （标题）」; the notebook's heading closes the gap before the bracket.
-        title = node[0].astext().strip().replace(" （", "（", 1)
-        found.append((title, _blocks(node.children[1:]).strip()))
+    for title, text in numbered_exercises(doctree):
+        # The title as the page shows it: 「练习 2.3.1 （标题）」; the notebook's heading closes the gap
+        # before the bracket.
+        found.append((title.strip().replace(" （", "（", 1), _blocks(text).strip()))
     return found
 
 
