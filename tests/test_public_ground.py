@@ -19,15 +19,18 @@ Each file is parsed (``ast``, nothing is imported) and fails on:
 - reliance on what another extension or Sphinx does not document: an import from another extension's
   package other than its documented names (``sphinx_exercise.nodes``), a transform or handler priority
   in a module that sets up or imports another extension (its order is that extension's own business:
-  depth_blocks' 199 for sphinx-design), a read of an environment attribute that Sphinx's environment
-  API does not list (``env.toctree_includes``), and Sphinx's own writing of a node reused
-  (``LaTeXTranslator.visit_index``, beside a copy of its escaping).
+  book_exercises' 22, after sphinx-exercise's titles at 20 and 21), a read of an environment
+  attribute that Sphinx's environment API does not list (``env.toctree_includes``, also through
+  ``getattr``), and another package's writing of a node reused (``LaTeXTranslator.visit_index``).
 
 Where no documented event, node or API exists, the module says so in a module-level ``UNDOCUMENTED``
-dict: each distribution it relies on, with the version it was checked against and the upstream API
-that is missing. The declaration lets the reliance pass, and
-``test_every_undocumented_reliance_is_pinned_to_the_installed_version`` fails once that distribution
-is upgraded, so that the reliance is checked again (and dropped if the API now exists).
+dict, the allow-list: each distribution it relies on, with the version it was checked against, and
+each reliance by the name this test reports it under (``sphinx_exercise.nodes.solution_node``,
+``ExerciseTitles priority 22``, ``config-inited handler priority 900``, ``env.toctree_includes``)
+with the upstream API that is missing. A named reliance passes; a new one, even on a distribution
+already declared, fails until it is named; a named one the module no longer has fails too. And
+``test_every_undocumented_reliance_is_pinned_to_the_installed_version`` fails once a declared
+distribution is upgraded, so that each reliance is checked again (and dropped if the API now exists).
 
 The only list of names is what the upstream documents (``DOCUMENTED_ENV``, ``DOCUMENTED_EXTENSION``).
 The planted sources below show that each rule fails where it should.
@@ -165,7 +168,11 @@ class Checker(ast.NodeVisitor):
         ] = {}  # name bound by an import -> the dotted name it stands for
         self.own: set[str] = set()  # names this source defines (functions, classes, attributes)
         self.found: list[str] = []
-        self.declared: set[str] = set()  # the distributions its UNDOCUMENTED names
+        # Its UNDOCUMENTED declaration: each distribution's reliances by name, and which were found.
+        self.declared: dict[str, set[str]] = {}
+        self.relied: set[tuple[str, str]] = set()
+        self.declaration: ast.AST | None = None
+        self.classes: list[str] = []  # the classes the visit is in, innermost last
         self.extensions: set[str] = set()  # the other extensions it imports or sets up
 
     # -- what the source defines and imports ----------------------------------------------------------
@@ -181,10 +188,11 @@ class Checker(ast.NodeVisitor):
             if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "UNDOCUMENTED" for t in node.targets
             ):
-                if isinstance(node.value, ast.Dict):
-                    self.declared |= {
-                        k.value for k in node.value.keys if isinstance(k, ast.Constant)
-                    }
+                self.declaration = node
+                self.declared = {
+                    distribution: set(reliances)
+                    for distribution, (_version, reliances) in ast.literal_eval(node.value).items()
+                }
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "setup_extension":
                 name = node.args[0] if node.args else None
                 if isinstance(name, ast.Constant) and _extension(str(name.value)):
@@ -220,24 +228,47 @@ class Checker(ast.NodeVisitor):
     def _report(self, node: ast.AST, what: str) -> None:
         self.found.append(f"line {node.lineno}: {what}")
 
-    def _undocumented(self, node: ast.AST, distribution: str, what: str) -> None:
-        """Reliance on what ``distribution`` does not document: passes where the module declares it."""
-        if distribution not in self.declared:
-            self._report(node, f"{what}, not declared in UNDOCUMENTED[{distribution!r}]")
+    def _undocumented(self, node: ast.AST, distribution: str, reliance: str, what: str) -> None:
+        """Reliance on what ``distribution`` does not document: passes where the module's declaration
+        names it (``UNDOCUMENTED[distribution][1][reliance]``)."""
+        if reliance in self.declared.get(distribution, ()):
+            self.relied.add((distribution, reliance))
+        else:
+            self._report(
+                node, f"{what}, not declared in UNDOCUMENTED[{distribution!r}]: {reliance}"
+            )
+
+    def check_declaration(self) -> None:
+        """A declared reliance that the module no longer has is reported: the list stays exact."""
+        for distribution, reliances in self.declared.items():
+            for reliance in sorted(reliances):
+                if (distribution, reliance) not in self.relied:
+                    self._report(
+                        self.declaration,
+                        f"declares {reliance} ({distribution}), which it does not rely on",
+                    )
 
     def _check_extension(self, node: ast.AST, dotted: str) -> None:
         distribution = _extension(dotted)
         if distribution and not any(
             dotted == d or dotted.startswith(d + ".") for d in DOCUMENTED_EXTENSION
         ):
-            self._undocumented(node, distribution, f"relies on {distribution}'s own {dotted}")
+            self._undocumented(node, distribution, dotted, f"relies on {distribution}'s own names")
 
-    def _check_priority(self, node: ast.AST, what: str) -> None:
-        """A priority in a module that uses other extensions orders it among theirs: one of them
-        must be declared."""
-        if self.extensions and not self.extensions & self.declared:
+    def _check_priority(self, node: ast.AST, owner: str, value: ast.AST, what: str) -> None:
+        """A priority in a module that uses other extensions orders it among theirs: it must be
+        declared for one of them, by what it orders and its value (``ExerciseTitles priority 22``,
+        ``config-inited handler priority 900``)."""
+        reliance = f"{owner} priority {ast.unparse(value)}"
+        declared = [d for d in sorted(self.extensions) if reliance in self.declared.get(d, ())]
+        if declared:
+            self.relied.add((declared[0], reliance))
+        elif self.extensions:
             used = ", ".join(sorted(self.extensions))
-            self._report(node, f"orders itself among {used}'s {what}, not declared in UNDOCUMENTED")
+            self._report(
+                node,
+                f"orders itself among {used}'s {what}, not declared in UNDOCUMENTED: {reliance}",
+            )
 
     # -- the rules ------------------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -270,21 +301,26 @@ class Checker(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if isinstance(node.ctx, ast.Load):
             self._check_spawning(node, self._dotted(node))
-            root, attributes = _chain(node.value)
-            if (attributes[-1:] or [root]) == ["env"] and not (
-                node.attr in DOCUMENTED_ENV or node.attr.startswith("book_")
-            ):
-                self._undocumented(node, "sphinx", f"reads env.{node.attr}, undocumented")
+            self._check_env_read(node, node.value, node.attr)
             dotted = self._dotted(node)
             if (
                 dotted
                 and not self._is_local(dotted)
                 and node.attr.startswith(("visit_", "depart_"))
             ):
-                self._undocumented(node, "sphinx", f"reuses another package's writing ({dotted})")
+                self._undocumented(node, "sphinx", dotted, "reuses another package's writing")
         if _private(node.attr):
             self._check_private(node, node.value, node.attr)
         self.generic_visit(node)
+
+    def _check_env_read(self, node: ast.AST, owner: ast.AST, name: str) -> None:
+        """A read of ``name`` from Sphinx's environment (``env``, ``app.env``, ``self.env``)."""
+        root, attributes = _chain(owner)
+        if (attributes[-1:] or [root]) != ["env"]:
+            return
+        if name in DOCUMENTED_ENV or name.startswith("book_") or _private(name):
+            return
+        self._undocumented(node, "sphinx", f"env.{name}", "reads the environment")
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in self.imported and not self._is_local(self.imported[node.id]):
@@ -305,6 +341,7 @@ class Checker(ast.NodeVisitor):
             if isinstance(name, ast.Constant) and isinstance(name.value, str):
                 if _private(name.value):
                     self._check_private(node, node.args[0], name.value)
+                self._check_env_read(node, node.args[0], name.value)
         if isinstance(function, ast.Name) and function.id in {"setattr", "delattr"} and node.args:
             name = node.args[1] if len(node.args) > 1 else None
             attribute = name.value if isinstance(name, ast.Constant) else None
@@ -312,15 +349,24 @@ class Checker(ast.NodeVisitor):
         if isinstance(function, ast.Attribute) and function.attr in MUTATORS:
             self._check_write(node, function.value, None, f".{function.attr}()")
         if isinstance(function, ast.Attribute) and function.attr == "connect":
-            if any(k.arg == "priority" for k in node.keywords):
-                self._check_priority(node, "event handlers (priority=)")
+            event = node.args[0] if node.args else None
+            owner = f"{event.value if isinstance(event, ast.Constant) else '?'} handler"
+            for keyword in node.keywords:
+                if keyword.arg == "priority":
+                    self._check_priority(node, owner, keyword.value, "event handlers (priority=)")
         self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.classes.append(node.name)
+        self.generic_visit(node)
+        self.classes.pop()
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._check_target(target)
             if isinstance(target, ast.Name) and target.id == "default_priority":
-                self._check_priority(node, "transforms (default_priority)")
+                owner = self.classes[-1] if self.classes else "?"
+                self._check_priority(node, owner, node.value, "transforms (default_priority)")
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -385,6 +431,7 @@ def problems(source: str, local: set[str] = LOCAL) -> list[str]:
     checker = Checker(local)
     checker.collect(tree)
     checker.visit(tree)
+    checker.check_declaration()
     return checker.found
 
 
@@ -425,8 +472,11 @@ def test_every_undocumented_reliance_is_pinned_to_the_installed_version():
     } <= (declared.keys())
     stale = {}
     for name, relied_on in declared.items():
-        for distribution, (version, missing) in relied_on.items():
-            assert len(missing) > 40, f"{name}: say which {distribution} API is missing"
+        for distribution, (version, reliances) in relied_on.items():
+            for reliance, missing in reliances.items():
+                assert len(missing) > 40, (
+                    f"{name}: say which {distribution} API {reliance} stands in for"
+                )
             if importlib.metadata.version(distribution) != version:
                 stale[f"{name}: {distribution}"] = (
                     version,
@@ -492,7 +542,24 @@ PLANTED = {
         "def visit(self, node):\n    LaTeXTranslator.visit_index(self, node)\n"
     ),
     "a declaration for another distribution": (
-        "UNDOCUMENTED = {'sphinx': ('9.0.4', 'x')}\nfrom sphinx_exercise.nodes import solution_node\n"
+        "UNDOCUMENTED = {'sphinx': ('9.0.4', {'sphinx_exercise.nodes.solution_node': 'x'})}\n"
+        "from sphinx_exercise.nodes import solution_node\n"
+    ),
+    "a reliance the declaration does not name": (
+        "UNDOCUMENTED = {'sphinx-exercise': ('1.2.1', {'sphinx_exercise.nodes.solution_node': 'x'})}\n"
+        "from sphinx_exercise.nodes import solution_node, exercise_node\n"
+    ),
+    "a priority the declaration names with another value": (
+        "UNDOCUMENTED = {'sphinx-exercise': ('1.2.1', {'T priority 22': 'x'})}\n"
+        "class T:\n    default_priority = 23\n"
+        "def setup(app):\n    app.setup_extension('sphinx_exercise')\n"
+    ),
+    "a declared reliance the module no longer has": (
+        "UNDOCUMENTED = {'sphinx': ('9.0.4', {'env.toctree_includes': 'x'})}\n"
+        "def f(env):\n    return env.found_docs\n"
+    ),
+    "undocumented environment attribute through getattr": (
+        "def f(env):\n    return getattr(env, 'toctree_includes', {})\n"
     ),
 }
 
@@ -533,10 +600,19 @@ ALLOWED = {
         "class T(SphinxPostTransform):\n    default_priority = 500\n"
     ),
     "declared reliance": (
-        "UNDOCUMENTED = {'sphinx-exercise': ('1.2.1', 'no documented node')}\n"
+        "UNDOCUMENTED = {\n"
+        "    'sphinx-exercise': (\n"
+        "        '1.2.1',\n"
+        "        {'sphinx_exercise.nodes.solution_node': 'x', 'T priority 22': 'x',"
+        " 'config-inited handler priority 900': 'x'},\n"
+        "    ),\n"
+        "    'sphinx': ('9.0.4', {'env.toctree_includes': 'x'}),\n"
+        "}\n"
         "from sphinx_exercise.nodes import solution_node\n"
         "class T:\n    default_priority = 22\n"
         "def setup(app):\n    app.setup_extension('sphinx_exercise')\n"
+        "    app.connect('config-inited', print, priority=900)\n"
+        "def f(env):\n    return env.toctree_includes\n"
     ),
 }
 

@@ -30,19 +30,48 @@ from sphinx.environment import BuildEnvironment
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node, solution_node
 
-#: What this module relies on that upstream does not document: for each distribution, the version it
-#: was checked against and the API that is missing (tests/test_public_ground.py fails on an upgrade).
+#: What this module relies on that upstream does not document, named as tests/test_public_ground.py
+#: finds it: for each distribution, the version it was checked against and, for each reliance, the
+#: upstream API that is missing (the test fails on an upgrade, and on a reliance not named here).
 UNDOCUMENTED = {
     "sphinx-exercise": (
         "1.2.1",
-        "no documented nodes, events or title hook: this finds its exercise and solution nodes by "
-        "class, runs after its title post-transforms (priorities 20, 21) and reads their title text, "
-        "and sets numfig back after its config-inited handler",
+        {
+            "sphinx_exercise.nodes.exercise_enumerable_node": (
+                "sphinx-exercise documents its directives, not its nodes: a numbered exercise is "
+                "found by its node class, to note its label, to number its title and to give "
+                "take_home's notebooks its text (numbered_exercises)"
+            ),
+            "sphinx_exercise.nodes.exercise_node": (
+                "no documented node for an unnumbered exercise, whose title gets Chinese brackets"
+            ),
+            "sphinx_exercise.nodes.solution_node": (
+                "no documented node for a solution, whose title gets its exercise's number and "
+                "which the PDF moves to the appendix"
+            ),
+            "ExerciseTitles priority 22": (
+                "no documented hook for a title's number: this rewrites the titles that "
+                "sphinx-exercise's post-transforms (priorities 20 and 21) have made"
+            ),
+            "CollectSolutions priority 900": (
+                "the solutions move with the titles sphinx-exercise gave them (priority 21); no "
+                "documented event follows its titling"
+            ),
+            "config-inited handler priority 900": (
+                "no documented way to number exercises without numfig: sphinx-exercise's "
+                "config-inited handler (priority 500) switches numfig on, and numfig cannot be "
+                "limited to one kind of node (https://github.com/sphinx-doc/sphinx/issues/10316)"
+            ),
+        },
     ),
     "sphinx": (
         "9.0.4",
-        "no documented way to list a page's toctree children: section_numbers reads "
-        "env.toctree_includes, which the Build environment API does not list",
+        {
+            "env.toctree_includes": (
+                "the Build environment API lists no way to read a page's toctree entries in order "
+                "(9.1.1 keeps the same attribute): section_numbers reads env.toctree_includes"
+            ),
+        },
     ),
 }
 
@@ -199,6 +228,15 @@ class ExerciseTitles(SphinxPostTransform):
 
 def _titled(node: nodes.Node) -> bool:
     return isinstance(node, (exercise_node, exercise_enumerable_node, solution_node))
+
+
+def numbered_exercises(doctree: nodes.document) -> list[tuple[str, list[nodes.Node]]]:
+    """A page's numbered exercises as (the title as the page shows it, numbered by ExerciseTitles;
+    the nodes of their text). take_home's notebooks read them here, so that sphinx-exercise's nodes
+    are used in this module alone."""
+    return [
+        (node[0].astext(), node.children[1:]) for node in doctree.findall(exercise_enumerable_node)
+    ]
 
 
 class CollectSolutions(SphinxPostTransform):

@@ -18,13 +18,19 @@ from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralInclude
 from sphinx.writers.latex import LaTeXTranslator
 
-#: What this module relies on that upstream does not document: for each distribution, the version it
-#: was checked against and the API that is missing (tests/test_public_ground.py fails on an upgrade).
+#: What this module relies on that upstream does not document, named as tests/test_public_ground.py
+#: finds it: for each distribution, the version it was checked against and, for each reliance, the
+#: upstream API that is missing (the test fails on an upgrade, and on a reliance not named here).
 UNDOCUMENTED = {
     "sphinx": (
         "9.0.4",
-        "no documented way to escape an index entry for LaTeX or to give it a sort key: _escape copies "
-        "the escaping of LaTeXTranslator.visit_index, which this calls for the other entries",
+        {
+            "sphinx.writers.latex.LaTeXTranslator.visit_index": (
+                "no documented way to give a LaTeX index entry a sort key, nor to escape one: the "
+                "keyed entries are written by Sphinx's own visit_index (same in 9.1.1), the key put "
+                "in front of its sort string"
+            ),
+        },
     ),
 }
 
@@ -46,28 +52,35 @@ class IndexedLiteralInclude(LiteralInclude):
         return [index, target, *result]
 
 
-def _escape(self: LaTeXTranslator, value: str) -> str:
-    # As Sphinx escapes an index entry for makeindex/xindy (sphinx/writers/latex.py, visit_index).
-    value = self.encode(value)
-    value = value.replace(r"\{", r"\sphinxleftcurlybrace{}").replace(
-        r"\}", r"\sphinxrightcurlybrace{}"
-    )
-    return (
-        value.replace('"', '""').replace("@", '"@').replace("!", '"!').replace("|", r"\textbar{}")
-    )
+def _as_sphinx_writes(self: LaTeXTranslator, entry: tuple) -> str:
+    """The ``\\index{…}`` Sphinx writes for one entry, escaped its way (taken back out of the body)."""
+    alone = addnodes.index(entries=[entry], inline=True)  # without a block's line breaks
+    start = len(self.body)
+    try:
+        LaTeXTranslator.visit_index(self, alone)
+    except nodes.SkipNode:
+        pass
+    written = "".join(self.body[start:])
+    del self.body[start:]
+    return written
 
 
 def visit_index_latex(self: LaTeXTranslator, node: addnodes.index) -> None:
     """Write single entries that have a key with the key in front of their sort string."""
     entries = node["entries"]
     keyed = [e for e in entries if e[0] == "single" and e[4] and ";" not in e[1]]
+    written = []
+    for entry in keyed:
+        key = entry[4].lower()
+        if not (key.isascii() and key.isalpha()):
+            raise ValueError(f"index key {entry[4]!r} of {entry[1]!r}: a pinyin initial, A to Z")
+        sphinx = _as_sphinx_writes(self, entry)
+        if not sphinx.startswith("\\index{"):
+            raise ValueError(f"Sphinx wrote the index entry {entry[1]!r} as {sphinx!r}")
+        written.append("\\index{" + key + sphinx.removeprefix("\\index{"))
     if not node.get("inline", True) and keyed:
         self.body.append("\n")
-    for _type, string, _target, main, key in keyed:
-        text = _escape(self, string)
-        self.body.append(
-            rf"\index{{{_escape(self, key.lower())}{text}@\spxentry{{{text}}}{'|spxpagem' if main else ''}}}"
-        )
+    self.body.extend(written)
     node["entries"] = [e for e in entries if e not in keyed]
     try:
         LaTeXTranslator.visit_index(self, node)  # the other entries, as Sphinx writes them

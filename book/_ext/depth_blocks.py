@@ -23,15 +23,25 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx_design.shared import is_component
 
-#: What this module relies on that upstream does not document: for each distribution, the version it
-#: was checked against and the API that is missing (tests/test_public_ground.py fails on an upgrade).
+#: What this module relies on that upstream does not document, named as tests/test_public_ground.py
+#: finds it: for each distribution, the version it was checked against and, for each reliance, the
+#: upstream API that is missing (the test fails on an upgrade, and on a reliance not named here).
 UNDOCUMENTED = {
     "sphinx-design": (
         "0.8.0",
-        "no documented node or event for a dropdown: is_dropdown reads its container's "
-        "design_component, has_title and leading rubric, and DepthBoxes runs at the priority of its "
-        "dropdown post-transform (199, sphinx_design/dropdown.py)",
+        {
+            "sphinx_design.shared.is_component": (
+                "sphinx-design documents the dropdown directive, not the node it makes: a dropdown "
+                "is found with sphinx-design's own test, its title by has_title and leading rubric"
+            ),
+            "DepthBoxes priority 199": (
+                "needs no order against sphinx-design, whose dropdown post-transform (also 199) "
+                "runs for HTML only, this one for LaTeX and text; 199 is Sphinx's documented "
+                "preparation range, before the LaTeX builder's footnotes and URLs (400 on)"
+            ),
+        },
     ),
 }
 
@@ -40,13 +50,14 @@ DEPTH_PREFIX = "深入："
 
 
 def is_dropdown(node: nodes.Node) -> bool:
-    return isinstance(node, nodes.container) and node.get("design_component") == "dropdown"
+    return isinstance(node, nodes.container) and is_component(node, "dropdown")
 
 
 class DepthBoxes(SphinxPostTransform):
     """Outside HTML, a dropdown becomes an admonition box titled as the dropdown is."""
 
-    default_priority = 199  # where sphinx-design turns dropdowns into <details> for HTML
+    # Sphinx's preparation range (100-299): boxed before LaTeX's footnotes and URLs (400 on).
+    default_priority = 199
     formats = ("latex", "text")
 
     def run(self, **kwargs: Any) -> None:

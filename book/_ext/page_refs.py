@@ -38,18 +38,31 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.writers.html5 import HTML5Translator
 
-#: What this module relies on that upstream does not document: for each distribution, the version it
-#: was checked against and the API that is missing (tests/test_public_ground.py fails on an upgrade).
+#: What this module relies on that upstream does not document, named as tests/test_public_ground.py
+#: finds it: for each distribution, the version it was checked against and, for each reliance, the
+#: upstream API that is missing (the test fails on an upgrade, and on a reliance not named here).
 UNDOCUMENTED = {
     "sphinxcontrib-bibtex": (
         "2.7.0",
-        "no documented order of its builder-inited handlers (the styles are registered before them, "
-        "priority 400) or of its bibliography post-transform (KeepOnlyEntries runs at 700)",
+        {
+            "builder-inited handler priority 400": (
+                "no documented order of sphinxcontrib-bibtex's builder-inited handlers: the styles "
+                "are registered before them"
+            ),
+            "KeepOnlyEntries priority 700": (
+                "after sphinxcontrib-bibtex's bibliography post-transform (5) and before the LaTeX "
+                "builder's BibliographyTransform (750), whose priority Sphinx does not document"
+            ),
+        },
     ),
     "sphinx": (
         "9.0.4",
-        "no documented way to change only the opening tag HTML writes for a citation: the book's "
-        "visit_citation_html is paired with HTML5Translator.depart_citation, not a documented API",
+        {
+            "sphinx.writers.html5.HTML5Translator.depart_citation": (
+                "no documented way to change only the opening tag HTML writes for a citation: the "
+                "book's visit_citation_html is paired with the translator's own depart_citation"
+            ),
+        },
     ),
 }
 

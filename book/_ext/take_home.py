@@ -17,16 +17,6 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-#: What this module relies on that upstream does not document: for each distribution, the version it
-#: was checked against and the API that is missing (tests/test_public_ground.py fails on an upgrade).
-UNDOCUMENTED = {
-    "sphinx-exercise": (
-        "1.2.1",
-        "no documented node or event for an exercise: _exercises finds its exercise_enumerable_node "
-        "by class and reads the title book_exercises has numbered",
-    ),
-}
-
 FOLDER = "take-home"
 
 
@@ -95,14 +85,13 @@ def visit_text(self, node: take_home_node) -> None:
 
 def _exercises(doctree: nodes.document) -> list[tuple[str, str]]:
     """The page's exercises as (「练习 2.3.1（标题）」, their text in Markdown), glued values filled in."""
-    from sphinx_exercise.nodes import exercise_enumerable_node
+    from book_exercises import numbered_exercises
 
     found = []
-    for node in doctree.findall(exercise_enumerable_node):
-        # The title as the page shows it, numbered by book_exercises.ExerciseTitles and bracketed the
-        # Chinese way: 「练习 2.3.1 （标题）」; the notebook's heading closes the gap before the bracket.
-        title = node[0].astext().strip().replace(" （", "（", 1)
-        found.append((title, _blocks(node.children[1:]).strip()))
+    for title, text in numbered_exercises(doctree):
+        # The title as the page shows it: 「练习 2.3.1 （标题）」; the notebook's heading closes the gap
+        # before the bracket.
+        found.append((title.strip().replace(" （", "（", 1), _blocks(text).strip()))
     return found
 
 
