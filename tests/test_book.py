@@ -338,6 +338,36 @@ def test_the_figure_explanations_are_the_generated_ones(book_html):
     assert "Key 3 是本批新来的" in shown[-1]  # not 「早已在缓存里」, as F12 once said
 
 
+def test_f12_shows_the_teaching_codes_frames_and_explore_states(book_html):
+    figure = page(book_html, "ch02/mask.html").select_one("[data-step-figure='F12']")
+    data = json.loads(figure.select_one(".step-figure-explore script").string)
+    assert data == mask_figure.f12_explore_states()
+    frames = figure.select(".step-figure-frame")
+    assert [f.select_one(".step-figure-caption").get_text() for f in frames[:3]] == [
+        f"{k + 1} / 5 · 处理绝对位置 {k}" for k in range(3)
+    ]
+    assert [f.select_one(".step-figure-rule").get_text() for f in frames[:3]] == [
+        f"当前行规则：允许 Key 位置 ≤ {k}" for k in range(3)
+    ]
+    # Frame 4: the weights are the teaching code's softmax, with and without the mask.
+    weights = {
+        tr.th.get_text(strip=True): [td.get_text(strip=True) for td in tr.select("td")]
+        for tr in frames[3].select("tbody tr")
+    }
+    assert weights["不加 mask 的权重"] == [f"{p:.4f}" for p in att.softmax([0, 1, 2])]
+    assert weights["加 mask 的权重"] == [f"{p:.4f}" for p in att.softmax([0, 1, float("-inf")])]
+    # Frame 5: the right table is visibility(2, 5, past=3), the contrast is the row-index mistake.
+    right, wrong = frames[4].select("table")
+
+    def allowed(table):
+        return [
+            ["允许" in td.get_text() for td in tr.select("td")] for tr in table.select("tbody tr")
+        ]
+
+    assert allowed(right) == att.visibility(2, 5, past=3)
+    assert allowed(wrong) == att.row_index_visibility(2, 5)
+
+
 def test_one_row_is_computed_through_every_step_by_row_steps(book_html):
     soup = page(book_html, "ch02/mask.html")
     (hand,) = [{row[0]: row[1:] for row in t[1:]} for t in tables(soup) if t[0][0] == "步骤 ＼ Key"]

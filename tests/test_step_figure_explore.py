@@ -48,9 +48,9 @@ def not_json():
 """
 
 
-def explore_project(tmp_path, option: str | None = "tiny_figs:explore", code_dir=None):
+def explore_project(tmp_path, option: str | None = "tiny_figs:explore"):
     tmp_path.mkdir(exist_ok=True)
-    src = project(tmp_path, code_dir=code_dir)
+    src = project(tmp_path)
     code = tmp_path / "code"
     (code / "tiny_figs.py").write_text(
         (code / "tiny_figs.py").read_text(encoding="utf-8") + EXPLORE, encoding="utf-8"
