@@ -93,32 +93,6 @@ def test_the_run_section_offers_the_zip_and_the_notebook_first(book_html, page):
         assert (book_html / "ch02" / href).resolve().is_file(), href
 
 
-@pytest.mark.build
-@pytest.mark.parametrize("page", PAGES)
-def test_every_file_of_the_zip_runs_alone_in_an_empty_folder(book_html, page, tmp_path):
-    folder = _unpacked(book_html, page, tmp_path)
-    names = sorted(p.name for p in folder.iterdir())
-    assert names == sorted([*take_home.files(page), "README.txt", take_home.notebook_name(page)])
-    readme = (folder / "README.txt").read_text(encoding="utf-8")
-    for name in take_home.files(page):
-        assert name in readme
-    # A file that needs PyTorch (*_torch.py) is carried and named with what it needs, but not run here:
-    # make crosscheck runs it (tests/crosscheck/test_*_record.py).
-    for name in filter(take_home.needs_torch, take_home.files(page)):
-        assert f"{name} 另要 PyTorch" in readme and f"python3 {name}" in readme
-    for name in (take_home.TEACHING[page], f"02_exercises_{page}.py"):
-        assert f"python3 {name}" in readme
-        run = subprocess.run(
-            [sys.executable, "-E", "-s", name],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert run.returncode == 0, f"{page}: {name}\n{run.stderr[-2000:]}"
-        assert isinstance(json.loads(run.stdout), dict)
-
-
 # -- the commands a 运行命令 section shows run where the reader is told to run them --------------------
 def core_commands(section) -> list[str]:
     """The shell lines a 运行命令 section shows in its core: its code blocks outside any 深入 block."""
@@ -131,16 +105,17 @@ def core_commands(section) -> list[str]:
     ]
 
 
-def failing_commands(folder: Path, commands: list[str]) -> list[str]:
-    """The commands that fail when run as a reader runs them in ``folder``: bash, ``python3`` on the PATH
-    (here the Python that runs the tests), no other environment (no PYTHONPATH to find ``code/``)."""
+def run_commands(folder: Path, commands: list[str]) -> tuple[dict[str, str], list[str]]:
+    """Each command run as a reader runs it in ``folder``: bash, ``python3`` on the PATH (here the Python
+    that runs the tests), no other environment (no PYTHONPATH to find ``code/``). Returns what each
+    printed, and the commands that failed, with the end of their error."""
     tools = folder.parent / f"{folder.name}-bin"
     tools.mkdir(exist_ok=True)
     python3 = tools / "python3"
     python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
     python3.chmod(0o755)
     env = {"PATH": f"{tools}{os.pathsep}/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8"}
-    failed = []
+    printed, failed = {}, []
     for command in commands:
         run = subprocess.run(
             ["bash", "-c", command],
@@ -150,31 +125,51 @@ def failing_commands(folder: Path, commands: list[str]) -> list[str]:
             text=True,
             timeout=300,
         )
+        printed[command] = run.stdout
         if run.returncode != 0:
             failed.append(f"{command}: {run.stderr.strip()[-300:]}")
-    return failed
+    return printed, failed
 
 
 def test_a_command_that_needs_the_books_folders_fails_in_a_downloads_folder(tmp_path):
     folder = tmp_path / "unzipped"
     folder.mkdir()
     (folder / "02_attention.py").write_bytes((take_home.CODE / "02_attention.py").read_bytes())
-    assert failing_commands(folder, ["python3 02_attention.py"]) == []
+    assert run_commands(folder, ["python3 02_attention.py"])[1] == []
     # Planted: the book-root forms a page once showed right under 「解压到一个空文件夹即可运行」.
     for command in ("python3 code/02_attention.py", ".venv/bin/pytest code/"):
-        assert failing_commands(folder, [command]), command
+        assert run_commands(folder, [command])[1], command
 
 
 @pytest.mark.build
 @pytest.mark.parametrize("page", PAGES)
-def test_every_command_the_run_section_shows_runs_in_the_unzipped_folder(book_html, page, tmp_path):
-    section = section_of(article_of(book_html, f"ch02/{page}.html"), "运行命令")
-    commands = core_commands(section)
-    assert f"python3 {take_home.TEACHING[page]}" in commands, commands
+def test_the_zip_runs_alone_in_an_empty_folder_as_the_run_section_says(book_html, page, tmp_path):
+    """Each file is run once, as a reader runs the download: the 运行命令 section's commands in the
+    unzipped folder, and the answers' file where the section does not show it. The teaching file prints
+    the page's 运行结果示例 (the same file as in code/: tests/test_pages.py)."""
     folder = tmp_path / "unzipped"
     folder.mkdir()
     _unpacked(book_html, page, folder)
-    assert failing_commands(folder, commands) == []
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted([*take_home.files(page), "README.txt", take_home.notebook_name(page)])
+    readme = (folder / "README.txt").read_text(encoding="utf-8")
+    for name in take_home.files(page):
+        assert name in readme
+    # A file that needs PyTorch (*_torch.py) is carried and named with what it needs, but not run here:
+    # make crosscheck runs it (tests/crosscheck/test_*_record.py).
+    for name in filter(take_home.needs_torch, take_home.files(page)):
+        assert f"{name} 另要 PyTorch" in readme and f"python3 {name}" in readme
+    article = article_of(book_html, f"ch02/{page}.html")
+    commands = core_commands(section_of(article, "运行命令"))
+    runs = [f"python3 {name}" for name in (take_home.TEACHING[page], f"02_exercises_{page}.py")]
+    assert runs[0] in commands, commands
+    assert all(run in readme for run in runs)
+    printed, failed = run_commands(folder, commands + [r for r in runs if r not in commands])
+    assert failed == []
+    for run in runs:
+        assert isinstance(json.loads(printed[run]), dict), run
+    shown = section_of(article, "运行结果示例").find("pre").get_text()
+    assert json.loads(printed[runs[0]]) == json.loads(shown), "运行结果示例 is not what it prints"
 
 
 # -- what the README says about numpy holds both ways ------------------------------------------------
