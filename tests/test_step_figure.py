@@ -99,6 +99,9 @@ def project(tmp_path: Path, target: str = "tiny_figs:frames") -> Path:
             code_deps_dir = {str(code)!r}
             code_deps_package = ""
             language = "zh_CN"
+            # As conf.py: without a word list, Sphinx's Chinese search loads jieba's whole dictionary
+            # (seconds of every build).
+            html_search_options = {{"dict": {str(ROOT / "book" / "_ext" / "zh_terms.txt")!r}}}
             """
         ),
         encoding="utf-8",

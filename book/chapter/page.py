@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import importlib
 import re
 from collections.abc import Callable
@@ -155,11 +156,21 @@ def constant(target: str):
     value = getattr(module, name)
     source = Path(module.__file__)
     where = source.relative_to(ROOT).as_posix()
+    line = _assigned(source, source.stat().st_mtime_ns).get(name)
+    return value, where if line is None else f"{where}:{line}"
+
+
+@functools.cache
+def _assigned(source: Path, version: int) -> dict[str, int]:
+    """The line where each module-level name of ``source`` is last assigned (``version``: its mtime, so an
+    edited file is read again)."""
+    lines = {}
     for node in ast.parse(source.read_text(encoding="utf-8")).body:
         targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            where = f"{where}:{node.lineno}"
-    return value, where
+        for target in targets:
+            if isinstance(target, ast.Name):
+                lines[target.id] = node.lineno
+    return lines
 
 
 def entry(target: str):
