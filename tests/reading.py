@@ -44,7 +44,7 @@ DEPTH_TITLE = "深入："
 def bibliography(article) -> list:
     """The page's own bibliography: the rubric 「本页参考文献」 and the list after it."""
     found = []
-    for rubric in article.select("p.rubric"):
+    for rubric in article.find_all("p", class_="rubric"):  # find_all: many times faster than select
         if rubric.get_text(strip=True) == BIBLIOGRAPHY_TITLE:
             found.append(rubric)
             entries = rubric.find_next_sibling()

@@ -43,7 +43,7 @@ def button(page, name: str):
     return page.get_by_role("button", name=name, exact=True)
 
 
-def test_still_by_default(open_mask):
+def test_still_by_default_then_keys_and_buttons_step_and_the_status_follows(open_mask):
     page = open_mask(clock=True)
     assert status(page) == "第1步，共5步"
     page.clock.run_for(60_000)  # a minute, far longer than any dwell: nothing may move unasked
@@ -51,10 +51,7 @@ def test_still_by_default(open_mask):
     assert visible_steps(page) == ["1"]
     assert page.locator(STATUS).get_attribute("aria-live") == "polite"
     assert button(page, "播放").is_visible() and button(page, "暂停").count() == 0
-
-
-def test_keys_step_and_the_status_follows(open_mask):
-    page = open_mask()
+    # Keys.
     stage = page.locator(f"{FIGURE} .step-figure-stage")
     assert stage.get_attribute("tabindex") == "0"
     stage.focus()
@@ -71,10 +68,7 @@ def test_keys_step_and_the_status_follows(open_mask):
     assert status(page) == "第5步，共5步"
     page.keyboard.press("Home")
     assert status(page) == "第1步，共5步" and visible_steps(page) == ["1"]
-
-
-def test_buttons_step(open_mask):
-    page = open_mask()
+    # Buttons.
     for name in ("上一步", "下一步", "播放", "放大图形"):
         assert button(page, name).evaluate("b => b.tagName + ':' + b.type") == "BUTTON:button"
     button(page, "下一步").click()
@@ -126,16 +120,19 @@ def test_play_advances_and_stops_by_itself_on_the_last_frame(open_mask):
     assert status(page) == "第2步，共5步"
 
 
-@pytest.mark.parametrize("dwell", [1000, 3000])
-def test_dwell_time_sets_the_pace(open_mask, dwell):
+def test_dwell_time_sets_the_pace(open_mask):
     page = open_mask(clock=True)
-    page.get_by_label("停留时间").select_option(str(dwell))
-    button(page, "播放").click()
-    for step in (2, 3):  # each frame stays exactly one dwell, the first as long as the next
-        page.clock.run_for(dwell - 1)
-        assert status(page) == f"第{step - 1}步，共5步"
-        page.clock.run_for(1)
-        assert status(page) == f"第{step}步，共5步"
+    for dwell in (1000, 3000):
+        page.get_by_label("停留时间").select_option(str(dwell))
+        button(page, "播放").click()
+        for step in (2, 3):  # each frame stays exactly one dwell, the first as long as the next
+            page.clock.run_for(dwell - 1)
+            assert status(page) == f"第{step - 1}步，共5步", dwell
+            page.clock.run_for(1)
+            assert status(page) == f"第{step}步，共5步", dwell
+        button(page, "暂停").click()
+        page.locator(f"{FIGURE} .step-figure-stage").focus()
+        page.keyboard.press("Home")
 
 
 def test_enlarge_opens_a_dialog_and_escape_returns_focus(open_mask):
@@ -159,9 +156,7 @@ def test_enlarge_opens_a_dialog_and_escape_returns_focus(open_mask):
     assert status(page) == "第2步，共5步"
 
 
-@pytest.mark.parametrize("width, height", [(1280, 600), (360, 800)])
-def test_the_enlarged_view_opens_with_its_controls_in_view(open_mask, width, height):
-    page = open_mask(maths=True, width=width, height=height)
+def enlarged_controls_in_view(page, height: int) -> None:
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     page.keyboard.press("End")  # the tallest frame
     button(page, "放大图形").click()
@@ -176,7 +171,11 @@ def test_the_enlarged_view_opens_with_its_controls_in_view(open_mask, width, hei
     assert button(page, "关闭").is_visible()
 
 
-def test_narrow_screen_scrolls_the_figure_not_the_page(open_mask):
+def test_the_enlarged_view_opens_with_its_controls_in_view(open_mask):
+    enlarged_controls_in_view(open_mask(maths=True, width=1280, height=600), 600)
+
+
+def test_on_a_phone_the_figure_scrolls_not_the_page_and_the_enlarged_view_fits(open_mask):
     page = open_mask(maths=True, width=360, height=800)
     page.locator(f"{FIGURE} .step-figure-stage").focus()
     for key in ("Home", "End"):
@@ -192,6 +191,7 @@ def test_narrow_screen_scrolls_the_figure_not_the_page(open_mask):
     assert status(page) == "第5步，共5步"  # Shift + arrow scrolls; it does not step
     page.keyboard.press("ArrowLeft")
     assert status(page) == "第4步，共5步"
+    enlarged_controls_in_view(page, 800)
 
 
 def test_reduced_motion_still_steps_without_animation(open_mask):
@@ -217,16 +217,20 @@ def test_print_shows_every_frame_and_no_controls(open_mask):
 
 # The page's own figure CSS (F12) is checked in both themes (the whole page: tests/test_pages.py).
 # assert_axe_clean waits for the frame's fade-in to end: mid-fade, text is paler.
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_figure_has_no_serious_accessibility_violations(open_mask, scheme):
-    page = open_mask(maths=True, theme=scheme)
-    assert_axe_clean(page, FIGURE)
-    # The same in the enlarged view, where the player sits in a modal dialog.
-    button(page, "放大图形").click()
-    assert_axe_clean(page, "dialog.step-figure-dialog")
+def test_the_figure_has_no_serious_accessibility_violations_in_either_theme(open_mask):
+    page = open_mask(maths=True, theme="light")
+    for scheme in ("light", "dark"):  # the theme follows the reader's system setting as it changes
+        page.emulate_media(color_scheme=scheme)
+        page.wait_for_function(f"document.documentElement.dataset.theme === '{scheme}'")
+        assert_axe_clean(page, FIGURE, note=scheme)
+        # The same in the enlarged view, where the player sits in a modal dialog.
+        button(page, "放大图形").click()
+        assert_axe_clean(page, "dialog.step-figure-dialog", note=scheme)
+        page.keyboard.press("Escape")
+        page.wait_for_function("!document.querySelector('dialog.step-figure-dialog').open")
 
 
-def test_no_request_leaves_the_book(open_mask, book_html):
+def test_no_request_leaves_the_book_and_no_console_error(open_mask, book_html):
     page = open_mask(maths=True)
     use_the_figure(page, FIGURE)
     assert any("/_static/mathjax/" in url for url in page.requests), (
@@ -234,19 +238,15 @@ def test_no_request_leaves_the_book(open_mask, book_html):
     )
     assert any("/_static/step_figure.js" in url for url in page.requests)
     assert_offline(page, book_html)
-
-
-def test_no_console_error(open_mask):
-    page = open_mask(maths=True)
-    use_the_figure(page, FIGURE)
     assert page.errors == []
 
 
 def test_screenshots(open_mask):
     """Wide and narrow pictures of the figure, for review (kept in _build/screenshots)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
+    page = open_mask(maths=True, width=1280, height=2400)
     for width, name in ((1280, "f12-wide.png"), (360, "f12-narrow.png")):
-        page = open_mask(maths=True, width=width, height=2400)
+        page.set_viewport_size({"width": width, "height": 2400})
         figure = page.locator(FIGURE)
         # Put the figure below the theme's sticky header, then cut it out of the viewport.
         top = "f => window.scrollTo(0, f.getBoundingClientRect().top + window.scrollY - 72)"
