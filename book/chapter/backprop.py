@@ -636,16 +636,25 @@ def correction_exercise() -> Section:
     o = c4["outputs"]
     g = given["d_out"]
     h = orth["d_out"]
+    d = [
+        products([(inp(x), val(y)) for x, y in zip(g[i], o[i])], given["D"][i])
+        for i in range(len(o))
+    ]
+    d_orth = [
+        products([(val(x), val(y)) for x, y in zip(h[i], o[i])], orth["D"][i])
+        for i in range(len(o))
+    ]
+    s.holds(written_rowsums_add_up=all(c.adds_up for c in d + d_orth))
     s.table(
         "x4_rows",
         range(len(o)),
         Col("查询", lambda i: f"查询 {i}", "text"),
         Col("O 的这一行", lambda i: fmt.vector(o[i], cell=fmt.fmt), "text"),
         Col("dO 的这一行", lambda i: fmt.vector(g[i]), "text"),
-        Col("D = rowsum(dO ∘ O)", lambda i: products([(inp(x), val(y)) for x, y in zip(g[i], o[i])], given["D"][i]), "text"),
+        Col("D = rowsum(dO ∘ O)", d.__getitem__, "text"),
         Col("dO⊥ 的这一行", lambda i: fmt.vector(h[i], cell=fmt.fmt), "text"),
-        Col("D⊥ = rowsum(dO⊥ ∘ O)", lambda i: products([(val(x), val(y)) for x, y in zip(h[i], o[i])], orth["D"][i]), "text"),
-    )  # fmt: skip
+        Col("D⊥ = rowsum(dO⊥ ∘ O)", d_orth.__getitem__, "text"),
+    )
     s.table(
         "x4_gaps",
         c4["cases"].items(),
