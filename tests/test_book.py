@@ -10,7 +10,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-import reading
 from bs4 import BeautifulSoup
 from conftest import ROOT, article_of, heading_text, section_of, soup_of, table_rows
 
@@ -23,8 +22,8 @@ att = importlib.import_module("02_attention")
 
 @functools.cache
 def page(book_html: Path, name: str):
-    """A built page parsed once per test process, for the tests that only read it (the two that take
-    parts out of a page, _prose and the calculation scan, parse their own copy)."""
+    """A built page parsed once per test process, for the tests that only read it (_prose, which takes
+    parts out of a page, parses its own copy)."""
     return soup_of(book_html, name)
 
 
@@ -409,65 +408,3 @@ def test_the_run_commands_say_how_to_get_the_test_tools(book_html):
     downloads = {a.get_text(strip=True) for a in section.select("a.download")}
     assert {"02_attention.py", "02_exercises_mask.py"} <= downloads, downloads
     assert "同一个文件夹" in code
-
-
-# A calculation written out in the prose with the numbers as printed: "0.5000×(4.5000 − 3.0000) = 0.7500",
-# "(0.3125×1 + (-0.5907)×0 + 0.2782×1) / √2 = 0.4177", "2.4826 + 4.9651 + 15.1047 ≈ 22.5523".
-_NUMBER = r"\(?[−-]?\d+(?:\.\d+)?\)?"
-_OPERATOR = r"\s*[×+−/-]\s*"
-_CALCULATION = re.compile(
-    rf"((?<![\d.])[−-]?\(?{_NUMBER}(?:{_OPERATOR}\(?{_NUMBER}\)?)+\)?(?:\s*/\s*√\d+)?)\s*([=≈])\s*([−-]?\d+\.\d+)"
-)
-
-
-def _balanced(expression: str) -> bool:
-    depth = 0
-    for char in expression:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def written_calculations(text: str) -> list[tuple[str, str, str]]:
-    # A match whose brackets do not balance is the tail of a formula the scan cannot read, such as
-    # "ln(e³ + 3) − 3 = 0.1392": not a calculation in printed numbers.
-    return [found for found in _CALCULATION.findall(text) if _balanced(found[0])]
-
-
-def printed_value(expression: str) -> float:
-    python = re.sub(r"√(\d+)", r"(\1 ** 0.5)", expression.replace("×", "*").replace("−", "-"))
-    if not re.fullmatch(r"[\d.\s()*+\-/]+", python):
-        raise ValueError(expression)
-    return eval(python, {"__builtins__": {}})  # digits, brackets and + − × / only
-
-
-def test_the_calculation_scan_reads_what_the_pages_write():
-    found = written_calculations(
-        "例如 J₀₁ = −p₀p₁ = −0.6652×0.0900 = -0.0599 ：而 0.5×1 + 2×2 = 4.5000。"
-    )
-    assert found == [("−0.6652×0.0900", "=", "-0.0599"), ("0.5×1 + 2×2", "=", "4.5000")]
-    assert written_calculations("于是 ln(e³ + 3) − 3 = 0.1392。") == []
-    assert printed_value("(0.3125×1 + (-0.5907)×0 + 0.2782×1) / √2") == pytest.approx(
-        0.417688, abs=1e-6
-    )
-
-
-def test_a_written_out_calculation_says_equals_only_when_its_printed_numbers_give_the_result(
-    book_html,
-):
-    # Each term is printed rounded; when the printed terms do not give the printed result to its last
-    # digit, the page writes ≈ (chapter.fmt.equals), so that a reader checking by hand is not misled.
-    checked = 0
-    for html in sorted(book_html.rglob("*.html")):
-        article = soup_of(book_html, html.relative_to(book_html).as_posix()).find("article")
-        if article is None:
-            continue
-        for expression, sign, result in written_calculations(
-            " ".join(reading.text(article, "math", " ").split())
-        ):
-            digits = len(result.split(".")[1])
-            agrees = f"{printed_value(expression):.{digits}f}" == result.replace("−", "-")
-            assert agrees == (sign == "="), f"{html.name}: {expression} {sign} {result}"
-            checked += 1
-    assert checked >= 10  # the scan still finds the pages' written-out calculations

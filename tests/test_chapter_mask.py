@@ -8,9 +8,10 @@ when its fact holds. The page's fixed sentences are checked where they are made:
 the build (``s.holds``, naming the fact) when the fact under one of them is false, on the page's data
 or on other data (the teaching constants monkeypatched).
 
-The explore panel on the mask page only looks states up in ``f12_explore_states()``. Every state
-the controls can reach is decoded with ``explore_state`` (below, as the page's script does) and compared with what ``02_attention``
-computes directly. The conventions table follows the stored observations; the two causal
+The explore panel on the mask page only looks states up in ``f12_explore_states()``; what it shows in
+every state the controls can reach is read in the browser and compared with what ``02_attention``
+computes (tests/test_explore.py). Here: the data's ranges, size and words, and the status sentences
+and the policy note it stores, on other inputs. The conventions table follows the stored observations; the two causal
 alignments are compared cell by cell with the book's offsets. No build, no browser.
 """
 
@@ -306,67 +307,6 @@ def test_bad_input_gets_a_value_error_that_names_it(call, words):
 # -- the explore panel's data ----------------------------------------------------------------------
 
 
-def explore_state(
-    data: dict, past: int, new: int, pad: str = "none", count: int = 0, causal: bool = True
-) -> dict:
-    """One setting of ``f12_explore_states``' data, decoded into its tables and sentences as the page's
-    script (book/_ext/step_figure/static/step_figure_explore.js) decodes it."""
-    choices = data["choices"]
-    for name, value in (("past", past), ("new", new), ("pad", pad), ("causal", causal)):
-        if isinstance(value, bool) != (name == "causal") or value not in choices[name]:
-            raise ValueError(
-                f"{name} 必须是 {'、'.join(str(c) for c in choices[name])} 之一，收到 {value!r}"
-            )
-    p = choices["past"].index(past)
-    by_count = data["states"][p][choices["new"].index(new)][choices["causal"].index(causal)][
-        choices["pad"].index(pad)
-    ]
-    index = 0 if pad == "none" else count - 1
-    if (
-        not isinstance(count, int)
-        or isinstance(count, bool)
-        or (pad == "none") != (count == 0)
-        or not 0 <= index < len(by_count)
-    ):
-        raise ValueError(f"count 必须是 0（没有 PAD）或 1 到 {len(by_count)}，收到 {count!r}")
-    n_key, ids, status, lost, note = by_count[index]
-
-    def bits(b: int) -> list[bool]:
-        return [bool(b >> j & 1) for j in range(n_key)]
-
-    def words(s: int) -> str:
-        return "".join(data["text"][t] for t in data["sentences"][s])
-
-    rows = []
-    for i, rid in enumerate(ids):
-        visible, minus, wrong, lost_bits, lost_cached, lost_new, empty, sentence, lost_text = data[
-            "rows"
-        ][rid]
-        rows.append(
-            {
-                "label": data["labels"][p][i],
-                "wrong_label": data["wrong_labels"][i],
-                "visible": bits(visible),
-                "cells": [data["cells"][b] for b in bits(visible)],
-                "mask": [data["mask_cells"][b] for b in bits(minus)],
-                "wrong": bits(wrong),
-                "lost": bits(lost_bits),
-                "lost_cached": lost_cached,
-                "lost_new": lost_new,
-                "empty": bool(empty),
-                "sentence": data["prefix"][p][i] + words(sentence),
-                "lost_sentence": data["lost_prefix"][i] + words(lost_text),
-            }
-        )
-    return {
-        "keys": data["keys"][:n_key],
-        "rows": rows,
-        "status": words(status),
-        "lost_status": words(lost),
-        "note": words(note),
-    }
-
-
 @pytest.fixture(scope="module")
 def data():
     return mask_figure.f12_explore_states()
@@ -399,68 +339,12 @@ def test_the_controls_reach_the_issues_ranges(data):
     assert len(list(reachable(data))) == 1176
 
 
-def test_every_state_equals_the_teaching_code(data):
-    for past, new, pad, count, causal in reachable(data):
-        n_key = past + new
-        valid = valid_keys(n_key, pad, count)
-        state = explore_state(data, past, new, pad, count, causal)
-        where = (past, new, pad, count, causal)
-        visible = att.visibility(new, n_key, causal=causal, past=past, key_valid=valid)
-        mask = att.additive_mask(visible)
-        if causal:
-            wrong = [
-                [a and ok for a, ok in zip(row, valid)]
-                for row in att.row_index_visibility(new, n_key)
-            ]
-        else:
-            wrong = visible
-        rows = page.visibility_facts(
-            new, past=past, key_valid=None if pad == "none" else valid, causal=causal
-        )["rows"]
-        explained = [
-            {"sentence": page.row_sentence(r, past), "lost": page.lost_sentence(r)} for r in rows
-        ]
-        assert state["keys"] == [f"Key {j}" for j in range(n_key)], where
-        assert len(state["rows"]) == new, where
-        for i, row in enumerate(state["rows"]):
-            assert row["visible"] == visible[i], where
-            assert row["cells"] == [fmt.mark(f) for f in visible[i]], where
-            assert row["mask"] == [fmt.short(m) for m in mask[i]], where
-            assert row["wrong"] == wrong[i], where
-            lost = [j for j in range(n_key) if visible[i][j] and not wrong[i][j]]
-            assert row["lost"] == [j in lost for j in range(n_key)], where
-            assert (row["lost_cached"], row["lost_new"]) == (
-                sum(j < past for j in lost),
-                sum(j >= past for j in lost),
-            ), where
-            assert row["empty"] == (not any(visible[i])), where
-            assert row["label"] == f"行 {i}（绝对位置 {past + i}）", where
-            assert row["sentence"] == explained[i]["sentence"], where
-            assert row["lost_sentence"] == explained[i]["lost"], where
-        assert state["status"].startswith(f"{new} 个查询行、{n_key} 个 Key，"), where
-        empty = [i for i in range(new) if not any(visible[i])]
-        if empty:
-            with pytest.raises(ValueError) as error:
-                att.masked_attention([[0.0]] * new, [[0.0]] * n_key, [[1.0]] * n_key, visible)
-            assert f"第 {empty[0]} 个查询行" in str(error.value)
-            assert str(error.value) in state["note"] and 'empty_row="zero"' in state["note"], where
-            assert "整行被屏蔽" in state["status"], where
-        else:
-            assert state["note"] == "" and "每行都有可读的 Key" in state["status"], where
-
-
-def test_every_shown_text_spaces_chinese_from_latin_and_digits(data):
+def test_the_panels_words_space_chinese_from_latin_and_digits(data):
+    # The sentences the panel shows in each state are checked in the browser (tests/test_explore.py).
     texts = set(data["words"]["pad_options"]) | {
         w for w in data["words"].values() if isinstance(w, str)
     }
-    for state in reachable(data):
-        s = explore_state(data, *state)
-        texts |= {s["status"], s["lost_status"], s["note"]}
-        texts |= {
-            t
-            for r in s["rows"]
-            for t in (r["label"], r["wrong_label"], r["sentence"], r["lost_sentence"])
-        }
+    texts |= set(data["wrong_labels"]) | {label for labels in data["labels"] for label in labels}
     bad = sorted(t for t in texts if CJK_NEXT_TO_LATIN.search(t))
     assert bad == [], bad[:5]
 
@@ -468,13 +352,15 @@ def test_every_shown_text_spaces_chinese_from_latin_and_digits(data):
 def test_the_wrong_offset_only_loses_history_with_a_cache(data):
     # With a cache and the causal rule, every row loses keys; without a cache, none.
     for past, new, pad, count, causal in reachable(data):
-        state = explore_state(data, past, new, pad, count, causal)
-        lost = sum(r["lost_cached"] + r["lost_new"] for r in state["rows"])
+        valid = None if pad == "none" else valid_keys(past + new, pad, count)
+        facts = page.visibility_facts(new, past=past, key_valid=valid, causal=causal)
+        lost = sum(len(r["lost_cached"]) + len(r["lost_new"]) for r in facts["rows"])
+        said = mask_figure.lost_status(facts)
         if not causal or past == 0:
-            assert lost == 0 and state["lost_status"] == "把行号当位置时一个也不少读。"
+            assert lost == 0 and said == "把行号当位置时一个也不少读。"
         elif pad == "none":
             assert lost == new * past  # every row loses exactly the past keys it should have read
-            assert state["lost_status"].startswith(f"把行号当位置时共少读 {lost} 个")
+            assert said.startswith(f"把行号当位置时共少读 {lost} 个")
 
 
 def test_the_data_is_small_and_plain(data):
@@ -483,8 +369,8 @@ def test_the_data_is_small_and_plain(data):
     size = len(text.encode())
     assert size < 120_000, size
     assert len(zlib.compress(text.encode(), 9)) < 30_000
-    # Compressed by structure: far fewer stored rows and sentences than rows shown.
-    shown = sum(len(explore_state(data, *s)["rows"]) for s in reachable(data))
+    # Compressed by structure: far fewer stored rows and sentences than rows shown (new in each state).
+    shown = sum(new for _, new, *_ in reachable(data))
     assert len(data["rows"]) < shown / 3 and len(data["sentences"]) < shown / 3
 
 
@@ -527,23 +413,11 @@ def test_the_status_sentences_count_what_the_table_shows(past, new, front, causa
     assert ("一个也不少读" in lost) == (not cached + fresh), lost
     note = mask_figure.empty_row_note(facts)
     assert bool(note) == bool(empty)
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        ((7, 1), "past 必须是 0、1、2、3、4、5、6 之一，收到 7"),
-        ((0, 0), "new 必须是 1、2、3、4、5、6 之一，收到 0"),
-        ((0, 1, "left", 1), "pad 必须是 none、front、end 之一"),
-        ((0, 1, "front", 2), "count 必须是 0（没有 PAD）或 1 到 1，收到 2"),
-        ((0, 1, "none", 1), "count 必须是 0（没有 PAD）"),
-        ((0, 1, "none", 0, 1), "causal 必须是 True、False 之一，收到 1"),
-        ((True, 1), "past 必须是"),
-    ],
-)
-def test_a_state_outside_the_controls_is_a_clear_error(data, args, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
-        explore_state(data, *args)
+    if empty:  # the book's policy: the error masked_attention raises, and empty_row="zero"
+        with pytest.raises(ValueError) as error:
+            att.masked_attention([[0.0]] * new, [[0.0]] * n_key, [[1.0]] * n_key, facts["visible"])
+        assert f"第 {empty[0]} 个查询行" in str(error.value)
+        assert str(error.value) in note and 'empty_row="zero"' in note, note
 
 
 @pytest.mark.parametrize(

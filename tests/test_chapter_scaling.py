@@ -331,7 +331,7 @@ def check_frames(frames, q, k, v):
     # function that decides its sign (tested both ways below).
     for j, x in enumerate(s["dots"]):
         assert cells(last, 0)[1 + j] == fmt.fmt(x)
-        assert f"q·k_{j} = {page.products(q, k[j])} = {fmt.fmt(x)}" in frames[0]["explanation"]
+        assert f"q·k_{j} = {page.products(q, k[j], x)}" in frames[0]["explanation"]
     top = [j for j, x in enumerate(s["dots"]) if x == max(s["dots"])]
     if min(s["dots"]) < max(s["dots"]):
         assert "（" + "、".join(f"Key {j}" for j in top) + " 最大）" in frames[0]["explanation"]

@@ -2,7 +2,9 @@
 
 Every table, mark, count and sentence the panel shows is compared with what the teaching code
 computes directly (02_attention.visibility, additive_mask, row_index_visibility, masked_attention
-and the sentence functions of the book's chapter.mask), for every state the controls can reach.
+and the sentence functions of the book's chapter.mask), for every state the controls can reach, and
+every sentence it shows spaces Chinese from Latin letters and digits. The panel's data is tested
+without a browser in tests/test_chapter_mask.py; nothing here decodes it as the script does.
 Run alone: ``BOOK_TEST_BUILD=_build/explore-test-html .venv/bin/pytest tests/test_explore.py``.
 """
 
@@ -12,6 +14,7 @@ import importlib
 
 import pytest
 from conftest import BUILD, assert_axe_clean, assert_offline, settle
+from test_chapter_mask import CJK_NEXT_TO_LATIN
 
 from chapter import fmt, mask_figure
 from chapter import mask as mask_page
@@ -61,6 +64,7 @@ def expected(past: int, new: int, pad: str, count: int, causal: bool) -> dict:
         for r in facts["rows"]
     ]
     empty = [not any(row) for row in visible]
+    lost = [[j for j in range(n_key) if r[j] and not w[j]] for r, w in zip(visible, wrong)]
     return {
         "status": mask_figure.explore_status(facts) + mask_figure.lost_status(facts),
         "heads": [
@@ -70,9 +74,12 @@ def expected(past: int, new: int, pad: str, count: int, causal: bool) -> dict:
         "keys": [f"Key {j}" for j in range(n_key)],
         "visible": [[fmt.mark(f) for f in row] for row in visible],
         "mask": [[fmt.short(m) for m in row] for row in mask],
+        "wrong_heads": [f"行 {i}（误当位置 {i}）" for i in range(new)],
         "wrong": [[fmt.mark(f) for f in row] for row in wrong],
         "marks": [[a != b for a, b in zip(r, w)] for r, w in zip(visible, wrong)],
-        "counts": [[str(len(r["lost_cached"])), str(len(r["lost_new"]))] for r in rows],
+        "counts": [
+            [str(sum(j < past for j in js)), str(sum(j >= past for j in js))] for js in lost
+        ],
         "sentences": [r["sentence"] for r in rows],
         "lost": [r["lost"] for r in rows],
         "note": mask_figure.empty_row_note(facts),
@@ -119,6 +126,7 @@ READ = """
       heads: [...vis.tBodies[0].rows].map(tr => tr.cells[0].textContent),
       keys: [...vis.tHead.rows[0].cells].slice(1).map(c => c.textContent),
       visible: grid(vis), mask: grid(mask),
+      wrong_heads: [...wrong.tBodies[0].rows].map(tr => tr.cells[0].textContent),
       wrong: grid(wrong).map(r => r.slice(0, n)),
       marks: [...wrong.tBodies[0].rows].map(tr => [...tr.cells].slice(1, n + 1).map(
         c => c.querySelector(".step-figure-explore-sr") !== null)),
@@ -142,6 +150,9 @@ def test_every_reachable_state_shows_what_the_teaching_code_computes(open_mask):
     assert len(states) == 1176
     for state, seen in zip(states, shown(page, states)):
         assert seen == expected(*state), state
+        said = [seen["status"], seen["note"], *seen["heads"], *seen["wrong_heads"]]
+        said += seen["sentences"] + seen["lost"]
+        assert not [t for t in said if CJK_NEXT_TO_LATIN.search(t)], state
     assert page.errors == []
 
 

@@ -79,20 +79,20 @@ def val(x: float) -> str:
     return inp(x, fmt.fmt)
 
 
-def products(pairs, exact: float, sqrt_of: int | None = None) -> str:
+def products(pairs, exact: float, sqrt_of: int | None = None) -> fmt.Calculation:
     """``a×b + c×d = r`` from pairs of printed factors (``≈`` where rounding moved the last digit)."""
     text = " + ".join(f"{a}×{b}" for a, b in pairs)
     value = sum(fmt.printed(a) * fmt.printed(b) for a, b in pairs)
     if sqrt_of is not None:
         text = f"({text}) / √{sqrt_of}"
         value = value / math.sqrt(sqrt_of)
-    return f"{text} {fmt.equals(value, exact)} {fmt.fmt(exact)}"
+    return fmt.Calculation(text, value, exact)
 
 
-def ds_cell(p: float, dp: float, d: float, exact: float) -> str:
+def ds_cell(p: float, dp: float, d: float, exact: float) -> fmt.Calculation:
     """One cell of dS = P ∘ (dP − D), written out: ``p×(dp − D) = dS``."""
     value = fmt.printed(val(p)) * (fmt.printed(fmt.fmt(dp)) - fmt.printed(val(d)))
-    return f"{val(p)}×({fmt.fmt(dp)} − {val(d)}) {fmt.equals(value, exact)} {fmt.fmt(exact)}"
+    return fmt.Calculation(f"{val(p)}×({fmt.fmt(dp)} − {val(d)})", value, exact)
 
 
 def forbidden_cells(visible) -> list[tuple[int, int]]:
@@ -197,7 +197,7 @@ def worked() -> Section:
     s.grid("tbl_ex_ds", "dS", ds, rows, cols)
     s.grid("tbl_ex_dq", "dQ", st["dq"], rows, dims)
     s.grid("tbl_ex_dk", "dK", st["dk"], cols, dims)
-    s.text(
+    calculations = dict(
         calc_dv=products([(val(p[i][0]), inp(d_out[i][0])) for i in range(n)], st["dv"][0][0]),
         calc_dp=products([(inp(d_out[1][c]), inp(v[0][c])) for c in range(d_v)], st["dp"][1][0]),
         calc_d=products(
@@ -211,6 +211,8 @@ def worked() -> Section:
             [(val(ds[i][0]), inp(q[i][1])) for i in range(n)], st["dk"][0][1], sqrt_of=d
         ),
     )
+    s.holds(written_cells_add_up=all(c.adds_up for c in calculations.values()))
+    s.text(**calculations)
     return s
 
 
@@ -512,11 +514,18 @@ def jacobian_exercise() -> Section:
         ),
         ds_sums_to_zero=abs(a["ds_sum"]) < ROUNDING,
     )
+    offdiag = fmt.Calculation(
+        f"{fmt.MINUS}{fmt.fmt(p0)}×{fmt.fmt(p1)}",
+        -fmt.printed(fmt.fmt(p0)) * fmt.printed(fmt.fmt(p1)),
+        a["jacobian"][0][1],
+    )
+    dot = products([(val(p), inp(x)) for p, x in zip(a["p"], ex.JAC_D_WEIGHTS)], a["dot"])
+    s.holds(written_products_add_up=offdiag.adds_up and dot.adds_up)
     s.text(
         x1_p=", ".join(fmt.fmt(x) for x in a["p"]),
-        x1_offdiag=f"J₀₁ = −p₀p₁ = {fmt.MINUS}{fmt.fmt(p0)}×{fmt.fmt(p1)} = {fmt.fmt(a['jacobian'][0][1])}",
-        x1_dot=" + ".join(f"{val(p)}×{inp(x)}" for p, x in zip(a["p"], ex.JAC_D_WEIGHTS)) + f" = {fmt.fmt(a['dot'])}",
-    )  # fmt: skip
+        x1_offdiag=f"J₀₁ = −p₀p₁ = {offdiag}",
+        x1_dot=dot,
+    )
     s.table(
         "x1_jac",
         range(m),
@@ -563,13 +572,11 @@ def hand_exercise() -> Section:
         Col("dP（dO 乘 V 的转置）", lambda i: fmt.slashed(st["dp"][i]), "text"),
         Col("D（dO 与 O 逐行点积）", lambda i: st["rowsum_do_o"][i]),
     )
-    s.text(x2_dv=products([(val(p), inp(x)) for p, x in a["dv_terms"]], st["dv"][0][0]))
-    s.md(
-        x2_ds="\n".join(
-            f"- Key {j}：{ds_cell(p, dp, d, st['ds'][r][j])}"
-            for j, (p, dp, d) in enumerate(a["ds_terms"])
-        )
-    )
+    dv = products([(val(p), inp(x)) for p, x in a["dv_terms"]], st["dv"][0][0])
+    ds_row = [ds_cell(p, dp, d, st["ds"][r][j]) for j, (p, dp, d) in enumerate(a["ds_terms"])]
+    s.holds(written_cells_add_up=dv.adds_up and all(c.adds_up for c in ds_row))
+    s.text(x2_dv=dv)
+    s.md(x2_ds="\n".join(f"- Key {j}：{c}" for j, c in enumerate(ds_row)))
     s.value("difference", x2_ds_sum=abs(sum(st["ds"][r])))
     s.text(x2_ds_first=listing(fmt.fmt(x) for x in st["ds"][0]))
     return s
@@ -629,16 +636,25 @@ def correction_exercise() -> Section:
     o = c4["outputs"]
     g = given["d_out"]
     h = orth["d_out"]
+    d = [
+        products([(inp(x), val(y)) for x, y in zip(g[i], o[i])], given["D"][i])
+        for i in range(len(o))
+    ]
+    d_orth = [
+        products([(val(x), val(y)) for x, y in zip(h[i], o[i])], orth["D"][i])
+        for i in range(len(o))
+    ]
+    s.holds(written_rowsums_add_up=all(c.adds_up for c in d + d_orth))
     s.table(
         "x4_rows",
         range(len(o)),
         Col("查询", lambda i: f"查询 {i}", "text"),
         Col("O 的这一行", lambda i: fmt.vector(o[i], cell=fmt.fmt), "text"),
         Col("dO 的这一行", lambda i: fmt.vector(g[i]), "text"),
-        Col("D = rowsum(dO ∘ O)", lambda i: products([(inp(x), val(y)) for x, y in zip(g[i], o[i])], given["D"][i]), "text"),
+        Col("D = rowsum(dO ∘ O)", d.__getitem__, "text"),
         Col("dO⊥ 的这一行", lambda i: fmt.vector(h[i], cell=fmt.fmt), "text"),
-        Col("D⊥ = rowsum(dO⊥ ∘ O)", lambda i: products([(val(x), val(y)) for x, y in zip(h[i], o[i])], orth["D"][i]), "text"),
-    )  # fmt: skip
+        Col("D⊥ = rowsum(dO⊥ ∘ O)", d_orth.__getitem__, "text"),
+    )
     s.table(
         "x4_gaps",
         c4["cases"].items(),

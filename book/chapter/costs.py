@@ -481,6 +481,19 @@ def exercises() -> Section:
     def put_in(*ns):  # 3 × 2 × 6
         return " × ".join(fmt.count(n) for n in ns)
 
+    # The calculations the solutions write out: per-position count ÷ heads, and the bytes per token and
+    # in all as products of the configuration (the tables' other products are computed from their cells).
+    s.holds(
+        threshold_is_per_position_over_heads=crossing["threshold"] * m["heads"] == per,
+        table_outgrows_the_cache_from_first=m["heads"] * (first - 1) <= per < m["heads"] * first,
+        per_token_is_the_written_product=all(
+            p["per_token"] == 2 * m["layers"] * p["kv_heads"] * m["head_dim"] * p["bytes"]
+            for p in plans
+        ),
+        total_is_per_token_times_context_and_batch=all(
+            p["total"] == p["per_token"] * ex.KV_CONTEXT * ex.KV_BATCH for p in plans
+        ),
+    )
     s.value("count", cx_threshold=crossing["threshold"], cx_first=first, cx_per_position=per)
     s.table(
         "cx1_table",

@@ -227,6 +227,43 @@ def equals(from_printed: float, exact: float, digits: int = 4) -> str:
     return "=" if fmt(from_printed, digits) == fmt(exact, digits) else "≈"
 
 
+class Calculation(NamedTuple):
+    """A calculation the page writes out in printed numbers, and its result.
+
+    ``terms`` is the calculation as printed (``0.3302×(−1.0000 − (−2.3395))``), ``from_printed`` what
+    those printed numbers give, ``exact`` the result computed from the unrounded values. Written out it
+    says ``=`` only when the printed numbers give the printed result, else ``≈`` (:func:`equals`).
+    Whether the printed numbers give the result at all, up to their rounding, is :attr:`adds_up`: a fact
+    the section holds (``s.holds``), so that a wrong term stops the build.
+
+    >>> c = Calculation("0.3302×(−1.0000 − (−2.3395))", 0.3302 * (-1.0 + 2.3395), 0.44236)
+    >>> str(c), c.result, c.adds_up
+    ('0.3302×(−1.0000 − (−2.3395)) ≈ 0.4424', '≈ 0.4424', True)
+    >>> Calculation("2×3", 2 * 3, 5.0).adds_up
+    False
+    """
+
+    terms: str
+    from_printed: float
+    exact: float
+    digits: int = DECIMALS["value"][0]
+
+    @property
+    def result(self) -> str:
+        """``= 0.7500``, or ``≈ 0.4424`` where rounding moved the last digit."""
+        return (
+            f"{equals(self.from_printed, self.exact, self.digits)} {fmt(self.exact, self.digits)}"
+        )
+
+    @property
+    def adds_up(self) -> bool:
+        """Whether the printed numbers give the result to within ten units of its last printed digit."""
+        return abs(self.from_printed - self.exact) < 10 ** (1 - self.digits)
+
+    def __str__(self) -> str:
+        return f"{self.terms} {self.result}"
+
+
 def mark(flag: bool) -> str:
     """A visibility cell in words as well as a symbol (``✓ 允许``): colour never carries meaning alone."""
     if not isinstance(flag, bool):

@@ -397,9 +397,16 @@ def demo_section() -> Section:
     # The weights as the table prints them, multiplied by V: what a reader recomputing by hand gets.
     shown = [fmt.printed(fmt.fmt(w)) for w in steps["weights"]]
     approx = sum(w * x[0] for w, x in zip(shown, v))
+    # The row "权重 × V" added up as the table prints it: the output.
+    added = fmt.Calculation(
+        " + ".join(fmt.fmt(x) for x in weighted),
+        sum(fmt.printed(fmt.fmt(x)) for x in weighted),
+        output,
+    )
     s.holds(
         printed_weights_sum_to_one=fmt.fmt(sum(shown)) == fmt.fmt(1.0),
         printed_weights_miss_the_output=fmt.fmt(approx) != fmt.fmt(output),
+        weighted_row_adds_up_to_the_output=added.adds_up,
     )
     s.value("count", demo_n=n, demo_d=len(q[0]), demo_past=0, hand_row=row)
     s.text(
@@ -435,10 +442,7 @@ def demo_section() -> Section:
         hand_output=output,
         hand_approx=approx,
     )
-    s.text(
-        hand_sum=" + ".join(fmt.fmt(x) for x in weighted),
-        hand_equals=fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in weighted), output),
-    )
+    s.text(hand_sum=added.terms, hand_equals=fmt.equals(added.from_printed, added.exact))
     s.value("difference", hand_gap=abs(approx - output))
     return s
 

@@ -532,9 +532,8 @@ def run_output() -> Section:
 
 
 # -- the exercises ----------------------------------------------------------------------------------------
-def undo_rows(x: list[float], position: int) -> list[list[str]]:
-    """Exercise 1's steps (step, calculation, value) for ``x`` turned back from ``position``; a step says
-    "= v" when its printed terms give its printed value, else "≈ v"."""
+def undo_calculations(x: list[float], position: int) -> list[tuple[str, fmt.Calculation]]:
+    """Exercise 1's written-out steps (step, calculation) for ``x`` turned back from ``position``."""
     r = ex.undo_steps(x, position)
     a, b = x
     cos, sin = (
@@ -543,28 +542,41 @@ def undo_rows(x: list[float], position: int) -> list[list[str]]:
     c = fmt.printed(cos)
     s_ = fmt.printed(sin)
     angle = fmt.printed(fmt.fmt(r["angle"]))
-
-    def written(from_printed, exact):
-        return f"{fmt.equals(from_printed, exact)} {fmt.fmt(exact)}"
-
     return [
-        [
+        (
             "转回去的角度",
-            f"−m·θ = −{fmt.count(position)} × {fmt.short(r['theta'])}",
-            written(-position * r["theta"], r["angle"]),
-        ],
-        ["cos(−m·θ)", f"cos({fmt.fmt(r['angle'])})", written(math.cos(angle), r["cos"])],
-        ["sin(−m·θ)", f"sin({fmt.fmt(r['angle'])})", written(math.sin(angle), r["sin"])],
-        [
+            fmt.Calculation(
+                f"−m·θ = −{fmt.count(position)} × {fmt.short(r['theta'])}",
+                -position * r["theta"],
+                r["angle"],
+            ),
+        ),
+        ("cos(−m·θ)", fmt.Calculation(f"cos({fmt.fmt(r['angle'])})", math.cos(angle), r["cos"])),
+        ("sin(−m·θ)", fmt.Calculation(f"sin({fmt.fmt(r['angle'])})", math.sin(angle), r["sin"])),
+        (
             "a = a′·cos − b′·sin",
-            f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}",
-            written(a * c - b * s_, r["original"][0]),
-        ],
-        [
+            fmt.Calculation(
+                f"{fmt.short(a)} × {cos} − {fmt.short(b)} × {sin}",
+                a * c - b * s_,
+                r["original"][0],
+            ),
+        ),
+        (
             "b = b′·cos + a′·sin",
-            f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}",
-            written(b * c + a * s_, r["original"][1]),
-        ],
+            fmt.Calculation(
+                f"{fmt.short(b)} × {cos} + {fmt.short(a)} × {sin}",
+                b * c + a * s_,
+                r["original"][1],
+            ),
+        ),
+    ]
+
+
+def undo_rows(x: list[float], position: int) -> list[list[str]]:
+    """Exercise 1's steps (step, calculation, value) for ``x`` turned back from ``position``; a step says
+    "= v" when its printed terms give its printed value, else "≈ v"."""
+    r = ex.undo_steps(x, position)
+    return [[step, c.terms, c.result] for step, c in undo_calculations(x, position)] + [
         [
             "长度（x′ → x）",
             "√(a′² + b′²) → √(a² + b²)",
@@ -577,7 +589,10 @@ def undo_exercise() -> Section:
     s = Section(PAGE, "练习 把转好的向量转回去")
     x = ex.UNDO_X
     r = ex.undo_steps(x, ex.UNDO_POSITION)
-    s.holds(turned_again_gives_x=att.max_abs_diff([r["back"]], [list(x)]) < TOL)
+    s.holds(
+        turned_again_gives_x=att.max_abs_diff([r["back"]], [list(x)]) < TOL,
+        written_steps_add_up=all(c.adds_up for _, c in undo_calculations(x, ex.UNDO_POSITION)),
+    )
     s.value("count", rx1_d=len(x))
     s.value(rx1_theta=r["theta"])
     s.table(

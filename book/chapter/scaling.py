@@ -41,8 +41,13 @@ def python_list(xs, cell=fmt.short) -> str:  # a row of scores as Python prints 
     return "[" + ", ".join(cell(x) for x in xs) + "]"
 
 
-def products(q, k) -> str:
-    return " + ".join(f"{fmt.short(a)}×{fmt.short(b)}" for a, b in zip(q, k))
+def products(q, k, exact: float) -> fmt.Calculation:
+    """The dot product q·k written out from the inputs as typed: ``1×2 + 2×1 = 4.0000``."""
+    return fmt.Calculation(
+        " + ".join(f"{fmt.short(a)}×{fmt.short(b)}" for a, b in zip(q, k)),
+        sum(fmt.printed(fmt.short(a)) * fmt.printed(fmt.short(b)) for a, b in zip(q, k)),
+        exact,
+    )
 
 
 def between(xs) -> str:
@@ -103,10 +108,9 @@ def f13_explanations(s: dict, v) -> list[str]:
     scores = s["dots"]
     total = printed_sum(s["exps"], s["total"])
     top = keys(j for j, x in enumerate(scores) if x == max(scores))
-    sums = "；".join(
-        f"q·k_{j} = {products(s['query'], kj)} = {fmt.fmt(x)}"
-        for j, (kj, x) in enumerate(zip(s["keys"], scores))
-    )
+    dots = [products(s["query"], kj, x) for kj, x in zip(s["keys"], scores)]
+    Section(PAGE, "F13").holds(written_dots_add_up=all(c.adds_up for c in dots))
+    sums = "；".join(f"q·k_{j} = {c}" for j, c in enumerate(dots))
     return [
         f"逐分量相乘再相加：{sums}"
         + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
@@ -432,13 +436,12 @@ def hand_exercise() -> Section:
     k = ex.HAND_K
     h = ex.hand_row(q, k, ex.HAND_G)
     top = max(abs(x) for x in h["jg"])
-    s.holds(jg_exceeds_the_largest_entry=top > h["peak"])
-    rows = [
-        (
-            "点积（逐项相乘再相加）",
-            [f"{products(q, kj)} = {fmt.fmt(x)}" for kj, x in zip(k, h["dots"])],
-        )
-    ]
+    dots = [products(q, kj, x) for kj, x in zip(k, h["dots"])]
+    s.holds(
+        jg_exceeds_the_largest_entry=top > h["peak"],
+        written_dots_add_up=all(c.adds_up for c in dots),
+    )
+    rows = [("点积（逐项相乘再相加）", [str(c) for c in dots])]
     rows += [
         (name, [fmt.fmt(x) for x in h[field]])
         for name, field in (

@@ -494,18 +494,24 @@ def exercises() -> Section:
     cache = ex.cache_answers()
     fw = ex.future_weight(ex.LEAK_WEIGHTS)
     zero = [c["lag"] for c in cases if not c["unpredictable"]]
+
+    def floor_of(c) -> fmt.Calculation:  # unpredictable / targets × ln(vocab)
+        n = len(c["unpredictable"])
+        return fmt.Calculation(
+            f"{fmt.count(n)}/{fmt.count(c['targets'])} × {fmt.fmt(c['ln_vocab'])}",
+            n / c["targets"] * fmt.printed(fmt.fmt(c["ln_vocab"])),
+            c["floor"],
+        )
+
+    def floor_cell(c):  # an exact 0 is 0
+        return f"{floor_of(c).terms} = 0" if c["floor"] == 0.0 else str(floor_of(c))
+
     s.holds(
         one_case_without_unpredictable_targets=len(zero) == 1,
         two_targets=len(g["losses"]) == 2,
         below_then_above_guessing=g["losses"][0] < g["ln_vocab"] < g["losses"][1],
+        written_floors_add_up=all(floor_of(c).adds_up for c in cases),
     )
-
-    def floor_of(c):  # an exact 0 is 0
-        n = fmt.count(len(c["unpredictable"]))
-        return f"{n}/{fmt.count(c['targets'])} × {fmt.fmt(c['ln_vocab'])} = " + (
-            "0" if c["floor"] == 0.0 else fmt.fmt(c["floor"])
-        )
-
     s.text(
         x1_cases="；".join(f"词表大小 {v}、T = {t}、lag = {lag}" for v, t, lag in ex.FLOOR_CASES)
     )
@@ -522,7 +528,7 @@ def exercises() -> Section:
             "text",
         ),
         Col("个数", lambda c: len(c["unpredictable"]), "count"),
-        Col("下限", floor_of, "text"),
+        Col("下限", floor_cell, "text"),
     )
     s.value("count", x1_zero_lag=zero[0], x2_vocab=len(ex.GUESS_LOGITS))
     s.value("count", x2_top=max(range(len(g["p"])), key=g["p"].__getitem__))
