@@ -541,6 +541,14 @@ def settle(page) -> None:
     page.wait_for_function(_SETTLED)
 
 
+def set_theme(page, scheme: str) -> None:
+    """Change the reader's system colour scheme ("light" or "dark") on an open page: the theme follows
+    it as it changes (pydata-sphinx-theme listens to the media query in its default "auto" mode), so one
+    visit checks both."""
+    page.emulate_media(color_scheme=scheme)
+    page.wait_for_function(f"document.documentElement.dataset.theme === {scheme!r}")
+
+
 def assert_axe_clean(page, context: str | None = None, note=None) -> None:
     """axe-core finds no serious or critical violation on `page` (or inside the selector `context`).
 

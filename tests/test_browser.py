@@ -8,7 +8,7 @@ The book is built once per session (``book_html``); the page is opened from disk
 from __future__ import annotations
 
 import pytest
-from conftest import BUILD, assert_axe_clean, assert_offline, settle, use_the_figure
+from conftest import BUILD, assert_axe_clean, assert_offline, set_theme, settle, use_the_figure
 
 pytestmark = pytest.mark.browser
 
@@ -220,8 +220,7 @@ def test_print_shows_every_frame_and_no_controls(open_mask):
 def test_the_figure_has_no_serious_accessibility_violations_in_either_theme(open_mask):
     page = open_mask(maths=True, theme="light")
     for scheme in ("light", "dark"):  # the theme follows the reader's system setting as it changes
-        page.emulate_media(color_scheme=scheme)
-        page.wait_for_function(f"document.documentElement.dataset.theme === '{scheme}'")
+        set_theme(page, scheme)
         assert_axe_clean(page, FIGURE, note=scheme)
         # The same in the enlarged view, where the player sits in a modal dialog.
         button(page, "放大图形").click()
