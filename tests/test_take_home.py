@@ -115,7 +115,8 @@ def run_commands(folder: Path, commands: list[str]) -> tuple[dict[str, str], lis
     python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
     python3.chmod(0o755)
     env = {"PATH": f"{tools}{os.pathsep}/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8"}
-    printed, failed = {}, []
+    printed = {}
+    failed = []
     for command in commands:
         run = subprocess.run(
             ["bash", "-c", command],
