@@ -31,10 +31,7 @@ from conftest import CHAPTER_PAGES, ROOT, article_of, doctrees_of, section_of
 from chapter import take_home
 
 PAGES = [page for page, _ in CHAPTER_PAGES]
-sys.path.insert(
-    0, str(ROOT / "book" / "_ext")
-)  # the extensions, whose nodes a page's doctree holds
-notebook_example_node = importlib.import_module("take_home").notebook_example_node
+EXT = ROOT / "book" / "_ext"  # the book's extensions, whose nodes a page's doctree holds
 
 
 def test_every_page_has_a_teaching_file():
@@ -267,8 +264,11 @@ def page_numbers(book_html: Path, page: str) -> set[str]:
 
 def page_example(book_html: Path, page: str):
     """The page's ``notebook-example`` node as the build read it (Sphinx keeps each page's doctree)."""
+    if str(EXT) not in sys.path:
+        sys.path.insert(0, str(EXT))
+    node = importlib.import_module("take_home").notebook_example_node
     doctree = pickle.loads((doctrees_of(book_html) / "ch02" / f"{page}.doctree").read_bytes())
-    [example] = doctree.findall(notebook_example_node)
+    [example] = doctree.findall(node)
     return example
 
 
