@@ -296,9 +296,13 @@ def test_the_notebook_prints_the_pages_numbers_and_every_suggested_edit_runs(
             assert not extra, f"{page}: the notebook imports {extra}"
     example = page_example(book_html, page)
     assert [c.source for c in nb.cells if c.cell_type == "code" and c.source] == [
-        source for kind, source in example["cells"] if kind == "code"
+        source for kind, source in take_home.written_out(example["cells"]) if kind == "code"
     ]
     inputs = 1 + next(i for i, c in enumerate(nb.cells) if c.source.startswith("## 例子"))
+    # The inputs cell shows the numbers a reader changes, not the name of a teaching constant.
+    assert not re.search(r"= \w+\.[A-Z][A-Z0-9_]*\b", nb.cells[inputs].source), nb.cells[
+        inputs
+    ].source
     # Each edit the intro suggests, run after a copy of the inputs cell and before a copy of the run cell.
     assert example["edits"], f"{page}: the intro suggests no edit"
     edited = []

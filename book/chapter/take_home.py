@@ -174,7 +174,7 @@ def notebook(
         )
     ]
     heading = "## 例子\n\n"
-    for kind, source in example:
+    for kind, source in written_out(example):
         if kind == "code":
             cells.append(nbformat.v4.new_code_cell(source))
         else:
@@ -189,6 +189,43 @@ def notebook(
     for i, cell in enumerate(nb.cells):  # stable ids: the same page gives the same file
         cell["id"] = f"{page}-{i}"
     return nb
+
+
+def written_out(example: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The example's cells with its inputs cell (the first code cell after its text) written out: an input
+    the page reads from a teaching constant (``q = att.DEMO_Q``, ``m, n = rope.D2_FIRST``) gets the
+    constant's value, one name a line, so the reader sees the numbers to change. Names come from the
+    example's first cell (its imports); a line that calls something stays as the page wrote it.
+
+    >>> cells = [("code", 'import importlib\\n\\natt = importlib.import_module("02_attention")'),
+    ...          ("markdown", "改 q。"), ("code", "q, k = att.DEMO_Q, att.DEMO_K[0]  # 三行\\nn = len(q)")]
+    >>> print(written_out(cells)[2][1])
+    q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]  # 三行
+    k = [1.0, 0.0]  # 三行
+    n = len(q)
+    """
+    names: dict = {}
+    exec(example[0][1], names)  # the import cell: importlib.import_module of files of code/
+    text = [kind for kind, _ in example].index("markdown")
+    kind, source = example[text + 1]
+    lines = source.splitlines()
+    out = []
+    for statement in ast.parse(source).body:
+        written = lines[statement.lineno - 1 : statement.end_lineno]
+        calls = any(isinstance(n, ast.Call) for n in ast.walk(statement))
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and not calls:
+            (target,) = statement.targets
+            value = eval(compile(ast.Expression(statement.value), "<inputs>", "eval"), names)
+            comment = lines[statement.end_lineno - 1][statement.end_col_offset :].rstrip()
+            if isinstance(target, ast.Tuple):
+                pairs = zip(
+                    (ast.get_source_segment(source, t) for t in target.elts), value, strict=True
+                )
+            else:
+                pairs = [(ast.get_source_segment(source, target), value)]
+            written = [f"{name} = {value!r}{comment}" for name, value in pairs]
+        out += written
+    return [*example[: text + 1], (kind, "\n".join(out)), *example[text + 2 :]]
 
 
 def write_notebook(
