@@ -64,9 +64,12 @@ def computed_spellings() -> set[str]:
 
 
 def typed_numbers(text: str, spellings: set[str]) -> list[str]:
-    """Numbers in ``text`` that look computed: long decimals anywhere, results in prose."""
+    """Numbers in ``text`` that look computed: long decimals anywhere, results in prose (not in code:
+    a code cell, inline code, a directive's option such as a notebook example's ``:edits:``)."""
     found = DECIMAL.findall(TYPED_INPUT.sub("␣", text))
-    prose = TYPED_INPUT.sub("␣", CODE_CELL.sub("", text))
+    prose = CODE_CELL.sub("", text)
+    for pattern in (TYPED_INPUT, INLINE_CODE, OPTION_LINE):
+        prose = pattern.sub("␣", prose)
     found += [n for n in NUMBER.findall(prose) if n.lstrip("-") in spellings]
     return found
 
@@ -107,6 +110,7 @@ def test_the_scan_catches_a_pasted_result(spellings):
 def test_the_scan_lets_inputs_through(spellings):
     text = "past = 3，new = 2；V 依次为 $10$、$20$、$30$；向量 $(1, -1)$；第2章\n```{code-cell} ipython3\nx = 0.5\n```"
     text += "\n温度依次取 {input}`0.25、0.5、1、2、4、16 <02_scaling:TEMPERATURES>`"
+    text += "\n把它换成 `[[0.0 if ok else -inf for ok in row] for row in t]`\n:edits: x = 0.0\n"
     assert typed_numbers(text, spellings) == []
 
 
@@ -117,6 +121,8 @@ ANY_FENCE_BLOCK = re.compile(r"^```.*?^```", re.M | re.S)
 COMMENT = re.compile(r"^%.*$", re.M)
 ROLE = re.compile(r"\{[\w:-]+\}`[^`]*`")  # {glue:text}`name:.4f`, {term}`…`, {download}`…`
 INLINE_CODE = re.compile(r"`[^`]*`")
+# A directive's option, e.g. a notebook example's `:edits: causal = False`: a parameter, not prose.
+OPTION_LINE = re.compile(r"^:[\w-]+:.*$", re.M)
 MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.S)
 INPUT_BOX = re.compile(r"^(:{3,})\{admonition\} 输入与适用条件\n(.*?)^\1\s*$", re.M | re.S)
 DIGIT = re.compile(r"\d")

@@ -6,7 +6,8 @@ the page's files and a README.txt, each file runs with ``python -E -s`` (no envi
 and the README's word on numpy holds when the files run without site-packages. The notebook, put into
 that folder, runs from top to bottom with nbclient, imports nothing but the standard library, numpy and
 the files beside it, prints only numbers the page shows (same digits, same unit), and every edit its
-intro suggests runs and changes what it prints. Its Markdown cells, rendered by markdown-it-py as
+intro suggests runs and changes what it prints. Its example is the page's ``notebook-example``
+(book/_ext/take_home.py), read back from the doctree the build kept of the page. Its Markdown cells, rendered by markdown-it-py as
 Jupyter renders them, read as the page's exercises: doctests fenced, maths in ``$…$``, no doubled
 brackets.
 """
@@ -14,8 +15,10 @@ brackets.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -23,19 +26,18 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CHAPTER_PAGES, article_of, section_of
+from conftest import CHAPTER_PAGES, ROOT, article_of, doctrees_of, section_of
 from reading import PARSER
 
 from chapter import take_home
 
 PAGES = [page for page, _ in CHAPTER_PAGES]
+EXT = ROOT / "book" / "_ext"  # the book's extensions, whose nodes a page's doctree holds
 
 
-def test_every_page_has_a_teaching_file_and_an_example():
+def test_every_page_has_a_teaching_file():
     assert list(take_home.TEACHING) == PAGES
     assert [take_home.TEACHING[p] for p in PAGES] == [t for _, t in CHAPTER_PAGES]
-    for page in PAGES:
-        assert take_home.example(page) is not None, f"{page}: no worked example for its notebook"
 
 
 def test_a_teaching_files_pytorch_companion_goes_into_its_zip():
@@ -257,6 +259,16 @@ def page_numbers(book_html: Path, page: str) -> set[str]:
     return numbers(article.get_text(" "))
 
 
+def page_example(book_html: Path, page: str):
+    """The page's ``notebook-example`` node as the build read it (Sphinx keeps each page's doctree)."""
+    if str(EXT) not in sys.path:
+        sys.path.insert(0, str(EXT))
+    node = importlib.import_module("take_home").notebook_example_node
+    doctree = pickle.loads((doctrees_of(book_html) / "ch02" / f"{page}.doctree").read_bytes())
+    [example] = doctree.findall(node)
+    return example
+
+
 def _printed(cells) -> str:
     return "".join(out.get("text", "") for cell in cells for out in cell.get("outputs", []))
 
@@ -279,18 +291,27 @@ def test_the_notebook_prints_the_pages_numbers_and_every_suggested_edit_runs(
         if cell.cell_type == "code" and cell.source:
             extra = _imports_of(cell.source) - set(sys.stdlib_module_names) - {"numpy"} - local
             assert not extra, f"{page}: the notebook imports {extra}"
-    example = take_home.example(page)
-    inputs = next(i for i, c in enumerate(nb.cells) if c.source == example["inputs"])
-    run = nb.cells[inputs + 1]
-    assert run.source == example["run"]
-    # Each edit the intro suggests, made in a copy of the inputs cell and run after the page's own inputs.
+    example = page_example(book_html, page)
+    assert [c.source for c in nb.cells if c.cell_type == "code" and c.source] == [
+        source for kind, source in take_home.written_out(example["cells"]) if kind == "code"
+    ]
+    inputs = 1 + next(i for i, c in enumerate(nb.cells) if c.source.startswith("## 例子"))
+    # The inputs cell shows the numbers a reader changes, not the name of a teaching constant.
+    assert not re.search(r"= \w+\.[A-Z][A-Z0-9_]*\b", nb.cells[inputs].source), nb.cells[
+        inputs
+    ].source
+    # Each edit the intro suggests, run after a copy of the inputs cell and before a copy of the run cell.
     assert example["edits"], f"{page}: the intro suggests no edit"
     edited = []
-    for old, new in example["edits"]:
-        assert old in example["inputs"], old
-        cell = nbformat.v4.new_code_cell(example["inputs"].replace(old, new))
-        edited.append([cell, nbformat.v4.new_code_cell(example["run"])])
-    nb.cells += [c for pair in edited for c in pair]
+    for edit in example["edits"]:
+        edited.append(
+            [
+                nbformat.v4.new_code_cell(nb.cells[inputs].source),
+                nbformat.v4.new_code_cell(edit),
+                nbformat.v4.new_code_cell(nb.cells[inputs + 1].source),
+            ]
+        )
+    nb.cells += [c for cells in edited for c in cells]
     NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
     ).execute()
@@ -300,8 +321,8 @@ def test_the_notebook_prints_the_pages_numbers_and_every_suggested_edit_runs(
     assert not missing, (
         f"{page}: the notebook printed {sorted(missing)}, which the page does not show"
     )
-    for (_, new), pair in zip(example["edits"], edited):
-        assert _printed(pair) != default, f"{page}: the edit {new!r} changed nothing"
+    for edit, cells in zip(example["edits"], edited):
+        assert _printed(cells) != default, f"{page}: the edit {edit!r} changed nothing"
     # The exercises' tasks follow, each with an empty cell under it.
     titles = [
         c.source.splitlines()[0]
@@ -383,9 +404,14 @@ def test_every_exercise_cell_renders_as_the_page_shows_the_exercise(book_html, p
         assert _same_text(rendered(body)) == _same_text(exercise), (page, heading)
 
 
-def test_the_notebooks_first_example_cell_holds_the_inputs_the_page_invites_to_change():
+@pytest.mark.build
+def test_the_notebooks_first_example_cell_holds_the_inputs_the_page_invites_to_change(book_html):
     """自己动手改 (scaling) says: the first cell under 「例子」 holds F13's q, k, v."""
-    nb = take_home.notebook("scaling", "缩放与混合", [])
+    import nbformat
+
+    nb = nbformat.read(
+        str(book_html / "take-home" / take_home.notebook_name("scaling")), as_version=4
+    )
     heading = next(
         i
         for i, c in enumerate(nb.cells)
@@ -395,8 +421,6 @@ def test_the_notebooks_first_example_cell_holds_the_inputs_the_page_invites_to_c
     assert inputs.cell_type == "code" and all(
         f"{name} = " in inputs.source for name in ("q", "k", "v")
     )
-    text = (Path(__file__).resolve().parents[1] / "book" / "ch02" / "scaling.md").read_text(
-        encoding="utf-8"
-    )
+    text = (ROOT / "book" / "ch02" / "scaling.md").read_text(encoding="utf-8")
     invitation = text.split("### 自己动手改", 1)[1].split("##", 1)[0]
     assert "notebook" in invitation and "“例子”一节的第一格" in invitation

@@ -6,18 +6,52 @@ A page asks for its downloads with the directive ``{take-home}`` (in its 运行�
   directive becomes a paragraph with the two download links. The notebook's exercises are the page's own
   exercise texts, read from the page as it was built (glued numbers filled in), under their numbers.
 - **PDF and text.** The same paragraph names the two files (there is no file to link to on paper).
+
+The notebook's worked example is written in the page too, beside the section it follows, with the
+directive ``{notebook-example}``; it shows nothing on any builder (the page's text is unchanged)::
+
+    :::{notebook-example}
+    :edits: causal = False
+
+    ```python
+    import importlib
+
+    att = importlib.import_module("02_attention")
+    ```
+
+    输入与本页“一步一步”一节相同：…… 改下面一格里的 `q`、`k`、`v`，再从这一格往下运行。
+
+    ```python
+    q = att.DEMO_Q
+    ```
+
+    ```python
+    weights, outputs = att.attention(q, k, v, causal=causal)
+    ```
+    :::
+
+Its content is the notebook's cells in order: each code block a code cell, the text between them one
+Markdown cell (the notebook puts it under the heading 例子). The code cell after that text holds the
+inputs the reader edits, the next one prints what the page shows. ``edits`` (one per line) are the edits
+the text suggests, each a line run after the inputs cell: tests/test_take_home.py runs each one and
+checks that it changes what the example prints. The directive keeps all of this on a node of the
+page's doctree, so the notebook is written from the page as it was read.
 """
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 FOLDER = "take-home"
+logger = logging.getLogger(__name__)
 
 
 def _module(app: Sphinx):
@@ -35,6 +69,34 @@ class take_home_node(nodes.General, nodes.Element):
 
 def _page(docname: str) -> str:
     return docname.rsplit("/", 1)[-1]
+
+
+class notebook_example_node(nodes.General, nodes.Invisible, nodes.Element):
+    """A page's notebook example: ``cells``, a list of (``"markdown"`` or ``"code"``, source), and
+    ``edits``, the lines its text suggests running after the inputs cell. It has no children: no
+    builder shows it, and the search index does not read it."""
+
+
+class NotebookExample(SphinxDirective):
+    has_content = True
+    option_spec = {"edits": directives.unchanged_required}
+
+    def run(self) -> list[nodes.Node]:
+        cells = []
+        parsed = self.parse_content_to_nodes()
+        for code, run in itertools.groupby(parsed, lambda n: isinstance(n, nodes.literal_block)):
+            if code:
+                cells += [("code", block.astext().removesuffix("\n")) for block in run]
+            else:
+                cells.append(("markdown", _blocks(run)))
+        kinds = [kind for kind, _ in cells]
+        text = kinds.index("markdown") if "markdown" in kinds else len(kinds)
+        if kinds[text + 1 : text + 3] != ["code", "code"]:
+            raise self.error(
+                "notebook-example: 说明文字之后要有两个代码块（读者改的输入，打印书页上的数）"
+            )
+        edits = self.options.get("edits", "").splitlines()
+        return [notebook_example_node(cells=cells, edits=[e for e in edits if e.strip()])]
 
 
 class TakeHome(SphinxDirective):
@@ -80,6 +142,10 @@ def visit_latex(self, node: take_home_node) -> None:
 def visit_text(self, node: take_home_node) -> None:
     zip_file, notebook = _links(node)
     self.add_text(f"下载：{zip_file}、{notebook}")
+    raise nodes.SkipNode
+
+
+def _skip(self, node: notebook_example_node) -> None:
     raise nodes.SkipNode
 
 
@@ -153,13 +219,21 @@ def _write(
         return
     if not any(True for _ in doctree.findall(take_home_node)):
         return
+    examples = list(doctree.findall(notebook_example_node))
+    if len(examples) != 1:
+        logger.warning(
+            "take-home: 页面要有一个 notebook-example（notebook 的例子），找到 %d 个",
+            len(examples),
+            location=docname,
+        )
+        return
     take_home = _module(app)
     page = _page(docname)
     folder = Path(app.outdir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     title = app.env.titles[docname].astext()
     take_home.write_zip(page, title, folder)
-    take_home.write_notebook(page, title, _exercises(doctree), folder)
+    take_home.write_notebook(page, title, examples[0]["cells"], _exercises(doctree), folder)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -167,6 +241,13 @@ def setup(app: Sphinx) -> dict[str, Any]:
         take_home_node, html=(visit_html, None), latex=(visit_latex, None), text=(visit_text, None)
     )
     app.add_directive("take-home", TakeHome)
+    app.add_node(
+        notebook_example_node,
+        html=(_skip, None),
+        latex=(_skip, None),
+        text=(_skip, None),
+    )
+    app.add_directive("notebook-example", NotebookExample)
     # When the page is written (with -j, in one of Sphinx's writing processes).
     app.connect("html-page-context", _write)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -153,220 +153,11 @@ def write_zip(page: str, title: str, folder: Path, code: Path = CODE) -> Path:
     return path
 
 
-# -- the notebooks' worked examples ------------------------------------------------------------------------
-# Each page's example: ``intro`` (what the inputs are, which edits to try), the ``inputs`` cell the reader
-# edits, the ``run`` cell that prints what the page shows for those inputs (the same numbers, units and
-# rounding), and ``edits``: the changes the intro suggests, each an (old, new) replacement in the inputs
-# cell (tests/test_take_home.py makes each one and runs the notebook again).
-def _mask_example(att) -> dict:
-    return {
-        "intro": "输入与本页“一步一步”一节相同：三个有效位置，没有缓存，没有 PAD，使用因果规则。"
-        "改下面一格里的 `q`、`k`、`v`（或把 `causal` 改成 `False`），再从这一格往下运行。",
-        "inputs": f"q = {att.DEMO_Q!r}\nk = {att.DEMO_K!r}\nv = {att.DEMO_V!r}\ncausal = True",
-        "run": "weights, outputs = att.attention(q, k, v, causal=causal)\n"
-        "for i, (row, out) in enumerate(zip(weights, outputs)):\n"
-        '    print(f"绝对位置 {i}：权重", [format(w, ".4f") for w in row], "输出", format(out[0], ".4f"))',
-        "edits": [("causal = True", "causal = False")],
-    }
-
-
-def _scaling_example(sc) -> dict:
-    q = sc.EXAMPLE_Q[sc.QUERY]
-    k = sc.EXAMPLE_K
-    v = sc.EXAMPLE_V
-    return {
-        "intro": "输入与本页 F13 相同：一个查询行，三个 Key 和它们的 V，不加 mask。"
-        "改下面一格里的 `q`、`k`、`v`，再从这一格往下运行，看点积、缩放、权重和输出怎样变。",
-        "inputs": f"q = {q!r}\nk = {k!r}\nv = {v!r}",
-        "run": "s = sc.visible_steps(q, k, v)\n"
-        'for name in ("dots", "scaled", "shifted", "weights", "output"):\n'
-        '    print(name, [format(x, ".4f") for x in s[name]])',
-        "edits": [(f"q = {q!r}", f"q = {[2 * x for x in q]!r}")],
-    }
-
-
-def _multihead_example(mh) -> dict:
-    x, w_q, w_k, w_v, w_o = mh.DEMO
-    return {
-        "intro": "输入与本页“从 X 到输出”一节相同：X 与四个权重矩阵，两个头，因果规则。"
-        "改 `heads`（要能整除 X 的列数）或矩阵里的数，再运行。",
-        "inputs": f"x = {x!r}\nw_q = {w_q!r}\nw_k = {w_k!r}\nw_v = {w_v!r}\nw_o = {w_o!r}\n"
-        f"heads = {mh.DEMO_HEADS}",
-        "run": "weights, output = mh.multihead_attention(x, w_q, w_k, w_v, w_o, heads)\n"
-        "for i, row in enumerate(output):\n"
-        '    print(f"位置 {i} 的输出", [format(c, ".4f") for c in row])',
-        "edits": [(f"heads = {mh.DEMO_HEADS}", "heads = 1")],
-    }
-
-
-def _rope_example(rope) -> dict:
-    m, n = rope.D2_FIRST
-    shift = rope.D2_SHIFT
-    q = rope.DEMO_Q2
-    k = rope.DEMO_K2
-    return {
-        "intro": "输入与本页 d = 2 的例子相同：一对查询与键，先放在位置 m、n，再把两个位置都加上同一个数。"
-        "改 `m`、`n` 或 `shift`，看分数只随位置差变。",
-        "inputs": f"q = {q!r}\nk = {k!r}\nm, n = {m}, {n}\nshift = {shift}",
-        "run": "for a, b in ((m, n), (m + shift, n + shift)):\n"
-        "    score = rope.rope_scores([q], [k], [a], [b])[0][0]\n"
-        '    print(f"位置 {a}、{b}：位置差 {a - b}，分数", format(score, ".4f"))',
-        "edits": [(f"m, n = {m}, {n}", f"m, n = {m + 1}, {n}")],
-    }
-
-
-def _backprop_example(bp) -> dict:
-    q = bp.EXAMPLE_Q
-    k = bp.EXAMPLE_K
-    v = bp.EXAMPLE_V
-    d_out = bp.EXAMPLE_D_OUT
-    return {
-        "intro": "输入与本页“按推导顺序”一节相同：三个位置，因果规则，给定的上游梯度 dO。"
-        "改 `q`、`k`、`v` 或 `d_out`，再运行，比较手推的梯度和有限差分。",
-        "inputs": f"q = {q!r}\nk = {k!r}\nv = {v!r}\nd_out = {d_out!r}",
-        "run": "dq, dk, dv = bp.attention_backward(q, k, v, d_out)\n"
-        'for name, m in (("dQ", dq), ("dK", dk), ("dV", dv)):\n'
-        '    print(name, [[format(x, ".4f") for x in row] for row in m])\n'
-        'print("梯度检查通过：", bp.gradient_check(q, k, v, d_out)["passed"])',
-        "edits": [(f"d_out = {d_out!r}", f"d_out = {[[-x for x in row] for row in d_out]!r}")],
-    }
-
-
-def _training_example(tr) -> dict:
-    from chapter import training as page
-
-    return {
-        "intro": "输入与本页相同：同一个任务、同样的步数与种子，训练一个加因果规则的模型和一个不加规则的模型，"
-        f"训练损失取最后 {page.ex.TAIL} 步的平均（与本页的表相同），再逐词算（带 KV 缓存）看使用时的损失。"
-        "改 `steps` 或种子，再运行（训练要几秒）。",
-        "inputs": f"train_seed = {page.TRAIN_SEED}\neval_seed = {page.EVAL_SEED}\nsteps = {tr.STEPS}\n"
-        f"last = {page.ex.TAIL}  # 训练损失：最后 last 步的平均（一步的批有噪声）",
-        "run": "def loss(x):\n"
-        "    # 与书页相同：四位小数；四位小数写成 0 的非零数用科学记数法\n"
-        '    return format(x, ".4f") if x == 0 or abs(x) >= 5e-5 else format(x, ".1e")\n'
-        "\n\n"
-        "for rule in tr.RULES:\n"
-        "    run = tr.train(rule, seed=train_seed, steps=steps)\n"
-        '    use = tr.use_time(run["params"], rule, seed=eval_seed)\n'
-        '    train_loss = sum(run["train_loss"][-last:]) / last\n'
-        '    print(rule, f"训练损失（最后 {last} 步的平均）", loss(train_loss),\n'
-        '          "逐词算的平均损失", loss(use["mean_loss"]))',
-        "edits": [(f"steps = {tr.STEPS}", "steps = 50")],
-    }
-
-
-def _costs_example(costs) -> dict:
-    return {
-        "intro": "输入与本页 KV 缓存一节相同：四个公开模型的配置、同样的上下文长度与批大小，每元素 2 字节。"
-        "改 `context` 或 `batch`，再运行（上下文超过某个模型的最大位置数时，打印 `kv_cache_bytes` 报的错）。",
-        "inputs": f"context = {costs.CONTEXT}\nbatch = {costs.BATCH}",
-        "run": "def size(n):\n"
-        "    # 与书页的表相同：二进制单位（1 KiB = 1024 字节），至多两位小数\n"
-        '    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):\n'
-        '        if n < 1024 or unit == "TiB":\n'
-        '            return format(n, ".2f").rstrip("0").rstrip(".") + " " + unit\n'
-        "        n = n / 1024\n"
-        "\n\n"
-        "for model in costs.MODELS:\n"
-        "    per_token = costs.kv_cache_bytes(model, 1)\n"
-        "    try:\n"
-        "        total = costs.kv_cache_bytes(model, context, batch)\n"
-        "    except ValueError as error:  # context 超过了这个模型的最大位置数\n"
-        "        print(error)\n"
-        "        continue\n"
-        "    print(\n"
-        "        f\"{model['name']}：每 token {size(per_token)}；\"\n"
-        '        f"上下文 {context}、批大小 {batch}：{size(total)}"\n'
-        "    )",
-        "edits": [
-            (f"batch = {costs.BATCH}", f"batch = {costs.BATCH * 8}"),
-            (f"context = {costs.CONTEXT}", f"context = {costs.CONTEXT // 2}"),
-        ],
-    }
-
-
-def _tensors_example(tn) -> dict:
-    mask = [list(map(int, row)) for row in tn.DEMO_MASK]
-    edited = [[0] * 3 + row[3:] if b == 1 else row for b, row in enumerate(mask)]
-    return {
-        "intro": "输入与本页整批的例子相同：两个序列，左侧补了 PAD，缓存里已有几个位置，分组的 K/V 头。"
-        "改 `attention_mask` 里的 0 和 1（1 是内容，0 是 PAD；例如让序列 1 也以 PAD 开头），再运行，"
-        "看位置编号和每个新查询可读的 Key 怎样变。past 不能单独改：它等于 K 的位置数减去 Q 的新查询数，"
-        "由 `demo_inputs()` 造出的形状定下。",
-        "inputs": f'inputs = tn.demo_inputs()\ninputs["attention_mask"] = {mask!r}\n'
-        'print("past =", inputs["past"])',
-        "run": "r = tn.forward(inputs)\n"
-        'for b, positions in enumerate(r["positions"]):\n'
-        '    print(f"序列 {b}：位置编号", "、".join(str(int(p)) for p in positions))\n'
-        '    for i, row in enumerate(r["visible"][b, 0]):\n'
-        '        keys = "、".join(str(j) for j, ok in enumerate(row) if ok) or "无"\n'
-        "        print(f\"  查询 {i}：绝对位置 {inputs['past'] + i}，可读的 Key {keys}（{int(row.sum())} 个）\")",
-        "edits": [
-            (f'inputs["attention_mask"] = {mask!r}', f'inputs["attention_mask"] = {edited!r}')
-        ],
-    }
-
-
-def _tiles_example(tl) -> dict:
-    return {
-        "intro": "输入与本页“一行分数，一块一块地读”一节相同：一行分数、只有一列的 V 和块的大小。"
-        "改 `scores`、`v` 或 `block`，再运行，看每读完一块后的 m、l、O 怎样变，输出是否仍等于一次算完的。",
-        "inputs": f"scores = {tl.ROW_SCORES!r}\nv = {tl.ROW_V!r}\nblock = {tl.ROW_BLOCK}",
-        "run": "r = tl.online_row(scores, v, block)\n"
-        'for b, (m, l, o) in enumerate(r["trace"], start=1):\n'
-        '    print(f"读完块 {b}：m =", format(m, ".4f"), "l =", format(l, ".4f"), "O =", format(o[0], ".4f"))\n'
-        'print("O / l =", format(r["output"][0], ".4f"))',
-        "edits": [(f"block = {tl.ROW_BLOCK}", f"block = {tl.ROW_BLOCK + 1}")],
-    }
-
-
-def _pitfalls_example(pf) -> dict:
-    n = len(pf.DEMO_Q)
-    return {
-        "intro": "输入与本页各节共用的例子相同：四个位置，Q = K，V 一列。`bias` 是 "
-        "`torch.tril(torch.ones(n, n))` 那样的 0/1 表，像浮点 mask 一样加到分数上。把它换成 "
-        '`[[0.0 if ok else float("-inf") for ok in row] for row in pf.causal_table(4)]`'
-        "（0/−∞），再运行，看位置 0 落在未来的权重变成 0。",
-        "inputs": f"q = k = {pf.DEMO_Q!r}\nv = {pf.DEMO_V!r}\nbias = pf.tril({n})",
-        "run": "weights, outputs = pf.biased_attention(q, k, v, bias)\n"
-        "for i, (row, out) in enumerate(zip(weights, outputs)):\n"
-        '    print(f"位置 {i}：落在未来的权重", format(sum(row[i + 1 :]), ".4f"), '
-        '"输出", format(out[0], ".4f"))',
-        "edits": [
-            (
-                f"bias = pf.tril({n})",
-                f'bias = [[0.0 if ok else float("-inf") for ok in row] for row in pf.causal_table({n})]',
-            )
-        ],
-    }
-
-
-# Each page's example, built from its teaching module under the name the notebook imports it as.
-EXAMPLES = {
-    "mask": ("att", _mask_example),
-    "scaling": ("sc", _scaling_example),
-    "multihead": ("mh", _multihead_example),
-    "rope": ("rope", _rope_example),
-    "backprop": ("bp", _backprop_example),
-    "training": ("tr", _training_example),
-    "costs": ("costs", _costs_example),
-    "tensors": ("tn", _tensors_example),
-    "tiles": ("tl", _tiles_example),
-    "pitfalls": ("pf", _pitfalls_example),
-}
-
-
-def example(page: str) -> dict | None:
-    """The page's worked example for its notebook: intro, input and run cells, its edits, its import."""
-    if page not in EXAMPLES:
-        return None
-    alias, build = EXAMPLES[page]
-    module = TEACHING[page].removesuffix(".py")
-    return {**build(importlib.import_module(module)), "module": (alias, module)}
-
-
-def notebook(page: str, title: str, exercises: list[tuple[str, str]]):
-    """The page's notebook: the worked example (inputs, run), then each exercise's task and an empty cell."""
+def notebook(
+    page: str, title: str, example: list[tuple[str, str]], exercises: list[tuple[str, str]]
+):
+    """The page's notebook: its worked example (the page's ``notebook-example``: cells as (kind, source),
+    its text under the heading 例子), then each exercise's task and an empty cell."""
     import nbformat
 
     nb = nbformat.v4.new_notebook()
@@ -382,17 +173,13 @@ def notebook(page: str, title: str, exercises: list[tuple[str, str]]):
             "它不存任何输出：从上到下运行一遍，打印的数就是书页上的数；改一个输入，再运行，数就跟着变。"
         )
     ]
-    ex = example(page)
-    if ex is not None:
-        alias, module = ex["module"]
-        cells += [
-            nbformat.v4.new_code_cell(
-                f'import importlib\n\n{alias} = importlib.import_module("{module}")'
-            ),
-            nbformat.v4.new_markdown_cell("## 例子\n\n" + ex["intro"]),
-            nbformat.v4.new_code_cell(ex["inputs"]),
-            nbformat.v4.new_code_cell(ex["run"]),
-        ]
+    heading = "## 例子\n\n"
+    for kind, source in written_out(example):
+        if kind == "code":
+            cells.append(nbformat.v4.new_code_cell(source))
+        else:
+            cells.append(nbformat.v4.new_markdown_cell(heading + source))
+            heading = ""
     for name, task in exercises:
         cells += [
             nbformat.v4.new_markdown_cell(f"## {name}\n\n{task}"),
@@ -404,9 +191,52 @@ def notebook(page: str, title: str, exercises: list[tuple[str, str]]):
     return nb
 
 
-def write_notebook(page: str, title: str, exercises: list[tuple[str, str]], folder: Path) -> Path:
+def written_out(example: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The example's cells with its inputs cell (the first code cell after its text) written out: an input
+    the page reads from a teaching constant (``q = att.DEMO_Q``, ``m, n = rope.D2_FIRST``) gets the
+    constant's value, one name a line, so the reader sees the numbers to change. Names come from the
+    example's first cell (its imports); a line that calls something stays as the page wrote it.
+
+    >>> cells = [("code", 'import importlib\\n\\natt = importlib.import_module("02_attention")'),
+    ...          ("markdown", "改 q。"), ("code", "q, k = att.DEMO_Q, att.DEMO_K[0]  # 三行\\nn = len(q)")]
+    >>> print(written_out(cells)[2][1])
+    q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]  # 三行
+    k = [1.0, 0.0]  # 三行
+    n = len(q)
+    """
+    names: dict = {}
+    exec(example[0][1], names)  # the import cell: importlib.import_module of files of code/
+    text = [kind for kind, _ in example].index("markdown")
+    kind, source = example[text + 1]
+    lines = source.splitlines()
+    out = []
+    for statement in ast.parse(source).body:
+        written = lines[statement.lineno - 1 : statement.end_lineno]
+        calls = any(isinstance(n, ast.Call) for n in ast.walk(statement))
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and not calls:
+            (target,) = statement.targets
+            value = eval(compile(ast.Expression(statement.value), "<inputs>", "eval"), names)
+            comment = lines[statement.end_lineno - 1][statement.end_col_offset :].rstrip()
+            if isinstance(target, ast.Tuple):
+                pairs = zip(
+                    (ast.get_source_segment(source, t) for t in target.elts), value, strict=True
+                )
+            else:
+                pairs = [(ast.get_source_segment(source, target), value)]
+            written = [f"{name} = {value!r}{comment}" for name, value in pairs]
+        out += written
+    return [*example[: text + 1], (kind, "\n".join(out)), *example[text + 2 :]]
+
+
+def write_notebook(
+    page: str,
+    title: str,
+    example: list[tuple[str, str]],
+    exercises: list[tuple[str, str]],
+    folder: Path,
+) -> Path:
     import nbformat
 
     path = Path(folder) / notebook_name(page)
-    nbformat.write(notebook(page, title, exercises), str(path))
+    nbformat.write(notebook(page, title, example, exercises), str(path))
     return path
