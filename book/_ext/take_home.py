@@ -32,7 +32,9 @@ directive ``{notebook-example}``; it shows nothing on any builder (the page's te
 
 Its content is the notebook's cells in order: each code block a code cell, the text between them one
 Markdown cell (the notebook puts it under the heading 例子). The code cell after that text holds the
-inputs the reader edits, the next one prints what the page shows. ``edits`` (one per line) are the edits
+inputs the reader edits (the notebook writes an input read from a teaching constant, ``q = att.DEMO_Q``,
+out as its value: ``chapter.take_home.written_out``), the next one prints what the page shows.
+``edits`` (one per line) are the edits
 the text suggests, each a line run after the inputs cell: tests/test_take_home.py runs each one and
 checks that it changes what the example prints. The directive keeps all of this on a node of the
 page's doctree, so the notebook is written from the page as it was read.
