@@ -558,7 +558,10 @@ def assert_axe_clean(page, context: str | None = None, note=None) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
     settle(page)
-    found = Axe().run(page, context=context).response["violations"]
+    # Only violations are asked for: axe then records one node for each rule that passes instead of all,
+    # which halves its time on a page of the chapter (axe-core's documented resultTypes option).
+    options = {"resultTypes": ["violations"]}
+    found = Axe().run(page, context=context, options=options).response["violations"]
     where = f" in {context}" if context else ""
     for v in found:
         print(
