@@ -15,13 +15,16 @@ brackets.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import json
 import os
 import pickle
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -176,19 +179,26 @@ def test_the_zip_runs_alone_in_an_empty_folder_as_the_run_section_says(book_html
 
 
 # -- what the README says about numpy holds both ways ------------------------------------------------
+@functools.cache
+def without_numpy(name: str) -> subprocess.CompletedProcess:
+    """``name`` run alone in a folder with the files it imports and no site-packages (-S: so no numpy;
+    -E: no PYTHONPATH). Once per file: the same file goes into several pages' zips."""
+    with tempfile.TemporaryDirectory() as folder:
+        for needed in take_home.imports(name):
+            shutil.copy(take_home.CODE / needed, folder)
+        return subprocess.run(
+            [sys.executable, "-E", "-S", name], cwd=folder, capture_output=True, text=True
+        )
+
+
 @pytest.mark.parametrize("page", PAGES)
-def test_the_readme_says_which_files_need_numpy_and_the_others_run_without_it(page, tmp_path):
+def test_the_readme_says_which_files_need_numpy_and_the_others_run_without_it(page):
     readme = take_home.readme(page, "标题")
-    for name in take_home.files(page):
-        (tmp_path / name).write_bytes((take_home.CODE / name).read_bytes())
     for name in take_home.files(page):
         if take_home.needs_torch(name):
             continue
         loads, functions = take_home.numpy_use(name)
-        # -S: no site-packages, so no numpy; -E: no PYTHONPATH.
-        run = subprocess.run(
-            [sys.executable, "-E", "-S", name], cwd=tmp_path, capture_output=True, text=True
-        )
+        run = without_numpy(name)
         if loads:
             assert "No module named 'numpy'" in run.stderr, name
             assert re.search(rf"numpy（[^）]*{re.escape(name)}", readme), readme
