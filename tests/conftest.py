@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import re
@@ -302,15 +301,7 @@ def _start_pdf(book_html: Path) -> None:
         ["sh", "-c", script],
         cwd=ROOT,
         env={**os.environ, "LATEXMKOPTS": "-silent"},
-        preexec_fn=_ahead_of_the_tests,
     )
-
-
-def _ahead_of_the_tests() -> None:
-    """Run the PDF build ahead of the tests where the system allows it (root may raise a priority): the
-    tests that read the PDF come last and wait for it, so it is the run's longest path."""
-    with contextlib.suppress(PermissionError):
-        os.nice(-5)
 
 
 def _finished_pdf(book_html: Path) -> Path:
