@@ -46,7 +46,6 @@ extensions = [
     "book_exercises",  # 练习 2.3.1 (sphinx-exercise), solutions hidden in HTML, 练习答案 in the PDF
     "depth_blocks",  # 深入：… blocks (sphinx-design's dropdown), folded in HTML, boxed in the PDF
     "take_home",  # each page's zip of files and its notebook, made from code/ at build time
-    "figure_formats",  # figures drawn once, in the builder's format: SVG for HTML, PDF for LaTeX
     "typed_inputs",  # {input}`(1, 0) <module:NAME>`: an input typed in the page, checked against its constant
     "run_in_browser",  # HTML: the core's examples run in the reader's browser (Pyodide, `make pyodide`)
 ]

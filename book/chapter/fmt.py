@@ -8,7 +8,6 @@ import inspect
 import io
 import json
 import math
-import os
 import runpy
 import sys
 import unicodedata
@@ -427,7 +426,9 @@ class Table(NamedTuple):
 
 
 class FigureImage:
-    """A matplotlib figure drawn as IPython's inline backend would, in ``BOOK_FIGURE_FORMATS`` (svg,pdf)."""
+    """A matplotlib figure drawn as IPython's inline backend would, in SVG (for the HTML) and PDF (for the
+    LaTeX edition): MyST-NB gives each builder the one it prefers, so the PDF build reuses the pages the
+    HTML build has read and runs none of them again."""
 
     def __init__(self, figure):
         self.figure = figure
@@ -436,8 +437,7 @@ class FigureImage:
         from IPython.core.pylabtools import print_figure
 
         mime = {"svg": "image/svg+xml", "pdf": "application/pdf"}
-        formats = os.environ.get("BOOK_FIGURE_FORMATS", "svg,pdf").split(",")
-        return {mime[f]: print_figure(self.figure, f, base64=True) for f in formats} | {
+        return {mime[f]: print_figure(self.figure, f, base64=True) for f in mime} | {
             "text/plain": "<图>"
         }
 
