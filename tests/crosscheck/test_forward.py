@@ -12,7 +12,7 @@ import importlib
 import numpy as np
 import torch
 import torch.nn.functional as F
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.nn.attention.bias import causal_lower_right
 
@@ -22,9 +22,9 @@ finite = st.floats(min_value=-4, max_value=4, allow_nan=False, allow_infinity=Fa
 
 
 @st.composite
-def problems(draw):
+def problems(draw, v_as_wide_as_k: bool = False):
     d = draw(st.integers(1, 4))
-    d_v = draw(st.integers(1, 3))
+    d_v = d if v_as_wide_as_k else draw(st.integers(1, 3))
     past = draw(st.integers(0, 4))
     new = draw(st.integers(1, 4))
     n_key = past + new
@@ -81,12 +81,11 @@ def test_the_books_cache_offset_is_causal_lower_right_and_top_left_is_the_wrong_
 
 
 @settings(max_examples=50, deadline=None)
-@given(problems())
+@given(problems(v_as_wide_as_k=True))  # jax.nn.dot_product_attention wants V as wide as K
 def test_attention_equals_jax(problem):
     import jax
 
     q, k, v, past, _, _ = problem
-    assume(len(v[0]) == len(q[0]))  # jax.nn.dot_product_attention wants V as wide as K
     _, out = att.attention(q, k, v, past=past)
 
     def shape(a):
