@@ -322,14 +322,19 @@ def overflow() -> Section:
     return s
 
 
+def both_axes() -> tuple[list, list, list]:
+    """The example's weights with softmax over each row (right) and their outputs, then the weights with
+    softmax over each column (wrong): what the axis section shows and the checks section tells apart."""
+    right, out = att.attention(sc.EXAMPLE_Q, sc.EXAMPLE_K, sc.EXAMPLE_V, causal=False)
+    wrong = sc.softmax_over_queries(att.scaled_scores(sc.EXAMPLE_Q, sc.EXAMPLE_K))
+    return right, out, wrong
+
+
 def axis() -> Section:
     """Softmax over the rows (right) and over the columns (wrong), each with its row and column sums."""
     s = Section(PAGE, "softmax 沿错了轴")
-    q = sc.EXAMPLE_Q
-    k = sc.EXAMPLE_K
     v = sc.EXAMPLE_V
-    right, _ = att.attention(q, k, v, causal=False)
-    wrong = sc.softmax_over_queries(att.scaled_scores(q, k))
+    right, _, wrong = both_axes()
     outputs = att.matmul(wrong, v)
     s.holds(
         wrong_columns_sum_to_one=all(fmt.fmt(sum(col)) == fmt.fmt(1.0) for col in zip(*wrong)),
@@ -348,8 +353,7 @@ def checks() -> Section:
     q = sc.EXAMPLE_Q
     k = sc.EXAMPLE_K
     v = sc.EXAMPLE_V
-    right, out = att.attention(q, k, v, causal=False)
-    wrong = sc.softmax_over_queries(att.scaled_scores(q, k))
+    right, out, wrong = both_axes()
     scaled = sc.visible_steps(q[sc.QUERY], k, v)["scaled"]
     moved = [x + SHIFT for x in scaled]
     try:
