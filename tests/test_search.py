@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from conftest import CHINESE
 
 ASSIGNED = re.compile(r"window\.Stemmer\s*=\s*(\w+)\s*;")
 
@@ -49,10 +50,7 @@ def test_sphinx_still_needs_the_chinese_search_shim(tmp_path):
     """
     source = tmp_path / "src"
     source.mkdir()
-    # The book's word list, as conf.py gives it: without one, Sphinx loads jieba's whole dictionary.
-    terms = Path(__file__).resolve().parent.parent / "book" / "_ext" / "zh_terms.txt"
-    conf = f'language = "zh_CN"\nhtml_search_options = {{"dict": {str(terms)!r}}}\n'
-    (source / "conf.py").write_text(conf, encoding="utf-8")
+    (source / "conf.py").write_text(CHINESE, encoding="utf-8")
     (source / "index.rst").write_text("标题\n====\n\n因果掩码与可见性表。\n", encoding="utf-8")
     out = tmp_path / "html"
     build = [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(source), str(out)]

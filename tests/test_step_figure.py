@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import CHINESE
 from reading import PARSER
 from sphinx.testing.util import SphinxTestApp
 from sphinx.util.console import strip_escape_sequences
@@ -98,12 +99,9 @@ def project(tmp_path: Path, target: str = "tiny_figs:frames") -> Path:
             myst_enable_extensions = ["colon_fence"]
             code_deps_dir = {str(code)!r}
             code_deps_package = ""
-            language = "zh_CN"
-            # As conf.py: without a word list, Sphinx's Chinese search loads jieba's whole dictionary
-            # (seconds of every build).
-            html_search_options = {{"dict": {str(ROOT / "book" / "_ext" / "zh_terms.txt")!r}}}
             """
-        ),
+        )
+        + CHINESE,
         encoding="utf-8",
     )
     (src / "index.md").write_text(
