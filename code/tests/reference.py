@@ -9,6 +9,7 @@ a conftest.py of its own, and only one module named ``conftest`` can be imported
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import pickle
@@ -124,6 +125,7 @@ def _hang(signum, frame):
 # arguments, so only calls equal argument for argument (``True`` is not ``1``) share an answer;
 # arguments that cannot be pickled (a lambda) are simply called again.
 _ANSWERS: dict = {}
+_signature = functools.cache(inspect.signature)  # asked once per function, not once per call
 
 
 def answer(function, args: tuple = (), kwargs: dict | None = None) -> tuple[str, str] | None:
@@ -131,7 +133,7 @@ def answer(function, args: tuple = (), kwargs: dict | None = None) -> tuple[str,
     with kind the exception's name, or ``"hang"`` when no answer came within 5 s."""
     kwargs = kwargs or {}
     try:
-        bound = inspect.signature(function).bind(*args, **kwargs)
+        bound = _signature(function).bind(*args, **kwargs)
         bound.apply_defaults()
         key = (function, pickle.dumps(bound.arguments))
     except Exception:  # noqa: BLE001 - arguments that do not bind or pickle: no sharing
@@ -189,7 +191,7 @@ def fuzz_failures(
         return [f"{function.__name__}(…): the valid call raised {valid[0]}: {valid[1]}"]
     positional = [
         p.name
-        for p in inspect.signature(function).parameters.values()
+        for p in _signature(function).parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
     labels = [
