@@ -310,17 +310,17 @@ def test_the_cache_section_names_the_fix_and_shows_new_1(book_html):
         f"正确的表许这个新查询读 {cache['worst_right']}，写错的表只许读 {cache['worst_wrong']}"
         in text
     )
-    worst = mask.visibility_facts(1, past=mask_figure.PAST)
+    worst = mask.visibility_facts(1, past=mask.PAST)
     assert (
         f"把行号当位置时，{mask.lost_sentence(worst['rows'][0])}。" not in text
     )  # F12 says it for new = 2
     # new = 2 is F12's last step; the text names it and does not draw its two tables again
-    label = f"行 1（绝对位置 {mask_figure.PAST + 1}）"  # the second new query of F12's last step
+    label = f"行 1（绝对位置 {mask.PAST + 1}）"  # the second new query of F12's last step
     shown = [
         t for t in tables(page(book_html, "ch02/mask.html")) if any(row[0] == label for row in t)
     ]
     assert len(shown) == 1  # F12's own table, not a second copy in the text
-    assert f"past = {mask_figure.PAST}、new = {mask_figure.NEW} 的下表" in text
+    assert f"past = {mask.PAST}、new = {mask.NEW} 的下表" in text
     # the library flag is defined where the core first uses it: a link to the glossary
     section = page(book_html, "ch02/mask.html").find(id="ch02-mask-cache")
     links = section.find_all("a", href=True)

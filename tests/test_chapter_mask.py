@@ -155,9 +155,17 @@ def check_cache_frame(frame: dict, past: int) -> None:
 CONFIGS = list(itertools.product([0, 1, 3, 5], [1, 2, 4]))
 
 
+def plant_f12(monkeypatch, **inputs):
+    """Other F12 inputs than the page's: ``mask``'s constants (and ``SCORE_QUERY``) replaced."""
+    for name, value in inputs.items():
+        module = mask_figure if name == "SCORE_QUERY" else page
+        monkeypatch.setattr(module, name, value)
+
+
 @pytest.mark.parametrize("past, new", CONFIGS)
-def test_every_f12_sentence_agrees_with_its_tables(past, new):
-    frames = mask_figure.f12_frames(past=past, new=new)
+def test_every_f12_sentence_agrees_with_its_tables(monkeypatch, past, new):
+    plant_f12(monkeypatch, PAST=past, NEW=new)
+    frames = mask_figure.f12_frames()
     for n, frame in enumerate(frames[:-2]):
         check_causal_frame(frame, first_forbidding=n == 0)
     check_score_frame(frames[-2], mask_figure.SCORE_QUERY)
@@ -176,11 +184,10 @@ def test_every_f12_sentence_agrees_with_its_tables(past, new):
     ],
 )
 def test_causal_and_score_frames_agree_with_their_tables_for_other_inputs(
-    n_positions, score_row, score_query
+    monkeypatch, n_positions, score_row, score_query
 ):
-    frames = mask_figure.f12_frames(
-        n_positions=n_positions, score_row=score_row, score_query=score_query
-    )
+    plant_f12(monkeypatch, N_POSITIONS=n_positions, SCORE_ROW=score_row, SCORE_QUERY=score_query)
+    frames = mask_figure.f12_frames()
     assert len(frames) == n_positions + 2
     for n, frame in enumerate(frames[:n_positions]):
         check_causal_frame(frame, first_forbidding=n == 0 and n_positions > 1)
@@ -188,11 +195,10 @@ def test_causal_and_score_frames_agree_with_their_tables_for_other_inputs(
 
 
 @pytest.mark.parametrize("n_positions", [2, 3, 5])
-def test_no_long_frame_sentence_is_said_twice(n_positions):
+def test_no_long_frame_sentence_is_said_twice(monkeypatch, n_positions):
     """Frames 1 and 2 once shared the whole reason for the causal rule; it is given once now."""
-    frames = mask_figure.f12_frames(
-        n_positions=n_positions, score_row=[0.0] * n_positions, score_query=0
-    )
+    plant_f12(monkeypatch, N_POSITIONS=n_positions, SCORE_ROW=[0.0] * n_positions, SCORE_QUERY=0)
+    frames = mask_figure.f12_frames()
     sentences = [
         s for f in frames for s in re.split(r"(?<=[。！？])", f["explanation"]) if len(s) >= 25
     ]
@@ -213,12 +219,13 @@ def test_the_checker_catches_the_old_false_sentence():
         ),
     }
     with pytest.raises(AssertionError):
-        check_cache_frame(frame, mask_figure.PAST)
+        check_cache_frame(frame, page.PAST)
 
 
 @pytest.mark.parametrize("past, new", CONFIGS)
-def test_generated_text_spaces_chinese_and_numbers(past, new):
-    for frame in mask_figure.f12_frames(past=past, new=new):
+def test_generated_text_spaces_chinese_and_numbers(monkeypatch, past, new):
+    plant_f12(monkeypatch, PAST=past, NEW=new)
+    for frame in mask_figure.f12_frames():
         for text in texts(frame):
             assert not CJK_NEXT_TO_LATIN.search(text), text
 
@@ -279,16 +286,6 @@ def test_the_pad_sentence_names_exactly_the_real_queries_that_changed(n, data):
 @pytest.mark.parametrize(
     "call, words",
     [
-        (
-            lambda: mask_figure.f12_frames(score_row=[0.0, 1.0]),
-            "score_row 必须有 n_positions = 3 个分数",
-        ),
-        (lambda: mask_figure.f12_frames(score_query=3), "score_query 必须是 0 到 2 之间的整数"),
-        (lambda: mask_figure.f12_frames(score_row=[0.0, float("nan"), 1.0]), r"score_row\[1\]"),
-        (lambda: mask_figure.f12_frames(n_positions=0), "n_positions 必须是不小于 1 的整数"),
-        (lambda: mask_figure.f12_frames(past=-1), "past 必须是不小于 0 的整数"),
-        (lambda: mask_figure.f12_frames(new=0), "new 必须是不小于 1 的整数"),
-        (lambda: mask_figure.f12_frames(new=True), "new 必须是不小于 1 的整数"),
         (lambda: page.visibility_facts(0), "n_query 必须是不小于 1 的整数"),
         (lambda: page.keys_text([]), "js 不能为空"),
         (
@@ -443,11 +440,6 @@ def test_pad_valid_uses_the_padding_rule():
             assert mask_figure.pad_valid(n_key, "front", count) == valid_keys(n_key, "front", count)
 
 
-def test_the_explore_data_rejects_bad_ranges():
-    with pytest.raises(ValueError, match="max_past 必须是 0 到 9 之间的整数"):
-        mask_figure.f12_explore_states(max_past=-1)
-
-
 # -- the two causal alignments ---------------------------------------------------------------------
 
 
@@ -486,18 +478,18 @@ def test_the_checks_facts_name_what_the_checks_table_shows(past, new, monkeypatc
 
 def test_the_checks_are_the_check_functions_on_the_three_tables():
     # The section runs the page's checks (defined once): its table is what those functions return.
-    n = mask_figure.PAST + mask_figure.NEW
+    n = page.PAST + page.NEW
     q = page.LEAK_Q[:n]
     v = [[float(j + 1)] for j in range(n)]
 
     def wrong(q_new, k, values):
         return att.masked_attention(q_new, k, values, att.row_index_visibility(len(q_new), n))[1]
 
-    full = page.recompute_check(wrong, q, q, v, mask_figure.PAST)
-    assert full["differ"] and full["reference"] == att.attention(q, q, v)[1][mask_figure.PAST :]
+    full = page.recompute_check(wrong, q, q, v, page.PAST)
+    assert full["differ"] and full["reference"] == att.attention(q, q, v)[1][page.PAST :]
     rows = page.checks_section().values["tbl_checks"].rows
     row = next(r for r in rows if r[0] == page.PLANS[2])
-    assert row[5] == page.positions_text([mask_figure.PAST + i for i in full["differ"]]) + " 不同"
+    assert row[5] == page.positions_text([page.PAST + i for i in full["differ"]]) + " 不同"
 
 
 @pytest.mark.parametrize(
@@ -750,15 +742,7 @@ CALLS = {  # a valid call of each public builder whose arguments are plain value
         "causal": True,
     },
     page.count_words: {"n": 2},
-    mask_figure.f12_frames: {
-        "n_positions": 3,
-        "score_row": [0.0, 1.0, 2.0],
-        "score_query": 1,
-        "past": 3,
-        "new": 2,
-    },
     mask_figure.pad_valid: {"n_key": 4, "pad": "front", "count": 1},
-    mask_figure.f12_explore_states: {"max_past": 1, "max_new": 1},
     page.same_row: {"a": [1.0, math.nan], "b": [1.0, math.nan]},
     page.after_query: {"n_query": 2, "n_key": 3, "past": 1},
     page.pad_keys: {"key_valid": [False, True], "n_query": 2},
@@ -812,16 +796,12 @@ def test_bad_arguments_get_a_value_error_that_names_them(function):
 
 def test_the_cache_examples_take_their_inputs_from_the_figure():
     # The page's cache section, its checks and its conventions sentence use F12's last step (past, new).
-    assert (page.PAST, page.NEW) == (mask_figure.PAST, mask_figure.NEW)
     assert (
-        mask_figure.f12_frames()[-1]["condition"]
-        == f"带缓存：past = {mask_figure.PAST}，new = {mask_figure.NEW}"
+        mask_figure.f12_frames()[-1]["condition"] == f"带缓存：past = {page.PAST}，new = {page.NEW}"
     )
-    assert page.cache_section().values["worst_keys"] == str(mask_figure.PAST + 1)
-    assert page.checks_section().values["leak_n"] == str(mask_figure.PAST + mask_figure.NEW)
-    assert page.conventions_section().values["align_lost"] == str(
-        mask_figure.PAST * mask_figure.NEW
-    )
+    assert page.cache_section().values["worst_keys"] == str(page.PAST + 1)
+    assert page.checks_section().values["leak_n"] == str(page.PAST + page.NEW)
+    assert page.conventions_section().values["align_lost"] == str(page.PAST * page.NEW)
 
 
 @pytest.mark.parametrize("n", [3, 5])

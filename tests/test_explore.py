@@ -158,9 +158,9 @@ def test_every_reachable_state_shows_what_the_teaching_code_computes(open_mask):
 
 def test_it_opens_where_f12_ends_and_its_lost_sentences_are_the_fifth_frames(open_mask):
     page = open_mask()
-    assert page.locator(f"{ID}past").input_value() == str(mask_figure.PAST)
-    assert page.locator(f"{ID}new").input_value() == str(mask_figure.NEW - 1)
-    facts = mask_page.visibility_facts(mask_figure.NEW, past=mask_figure.PAST)
+    assert page.locator(f"{ID}past").input_value() == str(mask_page.PAST)
+    assert page.locator(f"{ID}new").input_value() == str(mask_page.NEW - 1)
+    facts = mask_page.visibility_facts(mask_page.NEW, past=mask_page.PAST)
     assert page.locator(STATUS).inner_text() == mask_figure.explore_status(facts)
     page.get_by_label("把本批行号当位置（写错的偏移）").check()
     fifth = page.locator(
@@ -228,9 +228,9 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
 
     page.locator(f"{ID}past").focus()
     page.keyboard.press("ArrowDown")
-    assert page.locator(f"{ID}past").input_value() == str(mask_figure.PAST + 1)
+    assert page.locator(f"{ID}past").input_value() == str(mask_page.PAST + 1)
     assert status.inner_text() == mask_figure.explore_status(
-        mask_page.visibility_facts(mask_figure.NEW, past=mask_figure.PAST + 1)
+        mask_page.visibility_facts(mask_page.NEW, past=mask_page.PAST + 1)
     )
 
     page.keyboard.press("Tab")
@@ -245,7 +245,7 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
         page.keyboard.press("ArrowDown")  # 1 → 5 PAD in front of 5 keys
     assert page.locator(f"{ID}count").input_value() == "4"
     facts = mask_page.visibility_facts(
-        1, past=mask_figure.PAST + 1, key_valid=mask_figure.pad_valid(5, "front", 5)
+        1, past=mask_page.PAST + 1, key_valid=mask_figure.pad_valid(5, "front", 5)
     )
     assert status.inner_text() == mask_figure.explore_status(facts)
     assert page.locator(f"{PANEL} .step-figure-explore-note").is_visible()
@@ -258,7 +258,7 @@ def test_every_control_works_by_keyboard_with_visible_focus(open_mask):
     page.keyboard.press("Space")
     assert page.locator(f"{ID}wrong").is_checked()
     facts = mask_page.visibility_facts(
-        1, past=mask_figure.PAST + 1, key_valid=mask_figure.pad_valid(5, "front", 5), causal=False
+        1, past=mask_page.PAST + 1, key_valid=mask_figure.pad_valid(5, "front", 5), causal=False
     )
     assert status.inner_text() == mask_figure.explore_status(facts) + mask_figure.lost_status(facts)
     # The tables' own box takes focus, so a keyboard can scroll a wide table sideways.

@@ -43,7 +43,7 @@ att = importlib.import_module("02_attention")
 ex = importlib.import_module("02_exercises_mask")
 PAGE = "mask 一页"  # how s.holds names this page when a fixed sentence fails
 
-# F12's inputs (the page types them): its frames take them as defaults (mask_figure.f12_frames).
+# F12's inputs (the page types them): mask_figure.f12_frames reads them here.
 N_POSITIONS = 3  # frames 1–3: valid positions, no cache, no PAD, the causal rule
 SCORE_ROW = (0.0, 1.0, 2.0)  # frame 4: a given row of scores, with and without the mask
 PAST = 3
@@ -360,7 +360,7 @@ LEAK_POISON = 100.0  # the last position's V when "the future changes"
 
 # -- the page, cell by cell ----------------------------------------------------------------------------
 def figure_inputs() -> Section:
-    """The inputs F12 names in its 输入与适用条件 (the defaults of ``f12_frames``)."""
+    """The inputs F12 names in its 输入与适用条件 (``f12_frames`` reads them from this module)."""
     s = Section(PAGE, "F12")
     n = N_POSITIONS
     s.text(

@@ -5,12 +5,8 @@ from __future__ import annotations
 import importlib
 import re
 
-from chapter import fmt
+from chapter import fmt, mask
 from chapter.mask import (
-    N_POSITIONS,
-    NEW,
-    PAST,
-    SCORE_ROW,
     error_of,
     gap,
     keys_text,
@@ -23,7 +19,6 @@ from chapter.mask import (
 att = importlib.import_module("02_attention")
 
 SCORE_QUERY = 1  # frame 4: the query whose row of scores (mask.SCORE_ROW) it shows
-FIGURE_MAX_POSITIONS = 16  # a figure's tables fit a page
 
 
 # -- F12's frames -----------------------------------------------------------------------------------
@@ -77,8 +72,8 @@ def _score_frame(facts: dict, scores: list[float], query: int) -> dict:
     fact = facts["rows"][query]
     allowed = fact["readable"]
     forbidden = fact["future"]
-    mask = att.additive_mask([visible])[0]
-    masked = [s + m for s, m in zip(scores, mask)]
+    additive = att.additive_mask([visible])[0]
+    masked = [s + m for s, m in zip(scores, additive)]
     open_w = att.softmax(scores)
     masked_w = att.softmax(masked)  # without and with the mask
 
@@ -95,7 +90,7 @@ def _score_frame(facts: dict, scores: list[float], query: int) -> dict:
         text = f"位置 {query} 之后没有 Key，mask 全是 0，权重都是 {numbers(masked_w, range(len(scores)))}。"
     rows = [
         ("原始分数", [fmt.short(s) for s in scores]),
-        ("加性 mask", [fmt.short(m) for m in mask]),
+        ("加性 mask", [fmt.short(m) for m in additive]),
         ("加 mask 后的分数", [fmt.fmt(s) for s in masked]),
         ("不加 mask 的权重", [fmt.fmt(w) for w in open_w]),
         ("加 mask 的权重", [fmt.fmt(w) for w in masked_w]),
@@ -150,38 +145,14 @@ def _cache_frame(past: int, new: int) -> dict:
     }
 
 
-def f12_frames(
-    n_positions: int = N_POSITIONS,
-    score_row: list[float] = SCORE_ROW,
-    score_query: int = SCORE_QUERY,
-    past: int = PAST,
-    new: int = NEW,
-) -> list[dict]:
-    """F12: a causal frame per position, the score row with and without the mask, the cache's two tables."""
-    att.check_count(n_positions, "n_positions", maximum=FIGURE_MAX_POSITIONS)
-    att.check_count(past, "past", minimum=0, maximum=FIGURE_MAX_POSITIONS)
-    att.check_count(new, "new", maximum=FIGURE_MAX_POSITIONS)
-    if past + new > FIGURE_MAX_POSITIONS:
-        raise ValueError(
-            f"past + new 不能超过 {FIGURE_MAX_POSITIONS}（一张图的表要排进一页），收到 {past + new}"
-        )
-    score_row = att.as_vector(score_row, "score_row")
-    if len(score_row) != n_positions:
-        raise ValueError(
-            f"score_row 必须有 n_positions = {n_positions} 个分数，收到 {len(score_row)} 个"
-        )
-    if (
-        not isinstance(score_query, int)
-        or isinstance(score_query, bool)
-        or not 0 <= score_query < n_positions
-    ):
-        raise ValueError(
-            f"score_query 必须是 0 到 {n_positions - 1} 之间的整数，收到 {score_query!r}"
-        )
-    facts = visibility_facts(n_positions)
-    return [_causal_frame(facts, n) for n in range(n_positions)] + [
-        _score_frame(facts, score_row, score_query),
-        _cache_frame(past, new),
+def f12_frames() -> list[dict]:
+    """F12 on the page's inputs (``mask.N_POSITIONS``, ``SCORE_ROW``, ``PAST``, ``NEW``; query
+    ``SCORE_QUERY``): a causal frame per position, the score row with and without the mask, the cache's
+    two tables."""
+    facts = visibility_facts(mask.N_POSITIONS)
+    return [_causal_frame(facts, n) for n in range(mask.N_POSITIONS)] + [
+        _score_frame(facts, list(mask.SCORE_ROW), SCORE_QUERY),
+        _cache_frame(mask.PAST, mask.NEW),
     ]
 
 
@@ -284,14 +255,13 @@ EXPLORE_WORDS = {  # the panel's controls, table titles and legend
 }
 
 
-def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_MAX_NEW) -> dict:
+def f12_explore_states() -> dict:
     """Every setting the panel reaches (past, new, causal on/off, PAD place and count), each string, sentence
     and table row stored once: ``states[past][new − 1][causal 0 / 1][pad][count − 1 or 0]`` is
     ``[n_key, row ids, status, lost status, policy note]``; a row is ``[visible, mask −∞, wrong, lost`` (bits)
     ``, lost cached, lost new, empty, sentence, lost sentence]``; a sentence is a list of ``text`` pieces."""
-    for name, value, low in (("max_past", max_past, 0), ("max_new", max_new, 1)):
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= 9:
-            raise ValueError(f"{name} 必须是 {low} 到 9 之间的整数，收到 {value!r}")
+    max_past = EXPLORE_MAX_PAST
+    max_new = EXPLORE_MAX_NEW
     pool = {}
     sentences = {}
     records = {}  # each text piece, sentence and row once, numbered in order
@@ -376,8 +346,8 @@ def f12_explore_states(max_past: int = EXPLORE_MAX_PAST, max_new: int = EXPLORE_
             "pad": list(PAD_PLACES),
         },
         "start": {
-            "past": min(PAST, max_past),
-            "new": min(NEW, max_new),
+            "past": min(mask.PAST, max_past),
+            "new": min(mask.NEW, max_new),
             "pad": "none",
             "causal": True,
         },
