@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import re
+from pathlib import Path
+
 import pytest
 
 from chapter import fmt
@@ -64,3 +69,30 @@ def test_glue_puts_tables_and_markdown_as_markdown_and_text_as_text(monkeypatch)
     assert type(glued["a"][0]).__name__ == "Markdown" and glued["a"][0].data.startswith("| x |")
     assert glued["b"] == ("text", False)
     assert glued["c"][0].data == "| P | Key 0 |\n|---|---|\n| 查询 0 | 1.0000 |"
+
+
+# -- what the pages call ---------------------------------------------------------------------------
+PAGES = sorted((Path(__file__).resolve().parents[1] / "book").rglob("*.md"))
+
+
+def called_by_pages() -> list[tuple[str, str]]:
+    """(module, function) of each section a page's code cells call as ``page.name()`` and of each
+    step figure's frames and explore states it names (``module:function``)."""
+    found = []
+    for path in PAGES:
+        text = path.read_text(encoding="utf-8")
+        module = re.search(r"^from chapter import (\w+) as page$", text, re.M)
+        for cell in re.findall(r"^```\{code-cell\}.*?\n(.*?)^```", text, re.M | re.S):
+            found += [
+                (f"chapter.{module[1]}", name) for name in re.findall(r"\bpage\.(\w+)\(", cell)
+            ]
+        found += re.findall(r"^(?:::+\{step-figure\}|:explore:) ([\w.]+):(\w+)$", text, re.M)
+    return sorted(set(found))
+
+
+def test_every_section_and_figure_a_page_calls_takes_no_arguments():
+    called = called_by_pages()
+    assert len(called) > 100 and ("chapter.mask_figure", "f12_explore_states") in called
+    for module, name in called:
+        function = getattr(importlib.import_module(module), name)
+        assert not inspect.signature(function).parameters, f"{module}.{name}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
-import inspect
 import math
 from pathlib import Path
 
@@ -36,9 +35,7 @@ def fails(fact: str):
 
 
 # -- the shape of the module ---------------------------------------------------------------------------------
-def test_every_section_takes_no_arguments_and_returns_a_section():
-    for section in [*SECTIONS, page.timing, page.run_output, page.exercises, page.f15_frames]:
-        assert not inspect.signature(section).parameters, section.__name__
+def test_each_exercise_is_a_section():
     assert all(isinstance(s, Section) for s in page.exercises())
 
 
