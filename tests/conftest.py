@@ -80,9 +80,16 @@ def pytest_collection_modifyitems(config, items):
             unmarked.append(f"{item.nodeid} (needs {', '.join(sorted(missing))})")
         for mark in marks & set(_IMPLIES):
             item.add_marker(_IMPLIES[mark])
-    # The PDF tests last: the PDF is typeset in the background from the moment the HTML build is done
-    # (see _build_book_html), while the other tests run.
-    items.sort(key=lambda item: item.get_closest_marker("pdf") is not None)
+
+    # The order keeps two cores busy (the workers take tests in this order): first one test that reads
+    # the built book, so that its build starts at once; then the tests that need no book, which the
+    # other workers run while it builds; then the tests that read the book; the PDF tests last, as the
+    # PDF is typeset in the background from the moment the HTML build is done (see _build_book_html).
+    def group(item) -> int:
+        return 3 if item.get_closest_marker("pdf") else 2 if "book_html" in item.fixturenames else 1
+
+    first = next((item for item in items if group(item) == 2), None)
+    items.sort(key=lambda item: 0 if item is first else group(item))
     if unmarked:
         raise pytest.UsageError(
             "tests without the mark their fixtures need:\n  " + "\n  ".join(unmarked)
