@@ -337,8 +337,8 @@ def check_frames(frames, q, k, v):
         assert "各分数相等" in frames[0]["explanation"]
     for j, (x, e) in enumerate(zip(s["shifted"], s["exps"])):
         assert cells(last, 3)[1 + j] == fmt.fmt(e)
-        assert page.exp_term(x, e) in frames[1]["explanation"]
-    assert f"和 {page.printed_sum(s['exps'], s['total'])}" in frames[1]["explanation"]
+        assert str(page.exp_term(x, e)) in frames[1]["explanation"]
+    assert f"和 {page.printed_sum(s['exps'], s['total']).result}" in frames[1]["explanation"]
     # The whole-row cells of the exp and weight rows write a sum of the printed cells beside them.
     for row, word, exact in ((3, "和", s["total"]), (4, "权重之和", sum(s["weights"]))):
         shown = sum(fmt.printed(c) for c in cells(last, row)[1:-1])
@@ -368,18 +368,18 @@ def test_a_weighted_row_says_equals_only_when_the_printed_weight_gives_the_print
 
 
 def test_an_exp_says_equals_only_when_the_printed_argument_gives_the_printed_value():
-    assert page.exp_term(-0.5, math.exp(-0.5)) == "exp(−0.5000) = 0.6065"
+    assert str(page.exp_term(-0.5, math.exp(-0.5))) == "exp(−0.5000) = 0.6065"
     # −0.49996 prints as −0.5000, whose exp is 0.6065; the exp written, of −0.49996, is 0.6066.
-    assert page.exp_term(-0.49996, math.exp(-0.49996)) == "exp(−0.5000) ≈ 0.6066"
+    assert str(page.exp_term(-0.49996, math.exp(-0.49996))) == "exp(−0.5000) ≈ 0.6066"
 
 
 def test_every_written_out_calculation_of_the_page_is_written_by_its_sign_function():
     s = sc.visible_steps(sc.EXAMPLE_Q[sc.QUERY], sc.EXAMPLE_K, sc.EXAMPLE_V)
     text = "".join(f["explanation"] for f in page.f13_frames())
-    written = [page.exp_term(x, e) for x, e in zip(s["shifted"], s["exps"])]
+    written = [str(page.exp_term(x, e)) for x, e in zip(s["shifted"], s["exps"])]
     written += [page.weighted_row(*t) for t in zip(s["weights"], sc.EXAMPLE_V, s["weighted"])]
     assert all(w in text for w in written)
-    assert f"和 {page.printed_sum(s['exps'], s['total'])}" in text
+    assert f"和 {page.printed_sum(s['exps'], s['total']).result}" in text
 
 
 def test_f13_frames_on_the_pages_example():
@@ -493,7 +493,19 @@ def test_the_reader_may_word_the_bad_input_message():
 
 
 def test_a_printed_sum_says_equals_only_when_the_printed_cells_add_up_to_it():
-    assert page.printed_sum([0.5, 0.5], 1.0) == "= 1.0000"
+    assert page.printed_sum([0.5, 0.5], 1.0).result == "= 1.0000"
     assert (
-        page.printed_sum([0.13534, 0.60653, 1.0], 1.74187) == "≈ 1.7419"
+        page.printed_sum([0.13534, 0.60653, 1.0], 1.74187).result == "≈ 1.7419"
     )  # the printed cells add up to 1.7418
+
+
+def test_a_written_out_calculation_that_does_not_add_up_stops_the_build(monkeypatch):
+    steps = sc.visible_steps
+
+    def wrong_product(q, k, v):  # the first key's weighted V row off by 0.01
+        s = steps(q, k, v)
+        return {**s, "weighted": [[x + 0.01 for x in s["weighted"][0]], *s["weighted"][1:]]}
+
+    monkeypatch.setattr(sc, "visible_steps", wrong_product)
+    with pytest.raises(ValueError, match="written_rows_add_up"):
+        page.f13_frames()

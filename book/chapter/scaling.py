@@ -71,22 +71,32 @@ def inside(outputs, values) -> list[bool]:
     return [all(min(c) - TOL <= x <= max(c) + TOL for x, c in zip(o, cols)) for o in outputs]
 
 
-def printed_sum(xs, total: float) -> str:
-    """``= total`` when the printed terms add up to it, else ``≈ total``."""
-    return f"{fmt.equals(sum(fmt.printed(fmt.fmt(x)) for x in xs), total)} {fmt.fmt(total)}"
+def printed_sum(xs, total: float) -> fmt.Calculation:
+    """The printed ``xs`` added up against ``total``; its ``result`` is ``= total`` when the printed terms
+    give it, else ``≈ total``."""
+    return fmt.Calculation(
+        " + ".join(fmt.fmt(x) for x in xs), sum(fmt.printed(fmt.fmt(x)) for x in xs), total
+    )
+
+
+def row_parts(w: float, vj, exact) -> list[fmt.Calculation]:
+    """A weight times a V row, one calculation per component (``0.6225×4 ≈ 2.4898``)."""
+    return [
+        fmt.Calculation(f"{fmt.fmt(w)}×{fmt.short(y)}", fmt.printed(fmt.fmt(w)) * y, c)
+        for y, c in zip(vj, exact)
+    ]
 
 
 def weighted_row(w: float, vj, exact) -> str:
     """A weight times a V row, ``0.6225 × (4, 0) ≈ (2.4898, 0.0000)``: "=" only when the printed
     weight times the row prints as the printed result in every component."""
-    signs = {fmt.equals(fmt.printed(fmt.fmt(w)) * y, c) for y, c in zip(vj, exact)}
-    sign = "=" if signs == {"="} else "≈"
+    sign = "=" if all(p.result.startswith("=") for p in row_parts(w, vj, exact)) else "≈"
     return f"{fmt.fmt(w)} × {fmt.vector(vj)} {sign} {fmt.vector(exact, fmt.fmt)}"
 
 
-def exp_term(x: float, e: float) -> str:
+def exp_term(x: float, e: float) -> fmt.Calculation:
     """``exp(−0.5000) = 0.6065``: "=" only when exp of the printed x prints as the printed value."""
-    return f"exp({fmt.fmt(x)}) {fmt.equals(math.exp(fmt.printed(fmt.fmt(x))), e)} {fmt.fmt(e)}"
+    return fmt.Calculation(f"exp({fmt.fmt(x)})", math.exp(fmt.printed(fmt.fmt(x))), e)
 
 
 def weight_sums(s: Section, name: str, weights) -> None:
@@ -109,15 +119,22 @@ def f13_explanations(s: dict, v) -> list[str]:
     total = printed_sum(s["exps"], s["total"])
     top = keys(j for j, x in enumerate(scores) if x == max(scores))
     dots = [products(s["query"], kj, x) for kj, x in zip(s["keys"], scores)]
-    Section(PAGE, "F13").holds(written_dots_add_up=all(c.adds_up for c in dots))
+    exps = [exp_term(x, e) for x, e in zip(s["shifted"], s["exps"])]
+    rows = [row_parts(*t) for t in zip(s["weights"], v, s["weighted"])]
+    Section(PAGE, "F13").holds(
+        written_dots_add_up=all(c.adds_up for c in dots),
+        written_exps_add_up=all(c.adds_up for c in exps),
+        written_sum_adds_up=total.adds_up,
+        written_rows_add_up=all(p.adds_up for row in rows for p in row),
+    )
     sums = "；".join(f"q·k_{j} = {c}" for j, c in enumerate(dots))
     return [
         f"逐分量相乘再相加：{sums}"
         + (f"（{top} 最大）。" if max(scores) > min(scores) else "（各分数相等）。")
         + f"再除以 √d = {fmt.fmt(s['scale'])}：顺序不变，差距缩成原来的 1/√d。",
         f"减去最大值 {fmt.fmt(s['max'])}，再取指数："
-        + "，".join(exp_term(x, e) for x, e in zip(s["shifted"], s["exps"]))
-        + f"；和 {total}{'' if total[0] == '=' else '（由未舍入的指数相加）'}。每一项除以和，得到和为 1 的权重。",
+        + "，".join(str(c) for c in exps)
+        + f"；和 {total.result}{'' if total.result.startswith('=') else '（由未舍入的指数相加）'}。每一项除以和，得到和为 1 的权重。",
         "V 行乘以权重："
         + "；".join(
             f"{key(j)}：{weighted_row(*t)}"
@@ -135,6 +152,8 @@ def f13_explanations(s: dict, v) -> list[str]:
 def row_frames(q, k, v) -> list[dict]:
     """The frames of one query row through every step: each step adds its rows to one table, marked."""
     s = {**sc.visible_steps(q, k, v), "query": q, "keys": k}
+    weights_sum = printed_sum(s["weights"], sum(s["weights"]))
+    Section(PAGE, "F13").holds(written_weights_add_up=weights_sum.adds_up)
 
     def cells(field):
         return [fmt.fmt(x) for x in s[field]]
@@ -143,13 +162,8 @@ def row_frames(q, k, v) -> list[dict]:
         (0, "分数 q·k", cells("dots"), f"q = {fmt.vector(s['query'])}"),
         (0, "÷ √d", cells("scaled"), f"d = {s['d']}，√d = {fmt.fmt(s['scale'])}"),
         (1, "− 最大值", cells("shifted"), f"最大值 = {fmt.fmt(s['max'])}"),
-        (1, "exp", cells("exps"), f"和 {printed_sum(s['exps'], s['total'])}"),
-        (
-            1,
-            "÷ 和 = 权重",
-            cells("weights"),
-            f"权重之和 {printed_sum(s['weights'], sum(s['weights']))}",
-        ),
+        (1, "exp", cells("exps"), f"和 {printed_sum(s['exps'], s['total']).result}"),
+        (1, "÷ 和 = 权重", cells("weights"), f"权重之和 {weights_sum.result}"),
         (2, "V 行", [fmt.vector(vj) for vj in v], ""),
         (
             2,
@@ -441,9 +455,11 @@ def hand_exercise() -> Section:
     h = ex.hand_row(q, k, ex.HAND_G)
     top = max(abs(x) for x in h["jg"])
     dots = [products(q, kj, x) for kj, x in zip(k, h["dots"])]
+    total = printed_sum(h["exps"], h["total"])
     s.holds(
         jg_exceeds_the_largest_entry=top > h["peak"],
         written_dots_add_up=all(c.adds_up for c in dots),
+        written_sum_adds_up=total.adds_up,
     )
     rows = [("点积（逐项相乘再相加）", [str(c) for c in dots])]
     rows += [
@@ -467,7 +483,7 @@ def hand_exercise() -> Section:
     )
     s.value("count", ex1_d=h["d"], ex1_n=len(k))
     s.value(ex1_sqrt=h["scale"], ex1_peak=h["peak"])
-    s.text(ex1_total=printed_sum(h["exps"], h["total"]), ex1_jg=fmt.vector(h["jg"], fmt.fmt))
+    s.text(ex1_total=total.result, ex1_jg=fmt.vector(h["jg"], fmt.fmt))
     s.value("multiple", ex1_ratio=top / h["peak"])
     return s
 
