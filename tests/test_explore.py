@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from conftest import BUILD, assert_axe_clean, assert_offline, set_theme, settle
+from conftest import BUILD, ROOT, assert_axe_clean, assert_offline, set_theme, settle
 from test_chapter_mask import CJK_NEXT_TO_LATIN
 
 from chapter import fmt, mask_figure
@@ -158,6 +158,10 @@ def test_every_reachable_state_shows_what_the_teaching_code_computes(open_mask):
 
 def test_it_opens_where_f12_ends_and_its_lost_sentences_are_the_fifth_frames(open_mask):
     page = open_mask()
+    # Its first line is the one the mask page writes under the figure's :explore-intro:.
+    source = (ROOT / "book" / "ch02" / "mask.md").read_text(encoding="utf-8")
+    intro = page.locator(f"{PANEL} .step-figure-explore-intro").text_content()
+    assert f"\n:explore-intro: {intro}\n" in source and len(intro) > 20
     assert page.locator(f"{ID}past").input_value() == str(mask_page.PAST)
     assert page.locator(f"{ID}new").input_value() == str(mask_page.NEW - 1)
     facts = mask_page.visibility_facts(mask_page.NEW, past=mask_page.PAST)

@@ -59,7 +59,10 @@ def explore_project(tmp_path, option: str | None = "tiny_figs:explore"):
         page = src / "index.md"
         text = page.read_text(encoding="utf-8")
         page.write_text(
-            text.replace(":question:", f":explore: {option}\n:question:", 1), encoding="utf-8"
+            text.replace(
+                ":question:", f":explore: {option}\n:explore-intro: 试一试 <b>\n:question:", 1
+            ),
+            encoding="utf-8",
         )
     return src
 
@@ -76,6 +79,7 @@ def test_html_carries_the_data_in_a_hidden_container_and_loads_the_panel(tmp_pat
     soup = BeautifulSoup((app.outdir / "index.html").read_text(encoding="utf-8"), PARSER)
     (box,) = soup.select("[data-step-figure] .step-figure-explore")
     assert box.has_attr("hidden")  # nothing to see, nothing to press, until the script runs
+    assert box["data-intro"] == "试一试 <b>"  # the page's line, escaped as an attribute
     script = box.select_one("script.step-figure-explore-data")
     assert script["type"] == "application/json"
     assert json.loads(script.string) == tiny_data()  # "</script>" inside a string did not end it

@@ -230,8 +230,6 @@ def lost_status(facts: dict) -> str:
 _MINUS_INF, _ZERO = (fmt.short(x) for x in att.additive_mask([[False, True]])[0])
 EXPLORE_WORDS = {  # the panel's controls, table titles and legend
     "title": "自己试一试：可见性表探索",
-    "intro": "自己设定缓存、新查询、PAD 和因果规则，看可见性表怎样变。表、mask 和每一句说明，"
-    "都是构建本书时由教学代码对每一种设定预先算好的；这里只按你的选择把它们找出来。",
     "past": "本批之前的位置数 past（都在缓存里）",
     "new": "新来的查询数 new",
     "pad": "PAD 放在哪里",

@@ -12,7 +12,8 @@ Usage in a MyST page (the argument names a function of the book side, ``code_dep
     :::
 
 ``:explore: module:function`` adds a panel after the player, in HTML only, whose every state is
-precomputed by that function (see ``explore.py``).
+precomputed by that function (see ``explore.py``); ``:explore-intro:`` is the page's line under the
+panel's title.
 
 The function is called at build time and returns plain data (see ``directive.py``). Every
 builder gets all frames in order: HTML as real markup that a small script turns into a player

@@ -241,6 +241,7 @@ class StepFigureDirective(SphinxDirective):
         "question": directives.unchanged,
         "dwell": _dwell,  # seconds per frame when playing; default step_figure_dwell
         "explore": directives.unchanged_required,  # module:function of an HTML-only explore panel
+        "explore-intro": directives.unchanged,  # the panel's first line, under its title
         "class": directives.class_option,
     }
 
@@ -256,7 +257,10 @@ class StepFigureDirective(SphinxDirective):
             frames = frames_of(self.arguments[0], *dirs, note=note)
             explore = self.options.get("explore")
             if explore:
-                explore = step_figure_explore(data=explore_of(explore, *dirs, note=note))
+                explore = step_figure_explore(
+                    data=explore_of(explore, *dirs, note=note),
+                    intro=self.options.get("explore-intro", ""),
+                )
         except StepFigureError as error:
             raise self.error(str(error)) from None
 

@@ -44,7 +44,8 @@ class ExploreDataError(ValueError):
 
 
 class step_figure_explore(nodes.General, nodes.Element):
-    """The panel's data (attribute ``data``: a JSON string). Written by HTML builders only."""
+    """The panel's data (attribute ``data``: a JSON string) and the page's line that introduces it
+    (``intro``: the ``:explore-intro:`` option). Written by HTML builders only."""
 
 
 def explore_json(data: Any) -> str:
@@ -64,7 +65,15 @@ def explore_json(data: Any) -> str:
 
 def visit_explore_html(self, node: step_figure_explore) -> None:
     # hidden: without the script the reader sees nothing here, not a dead control.
-    self.body.append(self.starttag(node, "div", CLASS="step-figure-explore", hidden="hidden"))
+    self.body.append(
+        self.starttag(
+            node,
+            "div",
+            CLASS="step-figure-explore",
+            hidden="hidden",
+            **{"data-intro": node.get("intro", "")},
+        )
+    )
     self.body.append(
         f'<script type="application/json" class="step-figure-explore-data">{node["data"]}</script>'
     )

@@ -71,7 +71,7 @@
     var panel = make("section", { class: "step-figure-explore-panel", "aria-labelledby": id + "title" });
     panel.append(
       make("p", { class: "step-figure-explore-title", id: id + "title" }, w.title),
-      make("p", { class: "step-figure-explore-intro" }, w.intro),
+      make("p", { class: "step-figure-explore-intro" }, box.dataset.intro),
       form, status, tables, out
     );
 
