@@ -276,13 +276,13 @@ def fully_masked_paths(seen: dict | None = None, device: str = "cpu") -> dict:
         ),
         (
             mha_api,
-            "慢路径，`need_weights=False`",
+            "慢路径（同一层，不带偏置），`need_weights=False`",
             "`need_weights=False` 时",
             one(mha, "no_weights"),
         ),
         (
             mha_api,
-            "快路径（带偏置、偶数个头、Q、K、V 是同一个张量、eval、inference_mode），返回权重（默认）",
+            "快路径（batch_first=True、带偏置、偶数个头、Q、K、V 是同一个张量、布尔 mask、eval、inference_mode），返回权重（默认）",
             "快路径返回权重时",
             one(fast, "weights"),
         ),
