@@ -174,7 +174,7 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
         [
             _link("Hugging Face `attention_mask`", "hf_attention_mask"),
             "1 = 内容，0 = PAD",
-            "文档没有规定（它只讲 1 与 0 的表）",
+            "所引的词汇表只讲 1 与 0 的表",
             "由模型内部构造（"
             + _link("`masking_utils.create_causal_mask`", "hf_masking_utils_v517")
             + "）",

@@ -665,7 +665,14 @@ def cache_section() -> Section:
     s.holds(
         row_index_loses_history_and_itself=any(r["lost_cached"] for r in rows)
         and all(len(r["lost_cached"]) < PAST for r in rows)
-        and all(r["position"] in r["lost_new"] for r in rows)
+        and all(r["position"] in r["lost_new"] for r in rows),
+        # 要记住 says it for any cache: with past ≥ 1, no row of the row-index table reads itself.
+        no_row_reads_itself_with_any_cache=all(
+            r["position"] in r["lost_new"]
+            for past in range(1, PAST + 3)
+            for new in range(1, NEW + 3)
+            for r in visibility_facts(new, past=past)["rows"]
+        ),
     )
     s.value(
         "count",
