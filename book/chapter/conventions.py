@@ -18,7 +18,7 @@ ALIGNMENT = {
 }
 FLOAT_MASK = {
     "added": "加到分数上（0/−∞ 的表与任意偏置都是）",
-    "nonzero_allowed": "不报错，转成布尔（非 0 = 允许），于是 0/−∞ 的表只读被禁止的 Key，任意偏置读所有 Key",
+    "nonzero_allowed": "不报错，转成布尔（非 0 = 允许），于是 0/−∞ 的表只读被禁止的 Key，偏置里恰为 0 的格子也被禁止",
     "error": "报错",
 }
 CAUSAL_HINT = {  # what nn.MultiheadAttention computed when told is_causal=True
@@ -173,7 +173,7 @@ def conventions_rows(seen: dict | None = None, device: str = "cpu") -> list[list
         ],
         [
             _link("Hugging Face `attention_mask`", "hf_attention_mask"),
-            "1 = 内容，0 = PAD",
+            "整数 0/1：1 = 内容，0 = PAD",
             "所引的词汇表只讲 1 与 0 的表",
             "由模型内部构造（"
             + _link("`masking_utils.create_causal_mask`", "hf_masking_utils_v517")
