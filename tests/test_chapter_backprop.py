@@ -41,14 +41,14 @@ def test_a_written_out_product_says_approximately_when_rounding_moved_the_last_d
     # 0.3302 × (−1 − (−2.3395)) with printed factors is 0.44230…, the exact cell 0.44236 prints 0.4424
     cell = page.ds_cell(0.33022, -1.0, -2.33947, 0.44236)
     assert str(cell) == "0.3302×(−1.0000 − (−2.3395)) ≈ 0.4424" and cell.adds_up
-    product = page.products(
+    product = fmt.products(
         [(page.val(0.5), page.inp(2.0)), (page.val(-0.25), page.inp(-1.0))], 1.25
     )
     assert str(product) == "0.5000×2 + (−0.2500)×(−1) = 1.2500" and product.adds_up
-    scaled = page.products([("1.0000", "1")], 1 / math.sqrt(2), sqrt_of=2)
+    scaled = fmt.products([("1.0000", "1")], 1 / math.sqrt(2), sqrt_of=2)
     assert str(scaled) == "(1.0000×1) / √2 = 0.7071" and scaled.adds_up
     # A wrong term is no rounding: the section holds adds_up, so the build stops.
-    assert not page.products([("1.0000", "2")], 1 / math.sqrt(2), sqrt_of=2).adds_up
+    assert not fmt.products([("1.0000", "2")], 1 / math.sqrt(2), sqrt_of=2).adds_up
 
 
 def test_float32_rounds_as_numpy_does():

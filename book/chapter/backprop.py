@@ -79,16 +79,6 @@ def val(x: float) -> str:
     return inp(x, fmt.fmt)
 
 
-def products(pairs, exact: float, sqrt_of: int | None = None) -> fmt.Calculation:
-    """``a×b + c×d = r`` from pairs of printed factors (``≈`` where rounding moved the last digit)."""
-    text = " + ".join(f"{a}×{b}" for a, b in pairs)
-    value = sum(fmt.printed(a) * fmt.printed(b) for a, b in pairs)
-    if sqrt_of is not None:
-        text = f"({text}) / √{sqrt_of}"
-        value = value / math.sqrt(sqrt_of)
-    return fmt.Calculation(text, value, exact)
-
-
 def ds_cell(p: float, dp: float, d: float, exact: float) -> fmt.Calculation:
     """One cell of dS = P ∘ (dP − D), written out: ``p×(dp − D) = dS``."""
     value = fmt.printed(val(p)) * (fmt.printed(fmt.fmt(dp)) - fmt.printed(val(d)))
@@ -198,16 +188,18 @@ def worked() -> Section:
     s.grid("tbl_ex_dq", "dQ", st["dq"], rows, dims)
     s.grid("tbl_ex_dk", "dK", st["dk"], cols, dims)
     calculations = dict(
-        calc_dv=products([(val(p[i][0]), inp(d_out[i][0])) for i in range(n)], st["dv"][0][0]),
-        calc_dp=products([(inp(d_out[1][c]), inp(v[0][c])) for c in range(d_v)], st["dp"][1][0]),
-        calc_d=products(
+        calc_dv=fmt.products([(val(p[i][0]), inp(d_out[i][0])) for i in range(n)], st["dv"][0][0]),
+        calc_dp=fmt.products(
+            [(inp(d_out[1][c]), inp(v[0][c])) for c in range(d_v)], st["dp"][1][0]
+        ),
+        calc_d=fmt.products(
             [(inp(d_out[1][c]), val(o[1][c])) for c in range(d_v)], st["rowsum_do_o"][1]
         ),
         calc_ds=ds_cell(p[1][0], st["dp"][1][0], st["rowsum_do_o"][1], ds[1][0]),
-        calc_dq=products(
+        calc_dq=fmt.products(
             [(val(ds[2][j]), inp(k[j][0])) for j in range(n)], st["dq"][2][0], sqrt_of=d
         ),
-        calc_dk=products(
+        calc_dk=fmt.products(
             [(val(ds[i][0]), inp(q[i][1])) for i in range(n)], st["dk"][0][1], sqrt_of=d
         ),
     )
@@ -519,7 +511,7 @@ def jacobian_exercise() -> Section:
         -fmt.printed(fmt.fmt(p0)) * fmt.printed(fmt.fmt(p1)),
         a["jacobian"][0][1],
     )
-    dot = products([(val(p), inp(x)) for p, x in zip(a["p"], ex.JAC_D_WEIGHTS)], a["dot"])
+    dot = fmt.products([(val(p), inp(x)) for p, x in zip(a["p"], ex.JAC_D_WEIGHTS)], a["dot"])
     s.holds(written_products_add_up=offdiag.adds_up and dot.adds_up)
     s.text(
         x1_p=", ".join(fmt.fmt(x) for x in a["p"]),
@@ -572,7 +564,7 @@ def hand_exercise() -> Section:
         Col("dP（dO 乘 V 的转置）", lambda i: fmt.slashed(st["dp"][i]), "text"),
         Col("D（dO 与 O 逐行点积）", lambda i: st["rowsum_do_o"][i]),
     )
-    dv = products([(val(p), inp(x)) for p, x in a["dv_terms"]], st["dv"][0][0])
+    dv = fmt.products([(val(p), inp(x)) for p, x in a["dv_terms"]], st["dv"][0][0])
     ds_row = [ds_cell(p, dp, d, st["ds"][r][j]) for j, (p, dp, d) in enumerate(a["ds_terms"])]
     s.holds(written_cells_add_up=dv.adds_up and all(c.adds_up for c in ds_row))
     s.text(x2_dv=dv)
@@ -637,11 +629,11 @@ def correction_exercise() -> Section:
     g = given["d_out"]
     h = orth["d_out"]
     d = [
-        products([(inp(x), val(y)) for x, y in zip(g[i], o[i])], given["D"][i])
+        fmt.products([(inp(x), val(y)) for x, y in zip(g[i], o[i])], given["D"][i])
         for i in range(len(o))
     ]
     d_orth = [
-        products([(val(x), val(y)) for x, y in zip(h[i], o[i])], orth["D"][i])
+        fmt.products([(val(x), val(y)) for x, y in zip(h[i], o[i])], orth["D"][i])
         for i in range(len(o))
     ]
     s.holds(written_rowsums_add_up=all(c.adds_up for c in d + d_orth))

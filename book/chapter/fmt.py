@@ -263,6 +263,33 @@ class Calculation(NamedTuple):
         return f"{self.terms} {self.result}"
 
 
+def products(pairs, exact: float, sqrt_of: int | None = None) -> Calculation:
+    """``a×b + c×d`` from pairs of printed factors, against ``exact``; with ``sqrt_of``, that sum over √n.
+
+    >>> str(products([("0.5000", "2"), ("1", "1")], 2.0))
+    '0.5000×2 + 1×1 = 2.0000'
+    >>> str(products([("1.0000", "1")], 1 / math.sqrt(2), sqrt_of=2))
+    '(1.0000×1) / √2 = 0.7071'
+    """
+    text = " + ".join(f"{a}×{b}" for a, b in pairs)
+    value = sum(printed(a) * printed(b) for a, b in pairs)
+    if sqrt_of is not None:
+        text = f"({text}) / √{sqrt_of}"
+        value = value / math.sqrt(sqrt_of)
+    return Calculation(text, value, exact)
+
+
+def printed_sum(xs, total: float) -> Calculation:
+    """The values ``xs`` as the page prints them (:func:`fmt`), added up against ``total``.
+
+    >>> printed_sum([0.5, 0.5], 1.0).result
+    '= 1.0000'
+    >>> printed_sum([0.13534, 0.60653, 1.0], 1.74187).result  # the printed terms add up to 1.7418
+    '≈ 1.7419'
+    """
+    return Calculation(" + ".join(fmt(x) for x in xs), sum(printed(fmt(x)) for x in xs), total)
+
+
 def mark(flag: bool) -> str:
     """A visibility cell in words as well as a symbol (``✓ 允许``): colour never carries meaning alone."""
     if not isinstance(flag, bool):

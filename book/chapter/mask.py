@@ -398,11 +398,7 @@ def demo_section() -> Section:
     shown = [fmt.printed(fmt.fmt(w)) for w in steps["weights"]]
     approx = sum(w * x[0] for w, x in zip(shown, v))
     # The row "权重 × V" added up as the table prints it: the output.
-    added = fmt.Calculation(
-        " + ".join(fmt.fmt(x) for x in weighted),
-        sum(fmt.printed(fmt.fmt(x)) for x in weighted),
-        output,
-    )
+    added = fmt.printed_sum(weighted, output)
     s.holds(
         printed_weights_sum_to_one=fmt.fmt(sum(shown)) == fmt.fmt(1.0),
         printed_weights_miss_the_output=fmt.fmt(approx) != fmt.fmt(output),

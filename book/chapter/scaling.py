@@ -43,11 +43,7 @@ def python_list(xs, cell=fmt.short) -> str:  # a row of scores as Python prints 
 
 def products(q, k, exact: float) -> fmt.Calculation:
     """The dot product q·k written out from the inputs as typed: ``1×2 + 2×1 = 4.0000``."""
-    return fmt.Calculation(
-        " + ".join(f"{fmt.short(a)}×{fmt.short(b)}" for a, b in zip(q, k)),
-        sum(fmt.printed(fmt.short(a)) * fmt.printed(fmt.short(b)) for a, b in zip(q, k)),
-        exact,
-    )
+    return fmt.products([(fmt.short(a), fmt.short(b)) for a, b in zip(q, k)], exact)
 
 
 def between(xs) -> str:
@@ -69,14 +65,6 @@ def inside(outputs, values) -> list[bool]:
     """For each output row: is every component within V's column?"""
     cols = list(zip(*values))
     return [all(min(c) - TOL <= x <= max(c) + TOL for x, c in zip(o, cols)) for o in outputs]
-
-
-def printed_sum(xs, total: float) -> fmt.Calculation:
-    """The printed ``xs`` added up against ``total``; its ``result`` is ``= total`` when the printed terms
-    give it, else ``≈ total``."""
-    return fmt.Calculation(
-        " + ".join(fmt.fmt(x) for x in xs), sum(fmt.printed(fmt.fmt(x)) for x in xs), total
-    )
 
 
 def row_parts(w: float, vj, exact) -> list[fmt.Calculation]:
@@ -116,7 +104,7 @@ def weight_sums(s: Section, name: str, weights) -> None:
 def f13_explanations(s: dict, v) -> list[str]:
     """One sentence a step, written from its numbers (which key is largest, = or ≈, inside V's range)."""
     scores = s["dots"]
-    total = printed_sum(s["exps"], s["total"])
+    total = fmt.printed_sum(s["exps"], s["total"])
     top = keys(j for j, x in enumerate(scores) if x == max(scores))
     dots = [products(s["query"], kj, x) for kj, x in zip(s["keys"], scores)]
     exps = [exp_term(x, e) for x, e in zip(s["shifted"], s["exps"])]
@@ -152,7 +140,7 @@ def f13_explanations(s: dict, v) -> list[str]:
 def row_frames(q, k, v) -> list[dict]:
     """The frames of one query row through every step: each step adds its rows to one table, marked."""
     s = {**sc.visible_steps(q, k, v), "query": q, "keys": k}
-    weights_sum = printed_sum(s["weights"], sum(s["weights"]))
+    weights_sum = fmt.printed_sum(s["weights"], sum(s["weights"]))
     Section(PAGE, "F13").holds(written_weights_add_up=weights_sum.adds_up)
 
     def cells(field):
@@ -162,7 +150,7 @@ def row_frames(q, k, v) -> list[dict]:
         (0, "分数 q·k", cells("dots"), f"q = {fmt.vector(s['query'])}"),
         (0, "÷ √d", cells("scaled"), f"d = {s['d']}，√d = {fmt.fmt(s['scale'])}"),
         (1, "− 最大值", cells("shifted"), f"最大值 = {fmt.fmt(s['max'])}"),
-        (1, "exp", cells("exps"), f"和 {printed_sum(s['exps'], s['total']).result}"),
+        (1, "exp", cells("exps"), f"和 {fmt.printed_sum(s['exps'], s['total']).result}"),
         (1, "÷ 和 = 权重", cells("weights"), f"权重之和 {weights_sum.result}"),
         (2, "V 行", [fmt.vector(vj) for vj in v], ""),
         (
@@ -455,7 +443,7 @@ def hand_exercise() -> Section:
     h = ex.hand_row(q, k, ex.HAND_G)
     top = max(abs(x) for x in h["jg"])
     dots = [products(q, kj, x) for kj, x in zip(k, h["dots"])]
-    total = printed_sum(h["exps"], h["total"])
+    total = fmt.printed_sum(h["exps"], h["total"])
     s.holds(
         jg_exceeds_the_largest_entry=top > h["peak"],
         written_dots_add_up=all(c.adds_up for c in dots),
